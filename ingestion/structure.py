@@ -1,0 +1,142 @@
+"""The format-agnostic document model every parser produces and every chunker consumes.
+
+A parser turns bytes into a :class:`ParsedDocument`: the document text plus a flat,
+document-ordered list of :class:`Section` objects that form a tree through
+``parent``.  Each section owns a list of :class:`Block` objects -- contiguous
+character ranges of *its own* body (paragraphs, list items, code blocks, table
+rows).  A block never contains heading lines, access markers, front matter, or any
+text of another section, so a chunk built from consecutive blocks of one section
+can never cross an access boundary.
+
+Pure Python: no Django imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Ordered from least to most sensitive; the index is the rank.
+ACCESS_LEVELS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
+DEFAULT_ACCESS_LEVEL = "internal"
+
+
+def level_rank(level: str) -> int:
+    """Rank of an access level; raises ValueError for an unknown one (fail closed)."""
+    try:
+        return ACCESS_LEVELS.index(level)
+    except ValueError:
+        raise ValueError(f"unknown access level {level!r}") from None
+
+
+class ParseError(ValueError):
+    """A document cannot be ingested. ``line`` is 1-based when known."""
+
+    def __init__(self, message: str, *, line: int | None = None):
+        self.message = message
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+
+
+@dataclass(frozen=True)
+class AccessPolicy:
+    level: str = DEFAULT_ACCESS_LEVEL
+    groups: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        level_rank(self.level)  # validates
+        object.__setattr__(self, "groups", tuple(sorted(set(self.groups))))
+
+
+# Block kinds: what the chunker may do with a block.
+#   prose      -- split on sentences, then words, when too long
+#   list_item  -- like prose
+#   code       -- split on lines, then characters
+#   table_row  -- never split; ``embed_text`` carries the row with its column names
+#   table      -- the whole table (raw span); used for the whole-table chunk
+BLOCK_KINDS = ("prose", "list_item", "code", "table_row", "turn", "message")
+
+
+@dataclass(frozen=True)
+class Block:
+    start: int
+    end: int
+    kind: str = "prose"
+    # Text to embed instead of the raw span (e.g. a table row with its column names).
+    embed_text: str | None = None
+    # A block with ``joinable=False`` always starts a new chunk (e.g. each table row).
+    joinable: bool = True
+    metadata: dict = field(default_factory=dict, compare=False)
+
+
+# Section kinds.
+SECTION_KINDS = (
+    "document", "heading", "region", "prose", "table", "code", "turn", "message", "page", "function", "class",
+)
+
+
+@dataclass
+class Section:
+    """One node of the section tree.
+
+    ``start``/``end`` cover the section *including* its heading line and all its
+    descendants; ``blocks`` are the section's own body ranges only.
+    ``policy`` is the section's own marker (None: inherit); ``effective`` is filled
+    by :func:`resolve_policies`.
+    """
+
+    key: str  # deterministic, unique within the document, e.g. "3"
+    parent: str | None  # key of the parent section, None for the root
+    title: str
+    heading_path: tuple[str, ...]
+    kind: str
+    depth: int
+    start: int
+    end: int
+    blocks: list[Block] = field(default_factory=list)
+    policy: AccessPolicy | None = None
+    effective: AccessPolicy | None = None
+    line: int | None = None  # 1-based line of the heading/marker that opened it
+    metadata: dict = field(default_factory=dict)
+    # Prefix lines that belong in every chunk's embed text (e.g. a module's imports,
+    # an email's From/Subject) besides the heading path.
+    context: str = ""
+
+
+@dataclass
+class ParsedDocument:
+    text: str
+    sections: list[Section]  # document order; sections[0] is the root
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    # Document default from the file itself (front matter); None: use the upload's.
+    default_policy: AccessPolicy | None = None
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def root(self) -> Section:
+        return self.sections[0]
+
+    def groups_used(self) -> set[str]:
+        used: set[str] = set()
+        if self.default_policy:
+            used.update(self.default_policy.groups)
+        for section in self.sections:
+            if section.policy:
+                used.update(section.policy.groups)
+        return used
+
+
+def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> ParsedDocument:
+    """Fill ``Section.effective``: own marker, else parent's, else the document default.
+
+    The document default is the file's own (front matter) when it has one, else the
+    one given at upload.
+    """
+    default = doc.default_policy or upload_default
+    by_key: dict[str, Section] = {}
+    for section in doc.sections:  # document order: parents come before children
+        parent = by_key.get(section.parent) if section.parent is not None else None
+        inherited = parent.effective if parent is not None else default
+        section.effective = section.policy or inherited
+        by_key[section.key] = section
+    return doc
