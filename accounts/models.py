@@ -1,0 +1,116 @@
+"""Tenants, users, memberships, groups and API tokens."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.db import models
+
+from accounts.access import AccessLevel
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class UserManager(BaseUserManager):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra):
+        if not email:
+            raise ValueError("a user needs an email address")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra):
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class User(AbstractUser):
+    """A person; identified by email. Their rights come from memberships, one per tenant."""
+
+    username = None
+    email = models.EmailField(unique=True)
+
+    USERNAME_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+    objects = UserManager()
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer"
+    EDITOR = "editor"
+    ADMIN = "admin"
+
+
+ROLE_RANK = {Role.VIEWER: 0, Role.EDITOR: 1, Role.ADMIN: 2}
+
+
+class Group(models.Model):
+    """A tenant-scoped group, e.g. ``security-team``; sections may be limited to groups."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="groups")
+    slug = models.SlugField(max_length=63)
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="group_unique_slug_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}/{self.slug}"
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    clearance = models.PositiveSmallIntegerField(choices=AccessLevel.choices, default=AccessLevel.INTERNAL)
+    groups = models.ManyToManyField(Group, through="GroupMembership", related_name="memberships", blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "tenant"], name="membership_unique_user_tenant"),
+            models.CheckConstraint(condition=models.Q(clearance__lte=3), name="membership_clearance_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user.email}@{self.tenant.slug} ({self.role}, {AccessLevel(self.clearance).label})"
+
+
+class GroupMembership(models.Model):
+    """A membership's place in a group. The migration adds a trigger keeping both in one tenant."""
+
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE)
+    group = models.ForeignKey(Group, on_delete=models.CASCADE)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["membership", "group"], name="groupmembership_unique")]
+
+
+class ApiToken(models.Model):
+    """A membership's API key. Only a short prefix is kept in clear; the key itself is hashed."""
+
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.membership})"

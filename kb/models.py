@@ -1,0 +1,239 @@
+"""Documents, sections, chunks, index versions and ingestion jobs.
+
+Every tenant-owned row carries ``tenant``. Sections and chunks carry the effective
+access policy as ``access_level`` (rank) and ``access_groups`` (group ids), so the
+permission filter runs inside SQL without joins (see ``accounts.access``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import F, Q
+from pgvector.django import HnswIndex, VectorField
+
+from accounts.access import AccessLevel
+from accounts.models import Tenant, User
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class IndexVersion(models.Model):
+    """One chunking + embedding configuration of one tenant; its id derives from the config hash."""
+
+    class Status(models.TextChoices):
+        EMPTY = "empty"
+        BUILDING = "building"
+        READY = "ready"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="index_versions")
+    name = models.CharField(max_length=100, blank=True)
+    config = models.JSONField()
+    config_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.EMPTY)
+    is_active = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "config_hash"], name="indexversion_unique_config"),
+            models.UniqueConstraint(
+                fields=["tenant"], condition=Q(is_active=True), name="indexversion_one_active_per_tenant"
+            ),
+            models.UniqueConstraint(fields=["id", "tenant"], name="indexversion_id_tenant"),
+        ]
+
+    @property
+    def short_id(self) -> str:
+        return self.config_hash[:12]
+
+    def __str__(self) -> str:
+        return f"{self.tenant.slug}:{self.short_id}{' (active)' if self.is_active else ''}"
+
+
+class Document(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PROCESSING = "processing"
+        READY = "ready"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=500)
+    source = models.CharField(max_length=1000, blank=True, default="")
+    content_type = models.CharField(max_length=100)
+    raw = models.BinaryField()  # the original bytes; chunks are derived and can be rebuilt
+    text = models.TextField(blank=True, default="")  # the document text that spans point into
+    sha256 = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField(default=0)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices, default=AccessLevel.INTERNAL)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "status"]),
+            models.Index(fields=["tenant", "source"]),
+            GinIndex(fields=["tags"], name="document_tags_gin"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["id", "tenant"], name="document_id_tenant"),  # target of composite FKs
+            models.CheckConstraint(condition=Q(access_level__lte=3), name="document_level_known"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Section(models.Model):
+    """A unit of structure with one effective access policy.
+
+    ``body_spans`` are the section's own text ranges (``[[start, end], ...]``); the
+    section's full extent (with heading and descendants) is ``[start, end)``.
+    ``own_level``/``own_groups`` hold the section's own policy (marker or override);
+    null means inherited.
+    """
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sections")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    key = models.CharField(max_length=64)
+    order = models.PositiveIntegerField()
+    depth = models.PositiveSmallIntegerField(default=0)
+    title = models.CharField(max_length=1000, blank=True, default="")
+    heading_path = ArrayField(models.TextField(), default=list, blank=True)
+    kind = models.CharField(max_length=32, default="prose")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    body_spans = models.JSONField(default=list, blank=True)
+    own_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices, null=True, blank=True)
+    own_groups = ArrayField(models.BigIntegerField(), null=True, blank=True)
+    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["document", "order"]
+        indexes = [models.Index(fields=["document", "order"])]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "key"], name="section_unique_key"),
+            models.UniqueConstraint(fields=["id", "tenant"], name="section_id_tenant"),
+            models.CheckConstraint(condition=Q(start__lte=F("end")), name="section_span_ordered"),
+            models.CheckConstraint(condition=Q(access_level__lte=3), name="section_level_known"),
+        ]
+
+    def __str__(self) -> str:
+        return " > ".join(self.heading_path) or f"section {self.key}"
+
+
+class Chunk(models.Model):
+    """A small, embedded piece of one section, produced by one index version."""
+
+    id = models.UUIDField(primary_key=True, editable=False)  # deterministic (uuid5)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    section = models.ForeignKey(Section, on_delete=models.CASCADE, related_name="chunks")
+    index_version = models.ForeignKey(IndexVersion, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()  # document.text[start:end]
+    embed_text = models.TextField()  # heading path + body: what the model saw
+    token_count = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("embed_text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+            GinIndex(fields=["access_groups"], name="chunk_access_groups_gin"),
+            models.Index(fields=["tenant", "index_version", "access_level"], name="chunk_access_idx"),
+            models.Index(fields=["document", "index_version", "ordinal"], name="chunk_document_idx"),
+            models.Index(fields=["section"], name="chunk_section_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(start__lt=F("end")), name="chunk_span_nonempty_ordered"),
+            models.CheckConstraint(condition=Q(access_level__lte=3), name="chunk_level_known"),
+            models.UniqueConstraint(fields=["document", "index_version", "ordinal"], name="chunk_unique_ordinal"),
+        ]
+
+
+class EmbeddingCacheEntry(models.Model):
+    """Content-hash embedding cache: (model, hash of the embedded text) -> vector.
+
+    Not tenant-owned data in the sense of readable text: it holds only vectors and
+    hashes, never text, so sharing it across tenants reveals nothing.
+    """
+
+    model = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model", "content_hash"], name="embeddingcache_unique")]
+
+
+class IngestionJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    class Kind(models.TextChoices):
+        DOCUMENT = "document"
+        BATCH = "batch"
+        REINDEX = "reindex"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="ingestion_jobs")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DOCUMENT)
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
+    batch = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=32, blank=True, default="queued")
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    stats = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "heartbeat_at"]), models.Index(fields=["tenant", "created_at"])]
+        constraints = [models.CheckConstraint(condition=Q(done__lte=F("total")), name="job_progress_sane")]

