@@ -1,0 +1,105 @@
+"""The chunking configuration: a validated, hashable value object.
+
+An index version records :meth:`ChunkingConfig.config_hash`; two configs with the
+same hash produce the same chunks from the same document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from ingestion.chunking.tokens import DEFAULT_MODEL
+
+STRATEGIES = ("structure", "fixed", "recursive")
+PREFIX_POLICIES = ("heading_path", "none")
+
+# Budget reserved for the heading-path prefix when validating target_tokens: a
+# target that leaves less than this for the prefix is rejected up front (the
+# chunker still shrinks the body budget per section when a long path needs more).
+MIN_PREFIX_BUDGET = 16
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """How documents are cut into chunks.
+
+    - ``strategy``: ``"structure"`` (sections, paragraphs, sentences; the default),
+      ``"fixed"`` (token windows, a baseline) or ``"recursive"`` (separator-based
+      packing ignoring structure, a baseline).
+    - ``target_tokens``: body size the packer aims for (content tokens). Chosen by
+      a sweep on the evaluation set, see docs/benchmarks.md.
+    - ``overlap``: fraction of ``target_tokens`` repeated between consecutive chunks
+      of one split section (sentence-aligned); never across sections.
+    - ``max_tokens``: the model's input limit *including* its special tokens; the
+      prefix plus the body of every chunk fit in it, always.
+    - ``prefix``: ``"heading_path"`` prepends the section's heading path (and its
+      context lines) to the embedded text; ``"none"`` embeds the body alone.
+    - ``semantic_split``: additionally cut long prose where adjacent sentences
+      stop being similar (needs embeddings; off by default).
+    """
+
+    strategy: str = "structure"
+    target_tokens: int = 160
+    overlap: float = 0.0
+    max_tokens: int = 256
+    prefix: str = "heading_path"
+    model: str = DEFAULT_MODEL
+    semantic_split: bool = False
+    special_tokens: int = 2
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown chunking strategy {self.strategy!r}; expected one of {STRATEGIES}")
+        if self.prefix not in PREFIX_POLICIES:
+            raise ValueError(f"unknown prefix policy {self.prefix!r}; expected one of {PREFIX_POLICIES}")
+        for name in ("target_tokens", "max_tokens"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.special_tokens, int) or self.special_tokens < 0:
+            raise ValueError(f"special_tokens must be a non-negative integer, got {self.special_tokens!r}")
+        if isinstance(self.overlap, bool) or not isinstance(self.overlap, int | float):
+            raise ValueError(f"overlap must be a fraction, got {self.overlap!r}")
+        if not 0 <= self.overlap < 1:
+            raise ValueError(f"overlap must be in [0, 1) of target_tokens (overlap < target), got {self.overlap!r}")
+        if self.overlap_tokens >= self.target_tokens:
+            raise ValueError("overlap must be smaller than target_tokens")
+        reserve = MIN_PREFIX_BUDGET if self.prefix != "none" else 0
+        if self.target_tokens + reserve + self.special_tokens > self.max_tokens:
+            raise ValueError(
+                f"target_tokens={self.target_tokens} plus prefix budget {reserve} and {self.special_tokens} "
+                f"special tokens exceeds the model limit max_tokens={self.max_tokens}"
+            )
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError("model must be a non-empty model name")
+        if not isinstance(self.semantic_split, bool):
+            raise ValueError("semantic_split must be a bool")
+
+    @property
+    def content_limit(self) -> int:
+        """Content tokens (prefix + body) a chunk may hold: the model limit minus special tokens."""
+        return self.max_tokens - self.special_tokens
+
+    @property
+    def overlap_tokens(self) -> int:
+        """Overlap budget in tokens."""
+        return int(self.target_tokens * self.overlap)
+
+    def as_dict(self) -> dict:
+        """Plain-JSON form, stored with an index version."""
+        return asdict(self)
+
+    def config_hash(self) -> str:
+        """Stable sha256 of the canonical JSON of :meth:`as_dict`."""
+        canonical = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ChunkingConfig:
+        """Inverse of :meth:`as_dict`; rejects unknown keys."""
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown chunking config keys: {sorted(unknown)}")
+        return cls(**data)
