@@ -1,0 +1,42 @@
+# Bulkhead: `make demo` runs it, `make test` tests it. Both set everything up themselves.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test worker web stop services lint bench-chunks clean-data
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet ".[dev]"
+	@touch $(STAMP)
+
+services: $(STAMP)
+	@$(PY) -m kb.embedded_services start
+
+demo: $(STAMP)
+	@$(PY) scripts/demo.py
+
+# Runs against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards),
+# so a running `make demo` is left alone.
+test: $(STAMP)
+	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m kb.embedded_services stop >/dev/null 2>&1" EXIT; \
+		$(PY) -m kb.embedded_services start >/dev/null && $(PY) -m pytest $(PYTEST_ARGS)'
+
+worker: $(STAMP)
+	$(PY) -m celery -A kb worker --beat --loglevel=INFO --concurrency=1
+
+web: $(STAMP)
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+stop:
+	@test -x $(PY) && $(PY) -m kb.embedded_services stop || true
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean-data: stop
+	rm -rf .data

@@ -1,0 +1,144 @@
+"""The foundation: extension, constraints, tokens, a task round trip through a real worker."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from accounts.access import AccessLevel
+from accounts.models import ApiToken, GroupMembership
+from accounts.services import (
+    api_token_authenticate,
+    api_token_create,
+    api_token_revoke,
+    group_create,
+    membership_create,
+    tenant_create,
+)
+from kb.models import Chunk, Document, IndexVersion, Section
+
+pytestmark = pytest.mark.django_db
+
+
+def test_vector_extension_exists_after_migrate():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    assert row is not None
+    assert tuple(int(p) for p in row[0].split(".")[:2]) >= (0, 8)
+
+
+@pytest.fixture
+def two_tenants():
+    return tenant_create(slug="t-one", name="One"), tenant_create(slug="t-two", name="Two")
+
+
+def _document(tenant, **kw):
+    return Document.objects.create(
+        tenant=tenant, title="d", content_type="text/plain", raw=b"x", text="hello world", sha256="0" * 64, **kw
+    )
+
+
+def _version(tenant, active=False, h="h"):
+    return IndexVersion.objects.create(
+        id=uuid.uuid4(), tenant=tenant, config={}, config_hash=h + uuid.uuid4().hex, is_active=active
+    )
+
+
+def _section(document, tenant=None, **kw):
+    fields = dict(
+        id=uuid.uuid4(), tenant=tenant or document.tenant, document=document, key=uuid.uuid4().hex[:8], order=0,
+        start=0, end=5, access_level=AccessLevel.INTERNAL,
+    )
+    fields.update(kw)
+    return Section.objects.create(**fields)
+
+
+def _chunk(document, section, version, tenant=None, **kw):
+    fields = dict(
+        id=uuid.uuid4(), tenant=tenant or document.tenant, document=document, section=section,
+        index_version=version, ordinal=0, start=0, end=5, text="hello", embed_text="hello", token_count=1,
+        content_hash="c", embedding=[0.1] * 384, access_level=AccessLevel.INTERNAL,
+    )
+    fields.update(kw)
+    return Chunk.objects.create(**fields)
+
+
+def _rejects(make):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        make()
+        # Composite foreign keys are deferred; force the check inside this block.
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def test_chunk_tenant_must_equal_document_tenant(two_tenants):
+    one, two = two_tenants
+    doc = _document(one)
+    section = _section(doc)
+    version = _version(one)
+    _chunk(doc, section, version)  # the honest row is accepted
+    _rejects(lambda: _chunk(doc, section, version, tenant=two, ordinal=1))
+
+
+def test_section_tenant_must_equal_document_tenant(two_tenants):
+    one, two = two_tenants
+    doc = _document(one)
+    _rejects(lambda: _section(doc, tenant=two))
+
+
+def test_chunk_span_must_be_nonempty_and_ordered(two_tenants):
+    one, _ = two_tenants
+    doc = _document(one)
+    section = _section(doc)
+    version = _version(one)
+    _rejects(lambda: _chunk(doc, section, version, start=5, end=5))
+    _rejects(lambda: _chunk(doc, section, version, start=6, end=2, ordinal=2))
+
+
+def test_unknown_access_level_is_rejected(two_tenants):
+    one, _ = two_tenants
+    doc = _document(one)
+    _rejects(lambda: _section(doc, access_level=7))
+
+
+def test_one_active_index_version_per_tenant(two_tenants):
+    one, two = two_tenants
+    _version(one, active=True)
+    _version(two, active=True)  # another tenant may have its own
+    _version(one, active=False)
+    _rejects(lambda: _version(one, active=True))
+
+
+def test_group_membership_cannot_cross_tenants(two_tenants):
+    one, two = two_tenants
+    foreign_group = group_create(tenant=two, slug="spies")
+    membership = membership_create(tenant=one, email="m@example.com", role="viewer", clearance="internal")
+    _rejects(lambda: GroupMembership.objects.create(membership=membership, group=foreign_group))
+
+
+def test_tokens_are_stored_hashed_and_authenticate(two_tenants):
+    one, _ = two_tenants
+    membership = membership_create(tenant=one, email="tok@example.com", role="editor", clearance="confidential")
+    token, key = api_token_create(membership=membership)
+    stored = ApiToken.objects.get(pk=token.pk)
+    assert key not in (stored.key_hash, stored.prefix)
+    assert stored.prefix in key and len(stored.prefix) <= 12
+    assert key.split("_", 2)[2] not in str(stored.__dict__)
+    assert api_token_authenticate(key).pk == token.pk
+    assert api_token_authenticate(key + "x") is None
+    api_token_revoke(token=stored)
+    assert api_token_authenticate(key) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_task_round_trip_through_a_real_worker(celery_worker):
+    from kb.celery import ping
+
+    result = ping.delay()
+    assert result.get(timeout=60) == "pong"
+    # The answer came from the worker process, not from this one.
+    assert celery_worker.process.poll() is None
+    assert "kb.ping" in celery_worker.log_path.read_text()
