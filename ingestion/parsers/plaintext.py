@@ -1,0 +1,210 @@
+"""Plain text: paragraphs, plus headings only where they are unambiguous.
+
+The document text is the decoded file itself.  Recognised headings:
+
+* reStructuredText titles: a line underlined (or over- and underlined) with one
+  repeated punctuation character, at least as long as the title and at least 3
+  long, after a blank line.  Levels are assigned by order of first appearance of
+  each style, as docutils does.
+* Wiki titles ``= Title =``, ``== Sub ==`` and the space-separated ``= = Sub = =``
+  of the WikiText corpus; the level is the number of ``=`` on each side (1-6, equal).
+* Numbered clauses such as ``4.2 Refunds``: a short line after a blank line, no
+  final punctuation, capitalised title, followed by a paragraph rather than by
+  another item of a list; the level is the number of components.  Accepted only
+  when the document has at least two of them.
+
+A false heading is worse than a missed one (it cuts a section, and with it a
+chunk, in two), so every rule errs towards "paragraph".
+
+Paragraphs are separated by blank lines.  A file with no blank line at all (one
+paragraph per line, like WikiText) gets one block per line instead of one giant
+block.  Plain text has no access markers: every section inherits the document
+default.  An empty (or all-whitespace) file is a valid document with no blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ingestion.parsers.registry import register
+from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
+from ingestion.parsers.text_decoding import decode_text
+from ingestion.structure import ParsedDocument
+
+# docutils accepts any non-alphanumeric printable 7-bit character as adornment.
+_ADORNMENT_RE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\Z")
+_WIKI_RE = re.compile(r"[ \t]*(?P<open>=(?:[ \t]?=)*)[ \t]+(?P<title>\S.*?)[ \t]+(?P<close>=(?:[ \t]?=)*)[ \t]*\Z")
+_NUMBERED_RE = re.compile(r"(?P<number>[1-9]\d{0,2}(?:\.\d{1,3})*)\.?[ \t]+(?P<title>\S.*)\Z")
+_MAX_TITLE_CHARS = 100
+_MAX_NUMBERED_LINE = 80
+_MAX_NUMBERED_WORDS = 12
+
+
+@dataclass(frozen=True)
+class _Heading:
+    first: int  # first line of the heading construct (overline or title), 0-based
+    last: int  # last line (underline or title)
+    title_line: int
+    title: str
+    style: tuple  # ("rst", char, overlined) | ("wiki", n) | ("num", n)
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _rst_heading(lines: list[str], i: int) -> _Heading | None:
+    """An RST title whose *title* line is ``i``, or None."""
+    title_line = lines[i]
+    title = title_line.strip()
+    if not title or len(title) > _MAX_TITLE_CHARS or _ADORNMENT_RE.match(title_line.strip()):
+        return None
+    if i + 1 >= len(lines):
+        return None
+    under = _ADORNMENT_RE.match(lines[i + 1])
+    if not under:
+        return None
+    under_text = lines[i + 1].rstrip()
+    over = _ADORNMENT_RE.match(lines[i - 1]) if i >= 1 else None
+    if over and lines[i - 1].rstrip() == under_text:
+        # Over- and underline: same character, same length, covering the (maybe indented) title.
+        if len(under_text) >= len(title_line.rstrip()) and (i < 2 or _blank(lines[i - 2])):
+            return _Heading(i - 1, i + 1, i, title, ("rst", under_text[0], True))
+        return None
+    if title_line[0] in " \t" or len(under_text) < len(title_line.rstrip()):
+        return None
+    if i >= 1 and not _blank(lines[i - 1]):
+        return None
+    return _Heading(i, i + 1, i, title, ("rst", under_text[0], False))
+
+
+def _wiki_heading(lines: list[str], i: int) -> _Heading | None:
+    match = _WIKI_RE.match(lines[i])
+    if not match:
+        return None
+    opening, closing = match["open"].count("="), match["close"].count("=")
+    title = match["title"]
+    if opening != closing or not 1 <= opening <= 6 or title.startswith("=") or title.endswith("="):
+        return None
+    if len(title) > _MAX_TITLE_CHARS:
+        return None
+    return _Heading(i, i, i, title, ("wiki", opening))
+
+
+def _numbered_candidate(line: str) -> re.Match[str] | None:
+    if len(line) > _MAX_NUMBERED_LINE or line[:1] in (" ", "\t"):
+        return None
+    return _NUMBERED_RE.match(line.rstrip())
+
+
+def _numbered_heading(lines: list[str], i: int) -> _Heading | None:
+    match = _numbered_candidate(lines[i])
+    if not match:
+        return None
+    title = match["title"].strip()
+    if not title[0].isupper() or title[-1] in ".,;:!?" or len(title.split()) > _MAX_NUMBERED_WORDS:
+        return None
+    if i >= 1 and not _blank(lines[i - 1]):
+        return None
+    # Followed by a paragraph, not by the next item of a numbered list.
+    j = i + 1
+    while j < len(lines) and _blank(lines[j]):
+        j += 1
+    if j >= len(lines):
+        return None
+    following = _numbered_candidate(lines[j])
+    number = match["number"]
+    if following and not following["number"].startswith(number + "."):
+        return None
+    return _Heading(i, i, i, title, ("num", number.count(".") + 1))
+
+
+def find_headings(lines: list[str]) -> list[_Heading]:
+    """All unambiguous headings, in order, non-overlapping."""
+    headings: list[_Heading] = []
+    numbered: list[_Heading] = []
+    i = 0
+    while i < len(lines):
+        heading = _wiki_heading(lines, i) or _rst_heading(lines, i)
+        if heading is None:
+            candidate = _numbered_heading(lines, i)
+            if candidate is not None:
+                numbered.append(candidate)
+                headings.append(candidate)
+                i += 1
+                continue
+            i += 1
+            continue
+        if headings and heading.first <= headings[-1].last:
+            # An overline that was the previous heading's underline: keep the first reading.
+            i += 1
+            continue
+        headings.append(heading)
+        i = heading.last + 1
+    if len(numbered) < 2:
+        headings = [h for h in headings if h.style[0] != "num"]
+    return headings
+
+
+def _levels(headings: list[_Heading]) -> list[int]:
+    rst_order: dict[tuple, int] = {}
+    levels = []
+    for heading in headings:
+        if heading.style[0] == "rst":
+            levels.append(rst_order.setdefault(heading.style, len(rst_order) + 1))
+        else:
+            levels.append(heading.style[1])
+    return levels
+
+
+def parse_text(text: str) -> ParsedDocument:
+    """Build the section tree of already-decoded plain text (offsets index ``text``)."""
+    index = LineIndex(text)
+    lines = [index.line(i) for i in range(index.count)]
+    headings = find_headings(lines)
+    levels = _levels(headings)
+    heading_lines = {line for h in headings for line in range(h.first, h.last + 1)}
+    one_per_line = not any(_blank(line) for n, line in enumerate(lines) if n not in heading_lines)
+
+    builder = SectionTreeBuilder(text)
+    by_first = {h.first: (h, level) for h, level in zip(headings, levels, strict=True)}
+    paragraph_start: int | None = None
+
+    def flush(last_line: int) -> None:
+        nonlocal paragraph_start
+        if paragraph_start is not None:
+            builder.add_block(index.start(paragraph_start), index.end(last_line))
+            paragraph_start = None
+
+    i = 0
+    while i < len(lines):
+        found = by_first.get(i)
+        if found is not None:
+            flush(i - 1)
+            heading, level = found
+            builder.open_heading(
+                level=level,
+                title=heading.title,
+                start=index.start(heading.first),
+                heading_end=index.end(heading.last),
+                line=heading.title_line + 1,
+            )
+            i = heading.last + 1
+            continue
+        if _blank(lines[i]):
+            flush(i - 1)
+        elif one_per_line:
+            paragraph_start = i
+            flush(i)
+        elif paragraph_start is None:
+            paragraph_start = i
+        i += 1
+    flush(len(lines) - 1)
+    return ParsedDocument(text=text, sections=builder.finish())
+
+
+@register(content_types=["text/plain", "text/x-rst"], extensions=[".txt", ".text", ".rst"])
+def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a plain-text file (UTF-8; see the module docstring for what counts as a heading)."""
+    return parse_text(decode_text(data))

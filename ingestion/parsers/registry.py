@@ -1,0 +1,111 @@
+"""Which parser handles which file: a small, format-agnostic registry.
+
+Parser modules register themselves with :func:`register`; :func:`parse` picks one
+by content type, else by filename extension, else by sniffing the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Protocol
+
+from ingestion.parsers.text_decoding import looks_like_text
+from ingestion.structure import ParsedDocument, ParseError
+
+
+class Parser(Protocol):
+    def __call__(self, data: bytes, *, filename: str | None) -> ParsedDocument: ...
+
+
+_PARSERS: dict[str, Parser] = {}
+_EXTENSIONS: dict[str, str] = {}  # ".md" -> "text/markdown"
+# Content types that say nothing about the format: fall through to the filename.
+_GENERIC_TYPES = {"application/octet-stream", "binary/octet-stream", "application/unknown"}
+PLAIN_TEXT = "text/plain"
+
+# A live view: it grows as parser modules register.
+SUPPORTED_CONTENT_TYPES = _PARSERS.keys()
+
+
+def register(*, content_types: list[str], extensions: list[str]) -> Callable[[Parser], Parser]:
+    """Decorator registering ``func(data, *, filename) -> ParsedDocument`` for the given types.
+
+    The first content type is the canonical one an extension maps to.  Extensions
+    are given with or without the dot, case-insensitive.
+    """
+    if not content_types:
+        raise ValueError("register() needs at least one content type")
+
+    def decorator(func: Parser) -> Parser:
+        for content_type in content_types:
+            _PARSERS[_normalize_type(content_type)] = func
+        for extension in extensions:
+            _EXTENSIONS[_normalize_extension(extension)] = _normalize_type(content_types[0])
+        return func
+
+    return decorator
+
+
+def _normalize_type(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _normalize_extension(extension: str) -> str:
+    extension = extension.lower()
+    return extension if extension.startswith(".") else f".{extension}"
+
+
+def _extension_type(filename: str | None) -> str | None:
+    if not filename:
+        return None
+    extension = os.path.splitext(filename)[1].lower()
+    return _EXTENSIONS.get(extension)
+
+
+def _sniff(data: bytes) -> str | None:
+    head = data[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html")):
+        return "text/html"
+    if looks_like_text(data):
+        return PLAIN_TEXT
+    return None
+
+
+def detect_content_type(filename: str | None, data: bytes) -> str | None:
+    """Best guess of a content type: the filename's registered extension, else the bytes.
+
+    May return a type no parser is registered for (e.g. ``application/pdf`` when the
+    PDF parser is not installed); :func:`parse` reports that as unsupported.
+    """
+    return _extension_type(filename) or _sniff(data)
+
+
+def parser_for(content_type: str | None = None, filename: str | None = None, data: bytes = b"") -> Parser:
+    """The registered parser :func:`parse` would use; raises :class:`ParseError` if none."""
+    declared = _normalize_type(content_type) if content_type else None
+    if declared in _PARSERS:
+        return _PARSERS[declared]
+    by_extension = _extension_type(filename)
+    if by_extension in _PARSERS:
+        return _PARSERS[by_extension]
+    if declared is None or declared in _GENERIC_TYPES:
+        sniffed = _sniff(data)
+        if sniffed in _PARSERS:
+            return _PARSERS[sniffed]
+    elif declared.startswith("text/") and PLAIN_TEXT in _PARSERS:
+        # Unknown flavours of text (text/x-log, text/x-rst ...) are still text.
+        return _PARSERS[PLAIN_TEXT]
+    raise ParseError(f"unsupported content type {content_type!r} (filename {filename!r})")
+
+
+def parse(data: bytes, *, content_type: str | None = None, filename: str | None = None) -> ParsedDocument:
+    """Parse ``data`` with the parser for its content type, else its filename extension.
+
+    Without either (or with a generic type such as ``application/octet-stream``)
+    the bytes are sniffed.  Raises :class:`ParseError` for unsupported types and for
+    anything the chosen parser rejects.
+    """
+    return parser_for(content_type, filename, data)(data, filename=filename)

@@ -1,0 +1,79 @@
+"""The parser registry: choosing a parser by content type, extension, or the bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingestion import parsers
+from ingestion.parsers import SUPPORTED_CONTENT_TYPES, detect_content_type, parse, register
+from ingestion.parsers.registry import _EXTENSIONS, _PARSERS
+from ingestion.structure import ParsedDocument, ParseError, Section
+
+
+def test_text_formats_are_registered():
+    assert {"text/plain"} <= set(SUPPORTED_CONTENT_TYPES)
+    for name in ("markdown", "html"):
+        if f"ingestion.parsers.{name}" in __import__("sys").modules:
+            assert f"text/{name}" in SUPPORTED_CONTENT_TYPES
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "expected"),
+    [
+        ("notes.txt", b"hi", "text/plain"),
+        ("README.RST", b"hi", "text/plain"),
+        ("unknown.xyz", b"just text", "text/plain"),
+        (None, b"just text", "text/plain"),
+        (None, b"  <!DOCTYPE html><html></html>", "text/html"),
+        (None, b"%PDF-1.7 ...", "application/pdf"),
+        (None, b"\x00\x01\x02garbage", None),
+    ],
+)
+def test_detect_content_type(filename, data, expected):
+    assert detect_content_type(filename, data) == expected
+
+
+def test_parse_by_content_type_ignores_parameters():
+    doc = parse(b"Hello.", content_type="text/plain; charset=utf-8")
+    assert doc.text == "Hello."
+
+
+def test_parse_by_extension_when_type_is_generic():
+    doc = parse(b"Hello.", content_type="application/octet-stream", filename="a.txt")
+    assert doc.text == "Hello."
+
+
+def test_unknown_text_subtype_is_plain_text():
+    assert parse(b"Hello.", content_type="text/x-log").text == "Hello."
+
+
+def test_unsupported_content_type():
+    with pytest.raises(ParseError, match="unsupported content type 'image/png'"):
+        parse(b"\x89PNG\r\n\x1a\n\x00", content_type="image/png", filename="a.png")
+
+
+def test_sniffed_binary_is_unsupported():
+    with pytest.raises(ParseError, match="unsupported content type"):
+        parse(b"\x00\x01\x02", filename="blob")
+
+
+def test_register_a_new_format():
+    def fake(data: bytes, *, filename: str | None) -> ParsedDocument:
+        text = data.decode()
+        root = Section(key="0", parent=None, title="", heading_path=(), kind="document", depth=0, start=0,
+                       end=len(text))
+        return ParsedDocument(text=text, sections=[root], metadata={"filename": filename})
+
+    try:
+        register(content_types=["application/x-fake"], extensions=["fake"])(fake)
+        assert "application/x-fake" in SUPPORTED_CONTENT_TYPES
+        assert parse(b"x", filename="thing.FAKE").metadata == {"filename": "thing.FAKE"}
+        assert parse(b"x", content_type="Application/X-Fake").text == "x"
+    finally:
+        _PARSERS.pop("application/x-fake", None)
+        _EXTENSIONS.pop(".fake", None)
+
+
+def test_missing_parser_modules_are_skipped():
+    # Every module name is listed; only those that exist were imported.
+    assert "plaintext" in parsers.PARSER_MODULES
