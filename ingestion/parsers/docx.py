@@ -1,0 +1,269 @@
+"""DOCX (Word) documents via python-docx: heading styles make the section tree.
+
+* ``Title`` and ``Heading 1`` .. ``Heading 9`` paragraphs open sections (Title is
+  level 0, above Heading 1).  The style is read by name, falling back to the raw
+  style id (``Heading1``) when the file's styles part does not define it.
+* Other paragraphs become ``prose`` blocks; list paragraphs (a ``List ...`` style
+  or numbering properties) become ``list_item`` blocks.
+* Each table becomes a ``table`` section (a child of the current heading) whose
+  blocks are its rows: ``table_row``, ``joinable=False``, with ``embed_text``
+  ``"Column: value | ..."`` built from the first row as header.  The section's
+  ``metadata["table"]`` gives the whole table's span for the whole-table chunk.
+  A caption paragraph (style ``Caption``) right before a table names it.
+* Content controls (``w:sdt``) are looked into; headers, footers, footnotes,
+  comments and text boxes are not indexed (running matter, not body text).
+
+The document text is the extracted text (see
+:mod:`ingestion.parsers.extracted_text`).  The zip container is checked before
+anything is decompressed: a file that would inflate past :data:`MAX_UNCOMPRESSED_BYTES`
+or with a member compressed more than :data:`MAX_COMPRESSION_RATIO` times is refused
+as a likely zip bomb.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterator
+
+from ingestion.parsers.extracted_text import CELL_SEPARATOR, ExtractedText
+from ingestion.parsers.registry import register
+from ingestion.structure import ParsedDocument, ParseError
+
+DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
+# Ordinary DOCX XML compresses 5-20x; a member inflating over 100x and over 1 MiB is
+# not a document.  Small members are exempt: a tiny repetitive XML part may exceed
+# the ratio harmlessly.
+MAX_COMPRESSION_RATIO = 100
+RATIO_CHECK_MIN_BYTES = 1024 * 1024
+MAX_MEMBERS = 10_000
+
+_HEADING_RE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
+
+
+def check_zip_container(data: bytes) -> zipfile.ZipFile:
+    """Open ``data`` as a zip and refuse it before inflating anything suspicious.
+
+    The sizes checked are the ones the central directory declares; zipfile stops
+    reading a member at its declared size, so a member cannot inflate past them.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
+        raise ParseError("not a DOCX file (not a zip archive, or a truncated one)") from None
+    members = archive.infolist()
+    if len(members) > MAX_MEMBERS:
+        raise ParseError(f"refusing DOCX: {len(members)} zip members (over {MAX_MEMBERS}); likely a zip bomb")
+    total = 0
+    for member in members:
+        total += member.file_size
+        if member.file_size >= RATIO_CHECK_MIN_BYTES:
+            ratio = member.file_size / max(member.compress_size, 1)
+            if ratio > MAX_COMPRESSION_RATIO:
+                raise ParseError(
+                    f"refusing DOCX: member {member.filename!r} inflates {ratio:.0f}x "
+                    f"(over {MAX_COMPRESSION_RATIO}x); likely a zip bomb"
+                )
+    if total > MAX_UNCOMPRESSED_BYTES:
+        raise ParseError(
+            f"refusing DOCX: {total} bytes uncompressed (over {MAX_UNCOMPRESSED_BYTES}); likely a zip bomb"
+        )
+    return archive
+
+
+def _style_name(paragraph) -> str:
+    """The paragraph style's name, or its raw id when the styles part lacks it."""
+    try:
+        style = paragraph.style
+        name = style.name if style is not None else None
+    except (KeyError, ValueError, AttributeError):
+        name = None
+    return name or paragraph._p.style or ""
+
+
+def _heading_level(style: str) -> int | None:
+    """0 for Title, 1..9 for Heading N, None for anything else."""
+    if style.strip().lower() == "title":
+        return 0
+    match = _HEADING_RE.fullmatch(style.strip())
+    return int(match.group(1)) if match else None
+
+
+def _list_level(paragraph, style: str) -> int | None:
+    """Nesting level (0-based) of a list paragraph, None when it is not one."""
+    ppr = paragraph._p.pPr
+    num_pr = ppr.numPr if ppr is not None else None
+    if num_pr is not None:
+        ilvl = num_pr.ilvl
+        return int(ilvl.val) if ilvl is not None and ilvl.val is not None else 0
+    if "list" in style.lower():
+        return 0
+    return None
+
+
+def _iter_body(parent_element, parent) -> Iterator:
+    """Paragraphs and tables in document order, looking inside content controls."""
+    from docx.oxml.ns import qn
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    paragraph_tag, table_tag = qn("w:p"), qn("w:tbl")
+    containers = {qn("w:sdt"): qn("w:sdtContent"), qn("w:customXml"): None}
+    for child in parent_element.iterchildren():
+        if child.tag == paragraph_tag:
+            yield Paragraph(child, parent)
+        elif child.tag == table_tag:
+            yield Table(child, parent)
+        elif child.tag in containers:
+            inner_tag = containers[child.tag]
+            inner = child.find(inner_tag) if inner_tag else child
+            if inner is not None:
+                yield from _iter_body(inner, parent)
+
+
+def _cell_text(cell) -> str:
+    """A cell's paragraphs, and the rows of any table nested in it, as one string."""
+    from docx.table import Table
+
+    parts = []
+    for item in _iter_body(cell._tc, cell):
+        if isinstance(item, Table):
+            parts.append("; ".join(CELL_SEPARATOR.join(text for _, text in _grid_runs(row)) for row in item.rows))
+        else:
+            parts.append(item.text)
+    return " ".join(" ".join(p.split()) for p in parts if p.strip())
+
+
+def _grid_runs(row) -> list[tuple[list[int], str]]:
+    """The row's cells as (grid columns covered, text): a merged cell is one run over several columns.
+
+    python-docx repeats a merged cell once per grid column it covers (and a
+    vertically merged cell in every row it spans), so runs of the same cell object
+    are folded back into one.
+    """
+    runs: list[tuple[list[int], str]] = []
+    previous = None
+    for column, cell in enumerate(row.cells):
+        if runs and cell._tc is previous:
+            runs[-1][0].append(column)
+            continue
+        previous = cell._tc
+        runs.append(([column], _cell_text(cell)))
+    return runs
+
+
+def _table_rows(table) -> tuple[list[str], list[list[str]], list[list[str]], list[int]]:
+    """Header line cells, data rows, each data row's column names, and each data row's 1-based number.
+
+    Column names follow the grid: a data cell spanning two header columns ``A`` and
+    ``B`` is named ``A / B``.  A table of one row has no header to spare: its row is
+    data and its columns get generic names.
+    """
+    grid = [_grid_runs(row) for row in table.rows]
+    grid = [runs for runs in grid if any(text.strip() for _, text in runs)]
+    if not grid:
+        return [], [], [], []
+    if len(grid) == 1:
+        header_runs: list[tuple[list[int], str]] = []
+        data = grid
+    else:
+        header_runs, data = grid[0], grid[1:]
+    names_by_column: dict[int, str] = {}
+    for columns, text in header_runs:
+        for column in columns:
+            names_by_column[column] = text
+    rows, row_columns = [], []
+    for runs in data:
+        values, names = [], []
+        for columns, text in runs:
+            labels = []
+            for column in columns:
+                label = names_by_column.get(column) or f"Column {column + 1}"
+                if label not in labels:
+                    labels.append(label)
+            values.append(text)
+            names.append(" / ".join(labels))
+        rows.append(values)
+        row_columns.append(names)
+    header = [text for _, text in header_runs]
+    return header, rows, row_columns, list(range(1, len(rows) + 1))
+
+
+def _load(data: bytes):
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    archive = check_zip_container(data)
+    names = set(archive.namelist())
+    if "word/document.xml" not in names and not any(n.endswith("/document.xml") for n in names):
+        raise ParseError("not a DOCX file: the archive has no word/document.xml")
+    try:
+        return docx.Document(io.BytesIO(data))
+    except PackageNotFoundError:
+        raise ParseError("not a DOCX file (no Word document package found)") from None
+    except (KeyError, ValueError, zipfile.BadZipFile, OSError, EOFError, SyntaxError) as exc:
+        # lxml's XMLSyntaxError is a SyntaxError; KeyError: a missing part.
+        raise ParseError(f"not a readable DOCX file: {exc}") from None
+
+
+@register(content_types=[DOCX_CONTENT_TYPE], extensions=[".docx"])
+def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a Word .docx file into headings, paragraphs, list items and table sections."""
+    from docx.table import Table
+
+    document = _load(data)
+    out = ExtractedText()
+    table_count = 0
+    pending_caption: str | None = None
+    doc_title = ""
+    try:
+        doc_title = (document.core_properties.title or "").strip()
+    except (KeyError, ValueError, AttributeError):
+        doc_title = ""
+    try:
+        items = list(_iter_body(document.element.body, document._body))
+        for item in items:
+            if isinstance(item, Table):
+                table_count += 1
+                header, rows, row_columns, numbers = _table_rows(item)
+                caption = pending_caption
+                pending_caption = None
+                if not rows:
+                    if caption:
+                        out.block(caption)
+                    continue
+                out.table(title=caption or f"Table {table_count}", header=header, rows=rows, caption=caption,
+                          row_metadata=[{"row": n} for n in numbers], row_columns=row_columns)
+                continue
+            text = item.text.strip()
+            if not text:
+                continue
+            style = _style_name(item)
+            if pending_caption is not None:
+                # The caption was not followed by a table: it is an ordinary paragraph.
+                out.block(pending_caption)
+                pending_caption = None
+            level = _heading_level(style)
+            if level is not None:
+                if level == 0 and not doc_title:
+                    doc_title = text
+                # Title is level 0; shift so the builder's levels start at 1.
+                out.heading(level=level + 1, title=text)
+                continue
+            if style.strip().lower() == "caption":
+                pending_caption = text
+                continue
+            list_level = _list_level(item, style)
+            if list_level is not None:
+                out.block(text, "list_item", metadata={"list_level": list_level})
+            else:
+                out.block(text)
+        if pending_caption is not None:
+            out.block(pending_caption)
+    except RecursionError:
+        raise ParseError("DOCX nesting too deep to read") from None
+    text, sections = out.finish()
+    return ParsedDocument(text=text, sections=sections, title=doc_title or None,
+                          metadata={"format": "docx", "tables": table_count})
