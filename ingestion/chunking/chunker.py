@@ -343,8 +343,9 @@ class _Chunker:
         kind = kinds.pop() if len(kinds) == 1 else "mixed"
         overlap = self.config.overlap_tokens
         balance = self.config.strategy == "structure"
-        ranges = pack([p.tokens for p in pieces], [p.strength for p in pieces], target=target, overlap=overlap,
-                      balance=balance)
+        ranges = pack(
+            [p.tokens for p in pieces], [p.strength for p in pieces], target=target, overlap=overlap, balance=balance
+        )
         out = []
         for i, j in ranges:
             out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind, inexact_joints))

@@ -36,8 +36,6 @@ def join_embed_text(prefix: str, body: str) -> str:
     return prefix + PART_SEPARATOR + body
 
 
-def build_embed_text(
-    heading_path: Sequence[str], context: str, body: str, *, policy: str = "heading_path"
-) -> str:
+def build_embed_text(heading_path: Sequence[str], context: str, body: str, *, policy: str = "heading_path") -> str:
     """The text to embed for a chunk: heading path, context lines, then the body."""
     return join_embed_text(build_prefix(heading_path, context, policy=policy), body)

@@ -1,0 +1,5 @@
+import sys
+
+from ingestion.evaluation.cli import main
+
+sys.exit(main())

@@ -1,0 +1,245 @@
+"""The chunk-quality evaluation: chunk each corpus, embed, retrieve, score.
+
+For every chunker: chunk every corpus, embed the chunks' embed texts and the
+questions with the real model, take the exact cosine top-k among the chunks of
+the question's own corpus, and score the retrieved character ranges against the
+question's reference spans (:mod:`ingestion.evaluation.metrics`).  All chunkers
+run in the same process on the same embeddings cache, so they are comparable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ingestion.evaluation.baselines import ChunkerFn, SpanChunk
+from ingestion.evaluation.golden import GoldenQuestion, check_references
+from ingestion.evaluation.metrics import Summary, score_question, summarize
+
+ORPHAN_CHARS = 50
+HISTOGRAM_BIN = 32
+ALL = "all"
+
+
+@dataclass
+class ChunkStats:
+    count: int
+    mean_tokens: float
+    max_tokens: int
+    orphans: int  # chunks shorter than ORPHAN_CHARS characters
+    histogram: dict[str, int]  # "0-31": n, ... over embedded-text tokens
+
+
+@dataclass
+class Scores:
+    recall: Summary
+    precision: Summary
+    iou: Summary
+    doc_hit: Summary | None = None  # document-level hit@k across all corpora (JSONL sets)
+
+
+@dataclass
+class ChunkerResult:
+    name: str
+    stats: dict[str, ChunkStats]  # per corpus and ALL
+    scores: dict[int, dict[str, Scores]] = field(default_factory=dict)  # k -> corpus/ALL -> scores
+
+
+def load_corpora(directory: str | Path, ids: Sequence[str]) -> dict[str, str]:
+    """Corpus texts by id: ``<dir>/<id>`` or ``<dir>/<id>.*`` (read as UTF-8, newlines kept)."""
+    base = Path(directory)
+    corpora: dict[str, str] = {}
+    for corpus_id in sorted(set(ids)):
+        candidates = [base / corpus_id] + sorted(base.glob(f"{corpus_id}.*"))
+        path = next((p for p in candidates if p.is_file()), None)
+        if path is None:
+            raise FileNotFoundError(f"no corpus file for {corpus_id!r} in {base}")
+        with open(path, encoding="utf-8", newline="") as fh:
+            corpora[corpus_id] = fh.read()
+    return corpora
+
+
+def chunk_stats(chunks: Sequence[SpanChunk], token_counts: Sequence[int]) -> ChunkStats:
+    """Size distribution of one set of chunks."""
+    histogram: dict[str, int] = {}
+    for n in token_counts:
+        lo = (n // HISTOGRAM_BIN) * HISTOGRAM_BIN
+        label = f"{lo}-{lo + HISTOGRAM_BIN - 1}"
+        histogram[label] = histogram.get(label, 0) + 1
+    ordered = dict(sorted(histogram.items(), key=lambda kv: int(kv[0].split("-")[0])))
+    return ChunkStats(
+        count=len(chunks),
+        mean_tokens=float(np.mean(token_counts)) if token_counts else 0.0,
+        max_tokens=max(token_counts, default=0),
+        orphans=sum(1 for c in chunks if c.end - c.start < ORPHAN_CHARS),
+        histogram=ordered,
+    )
+
+
+def evaluate(
+    corpora: Mapping[str, str],
+    questions: Sequence[GoldenQuestion],
+    chunkers: Mapping[str, ChunkerFn],
+    embedder,
+    *,
+    ks: Sequence[int] = (5, 10),
+    count_tokens=None,
+) -> list[ChunkerResult]:
+    """Run every chunker over every corpus and score every question at every k.
+
+    ``embedder.embed(texts) -> np.ndarray`` returns L2-normalised rows.
+    ``count_tokens(texts) -> list[int]`` sizes the chunks (defaults to the model's tokenizer).
+    """
+    check_references(list(questions), dict(corpora))
+    if count_tokens is None:
+        from ingestion.chunking.tokens import default_counter
+
+        count_tokens = default_counter().count_batch
+    corpus_ids = sorted({q.corpus_id for q in questions})
+    question_vectors = embedder.embed([q.question for q in questions])
+    results = []
+    for name, chunker in chunkers.items():
+        per_corpus: dict[str, list[SpanChunk]] = {}
+        vectors: dict[str, np.ndarray] = {}
+        stats: dict[str, ChunkStats] = {}
+        all_chunks: list[SpanChunk] = []
+        all_tokens: list[int] = []
+        for cid in corpus_ids:
+            text = corpora[cid]
+            chunks = chunker(text)
+            for c in chunks:
+                if not (0 <= c.start < c.end <= len(text)):
+                    raise ValueError(f"{name}: chunk span {c.start}:{c.end} outside corpus {cid}")
+            per_corpus[cid] = chunks
+            tokens = count_tokens([c.embed_text for c in chunks])
+            stats[cid] = chunk_stats(chunks, tokens)
+            all_chunks += chunks
+            all_tokens += tokens
+            vectors[cid] = embedder.embed([c.embed_text for c in chunks])
+        stats[ALL] = chunk_stats(all_chunks, all_tokens)
+        result = ChunkerResult(name, stats)
+        for k in ks:
+            result.scores[k] = _score(questions, question_vectors, per_corpus, vectors, k)
+        results.append(result)
+    return results
+
+
+def _score(
+    questions: Sequence[GoldenQuestion],
+    question_vectors: np.ndarray,
+    per_corpus: Mapping[str, list[SpanChunk]],
+    vectors: Mapping[str, np.ndarray],
+    k: int,
+) -> dict[str, Scores]:
+    buckets: dict[str, dict[str, list[float]]] = {}
+    corpus_ids = sorted(per_corpus)
+    # Document-level retrieval searches every corpus at once.
+    everything = np.vstack([vectors[c] for c in corpus_ids]) if corpus_ids else np.zeros((0, 0))
+    owner = [cid for cid in corpus_ids for _ in per_corpus[cid]]
+    for q, qv in zip(questions, question_vectors, strict=True):
+        chunks = per_corpus[q.corpus_id]
+        sims = vectors[q.corpus_id] @ qv
+        top = _top_k(sims, k)
+        doc_hit = None
+        if len(corpus_ids) > 1:
+            global_top = _top_k(everything @ qv, k)
+            doc_hit = 1.0 if any(owner[i] == q.corpus_id for i in global_top) else 0.0
+        for bucket in (q.corpus_id, ALL):
+            b = buckets.setdefault(bucket, {"recall": [], "precision": [], "iou": [], "doc_hit": []})
+            if doc_hit is not None:
+                b["doc_hit"].append(doc_hit)
+            if q.spans:
+                s = score_question(q.spans, [(chunks[i].start, chunks[i].end) for i in top])
+                b["recall"].append(s.recall)
+                b["precision"].append(s.precision)
+                b["iou"].append(s.iou)
+    return {
+        bucket: Scores(
+            summarize(v["recall"]),
+            summarize(v["precision"]),
+            summarize(v["iou"]),
+            summarize(v["doc_hit"]) if v["doc_hit"] else None,
+        )
+        for bucket, v in buckets.items()
+    }
+
+
+def _top_k(similarities: np.ndarray, k: int) -> list[int]:
+    """Indices of the k most similar rows, best first; ties broken by position (deterministic)."""
+    order = np.lexsort((np.arange(len(similarities)), -similarities))
+    return [int(i) for i in order[:k]]
+
+
+def to_json(results: Sequence[ChunkerResult]) -> dict:
+    """Plain-JSON form of the results (``--json``)."""
+
+    def summary(s: Summary | None):
+        return None if s is None else {"mean": s.mean, "std": s.std, "n": s.n}
+
+    return {
+        "chunkers": [
+            {
+                "name": r.name,
+                "stats": {cid: vars(st) for cid, st in r.stats.items()},
+                "scores": {
+                    str(k): {
+                        cid: {
+                            "recall": summary(sc.recall),
+                            "precision": summary(sc.precision),
+                            "iou": summary(sc.iou),
+                            "doc_hit": summary(sc.doc_hit),
+                        }
+                        for cid, sc in by_corpus.items()
+                    }
+                    for k, by_corpus in r.scores.items()
+                },
+            }
+            for r in results
+        ]
+    }
+
+
+def format_table(results: Sequence[ChunkerResult]) -> str:
+    """A Markdown table: per k, recall and IoU per corpus, overall recall/precision/IoU, sizes."""
+    if not results:
+        return "(no results)"
+    corpus_ids = [c for c in results[0].stats if c != ALL]
+    header = ["chunker", "k"]
+    for cid in corpus_ids:
+        header += [f"{cid} recall", f"{cid} IoU"]
+    header += ["all recall", "all precision", "all IoU", "chunks", "mean tok", "max tok", "<50 chars"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    ks = sorted({k for r in results for k in r.scores})
+    for k in ks:
+        for r in results:
+            sc = r.scores.get(k)
+            if sc is None:
+                continue
+            row = [r.name, str(k)]
+            for cid in corpus_ids:
+                row += [f"{100 * sc[cid].recall.mean:.1f}", f"{100 * sc[cid].iou.mean:.2f}"]
+            a = sc[ALL]
+            st = r.stats[ALL]
+            row += [
+                f"{100 * a.recall.mean:.1f} ± {100 * a.recall.std:.1f}",
+                f"{100 * a.precision.mean:.2f}",
+                f"{100 * a.iou.mean:.2f} ± {100 * a.iou.std:.2f}",
+                str(st.count),
+                f"{st.mean_tokens:.0f}",
+                str(st.max_tokens),
+                str(st.orphans),
+            ]
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def format_histograms(results: Sequence[ChunkerResult]) -> str:
+    """Token histograms (all corpora) per chunker, one line each."""
+    out = []
+    for r in results:
+        hist = r.stats[ALL].histogram
+        out.append(f"{r.name}: " + ", ".join(f"{b}:{n}" for b, n in hist.items()))
+    return "\n".join(out)
