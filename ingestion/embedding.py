@@ -1,0 +1,69 @@
+"""The embedding model: loaded once per process, batched, device chosen automatically.
+
+Pure Python (no Django). Every call to the model is counted, so callers can prove
+that a cached path made no model call (tests assert on the counter, not on time).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from ingestion.chunking.tokens import DEFAULT_MODEL, model_path
+
+DIMENSIONS = 384
+
+
+def pick_device(requested: str | None = None) -> str:
+    """``requested`` when given (``cpu``, ``cuda``, ``cuda:1``, ``mps``), else CUDA when present, else CPU."""
+    if requested:
+        return requested
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@dataclass
+class Embedder:
+    """A sentence-transformers model with call counters."""
+
+    path: str
+    device: str
+    batch_size: int = 32
+    name: str = DEFAULT_MODEL
+    model_calls: int = 0  # encode() calls that reached the model
+    texts_embedded: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(self.path, device=self.device)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text; an empty input makes no model call."""
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        with self._lock:
+            self.model_calls += 1
+            self.texts_embedded += len(texts)
+            vectors = self.model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return vectors.astype(np.float32, copy=False)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(path: str = "", device: str = "", batch_size: int = 32) -> Embedder:
+    """The process-wide embedder for a model path/device (loaded on first use only)."""
+    return Embedder(path=path or model_path(), device=pick_device(device or None), batch_size=batch_size)

@@ -1,0 +1,372 @@
+"""The ingestion pipeline: parse -> chunk -> embed -> store, for one or many document jobs.
+
+Jobs are claimed under a row lock with a status guard, so a re-delivered task or a
+second worker is harmless; every write that readers can see happens in one
+transaction per document (the old chunks serve until the new set commits).
+Errors that will not go away on retry (a corrupt file, a bad access marker) end
+the job as ``failed``; database/broker hiccups propagate for the task to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.access import AccessLevel, policy_implies
+from accounts.errors import ApplicationError
+from accounts.models import Group
+from ingestion.chunking.chunker import Chunk as PlannedChunk
+from ingestion.chunking.chunker import chunk_document
+from ingestion.chunking.config import ChunkingConfig
+from ingestion.embedding import Embedder, get_embedder
+from ingestion.parsers import parse
+from ingestion.structure import AccessPolicy, ParsedDocument, ParseError, resolve_policies
+from kb.models import Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
+from kb.services import ID_NAMESPACE, index_version_active, job_progress
+
+logger = logging.getLogger(__name__)
+
+EMBED_BATCH = 64  # texts per model call between progress updates
+
+
+class TerminalIngestionError(Exception):
+    """The document itself is the problem; retrying cannot help."""
+
+
+def embedder() -> Embedder:
+    return get_embedder(
+        settings.BULKHEAD_EMBEDDING_MODEL_PATH, settings.BULKHEAD_EMBEDDING_DEVICE, settings.BULKHEAD_EMBEDDING_BATCH_SIZE
+    )
+
+
+# ----------------------------------------------------------------------------- claiming
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.BULKHEAD_JOB_LEASE_SECONDS)
+
+
+def job_claim(job_id: str | uuid.UUID, *, task_id: str | None) -> IngestionJob | None:
+    """Take a job for this task, or None when it is finished or alive in another worker.
+
+    A redelivery of the same task (same ``task_id``) may take it back at once; any
+    other task only once the holder's heartbeat is older than the lease.
+    """
+    with transaction.atomic():
+        job = IngestionJob.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status in (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED):
+            return None
+        if job.status == IngestionJob.Status.RUNNING:
+            same_task = task_id is not None and job.stats.get("task_id") == task_id
+            stale = job.heartbeat_at is None or timezone.now() - job.heartbeat_at > _lease()
+            if not (same_task or stale):
+                return None
+        now = timezone.now()
+        job.status = IngestionJob.Status.RUNNING
+        job.stage = "parsing"
+        job.attempts += 1
+        job.started_at = job.started_at or now
+        job.heartbeat_at = now
+        job.stats = {**job.stats, "task_id": task_id}
+        job.save(update_fields=["status", "stage", "attempts", "started_at", "heartbeat_at", "stats"])
+        if job.document_id:
+            Document.objects.filter(pk=job.document_id, status=Document.Status.PENDING).update(
+                status=Document.Status.PROCESSING
+            )
+        return job
+
+
+def _finish(job: IngestionJob, *, error: str = "") -> bool:
+    """Mark a running job finished exactly once; count it into its batch."""
+    status = IngestionJob.Status.FAILED if error else IngestionJob.Status.SUCCEEDED
+    with transaction.atomic():
+        updated = IngestionJob.objects.filter(pk=job.pk, status=IngestionJob.Status.RUNNING).update(
+            status=status, stage="done" if not error else "failed", error=error[:4000], finished_at=timezone.now(),
+            stats=job.stats,
+        )
+        if updated and job.batch_id:
+            IngestionJob.objects.filter(pk=job.batch_id).update(done=F("done") + 1, heartbeat_at=timezone.now())
+            batch = IngestionJob.objects.select_for_update().get(pk=job.batch_id)
+            if batch.done >= batch.total and batch.status in (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING):
+                failed = batch.children.filter(status=IngestionJob.Status.FAILED).count()
+                batch.status = IngestionJob.Status.FAILED if failed else IngestionJob.Status.SUCCEEDED
+                batch.error = f"{failed} of {batch.total} documents failed" if failed else ""
+                batch.stage, batch.finished_at = "done", timezone.now()
+                batch.save(update_fields=["status", "error", "stage", "finished_at"])
+            elif batch.status == IngestionJob.Status.QUEUED:
+                IngestionJob.objects.filter(pk=batch.pk).update(
+                    status=IngestionJob.Status.RUNNING, stage="ingesting", started_at=timezone.now()
+                )
+    return bool(updated)
+
+
+def _fail(job: IngestionJob, message: str) -> None:
+    if _finish(job, error=message) and job.document_id:
+        # The previous chunks (if any) stay untouched and keep serving.
+        Document.objects.filter(pk=job.document_id).update(status=Document.Status.FAILED, error=message[:4000])
+    logger.info("ingestion job %s failed: %s", job.pk, message)
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+@dataclass
+class _Plan:
+    job: IngestionJob
+    document: Document
+    version: IndexVersion
+    parsed: ParsedDocument
+    section_rows: list[Section]
+    chunks: list[PlannedChunk]
+    reuse_sections: bool
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _group_ids(tenant_id: int, parsed: ParsedDocument) -> dict[str, int]:
+    used = parsed.groups_used()
+    found = dict(Group.objects.filter(tenant_id=tenant_id, slug__in=used).values_list("slug", "id"))
+    missing = sorted(used - set(found))
+    if missing:
+        where = ""
+        for section in parsed.sections:
+            if section.policy and set(section.policy.groups) & set(missing) and section.line:
+                where = f" (line {section.line})"
+                break
+        raise TerminalIngestionError(f"unknown group{'s' if len(missing) > 1 else ''} {', '.join(missing)}{where}")
+    return found
+
+
+def _section_id(document: Document, key: str) -> uuid.UUID:
+    return uuid.uuid5(ID_NAMESPACE, f"section:{document.pk}:{document.sha256}:{key}")
+
+
+def _chunk_id(version: IndexVersion, document: Document, chunk: PlannedChunk) -> uuid.UUID:
+    return uuid.uuid5(ID_NAMESPACE, f"chunk:{version.pk}:{document.pk}:{chunk.ordinal}:{chunk.content_hash}")
+
+
+def _upload_default(document: Document) -> AccessPolicy:
+    # Group ids are mapped back to slugs so the parser-side policy model stays id-free.
+    slugs = tuple(Group.objects.filter(id__in=document.access_groups).values_list("slug", flat=True))
+    if len(slugs) != len(set(document.access_groups)):
+        raise TerminalIngestionError("the document's default groups no longer exist")
+    return AccessPolicy(level=AccessLevel(document.access_level).label, groups=slugs)
+
+
+def _visible_heading_paths(parsed: ParsedDocument, ranks: dict[str, tuple[int, list[int]]]) -> None:
+    """Drop from each heading path the titles of ancestors that some reader of the section
+    may not read, so neither a returned path nor an embedded prefix tells them anything."""
+    by_key = {s.key: s for s in parsed.sections}
+    for section in parsed.sections:
+        level, groups = ranks[section.key]
+        titles: list[str] = []
+        node = section
+        while node is not None:
+            if node.title:
+                a_level, a_groups = ranks[node.key]
+                if policy_implies(level, groups, a_level, a_groups):
+                    titles.append(node.title)
+            node = by_key.get(node.parent) if node.parent is not None else None
+        section.heading_path = tuple(reversed(titles)) if titles or not section.heading_path else ()
+
+
+def _plan(job: IngestionJob) -> _Plan:
+    document = Document.objects.get(pk=job.document_id)
+    version = job.index_version or index_version_active(tenant=document.tenant)
+    config = ChunkingConfig.from_dict(version.config)
+    try:
+        parsed = parse(bytes(document.raw), content_type=document.content_type, filename=document.source or None)
+    except ParseError as exc:
+        raise TerminalIngestionError(str(exc)) from None
+    group_ids = _group_ids(document.tenant_id, parsed)
+    resolve_policies(parsed, _upload_default(document))
+    ranks = {
+        s.key: (int(AccessLevel.from_name(s.effective.level)), sorted(group_ids[g] for g in s.effective.groups))
+        for s in parsed.sections
+    }
+    _visible_heading_paths(parsed, ranks)
+
+    existing = {s.key: s for s in Section.objects.filter(document=document)}
+    reuse = bool(existing) and document.text == parsed.text and all(
+        _section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
+    )
+    rows: list[Section] = []
+    ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
+    for order, section in enumerate(parsed.sections):
+        level, groups = ranks[section.key]
+        own = section.policy
+        own_level = int(AccessLevel.from_name(own.level)) if own else None
+        own_groups = sorted(group_ids[g] for g in own.groups) if own else None
+        rows.append(
+            Section(
+                id=ids[section.key], tenant_id=document.tenant_id, document=document,
+                parent_id=ids.get(section.parent) if section.parent is not None else None,
+                key=section.key, order=order, depth=section.depth, title=section.title[:1000],
+                heading_path=list(section.heading_path), kind=section.kind, start=section.start, end=section.end,
+                body_spans=[[b.start, b.end] for b in section.blocks], own_level=own_level, own_groups=own_groups,
+                access_level=level, access_groups=groups, metadata=_jsonable(section.metadata),
+            )
+        )
+    if reuse:
+        # Overrides set through the API live on the stored rows: they win over the file's markers.
+        rows = [existing[r.key] for r in rows]
+    chunks = chunk_document(parsed, config)
+    return _Plan(job, document, version, parsed, rows, chunks, reuse)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+# ----------------------------------------------------------------------------- embedding
+
+
+def _embed(plans: list[_Plan]) -> dict:
+    """Fill each plan's vectors: cache first, the model for the rest, in batches across documents."""
+    model_name = embedder_name()
+    wanted: dict[str, str] = {}
+    for plan in plans:
+        for chunk in plan.chunks:
+            wanted.setdefault(chunk.content_hash, chunk.embed_text)
+    cached: dict[str, list[float]] = {}
+    hashes = list(wanted)
+    for i in range(0, len(hashes), 1000):
+        for h, vector in EmbeddingCacheEntry.objects.filter(model=model_name, content_hash__in=hashes[i : i + 1000]).values_list(
+            "content_hash", "embedding"
+        ):
+            cached[h] = vector
+    missing = [h for h in hashes if h not in cached]
+    stats = {"chunks": sum(len(p.chunks) for p in plans), "cache_hits": len(hashes) - len(missing), "embedded": 0,
+             "model_calls": 0}
+
+    def progress() -> None:
+        for plan in plans:
+            done = sum(1 for c in plan.chunks if c.content_hash in cached)
+            job_progress(plan.job, done=done, stage="embedding")
+
+    progress()
+    if missing:
+        model = embedder()
+        for i in range(0, len(missing), EMBED_BATCH):
+            batch = missing[i : i + EMBED_BATCH]
+            vectors = model.embed([wanted[h] for h in batch])
+            stats["model_calls"] += 1
+            stats["embedded"] += len(batch)
+            EmbeddingCacheEntry.objects.bulk_create(
+                [EmbeddingCacheEntry(model=model_name, content_hash=h, embedding=v) for h, v in zip(batch, vectors, strict=True)],
+                ignore_conflicts=True,
+            )
+            cached.update(zip(batch, vectors, strict=True))
+            progress()
+    for plan in plans:
+        plan.vectors = {c.content_hash: cached[c.content_hash] for c in plan.chunks}
+    return stats
+
+
+def embedder_name() -> str:
+    return settings.BULKHEAD_EMBEDDING_MODEL_PATH or "sentence-transformers/all-MiniLM-L6-v2"
+
+
+# ----------------------------------------------------------------------------- storing
+
+
+def _store(plan: _Plan) -> None:
+    """Swap the document's chunks for this version in one transaction."""
+    job_progress(plan.job, stage="storing")
+    with transaction.atomic():
+        document = Document.objects.select_for_update().get(pk=plan.document.pk)
+        if document.sha256 != plan.document.sha256:
+            # Replaced while we worked: the newer job will store; this one has nothing to add.
+            return
+        sections = {s.key: s for s in plan.section_rows}
+        if not plan.reuse_sections:
+            # New content: the old sections (and every version's chunks of them) go in this same transaction.
+            Section.objects.filter(document=document).delete()
+            Section.objects.bulk_create(plan.section_rows)
+        else:
+            Chunk.objects.filter(document=document, index_version=plan.version).delete()
+        rows = []
+        for chunk in plan.chunks:
+            section = sections[chunk.section_key]
+            rows.append(
+                Chunk(
+                    id=_chunk_id(plan.version, document, chunk), tenant_id=document.tenant_id, document=document,
+                    section_id=section.id, index_version=plan.version, ordinal=chunk.ordinal, start=chunk.start,
+                    end=chunk.end, text=chunk.text, embed_text=chunk.embed_text, token_count=chunk.token_count,
+                    content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
+                    access_level=section.access_level, access_groups=section.access_groups,
+                )
+            )
+        Chunk.objects.bulk_create(rows, batch_size=500)
+        document.text = plan.parsed.text
+        if not document.title or document.title == "untitled":
+            document.title = plan.parsed.title or document.title
+        document.status, document.error = Document.Status.READY, ""
+        document.metadata = {**document.metadata, **_jsonable(plan.parsed.metadata)}
+        document.save(update_fields=["text", "title", "status", "error", "metadata", "updated_at"])
+
+
+# ----------------------------------------------------------------------------- the entry point
+
+
+def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None) -> dict:
+    """Run document jobs; the model sees chunks of all of them in shared batches.
+
+    Returns stats (chunks, cache hits, texts embedded, model calls) for tests and benchmarks.
+    """
+    plans: list[_Plan] = []
+    for job_id in job_ids:
+        job = job_claim(job_id, task_id=task_id)
+        if job is None:
+            continue
+        try:
+            plan = _plan(job)
+        except (TerminalIngestionError, ApplicationError) as exc:
+            _fail(job, str(exc))
+            continue
+        job_progress(job, total=len(plan.chunks), done=0, stage="chunking")
+        plans.append(plan)
+    if not plans:
+        return {"chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
+    stats = _embed(plans)
+    for plan in plans:
+        _store(plan)
+        plan.job.stats = {**plan.job.stats, **{k: v for k, v in stats.items()}, "document_chunks": len(plan.chunks)}
+        job_progress(plan.job, done=len(plan.chunks))
+        _finish(plan.job)
+    return stats
+
+
+def jobs_requeue_stuck(*, older_than: timedelta | None = None) -> list[str]:
+    """Find jobs that nobody is working on (queued too long, or running past the lease) and queue them again."""
+    from ingestion.tasks import enqueue_jobs
+
+    cutoff = timezone.now() - (older_than or _lease())
+    documents = IngestionJob.objects.filter(kind=IngestionJob.Kind.DOCUMENT)
+    with transaction.atomic():
+        queued = documents.filter(status=IngestionJob.Status.QUEUED, created_at__lt=cutoff).exclude(
+            heartbeat_at__gte=cutoff
+        )
+        running = documents.filter(status=IngestionJob.Status.RUNNING, heartbeat_at__lt=cutoff)
+        stuck = [str(j) for j in queued.union(running).values_list("id", flat=True)]
+        # Back to queued, so the new task can claim it; the heartbeat stops the next sweep re-sending it.
+        IngestionJob.objects.filter(id__in=stuck).update(
+            status=IngestionJob.Status.QUEUED, stage="queued", heartbeat_at=timezone.now()
+        )
+    if stuck:
+        logger.warning("re-queueing %d stuck ingestion jobs", len(stuck))
+        enqueue_jobs(stuck)
+    return stuck
