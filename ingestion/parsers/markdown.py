@@ -1,0 +1,350 @@
+"""Markdown (CommonMark + pipe tables) with access markers, via markdown-it-py's token stream.
+
+The document text is the decoded file.  markdown-it gives each block token a
+``map`` of 0-based source lines; a :class:`LineIndex` turns those into offsets.
+Only *block* parsing runs over the whole file (inline parsing is quadratic-ish on
+pathological lines); inline parsing runs just for heading titles, table cells and
+paragraphs that contain marker-like text.
+
+Structure:
+
+* Headings at the top level (not inside lists or quotes) open sections; a
+  ``# Title`` is a child of the root, whose heading path is ``()``.
+* Body blocks of a section: paragraphs, block quotes and raw HTML blocks (kind
+  ``prose``), each top-level list item with its nested items (``list_item``),
+  fenced and indented code including the fence lines (``code``).  Link reference
+  definitions and thematic breaks produce no block.
+* A pipe table becomes a child section of kind ``table`` whose blocks are its data
+  rows (``table_row``, not joinable, ``embed_text`` = ``Column: value | ...``); the
+  header and delimiter rows are in the section span but in no block.
+
+Access markers (BRIEF section 2):
+
+* Front matter ``access`` / ``groups`` set the document default policy; ``title`` and
+  ``tags`` set the document's.  ``groups`` without ``access`` is an error (the level
+  must be explicit for a policy to exist).
+* ``## Title <!-- access: LEVEL; groups: a, b -->`` sets the heading section's own policy.
+* ``<!-- access: LEVEL -->`` ... ``<!-- /access -->`` alone on their lines, at the
+  top level, enclose a region: a section of kind ``region`` with that policy and
+  its parent's heading path.  Regions nest.  Headings inside a region are its
+  descendants; a heading that would close the section the region sits in (same or
+  higher level) before ``<!-- /access -->`` is an error.
+* Markers in code (fenced, indented, inline) are text.  Marker-like text anywhere
+  else (in a paragraph, a list, a quote, a malformed or multi-line comment) fails
+  the document with the 1-based line: fail closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ingestion.parsers import access_markers
+from ingestion.parsers.registry import register
+from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
+from ingestion.parsers.tables import column_names, serialize_row
+from ingestion.parsers.text_decoding import decode_text
+from ingestion.structure import AccessPolicy, Block, ParsedDocument, ParseError
+
+# maxNesting bounds markdown-it's recursion into nested lists and quotes (two token
+# levels per list level): past it, markdown-it leaves the rest of the container
+# unparsed, inside its top-level item's span and so inside that item's block.
+_MAX_NESTING = 40
+_BLOCK_MD = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
+_INLINE_MD = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
+# Longer inline content (a 5 MB heading...) is used raw rather than inline-parsed.
+_MAX_INLINE_PARSE = 4096
+_FRONT_MATTER_OPEN = "---"
+_FRONT_MATTER_CLOSE = ("---", "...")
+
+
+def _inline_children(content: str) -> list[Token]:
+    tokens = _INLINE_MD.parseInline(content)
+    return list(tokens[0].children or []) if tokens else []
+
+
+def _plain_inline(content: str) -> str:
+    """Inline Markdown rendered to plain text (emphasis markers, link syntax dropped)."""
+    if len(content) > _MAX_INLINE_PARSE:
+        return " ".join(content.split())
+    parts = []
+    for child in _inline_children(content):
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return " ".join("".join(parts).split())
+
+
+def _markers_outside_code(content: str) -> bool:
+    """Whether inline ``content`` has marker-like text outside code spans."""
+    if not access_markers.looks_like_marker(content):
+        return False
+    if len(content) > _MAX_INLINE_PARSE * 16:
+        return True  # too big to inline-parse cheaply; fail closed
+    return any(
+        child.type != "code_inline" and access_markers.looks_like_marker(child.content)
+        for child in _inline_children(content)
+    )
+
+
+class _MarkdownParser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = LineIndex(text)
+        self.builder = SectionTreeBuilder(text)
+        self.title: str | None = None
+        self.first_h1: str | None = None
+        self.tags: tuple[str, ...] = ()
+        self.default_policy: AccessPolicy | None = None
+        self.front_matter: dict[str, Any] = {}
+
+    # -- helpers -------------------------------------------------------------------
+
+    def span(self, token_map: Sequence[int]) -> tuple[int, int]:
+        first, last = token_map
+        return self.lines.start(first), self.lines.end(max(first, last - 1))
+
+    def marker_line(self, token_map: Sequence[int]) -> int:
+        """1-based line of the first marker-like text within the token's lines."""
+        start, end = self.span(token_map)
+        match = access_markers.MARKER_LIKE_RE.search(self.text, start, end)
+        return self.lines.line_of(match.start()) + 1 if match else token_map[0] + 1
+
+    def reject_markers(self, container: Token, tokens: Sequence[Token], where: str) -> None:
+        """Fail on marker-like text inside a container (list, quote, table) outside code."""
+        if container.map and any(token.level >= _MAX_NESTING - 1 for token in tokens):
+            # Parsing stopped at the nesting limit: the tokens no longer show everything
+            # in the span (a region marker may hide there), so look at the raw text.
+            start, end = self.span(container.map)
+            if access_markers.MARKER_LIKE_RE.search(self.text, start, end):
+                raise ParseError(
+                    f"access marker inside {where} nested deeper than {_MAX_NESTING // 2} levels",
+                    line=self.marker_line(container.map),
+                )
+        for token in tokens:
+            if token.type == "html_block" and access_markers.looks_like_marker(token.content):
+                bad = True
+            elif token.type == "inline":
+                bad = _markers_outside_code(token.content)
+            else:
+                bad = False
+            if bad:
+                raise ParseError(
+                    f"access marker inside {where} (markers must stand alone on their line at the top level, "
+                    "or end a heading)",
+                    line=self.marker_line(token.map or [0, 1]),
+                )
+
+    # -- front matter --------------------------------------------------------------
+
+    def front_matter_lines(self) -> int:
+        """Parse front matter if present; return how many lines it takes (0 without)."""
+        if self.lines.line(0).rstrip() != _FRONT_MATTER_OPEN:
+            return 0
+        close = next(
+            (n for n in range(1, self.lines.count) if self.lines.line(n).rstrip() in _FRONT_MATTER_CLOSE), None
+        )
+        if close is None:
+            raise ParseError("unterminated front matter: no closing '---' line", line=1)
+        source = self.text[self.lines.start(1) : self.lines.start(close)]
+        try:
+            data = yaml.safe_load(source) if source.strip() else {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ParseError(
+                f"invalid front matter: {getattr(exc, 'problem', None) or exc}",
+                line=(mark.line + 2) if mark is not None else 1,
+            ) from None
+        if not isinstance(data, dict):
+            raise ParseError("invalid front matter: expected 'key: value' lines", line=2)
+        self.apply_front_matter(data, close)
+        return close + 1
+
+    def key_line(self, key: str, close: int) -> int:
+        for n in range(1, close):
+            if self.lines.line(n).lstrip().startswith(f"{key}:"):
+                return n + 1
+        return 1
+
+    def apply_front_matter(self, data: dict, close: int) -> None:
+        self.front_matter = {str(key): value for key, value in data.items()}
+        title = data.get("title")
+        if title is not None:
+            self.title = str(title).strip() or None
+        tags = data.get("tags")
+        if tags is not None:
+            items = tags if isinstance(tags, list) else str(tags).replace(",", " ").split()
+            self.tags = tuple(str(tag).strip() for tag in items if str(tag).strip())
+        if "access" in data:
+            line = self.key_line("access", close)
+            level = access_markers.parse_level(data["access"], line=line, where="access level in front matter")
+            groups = access_markers.parse_groups(data.get("groups"), line=self.key_line("groups", close))
+            self.default_policy = AccessPolicy(level=level, groups=groups)
+        elif data.get("groups"):
+            raise ParseError(
+                "front matter sets 'groups' without 'access': give the level too", line=self.key_line("groups", close)
+            )
+
+    # -- main pass -----------------------------------------------------------------
+
+    def run(self) -> ParsedDocument:
+        skipped = self.front_matter_lines()
+        # Blank the front matter out (same number of lines) so token maps stay file line numbers.
+        source = "\n" * skipped + self.text[self.lines.start(skipped) :] if skipped else self.text
+        tokens = _BLOCK_MD.parse(source)
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.nesting == 1 and token.type != "heading_open":
+                close = _matching_close(tokens, i)
+                self.container(tokens, i, close)
+                i = close + 1
+                continue
+            if token.type == "heading_open":
+                self.heading(token, tokens[i + 1])
+                i += 3
+                continue
+            self.leaf(token)
+            i += 1
+        sections = self.builder.finish()
+        return ParsedDocument(
+            text=self.text,
+            sections=sections,
+            title=self.title or self.first_h1,
+            tags=self.tags,
+            default_policy=self.default_policy,
+            metadata={"front_matter": self.front_matter} if self.front_matter else {},
+        )
+
+    def heading(self, token: Token, inline: Token) -> None:
+        line = token.map[0] + 1
+        content = inline.content
+        policy = None
+        if access_markers.looks_like_marker(content) and _markers_outside_code(content):
+            content, policy = access_markers.split_trailing_marker(content, line=line)
+            if _markers_outside_code(content):
+                raise ParseError("more than one access marker in a heading", line=line)
+        title = _plain_inline(content)
+        level = int(token.tag[1])
+        start, end = self.span(token.map)
+        self.builder.open_heading(level=level, title=title, start=start, heading_end=end, line=line, policy=policy)
+        if level == 1 and self.first_h1 is None:
+            self.first_h1 = title
+
+    def leaf(self, token: Token) -> None:
+        if token.map is None or token.type == "hr":
+            return
+        start, end = self.span(token.map)
+        if token.type == "html_block":
+            if access_markers.looks_like_marker(token.content):
+                self.marker(token)
+                return
+            self.builder.add_block(start, end, "prose")
+        elif token.type in ("fence", "code_block"):
+            info = token.info.strip().split(maxsplit=1)
+            self.builder.add_block(start, end, "code", metadata={"language": info[0]} if info else None)
+        else:
+            self.builder.add_block(start, end, "prose")
+
+    def marker(self, token: Token) -> None:
+        line = token.map[0] + 1
+        if token.map[1] - token.map[0] > 1:
+            raise ParseError(
+                "malformed access marker: a marker must be alone on one line (nothing after it on the line, "
+                "no line breaks inside it)",
+                line=self.marker_line(token.map),
+            )
+        marker = access_markers.parse_marker(token.content, line=line)
+        start, end = self.span(token.map)
+        if marker.closes:
+            self.builder.close_scope(boundary=start, end=end, line=line)
+        else:
+            self.builder.open_scope(kind="region", start=start, line=line, policy=marker.policy, strict=True,
+                                    min_end=end)
+
+    def container(self, tokens: list[Token], open_index: int, close_index: int) -> None:
+        token = tokens[open_index]
+        inner = tokens[open_index + 1 : close_index]
+        if token.type == "paragraph_open":
+            if _markers_outside_code(inner[0].content):
+                raise ParseError(
+                    "access marker inside a paragraph (markers must stand alone on their line, "
+                    "separated from text by a blank line, or end a heading)",
+                    line=self.marker_line(token.map),
+                )
+            start, end = self.span(token.map)
+            self.builder.add_block(start, end, "prose")
+        elif token.type in ("bullet_list_open", "ordered_list_open"):
+            self.reject_markers(token, inner, "a list")
+            for item in inner:
+                if item.type == "list_item_open" and item.level == token.level + 1 and item.map:
+                    self.builder.add_block(*self.span(item.map), "list_item")
+        elif token.type == "table_open":
+            self.reject_markers(token, inner, "a table")
+            self.table(token, inner)
+        else:  # blockquote and anything unforeseen: one prose block over its lines
+            self.reject_markers(token, inner, "a block quote" if token.type == "blockquote_open" else "a block")
+            if token.map:
+                self.builder.add_block(*self.span(token.map), "prose")
+
+    def table(self, token: Token, inner: list[Token]) -> None:
+        header: list[str] = []
+        rows: list[tuple[Sequence[int], list[str]]] = []
+        in_head = False
+        for item in inner:
+            if item.type == "thead_open":
+                in_head = True
+            elif item.type == "thead_close":
+                in_head = False
+            elif item.type == "tr_open" and not in_head:
+                rows.append((item.map or [0, 1], []))
+            elif item.type == "inline":
+                cell = _plain_inline(item.content)
+                (header if in_head else rows[-1][1]).append(cell)
+        columns = column_names(header, len(header))
+        blocks = []
+        for row_map, values in rows:
+            start, end = self.span(row_map)
+            block = _trimmed_block(self.text, start, end, kind="table_row", joinable=False,
+                                   embed_text=serialize_row(columns, values))
+            if block is not None:
+                blocks.append(block)
+        start, end = self.span(token.map)
+        self.builder.add_leaf(
+            kind="table", title="", start=start, end=end, blocks=blocks, line=token.map[0] + 1,
+            metadata={"table": {"start": start, "end": end, "columns": columns, "caption": None}},
+        )
+
+
+def _matching_close(tokens: list[Token], open_index: int) -> int:
+    level = tokens[open_index].level
+    for index in range(open_index + 1, len(tokens)):
+        if tokens[index].level == level and tokens[index].nesting == -1:
+            return index
+    return len(tokens) - 1
+
+
+def _trimmed_block(text: str, start: int, end: int, **fields: Any) -> Block | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return Block(start=start, end=end, **fields) if start < end else None
+
+
+def parse_markdown_text(text: str) -> ParsedDocument:
+    """Parse already-decoded Markdown (offsets index ``text``)."""
+    return _MarkdownParser(text).run()
+
+
+@register(content_types=["text/markdown", "text/x-markdown"], extensions=[".md", ".markdown"])
+def parse_markdown(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a Markdown file (UTF-8): sections from headings, access markers, tables, lists, code."""
+    return parse_markdown_text(decode_text(data))
