@@ -41,8 +41,8 @@ class ChunkingConfig:
     """
 
     strategy: str = "structure"
-    target_tokens: int = 160
-    overlap: float = 0.0
+    target_tokens: int = 216
+    overlap: float = 0.125
     max_tokens: int = 256
     prefix: str = "heading_path"
     model: str = DEFAULT_MODEL
