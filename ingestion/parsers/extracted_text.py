@@ -121,7 +121,7 @@ class ExtractedText:
                 head_span = put(head)
                 row_spans.append(head_span)
                 for row in item.rows:
-                    line = CELL_SEPARATOR.join(row)
+                    line = CELL_SEPARATOR.join(row).strip()
                     pieces.append(ROW_SEPARATOR)
                     length += len(ROW_SEPARATOR)
                     start = length
