@@ -38,6 +38,9 @@ if not DATABASE_URL or not REDIS_URL:
 
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+# A unix-socket URL (``?host=/path``) lands in OPTIONS; HOST is where Django and tools look.
+if not DATABASES["default"]["HOST"] and DATABASES["default"].get("OPTIONS", {}).get("host"):
+    DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -22,7 +22,7 @@ def database_url_for(settings_dict: dict) -> str:
     port = settings_dict.get("PORT") or ""
     name = settings_dict["NAME"]
     if host.startswith("/"):
-        return f"postgresql://{user}:{password}@/{name}?host={quote(host)}"
+        return f"postgresql://{user}:{password}@{quote(host, safe='')}/{name}"
     return f"postgresql://{user}:{password}@{host}:{port}/{name}"
 
 
