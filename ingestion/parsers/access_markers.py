@@ -37,6 +37,14 @@ class Marker:
         return self.policy is None
 
 
+_COMMENT_BODY_RE = re.compile(r"\s*/?\s*access\b", re.IGNORECASE)
+
+
+def looks_like_marker_comment(content: str) -> bool:
+    """True when an HTML comment's *content* (between ``<!--`` and ``-->``) looks like a marker."""
+    return _COMMENT_BODY_RE.match(content) is not None
+
+
 def looks_like_marker(text: str) -> bool:
     """True when ``text`` contains something that is (or tries to be) an access marker."""
     return "<!--" in text and MARKER_LIKE_RE.search(text) is not None

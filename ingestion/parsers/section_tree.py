@@ -123,8 +123,10 @@ class SectionTreeBuilder:
                                  min_end=start if min_end is None else min_end))
         return section
 
-    def close_scope(self, *, boundary: int, end: int, line: int | None) -> Section:
+    def close_scope(self, *, boundary: int, end: int | None, line: int | None) -> Section:
         """Close the innermost scope: headings inside it end at ``boundary``, the scope at ``end``.
+
+        ``end`` None: the scope ends at ``boundary`` trimmed of trailing whitespace.
 
         Raises :class:`ParseError` when no scope is open (a stray closing marker).
         """
@@ -133,8 +135,9 @@ class SectionTreeBuilder:
         if len(self._stack) == 1:
             raise ParseError("closing access marker <!-- /access --> without an open region", line=line)
         entry = self._stack[-1]
-        entry.min_end = max(entry.min_end, end)
-        self._close_top(end)
+        if end is not None:
+            entry.min_end = max(entry.min_end, end)
+        self._close_top(boundary if end is None else end)
         return entry.section
 
     def add_block(self, start: int, end: int, kind: str = "prose", *, embed_text: str | None = None,

@@ -1,0 +1,457 @@
+"""HTML: extracted text with structure and ``data-access`` policies, via lxml.
+
+The document text is text *extracted* from the page (offsets point into it, not
+into the HTML): headings on their own line, then blocks separated by blank lines.
+
+* Parsed with lxml (libxml2): fast on multi-megabyte pages and it records each
+  element's source line.  libxml2 refuses nesting deeper than ~2,000 elements and
+  would then silently drop content, so that is a :class:`ParseError` here.  The
+  walk over the tree is iterative.  BeautifulSoup only finds a declared charset.
+* Dropped: ``script style nav aside noscript template head`` and friends, and
+  ``header``/``footer`` unless inside ``article``/``section``/``main`` (there they
+  usually hold the article's own title or notes, not site chrome).
+* ``h1``-``h6`` open heading sections as in Markdown.  ``section`` and ``article``
+  are scopes: headings inside them stay inside them.  When a container's first
+  child element is a heading, the container *is* that heading's section.
+* ``data-access="LEVEL"`` (and optional ``data-groups="a b"``) on any element give
+  its subtree a policy: on a heading, the heading's section; on any other element,
+  a section of kind ``region`` around exactly that subtree (a block boundary is
+  forced at its edges).  ``data-groups`` without ``data-access``, an unknown level,
+  a bad group name, or ``data-access`` inside a heading, table or ``pre`` (where it
+  cannot be honoured) fail the document with the source line.  A Markdown-style
+  ``<!-- access -->`` comment fails it too: in HTML the marker is the attribute.
+* Paragraph-like elements give ``prose`` blocks; each top-level ``li`` one
+  ``list_item`` block holding its nested items; ``pre`` a ``code`` block.
+* ``table`` gives a child section of kind ``table``: caption line, header line and
+  one line per data row (cells joined by `` | ``); the data rows are its blocks
+  (``table_row``, not joinable, ``embed_text`` = ``Column: value | ...``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+from bs4.dammit import EncodingDetector
+from lxml import etree
+
+from ingestion.parsers import access_markers
+from ingestion.parsers.registry import register
+from ingestion.parsers.section_tree import SectionTreeBuilder
+from ingestion.parsers.tables import SEPARATOR, clean_cell, column_names, serialize_row
+from ingestion.parsers.text_decoding import decode_text
+from ingestion.structure import AccessPolicy, Block, ParsedDocument, ParseError
+
+_DROPPED = frozenset({
+    "script", "style", "nav", "aside", "noscript", "template", "head", "svg", "math", "canvas", "iframe",
+    "object", "embed", "select", "button", "input", "textarea", "map", "audio", "video", "picture",
+})
+_CHROME = frozenset({"header", "footer"})
+_CONTENT_ROOTS = frozenset({"article", "section", "main"})
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_CONTAINERS = frozenset({"section", "article"})
+_BLOCK_TAGS = frozenset({
+    "address", "article", "blockquote", "body", "caption", "dd", "details", "dialog", "div", "dl", "dt",
+    "fieldset", "figcaption", "figure", "footer", "form", "header", "hgroup", "hr", "html", "li", "main",
+    "ol", "p", "section", "summary", "ul", "tr", "td", "th", "tbody", "thead", "tfoot",
+})
+_INLINE_TAGS = frozenset({
+    "a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "i", "ins", "kbd", "mark", "q",
+    "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var",
+})
+_NEWLINE = None  # a forced line break in the inline buffer
+_MAX_DEPTH_HINT = 2000  # libxml2's limit (2048) minus html/body and some slack, for the message
+
+Element = etree._Element
+_MAX_INDENT = 8  # nested list items are indented, up to this depth (10,000 levels stay linear)
+
+
+@dataclass
+class _Event:
+    kind: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class _Extractor:
+    """One iterative pass over the tree: extracted text plus structure events."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.pos = 0
+        self.events: list[_Event] = []
+        self.buffer: list[str | None] = []
+        self.list_item_depth = 0  # > 0 while inside a top-level <li>
+        self.list_counters: list[int | None] = []  # per open ul/ol inside the item: None (ul) or next number
+        self.first_h1: str | None = None
+        self.li_nesting = 0  # open <li> elements
+        self.content_roots = 0  # open article/section/main elements
+        # Held in sets, lxml keeps handing out the same proxy objects for these elements.
+        self.scoped: set[Element] = set()
+        self.folded: set[Element] = set()
+
+    # -- output ------------------------------------------------------------------
+
+    def emit(self, text: str) -> tuple[int, int]:
+        """Append ``text`` as its own paragraph; return its span."""
+        start = self.pos
+        self.parts.append(text)
+        self.parts.append("\n\n")
+        self.pos += len(text) + 2
+        return start, start + len(text)
+
+    def flush(self) -> None:
+        """Turn the inline buffer into a block (prose, or list_item inside an item)."""
+        if not self.buffer:
+            return
+        lines, current = [], []
+        for piece in self.buffer:
+            if piece is _NEWLINE:
+                lines.append("".join(current))
+                current = []
+            else:
+                current.append(piece)
+        lines.append("".join(current))
+        self.buffer = []
+        if self.list_item_depth:
+            # Keep the leading indent of nested items, collapse the rest.
+            cleaned = []
+            for line in lines:
+                body = " ".join(line.split())
+                if body:
+                    indent = len(line) - len(line.lstrip(" "))
+                    cleaned.append(" " * indent + body)
+            text, kind = "\n".join(cleaned), "list_item"
+        else:
+            text, kind = "\n".join(body for line in lines if (body := " ".join(line.split()))), "prose"
+        if text:
+            start, end = self.emit(text)
+            self.events.append(_Event("block", {"start": start, "end": end, "kind": kind}))
+
+    # -- the walk ----------------------------------------------------------------
+
+    def walk(self, root: Element) -> None:
+        # Text order: an element's .text, its children, then its .tail (which belongs to the parent).
+        stack: list[tuple[Element, bool]] = [(root, True)]
+        while stack:
+            node, entering = stack.pop()
+            if not entering:
+                self.exit(node)
+                self.text(node.tail)
+            elif not isinstance(node.tag, str):  # comment, processing instruction, entity
+                _check_comment(node)
+                self.text(node.tail)
+            elif self.enter(node):
+                self.text(node.text)
+                children = list(node)
+                if all(_is_plain_leaf(child) for child in children):
+                    # Fast path for the common paragraph of text and inline markup.
+                    for child in children:
+                        self.text(child.text)
+                        self.text(child.tail)
+                    self.exit(node)
+                    self.text(node.tail)
+                    continue
+                stack.append((node, False))
+                stack.extend([(child, True) for child in reversed(children)])
+            else:
+                self.text(node.tail)
+
+    def text(self, value: str | None) -> None:
+        if value:
+            self.buffer.append(value)
+
+    def enter(self, tag: Element) -> bool:
+        """Handle a start tag; False when its subtree was consumed (or dropped) here."""
+        name = tag.tag
+        if name in _DROPPED or (name in _CHROME and not self.content_roots):
+            return False
+        policy = _policy(tag)
+        if name in _HEADINGS:
+            self.heading(tag, policy)
+            return False
+        scoped = policy is not None or name in _CONTAINERS
+        if scoped:
+            self.open_scope(tag, policy)
+        if name in ("pre", "table"):
+            self.pre(tag) if name == "pre" else self.table(tag)
+            if scoped:
+                self.close_scope()
+            return False
+        if scoped:
+            self.scoped.add(tag)
+        if name in _CONTENT_ROOTS:
+            self.content_roots += 1
+        if name == "li":
+            self.li_nesting += 1
+            if self.list_item_depth:
+                self.buffer.append(_NEWLINE)
+                depth = min(len(self.list_counters), _MAX_INDENT)
+                self.buffer.append("  " * max(depth - 1, 0) + self.list_marker())
+            else:
+                self.flush()
+                self.list_item_depth = 1
+                self.buffer.append(self.list_marker())
+        elif name in ("ul", "ol") and self.list_item_depth:
+            self.list_counters.append(1 if name == "ol" else None)
+        elif name in ("ul", "ol"):
+            self.list_counters = [1 if name == "ol" else None]
+        elif name == "br":
+            self.buffer.append(_NEWLINE)
+        elif name in _BLOCK_TAGS:
+            if self.list_item_depth:
+                self.buffer.append(_NEWLINE)
+            else:
+                self.flush()
+        return True
+
+    def exit(self, tag: Element) -> None:
+        name = tag.tag
+        if name in _CONTENT_ROOTS:
+            self.content_roots -= 1
+        if name == "li":
+            self.li_nesting -= 1
+            if self.list_item_depth and not self.li_nesting:
+                self.flush()
+                self.list_item_depth = 0
+        elif name in ("ul", "ol"):
+            if self.list_counters:
+                self.list_counters.pop()
+            if self.list_item_depth:
+                self.buffer.append(_NEWLINE)
+        elif name in _BLOCK_TAGS:
+            if self.list_item_depth:
+                self.buffer.append(_NEWLINE)
+            else:
+                self.flush()
+        if tag in self.scoped:
+            self.close_scope()
+
+    def list_marker(self) -> str:
+        if self.list_counters and self.list_counters[-1] is not None:
+            number = self.list_counters[-1]
+            self.list_counters[-1] = number + 1
+            return f"{number}. "
+        return "- "
+
+    # -- structure ---------------------------------------------------------------
+
+    def open_scope(self, tag: Element, policy: AccessPolicy | None) -> None:
+        # A scope's edges are block boundaries, even inside a paragraph or list item.
+        self.flush()
+        args: dict[str, Any] = {"start": self.pos, "line": _line(tag), "policy": policy,
+                                "kind": "region" if policy is not None else "prose", "title": "", "level": None}
+        first = _first_child_element(tag) if tag.tag in _CONTAINERS else None
+        if first is not None and first.tag in _HEADINGS and _policy(first) is None:
+            title = _element_text(first, where="a heading")
+            args.update(kind="heading", title=title, level=_HEADINGS[first.tag])
+            self.folded.add(first)
+        self.events.append(_Event("open_scope", args))
+
+    def close_scope(self) -> None:
+        self.flush()
+        self.events.append(_Event("close_scope", {"pos": self.pos}))
+
+    def heading(self, tag: Element, policy: AccessPolicy | None) -> None:
+        self.flush()
+        title = _element_text(tag, where="a heading")
+        if tag.tag == "h1" and self.first_h1 is None and title:
+            self.first_h1 = title
+        start, end = self.emit(title) if title else (self.pos, self.pos)
+        if tag in self.folded:
+            return  # its container already is its section
+        self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
+                                              "heading_end": end, "line": _line(tag), "policy": policy}))
+
+    def pre(self, tag: Element) -> None:
+        self.flush()
+        text = _element_text(tag, where="a pre block", collapse=False).strip("\n")
+        if text.strip():
+            start, end = self.emit(text)
+            stripped_start = start + (len(text) - len(text.lstrip()))
+            stripped_end = end - (len(text) - len(text.rstrip()))
+            self.events.append(_Event("block", {"start": stripped_start, "end": stripped_end, "kind": "code"}))
+
+    def table(self, tag: Element) -> None:
+        self.flush()
+        for element in tag.iterdescendants():
+            _reject_policy_inside(element, "a table")
+        rows = [row for row in tag.iter("tr") if next(row.iterancestors("table"), None) is tag]
+        row_cells = [[cell for cell in row if cell.tag in ("td", "th")] for row in rows]
+        cells = [[_element_text(cell, where="a table") for cell in row] for row in row_cells]
+        caption_tag = next((child for child in tag if child.tag == "caption"), None)
+        caption = _element_text(caption_tag, where="a table") if caption_tag is not None else ""
+        header: list[str] = []
+        if rows and (rows[0].getparent().tag == "thead" or all(cell.tag == "th" for cell in row_cells[0])):
+            header = cells.pop(0)
+        width = max([len(header)] + [len(row) for row in cells]) if (header or cells) else 0
+        columns = column_names(header, width)
+        start = self.pos
+        if caption:
+            self.emit(caption)
+        if header:
+            self.emit(SEPARATOR.join(clean_cell(cell) for cell in header))
+        blocks = []
+        for values in cells:
+            line = SEPARATOR.join(clean_cell(cell) for cell in values).strip()
+            if not line.replace("|", "").strip():
+                continue
+            row_start, row_end = self.emit(line)
+            blocks.append(Block(start=row_start, end=row_end, kind="table_row", joinable=False,
+                                embed_text=serialize_row(columns, values)))
+        end = max(start, self.pos - 2)
+        if end > start:
+            self.events.append(_Event("leaf", {
+                "kind": "table", "title": caption, "start": start, "end": end, "blocks": blocks,
+                "line": _line(tag),
+                "metadata": {"table": {"start": start, "end": end, "columns": columns, "caption": caption or None}},
+            }))
+
+
+def _is_plain_leaf(node: Element) -> bool:
+    """An inline element with only text inside and no policy: its text can be taken as is."""
+    return (
+        node.tag in _INLINE_TAGS
+        and len(node) == 0
+        and node.get("data-access") is None
+        and node.get("data-groups") is None
+    )
+
+
+def _line(tag: Element | None) -> int | None:
+    return tag.sourceline if tag is not None else None
+
+
+def _check_comment(node: Element) -> None:
+    if isinstance(node, etree._Comment) and access_markers.looks_like_marker_comment(node.text or ""):
+        raise ParseError("access marker comment in HTML: use the data-access attribute", line=node.sourceline)
+
+
+def _policy(tag: Element) -> AccessPolicy | None:
+    level = tag.get("data-access")
+    groups = tag.get("data-groups")
+    if level is None:
+        if groups is not None:
+            raise ParseError(f"<{tag.tag}> has data-groups without data-access: give the level too", line=_line(tag))
+        return None
+    line = _line(tag)
+    return AccessPolicy(
+        level=access_markers.parse_level(level, line=line, where="data-access level"),
+        groups=access_markers.parse_groups(groups, line=line),
+    )
+
+
+def _reject_policy_inside(tag: Element, where: str) -> None:
+    if isinstance(tag.tag, str) and (tag.get("data-access") is not None or tag.get("data-groups") is not None):
+        raise ParseError(f"data-access inside {where} cannot be honoured; put it on an enclosing element",
+                         line=_line(tag))
+    _check_comment(tag)
+
+
+def _element_text(tag: Element, *, where: str, collapse: bool = True) -> str:
+    """Text of ``tag``'s subtree without dropped elements; fails on a policy inside it."""
+    parts: list[str] = []
+    # Items are elements to expand or strings to emit, popped in document order.
+    stack: list[Element | str] = [tag]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+            continue
+        if node is not tag:
+            _reject_policy_inside(node, where)
+            if node.tail:
+                stack.append(node.tail)
+        if not isinstance(node.tag, str) or node.tag in _DROPPED:
+            continue
+        stack.extend(reversed(node))
+        if node.tag == "br":
+            stack.append("\n")
+        if node.text:
+            stack.append(node.text)
+    text = "".join(parts)
+    return " ".join(text.split()) if collapse else text
+
+
+def _first_child_element(tag: Element) -> Element | None:
+    """The first child element, looking through ``header``/``hgroup`` wrappers; None if text comes first."""
+    for _ in range(3):
+        if tag.text and tag.text.strip():
+            return None
+        first = None
+        for child in tag:
+            if isinstance(child.tag, str):
+                first = child
+                break
+            if child.tail and child.tail.strip():
+                return None
+        if first is None or first.tag not in ("header", "hgroup"):
+            return first
+        tag = first
+    return None
+
+
+def decode_html(data: bytes) -> str:
+    """UTF-8 (BOM stripped), else the charset the page declares; :class:`ParseError` otherwise."""
+    try:
+        return decode_text(data)
+    except ParseError as utf8_error:
+        if "invalid UTF-8" not in utf8_error.message:
+            raise
+        declared = EncodingDetector.find_declared_encoding(data, is_html=True)
+        if not declared or declared.lower().replace("_", "-") in ("utf-8", "utf8"):
+            raise
+        try:
+            return data.decode(declared)
+        except (LookupError, UnicodeDecodeError):
+            raise utf8_error from None
+
+
+def parse_html_text(markup: str) -> ParsedDocument:
+    """Parse already-decoded HTML; offsets index the returned document's extracted text."""
+    if not markup.strip():
+        return ParsedDocument(text="", sections=SectionTreeBuilder("").finish())
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_blank_text=False)
+    try:
+        root = lxml.html.document_fromstring(markup, parser=parser)
+    except etree.ParserError as exc:  # e.g. a document of only a comment
+        if "empty" in str(exc).lower():
+            return ParsedDocument(text="", sections=SectionTreeBuilder("").finish())
+        raise ParseError(f"invalid HTML: {exc}") from None
+    for error in parser.error_log:
+        if error.type_name == "ERR_RESOURCE_LIMIT":
+            raise ParseError(f"HTML nested too deeply (more than about {_MAX_DEPTH_HINT} levels): {error.message}",
+                             line=error.line)
+    title_tag = root.find("head/title")
+    extractor = _Extractor()
+    extractor.walk(root)
+    extractor.flush()
+    text = "".join(extractor.parts)[: max(extractor.pos - 2, 0)]  # drop the last separator
+    builder = SectionTreeBuilder(text)
+    limit = len(text)
+    for event in extractor.events:
+        args = event.args
+        if event.kind == "block":
+            builder.add_block(args["start"], args["end"], args["kind"])
+        elif event.kind == "heading":
+            builder.open_heading(level=args["level"], title=args["title"], start=min(args["start"], limit),
+                                 heading_end=min(args["heading_end"], limit), line=args["line"],
+                                 policy=args["policy"])
+        elif event.kind == "open_scope":
+            start = min(args["start"], limit)
+            builder.open_scope(kind=args["kind"], start=start, line=args["line"], policy=args["policy"],
+                               strict=False, title=args["title"], level=args["level"])
+        elif event.kind == "close_scope":
+            pos = min(args["pos"], limit)
+            builder.close_scope(boundary=pos, end=None, line=None)
+        elif event.kind == "leaf":
+            builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
+                             blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
+    title = " ".join(title_tag.text_content().split()) if title_tag is not None else ""
+    return ParsedDocument(text=text, sections=builder.finish(), title=title or extractor.first_h1)
+
+
+@register(content_types=["text/html", "application/xhtml+xml"], extensions=[".html", ".htm", ".xhtml"])
+def parse_html(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse an HTML page into extracted text with sections, blocks and data-access policies."""
+    return parse_html_text(decode_html(data))
