@@ -1,0 +1,313 @@
+"""Transcripts: WebVTT, SRT and plain ``Speaker: text`` files.
+
+The document text is the decoded file itself.  Each cue (or turn) is one block
+of kind ``turn`` whose span covers only its spoken text lines -- never the cue
+number or the ``00:01:02.000 --> 00:01:05.000`` timing line -- with the times in
+``Block.metadata`` (``start``/``end`` in seconds, ``start_time``/``end_time`` as
+written, ``speaker`` when one is named, ``cue`` for a cue identifier).  Speaker
+labels (``<v Alba>``, ``[Alba]``, ``Alba:``) stay in the text.
+
+Sections (kind ``turn``) are runs of consecutive cues: a new section starts once
+the current one spans :data:`WINDOW_SECONDS`, at the next change of speaker (or at
+the next cue when no speakers are named, and in any case after twice the window).
+A section is titled by its time range, ``00:02:15-00:04:10``; its heading path
+starts with the file name.  Plain transcripts without timestamps are grouped by
+size instead (about :data:`TURN_GROUP_CHARS` characters, cut at a speaker change)
+and titled ``Turns 1-24``.
+
+A malformed timing line is a :class:`ParseError` naming the line: skipping the cue
+would silently drop what was said, and a broken file is better fixed at the source.
+NOTE, STYLE and REGION blocks of WebVTT are not indexed.
+
+Formats: ``.vtt`` (text/vtt), ``.srt`` (application/x-subrip), and plain
+transcripts as ``.transcript`` files or the content type ``text/x-transcript``
+(``.txt`` stays with the plain-text parser: a text file with colons is not
+necessarily a transcript).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ingestion.parsers.registry import register
+from ingestion.parsers.section_tree import LineIndex
+from ingestion.parsers.text_decoding import decode_text
+from ingestion.structure import Block, ParsedDocument, ParseError, Section
+
+WINDOW_SECONDS = 120.0
+TURN_GROUP_CHARS = 4000
+
+# Hours optional; unpadded fields ("0:1:5.2", as some meeting tools write) are accepted.
+_TIMESTAMP = r"(?:\d+:)?\d{1,2}:\d{1,2}(?:[.,]\d{1,3})?"
+_TIMESTAMP_RE = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?")
+_TIMING_RE = re.compile(rf"\s*({_TIMESTAMP})\s*-->\s*({_TIMESTAMP})(?:\s+.*)?\s*")
+_VOICE_RE = re.compile(r"<v(?:\.[\w.-]+)?\s+([^>]+)>")
+_BRACKET_SPEAKER_RE = re.compile(r"\[([^\]\d][^\]]{0,40})\]")
+_COLON_SPEAKER_RE = re.compile(r"(?:>>\s*)?([^\W\d_][\w .'’-]{0,40}?)\s*:\s+\S")
+_PLAIN_TURN_RE = re.compile(
+    rf"\s*(?:\[?(?P<time>{_TIMESTAMP})\]?\s*[-–]?\s*)?(?P<speaker>[^\W\d_][\w .'’-]{{0,40}}?)\s*:\s+\S"
+)
+
+
+@dataclass
+class _Cue:
+    start: float | None
+    end: float | None
+    start_time: str | None
+    end_time: str | None
+    text_first: int  # 0-based first text line
+    text_last: int
+    opener: int  # 0-based first line of the cue (identifier or timing line)
+    ident: str | None = None
+    speaker: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+def _seconds(stamp: str) -> float:
+    match = _TIMESTAMP_RE.fullmatch(stamp)
+    if match is None:  # pragma: no cover -- guarded by _TIMING_RE
+        raise ValueError(stamp)
+    hours, minutes, seconds, fraction = match.groups()
+    if int(minutes) > 59 or int(seconds) > 59:
+        raise ValueError(stamp)
+    return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + (int(fraction.ljust(3, "0")) / 1000
+                                                                        if fraction else 0.0)
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+def _speaker(text: str) -> str | None:
+    for pattern in (_VOICE_RE, _BRACKET_SPEAKER_RE):
+        match = pattern.match(text.lstrip())
+        if match:
+            return " ".join(match.group(1).split())
+    match = _COLON_SPEAKER_RE.match(text.lstrip())
+    if match and len(match.group(1).split()) <= 4:
+        return " ".join(match.group(1).split())
+    return None
+
+
+def _blocks_of_lines(lines: list[str], first: int) -> Iterator[list[int]]:
+    """Runs of consecutive non-blank line numbers from ``first`` on, one per cue.
+
+    A timing line inside a run also starts a new cue (unless it follows the cue's
+    identifier): some generators (YouTube's) omit the blank line between cues.
+    """
+    run: list[int] = []
+    for number in range(first, len(lines)):
+        line = lines[number]
+        if not line.strip():
+            if run:
+                yield run
+                run = []
+            continue
+        if run and _TIMING_RE.fullmatch(line) and not (len(run) == 1 and "-->" not in lines[run[0]]):
+            yield run
+            run = []
+        run.append(number)
+    if run:
+        yield run
+
+
+def _timing(line: str, number: int) -> tuple[float, float, str, str]:
+    match = _TIMING_RE.fullmatch(line)
+    if match is None:
+        raise ParseError(f"broken cue timing {line.strip()!r}: expected 'HH:MM:SS.mmm --> HH:MM:SS.mmm'",
+                         line=number + 1)
+    try:
+        start, end = _seconds(match.group(1)), _seconds(match.group(2))
+    except ValueError:
+        raise ParseError(f"broken timestamp in cue timing {line.strip()!r}", line=number + 1) from None
+    if end < start:
+        raise ParseError(f"cue ends before it starts: {line.strip()!r}", line=number + 1)
+    return start, end, match.group(1), match.group(2)
+
+
+def _cues(lines: list[str], first: int, *, vtt: bool) -> list[_Cue]:
+    cues = []
+    for run in _blocks_of_lines(lines, first):
+        head = lines[run[0]].strip()
+        if vtt and re.match(r"(NOTE|STYLE|REGION)(\s|$)", head):
+            continue
+        if "-->" in head:
+            timing_at, ident = 0, None
+        elif len(run) > 1 and "-->" in lines[run[1]]:
+            timing_at, ident = 1, head
+            if not vtt and not head.isdigit():
+                raise ParseError(f"expected a subtitle number before the timing line, found {head!r}",
+                                 line=run[0] + 1)
+        else:
+            raise ParseError(f"expected a cue timing line 'start --> end', found {head[:60]!r}", line=run[0] + 1)
+        start, end, start_time, end_time = _timing(lines[run[timing_at]], run[timing_at])
+        text_lines = run[timing_at + 1 :]
+        if not text_lines:
+            continue  # an empty cue says nothing
+        cue_text = "\n".join(lines[n] for n in text_lines)
+        cues.append(_Cue(start, end, start_time, end_time, text_lines[0], text_lines[-1], run[0], ident,
+                         _speaker(cue_text)))
+    return cues
+
+
+def _span(index: LineIndex, first: int, last: int) -> tuple[int, int]:
+    start, end = index.start(first), index.end(last)
+    text = index.text
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _group(cues: list[_Cue], timed: bool) -> list[list[_Cue]]:
+    """Consecutive cues grouped into sections (see the module docstring)."""
+    groups: list[list[_Cue]] = []
+    size = 0
+    for cue in cues:
+        if groups:
+            current = groups[-1]
+            speaker_changed = cue.speaker != current[-1].speaker or cue.speaker is None
+            if timed and cue.start is not None and current[0].start is not None:
+                elapsed = cue.start - current[0].start
+                full = elapsed >= WINDOW_SECONDS and speaker_changed or elapsed >= 2 * WINDOW_SECONDS
+            else:
+                full = size >= TURN_GROUP_CHARS and speaker_changed or size >= 2 * TURN_GROUP_CHARS
+            if not full:
+                current.append(cue)
+                size += cue.metadata.get("chars", 0)
+                continue
+        groups.append([cue])
+        size = cue.metadata.get("chars", 0)
+    return groups
+
+
+def _document(text: str, index: LineIndex, cues: list[_Cue], *, filename: str, title: str | None, fmt: str,
+              root_blocks: list[Block] | None = None) -> ParsedDocument:
+    root = Section(key="0", parent=None, title=title or filename, heading_path=(), kind="document", depth=0,
+                   start=0, end=len(text), blocks=root_blocks or [])
+    sections = [root]
+    timed = any(c.start is not None for c in cues)
+    turn_number = 0
+    for group in _group(cues, timed):
+        blocks = []
+        for cue in group:
+            start, end = _span(index, cue.text_first, cue.text_last)
+            meta = {k: v for k, v in (("start", cue.start), ("end", cue.end), ("start_time", cue.start_time),
+                                      ("end_time", cue.end_time), ("cue", cue.ident), ("speaker", cue.speaker))
+                    if v is not None}
+            blocks.append(Block(start=start, end=end, kind="turn", metadata=meta))
+        first_turn = turn_number + 1
+        turn_number += len(group)
+        if timed and group[0].start is not None:
+            last_end = max((c.end for c in group if c.end is not None), default=group[0].start)
+            heading = f"{_clock(group[0].start)}-{_clock(last_end)}"
+            meta = {"start": group[0].start, "end": last_end}
+        else:
+            heading = f"Turns {first_turn}-{turn_number}" if len(group) > 1 else f"Turn {first_turn}"
+            meta = {}
+        speakers = list(dict.fromkeys(c.speaker for c in group if c.speaker))
+        if speakers:
+            meta["speakers"] = speakers
+        section_start = index.start(group[0].opener)
+        sections.append(Section(
+            key=str(len(sections)), parent="0", title=heading,
+            heading_path=(filename, heading) if filename else (heading,), kind="turn", depth=1,
+            start=section_start, end=blocks[-1].end, blocks=blocks, line=group[0].opener + 1, metadata=meta,
+        ))
+    return ParsedDocument(text=text, sections=sections, title=title, metadata={"format": fmt})
+
+
+def _lines(text: str) -> tuple[LineIndex, list[str]]:
+    index = LineIndex(text)
+    return index, [index.line(i) for i in range(index.count)]
+
+
+def _name(filename: str | None) -> str:
+    return os.path.basename(filename) if filename else ""
+
+
+def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
+    """Parse decoded WebVTT (offsets index ``text``)."""
+    index, lines = _lines(text)
+    if not lines or not re.match(r"WEBVTT([ \t].*)?$", lines[0].strip()):
+        raise ParseError("not a WebVTT file: the first line must be 'WEBVTT'", line=1)
+    title = lines[0].strip()[len("WEBVTT"):].strip(" \t-") or None
+    header_end = 1
+    while header_end < len(lines) and lines[header_end].strip():
+        header_end += 1  # header metadata lines (Kind:, Language:) run up to the first blank line
+    return _document(text, index, _cues(lines, header_end, vtt=True), filename=filename, title=title, fmt="vtt")
+
+
+def parse_srt_text(text: str, *, filename: str = "") -> ParsedDocument:
+    """Parse decoded SubRip (offsets index ``text``)."""
+    index, lines = _lines(text)
+    return _document(text, index, _cues(lines, 0, vtt=False), filename=filename, title=None, fmt="srt")
+
+
+def parse_plain_transcript_text(text: str, *, filename: str = "") -> ParsedDocument:
+    """Parse ``Speaker: text`` lines (optionally ``[00:01:02] Speaker: text``); offsets index ``text``."""
+    index, lines = _lines(text)
+    cues: list[_Cue] = []
+    root_blocks: list[Block] = []
+    current: _Cue | None = None
+    preamble: list[int] = []
+    for number, line in enumerate(lines):
+        if not line.strip():
+            current = None
+            continue
+        match = _PLAIN_TURN_RE.match(line)
+        if match and len(match.group("speaker").split()) <= 4:
+            stamp = match.group("time")
+            seconds = None
+            if stamp:
+                try:
+                    seconds = _seconds(stamp)
+                except ValueError:
+                    raise ParseError(f"broken timestamp {stamp!r}", line=number + 1) from None
+            current = _Cue(seconds, None, stamp, None, number, number, number,
+                           speaker=" ".join(match.group("speaker").split()))
+            cues.append(current)
+        elif current is not None:
+            current.text_last = number  # a continuation line of the turn
+        elif cues:
+            # A paragraph after a blank line, without a label: the previous speaker goes on.
+            current = _Cue(None, None, None, None, number, number, number, speaker=cues[-1].speaker)
+            cues.append(current)
+        else:
+            preamble.append(number)
+    if not cues:
+        raise ParseError("no 'Speaker: text' turns found; not a transcript", line=1)
+    for cue in cues:
+        start, end = _span(index, cue.text_first, cue.text_last)
+        cue.metadata["chars"] = end - start
+    # Timed turns end where the next one starts.
+    for cue, following in zip(cues, cues[1:], strict=False):
+        if cue.start is not None and following.start is not None:
+            cue.end = following.start
+    if preamble:
+        start, end = _span(index, preamble[0], preamble[-1])
+        root_blocks.append(Block(start=start, end=end, kind="prose"))
+    return _document(text, index, cues, filename=filename, title=None, fmt="transcript", root_blocks=root_blocks)
+
+
+@register(content_types=["text/vtt"], extensions=[".vtt"])
+def parse_webvtt(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a WebVTT caption file into time-window sections of cue blocks."""
+    return parse_webvtt_text(decode_text(data), filename=_name(filename))
+
+
+@register(content_types=["application/x-subrip", "text/srt", "text/x-srt"], extensions=[".srt"])
+def parse_srt(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a SubRip subtitle file into time-window sections of cue blocks."""
+    return parse_srt_text(decode_text(data), filename=_name(filename))
+
+
+@register(content_types=["text/x-transcript"], extensions=[".transcript"])
+def parse_plain_transcript(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse a plain ``Speaker: text`` transcript into sections of turns."""
+    return parse_plain_transcript_text(decode_text(data), filename=_name(filename))
