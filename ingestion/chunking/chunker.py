@@ -12,16 +12,16 @@ Invariants (tested with Hypothesis in tests/ingestion/test_chunker_properties.py
   sentence alone does not fit the limit (then between words, then tokens).
 - Same document + same config -> same chunks.
 
-Speed: every block is tokenised once (one batched call per document), cut
-points are found on the token offsets, and the final count is the sum of the
-parts; cut points always sit on whitespace so the parts' counts add up exactly.
-The rare chunk whose parts meet elsewhere is recounted with the tokenizer.
+Speed: the document is indexed once (:meth:`HFTokenCounter.token_index`: every
+whitespace-separated word counted through a cache), so the count of any span
+that starts and ends on whitespace is a lookup; cut points always sit on
+whitespace.  The rare chunk that does not (a word cut at tokens, odd Unicode
+spaces) is recounted with the tokenizer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.contextualize import PART_SEPARATOR, build_prefix, join_embed_text
 from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, WORD, pack
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
-from ingestion.chunking.tokens import TokenCounter, default_counter
+from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
 # Below this many body tokens per chunk, a heading path is too long to be useful
@@ -79,18 +79,6 @@ class _Span:
     kind: str
 
 
-class _Tokens:
-    """Token start offsets of one block, absolute in the document text."""
-
-    __slots__ = ("starts",)
-
-    def __init__(self, starts: list[int]):
-        self.starts = starts
-
-    def count(self, start: int, end: int) -> int:
-        return bisect_left(self.starts, end) - bisect_left(self.starts, start)
-
-
 def chunk_document(
     doc: ParsedDocument,
     config: ChunkingConfig | None = None,
@@ -100,16 +88,6 @@ def chunk_document(
     config = config or ChunkingConfig()
     counter = counter or default_counter()
     return _Chunker(doc, config, counter).run()
-
-
-def _is_pretoken_boundary(text: str, pos: int) -> bool:
-    """Whether the tokenizer necessarily splits at ``pos`` (whitespace or punctuation on a side)."""
-    if pos <= 0 or pos >= len(text):
-        return True
-    for ch in (text[pos - 1], text[pos]):
-        if ch.isspace() or unicodedata.category(ch).startswith("P") or (ch.isascii() and not ch.isalnum()):
-            return True
-    return False
 
 
 class _Chunker:
@@ -130,19 +108,21 @@ class _Chunker:
 
     # -- tokens ------------------------------------------------------------
 
-    def _encode_offsets(self, texts: list[str]) -> list[list[tuple[int, int]]]:
-        batch = getattr(self.counter, "encode_offsets_batch", None)
-        if batch is not None:
-            return batch(texts)
-        # A counter with only count(): approximate offsets word by word (exact for
-        # tokenizers that split on whitespace, which every chunk cut respects).
-        result = []
-        for text in texts:
-            offsets: list[tuple[int, int]] = []
-            for ws, we in split_words(text):
-                offsets.extend([(ws, we)] * self.counter.count(text[ws:we]))
-            result.append(offsets)
-        return result
+    def _token_index(self) -> TokenIndex:
+        build = getattr(self.counter, "token_index", None)
+        if build is not None:
+            return build(self.text)
+        # A counter with only count(): count each distinct word once; not assumed
+        # additive, so every chunk gets recounted (the slow but exact path).
+        words = split_words(self.text)
+        cache: dict[str, int] = {}
+        counts = []
+        for ws, we in words:
+            word = self.text[ws:we]
+            if word not in cache:
+                cache[word] = self.counter.count(word)
+            counts.append(cache[word])
+        return TokenIndex([w[0] for w in words], counts, exact=False)
 
     def _prefix(self, section: Section) -> tuple[str, int]:
         """Prefix text and its token count for a section, shortened if it crowds out the body."""
@@ -170,30 +150,15 @@ class _Chunker:
 
     def run(self) -> list[Chunk]:
         text = self.text
-        work: list[tuple[Section, list[Block]]] = []
-        spans_to_encode: list[tuple[int, int]] = []
+        self.index = self._token_index()
+        spans: list[_Span] = []
         for section in self.doc.sections:
             blocks = []
             for block in sorted(section.blocks, key=lambda b: (b.start, b.end)):
-                start, end = block.start, block.end
-                while start < end and text[start].isspace():
-                    start += 1
-                while end > start and text[end - 1].isspace():
-                    end -= 1
-                if start < end:
+                if text[block.start : block.end].strip():
                     blocks.append(block)
-                    spans_to_encode.append((start, end))
-            work.append((section, blocks))
-        offsets = self._encode_offsets([text[s:e] for s, e in spans_to_encode])
-        tokens_iter = iter(
-            _Tokens([s + o[0] for o in offs]) for (s, _e), offs in zip(spans_to_encode, offsets, strict=True)
-        )
-
-        spans: list[_Span] = []
-        for section, blocks in work:
-            block_tokens = [next(tokens_iter) for _ in blocks]
             if blocks:
-                spans.extend(self._section(section, blocks, block_tokens))
+                spans.extend(self._section(section, blocks))
         spans.sort(key=lambda s: (s.start, -s.end))
         model = self.config.model
         chunks = []
@@ -226,7 +191,7 @@ class _Chunker:
             idx += 1
         return True
 
-    def _section(self, section: Section, blocks: list[Block], block_tokens: list[_Tokens]) -> list[_Span]:
+    def _section(self, section: Section, blocks: list[Block]) -> list[_Span]:
         prefix, prefix_tokens = self._prefix(section)
         body_limit = self.limit - prefix_tokens
         target = min(self.config.target_tokens, body_limit)
@@ -236,25 +201,25 @@ class _Chunker:
         if isinstance(table, dict) and "start" in table and "end" in table:
             out.extend(self._whole_table(section, table))
 
-        run: list[tuple[Block, _Tokens]] = []
-        for block, toks in zip(blocks, block_tokens, strict=True):
+        run: list[Block] = []
+        for block in blocks:
             if block.kind == "table_row" or not block.joinable:
                 if run:
                     out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
                     run = []
-                out.extend(self._single(section, block, toks, prefix, prefix_tokens, body_limit, target))
+                out.extend(self._single(section, block, prefix, prefix_tokens, body_limit, target))
                 continue
-            if run and not self._joinable(section.key, run[-1][0], block):
+            if run and not self._joinable(section.key, run[-1], block):
                 out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
                 run = []
-            run.append((block, toks))
+            run.append(block)
         if run:
             out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
         return out
 
     # -- pieces ------------------------------------------------------------
 
-    def _block_pieces(self, block: Block, toks: _Tokens, body_limit: int) -> list[_Piece]:
+    def _block_pieces(self, block: Block, body_limit: int) -> list[_Piece]:
         """Sentences (lines for code) of one block; overlong ones split further."""
         text = self.text
         if self.config.strategy == "fixed":
@@ -267,24 +232,30 @@ class _Chunker:
             units = split_sentences(text, block.start, block.end)
             unit_strength = SENTENCE
         pieces: list[_Piece] = []
+        count = self.index.count
         for us, ue in units:
-            n = toks.count(us, ue)
+            n = count(us, ue)
             if n <= body_limit:
                 pieces.append(_Piece(us, ue, n, unit_strength))
                 continue
             for ws, we in split_words(text, us, ue):
-                m = toks.count(ws, we)
+                m = count(ws, we)
                 if m <= body_limit:
                     pieces.append(_Piece(ws, we, m, WORD))
                 else:
-                    pieces.extend(self._split_word(ws, we, toks, body_limit))
+                    pieces.extend(self._split_word(ws, we, body_limit))
         if pieces:
             pieces[0].strength = BLOCK
         return pieces
 
-    def _split_word(self, start: int, end: int, toks: _Tokens, body_limit: int) -> list[_Piece]:
+    def _split_word(self, start: int, end: int, body_limit: int) -> list[_Piece]:
         """Cut one overlong word at token boundaries; each part recounted exactly."""
-        starts = [p for p in toks.starts if start <= p < end]
+        word = self.text[start:end]
+        offsets = getattr(self.counter, "encode_offsets", None)
+        if offsets is not None:
+            starts = [start + s for s, _e in offsets(word)]
+        else:
+            starts = list(range(start, end))  # characters, for a count-only counter
         pieces: list[_Piece] = []
         idx = 0
         # Re-tokenising a word fragment can yield more pieces than its share of
@@ -299,9 +270,8 @@ class _Chunker:
                 if n <= body_limit or take == 1:
                     break
                 take = max(1, take * 3 // 4)
-            pieces.append(_Piece(ps, pe, n, TOKEN if not pieces else FORCED))
+            pieces.append(_Piece(ps, pe, n, FORCED if pieces else TOKEN))
             idx += take
-        pieces[0].strength = TOKEN
         return pieces
 
     # -- emitting ----------------------------------------------------------
@@ -313,31 +283,17 @@ class _Chunker:
     def _run(
         self,
         section: Section,
-        run: list[tuple[Block, _Tokens]],
+        run: list[Block],
         prefix: str,
         prefix_tokens: int,
         body_limit: int,
         target: int,
     ) -> list[_Span]:
-        text = self.text
         pieces: list[_Piece] = []
-        # Extra tokens contributed by non-whitespace text between blocks (e.g. list
-        # bullets kept out of the blocks), attributed to the piece after the gap.
-        inexact_joints: set[int] = set()
         kinds = set()
-        for block, toks in run:
+        for block in run:
             kinds.add(block.kind)
-            block_pieces = self._block_pieces(block, toks, body_limit)
-            if not block_pieces:
-                continue
-            if pieces:
-                gap = text[pieces[-1].end : block_pieces[0].start]
-                if gap.strip():
-                    block_pieces[0].tokens += self.counter.count(gap)
-                    if block_pieces[0].tokens > body_limit:
-                        block_pieces[0].strength = FORCED
-                    inexact_joints.add(len(pieces))
-            pieces.extend(block_pieces)
+            pieces.extend(self._block_pieces(block, body_limit))
         if not pieces:
             return []
         kind = kinds.pop() if len(kinds) == 1 else "mixed"
@@ -348,7 +304,7 @@ class _Chunker:
         )
         out = []
         for i, j in ranges:
-            out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind, inexact_joints))
+            out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind))
         return out
 
     def _emit_range(
@@ -361,33 +317,27 @@ class _Chunker:
         prefix_tokens: int,
         body_limit: int,
         kind: str,
-        inexact_joints: set[int],
     ) -> list[_Span]:
         start, end = pieces[i].start, pieces[j - 1].end
-        body_tokens = sum(p.tokens for p in pieces[i:j])
-        # The first piece's gap tokens belong to the previous chunk's joint, not this one.
-        exact = True
-        if i in inexact_joints:
-            exact = False
-        for k in range(i + 1, j):
-            if k in inexact_joints or not _is_pretoken_boundary(self.text, pieces[k].start):
-                exact = False
-                break
-        if not exact:
-            body_tokens = self.counter.count(self.text[start:end])
-            if body_tokens > body_limit and j - i > 1:
-                # Rare: the joints tokenised differently; split the range and retry.
-                mid = (i + j) // 2
-                return self._emit_range(
-                    section, pieces, i, mid, prefix, prefix_tokens, body_limit, kind, inexact_joints
-                ) + self._emit_range(section, pieces, mid, j, prefix, prefix_tokens, body_limit, kind, inexact_joints)
+        text = self.text
+        if self.index.exact and at_whitespace_boundary(text, start) and at_whitespace_boundary(text, end):
+            # Text between blocks (e.g. list bullets) is in the index too, so this
+            # also counts what the pieces' sum leaves out.
+            body_tokens = self.index.count(start, end)
+        else:
+            body_tokens = self.counter.count(text[start:end])
+        if body_tokens > body_limit and j - i > 1:
+            # Text between the pieces pushed it over: split the range and retry.
+            mid = (i + j) // 2
+            return self._emit_range(section, pieces, i, mid, prefix, prefix_tokens, body_limit, kind) + (
+                self._emit_range(section, pieces, mid, j, prefix, prefix_tokens, body_limit, kind)
+            )
         return [self._emit(section, start, end, prefix, prefix_tokens + body_tokens, kind)]
 
     def _single(
         self,
         section: Section,
         block: Block,
-        toks: _Tokens,
         prefix: str,
         prefix_tokens: int,
         body_limit: int,
@@ -405,11 +355,11 @@ class _Chunker:
         if n <= body_limit:
             return [_Span(section, start, end, join_embed_text(prefix, body), prefix_tokens + n, block.kind)]
         # Too long for one input: split the raw text like prose (column names are lost).
-        pieces = self._block_pieces(block, toks, body_limit)
+        pieces = self._block_pieces(block, body_limit)
         ranges = pack([p.tokens for p in pieces], [p.strength for p in pieces], target=target)
         out = []
         for i, j in ranges:
-            out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, block.kind, set()))
+            out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, block.kind))
         return out
 
     def _whole_table(self, section: Section, table: dict) -> list[_Span]:

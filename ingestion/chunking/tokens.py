@@ -12,8 +12,12 @@ accounts for them through :attr:`HFTokenCounter.special_tokens`
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
+from bisect import bisect_left
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import accumulate
 from typing import Protocol, runtime_checkable
 
 from tokenizers import Tokenizer
@@ -21,6 +25,43 @@ from tokenizers import Tokenizer
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 Offsets = list[tuple[int, int]]
+
+# What BERT-style tokenizers treat as whitespace (their pre-tokenizer splits
+# there first): space, tab, newline, carriage return and Unicode "Zs".  Python's
+# str.isspace() is broader (\x0c, \x85, \u2028 ...), and BERT deletes or keeps
+# those instead, so the distinction matters for exact counts.
+BERT_WHITESPACE = frozenset(" \t\n\r" + "".join(chr(c) for c in range(0x10000) if unicodedata.category(chr(c)) == "Zs"))
+_WORD_RE = re.compile("[^" + re.escape("".join(sorted(BERT_WHITESPACE))) + "]+")
+# Pre-tokenizers that split on whitespace first, so counts of whitespace-separated
+# parts add up exactly.
+_WHITESPACE_ADDITIVE = ("BertPreTokenizer", "Whitespace", "WhitespaceSplit")
+_WORD_CACHE_LIMIT = 1_000_000
+
+
+def at_whitespace_boundary(text: str, pos: int) -> bool:
+    """Whether a BERT-style tokenizer necessarily splits at ``pos`` (whitespace on one side, or an end)."""
+    return pos <= 0 or pos >= len(text) or text[pos - 1] in BERT_WHITESPACE or text[pos] in BERT_WHITESPACE
+
+
+class TokenIndex:
+    """Token counts of any whitespace-aligned span of one text, in O(log n) per query.
+
+    Built once per document: every whitespace-separated word is counted (through
+    a word cache) and a running sum kept, so the chunker never re-tokenises a
+    growing candidate.  ``count(start, end)`` is exact when ``exact`` is true and
+    both ends are whitespace boundaries (:func:`at_whitespace_boundary`).
+    """
+
+    __slots__ = ("starts", "cum", "exact")
+
+    def __init__(self, starts: list[int], counts: Sequence[int], *, exact: bool):
+        self.starts = starts
+        self.cum = [0, *accumulate(counts)]
+        self.exact = exact
+
+    def count(self, start: int, end: int) -> int:
+        """Tokens of the words that start in ``[start, end)``."""
+        return self.cum[bisect_left(self.starts, end)] - self.cum[bisect_left(self.starts, start)]
 
 
 @runtime_checkable
@@ -52,6 +93,8 @@ class HFTokenCounter:
         tok.no_truncation()
         tok.no_padding()
         self._tok = tok
+        self._words: dict[str, int] = {}
+        self.whitespace_additive = type(tok.pre_tokenizer).__name__ in _WHITESPACE_ADDITIVE
         self.model_name = model_name
         #: Tokens the model adds around every input ([CLS] and [SEP]); not part of :meth:`count`.
         self.special_tokens = special_tokens
@@ -84,6 +127,42 @@ class HFTokenCounter:
         if not texts:
             return []
         return [e.offsets for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]
+
+    def token_index(self, text: str) -> TokenIndex:
+        """A :class:`TokenIndex` of ``text``: its words counted once, cached across documents.
+
+        Words not seen before are counted in one call, joined by single spaces
+        and attributed back through the token offsets (a tokenizer call per
+        word costs ~30 us; one call over the joined words costs ~1 us a word).
+        """
+        matches = list(_WORD_RE.finditer(text))
+        words = [m.group() for m in matches]
+        cache = self._words
+        get = cache.get
+        counts = [get(w) for w in words]
+        if None in counts:
+            missing = list(dict.fromkeys(w for w, c in zip(words, counts, strict=True) if c is None))
+            if len(cache) + len(missing) > _WORD_CACHE_LIMIT:
+                cache.clear()
+            self._count_words(missing)
+            counts = [cache[w] for w in words]
+        return TokenIndex([m.start() for m in matches], counts, exact=self.whitespace_additive)
+
+    def _count_words(self, words: list[str]) -> None:
+        if not self.whitespace_additive:
+            for word, n in zip(words, self.count_batch(words), strict=True):
+                self._words[word] = n
+            return
+        joined = " ".join(words)
+        ends = list(accumulate(len(w) + 1 for w in words))  # exclusive end + 1 of each word
+        counts = [0] * len(words)
+        idx = 0
+        for start, _end in self._tok.encode(joined, add_special_tokens=False).offsets:
+            while start >= ends[idx]:
+                idx += 1
+            counts[idx] += 1
+        for word, n in zip(words, counts, strict=True):
+            self._words[word] = n
 
     def fits(self, text: str, max_tokens: int) -> bool:
         """Whether ``text`` plus the special tokens fits a model input of ``max_tokens``."""

@@ -1,0 +1,104 @@
+"""Chunking throughput: MB/s of input text, one process, parsing included.
+
+``python -m ingestion.evaluation.throughput DIR [--glob '**/*.txt'] [--repeat 3]``
+
+Runs our chunker (plain-text parser + :func:`chunk_document`) side by side with
+LangChain's token-aware ``RecursiveCharacterTextSplitter`` and chonkie's
+``RecursiveChunker`` (both at 200 tokens of the same tokenizer), and the bare
+fast tokenizer as a floor, over the same files.  Prints the best of
+``--repeat`` runs for each; records nothing (see docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def _ours(target: int | None) -> Callable[[bytes], int]:
+    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+    from ingestion.parsers import parse
+
+    config = ChunkingConfig() if target is None else ChunkingConfig(target_tokens=target)
+    counter = default_counter()
+
+    def run(data: bytes) -> int:
+        return len(chunk_document(parse(data, content_type="text/plain"), config, counter))
+
+    return run
+
+
+def _langchain(size: int) -> Callable[[bytes], int]:
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from ingestion.evaluation.baselines import _hf_tokenizer
+
+    splitter = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(_hf_tokenizer(), chunk_size=size)
+    return lambda data: len(splitter.split_text(data.decode("utf-8")))
+
+
+def _chonkie(size: int) -> Callable[[bytes], int]:
+    from chonkie import RecursiveChunker
+
+    from ingestion.chunking import default_counter
+
+    chunker = RecursiveChunker(tokenizer=default_counter().tokenizer, chunk_size=size)
+    return lambda data: len(chunker.chunk(data.decode("utf-8")))
+
+
+def _tokenizer_only() -> Callable[[bytes], int]:
+    from ingestion.chunking import default_counter
+
+    counter = default_counter()
+    return lambda data: len(counter.encode_offsets(data.decode("utf-8")))
+
+
+def measure(files: Sequence[bytes], fn: Callable[[bytes], int], repeat: int) -> tuple[float, float, int]:
+    """Wall time of the first pass, best over ``repeat`` passes, and the chunks of one pass.
+
+    The first pass matters for our chunker: its word-count cache starts empty.
+    """
+    times = []
+    chunks = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        chunks = sum(fn(data) for data in files)
+        times.append(time.perf_counter() - start)
+    return times[0], min(times), chunks
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print MB/s of every chunker over the files under DIR."""
+    parser = argparse.ArgumentParser(prog="python -m ingestion.evaluation.throughput")
+    parser.add_argument("directory")
+    parser.add_argument("--glob", default="**/*.txt")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", action="append", default=None, help="run only these (names below)")
+    args = parser.parse_args(argv)
+    files = [p.read_bytes() for p in sorted(Path(args.directory).glob(args.glob)) if p.is_file()]
+    total = sum(len(f) for f in files)
+    print(f"{len(files)} files, {total / 1e6:.2f} MB, best of {args.repeat}")
+    candidates = {
+        "bulkhead (default config)": lambda: _ours(None),
+        "bulkhead target 200": lambda: _ours(200),
+        "LangChain token-aware recursive 200": lambda: _langchain(200),
+        "chonkie RecursiveChunker 200": lambda: _chonkie(200),
+        "tokenizer alone (encode with offsets)": _tokenizer_only,
+    }
+    print("| chunker | first pass s | first pass MB/s | best s | best MB/s | chunks |")
+    print("|---|---|---|---|---|---|")
+    for name, factory in candidates.items():
+        if args.only and not any(o.lower() in name.lower() for o in args.only):
+            continue
+        fn = factory()
+        fn(files[0])  # warm up: load the tokenizer, compile regexes
+        first, best, chunks = measure(files, fn, args.repeat)
+        mb = total / 1e6
+        print(f"| {name} | {first:.2f} | {mb / first:.2f} | {best:.2f} | {mb / best:.2f} | {chunks} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
