@@ -29,7 +29,9 @@ def database_url_for(settings_dict: dict) -> str:
 class WorkerProcess:
     """A real ``celery worker`` subprocess bound to the test database and broker."""
 
-    def __init__(self, name: str, extra_env: dict | None = None, concurrency: int = 1, pool: str = "solo"):
+    def __init__(
+        self, name: str, extra_env: dict | None = None, concurrency: int = 1, pool: str = "solo", queues: str = ""
+    ):
         from django.conf import settings
         from django.db import connection
 
@@ -46,7 +48,7 @@ class WorkerProcess:
             [
                 sys.executable, "-m", "celery", "-A", "kb", "worker", f"--pool={pool}",
                 f"--concurrency={concurrency}", "--loglevel=INFO", "-n", f"{name}@%h", "--without-mingle",
-                "--without-gossip",
+                "--without-gossip", *(["-Q", queues] if queues else []),
             ],
             cwd=ROOT,
             env=env,

@@ -1,0 +1,79 @@
+"""Crash safety: SIGKILL a worker in the middle of a 200-document batch; a new worker finishes it
+with exactly the chunks of a clean run -- no duplicates, none missing."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from accounts.services import tenant_create
+from ingestion.chunking.chunker import chunk_document
+from ingestion.chunking.config import ChunkingConfig
+from ingestion.parsers import parse
+from ingestion.services import jobs_requeue_stuck
+from kb.celery import app
+from kb.models import Chunk, Document, IngestionJob
+from kb.services import Upload, batch_create, index_version_active
+from tests.ingestion_helpers import wait_for_jobs
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+QUEUE = "crash-test"
+WORDS = "harbour ledger copper river signal meadow lantern orbit granite velvet pylon quarry".split()
+
+
+def _document_text(i: int) -> str:
+    words = [WORDS[(i * 7 + j) % len(WORDS)] for j in range(40)]
+    return f"Report {i}\n\nReport number {i} covers " + " ".join(words) + ".\n"
+
+
+@pytest.fixture
+def crash_routing():
+    # Only this test's workers consume this queue, so the session's worker cannot help out.
+    previous = app.conf.task_routes
+    app.conf.task_routes = {"ingestion.tasks.ingest_documents": {"queue": QUEUE}}
+    yield
+    app.conf.task_routes = previous
+
+
+def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, crash_routing):
+    tenant = tenant_create(slug="crash-co", name="Crash Co")
+    config = ChunkingConfig.from_dict(index_version_active(tenant=tenant).config)
+    texts = [_document_text(i) for i in range(200)]
+    uploads = [
+        Upload(content=t.encode(), title=f"report-{i}.txt", source=f"reports/report-{i}.txt", content_type="text/plain")
+        for i, t in enumerate(texts)
+    ]
+    env = {"BULKHEAD_TASK_VISIBILITY_TIMEOUT": "5", "BULKHEAD_JOB_LEASE_SECONDS": "5"}
+    first = worker_factory("crash-a", extra_env=env, queues=QUEUE)
+    batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
+
+    deadline = time.monotonic() + 300
+    while IngestionJob.objects.get(pk=batch.pk).done < 30:
+        assert time.monotonic() < deadline, "the first worker made no progress"
+        time.sleep(0.1)
+    first.kill()
+    killed_at = IngestionJob.objects.get(pk=batch.pk).done
+    assert killed_at < 200, "the batch finished before the kill; the test proves nothing"
+
+    worker_factory("crash-b", extra_env=env, queues=QUEUE)
+    time.sleep(6)  # past the lease: the dead worker's jobs are now stuck
+    jobs_requeue_stuck(older_than=timedelta(seconds=5))
+
+    children = list(IngestionJob.objects.filter(batch=batch).values_list("id", flat=True))
+    jobs = wait_for_jobs(children, timeout=600)
+    assert all(j.status == "succeeded" for j in jobs), [j.error for j in jobs if j.status != "succeeded"]
+    assert wait_for_jobs([batch.id])[0].status == "succeeded"
+
+    expected = {
+        f"reports/report-{i}.txt": len(chunk_document(parse(t.encode(), content_type="text/plain"), config))
+        for i, t in enumerate(texts)
+    }
+    stored = {
+        d.source: Chunk.objects.filter(document=d).count() for d in Document.objects.filter(tenant=tenant)
+    }
+    assert stored == expected
+    assert Document.objects.filter(tenant=tenant, status="ready").count() == 200
+    assert any(j.attempts > 1 for j in IngestionJob.objects.filter(batch=batch)), "no job was actually re-run"
