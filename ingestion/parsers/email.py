@@ -1,0 +1,321 @@
+"""E-mail: single messages (.eml) and mailboxes (.mbox) via the stdlib ``email`` and ``mailbox``.
+
+The document text is extracted text built here.  For each message it holds a
+short header block (``From:``, ``Date:``, ``Subject:`` lines: the section's
+heading, in its span but in no block) and then the body's paragraphs as
+``prose`` blocks.
+
+* The body is the ``text/plain`` part when there is one, else the ``text/html``
+  part converted to text with BeautifulSoup, else the first ``text/*`` part.
+  Attachments are not indexed.
+* Quoted replies are not indexed twice: lines quoted with ``>``, the attribution
+  line before them ("On Mon, 2 Apr 2012, Megan wrote:"), and everything after an
+  "-----Original Message-----" separator or an Outlook ``From:``/``Sent:`` header
+  block are dropped from the text (and, for HTML, ``<blockquote>`` and Gmail /
+  Outlook quote containers).  The quoted text is indexed where it was written:
+  in its own message.
+* Sections: a ``.eml`` gives one ``message`` section titled with the subject.  An
+  ``.mbox`` is grouped into threads (by ``References``/``In-Reply-To``, else by
+  subject without ``Re:``/``Fwd:``), in order of each thread's first message: a
+  thread section (kind ``heading``, titled with the thread subject) with one
+  ``message`` section per message, titled ``From <sender>, <date>``.
+* ``Section.metadata`` holds ``from``, ``to``, ``cc``, ``date``, ``subject``,
+  ``message_id``, ``in_reply_to``; ``Section.context`` the ``From``/``Date``/
+  ``Subject`` lines, repeated in every chunk's embed text.
+
+Broken MIME (a boundary that never appears, an undecodable charset, a bad
+header) is read best-effort, with the parser's defects listed in
+``metadata["defects"]``; only bytes with no e-mail headers at all, and an mbox
+with no messages, are a :class:`ParseError`.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import email.utils
+import mailbox
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from email.message import EmailMessage, Message
+
+from ingestion.parsers.extracted_text import ExtractedText
+from ingestion.parsers.registry import register
+from ingestion.structure import ParsedDocument, ParseError
+
+_KNOWN_HEADERS = ("from", "to", "subject", "date", "message-id", "mime-version", "content-type", "received")
+_REPLY_PREFIX_RE = re.compile(r"^\s*((re|fwd?|aw|wg|sv|tr)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+_QUOTED_RE = re.compile(r"^\s*>")
+_ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*(original message|forwarded message|ursprüngliche nachricht)\s*-{2,}\s*$",
+                          re.IGNORECASE)
+_ATTRIBUTION_HINT_RE = re.compile(r"wrote|schrieb|a écrit|escribió|написал|@|\d")
+_ON_RE = re.compile(r"^\s*(on|am|le|el)\s", re.IGNORECASE)
+_OUTLOOK_FROM_RE = re.compile(r"^\s*\*?from:\*?\s", re.IGNORECASE)
+_OUTLOOK_NEXT_RE = re.compile(r"^\s*\*?(sent|date|to):\*?\s", re.IGNORECASE)
+_MIME_SCAFFOLD_RE = re.compile(r"^(--\S+|content-[\w-]+:.*|mime-version:.*)\s*$", re.IGNORECASE)
+_BLANK_RUN_RE = re.compile(r"\n\s*\n")
+_QUOTE_SELECTORS = ("blockquote", "div.gmail_quote", "div#divRplyFwdMsg", "div#appendonsend",
+                    "div.moz-cite-prefix", "div.yahoo_quoted")
+
+
+@dataclass
+class _Mail:
+    headers: dict[str, str]
+    body: str
+    defects: list[str] = field(default_factory=list)
+
+    @property
+    def subject(self) -> str:
+        return self.headers.get("subject", "")
+
+    @property
+    def sender(self) -> str:
+        name, address = email.utils.parseaddr(self.headers.get("from", ""))
+        return name or address or self.headers.get("from", "") or "unknown sender"
+
+    @property
+    def date_label(self) -> str:
+        raw = self.headers.get("date", "")
+        try:
+            return email.utils.parsedate_to_datetime(raw).strftime("%Y-%m-%d %H:%M")
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return raw
+
+    def context(self) -> str:
+        lines = [f"From: {self.headers['from']}" if self.headers.get("from") else "",
+                 f"Date: {self.headers['date']}" if self.headers.get("date") else "",
+                 f"Subject: {self.subject}" if self.subject else ""]
+        return "\n".join(line for line in lines if line)
+
+
+def _header(message: Message, name: str) -> str:
+    """A header as text; a malformed one falls back to its raw value rather than failing."""
+    try:
+        value = message.get(name)
+    except (ValueError, TypeError, IndexError, LookupError, AttributeError):
+        values = [v for k, v in message.raw_items() if k.lower() == name] if hasattr(message, "raw_items") else []
+        value = values[0] if values else None
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def _part_text(part: Message) -> str:
+    """Decoded text of one part: the policy's decoding, else the declared charset with replacement."""
+    try:
+        if isinstance(part, EmailMessage):
+            content = part.get_content()
+            if isinstance(content, str):
+                return content
+    except (LookupError, ValueError, TypeError, AssertionError, KeyError, UnicodeError):
+        pass
+    payload = part.get_payload(decode=True)
+    if isinstance(payload, bytes):
+        charset = part.get_content_charset() or "utf-8"
+        try:
+            return payload.decode(charset, errors="replace")
+        except LookupError:
+            return payload.decode("utf-8", errors="replace")
+    raw = part.get_payload()
+    return raw if isinstance(raw, str) else ""
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML body, quoted replies and scripts/styles removed, paragraphs kept apart."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    for element in soup(["script", "style", "head", "title"]):
+        element.decompose()
+    for selector in _QUOTE_SELECTORS:
+        for element in soup.select(selector):
+            element.decompose()
+    for br in soup.find_all("br"):
+        br.replace_with("\n")
+    blocks = {"p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "pre"}
+    for element in soup.find_all(blocks):
+        element.insert_before("\n\n")
+        element.insert_after("\n\n")
+    text = soup.get_text()
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    return "\n".join(lines)
+
+
+def strip_quoted(text: str) -> str:
+    """The body without quoted reply text (see the module docstring)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    end = len(lines)
+    for number, line in enumerate(lines):
+        if _ORIGINAL_RE.match(line) or (
+            _OUTLOOK_FROM_RE.match(line) and number + 1 < len(lines) and _OUTLOOK_NEXT_RE.match(lines[number + 1])
+        ):
+            end = number  # the rest is the original message, forwarded or replied to
+            break
+
+    def quoted_or_end_follows(number: int) -> bool:
+        for candidate in lines[number + 1 : end]:
+            if candidate.strip():
+                return bool(_QUOTED_RE.match(candidate))
+        return True
+
+    result: list[str] = []
+    for number in range(end):
+        line = lines[number]
+        if _QUOTED_RE.match(line):
+            continue
+        stripped = line.strip()
+        # "On <date>, <someone> wrote:" -- possibly wrapped over two lines -- before quoted text.
+        if stripped.endswith(":") and _ATTRIBUTION_HINT_RE.search(stripped) and quoted_or_end_follows(number):
+            if result and result[-1].strip() and not _ON_RE.match(line) and (
+                _ON_RE.match(result[-1]) or result[-1].rstrip().endswith(("<", ",")) or stripped[:1].islower()
+            ):
+                result.pop()  # the first half of a wrapped attribution
+            continue
+        result.append(line)
+    return "\n".join(result).strip()
+
+
+def _body(message: Message) -> str:
+    part: Message | None = None
+    if isinstance(message, EmailMessage):
+        try:
+            part = message.get_body(preferencelist=("plain", "html"))
+        except (KeyError, ValueError, TypeError, AttributeError, LookupError):
+            part = None
+    if part is None:
+        for candidate in message.walk():
+            if candidate.get_content_maintype() == "text" and not candidate.is_multipart():
+                part = candidate
+                break
+    if part is None:
+        # A multipart whose boundary never appears: the parser leaves the raw body as a string.
+        raw = message.get_payload()
+        if not isinstance(raw, str):
+            return ""
+        # Best effort: keep the parts' text, drop the boundary and part-header lines around it.
+        lines = [line for line in raw.splitlines() if not _MIME_SCAFFOLD_RE.match(line)]
+        return strip_quoted("\n".join(lines))
+    text = _part_text(part)
+    if part.get_content_subtype() == "html":
+        text = html_to_text(text)
+    return strip_quoted(text)
+
+
+def _read(data: bytes) -> _Mail:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    headers = {name: _header(message, name) for name in ("from", "to", "cc", "date", "subject", "message-id",
+                                                       "in-reply-to", "references")}
+    if not any(message.get(name) is not None for name in _KNOWN_HEADERS):
+        raise ParseError("not an e-mail message: no e-mail headers (From, Subject, Date, ...) found", line=1)
+    defects = [type(d).__name__ for part in message.walk() for d in getattr(part, "defects", [])]
+    try:
+        body = _body(message)
+    except RecursionError:
+        raise ParseError("e-mail MIME structure nested too deeply") from None
+    return _Mail(headers={k: v for k, v in headers.items() if v}, body=body, defects=defects)
+
+
+def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) -> None:
+    metadata = {key.replace("-", "_"): mail.headers[key]
+                for key in ("from", "to", "cc", "date", "subject", "message-id", "in-reply-to") if key in mail.headers}
+    if mail.defects:
+        metadata["defects"] = sorted(set(mail.defects))
+    context = mail.context()
+    out.heading(level=level, title=title, text=context or title, kind="message", metadata=metadata, context=context)
+    for paragraph in _BLANK_RUN_RE.split(mail.body):
+        out.block(paragraph)
+
+
+def _title(mail: _Mail) -> str:
+    return mail.subject or "(no subject)"
+
+
+@register(content_types=["message/rfc822"], extensions=[".eml"])
+def parse_eml(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse one e-mail message into a ``message`` section of body paragraphs."""
+    mail = _read(data)
+    out = ExtractedText()
+    _emit_message(out, mail, level=1, title=_title(mail))
+    text, sections = out.finish()
+    return ParsedDocument(text=text, sections=sections, title=mail.subject or None,
+                          metadata={"format": "eml", "messages": 1, **({"defects": sorted(set(mail.defects))}
+                                                                      if mail.defects else {})})
+
+
+def _thread_key(mail: _Mail) -> str:
+    return _REPLY_PREFIX_RE.sub("", mail.subject).strip().lower()
+
+
+def threads(mails: list[_Mail]) -> list[list[_Mail]]:
+    """Messages grouped into threads by reference chains, then by subject; first-seen order."""
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i]
+        return i
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_id: dict[str, int] = {}
+    for number, mail in enumerate(mails):
+        message_id = mail.headers.get("message-id", "").strip()
+        if message_id:
+            by_id.setdefault(message_id, number)
+    by_subject: dict[str, int] = {}
+    for number, mail in enumerate(mails):
+        referenced = re.findall(r"<[^>]+>", " ".join([mail.headers.get("references", ""),
+                                                    mail.headers.get("in-reply-to", "")]))
+        for reference in referenced:
+            if reference in by_id:
+                union(number, by_id[reference])
+        key = _thread_key(mail)
+        if key:
+            if key in by_subject:
+                union(number, by_subject[key])
+            else:
+                by_subject[key] = number
+    groups: dict[int, list[_Mail]] = {}
+    for number, mail in enumerate(mails):
+        groups.setdefault(find(number), []).append(mail)
+    return [groups[root] for root in sorted(groups)]
+
+
+@register(content_types=["application/mbox"], extensions=[".mbox"])
+def parse_mbox(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+    """Parse an mbox mailbox into thread sections of ``message`` sections."""
+    if not data.lstrip().startswith(b"From "):
+        raise ParseError("not an mbox file: it must start with a 'From ' line", line=1)
+    # mailbox.mbox reads from a path; the bytes are only ever in a private temporary file.
+    handle, path = tempfile.mkstemp(suffix=".mbox")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        box = mailbox.mbox(path, create=False)
+        try:
+            raw_messages = [box.get_bytes(key) for key in box.keys()]
+        finally:
+            box.close()
+    finally:
+        os.unlink(path)
+    mails = []
+    for number, raw in enumerate(raw_messages, start=1):
+        try:
+            mails.append(_read(raw))
+        except ParseError as exc:
+            raise ParseError(f"message {number} of the mailbox: {exc.message}") from None
+    if not mails:
+        raise ParseError("the mailbox holds no messages")
+    out = ExtractedText()
+    grouped = threads(mails)
+    for thread in grouped:
+        subject = _REPLY_PREFIX_RE.sub("", thread[0].subject).strip() or "(no subject)"
+        out.heading(level=1, title=subject, metadata={"messages": len(thread)})
+        for mail in thread:
+            _emit_message(out, mail, level=2, title=f"From {mail.sender}, {mail.date_label}".rstrip(", "))
+    text, sections = out.finish()
+    return ParsedDocument(text=text, sections=sections, title=os.path.basename(filename) if filename else None,
+                          metadata={"format": "mbox", "messages": len(mails), "threads": len(grouped)})

@@ -1,0 +1,104 @@
+"""E-mail parser (.eml, .mbox): real messages (golden), quoted replies, threads, broken MIME.
+
+Golden files are regenerated only with ``BULKHEAD_REGENERATE_GOLDEN=1`` (see golden_files.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingestion.parsers import parse
+from ingestion.parsers.email import html_to_text, parse_eml, parse_mbox, strip_quoted
+from ingestion.structure import ParseError
+from tests.ingestion.doc_invariants import assert_well_formed
+from tests.ingestion.golden_files import assert_matches_golden
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "email"
+REAL = ["talon-gmail.eml", "talon-outlook.eml", "talon-android.eml", "cpython-msg_31-wrong-boundary.eml",
+        "cpython-msg_15-nested-same-boundary.eml", "thread.mbox"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_mail_matches_golden_and_invariants(name):
+    doc = parse((FIXTURES / name).read_bytes(), filename=name)
+    assert_well_formed(doc)
+    assert_matches_golden(doc, FIXTURES / name)
+
+
+@pytest.mark.parametrize("name", ["talon-gmail.eml", "talon-outlook.eml", "talon-android.eml"])
+def test_quoted_replies_are_not_indexed_again(name):
+    doc = parse_eml((FIXTURES / name).read_bytes(), filename=name)
+    bodies = [doc.text[b.start : b.end] for s in doc.sections for b in s.blocks]
+    assert bodies == ["Hello"]
+    assert "wrote:" not in doc.text and "> Hi" not in doc.text and "Original" not in doc.text
+
+
+def test_message_section_headers_in_metadata_and_context():
+    doc = parse((FIXTURES / "talon-gmail.eml").read_bytes(), content_type="message/rfc822")
+    message = doc.sections[1]
+    assert (message.kind, message.title, message.heading_path) == ("message", "Re: Test", ("Re: Test",))
+    assert message.metadata["from"] == "Megan One <xxx@gmail.com>"
+    assert message.metadata["message_id"].startswith("<CAKsfaBW4hj0")
+    assert message.context == "From: Megan One <xxx@gmail.com>\nDate: Mon, 02 Apr 2012 20:21:52 +0400\nSubject: Re: Test"
+    # The header lines open the section's text but are in no block.
+    assert doc.text[message.start :].startswith("From: Megan One")
+
+
+def test_mbox_threads_by_references_and_subject():
+    doc = parse_mbox((FIXTURES / "thread.mbox").read_bytes(), filename="thread.mbox")
+    threads = [s for s in doc.sections if s.depth == 1]
+    assert [(t.title, t.metadata["messages"]) for t in threads] == [
+        ("Limiting Perl CPU Utilization...", 2), ("Test", 5), ("This is a test message", 1)]
+    messages = [s for s in doc.sections if s.kind == "message"]
+    assert len(messages) == 8 and all(m.depth == 2 for m in messages)
+    assert messages[2].heading_path == ("Test", "From Megan One, 2012-04-02 20:21")
+    assert messages[2].metadata["subject"] == "Re: Test"
+    assert doc.metadata == {"format": "mbox", "messages": 8, "threads": 3}
+
+
+def test_html_only_message_is_converted_and_quotes_dropped():
+    raw = (b"From: Ana <ana@example.com>\r\nSubject: Re: plan\r\nMIME-Version: 1.0\r\n"
+           b"Content-Type: text/html; charset=utf-8\r\n\r\n"
+           b"<html><head><style>p{color:red}</style></head><body><p>New plan is <b>fine</b>.</p>"
+           b"<p>Second paragraph.</p><div class='gmail_quote'>On Mon, Bo wrote:<blockquote>old plan</blockquote>"
+           b"</div></body></html>")
+    doc = parse_eml(raw)
+    bodies = [doc.text[b.start : b.end] for b in doc.sections[1].blocks]
+    assert bodies == ["New plan is fine.", "Second paragraph."]
+
+
+def test_strip_quoted_rules():
+    assert strip_quoted("Yes.\n\nOn Tue, 3 Apr 2012 at 10:00, Bo <bo@x.org>\nwrote:\n> old\n> text\n") == "Yes."
+    assert strip_quoted("Sure\n-----Original Message-----\nFrom: x\nold") == "Sure"
+    assert strip_quoted("Fine\n\nFrom: Bo\nSent: Monday\nTo: Ana\n\nold") == "Fine"
+    # A colon line that introduces the writer's own list is kept.
+    assert strip_quoted("Agenda for 3 May:\n- budget\n- hiring") == "Agenda for 3 May:\n- budget\n- hiring"
+    assert html_to_text("<p>a<br>b</p>").split() == ["a", "b"]
+
+
+def test_broken_mime_is_read_best_effort_with_defects():
+    doc = parse_eml((FIXTURES / "cpython-msg_31-wrong-boundary.eml").read_bytes())
+    bodies = [doc.text[b.start : b.end] for b in doc.sections[1].blocks]
+    assert bodies == ["message 1", "message 2"]
+    assert "StartBoundaryNotFoundDefect" in doc.metadata["defects"]
+
+
+@pytest.mark.parametrize("data", [
+    b"From: a@b.c\nContent-Type: multipart/mixed; boundary=X\n\n--X\nContent-Type: text/plain\n\nunterminated",
+    b"From: a@b.c\nContent-Type: text/plain; charset=no-such-charset\n\nbody \xff\xfe text\n",
+    b"From: a@b.c\nContent-Type: text/plain\nContent-Transfer-Encoding: base64\n\n!!!not base64!!!\n",
+    b"From: =?utf-8?q?broken\nSubject: =?x-unknown?b?AAAA?=\nDate: not a date\n\nstill text\n",
+    b"Subject: deep\nContent-Type: multipart/mixed; boundary=A\n\n" + b"--A\nContent-Type: multipart/mixed; boundary=A\n\n" * 200,
+])
+def test_broken_mime_never_crashes(data):
+    doc = parse_eml(data)
+    assert_well_formed(doc)
+
+
+def test_bytes_without_mail_headers_are_refused():
+    with pytest.raises(ParseError, match="not an e-mail message"):
+        parse_eml(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    with pytest.raises(ParseError, match="not an mbox"):
+        parse_mbox(b"Subject: x\n\nbody\n")
