@@ -18,7 +18,7 @@ services: $(STAMP)
 	@$(PY) -m kb.embedded_services start
 
 demo: $(STAMP)
-	@$(PY) scripts/demo.py
+	@$(PY) manage.py kb_demo
 
 # Runs against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards),
 # so a running `make demo` is left alone.
