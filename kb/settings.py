@@ -24,6 +24,10 @@ def env_int(name: str, default: int) -> int:
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get("SECRET_KEY") or "bulkhead-insecure-dev-key-set-SECRET_KEY-in-production"
+if SECRET_KEY.startswith("please-set"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("SECRET_KEY is the compose file's placeholder; set a real secret")
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 
 # --------------------------------------------------------------------------- services
@@ -52,6 +56,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served locally: /api/docs/ works offline
     "accounts",
     "kb",
     "ingestion",
@@ -127,6 +132,24 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --------------------------------------------------------------------------- API
+
+
+def _redis_db(url: str, db: int) -> str:
+    """The same Redis server as ``url`` with another database number (the broker keeps its own)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+# The throttle counts live here, so a rate holds across web processes.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("CACHE_URL") or _redis_db(REDIS_URL, 1),
+        "KEY_PREFIX": "bulkhead",
+    }
+}
 BULKHEAD_THROTTLE_RATE = os.environ.get("BULKHEAD_THROTTLE_RATE", "600/minute")
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -147,6 +170,15 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Multi-tenant, access-controlled knowledge base for RAG.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "DocumentStatusEnum": "kb.serializers.DOCUMENT_STATUSES",
+        "JobStatusEnum": "kb.serializers.JOB_STATUSES",
+        "AccessLevelEnum": "accounts.serializers.LEVEL_NAMES",
+    },
 }
 
 LOGGING = {
