@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from accounts.access import Reader
 from accounts.errors import NotFound
-from accounts.models import Membership, Tenant
+from accounts.models import ApiToken, Group, Membership, Tenant
 
 
 def reader_for(membership: Membership) -> Reader:
@@ -29,3 +31,63 @@ def membership_get(*, tenant: Tenant, email: str) -> Membership:
     if membership is None:
         raise NotFound(f"{email} is not a member of tenant {tenant.slug!r}")
     return membership
+
+
+def object_pk(value) -> int | None:
+    """A path id as a database integer key, or None when it cannot be one (then: not found)."""
+    try:
+        pk = int(str(value))
+    except (TypeError, ValueError):
+        return None
+    return pk if 0 < pk < 2**63 else None
+
+
+def group_list(*, tenant: Tenant) -> QuerySet[Group]:
+    """The tenant's groups, by slug."""
+    return Group.objects.filter(tenant=tenant).order_by("slug", "id")
+
+
+def group_get(*, tenant: Tenant, group_id) -> Group:
+    """One group of the tenant; a group of another tenant is not found (same 404)."""
+    pk = object_pk(group_id)
+    group = Group.objects.filter(tenant=tenant, pk=pk).first() if pk else None
+    if group is None:
+        raise NotFound("Not found.")
+    return group
+
+
+def membership_list(*, tenant: Tenant) -> QuerySet[Membership]:
+    """The tenant's memberships with their users and groups, by email."""
+    return (
+        Membership.objects.filter(tenant=tenant)
+        .select_related("user", "tenant")
+        .prefetch_related("groups")
+        .order_by("user__email", "id")
+    )
+
+
+def membership_get_by_id(*, tenant: Tenant, membership_id) -> Membership:
+    """One membership of the tenant; one of another tenant is not found (same 404)."""
+    pk = object_pk(membership_id)
+    membership = membership_list(tenant=tenant).filter(pk=pk).first() if pk else None
+    if membership is None:
+        raise NotFound("Not found.")
+    return membership
+
+
+def api_token_list(*, tenant: Tenant) -> QuerySet[ApiToken]:
+    """The tenant's API tokens (never their keys), newest first."""
+    return (
+        ApiToken.objects.filter(membership__tenant=tenant)
+        .select_related("membership__user")
+        .order_by("-created_at", "-id")
+    )
+
+
+def api_token_get(*, tenant: Tenant, token_id) -> ApiToken:
+    """One token of the tenant; one of another tenant is not found (same 404)."""
+    pk = object_pk(token_id)
+    token = api_token_list(tenant=tenant).filter(pk=pk).first() if pk else None
+    if token is None:
+        raise NotFound("Not found.")
+    return token

@@ -137,3 +137,48 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
     return token
+
+
+@transaction.atomic
+def group_update(*, group: Group, name: str | None = None) -> Group:
+    """Rename a group. Its slug stays: documents' access markers name groups by slug."""
+    if name is not None:
+        group.name = name or group.slug
+        group.save(update_fields=["name"])
+    return group
+
+
+@transaction.atomic
+def membership_update(
+    *,
+    membership: Membership,
+    acting: Membership | None = None,
+    role: str | None = None,
+    clearance: str | None = None,
+    group_slugs: Iterable[str] | None = None,
+    is_active: bool | None = None,
+) -> Membership:
+    """Change a membership's role, clearance, groups or active flag; ``None`` leaves a field as is.
+
+    ``acting`` is the admin making the change: an admin may not demote or deactivate
+    themselves, so a tenant cannot lose its last admin by accident.
+    """
+    membership = Membership.objects.select_for_update().get(pk=membership.pk)
+    if acting is not None and acting.pk == membership.pk:
+        if (role is not None and role != Role.ADMIN) or is_active is False:
+            raise Conflict("you cannot demote or deactivate your own membership; ask another admin")
+    fields: list[str] = []
+    if role is not None:
+        membership.role = parse_role(role)
+        fields.append("role")
+    if clearance is not None:
+        membership.clearance = parse_level(clearance)
+        fields.append("clearance")
+    if is_active is not None:
+        membership.is_active = is_active
+        fields.append("is_active")
+    if fields:
+        membership.save(update_fields=fields)
+    if group_slugs is not None:
+        membership_set_groups(membership=membership, groups=groups_by_slugs(tenant=membership.tenant, slugs=group_slugs))
+    return membership

@@ -6,14 +6,31 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.errors import ApplicationError, Conflict, NotFound, PermissionRefused
 
-__all__ = ["ApplicationError", "Conflict", "NotFound", "PermissionRefused", "error_body", "exception_handler"]
+__all__ = [
+    "ApplicationError",
+    "Conflict",
+    "NotFound",
+    "PermissionRefused",
+    "UnsupportedContentType",
+    "error_body",
+    "exception_handler",
+]
+
+
+class UnsupportedContentType(ApplicationError):
+    """A document content type no parser reads (the request's own Content-Type is DRF's 415)."""
+
+    code = "unsupported_media_type"
+    status_code = 415
 
 
 def error_body(code: str, message: str, details: dict | None = None) -> dict:
@@ -30,6 +47,8 @@ def _drf_code(exc: exceptions.APIException) -> str:
 def exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):  # Django's own body limit (DATA_UPLOAD_MAX_MEMORY_SIZE)
+        return Response(error_body("payload_too_large", "The request body is too large."), status=413)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -44,3 +63,21 @@ def exception_handler(exc, context):
         detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
         response.data = error_body(_drf_code(exc), str(detail))
     return response
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found_view(request, exception=None):
+    """Django's 404 (an unknown URL): the API's error shape under ``/api/``, the normal page elsewhere."""
+    if _is_api(request):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error_view(request):
+    """Django's 500: the API's error shape under ``/api/`` (no detail shown), the normal page elsewhere."""
+    if _is_api(request):
+        return JsonResponse(error_body("server_error", "Internal server error."), status=500)
+    return defaults.server_error(request)

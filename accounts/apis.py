@@ -1,0 +1,183 @@
+"""The accounts REST API (admins only): groups, memberships and API tokens of the caller's tenant.
+
+Also the base view every ``/api/v1/`` view derives from: token or session
+authentication, the acting membership as ``self.member``, members only.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from accounts import selectors, services
+from accounts.authentication import TokenAuthentication
+from accounts.models import Membership
+from accounts.permissions import IsAdmin, IsMember, SessionMemberAuthentication, request_member
+from accounts.serializers import (
+    GroupCreateInputSerializer,
+    GroupOutputSerializer,
+    GroupUpdateInputSerializer,
+    MembershipCreateInputSerializer,
+    MembershipOutputSerializer,
+    MembershipUpdateInputSerializer,
+    TokenCreatedOutputSerializer,
+    TokenCreateInputSerializer,
+    TokenOutputSerializer,
+    error_responses,
+)
+
+
+class MemberAPIView(GenericAPIView):
+    """Base of every API view: authenticated as one membership; members of any role by default.
+
+    A ``GenericAPIView`` only for its pagination helpers; views never use its queryset machinery.
+    """
+
+    # Token first: its ``WWW-Authenticate`` header makes an anonymous call a 401, not a 403.
+    authentication_classes = [TokenAuthentication, SessionMemberAuthentication]
+    permission_classes = [IsMember]
+
+    @property
+    def member(self) -> Membership:
+        return request_member(self.request)
+
+    def paginated(self, queryset, serializer_class) -> Response:
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def id_parameter(name: str, description: str, type_=int) -> OpenApiParameter:
+    return OpenApiParameter(name, type_, OpenApiParameter.PATH, description=description)
+
+
+# ----------------------------------------------------------------------------- groups
+
+
+class GroupListApi(MemberAPIView):
+    """``/api/v1/groups/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="List the tenant's groups", responses={
+        200: GroupOutputSerializer(many=True), **error_responses()})
+    def get(self, request):
+        return self.paginated(selectors.group_list(tenant=self.member.tenant), GroupOutputSerializer)
+
+    @extend_schema(tags=["admin"], summary="Create a group", request=GroupCreateInputSerializer, responses={
+        201: GroupOutputSerializer, **error_responses(400, 409, 415)})
+    def post(self, request):
+        serializer = GroupCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        group = services.group_create(tenant=self.member.tenant, **serializer.validated_data)
+        return Response(GroupOutputSerializer(group).data, status=status.HTTP_201_CREATED)
+
+
+class GroupDetailApi(MemberAPIView):
+    """``/api/v1/groups/{id}/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="Rename a group (its slug never changes)",
+                   parameters=[id_parameter("group_id", "Group id")], request=GroupUpdateInputSerializer,
+                   responses={200: GroupOutputSerializer, **error_responses(400, 404, 415)})
+    def patch(self, request, group_id: str):
+        group = selectors.group_get(tenant=self.member.tenant, group_id=group_id)
+        serializer = GroupUpdateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        group = services.group_update(group=group, **serializer.validated_data)
+        return Response(GroupOutputSerializer(group).data)
+
+
+# ----------------------------------------------------------------------------- memberships
+
+
+class MembershipListApi(MemberAPIView):
+    """``/api/v1/memberships/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="List the tenant's memberships", responses={
+        200: MembershipOutputSerializer(many=True), **error_responses()})
+    def get(self, request):
+        return self.paginated(selectors.membership_list(tenant=self.member.tenant), MembershipOutputSerializer)
+
+    @extend_schema(tags=["admin"], summary="Add a user (created if new) to the tenant",
+                   request=MembershipCreateInputSerializer,
+                   responses={201: MembershipOutputSerializer, **error_responses(400, 409, 415)})
+    def post(self, request):
+        serializer = MembershipCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        membership = services.membership_create(
+            tenant=self.member.tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
+            group_slugs=data["groups"],
+        )
+        membership = selectors.membership_get_by_id(tenant=self.member.tenant, membership_id=membership.pk)
+        return Response(MembershipOutputSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+
+class MembershipDetailApi(MemberAPIView):
+    """``/api/v1/memberships/{id}/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="Change a membership's role, clearance, groups or active flag",
+                   parameters=[id_parameter("membership_id", "Membership id")],
+                   request=MembershipUpdateInputSerializer,
+                   responses={200: MembershipOutputSerializer, **error_responses(400, 404, 409, 415)})
+    def patch(self, request, membership_id: str):
+        tenant = self.member.tenant
+        membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership_id)
+        serializer = MembershipUpdateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        services.membership_update(
+            membership=membership, acting=self.member, role=data.get("role"), clearance=data.get("clearance"),
+            group_slugs=data.get("groups"), is_active=data.get("is_active"),
+        )
+        membership = selectors.membership_get_by_id(tenant=tenant, membership_id=membership.pk)
+        return Response(MembershipOutputSerializer(membership).data)
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+class TokenListApi(MemberAPIView):
+    """``/api/v1/tokens/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="List the tenant's API tokens (never their keys)", responses={
+        200: TokenOutputSerializer(many=True), **error_responses()})
+    def get(self, request):
+        return self.paginated(selectors.api_token_list(tenant=self.member.tenant), TokenOutputSerializer)
+
+    @extend_schema(tags=["admin"], summary="Create a token for a membership; the key is shown once",
+                   request=TokenCreateInputSerializer,
+                   responses={201: TokenCreatedOutputSerializer, **error_responses(400, 404, 415)})
+    def post(self, request):
+        serializer = TokenCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        membership = selectors.membership_get_by_id(
+            tenant=self.member.tenant, membership_id=data.get("membership_id", self.member.pk)
+        )
+        token, key = services.api_token_create(membership=membership, name=data["name"])
+        token.key = key
+        return Response(TokenCreatedOutputSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class TokenRevokeApi(MemberAPIView):
+    """``/api/v1/tokens/{id}/revoke/`` (admins)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=["admin"], summary="Revoke a token (idempotent)", request=None,
+                   parameters=[id_parameter("token_id", "Token id")],
+                   responses={200: TokenOutputSerializer, **error_responses(404)})
+    def post(self, request, token_id: str):
+        token = selectors.api_token_get(tenant=self.member.tenant, token_id=token_id)
+        token = services.api_token_revoke(token=token)
+        return Response(TokenOutputSerializer(token).data)

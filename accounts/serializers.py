@@ -1,0 +1,130 @@
+"""Input and output serializers of the accounts API (groups, memberships, tokens) and the error shape.
+
+Input serializers only validate shapes; the rules live in ``accounts.services``.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
+from rest_framework import serializers
+
+from accounts.access import AccessLevel
+from accounts.models import Role
+
+LEVEL_NAMES = [level.label for level in AccessLevel]
+SLUG_LIST_MAX = 100
+
+
+# ----------------------------------------------------------------------------- the one error shape
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    """``{"error": {"code", "message", "details"}}`` -- every error response has this shape."""
+
+    error = ErrorDetailSerializer()
+
+
+_ERROR_DESCRIPTIONS = {
+    400: "Invalid request (validation, malformed JSON, unknown level or group).",
+    401: "Missing, invalid or revoked token.",
+    403: "Your role, clearance or groups do not allow this.",
+    404: "Not found -- or not yours to see; the two are indistinguishable.",
+    409: "Conflicts with the current state.",
+    413: "The request body is larger than BULKHEAD_MAX_UPLOAD_BYTES.",
+    415: "Unsupported request Content-Type or document content type.",
+    429: "Too many requests for this token; see Retry-After.",
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    """Schema entries for error responses; 401, 403 and 429 apply to every operation."""
+    wanted = sorted({401, 403, 429, *codes})
+    return {code: OpenApiResponse(ErrorSerializer, description=_ERROR_DESCRIPTIONS[code]) for code in wanted}
+
+
+def slug_list(**kwargs) -> serializers.ListField:
+    return serializers.ListField(child=serializers.CharField(max_length=63), max_length=SLUG_LIST_MAX, **kwargs)
+
+
+# ----------------------------------------------------------------------------- groups
+
+
+class GroupOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class GroupCreateInputSerializer(serializers.Serializer):
+    slug = serializers.CharField(max_length=63, help_text="Lowercase letters, digits and hyphens; never changes.")
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class GroupUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+# ----------------------------------------------------------------------------- memberships
+
+
+class MembershipOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.CharField(source="user.email")
+    role = serializers.ChoiceField(choices=Role.values)
+    clearance = serializers.SerializerMethodField()
+    groups = serializers.SerializerMethodField()
+    is_active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=LEVEL_NAMES))
+    def get_clearance(self, obj) -> str:
+        return AccessLevel(obj.clearance).label
+
+    def get_groups(self, obj) -> list[str]:
+        return sorted(g.slug for g in obj.groups.all())
+
+
+class MembershipCreateInputSerializer(serializers.Serializer):
+    email = serializers.EmailField()
+    role = serializers.ChoiceField(choices=Role.values, default=Role.VIEWER.value)
+    clearance = serializers.ChoiceField(choices=LEVEL_NAMES, default="internal")
+    groups = slug_list(required=False, default=list)
+
+
+class MembershipUpdateInputSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.values, required=False)
+    clearance = serializers.ChoiceField(choices=LEVEL_NAMES, required=False)
+    groups = slug_list(required=False)
+    is_active = serializers.BooleanField(required=False)
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    membership_id = serializers.IntegerField()
+    email = serializers.CharField(source="membership.user.email")
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class TokenCreatedOutputSerializer(TokenOutputSerializer):
+    key = serializers.CharField(help_text="The secret key: shown only in this response, never again.")
+
+
+class TokenCreateInputSerializer(serializers.Serializer):
+    membership_id = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="Default: your own membership."
+    )
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")

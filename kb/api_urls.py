@@ -1,0 +1,30 @@
+"""``/api/v1/`` routes, the OpenAPI schema and its docs. Ids are taken as strings so that a
+malformed id answers the API's own 404 (same body as a missing one), not Django's HTML page."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from accounts import apis as accounts_apis
+from kb import apis
+
+v1 = [
+    path("documents/", apis.DocumentListApi.as_view(), name="document-list"),
+    path("documents/<str:document_id>/", apis.DocumentDetailApi.as_view(), name="document-detail"),
+    path("documents/<str:document_id>/sections/", apis.DocumentSectionsApi.as_view(), name="document-sections"),
+    path("sections/<str:section_id>/", apis.SectionAccessApi.as_view(), name="section-detail"),
+    path("jobs/<str:job_id>/", apis.JobDetailApi.as_view(), name="job-detail"),
+    path("search/", apis.SearchApi.as_view(), name="search"),
+    path("groups/", accounts_apis.GroupListApi.as_view(), name="group-list"),
+    path("groups/<str:group_id>/", accounts_apis.GroupDetailApi.as_view(), name="group-detail"),
+    path("memberships/", accounts_apis.MembershipListApi.as_view(), name="membership-list"),
+    path("memberships/<str:membership_id>/", accounts_apis.MembershipDetailApi.as_view(), name="membership-detail"),
+    path("tokens/", accounts_apis.TokenListApi.as_view(), name="token-list"),
+    path("tokens/<str:token_id>/revoke/", accounts_apis.TokenRevokeApi.as_view(), name="token-revoke"),
+]
+
+urlpatterns = [
+    path("v1/", include(v1)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+]

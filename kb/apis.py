@@ -1,0 +1,259 @@
+"""The documents, sections, jobs and search REST API (v1).
+
+Thin views: validate with an input serializer, call one selector or service (after the
+permission check it needs), serialize with an output serializer. Every id that is
+missing, another tenant's or not readable answers the same 404.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from accounts.apis import MemberAPIView
+from accounts.permissions import IsEditor, IsMember
+from accounts.serializers import error_responses
+from kb import permissions, selectors, services
+from kb.serializers import (
+    DocumentAcceptedOutputSerializer,
+    DocumentFilterSerializer,
+    DocumentJsonInputSerializer,
+    DocumentMultipartInputSerializer,
+    DocumentOutputSerializer,
+    JobOutputSerializer,
+    SearchInputSerializer,
+    SearchOutputSerializer,
+    SectionAccessInputSerializer,
+    SectionOutputSerializer,
+)
+from kb.services import PayloadTooLarge, Upload
+
+DOCUMENTS_TAG = ["documents"]
+
+
+def _path_id(name: str, description: str) -> OpenApiParameter:
+    return OpenApiParameter(name, OpenApiTypes.UUID, OpenApiParameter.PATH, description=description)
+
+
+class KbAPIView(MemberAPIView):
+    """Per-method roles (``method_permissions``) on one URL, and the request-size limit."""
+
+    parser_classes = [JSONParser]
+    method_permissions: dict[str, list] = {}
+
+    def get_permissions(self):
+        classes = self.method_permissions.get(self.request.method, [IsMember])
+        return [permission() for permission in classes]
+
+    def initial(self, request, *args, **kwargs):
+        # Before authentication (whose CSRF check may read a form body) and before request.data:
+        # a body announced larger than the limit is refused without reading a byte of it.
+        limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit:
+            raise PayloadTooLarge(
+                f"the request body is {length} bytes; the limit is {limit} bytes", details={"limit": limit}
+            )
+        super().initial(request, *args, **kwargs)
+
+    def group_context(self) -> dict:
+        return {"group_slugs": selectors.group_slugs(member=self.member)}
+
+
+def _upload_from(request) -> Upload:
+    """The input serializer for the request's content type, validated, as an :class:`Upload`."""
+    if request.content_type.startswith("multipart/"):
+        serializer = DocumentMultipartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        file = data["file"]
+        limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+        if file.size > limit:
+            raise PayloadTooLarge(f"the file is {file.size} bytes; the limit is {limit} bytes", details={"limit": limit})
+        content, name = file.read(), file.name or ""
+        title, source = data["title"] or name, data["source"] or name
+        content_type = data["content_type"] or (getattr(file, "content_type", "") or "")
+    else:
+        serializer = DocumentJsonInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        content, title, source = data["content"].encode("utf-8"), data["title"], data["source"]
+        content_type = data["content_type"]
+    return Upload(
+        content=content, title=title, content_type=content_type, source=source, tags=tuple(data["tags"]),
+        access_level=data["access_level"], groups=tuple(data["groups"]),
+    )
+
+
+def _accepted(document, job) -> dict:
+    return DocumentAcceptedOutputSerializer(
+        {"id": document.id, "status": document.status, "job": {"id": job.id, "status": job.status}}
+    ).data
+
+
+_UPLOAD_REQUEST = {
+    "application/json": DocumentJsonInputSerializer,
+    "multipart/form-data": DocumentMultipartInputSerializer,
+}
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+class DocumentListApi(KbAPIView):
+    """``/api/v1/documents/``: list (members) and upload (editors, admins)."""
+
+    parser_classes = [JSONParser, MultiPartParser]
+    method_permissions = {"POST": [IsEditor]}
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="List the documents you can see", parameters=[DocumentFilterSerializer],
+        responses={200: DocumentOutputSerializer(many=True), **error_responses(400)},
+    )
+    def get(self, request):
+        filters = DocumentFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        documents = selectors.document_list(member=self.member, **filters.validated_data)
+        page = self.paginate_queryset(documents)
+        data = DocumentOutputSerializer(page, many=True, context=self.group_context()).data
+        return self.get_paginated_response(data)
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="Upload a document (editors, admins); ingestion runs in the background",
+        request=_UPLOAD_REQUEST,
+        responses={201: DocumentAcceptedOutputSerializer, **error_responses(400, 413, 415)},
+    )
+    def post(self, request):
+        upload = _upload_from(request)
+        permissions.upload_check(member=self.member, upload=upload)
+        document, job = services.document_create(tenant=self.member.tenant, created_by=request.user, upload=upload)
+        return Response(_accepted(document, job), status=status.HTTP_201_CREATED)
+
+
+class DocumentDetailApi(KbAPIView):
+    """``/api/v1/documents/{id}/``: read (members), replace and delete (editors, admins)."""
+
+    parser_classes = [JSONParser, MultiPartParser]
+    method_permissions = {"PUT": [IsEditor], "DELETE": [IsEditor]}
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="One document", parameters=[_path_id("document_id", "Document id (UUID)")],
+        responses={200: DocumentOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request, document_id: str):
+        document = selectors.document_get(member=self.member, document_id=document_id)
+        return Response(DocumentOutputSerializer(document, context=self.group_context()).data)
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="Replace a document's content (a new ingestion; old chunks serve until it ends)",
+        parameters=[_path_id("document_id", "Document id (UUID)")], request=_UPLOAD_REQUEST,
+        responses={200: DocumentAcceptedOutputSerializer, **error_responses(400, 404, 413, 415)},
+    )
+    def put(self, request, document_id: str):
+        document = selectors.document_get_for_change(member=self.member, document_id=document_id)
+        upload = _upload_from(request)
+        permissions.upload_check(member=self.member, upload=upload)
+        document, job = services.document_replace(document=document, created_by=request.user, upload=upload)
+        return Response(_accepted(document, job))
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="Delete a document; its chunks are gone at once",
+        parameters=[_path_id("document_id", "Document id (UUID)")],
+        responses={204: OpenApiResponse(description="Deleted."), **error_responses(404)},
+    )
+    def delete(self, request, document_id: str):
+        document = selectors.document_get_for_change(member=self.member, document_id=document_id)
+        services.document_delete(document=document)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentSectionsApi(KbAPIView):
+    """``/api/v1/documents/{id}/sections/``: the readable section tree."""
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="The document's sections you may read, as a tree in document order",
+        parameters=[_path_id("document_id", "Document id (UUID)")],
+        responses={200: SectionOutputSerializer(many=True), **error_responses(404)},
+    )
+    def get(self, request, document_id: str):
+        document = selectors.document_get(member=self.member, document_id=document_id)
+        nodes = selectors.document_section_tree(member=self.member, document=document)
+        return Response(SectionOutputSerializer(nodes, many=True, context=self.group_context()).data)
+
+    def paginate_queryset(self, queryset):  # a tree is returned whole
+        return None
+
+
+class SectionAccessApi(KbAPIView):
+    """``/api/v1/sections/{id}/``: change a section's access policy (editors, admins)."""
+
+    method_permissions = {"PATCH": [IsEditor]}
+
+    @extend_schema(
+        tags=DOCUMENTS_TAG, summary="Set a section's access policy (no re-embedding)",
+        parameters=[_path_id("section_id", "Section id (UUID)")], request=SectionAccessInputSerializer,
+        responses={200: SectionOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def patch(self, request, section_id: str):
+        section = selectors.section_get(member=self.member, section_id=section_id)
+        serializer = SectionAccessInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        change = {"access_level": data.get("access_level"), "groups": data.get("groups"), "inherit": data["inherit"]}
+        permissions.section_access_check(member=self.member, section=section, **change)
+        section = services.section_set_access(section=section, **change)
+        node = selectors.section_node(member=self.member, section=section)
+        return Response(SectionOutputSerializer(node, context=self.group_context()).data)
+
+
+# ----------------------------------------------------------------------------- jobs
+
+
+class JobDetailApi(KbAPIView):
+    """``/api/v1/jobs/{id}/``: poll an ingestion job."""
+
+    @extend_schema(
+        tags=["jobs"], summary="An ingestion job's status and progress",
+        parameters=[_path_id("job_id", "Job id (UUID)")],
+        responses={200: JobOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request, job_id: str):
+        job = selectors.job_get(member=self.member, job_id=job_id)
+        return Response(JobOutputSerializer(job).data)
+
+
+# ----------------------------------------------------------------------------- search
+
+
+class SearchApi(KbAPIView):
+    """``/api/v1/search/``: permission-filtered retrieval with parent expansion."""
+
+    @extend_schema(
+        tags=["search"], summary="Search what you may read; hits expand to their authorized parent sections",
+        request=SearchInputSerializer, responses={200: SearchOutputSerializer, **error_responses(400, 404, 415)},
+    )
+    def post(self, request):
+        from kb.search import SearchFilters, search
+
+        serializer = SearchInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        version = selectors.index_version_for_search(member=self.member, index_version_id=data["index_version"])
+        raw = data.get("filters") or {}
+        filters = SearchFilters(
+            document_ids=tuple(raw.get("document_ids", ())), tags=tuple(raw.get("tags", ())),
+            content_types=tuple(raw.get("content_types", ())), source_prefix=raw.get("source_prefix", ""),
+            updated_after=raw.get("updated_after"), updated_before=raw.get("updated_before"),
+        )
+        response = search(
+            member=self.member, query=data["query"], top_k=data["top_k"], mode=data["mode"], expand=data["expand"],
+            filters=filters, index_version=version,
+        )
+        return Response(SearchOutputSerializer(response).data)

@@ -1,0 +1,212 @@
+"""Input and output serializers of the documents, sections, jobs and search API.
+
+Inputs validate shapes only; the rules live in ``kb.permissions``, ``kb.selectors`` and
+``kb.services``. Policies are shown by name: access levels as ``"internal"``, groups
+as slugs (the output serializers take an id -> slug map as ``context["group_slugs"]``).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from accounts.access import AccessLevel
+from accounts.serializers import LEVEL_NAMES, slug_list
+from kb.models import Document, IngestionJob
+
+DOCUMENT_STATUSES = list(Document.Status.values)
+JOB_STATUSES = list(IngestionJob.Status.values)
+SEARCH_MODES = ["hybrid", "vector", "lexical"]
+SEARCH_EXPANDS = ["parent", "neighbors", "none"]
+MAX_TOP_K = 100
+
+
+def _slugs(serializer: serializers.Serializer, group_ids) -> list[str]:
+    names = serializer.context.get("group_slugs", {})
+    return sorted(names.get(g, str(g)) for g in group_ids)
+
+
+class _PolicyOutputMixin(serializers.Serializer):
+    access_level = serializers.SerializerMethodField()
+    groups = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=LEVEL_NAMES))
+    def get_access_level(self, obj) -> str:
+        return AccessLevel(obj.access_level).label
+
+    def get_groups(self, obj) -> list[str]:
+        return _slugs(self, obj.access_groups)
+
+
+# ----------------------------------------------------------------------------- documents
+
+
+class _DocumentFieldsInputSerializer(serializers.Serializer):
+    content_type = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default="",
+        help_text="e.g. text/markdown; detected from source/filename and the bytes when omitted.",
+    )
+    source = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+    )
+    access_level = serializers.ChoiceField(
+        choices=LEVEL_NAMES, default="internal",
+        help_text="The document's default policy; at most your clearance (admins: any).",
+    )
+    groups = slug_list(required=False, default=list, help_text="Group slugs; only groups you are in (admins: any).")
+
+
+class DocumentJsonInputSerializer(_DocumentFieldsInputSerializer):
+    title = serializers.CharField(max_length=500)
+    content = serializers.CharField(trim_whitespace=False, help_text="The document text (UTF-8).")
+
+
+class DocumentMultipartInputSerializer(_DocumentFieldsInputSerializer):
+    file = serializers.FileField(allow_empty_file=False, use_url=False)
+    title = serializers.CharField(max_length=500, required=False, allow_blank=True, default="",
+                                  help_text="Default: the file's name.")
+
+
+class DocumentFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False)
+    tag = serializers.CharField(max_length=100, required=False)
+    content_type = serializers.CharField(max_length=100, required=False)
+    source = serializers.CharField(max_length=1000, required=False)
+
+
+class JobSummarySerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=JOB_STATUSES)
+
+
+class DocumentAcceptedOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
+    job = JobSummarySerializer()
+
+
+class DocumentOutputSerializer(_PolicyOutputMixin):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    source = serializers.CharField()
+    content_type = serializers.CharField()
+    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
+    error = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    sections_count = serializers.IntegerField(help_text="Sections you may read.")
+    chunks_count = serializers.IntegerField(help_text="Chunks you may read, in the active index version.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+class SectionOutputSerializer(_PolicyOutputMixin):
+    id = serializers.UUIDField()
+    document_id = serializers.UUIDField()
+    parent_id = serializers.UUIDField(allow_null=True, help_text="The nearest ancestor you may read, or null.")
+    heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    level = serializers.IntegerField(help_text="Depth in the tree of sections you may read (0 = top).")
+    kind = serializers.CharField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+
+
+class SectionAccessInputSerializer(serializers.Serializer):
+    access_level = serializers.ChoiceField(choices=LEVEL_NAMES, required=False)
+    groups = slug_list(required=False, help_text="Replaces the section's groups; [] for none.")
+    inherit = serializers.BooleanField(
+        required=False, default=False, help_text="Drop the section's own policy and inherit its parent's again."
+    )
+
+    def validate(self, attrs):
+        if attrs.get("inherit") and ("access_level" in attrs or "groups" in attrs):
+            raise serializers.ValidationError("inherit cannot be combined with access_level or groups.")
+        if not attrs.get("inherit") and "access_level" not in attrs and "groups" not in attrs:
+            raise serializers.ValidationError("Give access_level, groups, or inherit: true.")
+        return attrs
+
+
+# ----------------------------------------------------------------------------- jobs
+
+
+class JobProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.ChoiceField(choices=IngestionJob.Kind.values)
+    document_id = serializers.UUIDField(allow_null=True)
+    status = serializers.ChoiceField(choices=JOB_STATUSES)
+    stage = serializers.CharField()
+    progress = serializers.SerializerMethodField()
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_progress(self, obj) -> JobProgressSerializer:
+        return JobProgressSerializer({"done": obj.done, "total": obj.total}).data
+
+
+# ----------------------------------------------------------------------------- search
+
+
+class SearchFiltersInputSerializer(serializers.Serializer):
+    document_ids = serializers.ListField(child=serializers.UUIDField(), max_length=1000, required=False, default=list)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+    )
+    content_types = serializers.ListField(
+        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+    )
+    source_prefix = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class SearchInputSerializer(serializers.Serializer):
+    query = serializers.CharField(max_length=2000)
+    top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
+    mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
+    expand = serializers.ChoiceField(choices=SEARCH_EXPANDS, default="parent")
+    filters = SearchFiltersInputSerializer(required=False)
+    index_version = serializers.UUIDField(
+        required=False, allow_null=True, default=None, help_text="Admins only; default: the active version."
+    )
+
+
+class SearchHitOutputSerializer(serializers.Serializer):
+    chunk_id = serializers.UUIDField()
+    document_id = serializers.UUIDField()
+    document_title = serializers.CharField(allow_blank=True)
+    section_id = serializers.UUIDField()
+    heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    text = serializers.CharField(allow_blank=True)
+    score = serializers.FloatField()
+    distance = serializers.FloatField(allow_null=True)
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    rank = serializers.IntegerField()
+
+
+class SearchContextOutputSerializer(serializers.Serializer):
+    section_id = serializers.UUIDField()
+    document_id = serializers.UUIDField()
+    document_title = serializers.CharField(allow_blank=True)
+    heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    text = serializers.CharField(allow_blank=True)
+    chunk_ids = serializers.ListField(child=serializers.UUIDField())
+    score = serializers.FloatField()
+    token_count = serializers.IntegerField()
+
+
+class SearchOutputSerializer(serializers.Serializer):
+    results = SearchHitOutputSerializer(many=True)
+    contexts = SearchContextOutputSerializer(many=True)
+    index_version_id = serializers.UUIDField(allow_null=True)
+    mode = serializers.CharField()
+    expand = serializers.CharField()

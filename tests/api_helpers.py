@@ -1,0 +1,160 @@
+"""Fixtures for the REST API tests: two tenants, one member per actor, documents built
+directly in the database (no worker needed), and a snapshot of everything an API call
+could change -- to assert that a refused call changed nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from accounts.access import AccessLevel
+from accounts.models import ApiToken, Group, GroupMembership, Membership
+from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from kb.models import Chunk, Document, IngestionJob, Section
+from kb.services import index_version_active
+
+ACTORS = ["anonymous", "other_tenant", "low_clearance", "viewer", "editor", "admin"]
+
+
+@dataclass
+class Actor:
+    name: str
+    membership: Membership | None
+    key: str | None
+
+    def client(self) -> APIClient:
+        client = APIClient()
+        if self.key:
+            client.credentials(HTTP_AUTHORIZATION=f"Token {self.key}")
+        return client
+
+
+@dataclass
+class World:
+    tenant: object
+    other: object
+    actors: dict[str, Actor]
+    doc: Document  # internal intro, restricted+security-team section, confidential region
+    other_doc: Document  # in the other tenant
+    section_ids: dict[str, uuid.UUID]
+
+    def client(self, actor: str) -> APIClient:
+        return self.actors[actor].client()
+
+
+def _member(tenant, email, role, clearance, groups=()):
+    membership = membership_create(tenant=tenant, email=email, role=role, clearance=clearance, group_slugs=groups)
+    _, key = api_token_create(membership=membership, name=email)
+    return membership, key
+
+
+def make_document(tenant, *, title="Security policy", sections, default=AccessLevel.INTERNAL, tags=(), source=""):
+    """A ready document with sections and chunks, as ingestion would leave it.
+
+    ``sections``: ``[(key, parent_key, title, level, group_slugs, body)]`` in document order.
+    """
+    groups = dict(Group.objects.filter(tenant=tenant).values_list("slug", "id"))
+    text = ""
+    spans = []
+    for key, _, heading, _, _, body in sections:
+        start = len(text)
+        text += (f"# {heading}\n" if heading else "") + body + "\n"
+        spans.append((key, start, len(text)))
+    document = Document.objects.create(
+        tenant=tenant, title=title, source=source, content_type="text/markdown", raw=text.encode(), text=text,
+        sha256=hashlib.sha256(text.encode()).hexdigest(), size_bytes=len(text), tags=list(tags),
+        access_level=default, status=Document.Status.READY,
+    )
+    version = index_version_active(tenant=tenant)
+    ids: dict[str, uuid.UUID] = {}
+    for order, ((key, parent, heading, level, slugs, body), (_, start, end)) in enumerate(
+        zip(sections, spans, strict=True)
+    ):
+        ids[key] = uuid.uuid4()
+        depth = sum(1 for _ in _ancestors(sections, parent))
+        group_ids = sorted(groups[s] for s in slugs)
+        section = Section.objects.create(
+            id=ids[key], tenant=tenant, document=document, parent_id=ids.get(parent), key=key, order=order,
+            depth=depth, title=heading, heading_path=[heading] if heading else [], kind="heading" if heading else
+            "document", start=start, end=end, body_spans=[[end - len(body) - 1, end - 1]], own_level=level,
+            own_groups=group_ids, access_level=level, access_groups=group_ids,
+        )
+        Chunk.objects.create(
+            id=uuid.uuid4(), tenant=tenant, document=document, section=section, index_version=version, ordinal=order,
+            start=end - len(body) - 1, end=end - 1, text=body, embed_text=body, token_count=len(body.split()),
+            content_hash=hashlib.sha256(body.encode()).hexdigest(), embedding=[0.01] * 384, access_level=level,
+            access_groups=group_ids,
+        )
+    document.section_ids = ids
+    return document
+
+
+def _ancestors(sections, key):
+    parents = {k: p for k, p, *_ in sections}
+    while key is not None:
+        yield key
+        key = parents[key]
+
+
+POLICY_SECTIONS = [
+    ("root", None, "", AccessLevel.INTERNAL, [], "Preamble for internal readers."),
+    ("intro", "root", "Security policy", AccessLevel.INTERNAL, [], "Intro for internal readers."),
+    ("incident", "intro", "Incident response", AccessLevel.RESTRICTED, ["security-team"], "Only the security team."),
+    ("playbook", "incident", "Playbook", AccessLevel.RESTRICTED, ["security-team"], "Page the on-call engineer."),
+    ("region", "playbook", "", AccessLevel.INTERNAL, [], "An internal note under a restricted heading."),
+    ("reporting", "intro", "Reporting", AccessLevel.CONFIDENTIAL, [], "Names of past reporters."),
+]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts():
+    cache.clear()  # the throttle counts per token id; ids repeat across test databases
+    yield
+
+
+@pytest.fixture
+def world(db) -> World:
+    tenant = tenant_create(slug="acme", name="Acme")
+    group_create(tenant=tenant, slug="security-team")
+    group_create(tenant=tenant, slug="finance")
+    other = tenant_create(slug="globex", name="Globex")
+    group_create(tenant=other, slug="security-team")
+    actors = {"anonymous": Actor("anonymous", None, None)}
+    for name, tenant_, role, clearance, groups in [
+        ("other_tenant", other, "admin", "restricted", ["security-team"]),
+        ("low_clearance", tenant, "editor", "public", []),
+        ("viewer", tenant, "viewer", "internal", []),
+        ("editor", tenant, "editor", "confidential", []),
+        ("admin", tenant, "admin", "restricted", ["security-team"]),
+    ]:
+        membership, key = _member(tenant_, f"{name}@example.com", role, clearance, groups)
+        actors[name] = Actor(name, membership, key)
+    doc = make_document(tenant, sections=POLICY_SECTIONS, tags=["security"], source="policies/security.md")
+    other_doc = make_document(other, title="Globex secrets", sections=POLICY_SECTIONS, source="globex.md")
+    return World(tenant, other, actors, doc, other_doc, doc.section_ids)
+
+
+def snapshot() -> dict:
+    """Everything a write through the API could change (token use times excepted)."""
+    return {
+        "documents": sorted(
+            Document.objects.values_list("id", "title", "source", "sha256", "status", "access_level", "access_groups",
+                                         "tags")
+        ),
+        "sections": sorted(
+            Section.objects.values_list("id", "own_level", "own_groups", "access_level", "access_groups")
+        ),
+        "chunks": sorted(Chunk.objects.values_list("id", "access_level", "access_groups")),
+        "jobs": sorted(IngestionJob.objects.values_list("id", "status")),
+        "groups": sorted(Group.objects.values_list("id", "tenant_id", "slug", "name")),
+        "memberships": sorted(
+            Membership.objects.values_list("id", "tenant_id", "user_id", "role", "clearance", "is_active")
+        ),
+        "group_memberships": sorted(GroupMembership.objects.values_list("membership_id", "group_id")),
+        "tokens": sorted(ApiToken.objects.values_list("id", "membership_id", "revoked_at")),
+    }
