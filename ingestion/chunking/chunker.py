@@ -134,7 +134,8 @@ class _Chunker:
         path = tuple(section.heading_path)
         prefix = build_prefix(path, section.context, policy=policy)
         tokens = self.counter.count(prefix + PART_SEPARATOR) if prefix else 0
-        while prefix and self.limit - tokens < MIN_BODY_TOKENS:
+        min_body = min(MIN_BODY_TOKENS, self.limit // 2)
+        while prefix and self.limit - tokens < min_body:
             if len(path) > 1:
                 path = path[1:]
                 prefix = build_prefix(path, section.context, policy=policy)
