@@ -29,7 +29,7 @@ _ABBREVIATIONS = frozenset(
 # Abbreviations that only count as such before a number ("No. 5", "pp. 12"): "no." alone
 # can end a sentence.
 _NUMBER_ABBREVIATIONS = frozenset("no nos vol vols p pp fig figs eq eqs op ch sec art para ed".split())
-_WORD_BEFORE = re.compile(r"([\w.]+)\s*$")
+_WORD_BEFORE = re.compile(r"([\w.'\u2019-]+)\s*$")
 _SPACE = re.compile(r"\s+")
 _NONSPACE = re.compile(r"\S+")
 

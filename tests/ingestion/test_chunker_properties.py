@@ -201,7 +201,9 @@ def check_invariants(doc: ParsedDocument, config: ChunkingConfig, chunks, known_
                     assert c.embed_text.endswith(c.text)
                     budget = config.content_limit - COUNTER.count(used_prefix)
                     sentence_tokens = COUNTER.count(text[s_start:s_end])
-                    assert sentence_tokens > budget, f"cut inside a sentence of {sentence_tokens} <= {budget} tokens"
+                    assert sentence_tokens > budget, (
+                        f"cut inside a sentence of {sentence_tokens} <= {budget} tokens: {text[s_start:s_end]!r} {c}"
+                    )
 
 
 SETTINGS = settings(
