@@ -11,10 +11,29 @@ from ingestion.structure import ParsedDocument, ParseError, Section
 
 
 def test_text_formats_are_registered():
-    assert {"text/plain"} <= set(SUPPORTED_CONTENT_TYPES)
-    for name in ("markdown", "html"):
-        if f"ingestion.parsers.{name}" in __import__("sys").modules:
-            assert f"text/{name}" in SUPPORTED_CONTENT_TYPES
+    assert {"text/plain", "text/markdown", "text/html"} <= set(SUPPORTED_CONTENT_TYPES)
+
+
+@pytest.mark.parametrize(
+    ("filename", "content_type", "kind"),
+    [
+        ("a.md", None, "heading"),
+        ("a.markdown", None, "heading"),
+        ("a.bin", "text/markdown", "heading"),
+        ("a.txt", None, None),
+        ("a.rst", None, None),
+        (None, "text/plain", None),
+    ],
+)
+def test_markdown_versus_text(filename, content_type, kind):
+    doc = parse(b"# Title\n\nBody\n", filename=filename, content_type=content_type)
+    assert (doc.sections[1].kind if len(doc.sections) > 1 else None) == kind
+
+
+@pytest.mark.parametrize(("filename", "content_type"), [("page.HTML", None), ("page.htm", None), (None, "text/html")])
+def test_html_by_type_or_extension(filename, content_type):
+    doc = parse(b"<h1>T</h1><p>Body</p>", filename=filename, content_type=content_type)
+    assert doc.text == "T\n\nBody"
 
 
 @pytest.mark.parametrize(
