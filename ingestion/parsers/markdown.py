@@ -36,6 +36,8 @@ Access markers (BRIEF section 2):
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,6 +82,25 @@ def _plain_inline(content: str) -> str:
         elif child.type == "image":
             parts.append(child.content)
     return " ".join("".join(parts).split())
+
+
+_POLICY_ATTRIBUTE_RE = re.compile(r"\bdata-(?:access|groups)\s*=", re.IGNORECASE)
+
+
+def _policy_attribute_in_html(content: str, *, inline: bool) -> bool:
+    """Whether raw HTML in ``content`` carries ``data-access``/``data-groups``.
+
+    Those attributes mean something in HTML documents, not in Markdown; an author
+    who writes them here expects a protection that would silently not happen.
+    """
+    if not _POLICY_ATTRIBUTE_RE.search(content):
+        return False
+    if not inline or len(content) > _MAX_INLINE_PARSE * 16:
+        return True
+    return any(
+        child.type == "html_inline" and _POLICY_ATTRIBUTE_RE.search(child.content)
+        for child in _inline_children(content)
+    )
 
 
 def _markers_outside_code(content: str) -> bool:
@@ -129,9 +150,11 @@ class _MarkdownParser:
                     line=self.marker_line(container.map),
                 )
         for token in tokens:
-            if token.type == "html_block" and access_markers.looks_like_marker(token.content):
-                bad = True
+            if token.type == "html_block":
+                self.reject_policy_attributes(token, inline=False)
+                bad = access_markers.looks_like_marker(token.content)
             elif token.type == "inline":
+                self.reject_policy_attributes(token, inline=True)
                 bad = _markers_outside_code(token.content)
             else:
                 bad = False
@@ -141,6 +164,17 @@ class _MarkdownParser:
                     "or end a heading)",
                     line=self.marker_line(token.map or [0, 1]),
                 )
+
+    def reject_policy_attributes(self, token: Token, *, inline: bool) -> None:
+        if _policy_attribute_in_html(token.content, inline=inline):
+            map_ = token.map or [0, 1]
+            start, end = self.span(map_)
+            match = _POLICY_ATTRIBUTE_RE.search(self.text, start, end)
+            raise ParseError(
+                "data-access/data-groups attributes do nothing in Markdown: use "
+                "<!-- access: LEVEL; groups: a, b --> ... <!-- /access --> markers",
+                line=self.lines.line_of(match.start()) + 1 if match else map_[0] + 1,
+            )
 
     # -- front matter --------------------------------------------------------------
 
@@ -174,7 +208,8 @@ class _MarkdownParser:
         return 1
 
     def apply_front_matter(self, data: dict, close: int) -> None:
-        self.front_matter = {str(key): value for key, value in data.items()}
+        # Through JSON so dates and other YAML types become storable (JSONField) values.
+        self.front_matter = json.loads(json.dumps({str(key): value for key, value in data.items()}, default=str))
         title = data.get("title")
         if title is not None:
             self.title = str(title).strip() or None
@@ -246,6 +281,7 @@ class _MarkdownParser:
             if access_markers.looks_like_marker(token.content):
                 self.marker(token)
                 return
+            self.reject_policy_attributes(token, inline=False)
             self.builder.add_block(start, end, "prose")
         elif token.type in ("fence", "code_block"):
             info = token.info.strip().split(maxsplit=1)
@@ -273,6 +309,7 @@ class _MarkdownParser:
         token = tokens[open_index]
         inner = tokens[open_index + 1 : close_index]
         if token.type == "paragraph_open":
+            self.reject_policy_attributes(inner[0], inline=True)
             if _markers_outside_code(inner[0].content):
                 raise ParseError(
                     "access marker inside a paragraph (markers must stand alone on their line, "

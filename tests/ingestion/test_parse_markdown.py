@@ -263,6 +263,16 @@ def test_front_matter_groups_and_no_access_markers():
     assert texts(doc, doc.root) == ["Body."]
 
 
+def test_front_matter_values_are_json_safe():
+    doc = parse("---\ndate: 2024-05-01\ntitle: T\n---\nBody\n")
+    assert doc.metadata["front_matter"] == {"date": "2024-05-01", "title": "T"}
+
+
+def test_policy_attribute_in_code_is_text():
+    doc = parse("Use `<div data-access=\"x\">` in HTML files.\n")
+    assert len(doc.root.blocks) == 1
+
+
 def test_thematic_break_is_not_front_matter_when_not_first():
     doc = parse("Text\n\n---\n\nMore\n")
     assert texts(doc, doc.root) == ["Text", "More"]
@@ -305,6 +315,9 @@ def test_crlf_and_bom():
         ("---\naccess: internal\ngroups: [Bad Group]\n---\n", "invalid group name 'Bad Group'", 3),
         ("---\ntitle: [unclosed\n---\n", "invalid front matter", 3),
         ("---\ntitle: x\n", "unterminated front matter", 1),
+        ("# A\n\n<div data-access=\"restricted\">\nsecret\n</div>\n", "do nothing in Markdown", 3),
+        ("# A\n\ntext <span data-groups='x'>s</span>\n", "do nothing in Markdown", 3),
+        ("- a\n- <b data-access=restricted>s</b>\n", "do nothing in Markdown", 2),
     ],
 )
 def test_fail_closed(source, message, line):
