@@ -28,6 +28,20 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "bulkhead"
 
 
+def database_url_for(settings_dict: dict) -> str:
+    """A URL for a Django database settings dict (e.g. the test database), for child processes."""
+    from urllib.parse import quote
+
+    user = quote(settings_dict.get("USER") or "")
+    password = quote(settings_dict.get("PASSWORD") or "")
+    host = settings_dict.get("HOST") or ""
+    port = settings_dict.get("PORT") or ""
+    name = settings_dict["NAME"]
+    if host.startswith("/"):
+        return f"postgresql://{user}:{password}@{quote(host, safe='')}/{name}"
+    return f"postgresql://{user}:{password}@{host}:{port}/{name}"
+
+
 def data_dir() -> Path:
     path = Path(os.environ.get("BULKHEAD_DATA_DIR") or BASE_DIR / ".data")
     path = path if path.is_absolute() else BASE_DIR / path

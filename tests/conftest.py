@@ -8,22 +8,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 
+from kb.embedded_services import database_url_for
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def database_url_for(settings_dict: dict) -> str:
-    user = quote(settings_dict.get("USER") or "")
-    password = quote(settings_dict.get("PASSWORD") or "")
-    host = settings_dict.get("HOST") or ""
-    port = settings_dict.get("PORT") or ""
-    name = settings_dict["NAME"]
-    if host.startswith("/"):
-        return f"postgresql://{user}:{password}@{quote(host, safe='')}/{name}"
-    return f"postgresql://{user}:{password}@{host}:{port}/{name}"
 
 
 class WorkerProcess:
