@@ -1,6 +1,6 @@
-"""Fixtures for the REST API tests: two tenants, one member per actor, documents built
-directly in the database (no worker needed), and a snapshot of everything an API call
-could change -- to assert that a refused call changed nothing."""
+"""Helpers for the REST API tests: actors, documents built directly in the database (no
+worker needed), and a snapshot of everything an API call could change -- to assert that a
+refused call changed nothing. The fixtures are in ``tests.api_fixtures``."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 
-import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from accounts.access import AccessLevel
 from accounts.models import ApiToken, Group, GroupMembership, Membership
-from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from accounts.services import api_token_create, membership_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from kb.services import index_version_active
 
@@ -47,7 +45,7 @@ class World:
         return self.actors[actor].client()
 
 
-def _member(tenant, email, role, clearance, groups=()):
+def member_with_token(tenant, email, role, clearance, groups=()):
     membership = membership_create(tenant=tenant, email=email, role=role, clearance=clearance, group_slugs=groups)
     _, key = api_token_create(membership=membership, name=email)
     return membership, key
@@ -109,34 +107,6 @@ POLICY_SECTIONS = [
     ("region", "playbook", "", AccessLevel.INTERNAL, [], "An internal note under a restricted heading."),
     ("reporting", "intro", "Reporting", AccessLevel.CONFIDENTIAL, [], "Names of past reporters."),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    cache.clear()  # the throttle counts per token id; ids repeat across test databases
-    yield
-
-
-@pytest.fixture
-def world(db) -> World:
-    tenant = tenant_create(slug="acme", name="Acme")
-    group_create(tenant=tenant, slug="security-team")
-    group_create(tenant=tenant, slug="finance")
-    other = tenant_create(slug="globex", name="Globex")
-    group_create(tenant=other, slug="security-team")
-    actors = {"anonymous": Actor("anonymous", None, None)}
-    for name, tenant_, role, clearance, groups in [
-        ("other_tenant", other, "admin", "restricted", ["security-team"]),
-        ("low_clearance", tenant, "editor", "public", []),
-        ("viewer", tenant, "viewer", "internal", []),
-        ("editor", tenant, "editor", "confidential", []),
-        ("admin", tenant, "admin", "restricted", ["security-team"]),
-    ]:
-        membership, key = _member(tenant_, f"{name}@example.com", role, clearance, groups)
-        actors[name] = Actor(name, membership, key)
-    doc = make_document(tenant, sections=POLICY_SECTIONS, tags=["security"], source="policies/security.md")
-    other_doc = make_document(other, title="Globex secrets", sections=POLICY_SECTIONS, source="globex.md")
-    return World(tenant, other, actors, doc, other_doc, doc.section_ids)
 
 
 def snapshot() -> dict:
