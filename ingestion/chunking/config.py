@@ -20,6 +20,10 @@ PREFIX_POLICIES = ("heading_path", "none")
 # chunker still shrinks the body budget per section when a long path needs more).
 MIN_PREFIX_BUDGET = 16
 
+# Fields added after index versions were first stored: left out of the hash while they
+# hold these defaults, so every config stored before keeps its hash (and its version id).
+HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384}
+
 
 @dataclass(frozen=True)
 class ChunkingConfig:
@@ -38,6 +42,8 @@ class ChunkingConfig:
       context lines) to the embedded text; ``"none"`` embeds the body alone.
     - ``semantic_split``: additionally cut long prose where adjacent sentences
       stop being similar (needs embeddings; off by default).
+    - ``embedding_dimensions``: the size of the vectors ``model`` produces; recorded
+      so that an index version holds its whole embedding configuration.
     """
 
     strategy: str = "structure"
@@ -48,13 +54,14 @@ class ChunkingConfig:
     model: str = DEFAULT_MODEL
     semantic_split: bool = False
     special_tokens: int = 2
+    embedding_dimensions: int = 384
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown chunking strategy {self.strategy!r}; expected one of {STRATEGIES}")
         if self.prefix not in PREFIX_POLICIES:
             raise ValueError(f"unknown prefix policy {self.prefix!r}; expected one of {PREFIX_POLICIES}")
-        for name in ("target_tokens", "max_tokens"):
+        for name in ("target_tokens", "max_tokens", "embedding_dimensions"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -92,8 +99,9 @@ class ChunkingConfig:
         return asdict(self)
 
     def config_hash(self) -> str:
-        """Stable sha256 of the canonical JSON of :meth:`as_dict`."""
-        canonical = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        """Stable sha256 of the canonical JSON of :meth:`as_dict` (see ``HASH_STABLE_DEFAULTS``)."""
+        data = {k: v for k, v in self.as_dict().items() if HASH_STABLE_DEFAULTS.get(k, object()) != v}
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     @classmethod
