@@ -41,6 +41,19 @@ class TerminalIngestionError(Exception):
     """The document itself is the problem; retrying cannot help."""
 
 
+class BuildSkipped(Exception):
+    """A shadow-version build cannot use the document's stored sections (its content changed and
+    is not re-ingested yet). Replacing the sections would delete the active version's chunks, so
+    the document is skipped and reported; the build is rerun after its ingestion."""
+
+
+def _is_shadow(job: IngestionJob) -> bool:
+    """A job that builds an explicitly chosen, non-active version (``kb_index build``)."""
+    return job.index_version_id is not None and not IndexVersion.objects.filter(
+        pk=job.index_version_id, is_active=True
+    ).exists()
+
+
 def embedder() -> Embedder:
     return get_embedder(
         settings.BULKHEAD_EMBEDDING_MODEL_PATH, settings.BULKHEAD_EMBEDDING_DEVICE, settings.BULKHEAD_EMBEDDING_BATCH_SIZE
@@ -77,7 +90,7 @@ def job_claim(job_id: str | uuid.UUID, *, task_id: str | None) -> IngestionJob |
         job.heartbeat_at = now
         job.stats = {**job.stats, "task_id": task_id}
         job.save(update_fields=["status", "stage", "attempts", "started_at", "heartbeat_at", "stats"])
-        if job.document_id:
+        if job.document_id and not _is_shadow(job):  # a shadow build leaves the document's own state alone
             Document.objects.filter(pk=job.document_id, status=Document.Status.PENDING).update(
                 status=Document.Status.PROCESSING
             )
@@ -101,6 +114,10 @@ def _finish(job: IngestionJob, *, error: str = "") -> bool:
                 batch.error = f"{failed} of {batch.total} documents failed" if failed else ""
                 batch.stage, batch.finished_at = "done", timezone.now()
                 batch.save(update_fields=["status", "error", "stage", "finished_at"])
+                if batch.kind == IngestionJob.Kind.REINDEX and batch.index_version_id:
+                    from kb.index_versions import index_version_build_finished
+
+                    index_version_build_finished(batch=batch)
             elif batch.status == IngestionJob.Status.QUEUED:
                 IngestionJob.objects.filter(pk=batch.pk).update(
                     status=IngestionJob.Status.RUNNING, stage="ingesting", started_at=timezone.now()
@@ -109,10 +126,17 @@ def _finish(job: IngestionJob, *, error: str = "") -> bool:
 
 
 def _fail(job: IngestionJob, message: str) -> None:
-    if _finish(job, error=message) and job.document_id:
+    if _finish(job, error=message) and job.document_id and not _is_shadow(job):
         # The previous chunks (if any) stay untouched and keep serving.
         Document.objects.filter(pk=job.document_id).update(status=Document.Status.FAILED, error=message[:4000])
     logger.info("ingestion job %s failed: %s", job.pk, message)
+
+
+def _skip(job: IngestionJob, reason: str) -> None:
+    # Finished (not failed): nothing is wrong with the document; the build reports it as skipped.
+    job.stats = {**job.stats, "skipped": reason}
+    _finish(job)
+    logger.info("index build job %s skipped document %s: %s", job.pk, job.document_id, reason)
 
 
 # ----------------------------------------------------------------------------- planning
@@ -127,6 +151,7 @@ class _Plan:
     section_rows: list[Section]
     chunks: list[PlannedChunk]
     reuse_sections: bool
+    shadow: bool = False
     vectors: dict[str, list[float]] = field(default_factory=dict)
 
 
@@ -197,6 +222,9 @@ def _plan(job: IngestionJob) -> _Plan:
     reuse = bool(existing) and document.text == parsed.text and all(
         _section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
     )
+    shadow = _is_shadow(job)
+    if shadow and not reuse:
+        raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
     rows: list[Section] = []
     ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
     for order, section in enumerate(parsed.sections):
@@ -218,7 +246,7 @@ def _plan(job: IngestionJob) -> _Plan:
         # Overrides set through the API live on the stored rows: they win over the file's markers.
         rows = [existing[r.key] for r in rows]
     chunks = chunk_document(parsed, config)
-    return _Plan(job, document, version, parsed, rows, chunks, reuse)
+    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow)
 
 
 def _jsonable(value):
@@ -292,6 +320,8 @@ def _store(plan: _Plan) -> None:
             # Replaced while we worked: the newer job will store; this one has nothing to add.
             return
         sections = {s.key: s for s in plan.section_rows}
+        if plan.shadow and not plan.reuse_sections:  # _plan refuses this already; never delete sections here
+            raise BuildSkipped("a shadow build may not replace the document's sections")
         if not plan.reuse_sections:
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
             Section.objects.filter(document=document).delete()
@@ -311,6 +341,8 @@ def _store(plan: _Plan) -> None:
                 )
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
+        if plan.shadow:
+            return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         document.text = plan.parsed.text
         if not document.title or document.title == "untitled":
             document.title = plan.parsed.title or document.title
@@ -337,13 +369,20 @@ def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None) 
         except (TerminalIngestionError, ApplicationError) as exc:
             _fail(job, str(exc))
             continue
+        except BuildSkipped as exc:
+            _skip(job, str(exc))
+            continue
         job_progress(job, total=len(plan.chunks), done=0, stage="chunking")
         plans.append(plan)
     if not plans:
         return {"chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
     stats = _embed(plans)
     for plan in plans:
-        _store(plan)
+        try:
+            _store(plan)
+        except BuildSkipped as exc:
+            _skip(plan.job, str(exc))
+            continue
         plan.job.stats = {**plan.job.stats, **{k: v for k, v in stats.items()}, "document_chunks": len(plan.chunks)}
         job_progress(plan.job, done=len(plan.chunks))
         _finish(plan.job)
