@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 
 from ingestion.parsers.extracted_text import CELL_SEPARATOR, ExtractedText
@@ -51,7 +52,7 @@ def check_zip_container(data: bytes) -> zipfile.ZipFile:
     """
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, NotImplementedError):
         raise ParseError("not a DOCX file (not a zip archive, or a truncated one)") from None
     members = archive.infolist()
     if len(members) > MAX_MEMBERS:
@@ -203,8 +204,10 @@ def _load(data: bytes):
         return docx.Document(io.BytesIO(data))
     except PackageNotFoundError:
         raise ParseError("not a DOCX file (no Word document package found)") from None
-    except (KeyError, ValueError, zipfile.BadZipFile, OSError, EOFError, SyntaxError) as exc:
-        # lxml's XMLSyntaxError is a SyntaxError; KeyError: a missing part.
+    except (KeyError, ValueError, zipfile.BadZipFile, zlib.error, OSError, EOFError, SyntaxError, NotImplementedError,
+            AttributeError, TypeError, IndexError, RecursionError) as exc:
+        # lxml's XMLSyntaxError is a SyntaxError; KeyError: a missing part; zlib.error and
+        # BadZipFile (bad CRC): a damaged member; the rest: XML that is not the expected shape.
         raise ParseError(f"not a readable DOCX file: {exc}") from None
 
 
@@ -264,6 +267,9 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
             out.block(pending_caption)
     except RecursionError:
         raise ParseError("DOCX nesting too deep to read") from None
+    except (ValueError, KeyError, AttributeError, TypeError, IndexError) as exc:
+        # python-docx assumes well-formed WordprocessingML (e.g. a table grid that matches its rows).
+        raise ParseError(f"not a readable DOCX file: malformed document structure ({exc})") from None
     text, sections = out.finish()
     return ParsedDocument(text=text, sections=sections, title=doc_title or None,
                           metadata={"format": "docx", "tables": table_count})

@@ -32,6 +32,8 @@ with no messages, are a :class:`ParseError`.
 from __future__ import annotations
 
 import email
+import email.errors
+import email.header
 import email.policy
 import email.utils
 import mailbox
@@ -97,7 +99,16 @@ def _header(message: Message, name: str) -> str:
     except (ValueError, TypeError, IndexError, LookupError, AttributeError):
         values = [v for k, v in message.raw_items() if k.lower() == name] if hasattr(message, "raw_items") else []
         value = values[0] if values else None
-    return " ".join(str(value).split()) if value is not None else ""
+    if value is None:
+        return ""
+    text = str(value)
+    if "=?" in text and not isinstance(message, EmailMessage):
+        # The legacy policy leaves RFC 2047 encoded words encoded.
+        try:
+            text = str(email.header.make_header(email.header.decode_header(text)))
+        except (LookupError, ValueError, UnicodeError, email.errors.HeaderParseError):
+            pass
+    return " ".join(text.split())
 
 
 def _part_text(part: Message) -> str:
@@ -202,7 +213,25 @@ def _body(message: Message) -> str:
 
 
 def _read(data: bytes) -> _Mail:
-    message = email.message_from_bytes(data, policy=email.policy.default)
+    """Parse one message with the modern policy, falling back to the lenient legacy one."""
+    try:
+        return _read_with(data, email.policy.default)
+    except ParseError:
+        raise
+    except (IndexError, ValueError, TypeError, AttributeError, LookupError, AssertionError,
+            email.errors.MessageError) as exc:
+        # The modern header parser still raises on some malformed headers; compat32 treats them as text.
+        try:
+            mail = _read_with(data, email.policy.compat32)
+        except (IndexError, ValueError, TypeError, AttributeError, LookupError, AssertionError,
+                email.errors.MessageError) as again:
+            raise ParseError(f"unreadable e-mail message ({type(again).__name__}: {again})") from None
+        mail.defects.append(f"{type(exc).__name__} (read with the legacy parser)")
+        return mail
+
+
+def _read_with(data: bytes, policy: email.policy.Policy) -> _Mail:
+    message = email.message_from_bytes(data, policy=policy)
     headers = {name: _header(message, name) for name in ("from", "to", "cc", "date", "subject", "message-id",
                                                        "in-reply-to", "references")}
     if not any(message.get(name) is not None for name in _KNOWN_HEADERS):

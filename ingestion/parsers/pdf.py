@@ -270,6 +270,14 @@ class _Emitter:
             self.flush()
 
 
+def _metadata_title(reader) -> str | None:
+    try:
+        meta = reader.metadata
+        return (str(meta.title).strip() or None) if meta is not None and meta.title else None
+    except Exception:  # noqa: BLE001 -- metadata is optional; a broken info dictionary is no reason to refuse
+        return None
+
+
 @register(content_types=["application/pdf"], extensions=[".pdf"])
 def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a PDF with a text layer (see the module docstring)."""
@@ -278,17 +286,21 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reader = _open(data)
-        raw_pages = _page_lines(reader)
-        if not any(raw_pages):
-            raise ParseError("this PDF has no text layer (scanned?); OCR is not supported")
-        entries = _outline_entries(reader)
-        title = None
         try:
-            meta = reader.metadata
-            title = (str(meta.title).strip() or None) if meta is not None and meta.title else None
-        except Exception:  # noqa: BLE001 -- metadata is optional
-            title = None
+            reader = _open(data)
+            raw_pages = _page_lines(reader)
+            if not any(raw_pages):
+                raise ParseError("this PDF has no text layer (scanned?); OCR is not supported")
+            entries = _outline_entries(reader)
+            title = _metadata_title(reader)
+        except ParseError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            # pypdf parses lazily and, on a damaged file, raises whatever its code meets
+            # (LimitReachedError, KeyError, zlib.error, ...) from any access; at this
+            # boundary every one of them means the same thing to the uploader.
+            raise ParseError(f"this PDF is corrupt or truncated and cannot be read ({type(exc).__name__}: {exc})") \
+                from None
     pages = strip_running_lines(raw_pages)
     placed = _place_entries(entries, pages)
     out = ExtractedText()
