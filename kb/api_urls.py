@@ -5,7 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from accounts import apis as accounts_apis
-from kb import apis
+from kb import apis, index_version_apis
 
 v1 = [
     path("documents/", apis.DocumentListApi.as_view(), name="document-list"),
@@ -14,6 +14,15 @@ v1 = [
     path("sections/<str:section_id>/", apis.SectionAccessApi.as_view(), name="section-detail"),
     path("jobs/<str:job_id>/", apis.JobDetailApi.as_view(), name="job-detail"),
     path("search/", apis.SearchApi.as_view(), name="search"),
+    path("index-versions/", index_version_apis.IndexVersionListApi.as_view(), name="index-version-list"),
+    path(
+        "index-versions/<str:version_id>/build/", index_version_apis.IndexVersionBuildApi.as_view(),
+        name="index-version-build",
+    ),
+    path(
+        "index-versions/<str:version_id>/activate/", index_version_apis.IndexVersionActivateApi.as_view(),
+        name="index-version-activate",
+    ),
     path("groups/", accounts_apis.GroupListApi.as_view(), name="group-list"),
     path("groups/<str:group_id>/", accounts_apis.GroupDetailApi.as_view(), name="group-detail"),
     path("memberships/", accounts_apis.MembershipListApi.as_view(), name="membership-list"),
