@@ -254,6 +254,8 @@ class SearchApi(KbAPIView):
         )
         response = search(
             member=self.member, query=data["query"], top_k=data["top_k"], mode=data["mode"], expand=data["expand"],
-            filters=filters, index_version=version,
+            filters=filters, index_version=version, max_contexts=data["max_contexts"],
+            context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
+            neighbors=data["neighbors"],
         )
         return Response(SearchOutputSerializer(response).data)

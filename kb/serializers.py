@@ -16,9 +16,13 @@ from kb.models import Document, IngestionJob
 
 DOCUMENT_STATUSES = list(Document.Status.values)
 JOB_STATUSES = list(IngestionJob.Status.values)
-SEARCH_MODES = ["hybrid", "vector", "lexical"]
+# The choices kb.search accepts (kb.search.MODES, EXPANDS, EXPAND_LEVELS); repeated here so that
+# the schema does not import the search engine.
+SEARCH_MODES = ["hybrid", "vector", "keyword"]
 SEARCH_EXPANDS = ["parent", "neighbors", "none"]
+SEARCH_EXPAND_LEVELS = ["leaf", "parent"]
 MAX_TOP_K = 100
+MAX_QUERY_CHARS = 4000
 
 
 def _slugs(serializer: serializers.Serializer, group_ids) -> list[str]:
@@ -169,10 +173,20 @@ class SearchFiltersInputSerializer(serializers.Serializer):
 
 
 class SearchInputSerializer(serializers.Serializer):
-    query = serializers.CharField(max_length=2000)
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
-    expand = serializers.ChoiceField(choices=SEARCH_EXPANDS, default="parent")
+    expand = serializers.ChoiceField(
+        choices=SEARCH_EXPANDS, default="parent",
+        help_text="parent: each hit's authorized parent section; neighbors: the chunks around it; none.",
+    )
+    expand_level = serializers.ChoiceField(
+        choices=SEARCH_EXPAND_LEVELS, default="leaf",
+        help_text="leaf: the hit's own section; parent: one heading level up (still only what you may read).",
+    )
+    neighbors = serializers.IntegerField(min_value=0, max_value=10, default=1, help_text="For expand=neighbors.")
+    max_contexts = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
+    context_token_budget = serializers.IntegerField(min_value=1, max_value=100_000, default=2000)
     filters = SearchFiltersInputSerializer(required=False)
     index_version = serializers.UUIDField(
         required=False, allow_null=True, default=None, help_text="Admins only; default: the active version."
@@ -202,6 +216,7 @@ class SearchContextOutputSerializer(serializers.Serializer):
     chunk_ids = serializers.ListField(child=serializers.UUIDField())
     score = serializers.FloatField()
     token_count = serializers.IntegerField()
+    truncated = serializers.BooleanField(help_text="Cut to fit the token budget.")
 
 
 class SearchOutputSerializer(serializers.Serializer):
