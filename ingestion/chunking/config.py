@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass
 
 from ingestion.chunking.tokens import DEFAULT_MODEL
 
-STRATEGIES = ("structure", "fixed", "recursive")
+# "fixed": word-aligned token windows inside each section (a baseline that still
+# respects access boundaries).
+STRATEGIES = ("structure", "fixed")
 PREFIX_POLICIES = ("heading_path", "none")
 
 # Budget reserved for the heading-path prefix when validating target_tokens: a
@@ -30,8 +32,7 @@ class ChunkingConfig:
     """How documents are cut into chunks.
 
     - ``strategy``: ``"structure"`` (sections, paragraphs, sentences; the default),
-      ``"fixed"`` (token windows, a baseline) or ``"recursive"`` (separator-based
-      packing ignoring structure, a baseline).
+      or ``"fixed"`` (word-aligned token windows inside each section, a baseline).
     - ``target_tokens``: body size the packer aims for (content tokens). Chosen by
       a sweep on the evaluation set, see docs/benchmarks.md.
     - ``overlap``: fraction of ``target_tokens`` repeated between consecutive chunks
@@ -40,8 +41,8 @@ class ChunkingConfig:
       prefix plus the body of every chunk fit in it, always.
     - ``prefix``: ``"heading_path"`` prepends the section's heading path (and its
       context lines) to the embedded text; ``"none"`` embeds the body alone.
-    - ``semantic_split``: additionally cut long prose where adjacent sentences
-      stop being similar (needs embeddings; off by default).
+    - ``semantic_split``: reserved for cutting long prose where adjacent
+      sentences stop being similar; not implemented, so ``True`` is rejected.
     - ``embedding_dimensions``: the size of the vectors ``model`` produces; recorded
       so that an index version holds its whole embedding configuration.
     """
@@ -83,6 +84,9 @@ class ChunkingConfig:
             raise ValueError("model must be a non-empty model name")
         if not isinstance(self.semantic_split, bool):
             raise ValueError("semantic_split must be a bool")
+        if self.semantic_split:
+            # Reserved in the hashed config so index versions stay comparable once it lands.
+            raise ValueError("semantic_split is not implemented yet")
 
     @property
     def content_limit(self) -> int:

@@ -45,6 +45,7 @@ def test_config_validation_and_hash():
         {"overlap": 1.0},
         {"overlap": -0.1},
         {"max_tokens": -1},
+        {"semantic_split": True},
     ):
         with pytest.raises(ValueError):
             ChunkingConfig(**bad)
