@@ -6,9 +6,12 @@ authentication, the acting membership as ``self.member``, members only.
 
 from __future__ import annotations
 
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from accounts import selectors, services
@@ -16,6 +19,7 @@ from accounts.authentication import TokenAuthentication
 from accounts.models import Membership
 from accounts.permissions import IsAdmin, IsMember, SessionMemberAuthentication, request_member
 from accounts.serializers import (
+    ErrorSerializer,
     GroupCreateInputSerializer,
     GroupOutputSerializer,
     GroupUpdateInputSerializer,
@@ -29,6 +33,64 @@ from accounts.serializers import (
 )
 
 
+class ErrorAwareAutoSchema(AutoSchema):
+    """Adds the error responses every operation can give, in the one error shape, where a view
+    did not declare them: 401/403/429 always, 404 with a path id, 400/413/415 with a body, 400
+    on a paginated list (bad ``limit``/``offset``)."""
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
+        codes = {401, 403, 429}
+        if "{" in path:
+            codes.add(404)
+        if method in ("POST", "PUT", "PATCH"):
+            codes |= {400, 413, 415}
+        if method == "GET" and any(p.get("name") == "limit" for p in operation.get("parameters", [])):
+            codes.add(400)
+        error = self.resolve_serializer(ErrorSerializer, "response").ref
+        for code, entry in error_responses(*codes).items():
+            operation["responses"].setdefault(
+                str(code), {"content": {"application/json": {"schema": error}}, "description": entry.description}
+            )
+        return operation
+
+
+class StrictLimitOffsetPagination(LimitOffsetPagination):
+    """``?limit=&offset=`` that refuses (400) what it cannot honour instead of quietly ignoring it."""
+
+    default_limit = 50
+    max_limit = 500
+
+    def _bounded(self, request, name: str, low: int, high: int | None, default: int) -> int:
+        raw = request.query_params.get(name)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValidationError({name: ["A whole number is required."]}) from None
+        if value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise ValidationError({name: [f"Must be {bounds}."]})
+        return value
+
+    def get_limit(self, request) -> int:
+        return self._bounded(request, self.limit_query_param, 1, self.max_limit, self.default_limit)
+
+    def get_offset(self, request) -> int:
+        return self._bounded(request, self.offset_query_param, 0, None, 0)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        bounds = {self.limit_query_param: {"minimum": 1, "maximum": self.max_limit},
+                  self.offset_query_param: {"minimum": 0}}
+        for parameter in parameters:
+            parameter["schema"].update(bounds.get(parameter["name"], {}))
+        return parameters
+
+
 class MemberAPIView(GenericAPIView):
     """Base of every API view: authenticated as one membership; members of any role by default.
 
@@ -38,6 +100,8 @@ class MemberAPIView(GenericAPIView):
     # Token first: its ``WWW-Authenticate`` header makes an anonymous call a 401, not a 403.
     authentication_classes = [TokenAuthentication, SessionMemberAuthentication]
     permission_classes = [IsMember]
+    pagination_class = StrictLimitOffsetPagination
+    schema = ErrorAwareAutoSchema()
 
     @property
     def member(self) -> Membership:

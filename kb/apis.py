@@ -175,7 +175,9 @@ class DocumentDetailApi(KbAPIView):
 
 
 class DocumentSectionsApi(KbAPIView):
-    """``/api/v1/documents/{id}/sections/``: the readable section tree."""
+    """``/api/v1/documents/{id}/sections/``: the readable section tree (whole, not paginated)."""
+
+    pagination_class = None
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="The document's sections you may read, as a tree in document order",
@@ -186,9 +188,6 @@ class DocumentSectionsApi(KbAPIView):
         document = selectors.document_get(member=self.member, document_id=document_id)
         nodes = selectors.document_section_tree(member=self.member, document=document)
         return Response(SectionOutputSerializer(nodes, many=True, context=self.group_context()).data)
-
-    def paginate_queryset(self, queryset):  # a tree is returned whole
-        return None
 
 
 class SectionAccessApi(KbAPIView):

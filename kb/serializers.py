@@ -73,10 +73,12 @@ class DocumentMultipartInputSerializer(_DocumentFieldsInputSerializer):
 
 
 class DocumentFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False)
-    tag = serializers.CharField(max_length=100, required=False)
-    content_type = serializers.CharField(max_length=100, required=False)
-    source = serializers.CharField(max_length=1000, required=False)
+    """Query filters; an empty value (``?tag=``) means no filter, as if the parameter were absent."""
+
+    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False, allow_blank=True)
+    tag = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    content_type = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    source = serializers.CharField(max_length=1000, required=False, allow_blank=True, help_text="Exact match.")
 
 
 class JobSummarySerializer(serializers.Serializer):
