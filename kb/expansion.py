@@ -1,0 +1,273 @@
+"""Authorized expansion of search hits into contexts (BRIEF §3).
+
+A hit's context is a section seen through the caller's permissions: the text of
+that section and of its descendants that the caller may read, in document order,
+and nothing of the others -- no text, no title, no placeholder. Heading paths are
+computed here too, at query time, from the ancestor chain and the *current*
+section policies (permissions can change after ingestion; stored heading paths
+cannot be trusted for a given reader).
+
+Every access decision goes through :func:`accounts.access.can_read` (sections)
+or :func:`accounts.access.readable_q` (chunks).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from accounts.access import Reader, can_read, readable_q
+from kb.models import Chunk, Section
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class SectionNode:
+    id: uuid.UUID
+    document_id: uuid.UUID
+    parent_id: uuid.UUID | None
+    order: int
+    start: int
+    title: str
+    access_level: int
+    access_groups: tuple[int, ...]
+    body_spans: tuple[tuple[int, int], ...]
+    kind: str
+
+
+class SectionForest:
+    """The section trees of a few documents of one tenant, with one reader's view of them."""
+
+    def __init__(self, reader: Reader, document_ids: Iterable[uuid.UUID]):
+        self.reader = reader
+        rows = Section.objects.filter(tenant_id=reader.tenant_id, document_id__in=set(document_ids)).values_list(
+            "id", "document_id", "parent_id", "order", "start", "title", "access_level", "access_groups", "body_spans",
+            "kind",
+        )
+        self.nodes: dict[uuid.UUID, SectionNode] = {}
+        self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
+        for sid, doc, parent, order, start, title, level, groups, spans, kind in rows:
+            node = SectionNode(
+                sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
+                tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind,
+            )
+            self.nodes[sid] = node
+        for node in sorted(self.nodes.values(), key=lambda n: n.order):
+            if node.parent_id is not None:
+                self.children[node.parent_id].append(node)
+
+    def readable(self, node: SectionNode) -> bool:
+        return can_read(self.reader, level=node.access_level, group_ids=node.access_groups)
+
+    def heading_path(self, section_id: uuid.UUID) -> list[str]:
+        """Titles of the readable ancestors-or-self of a section, root first."""
+        titles: list[str] = []
+        node = self.nodes.get(section_id)
+        while node is not None:
+            if node.title and self.readable(node):
+                titles.append(node.title)
+            node = self.nodes.get(node.parent_id) if node.parent_id is not None else None
+        return titles[::-1]
+
+    def expansion_root(self, section_id: uuid.UUID, level: str) -> SectionNode:
+        """The section a hit expands to: its own (``leaf``) or its nearest titled ancestor (``parent``).
+
+        ``parent`` never climbs to an untitled document root: that would turn every
+        hit into the whole document.
+        """
+        node = self.nodes[section_id]
+        if level == "parent":
+            parent = self.nodes.get(node.parent_id) if node.parent_id is not None else None
+            while parent is not None and not parent.title:
+                parent = self.nodes.get(parent.parent_id) if parent.parent_id is not None else None
+            if parent is not None:
+                return parent
+        return node
+
+    def readable_pieces(self, root: SectionNode) -> list[Piece]:
+        """The root's own body (when readable) and its readable descendants' titles and bodies, in document order.
+
+        An unreadable section contributes nothing of its own -- neither text nor title --
+        but its readable descendants still do: their text is governed by their own policy.
+        """
+        pieces: list[Piece] = []
+
+        def walk(node: SectionNode) -> None:
+            if self.readable(node):
+                if node is not root and node.title:
+                    pieces.append(Piece(node.id, None, None, title=node.title, position=node.start))
+                for start, end in node.body_spans:
+                    pieces.append(Piece(node.id, start, end))
+            for child in self.children.get(node.id, ()):
+                walk(child)
+
+        walk(root)
+        # Document order: a parent's body may continue after a child (text after a region).
+        # A title sits at its section's start, so it stays right before that section's body.
+        pieces.sort(key=lambda p: (p.position if p.is_title else p.start, not p.is_title))
+        return pieces
+
+
+@dataclass
+class Piece:
+    """One part of a context: a span of document text, or a readable descendant's title."""
+
+    section_id: uuid.UUID
+    start: int | None
+    end: int | None
+    title: str = ""
+    text: str = ""
+    position: int = 0  # where a title piece sorts (its section's start)
+    origin: tuple[int, int] | None = None  # the body span a paragraph was cut from
+
+    @property
+    def is_title(self) -> bool:
+        return self.start is None
+
+
+@dataclass
+class ContextDraft:
+    """A context before its text is fetched and the budget applied."""
+
+    key: tuple
+    document_id: uuid.UUID
+    section_id: uuid.UUID
+    heading_path: list[str]
+    pieces: list[Piece]
+    hits: list = field(default_factory=list)  # SearchHit, best first
+
+    @property
+    def best(self):
+        return self.hits[0]
+
+
+def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> None:
+    """Fill each span piece's text with ``document.text[start:end]``, in one query.
+
+    Only the needed slices leave the database (documents can be megabytes); ``substr``
+    counts characters, like Python's string indices.
+    """
+    wanted = [(doc, p) for doc, p in pieces if not p.is_title]
+    if not wanted:
+        return
+    sql = (
+        "SELECT s.i, substr(d.text, s.start + 1, s.stop - s.start) "
+        "FROM unnest(%s::uuid[], %s::int[], %s::int[], %s::int[]) AS s(doc, i, start, stop) "
+        "JOIN kb_document d ON d.id = s.doc AND d.tenant_id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            [
+                [doc for doc, _ in wanted], list(range(len(wanted))),
+                [p.start for _, p in wanted], [p.end for _, p in wanted], tenant_id,
+            ],
+        )
+        for i, text in cursor.fetchall():
+            wanted[i][1].text = text or ""
+
+
+def split_paragraphs(piece: Piece) -> list[Piece]:
+    """Cut a span piece at blank lines, so a context can be trimmed on paragraph boundaries."""
+    if piece.is_title:
+        return [piece]
+    out: list[Piece] = []
+    pos = 0
+    for match in [*_PARAGRAPH_BREAK.finditer(piece.text), None]:
+        stop = match.start() if match else len(piece.text)
+        chunk = piece.text[pos:stop]
+        lead = len(chunk) - len(chunk.lstrip())
+        body = chunk.strip()
+        if body:
+            start = piece.start + pos + lead
+            out.append(Piece(piece.section_id, start, start + len(body), text=body, origin=(piece.start, piece.end)))
+        if match:
+            pos = match.end()
+    return out
+
+
+def neighbor_chunks(
+    reader: Reader, version_id: uuid.UUID, windows: Sequence[tuple[uuid.UUID, int, int]]
+) -> dict[uuid.UUID, list[tuple[uuid.UUID, int, int, int]]]:
+    """Readable chunks of the given (section, first ordinal, last ordinal) windows, by section.
+
+    Same section means same policy, but the rule is applied anyway: it costs nothing
+    and keeps "every path that returns text goes through the rule" literally true.
+    """
+    if not windows:
+        return {}
+    from django.db.models import Q
+
+    where = Q()
+    for section_id, first, last in windows:
+        where |= Q(section_id=section_id, ordinal__gte=first, ordinal__lte=last)
+    rows = (
+        Chunk.objects.filter(readable_q(reader), index_version_id=version_id)
+        .filter(where)
+        .values_list("section_id", "id", "ordinal", "start", "end")
+    )
+    out: dict[uuid.UUID, list[tuple[uuid.UUID, int, int, int]]] = defaultdict(list)
+    for section_id, cid, ordinal, start, end in rows:
+        out[section_id].append((cid, ordinal, start, end))
+    for values in out.values():
+        values.sort(key=lambda r: r[1])
+    return out
+
+
+def report_spans(pieces: Iterable[Piece]) -> list[tuple[int, int]]:
+    """Character spans of a context's text pieces, in order: consecutive paragraphs cut from one
+    body span are reported as one span (only whitespace lies between them)."""
+    spans: list[list] = []
+    for piece in pieces:
+        if piece.is_title:
+            continue
+        origin = piece.origin or (piece.start, piece.end)
+        if spans and piece.origin is not None and spans[-1][2] == origin:
+            spans[-1][1] = piece.end
+        else:
+            spans.append([piece.start, piece.end, origin])
+    return merge_spans((s, e) for s, e, _ in spans)
+
+
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Union of overlapping or touching spans, in order."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+def clip_to(spans: Iterable[tuple[int, int]], allowed: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``spans`` inside ``allowed`` (a section's own body spans): a chunk window
+    can then never reach into the text of a child section between two body spans."""
+    out = []
+    for start, end in spans:
+        for a_start, a_end in allowed:
+            s, e = max(start, a_start), min(end, a_end)
+            if s < e:
+                out.append((s, e))
+    return merge_spans(out)
+
+
+def first_sentences(text: str, counter, budget: int) -> str:
+    """The longest prefix of ``text`` made of whole sentences within ``budget`` tokens ("" if none).
+
+    A prefix of the original text (not re-joined sentences), so its span stays exact.
+    """
+    best = ""
+    for match in [*_SENTENCE_END.finditer(text), None]:
+        candidate = text[: match.start()] if match else text
+        if counter.count(candidate) > budget:
+            break
+        best = candidate
+    return best

@@ -1,0 +1,623 @@
+"""Permission-filtered hybrid search with authorized parent expansion (BRIEF §3-4).
+
+One selector, :func:`search`. The access rule is applied inside every SQL query,
+before ranking (``accounts.access.readable_q``), and in Python for sections
+(``accounts.access.can_read``); nothing here re-states the rule.
+
+Vector search and under-filled pages
+------------------------------------
+An HNSW scan finds the nearest neighbours of the *whole* index and the WHERE clause
+then throws most of them away, so "HNSW + WHERE" returns fewer than ``top_k`` rows for
+a member who reads a small part of a shared index. pgvector 0.8's iterative scan
+(``hnsw.iterative_scan = relaxed_order``) keeps scanning until the page is full, which
+works while the readable part of the index is not tiny; for small readable sets an exact
+scan over the access index is both faster and exact. So the plan is chosen per query
+from the number of rows the member may read (capped count, cached briefly):
+
+* ``count <= EXACT_MAX_ROWS`` -> exact: index scans are disabled for the statement so
+  the planner cannot use the HNSW index; it reads the readable rows through the access
+  btree (bitmap scan) and sorts by distance. Exact by construction.
+* otherwise -> HNSW with ``relaxed_order`` iterative scan and a raised ``ef_search``;
+  rows are re-sorted by distance (relaxed order is only approximately ordered).
+* safety net: if the HNSW path returns fewer rows than ``min(depth, count)``, the exact
+  plan runs instead. A page is never under-filled.
+
+Ranking
+-------
+``vector``: cosine distance (score = 1 - distance). ``keyword``: ``websearch_to_tsquery``
+over the stored ``search_vector`` with ``ts_rank_cd``. ``hybrid``: reciprocal rank
+fusion (k = 60) of both lists, each fetched to ``max(4 * top_k, 20)``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
+from pgvector.django import CosineDistance
+
+from accounts.access import Reader, readable_q
+from accounts.errors import ApplicationError, NotFound, PermissionRefused
+from accounts.models import Membership
+from accounts.selectors import reader_for
+from kb.expansion import (
+    ContextDraft,
+    Piece,
+    SectionForest,
+    clip_to,
+    fetch_texts,
+    first_sentences,
+    merge_spans,
+    neighbor_chunks,
+    report_spans,
+    split_paragraphs,
+)
+from kb.models import Chunk, IndexVersion
+
+MODES = ("vector", "keyword", "hybrid")
+EXPANDS = ("parent", "neighbors", "none")
+EXPAND_LEVELS = ("leaf", "parent")
+MAX_TOP_K = 100
+MAX_QUERY_CHARS = 4000
+MAX_NEIGHBORS = 10
+RRF_K = 60
+
+# Tuned by `manage.py kb_bench search` (docs/benchmarks.md): below this many readable rows an
+# exact scan is faster than HNSW and always exact.
+EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 5000)
+HNSW_EF_SEARCH = getattr(settings, "BULKHEAD_SEARCH_EF_SEARCH", 100)
+HNSW_MAX_SCAN_TUPLES = getattr(settings, "BULKHEAD_SEARCH_MAX_SCAN_TUPLES", 40000)
+COUNT_CACHE_SECONDS = 30.0
+
+
+# ----------------------------------------------------------------------------- the interface
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Narrow a search to some documents. ``tags`` matches documents with *any* of the tags."""
+
+    document_ids: tuple[uuid.UUID, ...] = ()
+    tags: tuple[str, ...] = ()
+    content_types: tuple[str, ...] = ()
+    source_prefix: str = ""
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+
+    def cache_key(self) -> tuple:
+        return (
+            tuple(sorted(str(d) for d in self.document_ids)), tuple(sorted(self.tags)),
+            tuple(sorted(self.content_types)), self.source_prefix, self.updated_after, self.updated_before,
+        )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: uuid.UUID
+    document_id: uuid.UUID
+    document_title: str
+    section_id: uuid.UUID
+    heading_path: list[str]
+    text: str
+    score: float
+    distance: float | None
+    start: int
+    end: int
+    rank: int
+    ordinal: int = 0
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    section_id: uuid.UUID
+    document_id: uuid.UUID
+    document_title: str
+    heading_path: list[str]
+    text: str
+    chunk_ids: list[uuid.UUID]
+    score: float
+    token_count: int
+    spans: list[tuple[int, int]]
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    results: list[SearchHit]
+    contexts: list[SearchContext]
+    index_version_id: uuid.UUID | None
+    mode: str
+    expand: str
+    plan: str = ""  # how the vector list was found: "exact", "hnsw", "hnsw+exact" (fallback) or ""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _validate(*, query: str, top_k: int, mode: str, expand: str, expand_level: str, max_contexts: int,
+              context_token_budget: int, neighbors: int) -> str:
+    if mode not in MODES:
+        raise ApplicationError(f"mode must be one of {', '.join(MODES)}; got {mode!r}", code="invalid_mode")
+    if expand not in EXPANDS:
+        raise ApplicationError(f"expand must be one of {', '.join(EXPANDS)}; got {expand!r}", code="invalid_expand")
+    if expand_level not in EXPAND_LEVELS:
+        raise ApplicationError(
+            f"expand_level must be one of {', '.join(EXPAND_LEVELS)}; got {expand_level!r}", code="invalid_expand_level"
+        )
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise ApplicationError(f"top_k must be an integer from 1 to {MAX_TOP_K}; got {top_k!r}", code="invalid_top_k")
+    if not isinstance(query, str) or not query.strip():
+        raise ApplicationError("query must be a non-empty string", code="invalid_query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ApplicationError(
+            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", code="invalid_query"
+        )
+    if "\x00" in query:
+        raise ApplicationError("query must not contain NUL characters", code="invalid_query")
+    if not 1 <= max_contexts <= MAX_TOP_K:
+        raise ApplicationError(f"max_contexts must be from 1 to {MAX_TOP_K}", code="invalid_max_contexts")
+    if not 1 <= context_token_budget <= 100_000:
+        raise ApplicationError("context_token_budget must be from 1 to 100000", code="invalid_budget")
+    if not 0 <= neighbors <= MAX_NEIGHBORS:
+        raise ApplicationError(f"neighbors must be from 0 to {MAX_NEIGHBORS}", code="invalid_neighbors")
+    return query.strip()
+
+
+def _resolve_version(member: Membership, index_version: IndexVersion | None) -> IndexVersion:
+    from kb.services import index_version_active
+
+    if index_version is None:
+        return index_version_active(tenant=member.tenant)
+    if index_version.tenant_id != member.tenant_id:
+        raise NotFound("no such index version")
+    return index_version
+
+
+# ----------------------------------------------------------------------------- candidate rows
+
+
+@dataclass
+class _Row:
+    id: uuid.UUID
+    document_id: uuid.UUID
+    document_title: str
+    section_id: uuid.UUID
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    distance: float | None = None
+    rank: float | None = None
+
+
+_ROW_FIELDS = ("id", "document_id", "document__title", "section_id", "ordinal", "start", "end", "text")
+
+
+def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilters) -> QuerySet[Chunk]:
+    """The chunks of one index version that ``reader`` may read, narrowed by ``filters``.
+
+    Every search query starts here, so tenant, version and the access rule are always
+    in the WHERE clause of the statement that ranks.
+    """
+    qs = Chunk.objects.filter(readable_q(reader), index_version_id=version_id)
+    if filters.document_ids:
+        qs = qs.filter(document_id__in=list(filters.document_ids))
+    if filters.tags:
+        qs = qs.filter(document__tags__overlap=list(filters.tags))
+    if filters.content_types:
+        qs = qs.filter(document__content_type__in=list(filters.content_types))
+    if filters.source_prefix:
+        qs = qs.filter(document__source__startswith=filters.source_prefix)
+    if filters.updated_after is not None:
+        qs = qs.filter(document__updated_at__gte=filters.updated_after)
+    if filters.updated_before is not None:
+        qs = qs.filter(document__updated_at__lt=filters.updated_before)
+    return qs
+
+
+@contextmanager
+def local_settings(**values: str) -> Iterator[None]:
+    """``SET LOCAL`` for the duration of a block, inside a transaction (a savepoint when nested).
+
+    The previous values are restored afterwards: when the caller's own transaction is
+    still open (a request in ATOMIC_REQUESTS, a test), a SET LOCAL would otherwise
+    outlive this block.
+    """
+    names = [name.replace("__", ".") for name in values]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(["current_setting(%s, true)"] * len(names)), names)
+        previous = cursor.fetchone()
+        cursor.execute(
+            "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names)),
+            [v for name, value in zip(names, values.values(), strict=True) for v in (name, str(value))],
+        )
+        try:
+            yield
+        finally:
+            restore = [(n, p) for n, p in zip(names, previous, strict=True) if p is not None]
+            if restore and not connection.needs_rollback:
+                cursor.execute(
+                    "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(restore)),
+                    [v for pair in restore for v in pair],
+                )
+
+
+def _rows(qs) -> list[_Row]:
+    return [_Row(*values[:8], **dict(zip(("distance", "rank"), values[8:], strict=False))) for values in qs]
+
+
+class _CountCache:
+    """Capped readable-row counts per (tenant, version, reader, filters), kept a few seconds.
+
+    Only the plan choice reads it; a stale count cannot cause a leak or an under-filled
+    page (the exact plan is exact, and the HNSW path falls back to it when short).
+    """
+
+    def __init__(self, ttl: float):
+        self.ttl = ttl
+        self._data: dict[tuple, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> int | None:
+        with self._lock:
+            hit = self._data.get(key)
+        if hit is None or hit[0] < time.monotonic():
+            return None
+        return hit[1]
+
+    def put(self, key: tuple, value: int) -> None:
+        with self._lock:
+            if len(self._data) > 10_000:
+                self._data.clear()
+            self._data[key] = (time.monotonic() + self.ttl, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+count_cache = _CountCache(COUNT_CACHE_SECONDS)
+
+
+def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, *, cap: int) -> int:
+    """How many chunks the reader may read, counted up to ``cap + 1`` (enough to choose a plan)."""
+    key = (reader.tenant_id, str(version_id), reader.clearance, tuple(sorted(reader.group_ids)), filters.cache_key(),
+           cap)
+    cached = count_cache.get(key)
+    if cached is not None:
+        return cached
+    count = readable_chunks(reader, version_id, filters)[: cap + 1].count()
+    count_cache.put(key, count)
+    return count
+
+
+def vector_exact(qs: QuerySet[Chunk], vector, depth: int) -> list[_Row]:
+    """Exact nearest neighbours among ``qs``: index scans off, so the HNSW index cannot be used;
+    the readable rows come through a bitmap scan of the access index (or a seq scan) and a top-N sort."""
+    ranked = (
+        qs.annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance", "id")
+        .values_list(*_ROW_FIELDS, "distance")[:depth]
+    )
+    with local_settings(enable_indexscan="off"):
+        return _rows(ranked)
+
+
+def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iterative: bool = True) -> list[_Row]:
+    """Approximate nearest neighbours through the HNSW index with the filter inside the scan.
+
+    With ``iterative`` (relaxed_order) the index scan continues past ``ef_search`` until the
+    page is full or ``hnsw.max_scan_tuples`` is reached. Sorting explicitly is disabled for
+    the statement so the planner prefers the ordered index scan.
+    """
+    ranked = (
+        qs.annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")
+        .values_list(*_ROW_FIELDS, "distance")[:depth]
+    )
+    options = {"hnsw__ef_search": str(max(ef_search, depth)), "enable_sort": "off", "enable_seqscan": "off"}
+    if iterative:
+        options |= {"hnsw__iterative_scan": "relaxed_order", "hnsw__max_scan_tuples": str(HNSW_MAX_SCAN_TUPLES)}
+    else:
+        options |= {"hnsw__iterative_scan": "off"}
+    with local_settings(**options):
+        rows = _rows(ranked)
+    rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
+    return rows
+
+
+def vector_candidates(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, vector, depth: int
+) -> tuple[list[_Row], str]:
+    """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
+    qs = readable_chunks(reader, version_id, filters)
+    count = readable_count(reader, version_id, filters, cap=EXACT_MAX_ROWS)
+    if count <= EXACT_MAX_ROWS:
+        return (vector_exact(qs, vector, depth) if count else []), "exact"
+    rows = vector_hnsw(qs, vector, depth, ef_search=HNSW_EF_SEARCH)
+    if len(rows) < min(depth, count):
+        return vector_exact(qs, vector, depth), "hnsw+exact"
+    return rows, "hnsw"
+
+
+def keyword_candidates(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None
+) -> list[_Row]:
+    """Full-text matches ranked by ``ts_rank_cd``; a query without lexemes matches nothing."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT numnode(websearch_to_tsquery('english', %s))", [query])
+        if not cursor.fetchone()[0]:
+            return []
+    tsquery = SearchQuery(query, search_type="websearch", config="english")
+    qs = (
+        readable_chunks(reader, version_id, filters)
+        .filter(search_vector=tsquery)
+        .annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True))
+    )
+    if vector is not None:
+        qs = qs.annotate(distance=CosineDistance("embedding", vector))
+        fields = (*_ROW_FIELDS, "distance", "rank")
+    else:
+        fields = (*_ROW_FIELDS, "rank")
+    rows = qs.order_by("-rank", "id").values_list(*fields)[:depth]
+    if vector is None:
+        return [_Row(*values[:8], rank=values[8]) for values in rows]
+    return _rows(rows)
+
+
+def fuse(vector_rows: list[_Row], keyword_rows: list[_Row], k: int = RRF_K) -> list[tuple[_Row, float, int | None, int | None]]:
+    """Reciprocal rank fusion: score = sum of 1 / (k + rank) over the lists a chunk appears in."""
+    scores: dict[uuid.UUID, float] = defaultdict(float)
+    rows: dict[uuid.UUID, _Row] = {}
+    vector_rank: dict[uuid.UUID, int] = {}
+    keyword_rank: dict[uuid.UUID, int] = {}
+    for ranks, listed in ((vector_rank, vector_rows), (keyword_rank, keyword_rows)):
+        for position, row in enumerate(listed, 1):
+            scores[row.id] += 1.0 / (k + position)
+            ranks[row.id] = position
+            if row.id not in rows or rows[row.id].distance is None:
+                rows[row.id] = row
+    order = sorted(
+        scores, key=lambda cid: (-scores[cid], min(vector_rank.get(cid, 10**9), keyword_rank.get(cid, 10**9)), cid)
+    )
+    return [(rows[cid], scores[cid], vector_rank.get(cid), keyword_rank.get(cid)) for cid in order]
+
+
+# ----------------------------------------------------------------------------- the selector
+
+
+def embed_query(query: str):
+    """Queries are embedded raw, with the same model and settings as ingestion."""
+    from ingestion.services import embedder
+
+    return embedder().embed([query])[0]
+
+
+def search(
+    *,
+    member: Membership,
+    query: str,
+    top_k: int = 5,
+    mode: str = "hybrid",
+    expand: str = "parent",
+    filters: SearchFilters | None = None,
+    index_version: IndexVersion | None = None,
+    max_contexts: int = 5,
+    context_token_budget: int = 2000,
+    expand_level: str = "leaf",
+    neighbors: int = 1,
+    query_vector=None,
+) -> SearchResponse:
+    """Search the chunks ``member`` may read and expand the hits into authorized contexts.
+
+    ``index_version`` defaults to the tenant's active version; one of another tenant is
+    NotFound. ``query_vector`` skips the model (benchmarks pass precomputed vectors).
+    Raises ApplicationError on invalid arguments.
+    """
+    query = _validate(
+        query=query, top_k=top_k, mode=mode, expand=expand, expand_level=expand_level, max_contexts=max_contexts,
+        context_token_budget=context_token_budget, neighbors=neighbors,
+    )
+    if not member.is_active:
+        raise PermissionRefused("this membership is not active")
+    filters = filters or SearchFilters()
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    reader = reader_for(member)
+    version = _resolve_version(member, index_version)
+    depth = top_k if mode != "hybrid" else max(4 * top_k, 20)
+
+    vector = None
+    if mode in ("vector", "hybrid"):
+        vector = query_vector if query_vector is not None else embed_query(query)
+        timings["embed"] = (time.perf_counter() - clock) * 1000
+    clock = time.perf_counter()
+    vector_rows: list[_Row] = []
+    keyword_rows: list[_Row] = []
+    plan = ""
+    if vector is not None:
+        vector_rows, plan = vector_candidates(reader, version.pk, filters, vector, depth)
+    if mode in ("keyword", "hybrid"):
+        keyword_rows = keyword_candidates(reader, version.pk, filters, query, depth, vector)
+    timings["retrieve"] = (time.perf_counter() - clock) * 1000
+
+    clock = time.perf_counter()
+    if mode == "vector":
+        ranked = [(r, 1.0 - r.distance, i, None) for i, r in enumerate(vector_rows, 1)]
+    elif mode == "keyword":
+        ranked = [(r, float(r.rank), None, i) for i, r in enumerate(keyword_rows, 1)]
+    else:
+        ranked = fuse(vector_rows, keyword_rows)
+    ranked = ranked[:top_k]
+
+    forest = SectionForest(reader, {row.document_id for row, *_ in ranked})
+    hits = [
+        SearchHit(
+            chunk_id=row.id, document_id=row.document_id, document_title=row.document_title,
+            section_id=row.section_id, heading_path=forest.heading_path(row.section_id), text=row.text,
+            score=float(score), distance=None if row.distance is None else float(row.distance),
+            start=row.start, end=row.end, rank=position, ordinal=row.ordinal, vector_rank=v_rank,
+            keyword_rank=k_rank,
+        )
+        for position, (row, score, v_rank, k_rank) in enumerate(ranked, 1)
+    ]
+    contexts: list[SearchContext] = []
+    if hits and expand == "parent":
+        contexts = _parent_contexts(forest, hits, expand_level, max_contexts, context_token_budget)
+    elif hits and expand == "neighbors":
+        contexts = _neighbor_contexts(forest, version.pk, hits, neighbors, max_contexts, context_token_budget)
+    timings["expand"] = (time.perf_counter() - clock) * 1000
+    return SearchResponse(
+        results=hits, contexts=contexts, index_version_id=version.pk, mode=mode, expand=expand, plan=plan,
+        timings_ms=timings,
+    )
+
+
+# ----------------------------------------------------------------------------- expansion
+
+
+def _parent_contexts(
+    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int
+) -> list[SearchContext]:
+    drafts: dict[uuid.UUID, ContextDraft] = {}
+    for hit in hits:  # best first, so a context's first hit is its best one
+        root = forest.expansion_root(hit.section_id, level)
+        draft = drafts.get(root.id)
+        if draft is None:
+            draft = drafts[root.id] = ContextDraft(
+                key=(root.id,), document_id=root.document_id, section_id=root.id,
+                heading_path=forest.heading_path(root.id), pieces=forest.readable_pieces(root),
+            )
+        draft.hits.append(hit)
+    return _finish(forest, list(drafts.values())[:max_contexts], budget)
+
+
+def _neighbor_contexts(
+    forest: SectionForest, version_id: uuid.UUID, hits: list[SearchHit], n: int, max_contexts: int, budget: int
+) -> list[SearchContext]:
+    """One context per run of hits whose ±n chunk windows overlap or touch, within one section."""
+    by_section: dict[uuid.UUID, list[SearchHit]] = defaultdict(list)
+    for hit in hits:
+        by_section[hit.section_id].append(hit)
+    windows = [(sid, h.ordinal - n, h.ordinal + n) for sid, hs in by_section.items() for h in hs]
+    chunks = neighbor_chunks(forest.reader, version_id, windows)
+    drafts: list[ContextDraft] = []
+    for section_id, section_hits in by_section.items():
+        node = forest.nodes.get(section_id)
+        if node is None or not forest.readable(node):
+            continue
+        runs: list[list[SearchHit]] = []
+        for hit in sorted(section_hits, key=lambda h: h.ordinal):
+            if runs and hit.ordinal - n <= runs[-1][-1].ordinal + n + 1:
+                runs[-1].append(hit)
+            else:
+                runs.append([hit])
+        for run in runs:
+            first, last = run[0].ordinal - n, run[-1].ordinal + n
+            spans = [(s, e) for _, o, s, e in chunks.get(section_id, ()) if first <= o <= last]
+            spans += [(h.start, h.end) for h in run]
+            spans = clip_to(merge_spans(spans), node.body_spans)
+            drafts.append(
+                ContextDraft(
+                    key=(section_id, first), document_id=node.document_id, section_id=section_id,
+                    heading_path=forest.heading_path(section_id),
+                    pieces=[Piece(section_id, s, e) for s, e in spans],
+                    hits=sorted(run, key=lambda h: h.rank),
+                )
+            )
+    drafts.sort(key=lambda d: d.best.rank)
+    return _finish(forest, drafts[:max_contexts], budget)
+
+
+def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int) -> list[SearchContext]:
+    """Fetch the texts and apply the token budget, best context first.
+
+    Budget rule: contexts are taken whole while they fit. The first one that does not fit
+    is *truncated* -- whole paragraphs around its best hit (growing outward from the
+    hit's paragraph), else whole leading sentences of the hit's paragraph -- and becomes
+    the last context; if not even one sentence fits, it is dropped and the list ends there.
+    """
+    from ingestion.chunking.tokens import default_counter
+
+    counter = default_counter()
+    fetch_texts(forest.reader.tenant_id, [(d.document_id, p) for d in drafts for p in d.pieces])
+    contexts: list[SearchContext] = []
+    remaining = budget
+    for draft in drafts:
+        pieces = [p for p in draft.pieces if p.is_title or p.text.strip()]
+        if not pieces:
+            continue
+        text = _compose(pieces)
+        tokens = counter.count(text)
+        truncated = False
+        if tokens > remaining:
+            pieces = _trim(pieces, draft.best, counter, remaining)
+            if not pieces:
+                break
+            text, truncated = _compose(pieces), True
+            tokens = counter.count(text)
+        contexts.append(
+            SearchContext(
+                section_id=draft.section_id, document_id=draft.document_id, document_title=draft.best.document_title,
+                heading_path=draft.heading_path, text=text, chunk_ids=[h.chunk_id for h in draft.hits],
+                score=draft.best.score, token_count=tokens,
+                spans=report_spans(pieces), truncated=truncated,
+            )
+        )
+        remaining -= tokens
+        if truncated or remaining <= 0:
+            break
+    return contexts
+
+
+def _compose(pieces: list[Piece]) -> str:
+    return "\n\n".join(f"## {p.title}" if p.is_title else p.text for p in pieces)
+
+
+def _trim(pieces: list[Piece], hit: SearchHit, counter, budget: int) -> list[Piece]:
+    """Whole paragraphs around the hit within ``budget`` tokens (see :func:`_finish`)."""
+    paragraphs = [q for p in pieces for q in split_paragraphs(p)]
+    spans = [i for i, p in enumerate(paragraphs) if not p.is_title]
+    if not spans:
+        return []
+    centre = next(
+        (i for i in spans if paragraphs[i].start <= hit.start < paragraphs[i].end),
+        min(spans, key=lambda i: abs(paragraphs[i].start - hit.start)),
+    )
+    cost = [counter.count(f"## {p.title}" if p.is_title else p.text) + 1 for p in paragraphs]
+    if cost[centre] > budget:
+        head = first_sentences(paragraphs[centre].text, counter, budget)
+        if not head:
+            return []
+        p = paragraphs[centre]
+        return [Piece(p.section_id, p.start, p.start + len(head), text=head)]
+    lo = hi = centre
+    used = cost[centre]
+    grown = True
+    while grown:
+        grown = False
+        if hi + 1 < len(paragraphs) and used + cost[hi + 1] <= budget:
+            hi += 1
+            used += cost[hi]
+            grown = True
+        if lo > 0 and used + cost[lo - 1] <= budget:
+            lo -= 1
+            used += cost[lo]
+            grown = True
+    kept = paragraphs[lo : hi + 1]
+    while kept and kept[-1].is_title:  # a trailing title with no text of its own says nothing useful
+        kept.pop()
+    return kept
