@@ -102,7 +102,7 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <key>` -- a key from `POST /api/v1/tokens/` or `manage.py kb_user token`.",
+            "description": "`Token <key>` -- a key from `POST /api/v1/tokens/` or `manage.py kb_user create`.",
         }
 
 
