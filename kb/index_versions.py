@@ -59,7 +59,7 @@ def _parse_value(key: str, raw: str):
                 raise ValueError(raw)
             return raw.lower() in ("true", "1", "yes")
     except ValueError:
-        raise ApplicationError(f"{key} must be a {kind}, got {raw!r}", code="invalid_config") from None
+        raise ApplicationError(f"{key} must be of type {kind}, got {raw!r}", code="invalid_config") from None
     return raw
 
 
@@ -147,10 +147,12 @@ def index_version_get(*, tenant: Tenant, ref: str) -> IndexVersion:
 
 
 def index_version_missing_documents(*, version: IndexVersion) -> QuerySet[Document]:
-    """Ready documents that some version has chunks of but ``version`` has not: what activation would lose."""
-    return Document.objects.filter(
-        tenant_id=version.tenant_id, status=Document.Status.READY
-    ).filter(
+    """Documents that some version has chunks of but ``version`` has not: what activation would lose.
+
+    Every ready document with any text has chunks; a document whose new content awaits
+    ingestion still has its old chunks, and counts too (it stays searchable until then).
+    """
+    return Document.objects.filter(tenant_id=version.tenant_id).filter(
         Exists(Chunk.objects.filter(document=OuterRef("pk"))),
         ~Exists(Chunk.objects.filter(document=OuterRef("pk"), index_version=version)),
     )
