@@ -345,10 +345,24 @@ def _store(plan: _Plan) -> None:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         document.text = plan.parsed.text
         if not document.title or document.title == "untitled":
-            document.title = plan.parsed.title or document.title
+            document.title = _public_title(plan.parsed) or document.title
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {**document.metadata, **_jsonable(plan.parsed.metadata)}
         document.save(update_fields=["text", "title", "status", "error", "metadata", "updated_at"])
+
+
+def _public_title(parsed: ParsedDocument) -> str:
+    """The parsed title, unless it is the heading of a section stricter than the document itself.
+
+    A document title is shown to everyone who may read any of its sections, so a heading
+    such as ``# Project X <!-- access: restricted -->`` must not become it.
+    """
+    title = parsed.title or ""
+    root = parsed.sections[0].effective if parsed.sections else None
+    for section in parsed.sections:
+        if section.title == title and section.effective != root:
+            return ""
+    return title
 
 
 # ----------------------------------------------------------------------------- the entry point
