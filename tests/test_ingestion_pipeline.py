@@ -135,3 +135,12 @@ def test_permission_change_updates_chunks_without_reembedding(celery_worker, ten
     intro = Chunk.objects.get(document=document, text__contains="Intro for everyone")
     assert (intro.access_level, intro.access_groups) == (AccessLevel.PUBLIC, [])
     assert EmbeddingCacheEntry.objects.count() == cache_before  # no model call, nothing new embedded
+
+
+def test_document_title_never_comes_from_a_stricter_heading(celery_worker, tenant):
+    secret = "# Project Nightjar <!-- access: restricted -->\nThe acquisition target.\n"
+    document, job = _ingest(tenant, secret, title="")
+    assert job.status == "succeeded", job.error
+    assert "Nightjar" not in document.title
+    plain, job = _ingest(tenant, "# Onboarding guide\nWelcome aboard.\n", title="")
+    assert plain.title == "Onboarding guide"
