@@ -7,6 +7,11 @@ Invariants (tested with Hypothesis in tests/ingestion/test_chunker_properties.py
   when they are adjacent in that section with no other section's text between.
 - ``chunk.token_count`` is the model's count for ``chunk.embed_text`` (special
   tokens excluded) and ``token_count + special_tokens <= max_tokens``, always.
+- The embedded body is the span itself, unless the gap between two of the
+  chunk's blocks holds more than whitespace (a transcript's cue numbers and
+  timing lines, a PDF's removed running header): then it is the chunk's part of
+  each block, joined with ``"\n"``, so text the parser kept out of the blocks is
+  never embedded.  The span stays contiguous either way.
 - Every non-whitespace character of every block is covered by some chunk.
 - A cut falls between blocks or sentences; inside a sentence only when that
   sentence alone does not fit the limit (then between words, then tokens).
@@ -65,6 +70,7 @@ class _Piece:
     end: int
     tokens: int
     strength: int  # boundary before this piece (see packing)
+    block: int = 0  # index of the piece's block within its run
 
 
 @dataclass
@@ -277,8 +283,12 @@ class _Chunker:
 
     # -- emitting ----------------------------------------------------------
 
-    def _emit(self, section: Section, start: int, end: int, prefix: str, tokens: int, kind: str) -> _Span:
-        body = self.text[start:end]
+    def _emit(
+        self, section: Section, start: int, end: int, prefix: str, tokens: int, kind: str, body: str | None = None
+    ) -> _Span:
+        """A chunk over ``[start, end)``, embedding ``body`` (default: the span itself) after ``prefix``."""
+        if body is None:
+            body = self.text[start:end]
         return _Span(section, start, end, join_embed_text(prefix, body), tokens, kind)
 
     def _run(
@@ -292,9 +302,12 @@ class _Chunker:
     ) -> list[_Span]:
         pieces: list[_Piece] = []
         kinds = set()
-        for block in run:
+        for number, block in enumerate(run):
             kinds.add(block.kind)
-            pieces.extend(self._block_pieces(block, body_limit))
+            block_pieces = self._block_pieces(block, body_limit)
+            for piece in block_pieces:
+                piece.block = number
+            pieces.extend(block_pieces)
         if not pieces:
             return []
         kind = kinds.pop() if len(kinds) == 1 else "mixed"
@@ -321,19 +334,36 @@ class _Chunker:
     ) -> list[_Span]:
         start, end = pieces[i].start, pieces[j - 1].end
         text = self.text
-        if self.index.exact and at_whitespace_boundary(text, start) and at_whitespace_boundary(text, end):
-            # Text between blocks (e.g. list bullets) is in the index too, so this
-            # also counts what the pieces' sum leaves out.
-            body_tokens = self.index.count(start, end)
+        parts = _block_parts(pieces, i, j)
+        gaps = zip(parts, parts[1:], strict=False)
+        if len(parts) > 1 and any(text[a_end:b_start].strip() for (_, a_end), (b_start, _) in gaps):
+            # Something between the blocks that the parser kept out of them (cue
+            # timings, page furniture): embed the blocks' own text instead.
+            body = "\n".join(text[s:e] for s, e in parts)
+            if self.index.exact and all(
+                at_whitespace_boundary(text, s) and at_whitespace_boundary(text, e) for s, e in parts
+            ):
+                # Each part is whitespace-bounded and "\n" is whitespace, so the
+                # parts' index counts add up to the joined text's count.
+                body_tokens = sum(self.index.count(s, e) for s, e in parts)
+            else:
+                body_tokens = self.counter.count(body)
         else:
-            body_tokens = self.counter.count(text[start:end])
+            body = None
+            if self.index.exact and at_whitespace_boundary(text, start) and at_whitespace_boundary(text, end):
+                # Text between blocks (e.g. list bullets) is in the index too, so this
+                # also counts what the pieces' sum leaves out.
+                body_tokens = self.index.count(start, end)
+            else:
+                body_tokens = self.counter.count(text[start:end])
         if body_tokens > body_limit and j - i > 1:
-            # Text between the pieces pushed it over: split the range and retry.
+            # Text between the pieces (or a word rejoined differently) pushed it over:
+            # split the range and retry.  One piece lies in one block, so it always fits.
             mid = (i + j) // 2
             return self._emit_range(section, pieces, i, mid, prefix, prefix_tokens, body_limit, kind) + (
                 self._emit_range(section, pieces, mid, j, prefix, prefix_tokens, body_limit, kind)
             )
-        return [self._emit(section, start, end, prefix, prefix_tokens + body_tokens, kind)]
+        return [self._emit(section, start, end, prefix, prefix_tokens + body_tokens, kind, body)]
 
     def _single(
         self,
@@ -378,6 +408,19 @@ class _Chunker:
         if n > self.limit:
             return []
         return [_Span(section, start, end, embed, n, "table")]
+
+
+def _block_parts(pieces: Sequence[_Piece], i: int, j: int) -> list[tuple[int, int]]:
+    """The chunk's part of each block for pieces ``[i, j)``: first piece start to last piece end, per block."""
+    parts: list[tuple[int, int]] = []
+    current = -1
+    for piece in pieces[i:j]:
+        if piece.block != current:
+            parts.append((piece.start, piece.end))
+            current = piece.block
+        else:
+            parts[-1] = (parts[-1][0], piece.end)
+    return parts
 
 
 def chunk_texts(chunks: Sequence[Chunk]) -> list[str]:

@@ -22,6 +22,14 @@ WORDS = (
     "Zürich 42 3.14 (note) x_y foo-bar über 東京 ümlaut self.value don't"
 ).split()
 FIRST_WORDS = "The A Billing Every Some When Our Tenants".split()
+# Text between two blocks of one section that no block owns; every one holds "-->"
+# (which no generated word does), so a test can tell whether it was embedded.
+NOISE = (
+    "\n\n7\n00:00:01.000 --> 00:00:02.500\n",
+    "\n\nNOTE -->\n\n12\n00:01:00.000 --> 00:01:04.000 align:start\n",
+    "<-->",  # glued to both blocks: the cut points are not on whitespace
+    " --> ",
+)
 
 
 @st.composite
@@ -80,7 +88,7 @@ class _Builder:
 def documents(draw) -> tuple[ParsedDocument, list[tuple[int, int]]]:
     b = _Builder()
     for _ in range(draw(st.integers(1, 14))):
-        item = draw(st.sampled_from(["prose"] * 5 + ["code", "list", "heading", "region", "close", "table"]))
+        item = draw(st.sampled_from(["prose"] * 5 + ["code", "list", "heading", "region", "close", "table", "cues"]))
         if item == "heading":
             level = draw(st.integers(1, len(b.stack)))
             while len(b.stack) > level:
@@ -116,6 +124,14 @@ def documents(draw) -> tuple[ParsedDocument, list[tuple[int, int]]]:
             )
             s, e = b.add("\n".join(lines))
             b.stack[-1].blocks.append(Block(s, e, "code"))
+            b.add("\n\n")
+        elif item == "cues":
+            # Transcript-like: turn blocks of one section with text between them that
+            # belongs to no block (cue numbers, timing lines, notes, glued markup).
+            for _ in range(draw(st.integers(1, 6))):
+                b.add(draw(st.sampled_from(NOISE)))
+                s, e = b.add(" ".join(draw(st.lists(sentences(), min_size=1, max_size=3))))
+                b.stack[-1].blocks.append(Block(s, e, "turn"))
             b.add("\n\n")
         elif item == "list":
             for _ in range(draw(st.integers(1, 4))):
@@ -155,14 +171,32 @@ def configs(draw) -> ChunkingConfig:
     )
 
 
+def embedded_body(doc: ParsedDocument, chunk) -> str:
+    """The body a chunk should embed: its span, or its blocks' parts when a gap between them holds text."""
+    text = doc.text
+    section = next(s for s in doc.sections if s.key == chunk.section_key)
+    parts = [
+        (max(b.start, chunk.start), min(b.end, chunk.end))
+        for b in section.blocks
+        if b.start < chunk.end and b.end > chunk.start
+    ]
+    gaps = [text[a_end:b_start] for (_, a_end), (b_start, _) in zip(parts, parts[1:], strict=False)]
+    if chunk.kind == "table" or not any(g.strip() for g in gaps):
+        return chunk.text
+    return "\n".join(text[s:e] for s, e in parts)
+
+
 def check_invariants(doc: ParsedDocument, config: ChunkingConfig, chunks, known_sentences=()) -> None:
     text = doc.text
     by_key = {s.key: s for s in doc.sections}
-    # 1. offsets slice back to the body; embed text ends with the body (or is a row's own text).
+    # 1. offsets slice back to the body; embed text ends with the body (or is a row's own text);
+    #    nothing between the blocks is embedded unless it is whitespace.
     for c in chunks:
         assert text[c.start : c.end] == c.text
         assert c.text.rstrip() == c.text and c.text.strip()  # code keeps its indentation
         assert c.heading_path == tuple(by_key[c.section_key].heading_path)
+        if c.kind not in ("table", "table_row"):
+            assert c.embed_text.endswith(embedded_body(doc, c)), c
     # 2. the token count is the model's, and prefix + body fit the model input, always.
     real = COUNTER.count_batch([c.embed_text for c in chunks])
     for c, n in zip(chunks, real, strict=True):
@@ -197,8 +231,8 @@ def check_invariants(doc: ParsedDocument, config: ChunkingConfig, chunks, known_
         for c in chunks:
             for cut in (c.start, c.end):
                 if s_start < cut < s_end:
-                    used_prefix = c.embed_text[: len(c.embed_text) - len(c.text)]
-                    assert c.embed_text.endswith(c.text)
+                    body = embedded_body(doc, c)
+                    used_prefix = c.embed_text[: len(c.embed_text) - len(body)]
                     budget = config.content_limit - COUNTER.count(used_prefix)
                     sentence_tokens = COUNTER.count(text[s_start:s_end])
                     assert sentence_tokens > budget, (
@@ -228,6 +262,18 @@ def test_default_config_invariants_and_determinism(generated):
     check_invariants(doc, config, first, known_sentences)
     assert chunk_document(doc, config, COUNTER) == first
     assert [c.ordinal for c in first] == list(range(len(first)))
+
+
+@SETTINGS
+@given(documents(), configs())
+def test_text_between_blocks_is_never_embedded(generated, config):
+    doc, _ = generated
+    chunks = chunk_document(doc, config, COUNTER)
+    assert not any("-->" in c.embed_text for c in chunks)
+    noisy = [c for c in chunks if "-->" in c.text]
+    # Such a chunk still spans its blocks contiguously; its embed text is the blocks' text.
+    for c in noisy:
+        assert c.embed_text.endswith(embedded_body(doc, c)) and embedded_body(doc, c) != c.text
 
 
 class _CountOnly:
