@@ -306,11 +306,12 @@ def write_chart(reports: Sequence[VersionReport], path: str | Path) -> None:
     width = 0.8 / len(reports)
     for i, r in enumerate(reports):
         xs = [j + i * width for j in range(len(labels))]
-        bars.bar(xs, values[i], width, label=f"{r.name or r.short_id} ({r.summary.split(' model')[0]})")
+        bars.bar(xs, values[i], width, label=f"{r.name or 'version'} ({r.short_id})")
     bars.set_xticks([j + width * (len(reports) - 1) / 2 for j in range(len(labels))], labels, rotation=30, ha="right")
     bars.set_ylabel("%")
+    bars.set_ylim(0, 125)  # headroom for the legend above 100 %
     bars.set_title("retrieval through kb.search, per index version")
-    bars.legend(fontsize=8)
+    bars.legend(fontsize=8, loc="upper center", ncol=2)
     for r in reports:
         bins = [int(b.split("-")[0]) for b in r.chunks.histogram]
         hist.step(bins, list(r.chunks.histogram.values()), where="post", label=r.name or r.short_id)
