@@ -5,24 +5,19 @@ Run with ``python manage.py kb_bench ingest [PATH...]``. Prints numbers; asserts
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
-
 from accounts.models import Tenant
 from accounts.services import tenant_create
 from ingestion.chunking.chunker import chunk_document
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.parsers import detect_content_type, parse
+from ingestion.private_worker import private_worker
 from ingestion.services import embedder, embedder_name
-from kb.celery import app
 from kb.models import EmbeddingCacheEntry, IngestionJob
 from kb.services import Upload, batch_create, document_delete, index_version_active
 
@@ -68,28 +63,6 @@ def collect(paths: list[str], min_chunks: int, config: ChunkingConfig) -> tuple[
     return uploads, texts
 
 
-def _worker(queue: str) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": _current_database_url(), "REDIS_URL": settings.REDIS_URL}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "kb", "worker", "--pool=solo", "-Q", queue, "-n", f"{queue}@%h",
-         "--loglevel=WARNING", "--without-mingle", "--without-gossip"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 120
-    while not app.control.ping(timeout=0.5, destination=[f"{queue}@{os.uname().nodename}"]):
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError("the benchmark worker did not start")
-    return process
-
-
-def _current_database_url() -> str:
-    from django.db import connection
-
-    from kb.embedded_services import database_url_for
-
-    return database_url_for(connection.settings_dict)
-
-
 def _run_batch(tenant: Tenant, uploads: list[Upload]) -> IngestRun:
     started = time.perf_counter()
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
@@ -127,17 +100,9 @@ def run(paths: list[str], *, min_chunks: int, out: Callable[[str], None]) -> dic
     hashes = [content_hash(config.model, t) for t in texts]
     EmbeddingCacheEntry.objects.filter(model=embedder_name(), content_hash__in=hashes).delete()
 
-    queue = f"bench-{uuid.uuid4().hex[:6]}"
-    previous_routes = app.conf.task_routes
-    app.conf.task_routes = {"ingestion.tasks.ingest_documents": {"queue": queue}}
-    worker = _worker(queue)
-    try:
+    with private_worker("bench-ingest"):
         first = _run_batch(tenant, uploads)
         again = _run_batch(tenant, uploads)
-    finally:
-        app.conf.task_routes = previous_routes
-        os.killpg(worker.pid, 15)
-        worker.wait(30)
 
     model = embedder()
     model.embed(texts[:8])  # warm-up, as the worker had loaded its model before timing

@@ -12,8 +12,8 @@ from accounts.services import tenant_create
 from ingestion.chunking.chunker import chunk_document
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.parsers import parse
+from ingestion.private_worker import routed_to
 from ingestion.services import jobs_requeue_stuck
-from kb.celery import app
 from kb.models import Chunk, Document, IngestionJob
 from kb.services import Upload, batch_create, index_version_active
 from tests.ingestion_helpers import wait_for_jobs
@@ -32,10 +32,8 @@ def _document_text(i: int) -> str:
 @pytest.fixture
 def crash_routing():
     # Only this test's workers consume this queue, so the session's worker cannot help out.
-    previous = app.conf.task_routes
-    app.conf.task_routes = {"ingestion.tasks.ingest_documents": {"queue": QUEUE}}
-    yield
-    app.conf.task_routes = previous
+    with routed_to(QUEUE):
+        yield
 
 
 def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, crash_routing):
