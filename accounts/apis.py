@@ -6,16 +6,19 @@ authentication, the acting membership as ``self.member``, members only.
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from accounts import selectors, services
 from accounts.authentication import TokenAuthentication
+from accounts.errors import ApplicationError
 from accounts.models import Membership
 from accounts.permissions import IsAdmin, IsMember, SessionMemberAuthentication, request_member
 from accounts.serializers import (
@@ -31,6 +34,11 @@ from accounts.serializers import (
     TokenOutputSerializer,
     error_responses,
 )
+
+
+class RequestTooLarge(ApplicationError):
+    code = "payload_too_large"
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 
 
 class ErrorAwareAutoSchema(AutoSchema):
@@ -100,8 +108,25 @@ class MemberAPIView(GenericAPIView):
     # Token first: its ``WWW-Authenticate`` header makes an anonymous call a 401, not a 403.
     authentication_classes = [TokenAuthentication, SessionMemberAuthentication]
     permission_classes = [IsMember]
+    parser_classes = [JSONParser]
     pagination_class = StrictLimitOffsetPagination
     schema = ErrorAwareAutoSchema()
+
+    def initial(self, request, *args, **kwargs):
+        # Before authentication (whose CSRF check may read a form body) and before request.data
+        # (DRF reads the stream itself, past Django's DATA_UPLOAD_MAX_MEMORY_SIZE): a body
+        # announced larger than the limit is refused without reading a byte of it. Without a
+        # Content-Length, Django reads no body at all.
+        limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit:
+            raise RequestTooLarge(
+                f"the request body is {length} bytes; the limit is {limit} bytes", details={"limit": limit}
+            )
+        super().initial(request, *args, **kwargs)
 
     @property
     def member(self) -> Membership:

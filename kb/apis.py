@@ -40,28 +40,13 @@ def _path_id(name: str, description: str) -> OpenApiParameter:
 
 
 class KbAPIView(MemberAPIView):
-    """Per-method roles (``method_permissions``) on one URL, and the request-size limit."""
+    """Per-method roles (``method_permissions``) on one URL."""
 
-    parser_classes = [JSONParser]
     method_permissions: dict[str, list] = {}
 
     def get_permissions(self):
         classes = self.method_permissions.get(self.request.method, [IsMember])
         return [permission() for permission in classes]
-
-    def initial(self, request, *args, **kwargs):
-        # Before authentication (whose CSRF check may read a form body) and before request.data:
-        # a body announced larger than the limit is refused without reading a byte of it.
-        limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > limit:
-            raise PayloadTooLarge(
-                f"the request body is {length} bytes; the limit is {limit} bytes", details={"limit": limit}
-            )
-        super().initial(request, *args, **kwargs)
 
     def group_context(self) -> dict:
         return {"group_slugs": selectors.group_slugs(member=self.member)}

@@ -237,6 +237,12 @@ def test_too_large_is_413_without_reading_the_body(world, settings):
         assert response.status_code == 413, response.content
         assert response.json()["error"]["code"] == "payload_too_large"
         assert response.json()["error"]["details"] == {"limit": 1000}
+    # Every endpoint, not only uploads.
+    response = world.client("admin").generic(
+        "POST", "/api/v1/groups/", b"x", content_type="application/json",
+        CONTENT_LENGTH="1001", **{"wsgi.input": ExplodingInput()},
+    )
+    assert response.status_code == 413
     # Anonymous callers get the same answer before anything else happens.
     response = world.client("anonymous").generic(
         "POST", "/api/v1/documents/", b"x", content_type="application/json",
