@@ -15,7 +15,7 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 
 from accounts.apis import MemberAPIView
-from accounts.permissions import IsEditor, IsMember
+from accounts.permissions import IsEditor
 from accounts.serializers import error_responses
 from kb import permissions, selectors, services
 from kb.serializers import (
@@ -45,7 +45,7 @@ class KbAPIView(MemberAPIView):
     method_permissions: dict[str, list] = {}
 
     def get_permissions(self):
-        classes = self.method_permissions.get(self.request.method, [IsMember])
+        classes = self.method_permissions.get(self.request.method, self.permission_classes)
         return [permission() for permission in classes]
 
     def group_context(self) -> dict:
@@ -64,7 +64,9 @@ def _upload_from(request) -> Upload:
             raise PayloadTooLarge(f"the file is {file.size} bytes; the limit is {limit} bytes", details={"limit": limit})
         content, name = file.read(), file.name or ""
         title, source = data["title"] or name, data["source"] or name
-        content_type = data["content_type"] or (getattr(file, "content_type", "") or "")
+        # Not the part's own Content-Type: clients guess it (text/plain for a .md file would
+        # silently turn its access markers into plain text). The name and the bytes decide.
+        content_type = data["content_type"]
     else:
         serializer = DocumentJsonInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
