@@ -64,7 +64,7 @@ def content_hash(model: str, embed_text: str) -> str:
     return hashlib.sha256(f"{model}\x00{embed_text}".encode()).hexdigest()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
     start: int
     end: int
@@ -245,8 +245,12 @@ class _Chunker:
             if n <= body_limit:
                 pieces.append(_Piece(us, ue, n, unit_strength))
                 continue
-            for ws, we in split_words(text, us, ue):
-                m = count(ws, we)
+            words = split_words(text, us, ue)
+            counts = self._word_counts(words)
+            if max(counts) <= body_limit:
+                pieces.extend([_Piece(ws, we, m, WORD) for (ws, we), m in zip(words, counts, strict=True)])
+                continue
+            for (ws, we), m in zip(words, counts, strict=True):
                 if m <= body_limit:
                     pieces.append(_Piece(ws, we, m, WORD))
                 else:
@@ -254,6 +258,30 @@ class _Chunker:
         if pieces:
             pieces[0].strength = BLOCK
         return pieces
+
+    def _word_counts(self, words: list[tuple[int, int]]) -> list[int]:
+        """Token count of each word span, read off the index in one slice when its words are these words.
+
+        One overlong "sentence" can hold most of a document (a 5 MB line); two
+        bisections per word would dominate the chunking time there.
+        """
+        index = self.index
+        if not words:
+            return []
+        lo = bisect_left(index.starts, words[0][0])
+        hi = lo + len(words)
+        starts = index.starts
+        aligned = (
+            hi <= len(starts)
+            and (hi == len(starts) or starts[hi] >= words[-1][1])
+            and starts[lo:hi] == [ws for ws, _we in words]
+        )
+        if aligned:
+            cum = index.cum
+            return [cum[k + 1] - cum[k] for k in range(lo, hi)]
+        # The index splits words elsewhere (e.g. at a form feed, which the tokenizer
+        # does not treat as whitespace): count each word on its own.
+        return [index.count(ws, we) for ws, we in words]
 
     def _split_word(self, start: int, end: int, body_limit: int) -> list[_Piece]:
         """Cut one overlong word at token boundaries; each part recounted exactly."""
@@ -412,6 +440,8 @@ class _Chunker:
 
 def _block_parts(pieces: Sequence[_Piece], i: int, j: int) -> list[tuple[int, int]]:
     """The chunk's part of each block for pieces ``[i, j)``: first piece start to last piece end, per block."""
+    if pieces[i].block == pieces[j - 1].block:
+        return [(pieces[i].start, pieces[j - 1].end)]
     parts: list[tuple[int, int]] = []
     current = -1
     for piece in pieces[i:j]:

@@ -183,7 +183,8 @@ def embedded_body(doc: ParsedDocument, chunk) -> str:
     gaps = [text[a_end:b_start] for (_, a_end), (b_start, _) in zip(parts, parts[1:], strict=False)]
     if chunk.kind == "table" or not any(g.strip() for g in gaps):
         return chunk.text
-    return "\n".join(text[s:e] for s, e in parts)
+    # The chunker's pieces end on non-space (a generated code line may end in a space).
+    return "\n".join(text[s:e].rstrip() for s, e in parts)
 
 
 def check_invariants(doc: ParsedDocument, config: ChunkingConfig, chunks, known_sentences=()) -> None:

@@ -135,3 +135,15 @@ def test_content_hash_depends_on_model_and_embed_text():
     a = chunk_document(_doc(text, [section]), ChunkingConfig(), COUNTER)[0]
     b = chunk_document(_doc(text, [section]), ChunkingConfig(model="other/model"), COUNTER)[0]
     assert a.embed_text == b.embed_text and a.content_hash != b.content_hash
+
+
+def test_token_index_survives_the_word_cache_filling_up(monkeypatch):
+    # When the cache is cleared to make room, the words of this text that were
+    # cached before must be counted again, not looked up.
+    from ingestion.chunking import tokens
+
+    counter = tokens.HFTokenCounter.from_model_dir(tokens.model_path())
+    counter.token_index("alpha beta gamma")
+    monkeypatch.setattr(tokens, "_WORD_CACHE_LIMIT", 4)
+    text = "alpha beta delta epsilon"
+    assert counter.token_index(text).count(0, len(text)) == COUNTER.count(text)
