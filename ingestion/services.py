@@ -346,9 +346,11 @@ def _store(plan: _Plan) -> None:
         document.text = plan.parsed.text
         if not document.title or document.title == "untitled":
             document.title = _public_title(plan.parsed) or document.title
+        if plan.parsed.tags:  # front matter tags join the upload's
+            document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {**document.metadata, **_jsonable(plan.parsed.metadata)}
-        document.save(update_fields=["text", "title", "status", "error", "metadata", "updated_at"])
+        document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
 
 
 def _public_title(parsed: ParsedDocument) -> str:

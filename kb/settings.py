@@ -64,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets, also under gunicorn
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -98,6 +99,9 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Serve straight from the apps' static folders when collectstatic has not run (demo, tests).
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns about a missing root
 
 # --------------------------------------------------------------------------- uploads
 BULKHEAD_MAX_UPLOAD_BYTES = env_int("BULKHEAD_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)

@@ -15,6 +15,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 POLICY_DOC = """---
 title: Security policy
 access: internal
+tags: [security]
 ---
 # Security policy
 Intro for everyone with internal clearance. It explains what this policy covers.
@@ -54,6 +55,7 @@ def test_upload_runs_to_succeeded_with_embeddings_and_access_columns(celery_work
     assert job.status == "succeeded", job.error
     assert job.stage == "done" and job.total > 0 and job.done == job.total
     assert document.status == "ready"
+    assert "security" in document.tags  # front matter tags join the upload's
     chunks = list(Chunk.objects.filter(document=document).select_related("section"))
     assert chunks
     security = tenant.groups.get(slug="security-team")
@@ -104,7 +106,7 @@ def test_unknown_group_fails_and_leaves_previous_chunks(celery_worker, tenant):
     _, failing = document_replace(document=document, created_by=None, upload=upload)
     (failing,) = wait_for_jobs([failing.id])
     assert failing.status == "failed"
-    assert "red-team" in failing.error and "line 8" in failing.error
+    assert "red-team" in failing.error and "line 9" in failing.error
     document.refresh_from_db()
     assert document.status == "failed" and "red-team" in document.error
     assert sorted(Chunk.objects.filter(document=document).values_list("id", "text")) == before
