@@ -112,7 +112,13 @@ def test_binary_garbage(filename):
     data = random.Random(7).randbytes(64 * 1024)
     parse_and_chunk(data, filename=filename)
     # Garbage that starts like the format it claims to be.
-    for magic in (b"%PDF-1.7\n", b"PK\x03\x04", b"WEBVTT\n\n", b"From: a@b.c\n\n", b"From x@y Mon Jan  1 00:00:00 2024\n"):
+    for magic in (
+        b"%PDF-1.7\n",
+        b"PK\x03\x04",
+        b"WEBVTT\n\n",
+        b"From: a@b.c\n\n",
+        b"From x@y Mon Jan  1 00:00:00 2024\n",
+    ):
         parse_and_chunk(magic + data, filename=filename)
 
 
