@@ -33,10 +33,14 @@ from dataclasses import dataclass
 
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.contextualize import PART_SEPARATOR, build_prefix, join_embed_text
-from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, WORD, pack
+from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, TOPIC, WORD, pack
+from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
+
+# Block kinds whose sentence boundaries semantic splitting may promote (not code, not rows).
+SEMANTIC_KINDS = frozenset({"prose", "list_item", "turn", "message"})
 
 # Below this many body tokens per chunk, a heading path is too long to be useful
 # in full: it is shortened from the front (the nearest headings matter most).
@@ -89,19 +93,32 @@ def chunk_document(
     doc: ParsedDocument,
     config: ChunkingConfig | None = None,
     counter: TokenCounter | None = None,
+    embed: EmbedFn | None = None,
 ) -> list[Chunk]:
-    """Cut a parsed document into chunks; deterministic for a given config and tokenizer."""
+    """Cut a parsed document into chunks; deterministic for a given config, tokenizer (and embed function).
+
+    ``embed(texts) -> np.ndarray`` (one unit vector per text) is needed only with
+    ``config.semantic_split``: long prose is then preferably cut where adjacent
+    sentences stop being similar (see :mod:`ingestion.chunking.semantic`).  It is
+    ignored otherwise, so a caller may always pass it.
+    """
     config = config or ChunkingConfig()
     counter = counter or default_counter()
-    return _Chunker(doc, config, counter).run()
+    if config.semantic_split and embed is None:
+        raise ValueError(
+            "ChunkingConfig(semantic_split=True) needs an embed function: chunk_document(doc, config, counter, "
+            "embed=...) with embed(texts) -> unit vectors, e.g. ingestion.embedding.get_embedder().embed"
+        )
+    return _Chunker(doc, config, counter, embed if config.semantic_split else None).run()
 
 
 class _Chunker:
-    def __init__(self, doc: ParsedDocument, config: ChunkingConfig, counter: TokenCounter):
+    def __init__(self, doc: ParsedDocument, config: ChunkingConfig, counter: TokenCounter, embed: EmbedFn | None):
         self.doc = doc
         self.text = doc.text
         self.config = config
         self.counter = counter
+        self.embed = embed
         self.limit = config.content_limit
         self._prefix_cache: dict[tuple, tuple[str, int]] = {}
         # Every section start and block start, with its owner, to tell whether
@@ -338,9 +355,11 @@ class _Chunker:
             pieces.extend(block_pieces)
         if not pieces:
             return []
+        balance = self.config.strategy == "structure"
+        if self.embed is not None and balance and kinds <= SEMANTIC_KINDS and sum(p.tokens for p in pieces) > target:
+            self._mark_topics(pieces)
         kind = kinds.pop() if len(kinds) == 1 else "mixed"
         overlap = self.config.overlap_tokens
-        balance = self.config.strategy == "structure"
         ranges = pack(
             [p.tokens for p in pieces], [p.strength for p in pieces], target=target, overlap=overlap, balance=balance
         )
@@ -348,6 +367,18 @@ class _Chunker:
         for i, j in ranges:
             out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind))
         return out
+
+    def _mark_topics(self, pieces: list[_Piece]) -> None:
+        """Promote the sentence boundaries of a run where the topic changes to ``TOPIC`` strength.
+
+        The sentences are the pieces between boundaries of sentence strength or
+        more (the words of an overlong sentence stay one sentence).
+        """
+        heads = [k for k, p in enumerate(pieces) if k == 0 or p.strength >= SENTENCE]
+        ends = heads[1:] + [len(pieces)]
+        texts = [self.text[pieces[h].start : pieces[e - 1].end] for h, e in zip(heads, ends, strict=True)]
+        for b in topic_boundaries(texts, self.embed):
+            pieces[heads[b]].strength = TOPIC
 
     def _emit_range(
         self,

@@ -17,6 +17,7 @@ TOKEN = 0  # inside a word (a word longer than the limit)
 WORD = 1  # between words of one overlong sentence
 SENTENCE = 2  # between sentences or lines
 BLOCK = 3  # between blocks (paragraphs, list items)
+TOPIC = 4  # a sentence or block boundary where the topic changes (semantic splitting only)
 
 # A cut on a weaker boundary is only taken when no stronger one leaves the chunk
 # at least this fraction of the balanced goal size.
@@ -36,7 +37,7 @@ def pack(
     A single piece larger than ``target`` gets a range of its own (the caller
     guarantees every piece fits the hard limit).  With ``balance`` the run is cut
     into ``ceil(total / target)`` near-equal chunks instead of full chunks plus a
-    small remainder, and cuts prefer strong boundaries (block > sentence > word).
+    small remainder, and cuts prefer strong boundaries (topic > block > sentence > word).
     ``overlap`` (tokens) starts each next range on an earlier sentence boundary so
     that up to ``overlap`` tokens repeat.
     """

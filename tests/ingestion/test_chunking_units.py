@@ -45,7 +45,8 @@ def test_config_validation_and_hash():
         {"overlap": 1.0},
         {"overlap": -0.1},
         {"max_tokens": -1},
-        {"semantic_split": True},
+        {"semantic_split": True, "strategy": "fixed"},
+        {"semantic_split": 1},
     ):
         with pytest.raises(ValueError):
             ChunkingConfig(**bad)
