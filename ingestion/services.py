@@ -245,7 +245,8 @@ def _plan(job: IngestionJob) -> _Plan:
     if reuse:
         # Overrides set through the API live on the stored rows: they win over the file's markers.
         rows = [existing[r.key] for r in rows]
-    chunks = chunk_document(parsed, config)
+    # The model is loaded only when the version asks for semantic splitting.
+    chunks = chunk_document(parsed, config, embed=embedder().embed if config.semantic_split else None)
     return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow)
 
 
