@@ -14,7 +14,7 @@ works while the readable part of the index is not tiny; for small readable sets 
 scan over the access index is both faster and exact. So the plan is chosen per query
 from the number of rows the member may read (capped count, cached briefly):
 
-* ``count <= EXACT_MAX_ROWS`` -> exact: index scans are disabled for the statement so
+* ``count <= exact_threshold(depth, index rows)`` -> exact: index scans are disabled for the statement so
   the planner cannot use the HNSW index; it reads the readable rows through the access
   btree (bitmap scan) and sorts by distance. Exact by construction.
 * otherwise -> HNSW with ``relaxed_order`` iterative scan and a raised ``ef_search``;
@@ -31,6 +31,7 @@ fusion (k = 60) of both lists, each fetched to ``max(4 * top_k, 20)``.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -72,9 +73,13 @@ MAX_QUERY_CHARS = 4000
 MAX_NEIGHBORS = 10
 RRF_K = 60
 
-# Tuned by `manage.py kb_bench search` (docs/benchmarks.md): below this many readable rows an
-# exact scan is faster than HNSW and always exact.
-EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 5000)
+# Plan choice (tuned with `manage.py kb_bench search`, see docs/benchmarks.md). An exact scan
+# costs ~ readable rows; an HNSW scan with a filter visits ~ depth * index_rows / readable
+# tuples, each dearer (HNSW_COST_RATIO) than a row of the exact scan. Exact wins while
+#   readable^2 < depth * index_rows * HNSW_COST_RATIO,
+# and always up to EXACT_MAX_ROWS (small sets: exact is sub-millisecond and exact).
+EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 2000)
+HNSW_COST_RATIO = getattr(settings, "BULKHEAD_SEARCH_HNSW_COST_RATIO", 4.0)
 HNSW_EF_SEARCH = getattr(settings, "BULKHEAD_SEARCH_EF_SEARCH", 100)
 HNSW_MAX_SCAN_TUPLES = getattr(settings, "BULKHEAD_SEARCH_MAX_SCAN_TUPLES", 40000)
 COUNT_CACHE_SECONDS = 30.0
@@ -180,7 +185,9 @@ def _resolve_version(member: Membership, index_version: IndexVersion | None) -> 
     from kb.services import index_version_active
 
     if index_version is None:
-        return index_version_active(tenant=member.tenant)
+        # The plain read first: index_version_active opens a transaction to create a default.
+        active = IndexVersion.objects.filter(tenant_id=member.tenant_id, is_active=True).first()
+        return active or index_version_active(tenant=member.tenant)
     if index_version.tenant_id != member.tenant_id:
         raise NotFound("no such index version")
     return index_version
@@ -230,24 +237,25 @@ def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilter
 
 @contextmanager
 def local_settings(**values: str) -> Iterator[None]:
-    """``SET LOCAL`` for the duration of a block, inside a transaction (a savepoint when nested).
+    """``SET LOCAL`` for the duration of a block (``hnsw__ef_search`` names ``hnsw.ef_search``).
 
-    The previous values are restored afterwards: when the caller's own transaction is
-    still open (a request in ATOMIC_REQUESTS, a test), a SET LOCAL would otherwise
-    outlive this block.
+    Outside a transaction the block is its own and the settings end with it (one round
+    trip to set them). Inside the caller's transaction (ATOMIC_REQUESTS, a test) a SET
+    LOCAL would outlive the block, so the previous values are read and put back.
     """
     names = [name.replace("__", ".") for name in values]
+    pairs = [v for name, value in zip(names, values.values(), strict=True) for v in (name, str(value))]
+    nested = connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(["current_setting(%s, true)"] * len(names)), names)
-        previous = cursor.fetchone()
-        cursor.execute(
-            "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names)),
-            [v for name, value in zip(names, values.values(), strict=True) for v in (name, str(value))],
-        )
+        previous = None
+        if nested:
+            cursor.execute("SELECT " + ", ".join(["current_setting(%s, true)"] * len(names)), names)
+            previous = cursor.fetchone()
+        cursor.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names)), pairs)
         try:
             yield
         finally:
-            restore = [(n, p) for n, p in zip(names, previous, strict=True) if p is not None]
+            restore = [(n, p) for n, p in zip(names, previous or (), strict=False) if p is not None]
             if restore and not connection.needs_rollback:
                 cursor.execute(
                     "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(restore)),
@@ -339,13 +347,31 @@ def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iter
     return rows
 
 
+def index_rows() -> int:
+    """Rows in the chunk table (all tenants share the HNSW index), from the planner's statistics."""
+    cached = count_cache.get(("index_rows",))
+    if cached is not None:
+        return cached
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'kb_chunk'::regclass")
+        rows = int(cursor.fetchone()[0])
+    count_cache.put(("index_rows",), rows)
+    return rows
+
+
+def exact_threshold(depth: int, total_rows: int) -> int:
+    """Readable-row count up to which the exact plan is chosen (see EXACT_MAX_ROWS)."""
+    return max(EXACT_MAX_ROWS, int(math.sqrt(depth * max(total_rows, 1) * HNSW_COST_RATIO)))
+
+
 def vector_candidates(
     reader: Reader, version_id: uuid.UUID, filters: SearchFilters, vector, depth: int
 ) -> tuple[list[_Row], str]:
     """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
     qs = readable_chunks(reader, version_id, filters)
-    count = readable_count(reader, version_id, filters, cap=EXACT_MAX_ROWS)
-    if count <= EXACT_MAX_ROWS:
+    threshold = exact_threshold(depth, index_rows())
+    count = readable_count(reader, version_id, filters, cap=threshold)
+    if count <= threshold:
         return (vector_exact(qs, vector, depth) if count else []), "exact"
     rows = vector_hnsw(qs, vector, depth, ef_search=HNSW_EF_SEARCH)
     if len(rows) < min(depth, count):
@@ -494,6 +520,8 @@ def _parent_contexts(
 ) -> list[SearchContext]:
     drafts: dict[uuid.UUID, ContextDraft] = {}
     for hit in hits:  # best first, so a context's first hit is its best one
+        if hit.section_id not in forest.nodes:  # deleted since the hit was found
+            continue
         root = forest.expansion_root(hit.section_id, level)
         draft = drafts.get(root.id)
         if draft is None:

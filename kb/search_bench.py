@@ -1,0 +1,315 @@
+"""The search benchmark: latency and recall of filtered vector search at several selectivities.
+
+``manage.py kb_bench search`` loads N chunks of real text with real MiniLM embeddings
+(:mod:`kb.search_bench_corpus`) into a *separate* database (refuses one whose name
+lacks "bench"), spread over T tenants, each with three members who may read 50%, 10%
+and 1% of their tenant's chunks (levels and a group, assigned per section at random,
+so what a member reads is scattered over the embedding space). Then, for every query
+and member, side by side in the same run:
+
+(a) exact: the filtered query with index scans off (bitmap scan of the access index + sort);
+(b) plain HNSW + WHERE: ``hnsw.iterative_scan = off``, default ``ef_search`` (40) -- the
+    common approach;
+(c) ``kb.search.search`` in vector mode, no expansion (our planner);
+(d) ``search`` hybrid, no expansion; (e) ``search`` hybrid with parent expansion.
+
+Recall@10 is measured against (a). Query embeddings are precomputed (the model's time
+is reported once, separately), so latencies are the database and Python around it.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.db import connection
+
+from accounts.access import AccessLevel
+from accounts.models import Group, GroupMembership, Membership, Tenant, User
+from kb.models import IndexVersion
+from kb.search import SearchFilters, readable_chunks, search, vector_exact, vector_hnsw
+from kb.search_bench_corpus import CORPUS_SIZE, build, corpus_queries, query_vectors
+
+CHUNKS_PER_SECTION = 5
+SECTIONS_PER_DOCUMENT = 10
+# Per-section policy shares: (level, in group "blue", share).
+POLICIES = [
+    (AccessLevel.PUBLIC, False, 0.01),
+    (AccessLevel.INTERNAL, False, 0.09),
+    (AccessLevel.CONFIDENTIAL, False, 0.30),
+    (AccessLevel.CONFIDENTIAL, True, 0.10),
+    (AccessLevel.RESTRICTED, False, 0.50),
+]
+# Members: name, clearance, groups, share of the tenant's chunks they may read.
+READERS = [("reads-50", AccessLevel.CONFIDENTIAL, ("blue",), 0.50), ("reads-10", AccessLevel.INTERNAL, (), 0.10),
+           ("reads-1", AccessLevel.PUBLIC, (), 0.01)]
+SLUG_PREFIX = "bench-"
+
+
+def _check_database() -> str:
+    name = connection.settings_dict["NAME"]
+    if "bench" not in name:
+        raise RuntimeError(
+            f"refusing to load benchmark rows into database {name!r}: point DATABASE_URL at a database "
+            "whose name contains 'bench' (e.g. .../bulkhead_bench)"
+        )
+    return name
+
+
+def _vector_literal(v: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in v) + "]"
+
+
+def perturbed(vectors: np.ndarray, total: int, *, seed: int = 3, noise: float = 0.35) -> np.ndarray:
+    """``total`` unit vectors: the real ones, then noisy copies of real ones (synthesised rows)."""
+    if total <= len(vectors):
+        return vectors[:total]
+    rng = np.random.default_rng(seed)
+    extra = vectors[rng.integers(0, len(vectors), total - len(vectors))]
+    extra = extra + rng.normal(scale=noise / np.sqrt(vectors.shape[1]), size=extra.shape).astype(np.float32)
+    extra /= np.linalg.norm(extra, axis=1, keepdims=True)
+    return np.concatenate([vectors, extra.astype(np.float32)])
+
+
+def load(*, texts: list[str], vectors: np.ndarray, chunks: int, tenants: int, log=print) -> dict:
+    """Replace the benchmark tenants with ``chunks`` rows; returns build statistics."""
+    _check_database()
+    started = time.monotonic()
+    n_real = min(len(texts), chunks)
+    vectors = perturbed(vectors[:n_real], chunks)
+    Tenant.objects.filter(slug__startswith=SLUG_PREFIX).delete()
+    rng = np.random.default_rng(1)
+    order = rng.permutation(chunks)  # each tenant gets a mix of every source
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS chunk_embedding_hnsw")
+    per_tenant = chunks // tenants
+    for t in range(tenants):
+        tenant = Tenant.objects.create(slug=f"{SLUG_PREFIX}{t}", name=f"Benchmark {t}")
+        blue = Group.objects.create(tenant=tenant, slug="blue", name="blue")
+        version = IndexVersion.objects.create(
+            id=uuid.uuid4(), tenant=tenant, config={"benchmark": True}, config_hash=f"bench-{t}", status="ready",
+            is_active=True,
+        )
+        for name, clearance, groups, _ in READERS:
+            user = User.objects.filter(email=f"{name}-{t}@bench.io").first() or User.objects.create_user(
+                f"{name}-{t}@bench.io")
+            member = Membership.objects.create(user=user, tenant=tenant, clearance=clearance)
+            if groups:
+                GroupMembership.objects.create(membership=member, group=blue)
+        ids = order[t * per_tenant : (t + 1) * per_tenant]
+        _load_tenant(tenant, version, blue.id, ids, texts, vectors, n_real, rng)
+        log(f"tenant {t}: {len(ids)} chunks loaded ({time.monotonic() - started:.0f}s)")
+    loaded = time.monotonic() - started
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '1GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 2")
+        index_started = time.monotonic()
+        cursor.execute(
+            "CREATE INDEX chunk_embedding_hnsw ON kb_chunk USING hnsw (embedding vector_cosine_ops) "
+            "WITH (m = 16, ef_construction = 64)"
+        )
+        index_seconds = time.monotonic() - index_started
+        cursor.execute("VACUUM ANALYZE kb_chunk")
+        cursor.execute("SELECT pg_size_pretty(pg_total_relation_size('kb_chunk')), "
+                       "pg_size_pretty(pg_relation_size('chunk_embedding_hnsw'))")
+        table_size, index_size = cursor.fetchone()
+    return {"chunks": chunks, "real_vectors": n_real, "tenants": tenants, "load_s": loaded,
+            "hnsw_build_s": index_seconds, "table_size": table_size, "hnsw_size": index_size}
+
+
+def _load_tenant(tenant, version, blue_id, ids, texts, vectors, n_real, rng) -> None:
+    """Documents of 10 sections of 5 chunks, one COPY per table."""
+    n_sections = -(-len(ids) // CHUNKS_PER_SECTION)
+    shares = np.array([p[2] for p in POLICIES])
+    counts = np.floor(shares * n_sections).astype(int)
+    counts[-1] = n_sections - counts[:-1].sum()
+    policy_of_section = rng.permutation(np.repeat(np.arange(len(POLICIES)), counts))
+    docs, sections, chunks = io.StringIO(), io.StringIO(), io.StringIO()
+    for d0 in range(0, n_sections, SECTIONS_PER_DOCUMENT):
+        doc_id = uuid.uuid4()
+        root_id = uuid.uuid4()
+        parts: list[str] = []
+        pos = 0
+        section_rows = []
+        chunk_rows = []
+        ordinal = 0
+        for s in range(d0, min(d0 + SECTIONS_PER_DOCUMENT, n_sections)):
+            level, grouped, _ = POLICIES[policy_of_section[s]]
+            groups = f"{{{blue_id}}}" if grouped else "{}"
+            section_id = uuid.uuid4()
+            spans = []
+            title = f"Part {s - d0 + 1}"
+            parts.append(f"## {title}\n\n")
+            sec_start = pos
+            pos += len(parts[-1])
+            for i in ids[s * CHUNKS_PER_SECTION : (s + 1) * CHUNKS_PER_SECTION]:
+                text = texts[i % n_real].replace("\t", " ").replace("\\", "/")
+                start, end = pos, pos + len(text)
+                parts.append(text + "\n\n")
+                pos += len(text) + 2
+                spans.append([start, end])
+                chunk_rows.append((uuid.uuid4(), section_id, ordinal, start, end, text, int(i), int(level), groups))
+                ordinal += 1
+            section_rows.append((section_id, s - d0 + 1, title, sec_start, pos, spans, int(level), groups))
+        doc_text = "".join(parts)
+        docs.write("\t".join([
+            str(doc_id), str(tenant.id), f"Benchmark document {d0 // SECTIONS_PER_DOCUMENT}", "", "text/markdown",
+            "\\\\x", _escape(doc_text), "0" * 64, str(len(doc_text)), "{}", "1", "{}", "{}", "ready", "",
+            "2026-01-01", "2026-01-01",
+        ]) + "\n")
+        sections.write("\t".join([
+            str(root_id), str(tenant.id), str(doc_id), "\\N", "0", "0", "0", "Benchmark document", "{}",
+            "heading", "0", str(len(doc_text)), "[]", "\\N", "\\N", "1", "{}", "{}",
+        ]) + "\n")
+        for sid, order, title, start, end, spans, level, groups in section_rows:
+            sections.write("\t".join([
+                str(sid), str(tenant.id), str(doc_id), str(root_id), str(order), str(order), "1", title,
+                f'{{"Benchmark document","{title}"}}', "heading", str(start), str(end),
+                _escape(str(spans)), str(level), groups, str(level), groups, "{}",
+            ]) + "\n")
+        for cid, sid, ordinal, start, end, text, i, level, groups in chunk_rows:
+            chunks.write("\t".join([
+                str(cid), str(tenant.id), str(doc_id), str(sid), str(version.id), str(ordinal), str(start),
+                str(end), _escape(text), _escape(text), str(max(1, len(text) // 4)), f"{i:064x}"[-64:],
+                _vector_literal(vectors[i]), str(level), groups,
+            ]) + "\n")
+    with connection.cursor() as cursor:
+        _copy(cursor, "kb_document", "id, tenant_id, title, source, content_type, raw, text, sha256, size_bytes, tags, "
+              "access_level, access_groups, metadata, status, error, created_at, updated_at", docs)
+        _copy(cursor, "kb_section", "id, tenant_id, document_id, parent_id, key, \"order\", depth, title, heading_path, "
+              "kind, start, \"end\", body_spans, own_level, own_groups, access_level, access_groups, metadata", sections)
+        _copy(cursor, "kb_chunk", "id, tenant_id, document_id, section_id, index_version_id, ordinal, start, \"end\", "
+              "text, embed_text, token_count, content_hash, embedding, access_level, access_groups", chunks)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _copy(cursor, table: str, columns: str, data: io.StringIO) -> None:
+    with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        copy.write(data.getvalue())
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Series:
+    latencies: list[float] = field(default_factory=list)
+    recalls: list[float] = field(default_factory=list)
+    short_pages: int = 0
+    plans: dict[str, int] = field(default_factory=dict)
+
+    def row(self) -> tuple[float, float, float | None, int]:
+        lat = sorted(self.latencies)
+        p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
+        recall = statistics.mean(self.recalls) if self.recalls else None
+        return statistics.median(lat), p95, recall, self.short_pages
+
+
+def measure(*, texts: list[str], queries: int, top_k: int = 10, log=print) -> dict:
+    """Run every method for every query and reader; returns {(reader, method): Series}.
+
+    Queries: the Chroma questions, then sentences drawn from ``texts``. Query ``i`` runs in
+    tenant ``i % T`` for each of its three readers.
+    """
+    _check_database()
+    texts_q = corpus_queries(texts, queries)
+    started = time.monotonic()
+    qvecs = query_vectors(texts_q)
+    embed_ms = (time.monotonic() - started) * 1000 / max(1, len(texts_q))
+    tenants = list(Tenant.objects.filter(slug__startswith=SLUG_PREFIX).order_by("id"))
+    members = {
+        (t.id, name): Membership.objects.select_related("user", "tenant").get(
+            tenant=t, user__email=f"{name}-{t.slug.removeprefix(SLUG_PREFIX)}@bench.io"
+        )
+        for t in tenants
+        for name, *_ in READERS
+    }
+    results: dict[tuple[str, str], Series] = {}
+    from accounts.selectors import reader_for
+
+    def timed(fn, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        return out, (time.perf_counter() - t0) * 1000
+
+    for warm in range(2):  # first pass warms caches and is thrown away
+        for qi, (query, qvec) in enumerate(zip(texts_q, qvecs, strict=True)):
+            if warm == 0 and qi >= 20:
+                break
+            tenant = tenants[qi % len(tenants)]
+            version = IndexVersion.objects.get(tenant=tenant, is_active=True)
+            for name, *_ in READERS:
+                member = members[(tenant.id, name)]
+                reader = reader_for(member)
+                qs = readable_chunks(reader, version.pk, SearchFilters())
+                exact, t_exact = timed(vector_exact, qs, qvec, top_k)
+                truth = {r.id for r in exact}
+                plain, t_plain = timed(vector_hnsw, qs, qvec, top_k, ef_search=40, iterative=False)
+                common = {"member": member, "query": query, "top_k": top_k, "index_version": version,
+                          "query_vector": qvec}
+                ours, t_ours = timed(search, mode="vector", expand="none", **common)
+                hybrid, t_hybrid = timed(search, mode="hybrid", expand="none", **common)
+                expanded, t_exp = timed(search, mode="hybrid", expand="parent", **common)
+                vexp, t_vexp = timed(search, mode="vector", expand="parent", **common)
+                if warm == 0:
+                    continue
+                full = min(top_k, len(truth))
+                for method, ids, ms, plan in (
+                    ("(a) exact scan", [r.id for r in exact], t_exact, None),
+                    ("(b) HNSW + WHERE", [r.id for r in plain], t_plain, None),
+                    ("(c) search() vector", [h.chunk_id for h in ours.results], t_ours, ours.plan),
+                    ("(d) search() hybrid", [h.chunk_id for h in hybrid.results], t_hybrid, hybrid.plan),
+                    ("(e) search() hybrid+parent", [h.chunk_id for h in expanded.results], t_exp, expanded.plan),
+                    ("(f) search() vector+parent", [h.chunk_id for h in vexp.results], t_vexp, vexp.plan),
+                ):
+                    series = results.setdefault((name, method), Series())
+                    series.latencies.append(ms)
+                    if method[1] in "abcf":
+                        series.recalls.append(len(set(ids) & truth) / full if full else 1.0)
+                    if len(ids) < top_k:
+                        series.short_pages += 1
+                    if plan:
+                        series.plans[plan] = series.plans.get(plan, 0) + 1
+        log(f"pass {warm} done ({time.monotonic() - started:.0f}s)")
+    return {"series": results, "queries": len(texts_q), "embed_ms": embed_ms}
+
+
+def prepare(*, chunks: int, django_source, log=print) -> tuple[list[str], np.ndarray]:
+    """The cached texts and the vectors embedded so far (no model call here)."""
+    texts, vectors = build(CORPUS_SIZE, django_source=django_source, log=log, available_only=True)
+    return texts[: len(vectors)], vectors
+
+
+def report(build_stats: dict | None, measured: dict, readers=READERS) -> str:
+    """A Markdown table of the measured series."""
+    lines = []
+    if build_stats:
+        lines.append(
+            f"Rows: {build_stats['chunks']:,} chunks over {build_stats['tenants']} tenants "
+            f"({build_stats['real_vectors']:,} real MiniLM embeddings of real text; the rest are noisy copies). "
+            f"Load (COPY) {build_stats['load_s']:.0f} s, HNSW build {build_stats['hnsw_build_s']:.0f} s; "
+            f"table with indexes {build_stats['table_size']}, HNSW index {build_stats['hnsw_size']}."
+        )
+    lines.append(
+        f"{measured['queries']} queries x 3 readers; query embedding {measured['embed_ms']:.1f} ms/query "
+        "(not included below). Latency in ms, recall@10 against (a)."
+    )
+    lines.append("")
+    lines.append("| reader reads | method | p50 ms | p95 ms | recall@10 | pages < 10 rows | plans |")
+    lines.append("|---|---|---:|---:|---:|---:|---|")
+    for name, _, _, share in readers:
+        for (reader, method), series in sorted(measured["series"].items()):
+            if reader != name:
+                continue
+            p50, p95, recall, short = series.row()
+            plans = ", ".join(f"{k} {v}" for k, v in sorted(series.plans.items()))
+            rec = "" if recall is None else f"{recall:.3f}"
+            lines.append(f"| {share:.0%} | {method} | {p50:.1f} | {p95:.1f} | {rec} | {short} | {plans} |")
+    return "\n".join(lines)
