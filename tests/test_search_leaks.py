@@ -1,0 +1,258 @@
+"""Zero-leak property: whatever search returns lies in sections its caller may read.
+
+Hypothesis generates tenants, groups, members (random clearance and groups) and
+Markdown documents with random nested access markers (heading markers and regions),
+ingests them through the real pipeline (a real Celery worker, the real model), and
+then, for every member, every mode and every expansion, checks every returned text:
+
+* each hit's span slices back to its text and lies in a body span of a readable section;
+* each context is made only of body spans of readable sections of one document of the
+  caller's tenant, plus ``## Title`` separators of readable sections, and nothing else;
+* each heading path holds only titles of readable sections;
+* every marker word in any returned text names a readable section of the caller's tenant
+  (each section's sentences and title carry its own unique marker word, so a leaked
+  sentence or title is caught even without spans).
+
+Readability is decided by ``accounts.access.can_read`` on the stored sections: the oracle
+is the access rule itself, not the search code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accounts.access import can_read
+from accounts.selectors import reader_for
+from accounts.services import group_create, membership_create, tenant_create
+from kb import search as search_module
+from kb.models import Document, Section
+from kb.search import embed_query, search
+from kb.services import Upload, document_create
+from tests.ingestion_helpers import wait_for_jobs
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+LEVELS = ["public", "internal", "confidential", "restricted"]
+GROUPS = ["red", "blue", "green"]
+VOCAB = ["invoice", "refund", "server", "backup", "payroll", "vendor", "audit", "laptop"]
+MARKER = re.compile(r"\bzq\d+x\b")
+_serial = itertools.count()
+
+
+def _marker() -> str:
+    return f"zq{next(_serial)}x"
+
+
+policies = st.tuples(st.sampled_from(LEVELS), st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
+
+
+def _policy_text(policy) -> str:
+    level, groups = policy
+    return f"access: {level}" + (f"; groups: {' '.join(groups)}" if groups else "")
+
+
+@st.composite
+def paragraph(draw, marker: str) -> str:
+    sentences = []
+    for _ in range(draw(st.integers(1, 3))):
+        words = draw(st.lists(st.sampled_from(VOCAB), min_size=3, max_size=7))
+        words.insert(draw(st.integers(0, len(words))), marker)  # every sentence names its section
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+@st.composite
+def body(draw, marker: str, region_depth: int) -> str:
+    parts = [draw(paragraph(marker)) for _ in range(draw(st.integers(1, 2)))]
+    if region_depth and draw(st.booleans()):
+        inner = _marker()
+        parts.append(
+            f"<!-- {_policy_text(draw(policies))} -->\n\n{draw(body(inner, region_depth - 1))}\n\n<!-- /access -->"
+        )
+        if draw(st.booleans()):
+            parts.append(draw(paragraph(marker)))  # the enclosing section's text continues after the region
+    return "\n\n".join(parts)
+
+
+@st.composite
+def heading_section(draw, level: int) -> str:
+    marker = _marker()
+    policy = draw(st.none() | policies)
+    title = f"{draw(st.sampled_from(VOCAB)).capitalize()} {marker}"
+    head = f"{'#' * level} {title}" + (f" <!-- {_policy_text(policy)} -->" if policy else "")
+    parts = [head, draw(body(marker, 2))]
+    if level < 4:
+        for _ in range(draw(st.integers(0, 2))):
+            parts.append(draw(heading_section(level + 1)))
+    return "\n\n".join(parts)
+
+
+@st.composite
+def markdown_document(draw) -> str:
+    level, groups = draw(policies)
+    front = f"---\ntitle: Doc\naccess: {level}\ngroups: [{', '.join(groups)}]\n---\n"
+    root = _marker()
+    parts = [f"# Manual {root}", draw(body(root, 1))]
+    for _ in range(draw(st.integers(1, 3))):
+        parts.append(draw(heading_section(2)))
+    return front + "\n\n".join(parts) + "\n"
+
+
+members_strategy = st.lists(
+    st.tuples(st.sampled_from(LEVELS), st.lists(st.sampled_from(GROUPS), max_size=3, unique=True)),
+    min_size=3, max_size=4,
+)
+
+
+def _tenant(tag: str):
+    tenant = tenant_create(slug=f"leak-{tag}-{uuid.uuid4().hex[:8]}", name=tag)
+    for slug in GROUPS:
+        group_create(tenant=tenant, slug=slug)
+    return tenant
+
+
+def _ingest(tenant, texts: list[str]) -> list[Document]:
+    created = [
+        document_create(
+            tenant=tenant, created_by=None,
+            upload=Upload(content=text.encode(), title=f"doc {i}", content_type="text/markdown"),
+        )
+        for i, text in enumerate(texts)
+    ]
+    jobs = wait_for_jobs([job.id for _, job in created])
+    for job in jobs:
+        assert job.status == "succeeded", job.error
+    return [Document.objects.get(pk=document.pk) for document, _ in created]
+
+
+class Oracle:
+    """What one tenant's stored sections say: which marker is whose, and what is readable."""
+
+    def __init__(self, tenant, documents: list[Document]):
+        self.tenant = tenant
+        self.documents = {d.id: d for d in documents}
+        self.sections = list(Section.objects.filter(tenant=tenant))
+        self.by_marker: dict[str, Section] = {}
+        for section in self.sections:
+            text = self.documents[section.document_id].text
+            found = set(MARKER.findall(section.title))
+            for start, end in section.body_spans:
+                found |= set(MARKER.findall(text[start:end]))
+            for marker in found:
+                self.by_marker.setdefault(marker, section)
+
+    def readable_sections(self, reader) -> list[Section]:
+        return [s for s in self.sections if can_read(reader, level=s.access_level, group_ids=s.access_groups)]
+
+
+def _covered(text: str, span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    """Whether every non-blank character of ``text[span]`` lies in the union of ``spans``.
+
+    Blank characters may lie between two body spans of one section (a chunk joins two
+    paragraphs across the blank line between them); anything else must be covered.
+    """
+    allowed = set()
+    for start, stop in spans:
+        allowed.update(range(start, stop))
+    return all(i in allowed or text[i].isspace() for i in range(*span))
+
+
+def check_response(response, reader, oracle: Oracle, foreign_markers: set[str], stats: Counter) -> None:
+    readable = oracle.readable_sections(reader)
+    readable_ids = {s.id for s in readable}
+    readable_titles = {s.title for s in readable if s.title}
+
+    def check_markers(text: str, where: str) -> None:
+        for marker in MARKER.findall(text):
+            assert marker not in foreign_markers, f"{where}: another tenant's text ({marker})"
+            section = oracle.by_marker.get(marker)
+            assert section is not None, f"{where}: unknown marker {marker}"
+            assert section.id in readable_ids, f"{where}: marker {marker} of an unreadable section"
+
+    def check_path(path: list[str], where: str) -> None:
+        for title in path:
+            assert title in readable_titles, f"{where}: heading path shows {title!r}"
+
+    for hit in response.results:
+        stats["hits"] += 1
+        document = oracle.documents.get(hit.document_id)
+        assert document is not None, "a hit from another tenant's document"
+        assert document.text[hit.start : hit.end] == hit.text
+        spans = [tuple(sp) for s in readable if s.document_id == document.id for sp in s.body_spans]
+        assert _covered(document.text, (hit.start, hit.end), spans), "hit outside readable sections"
+        assert hit.section_id in readable_ids
+        check_markers(hit.text, "hit")
+        check_path(hit.heading_path, "hit")
+    hit_ids = {h.chunk_id for h in response.results}
+    for context in response.contexts:
+        stats["contexts"] += 1
+        document = oracle.documents.get(context.document_id)
+        assert document is not None, "a context from another tenant's document"
+        assert set(context.chunk_ids) <= hit_ids
+        spans = [tuple(sp) for s in readable if s.document_id == document.id for sp in s.body_spans]
+        remainder = context.text
+        for start, end in context.spans:
+            assert _covered(document.text, (start, end), spans), f"context span {start}-{end} outside readable sections"
+            for para in re.split(r"\n[ \t]*\n", document.text[start:end]):
+                para = para.strip()
+                if para:
+                    assert para in remainder or context.truncated, "span text missing from the context"
+                    remainder = remainder.replace(para, "", 1)
+        for line in remainder.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("## "):
+                assert line[3:] in readable_titles, f"context shows the title {line[3:]!r}"
+            else:
+                assert context.truncated, f"context text not from a readable span: {line!r}"
+        check_markers(context.text, "context")
+        check_path(context.heading_path, "context")
+
+
+EXPANSIONS = [("none", "leaf"), ("parent", "leaf"), ("parent", "parent"), ("neighbors", "leaf")]
+
+
+def test_search_never_returns_unreadable_text(celery_worker):
+    stats: Counter = Counter()
+
+    @settings(deadline=None, max_examples=16, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.function_scoped_fixture])
+    @given(
+        docs=st.lists(markdown_document(), min_size=1, max_size=3),
+        other_doc=markdown_document(),
+        members=members_strategy,
+        words=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3),
+    )
+    def run(docs, other_doc, members, words):
+        search_module.count_cache.clear()
+        tenant, other = _tenant("a"), _tenant("b")
+        documents = _ingest(tenant, docs)
+        other_documents = _ingest(other, [other_doc, docs[0]])  # identical text in the other tenant too
+        oracle = Oracle(tenant, documents)
+        foreign = set(Oracle(other, other_documents).by_marker) - set(oracle.by_marker)
+        query = " ".join(words)
+        vector = embed_query(query)  # once per example; search() embeds raw queries the same way
+        for i, (clearance, groups) in enumerate(members):
+            member = membership_create(tenant=tenant, email=f"m{i}@{tenant.slug}.io", role="viewer",
+                                       clearance=clearance, group_slugs=groups)
+            reader = reader_for(member)
+            stats["unreadable"] += len(oracle.sections) - len(oracle.readable_sections(reader))
+            for mode in ("vector", "keyword", "hybrid"):
+                for expand, level in EXPANSIONS:
+                    response = search(member=member, query=query, top_k=8, mode=mode, expand=expand,
+                                      expand_level=level, context_token_budget=400 if i % 2 else 4000,
+                                      query_vector=vector)
+                    check_response(response, reader, oracle, foreign, stats)
+
+    run()
+    # Not vacuous: things were found, expanded, and some sections were hidden from someone.
+    assert stats["hits"] > 100 and stats["contexts"] > 50 and stats["unreadable"] > 20, stats
