@@ -98,17 +98,15 @@ class SectionForest:
         but its readable descendants still do: their text is governed by their own policy.
         """
         pieces: list[Piece] = []
-
-        def walk(node: SectionNode) -> None:
+        stack = [root]  # iterative: an HTML section tree can be nested deeper than Python's recursion limit
+        while stack:
+            node = stack.pop()
             if self.readable(node):
                 if node is not root and node.title:
                     pieces.append(Piece(node.id, None, None, title=node.title, position=node.start))
                 for start, end in node.body_spans:
                     pieces.append(Piece(node.id, start, end))
-            for child in self.children.get(node.id, ()):
-                walk(child)
-
-        walk(root)
+            stack.extend(self.children.get(node.id, ()))
         # Document order: a parent's body may continue after a child (text after a region).
         # A title sits at its section's start, so it stays right before that section's body.
         pieces.sort(key=lambda p: (p.position if p.is_title else p.start, not p.is_title))
