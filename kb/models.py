@@ -171,7 +171,7 @@ class Chunk(models.Model):
                 name="chunk_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
-                ef_construction=64,
+                ef_construction=200,  # recall@10 .88 -> 1.00 at ef_search 100 (docs/benchmarks.md, search)
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),

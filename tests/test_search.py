@@ -92,7 +92,7 @@ def _exact_ids(version, max_level: int, vector: np.ndarray, k: int) -> list[uuid
 def test_full_pages_at_every_selectivity(skewed_tenant, monkeypatch, mode, clearance, readable, exact_max_rows):
     tenant, version, members, vectors, _ = skewed_tenant
     monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", exact_max_rows)
-    monkeypatch.setattr(search_module, "HNSW_COST_RATIO", 0.0)  # the threshold is EXACT_MAX_ROWS alone
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)  # the threshold is EXACT_MAX_ROWS alone
     rng = np.random.default_rng(11)
     for query_vector in _unit(rng, 5):
         response = search(member=members[clearance], query="alpha", top_k=10, mode=mode, expand="none",
@@ -112,15 +112,15 @@ def test_full_pages_at_every_selectivity(skewed_tenant, monkeypatch, mode, clear
 
 
 def test_exact_threshold_grows_with_the_index():
-    assert search_module.exact_threshold(10, 100) == search_module.EXACT_MAX_ROWS
-    # readable^2 < depth * index_rows * ratio: 10 * 1e6 * 4 -> ~6,324 rows
-    assert 6000 < search_module.exact_threshold(10, 1_000_000) < 6500
+    assert search_module.exact_threshold(100) == search_module.EXACT_MAX_ROWS
+    assert search_module.exact_threshold(100_000) == 20_000  # 20% of the shared index
+    assert search_module.exact_threshold(10_000_000) == search_module.EXACT_CEILING
 
 
 def test_plan_follows_the_readable_count(skewed_tenant, monkeypatch):
     tenant, version, members, vectors, _ = skewed_tenant
     monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 1000)
-    monkeypatch.setattr(search_module, "HNSW_COST_RATIO", 0.0)
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
     q = vectors[7]
     small = search(member=members["public"], query="q", mode="vector", expand="none", index_version=version,
                    query_vector=q)
@@ -134,7 +134,7 @@ def test_plan_follows_the_readable_count(skewed_tenant, monkeypatch):
 def test_short_hnsw_page_falls_back_to_exact(skewed_tenant, monkeypatch):
     tenant, version, members, vectors, _ = skewed_tenant
     monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(search_module, "HNSW_COST_RATIO", 0.0)
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
     monkeypatch.setattr(search_module, "vector_hnsw", lambda qs, vector, depth, **kw: [])  # an index that finds nothing
     response = search(member=members["public"], query="q", top_k=10, mode="vector", expand="none",
                       index_version=version, query_vector=vectors[0])

@@ -223,7 +223,7 @@ EXPANSIONS = [("none", "leaf"), ("parent", "leaf"), ("parent", "parent"), ("neig
 def test_search_never_returns_unreadable_text(celery_worker):
     stats: Counter = Counter()
 
-    @settings(deadline=None, max_examples=16, derandomize=True,
+    @settings(deadline=None, max_examples=25, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(
