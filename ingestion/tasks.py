@@ -6,13 +6,14 @@ import logging
 from collections.abc import Sequence
 
 from celery import shared_task
+from celery.signals import worker_process_init, worker_ready
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 logger = logging.getLogger(__name__)
 
 # Documents per task: the model sees their chunks in shared batches.
-JOBS_PER_TASK = 8
+JOBS_PER_TASK = 16
 TRANSIENT = (OperationalError, InterfaceError, BrokerOperationalError, ConnectionError)
 
 
@@ -38,6 +39,28 @@ def sweep_stuck_jobs() -> int:
     from ingestion.services import jobs_requeue_stuck
 
     return len(jobs_requeue_stuck())
+
+
+def _warm_model() -> None:
+    """Load the embedding model before the first task, so no job pays for it."""
+    from ingestion.services import embedder
+
+    try:
+        embedder().embed(["warm-up"])
+    except Exception:  # a broken model shows up, with its error, in the first job instead
+        logger.exception("could not load the embedding model at worker start")
+
+
+@worker_process_init.connect
+def _warm_pool_child(**kwargs) -> None:
+    _warm_model()  # prefork: each child process has its own model
+
+
+@worker_ready.connect
+def _warm_in_process_pool(sender=None, **kwargs) -> None:
+    pool = getattr(sender, "pool", None)
+    if pool is not None and type(pool).__module__.endswith(("solo", "thread")):
+        _warm_model()  # solo/threads: tasks run in this very process
 
 
 def enqueue_jobs(job_ids: Sequence[str]) -> None:

@@ -223,6 +223,13 @@ def _apply_policies(document: Document) -> int:
 
 
 @transaction.atomic
+def document_policies_refresh(*, document: Document) -> int:
+    """Re-derive every section's and chunk's effective policy from the stored policies; no model call."""
+    document = Document.objects.select_for_update().get(pk=document.pk)
+    return _apply_policies(document)
+
+
+@transaction.atomic
 def section_set_access(
     *, section: Section, access_level: str | None, groups: Sequence[str] | None, inherit: bool = False
 ) -> Section:

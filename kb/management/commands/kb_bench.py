@@ -33,7 +33,10 @@ def _ensure_database() -> None:
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: `search` (filtered vector/hybrid search latency and recall)."
+    help = (
+        "Benchmarks: `search` (filtered vector/hybrid search latency and recall), "
+        "`ingest` (pipeline throughput through a real worker vs bare model.encode)."
+    )
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="subcommand", required=True)
@@ -46,10 +49,25 @@ class Command(BaseCommand):
         search.add_argument("--embed", action="store_true",
                             help="embed every missing text first (slow); default: use the vectors cached so far")
         search.add_argument("--skip-load", action="store_true", help="measure the rows already loaded")
+        ingest = sub.add_parser("ingest", help="ingestion throughput through a real worker vs bare model.encode")
+        ingest.add_argument("paths", nargs="+", help="files or folders of real documents")
+        ingest.add_argument("--min-chunks", type=int, default=2000, help="stop adding files past this many chunks")
+        ingest.add_argument("--json", dest="json_out", help="also write the numbers as JSON here")
 
     def handle(self, *args, **options):
         if options["subcommand"] == "search":
             self._search(options)
+        elif options["subcommand"] == "ingest":
+            self._ingest(options)
+
+    def _ingest(self, options):
+        import json
+
+        from ingestion.benchmark import run
+
+        result = run(options["paths"], min_chunks=options["min_chunks"], out=self.stdout.write)
+        if options["json_out"]:
+            Path(options["json_out"]).write_text(json.dumps(result, indent=2))
 
     def _search(self, options):
         from kb import search_bench
