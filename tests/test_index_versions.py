@@ -217,9 +217,11 @@ def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_f
         killed_at = IngestionJob.objects.get(pk=job.pk).done
         assert killed_at < 40, "the build finished before the kill; the test proves nothing"
 
-        worker_factory("build-b", extra_env=env, queues=QUEUE)
+        # Resume before a new worker exists: otherwise it could finish the redelivered task first,
+        # and "resume" would find nothing left to resume.
         again = versions.index_version_build(version=shadow)  # resume: same job, unfinished children re-sent
         assert again.pk == job.pk
+        worker_factory("build-b", extra_env=env, queues=QUEUE)
         finished = wait_for_jobs([job.id], timeout=600)[0]
     assert (finished.status, finished.done, finished.total) == ("succeeded", 40, 40)
     resumed = {d: set() for d in Document.objects.filter(tenant=tenant).values_list("id", flat=True)}
