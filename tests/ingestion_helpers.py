@@ -19,3 +19,26 @@ def wait_for_jobs(job_ids, timeout: float = 180) -> list[IngestionJob]:
             states = {str(j.id): (j.status, j.stage, j.done, j.total) for j in jobs}
             raise AssertionError(f"jobs not finished after {timeout}s: {states}")
         time.sleep(0.2)
+
+
+# A Markdown document with every kind of access marker (BRIEF §2), shared by end-to-end tests.
+POLICY_DOC = """---
+title: Security policy
+access: internal
+tags: [security]
+---
+# Security policy
+Intro for everyone with internal clearance. It explains what this policy covers.
+
+## Incident response <!-- access: restricted; groups: security-team -->
+Only the security team reads this. Call the on-call engineer first.
+
+## Reporting
+Everyone with internal clearance reads the reporting rules.
+
+<!-- access: confidential -->
+A confidential region inside Reporting: the names of past reporters.
+<!-- /access -->
+
+Back to internal text about reporting.
+"""

@@ -11,29 +11,9 @@ from django.core.cache import cache
 
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from tests.api_helpers import Actor
+from tests.ingestion_helpers import POLICY_DOC
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
-
-POLICY_DOC = """---
-title: Security policy
-access: internal
-tags: [security]
----
-# Security policy
-Intro for everyone with internal clearance. It explains what this policy covers.
-
-## Incident response <!-- access: restricted; groups: security-team -->
-Only the security team reads this. Call the on-call engineer first.
-
-## Reporting
-Everyone with internal clearance reads the reporting rules.
-
-<!-- access: confidential -->
-A confidential region inside Reporting: the names of past reporters.
-<!-- /access -->
-
-Back to internal text about reporting.
-"""
 
 INTRO, SECRET, REGION = "Intro for everyone", "Only the security team", "names of past reporters"
 

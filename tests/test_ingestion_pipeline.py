@@ -8,30 +8,9 @@ from accounts.access import AccessLevel
 from accounts.services import group_create, tenant_create
 from kb.models import Chunk, Document, EmbeddingCacheEntry, IngestionJob, Section
 from kb.services import Upload, document_create, document_replace, document_set_access, section_set_access
-from tests.ingestion_helpers import wait_for_jobs
+from tests.ingestion_helpers import POLICY_DOC, wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
-
-POLICY_DOC = """---
-title: Security policy
-access: internal
-tags: [security]
----
-# Security policy
-Intro for everyone with internal clearance. It explains what this policy covers.
-
-## Incident response <!-- access: restricted; groups: security-team -->
-Only the security team reads this. Call the on-call engineer first.
-
-## Reporting
-Everyone with internal clearance reads the reporting rules.
-
-<!-- access: confidential -->
-A confidential region inside Reporting: the names of past reporters.
-<!-- /access -->
-
-Back to internal text about reporting.
-"""
 
 
 @pytest.fixture
