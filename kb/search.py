@@ -65,6 +65,7 @@ from kb.expansion import (
     split_paragraphs,
 )
 from kb.models import Chunk, IndexVersion
+from kb.tenant_indexes import tenant_index_rows
 
 MODES = ("vector", "keyword", "hybrid")
 EXPANDS = ("parent", "neighbors", "none")
@@ -337,20 +338,28 @@ def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iter
     page is full or ``hnsw.max_scan_tuples`` is reached. Sorting explicitly is disabled for
     the statement so the planner prefers the ordered index scan.
     """
-    ranked = (
+    with local_settings(**hnsw_settings(depth, ef_search=ef_search, iterative=iterative)):
+        rows = _rows(hnsw_ranked(qs, vector, depth))
+    rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
+    return rows
+
+
+def hnsw_ranked(qs: QuerySet[Chunk], vector, depth: int):
+    """The statement :func:`vector_hnsw` runs (``.explain()`` shows which HNSW index serves it)."""
+    return (
         qs.annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
         .values_list(*_ROW_FIELDS, "distance")[:depth]
     )
+
+
+def hnsw_settings(depth: int, *, ef_search: int = HNSW_EF_SEARCH, iterative: bool = True) -> dict[str, str]:
     options = {"hnsw__ef_search": str(max(ef_search, depth)), "enable_sort": "off", "enable_seqscan": "off"}
     if iterative:
         options |= {"hnsw__iterative_scan": "relaxed_order", "hnsw__max_scan_tuples": str(HNSW_MAX_SCAN_TUPLES)}
     else:
         options |= {"hnsw__iterative_scan": "off"}
-    with local_settings(**options):
-        rows = _rows(ranked)
-    rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
-    return rows
+    return options
 
 
 def index_rows() -> int:
@@ -375,15 +384,17 @@ def vector_candidates(
 ) -> tuple[list[_Row], str]:
     """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
     qs = readable_chunks(reader, version_id, filters)
-    threshold = exact_threshold(index_rows())
+    tenant_rows = tenant_index_rows(reader.tenant_id)
+    scanned = "hnsw" if tenant_rows is None else "tenant-hnsw"
+    threshold = exact_threshold(index_rows() if tenant_rows is None else tenant_rows)
     count = readable_count(reader, version_id, filters, cap=threshold)
     if count <= threshold:
         return (vector_exact(qs, vector, depth) if count else []), "exact"
     # Over-fetching and keeping the nearest (exactly re-sorted) lifts recall of the relaxed scan.
     rows = vector_hnsw(qs, vector, max(depth, HNSW_MIN_FETCH), ef_search=HNSW_EF_SEARCH)[:depth]
     if len(rows) < min(depth, count):
-        return vector_exact(qs, vector, depth), "hnsw+exact"
-    return rows, "hnsw"
+        return vector_exact(qs, vector, depth), f"{scanned}+exact"
+    return rows, scanned
 
 
 def keyword_candidates(

@@ -133,7 +133,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ingestion.tasks.sweep_stuck_jobs",
         "schedule": env_int("BULKHEAD_SWEEP_INTERVAL_SECONDS", 60),
     },
+    "sync-tenant-vector-indexes": {
+        "task": "kb.tasks.sync_tenant_indexes",
+        "schedule": env_int("BULKHEAD_TENANT_INDEX_SYNC_SECONDS", 600),
+    },
 }
+# A tenant with this many chunks gets its own partial HNSW index (kb/tenant_indexes.py).
+BULKHEAD_TENANT_INDEX_MIN_ROWS = env_int("BULKHEAD_TENANT_INDEX_MIN_ROWS", 10_000)
 
 # --------------------------------------------------------------------------- API
 

@@ -13,8 +13,10 @@ import pytest
 
 from accounts.access import AccessLevel
 from accounts.errors import ApplicationError, NotFound
+from accounts.models import Tenant
 from accounts.services import group_create, membership_create, tenant_create
 from kb import search as search_module
+from kb import tenant_indexes
 from kb.models import Chunk, Document, IndexVersion, Section
 from kb.search import SearchFilters, search
 from kb.services import Upload, document_create, section_set_access
@@ -76,7 +78,9 @@ def skewed_data(django_db_setup, django_db_blocker):
 @pytest.fixture
 def skewed_tenant(db, skewed_data):
     search_module.count_cache.clear()
-    return skewed_data
+    tenant_indexes.forget_cached()  # a rolled-back test's index must not be remembered
+    yield skewed_data
+    tenant_indexes.forget_cached()
 
 
 def _exact_ids(version, max_level: int, vector: np.ndarray, k: int) -> list[uuid.UUID]:
@@ -153,6 +157,133 @@ def test_other_tenants_rows_never_appear_even_with_identical_vectors(skewed_tena
         assert all(c.document_id != document_b.id for c in response.contexts)
     with pytest.raises(NotFound):
         search(member=members["restricted"], query="alpha", index_version=version_b, query_vector=vectors[3])
+
+
+# ----------------------------------------------------------------------------- per-tenant vector indexes
+
+
+def _hnsw_plan_text(member, version, vector) -> str:
+    from accounts.selectors import reader_for
+
+    qs = search_module.readable_chunks(reader_for(member), version.pk, SearchFilters())
+    with search_module.local_settings(**search_module.hnsw_settings(20)):
+        return search_module.hnsw_ranked(qs, vector, 20).explain()
+
+
+def test_tenant_index_serves_its_tenant_and_only_its_tenant(skewed_tenant, monkeypatch):
+    tenant, version, members, vectors, (tenant_b, version_b, _) = skewed_tenant
+    member_b = membership_create(tenant=tenant_b, email="restricted@skew-b.io", role="viewer", clearance="restricted")
+    name = tenant_indexes.index_name(tenant.id)
+    assert name not in _hnsw_plan_text(members["restricted"], version, vectors[0])
+
+    built = tenant_indexes.tenant_index_build(tenant_id=tenant.id)  # in the test's transaction: not concurrent
+    assert (built.name, built.valid, built.rows) == (name, True, N_SKEWED)
+    assert tenant_indexes.tenant_index_rows(tenant.id) == N_SKEWED
+    assert tenant_indexes.tenant_index_rows(tenant_b.id) is None
+    # The planner picks the partial index for tenant A's statement, the shared one for tenant B's.
+    assert name in _hnsw_plan_text(members["restricted"], version, vectors[0])
+    plan_b = _hnsw_plan_text(member_b, version_b, vectors[0])
+    assert name not in plan_b and "chunk_embedding_hnsw" in plan_b
+
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+    for clearance in ("public", "internal", "restricted"):
+        level = int(AccessLevel.from_name(clearance))
+        allowed = set(Chunk.objects.filter(index_version=version, access_level__lte=level).values_list("id", flat=True))
+        response = search(member=members[clearance], query="q", top_k=10, mode="vector", expand="none",
+                          index_version=version, query_vector=vectors[5])
+        assert response.plan in ("tenant-hnsw", "tenant-hnsw+exact")
+        assert len(response.results) == 10
+        assert {h.chunk_id for h in response.results} <= allowed
+    other = search(member=member_b, query="q", top_k=10, mode="vector", expand="none", index_version=version_b,
+                   query_vector=vectors[5])
+    assert other.plan in ("hnsw", "hnsw+exact")
+    assert other.results and all(Chunk.objects.get(id=h.chunk_id).tenant_id == tenant_b.id for h in other.results)
+
+
+def test_plan_threshold_is_sized_on_the_tenant_index(skewed_tenant, monkeypatch):
+    tenant, version, members, vectors, _ = skewed_tenant
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 100)
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.2)
+    monkeypatch.setattr(search_module, "index_rows", lambda: 1_000_000)  # a big shared index: threshold 50,000
+    shared = search(member=members["restricted"], query="q", mode="vector", expand="none", index_version=version,
+                    query_vector=vectors[2])
+    assert shared.plan == "exact"  # 2,000 readable rows are a tiny share of the shared index
+    tenant_indexes.tenant_index_build(tenant_id=tenant.id)
+    search_module.count_cache.clear()
+    # Sized on the tenant's 2,000-row index the threshold is 400: 200 rows exact, 2,000 through the index.
+    internal = search(member=members["internal"], query="q", mode="vector", expand="none", index_version=version,
+                      query_vector=vectors[2])
+    restricted = search(member=members["restricted"], query="q", mode="vector", expand="none",
+                        index_version=version, query_vector=vectors[2])
+    assert internal.plan == "exact"
+    assert restricted.plan in ("tenant-hnsw", "tenant-hnsw+exact")
+    assert len(internal.results) == len(restricted.results) == 5
+
+
+def test_sync_builds_for_large_tenants_and_drops_when_gone_or_small(skewed_tenant):
+    tenant, version, members, vectors, (tenant_b, _, _) = skewed_tenant
+    small = tenant_create(slug="skew-small", name="small")  # no chunks: never indexed
+    first = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    assert {tenant.id, tenant_b.id} <= {t for t, _, _ in first.built}
+    assert small.id not in {t for t, _, _ in first.built}
+    valid = {i.tenant_id for i in tenant_indexes.tenant_indexes() if i.valid}
+    assert {tenant.id, tenant_b.id} <= valid
+    again = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    assert again.built == [] and again.dropped == []  # idempotent
+
+    b_id = tenant_b.id
+    Chunk.objects.filter(tenant_id=b_id).delete()
+    Tenant.objects.filter(id=b_id).delete()  # a deleted tenant's index goes
+    gone = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    assert gone.dropped == [b_id]
+    shrunk = tenant_indexes.tenant_indexes_sync(min_rows=5000)  # 2,000 rows < half of 5,000: dropped
+    assert tenant.id in shrunk.dropped
+    assert tenant_indexes.tenant_index_rows(tenant.id) is None
+
+
+def test_invalid_index_is_ignored_then_rebuilt(skewed_tenant, monkeypatch):
+    """An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index: search must not
+    count on it, and the next build replaces it."""
+    from django.db import connection
+
+    tenant, version, members, vectors, _ = skewed_tenant
+    name = tenant_indexes.tenant_index_build(tenant_id=tenant.id).name
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name])
+    tenant_indexes.forget_cached()
+    assert [i.valid for i in tenant_indexes.tenant_indexes() if i.name == name] == [False]
+    assert tenant_indexes.tenant_index_rows(tenant.id) is None
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
+    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+    response = search(member=members["restricted"], query="q", mode="vector", expand="none", index_version=version,
+                      query_vector=vectors[4])
+    assert response.plan in ("hnsw", "hnsw+exact") and len(response.results) == 5
+    rebuilt = tenant_indexes.tenant_index_build(tenant_id=tenant.id)
+    assert rebuilt.valid and rebuilt.rows == N_SKEWED
+
+
+def test_kb_index_tenant_indexes_command(skewed_tenant):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    tenant, *_ = skewed_tenant
+    out = StringIO()
+    call_command("kb_index", "tenant-indexes", "build", "--tenant", "skew-a", stdout=out)
+    assert f"{tenant_indexes.index_name(tenant.id)}: {N_SKEWED} rows" in out.getvalue()
+    out = StringIO()
+    call_command("kb_index", "tenant-indexes", "list", stdout=out)
+    line = next(ln for ln in out.getvalue().splitlines() if ln.startswith("skew-a"))
+    assert line.split()[1:3] == [str(N_SKEWED), str(N_SKEWED)] and line.endswith("valid")
+    out = StringIO()
+    call_command("kb_index", "tenant-indexes", "drop", "--tenant", "skew-a", stdout=out)
+    assert "dropped" in out.getvalue() and tenant_indexes.tenant_index_rows(tenant.id) is None
+    with pytest.raises(CommandError, match="needs --tenant"):
+        call_command("kb_index", "tenant-indexes", "build")
+    with pytest.raises(CommandError, match="no tenant 'nope'"):
+        call_command("kb_index", "tenant-indexes", "build", "--tenant", "nope")
 
 
 def test_filters_narrow_inside_the_query(skewed_tenant):

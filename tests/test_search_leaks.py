@@ -23,6 +23,7 @@ import itertools
 import re
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,6 +36,7 @@ from kb import search as search_module
 from kb.models import Document, Section
 from kb.search import embed_query, search
 from kb.services import Upload, document_create
+from kb.tenant_indexes import tenant_index_build, tenant_index_drop
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -218,6 +220,27 @@ def check_response(response, reader, oracle: Oracle, foreign_markers: set[str], 
 
 
 EXPANSIONS = [("none", "leaf"), ("parent", "leaf"), ("parent", "parent"), ("neighbors", "leaf")]
+# The vector plans search() can choose (kb/search.py): an exact scan, the HNSW index shared by
+# all tenants, or the tenant's own partial HNSW index. Each example forces one of them.
+PLANS = ("exact", "hnsw", "tenant-hnsw")
+
+
+@contextmanager
+def planned(plan: str, tenants):
+    """Force ``plan`` for vector searches: thresholds at 0 send every search to HNSW, and a
+    partial index per tenant (both, so the foreign tenant's index exists too) selects the tenant's."""
+    saved = (search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION)
+    if plan != "exact":
+        search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION = 0, 0.0
+    if plan == "tenant-hnsw":
+        for tenant in tenants:
+            tenant_index_build(tenant_id=tenant.id)
+    try:
+        yield
+    finally:
+        search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION = saved
+        for tenant in tenants:
+            tenant_index_drop(tenant_id=tenant.id)
 
 
 def test_search_never_returns_unreadable_text(celery_worker):
@@ -231,12 +254,17 @@ def test_search_never_returns_unreadable_text(celery_worker):
         other_doc=markdown_document(),
         members=members_strategy,
         words=st.lists(st.sampled_from(VOCAB), min_size=1, max_size=3),
+        plan=st.sampled_from(PLANS),
     )
-    def run(docs, other_doc, members, words):
+    def run(docs, other_doc, members, words, plan):
         search_module.count_cache.clear()
         tenant, other = _tenant("a"), _tenant("b")
         documents = _ingest(tenant, docs)
         other_documents = _ingest(other, [other_doc, docs[0]])  # identical text in the other tenant too
+        with planned(plan, [tenant, other]):
+            check_all(tenant, documents, other, other_documents, members, words, plan)
+
+    def check_all(tenant, documents, other, other_documents, members, words, plan):
         oracle = Oracle(tenant, documents)
         foreign = set(Oracle(other, other_documents).by_marker) - set(oracle.by_marker)
         query = " ".join(words)
@@ -252,7 +280,11 @@ def test_search_never_returns_unreadable_text(celery_worker):
                                       expand_level=level, context_token_budget=400 if i % 2 else 4000,
                                       query_vector=vector)
                     check_response(response, reader, oracle, foreign, stats)
+                    if mode != "keyword" and response.results:
+                        assert response.plan.split("+")[0] == plan, (plan, response.plan)
+                        stats[f"plan {plan}"] += 1
 
     run()
+    assert all(stats[f"plan {plan}"] for plan in PLANS), stats  # every vector plan was exercised
     # Not vacuous: things were found, expanded, and some sections were hidden from someone.
     assert stats["hits"] > 100 and stats["contexts"] > 50 and stats["unreadable"] > 20, stats

@@ -1,4 +1,5 @@
-"""Index versions from the command line: create, build, activate, drop, list (thin over kb.index_versions)."""
+"""Index versions from the command line: create, build, activate, drop, list (thin over kb.index_versions);
+and per-tenant vector indexes: ``tenant-indexes list|sync|build|drop`` (thin over kb.tenant_indexes)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ FINISHED = (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED)
 
 
 class Command(BaseCommand):
-    help = "Manage a tenant's index versions: create, build, activate, drop, list."
+    help = "Manage a tenant's index versions (create, build, activate, drop, list) and per-tenant vector indexes."
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -43,8 +44,17 @@ class Command(BaseCommand):
         listing = sub.add_parser("list", help="the tenant's versions with counts, status and config")
         listing.add_argument("--tenant", required=True)
         listing.add_argument("--json", action="store_true")
+        partial = sub.add_parser(
+            "tenant-indexes", help="per-tenant HNSW indexes: list, sync (build/drop by tenant size), build, drop"
+        )
+        partial.add_argument("step", choices=("list", "sync", "build", "drop"))
+        partial.add_argument("--tenant", help="for build and drop: the tenant's slug")
+        partial.add_argument("--min-rows", type=int, help="for sync: the size that earns an index "
+                             "(default BULKHEAD_TENANT_INDEX_MIN_ROWS)")
 
     def handle(self, *args, **options):
+        if options["action"] == "tenant-indexes":
+            return self._tenant_indexes(options)
         try:
             tenant = tenant_get(slug=options["tenant"])
             getattr(self, f"_{options['action']}")(tenant, options)
@@ -113,4 +123,41 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{'*' if v.is_active else '':2}{v.short_id:<14}{v.status:<10}{v.document_count:>10}"
                 f"{v.chunk_count:>9}  {v.name[:15]:<16}{versions.config_summary(v.config)}"
+            )
+
+    def _tenant_indexes(self, options):
+        from accounts.models import Tenant
+        from kb import tenant_indexes as partial
+
+        step = options["step"]
+        if step in ("build", "drop"):
+            if not options["tenant"]:
+                raise CommandError(f"tenant-indexes {step} needs --tenant")
+            try:
+                tenant = tenant_get(slug=options["tenant"])
+            except ApplicationError as exc:
+                raise CommandError(str(exc)) from None
+            if step == "build":
+                started = time.monotonic()
+                index = partial.tenant_index_build(tenant_id=tenant.id)
+                self.stdout.write(f"{index.name}: {index.rows} rows, {index.size_bytes / 2**20:.1f} MiB "
+                                  f"({time.monotonic() - started:.1f}s)")
+            else:
+                dropped = partial.tenant_index_drop(tenant_id=tenant.id)
+                self.stdout.write(f"dropped {partial.index_name(tenant.id)}" if dropped else "no index to drop")
+            return
+        if step == "sync":
+            report = partial.tenant_indexes_sync(min_rows=options["min_rows"], log=self.stderr.write)
+            if report.skipped:
+                raise CommandError("another sync is running; try again when it ends")
+            self.stdout.write(f"built {len(report.built)}, dropped {len(report.dropped)}")
+            return
+        slugs = dict(Tenant.objects.values_list("id", "slug"))
+        counts = partial.tenant_chunk_counts()
+        self.stdout.write(f"{'tenant':<24}{'chunks':>9}{'index rows':>12}{'MiB':>8}  state")
+        for index in partial.tenant_indexes():
+            slug = slugs.get(index.tenant_id, f"(deleted tenant {index.tenant_id})")
+            self.stdout.write(
+                f"{slug[:23]:<24}{counts.get(index.tenant_id, 0):>9}{index.rows:>12}"
+                f"{index.size_bytes / 2**20:>8.1f}  {'valid' if index.valid else 'INVALID (rebuilt by the next sync)'}"
             )

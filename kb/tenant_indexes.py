@@ -1,0 +1,235 @@
+"""Per-tenant vector indexes: a partial HNSW index for every large tenant (BRIEF §7).
+
+Why: one HNSW index shared by all tenants serves a member who reads a small part of it
+badly. A filtered HNSW scan has to walk past every other tenant's neighbours, so recall
+drops (or the iterative scan runs long), and the exact fallback has to scan every row the
+member may read. A partial index ``WHERE tenant_id = '<tenant>'`` holds only that
+tenant's rows: the same member now reads a large share of a small index, where a
+``relaxed_order`` iterative scan is fast and accurate (docs/benchmarks.md).
+
+How it is used: :func:`kb.search.vector_candidates` asks :func:`tenant_index_rows` whether
+the member's tenant has a valid index and sizes its plan choice on that index instead of
+the shared one. The planner picks the partial index by itself: Django binds parameters on
+the client, so the tenant id is a literal in the statement and the index predicate is
+provably implied; it is also far cheaper than the shared index. The access filter stays in
+the same WHERE clause, so a partial index changes speed, never what may be returned.
+
+Lifecycle: :func:`tenant_indexes_sync` (a Celery beat task, and ``kb_index tenant-indexes
+sync``) builds an index for every tenant with at least ``BULKHEAD_TENANT_INDEX_MIN_ROWS``
+chunks, concurrently (writes go on during the build), and drops the indexes of tenants that
+were deleted or shrank below half that. An interrupted concurrent build leaves an invalid
+index, which search ignores and the next sync rebuilds. The catalogue (``pg_index``) is the
+only record: there is nothing to drift.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+
+from accounts.models import Tenant
+
+logger = logging.getLogger(__name__)
+
+PREFIX = "chunk_hnsw_t_"
+MIN_ROWS = getattr(settings, "BULKHEAD_TENANT_INDEX_MIN_ROWS", 10_000)
+BUILD_MEMORY = getattr(settings, "BULKHEAD_TENANT_INDEX_BUILD_MEMORY", "512MB")
+_SYNC_LOCK = 0x6B625F746E6978  # pg advisory lock key: one sync at a time across workers
+_CACHE_SECONDS = 30.0
+_cache: dict[str, tuple[float, dict[int, int]]] = {}
+
+
+@dataclass(frozen=True)
+class TenantIndex:
+    tenant_id: int
+    name: str
+    valid: bool
+    rows: int  # the planner's count of index entries (set by the build and by VACUUM/ANALYZE)
+    size_bytes: int
+
+
+def index_name(tenant_id: int) -> str:
+    return f"{PREFIX}{int(tenant_id)}"
+
+
+def _hnsw_parameters() -> tuple[int, int]:
+    from kb.models import Chunk
+
+    shared = next(i for i in Chunk._meta.indexes if i.name == "chunk_embedding_hnsw")
+    return int(shared.m), int(shared.ef_construction)
+
+
+# ----------------------------------------------------------------------------- selectors
+
+
+def tenant_indexes() -> list[TenantIndex]:
+    """Every per-tenant vector index on the chunk table, valid or not, from the catalogue."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT c.relname, i.indisvalid AND i.indisready, greatest(c.reltuples, 0)::bigint,
+                   pg_relation_size(c.oid)
+            FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE i.indrelid = 'kb_chunk'::regclass AND c.relname ~ %s
+            ORDER BY c.relname
+            """,
+            [f"^{PREFIX}[0-9]+$"],
+        )
+        rows = cursor.fetchall()
+    return [
+        TenantIndex(tenant_id=int(name.removeprefix(PREFIX)), name=name, valid=bool(valid), rows=int(n),
+                    size_bytes=int(size))
+        for name, valid, n, size in rows
+    ]
+
+
+def tenant_index_rows(tenant_id: int) -> int | None:
+    """Rows in the tenant's valid vector index, or None when it has none (cached a few seconds).
+
+    A stale answer is harmless: it only steers the plan choice, and every plan filters by
+    the full access rule (an index dropped meanwhile makes the planner use the shared one).
+    """
+    now = time.monotonic()
+    hit = _cache.get("valid")
+    if hit is None or hit[0] < now:
+        valid = {index.tenant_id: index.rows for index in tenant_indexes() if index.valid}
+        hit = _cache["valid"] = (now + _CACHE_SECONDS, valid)
+    return hit[1].get(int(tenant_id))
+
+
+def forget_cached() -> None:
+    _cache.clear()
+
+
+def tenant_chunk_counts() -> dict[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tenant_id, count(*) FROM kb_chunk GROUP BY tenant_id")
+        return {tenant_id: int(n) for tenant_id, n in cursor.fetchall()}
+
+
+# ----------------------------------------------------------------------------- services
+
+
+@contextmanager
+def _exclusive(*, wait: bool) -> Iterator[bool]:
+    """One builder at a time across workers and commands (a session-level advisory lock,
+    re-entrant within a session); yields False when ``wait`` is off and another holds it."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {'pg_advisory_lock' if wait else 'pg_try_advisory_lock'}(%s)", [_SYNC_LOCK])
+        got = wait or bool(cursor.fetchone()[0])
+    try:
+        yield got
+    finally:
+        if got:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [_SYNC_LOCK])
+
+
+def tenant_index_build(*, tenant_id: int, concurrently: bool | None = None) -> TenantIndex:
+    """Build the tenant's partial HNSW index (same m / ef_construction as the shared one).
+
+    ``concurrently`` keeps the table writable during the build; it cannot run inside a
+    transaction, so by default it is used whenever the caller is not in one. An invalid
+    leftover of an interrupted build is dropped first; a valid index is left as it is.
+    """
+    tenant_id = int(tenant_id)
+    if concurrently is None:
+        concurrently = not connection.in_atomic_block
+    if concurrently and connection.in_atomic_block:
+        raise RuntimeError("a concurrent index build cannot run inside a transaction")
+    with _exclusive(wait=True):
+        return _build(tenant_id, concurrently=concurrently)
+
+
+def _build(tenant_id: int, *, concurrently: bool) -> TenantIndex:
+    name = index_name(tenant_id)
+    existing = {index.name: index for index in tenant_indexes()}.get(name)
+    if existing is not None and existing.valid:
+        return existing
+    if existing is not None:  # an interrupted build's leftover (the lock rules out a running one)
+        _drop(name, concurrently=concurrently)
+    m, ef_construction = _hnsw_parameters()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [BUILD_MEMORY])
+        try:
+            # DDL takes no parameters: the tenant id is formatted as an int (so is the name).
+            cursor.execute(
+                f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {name} ON kb_chunk "
+                f"USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef_construction}) "
+                f"WHERE tenant_id = {int(tenant_id)}"
+            )
+        finally:
+            cursor.execute("RESET maintenance_work_mem")
+    forget_cached()
+    built = {index.name: index for index in tenant_indexes()}[name]
+    logger.info("tenant vector index %s built (%d rows, %d bytes)", name, built.rows, built.size_bytes)
+    return built
+
+
+def tenant_index_drop(*, tenant_id: int, concurrently: bool | None = None) -> bool:
+    """Drop the tenant's vector index; False when it had none."""
+    name = index_name(tenant_id)
+    if name not in {index.name for index in tenant_indexes()}:
+        return False
+    if concurrently is None:
+        concurrently = not connection.in_atomic_block
+    _drop(name, concurrently=concurrently)
+    forget_cached()
+    return True
+
+
+def _drop(name: str, *, concurrently: bool) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS {name}")
+
+
+@dataclass
+class SyncReport:
+    built: list[tuple[int, int, float]]  # tenant, rows, seconds
+    dropped: list[int]
+    skipped: bool = False  # another sync held the lock
+
+
+def tenant_indexes_sync(
+    *, min_rows: int | None = None, concurrently: bool | None = None, log: Callable[[str], None] | None = None
+) -> SyncReport:
+    """Make the set of per-tenant indexes match the tenants' sizes (see the module docstring)."""
+    min_rows = MIN_ROWS if min_rows is None else min_rows
+    if concurrently is None:
+        concurrently = not connection.in_atomic_block
+    report = SyncReport(built=[], dropped=[])
+    with _exclusive(wait=False) as got:
+        if not got:
+            report.skipped = True
+            return report
+        _sync(report, min_rows=min_rows, concurrently=concurrently, log=log)
+    forget_cached()
+    return report
+
+
+def _sync(report: SyncReport, *, min_rows: int, concurrently: bool, log: Callable[[str], None] | None) -> None:
+    counts = tenant_chunk_counts()
+    tenants = set(Tenant.objects.values_list("id", flat=True))
+    indexes = {index.tenant_id: index for index in tenant_indexes()}
+    for tenant_id, index in indexes.items():
+        rows = counts.get(tenant_id, 0)
+        if tenant_id not in tenants or rows < min_rows // 2:
+            _drop(index.name, concurrently=concurrently)
+            report.dropped.append(tenant_id)
+            if log:
+                log(f"dropped {index.name} ({rows} chunks)")
+    for tenant_id, rows in sorted(counts.items(), key=lambda item: -item[1]):
+        current = indexes.get(tenant_id)
+        if rows < min_rows or tenant_id not in tenants or (current is not None and current.valid):
+            continue
+        started = time.monotonic()
+        if log:
+            log(f"building {index_name(tenant_id)} ({rows} chunks)")
+        _build(tenant_id, concurrently=concurrently)
+        report.built.append((tenant_id, rows, time.monotonic() - started))
