@@ -12,15 +12,17 @@ a member who reads a small part of a shared index. pgvector 0.8's iterative scan
 (``hnsw.iterative_scan = relaxed_order``) keeps scanning until the page is full, which
 works while the readable part of the index is not tiny; for small readable sets an exact
 scan over the access index is both faster and exact. So the plan is chosen per query
-from the number of rows the member may read (capped count, cached briefly):
+from the number of rows the member may read (capped count, cached briefly), compared
+with the size of the HNSW index that would serve the query: the tenant's own partial
+index when it has one (:mod:`kb.tenant_indexes`), else the index shared by all tenants.
 
-* ``count <= exact_threshold(index rows)`` (the larger of 2,000 rows and 20% of the
-  whole index, at most 50,000) -> exact: index scans are disabled for the statement so the planner
-  cannot use the HNSW index; it reads the readable rows through the access btree
+* ``count <= exact_threshold(index rows)`` (the larger of 2,000 rows and 20% of that
+  index, at most 50,000) -> exact: index scans are disabled for the statement so the planner
+  cannot use an HNSW index; it reads the readable rows through the access btree
   (bitmap scan) and sorts by distance. Exact by construction.
-* otherwise -> HNSW with ``relaxed_order`` iterative scan, ``ef_search`` 200, at least 20
-  rows fetched; rows are re-sorted by distance (relaxed order is only approximately
-  ordered) and the nearest ``depth`` kept.
+* otherwise -> HNSW (plan ``tenant-hnsw`` or ``hnsw``) with ``relaxed_order`` iterative
+  scan, ``ef_search`` 200, at least 20 rows fetched; rows are re-sorted by distance
+  (relaxed order is only approximately ordered) and the nearest ``depth`` kept.
 * safety net: if the HNSW path returns fewer rows than ``min(depth, count)``, the exact
   plan runs instead. A page is never under-filled.
 

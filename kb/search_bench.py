@@ -126,6 +126,31 @@ def load(*, texts: list[str], vectors: np.ndarray, chunks: int, tenants: int, lo
             "hnsw_build_s": index_seconds, "table_size": table_size, "hnsw_size": index_size}
 
 
+def build_tenant_indexes(*, min_rows: int, log=print) -> dict:
+    """Per-tenant partial HNSW indexes through the product's own sync (kb.tenant_indexes)."""
+    from kb import tenant_indexes
+
+    _check_database()
+    for index in tenant_indexes.tenant_indexes():  # a re-run measures a fresh build
+        tenant_indexes.tenant_index_drop(tenant_id=index.tenant_id)
+    started = time.monotonic()
+    report = tenant_indexes.tenant_indexes_sync(min_rows=min_rows, log=log)
+    seconds = time.monotonic() - started
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE kb_chunk")
+    built = [i for i in tenant_indexes.tenant_indexes() if i.valid]
+    return {"tenant_indexes": len(built), "tenant_index_build_s": seconds,
+            "tenant_index_mb": sum(i.size_bytes for i in built) / 2**20,
+            "tenant_index_rows": sorted({i.rows for i in built}), "per_index_s": [round(b[2], 1) for b in report.built]}
+
+
+def drop_tenant_indexes() -> None:
+    from kb import tenant_indexes
+
+    for index in tenant_indexes.tenant_indexes():
+        tenant_indexes.tenant_index_drop(tenant_id=index.tenant_id)
+
+
 def _load_tenant(tenant, version, blue_id, ids, texts, vectors, source, rng) -> None:
     """Documents of 10 sections of 5 chunks, one COPY per table."""
     n_sections = -(-len(ids) // CHUNKS_PER_SECTION)
@@ -217,23 +242,7 @@ class Series:
         return statistics.median(lat), p95, recall, self.short_pages
 
 
-def measure(*, texts: list[str], queries: int, top_k: int = 10, log=print) -> dict:
-    """Run every method for every query and reader; returns {(reader, method): Series}.
-
-    Queries: the Chroma questions, then sentences drawn from ``texts``. Query ``i`` runs in
-    tenant ``i % T`` for each of its three readers.
-    """
-    _check_database()
-    texts_q = corpus_queries(texts, queries)
-    qvecs = query_vectors(texts_q)  # cached: every method sees the same vectors
-    from kb.search import embed_query
-
-    embed_query("warm up the model")
-    t0 = time.perf_counter()
-    for query in texts_q[:20]:
-        embed_query(query)
-    embed_ms = (time.perf_counter() - t0) * 1000 / min(20, len(texts_q))
-    started = time.monotonic()
+def _members() -> tuple[list[Tenant], dict]:
     tenants = list(Tenant.objects.filter(slug__startswith=SLUG_PREFIX).order_by("id"))
     members = {
         (t.id, name): Membership.objects.select_related("user", "tenant").get(
@@ -242,14 +251,41 @@ def measure(*, texts: list[str], queries: int, top_k: int = 10, log=print) -> di
         for t in tenants
         for name, *_ in READERS
     }
-    results: dict[tuple[str, str], Series] = {}
+    return tenants, members
+
+
+def _timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, (time.perf_counter() - t0) * 1000
+
+
+def measure(*, texts: list[str], queries: int, top_k: int = 10, phase: str = "all", truth: dict | None = None,
+            log=print) -> dict:
+    """Run the methods of ``phase`` for every query and reader; returns {(reader, method): Series}.
+
+    ``phase``: "baseline" runs (a) and (b) -- on the shared HNSW index only, before any
+    per-tenant index exists, because (b) stands for the common single-index setup (with a
+    tenant's partial index in place the planner would use it for (b) too); "ours" runs
+    (c)-(f), with recall against the exact answers (a) found in the baseline phase (``truth``).
+    Queries: the Chroma questions, then sentences drawn from ``texts``; query ``i`` runs in
+    tenant ``i % T`` for each of its readers.
+    """
+    _check_database()
+    texts_q = corpus_queries(texts, queries)
+    qvecs = query_vectors(texts_q)  # cached: every method sees the same vectors
     from accounts.selectors import reader_for
+    from kb.search import embed_query
 
-    def timed(fn, *args, **kwargs):
-        t0 = time.perf_counter()
-        out = fn(*args, **kwargs)
-        return out, (time.perf_counter() - t0) * 1000
-
+    embed_query("warm up the model")
+    t0 = time.perf_counter()
+    for query in texts_q[:20]:
+        embed_query(query)
+    embed_ms = (time.perf_counter() - t0) * 1000 / min(20, len(texts_q))
+    started = time.monotonic()
+    tenants, members = _members()
+    results: dict[tuple[str, str], Series] = {}
+    truth = {} if truth is None else truth
     for warm in range(2):  # first pass warms caches and is thrown away
         for qi, (query, qvec) in enumerate(zip(texts_q, qvecs, strict=True)):
             if warm == 0 and qi >= 20:
@@ -258,38 +294,42 @@ def measure(*, texts: list[str], queries: int, top_k: int = 10, log=print) -> di
             version = IndexVersion.objects.get(tenant=tenant, is_active=True)
             for name, *_ in READERS:
                 member = members[(tenant.id, name)]
-                reader = reader_for(member)
-                qs = readable_chunks(reader, version.pk, SearchFilters())
-                exact, t_exact = timed(vector_exact, qs, qvec, top_k)
-                truth = {r.id for r in exact}
-                plain, t_plain = timed(vector_hnsw, qs, qvec, top_k, ef_search=40, iterative=False)
-                common = {"member": member, "query": query, "top_k": top_k, "index_version": version,
-                          "query_vector": qvec}
-                ours, t_ours = timed(search, mode="vector", expand="none", **common)
-                hybrid, t_hybrid = timed(search, mode="hybrid", expand="none", **common)
-                expanded, t_exp = timed(search, mode="hybrid", expand="parent", **common)
-                vexp, t_vexp = timed(search, mode="vector", expand="parent", **common)
+                measured = []
+                if phase in ("baseline", "all"):
+                    qs = readable_chunks(reader_for(member), version.pk, SearchFilters())
+                    exact, t_exact = _timed(vector_exact, qs, qvec, top_k)
+                    truth[(qi, name)] = {r.id for r in exact}
+                    plain, t_plain = _timed(vector_hnsw, qs, qvec, top_k, ef_search=40, iterative=False)
+                    measured += [("(a) exact scan", [r.id for r in exact], t_exact, None),
+                                 ("(b) HNSW + WHERE", [r.id for r in plain], t_plain, None)]
+                if phase in ("ours", "all"):
+                    common = {"member": member, "query": query, "top_k": top_k, "index_version": version,
+                              "query_vector": qvec}
+                    ours, t_ours = _timed(search, mode="vector", expand="none", **common)
+                    hybrid, t_hybrid = _timed(search, mode="hybrid", expand="none", **common)
+                    expanded, t_exp = _timed(search, mode="hybrid", expand="parent", **common)
+                    vexp, t_vexp = _timed(search, mode="vector", expand="parent", **common)
+                    measured += [
+                        ("(c) search() vector", [h.chunk_id for h in ours.results], t_ours, ours.plan),
+                        ("(d) search() hybrid", [h.chunk_id for h in hybrid.results], t_hybrid, hybrid.plan),
+                        ("(e) search() hybrid+parent", [h.chunk_id for h in expanded.results], t_exp, expanded.plan),
+                        ("(f) search() vector+parent", [h.chunk_id for h in vexp.results], t_vexp, vexp.plan),
+                    ]
                 if warm == 0:
                     continue
-                full = min(top_k, len(truth))
-                for method, ids, ms, plan in (
-                    ("(a) exact scan", [r.id for r in exact], t_exact, None),
-                    ("(b) HNSW + WHERE", [r.id for r in plain], t_plain, None),
-                    ("(c) search() vector", [h.chunk_id for h in ours.results], t_ours, ours.plan),
-                    ("(d) search() hybrid", [h.chunk_id for h in hybrid.results], t_hybrid, hybrid.plan),
-                    ("(e) search() hybrid+parent", [h.chunk_id for h in expanded.results], t_exp, expanded.plan),
-                    ("(f) search() vector+parent", [h.chunk_id for h in vexp.results], t_vexp, vexp.plan),
-                ):
+                expected = truth[(qi, name)]
+                full = min(top_k, len(expected))
+                for method, ids, ms, plan in measured:
                     series = results.setdefault((name, method), Series())
                     series.latencies.append(ms)
                     if method[1] in "abcf":
-                        series.recalls.append(len(set(ids) & truth) / full if full else 1.0)
+                        series.recalls.append(len(set(ids) & expected) / full if full else 1.0)
                     if len(ids) < top_k:
                         series.short_pages += 1
                     if plan:
                         series.plans[plan] = series.plans.get(plan, 0) + 1
-        log(f"pass {warm} done ({time.monotonic() - started:.0f}s)")
-    return {"series": results, "queries": len(texts_q), "embed_ms": embed_ms}
+        log(f"{phase} pass {warm} done ({time.monotonic() - started:.0f}s)")
+    return {"series": results, "queries": len(texts_q), "embed_ms": embed_ms, "truth": truth}
 
 
 def prepare(*, chunks: int, django_source, log=print) -> tuple[list[str], np.ndarray]:
@@ -298,15 +338,21 @@ def prepare(*, chunks: int, django_source, log=print) -> tuple[list[str], np.nda
     return texts[: len(vectors)], vectors
 
 
-def report(build_stats: dict | None, measured: dict, readers=READERS) -> str:
+def report(build_stats: dict, measured: dict, readers=READERS) -> str:
     """A Markdown table of the measured series."""
     lines = []
-    if build_stats:
+    if build_stats.get("chunks"):
         lines.append(
             f"Rows: {build_stats['chunks']:,} chunks over {build_stats['tenants']} tenants "
             f"({build_stats['real_vectors']:,} real MiniLM embeddings of real text; the rest are noisy copies). "
             f"Load (COPY) {build_stats['load_s']:.0f} s, HNSW build {build_stats['hnsw_build_s']:.0f} s; "
             f"table with indexes {build_stats['table_size']}, HNSW index {build_stats['hnsw_size']}."
+        )
+    if build_stats.get("tenant_indexes"):
+        lines.append(
+            f"Per-tenant HNSW indexes: {build_stats['tenant_indexes']} built in {build_stats['tenant_index_build_s']:.0f} s "
+            f"(each {', '.join(map(str, build_stats['per_index_s']))} s), {build_stats['tenant_index_mb']:.0f} MiB in all, "
+            f"rows per index {build_stats['tenant_index_rows']}."
         )
     lines.append(
         f"{measured['queries']} queries x {len(readers)} readers; query embedding {measured['embed_ms']:.1f} ms/query "

@@ -49,6 +49,10 @@ class Command(BaseCommand):
         search.add_argument("--embed", action="store_true",
                             help="embed every missing text first (slow); default: use the vectors cached so far")
         search.add_argument("--skip-load", action="store_true", help="measure the rows already loaded")
+        search.add_argument("--no-tenant-indexes", action="store_true",
+                            help="measure search() on the shared HNSW index alone (no per-tenant indexes)")
+        search.add_argument("--tenant-index-min-rows", type=int, default=None,
+                            help="tenants with this many chunks get their own index (default: the setting)")
         ingest = sub.add_parser("ingest", help="ingestion throughput through a real worker vs bare model.encode")
         ingest.add_argument("paths", nargs="+", help="files or folders of real documents")
         ingest.add_argument("--min-chunks", type=int, default=2000, help="stop adding files past this many chunks")
@@ -83,11 +87,22 @@ class Command(BaseCommand):
             texts, vectors = search_bench.prepare(chunks=options["chunks"], django_source=source, log=out)
         if not len(vectors):
             raise CommandError("no cached embeddings yet: run with --embed (or python -m kb.search_bench_corpus)")
-        stats = None
+        from django.conf import settings
+
+        stats = {}
         if not options["skip_load"]:
             stats = search_bench.load(texts=texts, vectors=vectors, chunks=options["chunks"],
                                       tenants=options["tenants"], log=out)
             out(str(stats))
-        measured = search_bench.measure(texts=texts, queries=options["queries"], log=out)
+        # (a) and (b) first, on the shared index alone: (b) is the common single-index setup.
+        search_bench.drop_tenant_indexes()
+        baseline = search_bench.measure(texts=texts, queries=options["queries"], phase="baseline", log=out)
+        if not options["no_tenant_indexes"]:
+            min_rows = options["tenant_index_min_rows"] or settings.BULKHEAD_TENANT_INDEX_MIN_ROWS
+            stats |= search_bench.build_tenant_indexes(min_rows=min_rows, log=out)
+            out(str(stats))
+        ours = search_bench.measure(texts=texts, queries=options["queries"], phase="ours",
+                                    truth=baseline["truth"], log=out)
+        ours["series"] |= baseline["series"]
         out("")
-        out(search_bench.report(stats, measured))
+        out(search_bench.report(stats, ours))
