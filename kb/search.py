@@ -324,13 +324,9 @@ def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters
 def vector_exact(qs: QuerySet[Chunk], vector, depth: int) -> list[_Row]:
     """Exact nearest neighbours among ``qs``: index scans off, so the HNSW index cannot be used;
     the readable rows come through a bitmap scan of the access index (or a seq scan) and a top-N sort."""
-    ranked = (
-        qs.annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance", "id")
-        .values_list(*_ROW_FIELDS, "distance")[:depth]
-    )
     with local_settings(enable_indexscan="off"):
-        return _rows(ranked)
+        ranked = list(nearest(qs, vector, depth, tiebreak=True))
+    return _fetch_ranked(qs, ranked)
 
 
 def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iterative: bool = True) -> list[_Row]:
@@ -341,18 +337,39 @@ def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iter
     the statement so the planner prefers the ordered index scan.
     """
     with local_settings(**hnsw_settings(depth, ef_search=ef_search, iterative=iterative)):
-        rows = _rows(hnsw_ranked(qs, vector, depth))
+        ranked = list(nearest(qs, vector, depth))
+    return _fetch_ranked(qs, ranked)
+
+
+def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False):
+    """``(id, distance)`` of the ``depth`` rows of ``qs`` nearest to ``vector``.
+
+    Ranking reads the chunk table alone; the winners' fields and document titles are
+    fetched afterwards (:func:`_fetch_ranked`). Ranking the joined rows let the planner
+    pick a nested loop over every document of the tenant (12 ms instead of 1.7 ms for
+    1,000 readable rows), and an ``IN (ranked subquery)`` was re-run once per outer row.
+    """
+    order = ("distance", "id") if tiebreak else ("distance",)
+    return (
+        qs.annotate(distance=CosineDistance("embedding", vector)).order_by(*order).values_list("id", "distance")[:depth]
+    )
+
+
+def _fetch_ranked(qs: QuerySet[Chunk], ranked: list[tuple[uuid.UUID, float]]) -> list[_Row]:
+    """The rows of ranked ids, nearest first; the access filter is applied again (defence in depth)."""
+    if not ranked:
+        return []
+    distance = dict(ranked)
+    rows = [_Row(*values) for values in qs.filter(id__in=list(distance)).values_list(*_ROW_FIELDS)]
+    for row in rows:
+        row.distance = distance[row.id]
     rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
     return rows
 
 
 def hnsw_ranked(qs: QuerySet[Chunk], vector, depth: int):
-    """The statement :func:`vector_hnsw` runs (``.explain()`` shows which HNSW index serves it)."""
-    return (
-        qs.annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
-        .values_list(*_ROW_FIELDS, "distance")[:depth]
-    )
+    """The ranking statement :func:`vector_hnsw` runs (``.explain()`` shows which HNSW index serves it)."""
+    return nearest(qs, vector, depth)
 
 
 def hnsw_settings(depth: int, *, ef_search: int = HNSW_EF_SEARCH, iterative: bool = True) -> dict[str, str]:
