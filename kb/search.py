@@ -272,10 +272,6 @@ def local_settings(**values: str) -> Iterator[None]:
                 )
 
 
-def _rows(qs) -> list[_Row]:
-    return [_Row(*values[:8], **dict(zip(("distance", "rank"), values[8:], strict=False))) for values in qs]
-
-
 class _CountCache:
     """Capped readable-row counts per (tenant, version, reader, filters), kept a few seconds.
 
@@ -355,15 +351,22 @@ def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False):
     )
 
 
-def _fetch_ranked(qs: QuerySet[Chunk], ranked: list[tuple[uuid.UUID, float]]) -> list[_Row]:
-    """The rows of ranked ids, nearest first; the access filter is applied again (defence in depth)."""
+def _fetch_ranked(qs: QuerySet[Chunk], ranked: list[tuple[uuid.UUID, float | None]], vector=None) -> list[_Row]:
+    """The rows of ranked ``(id, distance)`` pairs, nearest first; the access filter is applied
+    again (defence in depth). A distance of None is computed here when ``vector`` is given."""
     if not ranked:
         return []
     distance = dict(ranked)
-    rows = [_Row(*values) for values in qs.filter(id__in=list(distance)).values_list(*_ROW_FIELDS)]
+    fetched = qs.filter(id__in=list(distance))
+    if vector is not None:
+        fetched = fetched.annotate(distance=CosineDistance("embedding", vector))
+        rows = [_Row(*values) for values in fetched.values_list(*_ROW_FIELDS, "distance")]
+    else:
+        rows = [_Row(*values) for values in fetched.values_list(*_ROW_FIELDS)]
     for row in rows:
-        row.distance = distance[row.id]
-    rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
+        if distance[row.id] is not None:
+            row.distance = distance[row.id]
+    rows.sort(key=lambda r: (r.distance if r.distance is not None else 2.0, r.id))
     return rows
 
 
@@ -425,20 +428,19 @@ def keyword_candidates(
         if not cursor.fetchone()[0]:
             return []
     tsquery = SearchQuery(query, search_type="websearch", config="english")
-    qs = (
-        readable_chunks(reader, version_id, filters)
-        .filter(search_vector=tsquery)
+    qs = readable_chunks(reader, version_id, filters)
+    ranked = list(
+        qs.filter(search_vector=tsquery)
         .annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True))
+        .order_by("-rank", "id")
+        .values_list("id", "rank")[:depth]
     )
-    if vector is not None:
-        qs = qs.annotate(distance=CosineDistance("embedding", vector))
-        fields = (*_ROW_FIELDS, "distance", "rank")
-    else:
-        fields = (*_ROW_FIELDS, "rank")
-    rows = qs.order_by("-rank", "id").values_list(*fields)[:depth]
-    if vector is None:
-        return [_Row(*values[:8], rank=values[8]) for values in rows]
-    return _rows(rows)
+    rows = _fetch_ranked(qs, [(cid, None) for cid, _ in ranked], vector=vector)
+    rank = dict(ranked)
+    for row in rows:
+        row.rank = rank[row.id]
+    rows.sort(key=lambda r: (-r.rank, r.id))
+    return rows
 
 
 def fuse(vector_rows: list[_Row], keyword_rows: list[_Row], k: int = RRF_K) -> list[tuple[_Row, float, int | None, int | None]]:
