@@ -548,3 +548,26 @@ def test_identical_text_in_two_tenants_stays_apart(celery_worker, policy_tenant)
             assert {c.document_id for c in a.contexts} == {mine.id}
             assert {h.document_id for h in b.results} == {theirs.id}
             assert {c.document_id for c in b.contexts} == {theirs.id}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(celery_worker, policy_tenant):
+    from kb.tasks import sync_tenant_indexes
+
+    tenant, members = policy_tenant
+    _ingest(tenant, LONG_DOC, "Operations manual")
+    rows = Chunk.objects.filter(tenant=tenant).count()
+    try:
+        result = sync_tenant_indexes.delay(min_rows=rows).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
+        assert str(tenant.id) in result["built"] and not result["skipped"]
+        tenant_indexes.forget_cached()
+        assert tenant_indexes.tenant_index_rows(tenant.id) == rows
+        search_module.count_cache.clear()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(search_module, "EXACT_MAX_ROWS", 0)
+            patch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+            response = search(member=members["internal"], query="backup process", mode="vector", expand="parent")
+        assert response.plan in ("tenant-hnsw", "tenant-hnsw+exact") and response.results
+        assert all(Chunk.objects.get(id=h.chunk_id).tenant_id == tenant.id for h in response.results)
+    finally:
+        tenant_indexes.tenant_index_drop(tenant_id=tenant.id)
