@@ -109,7 +109,8 @@ def load(*, texts: list[str], vectors: np.ndarray, chunks: int, tenants: int, lo
         log(f"tenant {t}: {len(ids)} chunks loaded ({time.monotonic() - started:.0f}s)")
     loaded = time.monotonic() - started
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '1GB'")
+        # The HNSW graph must fit in maintenance_work_mem or the build crawls (~2.5 kB per row here).
+        cursor.execute(f"SET maintenance_work_mem = '{min(8192, max(1024, chunks * 3 // 1000))}MB'")
         cursor.execute("SET max_parallel_maintenance_workers = 2")
         index_started = time.monotonic()
         hnsw = next(i for i in Chunk._meta.indexes if i.name == "chunk_embedding_hnsw")  # the model's parameters
