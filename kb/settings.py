@@ -140,6 +140,8 @@ CELERY_BEAT_SCHEDULE = {
 }
 # A tenant with this many chunks gets its own partial HNSW index (kb/tenant_indexes.py).
 BULKHEAD_TENANT_INDEX_MIN_ROWS = env_int("BULKHEAD_TENANT_INDEX_MIN_ROWS", 10_000)
+# ... unless it holds more than this share of all chunks (then the shared index serves it as well).
+BULKHEAD_TENANT_INDEX_MAX_SHARE = float(os.environ.get("BULKHEAD_TENANT_INDEX_MAX_SHARE", "0.5"))
 
 # --------------------------------------------------------------------------- API
 

@@ -16,8 +16,9 @@ the same WHERE clause, so a partial index changes speed, never what may be retur
 
 Lifecycle: :func:`tenant_indexes_sync` (a Celery beat task, and ``kb_index tenant-indexes
 sync``) builds an index for every tenant with at least ``BULKHEAD_TENANT_INDEX_MIN_ROWS``
-chunks, concurrently (writes go on during the build), and drops the indexes of tenants that
-were deleted or shrank below half that. An interrupted concurrent build leaves an invalid
+chunks, concurrently (writes go on during the build), unless the tenant holds most of the
+table anyway (``BULKHEAD_TENANT_INDEX_MAX_SHARE``, 0.5: a single-tenant install keeps one
+graph), and drops the indexes of tenants that were deleted or shrank below half that. An interrupted concurrent build leaves an invalid
 index, which search ignores and the next sync rebuilds. The catalogue (``pg_index``) is the
 only record: there is nothing to drift.
 """
@@ -39,6 +40,10 @@ logger = logging.getLogger(__name__)
 
 PREFIX = "chunk_hnsw_t_"
 MIN_ROWS = getattr(settings, "BULKHEAD_TENANT_INDEX_MIN_ROWS", 10_000)
+# A tenant holding more than this share of all chunks is served as well by the shared index
+# (its members' readable share of it is at least half what it would be of their own), so it
+# gets no second copy of the graph to maintain on every insert.
+MAX_SHARE = getattr(settings, "BULKHEAD_TENANT_INDEX_MAX_SHARE", 0.5)
 BUILD_MEMORY = getattr(settings, "BULKHEAD_TENANT_INDEX_BUILD_MEMORY", "512MB")
 _SYNC_LOCK = 0x6B625F746E6978  # pg advisory lock key: one sync at a time across workers
 _CACHE_SECONDS = 30.0
@@ -197,10 +202,17 @@ class SyncReport:
 
 
 def tenant_indexes_sync(
-    *, min_rows: int | None = None, concurrently: bool | None = None, log: Callable[[str], None] | None = None
+    *, min_rows: int | None = None, max_share: float | None = None, concurrently: bool | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> SyncReport:
-    """Make the set of per-tenant indexes match the tenants' sizes (see the module docstring)."""
+    """Make the set of per-tenant indexes match the tenants' sizes (see the module docstring).
+
+    A tenant gets an index when it has at least ``min_rows`` chunks and at most ``max_share``
+    of all chunks; it loses it when deleted, below half of ``min_rows``, or above the midpoint
+    between ``max_share`` and 1 (the gaps keep a tenant near a limit from flapping).
+    """
     min_rows = MIN_ROWS if min_rows is None else min_rows
+    max_share = MAX_SHARE if max_share is None else max_share
     if concurrently is None:
         concurrently = not connection.in_atomic_block
     report = SyncReport(built=[], dropped=[])
@@ -208,25 +220,28 @@ def tenant_indexes_sync(
         if not got:
             report.skipped = True
             return report
-        _sync(report, min_rows=min_rows, concurrently=concurrently, log=log)
+        _sync(report, min_rows=min_rows, max_share=max_share, concurrently=concurrently, log=log)
     forget_cached()
     return report
 
 
-def _sync(report: SyncReport, *, min_rows: int, concurrently: bool, log: Callable[[str], None] | None) -> None:
+def _sync(
+    report: SyncReport, *, min_rows: int, max_share: float, concurrently: bool, log: Callable[[str], None] | None
+) -> None:
     counts = tenant_chunk_counts()
+    total = max(1, sum(counts.values()))
     tenants = set(Tenant.objects.values_list("id", flat=True))
     indexes = {index.tenant_id: index for index in tenant_indexes()}
     for tenant_id, index in indexes.items():
         rows = counts.get(tenant_id, 0)
-        if tenant_id not in tenants or rows < min_rows // 2:
+        if tenant_id not in tenants or rows < min_rows // 2 or rows / total > (1 + max_share) / 2:
             _drop(index.name, concurrently=concurrently)
             report.dropped.append(tenant_id)
             if log:
                 log(f"dropped {index.name} ({rows} chunks)")
     for tenant_id, rows in sorted(counts.items(), key=lambda item: -item[1]):
         current = indexes.get(tenant_id)
-        if rows < min_rows or tenant_id not in tenants or (current is not None and current.valid):
+        if rows < min_rows or rows / total > max_share or tenant_id not in tenants or (current and current.valid):
             continue
         started = time.monotonic()
         if log:

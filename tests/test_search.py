@@ -221,24 +221,32 @@ def test_plan_threshold_is_sized_on_the_tenant_index(skewed_tenant, monkeypatch)
     assert len(internal.results) == len(restricted.results) == 5
 
 
-def test_sync_builds_for_large_tenants_and_drops_when_gone_or_small(skewed_tenant):
+def test_sync_builds_for_large_tenants_and_drops_when_gone_small_or_dominant(skewed_tenant):
     tenant, version, members, vectors, (tenant_b, _, _) = skewed_tenant
     small = tenant_create(slug="skew-small", name="small")  # no chunks: never indexed
-    first = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    sync = tenant_indexes.tenant_indexes_sync
+    first = sync(min_rows=1500, max_share=1.0)
     assert {tenant.id, tenant_b.id} <= {t for t, _, _ in first.built}
     assert small.id not in {t for t, _, _ in first.built}
     valid = {i.tenant_id for i in tenant_indexes.tenant_indexes() if i.valid}
     assert {tenant.id, tenant_b.id} <= valid
-    again = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    again = sync(min_rows=1500, max_share=1.0)
     assert again.built == [] and again.dropped == []  # idempotent
+    assert sync(min_rows=1500, max_share=0.5).dropped == []  # about half each: kept (drops above 75%)
 
     b_id = tenant_b.id
     Chunk.objects.filter(tenant_id=b_id).delete()
     Tenant.objects.filter(id=b_id).delete()  # a deleted tenant's index goes
-    gone = tenant_indexes.tenant_indexes_sync(min_rows=1500)
+    gone = sync(min_rows=1500, max_share=1.0)
     assert gone.dropped == [b_id]
-    shrunk = tenant_indexes.tenant_indexes_sync(min_rows=5000)  # 2,000 rows < half of 5,000: dropped
-    assert tenant.id in shrunk.dropped
+    counts = tenant_indexes.tenant_chunk_counts()
+    assert counts[tenant.id] / sum(counts.values()) > 0.75  # tenant A now holds nearly all chunks
+    dominant = sync(min_rows=1500, max_share=0.5)  # the shared index serves it as well: one graph, not two
+    assert dominant.dropped == [tenant.id] and dominant.built == []
+    assert sync(min_rows=1500, max_share=0.5).built == []
+    assert [t for t, _, _ in sync(min_rows=1500, max_share=1.0).built] == [tenant.id]
+    shrunk = sync(min_rows=5000, max_share=1.0)  # 2,000 rows < half of 5,000: dropped
+    assert shrunk.dropped == [tenant.id]
     assert tenant_indexes.tenant_index_rows(tenant.id) is None
 
 
@@ -558,7 +566,7 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
     _ingest(tenant, LONG_DOC, "Operations manual")
     rows = Chunk.objects.filter(tenant=tenant).count()
     try:
-        result = sync_tenant_indexes.delay(min_rows=rows).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
+        result = sync_tenant_indexes.delay(min_rows=rows, max_share=1.0).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
         assert str(tenant.id) in result["built"] and not result["skipped"]
         tenant_indexes.forget_cached()
         assert tenant_indexes.tenant_index_rows(tenant.id) == rows
