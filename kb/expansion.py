@@ -49,11 +49,13 @@ class SectionForest:
         self.reader = reader
         rows = Section.objects.filter(tenant_id=reader.tenant_id, document_id__in=set(document_ids)).values_list(
             "id", "document_id", "parent_id", "order", "start", "title", "access_level", "access_groups", "body_spans",
-            "kind",
+            "kind", "document__title",
         )
         self.nodes: dict[uuid.UUID, SectionNode] = {}
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
-        for sid, doc, parent, order, start, title, level, groups, spans, kind in rows:
+        self.document_titles: dict[uuid.UUID, str] = {}
+        for sid, doc, parent, order, start, title, level, groups, spans, kind, document_title in rows:
+            self.document_titles[doc] = document_title
             node = SectionNode(
                 sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
                 tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind,
