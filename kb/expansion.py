@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection
+from django.db.models import JSONField, Value
 
 from accounts.access import Reader, can_read, readable_q
 from kb.models import Chunk, Section
@@ -45,11 +46,13 @@ class SectionNode:
 class SectionForest:
     """The section trees of a few documents of one tenant, with one reader's view of them."""
 
-    def __init__(self, reader: Reader, document_ids: Iterable[uuid.UUID]):
+    def __init__(self, reader: Reader, document_ids: Iterable[uuid.UUID], *, bodies: bool = True):
+        """``bodies=False`` leaves out the body spans (heading paths and titles only; decoding
+        them was a third of a search's section lookup)."""
         self.reader = reader
         rows = Section.objects.filter(tenant_id=reader.tenant_id, document_id__in=set(document_ids)).values_list(
-            "id", "document_id", "parent_id", "order", "start", "title", "access_level", "access_groups", "body_spans",
-            "kind", "document__title",
+            "id", "document_id", "parent_id", "order", "start", "title", "access_level", "access_groups",
+            "body_spans" if bodies else Value(None, output_field=JSONField()), "kind", "document__title",
         )
         self.nodes: dict[uuid.UUID, SectionNode] = {}
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)

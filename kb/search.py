@@ -509,7 +509,7 @@ def search(
         ranked = fuse(vector_rows, keyword_rows)
     ranked = ranked[:top_k]
 
-    forest = SectionForest(reader, {row.document_id for row, *_ in ranked})
+    forest = SectionForest(reader, {row.document_id for row, *_ in ranked}, bodies=expand != "none")
     hits = [
         SearchHit(
             chunk_id=row.id, document_id=row.document_id, document_title=forest.document_titles.get(row.document_id, ""),
