@@ -21,7 +21,7 @@ index when it has one (:mod:`kb.tenant_indexes`), else the index shared by all t
   cannot use an HNSW index; it reads the readable rows through the access btree
   (bitmap scan) and sorts by distance. Exact by construction.
 * otherwise -> HNSW (plan ``tenant-hnsw`` or ``hnsw``) with ``relaxed_order`` iterative
-  scan, ``ef_search`` 200, at least 20 rows fetched; rows are re-sorted by distance
+  scan, ``ef_search`` 300, at least 20 rows fetched; rows are re-sorted by distance
   (relaxed order is only approximately ordered) and the nearest ``depth`` kept.
 * safety net: if the HNSW path returns fewer rows than ``min(depth, count)``, the exact
   plan runs instead. A page is never under-filled.
@@ -77,18 +77,19 @@ MAX_QUERY_CHARS = 4000
 MAX_NEIGHBORS = 10
 RRF_K = 60
 
-# Plan choice, measured with `manage.py kb_bench search` (docs/benchmarks.md). The HNSW index is
-# shared by every tenant and version, so what matters is the readable share of the *whole*
-# index: at 10% of it a filtered HNSW scan (iterative, relaxed_order, ef_search 200) reached
-# recall@10 0.968 and was no faster than the exact scan of those 10,000 rows (p50 22 vs 24 ms);
-# at 5% it stays under 0.96 even at ef_search 400. So: exact up to EXACT_MAX_ROWS readable rows
-# or below HNSW_MIN_FRACTION of the index, but never above EXACT_CEILING rows (an exact scan
-# grows linearly: ~2.4 ms per 1,000 rows here); HNSW above. Past the ceiling with a small share
-# of a big shared index the answer is partitioning by tenant (BRIEF §7), not a bigger scan.
+# Plan choice, measured with `manage.py kb_bench search` (docs/benchmarks.md). What matters is
+# the member's readable share of the HNSW index that would serve the query: the tenant's own
+# partial index when it has one (kb.tenant_indexes), else the index all tenants share. At 10%
+# of an index a filtered HNSW scan (iterative, relaxed_order, ef_search 200) reached recall@10
+# 0.968 and was no faster than the exact scan of those rows; at 5% it stays under 0.96 even at
+# ef_search 400. So: exact up to EXACT_MAX_ROWS readable rows or below HNSW_MIN_FRACTION of the
+# index, but never above EXACT_CEILING rows (an exact scan grows linearly: ~1 ms per 1,000 rows
+# here); HNSW above. ef_search 300: on a tenant's index at 50% readable, 200 gave recall 0.983,
+# 280 gave 0.990 for +0.5 ms, 400 gave 0.995 for +1.5 ms.
 EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 2000)
 HNSW_MIN_FRACTION = getattr(settings, "BULKHEAD_SEARCH_HNSW_MIN_FRACTION", 0.20)
 EXACT_CEILING = getattr(settings, "BULKHEAD_SEARCH_EXACT_CEILING", 50_000)
-HNSW_EF_SEARCH = getattr(settings, "BULKHEAD_SEARCH_EF_SEARCH", 200)
+HNSW_EF_SEARCH = getattr(settings, "BULKHEAD_SEARCH_EF_SEARCH", 300)
 HNSW_MIN_FETCH = 20  # the HNSW path fetches at least this many rows and keeps the nearest `depth`
 HNSW_MAX_SCAN_TUPLES = getattr(settings, "BULKHEAD_SEARCH_MAX_SCAN_TUPLES", 40000)
 COUNT_CACHE_SECONDS = 30.0
