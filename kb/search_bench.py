@@ -9,9 +9,11 @@ and member, side by side in the same run:
 
 (a) exact: the filtered query with index scans off (bitmap scan of the access index + sort);
 (b) plain HNSW + WHERE: ``hnsw.iterative_scan = off``, default ``ef_search`` (40) -- the
-    common approach;
+    common approach, on the shared index alone (measured before any per-tenant index exists);
+then the per-tenant partial HNSW indexes are built (``kb.tenant_indexes``) and
 (c) ``kb.search.search`` in vector mode, no expansion (our planner);
-(d) ``search`` hybrid, no expansion; (e) ``search`` hybrid with parent expansion.
+(d) ``search`` hybrid, no expansion; (e) hybrid with parent expansion; (f) vector with parent
+    expansion.
 
 Recall@10 is measured against (a). Query embeddings are precomputed (the model's time
 is reported once, separately), so latencies are the database and Python around it.
