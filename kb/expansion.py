@@ -13,6 +13,7 @@ or :func:`accounts.access.readable_q` (chunks).
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from collections import defaultdict
@@ -20,10 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import JSONField, Value
 
 from accounts.access import Reader, can_read, readable_q
-from kb.models import Chunk, Section
+from kb.models import Chunk
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -44,26 +44,54 @@ class SectionNode:
 
 
 class SectionForest:
-    """The section trees of a few documents of one tenant, with one reader's view of them."""
+    """Parts of the section trees of one tenant's documents, with one reader's view of them.
 
-    def __init__(self, reader: Reader, document_ids: Iterable[uuid.UUID], *, bodies: bool = True):
-        """``bodies=False`` leaves out the body spans (heading paths and titles only; decoding
-        them was a third of a search's section lookup)."""
+    Only what a search needs is loaded, never whole documents (a manual can have thousands
+    of sections): :meth:`around` loads the hit sections and their ancestors (heading paths,
+    expansion roots), :meth:`add_subtrees` the descendants of the expansion roots. Each is
+    one recursive query that follows ``parent_id`` inside the tenant.
+    """
+
+    def __init__(self, reader: Reader):
         self.reader = reader
-        rows = Section.objects.filter(tenant_id=reader.tenant_id, document_id__in=set(document_ids)).values_list(
-            "id", "document_id", "parent_id", "order", "start", "title", "access_level", "access_groups",
-            "body_spans" if bodies else Value(None, output_field=JSONField()), "kind", "document__title",
-        )
         self.nodes: dict[uuid.UUID, SectionNode] = {}
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
         self.document_titles: dict[uuid.UUID, str] = {}
+        self._with_bodies: set[uuid.UUID] = set()
+
+    @classmethod
+    def around(cls, reader: Reader, section_ids: Iterable[uuid.UUID], *, bodies: bool = True) -> SectionForest:
+        """The given sections and all their ancestors. ``bodies=False`` leaves out the body spans
+        (enough for heading paths and titles; decoding them was a third of the lookup)."""
+        forest = cls(reader)
+        forest._load(_UP, set(section_ids), bodies=bodies)
+        return forest
+
+    def add_subtrees(self, root_ids: Iterable[uuid.UUID]) -> None:
+        """Every descendant of the given sections, with body spans."""
+        self._load(_DOWN, set(root_ids), bodies=True)
+
+    def _load(self, step: str, ids: set[uuid.UUID], *, bodies: bool) -> None:
+        if not ids:
+            return
+        sql = _FOREST_SQL.format(step=step, body="s.body_spans" if bodies else "NULL::jsonb")
+        tenant = self.reader.tenant_id
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [tenant, list(ids), tenant])
+            rows = cursor.fetchall()
         for sid, doc, parent, order, start, title, level, groups, spans, kind, document_title in rows:
+            if sid in self.nodes and (sid in self._with_bodies or not bodies):
+                continue
+            if isinstance(spans, str):  # Django leaves jsonb undecoded on raw cursors
+                spans = json.loads(spans)
             self.document_titles[doc] = document_title
-            node = SectionNode(
+            self.nodes[sid] = SectionNode(
                 sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
                 tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind,
             )
-            self.nodes[sid] = node
+            if bodies:
+                self._with_bodies.add(sid)
+        self.children = defaultdict(list)
         for node in sorted(self.nodes.values(), key=lambda n: n.order):
             if node.parent_id is not None:
                 self.children[node.parent_id].append(node)
@@ -116,6 +144,21 @@ class SectionForest:
         # A title sits at its section's start, so it stays right before that section's body.
         pieces.sort(key=lambda p: (p.position if p.is_title else p.start, not p.is_title))
         return pieces
+
+
+_UP = "s.id = t.parent_id"
+_DOWN = "s.parent_id = t.id"
+_FOREST_SQL = """
+WITH RECURSIVE t AS (
+    SELECT id, parent_id FROM kb_section WHERE tenant_id = %s AND id = ANY(%s::uuid[])
+    UNION
+    SELECT s.id, s.parent_id FROM kb_section s JOIN t ON {step} WHERE s.tenant_id = %s
+)
+SELECT s.id, s.document_id, s.parent_id, s."order", s.start, s.title, s.access_level, s.access_groups,
+       {body}, s.kind, d.title
+FROM t JOIN kb_section s ON s.id = t.id
+JOIN kb_document d ON d.id = s.document_id AND d.tenant_id = s.tenant_id
+"""
 
 
 @dataclass

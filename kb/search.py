@@ -510,7 +510,7 @@ def search(
         ranked = fuse(vector_rows, keyword_rows)
     ranked = ranked[:top_k]
 
-    forest = SectionForest(reader, {row.document_id for row, *_ in ranked}, bodies=expand != "none")
+    forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none")
     hits = [
         SearchHit(
             chunk_id=row.id, document_id=row.document_id, document_title=forest.document_titles.get(row.document_id, ""),
@@ -540,9 +540,9 @@ def _parent_contexts(
     forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int
 ) -> list[SearchContext]:
     drafts: dict[uuid.UUID, ContextDraft] = {}
+    hits = [hit for hit in hits if hit.section_id in forest.nodes]  # else deleted since the hit was found
+    forest.add_subtrees({forest.expansion_root(hit.section_id, level).id for hit in hits})
     for hit in hits:  # best first, so a context's first hit is its best one
-        if hit.section_id not in forest.nodes:  # deleted since the hit was found
-            continue
         root = forest.expansion_root(hit.section_id, level)
         draft = drafts.get(root.id)
         if draft is None:

@@ -579,3 +579,32 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
         assert all(Chunk.objects.get(id=h.chunk_id).tenant_id == tenant.id for h in response.results)
     finally:
         tenant_indexes.tenant_index_drop(tenant_id=tenant.id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_section_forest_loads_only_the_hits_ancestors_and_the_expansion_subtrees(celery_worker, policy_tenant):
+    """Search never loads whole documents: a hit's ancestors, then the subtree it expands to."""
+    from accounts.selectors import reader_for
+    from kb.expansion import SectionForest
+
+    tenant, members = policy_tenant
+    document = _ingest(tenant, POLICY_DOC, "Security policy")
+    sections = {s.title: s for s in Section.objects.filter(document=document)}
+    channels, reporting, root = sections["Reporting channels"], sections["Reporting"], sections["Security policy"]
+    chain = {channels.id, reporting.id, root.id} | ({root.parent_id} if root.parent_id else set())
+    forest = SectionForest.around(reader_for(members["internal"]), {channels.id}, bodies=False)
+    assert set(forest.nodes) == chain
+    assert forest.heading_path(channels.id) == ["Security policy", "Reporting", "Reporting channels"]
+    assert forest.document_titles == {document.id: "Security policy"}
+    assert all(node.body_spans == () for node in forest.nodes.values())
+
+    forest = SectionForest.around(reader_for(members["internal"]), {reporting.id})
+    forest.add_subtrees({reporting.id})
+    below = set(Section.objects.filter(document=document, start__gte=reporting.start, end__lte=reporting.end)
+                .values_list("id", flat=True))
+    assert set(forest.nodes) == chain | below
+    assert sections["Incident response"].id not in forest.nodes  # a sibling branch is never read
+    assert forest.nodes[reporting.id].body_spans  # loaded with bodies for expansion
+    other = tenant_create(slug="forest-other", name="Other")
+    assert SectionForest.around(reader_for(membership_create(
+        tenant=other, email="o@o.io", role="viewer", clearance="restricted")), {reporting.id}).nodes == {}
