@@ -9,6 +9,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
 from accounts.access import AccessLevel
+from accounts.api_fields import LimitedCharField
 from accounts.models import Role
 
 LEVEL_NAMES = [level.label for level in AccessLevel]
@@ -49,7 +50,7 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 def slug_list(**kwargs) -> serializers.ListField:
-    return serializers.ListField(child=serializers.CharField(max_length=63), max_length=SLUG_LIST_MAX, **kwargs)
+    return serializers.ListField(child=LimitedCharField(max_length=63), max_length=SLUG_LIST_MAX, **kwargs)
 
 
 # ----------------------------------------------------------------------------- groups
@@ -63,12 +64,12 @@ class GroupOutputSerializer(serializers.Serializer):
 
 
 class GroupCreateInputSerializer(serializers.Serializer):
-    slug = serializers.CharField(max_length=63, help_text="Lowercase letters, digits and hyphens; never changes.")
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    slug = LimitedCharField(max_length=63, help_text="Lowercase letters, digits and hyphens; never changes.")
+    name = LimitedCharField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class GroupUpdateInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = LimitedCharField(max_length=200, required=False, allow_blank=True)
 
 
 # ----------------------------------------------------------------------------- memberships
@@ -127,4 +128,4 @@ class TokenCreateInputSerializer(serializers.Serializer):
     membership_id = serializers.IntegerField(
         required=False, min_value=1, max_value=2**63 - 1, help_text="Default: your own membership."
     )
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = LimitedCharField(max_length=100, required=False, allow_blank=True, default="")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from accounts.api_fields import LimitedCharField
 from kb.index_versions import config_summary
 from kb.models import IndexVersion
 
@@ -14,7 +15,7 @@ class IndexVersionCreateInputSerializer(serializers.Serializer):
         help_text="Chunking/embedding config keys (strategy, target_tokens, overlap, max_tokens, prefix, model, "
         "semantic_split, special_tokens, embedding_dimensions); omitted keys take the defaults.",
     )
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = LimitedCharField(max_length=100, required=False, allow_blank=True, default="")
 
 
 class IndexVersionActivateInputSerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.access import AccessLevel
+from accounts.api_fields import LimitedCharField
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb.models import Document, IngestionJob
 
@@ -50,9 +51,9 @@ class _DocumentFieldsInputSerializer(serializers.Serializer):
         max_length=100, required=False, allow_blank=True, default="",
         help_text="e.g. text/markdown; detected from source/filename and the bytes when omitted.",
     )
-    source = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    source = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
     tags = serializers.ListField(
-        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
     )
     access_level = serializers.ChoiceField(
         choices=LEVEL_NAMES, default="internal",
@@ -62,13 +63,13 @@ class _DocumentFieldsInputSerializer(serializers.Serializer):
 
 
 class DocumentJsonInputSerializer(_DocumentFieldsInputSerializer):
-    title = serializers.CharField(max_length=500)
+    title = LimitedCharField(max_length=500)
     content = serializers.CharField(trim_whitespace=False, help_text="The document text (UTF-8).")
 
 
 class DocumentMultipartInputSerializer(_DocumentFieldsInputSerializer):
     file = serializers.FileField(allow_empty_file=False, use_url=False)
-    title = serializers.CharField(max_length=500, required=False, allow_blank=True, default="",
+    title = LimitedCharField(max_length=500, required=False, allow_blank=True, default="",
                                   help_text="Default: the file's name.")
 
 
@@ -76,9 +77,9 @@ class DocumentFilterSerializer(serializers.Serializer):
     """Query filters; an empty value (``?tag=``) means no filter, as if the parameter were absent."""
 
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False, allow_blank=True)
-    tag = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    content_type = serializers.CharField(max_length=100, required=False, allow_blank=True)
-    source = serializers.CharField(max_length=1000, required=False, allow_blank=True, help_text="Exact match.")
+    tag = LimitedCharField(max_length=100, required=False, allow_blank=True)
+    content_type = LimitedCharField(max_length=100, required=False, allow_blank=True)
+    source = LimitedCharField(max_length=1000, required=False, allow_blank=True, help_text="Exact match.")
 
 
 class JobSummarySerializer(serializers.Serializer):
@@ -164,18 +165,18 @@ class JobOutputSerializer(serializers.Serializer):
 class SearchFiltersInputSerializer(serializers.Serializer):
     document_ids = serializers.ListField(child=serializers.UUIDField(), max_length=1000, required=False, default=list)
     tags = serializers.ListField(
-        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
     )
     content_types = serializers.ListField(
-        child=serializers.CharField(max_length=100), max_length=100, required=False, default=list
+        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
     )
-    source_prefix = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    source_prefix = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
     updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
 class SearchInputSerializer(serializers.Serializer):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    query = LimitedCharField(max_length=MAX_QUERY_CHARS)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
     expand = serializers.ChoiceField(

@@ -131,3 +131,15 @@ def test_schema_and_docs_are_served(client):
     assert b"/static/drf_spectacular_sidecar/" in docs.content  # assets served locally, no CDN
     assert b"cdn.jsdelivr" not in docs.content
     assert client.get("/api/redoc/").status_code == 200
+
+
+def test_max_length_counts_the_string_as_sent():
+    """The schema promises maxLength on what the client sends; DRF alone checks after trimming."""
+    from rest_framework.exceptions import ValidationError
+
+    from accounts.api_fields import LimitedCharField
+
+    field = LimitedCharField(max_length=5)
+    assert field.run_validation(" abc ") == "abc"
+    with pytest.raises(ValidationError):
+        field.run_validation("abc\x1f\x1f\x1f")  # trimmed it would be 3 characters

@@ -1,0 +1,19 @@
+"""Serializer fields shared by the API's serializers."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class LimitedCharField(serializers.CharField):
+    """A CharField whose ``max_length`` holds for the string as sent.
+
+    DRF trims whitespace first and checks the length after, so a 1,001-character value
+    ending in whitespace passed a ``maxLength: 1000`` the OpenAPI schema promises to refuse
+    (found by the schemathesis test). The length is checked before trimming here.
+    """
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
