@@ -339,7 +339,9 @@ def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iter
 
 
 def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False):
-    """The ``depth`` rows of ``qs`` nearest to ``vector``: chunk columns and distance."""
+    """The ``depth`` rows of ``qs`` nearest to ``vector``: chunk columns and distance (the
+    ranking statement of both plans; ``.explain()`` under :func:`hnsw_settings` shows which
+    HNSW index serves it)."""
     order = ("distance", "id") if tiebreak else ("distance",)
     return (
         qs.annotate(distance=CosineDistance("embedding", vector))
@@ -352,11 +354,6 @@ def _ranked_rows(ranked) -> list[_Row]:
     rows = [_Row(*values) for values in ranked]
     rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
     return rows
-
-
-def hnsw_ranked(qs: QuerySet[Chunk], vector, depth: int):
-    """The ranking statement :func:`vector_hnsw` runs (``.explain()`` shows which HNSW index serves it)."""
-    return nearest(qs, vector, depth)
 
 
 def hnsw_settings(depth: int, *, ef_search: int = HNSW_EF_SEARCH, iterative: bool = True) -> dict[str, str]:
@@ -380,6 +377,20 @@ def index_rows() -> int:
     return rows
 
 
+def serving_tenant_index_rows(tenant_id: int) -> int | None:
+    """Rows of the tenant's own vector index (None without one), cached like the counts.
+
+    A stale answer is harmless: it only steers the plan choice, and every plan filters by
+    the full access rule (an index dropped meanwhile makes the planner use the shared one).
+    """
+    cached = count_cache.get(("tenant_index", tenant_id))
+    if cached is None:
+        rows = tenant_index_rows(tenant_id)
+        cached = -1 if rows is None else rows
+        count_cache.put(("tenant_index", tenant_id), cached)
+    return None if cached < 0 else cached
+
+
 def exact_threshold(total_rows: int) -> int:
     """Readable-row count up to which the exact plan is chosen (see HNSW_MIN_FRACTION)."""
     return max(EXACT_MAX_ROWS, min(int(HNSW_MIN_FRACTION * total_rows), EXACT_CEILING))
@@ -390,7 +401,7 @@ def vector_candidates(
 ) -> tuple[list[_Row], str]:
     """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
     qs = readable_chunks(reader, version_id, filters)
-    tenant_rows = tenant_index_rows(reader.tenant_id)
+    tenant_rows = serving_tenant_index_rows(reader.tenant_id)
     scanned = "hnsw" if tenant_rows is None else "tenant-hnsw"
     threshold = exact_threshold(index_rows() if tenant_rows is None else tenant_rows)
     count = readable_count(reader, version_id, filters, cap=threshold)

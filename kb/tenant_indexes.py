@@ -46,8 +46,6 @@ MIN_ROWS = getattr(settings, "BULKHEAD_TENANT_INDEX_MIN_ROWS", 10_000)
 MAX_SHARE = getattr(settings, "BULKHEAD_TENANT_INDEX_MAX_SHARE", 0.5)
 BUILD_MEMORY = getattr(settings, "BULKHEAD_TENANT_INDEX_BUILD_MEMORY", "512MB")
 _SYNC_LOCK = 0x6B625F746E6978  # pg advisory lock key: one sync at a time across workers
-_CACHE_SECONDS = 30.0
-_cache: dict[str, tuple[float, dict[int, int]]] = {}
 
 
 @dataclass(frozen=True)
@@ -95,21 +93,18 @@ def tenant_indexes() -> list[TenantIndex]:
 
 
 def tenant_index_rows(tenant_id: int) -> int | None:
-    """Rows in the tenant's valid vector index, or None when it has none (cached a few seconds).
-
-    A stale answer is harmless: it only steers the plan choice, and every plan filters by
-    the full access rule (an index dropped meanwhile makes the planner use the shared one).
-    """
-    now = time.monotonic()
-    hit = _cache.get("valid")
-    if hit is None or hit[0] < now:
-        valid = {index.tenant_id: index.rows for index in tenant_indexes() if index.valid}
-        hit = _cache["valid"] = (now + _CACHE_SECONDS, valid)
-    return hit[1].get(int(tenant_id))
-
-
-def forget_cached() -> None:
-    _cache.clear()
+    """Rows in the tenant's valid vector index, or None when it has none (an invalid leftover
+    of an interrupted build counts as none). Search caches the answer briefly."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT greatest(c.reltuples, 0)::bigint FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE i.indrelid = 'kb_chunk'::regclass AND c.relname = %s AND i.indisvalid AND i.indisready
+            """,
+            [index_name(tenant_id)],
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
 
 
 def tenant_chunk_counts() -> dict[int, int]:
@@ -171,7 +166,6 @@ def _build(tenant_id: int, *, concurrently: bool) -> TenantIndex:
             )
         finally:
             cursor.execute("RESET maintenance_work_mem")
-    forget_cached()
     built = {index.name: index for index in tenant_indexes()}[name]
     logger.info("tenant vector index %s built (%d rows, %d bytes)", name, built.rows, built.size_bytes)
     return built
@@ -185,7 +179,6 @@ def tenant_index_drop(*, tenant_id: int, concurrently: bool | None = None) -> bo
     if concurrently is None:
         concurrently = not connection.in_atomic_block
     _drop(name, concurrently=concurrently)
-    forget_cached()
     return True
 
 
@@ -221,7 +214,6 @@ def tenant_indexes_sync(
             report.skipped = True
             return report
         _sync(report, min_rows=min_rows, max_share=max_share, concurrently=concurrently, log=log)
-    forget_cached()
     return report
 
 

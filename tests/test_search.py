@@ -78,9 +78,8 @@ def skewed_data(django_db_setup, django_db_blocker):
 @pytest.fixture
 def skewed_tenant(db, skewed_data):
     search_module.count_cache.clear()
-    tenant_indexes.forget_cached()  # a rolled-back test's index must not be remembered
     yield skewed_data
-    tenant_indexes.forget_cached()
+    search_module.count_cache.clear()  # a rolled-back test's index must not be remembered
 
 
 def _exact_ids(version, max_level: int, vector: np.ndarray, k: int) -> list[uuid.UUID]:
@@ -167,7 +166,7 @@ def _hnsw_plan_text(member, version, vector) -> str:
 
     qs = search_module.readable_chunks(reader_for(member), version.pk, SearchFilters())
     with search_module.local_settings(**search_module.hnsw_settings(20)):
-        return search_module.hnsw_ranked(qs, vector, 20).explain()
+        return search_module.nearest(qs, vector, 20).explain()
 
 
 def test_tenant_index_serves_its_tenant_and_only_its_tenant(skewed_tenant, monkeypatch):
@@ -259,7 +258,7 @@ def test_invalid_index_is_ignored_then_rebuilt(skewed_tenant, monkeypatch):
     name = tenant_indexes.tenant_index_build(tenant_id=tenant.id).name
     with connection.cursor() as cursor:
         cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name])
-    tenant_indexes.forget_cached()
+    search_module.count_cache.clear()
     assert [i.valid for i in tenant_indexes.tenant_indexes() if i.name == name] == [False]
     assert tenant_indexes.tenant_index_rows(tenant.id) is None
     monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
@@ -568,7 +567,7 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
     try:
         result = sync_tenant_indexes.delay(min_rows=rows, max_share=1.0).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
         assert str(tenant.id) in result["built"] and not result["skipped"]
-        tenant_indexes.forget_cached()
+        search_module.count_cache.clear()
         assert tenant_indexes.tenant_index_rows(tenant.id) == rows
         search_module.count_cache.clear()
         with pytest.MonkeyPatch.context() as patch:

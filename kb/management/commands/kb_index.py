@@ -53,9 +53,9 @@ class Command(BaseCommand):
                              "(default BULKHEAD_TENANT_INDEX_MIN_ROWS)")
 
     def handle(self, *args, **options):
-        if options["action"] == "tenant-indexes":
-            return self._tenant_indexes(options)
         try:
+            if options["action"] == "tenant-indexes":
+                return self._tenant_indexes(options)
             tenant = tenant_get(slug=options["tenant"])
             getattr(self, f"_{options['action']}")(tenant, options)
         except ApplicationError as exc:
@@ -133,10 +133,7 @@ class Command(BaseCommand):
         if step in ("build", "drop"):
             if not options["tenant"]:
                 raise CommandError(f"tenant-indexes {step} needs --tenant")
-            try:
-                tenant = tenant_get(slug=options["tenant"])
-            except ApplicationError as exc:
-                raise CommandError(str(exc)) from None
+            tenant = tenant_get(slug=options["tenant"])
             if step == "build":
                 started = time.monotonic()
                 index = partial.tenant_index_build(tenant_id=tenant.id)
