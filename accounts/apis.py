@@ -13,13 +13,13 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from accounts import selectors, services
 from accounts.authentication import TokenAuthentication
 from accounts.errors import ApplicationError
 from accounts.models import Membership
+from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsAdmin, IsMember, SessionMemberAuthentication, request_member
 from accounts.serializers import (
     ErrorSerializer,
@@ -108,7 +108,7 @@ class MemberAPIView(GenericAPIView):
     # Token first: its ``WWW-Authenticate`` header makes an anonymous call a 401, not a 403.
     authentication_classes = [TokenAuthentication, SessionMemberAuthentication]
     permission_classes = [IsMember]
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
     pagination_class = StrictLimitOffsetPagination
     schema = ErrorAwareAutoSchema()
 

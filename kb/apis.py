@@ -11,10 +11,11 @@ from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.apis import MemberAPIView
+from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsEditor
 from accounts.serializers import error_responses
 from kb import permissions, selectors, services
@@ -97,7 +98,7 @@ _UPLOAD_REQUEST = {
 class DocumentListApi(KbAPIView):
     """``/api/v1/documents/``: list (members) and upload (editors, admins)."""
 
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, MultiPartParser]
     method_permissions = {"POST": [IsEditor]}
 
     @extend_schema(
@@ -127,7 +128,7 @@ class DocumentListApi(KbAPIView):
 class DocumentDetailApi(KbAPIView):
     """``/api/v1/documents/{id}/``: read (members), replace and delete (editors, admins)."""
 
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, MultiPartParser]
     method_permissions = {"PUT": [IsEditor], "DELETE": [IsEditor]}
 
     @extend_schema(
@@ -194,7 +195,7 @@ class SectionAccessApi(KbAPIView):
         data = serializer.validated_data
         change = {"access_level": data.get("access_level"), "groups": data.get("groups"), "inherit": data["inherit"]}
         permissions.section_access_check(member=self.member, section=section, **change)
-        section = services.section_set_access(section=section, **change)
+        section = services.section_set_access(section=section, actor=self.member.user, **change)
         node = selectors.section_node(member=self.member, section=section)
         return Response(SectionOutputSerializer(node, context=self.group_context()).data)
 

@@ -169,6 +169,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # RecursionError and over-deep nesting are a 400 too (accounts/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "accounts.parsers.SafeJSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "kb.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["accounts.authentication.TokenRateThrottle"],
