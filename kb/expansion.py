@@ -110,15 +110,20 @@ class SectionForest:
         return titles[::-1]
 
     def expansion_root(self, section_id: uuid.UUID, level: str) -> SectionNode:
-        """The section a hit expands to: its own (``leaf``) or its nearest titled ancestor (``parent``).
+        """The section a hit expands to: its own (``leaf``) or its nearest titled *readable*
+        ancestor (``parent``) -- the parent in the reader's own view of the tree, as the
+        sections API shows it.
 
-        ``parent`` never climbs to an untitled document root: that would turn every
-        hit into the whole document.
+        A context reports its root's id, so an ancestor the reader may not read is never a
+        root: ``parent`` climbs past it (its readable descendants still contribute their own
+        text), and stays at the hit's section when no titled ancestor is readable. It never
+        climbs to an untitled document root either: that would turn every hit into the whole
+        document.
         """
         node = self.nodes[section_id]
         if level == "parent":
             parent = self.nodes.get(node.parent_id) if node.parent_id is not None else None
-            while parent is not None and not parent.title:
+            while parent is not None and not (parent.title and self.readable(parent)):
                 parent = self.nodes.get(parent.parent_id) if parent.parent_id is not None else None
             if parent is not None:
                 return parent
