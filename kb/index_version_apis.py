@@ -13,6 +13,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from accounts.permissions import IsAdmin
+from accounts.selectors import reader_for
 from accounts.serializers import error_responses
 from kb import index_versions as versions
 from kb.apis import KbAPIView
@@ -88,5 +89,7 @@ class IndexVersionActivateApi(_VersionAPIView):
         version = versions.index_version_get(tenant=self.member.tenant, ref=version_id)
         serializer = IndexVersionActivateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        version = versions.index_version_activate(version=version, force=serializer.validated_data["force"])
+        version = versions.index_version_activate(
+            version=version, force=serializer.validated_data["force"], reader=reader_for(self.member)
+        )
         return Response(IndexVersionOutputSerializer(self.counted(version)).data)

@@ -32,11 +32,12 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from accounts.access import Reader, readable_q
 from accounts.errors import ApplicationError, Conflict, NotFound
 from accounts.models import Tenant, User
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.tokens import DEFAULT_MODEL
-from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob
+from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.services import index_version_create as _get_or_create
 
 NOT_FOUND_MESSAGE = "Not found."
@@ -297,12 +298,45 @@ def index_version_build_finished(*, batch: IngestionJob) -> None:
     version.save(update_fields=["status"])
 
 
+def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | None = None) -> Conflict | None:
+    """The Conflict that refuses activating ``version`` while it lacks documents (None when it lacks none).
+
+    With a ``reader`` (the acting member, through the API) the message names only documents
+    that reader may see -- an admin is not above the access rule, and a title is document
+    content -- and counts the others ("and 2 documents you cannot read"). Without one (the
+    command line, run by whoever holds the database) it names any five.
+    """
+    missing = index_version_missing_documents(version=version)
+    if reader is not None:
+        readable = Exists(Section.objects.filter(readable_q(reader), document=OuterRef("pk")))
+        missing = missing.annotate(readable=readable)
+        total = missing.count()
+        if not total:
+            return None
+        titles = list(missing.filter(readable=True).order_by("title", "id").values_list("title", flat=True)[:6])
+        hidden = total - missing.filter(readable=True).count()
+    else:
+        titles = list(missing.order_by("title", "id").values_list("title", flat=True)[:6])
+        if not titles:
+            return None
+        hidden = 0
+    parts = [repr(t) for t in titles[:5]] + (["..."] if len(titles) > 5 else [])
+    if hidden:
+        parts.append(f"{'and ' if parts else ''}{hidden} document{'s' if hidden != 1 else ''} you cannot read")
+    return Conflict(
+        f"the version is not built for every ready document (missing: {', '.join(parts)}); run build first "
+        "(or force)",
+        details={"missing": titles[:5], "not_readable": hidden},
+    )
+
+
 @transaction.atomic
-def index_version_activate(*, version: IndexVersion, force: bool = False) -> IndexVersion:
+def index_version_activate(*, version: IndexVersion, force: bool = False, reader: Reader | None = None) -> IndexVersion:
     """Make ``version`` the tenant's active version, atomically (searches see the old or the new one).
 
     Refuses (Conflict) while a build of it runs, or when some ready document has no
     chunks in it -- searches would silently lose that document -- unless ``force``.
+    The refusal names only documents ``reader`` may see (see :func:`index_version_missing_conflict`).
     """
     Tenant.objects.select_for_update().get(pk=version.tenant_id)  # serialise with index_version_active
     version = IndexVersion.objects.select_for_update().get(pk=version.pk)
@@ -313,13 +347,9 @@ def index_version_activate(*, version: IndexVersion, force: bool = False) -> Ind
             index_version=version, kind=IngestionJob.Kind.REINDEX, status__in=UNFINISHED
         ).exists():
             raise Conflict("the version is still building; wait for the build to finish (or force)")
-        missing = list(index_version_missing_documents(version=version).values_list("title", flat=True)[:6])
-        if missing:
-            names = ", ".join(repr(t) for t in missing[:5]) + (", ..." if len(missing) > 5 else "")
-            raise Conflict(
-                f"the version is not built for every ready document (missing: {names}); run build first (or force)",
-                details={"missing": missing[:5]},
-            )
+        conflict = index_version_missing_conflict(version=version, reader=reader)
+        if conflict is not None:
+            raise conflict
     IndexVersion.objects.filter(tenant_id=version.tenant_id, is_active=True).update(is_active=False)
     version.is_active = True
     version.activated_at = timezone.now()
