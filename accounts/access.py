@@ -71,3 +71,34 @@ def policy_implies(inner_level: int, inner_groups: Iterable[int], outer_level: i
     if not outer:
         return True
     return bool(inner) and inner <= outer
+
+
+@dataclass(frozen=True)
+class PathNode:
+    """One section as :func:`visible_heading_paths` needs it (document order, parents first)."""
+
+    key: object
+    parent: object | None
+    title: str
+    level: int
+    group_ids: tuple[int, ...]
+
+
+def visible_heading_paths(nodes: Iterable[PathNode]) -> dict[object, tuple[str, ...]]:
+    """For each section, the titles of itself and its ancestors that *every* reader of the section
+    may read (root first). What is embedded in front of a chunk and what a result shows as its
+    heading path must never tell a reader a title above their access, so an ancestor whose policy
+    is not implied by the section's own is left out.
+    """
+    by_key: dict[object, PathNode] = {}
+    paths: dict[object, tuple[str, ...]] = {}
+    for node in nodes:
+        by_key[node.key] = node
+        titles: list[str] = []
+        current: PathNode | None = node
+        while current is not None:
+            if current.title and policy_implies(node.level, node.group_ids, current.level, current.group_ids):
+                titles.append(current.title)
+            current = by_key.get(current.parent) if current.parent is not None else None
+        paths[node.key] = tuple(reversed(titles))
+    return paths

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.access import AccessLevel, policy_implies
+from accounts.access import AccessLevel, PathNode, Reader, can_read, visible_heading_paths
 from accounts.errors import ApplicationError
-from accounts.models import Group
+from accounts.models import Group, Membership, Role
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.chunker import chunk_document
 from ingestion.chunking.config import ChunkingConfig
@@ -39,6 +39,13 @@ EMBED_BATCH = 256  # texts per model call between progress updates; bigger calls
 
 class TerminalIngestionError(Exception):
     """The document itself is the problem; retrying cannot help."""
+
+
+class PolicyChanged(Exception):
+    """A policy the plan was built on changed before its chunks were stored: plan again.
+
+    Chunks take their policy (and their embedded heading prefix) from the section rows as
+    they are when the chunks are stored, never from a copy read earlier."""
 
 
 class BuildSkipped(Exception):
@@ -152,11 +159,14 @@ class _Plan:
     chunks: list[PlannedChunk]
     reuse_sections: bool
     shadow: bool = False
+    snapshot: tuple = ()
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
 
 
-def _group_ids(tenant_id: int, parsed: ParsedDocument) -> dict[str, int]:
-    used = parsed.groups_used()
+def _group_ids(tenant_id: int, parsed: ParsedDocument, default: AccessPolicy) -> dict[str, int]:
+    """Ids of every group a policy of this document names: markers and the upload's default."""
+    used = parsed.groups_used() | set(default.groups)
     found = dict(Group.objects.filter(tenant_id=tenant_id, slug__in=used).values_list("slug", "id"))
     missing = sorted(used - set(found))
     if missing:
@@ -188,35 +198,35 @@ def _upload_default(document: Document) -> AccessPolicy:
 def _visible_heading_paths(parsed: ParsedDocument, ranks: dict[str, tuple[int, list[int]]]) -> None:
     """Drop from each heading path the titles of ancestors that some reader of the section
     may not read, so neither a returned path nor an embedded prefix tells them anything."""
-    by_key = {s.key: s for s in parsed.sections}
+    paths = visible_heading_paths(
+        PathNode(s.key, s.parent, s.title, ranks[s.key][0], tuple(ranks[s.key][1])) for s in parsed.sections
+    )
     for section in parsed.sections:
-        level, groups = ranks[section.key]
-        titles: list[str] = []
-        node = section
-        while node is not None:
-            if node.title:
-                a_level, a_groups = ranks[node.key]
-                if policy_implies(level, groups, a_level, a_groups):
-                    titles.append(node.title)
-            node = by_key.get(node.parent) if node.parent is not None else None
-        section.heading_path = tuple(reversed(titles)) if titles or not section.heading_path else ()
+        section.heading_path = paths[section.key]
+
+
+def _policy_snapshot(document: Document, rows: list[Section] | None) -> tuple:
+    """What a plan's policies were derived from: the document default and, when the stored
+    sections are reused, every stored section's effective policy."""
+    sections = tuple(sorted((r.key, r.access_level, tuple(sorted(r.access_groups))) for r in rows or ()))
+    return (document.access_level, tuple(sorted(document.access_groups)), sections)
 
 
 def _plan(job: IngestionJob) -> _Plan:
     document = Document.objects.get(pk=job.document_id)
     version = job.index_version or index_version_active(tenant=document.tenant)
     config = ChunkingConfig.from_dict(version.config)
+    default = _upload_default(document)
     try:
         parsed = parse(bytes(document.raw), content_type=document.content_type, filename=document.source or None)
+        group_ids = _group_ids(document.tenant_id, parsed, default)
+        resolve_policies(parsed, default)
     except ParseError as exc:
         raise TerminalIngestionError(str(exc)) from None
-    group_ids = _group_ids(document.tenant_id, parsed)
-    resolve_policies(parsed, _upload_default(document))
-    ranks = {
+    file_ranks = {
         s.key: (int(AccessLevel.from_name(s.effective.level)), sorted(group_ids[g] for g in s.effective.groups))
         for s in parsed.sections
     }
-    _visible_heading_paths(parsed, ranks)
 
     existing = {s.key: s for s in Section.objects.filter(document=document)}
     reuse = bool(existing) and document.text == parsed.text and all(
@@ -225,11 +235,19 @@ def _plan(job: IngestionJob) -> _Plan:
     shadow = _is_shadow(job)
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
+    # The stored policies (markers and API overrides) win over the file's markers for stored sections:
+    # chunk policies and embedded heading prefixes both come from them.
+    ranks = (
+        {key: (row.access_level, sorted(row.access_groups)) for key, row in existing.items()} if reuse else file_ranks
+    )
+    _visible_heading_paths(parsed, ranks)
     rows: list[Section] = []
     ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
     for order, section in enumerate(parsed.sections):
         level, groups = ranks[section.key]
-        own = section.policy
+        # The file's own default (front matter) is the root's own policy, so that a later
+        # re-derivation from the stored rows keeps it instead of falling back to the upload's.
+        own = section.policy or (parsed.default_policy if section.parent is None else None)
         own_level = int(AccessLevel.from_name(own.level)) if own else None
         own_groups = sorted(group_ids[g] for g in own.groups) if own else None
         rows.append(
@@ -243,11 +261,11 @@ def _plan(job: IngestionJob) -> _Plan:
             )
         )
     if reuse:
-        # Overrides set through the API live on the stored rows: they win over the file's markers.
         rows = [existing[r.key] for r in rows]
+    snapshot = _policy_snapshot(document, rows if reuse else None)
     # The model is loaded only when the version asks for semantic splitting.
     chunks = chunk_document(parsed, config, embed=embedder().embed if config.semantic_split else None)
-    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow)
+    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot)
 
 
 def _jsonable(value):
@@ -263,46 +281,114 @@ def _jsonable(value):
 # ----------------------------------------------------------------------------- embedding
 
 
+_Scope = tuple  # (tenant id, access level, sorted group ids): where a cached vector may be reused
+
+
+def _chunk_scopes(plan: _Plan) -> dict[str, _Scope]:
+    """Each section key's cache scope: the tenant and the section's effective policy."""
+    return {
+        row.key: (plan.document.tenant_id, row.access_level, tuple(sorted(row.access_groups)))
+        for row in plan.section_rows
+    }
+
+
+def _lookup_allowed(job: IngestionJob) -> callable:
+    """Which cache scopes this job may take vectors from.
+
+    A cache hit shows in a job's progress, stats and duration, so a job may only be sped up by
+    text its creator could read anyway: vectors cached under a policy the creator may read, in
+    the creator's own tenant. Jobs without a creator (the CLI, re-derivations) and jobs of
+    tenant admins (who may grant themselves any access) use the tenant's whole cache.
+    """
+    member = None
+    if job.created_by_id is not None:
+        member = Membership.objects.filter(tenant_id=job.tenant_id, user_id=job.created_by_id, is_active=True).first()
+        if member is None:
+            return lambda scope: False
+    if member is None or member.role == Role.ADMIN:
+        return lambda scope: scope[0] == job.tenant_id
+    reader = Reader(job.tenant_id, member.clearance, frozenset(member.groups.values_list("id", flat=True)))
+    return lambda scope: scope[0] == job.tenant_id and can_read(reader, level=scope[1], group_ids=scope[2])
+
+
 def _embed(plans: list[_Plan]) -> dict:
-    """Fill each plan's vectors: cache first, the model for the rest, in batches across documents."""
+    """Fill each plan's vectors: the tenant's cache first, the model for the rest, in batches across documents.
+
+    The cache is scoped by tenant and policy (see :func:`_lookup_allowed`); the model sees each
+    distinct (scope, text) once. Stats are kept per job, never summed across tenants.
+    """
     model_name = embedder_name()
-    wanted: dict[str, str] = {}
+    texts: dict[tuple, str] = {}  # (scope, content hash) -> embed text
+    keys_by_plan: list[list[tuple]] = []
     for plan in plans:
-        for chunk in plan.chunks:
-            wanted.setdefault(chunk.content_hash, chunk.embed_text)
-    cached: dict[str, list[float]] = {}
-    hashes = list(wanted)
-    for i in range(0, len(hashes), 1000):
-        for h, vector in EmbeddingCacheEntry.objects.filter(model=model_name, content_hash__in=hashes[i : i + 1000]).values_list(
-            "content_hash", "embedding"
-        ):
-            cached[h] = vector
-    missing = [h for h in hashes if h not in cached]
-    stats = {"chunks": sum(len(p.chunks) for p in plans), "cache_hits": len(hashes) - len(missing), "embedded": 0,
-             "model_calls": 0}
+        scopes = _chunk_scopes(plan)
+        keys = [(scopes[c.section_key], c.content_hash) for c in plan.chunks]
+        for key, chunk in zip(keys, plan.chunks, strict=True):
+            texts.setdefault(key, chunk.embed_text)
+        keys_by_plan.append(keys)
+
+    vectors: dict[tuple, list[float]] = {}
+    hits: dict[tuple, list[float]] = {}
+    by_tenant: dict[int, set[str]] = {}
+    for scope, h in texts:
+        by_tenant.setdefault(scope[0], set()).add(h)
+    for tenant_id, hashes in by_tenant.items():
+        ordered = sorted(hashes)
+        for i in range(0, len(ordered), 1000):
+            rows = EmbeddingCacheEntry.objects.filter(
+                tenant_id=tenant_id, model=model_name, content_hash__in=ordered[i : i + 1000]
+            ).values_list("content_hash", "access_level", "access_groups", "embedding")
+            for h, level, groups, vector in rows:
+                hits[((tenant_id, level, tuple(sorted(groups))), h)] = vector
+    # A key is served from the cache for a job only when that job may use its scope; anything
+    # else is embedded in this run (and then serves every job of the run).
+    served: list[set[tuple]] = []
+    for keys, plan in zip(keys_by_plan, plans, strict=True):
+        may_use = _lookup_allowed(plan.job)
+        served.append({k for k in keys if k in hits and may_use(k[0])})
+    key_sets = [set(keys) for keys in keys_by_plan]
+    missing = [key for key in texts if not all(key in done for done, keys in zip(served, key_sets, strict=True)
+                                               if key in keys)]
+    vectors.update({k: hits[k] for done in served for k in done})
+    per_job = [
+        {"chunks": len(keys), "cache_hits": len(done), "embedded": 0, "model_calls": 0}
+        for keys, done in zip(keys_by_plan, served, strict=True)
+    ]
 
     def progress() -> None:
-        for plan in plans:
-            done = sum(1 for c in plan.chunks if c.content_hash in cached)
-            job_progress(plan.job, done=done, stage="embedding")
+        for plan, keys, done in zip(plans, keys_by_plan, served, strict=True):
+            job_progress(plan.job, done=sum(1 for k in keys if k in done), stage="embedding")
 
     progress()
     if missing:
         model = embedder()
         for i in range(0, len(missing), EMBED_BATCH):
             batch = missing[i : i + EMBED_BATCH]
-            vectors = model.embed([wanted[h] for h in batch])
-            stats["model_calls"] += 1
-            stats["embedded"] += len(batch)
+            embedded = model.embed([texts[k] for k in batch])
             EmbeddingCacheEntry.objects.bulk_create(
-                [EmbeddingCacheEntry(model=model_name, content_hash=h, embedding=v) for h, v in zip(batch, vectors, strict=True)],
+                [
+                    EmbeddingCacheEntry(tenant_id=scope[0], access_level=scope[1], access_groups=list(scope[2]),
+                                        model=model_name, content_hash=h, embedding=v)
+                    for (scope, h), v in zip(batch, embedded, strict=True)
+                ],
                 ignore_conflicts=True,
             )
-            cached.update(zip(batch, vectors, strict=True))
+            vectors.update(zip(batch, embedded, strict=True))
+            in_batch = set(batch)
+            for stats, keys, done in zip(per_job, keys_by_plan, served, strict=True):
+                mine = {k for k in keys if k in in_batch} - done
+                if mine:
+                    stats["model_calls"] += 1
+                    stats["embedded"] += len(mine)
+                    done.update(mine)
             progress()
-    for plan in plans:
-        plan.vectors = {c.content_hash: cached[c.content_hash] for c in plan.chunks}
-    return stats
+    for plan, keys, stats in zip(plans, keys_by_plan, per_job, strict=True):
+        plan.vectors = {c.content_hash: vectors[k] for c, k in zip(plan.chunks, keys, strict=True)}
+        plan.stats = stats
+    return {
+        "chunks": sum(s["chunks"] for s in per_job), "cache_hits": sum(s["cache_hits"] for s in per_job),
+        "embedded": len(missing), "model_calls": (len(missing) + EMBED_BATCH - 1) // EMBED_BATCH,
+    }
 
 
 def embedder_name() -> str:
@@ -313,22 +399,41 @@ def embedder_name() -> str:
 
 
 def _store(plan: _Plan) -> None:
-    """Swap the document's chunks for this version in one transaction."""
+    """Swap the document's chunks for this version in one transaction.
+
+    The document row is locked first (as every policy change does), then the section rows; the
+    chunks take their policy from the rows as they are now. Should a policy the plan was built
+    on have changed meanwhile, :class:`PolicyChanged` sends the plan back to be made again.
+    """
     job_progress(plan.job, stage="storing")
     with transaction.atomic():
         document = Document.objects.select_for_update().get(pk=plan.document.pk)
         if document.sha256 != plan.document.sha256:
             # Replaced while we worked: the newer job will store; this one has nothing to add.
             return
-        sections = {s.key: s for s in plan.section_rows}
         if plan.shadow and not plan.reuse_sections:  # _plan refuses this already; never delete sections here
             raise BuildSkipped("a shadow build may not replace the document's sections")
-        if not plan.reuse_sections:
+        if plan.reuse_sections:
+            current = list(Section.objects.select_for_update().filter(document=document))
+            if _policy_snapshot(document, current) != plan.snapshot:
+                raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
+            sections = {s.key: s for s in current}
+            renamed = []
+            for parsed_section in plan.parsed.sections:
+                row = sections[parsed_section.key]
+                if list(row.heading_path) != list(parsed_section.heading_path):
+                    row.heading_path = list(parsed_section.heading_path)
+                    renamed.append(row)
+            if renamed and not plan.shadow:
+                Section.objects.bulk_update(renamed, ["heading_path"])
+            Chunk.objects.filter(document=document, index_version=plan.version).delete()
+        else:
+            if _policy_snapshot(document, None) != plan.snapshot:
+                raise PolicyChanged(f"the default policy of document {document.pk} changed while it was ingested")
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
+            sections = {s.key: s for s in plan.section_rows}
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
-        else:
-            Chunk.objects.filter(document=document, index_version=plan.version).delete()
         rows = []
         for chunk in plan.chunks:
             section = sections[chunk.section_key]
@@ -406,41 +511,74 @@ def _unchanged(job: IngestionJob) -> bool:
     return True
 
 
+REPLANS = 3  # a document whose policies keep changing while it is stored is planned at most this often more
+
+
+def _plan_or_finish(job: IngestionJob) -> _Plan | None:
+    """Plan a claimed job, or end it (failed or skipped) and return None."""
+    try:
+        plan = _plan(job)
+    except (TerminalIngestionError, ApplicationError) as exc:
+        _fail(job, str(exc))
+        return None
+    except BuildSkipped as exc:
+        _skip(job, str(exc))
+        return None
+    except (OperationalError, InterfaceError):
+        raise  # the database or broker: the task retries
+    except Exception:  # a bug or an input no check foresaw: never leave the job running forever
+        logger.exception("ingestion job %s failed unexpectedly while planning", job.pk)
+        _fail(job, f"internal error while reading this document (reference {job.pk}); it has been logged")
+        return None
+    job_progress(job, total=len(plan.chunks), done=0, stage="chunking")
+    return plan
+
+
 def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None) -> dict:
     """Run document jobs; the model sees chunks of all of them in shared batches.
 
-    Returns stats (chunks, cache hits, texts embedded, model calls) for tests and benchmarks.
+    Returns stats (chunks, cache hits, texts embedded, model calls) for tests and benchmarks;
+    each job's own stats count only its own document.
     """
     plans: list[_Plan] = []
     for job_id in job_ids:
         job = job_claim(job_id, task_id=task_id)
         if job is None:
             continue
+        if job.attempts > settings.BULKHEAD_JOB_MAX_ATTEMPTS:
+            _fail(job, f"gave up after {job.attempts - 1} attempts: the worker stopped (crashed, was killed or "
+                       "ran out of time or memory) each time it ingested this document")
+            continue
         if _unchanged(job):
             continue
-        try:
-            plan = _plan(job)
-        except (TerminalIngestionError, ApplicationError) as exc:
-            _fail(job, str(exc))
-            continue
-        except BuildSkipped as exc:
-            _skip(job, str(exc))
-            continue
-        job_progress(job, total=len(plan.chunks), done=0, stage="chunking")
-        plans.append(plan)
-    if not plans:
-        return {"chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
-    stats = _embed(plans)
-    for plan in plans:
-        try:
-            _store(plan)
-        except BuildSkipped as exc:
-            _skip(plan.job, str(exc))
-            continue
-        plan.job.stats = {**plan.job.stats, **{k: v for k, v in stats.items()}, "document_chunks": len(plan.chunks)}
-        job_progress(plan.job, done=len(plan.chunks))
-        _finish(plan.job)
-    return stats
+        plan = _plan_or_finish(job)
+        if plan is not None:
+            plans.append(plan)
+    totals = {"chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
+    for attempt in range(REPLANS + 1):
+        if not plans:
+            break
+        stats = _embed(plans)
+        totals = {k: totals[k] + stats[k] for k in totals}
+        stale: list[IngestionJob] = []
+        for plan in plans:
+            try:
+                _store(plan)
+            except BuildSkipped as exc:
+                _skip(plan.job, str(exc))
+                continue
+            except PolicyChanged as exc:
+                if attempt == REPLANS:
+                    _fail(plan.job, f"{exc}, again and again; ingest it again")
+                else:
+                    logger.info("job %s: %s; planning it again", plan.job.pk, exc)
+                    stale.append(plan.job)
+                continue
+            plan.job.stats = {**plan.job.stats, **plan.stats, "document_chunks": len(plan.chunks)}
+            job_progress(plan.job, done=len(plan.chunks))
+            _finish(plan.job)
+        plans = [p for p in (_plan_or_finish(job) for job in stale) if p is not None]
+    return totals
 
 
 def jobs_requeue_stuck(*, older_than: timedelta | None = None) -> list[str]:

@@ -188,19 +188,30 @@ class Chunk(models.Model):
 
 
 class EmbeddingCacheEntry(models.Model):
-    """Content-hash embedding cache: (model, hash of the embedded text) -> vector.
+    """Content-hash embedding cache: (tenant, policy, model, hash of the embedded text) -> vector.
 
-    Not tenant-owned data in the sense of readable text: it holds only vectors and
-    hashes, never text, so sharing it across tenants reveals nothing.
+    Scoped by tenant and by the effective policy of the section the text was embedded for: a
+    cache hit makes a job faster and shows in its stats, so it must never tell one tenant what
+    another holds, nor a member what text exists above their access (see
+    ``ingestion.services._lookup_allowed``).
     """
 
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     model = models.CharField(max_length=200)
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["model", "content_hash"], name="embeddingcache_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "model", "content_hash", "access_level", "access_groups"],
+                name="embeddingcache_unique_scope",
+            ),
+            models.CheckConstraint(condition=Q(access_level__lte=3), name="embeddingcache_level_known"),
+        ]
 
 
 class IngestionJob(models.Model):

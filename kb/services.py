@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.access import AccessLevel
+from accounts.access import AccessLevel, PathNode, visible_heading_paths
 from accounts.errors import ApplicationError
 from accounts.models import Tenant, User
 from accounts.services import groups_by_slugs
@@ -210,8 +210,15 @@ def _recompute_subtree(sections: list[Section], document: Document) -> list[Sect
     return changed
 
 
-def _apply_policies(document: Document) -> int:
-    sections = list(Section.objects.select_for_update().filter(document=document))
+def _apply_policies(document: Document, *, actor: User | None = None) -> int:
+    """Re-derive effective policies from the stored ones; chunks follow in this transaction.
+
+    Chunks carry their section's policy for the SQL filter, and their embedded text (and so their
+    keyword vector and embedding) carries the heading path that every reader of the section may
+    read. When a change alters that path, the section's chunks are deleted here -- hidden from
+    search at once, in every index version -- and rebuilt by an ingestion job after commit.
+    """
+    sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
     changed = _recompute_subtree(sections, document)
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
@@ -219,19 +226,46 @@ def _apply_policies(document: Document) -> int:
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
+    paths = visible_heading_paths(
+        PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in sections
+    )
+    renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
+    if renamed:
+        for section in renamed:
+            section.heading_path = list(paths[section.id])
+        Section.objects.bulk_update(renamed, ["heading_path"])
+        _rederive_chunks(document, [s.id for s in renamed], actor=actor)
     return len(changed)
 
 
+def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor: User | None) -> None:
+    """Hide the chunks of ``section_ids`` now and rebuild them (new prefix, keyword vector and
+    embedding) with one job per index version that had chunks of the document."""
+    stale = Chunk.objects.filter(document=document, section_id__in=section_ids)
+    versions = set(Chunk.objects.filter(document=document).values_list("index_version_id", flat=True).distinct())
+    stale.delete()
+    # The stored chunks no longer match the bytes' fingerprint: the job must not skip as unchanged.
+    document.metadata = {**document.metadata, "ingested": ""}
+    Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
+    active = IndexVersion.objects.filter(tenant_id=document.tenant_id, is_active=True).first()
+    jobs = [_new_job(tenant=document.tenant, document=document, created_by=actor)]
+    for version_id in sorted(versions, key=str):
+        if active is None or version_id != active.pk:
+            jobs.append(_new_job(tenant=document.tenant, document=document, created_by=actor, index_version_id=version_id))
+    _enqueue([job.id for job in jobs])
+
+
 @transaction.atomic
-def document_policies_refresh(*, document: Document) -> int:
+def document_policies_refresh(*, document: Document, actor: User | None = None) -> int:
     """Re-derive every section's and chunk's effective policy from the stored policies; no model call."""
     document = Document.objects.select_for_update().get(pk=document.pk)
-    return _apply_policies(document)
+    return _apply_policies(document, actor=actor)
 
 
 @transaction.atomic
 def section_set_access(
-    *, section: Section, access_level: str | None, groups: Sequence[str] | None, inherit: bool = False
+    *, section: Section, access_level: str | None, groups: Sequence[str] | None, inherit: bool = False,
+    actor: User | None = None,
 ) -> Section:
     """Override a section's own policy (or return it to inheriting); chunks follow, no re-embedding."""
     document = Document.objects.select_for_update().get(pk=section.document_id)
@@ -250,19 +284,21 @@ def section_set_access(
         section.own_level, section.own_groups = level, group_ids
     section.metadata = {**section.metadata, "override": not inherit}
     section.save(update_fields=["own_level", "own_groups", "metadata"])
-    _apply_policies(document)
+    _apply_policies(document, actor=actor)
     Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
     return Section.objects.get(pk=section.pk)
 
 
 @transaction.atomic
-def document_set_access(*, document: Document, access_level: str, groups: Sequence[str]) -> Document:
+def document_set_access(
+    *, document: Document, access_level: str, groups: Sequence[str], actor: User | None = None
+) -> Document:
     """Change a document's default policy; inheriting sections and their chunks follow, no re-embedding."""
     level, group_ids = _resolve_policy(document.tenant, access_level, groups)
     document = Document.objects.select_for_update().get(pk=document.pk)
     document.access_level, document.access_groups = level, group_ids
     document.save(update_fields=["access_level", "access_groups", "updated_at"])
-    _apply_policies(document)
+    _apply_policies(document, actor=actor)
     return document
 
 

@@ -128,6 +128,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BULKHEAD_TASK_VISIBILITY_TIMEOUT", 3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 BULKHEAD_JOB_LEASE_SECONDS = env_int("BULKHEAD_JOB_LEASE_SECONDS", 900)
+BULKHEAD_JOB_MAX_ATTEMPTS = env_int("BULKHEAD_JOB_MAX_ATTEMPTS", 3)  # a job whose worker died this often fails
 CELERY_BEAT_SCHEDULE = {
     "requeue-stuck-ingestion-jobs": {
         "task": "ingestion.tasks.sweep_stuck_jobs",
