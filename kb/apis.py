@@ -15,10 +15,12 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.apis import MemberAPIView
+from accounts.models import Role
 from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsEditor
 from accounts.serializers import error_responses
 from kb import permissions, selectors, services
+from kb.models import IngestionJob
 from kb.serializers import (
     DocumentAcceptedOutputSerializer,
     DocumentFilterSerializer,
@@ -51,6 +53,30 @@ class KbAPIView(MemberAPIView):
 
     def group_context(self) -> dict:
         return {"group_slugs": selectors.group_slugs(member=self.member)}
+
+    def document_context(self, documents) -> dict:
+        """Group names, and the documents whose ingestion error this member may read in full:
+        an admin every one, anyone else those whose failing content they uploaded themselves
+        (the error may quote any part of it; others get :func:`kb.serializers.safe_error`)."""
+        context = self.group_context()
+        failed = [d.pk for d in documents if d.error]
+        if self.member.role == Role.ADMIN:
+            context["full_errors"] = set(failed)
+        elif failed:
+            # A document's error is its latest own ingestion's (a shadow-version build never sets it).
+            latest = (
+                IngestionJob.objects.filter(document_id__in=failed, index_version__isnull=True)
+                .order_by("document_id", "-created_at")
+                .distinct("document_id")
+                .values_list("document_id", "created_by_id")
+            )
+            context["full_errors"] = {doc for doc, creator in latest if creator == self.member.user_id}
+        return context
+
+    def job_context(self, job) -> dict:
+        """A job's error in full for the tenant's admins and the job's creator only (see ``document_context``)."""
+        mine = job.created_by_id is not None and job.created_by_id == self.member.user_id
+        return {"full_error": self.member.role == Role.ADMIN or mine}
 
 
 def _upload_from(request) -> Upload:
@@ -110,7 +136,7 @@ class DocumentListApi(KbAPIView):
         filters.is_valid(raise_exception=True)
         documents = selectors.document_list(member=self.member, **filters.validated_data)
         page = self.paginate_queryset(documents)
-        data = DocumentOutputSerializer(page, many=True, context=self.group_context()).data
+        data = DocumentOutputSerializer(page, many=True, context=self.document_context(page)).data
         return self.get_paginated_response(data)
 
     @extend_schema(
@@ -137,7 +163,7 @@ class DocumentDetailApi(KbAPIView):
     )
     def get(self, request, document_id: str):
         document = selectors.document_get(member=self.member, document_id=document_id)
-        return Response(DocumentOutputSerializer(document, context=self.group_context()).data)
+        return Response(DocumentOutputSerializer(document, context=self.document_context([document])).data)
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="Replace a document's content (a new ingestion; old chunks serve until it ends)",
@@ -213,7 +239,7 @@ class JobDetailApi(KbAPIView):
     )
     def get(self, request, job_id: str):
         job = selectors.job_get(member=self.member, job_id=job_id)
-        return Response(JobOutputSerializer(job).data)
+        return Response(JobOutputSerializer(job, context=self.job_context(job)).data)
 
 
 # ----------------------------------------------------------------------------- search

@@ -74,7 +74,7 @@ class IndexVersionBuildApi(_VersionAPIView):
     def post(self, request, version_id: str):
         version = versions.index_version_get(tenant=self.member.tenant, ref=version_id)
         job = versions.index_version_build(version=version, created_by=request.user)
-        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobOutputSerializer(job, context=self.job_context(job)).data, status=status.HTTP_202_ACCEPTED)
 
 
 class IndexVersionActivateApi(_VersionAPIView):

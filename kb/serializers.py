@@ -7,6 +7,8 @@ as slugs (the output serializers take an id -> slug map as ``context["group_slug
 
 from __future__ import annotations
 
+import re
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -24,6 +26,45 @@ SEARCH_EXPANDS = ["parent", "neighbors", "none"]
 SEARCH_EXPAND_LEVELS = ["leaf", "parent"]
 MAX_TOP_K = 100
 MAX_QUERY_CHARS = 4000
+
+
+# ----------------------------------------------------------------------------- ingestion errors
+
+# Messages that end in an exception's own text or in names taken from the document: only the
+# part before it is kept.
+_ERROR_DETAILS = [
+    (re.compile(r"\b(malformed CSV|not a readable DOCX file|invalid HTML|invalid front matter): .*", re.S), r"\1"),
+    (re.compile(r"\b(HTML nested too deeply \(more than about \d+ levels\)): .*", re.S), r"\1"),
+    (re.compile(r"\b(unreadable e-mail message) \(.*", re.S), r"\1"),
+    (re.compile(r"\b(this PDF is corrupt[^(]*?) \(.*", re.S), r"\1"),
+    (re.compile(r"\bunknown (groups?) .*?( \(line \d+\))?$", re.S), r"unknown \1\2"),
+]
+# A quoted piece (Python's repr: '...' or "...", with backslash escapes); an apostrophe inside a
+# word (the document's) does not open one.
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+_STRAY_QUOTE = re.compile(r"'…'|(?P<stray>(?<!\w)'|\")")
+
+
+def safe_error(message: str) -> str:
+    """An ingestion error without any document text: the line number and the kind of problem.
+
+    Parse errors quote what they stumbled on (a heading, a marker, a cue line) with ``repr``;
+    each quoted piece becomes ``'…'``; a trailing exception text or list of names from the
+    document is dropped; anything after a stray quote is cut. The full message is for the
+    job's creator and the tenant's admins (:func:`error_for`).
+    """
+    for pattern, keep in _ERROR_DETAILS:
+        message = pattern.sub(keep, message)
+    message = _QUOTED.sub("'…'", message)
+    for match in _STRAY_QUOTE.finditer(message):
+        if match.group("stray"):
+            return message[: match.start()] + "…"
+    return message
+
+
+def error_for(obj, full: bool) -> str:
+    """``obj.error`` as one caller may see it: in full, or through :func:`safe_error`."""
+    return obj.error if full or not obj.error else safe_error(obj.error)
 
 
 def _slugs(serializer: serializers.Serializer, group_ids) -> list[str]:
@@ -99,12 +140,18 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     source = serializers.CharField()
     content_type = serializers.CharField()
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
-    error = serializers.CharField()
+    error = serializers.SerializerMethodField(
+        help_text="Why ingestion failed. Quoted document text is shown only to the uploader and admins."
+    )
     tags = serializers.ListField(child=serializers.CharField())
     sections_count = serializers.IntegerField(help_text="Sections you may read.")
     chunks_count = serializers.IntegerField(help_text="Chunks you may read, in the active index version.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+
+    def get_error(self, obj) -> str:
+        """``context["full_errors"]``: ids of the documents whose full error this caller may see."""
+        return error_for(obj, obj.pk in self.context.get("full_errors", ()))
 
 
 # ----------------------------------------------------------------------------- sections
@@ -151,9 +198,15 @@ class JobOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=JOB_STATUSES)
     stage = serializers.CharField()
     progress = serializers.SerializerMethodField()
-    error = serializers.CharField()
+    error = serializers.SerializerMethodField(
+        help_text="Why the job failed. Quoted document text is shown only to the job's creator and admins."
+    )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_error(self, obj) -> str:
+        """``context["full_error"]``: whether this caller may see the full message (else redacted)."""
+        return error_for(obj, bool(self.context.get("full_error")))
 
     def get_progress(self, obj) -> JobProgressSerializer:
         return JobProgressSerializer({"done": obj.done, "total": obj.total}).data
