@@ -29,8 +29,10 @@ test: $(STAMP)
 worker: $(STAMP)
 	$(PY) -m celery -A kb worker --beat --loglevel=INFO --concurrency=1
 
+# gunicorn, 2 workers x 4 threads: at most 8 database connections, whatever the load.
 web: $(STAMP)
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) -m gunicorn kb.wsgi:application --bind 127.0.0.1:8000 --worker-class gthread --workers 2 --threads 4 \
+		--timeout 120
 
 stop:
 	@test -x $(PY) && $(PY) -m kb.embedded_services stop || true

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -40,8 +41,16 @@ if not DATABASE_URL or not REDIS_URL:
     DATABASE_URL = DATABASE_URL or embedded_services.ensure_postgres()
     REDIS_URL = REDIS_URL or embedded_services.ensure_redis()
 
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+# Persistent connections, one per serving thread, re-checked before reuse. That bounds them only
+# where the threads are bounded: gunicorn's gthread workers (`make web`, the demo: 2 workers x 4
+# threads), Celery workers. runserver starts a thread per client connection, so under it a
+# connection closes after each request -- else idle keep-alive clients hold one each.
+_RUNSERVER = len(sys.argv) > 1 and sys.argv[1] == "runserver"
+DB_CONN_MAX_AGE = 0 if _RUNSERVER else env_int("BULKHEAD_DB_CONN_MAX_AGE", 60)
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True)}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+# An unreachable server fails the request fast (a 503, kb/middleware.py) instead of hanging a thread.
+DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", env_int("BULKHEAD_DB_CONNECT_TIMEOUT", 5))
 # A unix-socket URL (``?host=/path``) lands in OPTIONS; HOST is where Django and tools look.
 if not DATABASES["default"]["HOST"] and DATABASES["default"].get("OPTIONS", {}).get("host"):
     DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
@@ -64,6 +73,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "kb.middleware.DatabaseUnavailableMiddleware",  # OperationalError/InterfaceError in a view -> 503
     "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets, also under gunicorn
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

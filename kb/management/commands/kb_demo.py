@@ -41,13 +41,33 @@ EXAMPLE_QUERIES = [
 ]
 
 
+# The web server: gunicorn with a fixed number of threads, each holding at most one persistent
+# database connection (CONN_MAX_AGE), so the demo's web side never holds more than
+# WEB_WORKERS * WEB_THREADS of PostgreSQL's connections (100 by default), whatever the load;
+# requests beyond the threads wait in gunicorn's queue. Static files come from WhiteNoise.
+WEB_WORKERS = 2
+WEB_THREADS = 4
+
+
+def web_command(port: int, *, workers: int = WEB_WORKERS, threads: int = WEB_THREADS, host: str = "127.0.0.1"):
+    return [
+        sys.executable, "-m", "gunicorn", "kb.wsgi:application", "--bind", f"{host}:{port}",
+        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
+        "--timeout", "120", "--graceful-timeout", "10",
+    ]
+
+
 class Command(BaseCommand):
-    help = "Run the demo: tenant, members, sample corpus, a Celery worker and the web server on 127.0.0.1:8000."
+    help = (
+        "Run the demo: tenant, members, sample corpus, a Celery worker and the web server (gunicorn) on 127.0.0.1:8000."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--samples", default=str(Path(settings.BASE_DIR) / "samples"))
         parser.add_argument("--no-serve", action="store_true", help="set up and ingest, then exit")
+        parser.add_argument("--web-workers", type=int, default=WEB_WORKERS, help="gunicorn worker processes")
+        parser.add_argument("--web-threads", type=int, default=WEB_THREADS, help="threads per gunicorn worker")
 
     def handle(self, *args, **options):
         started = time.monotonic()
@@ -83,7 +103,7 @@ class Command(BaseCommand):
         if not options["no_serve"]:
             children.append(
                 subprocess.Popen(
-                    [sys.executable, "manage.py", "runserver", f"127.0.0.1:{options['port']}", "--noreload"],
+                    web_command(options["port"], workers=options["web_workers"], threads=options["web_threads"]),
                     env=env, cwd=settings.BASE_DIR,
                 )
             )
