@@ -46,6 +46,25 @@ class AccessPolicy:
         level_rank(self.level)  # validates
         object.__setattr__(self, "groups", tuple(sorted(set(self.groups))))
 
+    def implies(self, outer: AccessPolicy) -> bool:
+        """True when everyone who may read this policy may also read ``outer`` (this one is narrower or equal).
+
+        A reader needs the level (or a higher one) and, when there are groups, one of them:
+        so the level may not be lower, and the groups must be a non-empty subset of
+        ``outer``'s unless ``outer`` has none.
+        """
+        if level_rank(self.level) < level_rank(outer.level):
+            return False
+        return not outer.groups or (bool(self.groups) and set(self.groups) <= set(outer.groups))
+
+    def describe(self) -> str:
+        """``restricted (groups: a, b)`` -- for messages."""
+        return f"{self.level} (groups: {', '.join(self.groups)})" if self.groups else self.level
+
+    def marker_text(self) -> str:
+        """``access: restricted; groups: a, b`` -- the marker spelling, for messages."""
+        return f"access: {self.level}; groups: {', '.join(self.groups)}" if self.groups else f"access: {self.level}"
+
 
 # Block kinds: what the chunker may do with a block.
 #   prose      -- split on sentences, then words, when too long
@@ -81,7 +100,9 @@ class Section:
     ``start``/``end`` cover the section *including* its heading line and all its
     descendants; ``blocks`` are the section's own body ranges only.
     ``policy`` is the section's own marker (None: inherit); ``effective`` is filled
-    by :func:`resolve_policies`.
+    by :func:`resolve_policies`.  ``line`` is the line of the heading or marker that
+    opened the section, which for a section with a ``policy`` is the line of the
+    marker that set it.
     """
 
     key: str  # deterministic, unique within the document, e.g. "3"
@@ -110,6 +131,8 @@ class ParsedDocument:
     tags: tuple[str, ...] = ()
     # Document default from the file itself (front matter); None: use the upload's.
     default_policy: AccessPolicy | None = None
+    # 1-based line of the marker that set ``default_policy`` (e.g. front matter ``access:``).
+    default_policy_line: int | None = None
     metadata: dict = field(default_factory=dict)
 
     @property
@@ -131,12 +154,30 @@ def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> Parse
 
     The document default is the file's own (front matter) when it has one, else the
     one given at upload.
+
+    Markers can only *narrow*: the document's own default must imply the upload's,
+    and a section's own policy must imply what it would otherwise inherit (its
+    parent's effective policy, or the document default for a top-level section) --
+    see :meth:`AccessPolicy.implies`; an equal policy is allowed.  A marker that would
+    widen access raises :class:`ParseError` with the marker's line.
     """
+    if doc.default_policy is not None and not doc.default_policy.implies(upload_default):
+        raise ParseError(
+            f"front matter '{doc.default_policy.marker_text()}' would widen access from the upload's "
+            f"{upload_default.describe()} -- markers can only narrow",
+            line=doc.default_policy_line,
+        )
     default = doc.default_policy or upload_default
     by_key: dict[str, Section] = {}
     for section in doc.sections:  # document order: parents come before children
         parent = by_key.get(section.parent) if section.parent is not None else None
-        inherited = parent.effective if parent is not None else default
+        inherited = parent.effective if parent is not None and parent.effective is not None else default
+        if section.policy is not None and not section.policy.implies(inherited):
+            raise ParseError(
+                f"marker '{section.policy.marker_text()}' would widen access from {inherited.describe()} "
+                "-- markers can only narrow",
+                line=section.line,
+            )
         section.effective = section.policy or inherited
         by_key[section.key] = section
     return doc

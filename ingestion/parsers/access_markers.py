@@ -5,20 +5,48 @@ Markers::
     <!-- access: restricted; groups: security-team, legal -->   opens a region / tags a heading
     <!-- /access -->                                          closes a region
 
-Everything fails closed: anything that *looks like* a marker (``<!-- access`` or
-``<!-- /access``, any case and spacing) but does not parse exactly, an unknown
-level, or a group name that is not a slug raises :class:`ParseError` with the line.
-Whether a group exists is checked later by the Django side, which knows the tenant.
+Everything fails closed: anything that *looks like* a marker but does not parse
+exactly, an unknown level, or a group name that is not a slug raises
+:class:`ParseError` with the line.  Whether a group exists is checked later by the
+Django side, which knows the tenant.
+
+"Looks like a marker" is decided only at marker *positions* -- the start of an HTML
+comment, an attribute name inside a tag, a front matter key -- never in prose, so
+"Access control is..." or "accessibility" in body text is just text.  A name at such
+a position is first reduced to a *skeleton*: invisible format characters (Unicode
+category Cf such as U+200B, U+00AD, U+FEFF, plus variation selectors and fillers)
+removed, NFKC-normalised, case-folded, and common Cyrillic/Greek look-alike letters
+mapped to Latin.  Then:
+
+* comment ``<!-- WORD``: marker-like when WORD (its leading letters and digits, after
+  an optional ``/``) is within Damerau-Levenshtein distance 1 of ``access``, or
+  within 2 when followed by ``:`` or preceded by ``/`` (``<!-- acess:``,
+  ``<!-- /accesss -->``, ``<!-- ac\u200bcess:``);
+* attribute names (:func:`attribute_marker_kind`): ``data-access``/``data-groups``
+  exactly are markers; names within distance 2 of them (``data-acess``,
+  ``data-group``, ``data_access``), ``data-access-*``/``data-group*-*``, and bare
+  names within distance 1 of ``access``/``groups`` (``access=``, ``group=``) are
+  near misses;
+* front matter keys (:func:`front_matter_key_kind`): ``access``/``groups`` exactly
+  are markers; any other key whose skeleton is within distance 2 of them
+  (``Access``, ``ACCESS``, ``acess``, ``group``) or that starts with
+  ``access``/``group`` followed by a separator or a capital (``access_level``,
+  ``accessLevel``) is a near miss.
+
+Formats without markers (plain text, code, CSV, transcripts, e-mail, PDF, DOCX) call
+:func:`reject_unread_markers` on their text: a marker there would be silently
+ignored, so it fails the document instead.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ingestion.structure import ACCESS_LEVELS, AccessPolicy, ParseError
 
-MARKER_LIKE_RE = re.compile(r"<!--\s*/?\s*access\b", re.IGNORECASE)
 _OPEN_RE = re.compile(r"<!--[ \t]*access[ \t]*:(?P<body>[^\n]*?)-->", re.IGNORECASE)
 _CLOSE_RE = re.compile(r"<!--[ \t]*/[ \t]*access[ \t]*-->", re.IGNORECASE)
 # Group slugs as the Django side stores them: lowercase letters, digits, - and _.
@@ -37,17 +65,204 @@ class Marker:
         return self.policy is None
 
 
-_COMMENT_BODY_RE = re.compile(r"\s*/?\s*access\b", re.IGNORECASE)
+# -- recognising markers and near misses -------------------------------------------
+
+# Invisible characters that are not Unicode category Cf but render as nothing too.
+_INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u3164\uffa0\u17b4\u17b5") | frozenset(
+    chr(c) for c in (*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0), *range(0x180B, 0x1810))
+)
+# Latin look-alikes (Cyrillic, Greek) of the letters of "access", "groups", "data".
+_CONFUSABLES = str.maketrans({
+    "а": "a", "с": "c", "е": "e", "ѕ": "s", "о": "o", "р": "p", "ԁ": "d", "υ": "u", "ց": "g", "ɡ": "g",
+    "α": "a", "ο": "o", "ρ": "p", "τ": "t", "ε": "e", "ϲ": "c",
+})
+_ACCESS = "access"
+_GROUPS = "groups"
+_ATTRIBUTES = ("data-access", "data-groups")
+_COMMENT_OPEN = "<!--"
+# How far after "<!--" a marker's first word is looked for.
+_COMMENT_HEAD = 80
+_HEAD_RE = re.compile(r"\s*(?P<slash>/?)\s*(?P<word>[^\W_]+)(?P<colon>\s*:)?")
+
+
+def is_invisible(char: str) -> bool:
+    """A character that renders as nothing: Unicode category Cf (U+200B, U+00AD, U+FEFF...) and a few others."""
+    return unicodedata.category(char) == "Cf" or char in _INVISIBLE_EXTRA
+
+
+def invisible_in(text: str) -> str | None:
+    """The first invisible character in ``text``, else None."""
+    return next((char for char in text if is_invisible(char)), None)
+
+
+def skeleton(text: str) -> str:
+    """``text`` as a marker name is compared: invisible characters removed, NFKC, case-folded, look-alikes mapped."""
+    visible = "".join(char for char in text if not is_invisible(char))
+    return unicodedata.normalize("NFKC", visible).casefold().translate(_CONFUSABLES).strip()
+
+
+def edit_distance(a: str, b: str, limit: int = 2) -> int:
+    """Damerau-Levenshtein (optimal string alignment) distance, capped at ``limit + 1``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return min(previous[-1], limit + 1)
+
+
+def _comment_head_is_marker(head: str) -> bool:
+    """Whether the text right after ``<!--`` starts (or tries to start) a marker."""
+    match = _HEAD_RE.match(skeleton(" " + head) if not head.isascii() else head.lower())
+    if match is None:
+        return False
+    distance = edit_distance(match["word"], _ACCESS)
+    return distance <= 1 or (distance == 2 and bool(match["slash"] or match["colon"]))
+
+
+def find_marker_comment(text: str, start: int = 0, end: int | None = None) -> int | None:
+    """Offset of the first ``<!--`` in ``text[start:end]`` that starts a marker or a near miss, else None."""
+    end = len(text) if end is None else end
+    find = text.find
+    position = find(_COMMENT_OPEN, start, end)
+    while position >= 0:
+        head_start = position + len(_COMMENT_OPEN)
+        if _comment_head_is_marker(text[head_start : min(head_start + _COMMENT_HEAD, end)]):
+            return position
+        position = find(_COMMENT_OPEN, head_start, end)
+    return None
 
 
 def looks_like_marker_comment(content: str) -> bool:
     """True when an HTML comment's *content* (between ``<!--`` and ``-->``) looks like a marker."""
-    return _COMMENT_BODY_RE.match(content) is not None
+    return _comment_head_is_marker(content[:_COMMENT_HEAD])
 
 
 def looks_like_marker(text: str) -> bool:
-    """True when ``text`` contains something that is (or tries to be) an access marker."""
-    return "<!--" in text and MARKER_LIKE_RE.search(text) is not None
+    """True when ``text`` contains a comment that is (or tries to be) an access marker."""
+    return _COMMENT_OPEN in text and find_marker_comment(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def attribute_marker_kind(name: str) -> str | None:
+    """``"exact"`` for ``data-access``/``data-groups`` (any case), ``"near"`` for a near miss, else None.
+
+    Near misses: names whose skeleton is within distance 2 of ``data-access`` /
+    ``data-groups`` (``data-acess``, ``data-group``, ``data_access``, ``dataaccess``,
+    invisible characters inside), ``data-access-*`` / ``data-group(s)-*``, and bare
+    names within distance 1 of ``access`` / ``groups`` (``access``, ``acess``,
+    ``group``).  Real HTML attributes such as ``accesskey`` and ``accept`` are not.
+    """
+    if name.lower() in _ATTRIBUTES:
+        return "exact"
+    norm = skeleton(name)
+    if any(edit_distance(norm, target) <= 2 for target in _ATTRIBUTES):
+        return "near"
+    core = re.sub(r"^data[\W_]?", "", norm)
+    if core != norm and re.match(r"(?:access|groups?)[\W_]", core):
+        return "near"
+    if core == norm and (edit_distance(norm, _ACCESS, 1) <= 1 or edit_distance(norm, _GROUPS, 1) <= 1):
+        return "near"
+    return None
+
+
+@lru_cache(maxsize=1024)
+def front_matter_key_kind(key: str) -> str | None:
+    """``"exact"`` for the keys ``access``/``groups``, ``"near"`` for a near miss of them, else None.
+
+    YAML keys are case-sensitive, so ``Access`` is not ``access``: it and every key
+    whose skeleton is within distance 2 of ``access``/``groups``, or that starts with
+    ``access``/``group`` followed by a separator or a capital (``access_level``,
+    ``accessLevel``, ``groups-allowed``), is a near miss.
+    """
+    if key in (_ACCESS, _GROUPS):
+        return "exact"
+    norm = skeleton(key)
+    if edit_distance(norm, _ACCESS) <= 2 or edit_distance(norm, _GROUPS) <= 2:
+        return "near"
+    if re.match(r"(?:access|groups?)[\W_]", norm) or re.match(r"(?i:access|groups?)[A-Z]", key):
+        return "near"
+    return None
+
+
+# A tag-like span "<name ..." up to its ">" (or the next "<"); attribute names inside it.
+_TAG_RE = re.compile(r"<[A-Za-z][^\s<>/]*(?P<attributes>[^<>]*)")
+_ATTRIBUTE_NAME_RE = re.compile(r"""(?:^|(?<=[\s"'/]))(?P<name>[^\s"'<>/=]+)\s*=""")
+
+
+def find_policy_attribute(text: str, start: int = 0, end: int | None = None) -> int | None:
+    """Offset of the first attribute inside a tag-like ``<name ...>`` of ``text[start:end]`` that is
+    ``data-access``/``data-groups`` or a near miss of them (see :func:`attribute_marker_kind`), else None."""
+    end = len(text) if end is None else end
+    for tag in _TAG_RE.finditer(text, start, end):
+        attributes_start = tag.start("attributes")
+        for attribute in _ATTRIBUTE_NAME_RE.finditer(tag["attributes"]):
+            if attribute_marker_kind(attribute["name"]) is not None:
+                return attributes_start + attribute.start("name")
+    return None
+
+
+_FRONT_MATTER_SCAN_LINES = 200
+_FRONT_MATTER_KEY_RE = re.compile(r"\s*(?P<key>[^\s:#][^:#]*?)\s*:")
+
+
+def find_front_matter_marker(text: str) -> int | None:
+    """Offset of an ``access``/``groups`` key (or near miss) in a front-matter-like block at the start of
+    ``text``: a first non-blank line that is ``---`` (invisible characters and spaces aside) up to the
+    next such line.  For texts where that block is *not* read as front matter."""
+    lines = text.splitlines(keepends=True)[: _FRONT_MATTER_SCAN_LINES]
+    offset = 0
+    index = 0
+    while index < len(lines) and not skeleton(lines[index]):
+        offset += len(lines[index])
+        index += 1
+    if index >= len(lines) or skeleton(lines[index]) != "---":
+        return None
+    offset += len(lines[index])
+    for line in lines[index + 1 :]:
+        if skeleton(line) in ("---", "..."):
+            return None
+        match = _FRONT_MATTER_KEY_RE.match(line)
+        if match is not None and front_matter_key_kind(match["key"].strip("'\"")) is not None:
+            return offset + match.start("key")
+        offset += len(line)
+    return None
+
+
+def find_unread_marker(text: str) -> int | None:
+    """Offset of the first thing in ``text`` that is or looks like an access marker of any format
+    (a marker comment, a ``data-access``-like attribute in a tag, an ``access:`` front matter key)."""
+    found = [
+        offset
+        for offset in (find_marker_comment(text), find_policy_attribute(text), find_front_matter_marker(text))
+        if offset is not None
+    ]
+    return min(found) if found else None
+
+
+def reject_unread_markers(text: str) -> None:
+    """:class:`ParseError` with the line when ``text`` -- of a format that has no access markers -- holds
+    something that looks like one: it would be silently ignored and the text get the upload's policy."""
+    offset = find_unread_marker(text)
+    if offset is None:
+        return
+    line = text.count("\n", 0, offset) + 1
+    excerpt = re.match(r".*?-->|[^\n>]*>?", text[offset : offset + 80])[0]
+    raise ParseError(
+        f"{_excerpt(excerpt)} looks like an access marker, but access markers are only read in Markdown and "
+        "HTML documents; in this format it would be ignored and the text would get the upload's access. "
+        "Upload the document as text/markdown (or text/html) for its markers to apply, or remove the marker",
+        line=line,
+    )
 
 
 def parse_level(value: object, *, line: int | None, where: str = "access level") -> str:
@@ -99,6 +314,7 @@ def parse_policy_spec(body: str, *, line: int | None) -> AccessPolicy:
 def parse_marker(text: str, *, line: int | None) -> Marker:
     """Parse ``text`` (surrounding whitespace ignored) as exactly one marker, else :class:`ParseError`."""
     candidate = text.strip()
+    reject_invisible(candidate, line=line)
     if _CLOSE_RE.fullmatch(candidate):
         return Marker(policy=None)
     match = _OPEN_RE.fullmatch(candidate)
@@ -117,6 +333,8 @@ def split_trailing_marker(text: str, *, line: int | None) -> tuple[str, AccessPo
     The marker must end the heading; any other marker-like text in it is an error.
     """
     stripped = text.rstrip()
+    marker_at = find_marker_comment(stripped)
+    reject_invisible(stripped[marker_at:] if marker_at is not None else stripped, line=line)
     matches = list(_OPEN_RE.finditer(stripped))
     match = matches[-1] if matches else None
     if match is None or match.end() != len(stripped) or looks_like_marker(stripped[: match.start()]):
@@ -126,6 +344,15 @@ def split_trailing_marker(text: str, *, line: int | None) -> tuple[str, AccessPo
             line=line,
         )
     return stripped[: match.start()].rstrip(), parse_policy_spec(match["body"], line=line)
+
+
+def reject_invisible(text: str, *, line: int | None, where: str = "access marker") -> None:
+    """:class:`ParseError` when ``text`` (a marker) holds an invisible character: it would not read as it looks."""
+    char = invisible_in(text)
+    if char is not None:
+        name = unicodedata.name(char, "invisible character")
+        raise ParseError(f"{where} contains an invisible character U+{ord(char):04X} ({name}): "
+                         f"retype it with visible characters only", line=line)
 
 
 def _excerpt(text: str, limit: int = 80) -> str:

@@ -7,6 +7,8 @@ heading, in its span but in no block) and then the body's paragraphs as
 
 * The body is the ``text/plain`` part when there is one, else the ``text/html``
   part converted to text with BeautifulSoup, else the first ``text/*`` part.
+  E-mail has no access markers: one in the text, or in an HTML body's comments
+  or attributes, fails the document (see ``access_markers.reject_unread_markers``).
   Attachments are not indexed.
 * Quoted replies are not indexed twice: lines quoted with ``>``, the attribution
   line before them ("On Mon, 2 Apr 2012, Megan wrote:"), and everything after an
@@ -43,6 +45,7 @@ import tempfile
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 
+from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.extracted_text import ExtractedText
 from ingestion.parsers.registry import register
 from ingestion.structure import ParsedDocument, ParseError
@@ -135,6 +138,8 @@ def html_to_text(html: str) -> str:
     """Visible text of an HTML body, quoted replies and scripts/styles removed, paragraphs kept apart."""
     from bs4 import BeautifulSoup
 
+    # Comments and attributes vanish from the text below: an access marker there would be ignored silently.
+    reject_unread_markers(html)
     soup = BeautifulSoup(html, "lxml")
     for element in soup(["script", "style", "head", "title"]):
         element.decompose()

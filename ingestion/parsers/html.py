@@ -19,7 +19,23 @@ into the HTML): headings on their own line, then blocks separated by blank lines
   forced at its edges).  ``data-groups`` without ``data-access``, an unknown level,
   a bad group name, or ``data-access`` inside a heading, table or ``pre`` (where it
   cannot be honoured) fail the document with the source line.  A Markdown-style
-  ``<!-- access -->`` comment fails it too: in HTML the marker is the attribute.
+  ``<!-- access -->`` comment fails it too (anywhere, near misses included): in
+  HTML the marker is the attribute.  Attribute names are case-insensitive in HTML,
+  so ``data-Access`` *is* ``data-access``; a near miss (``data-acess``,
+  ``data-group``, ``data-access-level``, a bare ``access=``, an invisible character
+  in the name, see :func:`~ingestion.parsers.access_markers.attribute_marker_kind`)
+  fails the document, as does ``data-access`` given twice on one element.
+* The tree builder closes elements the source leaves open -- ``<p>`` before a
+  block such as ``<ul>`` or ``<div>``, an ``<li>`` at the next ``<li>`` -- and so
+  can move content the author wrote inside a ``data-access`` element out of it.
+  Whenever the markup has ``data-access``/``data-groups``, it is read a second
+  time as written (every start tag nesting until its own end tag, or the end tag
+  of an element around it) and each such element must hold in the tree at least
+  the text it holds in the source; otherwise the document fails with the line of
+  its start tag.  Close such elements explicitly and put block content in a
+  ``<div>`` or ``<section>``, not a ``<p>``/``<span>``.
+* Whether a ``data-access`` only narrows what encloses it is checked by
+  :func:`~ingestion.structure.resolve_policies`.
 * Paragraph-like elements give ``prose`` blocks; each top-level ``li`` one
   ``list_item`` block holding its nested items; ``pre`` a ``code`` block.
 * ``table`` gives a child section of kind ``table``: caption line, header line and
@@ -29,7 +45,9 @@ into the HTML): headings on their own line, then blocks separated by blank lines
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 import lxml.html
@@ -391,6 +409,165 @@ def _first_child_element(tag: Element) -> Element | None:
     return None
 
 
+def _check_marker_names(root: Element) -> None:
+    """Fail on a marker comment or a near-miss policy attribute anywhere in the tree (dropped parts included)."""
+    outside = [*root.itersiblings(preceding=True), *root.itersiblings()]
+    for node in [*outside, *root.iter()]:
+        if not isinstance(node.tag, str):
+            _check_comment(node)
+            continue
+        for name in node.attrib:
+            if access_markers.attribute_marker_kind(name) == "near":
+                raise ParseError(
+                    f"<{node.tag}> has attribute {name!r}, which looks like an access attribute but is not one: "
+                    "the attributes are exactly data-access=\"LEVEL\" and data-groups=\"a b\"",
+                    line=_line(node),
+                )
+
+
+# Elements that never have content or an end tag.
+_VOID = frozenset({
+    "area", "base", "basefont", "bgsound", "br", "col", "command", "embed", "frame", "hr", "image", "img",
+    "input", "isindex", "keygen", "link", "meta", "param", "source", "track", "wbr",
+})
+_POLICY_ATTRIBUTES = ("data-access", "data-groups")
+_POLICY_ATTRIBUTE_RE = re.compile(r"data-(?:access|groups)", re.IGNORECASE)
+
+
+def _visible_length(text: str | None) -> int:
+    return len("".join(text.split())) if text else 0
+
+
+@dataclass
+class _Extent:
+    """Where an element with a policy starts and ends, in non-whitespace characters of text before it."""
+
+    tag: str
+    line: int | None
+    start: int
+    end: int | None = None
+
+
+class _AsWritten(HTMLParser):
+    """The markup read as written: a start tag nests until its own end tag (or the end tag of an element
+    around it, or the end of the file).  Records the extent of each element with a policy attribute."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.count = 0
+        self.stack: list[tuple[str, _Extent | None]] = []
+        self.extents: list[_Extent] = []
+
+    def handle_data(self, data: str) -> None:
+        self.count += _visible_length(data)
+
+    def _extent(self, tag: str, attrs: list[tuple[str, str | None]]) -> _Extent | None:
+        names = [name for name, _ in attrs]
+        if not any(name in _POLICY_ATTRIBUTES for name in names):
+            return None
+        line = self.getpos()[0]
+        for name in _POLICY_ATTRIBUTES:
+            if names.count(name) > 1:
+                raise ParseError(f"<{tag}> has {name} more than once (HTML keeps only the first): give it once",
+                                 line=line)
+        extent = _Extent(tag=tag, line=line, start=self.count)
+        self.extents.append(extent)
+        return extent
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        extent = self._extent(tag, attrs)
+        if tag in _VOID:
+            if extent is not None:
+                extent.end = self.count
+            return
+        self.stack.append((tag, extent))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # "<p data-access='x'/>": written as empty (HTML itself ignores the slash).
+        extent = self._extent(tag, attrs)
+        if extent is not None:
+            extent.end = self.count
+
+    def handle_endtag(self, tag: str) -> None:
+        for index in range(len(self.stack) - 1, -1, -1):
+            if self.stack[index][0] == tag:
+                break
+        else:
+            return  # a stray end tag closes nothing
+        while len(self.stack) > index:
+            _, extent = self.stack.pop()
+            if extent is not None:
+                extent.end = self.count
+
+    def finish(self) -> list[_Extent]:
+        self.close()
+        for _, extent in self.stack:
+            if extent is not None:
+                extent.end = self.count
+        return self.extents
+
+
+def _tree_extents(root: Element) -> list[tuple[Element, _Extent]]:
+    """The extent of each element with a policy attribute in the parsed tree, counted as in :class:`_AsWritten`."""
+    count = sum(_visible_length(node.tail) for node in root.itersiblings(preceding=True))
+    found: list[tuple[Element, _Extent]] = []
+    stack: list[tuple[Element, _Extent | None, bool]] = [(root, None, True)]
+    while stack:
+        node, extent, entering = stack.pop()
+        if not entering:
+            if extent is not None:
+                extent.end = count
+            count += _visible_length(node.tail)
+            continue
+        if not isinstance(node.tag, str):  # comment, processing instruction: only the tail is text
+            count += _visible_length(node.tail)
+            continue
+        extent = None
+        if any(node.get(name) is not None for name in _POLICY_ATTRIBUTES):
+            extent = _Extent(tag=node.tag, line=_line(node), start=count)
+            found.append((node, extent))
+        count += _visible_length(node.text)
+        stack.append((node, extent, False))
+        stack.extend((child, None, True) for child in reversed(node))
+    return found
+
+
+def _check_policy_extents(markup: str, root: Element) -> None:
+    """Fail when the tree builder moved text the source puts inside a ``data-access`` element out of it."""
+    in_tree = _tree_extents(root)
+    if not in_tree and not _POLICY_ATTRIBUTE_RE.search(markup):
+        return
+    reader = _AsWritten()
+    try:
+        reader.feed(markup)
+        written = reader.finish()
+    except ParseError:
+        raise
+    except Exception as exc:  # html.parser gives up on some broken markup: fail closed
+        raise ParseError(f"cannot read the markup as written to check its data-access elements: {exc}") from None
+    for index, source in enumerate(written):
+        if index >= len(in_tree) or in_tree[index][1].tag != source.tag:
+            raise ParseError(
+                f"<{source.tag}> with data-access/data-groups is not kept as written by the HTML parser "
+                "(misplaced, or inside an element whose content is not markup): move it",
+                line=source.line,
+            )
+        tree = in_tree[index][1]
+        assert source.end is not None and tree.end is not None
+        if tree.end - tree.start < source.end - source.start:
+            raise ParseError(
+                f"<{source.tag}> with data-access/data-groups does not hold all of its content once parsed: "
+                f"HTML closes <{source.tag}> early (block content such as a list, table or <div> cannot be "
+                f"inside <p> or <span>; an unclosed <li> or <p> ends at the next one), so part of it would "
+                "lose the policy.  Close the element explicitly, or put the policy on a <div> or <section>",
+                line=source.line,
+            )
+    if len(in_tree) > len(written):
+        node, extent = in_tree[len(written)]
+        raise ParseError(f"<{node.tag}> with data-access/data-groups could not be found in the source as written",
+                         line=extent.line)
+
+
 def decode_html(data: bytes) -> str:
     """UTF-8 (BOM stripped), else the charset the page declares; :class:`ParseError` otherwise."""
     try:
@@ -423,9 +600,11 @@ def parse_html_text(markup: str) -> ParsedDocument:
             raise ParseError(f"HTML nested too deeply (more than about {_MAX_DEPTH_HINT} levels): {error.message}",
                              line=error.line)
     title_tag = root.find("head/title")
+    _check_marker_names(root)
     extractor = _Extractor()
     extractor.walk(root)
     extractor.flush()
+    _check_policy_extents(markup, root)
     text = "".join(extractor.parts)[: max(extractor.pos - 2, 0)]  # drop the last separator
     builder = SectionTreeBuilder(text)
     limit = len(text)
@@ -451,7 +630,8 @@ def parse_html_text(markup: str) -> ParsedDocument:
     return ParsedDocument(text=text, sections=builder.finish(), title=title or extractor.first_h1)
 
 
-@register(content_types=["text/html", "application/xhtml+xml"], extensions=[".html", ".htm", ".xhtml"])
+@register(content_types=["text/html", "application/xhtml+xml"], extensions=[".html", ".htm", ".xhtml"],
+          reads_markers=True)
 def parse_html(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse an HTML page into extracted text with sections, blocks and data-access policies."""
     return parse_html_text(decode_html(data))

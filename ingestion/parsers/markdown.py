@@ -22,7 +22,11 @@ Access markers (BRIEF section 2):
 
 * Front matter ``access`` / ``groups`` set the document default policy; ``title`` and
   ``tags`` set the document's.  ``groups`` without ``access`` is an error (the level
-  must be explicit for a policy to exist).
+  must be explicit for a policy to exist), so are a non-string ``access``, a key
+  that is a near miss of ``access``/``groups`` (``Access``, ``acess``, ``group``,
+  ``access_level``...), a duplicate key, YAML anchors and aliases (no alias bombs),
+  front matter over 64 KB or nested deeper than 32 levels, and a front-matter-like
+  block with an ``access`` key that does not start on the very first line.
 * ``## Title <!-- access: LEVEL; groups: a, b -->`` sets the heading section's own policy.
 * ``<!-- access: LEVEL -->`` ... ``<!-- /access -->`` alone on their lines, at the
   top level, enclose a region: a section of kind ``region`` with that policy and
@@ -30,14 +34,19 @@ Access markers (BRIEF section 2):
   descendants; a heading that would close the section the region sits in (same or
   higher level) before ``<!-- /access -->`` is an error.
 * Markers in code (fenced, indented, inline) are text.  Marker-like text anywhere
-  else (in a paragraph, a list, a quote, a malformed or multi-line comment) fails
-  the document with the 1-based line: fail closed.
+  else (in a paragraph, a list, a quote, a malformed or multi-line comment, a near
+  miss such as ``<!-- acess: ...`` or one with an invisible character, see
+  :mod:`~ingestion.parsers.access_markers`) fails the document with the 1-based
+  line: fail closed.  So do ``data-access``/``data-groups`` attributes (and near
+  misses) in raw HTML: they mean nothing in Markdown.
+* Whether a marker only narrows what encloses it is checked by
+  :func:`~ingestion.structure.resolve_policies`, which knows the upload's default;
+  the front matter policy's line is ``ParsedDocument.default_policy_line``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +71,55 @@ _INLINE_MD = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
 _MAX_INLINE_PARSE = 4096
 _FRONT_MATTER_OPEN = "---"
 _FRONT_MATTER_CLOSE = ("---", "...")
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+_MAX_FRONT_MATTER_DEPTH = 32
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases (no alias bombs), duplicate keys and deep nesting.
+
+    Line numbers in its errors are those of the file: the front matter starts on line 2.
+    """
+
+    _FIRST_LINE = 2
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def _line(self, mark: yaml.Mark | None) -> int:
+        return mark.line + self._FIRST_LINE if mark is not None else 1
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ParseError("YAML aliases are not allowed in front matter (no '&anchor' or '*alias')",
+                             line=self._line(event.start_mark))
+        self._depth += 1
+        try:
+            if self._depth > _MAX_FRONT_MATTER_DEPTH:
+                raise ParseError(f"front matter nested deeper than {_MAX_FRONT_MATTER_DEPTH} levels",
+                                 line=self._line(event.start_mark))
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise ParseError("YAML merge keys ('<<') are not allowed in front matter",
+                                 line=self._line(key_node.start_mark))
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable: the base class reports it
+                continue
+            if duplicate:
+                raise ParseError(f"duplicate key {key!r} in front matter", line=self._line(key_node.start_mark))
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _inline_children(content: str) -> list[Token]:
@@ -84,21 +142,18 @@ def _plain_inline(content: str) -> str:
     return " ".join("".join(parts).split())
 
 
-_POLICY_ATTRIBUTE_RE = re.compile(r"\bdata-(?:access|groups)\s*=", re.IGNORECASE)
-
-
 def _policy_attribute_in_html(content: str, *, inline: bool) -> bool:
-    """Whether raw HTML in ``content`` carries ``data-access``/``data-groups``.
+    """Whether raw HTML in ``content`` carries ``data-access``/``data-groups`` (or a near miss of them).
 
     Those attributes mean something in HTML documents, not in Markdown; an author
     who writes them here expects a protection that would silently not happen.
     """
-    if not _POLICY_ATTRIBUTE_RE.search(content):
+    if access_markers.find_policy_attribute(content) is None:
         return False
     if not inline or len(content) > _MAX_INLINE_PARSE * 16:
         return True
     return any(
-        child.type == "html_inline" and _POLICY_ATTRIBUTE_RE.search(child.content)
+        child.type == "html_inline" and access_markers.find_policy_attribute(child.content) is not None
         for child in _inline_children(content)
     )
 
@@ -124,6 +179,7 @@ class _MarkdownParser:
         self.first_h1: str | None = None
         self.tags: tuple[str, ...] = ()
         self.default_policy: AccessPolicy | None = None
+        self.default_policy_line: int | None = None
         self.front_matter: dict[str, Any] = {}
 
     # -- helpers -------------------------------------------------------------------
@@ -135,8 +191,8 @@ class _MarkdownParser:
     def marker_line(self, token_map: Sequence[int]) -> int:
         """1-based line of the first marker-like text within the token's lines."""
         start, end = self.span(token_map)
-        match = access_markers.MARKER_LIKE_RE.search(self.text, start, end)
-        return self.lines.line_of(match.start()) + 1 if match else token_map[0] + 1
+        found = access_markers.find_marker_comment(self.text, start, end)
+        return self.lines.line_of(found) + 1 if found is not None else token_map[0] + 1
 
     def reject_markers(self, container: Token, tokens: Sequence[Token], where: str) -> None:
         """Fail on marker-like text inside a container (list, quote, table) outside code."""
@@ -144,7 +200,7 @@ class _MarkdownParser:
             # Parsing stopped at the nesting limit: the tokens no longer show everything
             # in the span (a region marker may hide there), so look at the raw text.
             start, end = self.span(container.map)
-            if access_markers.MARKER_LIKE_RE.search(self.text, start, end):
+            if access_markers.find_marker_comment(self.text, start, end) is not None:
                 raise ParseError(
                     f"access marker inside {where} nested deeper than {_MAX_NESTING // 2} levels",
                     line=self.marker_line(container.map),
@@ -169,11 +225,11 @@ class _MarkdownParser:
         if _policy_attribute_in_html(token.content, inline=inline):
             map_ = token.map or [0, 1]
             start, end = self.span(map_)
-            match = _POLICY_ATTRIBUTE_RE.search(self.text, start, end)
+            found = access_markers.find_policy_attribute(self.text, start, end)
             raise ParseError(
-                "data-access/data-groups attributes do nothing in Markdown: use "
+                "data-access/data-groups attributes (or look-alikes) do nothing in Markdown: use "
                 "<!-- access: LEVEL; groups: a, b --> ... <!-- /access --> markers",
-                line=self.lines.line_of(match.start()) + 1 if match else map_[0] + 1,
+                line=self.lines.line_of(found) + 1 if found is not None else map_[0] + 1,
             )
 
     # -- front matter --------------------------------------------------------------
@@ -181,6 +237,13 @@ class _MarkdownParser:
     def front_matter_lines(self) -> int:
         """Parse front matter if present; return how many lines it takes (0 without)."""
         if self.lines.line(0).rstrip() != _FRONT_MATTER_OPEN:
+            misplaced = access_markers.find_front_matter_marker(self.text)
+            if misplaced is not None:
+                raise ParseError(
+                    "this looks like front matter with an access key, but it is not read as front matter: "
+                    "front matter must start on the very first line with a line of exactly '---'",
+                    line=self.lines.line_of(misplaced) + 1,
+                )
             return 0
         close = next(
             (n for n in range(1, self.lines.count) if self.lines.line(n).rstrip() in _FRONT_MATTER_CLOSE), None
@@ -188,26 +251,22 @@ class _MarkdownParser:
         if close is None:
             raise ParseError("unterminated front matter: no closing '---' line", line=1)
         source = self.text[self.lines.start(1) : self.lines.start(close)]
-        try:
-            data = yaml.safe_load(source) if source.strip() else {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ParseError(
-                f"invalid front matter: {getattr(exc, 'problem', None) or exc}",
-                line=(mark.line + 2) if mark is not None else 1,
-            ) from None
+        if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
+            raise ParseError(f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KB", line=1)
+        data, key_lines = _load_front_matter(source) if source.strip() else ({}, {})
         if not isinstance(data, dict):
             raise ParseError("invalid front matter: expected 'key: value' lines", line=2)
-        self.apply_front_matter(data, close)
+        self.apply_front_matter(data, key_lines)
         return close + 1
 
-    def key_line(self, key: str, close: int) -> int:
-        for n in range(1, close):
-            if self.lines.line(n).lstrip().startswith(f"{key}:"):
-                return n + 1
-        return 1
-
-    def apply_front_matter(self, data: dict, close: int) -> None:
+    def apply_front_matter(self, data: dict, key_lines: dict[str, int]) -> None:
+        for key, line in key_lines.items():
+            if access_markers.front_matter_key_kind(key) == "near":
+                raise ParseError(
+                    f"front matter key {key!r} looks like an access key but is not one: "
+                    "the keys are exactly 'access' and 'groups' (lowercase)",
+                    line=line,
+                )
         # Through JSON so dates and other YAML types become storable (JSONField) values.
         self.front_matter = json.loads(json.dumps({str(key): value for key, value in data.items()}, default=str))
         title = data.get("title")
@@ -218,13 +277,19 @@ class _MarkdownParser:
             items = tags if isinstance(tags, list) else str(tags).replace(",", " ").split()
             self.tags = tuple(str(tag).strip() for tag in items if str(tag).strip())
         if "access" in data:
-            line = self.key_line("access", close)
+            line = key_lines.get("access", 1)
+            if not isinstance(data["access"], str):
+                raise ParseError(
+                    f"front matter 'access' must be a level name (a string), not {data['access']!r}", line=line
+                )
+            access_markers.reject_invisible(data["access"], line=line, where="front matter 'access'")
             level = access_markers.parse_level(data["access"], line=line, where="access level in front matter")
-            groups = access_markers.parse_groups(data.get("groups"), line=self.key_line("groups", close))
+            groups = access_markers.parse_groups(data.get("groups"), line=key_lines.get("groups", line))
             self.default_policy = AccessPolicy(level=level, groups=groups)
+            self.default_policy_line = line
         elif data.get("groups"):
             raise ParseError(
-                "front matter sets 'groups' without 'access': give the level too", line=self.key_line("groups", close)
+                "front matter sets 'groups' without 'access': give the level too", line=key_lines.get("groups", 1)
             )
 
     # -- main pass -----------------------------------------------------------------
@@ -255,6 +320,7 @@ class _MarkdownParser:
             title=self.title or self.first_h1,
             tags=self.tags,
             default_policy=self.default_policy,
+            default_policy_line=self.default_policy_line,
             metadata={"front_matter": self.front_matter} if self.front_matter else {},
         )
 
@@ -360,6 +426,29 @@ class _MarkdownParser:
         )
 
 
+def _load_front_matter(source: str) -> tuple[object, dict[str, int]]:
+    """The front matter's data and the file line of each top-level key (see :class:`_FrontMatterLoader`)."""
+    loader = _FrontMatterLoader(source)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return {}, {}
+        key_lines: dict[str, int] = {}
+        if isinstance(node, yaml.MappingNode):
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key_lines.setdefault(str(key_node.value), loader._line(key_node.start_mark))
+        return loader.construct_document(node), key_lines
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ParseError(
+            f"invalid front matter: {getattr(exc, 'problem', None) or exc}",
+            line=(mark.line + _FrontMatterLoader._FIRST_LINE) if mark is not None else 1,
+        ) from None
+    finally:
+        loader.dispose()
+
+
 def _matching_close(tokens: list[Token], open_index: int) -> int:
     level = tokens[open_index].level
     for index in range(open_index + 1, len(tokens)):
@@ -381,7 +470,12 @@ def parse_markdown_text(text: str) -> ParsedDocument:
     return _MarkdownParser(text).run()
 
 
-@register(content_types=["text/markdown", "text/x-markdown"], extensions=[".md", ".markdown"])
+@register(
+    content_types=["text/markdown", "text/x-markdown", "text/md", "text/x-md", "text/x-gfm", "text/gfm",
+                   "application/markdown", "application/x-markdown"],
+    extensions=[".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn"],
+    reads_markers=True,
+)
 def parse_markdown(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a Markdown file (UTF-8): sections from headings, access markers, tables, lists, code."""
     return parse_markdown_text(decode_text(data))

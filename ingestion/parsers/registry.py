@@ -2,14 +2,22 @@
 
 Parser modules register themselves with :func:`register`; :func:`parse` picks one
 by content type, else by filename extension, else by sniffing the bytes.
+
+Only parsers registered with ``reads_markers=True`` (Markdown, HTML) read access
+markers.  Every other parser is wrapped so that a document whose text holds
+something that looks like a marker fails with a :class:`ParseError` naming the
+line, instead of being indexed with the upload's policy while the author believes
+part of it is protected (a Markdown file uploaded as text/plain, say).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Protocol
 
+from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.text_decoding import looks_like_text
 from ingestion.structure import ParsedDocument, ParseError
 
@@ -28,23 +36,41 @@ PLAIN_TEXT = "text/plain"
 SUPPORTED_CONTENT_TYPES = _PARSERS.keys()
 
 
-def register(*, content_types: list[str], extensions: list[str]) -> Callable[[Parser], Parser]:
+def register(
+    *, content_types: list[str], extensions: list[str], reads_markers: bool = False
+) -> Callable[[Parser], Parser]:
     """Decorator registering ``func(data, *, filename) -> ParsedDocument`` for the given types.
 
     The first content type is the canonical one an extension maps to.  Extensions
     are given with or without the dot, case-insensitive.
+
+    Without ``reads_markers`` the parser's format has no access markers: the
+    decorator returns (and registers) a wrapper that rejects a parsed text holding
+    anything marker-like (:func:`~ingestion.parsers.access_markers.reject_unread_markers`).
     """
     if not content_types:
         raise ValueError("register() needs at least one content type")
 
     def decorator(func: Parser) -> Parser:
+        parser = func if reads_markers else _rejecting_unread_markers(func)
         for content_type in content_types:
-            _PARSERS[_normalize_type(content_type)] = func
+            _PARSERS[_normalize_type(content_type)] = parser
         for extension in extensions:
             _EXTENSIONS[_normalize_extension(extension)] = _normalize_type(content_types[0])
-        return func
+        return parser
 
     return decorator
+
+
+def _rejecting_unread_markers(func: Parser) -> Parser:
+    @functools.wraps(func)
+    def parser(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+        doc = func(data, filename=filename)
+        reject_unread_markers(doc.text)
+        return doc
+
+    parser.reads_markers = False  # type: ignore[attr-defined]
+    return parser
 
 
 def _normalize_type(content_type: str) -> str:

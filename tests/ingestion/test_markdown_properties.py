@@ -15,6 +15,9 @@ Asserted:
 * no block except code holds marker text;
 * each block's section, after ``resolve_policies``, has exactly the policy the
   generator expected for that block's lines.
+
+Markers here only narrow what encloses them (widening ones are refused: see
+test_marker_security.py, which also generates widening and near-miss markers).
 """
 
 from __future__ import annotations
@@ -32,11 +35,16 @@ from ingestion.structure import ACCESS_LEVELS, AccessPolicy, resolve_policies
 
 UPLOAD_DEFAULT = AccessPolicy("internal")
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "refund", "policy", "team", "x", "42", "café"])
-POLICIES = st.builds(
-    AccessPolicy,
-    level=st.sampled_from(ACCESS_LEVELS),
-    groups=st.lists(st.sampled_from(["security-team", "legal", "hr_ops"]), max_size=2, unique=True).map(tuple),
-)
+
+
+def narrower(draw: st.DrawFn, outer: AccessPolicy) -> AccessPolicy:
+    """A policy that implies ``outer`` (equal allowed): a level at least as high, groups a non-empty subset."""
+    level = draw(st.sampled_from(ACCESS_LEVELS[ACCESS_LEVELS.index(outer.level) :]))
+    if outer.groups:
+        groups = draw(st.lists(st.sampled_from(outer.groups), min_size=1, max_size=2, unique=True))
+    else:
+        groups = draw(st.lists(st.sampled_from(["security-team", "legal", "hr_ops"]), max_size=2, unique=True))
+    return AccessPolicy(level, tuple(groups))
 
 
 def marker_text(policy: AccessPolicy) -> str:
@@ -63,7 +71,7 @@ def markdown_documents(draw: st.DrawFn) -> Generated:
     doc = Generated()
     default = UPLOAD_DEFAULT
     if draw(st.booleans()):
-        default = draw(POLICIES)
+        default = narrower(draw, UPLOAD_DEFAULT)
         doc.add("---", structural=True)
         doc.add("title: Generated", structural=True)
         doc.add(f"access: {default.level}", structural=True)
@@ -103,7 +111,7 @@ def markdown_documents(draw: st.DrawFn) -> Generated:
             level = draw(st.integers(floor() + 1, 6))
             while stack and stack[-1][0] == "heading" and stack[-1][1] >= level:
                 stack.pop()
-            policy = draw(st.none() | POLICIES)
+            policy = narrower(draw, effective()) if draw(st.booleans()) else None
             suffix = f" {marker_text(policy)}" if policy else ""
             stack.append(("heading", level, policy))
             doc.add(f"{'#' * level} Heading {token}{suffix}", structural=True)
@@ -122,7 +130,7 @@ def markdown_documents(draw: st.DrawFn) -> Generated:
             doc.add("# not a heading <!-- /access -->", policy=effective())
             doc.add("```", policy=effective())
         elif choice == "region":
-            policy = draw(POLICIES)
+            policy = narrower(draw, effective())
             stack.append(("region", heading_level(), policy))
             doc.add(marker_text(policy), structural=True)
         elif choice == "close":
