@@ -30,7 +30,7 @@ from ingestion.embedding import Embedder, get_embedder
 from ingestion.parsers import parse
 from ingestion.structure import AccessPolicy, ParsedDocument, ParseError, resolve_policies
 from kb.models import Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
-from kb.services import ID_NAMESPACE, index_version_active, job_progress
+from kb.services import ID_NAMESPACE, apply_policies, index_version_active, job_progress, recompute_policies
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +236,10 @@ def _plan(job: IngestionJob) -> _Plan:
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
     # The stored policies (markers and API overrides) win over the file's markers for stored sections:
-    # chunk policies and embedded heading prefixes both come from them.
+    # chunk policies and embedded heading prefixes both come from them, re-derived under the
+    # document's current default.
+    if reuse:
+        recompute_policies(list(existing.values()), document)
     ranks = (
         {key: (row.access_level, sorted(row.access_groups)) for key, row in existing.items()} if reuse else file_ranks
     )
@@ -346,6 +349,21 @@ def _embed(plans: list[_Plan]) -> dict:
     for keys, plan in zip(keys_by_plan, plans, strict=True):
         may_use = _lookup_allowed(plan.job)
         served.append({k for k in keys if k in hits and may_use(k[0])})
+        # The document's own stored chunks (of any version) serve too, under the same rule: the
+        # creator of a replacement may not learn what the old content held above their access.
+        wanted = {k[1] for k in keys} - {k[1] for k in served[-1]}
+        if wanted:
+            own: dict[str, list[float]] = {}
+            rows = Chunk.objects.filter(document_id=plan.document.pk, content_hash__in=sorted(wanted)).values_list(
+                "content_hash", "access_level", "access_groups", "embedding"
+            )
+            for h, level, groups, vector in rows:
+                if may_use((plan.document.tenant_id, level, tuple(sorted(groups)))):
+                    own[h] = vector
+            for key in keys:
+                if key[1] in own:
+                    hits.setdefault(key, own[key[1]])
+                    served[-1].add(key)
     key_sets = [set(keys) for keys in keys_by_plan]
     missing = [key for key in texts if not all(key in done for done, keys in zip(served, key_sets, strict=True)
                                                if key in keys)]
@@ -414,6 +432,8 @@ def _store(plan: _Plan) -> None:
         if plan.shadow and not plan.reuse_sections:  # _plan refuses this already; never delete sections here
             raise BuildSkipped("a shadow build may not replace the document's sections")
         if plan.reuse_sections:
+            # The stored policies under the document's current default: rows and every version's chunks follow.
+            apply_policies(document)
             current = list(Section.objects.select_for_update().filter(document=document))
             if _policy_snapshot(document, current) != plan.snapshot:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
@@ -479,16 +499,15 @@ def _public_title(parsed: ParsedDocument) -> str:
 
 
 def _fingerprint(document: Document, version: IndexVersion) -> str:
-    """What the stored chunks were built from: the raw bytes, how they were read, and the index version."""
-    return f"{document.sha256}:{document.content_type}:{version.pk}"
+    """What the stored chunks were built from: the raw bytes, how they were read, the upload's
+    default policy (markers are checked against it) and the index version."""
+    groups = ",".join(str(g) for g in sorted(document.access_groups))
+    return f"{document.sha256}:{document.content_type}:{document.access_level}:{groups}:{version.pk}"
 
 
 def _unchanged(job: IngestionJob) -> bool:
-    """Finish a re-ingest of identical bytes without parsing, chunking or storing anything again.
-
-    The chunks on record were built from these very bytes for this version; only the
-    document's default policy may have changed with the upload, and that needs no model.
-    """
+    """Finish a re-ingest of identical bytes, read the same way under the same default policy,
+    without parsing, chunking or storing anything again."""
     if _is_shadow(job) or job.document_id is None:
         return False
     document = Document.objects.filter(pk=job.document_id).first()
@@ -499,11 +518,7 @@ def _unchanged(job: IngestionJob) -> bool:
         return False
     if not Chunk.objects.filter(document=document, index_version=version).exists():
         return False
-    from kb.services import document_policies_refresh
-
-    with transaction.atomic():
-        document_policies_refresh(document=document)
-        Document.objects.filter(pk=document.pk).update(status=Document.Status.READY, error="")
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.READY, error="")
     job.stats = {**job.stats, "unchanged": True, "chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
     job.total = Chunk.objects.filter(document=document, index_version=version).count()
     job_progress(job, total=job.total, done=job.total, stage="storing")

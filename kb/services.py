@@ -192,7 +192,7 @@ def batch_create(
 # ----------------------------------------------------------------------------- permissions
 
 
-def _recompute_subtree(sections: list[Section], document: Document) -> list[Section]:
+def recompute_policies(sections: list[Section], document: Document) -> list[Section]:
     """Effective policy of every section: own policy, else the parent's, else the document default."""
     by_id = {s.id: s for s in sections}
     changed = []
@@ -210,7 +210,7 @@ def _recompute_subtree(sections: list[Section], document: Document) -> list[Sect
     return changed
 
 
-def _apply_policies(document: Document, *, actor: User | None = None) -> int:
+def apply_policies(document: Document, *, actor: User | None = None) -> int:
     """Re-derive effective policies from the stored ones; chunks follow in this transaction.
 
     Chunks carry their section's policy for the SQL filter, and their embedded text (and so their
@@ -219,7 +219,7 @@ def _apply_policies(document: Document, *, actor: User | None = None) -> int:
     search at once, in every index version -- and rebuilt by an ingestion job after commit.
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
-    changed = _recompute_subtree(sections, document)
+    changed = recompute_policies(sections, document)
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
         for section in changed:
@@ -259,7 +259,7 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
 def document_policies_refresh(*, document: Document, actor: User | None = None) -> int:
     """Re-derive every section's and chunk's effective policy from the stored policies; no model call."""
     document = Document.objects.select_for_update().get(pk=document.pk)
-    return _apply_policies(document, actor=actor)
+    return apply_policies(document, actor=actor)
 
 
 @transaction.atomic
@@ -284,7 +284,7 @@ def section_set_access(
         section.own_level, section.own_groups = level, group_ids
     section.metadata = {**section.metadata, "override": not inherit}
     section.save(update_fields=["own_level", "own_groups", "metadata"])
-    _apply_policies(document, actor=actor)
+    apply_policies(document, actor=actor)
     Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
     return Section.objects.get(pk=section.pk)
 
@@ -298,7 +298,7 @@ def document_set_access(
     document = Document.objects.select_for_update().get(pk=document.pk)
     document.access_level, document.access_groups = level, group_ids
     document.save(update_fields=["access_level", "access_groups", "updated_at"])
-    _apply_policies(document, actor=actor)
+    apply_policies(document, actor=actor)
     return document
 
 

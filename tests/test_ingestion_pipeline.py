@@ -102,19 +102,35 @@ def test_permission_change_updates_chunks_without_reembedding(celery_worker, ten
     document, _ = _ingest(tenant, POLICY_DOC)
     cache_before = EmbeddingCacheEntry.objects.count()
     reporting = Section.objects.get(document=document, title="Reporting")
+    region = Section.objects.get(document=document, parent=reporting, kind="region")
+    untouched = set(Chunk.objects.filter(document=document).exclude(section=region).values_list("id", "embed_text"))
     section_set_access(section=reporting, access_level="confidential", groups=["security-team"])
     security = tenant.groups.get(slug="security-team")
     reporting_chunks = Chunk.objects.filter(section=reporting)
     assert reporting_chunks.exists()
     assert set(reporting_chunks.values_list("access_level", flat=True)) == {AccessLevel.CONFIDENTIAL}
     assert all(groups == [security.id] for groups in reporting_chunks.values_list("access_groups", flat=True))
-    # The confidential region inside Reporting keeps its own marker.
-    region = Section.objects.get(document=document, parent=reporting, kind="region")
+    # The confidential region inside Reporting keeps its own marker. Its readers need not be in
+    # security-team, so "Reporting" leaves its embedded prefix: only its chunks are embedded again.
+    region.refresh_from_db()
     assert region.access_level == AccessLevel.CONFIDENTIAL and region.access_groups == []
+    wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
+    assert set(Chunk.objects.filter(document=document).exclude(section=region).values_list("id", "embed_text")) == untouched
+    rebuilt = list(Chunk.objects.filter(section=region))
+    assert rebuilt and all("Reporting" not in c.embed_text.split("\n\n", 1)[0] for c in rebuilt)  # the prefix
+    assert EmbeddingCacheEntry.objects.count() == cache_before + len(rebuilt)
 
+    # The front matter (access: internal) is the root's own marker: a new document default
+    # does not override it; a change of the section itself does, with no model call.
+    cache_before = EmbeddingCacheEntry.objects.count()
     document_set_access(document=document, access_level="public", groups=[])
     intro = Chunk.objects.get(document=document, text__contains="Intro for everyone")
+    assert (intro.access_level, intro.access_groups) == (AccessLevel.INTERNAL, [])
+    root = Section.objects.get(document=document, parent=None)
+    section_set_access(section=root, access_level="public", groups=[])
+    intro = Chunk.objects.get(document=document, text__contains="Intro for everyone")
     assert (intro.access_level, intro.access_groups) == (AccessLevel.PUBLIC, [])
+    wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
     assert EmbeddingCacheEntry.objects.count() == cache_before  # no model call, nothing new embedded
 
 

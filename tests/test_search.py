@@ -17,7 +17,7 @@ from accounts.models import Tenant
 from accounts.services import group_create, membership_create, tenant_create
 from kb import search as search_module
 from kb import tenant_indexes
-from kb.models import Chunk, Document, IndexVersion, Section
+from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.search import SearchFilters, search
 from kb.services import Upload, document_create, section_set_access
 from tests.ingestion_helpers import wait_for_jobs
@@ -457,6 +457,8 @@ def test_heading_paths_follow_permission_changes(celery_worker, policy_tenant):
     # Restrict the parent; the channels sub-section keeps its own internal marker.
     section_set_access(section=Section.objects.get(document=document, title="Reporting"), access_level="restricted",
                        groups=["security-team"])
+    # The channels' chunks carried "Reporting" in their embedded prefix: hidden, then rebuilt without it.
+    wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
     after = search(member=members["internal"], query="reporting channels hotline", mode="keyword", top_k=5)
     hit = after.results[0]
     assert "hotline" in hit.text
