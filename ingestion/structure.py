@@ -159,12 +159,13 @@ def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> Parse
     and a section's own policy must imply what it would otherwise inherit (its
     parent's effective policy, or the document default for a top-level section) --
     see :meth:`AccessPolicy.implies`; an equal policy is allowed.  A marker that would
-    widen access raises :class:`ParseError` with the marker's line.
+    widen access raises :class:`ParseError` with the marker's line.  Both policies in
+    its message are quoted, so that a redacted copy of the message drops them.
     """
     if doc.default_policy is not None and not doc.default_policy.implies(upload_default):
         raise ParseError(
             f"front matter '{doc.default_policy.marker_text()}' would widen access from the upload's "
-            f"{upload_default.describe()} -- markers can only narrow",
+            f"'{upload_default.describe()}' -- markers can only narrow",
             line=doc.default_policy_line,
         )
     default = doc.default_policy or upload_default
@@ -174,7 +175,7 @@ def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> Parse
         inherited = parent.effective if parent is not None and parent.effective is not None else default
         if section.policy is not None and not section.policy.implies(inherited):
             raise ParseError(
-                f"marker '{section.policy.marker_text()}' would widen access from {inherited.describe()} "
+                f"marker '{section.policy.marker_text()}' would widen access from '{inherited.describe()}' "
                 "-- markers can only narrow",
                 line=section.line,
             )

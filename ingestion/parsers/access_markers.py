@@ -120,12 +120,17 @@ def edit_distance(a: str, b: str, limit: int = 2) -> int:
     return min(previous[-1], limit + 1)
 
 
+@lru_cache(maxsize=4096)
+def _distance_to_access(word: str) -> int:
+    return edit_distance(word, _ACCESS)
+
+
 def _comment_head_is_marker(head: str) -> bool:
     """Whether the text right after ``<!--`` starts (or tries to start) a marker."""
     match = _HEAD_RE.match(skeleton(" " + head) if not head.isascii() else head.lower())
     if match is None:
         return False
-    distance = edit_distance(match["word"], _ACCESS)
+    distance = _distance_to_access(match["word"])
     return distance <= 1 or (distance == 2 and bool(match["slash"] or match["colon"]))
 
 
@@ -212,6 +217,7 @@ def find_policy_attribute(text: str, start: int = 0, end: int | None = None) -> 
 
 
 _FRONT_MATTER_SCAN_LINES = 200
+_FRONT_MATTER_SCAN_CHARS = 64 * 1024
 _FRONT_MATTER_KEY_RE = re.compile(r"\s*(?P<key>[^\s:#][^:#]*?)\s*:")
 
 
@@ -219,7 +225,7 @@ def find_front_matter_marker(text: str) -> int | None:
     """Offset of an ``access``/``groups`` key (or near miss) in a front-matter-like block at the start of
     ``text``: a first non-blank line that is ``---`` (invisible characters and spaces aside) up to the
     next such line.  For texts where that block is *not* read as front matter."""
-    lines = text.splitlines(keepends=True)[: _FRONT_MATTER_SCAN_LINES]
+    lines = text[: _FRONT_MATTER_SCAN_CHARS].splitlines(keepends=True)[:_FRONT_MATTER_SCAN_LINES]
     offset = 0
     index = 0
     while index < len(lines) and not skeleton(lines[index]):

@@ -45,9 +45,9 @@ into the HTML): headings on their own line, then blocks separated by blank lines
 
 from __future__ import annotations
 
+import html as html_module
 import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
 import lxml.html
@@ -411,22 +411,28 @@ def _first_child_element(tag: Element) -> Element | None:
 
 def _check_marker_names(root: Element) -> None:
     """Fail on a marker comment or a near-miss policy attribute anywhere in the tree (dropped parts included)."""
-    outside = [*root.itersiblings(preceding=True), *root.itersiblings()]
-    for node in [*outside, *root.iter()]:
-        if not isinstance(node.tag, str):
+    for node in [*root.itersiblings(preceding=True), *root.itersiblings(), *root.iter(etree.Comment)]:
+        if isinstance(node, etree._Comment):
             _check_comment(node)
+    checked: set[str] = set()
+    for node in root.iter(etree.Element):
+        names = node.keys()
+        if not names:
             continue
-        for name in node.attrib:
+        for name in names:
+            if name in checked:
+                continue
             if access_markers.attribute_marker_kind(name) == "near":
                 raise ParseError(
                     f"<{node.tag}> has attribute {name!r}, which looks like an access attribute but is not one: "
                     "the attributes are exactly data-access=\"LEVEL\" and data-groups=\"a b\"",
                     line=_line(node),
                 )
+            checked.add(name)
 
 
 # Elements that never have content or an end tag.
-_VOID = frozenset({
+_VOID_ELEMENTS = frozenset({
     "area", "base", "basefont", "bgsound", "br", "col", "command", "embed", "frame", "hr", "image", "img",
     "input", "isindex", "keygen", "link", "meta", "param", "source", "track", "wbr",
 })
@@ -438,123 +444,154 @@ def _visible_length(text: str | None) -> int:
     return len("".join(text.split())) if text else 0
 
 
+# Policy elements nested deeper than this are refused: checking each one costs its subtree.
+_MAX_POLICY_NESTING = 64
+
+
 @dataclass
 class _Extent:
-    """Where an element with a policy starts and ends, in non-whitespace characters of text before it."""
+    """An element with a policy attribute and how much text (non-whitespace characters) it holds."""
 
     tag: str
     line: int | None
-    start: int
-    end: int | None = None
+    length: int = 0
 
 
-class _AsWritten(HTMLParser):
+# One token of HTML as the HTML5 tokenizer (libxml2 >= 2.14) splits it; text is what lies between tokens.
+_TOKEN_RE = re.compile(
+    r"""
+      <!--->|<!-->|<!--.*?(?:--!?>|\Z)                              # comments
+    | <[!?][^>]*>?                                                  # doctype, CDATA, processing instruction
+    | </(?:(?P<end>[A-Za-z][^\s/>]*)[^>]*>?|[^A-Za-z][^>]*>?)        # end tag, or a bogus comment
+    | <(?P<start>[A-Za-z][^\s/>]*)
+       (?P<attributes>(?:[\s/]+|[^\s/>][^\s/>=]*(?:\s*=\s*(?:"[^"]*(?:"|\Z)|'[^']*(?:'|\Z)|[^\s>]*))?)*)
+       (?:>|\Z)                                                     # start tag
+    """,
+    re.DOTALL | re.VERBOSE,
+)
+_ATTRIBUTE_RE = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"[^"]*"?|'[^']*'?|[^\s>]*))?""")
+# Elements whose content is text up to their end tag (HTML5 raw text and RCDATA elements).
+_RAW_TEXT = frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"})
+_RAW_TEXT_END: dict[str, re.Pattern] = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE) for name in _RAW_TEXT}
+
+
+class _AsWritten:
     """The markup read as written: a start tag nests until its own end tag (or the end tag of an element
-    around it, or the end of the file).  Records the extent of each element with a policy attribute."""
+    around it, or the end of the file).  Measures the text inside each element with a policy attribute.
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.count = 0
+    A small tokenizer after the HTML5 rules libxml2 follows (comments, raw text elements
+    such as ``script``, attribute quoting, character references); only the nesting differs:
+    nothing is closed implicitly.
+    """
+
+    def __init__(self, markup: str) -> None:
+        self.markup = markup
         self.stack: list[tuple[str, _Extent | None]] = []
+        self.open: list[tuple[_Extent, int]] = []  # open elements with a policy (and first piece), innermost last
         self.extents: list[_Extent] = []
+        self.pieces: list[str] = []  # text met while a policy element is open
+        self._line_pos = 0
+        self._line = 1
 
-    def handle_data(self, data: str) -> None:
-        self.count += _visible_length(data)
+    def line_at(self, pos: int) -> int:
+        """1-based line of offset ``pos`` (calls come in increasing order)."""
+        self._line += self.markup.count("\n", self._line_pos, pos)
+        self._line_pos = pos
+        return self._line
 
-    def _extent(self, tag: str, attrs: list[tuple[str, str | None]]) -> _Extent | None:
-        names = [name for name, _ in attrs]
-        if not any(name in _POLICY_ATTRIBUTES for name in names):
-            return None
-        line = self.getpos()[0]
-        for name in _POLICY_ATTRIBUTES:
-            if names.count(name) > 1:
-                raise ParseError(f"<{tag}> has {name} more than once (HTML keeps only the first): give it once",
-                                 line=line)
-        extent = _Extent(tag=tag, line=line, start=self.count)
-        self.extents.append(extent)
-        return extent
+    def data(self, start: int, end: int) -> None:
+        if self.open and end > start:
+            self.pieces.append(self.markup[start:end])
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        extent = self._extent(tag, attrs)
-        if tag in _VOID:
-            if extent is not None:
-                extent.end = self.count
-            return
-        self.stack.append((tag, extent))
+    def close_extent(self) -> None:
+        extent, first = self.open.pop()
+        text = "".join(self.pieces[first:])
+        extent.length = _visible_length(html_module.unescape(text) if "&" in text else text)
+        if not self.open:
+            self.pieces.clear()
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        # "<p data-access='x'/>": written as empty (HTML itself ignores the slash).
-        extent = self._extent(tag, attrs)
+    def read(self) -> list[_Extent]:
+        markup = self.markup
+        pos = 0
+        while pos < len(markup):
+            match = _TOKEN_RE.search(markup, pos)
+            if match is None:
+                break
+            self.data(pos, match.start())
+            pos = match.end()
+            if match["end"]:
+                self.end_tag(match["end"].lower())
+            elif match["start"]:
+                name = match["start"].lower()
+                attributes = match["attributes"]
+                self.start_tag(name, attributes, match.start())
+                if name == "plaintext":
+                    break
+                if name in _RAW_TEXT:
+                    close = _RAW_TEXT_END[name].search(markup, pos)
+                    text_end = close.start() if close else len(markup)
+                    self.data(pos, text_end)
+                    pos = text_end
+        self.data(pos, len(markup))
+        while self.open:
+            self.close_extent()
+        return self.extents
+
+    def start_tag(self, name: str, attributes: str, offset: int) -> None:
+        extent = None
+        if "-" in attributes and _POLICY_ATTRIBUTE_RE.search(attributes):
+            names = [attribute.lower() for attribute in _ATTRIBUTE_RE.findall(attributes)]
+            if any(attribute in _POLICY_ATTRIBUTES for attribute in names):
+                line = self.line_at(offset)
+                for attribute in _POLICY_ATTRIBUTES:
+                    if names.count(attribute) > 1:
+                        raise ParseError(f"<{name}> has {attribute} more than once (HTML keeps only the first): "
+                                         "give it once", line=line)
+                extent = _Extent(tag=name, line=line)
+                self.extents.append(extent)
+        if name in _VOID_ELEMENTS or (extent is not None and attributes.rstrip().endswith("/")):
+            return  # no content ("<p data-access='x'/>" is written as empty)
+        self.stack.append((name, extent))
         if extent is not None:
-            extent.end = self.count
+            if len(self.open) >= _MAX_POLICY_NESTING:
+                raise ParseError(f"data-access elements nested more than {_MAX_POLICY_NESTING} deep",
+                                 line=extent.line)
+            self.open.append((extent, len(self.pieces)))
 
-    def handle_endtag(self, tag: str) -> None:
+    def end_tag(self, name: str) -> None:
         for index in range(len(self.stack) - 1, -1, -1):
-            if self.stack[index][0] == tag:
+            if self.stack[index][0] == name:
                 break
         else:
             return  # a stray end tag closes nothing
         while len(self.stack) > index:
             _, extent = self.stack.pop()
             if extent is not None:
-                extent.end = self.count
-
-    def finish(self) -> list[_Extent]:
-        self.close()
-        for _, extent in self.stack:
-            if extent is not None:
-                extent.end = self.count
-        return self.extents
-
-
-def _tree_extents(root: Element) -> list[tuple[Element, _Extent]]:
-    """The extent of each element with a policy attribute in the parsed tree, counted as in :class:`_AsWritten`."""
-    count = sum(_visible_length(node.tail) for node in root.itersiblings(preceding=True))
-    found: list[tuple[Element, _Extent]] = []
-    stack: list[tuple[Element, _Extent | None, bool]] = [(root, None, True)]
-    while stack:
-        node, extent, entering = stack.pop()
-        if not entering:
-            if extent is not None:
-                extent.end = count
-            count += _visible_length(node.tail)
-            continue
-        if not isinstance(node.tag, str):  # comment, processing instruction: only the tail is text
-            count += _visible_length(node.tail)
-            continue
-        extent = None
-        if any(node.get(name) is not None for name in _POLICY_ATTRIBUTES):
-            extent = _Extent(tag=node.tag, line=_line(node), start=count)
-            found.append((node, extent))
-        count += _visible_length(node.text)
-        stack.append((node, extent, False))
-        stack.extend((child, None, True) for child in reversed(node))
-    return found
+                self.close_extent()
 
 
 def _check_policy_extents(markup: str, root: Element) -> None:
-    """Fail when the tree builder moved text the source puts inside a ``data-access`` element out of it."""
-    in_tree = _tree_extents(root)
+    """Fail when the tree builder moved text the source puts inside a ``data-access`` element out of it.
+
+    Both readings see the same text in the same order, so an element that holds fewer
+    (non-whitespace) characters in the tree than in the source lost some of them to
+    what follows it.
+    """
+    in_tree = [node for node in root.iter(tag=etree.Element)
+               if any(node.get(name) is not None for name in _POLICY_ATTRIBUTES)]
     if not in_tree and not _POLICY_ATTRIBUTE_RE.search(markup):
         return
-    reader = _AsWritten()
-    try:
-        reader.feed(markup)
-        written = reader.finish()
-    except ParseError:
-        raise
-    except Exception as exc:  # html.parser gives up on some broken markup: fail closed
-        raise ParseError(f"cannot read the markup as written to check its data-access elements: {exc}") from None
+    written = _AsWritten(markup).read()
     for index, source in enumerate(written):
-        if index >= len(in_tree) or in_tree[index][1].tag != source.tag:
+        if index >= len(in_tree) or in_tree[index].tag != source.tag:
             raise ParseError(
                 f"<{source.tag}> with data-access/data-groups is not kept as written by the HTML parser "
                 "(misplaced, or inside an element whose content is not markup): move it",
                 line=source.line,
             )
-        tree = in_tree[index][1]
-        assert source.end is not None and tree.end is not None
-        if tree.end - tree.start < source.end - source.start:
+        node = in_tree[index]
+        held = _visible_length(etree.tostring(node, method="text", encoding="unicode", with_tail=False))
+        if held < source.length:
             raise ParseError(
                 f"<{source.tag}> with data-access/data-groups does not hold all of its content once parsed: "
                 f"HTML closes <{source.tag}> early (block content such as a list, table or <div> cannot be "
@@ -563,9 +600,9 @@ def _check_policy_extents(markup: str, root: Element) -> None:
                 line=source.line,
             )
     if len(in_tree) > len(written):
-        node, extent = in_tree[len(written)]
+        node = in_tree[len(written)]
         raise ParseError(f"<{node.tag}> with data-access/data-groups could not be found in the source as written",
-                         line=extent.line)
+                         line=_line(node))
 
 
 def decode_html(data: bytes) -> str:

@@ -19,7 +19,9 @@ chunk, in two), so every rule errs towards "paragraph".
 Paragraphs are separated by blank lines.  A file with no blank line at all (one
 paragraph per line, like WikiText) gets one block per line instead of one giant
 block.  Plain text has no access markers: every section inherits the document
-default.  An empty (or all-whitespace) file is a valid document with no blocks.
+default, and text that looks like a marker (a Markdown file uploaded as plain
+text) fails the document -- see ``registry.register``.  An empty (or
+all-whitespace) file is a valid document with no blocks.
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ def test_front_matter_cannot_widen_the_upload_default():
     source = "---\ntitle: Keys\naccess: public\n---\n# Keys\n\nsecret\n"
     error = assert_fails(lambda: md(source, SECRET_SEC), 3, "would widen access", "markers can only narrow")
     assert str(error) == (
-        "line 3: front matter 'access: public' would widen access from the upload's restricted (groups: sec) "
+        "line 3: front matter 'access: public' would widen access from the upload's 'restricted (groups: sec)' "
         "-- markers can only narrow"
     )
 
@@ -287,7 +287,7 @@ def test_heading_marker_cannot_widen_its_parent():
         leaked?
     """
     error = assert_fails(lambda: md(source), 5)
-    assert str(error) == ("line 5: marker 'access: public' would widen access from restricted (groups: sec) "
+    assert str(error) == ("line 5: marker 'access: public' would widen access from 'restricted (groups: sec)' "
                           "-- markers can only narrow")
 
 
@@ -302,23 +302,23 @@ def test_nested_region_cannot_widen_the_outer_region():
         <!-- /access -->
         <!-- /access -->
     """
-    assert_fails(lambda: md(source), 5, "would widen access from restricted (groups: sec)")
+    assert_fails(lambda: md(source), 5, "would widen access from 'restricted (groups: sec)'")
 
 
 def test_top_level_marker_cannot_widen_the_upload_default():
     assert_fails(lambda: md("Open.\n\n<!-- access: internal -->\nx\n<!-- /access -->\n", AccessPolicy("confidential")),
-                 3, "would widen access from confidential")
+                 3, "would widen access from 'confidential'")
     assert_fails(lambda: md("# T <!-- access: restricted -->\n\nx\n", SECRET_SEC), 1, "would widen")
 
 
 def test_marker_cannot_widen_front_matter():
     source = "---\naccess: confidential\n---\n# T\n\n## U <!-- access: internal -->\n\nx\n"
-    assert_fails(lambda: md(source), 6, "would widen access from confidential")
+    assert_fails(lambda: md(source), 6, "would widen access from 'confidential'")
 
 
 def test_html_data_access_cannot_widen_its_parent():
     markup = "<p>open</p>\n<div data-access='restricted'>\n<p>secret</p>\n<p data-access='public'>leak?</p>\n</div>"
-    assert_fails(lambda: html(markup), 4, "would widen access from restricted")
+    assert_fails(lambda: html(markup), 4, "would widen access from 'restricted'")
 
 
 def test_narrowing_and_equal_markers_are_allowed():
