@@ -18,10 +18,11 @@ category Cf such as U+200B, U+00AD, U+FEFF, plus variation selectors and fillers
 removed, NFKC-normalised, case-folded, and common Cyrillic/Greek look-alike letters
 mapped to Latin.  Then:
 
-* comment ``<!-- WORD``: marker-like when WORD (its leading letters and digits, after
-  an optional ``/``) is within Damerau-Levenshtein distance 1 of ``access``, or
-  within 2 when followed by ``:`` or preceded by ``/`` (``<!-- acess:``,
-  ``<!-- /accesss -->``, ``<!-- ac\u200bcess:``);
+* comment ``<!-- WORD`` (also ``<!-``, ``<!---``, and ``<!—``/``<!–`` as word
+  processors "correct" it): marker-like when WORD (its leading letters and digits,
+  after an optional ``/``) is within Damerau-Levenshtein distance 1 of ``access``,
+  or within 2 when followed by ``:`` or preceded by ``/`` (``<!-- acess:``,
+  ``<!-- /accesss -->``, ``access`` with a U+200B inside);
 * attribute names (:func:`attribute_marker_kind`): ``data-access``/``data-groups``
   exactly are markers; names within distance 2 of them (``data-acess``,
   ``data-group``, ``data_access``), ``data-access-*``/``data-group*-*``, and bare
@@ -79,10 +80,13 @@ _CONFUSABLES = str.maketrans({
 _ACCESS = "access"
 _GROUPS = "groups"
 _ATTRIBUTES = ("data-access", "data-groups")
-_COMMENT_OPEN = "<!--"
-# How far after "<!--" a marker's first word is looked for.
+# "<!--", also as word processors "correct" it ("<!—", "<!–") or mistyped ("<!-", "<!---").
+_DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_COMMENT_OPEN = "<!"
+_COMMENT_OPEN_RE = re.compile(f"<![{_DASHES}]+")
+# How far after the comment opener a marker's first word is looked for.
 _COMMENT_HEAD = 80
-_HEAD_RE = re.compile(r"\s*(?P<slash>/?)\s*(?P<word>[^\W_]+)(?P<colon>\s*:)?")
+_HEAD_RE = re.compile(f"[\\s{_DASHES}]*(?P<slash>/?)\\s*(?P<word>[^\\W_]+)(?P<colon>\\s*:)?")
 
 
 def is_invisible(char: str) -> bool:
@@ -135,15 +139,13 @@ def _comment_head_is_marker(head: str) -> bool:
 
 
 def find_marker_comment(text: str, start: int = 0, end: int | None = None) -> int | None:
-    """Offset of the first ``<!--`` in ``text[start:end]`` that starts a marker or a near miss, else None."""
+    """Offset of the first comment opener (``<!--``, or a dash-like variant) in ``text[start:end]`` that
+    starts a marker or a near miss, else None."""
     end = len(text) if end is None else end
-    find = text.find
-    position = find(_COMMENT_OPEN, start, end)
-    while position >= 0:
-        head_start = position + len(_COMMENT_OPEN)
+    for opener in _COMMENT_OPEN_RE.finditer(text, start, end):
+        head_start = opener.end()
         if _comment_head_is_marker(text[head_start : min(head_start + _COMMENT_HEAD, end)]):
-            return position
-        position = find(_COMMENT_OPEN, head_start, end)
+            return opener.start()
     return None
 
 

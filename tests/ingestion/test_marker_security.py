@@ -388,6 +388,17 @@ def test_near_miss_heading_marker_fails(marker):
     assert_fails(lambda: md(source), 5)
 
 
+@pytest.mark.parametrize(
+    "marker", ["<!\u2014 access: restricted \u2014>", "<!\u2013access: restricted\u2013>", "<!--- access: restricted -->",
+               "<!- access: restricted ->"],
+)
+def test_dash_variants_of_a_marker_fail(marker):
+    # Word processors turn "<!--" into "<!—": no longer a comment, so the marker would be plain text.
+    assert_fails(lambda: md(f"# Notes\n\nOpen.\n\n{marker}\nsecret\n"), 5)
+    assert_fails(lambda: md(f"# Notes\n\nOpen.\n\n## Keys {marker}\n\nsecret\n"), 5)
+    assert_fails(lambda: parse(f"Open.\n{marker}\nsecret\n".encode(), content_type="text/plain"), 2)
+
+
 def test_near_miss_closing_marker_fails():
     source = "<!-- access: restricted -->\nsecret\n<!-- /acess -->\n<!-- /access -->\n"
     assert_fails(lambda: md(source), 3)
