@@ -69,7 +69,6 @@ def _rejecting_unread_markers(func: Parser) -> Parser:
         reject_unread_markers(doc.text)
         return doc
 
-    parser.reads_markers = False  # type: ignore[attr-defined]
     return parser
 
 
