@@ -77,7 +77,18 @@ def not_found_view(request, exception=None):
 
 
 def server_error_view(request):
-    """Django's 500: the API's error shape under ``/api/`` (no detail shown), the normal page elsewhere."""
+    """Django's 500: the API's error shape under ``/api/`` (no detail shown), the normal page elsewhere.
+
+    A database that went away while a middleware used it (a session save, say) is a 503, as in views.
+    """
+    import sys
+
+    from django.db import InterfaceError, OperationalError
+
+    from kb.middleware import database_unavailable_response  # here: kb.middleware imports this module
+
+    if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+        return database_unavailable_response(request)
     if _is_api(request):
         return JsonResponse(error_body("server_error", "Internal server error."), status=500)
     return defaults.server_error(request)

@@ -98,3 +98,23 @@ def test_too_many_connections_answers_503(token_key, role_without_connections):
             connection.ensure_connection()
         for method, path, kwargs in _requests(token_key):
             _assert_503(getattr(client, method)(path, **kwargs), path)
+
+
+def test_a_database_error_outside_views_is_a_503_too():
+    """Django's 500 handler sees errors raised by middleware (a session save); a lost database there is a 503."""
+    from django.db import OperationalError
+    from django.test import RequestFactory
+
+    from kb.errors import server_error_view
+
+    for path in ("/api/v1/search/", "/"):
+        request = RequestFactory().get(path)
+        try:
+            raise OperationalError("server closed the connection unexpectedly")
+        except OperationalError:
+            response = server_error_view(request)
+        assert response.status_code == 503 and response["Retry-After"]
+    try:
+        raise ValueError("a bug")
+    except ValueError:
+        assert server_error_view(RequestFactory().get("/api/v1/search/")).status_code == 500

@@ -52,7 +52,18 @@ def _marker() -> str:
     return f"zq{next(_serial)}x"
 
 
-policies = st.tuples(st.sampled_from(LEVELS), st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
+@st.composite
+def narrower(draw, parent):
+    """A policy every reader of which may read ``parent``: markers may only narrow what encloses them."""
+    level = draw(st.sampled_from(LEVELS[LEVELS.index(parent[0]):]))
+    if parent[1]:
+        groups = draw(st.lists(st.sampled_from(sorted(parent[1])), min_size=1, max_size=len(parent[1]), unique=True))
+    else:
+        groups = draw(st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
+    return level, tuple(sorted(groups))
+
+
+UPLOAD_DEFAULT = ("internal", ())  # what _ingest uploads with
 
 
 def _policy_text(policy) -> str:
@@ -71,12 +82,13 @@ def paragraph(draw, marker: str) -> str:
 
 
 @st.composite
-def body(draw, marker: str, region_depth: int) -> str:
+def body(draw, marker: str, region_depth: int, enclosing) -> str:
     parts = [draw(paragraph(marker)) for _ in range(draw(st.integers(1, 2)))]
     if region_depth and draw(st.booleans()):
         inner = _marker()
+        policy = draw(narrower(enclosing))
         parts.append(
-            f"<!-- {_policy_text(draw(policies))} -->\n\n{draw(body(inner, region_depth - 1))}\n\n<!-- /access -->"
+            f"<!-- {_policy_text(policy)} -->\n\n{draw(body(inner, region_depth - 1, policy))}\n\n<!-- /access -->"
         )
         if draw(st.booleans()):
             parts.append(draw(paragraph(marker)))  # the enclosing section's text continues after the region
@@ -84,26 +96,27 @@ def body(draw, marker: str, region_depth: int) -> str:
 
 
 @st.composite
-def heading_section(draw, level: int) -> str:
+def heading_section(draw, level: int, enclosing) -> str:
     marker = _marker()
-    policy = draw(st.none() | policies)
+    policy = draw(st.none() | narrower(enclosing))
     title = f"{draw(st.sampled_from(VOCAB)).capitalize()} {marker}"
     head = f"{'#' * level} {title}" + (f" <!-- {_policy_text(policy)} -->" if policy else "")
-    parts = [head, draw(body(marker, 2))]
+    effective = policy or enclosing
+    parts = [head, draw(body(marker, 2, effective))]
     if level < 4:
         for _ in range(draw(st.integers(0, 2))):
-            parts.append(draw(heading_section(level + 1)))
+            parts.append(draw(heading_section(level + 1, effective)))
     return "\n\n".join(parts)
 
 
 @st.composite
 def markdown_document(draw) -> str:
-    level, groups = draw(policies)
+    level, groups = draw(narrower(UPLOAD_DEFAULT))
     front = f"---\ntitle: Doc\naccess: {level}\ngroups: [{', '.join(groups)}]\n---\n"
     root = _marker()
-    parts = [f"# Manual {root}", draw(body(root, 1))]
+    parts = [f"# Manual {root}", draw(body(root, 1, (level, groups)))]
     for _ in range(draw(st.integers(1, 3))):
-        parts.append(draw(heading_section(2)))
+        parts.append(draw(heading_section(2, (level, groups))))
     return front + "\n\n".join(parts) + "\n"
 
 

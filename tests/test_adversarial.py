@@ -1,0 +1,263 @@
+"""An attacker's property test: random documents with nested markers of every kind (narrowing,
+widening, near-miss), random policy changes and index builds interleaved with them, and after
+every step, through the real pipeline and the real search, every member's every answer checked.
+
+What a hostile editor controls here: the bytes and markers of documents, policy changes racing
+index builds (a build is started and a PATCH lands while it runs), and the words of queries --
+in particular, queries made only of the words of a heading the member may not read, which must
+find nothing through a stale embedded prefix.
+
+Checked after each step:
+
+* a document with a widening or near-miss marker fails with its line and has no chunk;
+* every chunk carries its section's policy, and its embedded prefix is exactly the section's
+  readable heading path (``accounts.access.visible_heading_paths`` over the stored rows);
+* every search answer (all modes, expansions) lies in readable sections of the caller's tenant
+  (``test_search_leaks.check_response``), and a keyword query for a word finds only text where
+  that word is visible to the caller (in the text or in the heading path shown).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accounts.access import PathNode, can_read, visible_heading_paths
+from accounts.selectors import reader_for
+from accounts.services import membership_create
+from ingestion.chunking.config import ChunkingConfig
+from ingestion.chunking.contextualize import HEADING_SEPARATOR
+from kb import search as search_module
+from kb.index_versions import index_version_activate, index_version_build, index_version_create
+from kb.models import Chunk, Document, IngestionJob, Section
+from kb.search import embed_query, search
+from kb.services import Upload, document_create, document_set_access, section_set_access
+from tests.ingestion_helpers import wait_for_jobs
+from tests.test_search_leaks import GROUPS, LEVELS, MARKER, VOCAB, Oracle, _marker, _tenant, check_response
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+UPLOAD_DEFAULT = ("internal", ())
+NEAR_MISSES = [
+    "<!-- accesss: restricted -->",
+    "<!-- acess: restricted -->",
+    "<!-- acc\u200bess: restricted -->",
+    "<!-- a\u00adccess: confidential -->",
+]
+
+
+@st.composite
+def narrower(draw, parent):
+    """A policy every reader of which may read ``parent``: a marker that narrows."""
+    level = draw(st.sampled_from(LEVELS[LEVELS.index(parent[0]):]))
+    if parent[1]:
+        groups = draw(st.lists(st.sampled_from(sorted(parent[1])), min_size=1, max_size=len(parent[1]), unique=True))
+    else:
+        groups = draw(st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
+    return level, tuple(sorted(groups))
+
+
+def _wider(parent) -> tuple[str, tuple] | None:
+    """A policy that widens ``parent`` (None when parent is public and group-free)."""
+    if parent[1]:
+        return parent[0], ()
+    if parent[0] != "public":
+        return LEVELS[LEVELS.index(parent[0]) - 1], ()
+    return None
+
+
+def _spec(policy) -> str:
+    level, groups = policy
+    return f"access: {level}" + (f"; groups: {', '.join(groups)}" if groups else "")
+
+
+@st.composite
+def sentences(draw, marker: str) -> str:
+    out = []
+    for _ in range(draw(st.integers(1, 2))):
+        words = draw(st.lists(st.sampled_from(VOCAB), min_size=3, max_size=6))
+        words.insert(draw(st.integers(0, len(words))), marker)
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+@st.composite
+def document(draw):
+    """(markdown text, flaw) with flaw in {None, "widen", "near-miss"}; a flawed one must fail."""
+    flaw = draw(st.sampled_from([None, None, "widen", "near-miss"]))
+    front = draw(narrower(UPLOAD_DEFAULT))
+    lines = ["---", "title: Doc", f"access: {front[0]}", f"groups: [{', '.join(front[1])}]", "---"]
+    root = _marker()
+    lines += [f"# Manual {root}", draw(sentences(root))]
+    flaw_done = False
+    for _ in range(draw(st.integers(1, 3))):
+        marker = _marker()
+        parent = front
+        policy = draw(st.none() | narrower(parent))
+        head = f"## {draw(st.sampled_from(VOCAB)).capitalize()} {marker}"
+        if flaw == "widen" and not flaw_done and _wider(parent) is not None:
+            policy, flaw_done = _wider(parent), True
+        if policy is not None:
+            head += f" <!-- {_spec(policy)} -->"
+        lines += ["", head, draw(sentences(marker))]
+        effective = policy or parent
+        for _ in range(draw(st.integers(0, 2))):
+            inner = _marker()
+            sub_policy = draw(st.none() | narrower(effective))
+            sub = f"### {draw(st.sampled_from(VOCAB)).capitalize()} {inner}"
+            if sub_policy is not None:
+                sub += f" <!-- {_spec(sub_policy)} -->"
+            lines += ["", sub, draw(sentences(inner))]
+            if draw(st.booleans()):
+                region = _marker()
+                lines += ["", f"<!-- {_spec(draw(narrower(sub_policy or effective)))} -->", "",
+                          draw(sentences(region)), "", "<!-- /access -->"]
+    if flaw == "near-miss":
+        at = draw(st.integers(6, len(lines)))
+        lines[at:at] = ["", draw(st.sampled_from(NEAR_MISSES)), ""]
+        flaw_done = True
+    return "\n".join(lines) + "\n", (flaw if flaw_done else None)
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("patch"), st.integers(0, 50), st.none() | st.tuples(st.sampled_from(LEVELS),
+                                                                            st.lists(st.sampled_from(GROUPS),
+                                                                                     max_size=2, unique=True))),
+        st.tuples(st.just("build"), st.sampled_from([60, 90, 150]), st.none()),
+        st.tuples(st.just("default"), st.sampled_from(LEVELS), st.lists(st.sampled_from(GROUPS), max_size=1)),
+        st.tuples(st.just("activate"), st.none(), st.none()),
+    ),
+    min_size=2, max_size=4,
+)
+
+
+def _settle(tenant) -> None:
+    wait_for_jobs(IngestionJob.objects.filter(tenant=tenant).values_list("id", flat=True), timeout=300)
+
+
+def check_chunks(tenant, stats: Counter) -> None:
+    """Every chunk carries its section's policy, and its prefix is the section's readable heading path."""
+    for document in Document.objects.filter(tenant=tenant, status="ready"):
+        rows = list(Section.objects.filter(document=document).order_by("order"))
+        paths = visible_heading_paths(
+            PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in rows
+        )
+        by_id = {s.id: s for s in rows}
+        for chunk in Chunk.objects.filter(document=document):
+            section = by_id[chunk.section_id]
+            assert (chunk.access_level, chunk.access_groups) == (section.access_level, section.access_groups)
+            prefix = HEADING_SEPARATOR.join(paths[section.id])
+            head = chunk.embed_text.split("\n\n", 1)[0] if prefix else ""
+            assert head == prefix or (len(head) < len(prefix) and prefix.endswith(head)), (head, prefix)
+            for title_marker in MARKER.findall(head):
+                assert any(title_marker in t for t in paths[section.id]), f"prefix shows {title_marker}"
+            stats["chunks checked"] += 1
+
+
+_VECTORS: dict[str, list[float]] = {}
+
+
+def _vector(query: str):
+    if query not in _VECTORS:  # search() embeds a raw query the same way; once per query saves the model
+        _VECTORS[query] = embed_query(query)
+    return _VECTORS[query]
+
+
+def check_members(tenant, documents, members, other_markers: set[str], stats: Counter) -> None:
+    search_module.count_cache.clear()
+    oracle = Oracle(tenant, documents)
+    for member in members:
+        reader = reader_for(member)
+        unreadable = [m for m, s in oracle.by_marker.items()
+                      if not can_read(reader, level=s.access_level, group_ids=s.access_groups)]
+        stats["unreadable markers"] += len(unreadable)
+        queries = [" ".join(VOCAB[:3])] + unreadable[:6] + list(other_markers)[:2]
+        for query in queries:
+            for mode in ("vector", "keyword", "hybrid"):
+                for expand, level in (("parent", "leaf"), ("parent", "parent"), ("none", "leaf")):
+                    response = search(member=member, query=query, top_k=6, mode=mode, expand=expand,
+                                      expand_level=level, context_token_budget=800,
+                                      query_vector=None if mode == "keyword" else _vector(query))
+                    check_response(response, reader, oracle, other_markers, stats)
+                    if mode == "keyword" and MARKER.fullmatch(query):
+                        for hit in response.results:  # no stale prefix may make a hidden word findable
+                            assert query in hit.text or query in " ".join(hit.heading_path), (query, hit.text)
+                            stats["keyword oracle checks"] += 1
+
+
+def test_no_member_ever_sees_more_than_they_may(celery_worker):
+    stats: Counter = Counter()
+
+    @settings(deadline=None, max_examples=6, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.function_scoped_fixture])
+    @given(
+        docs=st.lists(document(), min_size=1, max_size=2),
+        members=st.lists(st.tuples(st.sampled_from(LEVELS), st.lists(st.sampled_from(GROUPS), max_size=2,
+                                                                        unique=True)), min_size=2, max_size=3),
+        ops=operations,
+    )
+    def run(docs, members, ops):
+        tenant, other = _tenant("adv"), _tenant("adv-other")
+        created = [document_create(tenant=tenant, created_by=None, upload=Upload(
+            content=text.encode(), title=f"doc {i}", content_type="text/markdown")) for i, (text, _) in enumerate(docs)]
+        twin, _ = document_create(tenant=other, created_by=None, upload=Upload(
+            content=docs[0][0].encode(), title="twin", content_type="text/markdown"))
+        _settle(tenant)
+        _settle(other)
+        good = []
+        for (document_row, job), (_, flaw) in zip(created, docs, strict=True):
+            job.refresh_from_db()
+            if flaw:
+                assert job.status == "failed" and "line " in job.error, (flaw, job.status, job.error)
+                assert not Chunk.objects.filter(document=document_row).exists()
+                stats[f"refused {flaw}"] += 1
+            else:
+                assert job.status == "succeeded", job.error
+                good.append(document_row)
+        other_markers = set(MARKER.findall(Document.objects.get(pk=twin.pk).text)) if docs[0][1] is None else set()
+        # The twin's words exist in this tenant too: only words the twin alone holds are foreign.
+        other_markers -= {m for d in good for m in MARKER.findall(Document.objects.get(pk=d.pk).text)}
+        people = [membership_create(tenant=tenant, email=f"{uuid.uuid4().hex[:8]}@adv.io", role="viewer",
+                                    clearance=level, group_slugs=groups) for level, groups in members]
+        built = []
+        for op, a, b in ops:
+            sections = list(Section.objects.filter(tenant=tenant).order_by("document_id", "order"))
+            if op == "patch" and sections:
+                section = sections[a % len(sections)]
+                if b is None:
+                    section_set_access(section=section, access_level=None, groups=None, inherit=True)
+                else:
+                    section_set_access(section=section, access_level=b[0], groups=b[1])
+                stats["patches"] += 1
+            elif op == "default" and good:
+                document_set_access(document=good[0], access_level=a, groups=b)
+                stats["default changes"] += 1
+            elif op == "build" and good:
+                version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=a), name=f"t{a}")
+                index_version_build(version=version)
+                built.append(version)
+                stats["builds"] += 1
+                continue  # the next operation races with this build
+            elif op == "activate" and built:
+                _settle(tenant)
+                index_version_activate(version=built[-1], force=True)
+                stats["activations"] += 1
+            _settle(tenant)
+            check_chunks(tenant, stats)
+            check_members(tenant, [Document.objects.get(pk=d.pk) for d in good], people, other_markers, stats)
+        _settle(tenant)
+        check_chunks(tenant, stats)
+        check_members(tenant, [Document.objects.get(pk=d.pk) for d in good], people, other_markers, stats)
+
+    run()
+    print("adversarial stats:", dict(stats))
+    # Not vacuous: flawed documents were refused, policies changed, builds raced, hidden words searched.
+    assert stats["patches"] and stats["builds"] and stats["unreadable markers"] > 10, stats
+    assert stats["refused widen"] and stats["refused near-miss"], stats
+    assert stats["hits"] > 50 and stats["chunks checked"] > 50, stats
