@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingestion.chunking.config import ChunkingConfig
-from ingestion.chunking.contextualize import PART_SEPARATOR, build_prefix, join_embed_text
+from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, build_prefix, join_embed_text
 from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
@@ -121,6 +121,8 @@ class _Chunker:
         self.embed = embed
         self.limit = config.content_limit
         self._prefix_cache: dict[tuple, tuple[str, int]] = {}
+        self._piece_counts: dict[str, int] = {}
+        self._separator_tokens: int | None = None
         # Every section start and block start, with its owner, to tell whether
         # anything of another section lies between two blocks.
         marks: list[tuple[int, str]] = [(s.start, s.key) for s in doc.sections]
@@ -148,26 +150,104 @@ class _Chunker:
         return TokenIndex([w[0] for w in words], counts, exact=False)
 
     def _prefix(self, section: Section) -> tuple[str, int]:
-        """Prefix text and its token count for a section, shortened if it crowds out the body."""
+        """Prefix text and its token count for a section, shortened if it crowds out the body.
+
+        The result is the prefix of the longest tail of the heading path (nearest
+        headings kept) whose prefix leaves ``min_body`` tokens for the body; when
+        even the last heading alone does not, that prefix keeps halving its words.
+
+        Linear in the path's length (a deeply nested document must not make this
+        cubic): each distinct heading is counted once per document, the tail is
+        chosen by running sums, and one real count confirms it.  Only a counter
+        whose counts do not add up over whitespace falls back to a binary search
+        with real counts.
+        """
         key = (section.heading_path, section.context)
         cached = self._prefix_cache.get(key)
         if cached is not None:
             return cached
+        result = self._cut_prefix(tuple(section.heading_path), section.context)
+        self._prefix_cache[key] = result
+        return result
+
+    def _piece_count(self, text: str) -> int:
+        """Token count of one heading (or context), each distinct text counted once per document."""
+        n = self._piece_counts.get(text)
+        if n is None:
+            n = self._piece_counts[text] = self.counter.count(text) if text else 0
+        return n
+
+    def _cut_prefix(self, path: tuple[str, ...], context: str) -> tuple[str, int]:
         policy = self.config.prefix
-        path = tuple(section.heading_path)
-        prefix = build_prefix(path, section.context, policy=policy)
-        tokens = self.counter.count(prefix + PART_SEPARATOR) if prefix else 0
-        min_body = min(MIN_BODY_TOKENS, self.limit // 2)
-        while prefix and self.limit - tokens < min_body:
-            if len(path) > 1:
-                path = path[1:]
-                prefix = build_prefix(path, section.context, policy=policy)
+        if policy == "none":
+            return "", 0
+        count = self.counter.count
+        budget = self.limit - min(MIN_BODY_TOKENS, self.limit // 2)  # most tokens the prefix may take
+        # The headings that show (build_prefix drops blank ones), and the tails to try:
+        # entries[j:] for j = 0 .. last.  Dropping the last heading is allowed only
+        # when the path's own last entry is blank (the loop this replaces stopped at
+        # one entry left, and a blank one shows nothing).
+        if self._separator_tokens is None:
+            self._separator_tokens = count(HEADING_SEPARATOR)
+        sep = self._separator_tokens
+        # Each separator costs a token, so a tail of more than budget + 1 headings
+        # never fits: only that many of the nearest headings are looked at.
+        keep = budget + 1 if sep >= 1 else len(path)
+        entries: list[str] = []
+        for heading in reversed(path):
+            if heading and heading.strip():
+                if len(entries) == keep:
+                    break
+                entries.append(heading.strip())
+        entries.reverse()
+        last = len(entries) - 1 if path and path[-1] and path[-1].strip() else len(entries)
+        last = max(last, 0)
+
+        def prefix_of(j: int) -> str:
+            return build_prefix(entries[j:], context, policy=policy)
+
+        def real(j: int) -> tuple[str, int]:
+            text = prefix_of(j)
+            return text, (count(text + PART_SEPARATOR) if text else 0)
+
+        # Running sums of the additive estimate: heading counts, separators, context.
+        ctx = context.strip() if context else ""
+        ctx_tokens = self._piece_count(ctx) if ctx else 0
+        part = self._piece_count(PART_SEPARATOR)
+        tail = [0] * (len(entries) + 1)
+        for j in range(len(entries) - 1, -1, -1):
+            tail[j] = tail[j + 1] + self._piece_count(entries[j]) + (sep if j < len(entries) - 1 else 0)
+
+        def estimate(j: int) -> int:
+            if j >= len(entries):
+                return ctx_tokens + part if ctx else 0
+            return tail[j] + (part + ctx_tokens if ctx else 0) + part
+
+        chosen = next((j for j in range(last + 1) if estimate(j) <= budget), None)
+        if chosen is not None:
+            prefix, tokens = real(chosen)
+            exact = tokens == estimate(chosen)
+            if exact and chosen > 0 and not getattr(self.counter, "whitespace_additive", False):
+                exact = real(chosen - 1)[1] > budget  # the estimate cut where the real counts do
+            if exact:
+                return prefix, tokens
+        # Counts that do not add up: the smallest j whose real prefix fits, by bisection
+        # (the count shrinks as headings are dropped).
+        lo, hi = 0, last + 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if real(mid)[1] <= budget:
+                hi = mid
             else:
-                # One heading (or context) alone is too long: keep its first words.
-                words = prefix.split()
-                prefix = " ".join(words[: max(1, len(words) // 2)]) if len(words) > 1 else ""
-            tokens = self.counter.count(prefix + PART_SEPARATOR) if prefix else 0
-        self._prefix_cache[key] = (prefix, tokens)
+                lo = mid + 1
+        if lo <= last:
+            return real(lo)
+        prefix, tokens = real(last)
+        while prefix and tokens > budget:
+            # One heading (or context) alone is too long: keep its first words.
+            words = prefix.split()
+            prefix = " ".join(words[: max(1, len(words) // 2)]) if len(words) > 1 else ""
+            tokens = count(prefix + PART_SEPARATOR) if prefix else 0
         return prefix, tokens
 
     # -- main --------------------------------------------------------------
@@ -457,6 +537,13 @@ class _Chunker:
         start, end = int(table["start"]), int(table["end"])
         if not (0 <= start < end <= len(self.text)):
             return []
+        if self.config.prefix != "none":
+            if self._separator_tokens is None:
+                self._separator_tokens = self.counter.count(HEADING_SEPARATOR)
+            shown = sum(1 for h in section.heading_path if h and h.strip())
+            if self._separator_tokens >= 1 and shown - 1 > self.limit:
+                # Its separators alone overflow the input: no need to count a path this deep.
+                return []
         caption = str(table.get("caption") or "").strip()
         context = "\n".join(x for x in (section.context.strip(), caption) if x)
         prefix = build_prefix(section.heading_path, context, policy=self.config.prefix)

@@ -17,7 +17,11 @@ The document text is the extracted text (see
 :mod:`ingestion.parsers.extracted_text`).  The zip container is checked before
 anything is decompressed: a file that would inflate past :data:`MAX_UNCOMPRESSED_BYTES`
 or with a member compressed more than :data:`MAX_COMPRESSION_RATIO` times is refused
-as a likely zip bomb.
+as a likely zip bomb, and so is one whose XML parts (which become in-memory trees)
+exceed :data:`MAX_XML_PART_BYTES` each or :data:`MAX_XML_BYTES` together.  A body
+with more than :data:`MAX_PARAGRAPHS` paragraphs or :data:`MAX_TABLE_CELLS` table
+cells is refused before it is walked.  Whatever these limits miss, the worker's
+per-document memory and time budget (:mod:`ingestion.limits`) stops.
 """
 
 from __future__ import annotations
@@ -40,6 +44,15 @@ MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 100
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
+# python-docx parses the XML parts into lxml trees (10-20x their size in memory) and
+# walks the body in Python (~150 us a paragraph): within the ratio above, a 14 MB
+# file inflating to 199 MB of document.xml took two minutes and 3.7 GB.  The largest
+# real documents (a thousand pages) hold a few MB of XML and tens of thousands of
+# paragraphs.
+MAX_XML_PART_BYTES = 32 * 1024 * 1024
+MAX_XML_BYTES = 64 * 1024 * 1024
+MAX_PARAGRAPHS = 100_000
+MAX_TABLE_CELLS = 100_000
 
 _HEADING_RE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 
@@ -58,8 +71,16 @@ def check_zip_container(data: bytes) -> zipfile.ZipFile:
     if len(members) > MAX_MEMBERS:
         raise ParseError(f"refusing DOCX: {len(members)} zip members (over {MAX_MEMBERS}); likely a zip bomb")
     total = 0
+    xml_total = 0
     for member in members:
         total += member.file_size
+        if member.filename.lower().endswith((".xml", ".rels")):
+            xml_total += member.file_size
+            if member.file_size > MAX_XML_PART_BYTES:
+                raise ParseError(
+                    f"refusing DOCX: {member.filename!r} is {_mb(member.file_size)} uncompressed "
+                    f"(the limit for one XML part is {_mb(MAX_XML_PART_BYTES)})"
+                )
         if member.file_size >= RATIO_CHECK_MIN_BYTES:
             ratio = member.file_size / max(member.compress_size, 1)
             if ratio > MAX_COMPRESSION_RATIO:
@@ -71,11 +92,52 @@ def check_zip_container(data: bytes) -> zipfile.ZipFile:
         raise ParseError(
             f"refusing DOCX: {total} bytes uncompressed (over {MAX_UNCOMPRESSED_BYTES}); likely a zip bomb"
         )
+    if xml_total > MAX_XML_BYTES:
+        raise ParseError(
+            f"refusing DOCX: its XML parts hold {_mb(xml_total)} uncompressed (the limit is {_mb(MAX_XML_BYTES)})"
+        )
     return archive
 
 
-def _style_name(paragraph) -> str:
-    """The paragraph style's name, or its raw id when the styles part lacks it."""
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def check_body_size(body) -> None:
+    """Refuse a body with more paragraphs or table cells than a document has, before walking it in Python."""
+    from docx.oxml.ns import qn
+
+    paragraph_tag, cell_tag = qn("w:p"), qn("w:tc")
+    paragraphs = cells = 0
+    for element in body.iter(paragraph_tag, cell_tag):
+        if element.tag == paragraph_tag:
+            paragraphs += 1
+            if paragraphs > MAX_PARAGRAPHS:
+                raise ParseError(f"refusing DOCX: more than {MAX_PARAGRAPHS:,} paragraphs")
+        else:
+            cells += 1
+            if cells > MAX_TABLE_CELLS:
+                raise ParseError(f"refusing DOCX: more than {MAX_TABLE_CELLS:,} table cells")
+
+
+def _style_name(paragraph, cache: dict[str | None, str] | None = None) -> str:
+    """The paragraph style's name, or its raw id when the styles part lacks it.
+
+    The name depends only on the paragraph's style id, and python-docx resolves it
+    by scanning every style of the document (every enum attribute of each, for the
+    default style), so ``cache`` maps the ids already resolved: without it a page
+    of short paragraphs costs milliseconds each.
+    """
+    if cache is None:
+        return _resolve_style_name(paragraph)
+    style_id = paragraph._p.style
+    name = cache.get(style_id)
+    if name is None:
+        name = cache[style_id] = _resolve_style_name(paragraph)
+    return name
+
+
+def _resolve_style_name(paragraph) -> str:
     try:
         style = paragraph.style
         name = style.name if style is not None else None
@@ -131,22 +193,60 @@ def _cell_text(cell) -> str:
     parts = []
     for item in _iter_body(cell._tc, cell):
         if isinstance(item, Table):
-            parts.append("; ".join(CELL_SEPARATOR.join(text for _, text in _grid_runs(row)) for row in item.rows))
+            rows = (CELL_SEPARATOR.join(text for _, text in _grid_runs(cells)) for cells in _row_cells(item))
+            parts.append("; ".join(rows))
         else:
             parts.append(item.text)
     return " ".join(" ".join(p.split()) for p in parts if p.strip())
 
 
-def _grid_runs(row) -> list[tuple[list[int], str]]:
+def _row_cells(table) -> Iterator[list]:
+    """Each row's cells, one per grid column it covers, as python-docx's ``row.cells`` gives them.
+
+    A cell continuing a vertical merge (``w:vMerge`` without ``restart``) is the
+    merge's first cell, with that cell's span.  python-docx finds it by walking up
+    one row at a time, with an XPath query per step and per cell offset: cubic in
+    the rows of a merged column (a 38 KB file of 200 merged rows by 50 columns took
+    six minutes).  Here each row remembers where its cells start and which cell
+    each one stands for, so the row below looks its cell up in one step.
+    """
+    from docx.table import _Cell
+
+    above: dict[int, object] | None = None  # grid offset -> the first cell that a cell starting there stands for
+    for tr in table._tbl.tr_lst:
+        here: dict[int, object] = {}
+        cells: list = []
+        offset = tr.grid_before
+        reach = None  # the largest offset seen so far: python-docx stops looking past it
+        for tc in tr.tc_lst:
+            if tc.vMerge == "continue":
+                if above is None:
+                    raise ValueError("no tr above topmost tr in w:tbl")
+                if offset not in above:
+                    raise ValueError(f"no `tc` element at grid_offset={offset}")
+                root = above[offset]
+            else:
+                root = tc
+            if offset not in here and (reach is None or offset >= reach):
+                here[offset] = root
+            reach = offset if reach is None else max(reach, offset)
+            cell = _Cell(root, table)
+            cells.extend([cell] * root.grid_span)
+            offset += tc.grid_span
+        above = here
+        yield cells
+
+
+def _grid_runs(cells: list) -> list[tuple[list[int], str]]:
     """The row's cells as (grid columns covered, text): a merged cell is one run over several columns.
 
-    python-docx repeats a merged cell once per grid column it covers (and a
-    vertically merged cell in every row it spans), so runs of the same cell object
-    are folded back into one.
+    ``cells`` (from :func:`_row_cells`) repeats a merged cell once per grid column
+    it covers (and a vertically merged cell in every row it spans), so runs of the
+    same cell are folded back into one.
     """
     runs: list[tuple[list[int], str]] = []
     previous = None
-    for column, cell in enumerate(row.cells):
+    for column, cell in enumerate(cells):
         if runs and cell._tc is previous:
             runs[-1][0].append(column)
             continue
@@ -162,7 +262,7 @@ def _table_rows(table) -> tuple[list[str], list[list[str]], list[list[str]], lis
     ``B`` is named ``A / B``.  A table of one row has no header to spare: its row is
     data and its columns get generic names.
     """
-    grid = [_grid_runs(row) for row in table.rows]
+    grid = [_grid_runs(cells) for cells in _row_cells(table)]
     grid = [runs for runs in grid if any(text.strip() for _, text in runs)]
     if not grid:
         return [], [], [], []
@@ -217,8 +317,10 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     from docx.table import Table
 
     document = _load(data)
+    check_body_size(document.element.body)
     out = ExtractedText()
     table_count = 0
+    style_names: dict[str | None, str] = {}
     pending_caption: str | None = None
     doc_title = ""
     try:
@@ -243,7 +345,7 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
             text = item.text.strip()
             if not text:
                 continue
-            style = _style_name(item)
+            style = _style_name(item, style_names)
             if pending_caption is not None:
                 # The caption was not followed by a table: it is an ordinary paragraph.
                 out.block(pending_caption)

@@ -1,0 +1,231 @@
+"""Deep nesting must cost linear work: heading-path prefixes (Security #10) and DOCX tables and styles (#16).
+
+Nothing here measures time (benchmarks are scripts, see docs/benchmarks.md):
+each test counts operations -- tokenizer calls and the characters they read,
+style lookups, walks up a merged table column -- on inputs of growing depth.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import zipfile
+
+import docx
+import pytest
+
+from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+from ingestion.chunking import chunker as chunker_module
+from ingestion.chunking.contextualize import PART_SEPARATOR, build_prefix
+from ingestion.parsers import docx as docx_parser
+from ingestion.parsers import parse
+from ingestion.structure import ParsedDocument, ParseError, Section
+from tests.ingestion.test_chunk_bad_input import assert_sensible
+
+COUNTER = default_counter()
+
+
+class CountingCounter:
+    """The real tokenizer, counting the calls to ``count`` and the characters they read."""
+
+    def __init__(self, inner=COUNTER):
+        self.inner = inner
+        self.calls = 0
+        self.chars = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        self.chars += len(text)
+        return self.inner.count(text)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def nested_html(depth: int) -> bytes:
+    """``depth`` nested <section>s, each with a heading and a paragraph (the review's reproduction)."""
+    opened = "".join(f"<section><h2>Heading number {i} with words</h2><p>Some text about topic {i}.</p>"
+                     for i in range(depth))
+    return f"<html><body>{opened}{'</section>' * depth}</body></html>".encode()
+
+
+def _chunk_counting(data: bytes, config: ChunkingConfig | None = None):
+    doc = parse(data, content_type="text/html")
+    counter = CountingCounter()
+    chunks = chunk_document(doc, config or ChunkingConfig(), counter)
+    return doc, chunks, counter
+
+
+def test_prefix_work_grows_linearly_with_nesting_depth():
+    # Before: 2,515 tokenizer calls at depth 100 and 68,775 at depth 400 (each re-reading
+    # a path of up to 400 headings: cubic).  Now one call per section and per distinct heading.
+    small_doc, _, small = _chunk_counting(nested_html(100))
+    big_doc, big_chunks, big = _chunk_counting(nested_html(400))
+    assert big.calls <= 4 * small.calls + 10
+    assert big.calls <= 3 * len(big_doc.sections)
+    # Characters read: a bounded prefix per section, not the whole path.
+    assert big.chars <= 5 * small.chars  # quadratic would be 16x
+    assert big.chars <= 10 * len(big_doc.text) + 200_000
+    assert_sensible(big_doc, big_chunks)
+
+
+def test_a_deep_prefix_keeps_the_nearest_headings_within_budget():
+    doc, chunks, _ = _chunk_counting(nested_html(300))
+    config = ChunkingConfig()
+    budget = config.content_limit - min(chunker_module.MIN_BODY_TOKENS, config.content_limit // 2)
+    deepest = chunks[-1]
+    prefix = deepest.embed_text[: -len(deepest.text)].removesuffix(PART_SEPARATOR)
+    assert prefix.endswith("Heading number 299 with words")
+    assert not prefix.startswith("Heading number 0 ")  # the far ancestors were cut
+    assert COUNTER.count(prefix + PART_SEPARATOR) <= budget
+    assert deepest.token_count + config.special_tokens <= config.max_tokens
+
+
+def _reference_prefix(path: tuple[str, ...], context: str, config: ChunkingConfig) -> tuple[str, int]:
+    """The shortening loop the linear cut replaced (quadratic calls): the expected result."""
+    limit = config.content_limit
+    prefix = build_prefix(path, context, policy=config.prefix)
+    tokens = COUNTER.count(prefix + PART_SEPARATOR) if prefix else 0
+    min_body = min(chunker_module.MIN_BODY_TOKENS, limit // 2)
+    while prefix and limit - tokens < min_body:
+        if len(path) > 1:
+            path = path[1:]
+            prefix = build_prefix(path, context, policy=config.prefix)
+        else:
+            words = prefix.split()
+            prefix = " ".join(words[: max(1, len(words) // 2)]) if len(words) > 1 else ""
+        tokens = COUNTER.count(prefix + PART_SEPARATOR) if prefix else 0
+    return prefix, tokens
+
+
+def test_the_linear_cut_gives_the_same_prefix_as_the_loop_it_replaced():
+    rnd = random.Random(10)
+    words = ["alpha", "Beta", "δέλτα", "x" * 150, "supercalifragilistic", "a-b", "!!", "   ", "", "\x0c",
+             "日本語", "end.", "Straße"]
+    configs = [ChunkingConfig(), ChunkingConfig(max_tokens=64, target_tokens=40),
+               ChunkingConfig(prefix="none")]
+    for _ in range(150):
+        path = tuple(
+            " ".join(rnd.choice(words) for _ in range(rnd.choice([1, 1, 2, 5, 20])))
+            for _ in range(rnd.choice([0, 1, 2, 3, 10, 40, 60]))
+        )
+        context = rnd.choice(["", "", "import os\nimport sys", " ".join(rnd.choice(words) for _ in range(200))])
+        section = Section(key="1", parent="0", title="t", heading_path=path, kind="heading", depth=1, start=0,
+                          end=0, context=context)
+        for config in configs:
+            chunker = chunker_module._Chunker(ParsedDocument(text="body", sections=[section]), config, COUNTER, None)
+            assert chunker._prefix(section) == _reference_prefix(path, context, config), (path, context)
+
+
+def test_a_deep_table_section_is_not_counted_whole():
+    # A table under 2,000 headings: the whole-table chunk is skipped without tokenizing the path.
+    path = tuple(f"h{i}" for i in range(2000))
+    text = "a | b\n1 | 2"
+    section = Section(key="1", parent="0", title="T", heading_path=path, kind="table", depth=1, start=0,
+                      end=len(text), metadata={"table": {"start": 0, "end": len(text)}})
+    counter = CountingCounter()
+    chunker = chunker_module._Chunker(ParsedDocument(text=text, sections=[section]), ChunkingConfig(), counter, None)
+    assert chunker._whole_table(section, section.metadata["table"]) == []
+    assert counter.chars < 100
+
+
+# --------------------------------------------------------------------------- DOCX
+
+
+def _docx_with_body(body_xml: str) -> bytes:
+    base = io.BytesIO()
+    docx.Document().save(base)
+    source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
+    document = source.read("word/document.xml").decode()
+    head, rest = document.split("<w:body>", 1)
+    tail = rest.split("</w:body>", 1)[1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "word/document.xml":
+                data = (head + "<w:body>" + body_xml + "<w:sectPr/></w:body>" + tail).encode()
+            archive.writestr(item, data)
+    return out.getvalue()
+
+
+def _merged_table(rows: int, columns: int) -> bytes:
+    """A table whose every column is one vertically merged cell over ``rows`` rows."""
+    grid = "<w:tblGrid>" + "<w:gridCol/>" * columns + "</w:tblGrid>"
+    head = "<w:tr>" + "".join(
+        f'<w:tc><w:tcPr><w:vMerge w:val="restart"/></w:tcPr><w:p><w:r><w:t>col {c}</w:t></w:r></w:p></w:tc>'
+        for c in range(columns)) + "</w:tr>"
+    merged = "<w:tr>" + "<w:tc><w:tcPr><w:vMerge/></w:tcPr><w:p/></w:tc>" * columns + "</w:tr>"
+    return _docx_with_body("<w:p><w:r><w:t>Intro</w:t></w:r></w:p><w:tbl>" + grid + head + merged * (rows - 1)
+                           + "</w:tbl>")
+
+
+def test_merged_table_cells_are_resolved_without_walking_up_the_column(monkeypatch):
+    # python-docx resolves each merged cell by walking up row by row (an XPath query a
+    # step): a 38 KB file of 200 rows x 50 merged columns took six minutes.
+    from docx.oxml.table import CT_Tc
+
+    small = docx.Document(io.BytesIO(_merged_table(6, 3))).tables[0]
+    expected = [[cell._tc for cell in row.cells] for row in small.rows]  # python-docx's own answer
+    assert [[cell._tc for cell in cells] for cells in docx_parser._row_cells(small)] == expected
+
+    def refuse(self):
+        raise AssertionError("walked up a merged column")
+
+    monkeypatch.setattr(CT_Tc, "_tc_above", property(refuse))
+    doc = docx_parser.parse_docx(_merged_table(300, 20))
+    table = next(s for s in doc.sections if s.kind == "table")
+    assert len(table.blocks) == 299
+    assert table.blocks[-1].embed_text.startswith("col 0: col 0 | col 1: col 1")
+
+
+def test_paragraph_styles_are_resolved_once_per_style(monkeypatch):
+    # python-docx scans every style of the document for each paragraph's style (2 ms a
+    # paragraph): 100k short paragraphs took minutes.
+    calls = []
+    resolve = docx_parser._resolve_style_name
+
+    def counting(paragraph):
+        calls.append(paragraph._p.style)
+        return resolve(paragraph)
+
+    monkeypatch.setattr(docx_parser, "_resolve_style_name", counting)
+    d = docx.Document()
+    for i in range(500):
+        d.add_paragraph(f"Paragraph {i}.")
+        if i % 100 == 0:
+            d.add_heading(f"Part {i}", level=1)
+    out = io.BytesIO()
+    d.save(out)
+    doc = docx_parser.parse_docx(out.getvalue())
+    assert len([s for s in doc.sections if s.kind == "heading"]) == 5
+    assert len(calls) == 2 and set(calls) == {None, "Heading1"}
+
+
+def test_docx_xml_part_over_the_limit_is_refused_before_inflating(monkeypatch):
+    monkeypatch.setattr(docx_parser, "MAX_XML_PART_BYTES", 1024 * 1024)
+    paragraphs = "".join(f"<w:p><w:r><w:t>word{i} {i * 7919 % 10007}</w:t></w:r></w:p>" for i in range(40_000))
+    data = _docx_with_body(paragraphs)
+    with pytest.raises(ParseError, match=r"'word/document.xml' is .* MB uncompressed \(the limit for one XML part"):
+        parse(data, filename="big.docx")
+
+
+def test_docx_xml_parts_over_the_total_limit_are_refused(monkeypatch):
+    monkeypatch.setattr(docx_parser, "MAX_XML_BYTES", 1024 * 1024)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+        for n in range(3):
+            archive.writestr(f"customXml/item{n}.xml", "".join(f"<i>{k}</i>" for k in range(60_000)))
+    with pytest.raises(ParseError, match="XML parts hold .* MB uncompressed"):
+        parse(out.getvalue(), filename="big.docx")
+
+
+def test_docx_with_too_many_paragraphs_or_cells_is_refused(monkeypatch):
+    monkeypatch.setattr(docx_parser, "MAX_PARAGRAPHS", 1000)
+    with pytest.raises(ParseError, match="more than 1,000 paragraphs"):
+        parse(_docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 1001), filename="many.docx")
+    parse(_docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 999), filename="many.docx")
+    monkeypatch.setattr(docx_parser, "MAX_TABLE_CELLS", 100)
+    with pytest.raises(ParseError, match="more than 100 table cells"):
+        parse(_merged_table(30, 4), filename="cells.docx")
