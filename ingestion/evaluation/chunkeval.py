@@ -22,6 +22,16 @@ from ingestion.evaluation.metrics import Summary, score_question, summarize
 ORPHAN_CHARS = 50
 HISTOGRAM_BIN = 32
 ALL = "all"
+GENRE_PREFIX = "genre:"
+# Pooled retrieval: chunks of other documents get disjoint fake offsets this far apart,
+# so they count in precision/IoU (their size) but never overlap a reference span.
+_POOL_STRIDE = 1 << 40
+
+
+def genre_of(corpus_id: str) -> str | None:
+    """The genre of a corpus id ``<genre>/<file>`` (the suite's layout), else None."""
+    head, sep, _rest = corpus_id.partition("/")
+    return head if sep else None
 
 
 @dataclass
@@ -87,8 +97,14 @@ def evaluate(
     *,
     ks: Sequence[int] = (5, 10),
     count_tokens=None,
+    pool: str = "document",
 ) -> list[ChunkerResult]:
     """Run every chunker over every corpus and score every question at every k.
+
+    ``pool="document"`` retrieves among the chunks of the question's own corpus (the
+    benchmark's definition); ``pool="genre"`` among the chunks of every corpus of the
+    question's genre (``<genre>/<file>`` ids), so a hit in another file costs precision.
+    Scores are kept per corpus, per genre (``genre:<name>``) and for ALL.
 
     ``embedder.embed(texts) -> np.ndarray`` returns L2-normalised rows.
     ``count_tokens(texts) -> list[int]`` sizes the chunks (defaults to the model's tokenizer).
@@ -107,6 +123,7 @@ def evaluate(
         stats: dict[str, ChunkStats] = {}
         all_chunks: list[SpanChunk] = []
         all_tokens: list[int] = []
+        token_counts: dict[str, list[int]] = {}
         for cid in corpus_ids:
             text = corpora[cid]
             chunks = chunker(text)
@@ -115,14 +132,20 @@ def evaluate(
                     raise ValueError(f"{name}: chunk span {c.start}:{c.end} outside corpus {cid}")
             per_corpus[cid] = chunks
             tokens = count_tokens([c.embed_text for c in chunks])
+            token_counts[cid] = tokens
             stats[cid] = chunk_stats(chunks, tokens)
             all_chunks += chunks
             all_tokens += tokens
             vectors[cid] = embedder.embed([c.embed_text for c in chunks])
         stats[ALL] = chunk_stats(all_chunks, all_tokens)
+        for g in sorted({genre_of(c) for c in corpus_ids} - {None}):
+            members = [c for c in corpus_ids if genre_of(c) == g]
+            g_chunks = [ch for c in members for ch in per_corpus[c]]
+            g_tokens = [n for c in members for n in token_counts[c]]
+            stats[GENRE_PREFIX + g] = chunk_stats(g_chunks, g_tokens)
         result = ChunkerResult(name, stats)
         for k in ks:
-            result.scores[k] = _score(questions, question_vectors, per_corpus, vectors, k)
+            result.scores[k] = _score(questions, question_vectors, per_corpus, vectors, k, pool=pool)
         results.append(result)
     return results
 
@@ -133,26 +156,45 @@ def _score(
     per_corpus: Mapping[str, list[SpanChunk]],
     vectors: Mapping[str, np.ndarray],
     k: int,
+    pool: str = "document",
 ) -> dict[str, Scores]:
+    if pool not in ("document", "genre"):
+        raise ValueError(f"unknown pool {pool!r} (expected 'document' or 'genre')")
     buckets: dict[str, dict[str, list[float]]] = {}
     corpus_ids = sorted(per_corpus)
     # Document-level retrieval searches every corpus at once.
     everything = np.vstack([vectors[c] for c in corpus_ids]) if corpus_ids else np.zeros((0, 0))
     owner = [cid for cid in corpus_ids for _ in per_corpus[cid]]
+    pools: dict[str, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+    if pool == "genre":
+        for g in sorted({genre_of(c) or c for c in corpus_ids}):
+            members = [c for c in corpus_ids if (genre_of(c) or c) == g]
+            spans = []
+            for c in members:
+                base = corpus_ids.index(c) * _POOL_STRIDE
+                spans += [(base + ch.start, base + ch.end) for ch in per_corpus[c]]
+            pools[g] = (np.vstack([vectors[c] for c in members]), spans)
     for q, qv in zip(questions, question_vectors, strict=True):
         chunks = per_corpus[q.corpus_id]
-        sims = vectors[q.corpus_id] @ qv
-        top = _top_k(sims, k)
+        if pool == "genre":
+            matrix, spans = pools[genre_of(q.corpus_id) or q.corpus_id]
+            base = corpus_ids.index(q.corpus_id) * _POOL_STRIDE
+            top = _top_k(matrix @ qv, k)
+            retrieved = [(spans[i][0] - base, spans[i][1] - base) for i in top]
+        else:
+            top = _top_k(vectors[q.corpus_id] @ qv, k)
+            retrieved = [(chunks[i].start, chunks[i].end) for i in top]
         doc_hit = None
         if len(corpus_ids) > 1:
             global_top = _top_k(everything @ qv, k)
             doc_hit = 1.0 if any(owner[i] == q.corpus_id for i in global_top) else 0.0
-        for bucket in (q.corpus_id, ALL):
+        genre = genre_of(q.corpus_id)
+        for bucket in (q.corpus_id, ALL) + ((GENRE_PREFIX + genre,) if genre else ()):
             b = buckets.setdefault(bucket, {"recall": [], "precision": [], "iou": [], "doc_hit": []})
             if doc_hit is not None:
                 b["doc_hit"].append(doc_hit)
             if q.spans:
-                s = score_question(q.spans, [(chunks[i].start, chunks[i].end) for i in top])
+                s = score_question(q.spans, retrieved)
                 b["recall"].append(s.recall)
                 b["precision"].append(s.precision)
                 b["iou"].append(s.iou)
@@ -206,10 +248,13 @@ def format_table(results: Sequence[ChunkerResult]) -> str:
     """A Markdown table: per k, recall and IoU per corpus, overall recall/precision/IoU, sizes."""
     if not results:
         return "(no results)"
-    corpus_ids = [c for c in results[0].stats if c != ALL]
+    genres = [c for c in results[0].stats if c.startswith(GENRE_PREFIX)]
+    # With genres (``<genre>/<file>`` ids) the table has a column pair per genre.
+    corpus_ids = genres or [c for c in results[0].stats if c != ALL]
     header = ["chunker", "k"]
     for cid in corpus_ids:
-        header += [f"{cid} recall", f"{cid} IoU"]
+        label = cid[len(GENRE_PREFIX) :] if cid.startswith(GENRE_PREFIX) else cid
+        header += [f"{label} recall", f"{label} IoU"]
     header += ["all recall", "all precision", "all IoU", "chunks", "mean tok", "max tok", "<50 chars"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     ks = sorted({k for r in results for k in r.scores})

@@ -100,6 +100,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cache-dir", default=None, help="embedding cache directory (default .bench-cache)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     parser.add_argument("--histograms", action="store_true", help="print token histograms")
+    parser.add_argument(
+        "--pool",
+        choices=("document", "genre"),
+        default="document",
+        help="retrieve among the question's own document (default) or all documents of its genre",
+    )
+    parser.add_argument(
+        "--loo",
+        action="store_true",
+        help="leave-one-genre-out: per genre, the bulkhead candidate chosen on the other genres (k = first --k)",
+    )
 
 
 def run(
@@ -112,6 +123,8 @@ def run(
     cache_dir: str | None = None,
     no_cache: bool = False,
     histograms: bool = False,
+    pool: str = "document",
+    loo: bool = False,
     out=None,
 ) -> list:
     """Run the evaluation and print the table; returns the results."""
@@ -127,8 +140,16 @@ def run(
     chunkers = dict(make_chunker(name) for name in (chunker or DEFAULT_CHUNKERS))
     cache = None if no_cache else (cache_dir or DEFAULT_CACHE_DIR)
     embedder = CachedEmbedder(DEFAULT_MODEL, cache_dir=cache)
-    results = evaluate(texts, golden, chunkers, embedder, ks=ks)
+    results = evaluate(texts, golden, chunkers, embedder, ks=ks, pool=pool)
     print(format_table(results), file=out)
+    if loo:
+        from ingestion.evaluation.loo import choose, format_loo, leave_one_out
+
+        candidates = [n for n in chunkers if n.startswith("bulkhead")]
+        others = [n for n in chunkers if not n.startswith("bulkhead")]
+        print(f"\nLeave-one-genre-out (k={ks[0]}):", file=out)
+        print(format_loo(leave_one_out(results, candidates, others, k=ks[0]), ks[0]), file=out)
+        print(f"\nChosen on all genres: {choose(results, candidates, k=ks[0])}", file=out)
     if histograms:
         print("\nTokens histograms (embedded text, all corpora):", file=out)
         print(format_histograms(results), file=out)

@@ -27,6 +27,8 @@ class Command(BaseCommand):
                 cache_dir=options["cache_dir"],
                 no_cache=options["no_cache"],
                 histograms=options["histograms"],
+                pool=options["pool"],
+                loo=options["loo"],
                 out=self.stdout,
             )
         except (ValueError, FileNotFoundError) as exc:
