@@ -36,6 +36,7 @@ from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, 
 from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
+from ingestion.chunking.textables import find_tables
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
@@ -299,7 +300,12 @@ class _Chunker:
         prefix, prefix_tokens = self._prefix(section)
         body_limit = self.limit - prefix_tokens
         target = min(self.config.target_tokens, body_limit)
+        if self.config.prose_target_tokens and not any(h and h.strip() for h in section.heading_path):
+            # No heading: nothing but the body says what the chunk is about.
+            target = min(self.config.prose_target_tokens, body_limit)
         out: list[_Span] = []
+        if self.config.text_tables and self.config.strategy == "structure":
+            blocks = self._split_text_tables(blocks)
 
         table = section.metadata.get("table") if isinstance(section.metadata, dict) else None
         if isinstance(table, dict) and "start" in table and "end" in table:
@@ -307,6 +313,12 @@ class _Chunker:
 
         run: list[Block] = []
         for block in blocks:
+            if block.kind == "text_table":
+                if run:
+                    out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
+                    run = []
+                out.extend(self._text_table(section, block, prefix, prefix_tokens, body_limit, target))
+                continue
             if block.kind == "table_row" or not block.joinable:
                 if run:
                     out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
@@ -319,6 +331,66 @@ class _Chunker:
             run.append(block)
         if run:
             out.extend(self._run(section, run, prefix, prefix_tokens, body_limit, target))
+        return out
+
+    # -- tables inside plain text --------------------------------------------
+
+    def _split_text_tables(self, blocks: list[Block]) -> list[Block]:
+        """Prose blocks holding pipe/tab-delimited tables, cut into prose parts and ``text_table`` parts."""
+        text = self.text
+        out: list[Block] = []
+        for block in blocks:
+            if block.kind != "prose" or not block.joinable or block.embed_text:
+                out.append(block)
+                continue
+            tables = find_tables(text, block.start, block.end)
+            if not tables:
+                out.append(block)
+                continue
+            pos = block.start
+            for t_start, header_end, t_end in tables:
+                if text[pos:t_start].strip():
+                    out.append(Block(pos, t_start, "prose"))
+                out.append(Block(t_start, t_end, "text_table", metadata={"header_end": header_end}))
+                pos = t_end
+            if text[pos : block.end].strip():
+                out.append(Block(pos, block.end, "prose"))
+        return out
+
+    def _text_table(
+        self, section: Section, block: Block, prefix: str, prefix_tokens: int, body_limit: int, target: int
+    ) -> list[_Span]:
+        """A whole table when it fits the input, else groups of whole rows, each embedding the header line."""
+        text = self.text
+        start, end = block.start, block.end
+        whole = text[start:end]
+        n = self.counter.count(join_embed_text(prefix, whole))
+        if n <= self.limit:
+            return [_Span(section, start, end, join_embed_text(prefix, whole), n, "table")]
+        header_end = int(block.metadata.get("header_end", start))
+        header = text[start:header_end].strip()
+        header_tokens = self.counter.count(header + "\n") if header else 0
+        rows = split_lines(text, header_end, end)
+        row_limit = body_limit - header_tokens
+        if not header or row_limit < body_limit // 2 or not rows:
+            # A header too long to repeat: cut the table like lines of prose.
+            return self._run(section, [Block(start, end, "table")], prefix, prefix_tokens, body_limit, target)
+        out: list[_Span] = []
+        count = self.index.count
+        pieces = [_Piece(s, e, count(s, e), BLOCK) for s, e in rows]
+        # Rows are packed to the target (less the header they repeat), never cut.
+        ranges = pack([p.tokens for p in pieces], [p.strength for p in pieces], target=max(1, min(target, row_limit) - header_tokens // 2))
+        for i, j in ranges:
+            s, e = pieces[i].start, pieces[j - 1].end
+            first = i == 0
+            span_start = start if first else s
+            body = text[span_start:e] if first else header + "\n" + text[s:e]
+            embed = join_embed_text(prefix, body)
+            m = self.counter.count(embed)
+            if m > self.limit:
+                out.extend(self._run(section, [Block(span_start, e, "table")], prefix, prefix_tokens, body_limit, target))
+                continue
+            out.append(_Span(section, span_start, e, embed, m, "table_rows"))
         return out
 
     # -- pieces ------------------------------------------------------------

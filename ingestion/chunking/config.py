@@ -24,7 +24,7 @@ MIN_PREFIX_BUDGET = 16
 
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
-HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384}
+HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, "prose_target_tokens": 0, "text_tables": False}
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,13 @@ class ChunkingConfig:
       (docs/benchmarks.md). ``strategy="structure"`` only.
     - ``embedding_dimensions``: the size of the vectors ``model`` produces; recorded
       so that an index version holds its whole embedding configuration.
+    - ``prose_target_tokens``: body size for text with no structure around it (a
+      section without a heading: a headingless file, text before the first
+      heading); 0 means ``target_tokens``.  Headingless prose has no heading path
+      to carry the chunk's topic, so smaller chunks retrieve more precisely there.
+    - ``text_tables``: recognise pipe- and tab-delimited tables inside plain prose
+      blocks (:mod:`ingestion.chunking.textables`): a whole table is one chunk when
+      it fits, else groups of whole rows that each embed the header line.
     """
 
     strategy: str = "structure"
@@ -59,6 +66,8 @@ class ChunkingConfig:
     semantic_split: bool = False
     special_tokens: int = 2
     embedding_dimensions: int = 384
+    prose_target_tokens: int = 0
+    text_tables: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -83,6 +92,12 @@ class ChunkingConfig:
                 f"target_tokens={self.target_tokens} plus prefix budget {reserve} and {self.special_tokens} "
                 f"special tokens exceeds the model limit max_tokens={self.max_tokens}"
             )
+        if not isinstance(self.prose_target_tokens, int) or isinstance(self.prose_target_tokens, bool) or not (
+            0 <= self.prose_target_tokens <= self.target_tokens
+        ):
+            raise ValueError(f"prose_target_tokens must be 0 or in 1..target_tokens, got {self.prose_target_tokens!r}")
+        if not isinstance(self.text_tables, bool):
+            raise ValueError("text_tables must be a bool")
         if not isinstance(self.model, str) or not self.model:
             raise ValueError("model must be a non-empty model name")
         if not isinstance(self.semantic_split, bool):
