@@ -302,7 +302,7 @@ class _Chunker:
         target = min(self.config.target_tokens, body_limit)
         if self.config.prose_target_tokens and not any(h and h.strip() for h in section.heading_path):
             # No heading: nothing but the body says what the chunk is about.
-            target = min(self.config.prose_target_tokens, body_limit)
+            target = min(self.config.prose_target_tokens, target)
         out: list[_Span] = []
         if self.config.text_tables and self.config.strategy == "structure":
             blocks = self._split_text_tables(blocks)

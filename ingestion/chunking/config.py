@@ -25,6 +25,8 @@ MIN_PREFIX_BUDGET = 16
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
 HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, "prose_target_tokens": 0, "text_tables": False}
+# Fields whose "off" value is what a stored config without them meant (see from_dict).
+ADDED_OFF = {"prose_target_tokens": 0, "text_tables": False}
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class ChunkingConfig:
     - ``strategy``: ``"structure"`` (sections, paragraphs, sentences; the default),
       or ``"fixed"`` (word-aligned token windows inside each section, a baseline).
     - ``target_tokens``: body size the packer aims for (content tokens). Chosen by
-      a sweep on the evaluation set, see docs/benchmarks.md.
+      leave-one-genre-out on the evaluation suite, see docs/benchmarks.md.
     - ``overlap``: fraction of ``target_tokens`` repeated between consecutive chunks
       of one split section (sentence-aligned); never across sections.
     - ``max_tokens``: the model's input limit *including* its special tokens; the
@@ -50,7 +52,7 @@ class ChunkingConfig:
       so that an index version holds its whole embedding configuration.
     - ``prose_target_tokens``: body size for text with no structure around it (a
       section without a heading: a headingless file, text before the first
-      heading); 0 means ``target_tokens``.  Headingless prose has no heading path
+      heading); 0 means ``target_tokens``, and it never exceeds ``target_tokens``.  Headingless prose has no heading path
       to carry the chunk's topic, so smaller chunks retrieve more precisely there.
     - ``text_tables``: recognise pipe- and tab-delimited tables inside plain prose
       blocks (:mod:`ingestion.chunking.textables`): a whole table is one chunk when
@@ -58,7 +60,7 @@ class ChunkingConfig:
     """
 
     strategy: str = "structure"
-    target_tokens: int = 216
+    target_tokens: int = 192
     overlap: float = 0.125
     max_tokens: int = 256
     prefix: str = "heading_path"
@@ -66,8 +68,8 @@ class ChunkingConfig:
     semantic_split: bool = False
     special_tokens: int = 2
     embedding_dimensions: int = 384
-    prose_target_tokens: int = 0
-    text_tables: bool = False
+    prose_target_tokens: int = 160
+    text_tables: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -92,10 +94,12 @@ class ChunkingConfig:
                 f"target_tokens={self.target_tokens} plus prefix budget {reserve} and {self.special_tokens} "
                 f"special tokens exceeds the model limit max_tokens={self.max_tokens}"
             )
-        if not isinstance(self.prose_target_tokens, int) or isinstance(self.prose_target_tokens, bool) or not (
-            0 <= self.prose_target_tokens <= self.target_tokens
+        if (
+            not isinstance(self.prose_target_tokens, int)
+            or isinstance(self.prose_target_tokens, bool)
+            or self.prose_target_tokens < 0
         ):
-            raise ValueError(f"prose_target_tokens must be 0 or in 1..target_tokens, got {self.prose_target_tokens!r}")
+            raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
         if not isinstance(self.text_tables, bool):
             raise ValueError("text_tables must be a bool")
         if not isinstance(self.model, str) or not self.model:
@@ -131,4 +135,5 @@ class ChunkingConfig:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown chunking config keys: {sorted(unknown)}")
-        return cls(**data)
+        # A stored config without these keys predates them: it meant them off.
+        return cls(**{**ADDED_OFF, **data})
