@@ -26,8 +26,14 @@ test: $(STAMP)
 	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m kb.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m kb.embedded_services start >/dev/null && $(PY) -m pytest $(PYTEST_ARGS)'
 
+# Two workers (see enqueue_jobs in ingestion/tasks.py): "fast" serves the interactive lane alone,
+# so a large document or a batch import on the bulk lane never holds up a small upload; "bulk"
+# serves both lanes.  Ctrl-C stops both.
 worker: $(STAMP)
-	$(PY) -m celery -A kb worker --beat --loglevel=INFO --concurrency=1
+	@bash -c 'trap "kill \$$(jobs -p) 2>/dev/null; wait" EXIT; \
+		$(PY) -m celery -A kb worker -Q celery -n fast@%h --beat --loglevel=INFO --concurrency=1 & \
+		$(PY) -m celery -A kb worker -n bulk@%h --loglevel=INFO --concurrency=1 & \
+		wait -n'
 
 # gunicorn, 2 workers x 4 threads: at most 8 database connections, whatever the load.
 web: $(STAMP)

@@ -137,6 +137,21 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BULKHEAD_TASK_VISIBILITY_TIMEOUT", 3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Two lanes (ingestion/tasks.py, enqueue_jobs): small uploads on the default queue, large
+# documents and batch imports on the bulk queue.  A worker started without -Q consumes
+# both; one started with "-Q celery" keeps a lane that no heavy document can hold up
+# (the demo, `make worker` and docker-compose run one of each).
+BULKHEAD_BULK_QUEUE = os.environ.get("BULKHEAD_BULK_QUEUE", "bulk")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, BULKHEAD_BULK_QUEUE)
+}
+CELERY_TASK_ROUTES = ["ingestion.tasks.route_task"]
+# A document over this size (PDF and DOCX count 4x: they inflate) goes to the bulk lane, one per task.
+BULKHEAD_BULK_DOCUMENT_BYTES = env_int("BULKHEAD_BULK_DOCUMENT_BYTES", 1024 * 1024)
+# Per-document budget of parsing and of chunking, each run in a child process (ingestion/limits.py).
+BULKHEAD_PARSE_MEMORY_MB = env_int("BULKHEAD_PARSE_MEMORY_MB", 2048)
+BULKHEAD_PARSE_SECONDS = env_int("BULKHEAD_PARSE_SECONDS", 120)
 BULKHEAD_JOB_LEASE_SECONDS = env_int("BULKHEAD_JOB_LEASE_SECONDS", 900)
 BULKHEAD_JOB_MAX_ATTEMPTS = env_int("BULKHEAD_JOB_MAX_ATTEMPTS", 3)  # a job whose worker died this often fails
 CELERY_BEAT_SCHEDULE = {

@@ -1,6 +1,6 @@
-"""`make demo`: migrate, a demo tenant with three members, the sample corpus, a worker and the web server.
+"""`make demo`: migrate, a demo tenant with three members, the sample corpus, two workers and the web server.
 
-Ctrl-C or SIGTERM stops the web server and the worker; the embedded PostgreSQL and
+Ctrl-C or SIGTERM stops the web server and the workers; the embedded PostgreSQL and
 Redis stay up for reuse (`make stop` stops them).
 """
 
@@ -57,9 +57,20 @@ def web_command(port: int, *, workers: int = WEB_WORKERS, threads: int = WEB_THR
     ]
 
 
+def worker_commands(log_dir: Path) -> list[list[str]]:
+    """The demo's Celery workers: the interactive lane alone (with beat), and both lanes."""
+    worker = [sys.executable, "-m", "celery", "-A", "kb", "worker", "--pool=solo", "--loglevel=INFO"]
+    return [
+        [*worker, "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "demo@%h", "--beat",
+         "--schedule", str(log_dir / "celerybeat-schedule")],
+        [*worker, "-n", "demo-bulk@%h"],
+    ]
+
+
 class Command(BaseCommand):
     help = (
-        "Run the demo: tenant, members, sample corpus, a Celery worker and the web server (gunicorn) on 127.0.0.1:8000."
+        "Run the demo: tenant, members, sample corpus, two Celery workers and the web server (gunicorn) on "
+        "127.0.0.1:8000."
     )
 
     def add_arguments(self, parser):
@@ -84,7 +95,7 @@ class Command(BaseCommand):
                     child.wait(15)
                 except subprocess.TimeoutExpired:
                     child.kill()
-            self.stdout.write("\nstopped the web server and the worker; `make stop` stops PostgreSQL and Redis")
+            self.stdout.write("\nstopped the web server and the workers; `make stop` stops PostgreSQL and Redis")
             sys.exit(0)
 
         signal.signal(signal.SIGINT, stop)
@@ -93,13 +104,12 @@ class Command(BaseCommand):
         env = dict(os.environ)
         log_dir = Path(settings.BASE_DIR) / ".data"
         worker_log = open(log_dir / "demo-worker.log", "ab")
-        children.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "kb", "worker", "--beat", "--pool=solo", "--loglevel=INFO",
-                 "-n", "demo@%h", "--schedule", str(log_dir / "celerybeat-schedule")],
-                env=env, stdout=worker_log, stderr=subprocess.STDOUT,
-            )
-        )
+        # Two workers, so one tenant's heavy document cannot hold up another's small upload:
+        # "demo" serves the interactive lane alone (small uploads; it also runs beat),
+        # "demo-bulk" both lanes (large documents and batch imports, and small uploads when it
+        # is free; see ingestion/tasks.py, enqueue_jobs).
+        for command in worker_commands(log_dir):
+            children.append(subprocess.Popen(command, env=env, stdout=worker_log, stderr=subprocess.STDOUT))
         if not options["no_serve"]:
             children.append(
                 subprocess.Popen(

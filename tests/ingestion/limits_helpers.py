@@ -1,0 +1,81 @@
+"""Functions that tests/ingestion/test_limits.py runs in the budgeted child (importable by module path)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+
+import yaml
+
+from ingestion.structure import ParseError
+
+
+def add(a: int, b: int, *, times: int = 1) -> int:
+    return (a + b) * times
+
+
+def hog_memory(step_mb: int = 64) -> int:
+    """Allocate (and touch) memory until something gives."""
+    held = []
+    while True:
+        held.append(bytearray(step_mb * 1024 * 1024))
+        held[-1][::4096] = b"x" * len(range(0, step_mb * 1024 * 1024, 4096))
+
+
+def busy_loop() -> None:
+    n = 0
+    while True:
+        n += 1
+
+
+def busy_loop_under_cpu_limit(cpu_seconds: int) -> None:
+    """A busy loop that the kernel stops with SIGXCPU before the caller's deadline."""
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    busy_loop()
+
+
+def kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def raise_parse_error() -> None:
+    raise ParseError("bad marker", line=7)
+
+
+def raise_value_error() -> None:
+    raise ValueError("not a number")
+
+
+def loaded(module: str) -> bool:
+    return module in sys.modules
+
+
+def parent_pid() -> int:
+    return os.getppid()
+
+
+def address_space_bytes() -> int:
+    """The child's current virtual size (what RLIMIT_AS counts)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmSize")
+
+
+def laughs(depth: int) -> str:
+    """A billion-laughs YAML document: each level is nine aliases of the one before."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, depth):
+        previous, name = chr(ord("a") + level - 1), chr(ord("a") + level)
+        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def naive_front_matter(source: str) -> int:
+    """What a front-matter reader without an alias check does: load (aliases shared), then serialise."""
+    data = yaml.load(source, Loader=yaml.SafeLoader)  # noqa: S506 - the point is a loader that allows aliases
+    return len(json.dumps(data))

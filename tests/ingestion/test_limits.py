@@ -1,0 +1,149 @@
+"""Per-document budgets (ingestion/limits.py): real hogs, real busy loops, real bombs in a real child process.
+
+No wall-time assertions: a budget either ends the child with ResourceLimitExceeded
+(the message says which limit) or the result comes back.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import signal
+import zipfile
+
+import docx
+import pytest
+
+from ingestion import limits
+from ingestion.chunking import ChunkingConfig, chunk_document
+from ingestion.limits import ResourceLimitExceeded, run_limited
+from ingestion.parsers import parse
+from ingestion.structure import ParseError
+from tests.ingestion import limits_helpers as helpers
+
+MB = 1024 * 1024
+GB = 1024 * MB
+
+
+@pytest.fixture(scope="module")
+def baseline() -> int:
+    """The child's address space before it does anything (interpreter, parsers, tokenizer)."""
+    return run_limited(helpers.address_space_bytes, memory_bytes=2 * GB, seconds=60)
+
+
+def test_the_result_comes_back():
+    assert run_limited(helpers.add, 2, 3, times=4, memory_bytes=GB, seconds=30) == 20
+
+
+def test_the_child_is_not_a_fork_of_the_caller():
+    # The worker has torch (and Django) loaded, possibly with threads: the child is forked
+    # from the parse server, which never imported either.
+    assert run_limited(helpers.parent_pid, memory_bytes=GB, seconds=30) != os.getpid()
+    import django  # noqa: F401 - loaded here (pytest-django), never in the child
+
+    assert not run_limited(helpers.loaded, "django", memory_bytes=GB, seconds=30)
+    assert not run_limited(helpers.loaded, "torch", memory_bytes=GB, seconds=30)
+
+
+def test_parse_errors_and_value_errors_are_raised_again():
+    with pytest.raises(ParseError) as info:
+        run_limited(helpers.raise_parse_error, memory_bytes=GB, seconds=30)
+    assert info.value.line == 7 and info.value.message == "bad marker"
+    assert not isinstance(info.value, ResourceLimitExceeded)
+    with pytest.raises(ValueError, match="not a number") as value_info:
+        run_limited(helpers.raise_value_error, memory_bytes=GB, seconds=30)
+    assert any("raise_value_error" in note for note in value_info.value.__notes__)
+
+
+def test_a_memory_hog_is_stopped_at_the_memory_limit(baseline):
+    limit = baseline + 256 * MB
+    with pytest.raises(ResourceLimitExceeded, match=rf"exceeded the parse memory limit of {limit / MB:g} MB"):
+        run_limited(helpers.hog_memory, memory_bytes=limit, seconds=60)
+    # The server lives on: the next document is parsed as usual.
+    assert run_limited(helpers.add, 1, 1, memory_bytes=GB, seconds=30) == 2
+
+
+def test_a_busy_loop_is_stopped_at_the_time_limit():
+    with pytest.raises(ResourceLimitExceeded, match="exceeded the chunking time limit of 1.5 s"):
+        run_limited(helpers.busy_loop, memory_bytes=GB, seconds=1.5, label="chunking")
+    assert run_limited(helpers.add, 1, 2, memory_bytes=GB, seconds=30) == 3
+
+
+def test_the_cpu_limit_reads_as_the_time_limit():
+    with pytest.raises(ResourceLimitExceeded, match="time limit of 60 s"):
+        run_limited(helpers.busy_loop_under_cpu_limit, 1, memory_bytes=GB, seconds=60)
+
+
+def test_a_killed_child_is_reported_not_raised_as_a_crash():
+    with pytest.raises(ResourceLimitExceeded, match="memory limit") as info:
+        run_limited(helpers.kill_self, memory_bytes=GB, seconds=30)
+    assert "signal 9 (SIGKILL)" in info.value.__notes__[0]
+
+
+def test_a_dead_server_is_replaced():
+    server = limits._server()
+    server.ensure_running()
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait(10)
+    assert run_limited(helpers.add, 2, 2, memory_bytes=GB, seconds=30) == 4
+
+
+def test_yaml_alias_bomb_in_front_matter(baseline):
+    # The Markdown parser refuses aliases outright (its own check), also inside the child ...
+    source = "---\n" + helpers.laughs(9) + "---\n# Doc\n"
+    with pytest.raises(ParseError, match="aliases are not allowed") as info:
+        limits.parse_limited(source.encode(), filename="bomb.md", memory_bytes=2 * GB, seconds=60)
+    assert not isinstance(info.value, ResourceLimitExceeded)
+    # ... and a reader without that check (9^8 strings once serialised) is stopped by the budget.
+    with pytest.raises(ResourceLimitExceeded, match="memory limit"):
+        run_limited(helpers.naive_front_matter, helpers.laughs(8), memory_bytes=baseline + 256 * MB, seconds=120)
+
+
+def _inflating_docx(paragraphs: int) -> bytes:
+    """A real DOCX whose document.xml inflates over 10x: ``paragraphs`` paragraphs of random words."""
+    base = io.BytesIO()
+    docx.Document().save(base)
+    source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
+    document = source.read("word/document.xml").decode()
+    head, rest = document.split("<w:body>", 1)
+    tail = rest.split("</w:body>", 1)[1]
+    rnd = random.Random(16)
+    vocabulary = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9))) for _ in range(150)]
+    # Run properties as Word writes them: the markup is what compresses.
+    run = '<w:r><w:rPr><w:rFonts w:ascii="Calibri" w:hAnsi="Calibri"/><w:sz w:val="22"/><w:szCs w:val="22"/></w:rPr>'
+    body = "".join(
+        '<w:p><w:pPr><w:spacing w:after="160" w:line="259" w:lineRule="auto"/></w:pPr>' + run
+        + '<w:t xml:space="preserve">' + " ".join(rnd.choice(vocabulary) for _ in range(rnd.randint(5, 20)))
+        + "</w:t></w:r></w:p>"
+        for _ in range(paragraphs)
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "word/document.xml":
+                data = (head + "<w:body>" + body + "<w:sectPr/></w:body>" + tail).encode()
+            archive.writestr(item, data)
+    return out.getvalue()
+
+
+def test_a_docx_that_inflates_big_is_stopped_by_the_budget(baseline):
+    data = _inflating_docx(90_000)  # ~2 MB zipped, ~25 MB of XML: within every DOCX limit
+    info = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml")
+    assert info.file_size > 10 * info.compress_size and info.file_size > 20 * MB
+    with pytest.raises(ResourceLimitExceeded, match="parse memory limit"):
+        limits.parse_limited(data, filename="big.docx", memory_bytes=baseline + 160 * MB, seconds=120)
+
+
+def test_parse_and_chunk_steps_give_what_the_in_process_calls_give():
+    raw = b"---\ntitle: Refunds\n---\n# Billing\n\nInvoices go out monthly.\n\n## Refunds\n\nAsk within 30 days.\n"
+    expected = parse(raw, filename="a.md")
+    parsed = limits.parse_limited(raw, filename="a.md", memory_bytes=GB, seconds=30)
+    assert parsed == expected
+    config = ChunkingConfig(target_tokens=100, max_tokens=128)
+    assert limits.chunk_limited(parsed, config, memory_bytes=GB, seconds=30) == chunk_document(expected, config)
+    both = limits.parse_and_chunk(raw, filename="a.md", config=config, memory_bytes=GB, seconds=30)
+    assert both == (expected, chunk_document(expected, config))
+    with pytest.raises(ValueError, match="semantic splitting"):
+        limits.chunk_limited(parsed, ChunkingConfig(semantic_split=True), memory_bytes=GB, seconds=30)

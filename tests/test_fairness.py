@@ -1,0 +1,121 @@
+"""Per-tenant fairness: tenant A's heavy document does not hold up tenant B's small upload.
+
+Real workers in the production layout (ingestion/tasks.py, enqueue_jobs): one
+consuming both lanes, one the interactive lane alone.  No wall-time assertion:
+B's job must have succeeded while A's is still running.  Before the lanes (one
+queue, FIFO) B waited for A to finish, and this test failed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from accounts.services import tenant_create
+from ingestion.private_worker import _set_routes
+from ingestion.tasks import BULK, TASK, enqueue_jobs
+from kb.celery import app
+from kb.models import IngestionJob
+from kb.services import Upload, batch_create, document_create
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+# Queues of this test only (the broker is shared): the lanes as the router would send them.
+FAST, SLOW = "fairness-interactive", "fairness-bulk"
+
+
+def _lanes(name, args, kwargs, options, task=None, **kw):
+    if name == TASK:
+        return {"queue": SLOW if (kwargs or {}).get("lane") == BULK else FAST}
+    return None
+
+
+@pytest.fixture
+def lanes():
+    previous = app.conf.task_routes
+    _set_routes(app, [_lanes])
+    try:
+        yield
+    finally:
+        _set_routes(app, previous)
+
+
+def _heavy_text(megabytes: float) -> bytes:
+    """Varied prose (no embedding-cache hits): a few thousand chunks."""
+    rnd = random.Random(42)
+    words = [
+        "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10))) for _ in range(5000)
+    ]
+    paragraphs, size = [], 0
+    while size < megabytes * 1024 * 1024:
+        paragraph = " ".join(rnd.choice(words) for _ in range(rnd.randint(40, 120))) + "."
+        paragraphs.append(paragraph)
+        size += len(paragraph) + 2
+    return "\n\n".join(paragraphs).encode()
+
+
+def _status(job_id) -> str:
+    return IngestionJob.objects.get(pk=job_id).status
+
+
+def test_small_job_of_tenant_b_finishes_while_tenant_a_heavy_job_runs(worker_factory, lanes):
+    both = worker_factory("fair-bulk", queues=f"{FAST},{SLOW}")
+    fast = worker_factory("fair-fast", queues=FAST)
+    a = tenant_create(slug="heavy-co", name="Heavy Co")
+    b = tenant_create(slug="small-co", name="Small Co")
+    try:
+        _, heavy = document_create(
+            tenant=a, created_by=None,
+            upload=Upload(content=_heavy_text(2), title="Archive", source="archive.txt", content_type="text/plain"),
+        )
+        deadline = time.monotonic() + 300
+        while _status(heavy.pk) != "running":  # A's job holds a worker
+            assert _status(heavy.pk) == "queued" and time.monotonic() < deadline, "A's job never started"
+            time.sleep(0.05)
+
+        _, small = document_create(
+            tenant=b, created_by=None,
+            upload=Upload(content=b"# Note\n\nCall the front desk.\n", title="Note", content_type="text/markdown"),
+        )
+        while True:
+            small_status, heavy_status = _status(small.pk), _status(heavy.pk)
+            if small_status in ("succeeded", "failed") or heavy_status in ("succeeded", "failed"):
+                break
+            assert time.monotonic() < deadline, (small_status, heavy_status)
+            time.sleep(0.05)
+        assert small_status == "succeeded", IngestionJob.objects.get(pk=small.pk).error
+        assert heavy_status == "running", "A's job finished first: B waited for it"
+        # B's task went to the interactive lane and the worker that serves it alone.
+        assert IngestionJob.objects.get(pk=small.pk).stats["task_id"] in fast.log_path.read_text()
+        assert IngestionJob.objects.get(pk=heavy.pk).stats["task_id"] in both.log_path.read_text()
+    finally:
+        both.kill()  # A's job need not finish: the test's tables are flushed
+        fast.stop()
+
+
+def test_heavy_documents_and_batches_take_the_bulk_lane(settings, monkeypatch):
+    sent = []
+    monkeypatch.setattr("ingestion.tasks.ingest_documents.apply_async", lambda args, kwargs: sent.append(
+        (tuple(args[0]), kwargs["lane"])))
+    settings.BULKHEAD_BULK_DOCUMENT_BYTES = 1000
+    tenant = tenant_create(slug="lanes-co", name="Lanes Co")
+    small = Upload(content=b"small text", title="s", content_type="text/plain")
+    big = Upload(content=b"x " * 600, title="b", content_type="text/plain")  # 1,200 bytes
+    pdf = Upload(content=b"%PDF-1.4 " + b"x" * 300, title="p", content_type="application/pdf")  # counts 4x
+    _, j_small = document_create(tenant=tenant, created_by=None, upload=small)
+    _, j_big = document_create(tenant=tenant, created_by=None, upload=big)
+    _, j_pdf = document_create(tenant=tenant, created_by=None, upload=pdf)
+    assert sent == [((str(j_small.pk),), "interactive"), ((str(j_big.pk),), "bulk"), ((str(j_pdf.pk),), "bulk")]
+
+    sent.clear()
+    uploads = [Upload(content=f"doc {i}".encode(), title=f"d{i}", content_type="text/plain") for i in range(20)]
+    batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
+    children = [str(c) for c in IngestionJob.objects.filter(batch=batch).order_by("created_at").values_list("id", flat=True)]
+    assert sorted(j for group, _ in sent for j in group) == sorted(children)
+    assert {lane for _, lane in sent} == {"bulk"} and [len(g) for g, _ in sent] == [16, 4]
+
+    sent.clear()
+    enqueue_jobs([str(j_small.pk), str(j_big.pk)])  # a few jobs: small ones stay interactive
+    assert sorted(sent) == sorted([((str(j_small.pk),), "interactive"), ((str(j_big.pk),), "bulk")])
