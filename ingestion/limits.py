@@ -134,16 +134,20 @@ def chunk_limited(
     parsed: ParsedDocument,
     config=None,
     *,
+    embed=None,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
     seconds: float = DEFAULT_SECONDS,
 ) -> list:
     """:func:`ingestion.chunking.chunk_document` under a budget (default tokenizer).
 
-    Semantic splitting needs the embedding model, which lives in the worker and
-    is not forked: with ``config.semantic_split`` call ``chunk_document`` directly.
+    Semantic splitting needs the embedding model (``embed``), which lives in the
+    worker and is never forked: with ``config.semantic_split`` the chunking runs in
+    this process, without a budget (the parse before it had one).
     """
     if config is not None and config.semantic_split:
-        raise ValueError("chunk_limited cannot run semantic splitting (the model stays in the worker)")
+        from ingestion.chunking import chunk_document
+
+        return chunk_document(parsed, config, embed=embed)
     return run_limited(_chunk, parsed, config, memory_bytes=memory_bytes, seconds=seconds, label="chunking")
 
 

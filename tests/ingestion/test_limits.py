@@ -146,4 +146,21 @@ def test_parse_and_chunk_steps_give_what_the_in_process_calls_give():
     both = limits.parse_and_chunk(raw, filename="a.md", config=config, memory_bytes=GB, seconds=30)
     assert both == (expected, chunk_document(expected, config))
     with pytest.raises(ValueError, match="semantic splitting"):
-        limits.chunk_limited(parsed, ChunkingConfig(semantic_split=True), memory_bytes=GB, seconds=30)
+        limits.parse_and_chunk(raw, config=ChunkingConfig(semantic_split=True), memory_bytes=GB, seconds=30)
+
+
+def test_semantic_chunking_stays_in_the_worker_with_its_model():
+    import numpy as np
+
+    text = " ".join(f"Sentence {i} is about {'cats' if i < 20 else 'stocks'} and more." for i in range(40))
+    parsed = parse(text.encode(), filename="a.txt")
+    config = ChunkingConfig(semantic_split=True, target_tokens=100, max_tokens=128)
+    calls = []
+
+    def embed(texts):  # a closure over the model: it could not be sent to a child
+        calls.append(len(texts))
+        vectors = np.array([[1.0, 0.0] if "cats" in t else [0.0, 1.0] for t in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    chunks = limits.chunk_limited(parsed, config, embed=embed, memory_bytes=GB, seconds=30)
+    assert calls and chunks == chunk_document(parsed, config, embed=embed)
