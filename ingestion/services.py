@@ -205,6 +205,17 @@ def _visible_heading_paths(parsed: ParsedDocument, ranks: dict[str, tuple[int, l
         section.heading_path = paths[section.key]
 
 
+def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> None:
+    """Fill each parsed section's effective policy from its stored row (level name, group slugs)."""
+    ids = {g for row in existing.values() for g in row.access_groups}
+    slugs = dict(Group.objects.filter(id__in=ids).values_list("id", "slug"))
+    for section in parsed.sections:
+        row = existing[section.key]
+        section.effective = AccessPolicy(
+            level=AccessLevel(row.access_level).label, groups=tuple(slugs[g] for g in row.access_groups if g in slugs)
+        )
+
+
 def _policy_snapshot(document: Document, rows: list[Section] | None) -> tuple:
     """What a plan's policies were derived from: the document default and, when the stored
     sections are reused, every stored section's effective policy."""
@@ -220,18 +231,25 @@ def _plan(job: IngestionJob) -> _Plan:
     try:
         parsed = parse(bytes(document.raw), content_type=document.content_type, filename=document.source or None)
         group_ids = _group_ids(document.tenant_id, parsed, default)
-        resolve_policies(parsed, default)
     except ParseError as exc:
         raise TerminalIngestionError(str(exc)) from None
-    file_ranks = {
-        s.key: (int(AccessLevel.from_name(s.effective.level)), sorted(group_ids[g] for g in s.effective.groups))
-        for s in parsed.sections
-    }
-
     existing = {s.key: s for s in Section.objects.filter(document=document)}
     reuse = bool(existing) and document.text == parsed.text and all(
         _section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
     )
+    try:
+        resolve_policies(parsed, default)
+    except ParseError as exc:
+        # An upload is checked against its own default. A build or a re-derivation of stored sections
+        # keeps their stored policies: the markers were checked against the default they were stored
+        # under, and only the API (with its own checks) changed them since.
+        if not (reuse and (_is_shadow(job) or job.stats.get("rederive"))):
+            raise TerminalIngestionError(str(exc)) from None
+        _stored_effective(parsed, existing)
+    file_ranks = {
+        s.key: (int(AccessLevel.from_name(s.effective.level)), sorted(group_ids.get(g, -1) for g in s.effective.groups))
+        for s in parsed.sections
+    }
     shadow = _is_shadow(job)
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")

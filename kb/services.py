@@ -248,10 +248,12 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
     document.metadata = {**document.metadata, "ingested": ""}
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     active = IndexVersion.objects.filter(tenant_id=document.tenant_id, is_active=True).first()
-    jobs = [_new_job(tenant=document.tenant, document=document, created_by=actor)]
+    rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
+    jobs = [_new_job(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
     for version_id in sorted(versions, key=str):
         if active is None or version_id != active.pk:
-            jobs.append(_new_job(tenant=document.tenant, document=document, created_by=actor, index_version_id=version_id))
+            jobs.append(_new_job(tenant=document.tenant, document=document, created_by=actor,
+                                 index_version_id=version_id, stats=rederive))
     _enqueue([job.id for job in jobs])
 
 

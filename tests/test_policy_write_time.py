@@ -247,3 +247,25 @@ def test_prefix_change_during_a_build_is_replanned(celery_worker, tenant, monkey
     assert len(calls) == 2, "the build planned again after the policy change"
     built = list(Chunk.objects.filter(section=logistics, index_version=version))
     assert built and all("Zebra" not in c.embed_text for c in built)
+
+
+def test_a_stricter_default_does_not_break_index_builds(celery_worker, tenant):
+    """Own policies (markers, overrides) are explicit and persist when the document default changes;
+    a later index build reuses the stored policies instead of failing on the file's now-'widening' marker."""
+    from kb.services import document_set_access
+
+    text = "---\naccess: internal\n---\n# Guide\nHow to file an expense report on time.\n"
+    document, job = _ingest(tenant, text, access_level="internal")
+    assert job.status == "succeeded", job.error
+    document_set_access(document=document, access_level="confidential", groups=[])
+    version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=80), name="strict")
+    build = index_version_build(version=version)
+    children = wait_for_jobs(build.children.values_list("id", flat=True))
+    assert [c.status for c in children] == ["succeeded"], [c.error for c in children]
+    for chunk in Chunk.objects.filter(document=document).select_related("section"):
+        assert (chunk.access_level, chunk.access_groups) == (chunk.section.access_level, chunk.section.access_groups)
+    # A new upload of the same file under the stricter default is checked against it, and refused.
+    _, again = document_replace(document=document, created_by=None, upload=Upload(
+        content=text.encode(), title="Guide", content_type="text/markdown", access_level="confidential"))
+    (again,) = wait_for_jobs([again.id])
+    assert again.status == "failed" and "would widen" in again.error and "line 2" in again.error
