@@ -23,11 +23,10 @@ from django.utils import timezone
 from accounts.access import AccessLevel, PathNode, Reader, can_read, visible_heading_paths
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Role
+from ingestion import limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
-from ingestion.chunking.chunker import chunk_document
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.embedding import Embedder, get_embedder
-from ingestion.parsers import parse
 from ingestion.structure import AccessPolicy, ParsedDocument, ParseError, resolve_policies
 from kb.models import Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
 from kb.services import ID_NAMESPACE, apply_policies, index_version_active, job_progress, recompute_policies
@@ -205,6 +204,11 @@ def _visible_heading_paths(parsed: ParsedDocument, ranks: dict[str, tuple[int, l
         section.heading_path = paths[section.key]
 
 
+def _budget() -> dict:
+    """The per-document memory and time ceiling of parsing and of chunking (each in a child process)."""
+    return {"memory_bytes": settings.BULKHEAD_PARSE_MEMORY_MB * 1024 * 1024, "seconds": settings.BULKHEAD_PARSE_SECONDS}
+
+
 def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> None:
     """Fill each parsed section's effective policy from its stored row (level name, group slugs)."""
     ids = {g for row in existing.values() for g in row.access_groups}
@@ -229,7 +233,9 @@ def _plan(job: IngestionJob) -> _Plan:
     config = ChunkingConfig.from_dict(version.config)
     default = _upload_default(document)
     try:
-        parsed = parse(bytes(document.raw), content_type=document.content_type, filename=document.source or None)
+        parsed = limits.parse_limited(
+            bytes(document.raw), content_type=document.content_type, filename=document.source or None, **_budget()
+        )
         group_ids = _group_ids(document.tenant_id, parsed, default)
     except ParseError as exc:
         raise TerminalIngestionError(str(exc)) from None
@@ -285,7 +291,11 @@ def _plan(job: IngestionJob) -> _Plan:
         rows = [existing[r.key] for r in rows]
     snapshot = _policy_snapshot(document, rows if reuse else None)
     # The model is loaded only when the version asks for semantic splitting.
-    chunks = chunk_document(parsed, config, embed=embedder().embed if config.semantic_split else None)
+    try:
+        chunks = limits.chunk_limited(parsed, config, embed=embedder().embed if config.semantic_split else None,
+                                      **_budget())
+    except ParseError as exc:  # over the memory or time budget
+        raise TerminalIngestionError(str(exc)) from None
     return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot)
 
 

@@ -1,14 +1,11 @@
 """The per-document budget through a real worker: a document over it fails with a clear message,
 and the worker lives on to ingest the next one.
-
-Skipped until ingestion/services.py parses and chunks through ingestion.limits.
 """
 
 from __future__ import annotations
 
 import pytest
 
-import ingestion.services
 from accounts.services import tenant_create
 from ingestion.private_worker import routed_to
 from kb.models import Document
@@ -19,7 +16,6 @@ from tests.ingestion_helpers import wait_for_jobs
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.worker,
-    pytest.mark.skipif(not hasattr(ingestion.services, "limits"), reason="the pipeline does not call ingestion.limits"),
 ]
 
 QUEUE = "parse-budget-test"
