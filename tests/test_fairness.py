@@ -3,7 +3,8 @@
 Real workers in the production layout (ingestion/tasks.py, enqueue_jobs): one
 consuming both lanes, one the interactive lane alone.  No wall-time assertion:
 B's job must have succeeded while A's is still running.  Before the lanes (one
-queue, FIFO) B waited for A to finish, and this test failed.
+worker on one first-in-first-out queue) B waited for all of A: 584 s for 5 MB of
+text (``python -m ingestion.limits_bench fairness``, docs/benchmarks.md).
 """
 
 from __future__ import annotations
