@@ -63,6 +63,8 @@ PRELOAD = (
 # How long the server may take to answer a request (the child's work not included).
 _SERVER_REPLY_SECONDS = 60.0
 _HEADER = struct.Struct(">Q")
+# Replies of the server: the child's pid, pieces of its pickled result, its wait status.
+_PID, _DATA, _STATUS = b"P", b"D", b"S"
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
@@ -286,36 +288,57 @@ class _Server:
         except (BrokenPipeError, OSError):
             raise _ServerGone() from None
         fd = process.stdout.fileno()
-        started = time.monotonic()
-        pid = pickle.loads(_read_frame(fd, started + _SERVER_REPLY_SECONDS))
+        try:
+            pid = pickle.loads(_expect(_read_frame(fd, time.monotonic() + _SERVER_REPLY_SECONDS), _PID))
+        except TimeoutError:
+            raise _ServerGone() from None
         deadline = time.monotonic() + seconds
         timed_out = False
-        try:
-            header = _read_exact(fd, _HEADER.size, deadline)
-        except TimeoutError:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            header = _read_exact(fd, _HEADER.size, time.monotonic() + _SERVER_REPLY_SECONDS, gone_on_timeout=True)
-        (size,) = _HEADER.unpack(header)
-        status, data = pickle.loads(_read_exact(fd, size, None))
-        return status, data, timed_out
+        parts: list[bytes] = []
+        while True:
+            # The deadline holds until the result starts to come (the child has finished then).
+            if timed_out:
+                wait_until: float | None = time.monotonic() + _SERVER_REPLY_SECONDS
+            else:
+                wait_until = None if parts else deadline
+            try:
+                frame = _read_frame(fd, wait_until)
+            except TimeoutError:
+                if timed_out:
+                    raise _ServerGone() from None
+                timed_out = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                continue
+            if frame[:1] == _DATA:
+                parts.append(frame[1:])
+            else:
+                status = pickle.loads(_expect(frame, _STATUS))
+                return status, b"".join(parts), timed_out
+
+
+def _expect(frame: bytes, kind: bytes) -> bytes:
+    if frame[:1] != kind:
+        raise _ServerGone()  # out of step: start afresh
+    return frame[1:]
 
 
 class _ServerGone(Exception):
     pass
 
 
-def _read_exact(fd: int, size: int, deadline: float | None, *, gone_on_timeout: bool = False) -> bytes:
-    """``size`` bytes from ``fd``; TimeoutError past ``deadline`` (``_ServerGone`` with ``gone_on_timeout``)."""
+def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
+    """``size`` bytes from ``fd``; ``_ServerGone`` at the end of the stream.
+
+    TimeoutError when nothing has come by ``deadline`` (once the first bytes are
+    in, the rest is read to the end, so a frame is never left half read).
+    """
     chunks = []
     remaining = size
     while remaining:
-        if deadline is not None:
+        if deadline is not None and remaining == size:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-                if gone_on_timeout:
-                    raise _ServerGone()
                 raise TimeoutError
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
@@ -326,8 +349,9 @@ def _read_exact(fd: int, size: int, deadline: float | None, *, gone_on_timeout: 
 
 
 def _read_frame(fd: int, deadline: float | None) -> bytes:
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline, gone_on_timeout=True))
-    return _read_exact(fd, size, deadline, gone_on_timeout=True)
+    """One frame; TimeoutError when its header has not come by ``deadline`` (the body follows at once)."""
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    return _read_exact(fd, size, None)
 
 
 _SERVER: _Server | None = None
@@ -387,13 +411,13 @@ def _serve() -> None:
             os.close(replies)
             _child(result_w, payload, memory_bytes, seconds)  # never returns
         os.close(result_w)
-        _write_frame(replies, pickle.dumps(pid, protocol=_PROTOCOL))
-        chunks = []
+        _write_frame(replies, _PID + pickle.dumps(pid, protocol=_PROTOCOL))
+        # The result is passed on as it comes: the server never holds a whole one.
         while chunk := os.read(result_r, 1 << 20):
-            chunks.append(chunk)
+            _write_frame(replies, _DATA + chunk)
         os.close(result_r)
         _, status = os.waitpid(pid, 0)
-        _write_frame(replies, pickle.dumps((status, b"".join(chunks)), protocol=_PROTOCOL))
+        _write_frame(replies, _STATUS + pickle.dumps(status, protocol=_PROTOCOL))
 
 
 def _write_frame(fd: int, data: bytes) -> None:

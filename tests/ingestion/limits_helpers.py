@@ -79,3 +79,14 @@ def naive_front_matter(source: str) -> int:
     """What a front-matter reader without an alias check does: load (aliases shared), then serialise."""
     data = yaml.load(source, Loader=yaml.SafeLoader)  # noqa: S506 - the point is a loader that allows aliases
     return len(json.dumps(data))
+
+
+def big_result(size: int) -> bytes:
+    return bytes(range(256)) * (size // 256)
+
+
+def noisy(value: int) -> int:
+    """Prints to stdout and stderr, as a chatty library would."""
+    print("a parser that prints" * 1000)
+    print("and warns", file=sys.stderr)
+    return value

@@ -46,6 +46,14 @@ def test_the_child_is_not_a_fork_of_the_caller():
     assert not run_limited(helpers.loaded, "torch", memory_bytes=GB, seconds=30)
 
 
+def test_a_large_result_and_a_chatty_child_come_back_intact():
+    # The result comes back in pieces (1 MB each); what the child prints never mixes in.
+    data = run_limited(helpers.big_result, 5 * MB + 256, memory_bytes=GB, seconds=60)
+    assert data == bytes(range(256)) * (5 * MB // 256 + 1)
+    assert run_limited(helpers.noisy, 7, memory_bytes=GB, seconds=30) == 7
+    assert run_limited(helpers.add, 1, 1, memory_bytes=GB, seconds=30) == 2
+
+
 def test_parse_errors_and_value_errors_are_raised_again():
     with pytest.raises(ParseError) as info:
         run_limited(helpers.raise_parse_error, memory_bytes=GB, seconds=30)
