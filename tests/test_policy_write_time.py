@@ -269,3 +269,31 @@ def test_a_stricter_default_does_not_break_index_builds(celery_worker, tenant):
         content=text.encode(), title="Guide", content_type="text/markdown", access_level="confidential"))
     (again,) = wait_for_jobs([again.id])
     assert again.status == "failed" and "would widen" in again.error and "line 2" in again.error
+
+
+def test_a_job_whose_worker_keeps_dying_fails_after_bounded_attempts(tenant, settings):
+    """A poison document that kills its worker (out of memory, a native crash) is re-queued by the
+    sweeper; the claim that would exceed BULKHEAD_JOB_MAX_ATTEMPTS fails the job instead of running it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.BULKHEAD_JOB_MAX_ATTEMPTS = 3
+    document = Document.objects.create(tenant=tenant, title="poison", content_type="text/markdown", raw=b"# x\n",
+                                       sha256="0" * 64)
+    stale = timezone.now() - timedelta(hours=2)
+    job = IngestionJob.objects.create(tenant=tenant, document=document, status="running", attempts=3,
+                                      heartbeat_at=stale, started_at=stale)
+    pipeline.jobs_run([job.id])
+    job.refresh_from_db()
+    assert job.status == "failed" and "gave up after 3 attempts" in job.error
+    assert Document.objects.get(pk=document.pk).status == "failed"
+    assert not Chunk.objects.filter(document=document).exists()
+    # Below the bound a job is simply run again.
+    fine = Document.objects.create(tenant=tenant, title="fine", content_type="text/markdown", raw=b"# y\nfine\n",
+                                   sha256="1" * 64)
+    again = IngestionJob.objects.create(tenant=tenant, document=fine, status="running", attempts=2,
+                                        heartbeat_at=stale, started_at=stale)
+    pipeline.jobs_run([again.id])
+    again.refresh_from_db()
+    assert again.status == "succeeded" and again.attempts == 3, again.error
