@@ -59,6 +59,16 @@ class VersionReport:
     context: dict[str, Summary] = field(default_factory=dict)  # recall, tokens, contexts
     chunks: ChunkStats | None = None
     seconds: float = 0.0
+    # genre (see genre_of) -> "hit@k" / "recall@k" (excerpt) / "context" -> summary
+    genres: dict[str, dict[str, Summary]] = field(default_factory=dict)
+    mode: str = ""
+    fusion: str = ""  # the kb.search.KEYWORD overrides this report ran with ("" = the default)
+
+
+def genre_of(corpus: str) -> str:
+    """A document's genre: the folder of its golden name (``structured/sessions.txt`` -> ``structured``),
+    else the name itself (one genre per corpus, e.g. chroma-general's ``wikitexts``)."""
+    return corpus.split("/", 1)[0] if "/" in corpus else corpus
 
 
 # ----------------------------------------------------------------------------- golden sets
@@ -129,6 +139,7 @@ def evaluate_versions(
     budget: int = 1000,
     mode: str = "hybrid",
     progress: Callable[[str], None] | None = None,
+    vectors: Sequence | None = None,
 ) -> list[VersionReport]:
     """Score every question on every version at every ``k`` (see the module docstring).
 
@@ -141,8 +152,9 @@ def evaluate_versions(
     ks = sorted(set(ks))
     if not ks or ks[0] < 1 or ks[-1] > MAX_TOP_K:
         raise ApplicationError(f"every k must be from 1 to {MAX_TOP_K} (the search's largest page)")
-    vectors = [None] * len(questions)
-    if mode != "keyword":
+    if mode == "keyword":
+        vectors = [None] * len(questions)
+    elif vectors is None:
         vectors = list(embedder().embed([q.question for q in questions]))
     context_k = ks[0]
     reports = []
@@ -156,6 +168,7 @@ def evaluate_versions(
         recalls: dict[int, list[float]] = {k: [] for k in ks}
         excerpt: dict[int, dict[str, dict[str, list[float]]]] = {k: {} for k in ks}
         context: dict[str, list[float]] = {"recall": [], "tokens": [], "contexts": []}
+        genres: dict[str, dict[str, list[float]]] = {}
         for i, (q, vector) in enumerate(zip(questions, vectors, strict=True)):
             common = {"member": member, "query": q.question, "mode": mode, "index_version": version,
                       "query_vector": vector}
@@ -164,6 +177,8 @@ def evaluate_versions(
                 found = {h.document_id for h in tenant_wide.results}
                 gold = {q.document_id}  # the golden formats name one document per question
                 hits[k].append(1.0 if gold & found else 0.0)
+                genre = genres.setdefault(genre_of(q.corpus), {})
+                genre.setdefault(f"hit@{k}", []).append(hits[k][-1])
                 recalls[k].append(len(gold & found) / len(gold))
                 if not q.spans:
                     continue
@@ -173,6 +188,7 @@ def evaluate_versions(
                     max_contexts=min(k, MAX_TOP_K), context_token_budget=budget,
                 )
                 score = score_question(q.spans, [(h.start, h.end) for h in own.results])
+                genre.setdefault(f"recall@{k}", []).append(score.recall)
                 for bucket in (q.corpus, ALL):
                     b = excerpt[k].setdefault(bucket, {"recall": [], "precision": [], "iou": []})
                     b["recall"].append(score.recall)
@@ -182,6 +198,7 @@ def evaluate_versions(
                     covered = union_ranges(s for c in own.contexts for s in c.spans)
                     gold_chars = sum(e - s for s, e in q.spans)
                     context["recall"].append(intersection_length(union_ranges(q.spans), covered) / gold_chars)
+                    genre.setdefault("context", []).append(context["recall"][-1])
                     context["tokens"].append(float(sum(c.token_count for c in own.contexts)))
                     context["contexts"].append(float(len(own.contexts)))
             if progress and (i + 1) % 25 == 0:
@@ -193,6 +210,8 @@ def evaluate_versions(
             for k, by_bucket in excerpt.items() if by_bucket
         }
         report.context = {m: summarize(v) for m, v in context.items()} if context["recall"] else {}
+        report.genres = {g: {m: summarize(v) for m, v in metrics.items()} for g, metrics in sorted(genres.items())}
+        report.mode = mode
         report.chunks = _chunk_stats(version)
         report.seconds = time.perf_counter() - started
         reports.append(report)
@@ -248,6 +267,50 @@ def format_table(reports: Sequence[VersionReport], *, budget: int) -> str:
     return "\n".join(lines)
 
 
+def format_genre_table(reports: Sequence[VersionReport], *, k: int, budget: int) -> str:
+    """One row per report (version x mode x fusion), per genre: excerpt recall@k, context recall
+    at ``budget`` and document hit@k (percentages)."""
+    genres = sorted({g for r in reports for g in r.genres})
+    header = ["version", "mode", "fusion"] + [f"{g} R@{k} / ctx / hit" for g in genres] + [f"all R@{k} / ctx"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in reports:
+        cells = [f"`{r.short_id}`", r.mode, r.fusion or "default"]
+        for g in genres:
+            m = r.genres.get(g, {})
+            cells.append(f"{_pct(m.get(f'recall@{k}'))} / {_pct(m.get('context'))} / {_pct(m.get(f'hit@{k}'))}")
+        cells.append(f"{_pct(r.excerpt.get(k, {}).get(ALL, {}).get('recall'))} / {_pct(r.context.get('recall'))}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def hybrid_margin(hybrid: VersionReport, vector: VersionReport, *, k: int, genres: Sequence[str]) -> tuple[float, float]:
+    """(worst, mean) over ``genres`` of hybrid minus vector on excerpt recall@k and on context recall,
+    in points: hybrid must not lose to vector on either metric of any genre, so the worst case leads."""
+    deltas = []
+    for g in genres:
+        h, v = hybrid.genres.get(g, {}), vector.genres.get(g, {})
+        for metric in (f"recall@{k}", "context"):
+            if metric in h and metric in v:
+                deltas.append(100 * (h[metric].mean - v[metric].mean))
+    if not deltas:
+        return 0.0, 0.0
+    return min(deltas), sum(deltas) / len(deltas)
+
+
+def leave_one_genre_out(
+    hybrids: Sequence[VersionReport], vector: VersionReport, *, k: int
+) -> list[tuple[str, VersionReport, tuple[float, float]]]:
+    """For each genre: the hybrid report chosen on the *other* genres (largest worst-case margin over
+    vector, then largest mean margin; the first listed wins ties) and its margin on the held-out genre."""
+    genres = sorted({g for r in hybrids for g in r.genres})
+    out = []
+    for held in genres:
+        rest = [g for g in genres if g != held]
+        chosen = max(hybrids, key=lambda r: hybrid_margin(r, vector, k=k, genres=rest))
+        out.append((held, chosen, hybrid_margin(chosen, vector, k=k, genres=[held])))
+    return out
+
+
 def format_histograms(reports: Sequence[VersionReport]) -> str:
     """Token-count histograms (bins of 32 tokens), one line per version."""
     return "\n".join(
@@ -274,6 +337,8 @@ def to_json(reports: Sequence[VersionReport], *, settings: dict) -> dict:
                 },
                 "context": {m: s(v) for m, v in r.context.items()},
                 "chunks": vars(r.chunks) if r.chunks else None,
+                "mode": r.mode, "fusion": r.fusion,
+                "genres": {g: {m: s(v) for m, v in metrics.items()} for g, metrics in r.genres.items()},
             }
             for r in reports
         ],
@@ -353,7 +418,12 @@ def corpora_tenant(
     from kb.index_versions import index_version_build, index_version_create
     from kb.services import Upload, batch_create, document_delete, index_version_active
 
-    files = sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
+    root = Path(directory)
+    # Sub-folders are genres: a file is named by its path under DIR (``structured/sessions.txt``).
+    files = sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
     if not files:
         raise ApplicationError(f"no corpus files in {directory}")
     slug = f"eval-{uuid.uuid4().hex[:8]}"
@@ -364,7 +434,9 @@ def corpora_tenant(
         with private_worker("kb-eval"):
             started = time.perf_counter()
             uploads = [
-                Upload(content=p.read_bytes(), title=p.name, source=p.name, content_type="text/plain") for p in files
+                Upload(content=p.read_bytes(), title=p.relative_to(root).as_posix(),
+                       source=p.relative_to(root).as_posix(), content_type="text/plain")
+                for p in files
             ]
             batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
             failed = [j for j in _wait([batch.id], timeout=timeout, what="ingestion")

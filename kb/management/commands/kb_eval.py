@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import shlex
 import sys
@@ -34,7 +35,16 @@ class Command(BaseCommand):
                             help="short id or uuid (repeatable); default: the active version")
         parser.add_argument("--k", default="5,50", help="depths, comma-separated (default 5,50)")
         parser.add_argument("--as", dest="as_email", default="", help="search as this member (default: an admin)")
-        parser.add_argument("--mode", default="hybrid", choices=["hybrid", "vector", "keyword"])
+        parser.add_argument("--mode", action="append", default=[], choices=["hybrid", "vector", "keyword"],
+                            help="search mode (repeatable: every version is evaluated in each; default hybrid)")
+        parser.add_argument("--fusion", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
+                            help="one more keyword/fusion variant (kb.search.KeywordFusion fields, e.g. "
+                                 "parser=or,rrf_k=20); keyword and hybrid modes run the default and each variant")
+        parser.add_argument("--genres", action="store_true",
+                            help="also print the per-genre table (a genre is the folder of the golden document name)")
+        parser.add_argument("--loo", action="store_true",
+                            help="with --mode vector --mode hybrid and --fusion: choose a hybrid variant "
+                                 "leave-one-genre-out (must not lose to vector on recall@k or context recall)")
         parser.add_argument("--budget", type=int, default=1000, help="context token budget (default 1000)")
         parser.add_argument("--json", dest="json_out", help="write the results as JSON here")
         parser.add_argument("--chart", help="write a PNG chart comparing the versions here")
@@ -51,6 +61,12 @@ class Command(BaseCommand):
             ks = [int(k) for k in options["k"].split(",") if k.strip()]
         except ValueError:
             raise CommandError(f"--k must be comma-separated integers, got {options['k']!r}") from None
+        modes = options["mode"] or ["hybrid"]
+        options["mode"] = modes
+        try:
+            fusions = [("", {})] + [(text, self._fusion(text)) for text in options["fusion"]]
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"--fusion: {exc}") from None
         try:
             questions = load_questions(options["golden"])
         except (OSError, ValueError) as exc:
@@ -59,21 +75,83 @@ class Command(BaseCommand):
             with self._tenant(options) as (tenant, member, chosen):
                 resolved = evaluation.golden_resolve(tenant=tenant, questions=questions)
                 self.stderr.write(f"{len(resolved)} questions, {len(chosen)} versions, k={ks}, as {member.user.email}")
-                reports = evaluation.evaluate_versions(
-                    member=member, versions=chosen, questions=resolved, ks=ks, budget=options["budget"],
-                    mode=options["mode"], progress=self.stderr.write,
-                )
+                reports = self._evaluate(options, member, chosen, resolved, ks, fusions)
         except ApplicationError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(evaluation.format_table(reports, budget=options["budget"]))
         self.stdout.write("")
         self.stdout.write(evaluation.format_histograms(reports))
+        if options["genres"] or options["loo"]:
+            self.stdout.write("")
+            self.stdout.write(evaluation.format_genre_table(reports, k=ks[0], budget=options["budget"]))
+        if options["loo"]:
+            self._loo(reports, ks[0])
         if options["json_out"]:
-            settings = {"golden": options["golden"], "k": ks, "mode": options["mode"], "budget": options["budget"],
+            settings = {"golden": options["golden"], "k": ks, "mode": modes, "budget": options["budget"],
                         "command": shlex.join(["python", "manage.py", "kb_eval", *sys.argv[2:]])}
             Path(options["json_out"]).write_text(json.dumps(evaluation.to_json(reports, settings=settings), indent=2))
         if options["chart"]:
             evaluation.write_chart(reports, options["chart"])
+
+    @staticmethod
+    def _fusion(text: str) -> dict:
+        from kb.search import KeywordFusion
+
+        fields = {f.name: f.type for f in dataclasses.fields(KeywordFusion)}
+        values = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, _, value = item.partition("=")
+            if key not in fields:
+                raise ValueError(f"unknown key {key!r} (one of {', '.join(fields)})")
+            values[key] = value if fields[key] == "str" else float(value) if fields[key] == "float" else int(value)
+        dataclasses.replace(KeywordFusion(), **values)  # validates
+        return values
+
+    def _evaluate(self, options, member, chosen, resolved, ks, fusions):
+        """Every version in every mode; keyword and hybrid once per fusion variant (kb.search.KEYWORD set
+        for the duration, this process only). The question vectors are embedded once."""
+        from ingestion.services import embedder
+        from kb import search as search_module
+
+        vectors = None
+        if any(m != "keyword" for m in options["mode"]):
+            vectors = list(embedder().embed([q.question for q in resolved]))
+        reports = []
+        default = search_module.KEYWORD
+        for mode in options["mode"]:
+            for text, values in (fusions if mode != "vector" else fusions[:1]):
+                search_module.KEYWORD = dataclasses.replace(default, **values)
+                try:
+                    self.stderr.write(f"mode {mode} {text or '(default fusion)'}")
+                    batch = evaluation.evaluate_versions(
+                        member=member, versions=chosen, questions=resolved, ks=ks, budget=options["budget"],
+                        mode=mode, progress=self.stderr.write, vectors=vectors,
+                    )
+                finally:
+                    search_module.KEYWORD = default
+                for report in batch:
+                    report.fusion = text
+                reports.extend(batch)
+        return reports
+
+    def _loo(self, reports, k: int) -> None:
+        for version_id in dict.fromkeys(r.version_id for r in reports):
+            vector = next((r for r in reports if r.version_id == version_id and r.mode == "vector"), None)
+            hybrids = [r for r in reports if r.version_id == version_id and r.mode == "hybrid"]
+            if vector is None or not hybrids:
+                raise CommandError("--loo needs --mode vector and --mode hybrid")
+            self.stdout.write("")
+            self.stdout.write(f"leave-one-genre-out, version {hybrids[0].short_id}: hybrid minus vector, points "
+                              f"(worst / mean of recall@{k} and context recall)")
+            self.stdout.write("| held-out genre | chosen on the other genres | worst | mean |")
+            self.stdout.write("|---|---|---|---|")
+            for held, chosen, (worst, mean) in evaluation.leave_one_genre_out(hybrids, vector, k=k):
+                self.stdout.write(f"| {held} | {chosen.fusion or 'default'} | {worst:+.1f} | {mean:+.1f} |")
+            every = sorted({g for r in hybrids for g in r.genres})
+            self.stdout.write("all genres (worst / mean): " + "; ".join(
+                f"{r.fusion or 'default'}: {w:+.1f} / {m:+.1f}"
+                for r in hybrids for w, m in [evaluation.hybrid_margin(r, vector, k=k, genres=every)]
+            ))
 
     @contextlib.contextmanager
     def _tenant(self, options):
