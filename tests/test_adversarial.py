@@ -38,28 +38,28 @@ from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import embed_query, search
 from kb.services import Upload, document_create, document_set_access, section_set_access
 from tests.ingestion_helpers import wait_for_jobs
-from tests.test_search_leaks import GROUPS, LEVELS, MARKER, VOCAB, Oracle, _marker, _tenant, check_response
+from tests.test_search_leaks import (
+    GROUPS,
+    LEVELS,
+    MARKER,
+    UPLOAD_DEFAULT,
+    VOCAB,
+    Oracle,
+    _marker,
+    _tenant,
+    check_response,
+    narrower,
+    paragraph,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
-UPLOAD_DEFAULT = ("internal", ())
 NEAR_MISSES = [
     "<!-- accesss: restricted -->",
     "<!-- acess: restricted -->",
     "<!-- acc\u200bess: restricted -->",
     "<!-- a\u00adccess: confidential -->",
 ]
-
-
-@st.composite
-def narrower(draw, parent):
-    """A policy every reader of which may read ``parent``: a marker that narrows."""
-    level = draw(st.sampled_from(LEVELS[LEVELS.index(parent[0]):]))
-    if parent[1]:
-        groups = draw(st.lists(st.sampled_from(sorted(parent[1])), min_size=1, max_size=len(parent[1]), unique=True))
-    else:
-        groups = draw(st.lists(st.sampled_from(GROUPS), max_size=2, unique=True))
-    return level, tuple(sorted(groups))
 
 
 def _wider(parent) -> tuple[str, tuple] | None:
@@ -77,22 +77,12 @@ def _spec(policy) -> str:
 
 
 @st.composite
-def sentences(draw, marker: str) -> str:
-    out = []
-    for _ in range(draw(st.integers(1, 2))):
-        words = draw(st.lists(st.sampled_from(VOCAB), min_size=3, max_size=6))
-        words.insert(draw(st.integers(0, len(words))), marker)
-        out.append(" ".join(words).capitalize() + ".")
-    return " ".join(out)
-
-
-@st.composite
 def document(draw, flaw: str | None = None):
     """(markdown text, flaw) with flaw in {None, "widen", "near-miss"}; a flawed one must fail."""
     front = draw(narrower(UPLOAD_DEFAULT))
     lines = ["---", "title: Doc", f"access: {front[0]}", f"groups: [{', '.join(front[1])}]", "---"]
     root = _marker()
-    lines += [f"# Manual {root}", draw(sentences(root))]
+    lines += [f"# Manual {root}", draw(paragraph(root))]
     flaw_done = False
     for _ in range(draw(st.integers(1, 3))):
         marker = _marker()
@@ -103,7 +93,7 @@ def document(draw, flaw: str | None = None):
             policy, flaw_done = _wider(parent), True
         if policy is not None:
             head += f" <!-- {_spec(policy)} -->"
-        lines += ["", head, draw(sentences(marker))]
+        lines += ["", head, draw(paragraph(marker))]
         effective = policy or parent
         for _ in range(draw(st.integers(0, 2))):
             inner = _marker()
@@ -111,11 +101,11 @@ def document(draw, flaw: str | None = None):
             sub = f"### {draw(st.sampled_from(VOCAB)).capitalize()} {inner}"
             if sub_policy is not None:
                 sub += f" <!-- {_spec(sub_policy)} -->"
-            lines += ["", sub, draw(sentences(inner))]
+            lines += ["", sub, draw(paragraph(inner))]
             if draw(st.booleans()):
                 region = _marker()
                 lines += ["", f"<!-- {_spec(draw(narrower(sub_policy or effective)))} -->", "",
-                          draw(sentences(region)), "", "<!-- /access -->"]
+                          draw(paragraph(region)), "", "<!-- /access -->"]
     if flaw == "near-miss":
         at = draw(st.integers(6, len(lines)))
         lines[at:at] = ["", draw(st.sampled_from(NEAR_MISSES)), ""]
