@@ -28,9 +28,13 @@ index when it has one (:mod:`kb.tenant_indexes`), else the index shared by all t
 
 Ranking
 -------
-``vector``: cosine distance (score = 1 - distance). ``keyword``: ``websearch_to_tsquery``
-over the stored ``search_vector`` with ``ts_rank_cd``. ``hybrid``: reciprocal rank
-fusion (k = 60) of both lists, each fetched to ``max(4 * top_k, 20)``.
+``vector``: cosine distance (score = 1 - distance). ``keyword``: the query parsed by
+:data:`KEYWORD` (``parser``: ``websearch`` = ``websearch_to_tsquery``, ``plain`` =
+``plainto_tsquery``, ``or`` = the lexemes of ``plainto_tsquery`` joined by OR) over the stored
+``search_vector``, ranked by ``ts_rank_cd`` or ``ts_rank`` with a normalisation bitmask.
+``hybrid``: weighted reciprocal rank fusion of both lists (:func:`fuse`), each fetched to
+``max(4 * top_k, 20)``. The keyword side and the fusion are chosen on the evaluation suite
+(docs/benchmarks.md, "Hybrid vs vector through the real search").
 """
 
 from __future__ import annotations
@@ -76,6 +80,40 @@ MAX_TOP_K = 100
 MAX_QUERY_CHARS = 4000
 MAX_NEIGHBORS = 10
 RRF_K = 60
+
+
+@dataclass(frozen=True)
+class KeywordFusion:
+    """How the keyword list is built and fused (``kb_eval --fusion`` varies these).
+
+    ``parser``: websearch | plain | or.  ``rank``: ts_rank_cd | ts_rank, with ``normalization``
+    (PostgreSQL's bitmask; 0 = none).  Fusion: score = 1 / (rrf_k + vector rank) +
+    keyword_weight / (rrf_k + keyword rank), where only the first ``keyword_top`` keyword hits
+    count (0 = all of them).
+    """
+
+    parser: str = "websearch"
+    rank: str = "ts_rank_cd"
+    normalization: int = 0
+    rrf_k: int = RRF_K
+    keyword_weight: float = 1.0
+    keyword_top: int = 0
+
+    def __post_init__(self):
+        if self.parser not in ("websearch", "plain", "or"):
+            raise ValueError(f"parser must be websearch, plain or or; got {self.parser!r}")
+        if self.rank not in ("ts_rank_cd", "ts_rank"):
+            raise ValueError(f"rank must be ts_rank_cd or ts_rank; got {self.rank!r}")
+        if not 0 <= self.normalization <= 63 or self.rrf_k < 1 or self.keyword_weight < 0 or self.keyword_top < 0:
+            raise ValueError("normalization 0-63, rrf_k >= 1, keyword_weight >= 0, keyword_top >= 0")
+
+
+# Chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs vector through the
+# real search"): an AND of every question word rarely matches one chunk, so the keyword list was mostly
+# empty; OR of the lexemes ranked by ts_rank (term frequency, not cover density, which rewards only
+# chunks holding the terms close together) and k = 20 (the top of each list counts more).
+CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
+KEYWORD = CHOSEN_FUSION
 
 # Plan choice, measured with `manage.py kb_bench search` (docs/benchmarks.md). What matters is
 # the member's readable share of the HNSW index that would serve the query: the tenant's own
@@ -414,17 +452,50 @@ def vector_candidates(
     return rows, scanned
 
 
-def keyword_candidates(
-    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None
-) -> list[_Row]:
-    """Full-text matches ranked by ``ts_rank_cd``; a query without lexemes matches nothing."""
+class _ParsedTsQuery(SearchQuery):
+    """A tsquery in its text form, as PostgreSQL printed it (lexemes already normalised)."""
+
+    template = "%(expressions)s::tsquery"
+
+    def __init__(self, text: str):
+        super().__init__(text, search_type="raw")
+
+
+_PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery", "or": "plainto_tsquery"}
+
+
+def or_query(tsquery_text: str) -> str:
+    """The top-level AND of a parsed tsquery turned into OR: ``'a' & 'b' <-> 'c'`` ->
+    ``'a' | 'b' <-> 'c'`` (phrases from hyphenated words stay phrases). Lexemes are quoted and
+    cannot contain spaces, so `` & `` only ever is the operator."""
+    return tsquery_text.replace(" & ", " | ")
+
+
+def parsed_query(query: str, parser: str) -> str:
+    """The query as tsquery text under ``parser`` ('' when it has no lexemes, e.g. stop words only)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT numnode(websearch_to_tsquery('english', %s))", [query])
-        if not cursor.fetchone()[0]:
-            return []
-    tsquery = SearchQuery(query, search_type="websearch", config="english")
+        cursor.execute(f"SELECT q::text, numnode(q) FROM {_PARSERS[parser]}('english', %s) AS q", [query])
+        text, nodes = cursor.fetchone()
+    if not nodes:
+        return ""
+    return or_query(text) if parser == "or" else text
+
+
+def keyword_candidates(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None,
+    options: KeywordFusion | None = None,
+) -> list[_Row]:
+    """Full-text matches ranked as :data:`KEYWORD` says; a query without lexemes matches nothing."""
+    options = options or KEYWORD
+    text = parsed_query(query, options.parser)
+    if not text:
+        return []
+    tsquery = _ParsedTsQuery(text)
     qs = readable_chunks(reader, version_id, filters).filter(search_vector=tsquery)
-    ranked = qs.annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True))
+    ranked = qs.annotate(rank=SearchRank(
+        F("search_vector"), tsquery, cover_density=options.rank == "ts_rank_cd",
+        normalization=options.normalization or None,
+    ))
     if vector is not None:
         ranked = ranked.annotate(distance=CosineDistance("embedding", vector))
         fields = (*_ROW_FIELDS, "distance", "rank")
@@ -436,15 +507,21 @@ def keyword_candidates(
     return [_Row(*values) for values in rows]
 
 
-def fuse(vector_rows: list[_Row], keyword_rows: list[_Row], k: int = RRF_K) -> list[tuple[_Row, float, int | None, int | None]]:
-    """Reciprocal rank fusion: score = sum of 1 / (k + rank) over the lists a chunk appears in."""
+def fuse(
+    vector_rows: list[_Row], keyword_rows: list[_Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
+    keyword_top: int = 0,
+) -> list[tuple[_Row, float, int | None, int | None]]:
+    """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
+    over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all)."""
+    if keyword_top:
+        keyword_rows = keyword_rows[:keyword_top]
     scores: dict[uuid.UUID, float] = defaultdict(float)
     rows: dict[uuid.UUID, _Row] = {}
     vector_rank: dict[uuid.UUID, int] = {}
     keyword_rank: dict[uuid.UUID, int] = {}
-    for ranks, listed in ((vector_rank, vector_rows), (keyword_rank, keyword_rows)):
+    for ranks, listed, weight in ((vector_rank, vector_rows, 1.0), (keyword_rank, keyword_rows, keyword_weight)):
         for position, row in enumerate(listed, 1):
-            scores[row.id] += 1.0 / (k + position)
+            scores[row.id] += weight / (k + position)
             ranks[row.id] = position
             if row.id not in rows or rows[row.id].distance is None:
                 rows[row.id] = row
@@ -518,7 +595,8 @@ def search(
     elif mode == "keyword":
         ranked = [(r, float(r.rank), None, i) for i, r in enumerate(keyword_rows, 1)]
     else:
-        ranked = fuse(vector_rows, keyword_rows)
+        ranked = fuse(vector_rows, keyword_rows, KEYWORD.rrf_k, keyword_weight=KEYWORD.keyword_weight,
+                      keyword_top=KEYWORD.keyword_top)
     ranked = ranked[:top_k]
 
     forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none")

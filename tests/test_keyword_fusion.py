@@ -1,0 +1,82 @@
+"""The keyword side of hybrid search and its fusion (kb.search.KeywordFusion, or_query, fuse).
+
+The default was chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs
+vector through the real search"); these tests pin the rules, not the numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+import pytest
+from django.db import connection
+
+from kb import search as search_module
+from kb.search import KeywordFusion, _Row, fuse, or_query, parsed_query
+
+
+def _row(name: str, distance: float | None = None) -> _Row:
+    return _Row(uuid.uuid5(uuid.NAMESPACE_DNS, name), uuid.uuid4(), uuid.uuid4(), 0, 0, 1, name, distance=distance)
+
+
+def test_or_query_turns_the_top_level_and_into_or_and_keeps_phrases():
+    assert or_query("'date' & 'format' & 'iso' <-> '8601'") == "'date' | 'format' | 'iso' <-> '8601'"
+    assert or_query("'single'") == "'single'"
+
+
+def test_fuse_plain_rrf_when_unweighted():
+    a, b, c = _row("a", 0.1), _row("b", 0.2), _row("c")
+    fused = fuse([a, b], [c, b], k=60)
+    assert [r.id for r, *_ in fused][0] == b.id  # in both lists
+    score = dict((r.id, s) for r, s, *_ in fused)
+    assert score[b.id] == pytest.approx(1 / 62 + 1 / 62)
+    assert score[c.id] == pytest.approx(1 / 61)
+
+
+def test_fuse_keyword_weight_lowers_keyword_only_hits():
+    v, kw = _row("v", 0.1), _row("kw")
+    # Equal ranks: with weight 1 the tie goes by id; with weight < 1 the vector hit leads.
+    ordered = [r.id for r, *_ in fuse([v], [kw], k=60, keyword_weight=0.5)]
+    assert ordered == [v.id, kw.id]
+    score = dict((r.id, s) for r, s, *_ in fuse([v], [kw], k=60, keyword_weight=0.5))
+    assert score[kw.id] == pytest.approx(0.5 / 61)
+
+
+def test_fuse_keyword_top_drops_low_keyword_ranks():
+    vec = [_row(f"v{i}", 0.1 * i) for i in range(3)]
+    kws = [_row(f"k{i}") for i in range(4)]
+    fused = fuse(vec, kws, k=60, keyword_top=2)
+    ids = {r.id for r, *_ in fused}
+    assert {kws[0].id, kws[1].id} <= ids and not ({kws[2].id, kws[3].id} & ids)
+
+
+def test_keyword_fusion_validates():
+    with pytest.raises(ValueError):
+        KeywordFusion(parser="phrase")
+    with pytest.raises(ValueError):
+        KeywordFusion(rank="bm25")
+    with pytest.raises(ValueError):
+        KeywordFusion(rrf_k=0)
+
+
+@pytest.mark.django_db
+def test_parsed_query_or_matches_a_text_with_only_some_of_the_terms():
+    question = "Which date format character gives the ISO-8601 week number?"
+    text = "The W character prints the ISO-8601 week number of the year."
+    matches = {}
+    for parser in ("websearch", "plain", "or"):
+        tsquery = parsed_query(question, parser)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT to_tsvector('english', %s) @@ %s::tsquery", [text, tsquery])
+            matches[parser] = cursor.fetchone()[0]
+    assert matches == {"websearch": False, "plain": False, "or": True}
+    assert parsed_query("the and of", "or") == ""  # stop words only: no lexemes, no keyword list
+
+
+def test_the_default_is_the_leave_one_genre_out_choice():
+    """Reverting the default (AND of every term, ts_rank_cd, unweighted k = 60) fails here."""
+    assert dataclasses.asdict(search_module.KEYWORD) == dataclasses.asdict(search_module.CHOSEN_FUSION)
+    assert search_module.KEYWORD != KeywordFusion(
+        parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
+    )
