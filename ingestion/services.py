@@ -9,6 +9,8 @@ the job as ``failed``; database/broker hiccups propagate for the task to retry.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import uuid
 from collections.abc import Sequence
@@ -179,7 +181,10 @@ def _group_ids(tenant_id: int, parsed: ParsedDocument, default: AccessPolicy) ->
 
 
 def _section_id(document: Document, key: str) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"section:{document.pk}:{document.sha256}:{key}")
+    """Deterministic for the same bytes, but keyed with the server's secret: a plain hash of the raw
+    bytes would let a reader confirm guesses of the hidden parts of a document offline."""
+    keyed = hmac.new(settings.SECRET_KEY.encode(), document.sha256.encode(), hashlib.sha256).hexdigest()
+    return uuid.uuid5(ID_NAMESPACE, f"section:{document.pk}:{keyed}:{key}")
 
 
 def _chunk_id(version: IndexVersion, document: Document, chunk: PlannedChunk) -> uuid.UUID:
@@ -220,11 +225,60 @@ def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> N
         )
 
 
-def _policy_snapshot(document: Document, rows: list[Section] | None) -> tuple:
-    """What a plan's policies were derived from: the document default and, when the stored
-    sections are reused, every stored section's effective policy."""
+def _policy_snapshot(document: Document, rows: list[Section] | None, *, overrides: tuple = ()) -> tuple:
+    """What a plan's policies were derived from: the document default, every stored section's
+    effective policy when they are reused, and the API overrides carried over to new content."""
     sections = tuple(sorted((r.key, r.access_level, tuple(sorted(r.access_groups))) for r in rows or ()))
-    return (document.access_level, tuple(sorted(document.access_groups)), sections)
+    return (document.access_level, tuple(sorted(document.access_groups)), sections, overrides)
+
+
+def _overrides(existing: dict[str, Section]) -> tuple:
+    return tuple(sorted(
+        (r.key, r.own_level, tuple(sorted(r.own_groups or ())))
+        for r in existing.values() if (r.metadata or {}).get("override")
+    ))
+
+
+def _title_chains(rows) -> dict:
+    """Each section's titles from the root down (itself included) and its kind: how a section of new
+    content is recognised as the same section as one of the old content."""
+    by_id = {r.id: r for r in rows}
+    chains = {}
+    for row in rows:
+        titles, node = [], row
+        while node is not None:
+            titles.append(node.title)
+            node = by_id.get(node.parent_id)
+        chains[row.id] = (tuple(reversed(titles)), row.kind)
+    return chains
+
+
+def _carry_overrides(rows: list[Section], existing: dict[str, Section], document: Document) -> None:
+    """Give each new section the API policy of the old section with the same headings and kind.
+
+    An override that matches no single new section fails the job rather than being dropped: the
+    policy an admin set must never silently disappear with an edit of the text."""
+    overrides = [r for r in existing.values() if (r.metadata or {}).get("override")]
+    if not overrides:
+        return
+    old_chains = _title_chains(list(existing.values()))
+    candidates: dict[tuple, list[Section]] = {}
+    for row_id, chain in _title_chains(rows).items():
+        candidates.setdefault(chain, []).append(next(r for r in rows if r.id == row_id))
+    for override in overrides:
+        matches = candidates.get(old_chains[override.id], [])
+        if len(matches) != 1:
+            title = " > ".join(t for t in old_chains[override.id][0] if t) or "(the document)"
+            raise TerminalIngestionError(
+                f"the section {title!r} has an access policy set through the API, and "
+                f"{'no section' if not matches else 'more than one section'} of the new content has the same "
+                "headings: return it to inheriting (PATCH the section with inherit: true), or replace the content "
+                "keeping that heading"
+            )
+        target = matches[0]
+        target.own_level, target.own_groups = override.own_level, list(override.own_groups or [])
+        target.metadata = {**target.metadata, "override": True}
+    recompute_policies(rows, document)
 
 
 def _plan(job: IngestionJob) -> _Plan:
@@ -264,14 +318,10 @@ def _plan(job: IngestionJob) -> _Plan:
     # document's current default.
     if reuse:
         recompute_policies(list(existing.values()), document)
-    ranks = (
-        {key: (row.access_level, sorted(row.access_groups)) for key, row in existing.items()} if reuse else file_ranks
-    )
-    _visible_heading_paths(parsed, ranks)
     rows: list[Section] = []
     ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
     for order, section in enumerate(parsed.sections):
-        level, groups = ranks[section.key]
+        level, groups = file_ranks[section.key]
         # The file's own default (front matter) is the root's own policy, so that a later
         # re-derivation from the stored rows keeps it instead of falling back to the upload's.
         own = section.policy or (parsed.default_policy if section.parent is None else None)
@@ -282,14 +332,22 @@ def _plan(job: IngestionJob) -> _Plan:
                 id=ids[section.key], tenant_id=document.tenant_id, document=document,
                 parent_id=ids.get(section.parent) if section.parent is not None else None,
                 key=section.key, order=order, depth=section.depth, title=section.title[:1000],
-                heading_path=list(section.heading_path), kind=section.kind, start=section.start, end=section.end,
+                heading_path=[], kind=section.kind, start=section.start, end=section.end,
                 body_spans=[[b.start, b.end] for b in section.blocks], own_level=own_level, own_groups=own_groups,
                 access_level=level, access_groups=groups, metadata=_jsonable(section.metadata),
             )
         )
     if reuse:
         rows = [existing[r.key] for r in rows]
-    snapshot = _policy_snapshot(document, rows if reuse else None)
+    elif existing:
+        # New content: policies set through the API on the old sections carry over to the new ones.
+        _carry_overrides(rows, existing, document)
+    ranks = {row.key: (row.access_level, sorted(row.access_groups)) for row in rows}
+    _visible_heading_paths(parsed, ranks)
+    if not reuse:
+        for row, section in zip(rows, parsed.sections, strict=True):
+            row.heading_path = list(section.heading_path)
+    snapshot = _policy_snapshot(document, rows if reuse else None, overrides=_overrides(existing) if not reuse else ())
     # The model is loaded only when the version asks for semantic splitting.
     try:
         chunks = limits.chunk_limited(parsed, config, embed=embedder().embed if config.semantic_split else None,
@@ -476,7 +534,8 @@ def _store(plan: _Plan) -> None:
                 Section.objects.bulk_update(renamed, ["heading_path"])
             Chunk.objects.filter(document=document, index_version=plan.version).delete()
         else:
-            if _policy_snapshot(document, None) != plan.snapshot:
+            old = {r.key: r for r in Section.objects.select_for_update().filter(document=document)}
+            if _policy_snapshot(document, None, overrides=_overrides(old)) != plan.snapshot:
                 raise PolicyChanged(f"the default policy of document {document.pk} changed while it was ingested")
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
             sections = {s.key: s for s in plan.section_rows}

@@ -14,8 +14,9 @@ from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
+from accounts.access import AccessLevel
 from accounts.apis import MemberAPIView
-from accounts.models import Role
+from accounts.models import Group, Role
 from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsEditor
 from accounts.serializers import error_responses
@@ -79,8 +80,11 @@ class KbAPIView(MemberAPIView):
         return {"full_error": self.member.role == Role.ADMIN or mine}
 
 
-def _upload_from(request) -> Upload:
-    """The input serializer for the request's content type, validated, as an :class:`Upload`."""
+def _upload_from(request, current=None) -> Upload:
+    """The input serializer for the request's content type, validated, as an :class:`Upload`.
+
+    Replacing ``current``: a policy left out of the request keeps the document's present one
+    (never the serializer's default, which would silently widen a stricter document)."""
     if request.content_type.startswith("multipart/"):
         serializer = DocumentMultipartInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -100,9 +104,15 @@ def _upload_from(request) -> Upload:
         data = serializer.validated_data
         content, title, source = data["content"].encode("utf-8"), data["title"], data["source"]
         content_type = data["content_type"]
+    access_level, groups = data["access_level"], tuple(data["groups"])
+    if current is not None:
+        if "access_level" not in request.data:
+            access_level = AccessLevel(current.access_level).label
+        if "groups" not in request.data:
+            groups = tuple(Group.objects.filter(id__in=current.access_groups).values_list("slug", flat=True))
     return Upload(
         content=content, title=title, content_type=content_type, source=source, tags=tuple(data["tags"]),
-        access_level=data["access_level"], groups=tuple(data["groups"]),
+        access_level=access_level, groups=groups,
     )
 
 
@@ -172,7 +182,7 @@ class DocumentDetailApi(KbAPIView):
     )
     def put(self, request, document_id: str):
         document = selectors.document_get_for_change(member=self.member, document_id=document_id)
-        upload = _upload_from(request)
+        upload = _upload_from(request, current=document)
         permissions.upload_check(member=self.member, upload=upload)
         document, job = services.document_replace(document=document, created_by=request.user, upload=upload)
         return Response(_accepted(document, job))

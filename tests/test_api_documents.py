@@ -435,3 +435,25 @@ def test_nonexistent_ids_answer_404_in_the_error_shape(world):
     response = world.client("viewer").get(f"/api/v1/jobs/{uuid.uuid4()}/")
     assert response.status_code == 404
     assert response.json() == {"error": {"code": "not_found", "message": "Not found.", "details": {}}}
+
+
+def test_replace_without_a_policy_keeps_the_documents_own(world):
+    """A replacement that leaves access_level/groups out keeps the document's policy; it used to
+    fall back to the serializer default (internal) and widen a confidential document."""
+    document = make_document(world.tenant, title="Conf doc", default=AccessLevel.CONFIDENTIAL, sections=[
+        ("root", None, "", AccessLevel.CONFIDENTIAL, [], "Confidential text."),
+    ])
+    body = {"title": "Conf doc v2", "content": "# Conf doc\nNew confidential text.", "content_type": "text/markdown"}
+    assert world.client("editor").put(f"/api/v1/documents/{document.id}/", body, format="json").status_code == 200
+    document.refresh_from_db()
+    assert (document.access_level, document.access_groups) == (AccessLevel.CONFIDENTIAL, [])
+    # Multipart too; and an explicit policy is still honoured.
+    file = SimpleUploadedFile("conf.md", b"# Conf doc\nThird text.", content_type="text/markdown")
+    assert world.client("admin").put(f"/api/v1/documents/{document.id}/", {"file": file},
+                                     format="multipart").status_code == 200
+    document.refresh_from_db()
+    assert document.access_level == AccessLevel.CONFIDENTIAL
+    body["access_level"] = "internal"
+    assert world.client("admin").put(f"/api/v1/documents/{document.id}/", body, format="json").status_code == 200
+    document.refresh_from_db()
+    assert document.access_level == AccessLevel.INTERNAL

@@ -297,3 +297,46 @@ def test_a_job_whose_worker_keeps_dying_fails_after_bounded_attempts(tenant, set
     pipeline.jobs_run([again.id])
     again.refresh_from_db()
     assert again.status == "succeeded" and again.attempts == 3, again.error
+
+
+def test_api_overrides_survive_a_content_replacement(celery_worker, tenant):
+    """An edit of the text keeps the policies set through the API on the sections it keeps; an
+    override whose section is gone fails the job instead of being dropped (it used to widen)."""
+    internal = membership_create(tenant=tenant, email="int2@w.io", role="viewer", clearance="internal")
+    document, _ = _ingest(tenant, ZEBRA_DOC)
+    logistics = Section.objects.get(document=document, title="Logistics")
+    section_set_access(section=logistics, access_level="confidential", groups=[])
+    _wait_document_jobs(document)
+    edited = ZEBRA_DOC.replace("every Monday", "every Tuesday")
+    _, job = document_replace(document=document, created_by=None, upload=Upload(
+        content=edited.encode(), title="Handbook", content_type="text/markdown"))
+    (job,) = wait_for_jobs([job.id])
+    assert job.status == "succeeded", job.error
+    new = Section.objects.get(document=document, title="Logistics")
+    assert new.id != logistics.id and new.access_level == AccessLevel.CONFIDENTIAL and new.metadata["override"]
+    assert all(c.access_level == AccessLevel.CONFIDENTIAL for c in Chunk.objects.filter(section=new))
+    assert not search(member=internal, query="trucks depot Tuesday", mode="keyword", top_k=5).results
+    # The overridden section is gone from the new text: refused, the old chunks keep serving.
+    before = sorted(Chunk.objects.filter(document=document).values_list("id", flat=True))
+    _, job = document_replace(document=document, created_by=None, upload=Upload(
+        content=b"# Handbook\nIntro text only.\n", title="Handbook", content_type="text/markdown"))
+    (job,) = wait_for_jobs([job.id])
+    assert job.status == "failed" and "Logistics" in job.error and "inherit" in job.error
+    assert sorted(Chunk.objects.filter(document=document).values_list("id", flat=True)) == before
+
+
+def test_section_ids_are_keyed_not_a_plain_hash_of_the_bytes(tenant, settings):
+    """A section id must not let a reader confirm a guess of hidden text offline."""
+    import hashlib
+    import uuid
+
+    from kb.services import ID_NAMESPACE
+
+    raw = b"# Launch\nThe launch code is 4821.\n"
+    document = Document.objects.create(tenant=tenant, title="x", content_type="text/markdown", raw=raw,
+                                       sha256=hashlib.sha256(raw).hexdigest())
+    plain = uuid.uuid5(ID_NAMESPACE, f"section:{document.pk}:{document.sha256}:0")
+    keyed = pipeline._section_id(document, "0")
+    assert keyed != plain and keyed == pipeline._section_id(document, "0")  # still deterministic
+    settings.SECRET_KEY = "another-secret"
+    assert pipeline._section_id(document, "0") != keyed
