@@ -159,6 +159,7 @@ def _start_worker(name: str, queues: str):
     deadline = time.monotonic() + 180
     while not app.control.ping(timeout=0.5, destination=[f"{name}@{os.uname().nodename}"]):
         if process.poll() is not None or time.monotonic() > deadline:
+            _stop(process)
             raise RuntimeError(f"worker {name} did not start")
     return process
 
@@ -197,24 +198,24 @@ def _scenario(layout: str, heavy_mb: float, out: Callable[[str], None]) -> dict:
 
     tag = uuid.uuid4().hex[:6]
     fast_q, bulk_q = f"bench-fast-{tag}", f"bench-bulk-{tag}"
-    if layout == "one queue, one worker":
-        workers = [_start_worker(f"bench-one-{tag}", fast_q)]
+    one = layout == "one queue, one worker"
 
-        def route(name, args, kwargs, options, task=None, **kw):
-            return {"queue": fast_q} if name == TASK else None
-    else:
-        workers = [_start_worker(f"bench-both-{tag}", f"{fast_q},{bulk_q}"), _start_worker(f"bench-fast-{tag}", fast_q)]
-
-        def route(name, args, kwargs, options, task=None, **kw):
-            if name == TASK:
-                return {"queue": bulk_q if (kwargs or {}).get("lane") == BULK else fast_q}
+    def route(name, args, kwargs, options, task=None, **kw):
+        if name != TASK:
             return None
+        return {"queue": bulk_q if not one and (kwargs or {}).get("lane") == BULK else fast_q}
 
     previous = app.conf.task_routes
-    _set_routes(app, [route])
-    a = tenant_create(slug=f"bench-a-{tag}", name="A")
-    b = tenant_create(slug=f"bench-b-{tag}", name="B")
+    workers = []
     try:
+        a = tenant_create(slug=f"bench-a-{tag}", name="A")
+        b = tenant_create(slug=f"bench-b-{tag}", name="B")
+        if one:
+            workers.append(_start_worker(f"bench-one-{tag}", fast_q))
+        else:
+            workers.append(_start_worker(f"bench-both-{tag}", f"{fast_q},{bulk_q}"))
+            workers.append(_start_worker(f"bench-fast-{tag}", fast_q))
+        _set_routes(app, [route])
         # B alone first: the latency of a small upload on an idle system.
         started = time.perf_counter()
         _, idle = document_create(tenant=b, created_by=None, upload=Upload(
