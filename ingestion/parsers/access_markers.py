@@ -220,24 +220,32 @@ def find_policy_attribute(text: str, start: int = 0, end: int | None = None) -> 
 
 _FRONT_MATTER_SCAN_LINES = 200
 _FRONT_MATTER_SCAN_CHARS = 64 * 1024
-_FRONT_MATTER_KEY_RE = re.compile(r"\s*(?P<key>[^\s:#][^:#]*?)\s*:")
+_FRONT_MATTER_KEY_RE = re.compile(r"\s*(?P<key>[^\s:=#][^:=#]*?)\s*[:=]")
+# A line that opens or closes something front-matter-like: 3+ dashes (YAML) or pluses (TOML), with or
+# without trailing text ("--- # meta", "----", "+++").
+_FRONT_MATTER_FENCE_RE = re.compile(r"(?:-{3,}|\+{3,})(?:[^-+].*)?\Z", re.DOTALL)
+
+
+def _is_front_matter_fence(line: str) -> bool:
+    return _FRONT_MATTER_FENCE_RE.match(skeleton(line)) is not None
 
 
 def find_front_matter_marker(text: str) -> int | None:
-    """Offset of an ``access``/``groups`` key (or near miss) in a front-matter-like block at the start of
-    ``text``: a first non-blank line that is ``---`` (invisible characters and spaces aside) up to the
-    next such line.  For texts where that block is *not* read as front matter."""
+    """Offset of an ``access``/``groups`` key (or near miss, ``key:`` or ``key =``) in a front-matter-like
+    block at the start of ``text``: a first non-blank line of 3+ dashes or pluses (invisible characters,
+    spaces and trailing text aside) up to the next such line.  For texts where that block is *not* read
+    as front matter."""
     lines = text[: _FRONT_MATTER_SCAN_CHARS].splitlines(keepends=True)[:_FRONT_MATTER_SCAN_LINES]
     offset = 0
     index = 0
     while index < len(lines) and not skeleton(lines[index]):
         offset += len(lines[index])
         index += 1
-    if index >= len(lines) or skeleton(lines[index]) != "---":
+    if index >= len(lines) or not _is_front_matter_fence(lines[index]):
         return None
     offset += len(lines[index])
     for line in lines[index + 1 :]:
-        if skeleton(line) in ("---", "..."):
+        if _is_front_matter_fence(line) or skeleton(line) == "...":
             return None
         match = _FRONT_MATTER_KEY_RE.match(line)
         if match is not None and front_matter_key_kind(match["key"].strip("'\"")) is not None:

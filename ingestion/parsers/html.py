@@ -336,6 +336,11 @@ def _is_plain_leaf(node: Element) -> bool:
     )
 
 
+def _tag(name: object) -> str:
+    """A tag name for an error message, quoted: it is the document's text, which the API redacts in quotes."""
+    return repr(f"<{name}>")
+
+
 def _line(tag: Element | None) -> int | None:
     return tag.sourceline if tag is not None else None
 
@@ -350,7 +355,7 @@ def _policy(tag: Element) -> AccessPolicy | None:
     groups = tag.get("data-groups")
     if level is None:
         if groups is not None:
-            raise ParseError(f"<{tag.tag}> has data-groups without data-access: give the level too", line=_line(tag))
+            raise ParseError(f"{_tag(tag.tag)} has data-groups without data-access: give the level too", line=_line(tag))
         return None
     line = _line(tag)
     return AccessPolicy(
@@ -424,7 +429,7 @@ def _check_marker_names(root: Element) -> None:
                 continue
             if access_markers.attribute_marker_kind(name) == "near":
                 raise ParseError(
-                    f"<{node.tag}> has attribute {name!r}, which looks like an access attribute but is not one: "
+                    f"{_tag(node.tag)} has attribute {name!r}, which looks like an access attribute but is not one: "
                     "the attributes are exactly data-access=\"LEVEL\" and data-groups=\"a b\"",
                     line=_line(node),
                 )
@@ -545,12 +550,19 @@ class _AsWritten:
                 line = self.line_at(offset)
                 for attribute in _POLICY_ATTRIBUTES:
                     if names.count(attribute) > 1:
-                        raise ParseError(f"<{name}> has {attribute} more than once (HTML keeps only the first): "
+                        raise ParseError(f"{_tag(name)} has {attribute} more than once (HTML keeps only the first): "
                                          "give it once", line=line)
+                if name in _VOID_ELEMENTS:
+                    raise ParseError(f"data-access/data-groups on the void element {_tag(name)}: it holds no text, "
+                                     "so the policy would protect nothing; put it on an element around the content",
+                                     line=line)
+                if attributes.rstrip().endswith("/"):
+                    raise ParseError(f"data-access on a self-closing {_tag(name + '/')}: HTML ignores '/>' here, so "
+                                     "what follows would be inside it; close the element explicitly", line=line)
                 extent = _Extent(tag=name, line=line)
                 self.extents.append(extent)
-        if name in _VOID_ELEMENTS or (extent is not None and attributes.rstrip().endswith("/")):
-            return  # no content ("<p data-access='x'/>" is written as empty)
+        if name in _VOID_ELEMENTS:
+            return  # no content
         self.stack.append((name, extent))
         if extent is not None:
             if len(self.open) >= _MAX_POLICY_NESTING:
@@ -585,7 +597,7 @@ def _check_policy_extents(markup: str, root: Element) -> None:
     for index, source in enumerate(written):
         if index >= len(in_tree) or in_tree[index].tag != source.tag:
             raise ParseError(
-                f"<{source.tag}> with data-access/data-groups is not kept as written by the HTML parser "
+                f"{_tag(source.tag)} with data-access/data-groups is not kept as written by the HTML parser "
                 "(misplaced, or inside an element whose content is not markup): move it",
                 line=source.line,
             )
@@ -593,15 +605,15 @@ def _check_policy_extents(markup: str, root: Element) -> None:
         held = _visible_length(etree.tostring(node, method="text", encoding="unicode", with_tail=False))
         if held < source.length:
             raise ParseError(
-                f"<{source.tag}> with data-access/data-groups does not hold all of its content once parsed: "
-                f"HTML closes <{source.tag}> early (block content such as a list, table or <div> cannot be "
+                f"{_tag(source.tag)} with data-access/data-groups does not hold all of its content once parsed: "
+                f"HTML closes {_tag(source.tag)} early (block content such as a list, table or <div> cannot be "
                 f"inside <p> or <span>; an unclosed <li> or <p> ends at the next one), so part of it would "
                 "lose the policy.  Close the element explicitly, or put the policy on a <div> or <section>",
                 line=source.line,
             )
     if len(in_tree) > len(written):
         node = in_tree[len(written)]
-        raise ParseError(f"<{node.tag}> with data-access/data-groups could not be found in the source as written",
+        raise ParseError(f"{_tag(node.tag)} with data-access/data-groups could not be found in the source as written",
                          line=_line(node))
 
 

@@ -241,7 +241,7 @@ class _MarkdownParser:
             if misplaced is not None:
                 raise ParseError(
                     "this looks like front matter with an access key, but it is not read as front matter: "
-                    "front matter must start on the very first line with a line of exactly '---'",
+                    "front matter must be YAML between lines of exactly '---', the first on the very first line",
                     line=self.lines.line_of(misplaced) + 1,
                 )
             return 0
@@ -438,7 +438,9 @@ def _load_front_matter(source: str) -> tuple[object, dict[str, int]]:
             for key_node, _ in node.value:
                 if isinstance(key_node, yaml.ScalarNode):
                     key_lines.setdefault(str(key_node.value), loader._line(key_node.start_mark))
-        return loader.construct_document(node), key_lines
+        data = loader.construct_document(node)
+        _reject_nested_access_keys(node, loader)
+        return data, key_lines
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(
@@ -447,6 +449,28 @@ def _load_front_matter(source: str) -> tuple[object, dict[str, int]]:
         ) from None
     finally:
         loader.dispose()
+
+
+def _reject_nested_access_keys(root: yaml.Node, loader: _FrontMatterLoader) -> None:
+    """Fail on an ``access``/``groups``-like key in a mapping nested anywhere in the front matter (any
+    depth, lists included): only top-level keys set a policy, so a nested one would be ignored."""
+    stack: list[tuple[yaml.Node, bool]] = [(root, True)]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if (not top and isinstance(key_node, yaml.ScalarNode)
+                        and access_markers.front_matter_key_kind(str(key_node.value)) is not None):
+                    raise ParseError(
+                        f"front matter key {str(key_node.value)!r} is nested: an access key only applies at the "
+                        "top level of the front matter ('access: LEVEL' on its own line), so this one would be "
+                        "ignored",
+                        line=loader._line(key_node.start_mark),
+                    )
+                stack.append((key_node, False))
+                stack.append((value_node, False))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, False) for item in node.value)
 
 
 def _matching_close(tokens: list[Token], open_index: int) -> int:

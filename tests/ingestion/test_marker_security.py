@@ -132,7 +132,7 @@ def test_valid_data_access_elements_are_kept():
         "<p>Before <span data-access='confidential'>the <b>inline</b> secret</span> after.</p>\n"
         "<ul><li>open item</li><li data-access='confidential'>closed item</li></ul>\n"
         "<section data-access='restricted' data-groups='sec'><h2>Vault</h2><p>vault secret</p></section>\n"
-        "<p data-access='restricted'/>\n"
+        "<p data-access='restricted'></p>\n"  # explicitly empty; '<p .../>' is refused (F5)
         "<p>Open again.</p>"
     )
     assert policies_of(doc, "secret one") == {RESTRICTED}
@@ -698,3 +698,101 @@ def test_markers_fail_closed_or_only_narrow(generated: Generated):
             for line in range(lines.line_of(block.start), lines.line_of(block.end - 1) + 1):
                 if line in generated.expected:
                     assert section.effective == generated.expected[line], (line + 1, source)
+
+
+# --------------------------------------------------------------------------- demo attack F4..F7
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '+++\naccess = "restricted"\n+++\nsecret\n',
+        "--- # meta\naccess: restricted\n---\nsecret\n",
+        "----\naccess: restricted\n----\nsecret\n",
+        "+++ toml\ngroups = [\"sec\"]\n+++\nsecret\n",
+        "---  meta\nAccess: restricted\n---\nsecret\n",
+    ],
+)
+def test_f4_unrecognised_front_matter_with_an_access_key_fails(source):
+    assert_fails(lambda: md(source), 2, "front matter must be YAML between lines of exactly '---'")
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "line"),
+    [
+        ("meta:\n  access: restricted\n", 3),
+        ("title: Keys\nmeta:\n  deeper:\n    groups: [sec]\n", 5),
+        ("items:\n  - name: x\n    Access: restricted\n", 4),
+        ("meta: {access: restricted}\n", 2),
+    ],
+)
+def test_f4_nested_access_key_in_front_matter_fails(front_matter, line):
+    assert_fails(lambda: md(f"---\n{front_matter}---\nsecret\n"), line)
+
+
+def test_f4_valid_front_matter_still_works():
+    doc = md("---\ntitle: Keys\nmeta:\n  owner: ops\naccess: restricted\n---\nsecret\n")
+    assert policies_of(doc, "secret") == {RESTRICTED}
+    assert policies_of(md("----\n\nsecret\n"), "secret") == {INTERNAL}
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<div data-access="restricted"/><p>SECRET</p>',
+        '<section data-access="restricted" /><p>SECRET</p></section>',
+        '<p>x</p>\n<span data-groups="sec" data-access="restricted"/>SECRET',
+    ],
+)
+def test_f5_self_closing_policy_element_fails(markup):
+    line = markup[: markup.index("data-")].count("\n") + 1
+    assert_fails(lambda: html(markup), line, "self-closing", "close the element explicitly")
+
+
+@pytest.mark.parametrize("markup", ['<img data-access="restricted" src="x.png"><p>SECRET</p>',
+                                    '<br data-access="restricted"/>SECRET', '<hr data-access="restricted">'])
+def test_f5_policy_on_a_void_element_fails(markup):
+    assert_fails(lambda: html(markup), 1, "holds no text")
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "<!-&#45; access: restricted -->",
+        "<!&#45;&#45; access: restricted -->",
+        "<!-&#x2d; access: restricted -->",
+        "<!-&dash; access: restricted -->",
+        "&lt;!-- access: restricted -->",
+        "<![CDATA[ access: restricted ]]>",
+        "\uff1c!-- access: restricted --\uff1e",
+        "\uff1c\uff01-- access: restricted --\uff1e",
+    ],
+)
+def test_f6_encoded_and_full_width_marker_look_alikes_fail(marker):
+    source = f"# Keys\n\n{marker}\nSECRET\n"
+    assert_fails(lambda: md(source), 3)
+
+
+def test_f6_ordinary_prose_with_entities_is_not_a_marker():
+    doc = md("# Keys\n\nAT&amp;T access &lt;b&gt; and &#45; dashes; <![CDATA[ x < y ]]>\n\nfull\uff1cwidth\n")
+    assert policies_of(doc, "AT&amp;T") == {INTERNAL}
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<launch-code-4821 data-access="restricted" data-access="public">x</launch-code-4821>',
+        '<launch-code-4821 data-groups="sec">x</launch-code-4821>',
+        '<launch-code-4821 data-access="restricted"/>x',
+        '<p data-access="restricted">Keys:<launch-code-4821>x</launch-code-4821><ul><li>s</li></ul></p>',
+        '<launch-code-4821 data-acess="restricted">x</launch-code-4821>',
+    ],
+)
+def test_f7_html_errors_quote_document_tag_names(markup):
+    from kb.serializers import safe_error
+
+    with pytest.raises(ParseError) as caught:
+        parse_html(markup.encode())
+    safe = safe_error(str(caught.value))
+    assert "launch-code" not in safe and "4821" not in safe, safe
+    assert "line 1" in safe, safe
