@@ -447,7 +447,9 @@ def vector_candidates(
         return (vector_exact(qs, vector, depth) if count else []), "exact"
     # Over-fetching and keeping the nearest (exactly re-sorted) lifts recall of the relaxed scan.
     rows = vector_hnsw(qs, vector, max(depth, HNSW_MIN_FETCH), ef_search=HNSW_EF_SEARCH)[:depth]
-    if len(rows) < min(depth, count):
+    # Short: refill exactly. (``count`` is capped at the threshold, so it cannot say how many rows
+    # exist; a short page from a small threshold -- tests set it to 0 -- must still be refilled.)
+    if len(rows) < depth:
         return vector_exact(qs, vector, depth), f"{scanned}+exact"
     return rows, scanned
 
