@@ -49,9 +49,14 @@ def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, cras
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
 
     deadline = time.monotonic() + 300
-    while IngestionJob.objects.get(pk=batch.pk).done < 30:
+    # Kill mid-task: at least 30 documents done and a task's jobs running (a kill between two tasks
+    # would leave nothing to re-run).
+    while (
+        IngestionJob.objects.get(pk=batch.pk).done < 30
+        or not IngestionJob.objects.filter(batch=batch, status="running").exists()
+    ):
         assert time.monotonic() < deadline, "the first worker made no progress"
-        time.sleep(0.1)
+        time.sleep(0.05)
     first.kill()
     killed_at = IngestionJob.objects.get(pk=batch.pk).done
     assert killed_at < 200, "the batch finished before the kill; the test proves nothing"
