@@ -41,6 +41,7 @@ ignored, so it fails the document instead.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -82,8 +83,13 @@ _GROUPS = "groups"
 _ATTRIBUTES = ("data-access", "data-groups")
 # "<!--", also as word processors "correct" it ("<!—", "<!–") or mistyped ("<!-", "<!---").
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
-_COMMENT_OPEN = "<!"
-_COMMENT_OPEN_RE = re.compile(f"<![{_DASHES}]+")
+# Each character of the opener also as an HTML character reference ("<!-&#45;", "&lt;!--", "<!&dash;-")
+# or a full-width / small form NFKC maps to it ("\uff1c!--"); a CDATA section ("<![CDATA[") too.
+_LT = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
+_BANG = r"(?:!|\uff01|\ufe57|&excl;|&#0*33;?|&#x0*21;?)"
+_DASH = f"(?:[{_DASHES}]|&#0*45;?|&#x0*2d;?|&(?:dash|hyphen|minus|ndash|mdash|horbar);)"
+_COMMENT_OPEN_RE = re.compile(f"{_LT}{_BANG}(?:{_DASH}+|\\[CDATA\\[)", re.IGNORECASE)
+_COMMENT_OPEN_HINT_RE = re.compile("<!|[&\uff1c\ufe64]")
 # How far after the comment opener a marker's first word is looked for.
 _COMMENT_HEAD = 80
 _HEAD_RE = re.compile(f"[\\s{_DASHES}]*(?P<slash>/?)\\s*(?P<word>[^\\W_]+)(?P<colon>\\s*:)?")
@@ -131,6 +137,8 @@ def _distance_to_access(word: str) -> int:
 
 def _comment_head_is_marker(head: str) -> bool:
     """Whether the text right after ``<!--`` starts (or tries to start) a marker."""
+    if "&" in head:
+        head = html.unescape(head)
     match = _HEAD_RE.match(skeleton(" " + head) if not head.isascii() else head.lower())
     if match is None:
         return False
@@ -156,7 +164,7 @@ def looks_like_marker_comment(content: str) -> bool:
 
 def looks_like_marker(text: str) -> bool:
     """True when ``text`` contains a comment that is (or tries to be) an access marker."""
-    return _COMMENT_OPEN in text and find_marker_comment(text) is not None
+    return _COMMENT_OPEN_HINT_RE.search(text) is not None and find_marker_comment(text) is not None
 
 
 @lru_cache(maxsize=4096)
