@@ -130,10 +130,12 @@ def bench_overhead(out: Callable[[str], None], *, rounds: int = 40) -> None:
 # ----------------------------------------------------------------------------- fairness
 
 
-def _heavy_text(megabytes: float) -> bytes:
+def heavy_text(megabytes: float, *, seed: int | None = None) -> bytes:
+    """Varied prose of ``megabytes`` (a few thousand chunks a MB); without a seed, new text each run,
+    so no embedding-cache hits."""
     import random
 
-    rnd = random.Random(uuid.uuid4().int)  # new text each run: no embedding-cache hits
+    rnd = random.Random(uuid.uuid4().int if seed is None else seed)
     words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10))) for _ in range(5000)]
     paragraphs, size = [], 0
     while size < megabytes * 1024 * 1024:
@@ -225,7 +227,7 @@ def _scenario(layout: str, heavy_mb: float, out: Callable[[str], None]) -> dict:
 
         heavy_started = time.perf_counter()
         _, heavy = document_create(tenant=a, created_by=None, upload=Upload(
-            content=_heavy_text(heavy_mb), title="archive", source="archive.txt", content_type="text/plain"))
+            content=heavy_text(heavy_mb), title="archive", source="archive.txt", content_type="text/plain"))
         _wait(heavy.pk, ("running",))
         time.sleep(1.0)  # well inside the heavy job
         small_started = time.perf_counter()

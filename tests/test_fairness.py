@@ -9,12 +9,12 @@ text (``python -m ingestion.limits_bench fairness``, docs/benchmarks.md).
 
 from __future__ import annotations
 
-import random
 import time
 
 import pytest
 
 from accounts.services import tenant_create
+from ingestion.limits_bench import heavy_text
 from ingestion.private_worker import _set_routes
 from ingestion.tasks import BULK, TASK, enqueue_jobs
 from kb.celery import app
@@ -43,20 +43,6 @@ def lanes():
         _set_routes(app, previous)
 
 
-def _heavy_text(megabytes: float) -> bytes:
-    """Varied prose (no embedding-cache hits): a few thousand chunks."""
-    rnd = random.Random(42)
-    words = [
-        "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10))) for _ in range(5000)
-    ]
-    paragraphs, size = [], 0
-    while size < megabytes * 1024 * 1024:
-        paragraph = " ".join(rnd.choice(words) for _ in range(rnd.randint(40, 120))) + "."
-        paragraphs.append(paragraph)
-        size += len(paragraph) + 2
-    return "\n\n".join(paragraphs).encode()
-
-
 def _status(job_id) -> str:
     return IngestionJob.objects.get(pk=job_id).status
 
@@ -69,7 +55,7 @@ def test_small_job_of_tenant_b_finishes_while_tenant_a_heavy_job_runs(worker_fac
     try:
         _, heavy = document_create(
             tenant=a, created_by=None,
-            upload=Upload(content=_heavy_text(2), title="Archive", source="archive.txt", content_type="text/plain"),
+            upload=Upload(content=heavy_text(2, seed=42), title="Archive", source="archive.txt", content_type="text/plain"),
         )
         deadline = time.monotonic() + 300
         while _status(heavy.pk) != "running":  # A's job holds a worker

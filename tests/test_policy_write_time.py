@@ -66,6 +66,26 @@ def test_upload_default_groups_without_markers_ingest(celery_worker, tenant):
     assert chunks and all(c.access_groups == [security.id] for c in chunks)
 
 
+def _build_racing(monkeypatch, job: IngestionJob, change) -> int:
+    """Run ``job`` in this process with ``change()`` committed right after its first embedding, i.e.
+    between its planning (sections read) and its storing; returns how many times it embedded."""
+    real_embed = pipeline._embed
+    calls = []
+
+    def embed_then_change(plans):
+        calls.append([p.job.pk for p in plans])
+        stats = real_embed(plans)
+        if len(calls) == 1:  # the concurrent edit, committed while the job holds its plan
+            change()
+        return stats
+
+    monkeypatch.setattr(pipeline, "_embed", embed_then_change)
+    pipeline.jobs_run([job.id])
+    monkeypatch.setattr(pipeline, "_embed", real_embed)
+    job.refresh_from_db()
+    return len(calls)
+
+
 def test_policy_change_during_a_build_reaches_the_built_chunks(celery_worker, tenant, monkeypatch):
     """#1: a PATCH committed while an index build embeds must be what the built chunks carry.
 
@@ -79,20 +99,9 @@ def test_policy_change_during_a_build_reaches_the_built_chunks(celery_worker, te
     version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=120), name="small")
     build = IngestionJob.objects.create(tenant=tenant, document=document, index_version=version)
 
-    real_embed = pipeline._embed
-    patched = []
-
-    def embed_then_patch(plans):
-        stats = real_embed(plans)
-        if not patched:  # the concurrent edit, committed while the build holds its plan
-            section_set_access(section=logistics, access_level="restricted", groups=["security-team"])
-            patched.append(True)
-        return stats
-
-    monkeypatch.setattr(pipeline, "_embed", embed_then_patch)
-    pipeline.jobs_run([build.id])
-    build.refresh_from_db()
-    assert patched and build.status == "succeeded", build.error
+    embedded = _build_racing(monkeypatch, build, lambda: section_set_access(
+        section=logistics, access_level="restricted", groups=["security-team"]))
+    assert embedded and build.status == "succeeded", build.error
     security = tenant.groups.get(slug="security-team")
     built = Chunk.objects.filter(section=logistics, index_version=version)
     assert built.exists()
@@ -101,7 +110,6 @@ def test_policy_change_during_a_build_reaches_the_built_chunks(celery_worker, te
     for chunk in Chunk.objects.filter(document=document).select_related("section"):
         assert (chunk.access_level, chunk.access_groups) == (chunk.section.access_level, chunk.section.access_groups)
 
-    monkeypatch.setattr(pipeline, "_embed", real_embed)
     _wait_document_jobs(document)
     index_version_activate(version=version, force=True)
     for mode in ("vector", "keyword", "hybrid"):
@@ -230,21 +238,10 @@ def test_prefix_change_during_a_build_is_replanned(celery_worker, tenant, monkey
     zebra = Section.objects.get(document=document, title="Project Zebra")
     version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=110), name="race")
     build = IngestionJob.objects.create(tenant=tenant, document=document, index_version=version)
-    real_embed = pipeline._embed
-    calls = []
-
-    def embed_then_patch(plans):
-        calls.append([p.job.pk for p in plans])
-        stats = real_embed(plans)
-        if len(calls) == 1:
-            section_set_access(section=zebra, access_level="restricted", groups=["security-team"])
-        return stats
-
-    monkeypatch.setattr(pipeline, "_embed", embed_then_patch)
-    pipeline.jobs_run([build.id])
-    build.refresh_from_db()
+    embedded = _build_racing(monkeypatch, build, lambda: section_set_access(
+        section=zebra, access_level="restricted", groups=["security-team"]))
     assert build.status == "succeeded", build.error
-    assert len(calls) == 2, "the build planned again after the policy change"
+    assert embedded == 2, "the build planned again after the policy change"
     built = list(Chunk.objects.filter(section=logistics, index_version=version))
     assert built and all("Zebra" not in c.embed_text for c in built)
 

@@ -1,13 +1,17 @@
-"""Functions that tests/ingestion/test_limits.py runs in the budgeted child (importable by module path)."""
+"""Functions that tests/ingestion/test_limits.py runs in the budgeted child (importable by module path),
+and the DOCX builder the limit tests share."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
 import signal
 import sys
+import zipfile
 
+import docx
 import yaml
 
 from ingestion.structure import ParseError
@@ -90,3 +94,21 @@ def noisy(value: int) -> int:
     print("a parser that prints" * 1000)
     print("and warns", file=sys.stderr)
     return value
+
+
+def docx_with_body(body_xml: str) -> bytes:
+    """A real DOCX (python-docx's blank document) whose body is ``body_xml``."""
+    base = io.BytesIO()
+    docx.Document().save(base)
+    source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
+    document = source.read("word/document.xml").decode()
+    head, rest = document.split("<w:body>", 1)
+    tail = rest.split("</w:body>", 1)[1]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "word/document.xml":
+                data = (head + "<w:body>" + body_xml + "<w:sectPr/></w:body>" + tail).encode()
+            archive.writestr(item, data)
+    return out.getvalue()

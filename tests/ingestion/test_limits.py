@@ -12,7 +12,6 @@ import random
 import signal
 import zipfile
 
-import docx
 import pytest
 
 from ingestion import limits
@@ -21,6 +20,7 @@ from ingestion.limits import ResourceLimitExceeded, run_limited
 from ingestion.parsers import parse
 from ingestion.structure import ParseError
 from tests.ingestion import limits_helpers as helpers
+from tests.ingestion.limits_helpers import docx_with_body
 
 MB = 1024 * 1024
 GB = 1024 * MB
@@ -110,30 +110,16 @@ def test_yaml_alias_bomb_in_front_matter(baseline):
 
 def _inflating_docx(paragraphs: int) -> bytes:
     """A real DOCX whose document.xml inflates over 10x: ``paragraphs`` paragraphs of random words."""
-    base = io.BytesIO()
-    docx.Document().save(base)
-    source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
-    document = source.read("word/document.xml").decode()
-    head, rest = document.split("<w:body>", 1)
-    tail = rest.split("</w:body>", 1)[1]
     rnd = random.Random(16)
     vocabulary = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9))) for _ in range(150)]
     # Run properties as Word writes them: the markup is what compresses.
     run = '<w:r><w:rPr><w:rFonts w:ascii="Calibri" w:hAnsi="Calibri"/><w:sz w:val="22"/><w:szCs w:val="22"/></w:rPr>'
-    body = "".join(
+    return docx_with_body("".join(
         '<w:p><w:pPr><w:spacing w:after="160" w:line="259" w:lineRule="auto"/></w:pPr>' + run
         + '<w:t xml:space="preserve">' + " ".join(rnd.choice(vocabulary) for _ in range(rnd.randint(5, 20)))
         + "</w:t></w:r></w:p>"
         for _ in range(paragraphs)
-    )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for item in source.infolist():
-            data = source.read(item)
-            if item.filename == "word/document.xml":
-                data = (head + "<w:body>" + body + "<w:sectPr/></w:body>" + tail).encode()
-            archive.writestr(item, data)
-    return out.getvalue()
+    ))
 
 
 def test_a_docx_that_inflates_big_is_stopped_by_the_budget(baseline):

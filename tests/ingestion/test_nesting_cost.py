@@ -20,6 +20,7 @@ from ingestion.chunking.contextualize import PART_SEPARATOR, build_prefix
 from ingestion.parsers import docx as docx_parser
 from ingestion.parsers import parse
 from ingestion.structure import ParsedDocument, ParseError, Section
+from tests.ingestion.limits_helpers import docx_with_body
 from tests.ingestion.test_chunk_bad_input import assert_sensible
 
 COUNTER = default_counter()
@@ -132,23 +133,6 @@ def test_a_deep_table_section_is_not_counted_whole():
 # --------------------------------------------------------------------------- DOCX
 
 
-def _docx_with_body(body_xml: str) -> bytes:
-    base = io.BytesIO()
-    docx.Document().save(base)
-    source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
-    document = source.read("word/document.xml").decode()
-    head, rest = document.split("<w:body>", 1)
-    tail = rest.split("</w:body>", 1)[1]
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for item in source.infolist():
-            data = source.read(item)
-            if item.filename == "word/document.xml":
-                data = (head + "<w:body>" + body_xml + "<w:sectPr/></w:body>" + tail).encode()
-            archive.writestr(item, data)
-    return out.getvalue()
-
-
 def _merged_table(rows: int, columns: int) -> bytes:
     """A table whose every column is one vertically merged cell over ``rows`` rows."""
     grid = "<w:tblGrid>" + "<w:gridCol/>" * columns + "</w:tblGrid>"
@@ -156,7 +140,7 @@ def _merged_table(rows: int, columns: int) -> bytes:
         f'<w:tc><w:tcPr><w:vMerge w:val="restart"/></w:tcPr><w:p><w:r><w:t>col {c}</w:t></w:r></w:p></w:tc>'
         for c in range(columns)) + "</w:tr>"
     merged = "<w:tr>" + "<w:tc><w:tcPr><w:vMerge/></w:tcPr><w:p/></w:tc>" * columns + "</w:tr>"
-    return _docx_with_body("<w:p><w:r><w:t>Intro</w:t></w:r></w:p><w:tbl>" + grid + head + merged * (rows - 1)
+    return docx_with_body("<w:p><w:r><w:t>Intro</w:t></w:r></w:p><w:tbl>" + grid + head + merged * (rows - 1)
                            + "</w:tbl>")
 
 
@@ -205,7 +189,7 @@ def test_paragraph_styles_are_resolved_once_per_style(monkeypatch):
 def test_docx_xml_part_over_the_limit_is_refused_before_inflating(monkeypatch):
     monkeypatch.setattr(docx_parser, "MAX_XML_PART_BYTES", 1024 * 1024)
     paragraphs = "".join(f"<w:p><w:r><w:t>word{i} {i * 7919 % 10007}</w:t></w:r></w:p>" for i in range(40_000))
-    data = _docx_with_body(paragraphs)
+    data = docx_with_body(paragraphs)
     with pytest.raises(ParseError, match=r"'word/document.xml' is .* MB uncompressed \(the limit for one XML part"):
         parse(data, filename="big.docx")
 
@@ -224,8 +208,8 @@ def test_docx_xml_parts_over_the_total_limit_are_refused(monkeypatch):
 def test_docx_with_too_many_paragraphs_or_cells_is_refused(monkeypatch):
     monkeypatch.setattr(docx_parser, "MAX_PARAGRAPHS", 1000)
     with pytest.raises(ParseError, match="more than 1,000 paragraphs"):
-        parse(_docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 1001), filename="many.docx")
-    parse(_docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 999), filename="many.docx")
+        parse(docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 1001), filename="many.docx")
+    parse(docx_with_body("<w:p><w:r><w:t>x</w:t></w:r></w:p>" * 999), filename="many.docx")
     monkeypatch.setattr(docx_parser, "MAX_TABLE_CELLS", 100)
     with pytest.raises(ParseError, match="more than 100 table cells"):
         parse(_merged_table(30, 4), filename="cells.docx")
