@@ -281,6 +281,31 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], document
     recompute_policies(rows, document)
 
 
+def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dict[str, int]) -> list[Section]:
+    """Section rows for new content, with the file's policies (``resolve_policies`` has run)."""
+    ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
+    rows = []
+    for order, section in enumerate(parsed.sections):
+        # The file's own default (front matter) is the root's own policy, so that a later
+        # re-derivation from the stored rows keeps it instead of falling back to the upload's.
+        own = section.policy or (parsed.default_policy if section.parent is None else None)
+        rows.append(
+            Section(
+                id=ids[section.key], tenant_id=document.tenant_id, document=document,
+                parent_id=ids.get(section.parent) if section.parent is not None else None,
+                key=section.key, order=order, depth=section.depth, title=section.title[:1000],
+                heading_path=[], kind=section.kind, start=section.start, end=section.end,
+                body_spans=[[b.start, b.end] for b in section.blocks],
+                own_level=int(AccessLevel.from_name(own.level)) if own else None,
+                own_groups=sorted(group_ids[g] for g in own.groups) if own else None,
+                access_level=int(AccessLevel.from_name(section.effective.level)),
+                access_groups=sorted(group_ids[g] for g in section.effective.groups),
+                metadata=_jsonable(section.metadata),
+            )
+        )
+    return rows
+
+
 def _plan(job: IngestionJob) -> _Plan:
     document = Document.objects.get(pk=job.document_id)
     version = job.index_version or index_version_active(tenant=document.tenant)
@@ -297,51 +322,29 @@ def _plan(job: IngestionJob) -> _Plan:
     reuse = bool(existing) and document.text == parsed.text and all(
         _section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
     )
+    shadow = _is_shadow(job)
+    if shadow and not reuse:
+        raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
     try:
         resolve_policies(parsed, default)
     except ParseError as exc:
         # An upload is checked against its own default. A build or a re-derivation of stored sections
         # keeps their stored policies: the markers were checked against the default they were stored
         # under, and only the API (with its own checks) changed them since.
-        if not (reuse and (_is_shadow(job) or job.stats.get("rederive"))):
+        if not (reuse and (shadow or job.stats.get("rederive"))):
             raise TerminalIngestionError(str(exc)) from None
         _stored_effective(parsed, existing)
-    file_ranks = {
-        s.key: (int(AccessLevel.from_name(s.effective.level)), sorted(group_ids.get(g, -1) for g in s.effective.groups))
-        for s in parsed.sections
-    }
-    shadow = _is_shadow(job)
-    if shadow and not reuse:
-        raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
-    # The stored policies (markers and API overrides) win over the file's markers for stored sections:
-    # chunk policies and embedded heading prefixes both come from them, re-derived under the
-    # document's current default.
     if reuse:
-        recompute_policies(list(existing.values()), document)
-    rows: list[Section] = []
-    ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
-    for order, section in enumerate(parsed.sections):
-        level, groups = file_ranks[section.key]
-        # The file's own default (front matter) is the root's own policy, so that a later
-        # re-derivation from the stored rows keeps it instead of falling back to the upload's.
-        own = section.policy or (parsed.default_policy if section.parent is None else None)
-        own_level = int(AccessLevel.from_name(own.level)) if own else None
-        own_groups = sorted(group_ids[g] for g in own.groups) if own else None
-        rows.append(
-            Section(
-                id=ids[section.key], tenant_id=document.tenant_id, document=document,
-                parent_id=ids.get(section.parent) if section.parent is not None else None,
-                key=section.key, order=order, depth=section.depth, title=section.title[:1000],
-                heading_path=[], kind=section.kind, start=section.start, end=section.end,
-                body_spans=[[b.start, b.end] for b in section.blocks], own_level=own_level, own_groups=own_groups,
-                access_level=level, access_groups=groups, metadata=_jsonable(section.metadata),
-            )
-        )
-    if reuse:
-        rows = [existing[r.key] for r in rows]
-    elif existing:
-        # New content: policies set through the API on the old sections carry over to the new ones.
-        _carry_overrides(rows, existing, document)
+        # The stored policies (markers and API overrides) win over the file's markers for stored sections:
+        # chunk policies and embedded heading prefixes both come from them, re-derived under the
+        # document's current default.
+        rows = [existing[s.key] for s in parsed.sections]
+        recompute_policies(rows, document)
+    else:
+        rows = _new_section_rows(document, parsed, group_ids)
+        if existing:
+            # New content: policies set through the API on the old sections carry over to the new ones.
+            _carry_overrides(rows, existing, document)
     ranks = {row.key: (row.access_level, sorted(row.access_groups)) for row in rows}
     _visible_heading_paths(parsed, ranks)
     if not reuse:
@@ -519,8 +522,7 @@ def _store(plan: _Plan) -> None:
             raise BuildSkipped("a shadow build may not replace the document's sections")
         if plan.reuse_sections:
             # The stored policies under the document's current default: rows and every version's chunks follow.
-            apply_policies(document)
-            current = list(Section.objects.select_for_update().filter(document=document))
+            current = apply_policies(document)  # the rows, locked, as they are now
             if _policy_snapshot(document, current) != plan.snapshot:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
             sections = {s.key: s for s in current}

@@ -210,7 +210,7 @@ def recompute_policies(sections: list[Section], document: Document) -> list[Sect
     return changed
 
 
-def apply_policies(document: Document, *, actor: User | None = None) -> int:
+def apply_policies(document: Document, *, actor: User | None = None) -> list[Section]:
     """Re-derive effective policies from the stored ones; chunks follow in this transaction.
 
     Chunks carry their section's policy for the SQL filter, and their embedded text (and so their
@@ -235,7 +235,7 @@ def apply_policies(document: Document, *, actor: User | None = None) -> int:
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
         _rederive_chunks(document, [s.id for s in renamed], actor=actor)
-    return len(changed)
+    return sections
 
 
 def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor: User | None) -> None:
@@ -255,13 +255,6 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
             jobs.append(_new_job(tenant=document.tenant, document=document, created_by=actor,
                                  index_version_id=version_id, stats=rederive))
     _enqueue([job.id for job in jobs])
-
-
-@transaction.atomic
-def document_policies_refresh(*, document: Document, actor: User | None = None) -> int:
-    """Re-derive every section's and chunk's effective policy from the stored policies; no model call."""
-    document = Document.objects.select_for_update().get(pk=document.pk)
-    return apply_policies(document, actor=actor)
 
 
 @transaction.atomic
@@ -323,6 +316,7 @@ __all__ = [
     "document_create",
     "document_delete",
     "document_replace",
+    "apply_policies",
     "document_set_access",
     "index_version_active",
     "index_version_create",
