@@ -11,9 +11,16 @@ class LimitedCharField(serializers.CharField):
     DRF trims whitespace first and checks the length after, so a 1,001-character value
     ending in whitespace passed a ``maxLength: 1000`` the OpenAPI schema promises to refuse
     (found by the schemathesis test). The length is checked before trimming here.
+
+    DRF also turns a number into its string (``{"name": 21890853158}`` was accepted against the
+    schema's ``type: string``, also found by schemathesis): only a JSON string is a string here.
     """
 
+    default_error_messages = {"not_a_string": "Not a valid string."}
+
     def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_a_string")
         if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
             self.fail("max_length", max_length=self.max_length)
         return super().to_internal_value(data)

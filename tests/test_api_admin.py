@@ -23,7 +23,9 @@ def test_groups_create_list_rename(world):
 
 
 @pytest.mark.parametrize(("body", "status"), [({"slug": "finance"}, 409), ({"slug": "Not A Slug"}, 400),
-                                              ({"name": "no slug"}, 400)])
+                                              ({"name": "no slug"}, 400),
+                                              ({"slug": "numbers", "name": 21890853158}, 400),
+                                              ({"slug": 7}, 400)])
 def test_group_create_refusals(world, body, status):
     before = snapshot()
     response = world.client("admin").post("/api/v1/groups/", body, format="json")
