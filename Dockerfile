@@ -8,4 +8,4 @@ RUN pip install --no-cache-dir --index-url ${TORCH_INDEX} torch==2.13.0 && pip i
 COPY . .
 RUN python manage.py collectstatic --noinput 2>/dev/null || true
 EXPOSE 8000
-CMD ["gunicorn", "kb.wsgi:application", "--bind", "0.0.0.0:8000"]
+CMD ["gunicorn", "bulkhead.wsgi:application", "--bind", "0.0.0.0:8000"]

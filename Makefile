@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test worker web stop services lint bench-chunks clean-data
+.PHONY: demo test test-unit browser worker web stop services lint bench-chunks clean-data
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,37 +14,73 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet ".[dev]"
 	@touch $(STAMP)
 
+# With DATABASE_URL / REDIS_URL unset, each entry point starts (or reuses) the embedded
+# PostgreSQL and Redis in .data/ (or BULKHEAD_DATA_DIR) that it needs: manage.py (all but
+# kb_chunk, kb_chunkeval, help, check, collectstatic), the web server (bulkhead/wsgi.py), the
+# workers (bulkhead/celery.py). This target starts them alone; `make stop` stops them.
 services: $(STAMP)
-	@$(PY) -m kb.embedded_services start
+	@$(PY) -m bulkhead.embedded_services start
 
 demo: $(STAMP)
 	@$(PY) manage.py kb_demo
 
-# Runs against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards),
-# so a running `make demo` is left alone.
-test: $(STAMP)
-	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m kb.embedded_services stop >/dev/null 2>&1" EXIT; \
-		$(PY) -m kb.embedded_services start >/dev/null && $(PY) -m pytest $(PYTEST_ARGS)'
+# The console's browser tests drive Debian's chromium through Playwright (no browser download).
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@test -x $(CHROMIUM) || { echo "installing chromium (apt) for the browser tests"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# Two workers (see enqueue_jobs in ingestion/tasks.py): "fast" serves the interactive lane alone,
+# The layering check, then every test in two tiers at once: the unit tier (no database, one
+# process; its report is printed when both are done, from .data/test/unit-tier.log) beside the "db"
+# tier against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards, so a running
+# `make demo` is left alone), one process, as its tests share one Celery worker and one test
+# database. The db tier waits on workers, servers and the browser for half its time: the unit tier
+# uses that. Either tier failing fails the target.
+test: $(STAMP) browser
+	$(PY) scripts/check_architecture.py
+	@mkdir -p .data/test
+	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
+		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
+		db=0; { $(PY) -m bulkhead.embedded_services start >/dev/null && $(PY) -m pytest -m db $(PYTEST_ARGS); } || db=$$?; \
+		unit=0; wait $$unit_pid || unit=$$?; \
+		echo "=== the unit tier (-m \"not db\"), run beside the db tier ==="; cat .data/test/unit-tier.log; \
+		[ $$db = 0 ] && [ $$unit = 0 ]'
+
+# The tests that need no database, Redis or worker (parsers, chunking, the access rule, URL
+# forms): tests/conftest.py marks every test that uses the database "db". Starts no server.
+# Two processes, one per core (pytest-xdist).
+test-unit: $(STAMP)
+	$(PY) -m pytest -m "not db" -n 2 $(PYTEST_ARGS)
+
+# Two workers (see enqueue_jobs in pipeline/tasks.py): "fast" serves the interactive lane alone,
 # so a large document or a batch import on the bulk lane never holds up a small upload; "bulk"
 # serves both lanes.  Ctrl-C stops both.
 worker: $(STAMP)
 	@bash -c 'trap "kill \$$(jobs -p) 2>/dev/null; wait" EXIT; \
-		$(PY) -m celery -A kb worker -Q celery -n fast@%h --beat --loglevel=INFO --concurrency=1 & \
-		$(PY) -m celery -A kb worker -n bulk@%h --loglevel=INFO --concurrency=1 & \
+		$(PY) -m celery -A bulkhead worker -Q celery -n fast@%h --beat --loglevel=INFO --concurrency=1 & \
+		$(PY) -m celery -A bulkhead worker -n bulk@%h --loglevel=INFO --concurrency=1 & \
 		wait -n'
 
 # gunicorn, 2 workers x 4 threads: at most 8 database connections, whatever the load.
 web: $(STAMP)
-	$(PY) -m gunicorn kb.wsgi:application --bind 127.0.0.1:8000 --worker-class gthread --workers 2 --threads 4 \
+	$(PY) -m gunicorn bulkhead.wsgi:application --bind 127.0.0.1:8000 --worker-class gthread --workers 2 --threads 4 \
 		--timeout 120
 
 stop:
-	@test -x $(PY) && $(PY) -m kb.embedded_services stop || true
+	@test -x $(PY) && $(PY) -m bulkhead.embedded_services stop || true
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean-data: stop
 	rm -rf .data
+
+# The soak-and-chaos harness (bench/load_harness.py, results in docs/reliability.md): gunicorn,
+# Celery workers and beat on the embedded servers of .data/load, a mixed load of readers, editors
+# and admins, each fault in turn, every answer checked for leaks; then scale-out. Takes about an
+# hour on 2 cores; SOAK_ARGS changes it (e.g. SOAK_ARGS="--seconds 60 --scenarios steady,poison").
+SOAK_ARGS ?= --seconds 120 --scale
+.PHONY: soak
+soak: $(STAMP)
+	BULKHEAD_DATA_DIR=.data/load $(PY) manage.py kb_bench load $(SOAK_ARGS) --json out/soak.json

@@ -159,7 +159,7 @@ class GroupListApi(MemberAPIView):
     def post(self, request):
         serializer = GroupCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        group = services.group_create(tenant=self.member.tenant, **serializer.validated_data)
+        group = services.group_create(tenant=self.member.tenant, actor=self.member, **serializer.validated_data)
         return Response(GroupOutputSerializer(group).data, status=status.HTTP_201_CREATED)
 
 
@@ -175,7 +175,7 @@ class GroupDetailApi(MemberAPIView):
         group = selectors.group_get(tenant=self.member.tenant, group_id=group_id)
         serializer = GroupUpdateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        group = services.group_update(group=group, **serializer.validated_data)
+        group = services.group_update(group=group, actor=self.member, **serializer.validated_data)
         return Response(GroupOutputSerializer(group).data)
 
 
@@ -201,7 +201,7 @@ class MembershipListApi(MemberAPIView):
         data = serializer.validated_data
         membership = services.membership_create(
             tenant=self.member.tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
-            group_slugs=data["groups"],
+            group_slugs=data["groups"], actor=self.member,
         )
         membership = selectors.membership_get_by_id(tenant=self.member.tenant, membership_id=membership.pk)
         return Response(MembershipOutputSerializer(membership).data, status=status.HTTP_201_CREATED)
@@ -253,7 +253,7 @@ class TokenListApi(MemberAPIView):
         membership = selectors.membership_get_by_id(
             tenant=self.member.tenant, membership_id=data.get("membership_id", self.member.pk)
         )
-        token, key = services.api_token_create(membership=membership, name=data["name"])
+        token, key = services.api_token_create(membership=membership, name=data["name"], actor=self.member)
         token.key = key
         return Response(TokenCreatedOutputSerializer(token).data, status=status.HTTP_201_CREATED)
 
@@ -268,5 +268,5 @@ class TokenRevokeApi(MemberAPIView):
                    responses={200: TokenOutputSerializer, **error_responses(404)})
     def post(self, request, token_id: str):
         token = selectors.api_token_get(tenant=self.member.tenant, token_id=token_id)
-        token = services.api_token_revoke(token=token)
+        token = services.api_token_revoke(token=token, actor=self.member)
         return Response(TokenOutputSerializer(token).data)

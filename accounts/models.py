@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.db import models
 
-from accounts.access import AccessLevel
+from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
 
 
 class Tenant(models.Model):
@@ -76,7 +76,7 @@ class Membership(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
-    clearance = models.PositiveSmallIntegerField(choices=AccessLevel.choices, default=AccessLevel.INTERNAL)
+    clearance = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, default=AccessLevel.INTERNAL)
     groups = models.ManyToManyField(Group, through="GroupMembership", related_name="memberships", blank=True)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -84,7 +84,7 @@ class Membership(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["user", "tenant"], name="membership_unique_user_tenant"),
-            models.CheckConstraint(condition=models.Q(clearance__lte=3), name="membership_clearance_known"),
+            models.CheckConstraint(condition=models.Q(clearance__lte=MAX_LEVEL), name="membership_clearance_known"),
         ]
 
     def __str__(self) -> str:

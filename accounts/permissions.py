@@ -20,6 +20,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions, status
 
 from accounts.models import ROLE_RANK, Membership, Role
+from accounts.tenancy import acting_user_activate, tenant_activate
 
 TENANT_HEADER = "X-Bulkhead-Tenant"
 
@@ -45,18 +46,21 @@ class SessionMemberAuthentication(authentication.SessionAuthentication):
         if result is None:
             return None
         user, _ = result
+        acting_user_activate(user.pk)  # the user's own memberships, in every tenant, are visible
         memberships = Membership.objects.select_related("tenant", "user").filter(user=user, is_active=True)
         slug = request.headers.get(TENANT_HEADER, "").strip()
         if slug:
             membership = memberships.filter(tenant__slug=slug).first()
             if membership is None:
                 raise exceptions.AuthenticationFailed(f"You are not an active member of tenant {slug!r}.")
+            tenant_activate(membership.tenant_id)
             return user, SessionMember(membership)
         found = list(memberships[:2])
         if not found:
             raise exceptions.AuthenticationFailed("You are not an active member of any tenant.")
         if len(found) > 1:
             raise TenantRequired()
+        tenant_activate(found[0].tenant_id)
         return user, SessionMember(found[0])
 
 

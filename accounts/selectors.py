@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from accounts.access import Reader
 from accounts.errors import NotFound
 from accounts.models import ApiToken, Group, Membership, Tenant
+from accounts.policy import Reader
 
 
 def reader_for(membership: Membership) -> Reader:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
-from accounts.access import AccessLevel
+from accounts import policy
 from accounts.api_fields import LimitedCharField
 from accounts.models import Role
+from accounts.policy import AccessLevel
 
-LEVEL_NAMES = [level.label for level in AccessLevel]
+LEVEL_NAMES = list(policy.LEVEL_NAMES)  # the schema's AccessLevelEnum (settings.SPECTACULAR_SETTINGS)
 SLUG_LIST_MAX = 100
 
 

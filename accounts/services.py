@@ -10,9 +10,13 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from accounts.access import AccessLevel
+from accounts import policy
 from accounts.errors import ApplicationError, Conflict
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Role, Tenant, User
+from accounts.policy import AccessLevel, Policy
+from accounts.tenancy import acting_user_activate, tenant_activate, token_tenant_id
+from audit.models import Action
+from audit.services import audit_record, audit_record_read
 
 TOKEN_PREFIX_LENGTH = 8
 
@@ -32,11 +36,15 @@ def tenant_create(*, slug: str, name: str) -> Tenant:
 
 
 @transaction.atomic
-def group_create(*, tenant: Tenant, slug: str, name: str = "") -> Group:
+def group_create(*, tenant: Tenant, slug: str, name: str = "", actor: Membership | None = None) -> Group:
+    """A new group of ``tenant``; ``actor`` (the admin; None: an internal caller) for the audit trail."""
     _valid_slug(slug, "group")
     if Group.objects.filter(tenant=tenant, slug=slug).exists():
         raise Conflict(f"group {slug!r} already exists in tenant {tenant.slug!r}")
-    return Group.objects.create(tenant=tenant, slug=slug, name=name or slug)
+    group = Group.objects.create(tenant=tenant, slug=slug, name=name or slug)
+    audit_record(action=Action.GROUP_CREATE, actor=actor, tenant_id=tenant.pk, target_type="group",
+                 target_id=group.pk, details={"after": {"slug": group.slug, "name": group.name}})
+    return group
 
 
 def groups_by_slugs(*, tenant: Tenant, slugs: Iterable[str]) -> list[Group]:
@@ -61,10 +69,18 @@ def parse_role(role: str) -> Role:
 
 
 def parse_level(level: str) -> AccessLevel:
+    """:func:`accounts.policy.parse_level`, refusing an unknown name as a caller's error (400)."""
     try:
-        return AccessLevel.from_name(level)
-    except ValueError as exc:
+        return policy.parse_level(level)
+    except policy.UnknownAccessLevel as exc:
         raise ApplicationError(str(exc), code="unknown_access_level") from None
+
+
+def policy_from_names(*, tenant: Tenant, access_level: str, groups: Iterable[str]) -> Policy:
+    """A policy given by name (a level name, group slugs) as it is stored (rank, group ids).
+    An unknown level, then an unknown group, is refused (400)."""
+    level = parse_level(access_level)
+    return Policy(level, [g.id for g in groups_by_slugs(tenant=tenant, slugs=groups)])
 
 
 @transaction.atomic
@@ -79,11 +95,22 @@ def membership_set_groups(*, membership: Membership, groups: Iterable[Group]) ->
     )
 
 
+def _membership_view(membership: Membership) -> dict:
+    """A membership's rights as the audit trail records them."""
+    return {
+        "email": membership.user.email, "role": membership.role,
+        "clearance": AccessLevel(membership.clearance).label, "is_active": membership.is_active,
+        "groups": sorted(membership.groups.values_list("slug", flat=True)),
+    }
+
+
 @transaction.atomic
 def membership_create(
-    *, tenant: Tenant, email: str, role: str, clearance: str, group_slugs: Iterable[str] = ()
+    *, tenant: Tenant, email: str, role: str, clearance: str, group_slugs: Iterable[str] = (),
+    actor: Membership | None = None,
 ) -> Membership:
-    """Add a user (created if new) to a tenant with a role, a clearance and groups."""
+    """Add a user (created if new) to a tenant with a role, a clearance and groups. ``actor``: the
+    admin (None: an internal caller), for the audit trail."""
     role_value = parse_role(role)
     level = parse_level(clearance)
     groups = groups_by_slugs(tenant=tenant, slugs=group_slugs)
@@ -95,6 +122,8 @@ def membership_create(
         raise Conflict(f"{email} is already a member of tenant {tenant.slug!r}")
     membership = Membership.objects.create(user=user, tenant=tenant, role=role_value, clearance=level)
     membership_set_groups(membership=membership, groups=groups)
+    audit_record(action=Action.MEMBERSHIP_CREATE, actor=actor, tenant_id=tenant.pk, target_type="membership",
+                 target_id=membership.pk, details={"after": _membership_view(membership)})
     return membership
 
 
@@ -102,12 +131,21 @@ def _hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def _token_view(token: ApiToken) -> dict:
+    return {"prefix": token.prefix, "name": token.name, "membership": token.membership_id}
+
+
 @transaction.atomic
-def api_token_create(*, membership: Membership, name: str = "") -> tuple[ApiToken, str]:
-    """Create a token; returns it with the clear key, which is never stored and shown once."""
+def api_token_create(
+    *, membership: Membership, name: str = "", actor: Membership | None = None
+) -> tuple[ApiToken, str]:
+    """Create a token; returns it with the clear key, which is never stored and shown once.
+    ``actor``: the admin minting it (None: an internal caller), for the audit trail."""
     prefix = secrets.token_hex(TOKEN_PREFIX_LENGTH // 2)
     key = f"bkh_{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(membership=membership, name=name, prefix=prefix, key_hash=_hash_key(key))
+    audit_record(action=Action.TOKEN_CREATE, actor=actor, tenant_id=membership.tenant_id, target_type="token",
+                 target_id=token.pk, details={"after": _token_view(token)})
     return token, key
 
 
@@ -117,6 +155,10 @@ def api_token_authenticate(key: str) -> ApiToken | None:
     if len(parts) < 3 or parts[0] != "bkh":
         return None
     digest = _hash_key(key)
+    tenant_id = token_tenant_id(digest)  # the one lookup before the tenant is known (accounts.tenancy)
+    if tenant_id is None:
+        return None
+    tenant_activate(tenant_id)
     for token in ApiToken.objects.select_related("membership__tenant", "membership__user").filter(
         prefix=parts[1], revoked_at__isnull=True
     ):
@@ -132,19 +174,28 @@ def api_token_authenticate(key: str) -> ApiToken | None:
 
 
 @transaction.atomic
-def api_token_revoke(*, token: ApiToken) -> ApiToken:
+def api_token_revoke(*, token: ApiToken, actor: Membership | None = None) -> ApiToken:
+    """Revoke a token (idempotent: revoking it again changes and records nothing). ``actor``: the
+    admin (None: an internal caller), for the audit trail."""
+    token = ApiToken.objects.select_for_update().select_related("membership").get(pk=token.pk)
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        audit_record(action=Action.TOKEN_REVOKE, actor=actor, tenant_id=token.membership.tenant_id,
+                     target_type="token", target_id=token.pk, details={"before": _token_view(token)})
     return token
 
 
 @transaction.atomic
-def group_update(*, group: Group, name: str | None = None) -> Group:
-    """Rename a group. Its slug stays: documents' access markers name groups by slug."""
-    if name is not None:
+def group_update(*, group: Group, name: str | None = None, actor: Membership | None = None) -> Group:
+    """Rename a group. Its slug stays: documents' access markers name groups by slug. ``actor``:
+    the admin (None: an internal caller), for the audit trail."""
+    if name is not None and (name or group.slug) != group.name:
+        before = {"slug": group.slug, "name": group.name}
         group.name = name or group.slug
         group.save(update_fields=["name"])
+        audit_record(action=Action.GROUP_UPDATE, actor=actor, tenant_id=group.tenant_id, target_type="group",
+                     target_id=group.pk, details={"before": before, "after": {"slug": group.slug, "name": group.name}})
     return group
 
 
@@ -163,7 +214,8 @@ def membership_update(
     ``acting`` is the admin making the change: an admin may not demote or deactivate
     themselves, so a tenant cannot lose its last admin by accident.
     """
-    membership = Membership.objects.select_for_update().get(pk=membership.pk)
+    membership = Membership.objects.select_for_update().select_related("user").get(pk=membership.pk)
+    before = _membership_view(membership)
     if acting is not None and acting.pk == membership.pk:
         if (role is not None and role != Role.ADMIN) or is_active is False:
             raise Conflict("you cannot demote or deactivate your own membership; ask another admin")
@@ -181,4 +233,37 @@ def membership_update(
         membership.save(update_fields=fields)
     if group_slugs is not None:
         membership_set_groups(membership=membership, groups=groups_by_slugs(tenant=membership.tenant, slugs=group_slugs))
+    after = _membership_view(membership)
+    if after != before:
+        audit_record(action=Action.MEMBERSHIP_UPDATE, actor=acting, tenant_id=membership.tenant_id,
+                     target_type="membership", target_id=membership.pk, details={"before": before, "after": after})
     return membership
+
+
+def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: str = "") -> None:
+    """Record a console sign-in or a failed one, in every tenant the e-mail's user belongs to (one
+    record of no tenant when the e-mail is unknown or belongs to none). Best effort, as reads are
+    (``audit.services.audit_record_read``): a sign-in never fails on the audit."""
+    email = (email or "").strip().lower()[:254]
+    action = Action.SIGN_IN if succeeded else Action.SIGN_IN_FAILED
+    details = {"address": address, **({"reason": reason} if reason else {})}
+    # Before any tenant is chosen (or anyone signed in): the e-mail's own memberships in every tenant
+    # (the memberships policy admits the acting user's), each record written acting for its tenant,
+    # and the connection left acting for no one (accounts.tenancy).
+    user = User.objects.filter(email=email).first() if email else None
+    memberships = []
+    if user is not None:
+        acting_user_activate(user.pk)
+        try:
+            memberships = list(Membership.objects.select_related("user").filter(user=user))
+        finally:
+            acting_user_activate(None)
+    try:
+        for membership in memberships:
+            tenant_activate(membership.tenant_id)
+            audit_record_read(action=action, actor=membership, details=details)
+    finally:
+        if memberships:
+            tenant_activate(None)
+    if not memberships:
+        audit_record_read(action=action, tenant_id=None, details=details, actor_email=email)

@@ -8,24 +8,15 @@ rows).  A block never contains heading lines, access markers, front matter, or a
 text of another section, so a chunk built from consecutive blocks of one section
 can never cross an access boundary.
 
-Pure Python: no Django imports.
+Pure Python: no Django imports. Policies (levels, groups, inheritance) are
+:mod:`accounts.policy`'s, the one pure home of the access policy.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Ordered from least to most sensitive; the index is the rank.
-ACCESS_LEVELS: tuple[str, ...] = ("public", "internal", "confidential", "restricted")
-DEFAULT_ACCESS_LEVEL = "internal"
-
-
-def level_rank(level: str) -> int:
-    """Rank of an access level; raises ValueError for an unknown one (fail closed)."""
-    try:
-        return ACCESS_LEVELS.index(level)
-    except ValueError:
-        raise ValueError(f"unknown access level {level!r}") from None
+from accounts.policy import Policy, PolicyNode, effective_policies
 
 
 class ParseError(ValueError):
@@ -35,35 +26,6 @@ class ParseError(ValueError):
         self.message = message
         self.line = line
         super().__init__(f"line {line}: {message}" if line is not None else message)
-
-
-@dataclass(frozen=True)
-class AccessPolicy:
-    level: str = DEFAULT_ACCESS_LEVEL
-    groups: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        level_rank(self.level)  # validates
-        object.__setattr__(self, "groups", tuple(sorted(set(self.groups))))
-
-    def implies(self, outer: AccessPolicy) -> bool:
-        """True when everyone who may read this policy may also read ``outer`` (this one is narrower or equal).
-
-        A reader needs the level (or a higher one) and, when there are groups, one of them:
-        so the level may not be lower, and the groups must be a non-empty subset of
-        ``outer``'s unless ``outer`` has none.
-        """
-        if level_rank(self.level) < level_rank(outer.level):
-            return False
-        return not outer.groups or (bool(self.groups) and set(self.groups) <= set(outer.groups))
-
-    def describe(self) -> str:
-        """``restricted (groups: a, b)`` -- for messages."""
-        return f"{self.level} (groups: {', '.join(self.groups)})" if self.groups else self.level
-
-    def marker_text(self) -> str:
-        """``access: restricted; groups: a, b`` -- the marker spelling, for messages."""
-        return f"access: {self.level}; groups: {', '.join(self.groups)}" if self.groups else f"access: {self.level}"
 
 
 # Block kinds: what the chunker may do with a block.
@@ -114,8 +76,8 @@ class Section:
     start: int
     end: int
     blocks: list[Block] = field(default_factory=list)
-    policy: AccessPolicy | None = None
-    effective: AccessPolicy | None = None
+    policy: Policy | None = None
+    effective: Policy | None = None
     line: int | None = None  # 1-based line of the heading/marker that opened it
     metadata: dict = field(default_factory=dict)
     # Prefix lines that belong in every chunk's embed text (e.g. a module's imports,
@@ -130,7 +92,7 @@ class ParsedDocument:
     title: str | None = None
     tags: tuple[str, ...] = ()
     # Document default from the file itself (front matter); None: use the upload's.
-    default_policy: AccessPolicy | None = None
+    default_policy: Policy | None = None
     # 1-based line of the marker that set ``default_policy`` (e.g. front matter ``access:``).
     default_policy_line: int | None = None
     metadata: dict = field(default_factory=dict)
@@ -149,8 +111,9 @@ class ParsedDocument:
         return used
 
 
-def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> ParsedDocument:
-    """Fill ``Section.effective``: own marker, else parent's, else the document default.
+def resolve_policies(doc: ParsedDocument, upload_default: Policy) -> ParsedDocument:
+    """Fill ``Section.effective`` (:func:`accounts.policy.effective_policies`): own marker, else
+    parent's, else the document default.
 
     The document default is the file's own (front matter) when it has one, else the
     one given at upload.
@@ -158,7 +121,7 @@ def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> Parse
     Markers can only *narrow*: the document's own default must imply the upload's,
     and a section's own policy must imply what it would otherwise inherit (its
     parent's effective policy, or the document default for a top-level section) --
-    see :meth:`AccessPolicy.implies`; an equal policy is allowed.  A marker that would
+    see :meth:`Policy.implies`; an equal policy is allowed.  A marker that would
     widen access raises :class:`ParseError` with the marker's line.  Both policies in
     its message are quoted, so that a redacted copy of the message drops them.
     """
@@ -169,16 +132,14 @@ def resolve_policies(doc: ParsedDocument, upload_default: AccessPolicy) -> Parse
             line=doc.default_policy_line,
         )
     default = doc.default_policy or upload_default
-    by_key: dict[str, Section] = {}
-    for section in doc.sections:  # document order: parents come before children
-        parent = by_key.get(section.parent) if section.parent is not None else None
-        inherited = parent.effective if parent is not None and parent.effective is not None else default
-        if section.policy is not None and not section.policy.implies(inherited):
+    resolved = effective_policies((PolicyNode(s.key, s.parent, s.policy) for s in doc.sections), default)
+    for section in doc.sections:  # document order: the first widening marker is the one reported
+        inherits = resolved[section.key].inherits
+        if section.policy is not None and not section.policy.implies(inherits):
             raise ParseError(
-                f"marker '{section.policy.marker_text()}' would widen access from '{inherited.describe()}' "
+                f"marker '{section.policy.marker_text()}' would widen access from '{inherits.describe()}' "
                 "-- markers can only narrow",
                 line=section.line,
             )
-        section.effective = section.policy or inherited
-        by_key[section.key] = section
+        section.effective = resolved[section.key].effective
     return doc

@@ -2,16 +2,23 @@
 malformed id answers the API's own 404 (same body as a missing one), not Django's HTML page."""
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
 from accounts import apis as accounts_apis
+from audit import apis as audit_apis
 from kb import apis, index_version_apis
+from kb.schema import SchemaApi
 
 v1 = [
     path("documents/", apis.DocumentListApi.as_view(), name="document-list"),
     path("documents/<str:document_id>/", apis.DocumentDetailApi.as_view(), name="document-detail"),
     path("documents/<str:document_id>/sections/", apis.DocumentSectionsApi.as_view(), name="document-sections"),
+    path(
+        "documents/<str:document_id>/as/<str:membership_id>/", apis.DocumentAsMemberApi.as_view(),
+        name="document-as-member",
+    ),
     path("sections/<str:section_id>/", apis.SectionAccessApi.as_view(), name="section-detail"),
+    path("sections/<str:section_id>/readers/", apis.SectionReadersApi.as_view(), name="section-readers"),
     path("jobs/<str:job_id>/", apis.JobDetailApi.as_view(), name="job-detail"),
     path("search/", apis.SearchApi.as_view(), name="search"),
     path("index-versions/", index_version_apis.IndexVersionListApi.as_view(), name="index-version-list"),
@@ -29,11 +36,14 @@ v1 = [
     path("memberships/<str:membership_id>/", accounts_apis.MembershipDetailApi.as_view(), name="membership-detail"),
     path("tokens/", accounts_apis.TokenListApi.as_view(), name="token-list"),
     path("tokens/<str:token_id>/revoke/", accounts_apis.TokenRevokeApi.as_view(), name="token-revoke"),
+    path("audit/", audit_apis.AuditListApi.as_view(), name="audit-list"),
+    path("audit/export/", audit_apis.AuditExportApi.as_view(), name="audit-export"),
+    path("audit/settings/", audit_apis.AuditSettingsApi.as_view(), name="audit-settings"),
 ]
 
 urlpatterns = [
     path("v1/", include(v1)),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaApi.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
 ]

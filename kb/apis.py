@@ -1,8 +1,9 @@
 """The documents, sections, jobs and search REST API (v1).
 
-Thin views: validate with an input serializer, call one selector or service (after the
-permission check it needs), serialize with an output serializer. Every id that is
-missing, another tenant's or not readable answers the same 404.
+Thin views: validate with an input serializer, call one selector or service (a service that
+writes takes the acting member and checks what it may write itself), serialize with an
+output serializer. Every id that is missing, another tenant's or not readable answers the
+same 404.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.access import AccessLevel
 from accounts.apis import MemberAPIView
-from accounts.models import Group, Role
+from accounts.models import Group
 from accounts.parsers import SafeJSONParser
-from accounts.permissions import IsEditor
+from accounts.permissions import IsAdmin, IsEditor
+from accounts.policy import AccessLevel
+from accounts.selectors import membership_get_by_id
 from accounts.serializers import error_responses
-from kb import permissions, selectors, services
-from kb.models import IngestionJob
+from kb import selectors, services
 from kb.serializers import (
     DocumentAcceptedOutputSerializer,
+    DocumentAsMemberOutputSerializer,
     DocumentFilterSerializer,
     DocumentJsonInputSerializer,
     DocumentMultipartInputSerializer,
@@ -33,6 +35,7 @@ from kb.serializers import (
     SearchOutputSerializer,
     SectionAccessInputSerializer,
     SectionOutputSerializer,
+    SectionReadersOutputSerializer,
 )
 from kb.services import PayloadTooLarge, Upload
 
@@ -60,24 +63,12 @@ class KbAPIView(MemberAPIView):
         an admin every one, anyone else those whose failing content they uploaded themselves
         (the error may quote any part of it; others get :func:`kb.serializers.safe_error`)."""
         context = self.group_context()
-        failed = [d.pk for d in documents if d.error]
-        if self.member.role == Role.ADMIN:
-            context["full_errors"] = set(failed)
-        elif failed:
-            # A document's error is its latest own ingestion's (a shadow-version build never sets it).
-            latest = (
-                IngestionJob.objects.filter(document_id__in=failed, index_version__isnull=True)
-                .order_by("document_id", "-created_at")
-                .distinct("document_id")
-                .values_list("document_id", "created_by_id")
-            )
-            context["full_errors"] = {doc for doc, creator in latest if creator == self.member.user_id}
+        context["full_errors"] = selectors.document_errors_in_full(member=self.member, documents=documents)
         return context
 
     def job_context(self, job) -> dict:
-        """A job's error in full for the tenant's admins and the job's creator only (see ``document_context``)."""
-        mine = job.created_by_id is not None and job.created_by_id == self.member.user_id
-        return {"full_error": self.member.role == Role.ADMIN or mine}
+        """A job's error in full for the tenant's admins and the uploader of its bytes (``kb.selectors.error_in_full``)."""
+        return {"full_error": selectors.error_in_full(member=self.member, job=job)}
 
 
 def _upload_from(request, current=None) -> Upload:
@@ -156,8 +147,7 @@ class DocumentListApi(KbAPIView):
     )
     def post(self, request):
         upload = _upload_from(request)
-        permissions.upload_check(member=self.member, upload=upload)
-        document, job = services.document_create(tenant=self.member.tenant, created_by=request.user, upload=upload)
+        document, job = services.document_create(tenant=self.member.tenant, created_by=self.member, upload=upload)
         return Response(_accepted(document, job), status=status.HTTP_201_CREATED)
 
 
@@ -183,8 +173,7 @@ class DocumentDetailApi(KbAPIView):
     def put(self, request, document_id: str):
         document = selectors.document_get_for_change(member=self.member, document_id=document_id)
         upload = _upload_from(request, current=document)
-        permissions.upload_check(member=self.member, upload=upload)
-        document, job = services.document_replace(document=document, created_by=request.user, upload=upload)
+        document, job = services.document_replace(document=document, created_by=self.member, upload=upload)
         return Response(_accepted(document, job))
 
     @extend_schema(
@@ -194,7 +183,7 @@ class DocumentDetailApi(KbAPIView):
     )
     def delete(self, request, document_id: str):
         document = selectors.document_get_for_change(member=self.member, document_id=document_id)
-        services.document_delete(document=document)
+        services.document_delete(document=document, actor=self.member)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -211,6 +200,7 @@ class DocumentSectionsApi(KbAPIView):
     def get(self, request, document_id: str):
         document = selectors.document_get(member=self.member, document_id=document_id)
         nodes = selectors.document_section_tree(member=self.member, document=document)
+        services.document_read_record(member=self.member, document=document, via="api")
         return Response(SectionOutputSerializer(nodes, many=True, context=self.group_context()).data)
 
 
@@ -230,8 +220,7 @@ class SectionAccessApi(KbAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         change = {"access_level": data.get("access_level"), "groups": data.get("groups"), "inherit": data["inherit"]}
-        permissions.section_access_check(member=self.member, section=section, **change)
-        section = services.section_set_access(section=section, actor=self.member.user, **change)
+        section = services.section_set_access(section=section, actor=self.member, **change)
         node = selectors.section_node(member=self.member, section=section)
         return Response(SectionOutputSerializer(node, context=self.group_context()).data)
 
@@ -282,3 +271,43 @@ class SearchApi(KbAPIView):
             neighbors=data["neighbors"],
         )
         return Response(SearchOutputSerializer(response).data)
+
+
+# ----------------------------------------------------------------------------- effective access (admins)
+
+
+class DocumentAsMemberApi(KbAPIView):
+    """``/api/v1/documents/{id}/as/{membership_id}/``: the document as one member sees it (admins)."""
+
+    permission_classes = [IsAdmin]
+    pagination_class = None
+
+    @extend_schema(
+        tags=["admin"], summary="Every section of a document as one member sees it, and why the rest is hidden",
+        parameters=[_path_id("document_id", "Document id (UUID)"),
+                    OpenApiParameter("membership_id", int, OpenApiParameter.PATH, description="Membership id")],
+        responses={200: DocumentAsMemberOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request, document_id: str, membership_id: str):
+        document = selectors.document_get(member=self.member, document_id=document_id)
+        member = membership_get_by_id(tenant=self.member.tenant, membership_id=membership_id)
+        view = selectors.document_as_member(admin=self.member, member=member, document=document)
+        services.document_read_record(member=self.member, document=document, via="api", as_member=member)
+        data = {"document_id": document.pk, "sections_readable": view.sections_readable, **vars(view)}
+        return Response(DocumentAsMemberOutputSerializer(data, context=self.group_context()).data)
+
+
+class SectionReadersApi(KbAPIView):
+    """``/api/v1/sections/{id}/readers/``: who may read a section, and why the others may not (admins)."""
+
+    permission_classes = [IsAdmin]
+    pagination_class = None
+
+    @extend_schema(
+        tags=["admin"], summary="The members who may read a section, those who may not and why, and its groups",
+        parameters=[_path_id("section_id", "Section id (UUID)")],
+        responses={200: SectionReadersOutputSerializer, **error_responses(404)},
+    )
+    def get(self, request, section_id: str):
+        readers = selectors.section_readers(admin=self.member, section_id=section_id)
+        return Response(SectionReadersOutputSerializer(readers, context=self.group_context()).data)

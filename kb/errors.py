@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -65,6 +65,23 @@ def exception_handler(exc, context):
     return response
 
 
+RETRY_AFTER_SECONDS = 5
+MESSAGE = "The database is unavailable; try again shortly."
+PAGE = (
+    "<!doctype html><html><head><title>Service unavailable</title></head>"
+    f"<body><h1>Service unavailable</h1><p>{MESSAGE}</p></body></html>"
+)
+
+
+def database_unavailable_response(request) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        response = JsonResponse(error_body("service_unavailable", MESSAGE), status=503)
+    else:
+        response = HttpResponse(PAGE, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def _is_api(request) -> bool:
     return request.path.startswith("/api/")
 
@@ -84,8 +101,6 @@ def server_error_view(request):
     import sys
 
     from django.db import InterfaceError, OperationalError
-
-    from kb.middleware import database_unavailable_response  # here: kb.middleware imports this module
 
     if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
         return database_unavailable_response(request)

@@ -1,4 +1,4 @@
-"""Retrieval evaluation of index versions through the real search service (BRIEF §6, ``kb_eval``).
+"""Retrieval evaluation of index versions through the real search service.
 
 Each golden question runs through :func:`kb.search.search` as one member, on each index
 version, and is scored at every depth ``k``:
@@ -15,25 +15,34 @@ version, and is scored at every depth ``k``:
 
 Plus each version's chunk size distribution (tokens of the embedded text, orphans under
 50 characters). One query vector per question serves every version and depth.
+
+The product side of evaluation: the console evaluates a version against an uploaded golden
+file here (:func:`version_evaluate`), and ``kb_eval`` (``bench``) runs the same functions
+from the command line and adds its Markdown tables, JSON and PNG chart.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.db.models import Exists, OuterRef
+
+from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Membership, Role, Tenant
+from accounts.policy import Reader
+from accounts.selectors import reader_for
 from ingestion.evaluation.chunkeval import ChunkStats, chunk_stats
-from ingestion.evaluation.golden import GoldenQuestion
+from ingestion.evaluation.golden import GoldenQuestion, load_questions
 from ingestion.evaluation.metrics import Summary, intersection_length, score_question, summarize, union_ranges
 from kb.index_versions import config_summary
-from kb.models import Chunk, Document, IndexVersion, IngestionJob
+from kb.models import Chunk, Document, IndexVersion, Section
 
 ALL = "all"
 
@@ -82,11 +91,21 @@ def _names(document: Document) -> set[str]:
     return {n for n in names if n}
 
 
-def golden_resolve(*, tenant: Tenant, questions: Sequence[GoldenQuestion]) -> list[EvalQuestion]:
+def golden_resolve(
+    *, tenant: Tenant, questions: Sequence[GoldenQuestion], reader: Reader | None = None
+) -> list[EvalQuestion]:
     """Map each question's document name (JSONL ``document``, Chroma ``corpus_id``) to a document of
-    ``tenant`` by source or title, or their file-name stem; spans must lie inside its text."""
+    ``tenant`` by source or title, or their file-name stem; spans must lie inside its text.
+
+    With a ``reader`` (a member evaluating through the console) only documents with a section
+    that reader may read are named: a title is document content, and an admin is not above the
+    access rule. Without one (the command line, run by whoever holds the database) any document.
+    """
+    documents = Document.objects.filter(tenant=tenant)
+    if reader is not None:
+        documents = documents.filter(Exists(Section.objects.filter(readable_q(reader), document=OuterRef("pk"))))
     by_name: dict[str, list[Document]] = {}
-    for document in Document.objects.filter(tenant=tenant).only("id", "title", "source", "text"):
+    for document in documents.only("id", "title", "source", "text"):
         for name in _names(document):
             by_name.setdefault(name, []).append(document)
     resolved = []
@@ -146,7 +165,7 @@ def evaluate_versions(
     ``k`` above the search's ``MAX_TOP_K`` is refused: a page the service would cut short
     would understate recall silently.
     """
-    from ingestion.services import embedder
+    from kb.embedder import embedder
     from kb.search import MAX_TOP_K, SearchFilters, search
 
     ks = sorted(set(ks))
@@ -170,8 +189,9 @@ def evaluate_versions(
         context: dict[str, list[float]] = {"recall": [], "tokens": [], "contexts": []}
         genres: dict[str, dict[str, list[float]]] = {}
         for i, (q, vector) in enumerate(zip(questions, vectors, strict=True)):
+            # Golden questions measure a version; they are not a member's searches (no audit record).
             common = {"member": member, "query": q.question, "mode": mode, "index_version": version,
-                      "query_vector": vector}
+                      "query_vector": vector, "audit": False}
             for k in ks:
                 tenant_wide = search(**common, top_k=k, expand="none")
                 found = {h.document_id for h in tenant_wide.results}
@@ -218,26 +238,28 @@ def evaluate_versions(
     return reports
 
 
-# ----------------------------------------------------------------------------- output
+
+# ----------------------------------------------------------------------------- figures
 
 
-def _pct(s: Summary | None, digits: int = 1, std: bool = False) -> str:
+def percent(s: Summary | None, digits: int = 1, std: bool = False) -> str:
+    """A mean as a percentage (``-`` when nothing was measured); ``± std`` on request."""
     if s is None or s.n == 0:
         return "-"
     text = f"{100 * s.mean:.{digits}f}"
     return f"{text} ± {100 * s.std:.{digits}f}" if std else text
 
 
-def format_table(reports: Sequence[VersionReport], *, budget: int) -> str:
-    """A Markdown table, one column per version (percentages; ± is the population std)."""
+def metric_rows(reports: Sequence[VersionReport], *, budget: int) -> list[list[str]]:
+    """The comparison table's rows, ``[label, value per report...]`` (percentages; ± is the
+    population std): the command line prints them as Markdown, the console as HTML."""
     if not reports:
-        return "(no versions)"
+        return []
     ks = sorted(reports[0].doc_hit)
-    header = ["metric"] + [f"{r.name or 'version'} `{r.short_id}`" for r in reports]
     rows: list[list[str]] = [["config"] + [r.summary for r in reports]]
     for k in ks:
-        rows.append([f"document hit@{k}"] + [_pct(r.doc_hit[k]) for r in reports])
-        rows.append([f"document recall@{k}"] + [_pct(r.doc_recall[k]) for r in reports])
+        rows.append([f"document hit@{k}"] + [percent(r.doc_hit[k]) for r in reports])
+        rows.append([f"document recall@{k}"] + [percent(r.doc_recall[k]) for r in reports])
     corpora = sorted({c for r in reports for by in r.excerpt.values() for c in by if c != ALL})
     for k in ks:
         if not any(k in r.excerpt for r in reports):
@@ -245,16 +267,16 @@ def format_table(reports: Sequence[VersionReport], *, budget: int) -> str:
         for metric, digits in (("recall", 1), ("precision", 2), ("iou", 2)):
             label = "IoU" if metric == "iou" else metric
             rows.append([f"excerpt {label}@{k}"]
-                        + [_pct(r.excerpt.get(k, {}).get(ALL, {}).get(metric), digits, std=True) for r in reports])
+                        + [percent(r.excerpt.get(k, {}).get(ALL, {}).get(metric), digits, std=True) for r in reports])
         if len(corpora) > 1:
             for corpus in corpora:
                 rows.append([f"  {corpus} recall / IoU @{k}"] + [
-                    f"{_pct(r.excerpt.get(k, {}).get(corpus, {}).get('recall'))} / "
-                    f"{_pct(r.excerpt.get(k, {}).get(corpus, {}).get('iou'), 2)}" for r in reports
+                    f"{percent(r.excerpt.get(k, {}).get(corpus, {}).get('recall'))} / "
+                    f"{percent(r.excerpt.get(k, {}).get(corpus, {}).get('iou'), 2)}" for r in reports
                 ])
     if any(r.context for r in reports):
         rows.append([f"context recall@{ks[0]} (budget {budget})"]
-                    + [_pct(r.context.get("recall"), 1, std=True) for r in reports])
+                    + [percent(r.context.get("recall"), 1, std=True) for r in reports])
         rows.append(["context tokens (mean)"]
                     + [f"{r.context['tokens'].mean:.0f}" if r.context else "-" for r in reports])
         rows.append(["contexts (mean)"]
@@ -262,98 +284,17 @@ def format_table(reports: Sequence[VersionReport], *, budget: int) -> str:
     rows.append(["chunks"] + [str(r.chunks.count) for r in reports])
     rows.append(["tokens mean / max"] + [f"{r.chunks.mean_tokens:.0f} / {r.chunks.max_tokens}" for r in reports])
     rows.append(["orphans (< 50 chars)"] + [str(r.chunks.orphans) for r in reports])
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return rows
 
 
-def format_genre_table(reports: Sequence[VersionReport], *, k: int, budget: int) -> str:
-    """One row per report (version x mode x fusion), per genre: excerpt recall@k, context recall
-    at ``budget`` and document hit@k (percentages)."""
-    genres = sorted({g for r in reports for g in r.genres})
-    header = ["version", "mode", "fusion"] + [f"{g} R@{k} / ctx / hit" for g in genres] + [f"all R@{k} / ctx"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in reports:
-        cells = [f"`{r.short_id}`", r.mode, r.fusion or "default"]
-        for g in genres:
-            m = r.genres.get(g, {})
-            cells.append(f"{_pct(m.get(f'recall@{k}'))} / {_pct(m.get('context'))} / {_pct(m.get(f'hit@{k}'))}")
-        cells.append(f"{_pct(r.excerpt.get(k, {}).get(ALL, {}).get('recall'))} / {_pct(r.context.get('recall'))}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def hybrid_margin(hybrid: VersionReport, vector: VersionReport, *, k: int, genres: Sequence[str]) -> tuple[float, float]:
-    """(worst, mean) over ``genres`` of hybrid minus vector on excerpt recall@k and on context recall,
-    in points: hybrid must not lose to vector on either metric of any genre, so the worst case leads."""
-    deltas = []
-    for g in genres:
-        h, v = hybrid.genres.get(g, {}), vector.genres.get(g, {})
-        for metric in (f"recall@{k}", "context"):
-            if metric in h and metric in v:
-                deltas.append(100 * (h[metric].mean - v[metric].mean))
-    if not deltas:
-        return 0.0, 0.0
-    return min(deltas), sum(deltas) / len(deltas)
-
-
-def leave_one_genre_out(
-    hybrids: Sequence[VersionReport], vector: VersionReport, *, k: int
-) -> list[tuple[str, VersionReport, tuple[float, float]]]:
-    """For each genre: the hybrid report chosen on the *other* genres (largest worst-case margin over
-    vector, then largest mean margin; the first listed wins ties) and its margin on the held-out genre."""
-    genres = sorted({g for r in hybrids for g in r.genres})
-    out = []
-    for held in genres:
-        rest = [g for g in genres if g != held]
-        chosen = max(hybrids, key=lambda r: hybrid_margin(r, vector, k=k, genres=rest))
-        out.append((held, chosen, hybrid_margin(chosen, vector, k=k, genres=[held])))
-    return out
-
-
-def format_histograms(reports: Sequence[VersionReport]) -> str:
-    """Token-count histograms (bins of 32 tokens), one line per version."""
-    return "\n".join(
-        f"{r.short_id} tokens: " + ", ".join(f"{b}:{n}" for b, n in r.chunks.histogram.items()) for r in reports
-    )
-
-
-def to_json(reports: Sequence[VersionReport], *, settings: dict) -> dict:
-    """Plain-JSON form of the reports (``--json``)."""
-
-    def s(x: Summary | None):
-        return None if x is None else {"mean": x.mean, "std": x.std, "n": x.n}
-
-    return {
-        "settings": settings,
-        "versions": [
-            {
-                "id": r.version_id, "short_id": r.short_id, "name": r.name, "config": r.summary,
-                "seconds": round(r.seconds, 2),
-                "document": {str(k): {"hit": s(r.doc_hit[k]), "recall": s(r.doc_recall[k])} for k in r.doc_hit},
-                "excerpt": {
-                    str(k): {c: {m: s(v) for m, v in metrics.items()} for c, metrics in by.items()}
-                    for k, by in r.excerpt.items()
-                },
-                "context": {m: s(v) for m, v in r.context.items()},
-                "chunks": vars(r.chunks) if r.chunks else None,
-                "mode": r.mode, "fusion": r.fusion,
-                "genres": {g: {m: s(v) for m, v in metrics.items()} for g, metrics in r.genres.items()},
-            }
-            for r in reports
-        ],
-    }
-
-
-def write_chart(reports: Sequence[VersionReport], path: str | Path) -> None:
-    """A PNG: grouped bars of the retrieval metrics, and the token histograms, per version."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def chart_bars(reports: Sequence[VersionReport]) -> tuple[list[str], list[list[float]]]:
+    """The retrieval metrics a chart compares: labels, and per report one percentage per label
+    (document hit@k; excerpt recall and IoU@k where every report has them; context recall)."""
+    if not reports:
+        return [], []
     ks = sorted(reports[0].doc_hit)
-    labels, values = [], [[] for _ in reports]
+    labels: list[str] = []
+    values: list[list[float]] = [[] for _ in reports]
     for k in ks:
         labels.append(f"doc hit@{k}")
         for i, r in enumerate(reports):
@@ -367,105 +308,66 @@ def write_chart(reports: Sequence[VersionReport], path: str | Path) -> None:
         labels.append(f"context recall@{ks[0]}")
         for i, r in enumerate(reports):
             values[i].append(100 * r.context["recall"].mean)
-    fig, (bars, hist) = plt.subplots(1, 2, figsize=(15, 5.5), gridspec_kw={"width_ratios": [3, 2]})
-    width = 0.8 / len(reports)
-    for i, r in enumerate(reports):
-        xs = [j + i * width for j in range(len(labels))]
-        bars.bar(xs, values[i], width, label=f"{r.name or 'version'} ({r.short_id})")
-    bars.set_xticks([j + width * (len(reports) - 1) / 2 for j in range(len(labels))], labels, rotation=30, ha="right")
-    bars.set_ylabel("%")
-    bars.set_ylim(0, 125)  # headroom for the legend above 100 %
-    bars.set_title("retrieval through kb.search, per index version")
-    bars.legend(fontsize=8, loc="upper center", ncol=2)
-    for r in reports:
-        bins = [int(b.split("-")[0]) for b in r.chunks.histogram]
-        hist.step(bins, list(r.chunks.histogram.values()), where="post", label=r.name or r.short_id)
-    hist.set_xlabel("tokens per chunk (embedded text, 32-token bins)")
-    hist.set_ylabel("chunks")
-    hist.set_title("chunk size distribution")
-    hist.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return labels, values
 
 
-# ----------------------------------------------------------------------------- a throwaway corpus tenant
+# ----------------------------------------------------------------------------- an uploaded golden file
+
+UPLOAD_MAX_BYTES = 1024 * 1024
+# The console evaluates while the admin waits: every question is a few searches per version and k.
+UPLOAD_MAX_QUESTIONS = 200
 
 
-def _wait(job_ids: Sequence, *, timeout: float, what: str) -> list[IngestionJob]:
-    deadline = time.monotonic() + timeout
-    ids = [str(j) for j in job_ids]
-    while True:
-        jobs = list(IngestionJob.objects.filter(id__in=ids))
-        if all(j.status in (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED) for j in jobs):
-            return jobs
-        if time.monotonic() > deadline:
-            raise ApplicationError(f"{what} did not finish within {timeout:.0f}s")
-        time.sleep(0.25)
+def golden_parse(*, content: bytes, filename: str) -> list[GoldenQuestion]:
+    """The questions of an uploaded golden file, read as ``kb_eval --golden`` reads a file
+    (:func:`ingestion.evaluation.golden.load_questions`: ``.jsonl`` or Chroma ``.csv``, by extension).
+
+    Refuses (ApplicationError) a file that is too large, malformed, empty or too long to evaluate
+    while one waits.
+    """
+    if len(content) > UPLOAD_MAX_BYTES:
+        raise ApplicationError(
+            f"the golden file is {len(content)} bytes; the limit is {UPLOAD_MAX_BYTES}", code="invalid_golden"
+        )
+    suffix = Path(filename or "").suffix.lower() or ".jsonl"
+    name = Path(filename or "golden.jsonl").name
+    with tempfile.TemporaryDirectory(prefix="golden-") as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(content)
+        try:
+            questions = load_questions(path)
+        except (ValueError, KeyError, UnicodeDecodeError) as exc:
+            raise ApplicationError(str(exc).replace(str(path), name), code="invalid_golden") from None
+        except (TypeError, AttributeError, OverflowError, RecursionError, IndexError):
+            # Hostile shapes (a JSON list where an object belongs, 1e400 as an offset, deep nesting).
+            raise ApplicationError(f"{name} is not a golden file of the expected shape", code="invalid_golden") from None
+    if not questions:
+        raise ApplicationError(f"{name} holds no questions", code="invalid_golden")
+    if len(questions) > UPLOAD_MAX_QUESTIONS:
+        raise ApplicationError(
+            f"{name} holds {len(questions)} questions; the console evaluates at most {UPLOAD_MAX_QUESTIONS} "
+            "(run kb_eval for more)", code="invalid_golden",
+        )
+    return questions
 
 
-@contextlib.contextmanager
-def corpora_tenant(
-    *, directory: str | Path, configs: Sequence[tuple[str, object]], keep: bool = False,
-    out: Callable[[str], None] = print, timeout: float = 1800,
-) -> Iterator[tuple[Tenant, Membership, list[IndexVersion]]]:
-    """A fresh tenant holding ``directory``'s files as plain-text documents, with an admin, and one
-    built index version per ``(name, ChunkingConfig)`` besides the active default; deleted afterwards
-    unless ``keep``. Ingestion and builds run on a private worker (see ``ingestion.private_worker``)."""
-    from accounts.models import User
-    from accounts.services import membership_create, tenant_create
-    from ingestion.private_worker import private_worker
-    from kb.index_versions import index_version_build, index_version_create
-    from kb.services import Upload, batch_create, document_delete, index_version_active
+def version_evaluate(
+    *,
+    member: Membership,
+    versions: Sequence[IndexVersion],
+    content: bytes,
+    filename: str,
+    ks: Sequence[int] = (1, 5),
+    budget: int = 1000,
+    mode: str = "hybrid",
+) -> list[VersionReport]:
+    """Evaluate ``versions`` of the member's tenant on an uploaded golden file, searching as ``member``.
 
-    root = Path(directory)
-    # Sub-folders are genres: a file is named by its path under DIR (``structured/sessions.txt``).
-    files = sorted(
-        p for p in root.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-    )
-    if not files:
-        raise ApplicationError(f"no corpus files in {directory}")
-    slug = f"eval-{uuid.uuid4().hex[:8]}"
-    tenant = tenant_create(slug=slug, name=f"kb_eval {Path(directory).name}")
-    email = f"admin@{slug}.invalid"
-    member = membership_create(tenant=tenant, email=email, role="admin", clearance="restricted")
-    try:
-        with private_worker("kb-eval"):
-            started = time.perf_counter()
-            uploads = [
-                Upload(content=p.read_bytes(), title=p.relative_to(root).as_posix(),
-                       source=p.relative_to(root).as_posix(), content_type="text/plain")
-                for p in files
-            ]
-            batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
-            failed = [j for j in _wait([batch.id], timeout=timeout, what="ingestion")
-                      if j.status != IngestionJob.Status.SUCCEEDED]
-            if failed:
-                raise ApplicationError(f"ingestion of {directory} failed: {failed[0].error}")
-            active = index_version_active(tenant=tenant)
-            out(f"tenant {slug}: {len(files)} documents ingested into {active.short_id} "
-                f"in {time.perf_counter() - started:.1f}s")
-            built = [active]
-            for name, config in configs:
-                version, _ = index_version_create(tenant=tenant, config=config, name=name)
-                if version.pk == active.pk:
-                    continue
-                started = time.perf_counter()
-                job = index_version_build(version=version)
-                _wait([job.id], timeout=timeout, what=f"build of {version.short_id}")
-                version.refresh_from_db()
-                if version.status != IndexVersion.Status.READY:
-                    raise ApplicationError(f"build of {version.short_id} ended {version.status}")
-                out(f"built {version.short_id} ({config_summary(version.config)}) "
-                    f"in {time.perf_counter() - started:.1f}s")
-                built.append(version)
-        yield tenant, member, built
-    finally:
-        if keep:
-            out(f"kept tenant {slug} (admin {email})")
-        else:
-            for document in Document.objects.filter(tenant=tenant):
-                document_delete(document=document)
-            tenant.delete()
-            User.objects.filter(email=email, memberships__isnull=True).delete()
+    Golden documents resolve among the documents the member may read; every search goes through
+    :func:`kb.search.search` as the member, so an evaluation never sees more than a search would.
+    """
+    if any(v.tenant_id != member.tenant_id for v in versions):
+        raise NotFound("Not found.")
+    questions = golden_parse(content=content, filename=filename)
+    resolved = golden_resolve(tenant=member.tenant, questions=questions, reader=reader_for(member))
+    return evaluate_versions(member=member, versions=versions, questions=resolved, ks=ks, budget=budget, mode=mode)

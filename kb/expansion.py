@@ -1,4 +1,4 @@
-"""Authorized expansion of search hits into contexts (BRIEF §3).
+"""Authorized expansion of search hits into contexts.
 
 A hit's context is a section seen through the caller's permissions: the text of
 that section and of its descendants that the caller may read, in document order,
@@ -7,8 +7,8 @@ computed here too, at query time, from the ancestor chain and the *current*
 section policies (permissions can change after ingestion; stored heading paths
 cannot be trusted for a given reader).
 
-Every access decision goes through :func:`accounts.access.can_read` (sections)
-or :func:`accounts.access.readable_q` (chunks).
+Every access decision goes through :func:`accounts.policy.can_read` (sections; heading paths
+through :func:`accounts.policy.readable_heading_path`) or :func:`accounts.access.readable_q` (chunks).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from accounts.access import Reader, can_read, readable_q
+from accounts.access import readable_q
+from accounts.policy import PathNode, Reader, can_read, readable_heading_path
 from kb.models import Chunk
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -55,6 +56,7 @@ class SectionForest:
     def __init__(self, reader: Reader):
         self.reader = reader
         self.nodes: dict[uuid.UUID, SectionNode] = {}
+        self.path_nodes: dict[uuid.UUID, PathNode] = {}  # the same sections, as heading paths need them
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
         self.document_titles: dict[uuid.UUID, str] = {}
         self._with_bodies: set[uuid.UUID] = set()
@@ -89,6 +91,7 @@ class SectionForest:
                 sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
                 tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind,
             )
+            self.path_nodes[sid] = PathNode(sid, parent, title or "", level, tuple(groups or ()))
             if bodies:
                 self._with_bodies.add(sid)
         self.children = defaultdict(list)
@@ -101,13 +104,7 @@ class SectionForest:
 
     def heading_path(self, section_id: uuid.UUID) -> list[str]:
         """Titles of the readable ancestors-or-self of a section, root first."""
-        titles: list[str] = []
-        node = self.nodes.get(section_id)
-        while node is not None:
-            if node.title and self.readable(node):
-                titles.append(node.title)
-            node = self.nodes.get(node.parent_id) if node.parent_id is not None else None
-        return titles[::-1]
+        return list(readable_heading_path(self.reader, self.path_nodes, section_id))
 
     def expansion_root(self, section_id: uuid.UUID, level: str) -> SectionNode:
         """The section a hit expands to: its own (``leaf``) or its nearest titled *readable*
@@ -177,6 +174,7 @@ class Piece:
     text: str = ""
     position: int = 0  # where a title piece sorts (its section's start)
     origin: tuple[int, int] | None = None  # the body span a paragraph was cut from
+    gone: bool = False  # its section was replaced after the spans were loaded: no text (fetch_texts)
 
     @property
     def is_title(self) -> bool:
@@ -204,25 +202,34 @@ def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> No
 
     Only the needed slices leave the database (documents can be megabytes); ``substr``
     counts characters, like Python's string indices.
+
+    The spans were loaded with their sections by an earlier statement. A replacement commits new
+    text and new sections together, so a span is read only if its section still exists in this
+    statement's snapshot; else the piece is marked ``gone`` (the old offsets would cut the new text,
+    whatever section sits there now -- found by the load harness, docs/reliability.md).
     """
     wanted = [(doc, p) for doc, p in pieces if not p.is_title]
     if not wanted:
         return
     sql = (
         "SELECT s.i, substr(d.text, s.start + 1, s.stop - s.start) "
-        "FROM unnest(%s::uuid[], %s::int[], %s::int[], %s::int[]) AS s(doc, i, start, stop) "
-        "JOIN kb_document d ON d.id = s.doc AND d.tenant_id = %s"
+        "FROM unnest(%s::uuid[], %s::uuid[], %s::int[], %s::int[], %s::int[]) AS s(doc, section, i, start, stop) "
+        "JOIN kb_document d ON d.id = s.doc AND d.tenant_id = %s "
+        "JOIN kb_section sec ON sec.id = s.section AND sec.document_id = d.id"
     )
+    for _, piece in wanted:
+        piece.gone = True
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
             [
-                [doc for doc, _ in wanted], list(range(len(wanted))),
+                [doc for doc, _ in wanted], [p.section_id for _, p in wanted], list(range(len(wanted))),
                 [p.start for _, p in wanted], [p.end for _, p in wanted], tenant_id,
             ],
         )
         for i, text in cursor.fetchall():
             wanted[i][1].text = text or ""
+            wanted[i][1].gone = False
 
 
 def split_paragraphs(piece: Piece) -> list[Piece]:
@@ -308,6 +315,33 @@ def clip_to(spans: Iterable[tuple[int, int]], allowed: Sequence[tuple[int, int]]
             if s < e:
                 out.append((s, e))
     return merge_spans(out)
+
+
+def fair_shares(sizes: Sequence[int], budget: int) -> list[int]:
+    """Max-min fair split of ``budget`` among contexts of whole sizes ``sizes``.
+
+    Every context gets ``min(size, cap)`` with the one cap that spends the budget: the small
+    ones whole, the large ones the same share each (water-filling). So a long first context
+    cannot starve the others -- each hit keeps some context of its own. Integer shares; the
+    rounding remainder goes to the earliest (best) contexts that can use it.
+    """
+    shares = [0] * len(sizes)
+    left = max(budget, 0)
+    open_ = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    while open_:
+        cap = left // len(open_)
+        smallest = open_[0]
+        if sizes[smallest] <= cap:  # fits whole: give it all it needs, share the rest again
+            shares[smallest] = sizes[smallest]
+            left -= sizes[smallest]
+            open_.pop(0)
+            continue
+        extra = left - cap * len(open_)
+        for i in sorted(open_):
+            shares[i] = cap + (1 if extra > 0 else 0)
+            extra -= 1
+        break
+    return shares
 
 
 def first_sentences(text: str, counter, budget: int) -> str:

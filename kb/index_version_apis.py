@@ -90,6 +90,7 @@ class IndexVersionActivateApi(_VersionAPIView):
         serializer = IndexVersionActivateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         version = versions.index_version_activate(
-            version=version, force=serializer.validated_data["force"], reader=reader_for(self.member)
+            version=version, force=serializer.validated_data["force"], reader=reader_for(self.member),
+            actor=self.member,
         )
         return Response(IndexVersionOutputSerializer(self.counted(version)).data)

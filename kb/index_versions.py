@@ -1,4 +1,4 @@
-"""Index versions (BRIEF §5): create, build, activate, drop and list a tenant's versions.
+"""Index versions: create, build, activate, drop and list a tenant's versions.
 
 A version holds a whole chunking + embedding configuration; its id derives from the
 config hash. A tenant searches its *active* version; any other version is a shadow:
@@ -6,7 +6,7 @@ config hash. A tenant searches its *active* version; any other version is a shad
 - **build** re-indexes every ready document into the shadow version as one resumable
   ``reindex`` job whose children are document jobs with ``index_version`` set. A
   build only ever writes the shadow version's chunks (ingestion refuses to replace a
-  document's sections for a shadow version, see ``ingestion.services.BuildSkipped``),
+  document's sections for a shadow version, see ``pipeline.services.BuildSkipped``),
   so searches on the active version are untouched while it runs. Embeddings come
   from the content-hash cache wherever the embedded text is unchanged. Running
   build again resumes: documents that already have the version's chunks are
@@ -28,20 +28,23 @@ import uuid
 from collections.abc import Iterable, Mapping
 
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from accounts.access import Reader, readable_q
+from accounts.access import readable_q
 from accounts.errors import ApplicationError, Conflict, NotFound
-from accounts.models import Tenant, User
+from accounts.models import Membership, Tenant, User
+from accounts.policy import Reader
+from audit.models import Action
+from audit.services import audit_record
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.tokens import DEFAULT_MODEL
+from kb.jobs import UNFINISHED, batch_close_if_done, enqueue_after_commit
 from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob, Section
-from kb.services import index_version_create as _get_or_create
+from kb.selectors import index_version_id, index_version_missing_documents
 
 NOT_FOUND_MESSAGE = "Not found."
-UNFINISHED = (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
 
 
@@ -108,8 +111,11 @@ def config_summary(config: Mapping) -> str:
 # ----------------------------------------------------------------------------- reads
 
 
-def index_version_list(*, tenant: Tenant) -> QuerySet[IndexVersion]:
-    """The tenant's versions, active first then newest, with ``chunk_count`` and ``document_count``."""
+def index_version_list(*, tenant: Tenant, with_counts: bool = True) -> QuerySet[IndexVersion]:
+    """The tenant's versions, active first then newest, with ``chunk_count`` and ``document_count``
+    (counting every chunk of the tenant: ``with_counts=False`` leaves them out, for a list of names)."""
+    if not with_counts:
+        return IndexVersion.objects.filter(tenant=tenant).order_by("-is_active", "-created_at")
     chunks = Chunk.objects.filter(index_version=OuterRef("pk")).order_by().values("index_version")
     counted = chunks.annotate(n=Count("pk")).values("n")
     documents = chunks.annotate(n=Count("document_id", distinct=True)).values("n")
@@ -147,18 +153,6 @@ def index_version_get(*, tenant: Tenant, ref: str) -> IndexVersion:
     return found
 
 
-def index_version_missing_documents(*, version: IndexVersion) -> QuerySet[Document]:
-    """Documents that some version has chunks of but ``version`` has not: what activation would lose.
-
-    Every ready document with any text has chunks; a document whose new content awaits
-    ingestion still has its old chunks, and counts too (it stays searchable until then).
-    """
-    return Document.objects.filter(tenant_id=version.tenant_id).filter(
-        Exists(Chunk.objects.filter(document=OuterRef("pk"))),
-        ~Exists(Chunk.objects.filter(document=OuterRef("pk"), index_version=version)),
-    )
-
-
 def index_version_build_job(*, version: IndexVersion) -> IngestionJob | None:
     """The version's latest build job, if it was ever built."""
     return (
@@ -188,6 +182,34 @@ def index_version_build_report(*, job: IngestionJob) -> dict:
 # ----------------------------------------------------------------------------- writes
 
 
+@transaction.atomic
+def _get_or_create(*, tenant: Tenant, config: ChunkingConfig, name: str = "") -> IndexVersion:
+    """Create (or return the existing) version of ``config`` for ``tenant``; its id derives from the config hash."""
+    config_hash = config.config_hash()
+    version, _ = IndexVersion.objects.get_or_create(
+        id=index_version_id(tenant.pk, config_hash),
+        defaults={"tenant": tenant, "config": config.as_dict(), "config_hash": config_hash, "name": name},
+    )
+    return version
+
+
+@transaction.atomic
+def index_version_active(*, tenant: Tenant) -> IndexVersion:
+    """The tenant's active version; the default configuration becomes active when there is none."""
+    version = IndexVersion.objects.filter(tenant=tenant, is_active=True).first()
+    if version is not None:
+        return version
+    Tenant.objects.select_for_update().get(pk=tenant.pk)  # serialise concurrent first activations
+    version = IndexVersion.objects.filter(tenant=tenant, is_active=True).first()
+    if version is None:
+        version = _get_or_create(tenant=tenant, config=ChunkingConfig(), name="default")
+        version.is_active = True
+        version.status = IndexVersion.Status.READY
+        version.activated_at = timezone.now()
+        version.save(update_fields=["is_active", "status", "activated_at"])
+    return version
+
+
 def index_version_create(*, tenant: Tenant, config: ChunkingConfig, name: str = "") -> tuple[IndexVersion, bool]:
     """The shadow version of ``config`` (created ``empty``) and whether it is new.
 
@@ -197,18 +219,6 @@ def index_version_create(*, tenant: Tenant, config: ChunkingConfig, name: str = 
     existed = IndexVersion.objects.filter(tenant=tenant, config_hash=config.config_hash()).exists()
     version = _get_or_create(tenant=tenant, config=config, name=name[:100])
     return version, not existed
-
-
-def _close_if_done(job: IngestionJob) -> None:
-    """Finish a build job whose children are all finished (or that has none)."""
-    if job.done < job.total:
-        return
-    failed = job.children.filter(status=IngestionJob.Status.FAILED).count()
-    job.status = IngestionJob.Status.FAILED if failed else IngestionJob.Status.SUCCEEDED
-    job.error = f"{failed} of {job.total} documents failed" if failed else ""
-    job.stage, job.finished_at = "done", timezone.now()
-    job.save(update_fields=["status", "error", "stage", "finished_at"])
-    index_version_build_finished(batch=job)
 
 
 @transaction.atomic
@@ -272,30 +282,10 @@ def index_version_build(*, version: IndexVersion, created_by: User | None = None
     if not version.is_active:
         version.status = IndexVersion.Status.BUILDING
         version.save(update_fields=["status"])
-    _close_if_done(job)
+    batch_close_if_done(job)
     if send:
-        from ingestion.tasks import enqueue_jobs
-
-        transaction.on_commit(lambda: enqueue_jobs(send))
+        enqueue_after_commit(send)
     return job
-
-
-def index_version_build_finished(*, batch: IngestionJob) -> None:
-    """Set the version's status when its build job ends (ingestion calls this in its transaction).
-
-    ``ready`` when every child stored its chunks and the version covers every ready
-    document; ``failed`` (incomplete) when a document failed or was skipped.
-    """
-    version = IndexVersion.objects.select_for_update().get(pk=batch.index_version_id)
-    if version.is_active:
-        return  # the active version is maintained by ingestion; its status stays ready
-    children = IngestionJob.objects.filter(batch=batch)
-    incomplete = (
-        children.filter(Q(status=IngestionJob.Status.FAILED) | Q(stats__has_key="skipped")).exists()
-        or index_version_missing_documents(version=version).exists()
-    )
-    version.status = IndexVersion.Status.FAILED if incomplete else IndexVersion.Status.READY
-    version.save(update_fields=["status"])
 
 
 def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | None = None) -> Conflict | None:
@@ -331,12 +321,15 @@ def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | No
 
 
 @transaction.atomic
-def index_version_activate(*, version: IndexVersion, force: bool = False, reader: Reader | None = None) -> IndexVersion:
+def index_version_activate(
+    *, version: IndexVersion, force: bool = False, reader: Reader | None = None, actor: Membership | None = None
+) -> IndexVersion:
     """Make ``version`` the tenant's active version, atomically (searches see the old or the new one).
 
     Refuses (Conflict) while a build of it runs, or when some ready document has no
     chunks in it -- searches would silently lose that document -- unless ``force``.
     The refusal names only documents ``reader`` may see (see :func:`index_version_missing_conflict`).
+    ``actor``: the admin activating it, for the audit trail (None: an internal caller).
     """
     Tenant.objects.select_for_update().get(pk=version.tenant_id)  # serialise with index_version_active
     version = IndexVersion.objects.select_for_update().get(pk=version.pk)
@@ -350,12 +343,17 @@ def index_version_activate(*, version: IndexVersion, force: bool = False, reader
         conflict = index_version_missing_conflict(version=version, reader=reader)
         if conflict is not None:
             raise conflict
+    previous = IndexVersion.objects.filter(tenant_id=version.tenant_id, is_active=True).first()
     IndexVersion.objects.filter(tenant_id=version.tenant_id, is_active=True).update(is_active=False)
     version.is_active = True
     version.activated_at = timezone.now()
     if not index_version_missing_documents(version=version).exists():
         version.status = IndexVersion.Status.READY
     version.save(update_fields=["is_active", "activated_at", "status"])
+    audit_record(action=Action.INDEX_VERSION_ACTIVATE, actor=actor, tenant_id=version.tenant_id,
+                 target_type="index_version", target_id=version.pk,
+                 details={"before": {"active": str(previous.pk) if previous else None},
+                          "after": {"active": str(version.pk)}, "forced": force})
     return version
 
 

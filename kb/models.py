@@ -2,7 +2,8 @@
 
 Every tenant-owned row carries ``tenant``. Sections and chunks carry the effective
 access policy as ``access_level`` (rank) and ``access_groups`` (group ids), so the
-permission filter runs inside SQL without joins (see ``accounts.access``).
+permission filter runs inside SQL without joins (see ``accounts.access``). Levels and their
+maximum (the check constraints) come from ``accounts.policy``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from django.db import models
 from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
-from accounts.access import AccessLevel
 from accounts.models import Tenant, User
+from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
+
+# Ids of sections, chunks and index versions derive from their content (uuid5 in this namespace).
+ID_NAMESPACE = uuid.UUID("6f1c5a0e-7b9e-4c1f-9a47-0d2d3b7e5a11")
+# Document.metadata / IngestionJob.stats key: the user who uploaded the bytes (see kb.selectors.error_in_full).
+CONTENT_BY = "content_by"
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -75,7 +81,7 @@ class Document(models.Model):
     sha256 = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField(default=0)
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices, default=AccessLevel.INTERNAL)
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, default=AccessLevel.INTERNAL)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -92,7 +98,7 @@ class Document(models.Model):
         ]
         constraints = [
             models.UniqueConstraint(fields=["id", "tenant"], name="document_id_tenant"),  # target of composite FKs
-            models.CheckConstraint(condition=Q(access_level__lte=3), name="document_level_known"),
+            models.CheckConstraint(condition=Q(access_level__lte=MAX_LEVEL), name="document_level_known"),
         ]
 
     def __str__(self) -> str:
@@ -121,9 +127,9 @@ class Section(models.Model):
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
     body_spans = models.JSONField(default=list, blank=True)
-    own_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices, null=True, blank=True)
+    own_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, null=True, blank=True)
     own_groups = ArrayField(models.BigIntegerField(), null=True, blank=True)
-    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
 
@@ -134,7 +140,7 @@ class Section(models.Model):
             models.UniqueConstraint(fields=["document", "key"], name="section_unique_key"),
             models.UniqueConstraint(fields=["id", "tenant"], name="section_id_tenant"),
             models.CheckConstraint(condition=Q(start__lte=F("end")), name="section_span_ordered"),
-            models.CheckConstraint(condition=Q(access_level__lte=3), name="section_level_known"),
+            models.CheckConstraint(condition=Q(access_level__lte=MAX_LEVEL), name="section_level_known"),
         ]
 
     def __str__(self) -> str:
@@ -157,7 +163,7 @@ class Chunk(models.Model):
     token_count = models.PositiveIntegerField()
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
-    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("embed_text", config="english"),
@@ -171,7 +177,7 @@ class Chunk(models.Model):
                 name="chunk_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
-                ef_construction=200,  # recall@10 .88 -> 1.00 at ef_search 100 (docs/benchmarks.md, search)
+                ef_construction=200,  # 64 lost recall (docs/benchmarks.md, "Tuning history")
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
@@ -182,7 +188,7 @@ class Chunk(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(start__lt=F("end")), name="chunk_span_nonempty_ordered"),
-            models.CheckConstraint(condition=Q(access_level__lte=3), name="chunk_level_known"),
+            models.CheckConstraint(condition=Q(access_level__lte=MAX_LEVEL), name="chunk_level_known"),
             models.UniqueConstraint(fields=["document", "index_version", "ordinal"], name="chunk_unique_ordinal"),
         ]
 
@@ -193,11 +199,11 @@ class EmbeddingCacheEntry(models.Model):
     Scoped by tenant and by the effective policy of the section the text was embedded for: a
     cache hit makes a job faster and shows in its stats, so it must never tell one tenant what
     another holds, nor a member what text exists above their access (see
-    ``ingestion.services._lookup_allowed``).
+    ``pipeline.services._lookup_allowed``).
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    access_level = models.PositiveSmallIntegerField(choices=AccessLevel.choices)
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     model = models.CharField(max_length=200)
     content_hash = models.CharField(max_length=64)
@@ -210,7 +216,7 @@ class EmbeddingCacheEntry(models.Model):
                 fields=["tenant", "model", "content_hash", "access_level", "access_groups"],
                 name="embeddingcache_unique_scope",
             ),
-            models.CheckConstraint(condition=Q(access_level__lte=3), name="embeddingcache_level_known"),
+            models.CheckConstraint(condition=Q(access_level__lte=MAX_LEVEL), name="embeddingcache_level_known"),
         ]
 
 

@@ -1,4 +1,7 @@
-"""What a member may write: upload policies, section overrides, document content types.
+"""What a member may write: which policies they may set, and which uploads the API takes.
+
+The services that write a policy (``kb.services``: uploads, section overrides, document
+defaults) run these checks themselves with the acting member, so a view cannot forget them.
 
 Editors set permissions up to their own: a level at most their clearance, and only
 groups they belong to. Admins may set anything in their tenant. Unknown levels or
@@ -14,65 +17,48 @@ allowed: it only narrows who may read a part of a text the uploader already has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from accounts.access import AccessLevel
-from accounts.errors import PermissionRefused
-from accounts.models import Group, Membership, Role
-from accounts.services import groups_by_slugs, parse_level
+from accounts.errors import NotFound, PermissionRefused
+from accounts.models import ROLE_RANK, Group, Membership, Role
+from accounts.policy import AccessLevel, Policy
 from ingestion.parsers import parser_for
 from ingestion.structure import ParseError
 from kb.errors import UnsupportedContentType
-from kb.models import Document, Section
-from kb.services import Upload
 
 
-def policy_check_assignable(*, member: Membership, access_level: str, groups: Sequence[str]) -> None:
-    """Refuse a policy the member may not set: unknown level or group (400); for non-admins,
-    a level above their clearance or a group they are not in (403, naming them)."""
-    level = parse_level(access_level)
-    wanted = groups_by_slugs(tenant=member.tenant, slugs=groups)
+def writer_check(*, member: Membership, tenant_id: int) -> None:
+    """Refuse a write by a member of another tenant (404, as if the object did not exist) or
+    by a viewer (403, the API's own words for its editors-only views)."""
+    if member.tenant_id != tenant_id:
+        raise NotFound("Not found.")
+    if ROLE_RANK[Role(member.role)] < ROLE_RANK[Role.EDITOR]:
+        raise PermissionRefused("Only editors and admins may do this.")
+
+
+def policy_check_assignable(*, member: Membership, policy: Policy) -> None:
+    """Refuse a policy (level, group ids) a non-admin member may not set: a level above their
+    clearance or a group they are not in (403, naming them). Names were resolved (and unknown
+    ones refused, 400) by ``accounts.services.policy_from_names``."""
     if member.role == Role.ADMIN:
         return
+    level = policy.rank
     if level > member.clearance:
         raise PermissionRefused(
             f"access level {level.label!r} is above your clearance ({AccessLevel(member.clearance).label!r})",
             details={"access_level": level.label},
         )
     mine = set(member.groups.values_list("id", flat=True))
-    foreign = sorted(g.slug for g in wanted if g.id not in mine)
+    others = [g for g in policy.groups if g not in mine]
+    foreign = sorted(Group.objects.filter(tenant_id=member.tenant_id, id__in=others).values_list("slug", flat=True))
     if foreign:
         raise PermissionRefused(f"you are not in group{'s' if len(foreign) > 1 else ''} {', '.join(foreign)}",
                                 details={"groups": foreign})
 
 
-def upload_check(*, member: Membership, upload: Upload) -> None:
-    """Refuse an upload before anything is stored: a document content type no parser reads (415),
-    or a default policy the member may not set (400/403, see :func:`policy_check_assignable`)."""
-    from kb.services import _detect_content_type  # the very choice document_create will store
-
-    content_type = _detect_content_type(upload)
+def content_type_check(*, content_type: str, source: str, content: bytes) -> None:
+    """Refuse an upload no parser reads (415) before anything is stored."""
     try:
-        parser_for(content_type, upload.source or None, upload.content)
+        parser_for(content_type, source or None, content)
     except ParseError:
         raise UnsupportedContentType(
             f"unsupported document content type {content_type!r}", details={"content_type": content_type}
         ) from None
-    policy_check_assignable(member=member, access_level=upload.access_level, groups=upload.groups)
-
-
-def section_access_check(
-    *, member: Membership, section: Section, access_level: str | None, groups: Sequence[str] | None, inherit: bool
-) -> None:
-    """Refuse a section policy change the member may not make: the policy the section ends up
-    with (its parent's or the document's when ``inherit``) must be one the member could set."""
-    if inherit:
-        parent = Section.objects.filter(pk=section.parent_id).first() if section.parent_id else None
-        source = parent if parent is not None else Document.objects.get(pk=section.document_id)
-        level, group_ids = source.access_level, source.access_groups
-    else:
-        level = parse_level(access_level).value if access_level is not None else section.access_level
-        group_ids = None if groups is not None else section.access_groups
-    if groups is None or inherit:
-        groups = list(Group.objects.filter(id__in=group_ids).values_list("slug", flat=True))
-    policy_check_assignable(member=member, access_level=AccessLevel(level).label, groups=groups)

@@ -1,8 +1,8 @@
-"""Permission-filtered hybrid search with authorized parent expansion (BRIEF §3-4).
+"""Permission-filtered hybrid search with authorized parent expansion.
 
 One selector, :func:`search`. The access rule is applied inside every SQL query,
 before ranking (``accounts.access.readable_q``), and in Python for sections
-(``accounts.access.can_read``); nothing here re-states the rule.
+(``accounts.policy.can_read``); nothing here re-states the rule.
 
 Vector search and under-filled pages
 ------------------------------------
@@ -54,15 +54,18 @@ from django.db import connection, transaction
 from django.db.models import F, QuerySet
 from pgvector.django import CosineDistance
 
-from accounts.access import Reader, readable_q
+from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
 from accounts.models import Membership
+from accounts.policy import Reader, common_reader
 from accounts.selectors import reader_for
+from audit.services import audit_record_search
 from kb.expansion import (
     ContextDraft,
     Piece,
     SectionForest,
     clip_to,
+    fair_shares,
     fetch_texts,
     first_sentences,
     merge_spans,
@@ -71,6 +74,7 @@ from kb.expansion import (
     split_paragraphs,
 )
 from kb.models import Chunk, IndexVersion
+from kb.selectors import default_index_version
 from kb.tenant_indexes import tenant_index_rows
 
 MODES = ("vector", "keyword", "hybrid")
@@ -115,15 +119,12 @@ class KeywordFusion:
 CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
 KEYWORD = CHOSEN_FUSION
 
-# Plan choice, measured with `manage.py kb_bench search` (docs/benchmarks.md). What matters is
-# the member's readable share of the HNSW index that would serve the query: the tenant's own
-# partial index when it has one (kb.tenant_indexes), else the index all tenants share. At 10%
-# of an index a filtered HNSW scan (iterative, relaxed_order, ef_search 200) reached recall@10
-# 0.968 and was no faster than the exact scan of those rows; at 5% it stays under 0.96 even at
-# ef_search 400. So: exact up to EXACT_MAX_ROWS readable rows or below HNSW_MIN_FRACTION of the
-# index, but never above EXACT_CEILING rows (an exact scan grows linearly: ~1 ms per 1,000 rows
-# here); HNSW above. ef_search 300: on a tenant's index at 50% readable, 200 gave recall 0.983,
-# 280 gave 0.990 for +0.5 ms, 400 gave 0.995 for +1.5 ms.
+# Plan choice, on the member's readable share of the HNSW index that would serve the query (the
+# tenant's own partial index when it has one, kb.tenant_indexes, else the shared one): exact up to
+# EXACT_MAX_ROWS readable rows or below HNSW_MIN_FRACTION of the index, never above EXACT_CEILING
+# rows (an exact scan grows linearly); HNSW above. Why: below ~20% of an index a filtered HNSW scan
+# loses recall and is no faster than the exact scan. The measurements behind these values and
+# HNSW_EF_SEARCH: docs/benchmarks.md, "Tuning history".
 EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 2000)
 HNSW_MIN_FRACTION = getattr(settings, "BULKHEAD_SEARCH_HNSW_MIN_FRACTION", 0.20)
 EXACT_CEILING = getattr(settings, "BULKHEAD_SEARCH_EXACT_CEILING", 50_000)
@@ -230,12 +231,11 @@ def _validate(*, query: str, top_k: int, mode: str, expand: str, expand_level: s
 
 
 def _resolve_version(member: Membership, index_version: IndexVersion | None) -> IndexVersion:
-    from kb.services import index_version_active
-
     if index_version is None:
-        # The plain read first: index_version_active opens a transaction to create a default.
+        # Reads only. A tenant without an active version has ingested nothing yet: its default
+        # version (which the first ingestion creates) is named, unsaved, and finds nothing.
         active = IndexVersion.objects.filter(tenant_id=member.tenant_id, is_active=True).first()
-        return active or index_version_active(tenant=member.tenant)
+        return active or default_index_version(tenant_id=member.tenant_id)
     if index_version.tenant_id != member.tenant_id:
         raise NotFound("no such index version")
     return index_version
@@ -257,9 +257,8 @@ class _Row:
     rank: float | None = None
 
 
-# Chunk columns only: a ranking statement joined to documents was planned as a nested loop over
-# every document of the tenant (12 ms instead of 1.7 ms for 1,000 readable rows); titles come
-# from the section forest search builds anyway.
+# Chunk columns only: a join to documents gets planned as a loop over every document of the tenant
+# (docs/benchmarks.md, "Tuning history"); titles come from the section forest search builds anyway.
 _ROW_FIELDS = ("id", "document_id", "section_id", "ordinal", "start", "end", "text")
 
 
@@ -538,7 +537,7 @@ def fuse(
 
 def embed_query(query: str):
     """Queries are embedded raw, with the same model and settings as ingestion."""
-    from ingestion.services import embedder
+    from kb.embedder import embedder
 
     return embedder().embed([query])[0]
 
@@ -557,12 +556,18 @@ def search(
     expand_level: str = "leaf",
     neighbors: int = 1,
     query_vector=None,
+    within: Membership | None = None,
+    audit: bool = True,
 ) -> SearchResponse:
     """Search the chunks ``member`` may read and expand the hits into authorized contexts.
 
     ``index_version`` defaults to the tenant's active version; one of another tenant is
     NotFound. ``query_vector`` skips the model (benchmarks pass precomputed vectors).
     Raises ApplicationError on invalid arguments.
+
+    A search that answers is recorded in the audit trail (``audit.services.audit_record_search``:
+    best effort, it never fails or holds up the answer); ``audit=False`` only for callers that are
+    not a member's search (an evaluation's golden queries, benchmarks measuring without it).
     """
     query = _validate(
         query=query, top_k=top_k, mode=mode, expand=expand, expand_level=expand_level, max_contexts=max_contexts,
@@ -572,8 +577,11 @@ def search(
         raise PermissionRefused("this membership is not active")
     filters = filters or SearchFilters()
     timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    clock = started = time.perf_counter()
     reader = reader_for(member)
+    if within is not None:
+        # Searching as another member (the console's "search as"): no more than ``within`` may read.
+        reader = common_reader(reader, reader_for(within))
     version = _resolve_version(member, index_version)
     depth = top_k if mode != "hybrid" else max(4 * top_k, 20)
 
@@ -618,6 +626,15 @@ def search(
     elif hits and expand == "neighbors":
         contexts = _neighbor_contexts(forest, version.pk, hits, neighbors, max_contexts, context_token_budget)
     timings["expand"] = (time.perf_counter() - clock) * 1000
+    if audit:
+        # The console's "search as": the admin searched (``within``), seeing as ``member``.
+        audit_record_search(
+            member=within or member, searched_as=member if within is not None else None, query=query, mode=mode,
+            index_version_id=version.pk, plan=plan,
+            chunk_ids=[hit.chunk_id for hit in hits],
+            section_ids=[hit.section_id for hit in hits] + [context.section_id for context in contexts],
+            document_ids=[hit.document_id for hit in hits], latency_ms=(time.perf_counter() - started) * 1000,
+        )
     return SearchResponse(
         results=hits, contexts=contexts, index_version_id=version.pk, mode=mode, expand=expand, plan=plan,
         timings_ms=timings,
@@ -683,43 +700,48 @@ def _neighbor_contexts(
 
 
 def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int) -> list[SearchContext]:
-    """Fetch the texts and apply the token budget, best context first.
+    """Fetch the texts and apply the token budget; contexts stay in the order of their best hit.
 
-    Budget rule: contexts are taken whole while they fit. The first one that does not fit
-    is *truncated* -- whole paragraphs around its best hit (growing outward from the
-    hit's paragraph), else whole leading sentences of the hit's paragraph -- and becomes
-    the last context; if not even one sentence fits, it is dropped and the list ends there.
+    Budget rule: when every context fits whole, all are whole. Otherwise the budget is split
+    max-min fairly (:func:`kb.expansion.fair_shares`): contexts under the common share stay
+    whole, the others are *truncated* to their share -- whole paragraphs around each of their
+    hits (every hit's own paragraph first, best hit first, then growing outward), else whole
+    leading sentences of the best hit's paragraph. What a truncation leaves unused is shared
+    again among the contexts after it. A context that cannot keep even one sentence is dropped.
+    So one long section (headingless text is one) cannot take the whole budget from the hits
+    that follow it.
     """
     from ingestion.chunking.tokens import default_counter
 
     counter = default_counter()
     fetch_texts(forest.reader.tenant_id, [(d.document_id, p) for d in drafts for p in d.pieces])
+    whole: list[tuple[ContextDraft, list[Piece], int]] = []
+    for draft in drafts:
+        if any(p.gone for p in draft.pieces):
+            continue  # the document was replaced since its sections were loaded
+        pieces = [p for p in draft.pieces if p.is_title or p.text.strip()]
+        if pieces:
+            whole.append((draft, pieces, counter.count(_compose(pieces))))
     contexts: list[SearchContext] = []
     remaining = budget
-    for draft in drafts:
-        pieces = [p for p in draft.pieces if p.is_title or p.text.strip()]
-        if not pieces:
-            continue
-        text = _compose(pieces)
-        tokens = counter.count(text)
+    for index, (draft, pieces, tokens) in enumerate(whole):
+        share = fair_shares([t for _, _, t in whole[index:]], remaining)[0]
         truncated = False
-        if tokens > remaining:
-            pieces = _trim(pieces, draft.best, counter, remaining)
+        if tokens > share:
+            pieces = _trim(pieces, draft.hits, counter, share)
             if not pieces:
-                break
-            text, truncated = _compose(pieces), True
-            tokens = counter.count(text)
+                continue
+            truncated = True
+            tokens = counter.count(_compose(pieces))
         contexts.append(
             SearchContext(
                 section_id=draft.section_id, document_id=draft.document_id, document_title=draft.best.document_title,
-                heading_path=draft.heading_path, text=text, chunk_ids=[h.chunk_id for h in draft.hits],
+                heading_path=draft.heading_path, text=_compose(pieces), chunk_ids=[h.chunk_id for h in draft.hits],
                 score=draft.best.score, token_count=tokens,
                 spans=report_spans(pieces), truncated=truncated,
             )
         )
         remaining -= tokens
-        if truncated or remaining <= 0:
-            break
     return contexts
 
 
@@ -727,37 +749,64 @@ def _compose(pieces: list[Piece]) -> str:
     return "\n\n".join(f"## {p.title}" if p.is_title else p.text for p in pieces)
 
 
-def _trim(pieces: list[Piece], hit: SearchHit, counter, budget: int) -> list[Piece]:
-    """Whole paragraphs around the hit within ``budget`` tokens (see :func:`_finish`)."""
+def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int) -> list[Piece]:
+    """Whole paragraphs around the hits within ``budget`` tokens (see :func:`_finish`).
+
+    Each hit's own paragraph is taken first (best hit first, while it fits); then every window
+    grows by one paragraph on each side in turn, best hit's first, while the budget allows.
+    """
     paragraphs = [q for p in pieces for q in split_paragraphs(p)]
     spans = [i for i, p in enumerate(paragraphs) if not p.is_title]
     if not spans:
         return []
-    centre = next(
-        (i for i in spans if paragraphs[i].start <= hit.start < paragraphs[i].end),
-        min(spans, key=lambda i: abs(paragraphs[i].start - hit.start)),
-    )
+
+    def centre_of(hit: SearchHit) -> int:
+        return next(
+            (i for i in spans if paragraphs[i].start <= hit.start < paragraphs[i].end),
+            min(spans, key=lambda i: abs(paragraphs[i].start - hit.start)),
+        )
+
     cost = [counter.count(f"## {p.title}" if p.is_title else p.text) + 1 for p in paragraphs]
-    if cost[centre] > budget:
-        head = first_sentences(paragraphs[centre].text, counter, budget)
+    centres = list(dict.fromkeys(centre_of(hit) for hit in hits))
+    first = centres[0]
+    if cost[first] > budget:
+        head = first_sentences(paragraphs[first].text, counter, budget)
         if not head:
             return []
-        p = paragraphs[centre]
+        p = paragraphs[first]
         return [Piece(p.section_id, p.start, p.start + len(head), text=head)]
-    lo = hi = centre
-    used = cost[centre]
+    kept: set[int] = set()
+    used = 0
+    windows: list[list[int]] = []  # [lo, hi] per hit, best first
+    for centre in centres:
+        if centre in kept:
+            continue
+        if used + cost[centre] <= budget:
+            kept.add(centre)
+            used += cost[centre]
+            windows.append([centre, centre])
     grown = True
     while grown:
         grown = False
-        if hi + 1 < len(paragraphs) and used + cost[hi + 1] <= budget:
-            hi += 1
-            used += cost[hi]
-            grown = True
-        if lo > 0 and used + cost[lo - 1] <= budget:
-            lo -= 1
-            used += cost[lo]
-            grown = True
-    kept = paragraphs[lo : hi + 1]
-    while kept and kept[-1].is_title:  # a trailing title with no text of its own says nothing useful
-        kept.pop()
-    return kept
+        for window in windows:
+            for side, step in ((1, 1), (0, -1)):
+                nxt = window[side] + step
+                while 0 <= nxt < len(paragraphs) and nxt in kept:  # ran into another window: merge
+                    window[side] = nxt
+                    nxt += step
+                if 0 <= nxt < len(paragraphs) and used + cost[nxt] <= budget:
+                    kept.add(nxt)
+                    used += cost[nxt]
+                    window[side] = nxt
+                    grown = True
+    # A title is kept only when text of its window follows: a trailing title says nothing useful.
+    out: list[Piece] = []
+    text_follows = False
+    for i in sorted(kept, reverse=True):
+        if i + 1 not in kept:
+            text_follows = False  # a gap: a new window (read backwards)
+        if not paragraphs[i].is_title:
+            text_follows = True
+        if text_follows:
+            out.append(paragraphs[i])
+    return out[::-1]

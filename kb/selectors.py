@@ -17,6 +17,7 @@ Visibility rules (the API documents them; tests pin them):
 
 from __future__ import annotations
 
+import bisect
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,11 +25,22 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from accounts.access import Reader, can_read, readable_q
+from accounts.access import readable_q
 from accounts.errors import NotFound, PermissionRefused
 from accounts.models import Group, Membership, Role
+from accounts.policy import (
+    AccessLevel,
+    PathNode,
+    Reader,
+    can_read,
+    denial_reasons,
+    heading_path,
+    readable_heading_path,
+)
 from accounts.selectors import reader_for
-from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
+from ingestion.chunking.config import ChunkingConfig
+from kb.expansion import merge_spans
+from kb.models import CONTENT_BY, ID_NAMESPACE, Chunk, Document, IndexVersion, IngestionJob, Section
 
 NOT_FOUND_MESSAGE = "Not found."
 
@@ -48,6 +60,20 @@ def parse_uuid(value) -> uuid.UUID | None:
 def group_slugs(*, member: Membership) -> dict[int, str]:
     """Group id -> slug for the member's tenant (to show policies by name)."""
     return dict(Group.objects.filter(tenant_id=member.tenant_id).values_list("id", "slug"))
+
+
+def index_version_id(tenant_id: int, config_hash: str) -> uuid.UUID:
+    """A version's id derives from its tenant and configuration."""
+    return uuid.uuid5(ID_NAMESPACE, f"index-version:{tenant_id}:{config_hash}")
+
+
+def default_index_version(*, tenant_id: int) -> IndexVersion:
+    """The version the first ingestion creates and activates, unsaved (for reads before it exists)."""
+    config = ChunkingConfig()
+    return IndexVersion(
+        id=index_version_id(tenant_id, config.config_hash()), tenant_id=tenant_id, config=config.as_dict(),
+        config_hash=config.config_hash(), name="default", is_active=True, status=IndexVersion.Status.READY,
+    )
 
 
 def active_index_version_id(*, tenant_id: int) -> uuid.UUID | None:
@@ -119,11 +145,17 @@ def document_get_for_change(*, member: Membership, document_id) -> Document:
     since they can see the document exists); admins may change any document they can see.
     """
     document = document_get(member=member, document_id=document_id)
+    document_check_change(member=member, document=document)
+    return document
+
+
+def document_check_change(*, member: Membership, document: Document) -> None:
+    """The check of :func:`document_get_for_change` for a document already read with
+    :func:`document_get`: :class:`PermissionRefused` unless the member may change it."""
     if member.role != Role.ADMIN:
         reader = reader_for(member)
         if Section.objects.filter(document=document).exclude(readable_q(reader)).exists():
             raise PermissionRefused("You may not change a document with sections you cannot read.")
-    return document
 
 
 # ----------------------------------------------------------------------------- sections
@@ -154,6 +186,10 @@ def _tree(reader: Reader, rows: list[dict], also: Iterable[uuid.UUID] = ()) -> l
     """Readable nodes of one document's sections (rows in document order); ``also`` counts as readable."""
     forced = set(also)
     by_id = {row["id"]: row for row in rows}
+    path_nodes = {
+        row["id"]: PathNode(row["id"], row["parent_id"], row["title"], row["access_level"], tuple(row["access_groups"]))
+        for row in rows
+    }
     readable = {
         row["id"] for row in rows
         if row["id"] in forced or can_read(reader, level=row["access_level"], group_ids=row["access_groups"])
@@ -168,7 +204,8 @@ def _tree(reader: Reader, rows: list[dict], also: Iterable[uuid.UUID] = ()) -> l
             if parent["id"] in readable:
                 chain.append(parent)
             parent = by_id.get(parent["parent_id"])
-        titles = [a["title"] for a in reversed(chain) if a["title"]] + ([row["title"]] if row["title"] else [])
+        # readable_heading_path's rule, with the readable set computed once above (it holds ``forced``).
+        titles = list(heading_path(path_nodes, row["id"], shown=lambda node: node.key in readable))
         nodes.append(
             SectionNode(
                 id=row["id"], document_id=row["document_id"], parent_id=chain[0]["id"] if chain else None,
@@ -232,6 +269,19 @@ def job_get(*, member: Membership, job_id) -> IngestionJob:
 # ----------------------------------------------------------------------------- index versions
 
 
+def index_version_missing_documents(*, version: IndexVersion) -> QuerySet[Document]:
+    """Documents that some version has chunks of but ``version`` has not: what activation would lose.
+
+    Every ready document with any text has chunks; a document whose new content awaits
+    ingestion still has its old chunks, and counts too (it stays searchable until then).
+    """
+    return Document.objects.filter(tenant_id=version.tenant_id).filter(
+        Exists(Chunk.objects.filter(document=OuterRef("pk"))),
+        ~Exists(Chunk.objects.filter(document=OuterRef("pk"), index_version=version)),
+    )
+
+
+
 def index_version_for_search(*, member: Membership, index_version_id) -> IndexVersion | None:
     """The index version a search asks for: None (the active one) unless given; only admins may
     choose one (others get :class:`PermissionRefused`); one of another tenant is NotFound."""
@@ -243,3 +293,447 @@ def index_version_for_search(*, member: Membership, index_version_id) -> IndexVe
     if version is None:
         raise _not_found()
     return version
+
+
+# ----------------------------------------------------------------------------- one document, in detail
+
+
+def error_in_full(*, member: Membership, job: IngestionJob) -> bool:
+    """Whether ``member`` may read ``job``'s error in full (``kb.serializers.error_for``): an admin,
+    or the person who uploaded the bytes the job parsed -- the error may quote any of them. Not
+    whoever merely started the job (a retry, a re-derivation after a policy change): they see the
+    error without document text. A job without a document (a batch): its creator."""
+    if member.role == Role.ADMIN:
+        return True
+    if job.document_id is None:
+        return job.created_by_id is not None and job.created_by_id == member.user_id
+    return job.stats.get(CONTENT_BY) is not None and job.stats.get(CONTENT_BY) == member.user_id
+
+
+def document_errors_in_full(*, member: Membership, documents: Iterable[Document]) -> set[uuid.UUID]:
+    """The ``documents`` whose ingestion error this member may read in full: an admin every one;
+    anyone else those whose current bytes they uploaded (see :func:`error_in_full`)."""
+    failed = [d for d in documents if d.error]
+    if member.role == Role.ADMIN:
+        return {d.pk for d in failed}
+    return {d.pk for d in failed if d.metadata.get(CONTENT_BY) is not None and d.metadata.get(CONTENT_BY) == member.user_id}
+
+
+@dataclass(frozen=True)
+class SectionDetail:
+    """What a tree node leaves out about a section its reader may read."""
+
+    title: str  # its own ("" for an untitled region or the document's root)
+    own_policy: bool  # a marker or an override of its own, rather than inheriting
+
+
+def document_section_details(*, member: Membership, document: Document) -> dict[uuid.UUID, SectionDetail]:
+    """For each section of ``document`` the member may read: its own title and whether its policy is its own."""
+    rows = Section.objects.filter(readable_q(reader_for(member)), document_id=document.pk).values_list(
+        "id", "title", "own_level"
+    )
+    return {pk: SectionDetail(title=title, own_policy=own is not None) for pk, title, own in rows}
+
+
+def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:
+    """The chunks of ``section`` in the tenant's active index version that the member may read, by
+    ordinal. Each chunk carries its own copy of the policy, and the read rule runs on it."""
+    version_id = active_index_version_id(tenant_id=member.tenant_id)
+    return (
+        Chunk.objects.filter(readable_q(reader_for(member)), section_id=section.pk, index_version_id=version_id)
+        .only("id", "section_id", "ordinal", "start", "end", "embed_text", "token_count", "access_level",
+              "access_groups")
+        .order_by("ordinal")
+    )
+
+
+_SPAN_FIELDS = ("id", "parent_id", "order", "title", "kind", "start", "end", "body_spans", "access_level",
+                "access_groups")
+
+
+def _span_rows(document_id: uuid.UUID, tenant_id: int) -> list[dict]:
+    return list(
+        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order").values(*_SPAN_FIELDS)
+    )
+
+
+def _depths(rows: list[dict]) -> dict[uuid.UUID, int]:
+    depths: dict[uuid.UUID, int] = {}
+    for row in rows:  # document order: parents first
+        depths[row["id"]] = depths.get(row["parent_id"], -1) + 1
+    return depths
+
+
+def _clamp(value, length: int) -> int:
+    try:
+        return min(max(int(value), 0), length)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _body_spans(row: dict, length: int) -> list[tuple[int, int]]:
+    spans = []
+    for span in row["body_spans"] or ():
+        if isinstance(span, list | tuple) and len(span) == 2:
+            start, end = _clamp(span[0], length), _clamp(span[1], length)
+            if start < end:
+                spans.append((start, end))
+    return spans
+
+
+def _without(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` minus ``holes`` (both merged and sorted)."""
+    out, i = [], 0
+    for start, end in spans:
+        while i < len(holes) and holes[i][1] <= start:
+            i += 1
+        j, cursor = i, start
+        while j < len(holes) and holes[j][0] < end:
+            if holes[j][0] > cursor:
+                out.append((cursor, holes[j][0]))
+            cursor = max(cursor, holes[j][1])
+            j += 1
+        if cursor < end:
+            out.append((cursor, end))
+    return out
+
+
+def readable_spans(reader: Reader, rows: list[dict], length: int) -> list[tuple[int, int]]:
+    """The stretches of a document's text (``length`` characters) that ``reader`` may read, merged.
+
+    Every character belongs to the deepest section whose extent ``[start, end)`` holds it (a heading
+    line and the lines between subsections belong to their section; a region's text to the region,
+    not to the heading above it); it is readable when that section is. Two more rules fail closed:
+    a character in no section is not readable, and neither is one inside the body of any section the
+    reader may not read (whatever the extents say)."""
+    depths = _depths(rows)
+    bounds = [(_clamp(r["start"], length), _clamp(r["end"], length), r) for r in rows]
+    cuts = sorted({0, length, *(b[0] for b in bounds), *(b[1] for b in bounds)})
+    by_start = sorted(bounds, key=lambda b: b[0])
+    active: list[tuple[int, int, dict]] = []
+    owned, i = [], 0
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        while i < len(by_start) and by_start[i][0] <= a:
+            active.append(by_start[i])
+            i += 1
+        active = [x for x in active if x[1] > a]  # cuts hold every end: these hold all of [a, b)
+        if active:
+            owner = max(active, key=lambda x: (depths[x[2]["id"]], x[2]["order"]))[2]
+            if can_read(reader, level=owner["access_level"], group_ids=owner["access_groups"]):
+                owned.append((a, b))
+    unreadable_bodies = merge_spans(
+        span for r in rows if not can_read(reader, level=r["access_level"], group_ids=r["access_groups"])
+        for span in _body_spans(r, length)
+    )
+    return _without(merge_spans(owned), unreadable_bodies)
+
+
+@dataclass(frozen=True)
+class TextPiece:
+    """A stretch of the document text: its characters when ``readable``, else only its length."""
+
+    start: int
+    end: int
+    text: str
+    readable: bool
+    selected: bool  # inside the chosen section's extent
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class ReadableText:
+    """The document text as one member may see it, around a chosen section or from the top."""
+
+    pieces: list[TextPiece]
+    hidden_before: int  # characters before the shown window (readable or not)
+    hidden_after: int
+    length: int  # the whole text's
+    readable_length: int  # how many of its characters the member may read
+
+
+TEXT_CONTEXT_CHARS = 600
+TEXT_LIMIT_CHARS = 60_000
+
+
+def document_readable_text(
+    *, member: Membership, document: Document, section: Section | None = None,
+    context_chars: int = TEXT_CONTEXT_CHARS, limit_chars: int = TEXT_LIMIT_CHARS,
+) -> ReadableText:
+    """``document.text`` as the member may see it: only characters of sections they may read (see
+    :func:`readable_spans`); every other stretch is a piece with its length and no text.
+
+    With ``section`` (one the member may read, of this document), the window is its extent with
+    ``context_chars`` around it, and pieces inside the extent are ``selected``; without, the text
+    from the top. At most ``limit_chars`` are shown either way; the rest is counted.
+    """
+    text = Document.objects.filter(pk=document.pk, tenant_id=member.tenant_id).values_list("text", flat=True).first()
+    text = text or ""
+    length = len(text)
+    reader = reader_for(member)
+    rows = _span_rows(document.pk, member.tenant_id)
+    spans = readable_spans(reader, rows, length)
+    chosen = None
+    if section is not None:
+        row = next((r for r in rows if r["id"] == section.pk), None)
+        if row is not None and can_read(reader, level=row["access_level"], group_ids=row["access_groups"]):
+            chosen = (_clamp(row["start"], length), _clamp(row["end"], length))
+    low, high = (max(0, chosen[0] - context_chars), min(length, chosen[1] + context_chars)) if chosen else (0, length)
+    high = min(high, low + limit_chars)
+    cuts = {low, high}
+    if chosen:
+        cuts.update(c for c in chosen if low < c < high)
+    for start, end in spans:
+        cuts.update(c for c in (start, end) if low < c < high)
+    ordered = sorted(cuts)
+    starts = [start for start, _ in spans]
+    pieces: list[TextPiece] = []
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        at = bisect.bisect_right(starts, a) - 1  # the last readable span starting at or before a
+        readable = at >= 0 and b <= spans[at][1]
+        selected = bool(chosen) and chosen[0] <= a and b <= chosen[1]
+        last = pieces[-1] if pieces else None
+        if last is not None and last.readable == readable and last.selected == selected:
+            pieces[-1] = TextPiece(last.start, b, last.text + (text[a:b] if readable else ""), readable, selected)
+        else:
+            pieces.append(TextPiece(a, b, text[a:b] if readable else "", readable, selected))
+    return ReadableText(pieces=pieces, hidden_before=low, hidden_after=length - high, length=length,
+                        readable_length=sum(e - s for s, e in spans))
+
+
+# ----------------------------------------------------------------------------- effective access (admins)
+
+
+@dataclass(frozen=True)
+class MemberSummary:
+    """A member as the effective-access pages show them."""
+
+    id: int
+    email: str
+    role: str
+    clearance: str
+    groups: list[str]  # slugs
+    is_active: bool
+
+
+@dataclass(frozen=True)
+class SectionAsMember:
+    """One section of a document as a member sees it, for an admin.
+
+    ``heading_path`` holds the titles above the section that both the member and the admin may
+    read; ``title`` and ``excerpt`` are the section's own title and text when both may read it,
+    else empty -- so a section the member may not read carries neither. ``withheld``: the member
+    reads the section but the admin does not, so its title and text are not shown to the admin
+    either (admins are not above the read rule).
+    """
+
+    id: uuid.UUID
+    order: int
+    depth: int  # in the whole tree (0 = the root)
+    kind: str
+    access_level: int
+    access_groups: list[int]
+    readable: bool
+    withheld: bool
+    heading_path: list[str]
+    title: str
+    excerpt: str
+    reasons: list[str]  # why the member may not read it (empty when they may)
+    chunks: int  # in the active index version
+    chunks_readable: int  # of them, those the member may read
+
+
+@dataclass(frozen=True)
+class DocumentAsMember:
+    member: MemberSummary
+    document_visible: bool  # whether the document is in the member's own list at all
+    sections: list[SectionAsMember]
+    chunks: int
+    chunks_readable: int
+
+    @property
+    def sections_readable(self) -> int:
+        return sum(1 for s in self.sections if s.readable)
+
+
+EXCERPT_CHARS = 240
+
+
+def _admin_check(admin: Membership, what: str) -> None:
+    if admin.role != Role.ADMIN:
+        raise PermissionRefused(f"Only admins may see {what}.")
+
+
+def _summary(membership: Membership, slugs: dict[int, str]) -> MemberSummary:
+    return MemberSummary(
+        id=membership.pk, email=membership.user.email, role=membership.role,
+        clearance=AccessLevel(membership.clearance).label,
+        groups=sorted(slugs.get(g, str(g)) for g in membership.groups.values_list("id", flat=True)),
+        is_active=membership.is_active,
+    )
+
+
+def _chunk_counts(document_id: uuid.UUID, tenant_id: int, reader: Reader) -> tuple[dict, dict]:
+    version_id = active_index_version_id(tenant_id=tenant_id)
+    chunks = Chunk.objects.filter(document_id=document_id, tenant_id=tenant_id, index_version_id=version_id)
+
+    def by_section(queryset: QuerySet[Chunk]) -> dict[uuid.UUID, int]:
+        counted = queryset.order_by().values("section_id").annotate(n=Count("pk"))
+        return dict(counted.values_list("section_id", "n"))
+
+    return by_section(chunks), by_section(chunks.filter(readable_q(reader)))
+
+
+def _excerpt(text: str, row: dict) -> str:
+    parts, size = [], 0
+    for start, end in _body_spans(row, len(text)):
+        part = " ".join(text[start:end].split())
+        if part:
+            parts.append(part)
+            size += len(part)
+        if size >= EXCERPT_CHARS:
+            break
+    excerpt = " … ".join(parts)
+    return excerpt if len(excerpt) <= EXCERPT_CHARS else excerpt[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+
+def document_as_member(*, admin: Membership, member: Membership, document: Document) -> DocumentAsMember:
+    """Every section of ``document``, in order, as ``member`` sees it -- for ``admin``.
+
+    ``admin`` must be an admin (else :class:`PermissionRefused`) who can see the document; the
+    document and ``member`` must be of the admin's tenant (else NotFound). A section the member
+    may read carries its heading path and an excerpt of its text; one they may not read carries
+    neither its title nor any text, only its place, its policy and the reasons
+    (:func:`accounts.policy.denial_reasons`). Titles and text are also limited to what the admin
+    may read (see :class:`SectionAsMember`).
+    """
+    _admin_check(admin, "a document as another member sees it")
+    if member.tenant_id != admin.tenant_id or document.tenant_id != admin.tenant_id:
+        raise _not_found()
+    admin_reader, reader = reader_for(admin), reader_for(member)
+    if not Document.objects.filter(pk=document.pk, tenant_id=admin.tenant_id).filter(_visible_q(admin_reader)).exists():
+        raise _not_found()
+    slugs = group_slugs(member=admin)
+    rows = _span_rows(document.pk, admin.tenant_id)
+    text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
+    depths = _depths(rows)
+    nodes = {
+        r["id"]: PathNode(r["id"], r["parent_id"], r["title"], r["access_level"], tuple(r["access_groups"]))
+        for r in rows
+    }
+
+    def both_read(node: PathNode) -> bool:
+        return (can_read(reader, level=node.level, group_ids=node.group_ids)
+                and can_read(admin_reader, level=node.level, group_ids=node.group_ids))
+
+    totals, readable_counts = _chunk_counts(document.pk, admin.tenant_id, reader)
+    sections = []
+    for row in rows:
+        level, groups = row["access_level"], row["access_groups"]
+        readable = can_read(reader, level=level, group_ids=groups)
+        withheld = readable and not can_read(admin_reader, level=level, group_ids=groups)
+        shown = readable and not withheld
+        path = heading_path(nodes, row["parent_id"], shown=both_read)  # nodes.get(None): a root's is empty
+        sections.append(SectionAsMember(
+            id=row["id"], order=row["order"], depth=depths[row["id"]], kind=row["kind"], access_level=level,
+            access_groups=sorted(groups), readable=readable, withheld=withheld, heading_path=list(path),
+            title=row["title"] if shown else "", excerpt=_excerpt(text, row) if shown else "",
+            reasons=denial_reasons(reader, level=level, group_ids=groups, group_names=slugs),
+            chunks=totals.get(row["id"], 0), chunks_readable=readable_counts.get(row["id"], 0),
+        ))
+    visible = Document.objects.filter(pk=document.pk).filter(_visible_q(reader)).exists()
+    return DocumentAsMember(
+        member=_summary(member, slugs), document_visible=visible, sections=sections,
+        chunks=sum(totals.values()), chunks_readable=sum(readable_counts.values()),
+    )
+
+
+@dataclass(frozen=True)
+class MemberAccess:
+    member: MemberSummary
+    reasons: list[str]  # empty: the member may read the section
+
+
+@dataclass(frozen=True)
+class GroupAccess:
+    slug: str
+    name: str
+    members: int  # active members of the group
+    readers: int  # of them, those with clearance enough
+
+
+@dataclass(frozen=True)
+class SectionReaders:
+    """Who may read one section, for an admin. ``heading_path`` holds the titles the admin may read."""
+
+    section_id: uuid.UUID
+    document_id: uuid.UUID
+    document_title: str
+    heading_path: list[str]
+    kind: str
+    access_level: int
+    access_groups: list[int]
+    group_names: dict[int, str]
+    readers: list[MemberAccess]
+    others: list[MemberAccess]
+    groups: list[GroupAccess]  # empty when the section names no group: clearance alone decides
+    inactive: int  # inactive members, who read nothing and are not listed
+
+
+def section_readers(*, admin: Membership, section_id) -> SectionReaders:
+    """The active members of the tenant who may read a section, those who may not and why, and the
+    groups whose members (with clearance enough) may read it.
+
+    ``admin`` must be an admin (else :class:`PermissionRefused`) who can see the section's document;
+    a section of another tenant, of a document the admin cannot see, or none at all is NotFound.
+    The section's title is shown only as the admin may read it; no text is shown.
+    """
+    _admin_check(admin, "who can read a section")
+    pk = parse_uuid(section_id)
+    sections = Section.objects.filter(tenant_id=admin.tenant_id).select_related("document")
+    section = sections.filter(pk=pk).first() if pk else None
+    admin_reader = reader_for(admin)
+    if section is None or not Document.objects.filter(pk=section.document_id).filter(_visible_q(admin_reader)).exists():
+        raise _not_found()
+    rows = _rows(section.document_id, admin.tenant_id)
+    nodes = {
+        r["id"]: PathNode(r["id"], r["parent_id"], r["title"], r["access_level"], tuple(r["access_groups"]))
+        for r in rows
+    }
+    slugs = group_slugs(member=admin)
+    level, groups = section.access_level, list(section.access_groups)
+    readers, others, inactive = [], [], 0
+    memberships = (
+        Membership.objects.filter(tenant_id=admin.tenant_id).select_related("user").prefetch_related("groups")
+        .order_by("user__email", "id")
+    )
+    group_members: dict[int, list[Membership]] = {g: [] for g in groups}
+    for membership in memberships:
+        if not membership.is_active or not membership.user.is_active:
+            inactive += 1
+            continue
+        ids = frozenset(g.pk for g in membership.groups.all())
+        reader = Reader(tenant_id=membership.tenant_id, clearance=membership.clearance, group_ids=ids)
+        summary = MemberSummary(
+            id=membership.pk, email=membership.user.email, role=membership.role,
+            clearance=AccessLevel(membership.clearance).label, groups=sorted(slugs.get(g, str(g)) for g in ids),
+            is_active=True,
+        )
+        reasons = denial_reasons(reader, level=level, group_ids=groups, group_names=slugs)
+        (others if reasons else readers).append(MemberAccess(summary, reasons))
+        for g in ids & set(groups):
+            group_members[g].append(membership)
+    names = dict(Group.objects.filter(tenant_id=admin.tenant_id, id__in=groups).values_list("id", "name"))
+    group_rows = sorted(
+        (GroupAccess(slug=slugs.get(g, str(g)), name=names.get(g, ""), members=len(ms),
+                     readers=sum(1 for m in ms if m.clearance >= level)) for g, ms in group_members.items()),
+        key=lambda g: g.slug,
+    )
+    return SectionReaders(
+        section_id=section.pk, document_id=section.document_id, document_title=section.document.title,
+        heading_path=list(readable_heading_path(admin_reader, nodes, section.pk)), kind=section.kind,
+        access_level=level, access_groups=sorted(groups), group_names=slugs, readers=readers, others=others,
+        groups=group_rows, inactive=inactive,
+    )

@@ -12,8 +12,8 @@ import re
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.access import AccessLevel
 from accounts.api_fields import LimitedCharField
+from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb.models import Document, IngestionJob
 
@@ -281,3 +281,76 @@ class SearchOutputSerializer(serializers.Serializer):
     index_version_id = serializers.UUIDField(allow_null=True)
     mode = serializers.CharField()
     expand = serializers.CharField()
+
+
+# ----------------------------------------------------------------------------- effective access (admins)
+
+ROLES = ["viewer", "editor", "admin"]
+
+
+class MemberSummaryOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    email = serializers.CharField()
+    role = serializers.ChoiceField(choices=ROLES)
+    clearance = serializers.ChoiceField(choices=LEVEL_NAMES)
+    groups = serializers.ListField(child=serializers.CharField(), help_text="Group slugs.")
+    is_active = serializers.BooleanField()
+
+
+class SectionAsMemberOutputSerializer(_PolicyOutputMixin):
+    id = serializers.UUIDField()
+    order = serializers.IntegerField(help_text="Position in the document (0 = first).")
+    depth = serializers.IntegerField(help_text="Depth in the whole section tree (0 = the root).")
+    kind = serializers.CharField()
+    readable = serializers.BooleanField(help_text="Whether the member may read the section.")
+    withheld = serializers.BooleanField(
+        help_text="The member may read it but you may not: its title and text are not shown to you either."
+    )
+    heading_path = serializers.ListField(
+        child=serializers.CharField(allow_blank=True),
+        help_text="Titles above the section that both the member and you may read.",
+    )
+    title = serializers.CharField(allow_blank=True, help_text="Empty unless both the member and you may read it.")
+    excerpt = serializers.CharField(allow_blank=True, help_text="The start of its own text, on the same terms.")
+    reasons = serializers.ListField(
+        child=serializers.CharField(), help_text="Why the member may not read it; empty when they may."
+    )
+    chunks = serializers.IntegerField(help_text="Chunks in the active index version.")
+    chunks_readable = serializers.IntegerField(help_text="Of them, those the member may read.")
+
+
+class DocumentAsMemberOutputSerializer(serializers.Serializer):
+    document_id = serializers.UUIDField()
+    member = MemberSummaryOutputSerializer()
+    document_visible = serializers.BooleanField(help_text="Whether the document is in the member's own list.")
+    sections_readable = serializers.IntegerField()
+    chunks = serializers.IntegerField()
+    chunks_readable = serializers.IntegerField()
+    sections = SectionAsMemberOutputSerializer(many=True)
+
+
+class MemberAccessOutputSerializer(serializers.Serializer):
+    member = MemberSummaryOutputSerializer()
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class GroupAccessOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+    members = serializers.IntegerField(help_text="Active members of the group.")
+    readers = serializers.IntegerField(help_text="Of them, those with clearance enough.")
+
+
+class SectionReadersOutputSerializer(_PolicyOutputMixin):
+    section_id = serializers.UUIDField()
+    document_id = serializers.UUIDField()
+    heading_path = serializers.ListField(
+        child=serializers.CharField(allow_blank=True), help_text="The titles you may read, root first."
+    )
+    kind = serializers.CharField()
+    readers = MemberAccessOutputSerializer(many=True, help_text="Active members who may read the section.")
+    others = MemberAccessOutputSerializer(many=True, help_text="Active members who may not, and why.")
+    reader_groups = GroupAccessOutputSerializer(
+        many=True, source="groups", help_text="The section's groups (none: clearance alone decides)."
+    )
+    inactive = serializers.IntegerField(help_text="Inactive members, who read nothing and are not listed.")

@@ -2,68 +2,42 @@
 
 Every service takes the tenant (or an actor inside it) explicitly. Ingestion work is
 enqueued with ``transaction.on_commit``, never inside an open transaction.
+
+A service that sets a policy (an upload's default, a section override, a document's
+default) takes the acting member -- ``created_by`` for uploads, ``actor`` otherwise -- with no
+default, and checks inside (``kb.permissions``): what the member may see, their role, and
+that they may set the policy. ``None`` there is a deliberate internal caller with no member
+(the command line, the pipeline, benchmarks, tests' setup): it is checked for nothing but a
+well-formed policy.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.access import AccessLevel, PathNode, visible_heading_paths
 from accounts.errors import ApplicationError
-from accounts.models import Tenant, User
-from accounts.services import groups_by_slugs
-from ingestion.chunking.config import ChunkingConfig
-from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
+from accounts.models import Group, Membership, Tenant, User
+from accounts.policy import AccessLevel, PathNode, Policy, PolicyNode, effective_policies, visible_heading_paths
+from accounts.services import parse_level, policy_from_names
+from audit.models import Action
+from audit.services import audit_record, audit_record_read
+from kb import permissions, selectors
+from kb.jobs import enqueue_after_commit, job_create
+from kb.models import CONTENT_BY, Chunk, Document, IndexVersion, IngestionJob, Section
 
 # Namespace for deterministic ids (index versions, sections, chunks).
-ID_NAMESPACE = uuid.UUID("6f1c5a0e-7b9e-4c1f-9a47-0d2d3b7e5a11")
 
 
 class PayloadTooLarge(ApplicationError):
     code = "payload_too_large"
     status_code = 413
-
-
-# ----------------------------------------------------------------------------- index versions
-
-
-def index_version_id(tenant: Tenant, config_hash: str) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"index-version:{tenant.pk}:{config_hash}")
-
-
-@transaction.atomic
-def index_version_create(*, tenant: Tenant, config: ChunkingConfig, name: str = "") -> IndexVersion:
-    """Create (or return the existing) version of ``config`` for ``tenant``; its id derives from the config hash."""
-    config_hash = config.config_hash()
-    version, _ = IndexVersion.objects.get_or_create(
-        id=index_version_id(tenant, config_hash),
-        defaults={"tenant": tenant, "config": config.as_dict(), "config_hash": config_hash, "name": name},
-    )
-    return version
-
-
-@transaction.atomic
-def index_version_active(*, tenant: Tenant) -> IndexVersion:
-    """The tenant's active version; the default configuration becomes active when there is none."""
-    version = IndexVersion.objects.filter(tenant=tenant, is_active=True).first()
-    if version is not None:
-        return version
-    Tenant.objects.select_for_update().get(pk=tenant.pk)  # serialise concurrent first activations
-    version = IndexVersion.objects.filter(tenant=tenant, is_active=True).first()
-    if version is None:
-        version = index_version_create(tenant=tenant, config=ChunkingConfig(), name="default")
-        version.is_active = True
-        version.status = IndexVersion.Status.READY
-        version.activated_at = timezone.now()
-        version.save(update_fields=["is_active", "status", "activated_at"])
-    return version
 
 
 # ----------------------------------------------------------------------------- documents
@@ -88,14 +62,6 @@ def _check_size(content: bytes) -> None:
         raise PayloadTooLarge(f"document is {len(content)} bytes; the limit is {limit} bytes")
 
 
-def _resolve_policy(tenant: Tenant, level: str, groups: Iterable[str]) -> tuple[int, list[int]]:
-    try:
-        rank = AccessLevel.from_name(level)
-    except ValueError as exc:
-        raise ApplicationError(str(exc), code="unknown_access_level") from None
-    return int(rank), [g.id for g in groups_by_slugs(tenant=tenant, slugs=groups)]
-
-
 def _detect_content_type(upload: Upload) -> str:
     from ingestion.parsers import detect_content_type
 
@@ -105,25 +71,59 @@ def _detect_content_type(upload: Upload) -> str:
     return detect_content_type(upload.source or upload.title, upload.content) or "application/octet-stream"
 
 
-def _enqueue(job_ids: list[uuid.UUID]) -> None:
-    from ingestion.tasks import enqueue_jobs
+def _acting(member: Membership | None) -> Membership | None:
+    """``member``, once it is known to be a Membership or None (a User here would skip no check, but
+    fail obscurely)."""
+    if member is not None and not isinstance(member, Membership):
+        raise TypeError(f"the acting member is a Membership (or None for an internal caller), not {member!r}")
+    return member
 
-    ids = [str(j) for j in job_ids]
-    transaction.on_commit(lambda: enqueue_jobs(ids))
+
+def _user(member: Membership | None) -> User | None:
+    """The user an acting member's writes are recorded under (None for an internal caller)."""
+    return member.user if _acting(member) is not None else None
 
 
-def _new_job(*, tenant: Tenant, document: Document | None, created_by: User | None, **fields) -> IngestionJob:
-    return IngestionJob.objects.create(tenant=tenant, document=document, created_by=created_by, **fields)
+def _policy_view(level: int | None, group_ids) -> dict | None:
+    """A policy as the audit trail records it: the level's name and the groups' slugs (None: inheriting)."""
+    if level is None:
+        return None
+    slugs = sorted(Group.objects.filter(id__in=list(group_ids or ())).values_list("slug", flat=True))
+    return {"level": AccessLevel(level).label, "groups": slugs}
+
+
+def _document_view(document: Document) -> dict:
+    """A document as the audit trail records it. Not its title or hash: a tenant's admins read the
+    trail, and an admin may be below a document's level (its title is then not theirs to read)."""
+    return {"size_bytes": document.size_bytes, "content_type": document.content_type,
+            "policy": _policy_view(document.access_level, document.access_groups)}
+
+
+def _upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
+    """What the API refuses before anything is stored: another tenant's or a viewer's write; a
+    document the member may not change (see ``kb.selectors.document_get_for_change``); a content
+    type no parser reads (415); a default policy the member may not set (400/403)."""
+    permissions.writer_check(member=member, tenant_id=tenant.pk)
+    if document is not None:
+        selectors.document_get_for_change(member=member, document_id=document.pk)
+    permissions.content_type_check(content_type=_detect_content_type(upload), source=upload.source,
+                                   content=upload.content)
+    policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
+    permissions.policy_check_assignable(member=member, policy=policy)
 
 
 def _document_write(
-    *, tenant: Tenant, created_by: User | None, upload: Upload, document: Document | None
+    *, tenant: Tenant, created_by: Membership | None, upload: Upload, document: Document | None
 ) -> Document:
     """Create ``document`` (None) or give it new content; the text and chunks follow at ingestion."""
+    user = _user(created_by)
+    if created_by is not None:
+        _upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
     _check_size(upload.content)
-    level, group_ids = _resolve_policy(tenant, upload.access_level, upload.groups)
+    policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
+    before = _document_view(document) if document is not None else None
     if document is None:
-        document = Document(tenant=tenant, created_by=created_by, source=upload.source[:1000])
+        document = Document(tenant=tenant, created_by=user, source=upload.source[:1000])
     elif upload.source:
         document.source = upload.source[:1000]
     document.title = upload.title[:500] or document.title or "untitled"
@@ -132,36 +132,81 @@ def _document_write(
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
     document.size_bytes = len(upload.content)
     document.tags = sorted({t.strip() for t in upload.tags if t.strip()})
-    document.access_level, document.access_groups = level, group_ids
+    document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
     document.status, document.error = Document.Status.PENDING, ""
+    # Who uploaded these bytes: an ingestion error may quote any of them, so only they (and admins)
+    # read it in full -- not whoever later retries or re-derives the document (kb.selectors.error_in_full).
+    document.metadata = {**document.metadata, CONTENT_BY: user.pk if user is not None else None}
     document.save()
+    audit_record(
+        action=Action.DOCUMENT_CREATE if before is None else Action.DOCUMENT_REPLACE, actor=created_by,
+        tenant_id=tenant.pk, target_type="document", target_id=document.pk, document_ids=[document.pk],
+        details={"after": _document_view(document), **({"before": before} if before is not None else {})},
+    )
     return document
 
 
+def document_read_record(
+    *, member: Membership, document: Document, via: str, section_id: uuid.UUID | None = None,
+    as_member: Membership | None = None,
+) -> None:
+    """Record that ``member`` read ``document``'s content (``via``: "api" or "console"; a chosen
+    section; an admin's view as another member). Best effort: a read never fails on the audit
+    (``audit.services.audit_record_read``). Callers have read the document through a selector."""
+    details: dict = {"via": via}
+    if section_id is not None:
+        details["section"] = str(section_id)
+    if as_member is not None:
+        details["as_member"] = as_member.pk
+    audit_record_read(action=Action.DOCUMENT_READ, actor=member, target_type="document", target_id=document.pk,
+                      document_ids=[document.pk], details=details)
+
+
 @transaction.atomic
-def document_create(*, tenant: Tenant, created_by: User | None, upload: Upload) -> tuple[Document, IngestionJob]:
-    """Store the raw bytes, create an ingestion job, and enqueue it after commit."""
+def document_create(
+    *, tenant: Tenant, created_by: Membership | None, upload: Upload
+) -> tuple[Document, IngestionJob]:
+    """Store the raw bytes, create an ingestion job, and enqueue it after commit.
+
+    ``created_by`` is the member uploading: checked here (see the module docstring) and recorded
+    as the creator of the document and its job; None for an internal caller.
+    """
     document = _document_write(tenant=tenant, created_by=created_by, upload=upload, document=None)
-    job = _new_job(tenant=tenant, document=document, created_by=created_by)
-    _enqueue([job.id])
+    job = job_create(tenant=tenant, document=document, created_by=_user(created_by))
+    enqueue_after_commit([job.id])
     return document, job
 
 
 @transaction.atomic
 def document_replace(
-    *, document: Document, created_by: User | None, upload: Upload
+    *, document: Document, created_by: Membership | None, upload: Upload
 ) -> tuple[Document, IngestionJob]:
-    """New content for an existing document: a new ingestion; old chunks serve until it commits."""
+    """New content for an existing document: a new ingestion; old chunks serve until it commits.
+
+    ``created_by`` as for :func:`document_create`; a member must also be allowed to change the
+    document (``kb.selectors.document_get_for_change``).
+    """
     document = Document.objects.select_for_update().get(pk=document.pk)
     document = _document_write(tenant=document.tenant, created_by=created_by, upload=upload, document=document)
-    job = _new_job(tenant=document.tenant, document=document, created_by=created_by)
-    _enqueue([job.id])
+    job = job_create(tenant=document.tenant, document=document, created_by=_user(created_by))
+    enqueue_after_commit([job.id])
     return document, job
 
 
 @transaction.atomic
-def document_delete(*, document: Document) -> None:
-    """Delete a document; its sections and chunks go in the same transaction."""
+def document_delete(*, document: Document, actor: Membership | None = None) -> None:
+    """Delete a document; its sections and chunks go in the same transaction.
+
+    The document row is locked first, as policy changes and the pipeline's store step lock it
+    before its sections: taking the sections first deadlocked against them (docs/reliability.md).
+    ``actor``: the member deleting it, for the audit trail (None: an internal caller); callers
+    check the member may (``kb.selectors.document_get_for_change``)."""
+    locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+    if locked is None:
+        return  # deleted meanwhile
+    audit_record(action=Action.DOCUMENT_DELETE, actor=_acting(actor), tenant_id=locked.tenant_id,
+                 target_type="document", target_id=locked.pk, document_ids=[locked.pk],
+                 details={"before": _document_view(locked)})
     Chunk.objects.filter(document=document).delete()
     Section.objects.filter(document=document).delete()
     document.delete()
@@ -169,11 +214,14 @@ def document_delete(*, document: Document) -> None:
 
 @transaction.atomic
 def batch_create(
-    *, tenant: Tenant, created_by: User | None, uploads: Sequence[Upload], replace_by_source: bool = True
+    *, tenant: Tenant, created_by: Membership | None, uploads: Sequence[Upload], replace_by_source: bool = True
 ) -> IngestionJob:
-    """One batch job over many documents (the bulk CLI). A document with the same source is replaced."""
-    batch = _new_job(
-        tenant=tenant, document=None, created_by=created_by, kind=IngestionJob.Kind.BATCH, total=len(uploads)
+    """One batch job over many documents (the bulk CLI). A document with the same source is replaced.
+
+    ``created_by`` as for :func:`document_create`, for every upload."""
+    user = _user(created_by)
+    batch = job_create(
+        tenant=tenant, document=None, created_by=user, kind=IngestionJob.Kind.BATCH, total=len(uploads)
     )
     children: list[uuid.UUID] = []
     for upload in uploads:
@@ -181,42 +229,47 @@ def batch_create(
         if replace_by_source and upload.source:
             existing = Document.objects.select_for_update().filter(tenant=tenant, source=upload.source).first()
         document = _document_write(tenant=tenant, created_by=created_by, upload=upload, document=existing)
-        children.append(_new_job(tenant=tenant, document=document, created_by=created_by, batch=batch).id)
+        children.append(job_create(tenant=tenant, document=document, created_by=user, batch=batch).id)
     if not uploads:
         batch.status, batch.stage, batch.finished_at = IngestionJob.Status.SUCCEEDED, "done", timezone.now()
         batch.save(update_fields=["status", "stage", "finished_at"])
-    _enqueue(children)
+    enqueue_after_commit(children)
     return batch
 
 
 # ----------------------------------------------------------------------------- permissions
 
 
+def _own_policy(section: Section) -> Policy | None:
+    return Policy(section.own_level, section.own_groups or ()) if section.own_level is not None else None
+
+
 def recompute_policies(sections: list[Section], document: Document) -> list[Section]:
-    """Effective policy of every section: own policy, else the parent's, else the document default."""
-    by_id = {s.id: s for s in sections}
+    """Effective policy of every section (:func:`accounts.policy.effective_policies`: own policy,
+    else the parent's, else the document default), set on the rows in memory; returns those changed."""
+    ordered = sorted(sections, key=lambda s: s.order)  # parents come first in document order
+    resolved = effective_policies(
+        (PolicyNode(s.id, s.parent_id, _own_policy(s)) for s in ordered),
+        Policy(document.access_level, document.access_groups),
+    )
     changed = []
-    for section in sorted(sections, key=lambda s: s.order):  # parents come first in document order
-        parent = by_id.get(section.parent_id)
-        if section.own_level is not None:
-            level, groups = section.own_level, sorted(section.own_groups or [])
-        elif parent is not None:
-            level, groups = parent.access_level, sorted(parent.access_groups)
-        else:
-            level, groups = document.access_level, sorted(document.access_groups)
-        if (level, groups) != (section.access_level, sorted(section.access_groups)):
-            section.access_level, section.access_groups = level, groups
+    for section in ordered:
+        policy = resolved[section.id].effective
+        if (policy.rank, list(policy.groups)) != (section.access_level, sorted(section.access_groups)):
+            section.access_level, section.access_groups = int(policy.rank), list(policy.groups)
             changed.append(section)
     return changed
 
 
-def apply_policies(document: Document, *, actor: User | None = None) -> list[Section]:
+def apply_policies(document: Document, *, actor: Membership | None = None) -> list[Section]:
     """Re-derive effective policies from the stored ones; chunks follow in this transaction.
 
     Chunks carry their section's policy for the SQL filter, and their embedded text (and so their
     keyword vector and embedding) carries the heading path that every reader of the section may
     read. When a change alters that path, the section's chunks are deleted here -- hidden from
-    search at once, in every index version -- and rebuilt by an ingestion job after commit.
+    search at once, in every index version -- and rebuilt by an ingestion job after commit
+    (created by ``actor``'s user: the member whose change this follows; None for the pipeline).
+    Nothing is checked here: the policies were checked when they were set.
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
     changed = recompute_policies(sections, document)
@@ -234,7 +287,7 @@ def apply_policies(document: Document, *, actor: User | None = None) -> list[Sec
         for section in renamed:
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
-        _rederive_chunks(document, [s.id for s in renamed], actor=actor)
+        _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
     return sections
 
 
@@ -249,64 +302,90 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     active = IndexVersion.objects.filter(tenant_id=document.tenant_id, is_active=True).first()
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
-    jobs = [_new_job(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
+    jobs = [job_create(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
     for version_id in sorted(versions, key=str):
         if active is None or version_id != active.pk:
-            jobs.append(_new_job(tenant=document.tenant, document=document, created_by=actor,
+            jobs.append(job_create(tenant=document.tenant, document=document, created_by=actor,
                                  index_version_id=version_id, stats=rederive))
-    _enqueue([job.id for job in jobs])
+    enqueue_after_commit([job.id for job in jobs])
 
 
 @transaction.atomic
 def section_set_access(
-    *, section: Section, access_level: str | None, groups: Sequence[str] | None, inherit: bool = False,
-    actor: User | None = None,
+    *, actor: Membership | None, section: Section, access_level: str | None, groups: Sequence[str] | None,
+    inherit: bool = False,
 ) -> Section:
-    """Override a section's own policy (or return it to inheriting); chunks follow, no re-embedding."""
+    """Override a section's own policy (or return it to inheriting); chunks follow, no re-embedding.
+
+    ``access_level`` / ``groups`` left None keep the section's present level / groups. A member
+    ``actor`` must be an editor or admin who may read the section (else 404), and must be allowed
+    to set the policy the section ends up with -- its parent's or the document's when it returns
+    to inheriting (see ``kb.permissions``). ``actor=None``: an internal caller, unchecked.
+    """
+    _acting(actor)
     document = Document.objects.select_for_update().get(pk=section.document_id)
-    section = Section.objects.select_for_update().get(pk=section.pk)
+    if actor is not None:
+        permissions.writer_check(member=actor, tenant_id=document.tenant_id)
+        selectors.section_get(member=actor, section_id=section.pk)
+    sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
+    section = next(s for s in sections if s.pk == section.pk)
+    before = {"own": _policy_view(section.own_level, section.own_groups),
+              "effective": _policy_view(section.access_level, section.access_groups)}
     if inherit:
         section.own_level, section.own_groups = None, None
     else:
-        current_level = AccessLevel(section.access_level).label
-        level, group_ids = _resolve_policy(
-            document.tenant,
-            access_level if access_level is not None else current_level,
-            groups if groups is not None else [],
+        level = parse_level(access_level) if access_level is not None else AccessLevel(section.access_level)
+        group_ids = (
+            policy_from_names(tenant=document.tenant, access_level=level.label, groups=groups).groups
+            if groups is not None else section.access_groups
         )
-        if groups is None:
-            group_ids = sorted(section.access_groups)
-        section.own_level, section.own_groups = level, group_ids
+        own = Policy(level, group_ids)
+        section.own_level, section.own_groups = int(own.rank), list(own.groups)
+    if actor is not None:
+        recompute_policies(sections, document)  # the policy the section ends up with, in memory
+        permissions.policy_check_assignable(
+            member=actor, policy=Policy(section.access_level, section.access_groups)
+        )
     section.metadata = {**section.metadata, "override": not inherit}
     section.save(update_fields=["own_level", "own_groups", "metadata"])
     apply_policies(document, actor=actor)
     Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
-    return Section.objects.get(pk=section.pk)
+    section = Section.objects.get(pk=section.pk)
+    audit_record(
+        action=Action.SECTION_ACCESS, actor=actor, tenant_id=document.tenant_id, target_type="section",
+        target_id=section.pk, document_ids=[document.pk],
+        details={"before": before, "after": {"own": _policy_view(section.own_level, section.own_groups),
+                                             "effective": _policy_view(section.access_level, section.access_groups)}},
+    )
+    return section
 
 
 @transaction.atomic
 def document_set_access(
-    *, document: Document, access_level: str, groups: Sequence[str], actor: User | None = None
+    *, actor: Membership | None, document: Document, access_level: str, groups: Sequence[str]
 ) -> Document:
-    """Change a document's default policy; inheriting sections and their chunks follow, no re-embedding."""
-    level, group_ids = _resolve_policy(document.tenant, access_level, groups)
+    """Change a document's default policy; inheriting sections and their chunks follow, no re-embedding.
+
+    A member ``actor`` must be an editor or admin allowed to change the document
+    (``kb.selectors.document_get_for_change``) and to set the policy (see ``kb.permissions``).
+    ``actor=None``: an internal caller, unchecked.
+    """
+    _acting(actor)
     document = Document.objects.select_for_update().get(pk=document.pk)
-    document.access_level, document.access_groups = level, group_ids
+    if actor is not None:
+        permissions.writer_check(member=actor, tenant_id=document.tenant_id)
+        selectors.document_get_for_change(member=actor, document_id=document.pk)
+    policy = policy_from_names(tenant=document.tenant, access_level=access_level, groups=groups)
+    if actor is not None:
+        permissions.policy_check_assignable(member=actor, policy=policy)
+    before = _policy_view(document.access_level, document.access_groups)
+    document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
     document.save(update_fields=["access_level", "access_groups", "updated_at"])
     apply_policies(document, actor=actor)
+    audit_record(action=Action.DOCUMENT_ACCESS, actor=actor, tenant_id=document.tenant_id, target_type="document",
+                 target_id=document.pk, document_ids=[document.pk],
+                 details={"before": before, "after": _policy_view(document.access_level, document.access_groups)})
     return document
-
-
-def job_progress(job: IngestionJob, *, done: int | None = None, total: int | None = None, stage: str | None = None):
-    """Record progress with one small UPDATE (autocommit), so any client can poll it."""
-    fields: dict = {"heartbeat_at": timezone.now()}
-    if stage is not None:
-        fields["stage"] = job.stage = stage
-    if total is not None:
-        fields["total"] = job.total = total
-    if done is not None:
-        fields["done"] = job.done = min(done, job.total)
-    IngestionJob.objects.filter(pk=job.pk).update(**fields)
 
 
 __all__ = [
@@ -315,11 +394,71 @@ __all__ = [
     "batch_create",
     "document_create",
     "document_delete",
+    "document_read_record",
     "document_replace",
     "apply_policies",
     "document_set_access",
-    "index_version_active",
-    "index_version_create",
-    "job_progress",
+    "job_retry",
     "section_set_access",
 ]
+
+
+# ----------------------------------------------------------------------------- retrying a job
+
+
+class JobNotRetryable(ApplicationError):
+    code = "job_not_retryable"
+    status_code = 409
+
+
+def _job_retry_check(*, job: IngestionJob, actor: Membership, lock: bool) -> tuple[IngestionJob, Document]:
+    """The job as ``actor`` may see it and its document, or the refusal (see :func:`job_retry`)."""
+    if _acting(actor) is None:
+        raise TypeError("a retry is a member's: pass the acting Membership")
+    permissions.writer_check(member=actor, tenant_id=job.tenant_id)
+    job = selectors.job_get(member=actor, job_id=job.pk)
+    if job.kind != IngestionJob.Kind.DOCUMENT or job.document_id is None:
+        raise JobNotRetryable("only a document's job can be retried, not a batch or an index build")
+    if job.batch_id and job.batch.kind == IngestionJob.Kind.REINDEX:
+        raise JobNotRetryable("this job is part of an index build: build the index version again instead")
+    if job.status != IngestionJob.Status.FAILED:
+        raise JobNotRetryable(f"only a failed job can be retried; this one is {job.status}")
+    if lock:  # as every write to the document locks it: two retries at once make one job
+        Document.objects.select_for_update().filter(pk=job.document_id).first()
+    document = selectors.document_get_for_change(member=actor, document_id=job.document_id)
+    others = IngestionJob.objects.filter(document=document).exclude(pk=job.pk)
+    if others.filter(status__in=(IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)).exists():
+        raise JobNotRetryable("a job of this document is queued or running; wait for it to finish")
+    if others.filter(index_version_id=job.index_version_id, created_at__gt=job.created_at).exists():
+        raise JobNotRetryable("this document has a newer job; retry that one if it failed")
+    return job, document
+
+
+@transaction.atomic
+def job_retry(*, job: IngestionJob, actor: Membership) -> IngestionJob:
+    """Run a failed document job again: a new job for the same document (and index version), sent
+    after commit. The document is read from its stored bytes again, so a retry helps once what failed
+    it is fixed outside the file (a missing group created, a worker that ran out of memory).
+
+    Only a failed ``document`` job, not one of an index build (rebuild the version instead), whose
+    document still exists and has no newer or unfinished job. ``actor`` must see the job (else 404,
+    ``kb.selectors.job_get``) and be an editor allowed to change its document
+    (``kb.selectors.document_get_for_change``) or an admin; refusals are :class:`JobNotRetryable` (409).
+    """
+    job, document = _job_retry_check(job=job, actor=actor, lock=True)
+    stats = {"retry_of": str(job.pk), **({"rederive": True} if job.stats.get("rederive") else {})}
+    retry = job_create(tenant=document.tenant, document=document, created_by=_user(actor),
+                       index_version_id=job.index_version_id, stats=stats)
+    if job.index_version_id is None:  # the document's own ingestion (another version's build leaves it alone)
+        Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")
+    enqueue_after_commit([retry.id])
+    return retry
+
+
+def job_retry_allowed(*, job: IngestionJob, actor: Membership) -> bool:
+    """Whether :func:`job_retry` would run ``job`` again for ``actor`` now (to offer the action; reads only)."""
+    try:
+        _job_retry_check(job=job, actor=actor, lock=False)
+    except ApplicationError:
+        return False
+    return True

@@ -1,4 +1,4 @@
-"""Per-tenant vector indexes: a partial HNSW index for every large tenant (BRIEF §7).
+"""Per-tenant vector indexes: a partial HNSW index for every large tenant.
 
 Why: one HNSW index shared by all tenants serves a member who reads a small part of it
 badly. A filtered HNSW scan has to walk past every other tenant's neighbours, so recall
@@ -32,9 +32,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 from accounts.models import Tenant
+from accounts.tenancy import owner_alias
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,13 @@ def _hnsw_parameters() -> tuple[int, int]:
 
     shared = next(i for i in Chunk._meta.indexes if i.name == "chunk_embedding_hnsw")
     return int(shared.m), int(shared.ef_construction)
+
+
+def _owner():
+    """The owner's connection: building and dropping indexes is DDL, and sizing tenants counts
+    every tenant's chunks -- both past the tenant wall, which only the owner path goes
+    (``accounts.tenancy``). The catalogue reads below work on either connection."""
+    return connections[owner_alias()]
 
 
 # ----------------------------------------------------------------------------- selectors
@@ -108,7 +116,8 @@ def tenant_index_rows(tenant_id: int) -> int | None:
 
 
 def tenant_chunk_counts() -> dict[int, int]:
-    with connection.cursor() as cursor:
+    """Chunks per tenant, every tenant: through the owner path (past the tenant wall)."""
+    with _owner().cursor() as cursor:
         cursor.execute("SELECT tenant_id, count(*) FROM kb_chunk GROUP BY tenant_id")
         return {tenant_id: int(n) for tenant_id, n in cursor.fetchall()}
 
@@ -120,14 +129,14 @@ def tenant_chunk_counts() -> dict[int, int]:
 def _exclusive(*, wait: bool) -> Iterator[bool]:
     """One builder at a time across workers and commands (a session-level advisory lock,
     re-entrant within a session); yields False when ``wait`` is off and another holds it."""
-    with connection.cursor() as cursor:
+    with _owner().cursor() as cursor:
         cursor.execute(f"SELECT {'pg_advisory_lock' if wait else 'pg_try_advisory_lock'}(%s)", [_SYNC_LOCK])
         got = wait or bool(cursor.fetchone()[0])
     try:
         yield got
     finally:
         if got:
-            with connection.cursor() as cursor:
+            with _owner().cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [_SYNC_LOCK])
 
 
@@ -140,8 +149,8 @@ def tenant_index_build(*, tenant_id: int, concurrently: bool | None = None) -> T
     """
     tenant_id = int(tenant_id)
     if concurrently is None:
-        concurrently = not connection.in_atomic_block
-    if concurrently and connection.in_atomic_block:
+        concurrently = not _owner().in_atomic_block
+    if concurrently and _owner().in_atomic_block:
         raise RuntimeError("a concurrent index build cannot run inside a transaction")
     with _exclusive(wait=True):
         return _build(tenant_id, concurrently=concurrently)
@@ -155,7 +164,7 @@ def _build(tenant_id: int, *, concurrently: bool) -> TenantIndex:
     if existing is not None:  # an interrupted build's leftover (the lock rules out a running one)
         _drop(name, concurrently=concurrently)
     m, ef_construction = _hnsw_parameters()
-    with connection.cursor() as cursor:
+    with _owner().cursor() as cursor:
         cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [BUILD_MEMORY])
         try:
             # DDL takes no parameters: the tenant id is formatted as an int (so is the name).
@@ -177,13 +186,13 @@ def tenant_index_drop(*, tenant_id: int, concurrently: bool | None = None) -> bo
     if name not in {index.name for index in tenant_indexes()}:
         return False
     if concurrently is None:
-        concurrently = not connection.in_atomic_block
+        concurrently = not _owner().in_atomic_block
     _drop(name, concurrently=concurrently)
     return True
 
 
 def _drop(name: str, *, concurrently: bool) -> None:
-    with connection.cursor() as cursor:
+    with _owner().cursor() as cursor:
         cursor.execute(f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS {name}")
 
 
@@ -207,7 +216,7 @@ def tenant_indexes_sync(
     min_rows = MIN_ROWS if min_rows is None else min_rows
     max_share = MAX_SHARE if max_share is None else max_share
     if concurrently is None:
-        concurrently = not connection.in_atomic_block
+        concurrently = not _owner().in_atomic_block
     report = SyncReport(built=[], dropped=[])
     with _exclusive(wait=False) as got:
         if not got:

@@ -4,16 +4,9 @@ two tenants, one member per actor, a document with sections of several policies.
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from accounts.services import group_create, tenant_create
 from tests.api_helpers import POLICY_SECTIONS, Actor, World, make_document, member_with_token
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    cache.clear()  # the throttle counts per token id; ids repeat across test databases
-    yield
 
 
 @pytest.fixture

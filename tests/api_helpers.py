@@ -1,20 +1,36 @@
 """Helpers for the REST API tests: actors, documents built directly in the database (no
 worker needed), and a snapshot of everything an API call could change -- to assert that a
-refused call changed nothing. The fixtures are in ``tests.api_fixtures``."""
+refused call changed nothing. The fixtures are in ``tests.api_fixtures``. Also the console's
+signed-in test client (``console_client``)."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass
 
+from django.test import Client
 from rest_framework.test import APIClient
 
-from accounts.access import AccessLevel
 from accounts.models import ApiToken, Group, GroupMembership, Membership
+from accounts.policy import AccessLevel
 from accounts.services import api_token_create, membership_create
+from audit.models import AuditSettings
+from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IngestionJob, Section
-from kb.services import index_version_active
+from tests import factories
+
+
+def console_client(membership: Membership, **client_options) -> Client:
+    """A test client of the console, signed in as ``membership``'s user with its tenant chosen."""
+    from console.membership import SESSION_KEY
+
+    client = Client(**client_options)
+    client.force_login(membership.user)
+    session = client.session
+    session[SESSION_KEY] = membership.pk
+    session.save()
+    return client
+
 
 ACTORS = ["anonymous", "other_tenant", "low_clearance", "viewer", "editor", "admin"]
 
@@ -63,10 +79,9 @@ def make_document(tenant, *, title="Security policy", sections, default=AccessLe
         start = len(text)
         text += (f"# {heading}\n" if heading else "") + body + "\n"
         spans.append((key, start, len(text)))
-    document = Document.objects.create(
-        tenant=tenant, title=title, source=source, content_type="text/markdown", raw=text.encode(), text=text,
-        sha256=hashlib.sha256(text.encode()).hexdigest(), size_bytes=len(text), tags=list(tags),
-        access_level=default, status=Document.Status.READY,
+    document = factories.document(
+        tenant, title=title, source=source, content_type="text/markdown", text=text, size_bytes=len(text),
+        tags=list(tags), access_level=default, status=Document.Status.READY,
     )
     version = index_version_active(tenant=tenant)
     ids: dict[str, uuid.UUID] = {}
@@ -76,18 +91,15 @@ def make_document(tenant, *, title="Security policy", sections, default=AccessLe
         ids[key] = uuid.uuid4()
         depth = sum(1 for _ in _ancestors(sections, parent))
         group_ids = sorted(groups[s] for s in slugs)
-        section = Section.objects.create(
-            id=ids[key], tenant=tenant, document=document, parent_id=ids.get(parent), key=key, order=order,
-            depth=depth, title=heading, heading_path=[heading] if heading else [], kind="heading" if heading else
-            "document", start=start, end=end, body_spans=[[end - len(body) - 1, end - 1]], own_level=level,
-            own_groups=group_ids, access_level=level, access_groups=group_ids,
-        )
-        Chunk.objects.create(
-            id=uuid.uuid4(), tenant=tenant, document=document, section=section, index_version=version, ordinal=order,
-            start=end - len(body) - 1, end=end - 1, text=body, embed_text=body, token_count=len(body.split()),
-            content_hash=hashlib.sha256(body.encode()).hexdigest(), embedding=[0.01] * 384, access_level=level,
+        body_start, body_end = end - len(body) - 1, end - 1
+        section = factories.section(
+            document, id=ids[key], parent_id=ids.get(parent), key=key, order=order, depth=depth, title=heading,
+            heading_path=[heading] if heading else [], kind="heading" if heading else "document", start=start,
+            end=end, body_spans=[[body_start, body_end]], own_level=level, own_groups=group_ids, access_level=level,
             access_groups=group_ids,
         )
+        # The chunk is the body: its text, what was embedded, and the section's access.
+        factories.chunk(section, version, ordinal=order, start=body_start, end=body_end, embedding=[0.01] * 384)
     document.section_ids = ids
     return document
 
@@ -127,4 +139,6 @@ def snapshot() -> dict:
         ),
         "group_memberships": sorted(GroupMembership.objects.values_list("membership_id", "group_id")),
         "tokens": sorted(ApiToken.objects.values_list("id", "membership_id", "revoked_at")),
+        # Audit records are written by reads too (searches, content reads); the settings only by an admin.
+        "audit_settings": sorted(AuditSettings.objects.values_list("tenant_id", "retention_days", "hash_queries")),
     }

@@ -1,5 +1,11 @@
 """Test fixtures: a real PostgreSQL with pgvector (embedded unless DATABASE_URL is set),
-a real Redis, and a real Celery worker process on it -- never ``task_always_eager``."""
+a real Redis, and a real Celery worker process on it -- never ``task_always_eager``.
+
+Two tiers. A test that uses the database (the ``django_db`` marker, or any fixture that
+needs pytest-django's ``django_db_setup``: ``db``, ``transactional_db``, ``celery_worker``,
+...) is marked ``db`` at collection; ``pytest -m "not db"`` (``make test-unit``) runs the
+rest, and starts no server. The embedded servers start with the first test that needs
+the database (``django_db_setup`` below)."""
 
 from __future__ import annotations
 
@@ -11,9 +17,111 @@ from pathlib import Path
 
 import pytest
 
-from kb.embedded_services import database_url_for
+from bulkhead import embedded_services
+from bulkhead.embedded_services import database_env
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _owner_login_for_test_bodies() -> None:
+    """The tests' own connection logs in as the owner; requests and workers as the application role.
+
+    A test builds its rows and checks the outcome across tenants (factories, assertions): that is
+    the owner path, past the tenant wall. Everything the test exercises runs as the application
+    role, under the wall, as in production: each request through the test client or a live server
+    switches this connection to the role for its duration (``SET ROLE``, ``tests/application_role.py``), and every worker,
+    server or child process logs in as the role (``embedded_services.database_env``). One
+    connection keeps a test's rows and its requests in one transaction (a ``TestCase`` rolls both
+    back), so the owner path of the code under test (``accounts.tenancy.owner_alias``) is this same
+    connection: the ``owner`` alias is folded into ``default``. ``tests/test_tenant_wall.py``
+    checks the wall itself over the real application login."""
+    from accounts.tenancy import owner_login_for_this_process
+
+    owner_login_for_this_process()
+
+
+def _requests_under_the_wall() -> None:
+    from django.conf import settings
+
+    settings.MIDDLEWARE = ["tests.application_role.ApplicationRoleMiddleware", *settings.MIDDLEWARE]
+
+
+def _fast_password_hashing() -> None:
+    """Passwords hash with MD5 in this process, as Django's testing guide advises: the product's
+    PBKDF2 (Django's default, 1,000,000 iterations) takes over half a second here, and the suite
+    sets and checks a password for every console member it signs in. What the product uses is
+    checked by ``tests/test_password_hashing.py``; servers and workers the suite starts as
+    processes of their own (the load harness, ``make demo``) keep the product's setting."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+_owner_login_for_test_bodies()
+_requests_under_the_wall()
+_fast_password_hashing()
+# A test that uses one of these runs a real Celery worker, and must say so: @pytest.mark.worker.
+WORKER_FIXTURES = {"celery_worker", "worker_factory"}
+
+
+def _uses_database(item: pytest.Item) -> bool:
+    if item.get_closest_marker("django_db") or "django_db_setup" in getattr(item, "fixturenames", ()):
+        return True
+    from django.test import SimpleTestCase
+
+    cls = getattr(item, "cls", None)  # a Django TestCase asks for databases with an attribute
+    return cls is not None and issubclass(cls, SimpleTestCase) and bool(cls.databases)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = []
+    for item in items:
+        if _uses_database(item):
+            item.add_marker(pytest.mark.db)
+        if WORKER_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("worker"):
+            unmarked.append(item.nodeid)
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests use a real Celery worker (celery_worker or worker_factory) but are not marked "
+            "@pytest.mark.worker:\n  " + "\n  ".join(unmarked)
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts(request):
+    """The throttle counts per token id live in Redis, and ids repeat across test databases: clear
+    them before each test that uses the database (only those can hold a token). Named as in
+    tests.api_fixtures, a plugin whose autouse fixtures reach every test: this one, closer to the
+    tests, replaces it, so the unit tier never needs Redis."""
+    if request.node.get_closest_marker("db"):
+        from django.core.cache import cache
+
+        cache.clear()
+
+
+@pytest.fixture(scope="session")
+def embedded_servers() -> None:
+    """The embedded PostgreSQL and Redis, started (or reused) in the data folder; nothing when
+    DATABASE_URL and REDIS_URL name servers of their own."""
+    embedded_services.ensure_started()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(embedded_servers, django_db_setup, django_db_blocker):
+    """pytest-django's test database, created once the servers run (settings only name them).
+
+    The audit table refuses TRUNCATE (audit/migrations/0002_append_only.py) unless the session
+    says ``bulkhead.audit_truncate = 'allowed'``: this test database alone says so, for every new
+    session, so that pytest-django can empty the tables after a transactional test."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            name = connection.ops.quote_name(connection.settings_dict["NAME"])
+            cursor.execute(f"ALTER DATABASE {name} SET bulkhead.audit_truncate = 'allowed'")
+        connection.close()  # the next session reads the database's setting
+    return django_db_setup
 
 
 class WorkerProcess:
@@ -23,20 +131,18 @@ class WorkerProcess:
         self, name: str, extra_env: dict | None = None, concurrency: int = 1, pool: str = "solo", queues: str = ""
     ):
         from django.conf import settings
-        from django.db import connection
 
         self.name = name
         env = dict(os.environ)
-        env["DATABASE_URL"] = database_url_for(connection.settings_dict)
+        env.update(database_env())  # the application role, as in production; the owner for its owner path
         env["REDIS_URL"] = settings.REDIS_URL
         env["PYTHONUNBUFFERED"] = "1"
         env.update(extra_env or {})
-        self.log_path = ROOT / ".data" / f"worker-{name}.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = embedded_services.data_dir() / f"worker-{name}.log"
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
             [
-                sys.executable, "-m", "celery", "-A", "kb", "worker", f"--pool={pool}",
+                sys.executable, "-m", "celery", "-A", "bulkhead", "worker", f"--pool={pool}",
                 f"--concurrency={concurrency}", "--loglevel=INFO", "-n", f"{name}@%h", "--without-mingle",
                 "--without-gossip", *(["-Q", queues] if queues else []),
             ],
@@ -48,7 +154,7 @@ class WorkerProcess:
         )
 
     def wait_ready(self, timeout: float = 90) -> None:
-        from kb.celery import app
+        from bulkhead.celery import app
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -89,6 +195,19 @@ def worker_factory(django_db_setup, django_db_blocker):
     yield start
     for worker in started:
         worker.stop()
+
+
+@pytest.fixture
+def unserved_queue():
+    """Ingestion tasks this test enqueues go to a queue no worker serves, so the test runs the jobs
+    itself (``jobs_run``) without racing the session's worker for them: that worker, once started by
+    an earlier test, claims whatever reaches the default queue."""
+    import uuid
+
+    from bench.private_worker import routed_to
+
+    with routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
+        yield
 
 
 @pytest.fixture(scope="session")

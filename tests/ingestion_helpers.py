@@ -21,7 +21,8 @@ def wait_for_jobs(job_ids, timeout: float = 180) -> list[IngestionJob]:
         time.sleep(0.2)
 
 
-# A Markdown document with every kind of access marker (BRIEF §2), shared by end-to-end tests.
+# A Markdown document with every kind of access marker (front matter, heading, region; see
+# docs/formats.md), shared by end-to-end tests.
 POLICY_DOC = """---
 title: Security policy
 access: internal

@@ -1,4 +1,5 @@
-"""The access rule (BRIEF §2): the full table in Python, and SQL agreeing with Python."""
+"""The access rule (``accounts.policy``): the full table in Python, and the SQL predicate
+(``accounts.access.readable_q``) agreeing with Python."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accounts.access import AccessLevel, Reader, can_read, policy_implies, readable_q
+from accounts.access import readable_q
+from accounts.policy import AccessLevel, Reader, can_read, policy_implies
 from accounts.services import tenant_create
 from kb.models import Document, Section
+from tests import factories
 
 LEVELS = list(AccessLevel)
 GROUP_CASES = {
@@ -53,16 +56,14 @@ def policy_grid(django_db_setup, django_db_blocker):
         other = tenant_create(slug=f"grid-{uuid.uuid4().hex[:6]}", name="other")
         sections = []
         for t in (tenant, other):
-            doc = Document.objects.create(
-                tenant=t, title="g", content_type="text/plain", raw=b"", text="x" * 10, sha256="0" * 64
-            )
+            doc = factories.document(t, title="g", text="x" * 10)
             for order, (level, groups) in enumerate(
                 itertools.product(LEVELS, [(), (1,), (2,), (3,), (1, 2), (2, 3), (1, 2, 3)])
             ):
                 sections.append(
-                    Section.objects.create(
-                        id=uuid.uuid4(), tenant=t, document=doc, key=str(order), order=order, start=0, end=1,
-                        access_level=level, access_groups=list(groups),
+                    factories.section(
+                        doc, key=str(order), order=order, start=0, end=1, access_level=level,
+                        access_groups=list(groups),
                     )
                 )
         yield tenant, sections

@@ -31,12 +31,17 @@ def _token_of(world, actor):
     return ApiToken.objects.get(membership=world.actors[actor].membership)
 
 
+# Calls that read only, whatever their method: they must change nothing even when allowed.
+READ_ONLY = {"documents.preview"}
+
 # name: (request builder, expected status per actor in ACTORS order)
 CASES = {
     "documents.list": (lambda w: ("get", "/api/v1/documents/", None), [401, 200, 200, 200, 200, 200]),
     # The other tenant's admin creates in their own tenant; the public-clearance editor may
     # not set "internal"; viewers may not upload.
     "documents.create": (lambda w: ("post", "/api/v1/documents/", NEW_DOC), [401, 201, 403, 403, 201, 201]),
+    # The access preview: the same rules as an upload, and it stores nothing even when allowed.
+    "documents.preview": (lambda w: ("post", "/api/v1/documents/preview/", NEW_DOC), [401, 200, 403, 403, 200, 200]),
     "documents.get": (lambda w: ("get", f"/api/v1/documents/{w.doc.id}/", None), [401, 404, 404, 200, 200, 200]),
     "documents.sections": (
         lambda w: ("get", f"/api/v1/documents/{w.doc.id}/sections/", None), [401, 404, 404, 200, 200, 200]),
@@ -54,6 +59,13 @@ CASES = {
     "sections.patch.above_clearance": (
         lambda w: ("patch", f"/api/v1/sections/{w.section_ids['intro']}/", {"access_level": "restricted"}),
         [401, 404, 404, 403, 403, 200]),
+    # Effective access: admins of the tenant only (another tenant's admin: 404, as for a missing id).
+    "documents.as_member": (
+        lambda w: ("get", f"/api/v1/documents/{w.doc.id}/as/{w.actors['viewer'].membership.id}/", None),
+        [401, 404, 403, 403, 403, 200]),
+    "sections.readers": (
+        lambda w: ("get", f"/api/v1/sections/{w.section_ids['incident']}/readers/", None),
+        [401, 404, 403, 403, 403, 200]),
     "jobs.get.document": (lambda w: ("get", f"/api/v1/jobs/{_job(w).id}/", None), [401, 404, 404, 200, 200, 200]),
     "jobs.get.batch": (
         lambda w: ("get", f"/api/v1/jobs/{_job(w, document=None, kind='batch').id}/", None),
@@ -78,6 +90,14 @@ CASES = {
     "tokens.revoke": (
         lambda w: ("post", f"/api/v1/tokens/{_token_of(w, 'viewer').id}/revoke/", None),
         [401, 404, 403, 403, 403, 200]),
+    # The audit trail: admins only, each of their own tenant (tests/test_audit.py: another tenant's
+    # records are invisible to them, their ids in a filter find nothing).
+    "audit.list": (lambda w: ("get", f"/api/v1/audit/?document={w.doc.id}", None), [401, 200, 403, 403, 403, 200]),
+    "audit.export": (lambda w: ("get", "/api/v1/audit/export/?file=csv", None), [401, 200, 403, 403, 403, 200]),
+    "audit.settings.get": (lambda w: ("get", "/api/v1/audit/settings/", None), [401, 200, 403, 403, 403, 200]),
+    "audit.settings.patch": (
+        lambda w: ("patch", "/api/v1/audit/settings/", {"retention_days": 90, "hash_queries": True}),
+        [401, 200, 403, 403, 403, 200]),
 }
 
 
@@ -93,6 +113,8 @@ def test_authorization_matrix(world, case, actor):
         assert set(response.json()) == {"error"}
         assert set(response.json()["error"]) == {"code", "message", "details"}
         assert snapshot() == before, "a refused call changed the database"
+    elif case in READ_ONLY:
+        assert snapshot() == before, "a read-only call changed the database"
     elif method != "get":
         assert snapshot() != before
 

@@ -9,8 +9,8 @@ import uuid
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from accounts.access import AccessLevel
 from accounts.authentication import TokenRateThrottle
+from accounts.policy import AccessLevel
 from accounts.services import membership_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from tests.api_helpers import make_document, snapshot

@@ -1,10 +1,10 @@
 """Per-tenant fairness: tenant A's heavy document does not hold up tenant B's small upload.
 
-Real workers in the production layout (ingestion/tasks.py, enqueue_jobs): one
+Real workers in the production layout (kb/jobs.py, enqueue_jobs): one
 consuming both lanes, one the interactive lane alone.  No wall-time assertion:
 B's job must have succeeded while A's is still running.  Before the lanes (one
 worker on one first-in-first-out queue) B waited for all of A: 584 s for 5 MB of
-text (``python -m ingestion.limits_bench fairness``, docs/benchmarks.md).
+text (``python -m bench.limits_bench fairness``, docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import time
 import pytest
 
 from accounts.services import tenant_create
-from ingestion.limits_bench import heavy_text
-from ingestion.private_worker import _set_routes
-from ingestion.tasks import BULK, TASK, enqueue_jobs
-from kb.celery import app
+from bench.limits_bench import heavy_text
+from bench.private_worker import _set_routes
+from bulkhead.celery import app
+from kb.jobs import BULK, enqueue_jobs
+from kb.jobs import INGEST_TASK as TASK
 from kb.models import IngestionJob
 from kb.services import Upload, batch_create, document_create
 
@@ -84,8 +85,7 @@ def test_small_job_of_tenant_b_finishes_while_tenant_a_heavy_job_runs(worker_fac
 
 def test_heavy_documents_and_batches_take_the_bulk_lane(settings, monkeypatch):
     sent = []
-    monkeypatch.setattr("ingestion.tasks.ingest_documents.apply_async", lambda args, kwargs: sent.append(
-        (tuple(args[0]), kwargs["lane"])))
+    monkeypatch.setattr("kb.jobs._send", lambda group, lane: sent.append((tuple(group), lane)))
     settings.BULKHEAD_BULK_DOCUMENT_BYTES = 1000
     tenant = tenant_create(slug="lanes-co", name="Lanes Co")
     small = Upload(content=b"small text", title="s", content_type="text/plain")

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from accounts.access import AccessLevel
 from accounts.models import ApiToken, GroupMembership
 from accounts.services import (
     api_token_authenticate,
@@ -17,7 +14,7 @@ from accounts.services import (
     membership_create,
     tenant_create,
 )
-from kb.models import Chunk, Document, IndexVersion, Section
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +30,7 @@ def test_vector_extension_exists_after_migrate():
 def test_embedded_server_runs_with_our_shared_buffers():
     import os
 
-    from kb import embedded_services
+    from bulkhead import embedded_services
 
     if os.environ.get("DATABASE_URL"):
         pytest.skip("DATABASE_URL points at an external server: its settings are its own")
@@ -48,37 +45,6 @@ def two_tenants():
     return tenant_create(slug="t-one", name="One"), tenant_create(slug="t-two", name="Two")
 
 
-def _document(tenant, **kw):
-    return Document.objects.create(
-        tenant=tenant, title="d", content_type="text/plain", raw=b"x", text="hello world", sha256="0" * 64, **kw
-    )
-
-
-def _version(tenant, active=False, h="h"):
-    return IndexVersion.objects.create(
-        id=uuid.uuid4(), tenant=tenant, config={}, config_hash=h + uuid.uuid4().hex, is_active=active
-    )
-
-
-def _section(document, tenant=None, **kw):
-    fields = dict(
-        id=uuid.uuid4(), tenant=tenant or document.tenant, document=document, key=uuid.uuid4().hex[:8], order=0,
-        start=0, end=5, access_level=AccessLevel.INTERNAL,
-    )
-    fields.update(kw)
-    return Section.objects.create(**fields)
-
-
-def _chunk(document, section, version, tenant=None, **kw):
-    fields = dict(
-        id=uuid.uuid4(), tenant=tenant or document.tenant, document=document, section=section,
-        index_version=version, ordinal=0, start=0, end=5, text="hello", embed_text="hello", token_count=1,
-        content_hash="c", embedding=[0.1] * 384, access_level=AccessLevel.INTERNAL,
-    )
-    fields.update(kw)
-    return Chunk.objects.create(**fields)
-
-
 def _rejects(make):
     with pytest.raises(IntegrityError), transaction.atomic():
         make()
@@ -89,40 +55,40 @@ def _rejects(make):
 
 def test_chunk_tenant_must_equal_document_tenant(two_tenants):
     one, two = two_tenants
-    doc = _document(one)
-    section = _section(doc)
-    version = _version(one)
-    _chunk(doc, section, version)  # the honest row is accepted
-    _rejects(lambda: _chunk(doc, section, version, tenant=two, ordinal=1))
+    doc = factories.document(one)
+    section = factories.section(doc)
+    version = factories.index_version(one)
+    factories.chunk(section, version)  # the honest row is accepted
+    _rejects(lambda: factories.chunk(section, version, tenant=two, ordinal=1))
 
 
 def test_section_tenant_must_equal_document_tenant(two_tenants):
     one, two = two_tenants
-    doc = _document(one)
-    _rejects(lambda: _section(doc, tenant=two))
+    doc = factories.document(one)
+    _rejects(lambda: factories.section(doc, tenant=two))
 
 
 def test_chunk_span_must_be_nonempty_and_ordered(two_tenants):
     one, _ = two_tenants
-    doc = _document(one)
-    section = _section(doc)
-    version = _version(one)
-    _rejects(lambda: _chunk(doc, section, version, start=5, end=5))
-    _rejects(lambda: _chunk(doc, section, version, start=6, end=2, ordinal=2))
+    doc = factories.document(one)
+    section = factories.section(doc)
+    version = factories.index_version(one)
+    _rejects(lambda: factories.chunk(section, version, start=5, end=5))
+    _rejects(lambda: factories.chunk(section, version, start=6, end=2, ordinal=2))
 
 
 def test_unknown_access_level_is_rejected(two_tenants):
     one, _ = two_tenants
-    doc = _document(one)
-    _rejects(lambda: _section(doc, access_level=7))
+    doc = factories.document(one)
+    _rejects(lambda: factories.section(doc, access_level=7))
 
 
 def test_one_active_index_version_per_tenant(two_tenants):
     one, two = two_tenants
-    _version(one, active=True)
-    _version(two, active=True)  # another tenant may have its own
-    _version(one, active=False)
-    _rejects(lambda: _version(one, active=True))
+    factories.index_version(one, is_active=True)
+    factories.index_version(two, is_active=True)  # another tenant may have its own
+    factories.index_version(one, is_active=False)
+    _rejects(lambda: factories.index_version(one, is_active=True))
 
 
 def test_group_membership_cannot_cross_tenants(two_tenants):
@@ -147,8 +113,9 @@ def test_tokens_are_stored_hashed_and_authenticate(two_tenants):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
 def test_task_round_trip_through_a_real_worker(celery_worker):
-    from kb.celery import ping
+    from bulkhead.celery import ping
 
     result = ping.delay()
     assert result.get(timeout=60) == "pong"

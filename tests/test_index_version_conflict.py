@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from accounts.access import AccessLevel
+from accounts.policy import AccessLevel
 from kb.index_versions import index_version_config, index_version_create
 from kb.models import IndexVersion
 from tests.api_helpers import make_document, member_with_token

@@ -16,13 +16,14 @@ from rest_framework.test import APIClient
 
 from accounts.errors import Conflict, NotFound
 from accounts.services import api_token_create, membership_create, tenant_create
+from bench.private_worker import routed_to
 from ingestion.chunking.config import ChunkingConfig
-from ingestion.private_worker import routed_to
-from ingestion.services import jobs_requeue_stuck, jobs_run
 from kb import index_versions as versions
+from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.search import search
-from kb.services import Upload, document_create, document_replace, index_version_active
+from kb.services import Upload, document_create, document_replace
+from pipeline.services import jobs_requeue_stuck, jobs_run
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -169,7 +170,7 @@ def test_build_never_touches_active_chunks_of_a_changed_document(kb_tenant, monk
 
     # New content whose ingestion has not run yet (its task is never sent).
     with monkeypatch.context() as patch:
-        patch.setattr("ingestion.tasks.enqueue_jobs", lambda ids: None)
+        patch.setattr("kb.jobs.enqueue_jobs", lambda ids: None)
         document_replace(document=billing, created_by=None, upload=Upload(
             content=_markdown("Billing", "entirely new words about chargebacks disputes").encode(),
             title="billing.md", source="billing.md", content_type="text/markdown"))
@@ -197,12 +198,13 @@ def test_build_never_touches_active_chunks_of_a_changed_document(kb_tenant, monk
 
 
 QUEUE = "index-build-crash"
+REPORTS = 24  # two tasks' worth of documents (kb.jobs.JOBS_PER_TASK): the kill lands inside the first
 
 
 def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_factory):
     tenant = tenant_create(slug="resume-co", name="Resume Co")
     words = "harbour ledger copper river signal meadow lantern orbit granite velvet pylon quarry"
-    _ingest(tenant, {f"r{i}.md": _markdown(f"Report {i}", words[i:] + " " + words[:i], n=2) for i in range(40)})
+    _ingest(tenant, {f"r{i}.md": _markdown(f"Report {i}", words[i:] + " " + words[:i], n=2) for i in range(REPORTS)})
     shadow = _small(tenant)
 
     env = {"BULKHEAD_TASK_VISIBILITY_TIMEOUT": "5", "BULKHEAD_JOB_LEASE_SECONDS": "5"}
@@ -210,12 +212,12 @@ def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_f
         first = worker_factory("build-a", extra_env=env, queues=QUEUE)
         job = versions.index_version_build(version=shadow)
         deadline = time.monotonic() + 300
-        while IngestionJob.objects.get(pk=job.pk).done < 8:
+        while IngestionJob.objects.get(pk=job.pk).done < 6:
             assert time.monotonic() < deadline, "the first worker made no progress"
             time.sleep(0.05)
         first.kill()
         killed_at = IngestionJob.objects.get(pk=job.pk).done
-        assert killed_at < 40, "the build finished before the kill; the test proves nothing"
+        assert killed_at < REPORTS, "the build finished before the kill; the test proves nothing"
 
         # Resume before a new worker exists: otherwise it could finish the redelivered task first,
         # and "resume" would find nothing left to resume.
@@ -223,7 +225,7 @@ def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_f
         assert again.pk == job.pk
         worker_factory("build-b", extra_env=env, queues=QUEUE)
         finished = wait_for_jobs([job.id], timeout=600)[0]
-    assert (finished.status, finished.done, finished.total) == ("succeeded", 40, 40)
+    assert (finished.status, finished.done, finished.total) == ("succeeded", REPORTS, REPORTS)
     resumed = {d: set() for d in Document.objects.filter(tenant=tenant).values_list("id", flat=True)}
     for document_id, chunk_id in Chunk.objects.filter(index_version=shadow).values_list("document_id", "id"):
         resumed[document_id].add(chunk_id)
@@ -279,11 +281,15 @@ def test_config_hash_of_existing_configs_is_unchanged_by_embedding_dimensions():
     import hashlib
     import json
 
-    legacy = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "embedding_dimensions"}
+    from ingestion.chunking.config import ADDED_OFF, HASH_STABLE_DEFAULTS
+
+    # A config stored before any of the later keys existed: the hash of exactly its old keys.
+    stored = ChunkingConfig(**ADDED_OFF)
+    legacy = {k: v for k, v in stored.as_dict().items() if k not in HASH_STABLE_DEFAULTS}
     expected = hashlib.sha256(json.dumps(legacy, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    assert ChunkingConfig().config_hash() == expected
-    assert ChunkingConfig.from_dict(legacy) == ChunkingConfig()
-    assert ChunkingConfig(embedding_dimensions=768).config_hash() != expected
+    assert stored.config_hash() == expected
+    assert ChunkingConfig.from_dict(legacy) == stored
+    assert ChunkingConfig(**ADDED_OFF, embedding_dimensions=768).config_hash() != expected
 
 
 # ----------------------------------------------------------------------------- the API

@@ -1,4 +1,4 @@
-"""Crash safety: SIGKILL a worker in the middle of a 200-document batch; a new worker finishes it
+"""Crash safety: SIGKILL a worker in the middle of an 80-document batch; a new worker finishes it
 with exactly the chunks of a clean run -- no duplicates, none missing."""
 
 from __future__ import annotations
@@ -9,13 +9,14 @@ from datetime import timedelta
 import pytest
 
 from accounts.services import tenant_create
+from bench.private_worker import routed_to
 from ingestion.chunking.chunker import chunk_document
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.parsers import parse
-from ingestion.private_worker import routed_to
-from ingestion.services import jobs_requeue_stuck
+from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IngestionJob
-from kb.services import Upload, batch_create, index_version_active
+from kb.services import Upload, batch_create
+from pipeline.services import jobs_requeue_stuck
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -36,10 +37,13 @@ def crash_routing():
         yield
 
 
+DOCUMENTS = 80  # several tasks' worth (a task takes a slice of the batch), so the kill lands mid-batch
+
+
 def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, crash_routing):
     tenant = tenant_create(slug="crash-co", name="Crash Co")
     config = ChunkingConfig.from_dict(index_version_active(tenant=tenant).config)
-    texts = [_document_text(i) for i in range(200)]
+    texts = [_document_text(i) for i in range(DOCUMENTS)]
     uploads = [
         Upload(content=t.encode(), title=f"report-{i}.txt", source=f"reports/report-{i}.txt", content_type="text/plain")
         for i, t in enumerate(texts)
@@ -49,17 +53,17 @@ def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, cras
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
 
     deadline = time.monotonic() + 300
-    # Kill mid-task: at least 30 documents done and a task's jobs running (a kill between two tasks
+    # Kill mid-task: at least 20 documents done and a task's jobs running (a kill between two tasks
     # would leave nothing to re-run).
     while (
-        IngestionJob.objects.get(pk=batch.pk).done < 30
+        IngestionJob.objects.get(pk=batch.pk).done < 20
         or not IngestionJob.objects.filter(batch=batch, status="running").exists()
     ):
         assert time.monotonic() < deadline, "the first worker made no progress"
         time.sleep(0.05)
     first.kill()
     killed_at = IngestionJob.objects.get(pk=batch.pk).done
-    assert killed_at < 200, "the batch finished before the kill; the test proves nothing"
+    assert killed_at < DOCUMENTS, "the batch finished before the kill; the test proves nothing"
 
     worker_factory("crash-b", extra_env=env, queues=QUEUE)
     time.sleep(6)  # past the lease: the dead worker's jobs are now stuck
@@ -78,5 +82,5 @@ def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, cras
         d.source: Chunk.objects.filter(document=d).count() for d in Document.objects.filter(tenant=tenant)
     }
     assert stored == expected
-    assert Document.objects.filter(tenant=tenant, status="ready").count() == 200
+    assert Document.objects.filter(tenant=tenant, status="ready").count() == DOCUMENTS
     assert any(j.attempts > 1 for j in IngestionJob.objects.filter(batch=batch)), "no job was actually re-run"

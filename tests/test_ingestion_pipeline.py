@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.access import AccessLevel
+from accounts.policy import AccessLevel
 from accounts.services import group_create, tenant_create
 from kb.models import Chunk, Document, EmbeddingCacheEntry, IngestionJob, Section
 from kb.services import Upload, document_create, document_replace, document_set_access, section_set_access
@@ -104,7 +104,7 @@ def test_permission_change_updates_chunks_without_reembedding(celery_worker, ten
     reporting = Section.objects.get(document=document, title="Reporting")
     region = Section.objects.get(document=document, parent=reporting, kind="region")
     untouched = set(Chunk.objects.filter(document=document).exclude(section=region).values_list("id", "embed_text"))
-    section_set_access(section=reporting, access_level="confidential", groups=["security-team"])
+    section_set_access(actor=None, section=reporting, access_level="confidential", groups=["security-team"])
     security = tenant.groups.get(slug="security-team")
     reporting_chunks = Chunk.objects.filter(section=reporting)
     assert reporting_chunks.exists()
@@ -123,11 +123,11 @@ def test_permission_change_updates_chunks_without_reembedding(celery_worker, ten
     # The front matter (access: internal) is the root's own marker: a new document default
     # does not override it; a change of the section itself does, with no model call.
     cache_before = EmbeddingCacheEntry.objects.count()
-    document_set_access(document=document, access_level="public", groups=[])
+    document_set_access(actor=None, document=document, access_level="public", groups=[])
     intro = Chunk.objects.get(document=document, text__contains="Intro for everyone")
     assert (intro.access_level, intro.access_groups) == (AccessLevel.INTERNAL, [])
     root = Section.objects.get(document=document, parent=None)
-    section_set_access(section=root, access_level="public", groups=[])
+    section_set_access(actor=None, section=root, access_level="public", groups=[])
     intro = Chunk.objects.get(document=document, text__contains="Intro for everyone")
     assert (intro.access_level, intro.access_groups) == (AccessLevel.PUBLIC, [])
     wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))

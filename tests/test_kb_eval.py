@@ -24,11 +24,12 @@ from django.core.management import CommandError, call_command
 
 from accounts.errors import ApplicationError
 from accounts.services import membership_create, tenant_create
+from bench.evaluation import golden_resolve
 from ingestion.chunking.tokens import default_counter
 from ingestion.evaluation.golden import GoldenQuestion, load_questions
 from kb import search as search_module
-from kb.evaluation import golden_resolve
-from kb.models import Chunk, Document, IndexVersion, Section
+from kb.models import Document
+from tests import factories
 
 A = "Zebras zebras graze.\n\nQuiet river bank.\n"
 B = "One zebra sleeps.\n\nOwls watch stars.\n"
@@ -40,9 +41,8 @@ GOLDEN = [
 
 
 def _version(tenant, name, active):
-    return IndexVersion.objects.create(
-        id=uuid.uuid4(), tenant=tenant, name=name, config={}, config_hash=uuid.uuid4().hex * 2,
-        status="ready", is_active=active,
+    return factories.index_version(
+        tenant, name=name, config_hash=uuid.uuid4().hex * 2, status="ready", is_active=active
     )
 
 
@@ -55,23 +55,19 @@ def tiny(db):
     rng = np.random.default_rng(1)
     for title, source, text, cuts in (("Alpha", "docs/alpha.txt", A, [(0, 20), (22, 39)]),
                                       ("Beta notes", "docs/beta.txt", B, [(0, 17), (19, 36)])):
-        document = Document.objects.create(tenant=tenant, title=title, source=source, content_type="text/plain",
-                                           raw=text.encode(), sha256="0" * 64, text=text, access_level=0,
-                                           status="ready")
+        document = factories.document(tenant, title=title, source=source, text=text, sha256="0" * 64,
+                                      access_level=0, status="ready")
         sections = [
-            Section.objects.create(id=uuid.uuid4(), tenant=tenant, document=document, key=str(i), order=i,
-                                   start=s, end=e, body_spans=[[s, e]], access_level=0)
+            factories.section(document, key=str(i), order=i, start=s, end=e, body_spans=[[s, e]], access_level=0)
             for i, (s, e) in enumerate(cuts)
         ]
         chunks = [(small, sections[i], i, s, e) for i, (s, e) in enumerate(cuts)]
         chunks.append((whole, sections[0], 0, 0, len(text) - 1))
         for version, section, ordinal, start, end in chunks:
             vector = rng.normal(size=384)
-            Chunk.objects.create(
-                id=uuid.uuid4(), tenant=tenant, document=document, section=section, index_version=version,
-                ordinal=ordinal, start=start, end=end, text=text[start:end], embed_text=text[start:end],
-                token_count=end - start, content_hash=uuid.uuid4().hex, embedding=(vector / np.linalg.norm(vector)),
-                access_level=0,
+            factories.chunk(
+                section, version, ordinal=ordinal, start=start, end=end, token_count=end - start,
+                content_hash=uuid.uuid4().hex, embedding=(vector / np.linalg.norm(vector)),
             )
     return tenant, admin, small, whole
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.services import tenant_create
-from ingestion.private_worker import routed_to
+from bench.private_worker import routed_to
 from kb.models import Document
 from kb.services import Upload, document_create
 from tests.ingestion.test_limits import _inflating_docx

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.access import AccessLevel
+from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
-from ingestion import services as pipeline
 from ingestion.chunking.config import ChunkingConfig
 from kb import search as search_module
 from kb.index_versions import index_version_activate, index_version_build, index_version_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, document_replace, section_set_access
+from pipeline import services as pipeline
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -100,7 +100,7 @@ def test_policy_change_during_a_build_reaches_the_built_chunks(celery_worker, te
     build = IngestionJob.objects.create(tenant=tenant, document=document, index_version=version)
 
     embedded = _build_racing(monkeypatch, build, lambda: section_set_access(
-        section=logistics, access_level="restricted", groups=["security-team"]))
+        actor=None, section=logistics, access_level="restricted", groups=["security-team"]))
     assert embedded and build.status == "succeeded", build.error
     security = tenant.groups.get(slug="security-team")
     built = Chunk.objects.filter(section=logistics, index_version=version)
@@ -123,10 +123,10 @@ def _zebra_setup(tenant):
     assert job.status == "succeeded", job.error
     # Logistics gets its own (same) policy, so it stays internal when its parent is restricted.
     logistics = Section.objects.get(document=document, title="Logistics")
-    section_set_access(section=logistics, access_level="internal", groups=[])
+    section_set_access(actor=None, section=logistics, access_level="internal", groups=[])
     _wait_document_jobs(document)
     zebra = Section.objects.get(document=document, title="Project Zebra")
-    section_set_access(section=zebra, access_level="restricted", groups=["security-team"])
+    section_set_access(actor=None, section=zebra, access_level="restricted", groups=["security-team"])
     return document, logistics
 
 
@@ -182,7 +182,7 @@ def test_embedding_cache_is_not_shared_across_tenants(celery_worker, tenant):
     assert job_a.status == "succeeded" and job_a.stats["embedded"] >= 1
     other = tenant_create(slug="write-other", name="Other")
     editor = membership_create(tenant=other, email="ed@other.io", role="editor", clearance="restricted")
-    _, job_b = _ingest(other, f"# Vault\n{SECRET}\n", created_by=editor.user, access_level="restricted")
+    _, job_b = _ingest(other, f"# Vault\n{SECRET}\n", created_by=editor, access_level="restricted")
     assert job_b.status == "succeeded", job_b.error
     assert job_b.stats["cache_hits"] == 0 and job_b.stats["embedded"] == job_b.stats["chunks"]
 
@@ -195,15 +195,15 @@ def test_embedding_cache_does_not_reveal_text_above_the_uploaders_access(celery_
     assert job.status == "succeeded", job.error
     editor = membership_create(tenant=tenant, email="ed@w.io", role="editor", clearance="internal")
     probe = f"# Probe\n\n## Vault <!-- access: restricted; groups: security-team -->\n{SECRET}\n"
-    _, probing = _ingest(tenant, probe, created_by=editor.user, title="Probe", access_level="internal")
+    _, probing = _ingest(tenant, probe, created_by=editor, title="Probe", access_level="internal")
     assert probing.status == "succeeded", probing.error
     assert probing.stats["cache_hits"] == 0, probing.stats
     # The same text at a policy the editor reads is served from the cache once embedded at it.
-    _, first = _ingest(tenant, text, created_by=editor.user, title="Mine", access_level="internal")
-    _, second = _ingest(tenant, text, created_by=editor.user, title="Mine again", access_level="internal")
+    _, first = _ingest(tenant, text, created_by=editor, title="Mine", access_level="internal")
+    _, second = _ingest(tenant, text, created_by=editor, title="Mine again", access_level="internal")
     assert first.stats["embedded"] >= 1 and second.stats["cache_hits"] == second.stats["chunks"]
     admin = membership_create(tenant=tenant, email="adm@w.io", role="admin", clearance="internal")
-    _, by_admin = _ingest(tenant, text, created_by=admin.user, title="Admin copy", access_level="restricted",
+    _, by_admin = _ingest(tenant, text, created_by=admin, title="Admin copy", access_level="restricted",
                           groups=["security-team"])
     assert by_admin.stats["cache_hits"] == by_admin.stats["chunks"]
 
@@ -233,13 +233,13 @@ def test_prefix_change_during_a_build_is_replanned(celery_worker, tenant, monkey
     children chunks with the old prefix, not even until the re-derivation job runs."""
     document, job = _ingest(tenant, ZEBRA_DOC)
     logistics = Section.objects.get(document=document, title="Logistics")
-    section_set_access(section=logistics, access_level="internal", groups=[])
+    section_set_access(actor=None, section=logistics, access_level="internal", groups=[])
     _wait_document_jobs(document)
     zebra = Section.objects.get(document=document, title="Project Zebra")
     version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=110), name="race")
     build = IngestionJob.objects.create(tenant=tenant, document=document, index_version=version)
     embedded = _build_racing(monkeypatch, build, lambda: section_set_access(
-        section=zebra, access_level="restricted", groups=["security-team"]))
+        actor=None, section=zebra, access_level="restricted", groups=["security-team"]))
     assert build.status == "succeeded", build.error
     assert embedded == 2, "the build planned again after the policy change"
     built = list(Chunk.objects.filter(section=logistics, index_version=version))
@@ -254,7 +254,7 @@ def test_a_stricter_default_does_not_break_index_builds(celery_worker, tenant):
     text = "---\naccess: internal\n---\n# Guide\nHow to file an expense report on time.\n"
     document, job = _ingest(tenant, text, access_level="internal")
     assert job.status == "succeeded", job.error
-    document_set_access(document=document, access_level="confidential", groups=[])
+    document_set_access(actor=None, document=document, access_level="confidential", groups=[])
     version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=80), name="strict")
     build = index_version_build(version=version)
     children = wait_for_jobs(build.children.values_list("id", flat=True))
@@ -302,7 +302,7 @@ def test_api_overrides_survive_a_content_replacement(celery_worker, tenant):
     internal = membership_create(tenant=tenant, email="int2@w.io", role="viewer", clearance="internal")
     document, _ = _ingest(tenant, ZEBRA_DOC)
     logistics = Section.objects.get(document=document, title="Logistics")
-    section_set_access(section=logistics, access_level="confidential", groups=[])
+    section_set_access(actor=None, section=logistics, access_level="confidential", groups=[])
     _wait_document_jobs(document)
     edited = ZEBRA_DOC.replace("every Monday", "every Tuesday")
     _, job = document_replace(document=document, created_by=None, upload=Upload(
@@ -327,7 +327,7 @@ def test_section_ids_are_keyed_not_a_plain_hash_of_the_bytes(tenant, settings):
     import hashlib
     import uuid
 
-    from kb.services import ID_NAMESPACE
+    from kb.models import ID_NAMESPACE
 
     raw = b"# Launch\nThe launch code is 4821.\n"
     document = Document.objects.create(tenant=tenant, title="x", content_type="text/markdown", raw=raw,

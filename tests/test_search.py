@@ -11,15 +11,16 @@ import uuid
 import numpy as np
 import pytest
 
-from accounts.access import AccessLevel
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Tenant
+from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
 from kb import search as search_module
 from kb import tenant_indexes
-from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import SearchFilters, search
 from kb.services import Upload, document_create, section_set_access
+from tests import factories
 from tests.ingestion_helpers import wait_for_jobs
 
 # ----------------------------------------------------------------------------- synthetic chunks (no model)
@@ -45,19 +46,14 @@ def skewed_data(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         for slug in ("skew-a", "skew-b"):
             tenant = tenant_create(slug=slug, name=slug)
-            version = IndexVersion.objects.create(
-                id=uuid.uuid4(), tenant=tenant, config={}, config_hash=f"test-{slug}", status="ready"
-            )
-            document = Document.objects.create(tenant=tenant, title=f"{slug} doc", content_type="text/plain", raw=b"",
-                                               sha256="0" * 64, text="x" * 300_000, access_level=0)
-            section = Section.objects.create(id=uuid.uuid4(), tenant=tenant, document=document, key="0", order=0,
-                                             start=0, end=300_000, access_level=0, body_spans=[[0, 300_000]])
+            version = factories.index_version(tenant, config_hash=f"test-{slug}", status="ready")
+            document = factories.document(tenant, title=f"{slug} doc", raw=b"", text="x" * 300_000, access_level=0)
+            section = factories.section(document, key="0", access_level=0, body_spans=[[0, 300_000]])
             Chunk.objects.bulk_create(
                 [
-                    Chunk(id=uuid.uuid4(), tenant=tenant, document=document, section=section, index_version=version,
-                          ordinal=i, start=i * 100, end=i * 100 + 50, text="x" * 50,
-                          embed_text=f"alpha common row {i}", token_count=4, content_hash=f"{i}",
-                          embedding=vectors[i].tolist(), access_level=int(levels[i]), access_groups=[])
+                    factories.chunk(section, version, save=False, ordinal=i, start=i * 100, end=i * 100 + 50,
+                                    embed_text=f"alpha common row {i}", token_count=4, content_hash=f"{i}",
+                                    embedding=vectors[i].tolist(), access_level=int(levels[i]))
                     for i in range(N_SKEWED)
                 ],
                 batch_size=1000,
@@ -455,8 +451,8 @@ def test_heading_paths_follow_permission_changes(celery_worker, policy_tenant):
     before = search(member=members["internal"], query="reporting channels hotline", mode="keyword", top_k=1)
     assert before.results[0].heading_path == ["Security policy", "Reporting", "Reporting channels"]
     # Restrict the parent; the channels sub-section keeps its own internal marker.
-    section_set_access(section=Section.objects.get(document=document, title="Reporting"), access_level="restricted",
-                       groups=["security-team"])
+    section_set_access(actor=None, section=Section.objects.get(document=document, title="Reporting"),
+                       access_level="restricted", groups=["security-team"])
     # The channels' chunks carried "Reporting" in their embedded prefix: hidden, then rebuilt without it.
     wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
     after = search(member=members["internal"], query="reporting channels hotline", mode="keyword", top_k=5)
@@ -560,6 +556,7 @@ def test_identical_text_in_two_tenants_stays_apart(celery_worker, policy_tenant)
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
 def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(celery_worker, policy_tenant):
     from kb.tasks import sync_tenant_indexes
 
@@ -583,6 +580,7 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
 def test_section_forest_loads_only_the_hits_ancestors_and_the_expansion_subtrees(celery_worker, policy_tenant):
     """Search never loads whole documents: a hit's ancestors, then the subtree it expands to."""
     from accounts.selectors import reader_for

@@ -129,7 +129,7 @@ def test_parent_expansion_never_reports_an_unreadable_section_id(celery_worker):
     assert job.status == "succeeded", job.error
     sections = {s.title: s for s in Section.objects.filter(document=document)}
     # A restricted parent with an internal child (the policy changed after ingestion).
-    section_set_access(section=sections["Reporting"], access_level="restricted", groups=["security-team"])
+    section_set_access(actor=None, section=sections["Reporting"], access_level="restricted", groups=["security-team"])
     # The channels' chunks embedded "Reporting" in their prefix: hidden, then rebuilt without it by a job.
     wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
 

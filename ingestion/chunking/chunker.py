@@ -14,7 +14,9 @@ Invariants (tested with Hypothesis in tests/ingestion/test_chunker_properties.py
   never embedded.  The span stays contiguous either way.
 - Every non-whitespace character of every block is covered by some chunk.
 - A cut falls between blocks or sentences; inside a sentence only when that
-  sentence alone does not fit the limit (then between words, then tokens).
+  sentence alone does not fit the limit (then between words, then tokens), or,
+  with ``boundaries`` "clause" or "line", on a line break or after a clause mark
+  (tests/ingestion/test_prose_boundaries.py).
 - Same document + same config -> same chunks.
 
 Speed: the document is indexed once (:meth:`HFTokenCounter.token_index`: every
@@ -27,16 +29,17 @@ spaces) is recounted with the tokenizer.
 from __future__ import annotations
 
 import hashlib
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, build_prefix, join_embed_text
-from ingestion.chunking.packing import BLOCK, FORCED, SENTENCE, TOKEN, TOPIC, WORD, pack
+from ingestion.chunking.packing import BLOCK, CLAUSE, FORCED, LINE, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
-from ingestion.chunking.textables import find_tables
+from ingestion.chunking.textables import find_tables, is_row
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
@@ -46,6 +49,23 @@ SEMANTIC_KINDS = frozenset({"prose", "list_item", "turn", "message"})
 # Below this many body tokens per chunk, a heading path is too long to be useful
 # in full: it is shortened from the front (the nearest headings matter most).
 MIN_BODY_TOKENS = 64
+
+# Strength of each boundary below the paragraph, per ``ChunkingConfig.boundaries``:
+# (sentence end, line break inside a block, clause mark).  "sentence" keeps whole
+# sentences (lines and clauses are no boundary); "clause" ranks sentence > line >
+# clause; "line" ranks every line break above a sentence end (semchunk's order).
+BOUNDARY_RANKS = {
+    "sentence": (SENTENCE, None, None),
+    "clause": (SENTENCE, LINE, CLAUSE),
+    "line": (LINE, SENTENCE, CLAUSE),
+}
+# Whitespace inside a sentence; a cut there is a clause boundary after , ; : or a
+# dash, or before a spaced double hyphen / dash.
+_GAP = re.compile(r"\s+")
+_CLAUSE_END = frozenset(",;:\u2014\u2013")
+_CLAUSE_START = ("-- ", "\u2014 ", "\u2013 ")
+# A colon-ended sentence announcing a table is embedded with it when no longer than this.
+MAX_LEAD_IN_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,7 @@ class _Chunker:
         self._prefix_cache: dict[tuple, tuple[str, int]] = {}
         self._piece_counts: dict[str, int] = {}
         self._separator_tokens: int | None = None
+        self._semchunkers: dict[int, object] = {}
         # Every section start and block start, with its owner, to tell whether
         # anything of another section lies between two blocks.
         marks: list[tuple[int, str]] = [(s.start, s.key) for s in doc.sections]
@@ -167,9 +188,17 @@ class _Chunker:
         cached = self._prefix_cache.get(key)
         if cached is not None:
             return cached
-        result = self._cut_prefix(tuple(section.heading_path), section.context)
+        result = self._cut_prefix(self._shown_path(section.heading_path), section.context)
         self._prefix_cache[key] = result
         return result
+
+    def _shown_path(self, heading_path: Sequence[str]) -> tuple[str, ...]:
+        """The headings the prefix policy shows: all of them, or the title and the nearest one."""
+        path = tuple(heading_path)
+        if self.config.prefix != "title_leaf":
+            return path
+        shown = [h for h in path if h and h.strip()]
+        return tuple(shown[:1] + shown[-1:]) if len(shown) > 2 else tuple(shown)
 
     def _piece_count(self, text: str) -> int:
         """Token count of one heading (or context), each distinct text counted once per document."""
@@ -182,6 +211,7 @@ class _Chunker:
         policy = self.config.prefix
         if policy == "none":
             return "", 0
+        policy = "heading_path"  # "title_leaf" shortened the path already
         count = self.counter.count
         budget = self.limit - min(MIN_BODY_TOKENS, self.limit // 2)  # most tokens the prefix may take
         # The headings that show (build_prefix drops blank ones), and the tails to try:
@@ -300,7 +330,7 @@ class _Chunker:
         prefix, prefix_tokens = self._prefix(section)
         body_limit = self.limit - prefix_tokens
         target = min(self.config.target_tokens, body_limit)
-        if self.config.prose_target_tokens and not any(h and h.strip() for h in section.heading_path):
+        if self.config.prose_target_tokens and not _has_heading(section):
             # No heading: nothing but the body says what the chunk is about.
             target = min(self.config.prose_target_tokens, target)
         out: list[_Span] = []
@@ -351,11 +381,27 @@ class _Chunker:
             for t_start, header_end, t_end in tables:
                 if text[pos:t_start].strip():
                     out.append(Block(pos, t_start, "prose"))
-                out.append(Block(t_start, t_end, "text_table", metadata={"header_end": header_end}))
+                metadata: dict = {"header_end": header_end}
+                if self.config.table_context and out and out[-1].kind == "prose" and out[-1].joinable:
+                    lead = self._lead_in(out[-1])
+                    if lead:
+                        metadata["lead_in"] = lead
+                out.append(Block(t_start, t_end, "text_table", metadata=metadata))
                 pos = t_end
             if text[pos : block.end].strip():
                 out.append(Block(pos, block.end, "prose"))
         return out
+
+    def _lead_in(self, block: Block) -> str:
+        """The sentence that announces a table: the last one of the prose before it, if it ends with a colon."""
+        sentences = split_sentences(self.text, block.start, block.end)
+        if not sentences:
+            return ""
+        s, e = sentences[-1]
+        lead = " ".join(self.text[s:e].split())
+        if not lead.endswith(":") or len(lead.split()) < 3 or len(lead) > MAX_LEAD_IN_CHARS:
+            return ""
+        return lead
 
     def _text_table(
         self, section: Section, block: Block, prefix: str, prefix_tokens: int, body_limit: int, target: int
@@ -364,31 +410,50 @@ class _Chunker:
         text = self.text
         start, end = block.start, block.end
         whole = text[start:end]
-        n = self.counter.count(join_embed_text(prefix, whole))
+        lead = str(block.metadata.get("lead_in") or "")
+        table_prefix = PART_SEPARATOR.join(x for x in (prefix, lead) if x)
+        n = self.counter.count(join_embed_text(table_prefix, whole))
         if n <= self.limit:
-            return [_Span(section, start, end, join_embed_text(prefix, whole), n, "table")]
+            return [_Span(section, start, end, join_embed_text(table_prefix, whole), n, "table")]
         header_end = int(block.metadata.get("header_end", start))
         header = text[start:header_end].strip()
         header_tokens = self.counter.count(header + "\n") if header else 0
         rows = split_lines(text, header_end, end)
-        row_limit = body_limit - header_tokens
+        labels = {}
+        if self.config.table_context and header:
+            labels = {k: text[s:e].strip() for k, (s, e) in enumerate(rows) if not is_row(text[s:e], header)}
+        lead_tokens = self.counter.count(lead + PART_SEPARATOR) if lead else 0
+        label_tokens = max((self.counter.count(x + "\n") for x in labels.values()), default=0)
+        row_limit = body_limit - header_tokens - lead_tokens - label_tokens
         if not header or row_limit < body_limit // 2 or not rows:
             # A header too long to repeat: cut the table like lines of prose.
             return self._run(section, [Block(start, end, "table")], prefix, prefix_tokens, body_limit, target)
         out: list[_Span] = []
         count = self.index.count
-        pieces = [_Piece(s, e, count(s, e), BLOCK) for s, e in rows]
+        # With group labels, a label starts a group by preference (rows are sentence-strength cuts).
+        row_strength = SENTENCE if labels else BLOCK
+        pieces = [_Piece(s, e, count(s, e), BLOCK if k in labels else row_strength) for k, (s, e) in enumerate(rows)]
         # Rows are packed to the target (less the header they repeat), never cut.
-        ranges = pack([p.tokens for p in pieces], [p.strength for p in pieces], target=max(1, min(target, row_limit) - header_tokens // 2))
+        ranges = pack(
+            [p.tokens for p in pieces],
+            [p.strength for p in pieces],
+            target=max(1, min(target, row_limit) - header_tokens // 2),
+        )
         for i, j in ranges:
             s, e = pieces[i].start, pieces[j - 1].end
             first = i == 0
             span_start = start if first else s
-            body = text[span_start:e] if first else header + "\n" + text[s:e]
-            embed = join_embed_text(prefix, body)
+            label = ""
+            if labels and not first and i not in labels:
+                # The group label this group's first row falls under, as context.
+                label = next((labels[k] for k in range(i - 1, -1, -1) if k in labels), "")
+            body = text[span_start:e] if first else "\n".join(x for x in (header, label, text[s:e]) if x)
+            embed = join_embed_text(table_prefix, body)
             m = self.counter.count(embed)
             if m > self.limit:
-                out.extend(self._run(section, [Block(span_start, e, "table")], prefix, prefix_tokens, body_limit, target))
+                out.extend(
+                    self._run(section, [Block(span_start, e, "table")], prefix, prefix_tokens, body_limit, target)
+                )
                 continue
             out.append(_Span(section, span_start, e, embed, m, "table_rows"))
         return out
@@ -407,12 +472,15 @@ class _Chunker:
         else:
             units = split_sentences(text, block.start, block.end)
             unit_strength = SENTENCE
+        strengths = [unit_strength] * len(units)
+        if self.config.strategy != "fixed" and block.kind != "code" and self.config.boundaries != "sentence":
+            units, strengths = self._fine_units(units, self.config.boundaries)
         pieces: list[_Piece] = []
         count = self.index.count
-        for us, ue in units:
+        for (us, ue), strength in zip(units, strengths, strict=True):
             n = count(us, ue)
             if n <= body_limit:
-                pieces.append(_Piece(us, ue, n, unit_strength))
+                pieces.append(_Piece(us, ue, n, strength))
                 continue
             words = split_words(text, us, ue)
             counts = self._word_counts(words)
@@ -427,6 +495,37 @@ class _Chunker:
         if pieces:
             pieces[0].strength = BLOCK
         return pieces
+
+    def _fine_units(self, sentences: list[tuple[int, int]], mode: str) -> tuple[list[tuple[int, int]], list[int]]:
+        """Sentences cut further at line breaks and clause marks, with the strength before each part.
+
+        Every cut is on whitespace, so the parts' token counts come off the index.
+        """
+        text = self.text
+        sentence_rank, line_rank, clause_rank = BOUNDARY_RANKS[mode]
+        units: list[tuple[int, int]] = []
+        strengths: list[int] = []
+        previous_end = None
+        for ss, se in sentences:
+            rank = sentence_rank
+            if previous_end is not None and "\n" in text[previous_end:ss]:
+                rank = max(rank, line_rank)
+            start = ss
+            for gap in _GAP.finditer(text, ss, se):
+                gs, ge = gap.span()
+                if "\n" in text[gs:ge]:
+                    cut = line_rank
+                elif text[gs - 1] in _CLAUSE_END or text.startswith(_CLAUSE_START, ge):
+                    cut = clause_rank
+                else:
+                    continue
+                units.append((start, gs))
+                strengths.append(rank)
+                start, rank = ge, cut
+            units.append((start, se))
+            strengths.append(rank)
+            previous_end = se
+        return units, strengths
 
     def _word_counts(self, words: list[tuple[int, int]]) -> list[int]:
         """Token count of each word span, read off the index in one slice when its words are these words.
@@ -507,17 +606,65 @@ class _Chunker:
             pieces.extend(block_pieces)
         if not pieces:
             return []
+        overlap = self.config.overlap_tokens
+        if not self.config.prose_overlap and not _has_heading(section):
+            overlap = 0
+        inner = self.config.inner
+        if inner == "semchunk_headingless" and not _has_heading(section):
+            inner = "semchunk"
+        if inner == "semchunk" and kinds == {"prose"} and sum(p.tokens for p in pieces) > target:
+            spans = self._semchunk_run(section, run, prefix, prefix_tokens, body_limit, target)
+            if spans is not None:
+                return spans
         balance = self.config.strategy == "structure"
         if self.embed is not None and balance and kinds <= SEMANTIC_KINDS and sum(p.tokens for p in pieces) > target:
             self._mark_topics(pieces)
         kind = kinds.pop() if len(kinds) == 1 else "mixed"
-        overlap = self.config.overlap_tokens
         ranges = pack(
             [p.tokens for p in pieces], [p.strength for p in pieces], target=target, overlap=overlap, balance=balance
         )
         out = []
         for i, j in ranges:
             out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind))
+        return out
+
+    def _semchunk_run(
+        self,
+        section: Section,
+        run: list[Block],
+        prefix: str,
+        prefix_tokens: int,
+        body_limit: int,
+        target: int,
+    ) -> list[_Span] | None:
+        """A run of prose blocks cut by semchunk toward ``target`` body tokens; None to use the packer.
+
+        semchunk sees the run's text from its first block's start to its last
+        block's end, so only runs whose gaps are whitespace go to it (text the parser
+        kept out of the blocks is never embedded).  No overlap: semchunk's overlap
+        repeats windows cut anywhere (it nearly doubled the chunks on the suite), not
+        whole sentences.
+        """
+        text = self.text
+        if any(text[a.end : b.start].strip() for a, b in zip(run, run[1:], strict=False)):
+            return None
+        import semchunk  # an optional dependency: only this option needs it
+
+        chunker = self._semchunkers.get(target)
+        if chunker is None:
+            chunker = self._semchunkers[target] = semchunk.chunkerify(self.counter.count, target)
+        start, end = run[0].start, run[-1].end
+        _texts, offsets = chunker(text[start:end], offsets=True)
+        out: list[_Span] = []
+        for cs, ce in offsets:
+            span = _trimmed(text, start + cs, start + ce)
+            if span is None:
+                continue
+            s, e = span
+            body_tokens = self.counter.count(text[s:e])
+            if body_tokens > body_limit:
+                return None
+            out.append(self._emit(section, s, e, prefix, prefix_tokens + body_tokens, "prose"))
         return out
 
     def _mark_topics(self, pieces: list[_Piece]) -> None:
@@ -618,7 +765,11 @@ class _Chunker:
                 return []
         caption = str(table.get("caption") or "").strip()
         context = "\n".join(x for x in (section.context.strip(), caption) if x)
-        prefix = build_prefix(section.heading_path, context, policy=self.config.prefix)
+        prefix = build_prefix(
+            self._shown_path(section.heading_path),
+            context,
+            policy="none" if self.config.prefix == "none" else "heading_path",
+        )
         if self.config.prefix == "none":
             prefix = caption
         embed = join_embed_text(prefix, self.text[start:end])
@@ -626,6 +777,18 @@ class _Chunker:
         if n > self.limit:
             return []
         return [_Span(section, start, end, embed, n, "table")]
+
+
+def _has_heading(section: Section) -> bool:
+    return any(h and h.strip() for h in section.heading_path)
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
 
 
 def _block_parts(pieces: Sequence[_Piece], i: int, j: int) -> list[tuple[int, int]]:

@@ -15,18 +15,31 @@ from ingestion.chunking.tokens import DEFAULT_MODEL
 # "fixed": word-aligned token windows inside each section (a baseline that still
 # respects access boundaries).
 STRATEGIES = ("structure", "fixed")
-PREFIX_POLICIES = ("heading_path", "none")
+# "title_leaf": only the first (the document title) and the nearest heading of the path.
+PREFIX_POLICIES = ("heading_path", "none", "title_leaf")
+# Where a sentence of prose may be cut (see ``ChunkingConfig.boundaries``).
+BOUNDARIES = ("sentence", "clause", "line")
+# What cuts a run of plain prose blocks: our packer, or semchunk toward the same target.
+# "semchunk_headingless": semchunk only in sections without a heading (where prose_target_tokens applies).
+INNER_SPLITTERS = ("packer", "semchunk", "semchunk_headingless")
 
 # Budget reserved for the heading-path prefix when validating target_tokens: a
 # target that leaves less than this for the prefix is rejected up front (the
 # chunker still shrinks the body budget per section when a long path needs more).
 MIN_PREFIX_BUDGET = 16
 
+# Fields whose "off" value is what a stored config without them meant (see from_dict).
+ADDED_OFF = {
+    "prose_target_tokens": 0,
+    "text_tables": False,
+    "boundaries": "sentence",
+    "inner": "packer",
+    "prose_overlap": True,
+    "table_context": False,
+}
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
-HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, "prose_target_tokens": 0, "text_tables": False}
-# Fields whose "off" value is what a stored config without them meant (see from_dict).
-ADDED_OFF = {"prose_target_tokens": 0, "text_tables": False}
+HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, **ADDED_OFF}
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,24 @@ class ChunkingConfig:
     - ``text_tables``: recognise pipe- and tab-delimited tables inside plain prose
       blocks (:mod:`ingestion.chunking.textables`): a whole table is one chunk when
       it fits, else groups of whole rows that each embed the header line.
+    - ``boundaries``: where prose may be cut below the paragraph. ``"sentence"``
+      (the default): between sentences, inside one only when it alone exceeds the
+      limit (then between words).  ``"clause"``: sentence, then a line break inside
+      a sentence, then after a comma/semicolon/colon/dash, then words; the packer
+      takes a weaker boundary only when no stronger one leaves the chunk half its
+      goal size.  ``"line"``: every line break outranks a sentence end (semchunk's
+      order: paragraph, line, sentence, clause, word).
+    - ``inner``: ``"packer"`` (the default) or ``"semchunk"``: a run of plain prose
+      blocks is cut by semchunk toward the same target instead (needs the semchunk
+      package; ``strategy="structure"`` only, not with ``semantic_split``);
+      ``"semchunk_headingless"``: only in sections without a heading.
+    - ``prose_overlap``: whether sections without a heading get ``overlap`` too
+      (False: overlap only where a heading path frames the chunk).
+    - ``table_context``: a text table embeds the colon-ended sentence that
+      announces it (``The values are:``), and a row group the group label its
+      first row falls under; group labels become the preferred cuts.  On by
+      default since leave-one-genre-out chose it (docs/benchmarks.md); the other
+      three options above stay off (each lost a genre or tied).
     """
 
     strategy: str = "structure"
@@ -70,6 +101,10 @@ class ChunkingConfig:
     embedding_dimensions: int = 384
     prose_target_tokens: int = 160
     text_tables: bool = True
+    boundaries: str = "sentence"
+    inner: str = "packer"
+    prose_overlap: bool = True
+    table_context: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -100,8 +135,15 @@ class ChunkingConfig:
             or self.prose_target_tokens < 0
         ):
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
-        if not isinstance(self.text_tables, bool):
-            raise ValueError("text_tables must be a bool")
+        for name in ("text_tables", "prose_overlap", "table_context"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool")
+        if self.boundaries not in BOUNDARIES:
+            raise ValueError(f"unknown boundaries {self.boundaries!r}; expected one of {BOUNDARIES}")
+        if self.inner not in INNER_SPLITTERS:
+            raise ValueError(f"unknown inner splitter {self.inner!r}; expected one of {INNER_SPLITTERS}")
+        if self.inner != "packer" and (self.strategy != "structure" or self.semantic_split):
+            raise ValueError(f"inner={self.inner!r} needs strategy='structure' and no semantic_split")
         if not isinstance(self.model, str) or not self.model:
             raise ValueError("model must be a non-empty model name")
         if not isinstance(self.semantic_split, bool):

@@ -13,8 +13,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from accounts.policy import Policy
 from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
-from ingestion.structure import AccessPolicy, ParseError, resolve_policies
+from ingestion.structure import ParseError, resolve_policies
 
 JSONL_FIELDS = ("path", "start", "end", "heading_path", "access_level", "groups", "token_count", "embed_text")
 
@@ -28,10 +29,10 @@ def chunk_file(path: str | Path, config: ChunkingConfig) -> Iterator[dict]:
     from ingestion.parsers import parse
 
     data = Path(path).read_bytes()
-    doc = resolve_policies(parse(data, filename=str(path)), AccessPolicy())
+    doc = resolve_policies(parse(data, filename=str(path)), Policy())
     sections = {s.key: s for s in doc.sections}
     for chunk in chunk_document(doc, config, default_counter()):
-        policy = sections[chunk.section_key].effective or AccessPolicy()
+        policy = sections[chunk.section_key].effective or Policy()
         yield {
             "path": str(path),
             "start": chunk.start,

@@ -15,9 +15,11 @@ from collections.abc import Sequence
 FORCED = -1  # never join with the previous piece (two halves of one split word)
 TOKEN = 0  # inside a word (a word longer than the limit)
 WORD = 1  # between words of one overlong sentence
-SENTENCE = 2  # between sentences or lines
-BLOCK = 3  # between blocks (paragraphs, list items)
-TOPIC = 4  # a sentence or block boundary where the topic changes (semantic splitting only)
+CLAUSE = 2  # after a comma, semicolon, colon or dash inside a sentence (``boundaries`` "clause" / "line")
+LINE = 3  # a line break inside a sentence (``boundaries`` "clause"), or any line break ("line")
+SENTENCE = 4  # between sentences, or lines of code
+BLOCK = 5  # between blocks (paragraphs, list items)
+TOPIC = 6  # a sentence or block boundary where the topic changes (semantic splitting only)
 
 # A cut on a weaker boundary is only taken when no stronger one leaves the chunk
 # at least this fraction of the balanced goal size.
@@ -37,7 +39,7 @@ def pack(
     A single piece larger than ``target`` gets a range of its own (the caller
     guarantees every piece fits the hard limit).  With ``balance`` the run is cut
     into ``ceil(total / target)`` near-equal chunks instead of full chunks plus a
-    small remainder, and cuts prefer strong boundaries (topic > block > sentence > word).
+    small remainder, and cuts prefer strong boundaries (topic > block > sentence > line > clause > word).
     ``overlap`` (tokens) starts each next range on an earlier sentence boundary so
     that up to ``overlap`` tokens repeat.
     """

@@ -33,6 +33,12 @@ def _cells(line: str, delimiter: str) -> int:
     return sum(1 for cell in parts if cell.strip())
 
 
+def is_row(line: str, header: str) -> bool:
+    """Whether ``line`` is a row of the table whose header line is ``header`` (else a group label)."""
+    delimiter = _delimiter(header)
+    return delimiter is not None and _cells(line, delimiter) >= 2
+
+
 def _delimiter(line: str) -> str | None:
     for delimiter in ("|", "\t"):
         if _cells(line, delimiter) >= 2:

@@ -1,4 +1,4 @@
-"""Access-marker syntax shared by the Markdown and HTML parsers (BRIEF section 2).
+"""Access-marker syntax shared by the Markdown and HTML parsers (docs/formats.md, "Access markers").
 
 Markers::
 
@@ -6,9 +6,9 @@ Markers::
     <!-- /access -->                                          closes a region
 
 Everything fails closed: anything that *looks like* a marker but does not parse
-exactly, an unknown level, or a group name that is not a slug raises
-:class:`ParseError` with the line.  Whether a group exists is checked later by the
-Django side, which knows the tenant.
+exactly, an unknown level (the levels are ``accounts.policy``'s), or a group name that
+is not a slug raises :class:`ParseError` with the line.  Whether a group exists is
+checked later by the Django side, which knows the tenant.
 
 "Looks like a marker" is decided only at marker *positions* -- the start of an HTML
 comment, an attribute name inside a tag, a front matter key -- never in prose, so
@@ -47,7 +47,9 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ingestion.structure import ACCESS_LEVELS, AccessPolicy, ParseError
+from accounts.policy import LEVEL_NAMES, Policy, UnknownAccessLevel
+from accounts.policy import parse_level as level_named
+from ingestion.structure import ParseError
 
 _OPEN_RE = re.compile(r"<!--[ \t]*access[ \t]*:(?P<body>[^\n]*?)-->", re.IGNORECASE)
 _CLOSE_RE = re.compile(r"<!--[ \t]*/[ \t]*access[ \t]*-->", re.IGNORECASE)
@@ -60,7 +62,7 @@ _GROUP_SPLIT_RE = re.compile(r"[\s,]+")
 class Marker:
     """A parsed marker: ``policy`` for an opening one, None for ``<!-- /access -->``."""
 
-    policy: AccessPolicy | None
+    policy: Policy | None
 
     @property
     def closes(self) -> bool:
@@ -291,10 +293,10 @@ def reject_unread_markers(text: str) -> None:
 
 def parse_level(value: object, *, line: int | None, where: str = "access level") -> str:
     """A known access level (case-insensitive), else :class:`ParseError`."""
-    level = value.strip().lower() if isinstance(value, str) else None
-    if level not in ACCESS_LEVELS:
-        raise ParseError(f"unknown {where} {value!r} (expected one of: {', '.join(ACCESS_LEVELS)})", line=line)
-    return level
+    try:
+        return level_named(value.strip().lower() if isinstance(value, str) else None).label
+    except UnknownAccessLevel:
+        raise ParseError(f"unknown {where} {value!r} (expected one of: {', '.join(LEVEL_NAMES)})", line=line) from None
 
 
 def parse_groups(value: object, *, line: int | None) -> tuple[str, ...]:
@@ -320,7 +322,7 @@ def parse_groups(value: object, *, line: int | None) -> tuple[str, ...]:
     return tuple(groups)
 
 
-def parse_policy_spec(body: str, *, line: int | None) -> AccessPolicy:
+def parse_policy_spec(body: str, *, line: int | None) -> Policy:
     """The ``restricted; groups: a, b`` part of an opening marker."""
     parts = [part.strip() for part in body.split(";")]
     level = parse_level(parts[0], line=line)
@@ -332,7 +334,7 @@ def parse_policy_spec(body: str, *, line: int | None) -> AccessPolicy:
             raise ParseError(f"malformed access marker: unexpected {part!r} (expected 'groups: a, b')", line=line)
         seen_groups = True
         groups = parse_groups(value, line=line)
-    return AccessPolicy(level=level, groups=groups)
+    return Policy(level=level, groups=groups)
 
 
 def parse_marker(text: str, *, line: int | None) -> Marker:
@@ -351,7 +353,7 @@ def parse_marker(text: str, *, line: int | None) -> Marker:
     return Marker(policy=parse_policy_spec(match["body"], line=line))
 
 
-def split_trailing_marker(text: str, *, line: int | None) -> tuple[str, AccessPolicy | None]:
+def split_trailing_marker(text: str, *, line: int | None) -> tuple[str, Policy | None]:
     """``("Title", policy)`` for a heading ``Title <!-- access: ... -->``; ``(text, None)`` without one.
 
     The marker must end the heading; any other marker-like text in it is an error.

@@ -54,12 +54,13 @@ import lxml.html
 from bs4.dammit import EncodingDetector
 from lxml import etree
 
+from accounts.policy import Policy
 from ingestion.parsers import access_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import SectionTreeBuilder
 from ingestion.parsers.tables import SEPARATOR, clean_cell, column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.structure import AccessPolicy, Block, ParsedDocument, ParseError
+from ingestion.structure import Block, ParsedDocument, ParseError
 
 _DROPPED = frozenset({
     "script", "style", "nav", "aside", "noscript", "template", "head", "svg", "math", "canvas", "iframe",
@@ -254,7 +255,7 @@ class _Extractor:
 
     # -- structure ---------------------------------------------------------------
 
-    def open_scope(self, tag: Element, policy: AccessPolicy | None) -> None:
+    def open_scope(self, tag: Element, policy: Policy | None) -> None:
         # A scope's edges are block boundaries, even inside a paragraph or list item.
         self.flush()
         args: dict[str, Any] = {"start": self.pos, "line": _line(tag), "policy": policy,
@@ -270,7 +271,7 @@ class _Extractor:
         self.flush()
         self.events.append(_Event("close_scope", {"pos": self.pos}))
 
-    def heading(self, tag: Element, policy: AccessPolicy | None) -> None:
+    def heading(self, tag: Element, policy: Policy | None) -> None:
         self.flush()
         title = _element_text(tag, where="a heading")
         if tag.tag == "h1" and self.first_h1 is None and title:
@@ -350,7 +351,7 @@ def _check_comment(node: Element) -> None:
         raise ParseError("access marker comment in HTML: use the data-access attribute", line=node.sourceline)
 
 
-def _policy(tag: Element) -> AccessPolicy | None:
+def _policy(tag: Element) -> Policy | None:
     level = tag.get("data-access")
     groups = tag.get("data-groups")
     if level is None:
@@ -358,7 +359,7 @@ def _policy(tag: Element) -> AccessPolicy | None:
             raise ParseError(f"{_tag(tag.tag)} has data-groups without data-access: give the level too", line=_line(tag))
         return None
     line = _line(tag)
-    return AccessPolicy(
+    return Policy(
         level=access_markers.parse_level(level, line=line, where="data-access level"),
         groups=access_markers.parse_groups(groups, line=line),
     )

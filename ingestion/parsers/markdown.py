@@ -18,7 +18,7 @@ Structure:
   rows (``table_row``, not joinable, ``embed_text`` = ``Column: value | ...``); the
   header and delimiter rows are in the section span but in no block.
 
-Access markers (BRIEF section 2):
+Access markers (docs/formats.md, "Access markers: fail closed, narrow only"):
 
 * Front matter ``access`` / ``groups`` set the document default policy; ``title`` and
   ``tags`` set the document's.  ``groups`` without ``access`` is an error (the level
@@ -54,12 +54,13 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from accounts.policy import Policy
 from ingestion.parsers import access_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.tables import column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.structure import AccessPolicy, Block, ParsedDocument, ParseError
+from ingestion.structure import Block, ParsedDocument, ParseError
 
 # maxNesting bounds markdown-it's recursion into nested lists and quotes (two token
 # levels per list level): past it, markdown-it leaves the rest of the container
@@ -178,7 +179,7 @@ class _MarkdownParser:
         self.title: str | None = None
         self.first_h1: str | None = None
         self.tags: tuple[str, ...] = ()
-        self.default_policy: AccessPolicy | None = None
+        self.default_policy: Policy | None = None
         self.default_policy_line: int | None = None
         self.front_matter: dict[str, Any] = {}
 
@@ -285,7 +286,7 @@ class _MarkdownParser:
             access_markers.reject_invisible(data["access"], line=line, where="front matter 'access'")
             level = access_markers.parse_level(data["access"], line=line, where="access level in front matter")
             groups = access_markers.parse_groups(data.get("groups"), line=key_lines.get("groups", line))
-            self.default_policy = AccessPolicy(level=level, groups=groups)
+            self.default_policy = Policy(level=level, groups=groups)
             self.default_policy_line = line
         elif data.get("groups"):
             raise ParseError(

@@ -16,7 +16,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from ingestion.structure import AccessPolicy, Block, ParseError, Section
+from accounts.policy import Policy
+from ingestion.structure import Block, ParseError, Section
 
 
 @dataclass
@@ -54,7 +55,7 @@ class SectionTreeBuilder:
         return self._stack[-1].level
 
     def _new_section(self, *, title: str, kind: str, start: int, end: int, line: int | None,
-                     policy: AccessPolicy | None, own_title: bool, metadata: dict | None = None) -> Section:
+                     policy: Policy | None, own_title: bool, metadata: dict | None = None) -> Section:
         parent = self.current
         section = Section(
             key=str(len(self.sections)),
@@ -86,7 +87,7 @@ class SectionTreeBuilder:
         top.min_end = max(top.min_end, end)
 
     def open_heading(self, *, level: int, title: str, start: int, heading_end: int, line: int | None,
-                     policy: AccessPolicy | None = None) -> Section:
+                     policy: Policy | None = None) -> Section:
         """Open a heading section at ``start``; closes open headings of the same or a deeper level.
 
         ``heading_end`` is where the heading line ends (the section never ends before it).
@@ -106,7 +107,7 @@ class SectionTreeBuilder:
         self._stack.append(_Open(section, level=level, scope=False, min_end=heading_end))
         return section
 
-    def open_scope(self, *, kind: str, start: int, line: int | None, policy: AccessPolicy | None,
+    def open_scope(self, *, kind: str, start: int, line: int | None, policy: Policy | None,
                    strict: bool, title: str = "", level: int | None = None, min_end: int | None = None,
                    metadata: dict | None = None) -> Section:
         """Open a scope (an access region, an HTML container) at ``start``.
@@ -160,7 +161,7 @@ class SectionTreeBuilder:
         return block
 
     def add_leaf(self, *, kind: str, title: str, start: int, end: int, blocks: list[Block],
-                 line: int | None, metadata: dict | None = None, policy: AccessPolicy | None = None) -> Section:
+                 line: int | None, metadata: dict | None = None, policy: Policy | None = None) -> Section:
         """Add a closed child section (e.g. a table) of the current section."""
         section = self._new_section(title=title, kind=kind, start=start, end=end, line=line, policy=policy,
                                     own_title=bool(title), metadata=metadata)

@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 
 import pytest
-from golden_files import REGENERATE, _dump
 
 from ingestion.chunking import Chunk, ChunkingConfig, chunk_document, default_counter
 from ingestion.parsers import parse
+from tests.ingestion.golden_files import REGENERATE, _dump
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOLDEN_DIR = FIXTURES / "chunks"

@@ -7,11 +7,11 @@ import hashlib
 import numpy as np
 import pytest
 from hypothesis import given
-from test_chunker_properties import SETTINGS, check_invariants, configs, documents
 
 from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
 from ingestion.chunking.semantic import boundary_similarities, topic_boundaries
 from ingestion.structure import Block, ParsedDocument, Section
+from tests.ingestion.test_chunker_properties import SETTINGS, check_invariants, configs, documents
 
 COUNTER = default_counter()
 

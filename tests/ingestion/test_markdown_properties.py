@@ -24,14 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from doc_invariants import assert_well_formed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accounts.policy import LEVEL_NAMES as ACCESS_LEVELS
+from accounts.policy import Policy as AccessPolicy
 from ingestion.parsers.access_markers import looks_like_marker
 from ingestion.parsers.markdown import parse_markdown
 from ingestion.parsers.section_tree import LineIndex
-from ingestion.structure import ACCESS_LEVELS, AccessPolicy, resolve_policies
+from ingestion.structure import resolve_policies
+from tests.ingestion.doc_invariants import assert_well_formed
 
 UPLOAD_DEFAULT = AccessPolicy("internal")
 WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "refund", "policy", "team", "x", "42", "café"])

@@ -29,11 +29,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from accounts.policy import LEVEL_NAMES as ACCESS_LEVELS
+from accounts.policy import Policy as AccessPolicy
 from ingestion.parsers import parse
 from ingestion.parsers.html import parse_html
 from ingestion.parsers.markdown import parse_markdown
 from ingestion.parsers.section_tree import LineIndex
-from ingestion.structure import ACCESS_LEVELS, AccessPolicy, ParseError, resolve_policies
+from ingestion.structure import ParseError, resolve_policies
 
 INTERNAL = AccessPolicy("internal")
 RESTRICTED = AccessPolicy("restricted")

@@ -105,7 +105,7 @@ def test_the_linear_cut_gives_the_same_prefix_as_the_loop_it_replaced():
              "日本語", "end.", "Straße"]
     configs = [ChunkingConfig(), ChunkingConfig(max_tokens=64, target_tokens=40),
                ChunkingConfig(prefix="none")]
-    for _ in range(150):
+    for _ in range(80):
         path = tuple(
             " ".join(rnd.choice(words) for _ in range(rnd.choice([1, 1, 2, 5, 20])))
             for _ in range(rnd.choice([0, 1, 2, 3, 10, 40, 60]))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from doc_invariants import assert_well_formed
 
+from accounts.policy import Policy as AccessPolicy
 from ingestion.parsers.html import parse_html
-from ingestion.structure import AccessPolicy, ParseError, resolve_policies
+from ingestion.structure import ParseError, resolve_policies
+from tests.ingestion.doc_invariants import assert_well_formed
 
 
 def parse(markup: str, encoding: str = "utf-8"):

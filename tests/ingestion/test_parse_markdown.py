@@ -5,10 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from doc_invariants import assert_well_formed
 
+from accounts.policy import Policy as AccessPolicy
 from ingestion.parsers.markdown import parse_markdown
-from ingestion.structure import AccessPolicy, ParseError, resolve_policies
+from ingestion.structure import ParseError, resolve_policies
+from tests.ingestion.doc_invariants import assert_well_formed
 
 UPLOAD_DEFAULT = AccessPolicy("internal")
 
@@ -29,7 +30,9 @@ def by_path(doc, *path, kind="heading"):
     return matches[0]
 
 
-BRIEF_EXAMPLE = """
+# Every kind of marker in one short policy document: front matter, a heading marker whose
+# sub-headings inherit it, and a region inside a section (docs/formats.md).
+SECURITY_POLICY_EXAMPLE = """
     ---
     title: Security policy
     access: internal
@@ -56,8 +59,8 @@ BRIEF_EXAMPLE = """
 """
 
 
-def test_brief_example():
-    doc = parse(BRIEF_EXAMPLE)
+def test_security_policy_example():
+    doc = parse(SECURITY_POLICY_EXAMPLE)
     assert doc.title == "Security policy"
     assert doc.tags == ("security",)
     assert doc.default_policy == AccessPolicy("internal")

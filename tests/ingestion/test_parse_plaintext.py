@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from doc_invariants import assert_well_formed
 
 from ingestion.parsers.plaintext import parse_plaintext
 from ingestion.structure import ParseError
+from tests.ingestion.doc_invariants import assert_well_formed
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "chroma-general" / "corpora"
 

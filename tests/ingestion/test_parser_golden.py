@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 
 import pytest
-from doc_invariants import assert_well_formed
 
 from ingestion.parsers import parse
 from ingestion.structure import ParsedDocument
+from tests.ingestion.doc_invariants import assert_well_formed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "parsers"
 REGENERATE = os.environ.get("BULKHEAD_REGENERATE_GOLDEN") == "1"

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from accounts.management.commands._cli import run_service
-from accounts.selectors import tenant_get
 from accounts.services import group_create
+from accounts.tenancy import tenant_act_for
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
         listing.add_argument("--tenant", required=True)
 
     def handle(self, *args, **options):
-        tenant = run_service(lambda: tenant_get(slug=options["tenant"]))
+        tenant = run_service(lambda: tenant_act_for(slug=options["tenant"]))
         if options["action"] == "create":
             group = run_service(lambda: group_create(tenant=tenant, slug=options["slug"], name=options["name"]))
             self.stdout.write(f"created group {group.slug} in tenant {tenant.slug}")

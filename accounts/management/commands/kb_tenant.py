@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand
 from accounts.management.commands._cli import run_service
 from accounts.models import Tenant
 from accounts.services import tenant_create
+from accounts.tenancy import acting_tenant
 
 
 class Command(BaseCommand):
@@ -21,4 +22,6 @@ class Command(BaseCommand):
             self.stdout.write(f"created tenant {tenant.slug} ({tenant.name})")
         else:
             for tenant in Tenant.objects.order_by("slug"):
-                self.stdout.write(f"{tenant.slug}\t{tenant.name}\t{tenant.memberships.count()} members")
+                with acting_tenant(tenant.pk):  # each tenant's members are visible only as that tenant
+                    members = tenant.memberships.count()
+                self.stdout.write(f"{tenant.slug}\t{tenant.name}\t{members} members")

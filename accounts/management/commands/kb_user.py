@@ -1,17 +1,23 @@
-from django.core.management.base import BaseCommand
+import getpass
+import sys
 
-from accounts.access import AccessLevel
+from django.core.management.base import BaseCommand, CommandError
+
 from accounts.management.commands._cli import run_service
 from accounts.models import Role
-from accounts.selectors import tenant_get
+from accounts.passwords import user_set_password
+from accounts.policy import LEVEL_NAMES, AccessLevel
 from accounts.services import api_token_create, membership_create
+from accounts.tenancy import tenant_act_for
 
 
 class Command(BaseCommand):
     help = (
-        "Add a user to a tenant: `kb_user create EMAIL --tenant T --role R --clearance L [--groups a,b]`. "
-        "Prints a new API token once, as the last line."
+        "Add a user to a tenant: `kb_user create EMAIL --tenant T --role R --clearance L [--groups a,b]` "
+        "(prints a new API token once, as the last line). Set a user's console password: "
+        "`kb_user set-password EMAIL` (asked twice at a terminal; one line read from a pipe)."
     )
+    stealth_options = ("stdin",)
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -19,11 +25,17 @@ class Command(BaseCommand):
         create.add_argument("email")
         create.add_argument("--tenant", required=True)
         create.add_argument("--role", required=True, help=f"one of {', '.join(Role.values)}")
-        create.add_argument("--clearance", required=True, help=f"one of {', '.join(AccessLevel.labels)}")
+        create.add_argument("--clearance", required=True, help=f"one of {', '.join(LEVEL_NAMES)}")
         create.add_argument("--groups", default="", help="comma-separated group slugs")
+        set_password = sub.add_parser(
+            "set-password", help="set the user's sign-in password, read from standard input (never an argument)"
+        )
+        set_password.add_argument("email")
 
     def handle(self, *args, **options):
-        tenant = run_service(lambda: tenant_get(slug=options["tenant"]))
+        if options["action"] == "set-password":
+            return self._set_password(options)
+        tenant = run_service(lambda: tenant_act_for(slug=options["tenant"]))
         groups = [g.strip() for g in options["groups"].split(",") if g.strip()]
 
         def create():
@@ -43,3 +55,18 @@ class Command(BaseCommand):
         )
         self.stdout.write("API token (shown once):")
         self.stdout.write(key)
+
+    def _set_password(self, options) -> None:
+        password = self._read_password(options.get("stdin") or sys.stdin)
+        user = run_service(lambda: user_set_password(email=options["email"], password=password))
+        self.stdout.write(f"password set for {user.email}")
+
+    @staticmethod
+    def _read_password(stdin) -> str:
+        """Twice without echo at a terminal; else the first line (its line ending dropped)."""
+        if stdin.isatty():
+            first = getpass.getpass("Password: ")
+            if getpass.getpass("Password (again): ") != first:
+                raise CommandError("the two passwords differ; nothing was changed", returncode=2)
+            return first
+        return stdin.readline().rstrip("\r\n")

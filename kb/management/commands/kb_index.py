@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.errors import ApplicationError
 from accounts.selectors import tenant_get
+from accounts.tenancy import tenant_act_for
 from kb import index_versions as versions
 from kb.models import IngestionJob
 
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         try:
             if options["action"] == "tenant-indexes":
                 return self._tenant_indexes(options)
-            tenant = tenant_get(slug=options["tenant"])
+            tenant = tenant_act_for(slug=options["tenant"])
             getattr(self, f"_{options['action']}")(tenant, options)
         except ApplicationError as exc:
             raise CommandError(str(exc)) from None

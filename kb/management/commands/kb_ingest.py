@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
 from accounts.errors import ApplicationError
-from accounts.selectors import tenant_get
+from accounts.tenancy import tenant_act_for
 from kb.models import IngestionJob
 from kb.services import Upload, batch_create
 
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=0, help="with --wait: give up after N seconds")
 
     def handle(self, *args, **options):
-        tenant = self._call(lambda: tenant_get(slug=options["tenant"]))
+        tenant = self._call(lambda: tenant_act_for(slug=options["tenant"]))
         files = walk(options["paths"])
         if not files:
             raise CommandError("nothing to ingest: no supported files found")
@@ -68,6 +68,8 @@ class Command(BaseCommand):
             )
             for path in files
         ]
+        # The command line acts for the tenant with no member (whoever holds the database): no
+        # member's limits apply to the default policy, only that it names a known level and groups.
         batch = self._call(lambda: batch_create(tenant=tenant, created_by=None, uploads=uploads))
         self.stdout.write(f"batch {batch.id}: {len(files)} documents queued in tenant {tenant.slug}")
         if not options["wait"]:
@@ -82,7 +84,7 @@ class Command(BaseCommand):
             raise CommandError(exc.message, returncode=2) from None
 
     def _follow(self, batch: IngestionJob, timeout: float) -> None:
-        from kb.celery import app
+        from celery import current_app as app
 
         if not (app.control.ping(timeout=1.0) or []):
             self.stderr.write("warning: no worker answered a ping; start one with `make worker`")

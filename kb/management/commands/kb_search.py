@@ -7,7 +7,8 @@ import textwrap
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.errors import ApplicationError
-from accounts.selectors import membership_get, tenant_get
+from accounts.selectors import membership_get
+from accounts.tenancy import tenant_act_for
 from kb.search import EXPAND_LEVELS, EXPANDS, MODES, search
 
 
@@ -29,7 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            tenant = tenant_get(slug=options["tenant"])
+            tenant = tenant_act_for(slug=options["tenant"])
             member = membership_get(tenant=tenant, email=options["email"])
             response = search(
                 member=member, query=options["query"], top_k=options["k"], mode=options["mode"],

@@ -1,0 +1,66 @@
+"""The audit trail as files: CSV and JSON lines, one record a row, streamed (never all in memory).
+The API (``GET /api/v1/audit/export/``) and the console's audit page give the same bytes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import QuerySet
+
+from audit.models import AuditEvent
+
+FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
+COLUMNS = [
+    "id", "created_at", "action", "membership_id", "user_id", "actor_email", "target_type", "target_id",
+    "document_ids", "details", "query_text", "query_hash", "mode", "index_version_id", "plan", "chunk_ids",
+    "section_ids", "latency_ms",
+]
+_ARRAYS = ("document_ids", "chunk_ids", "section_ids")
+
+
+def event_dict(event: AuditEvent) -> dict:
+    """One record with the API's field names; ids as strings."""
+    row = {name: getattr(event, name) for name in COLUMNS}
+    row["created_at"] = event.created_at.isoformat()
+    for name in _ARRAYS:
+        row[name] = [str(value) for value in row[name]]
+    row["index_version_id"] = str(event.index_version_id) if event.index_version_id else None
+    return row
+
+
+def _csv_cell(value) -> str:
+    if isinstance(value, list):
+        return " ".join(value)
+    if isinstance(value, dict):
+        return json.dumps(value, cls=DjangoJSONEncoder, sort_keys=True)
+    text = "" if value is None else str(value)
+    # A spreadsheet would run a cell starting with these as a formula (CSV injection): quote it as text.
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def csv_lines(events: Iterable[AuditEvent]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(COLUMNS)
+    for event in events:
+        row = event_dict(event)
+        writer.writerow([_csv_cell(row[name]) for name in COLUMNS])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+    yield buffer.getvalue()
+
+
+def jsonl_lines(events: Iterable[AuditEvent]) -> Iterator[str]:
+    for event in events:
+        yield json.dumps(event_dict(event), cls=DjangoJSONEncoder, sort_keys=True) + "\n"
+
+
+def export_lines(events: QuerySet[AuditEvent], file_format: str) -> Iterator[str]:
+    """``events`` as ``file_format`` ("csv" or "jsonl"), read from the database in batches."""
+    rows = events.iterator(chunk_size=2000)
+    return csv_lines(rows) if file_format == "csv" else jsonl_lines(rows)

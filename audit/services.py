@@ -1,0 +1,188 @@
+"""Writes of the audit trail: recording events, the tenant's audit settings, and expiry.
+
+Two ways to record, on purpose:
+
+* :func:`audit_record` -- an administrative act (an upload, a policy change, a role change, a
+  token, an activation). It writes in the caller's transaction: the record commits with the act
+  or not at all, and an act that cannot be recorded fails with it.
+* :func:`audit_record_read` (searches, content reads, sign-ins) -- never fails and never holds up
+  what it records: the insert runs in a savepoint under a short ``lock_timeout`` and
+  ``statement_timeout`` (``BULKHEAD_AUDIT_READ_TIMEOUT_MS``); a database error there (a locked,
+  full or broken audit table) rolls back the savepoint alone and is logged as a warning. Its
+  commit does not wait for the disk (``synchronous_commit = off``).
+
+This module sits below ``accounts`` (docs/architecture.md): it takes the acting membership as
+any object with ``pk``, ``tenant_id``, ``user_id`` and ``user`` and imports no project model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import uuid
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+from audit.models import Action, AuditEvent, AuditSettings
+
+logger = logging.getLogger(__name__)
+
+EXPIRY_BATCH = 10_000
+
+
+def query_hash(*, tenant_id: int | None, query: str) -> str:
+    """A search text's fingerprint: HMAC-SHA256 keyed with the server's secret and the tenant, so
+    equal queries of a tenant match but a short query cannot be confirmed by hashing guesses."""
+    key = settings.SECRET_KEY.encode()
+    return hmac.new(key, f"audit-query\x00{tenant_id}\x00{query}".encode(), hashlib.sha256).hexdigest()
+
+
+def _event(
+    *, action: str, actor=None, tenant_id: int | None = None, target_type: str = "", target_id: object = "",
+    document_ids: Iterable[uuid.UUID] = (), details: dict | None = None, **fields,
+) -> AuditEvent:
+    if actor is not None:
+        tenant_id = actor.tenant_id
+        fields.update(membership_id=actor.pk, user_id=actor.user_id, actor_email=actor.user.email)
+    return AuditEvent(
+        action=Action(action), tenant_id=tenant_id, target_type=target_type,
+        target_id="" if target_id is None else str(target_id)[:64],
+        document_ids=sorted(set(document_ids), key=str), details=details or {}, **fields,
+    )
+
+
+def audit_record(
+    *, action: str, actor=None, tenant_id: int | None = None, target_type: str = "", target_id: object = "",
+    document_ids: Iterable[uuid.UUID] = (), details: dict | None = None,
+) -> AuditEvent:
+    """Record an administrative act by ``actor`` (a membership; None: an internal caller, then
+    ``tenant_id`` names the tenant) in the caller's transaction. ``details`` holds what the act
+    changed, as ``{"before": ..., "after": ...}`` where there is a before."""
+    event = _event(action=action, actor=actor, tenant_id=tenant_id, target_type=target_type, target_id=target_id,
+                   document_ids=document_ids, details=details)
+    event.save(force_insert=True)
+    return event
+
+
+# Local to the insert's transaction: a short wait for locks and for the statement, and a commit
+# that does not wait for the WAL to reach the disk (that fsync cost a search 20-40 ms on a busy
+# machine; a crash of PostgreSQL may lose the last fraction of a second of read records, while
+# acts, recorded by audit_record, stay synchronous).
+_READ_SETTINGS = ("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
+                  " set_config('synchronous_commit', 'off', true)")
+
+
+def _insert_in_one_round_trip(event: AuditEvent, timeout: str) -> None:
+    """Outside a transaction: the settings and the INSERT as one simple query, which PostgreSQL
+    runs as one implicit transaction -- one round trip, and nothing left behind if it fails."""
+    fields = [f for f in AuditEvent._meta.concrete_fields if not f.primary_key and f.name != "created_at"]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    values = [f.get_db_prep_save(getattr(event, f.attname), connection) for f in fields]
+    placeholders = ", ".join(["%s"] * len(fields))
+    with connection.cursor() as cursor:
+        cursor.execute(f"{_READ_SETTINGS}; INSERT INTO audit_event ({columns}) VALUES ({placeholders})",
+                       [timeout, timeout, *values])
+
+
+def _insert_in_a_savepoint(event: AuditEvent, timeout: str) -> None:
+    """Inside the caller's transaction: a savepoint (a failure rolls back only the record), and the
+    caller's settings put back after it."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('lock_timeout'), current_setting('statement_timeout'),"
+            " current_setting('synchronous_commit')"
+        )
+        before = cursor.fetchone()
+        cursor.execute(_READ_SETTINGS, [timeout, timeout])
+        event.save(force_insert=True)
+        cursor.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
+                       " set_config('synchronous_commit', %s, true)", list(before))
+
+
+def audit_record_read(
+    *, action: str, actor=None, tenant_id: int | None = None, target_type: str = "", target_id: object = "",
+    document_ids: Iterable[uuid.UUID] = (), details: dict | None = None, **fields,
+) -> bool:
+    """Record a read (a search, a document's content) or a sign-in without ever failing or waiting
+    long for it: True when written, False (and a logged warning) when the database refused or
+    was too slow. ``fields``: the search's own columns (see :class:`audit.models.AuditEvent`)."""
+    event = _event(action=action, actor=actor, tenant_id=tenant_id, target_type=target_type, target_id=target_id,
+                   document_ids=document_ids, details=details, **fields)
+    timeout = f"{int(settings.BULKHEAD_AUDIT_READ_TIMEOUT_MS)}ms"
+    try:
+        if connection.get_autocommit() and not connection.in_atomic_block:
+            _insert_in_one_round_trip(event, timeout)
+        else:
+            _insert_in_a_savepoint(event, timeout)
+    except DatabaseError as exc:
+        logger.warning("audit: the %s record of tenant %s was not written (%s: %s)", action, event.tenant_id,
+                       type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        return False
+    return True
+
+
+def audit_record_search(
+    *, member, query: str, mode: str, index_version_id: uuid.UUID | None, plan: str, chunk_ids: Iterable[uuid.UUID],
+    section_ids: Iterable[uuid.UUID], document_ids: Iterable[uuid.UUID], latency_ms: float,
+    searched_as=None,
+) -> bool:
+    """A search by ``member`` (``searched_as``: the member whose eyes an admin searched with, in the
+    console), best effort (:func:`audit_record_read`). The text is kept unless the tenant keeps
+    only its hash (then the database blanks it); the hash is always kept."""
+    details = {"as_member": searched_as.pk} if searched_as is not None else {}
+    return audit_record_read(
+        action=Action.SEARCH, actor=member, document_ids=document_ids, details=details,
+        query_text=query, query_hash=query_hash(tenant_id=member.tenant_id, query=query), mode=mode[:16],
+        index_version_id=index_version_id, plan=(plan or "")[:64], chunk_ids=list(chunk_ids),
+        section_ids=list(dict.fromkeys(section_ids)), latency_ms=round(latency_ms, 3),
+    )
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def audit_settings_get(*, tenant_id: int) -> AuditSettings:
+    """The tenant's audit settings (the defaults when it never changed them; nothing is written)."""
+    return AuditSettings.objects.filter(tenant_id=tenant_id).first() or AuditSettings(tenant_id=tenant_id)
+
+
+@transaction.atomic
+def audit_settings_update(
+    *, actor, retention_days: int | None = None, hash_queries: bool | None = None
+) -> AuditSettings:
+    """Change the acting admin's tenant's retention or query hashing; recorded with before and after.
+    Bounds are the database's (``audit_settings_retention_bounds``) and checked by the caller's
+    serializer or form."""
+    current = AuditSettings.objects.select_for_update().filter(tenant_id=actor.tenant_id).first()
+    current = current or AuditSettings(tenant_id=actor.tenant_id)
+    before = {"retention_days": current.retention_days, "hash_queries": current.hash_queries}
+    if retention_days is not None:
+        current.retention_days = retention_days
+    if hash_queries is not None:
+        current.hash_queries = hash_queries
+    current.save()
+    after = {"retention_days": current.retention_days, "hash_queries": current.hash_queries}
+    if after != before:
+        audit_record(action=Action.AUDIT_SETTINGS, actor=actor, target_type="tenant", target_id=actor.tenant_id,
+                     details={"before": before, "after": after})
+    return current
+
+
+# ----------------------------------------------------------------------------- expiry
+
+
+def audit_expire(*, batch: int = EXPIRY_BATCH) -> int:
+    """Delete the records older than their tenant's retention, ``batch`` at a time, each batch its
+    own transaction; returns how many. The database's ``audit_expire`` function is the only path
+    the append-only trigger lets a DELETE through."""
+    removed = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT audit_expire(%s)", [batch])
+            count = cursor.fetchone()[0]
+        removed += count
+        if count < batch:
+            return removed

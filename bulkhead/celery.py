@@ -1,0 +1,41 @@
+"""The Celery application: broker and settings come from Django settings (CELERY_*).
+
+Importing this module starts nothing (the web process imports it to enqueue). A worker or a
+beat started with ``celery -A bulkhead`` starts the embedded servers it needs first, when
+DATABASE_URL / REDIS_URL are unset."""
+
+import os
+
+from celery import Celery
+from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+
+app = Celery("bulkhead")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@celeryd_init.connect
+@beat_init.connect
+def _start_embedded_servers(**kwargs) -> None:
+    # celeryd_init: a worker, before it connects to the broker; beat_init: `celery beat` on its own.
+    from bulkhead import embedded_services
+
+    embedded_services.ensure_started()
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _forget_tenant(**kwargs) -> None:
+    # A pool process keeps its connection from task to task: each task starts and ends acting for no
+    # tenant, and sets its own (pipeline.services.jobs_run, per job), so no task inherits another's.
+    from accounts.tenancy import tenant_context_reset_if_connected
+
+    tenant_context_reset_if_connected()
+
+
+@app.task(name="kb.ping")
+def ping() -> str:
+    """A no-op round trip used by health checks and tests."""
+    return "pong"

@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from bulkhead import health
+from pipeline.apis import DocumentPreviewApi
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    # The preview is the pipeline's (kb's URLs cannot name it); before kb's, whose documents/<id>/ would take it.
+    path("api/v1/documents/preview/", DocumentPreviewApi.as_view(), name="document-preview"),
+    path("api/", include("kb.api_urls")),
+    path("", include("console.urls")),
+]
+
+# Unknown URLs under /api/ answer the API's JSON error shape too.
+handler404 = "kb.errors.not_found_view"
+handler500 = "kb.errors.server_error_view"

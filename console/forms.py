@@ -1,0 +1,340 @@
+"""Forms of the console. They validate input shape only; the services decide what is allowed."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from django import forms
+
+from accounts.models import Role
+from accounts.policy import LEVEL_NAMES
+from audit.models import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
+from ingestion.chunking.config import BOUNDARIES, INNER_SPLITTERS, PREFIX_POLICIES, STRATEGIES, ChunkingConfig
+from kb.search import EXPAND_LEVELS, EXPANDS, MAX_QUERY_CHARS, MAX_TOP_K, MODES
+
+
+def _choices(values) -> list[tuple[str, str]]:
+    return [(v, v) for v in values]
+
+
+class SearchForm(forms.Form):
+    query = forms.CharField(max_length=MAX_QUERY_CHARS, strip=True)
+    mode = forms.ChoiceField(choices=_choices(MODES), initial="hybrid")
+    expand = forms.ChoiceField(choices=_choices(EXPANDS), initial="parent")
+    expand_level = forms.ChoiceField(choices=_choices(EXPAND_LEVELS), initial="leaf")
+    top_k = forms.IntegerField(min_value=1, max_value=MAX_TOP_K, initial=5)
+    max_contexts = forms.IntegerField(min_value=1, max_value=50, initial=5)
+    context_token_budget = forms.IntegerField(min_value=1, max_value=100_000, initial=2000)
+    tags = forms.CharField(required=False, help_text="comma-separated; any of them")
+    source_prefix = forms.CharField(required=False, max_length=1000)
+    # Admins only (the view drops them for others).
+    as_member = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Search as")
+    index_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Index version")
+    compare_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Compare with")
+
+    def __init__(self, *args, members=(), versions=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["as_member"].choices = [("", "myself")] + [(m.pk, f"{m.user.email} ({m.role}, "
+                                                                       f"{m.get_clearance_display()})") for m in members]
+        version_choices = [(str(v.pk), f"{v.name or str(v.pk)[:8]}{' (active)' if v.is_active else ''}")
+                           for v in versions]
+        self.fields["index_version"].choices = [("", "the active version")] + version_choices
+        self.fields["compare_version"].choices = [("", "no comparison")] + version_choices
+
+    def tag_list(self) -> tuple[str, ...]:
+        return tuple(t.strip() for t in self.cleaned_data.get("tags", "").split(",") if t.strip())
+
+
+# ----------------------------------------------------------------------------- members, groups, tokens (admins)
+
+
+class _MemberFieldsForm(forms.Form):
+    role = forms.ChoiceField(initial="viewer")
+    clearance = forms.ChoiceField(initial="internal")
+    groups = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args, groups=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["role"].choices = Role.choices
+        self.fields["clearance"].choices = _choices(LEVEL_NAMES)
+        self.fields["groups"].choices = _choices(groups)
+
+
+class MemberCreateForm(_MemberFieldsForm):
+    """A new member: e-mail (the user is created if new), role, clearance, groups (by slug)."""
+
+    email = forms.EmailField(label="E-mail", max_length=254)
+    field_order = ["email", "role", "clearance", "groups"]
+
+
+class MemberChangeForm(_MemberFieldsForm):
+    """One member's role, clearance and groups, as a row of the members table sends them."""
+
+
+class MemberActiveForm(forms.Form):
+    is_active = forms.TypedChoiceField(choices=[("true", "active"), ("false", "inactive")],
+                                       coerce=lambda v: v == "true")
+
+
+class GroupCreateForm(forms.Form):
+    slug = forms.CharField(max_length=63, help_text="lowercase letters, digits and hyphens; it never changes")
+    name = forms.CharField(max_length=200, required=False)
+
+
+class GroupRenameForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False)
+
+
+class TokenCreateForm(forms.Form):
+    membership = forms.TypedChoiceField(coerce=int, label="Member")
+    name = forms.CharField(max_length=100, required=False, help_text="what the token is for")
+
+    def __init__(self, *args, memberships=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["membership"].choices = [
+            (m.pk, f"{m.user.email}{'' if m.is_active else ' (inactive)'}") for m in memberships
+        ]
+
+
+# ----------------------------------------------------------------------------- index versions (admins)
+
+# One line each on the chunking settings (ChunkingConfig's docstring has the whole story).
+CONFIG_HELP = {
+    "strategy": "structure: sections, paragraphs, sentences; fixed: token windows inside each section",
+    "target_tokens": "body size the packer aims for",
+    "overlap": "fraction of target_tokens repeated between consecutive chunks of one section, in [0, 1)",
+    "max_tokens": "the model's input limit, special tokens included",
+    "prefix": "embed the heading path before the body, or the body alone",
+    "model": "the deployed embedding model",
+    "semantic_split": "cut long prose where adjacent sentences stop being similar (structure only)",
+    "special_tokens": "tokens the model adds around every input",
+    "embedding_dimensions": "the width of the model's vectors",
+    "prose_target_tokens": "body size for prose without headings (0: target_tokens)",
+    "text_tables": "keep pipe- and tab-delimited tables in plain text together",
+    "boundaries": "where prose may be cut inside a paragraph: sentences; also lines and clauses; lines first",
+    "inner": "what cuts a run of prose: the packer, or semchunk (everywhere, or without headings only)",
+    "prose_overlap": "overlap also in sections without a heading",
+    "table_context": "a text table embeds the sentence that announces it, a row group its group label",
+}
+# Settings with a fixed set of values.
+CONFIG_CHOICES = {
+    "strategy": STRATEGIES,
+    "prefix": PREFIX_POLICIES,
+    "boundaries": BOUNDARIES,
+    "inner": INNER_SPLITTERS,
+}
+
+
+class IndexVersionForm(forms.Form):
+    """A field per chunking setting, each starting at its default; the service validates the whole."""
+
+    name = forms.CharField(max_length=100, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        default = ChunkingConfig()
+        self.config_keys = []
+        for f in dataclasses.fields(ChunkingConfig):
+            initial, help_text = getattr(default, f.name), CONFIG_HELP.get(f.name, "")
+            if f.name in CONFIG_CHOICES:
+                field = forms.ChoiceField(choices=_choices(CONFIG_CHOICES[f.name]), initial=initial, help_text=help_text)
+            elif f.type == "bool":
+                field = forms.BooleanField(required=False, initial=initial, help_text=help_text)
+            elif f.type == "int":
+                field = forms.IntegerField(initial=initial, help_text=help_text)
+            elif f.type == "float":
+                field = forms.FloatField(initial=initial, help_text=help_text)
+            else:
+                field = forms.CharField(initial=initial, help_text=help_text)
+            self.fields[f.name] = field
+            self.config_keys.append(f.name)
+
+    def config_data(self) -> dict:
+        return {key: self.cleaned_data[key] for key in self.config_keys}
+
+    def add_service_error(self, message: str) -> None:
+        """The service's refusal beside the setting it names first (else above the form)."""
+        found = [(m.start(), key) for key in self.config_keys if (m := re.search(rf"\b{key}\b", message))]
+        self.add_error(min(found)[1] if found else None, message)
+
+
+class EvaluateForm(forms.Form):
+    golden = forms.FileField(label="Golden file", help_text='JSONL as kb_eval reads it: one '
+                             '{"question": ..., "document": ..., "spans": [[start, end], ...]} per line (or Chroma CSV)')
+    mode = forms.ChoiceField(choices=_choices(MODES), initial="hybrid")
+    k = forms.CharField(label="Depths k", initial="1,5", max_length=50, help_text="comma-separated")
+    budget = forms.IntegerField(label="Context token budget", min_value=1, max_value=100_000, initial=1000)
+    compare = forms.BooleanField(required=False, initial=True, label="Compare with the active version")
+
+    def clean_k(self) -> list[int]:
+        try:
+            ks = sorted({int(part) for part in self.cleaned_data["k"].split(",") if part.strip()})
+        except ValueError:
+            raise forms.ValidationError("Give whole numbers separated by commas.") from None
+        if not ks:
+            raise forms.ValidationError("Give at least one depth.")
+        return ks
+
+
+class ActivateForm(forms.Form):
+    force = forms.BooleanField(required=False, label="Activate anyway (force)")
+
+
+# ----------------------------------------------------------------------------- one document (editors, admins)
+
+
+class SectionAccessForm(forms.Form):
+    """A section's own policy, or inheriting again -- what ``PATCH /api/v1/sections/{id}/`` takes.
+
+    Every level and every group of the tenant is offered; ``kb.services.section_set_access``
+    refuses what the member may not set, with its own message. Unchecked groups mean none (the
+    API's ``"groups": []``)."""
+
+    access_level = forms.ChoiceField(label="Level")
+    groups = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                       help_text="a reader needs one of them; none: no group is needed")
+    inherit = forms.BooleanField(required=False, label="Inherit from the parent instead")
+
+    def __init__(self, *args, groups=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["access_level"].choices = _choices(LEVEL_NAMES)
+        self.fields["groups"].choices = _choices(groups)
+
+    def change(self) -> dict:
+        """The keyword arguments of ``section_set_access`` this form asks for."""
+        data = self.cleaned_data
+        if data["inherit"]:
+            return {"access_level": None, "groups": None, "inherit": True}
+        return {"access_level": data["access_level"], "groups": list(data["groups"]), "inherit": False}
+
+
+class DocumentReplaceForm(forms.Form):
+    """New content for a document; its title, tags and default policy stay unless the file says otherwise."""
+
+    file = forms.FileField(allow_empty_file=False, label="New file")
+    title = forms.CharField(required=False, max_length=500, help_text="leave empty to keep the present title")
+
+
+class AsMemberForm(forms.Form):
+    """The member an admin views a document as (the tenant's active members)."""
+
+    member = forms.TypedChoiceField(coerce=int, label="View as")
+
+    def __init__(self, *args, members=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member"].choices = [("", "choose a member")] + [
+            (m.pk, f"{m.user.email} ({m.role}, {m.get_clearance_display()})") for m in members
+        ]
+
+
+# ----------------------------------------------------------------------------- upload (editors, admins)
+
+# The types a pasted text may be read as (any file the parsers read can be uploaded as a file).
+PASTE_TYPES = [
+    ("text/markdown", "Markdown"), ("text/plain", "Plain text"), ("text/html", "HTML"), ("text/csv", "CSV"),
+    ("text/tab-separated-values", "TSV"), ("text/x-python", "Python"), ("text/vtt", "WebVTT transcript"),
+    ("message/rfc822", "E-mail (RFC 822)"),
+]
+
+
+class _MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", _MultipleFileInput(attrs={"multiple": True}))
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, list | tuple) else [data] if data else []
+        return [super(_MultipleFileField, self).clean(f, initial) for f in files]
+
+
+class _AnyChoiceField(forms.ChoiceField):
+    """Offers some choices, accepts any value: what a member may choose is the service's to refuse,
+    with its own message (a crafted request gets the same answer as the API's)."""
+
+    def valid_value(self, value) -> bool:
+        return True
+
+
+_SLUG = re.compile(r"[-a-zA-Z0-9_]{1,63}")
+
+
+class _AnyMultipleChoiceField(forms.MultipleChoiceField):
+    """Any group slug-shaped value (the service refuses groups the member may not set, with its own
+    message); anything else -- a NUL, markup -- is a form error, not a database error."""
+
+    def valid_value(self, value) -> bool:
+        return bool(_SLUG.fullmatch(str(value)))
+
+
+class UploadForm(forms.Form):
+    """Files (picked or dropped) and/or a pasted text, with the default policy of every one of them.
+
+    The level and group widgets offer what the member may set (``levels``, ``groups``); the
+    services refuse anything else, so the form checks shapes only."""
+
+    files = _MultipleFileField(required=False, label="Files")
+    title = forms.CharField(required=False, max_length=500, label="Title of the pasted text")
+    content_type = forms.ChoiceField(choices=PASTE_TYPES, initial="text/markdown", label="Pasted text is")
+    text = forms.CharField(required=False, strip=False, widget=forms.Textarea(attrs={"rows": 8}), label="Text")
+    access_level = _AnyChoiceField(label="Default access level", initial="internal")
+    groups = _AnyMultipleChoiceField(required=False, label="Default groups",
+                                     help_text="a reader needs one of them; none: no group is needed")
+    tags = forms.CharField(required=False, max_length=1000, help_text="comma-separated")
+
+    def __init__(self, *args, levels=(), groups=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["access_level"].choices = _choices(levels)
+        self.fields["groups"].choices = _choices(groups)
+        self.fields["groups"].widget.attrs["size"] = min(max(len(groups), 2), 8)
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("files") and not (data.get("text") or "").strip():
+            raise forms.ValidationError("Choose or drop files, or paste a text.")
+        if (data.get("text") or "").strip() and not (data.get("title") or "").strip():
+            self.add_error("title", "Give the pasted text a title.")
+        return data
+
+    def tag_list(self) -> tuple[str, ...]:
+        return tuple(t.strip() for t in self.cleaned_data.get("tags", "").split(",") if t.strip())
+
+
+# ----------------------------------------------------------------------------- audit (admins)
+
+
+class AuditFilterForm(forms.Form):
+    """The audit page's filters (``GET /api/v1/audit/``'s): each one left empty filters nothing."""
+
+    member = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="Member")
+    action = forms.ChoiceField(required=False, label="Action")
+    document = forms.UUIDField(required=False, label="Document id")
+    since = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = forms.DateTimeField(required=False, label="Before", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+    def __init__(self, *args, members=(), actions=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member"].choices = [("", "anyone")] + [(m.pk, m.user.email) for m in members]
+        self.fields["action"].choices = [("", "any")] + [(a, a) for a in actions]
+
+    def selector_arguments(self) -> dict:
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return {"membership_id": data.get("member"), "action": data.get("action") or None,
+                "document_id": data.get("document"), "since": data.get("since"), "until": data.get("until")}
+
+
+class AuditSettingsForm(forms.Form):
+    """The tenant's audit settings (``PATCH /api/v1/audit/settings/``'s fields and bounds)."""
+
+    retention_days = forms.IntegerField(
+        min_value=MIN_RETENTION_DAYS, max_value=MAX_RETENTION_DAYS, label="Keep records for (days)",
+        help_text=f"Between {MIN_RETENTION_DAYS} and {MAX_RETENTION_DAYS}. Older records are deleted by the hourly expiry.",
+    )
+    hash_queries = forms.BooleanField(
+        required=False, label="Keep only a keyed hash of search texts, never the text",
+        help_text="Applies to searches recorded from now on; records already kept are not rewritten.",
+    )

@@ -1,0 +1,94 @@
+"""Which membership a console request acts as, and the role check every page makes.
+
+A signed-in person may belong to several tenants; the session remembers the one they
+chose (``SESSION_KEY``). With a single active membership it is chosen for them. A
+membership that was deactivated, or a user who was, stops working on the next request:
+nothing about authority is cached in the session but the membership's id.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect, render
+
+from accounts.errors import NotFound, PermissionRefused
+from accounts.models import ROLE_RANK, Membership, Role
+from accounts.tenancy import acting_user_activate, tenant_activate
+
+SESSION_KEY = "console_membership_id"
+
+
+def active_memberships(user):
+    """The user's active memberships in every tenant (visible to them alone: ``accounts.tenancy``)."""
+    acting_user_activate(user.pk)
+    return (
+        Membership.objects.select_related("tenant", "user")
+        .filter(user=user, is_active=True, user__is_active=True)
+        .order_by("tenant__name", "tenant__slug")
+    )
+
+
+def console_member(request) -> Membership | None:
+    """The membership this request acts as, or None when the person must choose one."""
+    if not request.user.is_authenticated:
+        return None
+    memberships = active_memberships(request.user)
+    chosen = request.session.get(SESSION_KEY)
+    if chosen is not None:
+        found = memberships.filter(pk=chosen).first()
+        if found is not None:
+            tenant_activate(found.tenant_id)
+            return found
+        request.session.pop(SESSION_KEY, None)
+    only = list(memberships[:2])
+    if len(only) == 1:
+        request.session[SESSION_KEY] = only[0].pk
+        tenant_activate(only[0].tenant_id)
+        return only[0]
+    return None
+
+
+def member_required(role: Role = Role.VIEWER):
+    """Decorator: sign-in, a chosen tenant and at least ``role``; sets ``request.member``."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            member = console_member(request)
+            if member is None:
+                return redirect("console:tenant-switch")
+            if ROLE_RANK[Role(member.role)] < ROLE_RANK[role]:
+                return render(
+                    request, "console/forbidden.html", {"member": member, "needed": role.label}, status=403
+                )
+            request.member = member
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def is_admin(member: Membership) -> bool:
+    return member.role == Role.ADMIN
+
+
+def is_editor(member: Membership) -> bool:
+    return ROLE_RANK[Role(member.role)] >= ROLE_RANK[Role.EDITOR]
+
+
+def found(read):
+    """``read()``, with a selector's NotFound as the console's 404 (the same page for a missing id and
+    another tenant's) and its PermissionRefused as a 403."""
+    try:
+        return read()
+    except NotFound:
+        raise Http404("Not found.") from None
+    except PermissionRefused as exc:
+        raise PermissionDenied(exc.message) from None

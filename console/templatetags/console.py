@@ -1,0 +1,99 @@
+"""Template helpers of the console: highlighted query words, access badges."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+WORD = re.compile(r"\w{2,}", re.UNICODE)
+
+
+@register.filter
+def highlight(text: str, query: str):
+    """``text`` escaped, with the query's words (2+ letters, any case) in ``<mark>``.
+
+    Matched on the raw text and escaped piece by piece, so a query word can never land
+    inside an entity of the escaped text (``amp`` in ``&amp;``) or in markup.
+    """
+    text = text or ""
+    words = sorted({w.lower() for w in WORD.findall(query or "")}, key=len, reverse=True)
+    if not words:
+        return escape(text)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+    out, pos = [], 0
+    for match in pattern.finditer(text):
+        out.append(escape(text[pos : match.start()]))
+        out.append(f"<mark>{escape(match.group(0))}</mark>")
+        pos = match.end()
+    out.append(escape(text[pos:]))
+    return mark_safe("".join(out))
+
+
+@register.simple_tag
+def policy(level_label: str, groups=()):
+    """A level badge and a badge per group (built here rather than by an included template: a
+    document page shows one per section, and an inclusion tag costs a template render each)."""
+    level = html.escape((level_label or "").lower())
+    badges = [f'<span class="badge level-{level}">{level}</span>']
+    badges += [f' <span class="badge group">{html.escape(str(g))}</span>' for g in groups or ()]
+    return mark_safe("".join(badges))  # noqa: S308 -- the level and every group escaped
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+@register.simple_tag(takes_context=True)
+def section_rows(context, rows, admin: bool, can_edit: bool):
+    """The rows of a document's section tree (``console.views.document_page._tree_context``).
+
+    Built here rather than by a ``{% for %}`` in the template: a document of 1,000 sections is 1,000
+    rows of some twenty template nodes each, and the template engine spent most of the page's time on
+    them. The markup is the one ``_section_tree.html`` had; every value is escaped. A row whose change
+    was just refused comes with its form (``_access_form.html``, rendered by the engine); every other
+    row fetches its form when opened (htmx), or links to it without JavaScript."""
+    form_template = context.template.engine.get_template("console/documents/_access_form.html") if can_edit else None
+    out = []
+    for row in rows:
+        node, sid = row["node"], row["sid"]  # a uuid's text: nothing to escape
+        href = _e(row["href"])
+        out.append(
+            f'<li class="section-row{" selected" if row["selected"] else ""}" id="section-{sid}" data-section="{sid}"'
+            f' data-depth="{node.level}">\n<div class="section-head">\n'
+            f'<a class="section-title" href="{href}#section-panel" hx-get="{href}" hx-target="#section-panel"'
+            f' hx-swap="outerHTML" hx-push-url="true">{_e(row["title"] or "(untitled)")}</a>\n'
+        )
+        if row["above"]:
+            out.append(f'<span class="muted small section-above">in {_e(row["above"])}</span>\n')
+        out.append(
+            f'<span class="muted small">{_e(node.kind)} · {_e(row["span"])}</span>\n'
+            f'<span class="section-policy">{policy(row["level"], row["groups"])}</span>\n'
+            f'<span class="muted small">{"own policy" if row["own"] else "inherited"}</span>\n'
+        )
+        if admin:
+            out.append(f'<a class="small" href="{_e(row["readers_href"])}">Who can read</a>\n')
+        out.append("</div>\n")
+        if row["changed"]:
+            out.append('<p class="ok small" role="status">Access changed.</p>\n')
+        if row["error"]:
+            out.append(f'<p class="error" role="alert">{_e(row["error"])}</p>\n')
+        if can_edit:
+            access = _e(row["access_href"])
+            if row.get("form") is not None:
+                with context.push(section=node, form=row["form"], inline=True):
+                    slot = f'<div class="access-slot">{form_template.render(context)}</div>'
+                out.append(f'<details class="access-edit" open>\n<summary>Change access</summary>\n{slot}\n</details>\n')
+            else:
+                out.append(
+                    '<details class="access-edit">\n<summary>Change access</summary>\n'
+                    f'<div class="access-slot" hx-get="{access}" hx-trigger="toggle from:closest details once"'
+                    f' hx-swap="innerHTML"><a class="small" href="{access}">Open the access form</a></div>\n</details>\n'
+                )
+        out.append("</li>\n")
+    return mark_safe("".join(out))  # noqa: S308 -- every value above is escaped

@@ -1,0 +1,45 @@
+"""The console's pages, mounted at ``/``."""
+
+from django.urls import path
+
+from console.views import audit, auth, dashboard, documents, jobs, members, search, upload
+from console.views import document_page as document
+from console.views import effective_access as access
+from console.views import index_versions as versions
+
+app_name = "console"
+
+urlpatterns = [
+    path("", dashboard.dashboard, name="dashboard"),
+    path("sign-in/", auth.SignInView.as_view(), name="sign-in"),
+    path("sign-out/", auth.SignOutView.as_view(), name="sign-out"),
+    path("tenant/", auth.tenant_switch, name="tenant-switch"),
+    path("password/", auth.password_change, name="password-change"),
+    path("documents/", documents.document_index, name="documents"),
+    path("documents/upload/", upload.document_upload, name="document-upload"),
+    path("documents/<uuid:document_id>/", document.document_detail, name="document"),
+    path("documents/<uuid:document_id>/replace/", document.document_replace_view, name="document-replace"),
+    path("documents/<uuid:document_id>/delete/", document.document_delete_view, name="document-delete"),
+    path("documents/<uuid:document_id>/as/", access.document_as_member_view, name="document-as-member"),
+    path("sections/<uuid:section_id>/access/", document.section_access, name="section-access"),
+    path("sections/<uuid:section_id>/readers/", access.section_readers_view, name="section-readers"),
+    path("jobs/", jobs.job_index, name="jobs"),
+    path("jobs/<uuid:job_id>/", jobs.job_detail, name="job"),
+    path("jobs/<uuid:job_id>/retry/", jobs.job_retry_view, name="job-retry"),
+    path("search/", search.playground, name="search"),
+    path("members/", members.member_index, name="members"),
+    path("members/<int:membership_id>/", members.member_change, name="member-change"),
+    path("members/<int:membership_id>/active/", members.member_active, name="member-active"),
+    path("groups/", members.group_index, name="groups"),
+    path("groups/<int:group_id>/", members.group_rename, name="group-rename"),
+    path("tokens/", members.token_index, name="tokens"),
+    path("tokens/<int:token_id>/revoke/", members.token_revoke, name="token-revoke"),
+    path("versions/", versions.version_index, name="index-versions"),
+    path("versions/<str:ref>/", versions.version_detail, name="index-version"),
+    path("versions/<str:ref>/build/", versions.version_build, name="index-version-build"),
+    path("versions/<str:ref>/progress/", versions.version_progress, name="index-version-progress"),
+    path("versions/<str:ref>/evaluate/", versions.version_evaluate, name="index-version-evaluate"),
+    path("versions/<str:ref>/activate/", versions.version_activate, name="index-version-activate"),
+    path("audit/", audit.audit_index, name="audit"),
+    path("audit/settings/", audit.audit_settings, name="audit-settings"),
+]

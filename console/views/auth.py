@@ -1,0 +1,98 @@
+"""Sign-in, sign-out, choosing a tenant, changing one's own password.
+
+Failed sign-ins are counted by django-axes (per e-mail and client address); past the
+limit the sign-in page answers 429 with the time to wait, whatever the password.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm
+from django.contrib.auth.views import LoginView, LogoutView
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from accounts.services import sign_in_record
+from console.membership import SESSION_KEY, active_memberships, console_member
+
+
+class SignInForm(AuthenticationForm):
+    username = forms.EmailField(label="E-mail", widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"}))
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": "That e-mail and password do not match an active account.",
+    }
+
+    def clean_username(self):
+        return self.cleaned_data["username"].strip().lower()
+
+
+class SignInView(LoginView):
+    template_name = "console/sign_in.html"
+    form_class = SignInForm
+    redirect_authenticated_user = True
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        self.request.session.pop(SESSION_KEY, None)  # choose again (or be given the only one)
+        sign_in_record(email=form.get_user().email, succeeded=True, address=_address(self.request))
+        return response
+
+    def form_invalid(self, form):
+        sign_in_record(email=self.request.POST.get("username", ""), succeeded=False, address=_address(self.request))
+        return super().form_invalid(form)
+
+
+def _address(request) -> str:
+    return request.META.get("REMOTE_ADDR", "")[:64]
+
+
+class SignOutView(LogoutView):
+    http_method_names = ["post", "options"]
+
+
+def locked_out(request, credentials=None, *args, **kwargs):
+    """django-axes: too many failed sign-ins from this address for this e-mail."""
+    sign_in_record(email=request.POST.get("username", ""), succeeded=False, address=_address(request),
+                   reason="locked_out")
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60) if settings.AXES_COOLOFF_TIME else None
+    wait = f"{minutes} minutes" if minutes else "a while"
+    form = SignInForm(request)
+    return render(
+        request,
+        "console/sign_in.html",
+        {"form": form, "locked_out": f"Too many failed sign-ins. Try again in {wait}."},
+        status=429,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tenant_switch(request):
+    memberships = list(active_memberships(request.user))
+    if request.method == "POST":
+        chosen = next((m for m in memberships if str(m.pk) == request.POST.get("membership")), None)
+        if chosen is None:
+            messages.error(request, "Choose one of your tenants.")
+        else:
+            request.session[SESSION_KEY] = chosen.pk
+            return redirect("console:dashboard")
+    current = console_member(request)
+    return render(request, "console/tenant_switch.html", {"memberships": memberships, "member": current})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def password_change(request):
+    form = PasswordChangeForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        update_session_auth_hash(request, user)  # stay signed in here; other sessions end
+        messages.success(request, "Your password was changed.")
+        return redirect("console:dashboard")
+    return render(request, "console/password_change.html", {"form": form, "member": console_member(request)})

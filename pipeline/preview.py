@@ -1,0 +1,146 @@
+"""The access preview of an upload: what ingestion would make of a file, before anything is stored.
+
+The preview runs ingestion's own planning step, :func:`pipeline.services.plan_content`, on an
+*unsaved* document and job built from the upload exactly as ``kb.services.document_create``
+builds them: parse under the same budget, unknown groups with their line, policies resolved
+against the upload's default, heading paths as every reader of a section may see them, chunks
+under the tenant's active index version. So a preview cannot disagree with the result (a file
+that previews cleanly ingests to the same sections and chunks; one that fails here fails the
+job with the same message). It reads only: no row is written, nothing is embedded.
+
+The upload is checked first as ``document_create`` checks it (role, size, content type, a default
+policy the member may set), with the same errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+
+from django.db import InterfaceError, OperationalError
+
+from accounts.errors import ApplicationError
+from accounts.models import Membership
+from accounts.policy import AccessLevel
+from accounts.services import policy_from_names
+from ingestion.chunking.tokens import default_counter
+from kb.models import Document, IndexVersion, IngestionJob
+from kb.selectors import active_index_version_id, default_index_version, group_slugs
+from kb.services import Upload, _check_size, _detect_content_type, _upload_check
+from pipeline.services import TerminalIngestionError, _public_title, plan_content
+
+logger = logging.getLogger(__name__)
+
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+class UnreadableDocument(ApplicationError):
+    """The file would fail its ingestion job: the job's own message, and its line when it names one."""
+
+    code = "unreadable_document"
+
+
+@dataclass(frozen=True)
+class SectionPreview:
+    key: str
+    parent: str | None
+    depth: int
+    title: str
+    kind: str
+    line: int | None  # 1-based line of the heading or marker that opened the section
+    heading_path: tuple[str, ...]  # as stored: without ancestors some reader of the section may not read
+    access_level: str  # the effective policy: level name ...
+    groups: tuple[str, ...]  # ... and group slugs
+    marked: bool  # the policy is the section's own (a marker, or the file's front matter for the root)
+    tokens: int  # model tokens of the section's own body
+    chunks: int
+
+
+@dataclass(frozen=True)
+class DocumentPreview:
+    title: str
+    content_type: str
+    size_bytes: int
+    sha256: str
+    access_level: str  # the upload's default policy
+    groups: tuple[str, ...]
+    index_version: str  # the version whose configuration chunked it
+    sections: list[SectionPreview]
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.sections)
+
+    @property
+    def chunks(self) -> int:
+        return sum(s.chunks for s in self.sections)
+
+
+def _active_version(tenant_id: int) -> IndexVersion:
+    """The version ingestion would chunk for (reads only: the unsaved default when none is active yet)."""
+    version_id = active_index_version_id(tenant_id=tenant_id)
+    if version_id is None:
+        return default_index_version(tenant_id=tenant_id)
+    return IndexVersion.objects.get(pk=version_id)
+
+
+def document_preview(*, member: Membership, upload: Upload) -> DocumentPreview:
+    """The section tree ``upload`` would be ingested into, as ``member`` uploading it.
+
+    Raises what ``kb.services.document_create`` raises for the upload (403 role or policy,
+    413 size, 415 content type, 400 unknown level or group of the default), and
+    :class:`UnreadableDocument` (400) with the message the ingestion job would end with
+    (``details["line"]`` when it names a line).
+    """
+    tenant = member.tenant
+    _upload_check(member=member, tenant=tenant, upload=upload, document=None)
+    _check_size(upload.content)
+    policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
+    # What kb.services builds and saves for the upload; here it stays in memory.
+    document = Document(
+        tenant=tenant, title=upload.title[:500] or "untitled", source=upload.source[:1000],
+        content_type=_detect_content_type(upload), raw=upload.content,
+        sha256=hashlib.sha256(upload.content).hexdigest(), size_bytes=len(upload.content),
+        access_level=int(policy.rank), access_groups=list(policy.groups),
+    )
+    job = IngestionJob(tenant=tenant, document=document, created_by=member.user)
+    version = _active_version(tenant.pk)
+    try:
+        plan = plan_content(job, document, version)
+    except TerminalIngestionError as exc:
+        message = str(exc)
+        line = _LINE.search(message)
+        raise UnreadableDocument(message, details={"line": int(line.group(1))} if line else {}) from None
+    except (ApplicationError, OperationalError, InterfaceError):
+        raise
+    except Exception:  # as ingestion does: a bug or an input no check foresaw ends with a plain message
+        logger.exception("preview of an upload by membership %s failed unexpectedly", member.pk)
+        raise UnreadableDocument("internal error while reading this document; it has been logged") from None
+
+    slugs = group_slugs(member=member)
+    counter = default_counter()
+    text = plan.parsed.text
+    bodies = ["\n".join(text[b.start : b.end] for b in s.blocks) for s in plan.parsed.sections]
+    tokens = counter.count_batch(bodies) if bodies else []
+    chunks: dict[str, int] = {}
+    for chunk in plan.chunks:
+        chunks[chunk.section_key] = chunks.get(chunk.section_key, 0) + 1
+    sections = []
+    for parsed, row, count in zip(plan.parsed.sections, plan.section_rows, tokens, strict=True):
+        sections.append(SectionPreview(
+            key=parsed.key, parent=parsed.parent, depth=parsed.depth, title=parsed.title, kind=parsed.kind,
+            line=parsed.line, heading_path=tuple(row.heading_path), access_level=AccessLevel(row.access_level).label,
+            groups=tuple(sorted(slugs.get(g, str(g)) for g in row.access_groups)),
+            marked=row.own_level is not None, tokens=count if parsed.blocks else 0, chunks=chunks.get(parsed.key, 0),
+        ))
+    title = document.title
+    if title == "untitled":  # as ingestion names it when it stores the sections
+        title = _public_title(plan.parsed) or title
+    return DocumentPreview(
+        title=title, content_type=document.content_type,
+        size_bytes=document.size_bytes, sha256=document.sha256, access_level=AccessLevel(document.access_level).label,
+        groups=tuple(sorted(slugs.get(g, str(g)) for g in document.access_groups)),
+        index_version=version.name or str(version.pk), sections=sections,
+    )

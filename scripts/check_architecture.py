@@ -1,0 +1,194 @@
+"""The dependency rule, checked: run ``python scripts/check_architecture.py`` (``make test`` does).
+
+It reads every module of the project with ``ast`` (nothing is imported, so it needs no
+database and no Django) and fails when
+
+* an import -- at module level *or inside a function* -- goes against the layer order
+  in ``LAYERS`` below (a lower layer never imports a higher one);
+* two project modules import each other, directly or around a longer loop (a cycle);
+* a pure module (``PURE``) imports Django, Celery, DRF or any Django-side package.
+
+docs/architecture.md explains the layers.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Bottom first.  A module may import its own layer and the layers below it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("policy", ("accounts.policy",)),
+    ("ingestion", ("ingestion",)),
+    ("audit", ("audit",)),
+    ("accounts", ("accounts",)),
+    ("audit API", ("audit.apis", "audit.serializers")),
+    ("kb", ("kb",)),
+    ("pipeline", ("pipeline",)),
+    ("console", ("console",)),
+    ("bulkhead", ("bulkhead",)),
+    ("bench", ("bench",)),
+]
+# Pure: no Django, no Celery, no database; importable and testable on their own.
+PURE = ("accounts.policy", "ingestion")
+FORBIDDEN_IN_PURE = ("django", "rest_framework", "celery", "kombu", "drf_spectacular", "psycopg", "pgvector")
+PACKAGES = ("accounts", "audit", "ingestion", "kb", "pipeline", "console", "bench", "bulkhead")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            modules[module_name(path)] = path
+    return modules
+
+
+def _matches(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def layer_of(name: str) -> int | None:
+    # The most specific prefix wins (accounts.policy before accounts).
+    best: tuple[int, int] | None = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _matches(name, prefix) and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, imported name) for every import in the file, wherever it stands."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                found.append((node.lineno, submodule if submodule in modules else target))
+    return found
+
+
+def resolve(target: str, modules: dict[str, Path]) -> str | None:
+    """The project module an import loads (its longest existing prefix), or None."""
+    parts = target.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in modules:
+            return candidate
+        parts.pop()
+    return None
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def check() -> list[str]:
+    modules = project_modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    problems: list[str] = []
+    for name, path in modules.items():
+        rel = path.relative_to(ROOT)
+        own_layer = layer_of(name)
+        pure = any(_matches(name, prefix) for prefix in PURE)
+        for line, target in imports_of(name, path, modules):
+            top = target.split(".")[0]
+            if pure and top in FORBIDDEN_IN_PURE:
+                problems.append(f"{rel}:{line}: pure module {name} imports {target}")
+            imported = resolve(target, modules)
+            if imported is None or imported == name:
+                continue
+            graph[name].add(imported)
+            if pure and not any(_matches(imported, prefix) for prefix in PURE):
+                problems.append(f"{rel}:{line}: pure module {name} imports {imported}, which is not pure")
+            their_layer = layer_of(imported)
+            if own_layer is not None and their_layer is not None and their_layer > own_layer:
+                problems.append(
+                    f"{rel}:{line}: {name} (layer {LAYERS[own_layer][0]}) imports {imported} "
+                    f"(layer {LAYERS[their_layer][0]}, above it)"
+                )
+    problems = list(dict.fromkeys(problems))  # one line per import, however many names it takes
+    for cycle in find_cycles(graph):
+        problems.append("import cycle among: " + ", ".join(cycle))
+    return problems
+
+
+def main() -> int:
+    problems = check()
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} architecture problem(s); see the layers in docs/architecture.md", file=sys.stderr)
+        return 1
+    print(f"architecture: {len(project_modules())} modules, layers respected, no import cycle, pure modules pure")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The audit trail (#16): what a search, a policy change and a token revocation leave behind; that
+nobody changes or removes a record (the database refuses); that expiry removes only what is past
+each tenant's retention; that a locked or failing audit table never fails a search; that one
+tenant's admins never see another's records; and that a tenant keeping only hashes keeps no text."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import DatabaseError, connection, connections, transaction
+from django.utils import timezone
+
+from accounts.models import ApiToken
+from audit.models import AuditEvent, AuditSettings
+from audit.services import audit_expire, audit_settings_update, query_hash
+from tests.api_helpers import console_client
+
+pytest_plugins = ["tests.api_fixtures"]
+
+SEARCH = {"query": "internal readers", "mode": "keyword", "expand": "parent"}
+
+
+def _records(world, actor="admin", **filters) -> list[dict]:
+    response = world.client(actor).get("/api/v1/audit/", {"limit": 500, **filters})
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+@pytest.mark.django_db
+def test_a_search_a_patch_and_a_revocation_each_leave_their_record(world):
+    admin = world.actors["admin"].membership
+    client = world.client("admin")
+    found = client.post("/api/v1/search/", SEARCH, format="json").json()
+    assert found["results"]
+    intro = world.section_ids["intro"]
+    patched = client.patch(f"/api/v1/sections/{intro}/", {"access_level": "confidential"}, format="json")
+    assert patched.status_code == 200
+    token = ApiToken.objects.get(membership=world.actors["viewer"].membership)
+    assert client.post(f"/api/v1/tokens/{token.pk}/revoke/").status_code == 200
+
+    mine = _records(world, member=admin.pk)
+    [search] = [r for r in mine if r["action"] == "search"]
+    assert search["membership_id"] == admin.pk and search["actor_email"] == "admin@example.com"
+    assert search["chunk_ids"] == [hit["chunk_id"] for hit in found["results"]]
+    assert set(search["section_ids"]) == ({hit["section_id"] for hit in found["results"]}
+                                          | {context["section_id"] for context in found["contexts"]})
+    assert search["document_ids"] == [str(world.doc.pk)]
+    assert search["index_version_id"] == found["index_version_id"]
+    assert (search["query_text"], search["mode"]) == (SEARCH["query"], "keyword")
+    assert search["query_hash"] == query_hash(tenant_id=world.tenant.pk, query=SEARCH["query"])
+    assert search["latency_ms"] > 0
+
+    [change] = _records(world, action="section.access")
+    assert (change["target_type"], change["target_id"], change["membership_id"]) == ("section", str(intro), admin.pk)
+    assert change["document_ids"] == [str(world.doc.pk)]
+    assert change["details"]["before"]["own"] == {"level": "internal", "groups": []}
+    assert change["details"]["after"]["own"] == {"level": "confidential", "groups": []}
+
+    [revoked] = _records(world, action="token.revoke")
+    assert (revoked["target_type"], revoked["target_id"], revoked["membership_id"]) == ("token", str(token.pk), admin.pk)
+    assert revoked["details"]["before"]["prefix"] == token.prefix
+    client.post(f"/api/v1/tokens/{token.pk}/revoke/")  # idempotent: nothing new happened, nothing recorded
+    assert len(_records(world, action="token.revoke")) == 1
+
+    # The document's filter ("who retrieved this"): the search that returned it and the change of it.
+    assert {r["action"] for r in _records(world, document=str(world.doc.pk))} >= {"search", "section.access"}
+    later = (timezone.now() + timedelta(minutes=1)).isoformat()
+    assert _records(world, since=later) == []
+    assert len(_records(world, until=later)) == len(_records(world))
+
+    exported = client.get("/api/v1/audit/export/", {"file": "jsonl", "action": "search"})
+    assert exported.status_code == 200 and exported["Content-Type"] == "application/x-ndjson"
+    lines = [json.loads(line) for line in b"".join(exported.streaming_content).decode().splitlines()]
+    assert [line["chunk_ids"] for line in lines] == [search["chunk_ids"]]
+    exported = client.get("/api/v1/audit/export/", {"file": "csv", "action": "token.revoke"})
+    rows = b"".join(exported.streaming_content).decode().splitlines()
+    assert rows[0].startswith("id,created_at,action,") and len(rows) == 2 and f",token,{token.pk}," in rows[1]
+
+
+@pytest.mark.django_db
+def test_another_tenants_records_are_invisible(world):
+    world.client("admin").post("/api/v1/search/", SEARCH, format="json")
+    world.client("admin").get(f"/api/v1/documents/{world.doc.pk}/sections/")
+    theirs = _records(world, "other_tenant")
+    assert theirs and {r["membership_id"] for r in theirs} <= {world.actors["other_tenant"].membership.pk, None}
+    mine = {r["id"] for r in _records(world)}
+    assert mine and not mine & {r["id"] for r in theirs}
+    # Ids of the other tenant in a filter answer as if nothing matched (as made-up ids do).
+    assert _records(world, "other_tenant", document=str(world.doc.pk)) == []
+    assert _records(world, "other_tenant", member=world.actors["admin"].membership.pk) == []
+    exported = world.client("other_tenant").get("/api/v1/audit/export/", {"file": "csv",
+                                                                         "document": str(world.doc.pk)})
+    assert len(b"".join(exported.streaming_content).decode().splitlines()) == 1  # the header alone
+
+
+@pytest.mark.django_db
+def test_a_tenant_that_keeps_only_hashes_keeps_no_query_text(world):
+    admin = world.actors["admin"].membership
+    audit_settings_update(actor=admin, hash_queries=True)
+    assert world.client("admin").post("/api/v1/search/", SEARCH, format="json").status_code == 200
+    [search] = _records(world, action="search")
+    assert search["query_text"] == ""
+    assert search["query_hash"] == query_hash(tenant_id=world.tenant.pk, query=SEARCH["query"])
+    # The database enforces the tenant's choice, whatever code inserts the row.
+    AuditEvent.objects.create(tenant_id=world.tenant.pk, action="search", query_text="typed by hand")
+    assert not AuditEvent.objects.filter(query_text="typed by hand").exists()
+    [change] = _records(world, action="audit.settings")
+    assert change["details"] == {"before": {"retention_days": 365, "hash_queries": False},
+                                 "after": {"retention_days": 365, "hash_queries": True}}
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_to_change_or_remove_a_record(world):
+    event = AuditEvent.objects.filter(tenant_id=world.tenant.pk).first()
+    attempts = [
+        lambda: AuditEvent.objects.filter(pk=event.pk).update(actor_email="someone@else"),
+        lambda: AuditEvent.objects.filter(pk=event.pk).delete(),
+        lambda: _sql("DELETE FROM audit_event"),
+        # Even the expiry's own flag does not let a DELETE of a recent row through.
+        lambda: _sql("SELECT set_config('bulkhead.audit_expiring', 'on', true); DELETE FROM audit_event"),
+        # The test database allows TRUNCATE (tests/conftest.py); without that, as in production, it is refused.
+        lambda: _sql("SET LOCAL bulkhead.audit_truncate = ''; TRUNCATE audit_event"),
+    ]
+    for attempt in attempts:
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+            attempt()
+    assert AuditEvent.objects.get(pk=event.pk).actor_email == event.actor_email
+
+
+def _sql(statement: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+
+
+@pytest.mark.django_db
+def test_expiry_removes_only_records_past_their_tenants_retention(world):
+    admin = world.actors["admin"].membership
+    audit_settings_update(actor=admin, retention_days=30)  # the other tenant keeps the default, 365 days
+    now = timezone.now()
+    ages = {"acme-recent": (world.tenant.pk, 29), "acme-old": (world.tenant.pk, 31),
+            "globex-old": (world.other.pk, 31), "globex-older": (world.other.pk, 366), "no-tenant": (None, 366)}
+    for name, (tenant_id, days) in ages.items():
+        AuditEvent.objects.create(tenant_id=tenant_id, action="sign_in.failed", actor_email=name,
+                                  created_at=now - timedelta(days=days))
+    assert audit_expire(batch=1) == 3  # a batch at a time, until none is left
+    kept = set(AuditEvent.objects.filter(actor_email__in=ages).values_list("actor_email", flat=True))
+    assert kept == {"acme-recent", "globex-old"}
+    assert AuditSettings.objects.get(tenant_id=world.tenant.pk).retention_days == 30
+    schedule = {entry["task"] for entry in django_settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "audit.tasks.expire_audit_records" in schedule
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_or_failing_audit_table_never_fails_a_search(world, caplog, settings):
+    """Really blocked (another session holds the table) and really failing (an insert trigger raising
+    disk_full): the search answers 200 with its results and the audit logs a warning."""
+    settings.BULKHEAD_AUDIT_READ_TIMEOUT_MS = 100
+    client = world.client("viewer")
+    holder = connections.create_connection("default")
+    try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute("LOCK TABLE audit_event IN ACCESS EXCLUSIVE MODE")
+        with caplog.at_level(logging.WARNING, logger="audit.services"):
+            locked = client.post("/api/v1/search/", SEARCH, format="json")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert locked.status_code == 200 and locked.json()["results"]
+    assert any("search record" in r.getMessage() and "timeout" in r.getMessage() for r in caplog.records)
+    assert not AuditEvent.objects.filter(action="search").exists()
+
+    caplog.clear()
+    _sql("""CREATE FUNCTION audit_test_full() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$;
+            CREATE TRIGGER audit_test_full BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION audit_test_full();""")
+    try:
+        with caplog.at_level(logging.WARNING, logger="audit.services"):
+            full = client.post("/api/v1/search/", SEARCH, format="json")
+    finally:
+        _sql("DROP TRIGGER audit_test_full ON audit_event; DROP FUNCTION audit_test_full();")
+    assert full.status_code == 200 and full.json()["results"]
+    assert any("No space left" in r.getMessage() for r in caplog.records)
+    assert not AuditEvent.objects.filter(action="search").exists()
+
+    assert client.post("/api/v1/search/", SEARCH, format="json").status_code == 200
+    assert AuditEvent.objects.filter(action="search").count() == 1  # and recorded once the table is back
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_a_failing_record_rolls_back_alone(world, caplog):
+    """Within a caller's transaction (here the test's): the record's savepoint rolls back, the
+    transaction goes on, and the caller's timeouts are as they were."""
+    _sql("SET LOCAL lock_timeout = '7s'")
+    assert world.client("admin").post("/api/v1/search/", SEARCH, format="json").status_code == 200
+    assert AuditEvent.objects.filter(action="search").count() == 1
+    _sql("""CREATE FUNCTION audit_test_full() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'No space left on device' USING ERRCODE = 'disk_full'; END $$;
+            CREATE TRIGGER audit_test_full BEFORE INSERT ON audit_event FOR EACH ROW EXECUTE FUNCTION audit_test_full();""")
+    with caplog.at_level(logging.WARNING, logger="audit.services"):
+        assert world.client("admin").post("/api/v1/search/", SEARCH, format="json").status_code == 200
+    assert any("No space left" in r.getMessage() for r in caplog.records)
+    assert AuditEvent.objects.filter(action="search").count() == 1  # the transaction is still usable
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout'), current_setting('synchronous_commit')")
+        assert cursor.fetchone() == ("7s", "on")
+
+
+@pytest.mark.django_db
+def test_an_admin_changes_retention_and_hashing_in_the_console_and_the_change_is_recorded(world):
+    admin = world.actors["admin"].membership
+    client = console_client(admin)
+    page = client.get("/audit/settings/")
+    assert page.status_code == 200 and b'id="current-retention">365 days' in page.content
+    # Out of bounds: refused beside the field, nothing stored.
+    refused = client.post("/audit/settings/", {"retention_days": "5"})
+    assert refused.status_code == 400 and b"greater than or equal to 30" in refused.content
+    assert not AuditSettings.objects.filter(tenant_id=admin.tenant_id).exists()
+    saved = client.post("/audit/settings/", {"retention_days": "400", "hash_queries": "on"})
+    assert saved.status_code == 302
+    stored = AuditSettings.objects.get(tenant_id=admin.tenant_id)
+    assert (stored.retention_days, stored.hash_queries) == (400, True)
+    assert b'id="current-retention">400 days' in client.get("/audit/settings/").content
+    (change,) = _records(world, action="audit.settings")
+    assert change["details"] == {"before": {"retention_days": 365, "hash_queries": False},
+                                 "after": {"retention_days": 400, "hash_queries": True}}

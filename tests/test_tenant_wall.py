@@ -1,0 +1,308 @@
+"""The tenant wall in the database (row-level security) holds on its own.
+
+Queries here carry no tenant filter at all -- the application's filter deliberately removed --
+and run as the application's role with one tenant set: the other tenant's rows still do not come
+back, none come back with no tenant set, and the other tenant's rows cannot be written. The last
+tests check that a tenant set by one request or task never applies to the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+import psycopg
+import pytest
+from celery import shared_task
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.test import RequestFactory
+
+from accounts.models import ApiToken, Group, GroupMembership, Membership
+from accounts.services import api_token_create, group_create, membership_create, membership_set_groups, tenant_create
+from accounts.tenancy import (
+    acting_user_activate,
+    current_tenant_id,
+    owner_path,
+    tenant_activate,
+    tenant_context_reset,
+    token_tenant_id,
+)
+from audit.models import AuditEvent, AuditSettings
+from bulkhead.embedded_services import database_env
+from bulkhead.middleware import TenantContextMiddleware
+from kb.jobs import job_tenant_ids
+from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
+from tests import factories
+
+# Every tenant-owned table, by model.
+TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
+                 EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings]
+
+
+def _tenant(slug: str):
+    tenant = tenant_create(slug=slug, name=slug)
+    group = group_create(tenant=tenant, slug="team")
+    member = membership_create(tenant=tenant, email=f"{slug}@example.com", role="admin", clearance="restricted")
+    membership_set_groups(membership=member, groups=[group])
+    _, key = api_token_create(membership=member, name="key")
+    document = factories.document(tenant, text=f"{slug} secret text")
+    version = factories.index_version(tenant)
+    section = factories.section(document)
+    factories.chunk(section, version)
+    EmbeddingCacheEntry.objects.create(
+        tenant=tenant, access_level=1, model="m", content_hash=uuid.uuid4().hex, embedding=[0.1] * EMBEDDING_DIMENSIONS
+    )
+    IngestionJob.objects.create(tenant=tenant, document=document)
+    AuditEvent.objects.create(tenant_id=tenant.pk, action="sign_in", actor_email=f"{slug}@example.com")
+    AuditSettings.objects.get_or_create(tenant_id=tenant.pk)
+    return tenant, member, key
+
+
+def _ids(model) -> set:
+    return set(model.objects.values_list("pk", flat=True))
+
+
+@contextlib.contextmanager
+def application_role():
+    """This connection as the application's role (as every request is), then back to the owner."""
+    with connection.cursor() as cursor:
+        cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE")
+
+
+def _of_tenant(model, tenant) -> set:
+    where = {"group__tenant": tenant} if model is GroupMembership else (
+        {"membership__tenant": tenant} if model is ApiToken else {"tenant_id": tenant.pk}
+    )
+    return set(model.objects.filter(**where).values_list("pk", flat=True))
+
+
+@pytest.fixture
+def two_tenants(db):
+    """Two tenants with a row in every tenant-owned table, and each one's ids (read as the owner)."""
+    a = _tenant("wall-a")
+    b = _tenant("wall-b")
+    rows = {tenant.pk: {model: _of_tenant(model, tenant) for model in TENANT_MODELS} for tenant, *_ in (a, b)}
+    return a, b, rows
+
+
+def test_the_application_role_cannot_bypass_the_wall(db):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", [settings.BULKHEAD_APP_DB_ROLE]
+        )
+        assert cursor.fetchone() == (False, False)
+        cursor.execute("SELECT relname FROM pg_class WHERE relname = ANY(%s) AND relrowsecurity",
+                       [[model._meta.db_table for model in TENANT_MODELS]])
+        assert sorted(r[0] for r in cursor.fetchall()) == sorted(model._meta.db_table for model in TENANT_MODELS)
+
+
+def test_unfiltered_queries_return_only_the_acting_tenants_rows(two_tenants):
+    (a, _, _), (b, _, _), rows = two_tenants
+    assert all(rows[a.pk][model] and rows[b.pk][model] for model in TENANT_MODELS)
+    with application_role():
+        tenant_activate(a.pk)
+        for model in TENANT_MODELS:
+            assert _ids(model) == rows[a.pk][model], model.__name__
+        tenant_activate(b.pk)
+        for model in TENANT_MODELS:
+            assert _ids(model) == rows[b.pk][model], model.__name__
+        # The search's own query, with the application's tenant and access filter removed.
+        tenant_activate(a.pk)
+        assert {c.tenant_id for c in Chunk.objects.order_by("id")} == {a.pk}
+        assert "wall-b" not in " ".join(Document.objects.values_list("text", flat=True))
+
+
+def test_no_tenant_set_means_no_rows(two_tenants):
+    with application_role():
+        tenant_context_reset()
+        for model in TENANT_MODELS:
+            assert _ids(model) == set(), model.__name__
+        tenant_activate(None)
+        assert Chunk.objects.count() == 0
+
+
+def test_another_tenants_rows_cannot_be_written(two_tenants):
+    (a, _, _), (b, _, _), rows = two_tenants
+    b_document = Document.objects.get(pk=next(iter(rows[b.pk][Document])))
+    with application_role():
+        tenant_activate(a.pk)
+        # Updates and deletes of B's rows find nothing to change.
+        assert Document.objects.filter(pk=b_document.pk).update(title="taken") == 0
+        assert Chunk.objects.filter(tenant_id=b.pk).delete()[0] == 0
+        # A new row of B's, or one of A's moved to B, is refused by the policy's check.
+        for write in (
+            lambda: factories.document(b, text="planted"),
+            lambda: Document.objects.filter(tenant_id=a.pk).update(tenant_id=b.pk),
+        ):
+            with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+                write()
+    assert Document.objects.get(pk=b_document.pk).title == b_document.title
+    assert Chunk.objects.filter(tenant_id=b.pk).count() == len(rows[b.pk][Chunk])
+
+
+def test_a_user_sees_their_own_memberships_in_every_tenant_and_no_one_elses(two_tenants):
+    (a, a_member, _), (b, _, _), _ = two_tenants
+    mine_in_b = membership_create(tenant=b, email=a_member.user.email, role="viewer", clearance="public")
+    with application_role():
+        tenant_context_reset()
+        acting_user_activate(a_member.user_id)
+        assert _ids(Membership) == {a_member.pk, mine_in_b.pk}
+        assert _ids(Group) == set() and _ids(ApiToken) == set()  # nothing else of either tenant
+
+
+def test_the_lookups_before_a_tenant_return_a_tenant_id_and_nothing_else(two_tenants):
+    (a, _, a_key), (b, _, _), rows = two_tenants
+    job_b = next(iter(rows[b.pk][IngestionJob]))
+    from accounts.services import _hash_key
+
+    with application_role():
+        tenant_context_reset()
+        assert token_tenant_id(_hash_key(a_key)) == a.pk
+        assert token_tenant_id(_hash_key(a_key + "x")) is None
+        assert job_tenant_ids([job_b, uuid.uuid4()]) == {b.pk: [str(job_b)]}
+        assert _ids(ApiToken) == set() and _ids(IngestionJob) == set()
+
+
+def test_the_owner_path_sees_every_tenant(two_tenants):
+    (a, _, _), (b, _, _), rows = two_tenants
+    with owner_path():
+        assert {a.pk, b.pk} <= set(Document.objects.values_list("tenant_id", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_application_login_itself_is_held_by_the_wall():
+    """Over the application's own login (not a role switch): what every process of the deployment uses."""
+    (a, _, _), (b, _, _) = _tenant("login-a"), _tenant("login-b")
+    with psycopg.connect(database_env()["DATABASE_URL"], autocommit=True) as app:
+        assert app.execute("SELECT current_user").fetchone()[0] == settings.BULKHEAD_APP_DB_ROLE
+        assert app.execute("SELECT count(*) FROM kb_chunk").fetchone()[0] == 0
+        app.execute("SELECT set_config('app.tenant_id', %s, false)", [str(a.pk)])
+        tenants = {r[0] for r in app.execute("SELECT tenant_id FROM kb_document").fetchall()}
+        assert tenants == {a.pk}
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            app.execute("INSERT INTO accounts_group (tenant_id, slug, name) VALUES (%s, 'x', 'x')", [b.pk])
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor can it take the wall down
+            app.execute("ALTER TABLE kb_chunk DISABLE ROW LEVEL SECURITY")
+
+
+# ----------------------------------------------------------------------------- no leftover tenant
+
+
+def test_a_request_starts_and_ends_acting_for_no_tenant(two_tenants, client):
+    (a, _, a_key), (b, _, b_key), _ = two_tenants
+    seen = []
+
+    def view(request):
+        seen.append(current_tenant_id())
+        from django.http import HttpResponse
+
+        return HttpResponse()
+
+    tenant_activate(a.pk)  # left over by a previous request on this persistent connection
+    TenantContextMiddleware(view)(RequestFactory().get("/"))
+    assert seen == [None]
+    # And through the whole stack: B's token acts for B during the request, for no one after it.
+    response = client.get("/api/v1/documents/", HTTP_AUTHORIZATION=f"Token {b_key}")
+    assert response.status_code == 200
+    assert {d["title"] for d in response.json()["results"]} == set(Document.objects.filter(tenant=b).values_list(
+        "title", flat=True))
+    assert current_tenant_id() is None
+
+
+@shared_task(name="tests.tenant_wall.report_tenant")
+def report_tenant() -> int | None:
+    return current_tenant_id()
+
+
+def test_a_task_starts_and_ends_acting_for_no_tenant(two_tenants):
+    (a, _, _), _, _ = two_tenants
+    tenant_activate(a.pk)  # left over by the previous task of this pool process
+    assert report_tenant.apply().get() is None
+    tenant_activate(a.pk)
+    report_tenant.apply()
+    assert current_tenant_id() is None
+
+
+def test_migrations_create_the_application_role_where_none_exists(db, settings):
+    """docker-compose's shape: no role until the migrations (as the owner) create it, with the
+    password of DATABASE_URL; run again, they leave it as it is. (Roles are transactional: the
+    test's rollback removes it.)"""
+    import importlib
+    from types import SimpleNamespace
+
+    migration = importlib.import_module("accounts.migrations.0002_row_level_security")
+    settings.BULKHEAD_APP_DB_ROLE = "bulkhead_app_compose_check"
+    settings.BULKHEAD_APP_DB_PASSWORD = "from-database-url"
+    for _ in range(2):
+        migration.create_app_role(None, SimpleNamespace(connection=connection))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rolcanlogin, rolsuper, rolbypassrls, rolcreatedb, rolcreaterole, rolpassword IS NOT NULL "
+            "FROM pg_authid WHERE rolname = %s", [settings.BULKHEAD_APP_DB_ROLE]
+        )
+        assert cursor.fetchone() == (True, False, False, False, False, True)
+        cursor.execute(
+            "SELECT has_table_privilege(%s, 'kb_chunk', 'SELECT, INSERT, UPDATE, DELETE'), "
+            "has_table_privilege(%s, 'kb_chunk', 'TRUNCATE'), has_schema_privilege(%s, 'public', 'CREATE')",
+            [settings.BULKHEAD_APP_DB_ROLE] * 3,
+        )
+        assert cursor.fetchone() == (True, False, False)
+
+
+def test_search_plans_under_the_wall_still_use_their_indexes(two_tenants):
+    """The policy is one equality the planner merges with the query's own tenant condition: the HNSW
+    scans (shared, and the tenant's partial index) and the keyword side's GIN index are still chosen
+    for the application's role -- the last only because text search's match is LEAKPROOF (kb/0006)."""
+    import numpy as np
+    from django.contrib.postgres.search import SearchQuery
+
+    from accounts.selectors import reader_for
+    from kb import search as search_module
+    from kb import tenant_indexes
+
+    (a, a_member, _), _, rows = two_tenants
+    version = IndexVersion.objects.get(pk=next(iter(rows[a.pk][IndexVersion])))
+    section = Section.objects.get(pk=next(iter(rows[a.pk][Section])))
+    rng = np.random.default_rng(5)
+    Chunk.objects.bulk_create([
+        factories.chunk(section, version, save=False, ordinal=i + 1, embedding=list(v))
+        for i, v in enumerate(rng.normal(size=(300, EMBEDDING_DIMENSIONS)))
+    ])
+    vector = list(rng.normal(size=EMBEDDING_DIMENSIONS))
+    reader = reader_for(a_member)
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE kb_chunk")
+
+    def plans() -> tuple[str, str]:
+        qs = search_module.readable_chunks(reader, version.pk, search_module.SearchFilters())
+        with search_module.local_settings(**search_module.hnsw_settings(20)):
+            vector_plan = search_module.nearest(qs, vector, 20).explain()
+        # A word no chunk holds: the GIN index is the cheap way, when it may be used.
+        with search_module.local_settings(enable_seqscan="off", enable_indexscan="off"):
+            keyword_plan = qs.filter(search_vector=SearchQuery("zebra", config="english")).explain()
+        return vector_plan, keyword_plan
+
+    with application_role():
+        tenant_activate(a.pk)
+        vector_plan, keyword_plan = plans()
+    assert "chunk_embedding_hnsw" in vector_plan
+    assert "chunk_search_vector_gin" in keyword_plan
+    with connection.cursor() as cursor:  # as PostgreSQL ships it (the test's transaction rolls this back)
+        cursor.execute("ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF")
+    with application_role():
+        tenant_activate(a.pk)
+        assert "chunk_search_vector_gin" not in plans()[1]
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the rows' deferred checks, before the index DDL
+    tenant_indexes.tenant_index_build(tenant_id=a.pk)  # in the test's transaction: not concurrent
+    with application_role():
+        tenant_activate(a.pk)
+        vector_plan, _ = plans()
+    assert tenant_indexes.index_name(a.pk) in vector_plan
