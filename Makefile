@@ -36,15 +36,21 @@ browser:
 # tier against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards, so a running
 # `make demo` is left alone), one process, as its tests share one Celery worker and one test
 # database. The db tier waits on workers, servers and the browser for half its time: the unit tier
-# uses that. Either tier failing fails the target.
+# uses that. Either tier failing fails the target. The last lines printed are what failed in each
+# tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
-	@mkdir -p .data/test
+	@mkdir -p .data/test && : > .data/test/db-tier.log
 	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
-		db=0; { $(PY) -m bulkhead.embedded_services start >/dev/null && $(PY) -m pytest -m db $(PYTEST_ARGS); } || db=$$?; \
+		db=0; $(PY) -m bulkhead.embedded_services start >/dev/null || db=$$?; \
+		if [ $$db = 0 ]; then $(PY) -m pytest -m db $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
 		unit=0; wait $$unit_pid || unit=$$?; \
 		echo "=== the unit tier (-m \"not db\"), run beside the db tier ==="; cat .data/test/unit-tier.log; \
+		echo "=== summary: what failed, then each tier'"'"'s result ==="; \
+		for tier in db unit; do grep -E "^(FAILED|ERROR) " .data/test/$$tier-tier.log | sed "s/^/[$$tier] /" | head -20; done; \
+		result() { grep -E "^=+ .*(passed|failed|error).* in " .data/test/$$1-tier.log | tail -1; }; \
+		echo "[db] exit $$db: $$(result db)"; echo "[unit] exit $$unit: $$(result unit)"; \
 		[ $$db = 0 ] && [ $$unit = 0 ]'
 
 # The tests that need no database, Redis or worker (parsers, chunking, the access rule, URL

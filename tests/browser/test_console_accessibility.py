@@ -119,6 +119,9 @@ def _visit(page, url: str) -> None:
 
 
 def _fits(page, where: str) -> str | None:
+    # Measured once the page has its stylesheet: an element can be in the DOM (what a
+    # wait_for_selector after a form post waits for) before the CSS that lays it out has loaded.
+    page.wait_for_load_state("load")
     width, wide = page.evaluate(WIDTH)
     return None if width <= NARROW["width"] + 1 else f"{where}: {width} px wide, sticking out: {wide}"
 
