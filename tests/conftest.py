@@ -19,6 +19,7 @@ import pytest
 
 from bulkhead import embedded_services
 from bulkhead.embedded_services import database_env
+from tests.parallel import xdist_suffix, xdist_worker_number
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,9 +58,33 @@ def _fast_password_hashing() -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def _own_redis_databases_per_xdist_worker() -> None:
+    """Under ``pytest -n N`` each process has its own test database (pytest-django names it
+    ``test_bulkhead_gwN``) and its own Celery worker on it, so each needs its own broker, result
+    store and throttle cache too: Redis databases 2N+2 (broker and results) and 2N+3 (cache) of
+    the same server. Without this, one process's worker would take the other's tasks and look for
+    their documents in the wrong database. Settings are already loaded (pytest-django loads them
+    before any conftest), and nothing has talked to Redis yet: the Celery app reads its
+    configuration and Django opens its cache on first use. Workers the suite starts get the same
+    URLs (``WorkerProcess``)."""
+    number = xdist_worker_number()
+    if number is None:
+        return
+    from django.conf import settings
+
+    from bulkhead.settings import _celery_redis_url, _redis_db
+
+    broker = _redis_db(settings.REDIS_URL, 2 * number + 2)
+    settings.REDIS_URL = broker
+    settings.CELERY_BROKER_URL = settings.CELERY_RESULT_BACKEND = _celery_redis_url(broker)
+    settings.CACHES = {**settings.CACHES, "default": {**settings.CACHES["default"],
+                                                      "LOCATION": _redis_db(broker, 2 * number + 3)}}
+
+
 _owner_login_for_test_bodies()
 _requests_under_the_wall()
 _fast_password_hashing()
+_own_redis_databases_per_xdist_worker()
 # A test that uses one of these runs a real Celery worker, and must say so: @pytest.mark.worker.
 WORKER_FIXTURES = {"celery_worker", "worker_factory"}
 
@@ -107,8 +132,32 @@ def embedded_servers() -> None:
     embedded_services.ensure_started()
 
 
+class _DatabaseSetupLock:
+    """Held while a process creates and migrates its test database: under ``pytest -n N`` the
+    processes share one PostgreSQL, and the migrations alter one cluster-wide role (the
+    application's login, accounts/migrations/0002), and PostgreSQL refuses a second concurrent
+    update of one catalogue row ("tuple concurrently updated")."""
+
+    def __init__(self, path: Path):
+        import fcntl
+
+        self._handle = open(path, "w")
+        fcntl.flock(self._handle, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()  # closing the file drops the lock
+
+
 @pytest.fixture(scope="session")
-def django_db_setup(embedded_servers, django_db_setup, django_db_blocker):
+def _database_setup_lock(embedded_servers):
+    lock = _DatabaseSetupLock(embedded_services.data_dir() / "test-database-setup.lock")
+    yield lock
+    lock.release()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(_database_setup_lock, embedded_servers, django_db_setup, django_db_blocker):
     """pytest-django's test database, created once the servers run (settings only name them).
 
     The audit table refuses TRUNCATE (audit/migrations/0002_append_only.py) unless the session
@@ -121,6 +170,7 @@ def django_db_setup(embedded_servers, django_db_setup, django_db_blocker):
             name = connection.ops.quote_name(connection.settings_dict["NAME"])
             cursor.execute(f"ALTER DATABASE {name} SET bulkhead.audit_truncate = 'allowed'")
         connection.close()  # the next session reads the database's setting
+    _database_setup_lock.release()
     return django_db_setup
 
 
@@ -136,9 +186,10 @@ class WorkerProcess:
         env = dict(os.environ)
         env.update(database_env())  # the application role, as in production; the owner for its owner path
         env["REDIS_URL"] = settings.REDIS_URL
+        env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
         env["PYTHONUNBUFFERED"] = "1"
         env.update(extra_env or {})
-        self.log_path = embedded_services.data_dir() / f"worker-{name}.log"
+        self.log_path = embedded_services.data_dir() / f"worker-{name}{xdist_suffix()}.log"
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
             [

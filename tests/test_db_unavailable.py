@@ -14,9 +14,11 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from tests.parallel import xdist_suffix
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIMITED_ROLE = "bulkhead_no_connections"
+LIMITED_ROLE = f"bulkhead_no_connections{xdist_suffix()}"  # roles are cluster-wide
 
 
 def _closed_port() -> int:
