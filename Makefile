@@ -34,9 +34,10 @@ browser:
 # The layering check, then every test in two tiers at once: the unit tier (no database, one
 # process; its report is printed when both are done, from .data/test/unit-tier.log) beside the "db"
 # tier against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards, so a running
-# `make demo` is left alone), one process, as its tests share one Celery worker and one test
-# database. The db tier waits on workers, servers and the browser for half its time: the unit tier
-# uses that. Either tier failing fails the target. The last lines printed are what failed in each
+# `make demo` is left alone), in two pytest-xdist processes (a file to one process; each has its own
+# test database, Celery worker and Redis databases: tests/conftest.py). The db tier waits on workers,
+# servers and the browser for much of its time: the unit tier and the second process use that.
+# Either tier failing fails the target. The last lines printed are what failed in each
 # tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
