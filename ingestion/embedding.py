@@ -6,6 +6,7 @@ that a cached path made no model call (tests assert on the counter, not on time)
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Sequence
@@ -65,5 +66,12 @@ class Embedder:
 
 @lru_cache(maxsize=4)
 def get_embedder(path: str = "", device: str = "", batch_size: int = 32) -> Embedder:
-    """The process-wide embedder for a model path/device (loaded on first use only)."""
-    return Embedder(path=path or model_path(), device=pick_device(device or None), batch_size=batch_size)
+    """The process-wide embedder for a model path/device (loaded on first use only).
+
+    The model and the libraries it loads (some hundred thousand objects) live as long as the
+    process: they are frozen out of the garbage collector's sight (``gc.freeze``), so that a full
+    collection does not walk them every few requests of a web worker (docs/benchmarks.md,
+    "Console pages"). Reference counting still frees them."""
+    embedder = Embedder(path=path or model_path(), device=pick_device(device or None), batch_size=batch_size)
+    gc.freeze()
+    return embedder

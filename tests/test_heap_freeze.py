@@ -1,0 +1,39 @@
+"""What lives as long as a process is frozen out of the garbage collector's sight (``gc.freeze``):
+the web application once its views are loaded (``bulkhead/wsgi.py``) and the embedding model once
+loaded (``ingestion.embedding.get_embedder``). Without it a full collection walked them every few
+requests, and a web worker that had served a search answered one page in five ~300 ms late
+(docs/benchmarks.md, "Console pages"). Each check runs in a fresh interpreter: the test process's
+own heap says nothing about a server's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _frozen_after(code: str) -> tuple[int, int]:
+    script = f"import gc\nbefore = gc.get_freeze_count()\n{code}\nprint(before, gc.get_freeze_count())"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bulkhead.settings"}
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    before, after = map(int, run.stdout.split()[-2:])
+    return before, after
+
+
+def test_loading_the_embedding_model_freezes_what_it_loaded():
+    before, after = _frozen_after("from ingestion.embedding import get_embedder\nget_embedder()")
+    assert before == 0 and after > 50_000, (before, after)
+
+
+@pytest.mark.db
+def test_the_web_application_freezes_its_loaded_views(embedded_servers):
+    before, after = _frozen_after(
+        "import bulkhead.wsgi\nimport sys\nassert 'console.views.document_page' in sys.modules")
+    assert before == 0 and after > 50_000, (before, after)
