@@ -24,8 +24,9 @@ services: $(STAMP)
 demo: $(STAMP)
 	@$(PY) manage.py kb_demo
 
-# The console's browser tests drive Debian's chromium through Playwright (no browser download).
-CHROMIUM ?= /usr/bin/chromium
+# The console's browser tests drive Debian's chromium through Playwright (no browser download), or the
+# browser BULKHEAD_CHROMIUM names.
+CHROMIUM ?= $(or $(BULKHEAD_CHROMIUM),/usr/bin/chromium)
 browser:
 	@test -x $(CHROMIUM) || { echo "installing chromium (apt) for the browser tests"; \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
