@@ -306,3 +306,40 @@ def test_search_plans_under_the_wall_still_use_their_indexes(two_tenants):
         tenant_activate(a.pk)
         vector_plan, _ = plans()
     assert tenant_indexes.index_name(a.pk) in vector_plan
+
+
+def test_the_audit_trails_document_filter_uses_its_index_under_the_wall(two_tenants):
+    """"Who retrieved this document" filters the audit records by ``document_ids @> [id]``. Under the
+    wall the planner may use the GIN index for it only if array containment is LEAKPROOF
+    (audit/0004); otherwise it reads every record of the tenant and tests each one."""
+    from audit.selectors import audit_list
+
+    (a, _, _), _, _ = two_tenants
+    documents = [uuid.uuid4() for _ in range(400)]
+    AuditEvent.objects.bulk_create([
+        AuditEvent(tenant_id=a.pk, action="search", document_ids=[documents[i % 400], documents[(i + 1) % 400]])
+        for i in range(4000)
+    ])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE audit_event")
+
+    def plan() -> str:
+        wanted = audit_list(tenant_id=a.pk, document_id=documents[7])
+        assert len(wanted) == 20  # and the answer itself is right: the 10 records per document, twice
+        # A table this small is cheapest read whole; the question is whether the index may be used.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+        try:
+            return wanted.explain()
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL enable_seqscan = on")
+
+    with application_role():
+        tenant_activate(a.pk)
+        assert "audit_event_documents" in plan()
+    with connection.cursor() as cursor:  # as PostgreSQL ships it (the test's transaction rolls this back)
+        cursor.execute("ALTER FUNCTION pg_catalog.arraycontains(anyarray, anyarray) NOT LEAKPROOF")
+    with application_role():
+        tenant_activate(a.pk)
+        assert "audit_event_documents" not in plan()
