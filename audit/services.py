@@ -9,7 +9,9 @@ Two ways to record, on purpose:
   what it records: the insert runs in a savepoint under a short ``lock_timeout`` and
   ``statement_timeout`` (``BULKHEAD_AUDIT_READ_TIMEOUT_MS``); a database error there (a locked,
   full or broken audit table) rolls back the savepoint alone and is logged as a warning. Its
-  commit does not wait for the disk (``synchronous_commit = off``).
+  commit does not wait for the disk (``synchronous_commit = off``). During a request these
+  records are kept and written once the answer has been sent (:func:`audit_reads_deferred`,
+  ``audit.middleware``), so the member never waits for them.
 
 This module sits below ``accounts`` (docs/architecture.md): it takes the acting membership as
 any object with ``pk``, ``tenant_id``, ``user_id`` and ``user`` and imports no project model.
@@ -17,11 +19,13 @@ any object with ``pk``, ``tenant_id``, ``user_id`` and ``user`` and imports no p
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -71,8 +75,15 @@ def audit_record(
 # that does not wait for the WAL to reach the disk (that fsync cost a search 20-40 ms on a busy
 # machine; a crash of PostgreSQL may lose the last fraction of a second of read records, while
 # acts, recorded by audit_record, stay synchronous).
+# The read record's settings, for its own statement or savepoint only: short waits, no wait for the
+# disk, and the record's tenant (the wall admits a row of the tenant the connection acts for, or of
+# none; a record written after the answer comes when the request has already cleared its tenant).
 _READ_SETTINGS = ("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
-                  " set_config('synchronous_commit', 'off', true)")
+                  " set_config('synchronous_commit', 'off', true), set_config('app.tenant_id', %s, true)")
+
+
+def _read_settings(event: AuditEvent, timeout: str) -> list[str]:
+    return [timeout, timeout, "" if event.tenant_id is None else str(int(event.tenant_id))]
 
 
 def _insert_in_one_round_trip(event: AuditEvent, timeout: str) -> None:
@@ -84,7 +95,7 @@ def _insert_in_one_round_trip(event: AuditEvent, timeout: str) -> None:
     placeholders = ", ".join(["%s"] * len(fields))
     with connection.cursor() as cursor:
         cursor.execute(f"{_READ_SETTINGS}; INSERT INTO audit_event ({columns}) VALUES ({placeholders})",
-                       [timeout, timeout, *values])
+                       [*_read_settings(event, timeout), *values])
 
 
 def _insert_in_a_savepoint(event: AuditEvent, timeout: str) -> None:
@@ -93,13 +104,58 @@ def _insert_in_a_savepoint(event: AuditEvent, timeout: str) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT current_setting('lock_timeout'), current_setting('statement_timeout'),"
-            " current_setting('synchronous_commit')"
+            " current_setting('synchronous_commit'), current_setting('app.tenant_id', true)"
         )
         before = cursor.fetchone()
-        cursor.execute(_READ_SETTINGS, [timeout, timeout])
+        cursor.execute(_READ_SETTINGS, _read_settings(event, timeout))
         event.save(force_insert=True)
         cursor.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
-                       " set_config('synchronous_commit', %s, true)", list(before))
+                       " set_config('synchronous_commit', %s, true), set_config('app.tenant_id', %s, true)",
+                       [*before[:3], before[3] or ""])
+
+
+def _write_read_record(event: AuditEvent, timeout: str) -> bool:
+    try:
+        if connection.get_autocommit() and not connection.in_atomic_block:
+            _insert_in_one_round_trip(event, timeout)
+        else:
+            _insert_in_a_savepoint(event, timeout)
+    except DatabaseError as exc:
+        logger.warning("audit: the %s record of tenant %s was not written (%s: %s)", event.action, event.tenant_id,
+                       type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        return False
+    return True
+
+
+# The read records of the request this thread is answering, kept until its answer has been sent
+# (None: not in a request -- a command, a task, a benchmark -- so written at once).
+_deferred: contextvars.ContextVar[list[tuple[AuditEvent, str]] | None] = contextvars.ContextVar(
+    "bulkhead_audit_deferred", default=None)
+
+
+def audit_reads_defer() -> None:
+    """From here, keep this thread's read records instead of writing them, until
+    :func:`audit_reads_flush` (``audit.middleware`` calls both around each request). Records still
+    kept from before (a request whose answer was never closed) are written first."""
+    audit_reads_flush()
+    _deferred.set([])
+
+
+def audit_reads_flush() -> int:
+    """Write the kept read records, and stop keeping them; how many were written."""
+    pending = _deferred.get()
+    _deferred.set(None)
+    return sum(_write_read_record(event, timeout) for event, timeout in pending or ())
+
+
+@contextmanager
+def audit_reads_deferred() -> Iterator[None]:
+    """The block's read records are written when it ends (as a request's are after its answer)."""
+    audit_reads_defer()
+    try:
+        yield
+    finally:
+        audit_reads_flush()
 
 
 def audit_record_read(
@@ -107,21 +163,17 @@ def audit_record_read(
     document_ids: Iterable[uuid.UUID] = (), details: dict | None = None, **fields,
 ) -> bool:
     """Record a read (a search, a document's content) or a sign-in without ever failing or waiting
-    long for it: True when written, False (and a logged warning) when the database refused or
-    was too slow. ``fields``: the search's own columns (see :class:`audit.models.AuditEvent`)."""
+    long for it: True when written (or kept, in a request, to be written after its answer), False
+    (and a logged warning) when the database refused or was too slow. ``fields``: the search's own
+    columns (see :class:`audit.models.AuditEvent`)."""
     event = _event(action=action, actor=actor, tenant_id=tenant_id, target_type=target_type, target_id=target_id,
                    document_ids=document_ids, details=details, **fields)
     timeout = f"{int(settings.BULKHEAD_AUDIT_READ_TIMEOUT_MS)}ms"
-    try:
-        if connection.get_autocommit() and not connection.in_atomic_block:
-            _insert_in_one_round_trip(event, timeout)
-        else:
-            _insert_in_a_savepoint(event, timeout)
-    except DatabaseError as exc:
-        logger.warning("audit: the %s record of tenant %s was not written (%s: %s)", action, event.tenant_id,
-                       type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
-        return False
-    return True
+    pending = _deferred.get()
+    if pending is not None:
+        pending.append((event, timeout))
+        return True
+    return _write_read_record(event, timeout)
 
 
 def audit_record_search(

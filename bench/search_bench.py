@@ -309,10 +309,12 @@ def _as_a_request(tenant_id: int, *, access=None, **kwargs):
 def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bool = True) -> list:
     """Each search mode twice, side by side: as the owner without the audit record (no row-level
     security, no audit: the search as it was before both) and as the application's role acting for the
-    tenant, writing its audit record as every member's search does (the wall and the audit; with
+    tenant, writing its audit record as every member's search does, after the answer (the wall and the audit; with
     ``access``, the reader, also under ``ACCESS_POLICY``). The order alternates between queries so
     neither side always runs on the warmer cache."""
     from django.conf import settings
+
+    from audit.services import audit_reads_defer, audit_reads_flush
 
     measured = []
     modes = (("(g) vector", "vector", "none"), ("(h) hybrid", "hybrid", "none"),
@@ -327,8 +329,14 @@ def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bo
                 with connection.cursor() as cursor:
                     cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
                 try:
-                    sides[wall] = _timed(_as_a_request, tenant_id, access=access, mode=mode, expand=expand,
-                                         audit=audit, **common)
+                    # As in a request (audit.middleware): the search's record is kept during the answer
+                    # and written after it, by the same connection and role, outside the timed part.
+                    audit_reads_defer()
+                    try:
+                        sides[wall] = _timed(_as_a_request, tenant_id, access=access, mode=mode, expand=expand,
+                                             audit=audit, **common)
+                    finally:
+                        audit_reads_flush()
                 finally:
                     with connection.cursor() as cursor:
                         cursor.execute("RESET ROLE")
@@ -456,7 +464,8 @@ def report(build_stats: dict, measured: dict, readers=READERS) -> str:
     if walled:
         lines.append("")
         lines.append("All readers pooled, each search with the tenant wall and its audit record (RLS on: the "
-                     "application's role, the tenant set and cleared as a request does, the search recorded) and "
+                     "application's role, the tenant set and cleared as a request does, the search recorded after the "
+                     "answer as a request records it, outside the timed part) and "
                      "without either (RLS off: the owner, audit=False), side by side:")
         lines.append("")
         lines.append(f"Answers that differed between the two sides: {dict(DIFFERENT_UNDER_THE_WALL) or 'none'}.")

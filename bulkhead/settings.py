@@ -101,6 +101,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "bulkhead.middleware.DatabaseUnavailableMiddleware",  # OperationalError/InterfaceError in a view -> 503
     "bulkhead.middleware.TenantContextMiddleware",  # each request starts (and ends) acting for no tenant
+    "audit.middleware.ReadRecordsAfterResponseMiddleware",  # search/read records written after the answer
     "bulkhead.middleware.AdminOwnerPathMiddleware",  # the Django admin (staff) looks across tenants: owner path
     "bulkhead.middleware.RequestSizeLimitMiddleware",  # a body larger than any upload: 413 before it is read
     "whitenoise.middleware.WhiteNoiseMiddleware",  # admin and API-docs assets, also under gunicorn

@@ -192,6 +192,37 @@ def test_a_locked_or_failing_audit_table_never_fails_a_search(world, caplog, set
 
 
 @pytest.mark.django_db
+def test_a_search_is_recorded_once_its_answer_has_been_sent(world):
+    """The member never waits for the record (audit.middleware): served as a WSGI server serves it,
+    the answer is complete before anything is written, and the record is there once the server
+    closes the response."""
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+    from django.test import RequestFactory
+
+    environ = RequestFactory().post(
+        "/api/v1/search/", json.dumps(SEARCH), content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {world.actors['viewer'].key}",
+    ).environ
+    statuses = []
+    # As Django's test client does: the test's connection holds its transaction across the request.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        response = WSGIHandler()(environ, lambda status, headers, *exc: statuses.append(status))
+        body = b"".join(response)
+        assert statuses == ["200 OK"] and json.loads(body)["results"]
+        assert not AuditEvent.objects.filter(action="search").exists()  # answered, not yet recorded
+        response.close()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    [record] = AuditEvent.objects.filter(action="search")
+    assert record.membership_id == world.actors["viewer"].membership.pk and record.query_text == SEARCH["query"]
+
+
+@pytest.mark.django_db
 def test_inside_a_transaction_a_failing_record_rolls_back_alone(world, caplog):
     """Within a caller's transaction (here the test's): the record's savepoint rolls back, the
     transaction goes on, and the caller's timeouts are as they were."""
