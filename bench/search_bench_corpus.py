@@ -31,7 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".bench-cache" / "search"
-EVAL = ROOT.parent / "shared" / "eval" / "chroma-general"
+EVAL = ROOT / "evaluation" / "chroma-general"
 BLOCK = 4096  # texts per saved block of embeddings
 CORPUS_SIZE = 100_000  # unique texts collected; a run uses the first N (and synthesises beyond them)
 

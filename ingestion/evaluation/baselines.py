@@ -131,7 +131,7 @@ def structure_chunker(config: ChunkingConfig | None = None, content_type: str = 
 
 
 def default_chunkers() -> dict[str, ChunkerFn]:
-    """Ours (default config) and the baselines of ``shared/eval/baselines.md``, in report order."""
+    """Ours (default config) and the usual baselines (LangChain, fixed, semchunk, chonkie), in report order."""
     return {
         "bulkhead (default)": structure_chunker(),
         "fixed 200/0": fixed_windows(200, 0),

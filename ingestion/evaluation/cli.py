@@ -7,7 +7,7 @@
 Chunker names:
   ``bulkhead`` (the default config) or ``bulkhead:target_tokens=200,overlap=0.1,prefix=none``;
   ``fixed:200/0``, ``langchain:250/125``, ``semchunk:200``, ``chonkie:200``.
-Without ``--chunker``: bulkhead plus the baselines of shared/eval/baselines.md.
+Without ``--chunker``: bulkhead plus the usual baselines (LangChain, fixed windows, semchunk, chonkie).
 """
 
 from __future__ import annotations

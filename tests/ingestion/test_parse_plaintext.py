@@ -10,7 +10,7 @@ from ingestion.parsers.plaintext import parse_plaintext
 from ingestion.structure import ParseError
 from tests.ingestion.doc_invariants import assert_well_formed
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "chroma-general" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2] / "evaluation" / "chroma-general" / "corpora"
 
 
 def parse(text: str):
