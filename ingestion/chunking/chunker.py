@@ -61,9 +61,11 @@ BOUNDARY_RANKS = {
 }
 # Whitespace inside a sentence; a cut there is a clause boundary after , ; : or a
 # dash, or before a spaced double hyphen / dash.
-_GAP = re.compile(r"\s+")
-_CLAUSE_END = frozenset(",;:\u2014\u2013")
-_CLAUSE_START = ("-- ", "\u2014 ", "\u2013 ")
+# The whitespace runs inside a sentence where ``boundaries`` may cut: one with a line break
+# (group "line"), one after a clause mark (, ; : or a dash), one before a dash ("-- ", an em or
+# en dash and a space); each matched whole, as ``\s+`` would match it. Only these are visited (the
+# other gaps, between plain words, are most of them).
+_CUT_GAP = re.compile(r"(?P<line>\s*\n\s*)|(?<=[,;:\u2014\u2013])\s+|\s+(?=(?:--|\u2014|\u2013) )")
 # A colon-ended sentence announcing a table is embedded with it when no longer than this.
 MAX_LEAD_IN_CHARS = 300
 
@@ -508,20 +510,14 @@ class _Chunker:
         previous_end = None
         for ss, se in sentences:
             rank = sentence_rank
-            if previous_end is not None and "\n" in text[previous_end:ss]:
+            if previous_end is not None and text.find("\n", previous_end, ss) != -1:
                 rank = max(rank, line_rank)
             start = ss
-            for gap in _GAP.finditer(text, ss, se):
+            for gap in _CUT_GAP.finditer(text, ss, se):
                 gs, ge = gap.span()
-                if "\n" in text[gs:ge]:
-                    cut = line_rank
-                elif text[gs - 1] in _CLAUSE_END or text.startswith(_CLAUSE_START, ge):
-                    cut = clause_rank
-                else:
-                    continue
                 units.append((start, gs))
                 strengths.append(rank)
-                start, rank = ge, cut
+                start, rank = ge, (line_rank if gap.lastgroup == "line" else clause_rank)
             units.append((start, se))
             strengths.append(rank)
             previous_end = se

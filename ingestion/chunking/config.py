@@ -82,12 +82,15 @@ class ChunkingConfig:
       package; ``strategy="structure"`` only, not with ``semantic_split``);
       ``"semchunk_headingless"``: only in sections without a heading.
     - ``prose_overlap``: whether sections without a heading get ``overlap`` too
-      (False: overlap only where a heading path frames the chunk).
+      (False, the default: overlap only where a heading path frames the chunk;
+      repeated text in headingless prose cost IoU and did not buy recall).
     - ``table_context``: a text table embeds the colon-ended sentence that
       announces it (``The values are:``), and a row group the group label its
-      first row falls under; group labels become the preferred cuts.  On by
-      default since leave-one-genre-out chose it (docs/benchmarks.md); the other
-      three options above stay off (each lost a genre or tied).
+      first row falls under; group labels become the preferred cuts.
+      ``prose_overlap=False`` and ``table_context=True`` are the default together:
+      what leave-one-genre-out's rule (each candidate scored by its worst genre)
+      chose over all genres; ``boundaries`` and ``inner`` stay as they were
+      (docs/benchmarks.md, "third round").
     """
 
     strategy: str = "structure"
@@ -103,7 +106,7 @@ class ChunkingConfig:
     text_tables: bool = True
     boundaries: str = "sentence"
     inner: str = "packer"
-    prose_overlap: bool = True
+    prose_overlap: bool = False
     table_context: bool = True
 
     def __post_init__(self) -> None:

@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
-def _ours(target: int | None) -> Callable[[bytes], int]:
+def _ours(target: int | None, **options) -> Callable[[bytes], int]:
     from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
     from ingestion.parsers import parse
 
-    config = ChunkingConfig() if target is None else ChunkingConfig(target_tokens=target)
+    config = ChunkingConfig(**options) if target is None else ChunkingConfig(target_tokens=target, **options)
     counter = default_counter()
 
     def run(data: bytes) -> int:
@@ -80,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     candidates = {
         "bulkhead (default config)": lambda: _ours(None),
         "bulkhead target 200": lambda: _ours(200),
+        "bulkhead, sentence boundaries and overlap everywhere (the default before)": lambda: _ours(
+            None, boundaries="sentence", prose_overlap=True),
         "LangChain token-aware recursive 200": lambda: _langchain(200),
         "chonkie RecursiveChunker 200": lambda: _chonkie(200),
         "tokenizer alone (encode with offsets)": _tokenizer_only,

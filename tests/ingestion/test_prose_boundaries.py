@@ -137,7 +137,7 @@ def test_clause_boundaries_cut_a_long_sentence_after_its_comma():
     text = LONG_SENTENCE + " Short one. Another short one.\n"
     doc = parse(text.encode(), content_type="text/plain")
     config = dict(target_tokens=24, prose_target_tokens=0, overlap=0, max_tokens=128)
-    whole = chunk_document(doc, ChunkingConfig(**config), COUNTER)
+    whole = chunk_document(doc, ChunkingConfig(boundaries="sentence", **config), COUNTER)
     assert whole[0].text == LONG_SENTENCE  # a sentence that fits the limit stays whole
     fine = chunk_document(doc, ChunkingConfig(boundaries="clause", **config), COUNTER)
     assert fine[0].text.endswith("for the quarter,")
@@ -166,8 +166,10 @@ def test_prose_overlap_off_keeps_overlap_under_headings_only():
         chunks = chunk_document(doc, ChunkingConfig(prose_overlap=False), COUNTER)
         overlaps = any(b.start < a.end for a, b in zip(chunks, chunks[1:], strict=False))
         assert overlaps is expect_overlap
-        default = chunk_document(doc, ChunkingConfig(), COUNTER)
-        assert any(b.start < a.end for a, b in zip(default, default[1:], strict=False))
+        everywhere = chunk_document(doc, ChunkingConfig(prose_overlap=True), COUNTER)
+        assert any(b.start < a.end for a, b in zip(everywhere, everywhere[1:], strict=False))
+        default = chunk_document(doc, ChunkingConfig(), COUNTER)  # the default keeps it under headings only
+        assert any(b.start < a.end for a, b in zip(default, default[1:], strict=False)) is expect_overlap
 
 
 def test_table_context_embeds_the_lead_in_and_the_group_label():
@@ -207,7 +209,7 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
         ChunkingConfig(table_context="yes")
     # A config stored before these options existed means them off, and keeps its hash (the
     # previous default's, as the golden chunk files recorded it).
-    previous = ChunkingConfig(table_context=False)
+    previous = ChunkingConfig(table_context=False, boundaries="sentence", prose_overlap=True)
     stored = {
         k: v
         for k, v in previous.as_dict().items()
@@ -217,3 +219,4 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
     assert previous.config_hash() == "fda07a387c5d8b1925e2e0becd91c28ff2b80b5b9cfc45dfbcb629cd939f2b7a"
     assert ChunkingConfig().config_hash() != previous.config_hash()  # the new default makes new chunks
     assert ChunkingConfig(boundaries="clause").config_hash() != ChunkingConfig().config_hash()
+    assert ChunkingConfig(prose_overlap=True).config_hash() != ChunkingConfig().config_hash()

@@ -29,6 +29,7 @@ class Command(BaseCommand):
                 histograms=options["histograms"],
                 pool=options["pool"],
                 loo=options["loo"],
+                objective=options["objective"],
                 out=self.stdout,
             )
         except (ValueError, FileNotFoundError) as exc:
