@@ -343,3 +343,20 @@ def test_the_audit_trails_document_filter_uses_its_index_under_the_wall(two_tena
     with application_role():
         tenant_activate(a.pk)
         assert "audit_event_documents" not in plan()
+
+
+def test_a_read_record_written_after_its_request_passes_the_wall_on_its_own(two_tenants):
+    """A request's read records are written after its answer (audit.middleware), when the request has
+    already cleared its tenant: each record sets its own tenant for its own statement, so the
+    application's role may still add it -- for that tenant only."""
+    from audit.services import audit_reads_defer, audit_reads_flush, audit_record_read
+
+    (a, a_member, _), _, _ = two_tenants
+    with application_role():
+        tenant_activate(a.pk)
+        audit_reads_defer()
+        audit_record_read(action="document.read", actor=a_member, target_type="document", target_id="after")
+        tenant_context_reset()  # the request has ended: acting for no tenant
+        assert audit_reads_flush() == 1
+        assert current_tenant_id() is None  # and the record's tenant did not stay behind
+    assert AuditEvent.objects.filter(tenant_id=a.pk, action="document.read", target_id="after").count() == 1
