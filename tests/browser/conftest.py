@@ -19,7 +19,8 @@ import pytest
 
 CHROMIUM = os.environ.get("BULKHEAD_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TIMEOUT_MS = 15_000  # a wait for an element, not a timing assertion
+TIMEOUT_MS = 30_000  # a wait for an element, not a timing assertion (generous: the db tier runs in two
+# processes beside the unit tier, so a page can wait behind another process's embedding on 2 cores)
 VIEWPORT = {"width": 1280, "height": 800}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # Runs in every page before its own scripts (injected by the browser, so the policy does not apply to it).
