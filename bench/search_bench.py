@@ -314,7 +314,7 @@ def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bo
     neither side always runs on the warmer cache."""
     from django.conf import settings
 
-    from audit.services import audit_reads_defer, audit_reads_flush
+    from audit.services import audit_reads_deferred
 
     measured = []
     modes = (("(g) vector", "vector", "none"), ("(h) hybrid", "hybrid", "none"),
@@ -331,12 +331,9 @@ def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bo
                 try:
                     # As in a request (audit.middleware): the search's record is kept during the answer
                     # and written after it, by the same connection and role, outside the timed part.
-                    audit_reads_defer()
-                    try:
+                    with audit_reads_deferred():
                         sides[wall] = _timed(_as_a_request, tenant_id, access=access, mode=mode, expand=expand,
                                              audit=audit, **common)
-                    finally:
-                        audit_reads_flush()
                 finally:
                     with connection.cursor() as cursor:
                         cursor.execute("RESET ROLE")
