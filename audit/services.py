@@ -79,11 +79,11 @@ def audit_record(
 # disk, and the record's tenant (the wall admits a row of the tenant the connection acts for, or of
 # none; a record written after the answer comes when the request has already cleared its tenant).
 _READ_SETTINGS = ("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
-                  " set_config('synchronous_commit', 'off', true), set_config('app.tenant_id', %s, true)")
+                  " set_config('synchronous_commit', %s, true), set_config('app.tenant_id', %s, true)")
 
 
 def _read_settings(event: AuditEvent, timeout: str) -> list[str]:
-    return [timeout, timeout, "" if event.tenant_id is None else str(int(event.tenant_id))]
+    return [timeout, timeout, "off", "" if event.tenant_id is None else str(int(event.tenant_id))]
 
 
 def _insert_in_one_round_trip(event: AuditEvent, timeout: str) -> None:
@@ -109,9 +109,7 @@ def _insert_in_a_savepoint(event: AuditEvent, timeout: str) -> None:
         before = cursor.fetchone()
         cursor.execute(_READ_SETTINGS, _read_settings(event, timeout))
         event.save(force_insert=True)
-        cursor.execute("SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
-                       " set_config('synchronous_commit', %s, true), set_config('app.tenant_id', %s, true)",
-                       [*before[:3], before[3] or ""])
+        cursor.execute(_READ_SETTINGS, [*before[:3], before[3] or ""])  # the caller's, put back
 
 
 def _write_read_record(event: AuditEvent, timeout: str) -> bool:

@@ -324,16 +324,13 @@ def test_the_audit_trails_document_filter_uses_its_index_under_the_wall(two_tena
         cursor.execute("ANALYZE audit_event")
 
     def plan() -> str:
+        from kb.search import local_settings
+
         wanted = audit_list(tenant_id=a.pk, document_id=documents[7])
         assert len(wanted) == 20  # and the answer itself is right: the 10 records per document, twice
         # A table this small is cheapest read whole; the question is whether the index may be used.
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL enable_seqscan = off")
-        try:
+        with local_settings(enable_seqscan="off"):
             return wanted.explain()
-        finally:
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL enable_seqscan = on")
 
     with application_role():
         tenant_activate(a.pk)
