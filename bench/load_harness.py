@@ -1313,31 +1313,33 @@ def _recovery(ctx: Context, returned_at: float, wait: float = 30) -> dict:
     return {op: _first_success_after(ctx, op, returned_at) for op in ("search", "upload")}
 
 
+def _outage(ctx: Context, server: str, stop: Callable[[], object], start: Callable[[], object]) -> dict:
+    """Stop a server, keep it down for ``ctx.down_seconds``, start it again; when it came back and
+    how long the first request after that took to succeed."""
+    stopped_at = now()
+    stop()
+    ctx.log(f"    {server} stopped for {ctx.down_seconds}s")
+    ctx.recorder.stop.wait(ctx.down_seconds)
+    start()
+    returned_at = now()
+    return {"injected": True, "down_s": round(returned_at - stopped_at, 1), "returned_at": returned_at,
+            "first_success_after_return_s": _recovery(ctx, returned_at)}
+
+
 def fault_postgres_restart(ctx: Context) -> dict:
     """Stop the embedded PostgreSQL (fast shutdown: connections drop), keep it down, start it again."""
     from django.db import connections
 
-    stopped_at = now()
-    embedded_services.stop_postgres()
-    connections.close_all()
-    ctx.log(f"    PostgreSQL stopped for {ctx.down_seconds}s")
-    ctx.recorder.stop.wait(ctx.down_seconds)
-    embedded_services.ensure_postgres()
-    returned_at = now()
-    return {"injected": True, "down_s": round(returned_at - stopped_at, 1), "returned_at": returned_at,
-            "first_success_after_return_s": _recovery(ctx, returned_at)}
+    def stop() -> None:
+        embedded_services.stop_postgres()
+        connections.close_all()
+
+    return _outage(ctx, "PostgreSQL", stop, embedded_services.ensure_postgres)
 
 
 def fault_redis_restart(ctx: Context) -> dict:
     """Stop the embedded Redis (broker and throttle counts; it keeps nothing on disk), then start it."""
-    stopped_at = now()
-    embedded_services.stop_redis()
-    ctx.log(f"    Redis stopped for {ctx.down_seconds}s")
-    ctx.recorder.stop.wait(ctx.down_seconds)
-    embedded_services.ensure_redis()
-    returned_at = now()
-    return {"injected": True, "down_s": round(returned_at - stopped_at, 1), "returned_at": returned_at,
-            "first_success_after_return_s": _recovery(ctx, returned_at)}
+    return _outage(ctx, "Redis", embedded_services.stop_redis, embedded_services.ensure_redis)
 
 
 def fault_revoke_and_deactivate(ctx: Context) -> dict:
