@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import http.client
 import json
 import os
 import signal
@@ -175,10 +174,10 @@ class InProcess:
 class Gunicorn:
     """gunicorn as ``make web`` runs it (gthread), one worker, on this data folder; CPU is that
     worker's (``/proc``: user + system, counted in clock ticks, so only the mean over many requests
-    is meaningful)."""
+    is meaningful). Requests go over the load harness's kept-alive connection (``Http``)."""
 
     def __init__(self) -> None:
-        from bench.load_harness import free_port
+        from bench.load_harness import Http, free_port
         from bulkhead import embedded_services
 
         self.port = free_port()
@@ -190,36 +189,16 @@ class Gunicorn:
             start_new_session=True,
         )
         self.cookies: dict[int, str] = {}
-        self.conn: http.client.HTTPConnection | None = None
+        self.http = Http(self.port)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        while self.http.request("GET", "/healthz", None)[0] == 0:
             if self.process.poll() is not None:
                 raise SystemExit(f"gunicorn exited; see {self.log_path}")
-            try:
-                if self._request("GET", "/healthz", {})[0]:
-                    break
-            except OSError:
-                self.conn = None
+            if time.monotonic() > deadline:
+                raise SystemExit(f"gunicorn did not answer within 120 s; see {self.log_path}")
             time.sleep(0.3)
-        else:
-            raise SystemExit(f"gunicorn did not answer within 120 s; see {self.log_path}")
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
         self.worker = int(children[0])
-
-    def _request(self, method: str, path: str, headers: dict, body: bytes | None = None) -> tuple[int, bytes]:
-        for attempt in range(2):
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-            try:
-                self.conn.request(method, path, body=body, headers=headers)
-                response = self.conn.getresponse()
-                return response.status, response.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-                self.conn.close()
-                self.conn = None  # a kept-alive connection the server closed: once more
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
 
     def sign_in(self, membership) -> None:
         from django.conf import settings
@@ -228,19 +207,18 @@ class Gunicorn:
         self.cookies[membership.pk] = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
 
     def get(self, membership, url: str) -> tuple[int, bytes]:
-        return self._request("GET", url, {"Cookie": self.cookies[membership.pk]})
+        status, _, body = self.http.request("GET", url, None, headers={"Cookie": self.cookies[membership.pk]})
+        return status, body
 
     def post_api(self, key: str, path: str, body: dict) -> int:
-        headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
-        return self._request("POST", path, headers, json.dumps(body).encode())[0]
+        return self.http.request("POST", path, key, body)[0]
 
     def cpu_seconds(self) -> float:
         fields = Path(f"/proc/{self.worker}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
     def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
+        self.http.close()
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(30)

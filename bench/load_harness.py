@@ -333,9 +333,11 @@ class Http:
         self.conn: http.client.HTTPConnection | None = None
         self.used = 0.0
 
-    def request(self, method: str, path: str, token: str | None, body: dict | None = None):
-        """(status, headers, body); status 0 when no answer came (refused, reset, timed out)."""
-        headers = {"Accept": "application/json"}
+    def request(self, method: str, path: str, token: str | None, body: dict | None = None,
+                headers: dict[str, str] | None = None):
+        """(status, headers, body); status 0 when no answer came (refused, reset, timed out).
+        ``headers``: more request headers (a session cookie, say)."""
+        headers = {"Accept": "application/json", **(headers or {})}
         if token:
             headers["Authorization"] = f"Token {token}"
         data = None

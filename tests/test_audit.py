@@ -5,6 +5,7 @@ tenant's admins never see another's records; and that a tenant keeping only hash
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from datetime import timedelta
@@ -191,11 +192,11 @@ def test_a_locked_or_failing_audit_table_never_fails_a_search(world, caplog, set
     assert AuditEvent.objects.filter(action="search").count() == 1  # and recorded once the table is back
 
 
-@pytest.mark.django_db
-def test_a_search_is_recorded_once_its_answer_has_been_sent(world):
-    """The member never waits for the record (audit.middleware): served as a WSGI server serves it,
-    the answer is complete before anything is written, and the record is there once the server
-    closes the response."""
+@contextlib.contextmanager
+def _search_served_by_wsgi(world):
+    """A viewer's search through Django's WSGI handler as a WSGI server drives it: the response
+    (not yet closed) and the status line. As Django's test client does, the test's connection keeps
+    its transaction across the request."""
     from django.core.handlers.wsgi import WSGIHandler
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections
@@ -206,20 +207,38 @@ def test_a_search_is_recorded_once_its_answer_has_been_sent(world):
         HTTP_AUTHORIZATION=f"Token {world.actors['viewer'].key}",
     ).environ
     statuses = []
-    # As Django's test client does: the test's connection holds its transaction across the request.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
-        response = WSGIHandler()(environ, lambda status, headers, *exc: statuses.append(status))
+        yield WSGIHandler()(environ, lambda status, headers, *exc: statuses.append(status)), statuses
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+
+
+@pytest.mark.django_db
+def test_a_search_is_recorded_once_its_answer_has_been_sent(world):
+    """The member never waits for the record (audit.middleware): served as a WSGI server serves it,
+    the answer is complete before anything is written, and the record is there once the server
+    closes the response."""
+    with _search_served_by_wsgi(world) as (response, statuses):
         body = b"".join(response)
         assert statuses == ["200 OK"] and json.loads(body)["results"]
         assert not AuditEvent.objects.filter(action="search").exists()  # answered, not yet recorded
         response.close()
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
     [record] = AuditEvent.objects.filter(action="search")
     assert record.membership_id == world.actors["viewer"].membership.pk and record.query_text == SEARCH["query"]
+
+
+@pytest.mark.django_db
+def test_a_client_that_hangs_up_before_reading_the_answer_is_recorded_all_the_same(world):
+    """A member cannot keep a search out of the trail by dropping the connection: the server then
+    closes the response without sending it (gunicorn closes it in a ``finally``), and closing is
+    what writes the record."""
+    with _search_served_by_wsgi(world) as (response, statuses):
+        assert statuses == ["200 OK"]
+        response.close()  # nothing of the body was read
+    assert AuditEvent.objects.filter(action="search", membership_id=world.actors["viewer"].membership.pk).count() == 1
 
 
 @pytest.mark.django_db
