@@ -5,13 +5,15 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from accounts.errors import NotFound
-from accounts.models import ApiToken, Group, Membership, Tenant
+from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant
 from accounts.policy import Reader
 
 
 def reader_for(membership: Membership) -> Reader:
     """The access-rule view of a membership: tenant, clearance and group ids."""
-    group_ids = frozenset(membership.groups.values_list("id", flat=True))
+    # The link table alone (a trigger keeps both sides in one tenant): under the tenant wall, a join
+    # to groups would plan both tables' policies on every search.
+    group_ids = frozenset(GroupMembership.objects.filter(membership_id=membership.pk).values_list("group_id", flat=True))
     return Reader(tenant_id=membership.tenant_id, clearance=membership.clearance, group_ids=group_ids)
 
 

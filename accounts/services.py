@@ -14,7 +14,7 @@ from accounts import policy
 from accounts.errors import ApplicationError, Conflict
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Role, Tenant, User
 from accounts.policy import AccessLevel, Policy
-from accounts.tenancy import acting_user_activate, tenant_activate, token_tenant_id
+from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
 
@@ -155,10 +155,9 @@ def api_token_authenticate(key: str) -> ApiToken | None:
     if len(parts) < 3 or parts[0] != "bkh":
         return None
     digest = _hash_key(key)
-    tenant_id = token_tenant_id(digest)  # the one lookup before the tenant is known (accounts.tenancy)
-    if tenant_id is None:
+    # The one lookup before the tenant is known, which also acts for it (accounts.tenancy).
+    if tenant_activate_for_token(digest) is None:
         return None
-    tenant_activate(tenant_id)
     for token in ApiToken.objects.select_related("membership__tenant", "membership__user").filter(
         prefix=parts[1], revoked_at__isnull=True
     ):

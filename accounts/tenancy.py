@@ -7,9 +7,10 @@ without BYPASSRLS (``bulkhead_app`` by default); with no tenant set, it sees no 
 
 * :func:`tenant_activate` sets the acting tenant for the rest of the request or task (a
   session setting, so it outlives the transaction; ``set_config(..., false)``), and
-  :func:`tenant_context_reset` clears it. Requests clear it at their start and end
-  (``bulkhead.middleware.TenantContextMiddleware``), tasks at theirs (``bulkhead/celery.py``):
-  a value left on a persistent connection never reaches the next request or task.
+  :func:`tenant_context_reset` clears it. Requests and tasks clear it at their end
+  (``bulkhead.middleware``, ``bulkhead/celery.py``) and, unless that clear is known to have held,
+  at their start (:func:`tenant_context_reset_if_set`): a value left on a persistent connection
+  never reaches the next request or task.
 * :func:`acting_user_activate` names the signed-in user, whose own memberships (in every
   tenant) the memberships policy also admits: sign-in and the tenant switcher list them
   before a tenant is chosen.
@@ -29,6 +30,7 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections
+from django.db.backends.signals import connection_created
 
 TENANT_SETTING = "app.tenant_id"
 USER_SETTING = "app.user_id"
@@ -43,16 +45,43 @@ def owner_alias() -> str:
     return OWNER_ALIAS if OWNER_ALIAS in settings.DATABASES else "default"
 
 
+# Set on a connection wrapper (one per thread) after a clear that committed: the physical connection
+# it cleared. The clear at a request's start is skipped while the wrapper still holds that same
+# connection and nothing has been set on it since (see tenant_context_reset_if_set).
+_CLEARED = "_bulkhead_tenant_cleared_on"
+
+
+def _new_connection_is_clear(sender, connection, **kwargs) -> None:
+    # A new session starts with nothing set (the same assumption as a closed connection's).
+    setattr(connection, _CLEARED, connection.connection)
+
+
+connection_created.connect(_new_connection_is_clear, dispatch_uid="bulkhead.tenancy.new_connection_is_clear")
+
+
 def _set(values: dict[str, str], *, using: str = "default") -> None:
     sql = ", ".join("set_config(%s, %s, false)" for _ in values)
     params = [item for pair in values.items() for item in pair]
-    with connections[using].cursor() as cursor:
+    connection = connections[using]
+    with connection.cursor() as cursor:  # (opens the connection first, if need be)
+        setattr(connection, _CLEARED, None)  # whatever happens next, it is not known clear
         cursor.execute(f"SELECT {sql}", params)
+    _note_if_cleared(connection, values)
 
 
-def tenant_activate(tenant_id: int | None, *, using: str = "default") -> None:
-    """Act for ``tenant_id`` on this connection until the next reset (None: for no tenant)."""
-    _set({TENANT_SETTING: "" if tenant_id is None else str(int(tenant_id))}, using=using)
+def _note_if_cleared(connection, values: dict[str, str]) -> None:
+    # Only a clear that has committed counts: inside a transaction, a session setting made there
+    # goes back to its earlier value if the transaction rolls back.
+    if not any(values.values()) and set(values) >= {TENANT_SETTING, USER_SETTING} \
+            and connection.get_autocommit() and not connection.in_atomic_block:
+        setattr(connection, _CLEARED, connection.connection)
+
+
+def tenant_activate(tenant_id: int | None, *, using: str = "default", also: dict[str, str] | None = None) -> None:
+    """Act for ``tenant_id`` on this connection until the next reset (None: for no tenant).
+    ``also``: further session settings to set in the same statement (the search benchmark's
+    reader, for a measured access policy)."""
+    _set({**(also or {}), TENANT_SETTING: "" if tenant_id is None else str(int(tenant_id))}, using=using)
 
 
 def tenant_act_for(*, slug: str):
@@ -87,6 +116,23 @@ def tenant_context_reset_if_connected(*, using: str = "default") -> None:
         tenant_context_reset(using=using)
     except DatabaseError:
         connection.close()
+
+
+def tenant_context_known_clear(*, using: str = "default") -> bool:
+    """True when this thread's connection is closed (a new one starts with nothing set), or is the
+    very connection the last committed :func:`tenant_context_reset` cleared, with nothing set on it
+    since through this module."""
+    connection = connections[using]
+    return connection.connection is None or getattr(connection, _CLEARED, None) is connection.connection
+
+
+def tenant_context_reset_if_set(*, using: str = "default") -> None:
+    """The clear at a request's or task's start: :func:`tenant_context_reset_if_connected`, skipped
+    when :func:`tenant_context_known_clear` (the previous one's clear at its end held -- one round
+    trip less per request). A clear that failed closed the connection; one made inside a
+    transaction does not count."""
+    if not tenant_context_known_clear(using=using):
+        tenant_context_reset_if_connected(using=using)
 
 
 def current_tenant_id(*, using: str = "default") -> int | None:
@@ -157,6 +203,17 @@ def as_application_role(tenant_id: int | None = None) -> Iterator[None]:
         tenant_context_reset()
         with connections["default"].cursor() as cursor:
             cursor.execute("RESET ROLE")
+
+
+def tenant_activate_for_token(key_hash: str) -> int | None:
+    """Act for the tenant of the live token with this hash (for no tenant when there is none), and
+    return its id: :func:`token_tenant_id` and :func:`tenant_activate` in one round trip."""
+    connection = connections["default"]
+    with connection.cursor() as cursor:
+        setattr(connection, _CLEARED, None)
+        cursor.execute("SELECT NULLIF(set_config(%s, coalesce(bulkhead_token_tenant(%s)::text, ''), false), '')::bigint",
+                       [TENANT_SETTING, key_hash])
+        return cursor.fetchone()[0]
 
 
 def token_tenant_id(key_hash: str) -> int | None:

@@ -285,25 +285,27 @@ def access_policy(create: bool) -> None:
 
 
 def _as_a_request(tenant_id: int, *, access=None, **kwargs):
-    """``search`` with what a request adds around it under the tenant wall: the tenant cleared at the
-    start, set when the member is known (with ``access``, also the reader's clearance and groups, in
-    the same statement), cleared at the end (three round trips)."""
-    from accounts.tenancy import tenant_activate, tenant_context_reset
+    """``search`` with what an API request adds around it under the tenant wall, and the time the
+    member waits for it (ms): the clear at the start (skipped when the previous request's clear at
+    its end is known to have held, ``TenantContextMiddleware``), the tenant set when the token is
+    looked up (one round trip, ``tenancy.tenant_activate_for_token``; with ``access``, also the
+    reader's clearance and groups, in the same statement), the search. The clear at the end runs
+    on ``request_finished``, once the response has been sent: after the timed part, like the audit
+    record."""
+    from accounts.tenancy import tenant_activate, tenant_context_reset_if_connected, tenant_context_reset_if_set
 
-    tenant_context_reset()
-    if access is None:
-        tenant_activate(tenant_id)
-    else:
-        groups = "{" + ",".join(str(g) for g in sorted(access.group_ids)) + "}"
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('app.tenant_id', %s, false), set_config('app.clearance', %s, false), "
-                "set_config('app.groups', %s, false)", [str(tenant_id), str(int(access.clearance)), groups]
-            )
+    t0 = time.perf_counter()
+    tenant_context_reset_if_set()
+    reader = None
+    if access is not None:
+        reader = {"app.clearance": str(int(access.clearance)),
+                  "app.groups": "{" + ",".join(str(g) for g in sorted(access.group_ids)) + "}"}
+    tenant_activate(tenant_id, also=reader)
     try:
-        return search(**kwargs)
+        answer = search(**kwargs)
+        return answer, (time.perf_counter() - t0) * 1000
     finally:
-        tenant_context_reset()
+        tenant_context_reset_if_connected()
 
 
 def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bool = True) -> list:
@@ -332,8 +334,8 @@ def _wall_pairs(tenant_id: int, common: dict, qi: int, *, access=None, audit: bo
                     # As in a request (audit.middleware): the search's record is kept during the answer
                     # and written after it, by the same connection and role, outside the timed part.
                     with audit_reads_deferred():
-                        sides[wall] = _timed(_as_a_request, tenant_id, access=access, mode=mode, expand=expand,
-                                             audit=audit, **common)
+                        sides[wall] = _as_a_request(tenant_id, access=access, mode=mode, expand=expand,
+                                                    audit=audit, **common)
                 finally:
                     with connection.cursor() as cursor:
                         cursor.execute("RESET ROLE")

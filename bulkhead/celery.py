@@ -25,7 +25,6 @@ def _start_embedded_servers(**kwargs) -> None:
     embedded_services.ensure_started()
 
 
-@task_prerun.connect
 @task_postrun.connect
 def _forget_tenant(**kwargs) -> None:
     # A pool process keeps its connection from task to task: each task starts and ends acting for no
@@ -33,6 +32,14 @@ def _forget_tenant(**kwargs) -> None:
     from accounts.tenancy import tenant_context_reset_if_connected
 
     tenant_context_reset_if_connected()
+
+
+@task_prerun.connect
+def _start_with_no_tenant(**kwargs) -> None:
+    # Skipped when the previous task's clear at its end is known to have held (accounts.tenancy).
+    from accounts.tenancy import tenant_context_reset_if_set
+
+    tenant_context_reset_if_set()
 
 
 @app.task(name="kb.ping")

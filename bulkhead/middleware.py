@@ -21,7 +21,7 @@ from django.core.signals import request_finished
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 
-from accounts.tenancy import owner_path, tenant_context_reset_if_connected
+from accounts.tenancy import owner_path, tenant_context_reset_if_connected, tenant_context_reset_if_set
 from kb.errors import database_unavailable_response, error_body
 
 logger = logging.getLogger(__name__)
@@ -48,14 +48,16 @@ class TenantContextMiddleware:
     Connections persist between requests (CONN_MAX_AGE) and threads serve one request after
     another, so the tenant a request chose (when it authenticated: ``accounts.services.
     api_token_authenticate``, ``accounts.permissions.SessionMemberAuthentication``,
-    ``console.membership.console_member``) is cleared before the next one can see it: here at the
-    start, and on ``request_finished`` at the end (which runs even when a view raised)."""
+    ``console.membership.console_member``) is cleared before the next one can see it: on
+    ``request_finished`` at the end (which runs even when a view raised, once the answer has been
+    sent), and here at the start unless that clear is known to have held on this very connection
+    (``accounts.tenancy.tenant_context_reset_if_set``: a round trip saved on every request)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        tenant_context_reset_if_connected()
+        tenant_context_reset_if_set()
         return self.get_response(request)
 
 

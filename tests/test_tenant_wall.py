@@ -9,14 +9,22 @@ tests check that a tenant set by one request or task never applies to the next.
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
 from celery import shared_task
 from django.conf import settings
+from django.core.signals import request_finished
 from django.db import DatabaseError, connection, transaction
+from django.http import HttpResponse
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership
 from accounts.services import api_token_create, group_create, membership_create, membership_set_groups, tenant_create
@@ -25,6 +33,8 @@ from accounts.tenancy import (
     current_tenant_id,
     owner_path,
     tenant_activate,
+    tenant_activate_for_token,
+    tenant_context_known_clear,
     tenant_context_reset,
     token_tenant_id,
 )
@@ -165,6 +175,10 @@ def test_the_lookups_before_a_tenant_return_a_tenant_id_and_nothing_else(two_ten
         tenant_context_reset()
         assert token_tenant_id(_hash_key(a_key)) == a.pk
         assert token_tenant_id(_hash_key(a_key + "x")) is None
+        assert current_tenant_id() is None
+        # The lookup that also acts for the token's tenant (a request's one round trip for both).
+        assert tenant_activate_for_token(_hash_key(a_key)) == a.pk and current_tenant_id() == a.pk
+        assert tenant_activate_for_token(_hash_key(a_key + "x")) is None and current_tenant_id() is None
         assert job_tenant_ids([job_b, uuid.uuid4()]) == {b.pk: [str(job_b)]}
         assert _ids(ApiToken) == set() and _ids(IngestionJob) == set()
 
@@ -213,6 +227,122 @@ def test_a_request_starts_and_ends_acting_for_no_tenant(two_tenants, client):
     assert {d["title"] for d in response.json()["results"]} == set(Document.objects.filter(tenant=b).values_list(
         "title", flat=True))
     assert current_tenant_id() is None
+
+
+def _settings_now() -> tuple[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('app.tenant_id', true), current_setting('app.user_id', true)")
+        return tuple(value or "" for value in cursor.fetchone())
+
+
+def _serve(seen: list) -> None:
+    """One request through the tenant middleware, ended as a server ends it (``request_finished``)."""
+    def view(request):
+        seen.append(_settings_now())
+        return HttpResponse()
+
+    TenantContextMiddleware(view)(RequestFactory().get("/"))
+    request_finished.send(sender=None)
+
+
+def _sets_at_the_start(seen: list) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        _serve(seen)
+    before_view = []
+    for query in queries.captured_queries:
+        if "current_setting('app.tenant_id', true), current_setting('app.user_id', true)" in query["sql"]:
+            break
+        before_view.append(query["sql"])
+    return [sql for sql in before_view if "set_config" in sql]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_clear_at_a_requests_start_is_skipped_only_after_a_clear_that_held():
+    seen: list = []
+    tenant_activate(7)
+    assert len(_sets_at_the_start(seen)) == 1  # left over: cleared first
+    assert _sets_at_the_start(seen) == []  # the last request's clear at its end held: skipped
+    assert tenant_context_known_clear()
+
+    acting_user_activate(8)  # anything set since, even the user alone
+    assert len(_sets_at_the_start(seen)) == 1
+    # A clear inside a transaction that rolls back is undone (the session setting comes back).
+    tenant_activate(9)
+    with contextlib.suppress(RuntimeError), transaction.atomic():
+        tenant_context_reset()
+        raise RuntimeError("rolled back")
+    assert current_tenant_id() == 9 and not tenant_context_known_clear()
+    assert len(_sets_at_the_start(seen)) == 1
+    # The tenant set by the token lookup's own statement.
+    tenant_context_reset()
+    tenant_activate_for_token("no such token")
+    assert not tenant_context_known_clear()
+    assert len(_sets_at_the_start(seen)) == 1
+    # A new connection starts with nothing set.
+    tenant_activate(10)
+    connection.close()
+    assert tenant_context_known_clear() and _sets_at_the_start(seen) == []
+    assert seen == [("", "")] * 6
+
+
+# What may happen on a thread's connection between two requests.
+_STEPS = st.sampled_from([
+    "set tenant", "set user", "set no tenant", "clear", "clear, rolled back", "set, rolled back",
+    "clear, committed in a transaction", "token lookup", "unknown token lookup", "close", "request", "request",
+])
+
+
+@pytest.fixture
+def live_token_hash(transactional_db) -> str:
+    from accounts.services import _hash_key
+
+    return _hash_key(_tenant("wall-token")[2])
+
+
+@hypothesis_settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                     suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(_STEPS, max_size=14))
+def test_every_request_starts_acting_for_no_one_whatever_came_before(live_token_hash, steps):
+    def rolled_back(step):
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            step()
+            raise RuntimeError("rolled back")
+
+    actions = {
+        "set tenant": lambda: tenant_activate(3), "set user": lambda: acting_user_activate(4),
+        "set no tenant": lambda: tenant_activate(None), "clear": tenant_context_reset,
+        "clear, rolled back": lambda: rolled_back(tenant_context_reset),
+        "set, rolled back": lambda: rolled_back(lambda: tenant_activate(5)),
+        "clear, committed in a transaction": lambda: transaction.atomic()(tenant_context_reset)(),
+        "token lookup": lambda: tenant_activate_for_token(live_token_hash),
+        "unknown token lookup": lambda: tenant_activate_for_token("not a token's hash"),
+        "close": connection.close, "request": lambda: _serve(seen),
+    }
+    tenant_activate(6)  # what an earlier example may have left
+    seen: list = []
+    for step in [*steps, "request"]:
+        actions[step]()
+        assert not seen or seen[-1] == ("", ""), steps
+    assert _settings_now() == ("", "")
+
+
+# A session-wide setting of the acting tenant or user, written out in SQL.
+_SESSION_SET = re.compile(r"set_config\(\s*'app\.\w+'\s*,[^;]*?,\s*false\s*\)|\bSET\s+(SESSION\s+)?app\.", re.I)
+
+
+def test_only_the_tenancy_module_sets_who_a_session_acts_for():
+    """The clear at a request's start is skipped on what ``accounts.tenancy`` knows of the
+    connection, so nothing else may set these settings for the session (a transaction's own
+    ``set_config(..., true)``, as the audit's read records do, ends with it)."""
+    root = Path(__file__).resolve().parent.parent
+    sources = [path for folder in ("accounts", "audit", "kb", "pipeline", "console", "bulkhead", "bench", "ingestion")
+               for path in (root / folder).rglob("*.py")]
+    assert len(sources) > 100
+    setters = sorted(str(path.relative_to(root)) for path in sources if _SESSION_SET.search(path.read_text()))
+    assert setters == []
+    assert _SESSION_SET.search("cursor.execute(\"SELECT set_config('app.tenant_id', %s, false)\", [tenant])")
+    assert _SESSION_SET.search("SET app.tenant_id = 4")
+    assert not _SESSION_SET.search("set_config('app.tenant_id', %s, true)")
 
 
 @shared_task(name="tests.tenant_wall.report_tenant")
