@@ -285,6 +285,24 @@ def test_the_clear_at_a_requests_start_is_skipped_only_after_a_clear_that_held()
     assert seen == [("", "")] * 6
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_api_request_sets_its_tenant_once_and_clears_it_once_after_the_answer(client):
+    """Through the whole stack, on a connection the previous request left clear: no clear at the
+    start, the token's lookup acts for its tenant in the same statement, one clear at the end."""
+    tenant, _, key = _tenant("wall-one-trip")
+    statements = []
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/api/v1/documents/", HTTP_AUTHORIZATION=f"Token {key}")
+        assert response.status_code == 200 and {d["title"] for d in response.json()["results"]} == set(
+            Document.objects.filter(tenant=tenant).values_list("title", flat=True))
+        statements = [q["sql"] for q in queries.captured_queries if "'app." in q["sql"]]
+    assert len(statements) == 2, statements
+    assert "bulkhead_token_tenant" in statements[0]
+    assert statements[1] == "SELECT set_config('app.tenant_id', '', false), set_config('app.user_id', '', false)"
+    assert current_tenant_id() is None and tenant_context_known_clear()
+
+
 # What may happen on a thread's connection between two requests.
 _STEPS = st.sampled_from([
     "set tenant", "set user", "set no tenant", "clear", "clear, rolled back", "set, rolled back",
