@@ -31,9 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db.models import Exists, OuterRef
-
-from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Membership, Role, Tenant
 from accounts.policy import Reader
@@ -42,7 +39,8 @@ from ingestion.evaluation.chunkeval import ChunkStats, chunk_stats
 from ingestion.evaluation.golden import GoldenQuestion, load_questions
 from ingestion.evaluation.metrics import Summary, intersection_length, score_question, summarize, union_ranges
 from kb.index_versions import config_summary
-from kb.models import Chunk, Document, IndexVersion, Section
+from kb.models import Chunk, Document, IndexVersion
+from kb.selectors import document_visible_q
 
 ALL = "all"
 
@@ -97,13 +95,13 @@ def golden_resolve(
     """Map each question's document name (JSONL ``document``, Chroma ``corpus_id``) to a document of
     ``tenant`` by source or title, or their file-name stem; spans must lie inside its text.
 
-    With a ``reader`` (a member evaluating through the console) only documents with a section
-    that reader may read are named: a title is document content, and an admin is not above the
-    access rule. Without one (the command line, run by whoever holds the database) any document.
+    With a ``reader`` (a member evaluating through the console) only documents that reader may
+    know of are named (``kb.selectors.document_visible_q``): a title is document content, and an
+    admin is not above the access rule. Without one (the command line, run by whoever holds the database) any document.
     """
     documents = Document.objects.filter(tenant=tenant)
     if reader is not None:
-        documents = documents.filter(Exists(Section.objects.filter(readable_q(reader), document=OuterRef("pk"))))
+        documents = documents.filter(document_visible_q(reader))
     by_name: dict[str, list[Document]] = {}
     for document in documents.only("id", "title", "source", "text"):
         for name in _names(document):

@@ -28,11 +28,10 @@ import uuid
 from collections.abc import Iterable, Mapping
 
 from django.db import transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from accounts.access import readable_q
 from accounts.errors import ApplicationError, Conflict, NotFound
 from accounts.models import Membership, Tenant, User
 from accounts.policy import Reader
@@ -41,8 +40,8 @@ from audit.services import audit_record
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.tokens import DEFAULT_MODEL
 from kb.jobs import UNFINISHED, batch_close_if_done, enqueue_after_commit
-from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob, Section
-from kb.selectors import index_version_id, index_version_missing_documents
+from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob
+from kb.selectors import document_visible_q, index_version_id, index_version_missing_documents
 
 NOT_FOUND_MESSAGE = "Not found."
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
@@ -298,13 +297,12 @@ def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | No
     """
     missing = index_version_missing_documents(version=version)
     if reader is not None:
-        readable = Exists(Section.objects.filter(readable_q(reader), document=OuterRef("pk")))
-        missing = missing.annotate(readable=readable)
         total = missing.count()
         if not total:
             return None
-        titles = list(missing.filter(readable=True).order_by("title", "id").values_list("title", flat=True)[:6])
-        hidden = total - missing.filter(readable=True).count()
+        visible = missing.filter(document_visible_q(reader))
+        titles = list(visible.order_by("title", "id").values_list("title", flat=True)[:6])
+        hidden = total - visible.count()
     else:
         titles = list(missing.order_by("title", "id").values_list("title", flat=True)[:6])
         if not titles:

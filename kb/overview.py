@@ -14,14 +14,14 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from accounts.models import Membership, Role
 from accounts.selectors import reader_for
 from kb.models import Document, IndexVersion, IngestionJob
-from kb.selectors import _visible_q, document_list
+from kb.selectors import document_list, document_visible_q
 
 UNFINISHED = (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)
 
 
 def job_list(*, member: Membership, status: str = "", kind: str = "") -> QuerySet[IngestionJob]:
     """Jobs the member may see, newest first, annotated ``document_visible``."""
-    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(_visible_q(reader_for(member)))
+    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(document_visible=Exists(visible_document))
     if member.role != Role.ADMIN:
         jobs = jobs.filter(Q(created_by_id=member.user_id) | Q(document_visible=True))

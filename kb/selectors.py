@@ -84,7 +84,10 @@ def active_index_version_id(*, tenant_id: int) -> uuid.UUID | None:
 # ----------------------------------------------------------------------------- documents
 
 
-def _visible_q(reader: Reader) -> Q:
+def document_visible_q(reader: Reader) -> Q:
+    """The documents ``reader`` may know of (title included): those with a section the reader may
+    read, and a document without sections when its own policy admits the reader. The one rule for
+    every list, count and name of documents shown to a member."""
     readable_section = Section.objects.filter(readable_q(reader), document=OuterRef("pk"))
     any_section = Section.objects.filter(document=OuterRef("pk"))
     # Document has the same tenant/access_level/access_groups columns: its default policy.
@@ -102,7 +105,7 @@ def _documents(reader: Reader) -> QuerySet[Document]:
     chunks = Chunk.objects.filter(readable_q(reader), document=OuterRef("pk"), index_version_id=version_id)
     return (
         Document.objects.filter(tenant_id=reader.tenant_id)
-        .filter(_visible_q(reader))
+        .filter(document_visible_q(reader))
         .defer("raw", "text")
         .annotate(sections_count=_count(sections), chunks_count=_count(chunks))
     )
@@ -261,7 +264,7 @@ def job_get(*, member: Membership, job_id) -> IngestionJob:
         return job
     if job.document_id is not None:
         reader = reader_for(member)
-        if Document.objects.filter(tenant_id=member.tenant_id, pk=job.document_id).filter(_visible_q(reader)).exists():
+        if Document.objects.filter(tenant_id=member.tenant_id, pk=job.document_id).filter(document_visible_q(reader)).exists():
             return job
     raise _not_found()
 
@@ -613,7 +616,7 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
     if member.tenant_id != admin.tenant_id or document.tenant_id != admin.tenant_id:
         raise _not_found()
     admin_reader, reader = reader_for(admin), reader_for(member)
-    if not Document.objects.filter(pk=document.pk, tenant_id=admin.tenant_id).filter(_visible_q(admin_reader)).exists():
+    if not Document.objects.filter(pk=document.pk, tenant_id=admin.tenant_id).filter(document_visible_q(admin_reader)).exists():
         raise _not_found()
     slugs = group_slugs(member=admin)
     rows = _span_rows(document.pk, admin.tenant_id)
@@ -643,7 +646,7 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
             reasons=denial_reasons(reader, level=level, group_ids=groups, group_names=slugs),
             chunks=totals.get(row["id"], 0), chunks_readable=readable_counts.get(row["id"], 0),
         ))
-    visible = Document.objects.filter(pk=document.pk).filter(_visible_q(reader)).exists()
+    visible = Document.objects.filter(pk=document.pk).filter(document_visible_q(reader)).exists()
     return DocumentAsMember(
         member=_summary(member, slugs), document_visible=visible, sections=sections,
         chunks=sum(totals.values()), chunks_readable=sum(readable_counts.values()),
@@ -695,7 +698,7 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
     sections = Section.objects.filter(tenant_id=admin.tenant_id).select_related("document")
     section = sections.filter(pk=pk).first() if pk else None
     admin_reader = reader_for(admin)
-    if section is None or not Document.objects.filter(pk=section.document_id).filter(_visible_q(admin_reader)).exists():
+    if section is None or not Document.objects.filter(pk=section.document_id).filter(document_visible_q(admin_reader)).exists():
         raise _not_found()
     rows = _rows(section.document_id, admin.tenant_id)
     nodes = {
