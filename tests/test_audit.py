@@ -278,3 +278,21 @@ def test_an_admin_changes_retention_and_hashing_in_the_console_and_the_change_is
     (change,) = _records(world, action="audit.settings")
     assert change["details"] == {"before": {"retention_days": 365, "hash_queries": False},
                                  "after": {"retention_days": 400, "hash_queries": True}}
+
+
+def test_the_consoles_trail_keeps_its_filter_from_page_to_page(world):
+    admin = world.actors["admin"].membership
+    AuditEvent.objects.bulk_create(
+        [AuditEvent(tenant_id=admin.tenant_id, action="sign_in", actor_email=f"n{i}@example.com") for i in range(55)]
+        + [AuditEvent(tenant_id=admin.tenant_id, action="group.update", actor_email="g@example.com")]
+    )
+    signed_in = AuditEvent.objects.filter(tenant_id=admin.tenant_id, action="sign_in").count()
+    client = console_client(admin)
+    first = client.get("/audit/?action=sign_in").content.decode()
+    assert '<a href="?action=sign_in&amp;page=2" id="next-page">Older →</a>' in first
+    assert 'id="previous-page"' not in first and f"page 1 of 2 · {signed_in} records" in first
+    second = client.get("/audit/?action=sign_in&page=2").content.decode()
+    assert '<a href="?action=sign_in&amp;page=1" id="previous-page">← Newer</a>' in second
+    assert 'id="next-page"' not in second and f"page 2 of 2 · {signed_in} records" in second
+    # A log of one page still says how many records it holds.
+    assert "page 1 of 1 · 1 records" in client.get("/audit/?action=group.update").content.decode()
