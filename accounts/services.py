@@ -240,9 +240,15 @@ def membership_update(
 
 
 def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: str = "") -> None:
-    """Record a console sign-in or a failed one, in every tenant the e-mail's user belongs to (one
-    record of no tenant when the e-mail is unknown or belongs to none). Best effort, as reads are
-    (``audit.services.audit_record_read``): a sign-in never fails on the audit."""
+    """Record a console sign-in attempt. Best effort, as reads are (``audit.services.audit_record_read``):
+    a sign-in never fails on the audit.
+
+    * A failed one goes to every tenant where the e-mail's user has an active membership (the
+      account it was tried against reaches each of them), or to no tenant when there is none.
+    * A successful one is recorded when the person enters a tenant (:func:`tenant_entered_record`),
+      in that tenant alone: one tenant does not learn when a member it shares with another works
+      there. With no active membership (nothing to enter) it goes to no tenant.
+    """
     email = (email or "").strip().lower()[:254]
     action = Action.SIGN_IN if succeeded else Action.SIGN_IN_FAILED
     details = {"address": address, **({"reason": reason} if reason else {})}
@@ -254,9 +260,11 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
     if user is not None:
         acting_user_activate(user.pk)
         try:
-            memberships = list(Membership.objects.select_related("user").filter(user=user))
+            memberships = list(Membership.objects.select_related("user").filter(user=user, is_active=True))
         finally:
             acting_user_activate(None)
+    if memberships and succeeded:
+        return
     try:
         for membership in memberships:
             tenant_activate(membership.tenant_id)
@@ -266,3 +274,9 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
             tenant_activate(None)
     if not memberships:
         audit_record_read(action=action, tenant_id=None, details=details, actor_email=email)
+
+
+def tenant_entered_record(*, membership: Membership, address: str = "") -> None:
+    """A signed-in person entered ``membership``'s tenant in the console (given their only one after
+    signing in, or chosen): the ``sign_in`` record of that tenant, best effort."""
+    audit_record_read(action=Action.SIGN_IN, actor=membership, details={"address": address})

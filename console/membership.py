@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 
 from accounts.errors import NotFound, PermissionRefused
 from accounts.models import ROLE_RANK, Membership, Role
+from accounts.services import tenant_entered_record
 from accounts.tenancy import acting_user_activate, tenant_activate
 
 SESSION_KEY = "console_membership_id"
@@ -46,10 +47,16 @@ def console_member(request) -> Membership | None:
         request.session.pop(SESSION_KEY, None)
     only = list(memberships[:2])
     if len(only) == 1:
-        request.session[SESSION_KEY] = only[0].pk
-        tenant_activate(only[0].tenant_id)
+        tenant_enter(request, only[0])
         return only[0]
     return None
+
+
+def tenant_enter(request, membership: Membership) -> None:
+    """From this request on, the session acts as ``membership`` (recorded in its tenant's trail)."""
+    request.session[SESSION_KEY] = membership.pk
+    tenant_activate(membership.tenant_id)
+    tenant_entered_record(membership=membership, address=request.META.get("REMOTE_ADDR", "")[:64])
 
 
 def member_required(role: Role = Role.VIEWER):

@@ -296,3 +296,42 @@ def test_the_consoles_trail_keeps_its_filter_from_page_to_page(world):
     assert 'id="next-page"' not in second and f"page 2 of 2 · {signed_in} records" in second
     # A log of one page still says how many records it holds.
     assert "page 1 of 1 · 1 record<" in client.get("/audit/?action=group.update").content.decode()
+
+
+def test_a_sign_in_is_recorded_only_in_the_tenant_the_person_enters(db):
+    """One tenant does not learn when a member it shares with another works there; a failed sign-in
+    goes to every tenant the account can still reach."""
+    from django.test import Client
+
+    from accounts.passwords import user_set_password
+    from accounts.services import membership_create, membership_update, tenant_create
+
+    password = "a long enough pass phrase 7"
+    a, b, c = (tenant_create(slug=f"enter-{x}", name=f"Tenant {x}") for x in "abc")
+    membership_create(tenant=a, email="both@example.com", role="viewer", clearance="public")
+    in_b = membership_create(tenant=b, email="both@example.com", role="viewer", clearance="public")
+    membership_update(membership=membership_create(tenant=c, email="both@example.com", role="viewer",
+                                                   clearance="public"), is_active=False)
+    membership_create(tenant=c, email="only@example.com", role="viewer", clearance="public")
+    user_set_password(email="both@example.com", password=password)
+    user_set_password(email="only@example.com", password=password)
+
+    def trail(tenant, action="sign_in"):
+        return [e["address"] for e in AuditEvent.objects.filter(tenant_id=tenant.pk, action=action).values_list(
+            "details", flat=True)]
+
+    client = Client(REMOTE_ADDR="203.0.113.9")
+    client.post("/sign-in/", {"username": "both@example.com", "password": "not it"})
+    assert trail(a, "sign_in.failed") == trail(b, "sign_in.failed") == ["203.0.113.9"]
+    assert trail(c, "sign_in.failed") == []  # deactivated there
+    assert client.post("/sign-in/", {"username": "both@example.com", "password": password}).status_code == 302
+    assert client.get("/").status_code == 302  # two tenants: the person chooses first
+    assert trail(a) == trail(b) == []
+    assert client.post("/tenant/", {"membership": in_b.pk}).status_code == 302
+    assert client.get("/").status_code == 200
+    assert trail(b) == ["203.0.113.9"] and trail(a) == [] and trail(c) == []
+    # The only tenant of a person is entered at sign-in, and recorded there once.
+    single = Client(REMOTE_ADDR="198.51.100.4")
+    single.post("/sign-in/", {"username": "only@example.com", "password": password})
+    assert single.get("/").status_code == 200 and single.get("/").status_code == 200
+    assert trail(c) == ["198.51.100.4"]

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.services import sign_in_record
-from console.membership import SESSION_KEY, active_memberships, console_member
+from console.membership import SESSION_KEY, active_memberships, console_member, tenant_enter
 
 
 class SignInForm(AuthenticationForm):
@@ -80,7 +80,7 @@ def tenant_switch(request):
         if chosen is None:
             messages.error(request, "Choose one of your tenants.")
         else:
-            request.session[SESSION_KEY] = chosen.pk
+            tenant_enter(request, chosen)
             return redirect("console:dashboard")
     current = console_member(request)
     return render(request, "console/tenant_switch.html", {"memberships": memberships, "member": current})
