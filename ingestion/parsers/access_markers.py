@@ -92,8 +92,13 @@ _BANG = r"(?:!|\uff01|\ufe57|&excl;|&#0*33;?|&#x0*21;?)"
 _DASH = f"(?:[{_DASHES}]|&#0*45;?|&#x0*2d;?|&(?:dash|hyphen|minus|ndash|mdash|horbar);)"
 _COMMENT_OPEN_RE = re.compile(f"{_LT}{_BANG}(?:{_DASH}+|\\[CDATA\\[)", re.IGNORECASE)
 _COMMENT_OPEN_HINT_RE = re.compile("<!|[&\uff1c\ufe64]")
-# How far after the comment opener a marker's first word is looked for.
+# How far a marker's first word is looked for, after the comment opener and any run of padding.
 _COMMENT_HEAD = 80
+# Padding between the opener and a marker's first word: whitespace, dashes, invisible characters, and
+# the same as character references ("&nbsp;", "&#32;"). Skipped whatever its length: a window counted
+# from the opener let a marker padded with 81 spaces pass as a plain comment.
+_DASH_CHARS = frozenset("-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d")
+_REFERENCE_RE = re.compile(r"&(?:[a-z]+[0-9]*|#[0-9]+|#x[0-9a-f]+);?", re.IGNORECASE)
 _HEAD_RE = re.compile(f"[\\s{_DASHES}]*(?P<slash>/?)\\s*(?P<word>[^\\W_]+)(?P<colon>\\s*:)?")
 
 
@@ -148,20 +153,38 @@ def _comment_head_is_marker(head: str) -> bool:
     return distance <= 1 or (distance == 2 and bool(match["slash"] or match["colon"]))
 
 
+def _is_padding(char: str) -> bool:
+    return char.isspace() or char in _DASH_CHARS or is_invisible(char)
+
+
+def _head(text: str, start: int, end: int) -> str:
+    """The text after a comment opener at ``start`` where a marker's first word would be: past any run
+    of padding (linear: a run ends before the next opener), then at most ``_COMMENT_HEAD`` characters."""
+    position = start
+    while position < end:
+        if _is_padding(text[position]):
+            position += 1
+            continue
+        reference = _REFERENCE_RE.match(text, position, end) if text[position] == "&" else None
+        if reference is None or not all(_is_padding(char) for char in html.unescape(reference.group())):
+            break
+        position = reference.end()
+    return text[position : min(position + _COMMENT_HEAD, end)]
+
+
 def find_marker_comment(text: str, start: int = 0, end: int | None = None) -> int | None:
     """Offset of the first comment opener (``<!--``, or a dash-like variant) in ``text[start:end]`` that
     starts a marker or a near miss, else None."""
     end = len(text) if end is None else end
     for opener in _COMMENT_OPEN_RE.finditer(text, start, end):
-        head_start = opener.end()
-        if _comment_head_is_marker(text[head_start : min(head_start + _COMMENT_HEAD, end)]):
+        if _comment_head_is_marker(_head(text, opener.end(), end)):
             return opener.start()
     return None
 
 
 def looks_like_marker_comment(content: str) -> bool:
     """True when an HTML comment's *content* (between ``<!--`` and ``-->``) looks like a marker."""
-    return _comment_head_is_marker(content[:_COMMENT_HEAD])
+    return _comment_head_is_marker(_head(content, 0, len(content)))
 
 
 def looks_like_marker(text: str) -> bool:

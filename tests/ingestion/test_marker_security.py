@@ -401,6 +401,28 @@ def test_dash_variants_of_a_marker_fail(marker):
     assert_fails(lambda: parse(f"Open.\n{marker}\nsecret\n".encode(), content_type="text/plain"), 2)
 
 
+# Padding between "<!--" and the marker's first word, longer than the window a marker's word was
+# once looked for in (80 characters from the opener): the marker was then read as a plain comment.
+PADDINGS = [" " * 90, "\t" * 81, " " * 79 + "\t" * 40, "&nbsp;" * 20, "\u200b" * 81, "-" * 100]
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_a_padded_marker_is_applied_or_fails_but_never_ignored(padding):
+    heading = f"# Handbook\n\nintro\n\n## Merger <!--{padding}access: restricted -->\n\nsecret\n"
+    region = f"# Handbook\n\nintro\n\n<!--{padding}access: restricted -->\nsecret\n<!--{padding}/access -->\n"
+    for source, line in ((heading, 5), (region, 5)):
+        try:
+            doc = md(source)
+        except ParseError as error:
+            assert error.line == line, (padding, error)
+        else:
+            assert policies_of(doc, "secret") == {RESTRICTED}, padding
+    # Where markers are not read, a padded one fails the document as an unpadded one does.
+    assert_fails(lambda: parse(f"open\n<!--{padding}access: restricted -->\nsecret\n".encode(),
+                               content_type="text/plain"), 2)
+    assert_fails(lambda: parse_html(f"<p>open</p>\n<!--{padding}access: restricted --><p>secret</p>".encode()), 2)
+
+
 def test_near_miss_closing_marker_fails():
     source = "<!-- access: restricted -->\nsecret\n<!-- /acess -->\n<!-- /access -->\n"
     assert_fails(lambda: md(source), 3)
