@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import html as html_module
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -493,6 +494,7 @@ class _AsWritten:
     def __init__(self, markup: str) -> None:
         self.markup = markup
         self.stack: list[tuple[str, _Extent | None]] = []
+        self.open_names: Counter[str] = Counter()  # how many of each element are on the stack
         self.open: list[tuple[_Extent, int]] = []  # open elements with a policy (and first piece), innermost last
         self.extents: list[_Extent] = []
         self.pieces: list[str] = []  # text met while a policy element is open
@@ -565,6 +567,7 @@ class _AsWritten:
         if name in _VOID_ELEMENTS:
             return  # no content
         self.stack.append((name, extent))
+        self.open_names[name] += 1
         if extent is not None:
             if len(self.open) >= _MAX_POLICY_NESTING:
                 raise ParseError(f"data-access elements nested more than {_MAX_POLICY_NESTING} deep",
@@ -572,15 +575,15 @@ class _AsWritten:
             self.open.append((extent, len(self.pieces)))
 
     def end_tag(self, name: str) -> None:
-        for index in range(len(self.stack) - 1, -1, -1):
-            if self.stack[index][0] == name:
-                break
-        else:
-            return  # a stray end tag closes nothing
-        while len(self.stack) > index:
-            _, extent = self.stack.pop()
+        if not self.open_names[name]:
+            return  # a stray end tag closes nothing (known without a walk down the stack: linear overall)
+        while True:
+            popped, extent = self.stack.pop()
+            self.open_names[popped] -= 1
             if extent is not None:
                 self.close_extent()
+            if popped == name:
+                return
 
 
 def _check_policy_extents(markup: str, root: Element) -> None:
@@ -677,6 +680,11 @@ def parse_html_text(markup: str) -> ParsedDocument:
             builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
                              blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
     title = " ".join(title_tag.text_content().split()) if title_tag is not None else ""
+    if title_tag is not None and any(node.get(name) is not None for node in (title_tag, *title_tag.iterancestors())
+                                     for name in _POLICY_ATTRIBUTES):
+        # <title> inside an element with a policy (<html data-access=...>): it belongs to that policy,
+        # while a document's title is shown to every reader of any of its sections. Not used.
+        title = ""
     return ParsedDocument(text=text, sections=builder.finish(), title=title or extractor.first_h1)
 
 

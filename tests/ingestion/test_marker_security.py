@@ -820,3 +820,15 @@ def test_f7_html_errors_quote_document_tag_names(markup):
     safe = safe_error(str(caught.value))
     assert "launch-code" not in safe and "4821" not in safe, safe
     assert "line 1" in safe, safe
+
+
+@pytest.mark.parametrize("where", ['<html data-access="restricted"><head>', '<html><head data-groups="sec">',
+                                   '<html><head><title data-access="confidential">'])
+def test_an_html_title_under_a_policy_is_not_the_documents_title(where):
+    """A document's title is shown to every reader of any of its sections; a <title> inside an element
+    with a policy belongs to that policy (found by an attack: it was the title for everyone)."""
+    opened = where + ("" if where.endswith("<title data-access=\"confidential\">") else "<title>")
+    doc = parse_html(f"{opened}Project Falcon layoffs</title></head><body><p>body</p></body></html>".encode())
+    assert doc.title in (None, "")
+    assert parse_html(b"<html><head><title>Opening hours</title></head><body><p>x</p></body></html>").title == \
+        "Opening hours"

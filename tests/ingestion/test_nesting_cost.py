@@ -213,3 +213,30 @@ def test_docx_with_too_many_paragraphs_or_cells_is_refused(monkeypatch):
     monkeypatch.setattr(docx_parser, "MAX_TABLE_CELLS", 100)
     with pytest.raises(ParseError, match="more than 100 table cells"):
         parse(_merged_table(30, 4), filename="cells.docx")
+
+
+class _CountingStack(list):
+    """The HTML re-reader's open-element stack, counting the entries it reads and pops."""
+
+    reads = 0
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return super().__getitem__(index)
+
+    def pop(self, *args):
+        self.reads += 1
+        return super().pop(*args)
+
+
+@pytest.mark.parametrize("n", [1000, 4000])
+def test_stray_end_tags_in_html_cost_linear_work(n):
+    """Every ``</b>`` that closes nothing searched the whole stack of unclosed ``<p>``: two 560 KB
+    uploads held both small-upload workers for the two-minute parse limit (found by an attack)."""
+    from ingestion.parsers import html as html_parser
+
+    markup = '<div data-access="internal"><p>a</p></div>' + "<p>x" * n + "</b>" * n + "</p>" * n
+    reader = html_parser._AsWritten(markup)
+    reader.stack = _CountingStack()
+    assert len(reader.read()) == 1
+    assert reader.stack.reads <= 3 * n
