@@ -90,8 +90,10 @@ _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 _LT = r"(?:<|\uff1c|\ufe64|&lt;?|&#0*60;?|&#x0*3c;?)"
 _BANG = r"(?:!|\uff01|\ufe57|&excl;|&#0*33;?|&#x0*21;?)"
 _DASH = f"(?:[{_DASHES}]|&#0*45;?|&#x0*2d;?|&(?:dash|hyphen|minus|ndash|mdash|horbar);)"
-_COMMENT_OPEN_RE = re.compile(f"{_LT}{_BANG}(?:{_DASH}+|\\[CDATA\\[)", re.IGNORECASE)
-_COMMENT_OPEN_HINT_RE = re.compile("<!|[&\uff1c\ufe64]")
+# The dashes may be missing or spaced ("<!access:", "<! -- access:", "< !-- access:"): not a comment,
+# or HTML's "bogus comment", which renders as nothing too.
+_COMMENT_OPEN_RE = re.compile(f"{_LT}\\s*{_BANG}(?:\\s*{_DASH}+|\\[CDATA\\[)?", re.IGNORECASE)
+_COMMENT_OPEN_HINT_RE = re.compile("<\\s*!|[&\uff1c\ufe64]")
 # How far a marker's first word is looked for, after the comment opener and any run of padding.
 _COMMENT_HEAD = 80
 # Padding between the opener and a marker's first word: whitespace, dashes, invisible characters, and
@@ -204,7 +206,11 @@ def attribute_marker_kind(name: str) -> str | None:
     """
     if name.lower() in _ATTRIBUTES:
         return "exact"
-    norm = skeleton(name)
+    # As written in the source: a character reference ("data&#45;access") or a namespace prefix
+    # ("xml:data-access", "xlink:data-access") makes another attribute that no policy reads.
+    norm = skeleton(html.unescape(name) if "&" in name else name).rpartition(":")[2]
+    if norm in _ATTRIBUTES:
+        return "near"
     if any(edit_distance(norm, target) <= 2 for target in _ATTRIBUTES):
         return "near"
     core = re.sub(r"^data[\W_]?", "", norm)

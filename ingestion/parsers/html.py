@@ -436,7 +436,17 @@ def _check_marker_names(root: Element) -> None:
                     line=_line(node),
                 )
             checked.add(name)
+    for node in root.iter(*_LITERAL_MARKUP):
+        text = node.text_content()
+        if access_markers.looks_like_marker(text) or access_markers.find_policy_attribute(text) is not None:
+            raise ParseError(
+                f"{_tag(node.tag)} shows markup as text, and it holds what looks like an access marker or attribute, "
+                "which would be shown and not applied: put the content in ordinary elements with data-access, "
+                "or remove it", line=_line(node))
 
+
+# Elements whose content is shown as text even when it is markup ("<xmp><div data-access=...>").
+_LITERAL_MARKUP = ("xmp", "plaintext", "textarea", "noembed", "noframes", "iframe")
 
 # Elements that never have content or an end tag.
 _VOID_ELEMENTS = frozenset({

@@ -47,8 +47,10 @@ Access markers (docs/formats.md, "Access markers: fail closed, narrow only"):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
 import yaml
 from markdown_it import MarkdownIt
@@ -159,16 +161,30 @@ def _policy_attribute_in_html(content: str, *, inline: bool) -> bool:
     )
 
 
+_CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
 def _markers_outside_code(content: str) -> bool:
     """Whether inline ``content`` has marker-like text outside code spans."""
     if not access_markers.looks_like_marker(content):
         return False
     if len(content) > _MAX_INLINE_PARSE * 16:
         return True  # too big to inline-parse cheaply; fail closed
+    # The source without its code spans: the tokens do not show everything (a link destination in
+    # angle brackets, "[x](<!-- access: ... -->)", loses its "<" and ">").
+    if access_markers.looks_like_marker(_CODE_SPAN_RE.sub(" ", content)):
+        return True
     return any(
-        child.type != "code_inline" and access_markers.looks_like_marker(child.content)
+        child.type != "code_inline" and any(access_markers.looks_like_marker(text) for text in _texts_of(child))
         for child in _inline_children(content)
     )
+
+
+def _texts_of(child: Token) -> list[str]:
+    """An inline token's text and its attributes' (a link's destination and title, an image's source):
+    markdown-it keeps those out of ``content``, and percent-encodes a destination."""
+    values = [str(value) for value in (child.attrs or {}).values()]
+    return [child.content, *values, *(unquote(value) for value in values if "%" in value)]
 
 
 class _MarkdownParser:

@@ -832,3 +832,39 @@ def test_an_html_title_under_a_policy_is_not_the_documents_title(where):
     assert doc.title in (None, "")
     assert parse_html(b"<html><head><title>Opening hours</title></head><body><p>x</p></body></html>").title == \
         "Opening hours"
+
+
+@pytest.mark.parametrize("marker", ["<!access: restricted -->", "<! -- access: restricted -->",
+                                    "< !-- access: restricted -->", "<!  access: restricted -->"])
+def test_a_marker_without_its_dashes_or_with_spaces_in_its_opener_fails(marker):
+    """Not comments in Markdown (shown as text, or as nothing: HTML's "bogus comment"), so the marker
+    would have been plain text with the upload's access (found by an attack)."""
+    assert_fails(lambda: md(f"# Notes\n\nOpen.\n\n{marker}\n\nsecret\n"), 5)
+    assert_fails(lambda: md(f"# Notes\n\nOpen.\n\n## Keys {marker}\n\nsecret\n"), 5)
+
+
+@pytest.mark.parametrize("link", ['[a](x "<!-- access: restricted -->")', "[x](<!-- access: restricted -->)",
+                                  "![<!-- access: restricted -->](x.png)", '[a](x "&lt;!-- access: restricted -->")'])
+def test_a_marker_inside_link_syntax_fails(link):
+    """markdown-it keeps a link's title and destination out of the inline text: a marker there was
+    neither applied nor refused (found by an attack)."""
+    assert_fails(lambda: md(f"# Notes\n\nOpen.\n\n## Keys {link}\n\nsecret\n"), 5)
+    assert_fails(lambda: md(f"# Notes\n\nOpen {link} secret.\n"), 3)
+
+
+def test_a_marker_inside_a_code_span_is_text():
+    doc = md("# Notes\n\nWrite `<!-- access: restricted -->` alone on its line.\n")
+    assert policies_of(doc, "alone on its line") == {INTERNAL}
+
+
+@pytest.mark.parametrize("attribute", ["xml:data-access", "xlink:data-access", "data&#45;access", "svg:data-groups"])
+def test_a_prefixed_or_encoded_policy_attribute_fails(attribute):
+    markup = f"<p>open</p>\n<div {attribute}='restricted'>secret</div>"
+    assert_fails(lambda: parse_html(markup.encode()), 2, "looks like an access attribute")
+
+
+@pytest.mark.parametrize("element", ["xmp", "plaintext", "textarea"])
+def test_markup_shown_as_text_holding_a_policy_fails(element):
+    for inner in ('<div data-access="restricted">secret</div>', "<!-- access: restricted -->secret"):
+        markup = f"<p>open</p>\n<{element}>{inner}</{element}>"
+        assert_fails(lambda: parse_html(markup.encode()), 2, "shows markup as text")  # noqa: B023
