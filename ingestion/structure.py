@@ -14,6 +14,7 @@ Pure Python: no Django imports. Policies (levels, groups, inheritance) are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from accounts.policy import Policy, PolicyNode, effective_policies
@@ -83,6 +84,10 @@ class Section:
     # Prefix lines that belong in every chunk's embed text (e.g. a module's imports,
     # an email's From/Subject) besides the heading path.
     context: str = ""
+    # When ``context`` holds text of other sections (a module's imports, an enclosing class's
+    # signature): ``(key of the section whose text it is, line)`` per line, for
+    # :func:`restrict_context`. Empty: the context is the section's own.
+    context_parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -142,4 +147,24 @@ def resolve_policies(doc: ParsedDocument, upload_default: Policy) -> ParsedDocum
                 line=section.line,
             )
         section.effective = resolved[section.key].effective
+    return doc
+
+
+def restrict_context(doc: ParsedDocument, policies: Mapping[str, Policy]) -> ParsedDocument:
+    """Keep in each section's ``context`` only the lines that *every* reader of the section may read.
+
+    A line taken from another section (``Section.context_parts``) stays when the section's policy
+    implies that one's -- the rule of the heading prefix
+    (:func:`accounts.policy.visible_heading_paths`) -- and is left out otherwise, or when that
+    section has no policy in ``policies`` (fail closed). ``policies`` are the effective ones by
+    section key: the stored policies at ingestion, not necessarily the file's.
+    """
+    for section in doc.sections:
+        if not section.context_parts:
+            continue
+        own = policies.get(section.key)
+        section.context = "\n".join(
+            text for key, text in section.context_parts
+            if key == section.key or (own is not None and key in policies and own.implies(policies[key]))
+        )
     return doc

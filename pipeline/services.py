@@ -29,7 +29,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from ingestion import limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.config import ChunkingConfig
-from ingestion.structure import ParsedDocument, ParseError, resolve_policies
+from ingestion.structure import ParsedDocument, ParseError, resolve_policies, restrict_context
 from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import enqueue_jobs, job_finish, job_progress, job_tenant_ids
@@ -311,7 +311,8 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion) -
             # New content: policies set through the API on the old sections carry over to the new ones.
             _carry_overrides(rows, existing, document)
     # Each heading path without the titles of ancestors that some reader of the section may not
-    # read, so neither a returned path nor an embedded prefix tells them anything.
+    # read, so neither a returned path nor an embedded prefix tells them anything; the same for
+    # context taken from other sections (a module's imports, an enclosing class's signature).
     by_key = {row.key: row for row in rows}
     paths = visible_heading_paths(
         PathNode(s.key, s.parent, s.title, by_key[s.key].access_level, tuple(sorted(by_key[s.key].access_groups)))
@@ -319,6 +320,7 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion) -
     )
     for section in parsed.sections:
         section.heading_path = paths[section.key]
+    restrict_context(parsed, {key: Policy(row.access_level, row.access_groups) for key, row in by_key.items()})
     if not reuse:
         for row, section in zip(rows, parsed.sections, strict=True):
             row.heading_path = list(section.heading_path)

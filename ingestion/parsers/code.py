@@ -19,6 +19,9 @@ cut a long function between statements.
 ``Section.context`` -- repeated in every chunk's embed text -- is the import
 lines the section actually uses (at most :data:`MAX_CONTEXT_IMPORTS`), then the
 enclosing class's signature for a method, then the section's own signature.
+``Section.context_parts`` says which section each line is text of (the imports
+the root's, a signature its definition's), so that a section readable by more
+people than its class or module embeds neither (:func:`~ingestion.structure.restrict_context`).
 
 A file that does not parse (a syntax error, a newer Python) is not refused: it
 becomes one root section with blank-line-separated ``code`` blocks, and
@@ -171,9 +174,10 @@ def _imports(tree: ast.Module, source: _Source) -> list[_Import]:
     return found
 
 
-def _context(imports: list[_Import], used: set[str], signatures: list[str]) -> str:
-    relevant = [imp.text for imp in imports if imp.names & used][:MAX_CONTEXT_IMPORTS]
-    return "\n".join([*relevant, *signatures])
+def _context(imports: list[_Import], used: set[str], signatures: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``(key of the section whose text it is, line)`` per context line: the imports are the root's."""
+    relevant = [("0", imp.text) for imp in imports if imp.names & used][:MAX_CONTEXT_IMPORTS]
+    return (*relevant, *signatures)
 
 
 class _Builder:
@@ -184,7 +188,7 @@ class _Builder:
         self.sections: list[Section] = []
 
     def definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, parent: Section,
-                   outer_signatures: list[str]) -> None:
+                   outer_signatures: list[tuple[str, str]]) -> None:
         source = self.source
         first, last = _first_line(node), (node.end_lineno or node.lineno) - 1
         start, end = source.span(first, last)
@@ -196,8 +200,10 @@ class _Builder:
         used = _used_names([*getattr(node, "decorator_list", []), *(getattr(node, "bases", []) or []),
                             *own_statements, *([node.args] if not is_class else []),
                             *([node.returns] if getattr(node, "returns", None) is not None else [])])
+        key = str(len(self.sections))
+        context = _context(self.imports, used, [*outer_signatures, (key, signature)])
         section = Section(
-            key=str(len(self.sections)),
+            key=key,
             parent=parent.key,
             title=node.name,
             heading_path=(*parent.heading_path, node.name) if parent.parent is not None else (self.filename, node.name),
@@ -206,7 +212,8 @@ class _Builder:
             start=start,
             end=end,
             line=node.lineno,
-            context=_context(self.imports, used, [*outer_signatures, signature]),
+            context="\n".join(text for _, text in context),
+            context_parts=context,
             metadata={"lines": [first + 1, last + 1], "signature": signature},
         )
         self.sections.append(section)
@@ -215,7 +222,7 @@ class _Builder:
         statements = own_statements if header_last is not None else [node]
         section.blocks = _statement_blocks(source, body_first, last, statements, child_ranges)
         for child in children:
-            self.definition(child, section, [*outer_signatures, signature] if is_class else outer_signatures)
+            self.definition(child, section, [*outer_signatures, (key, signature)] if is_class else outer_signatures)
 
 
 def _fallback(source: _Source, title: str, reason: str, line: int | None) -> ParsedDocument:
@@ -281,4 +288,6 @@ def parse_python_text(text: str, *, filename: str = "module.py") -> ParsedDocume
           extensions=[".py", ".pyi", ".pyw"])
 def parse_python(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a Python module into function and class sections (see the module docstring)."""
-    return parse_python_text(_decode(data), filename=os.path.basename(filename) if filename else "module.py")
+    # Never an untitled root: its title in a heading path is what tells a policy change that the
+    # module's imports left (or joined) its definitions' context (kb.services.apply_policies).
+    return parse_python_text(_decode(data), filename=os.path.basename(filename or "") or "module.py")
