@@ -24,7 +24,15 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Tenant, User
-from accounts.policy import AccessLevel, PathNode, Policy, PolicyNode, effective_policies, visible_heading_paths
+from accounts.policy import (
+    AccessLevel,
+    PathNode,
+    Policy,
+    PolicyNode,
+    effective_policies,
+    policy_implies,
+    visible_heading_paths,
+)
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
@@ -126,7 +134,16 @@ def _document_write(
         document = Document(tenant=tenant, created_by=user, source=upload.source[:1000])
     elif upload.source:
         document.source = upload.source[:1000]
-    document.title = upload.title[:500] or document.title or "untitled"
+    title = upload.title[:500]
+    if document.title and title == document.title and CONTENT_TITLE in (document.metadata or {}):
+        title = ""  # new content sent with the title the content gave (the console's default): still the content's
+    if title and title != UNTITLED:  # the uploader's own: no policy touches it
+        document.title = title
+        document.metadata = {**_without(document.metadata, CONTENT_TITLE), TITLE_GIVEN: True}
+    elif title or not document.title:  # none named: ingestion takes the content's (document_title_follow)
+        document.title = UNTITLED
+        document.metadata = {**_without(document.metadata, TITLE_GIVEN), CONTENT_TITLE: ""}
+    # else new content with no title: the document stays titled as it was (the content's follows the new content)
     document.content_type = _detect_content_type(upload)
     document.raw = upload.content
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
@@ -144,6 +161,62 @@ def _document_write(
         details={"after": _document_view(document), **({"before": before} if before is not None else {})},
     )
     return document
+
+
+def _without(metadata: dict, key: str) -> dict:
+    return {k: v for k, v in (metadata or {}).items() if k != key}
+
+
+# ----------------------------------------------------------------------------- a title from the content
+
+UNTITLED = "untitled"  # the title of an upload that names none (or names this), until the content gives one
+# Document.metadata keys: the title the content gives (its first H1, a front-matter title) when the upload
+# named none -- the document's title then follows it under the policies (document_title_follow) -- and
+# that the uploader typed the title (a policy never touches that one). Neither: a document stored before.
+CONTENT_TITLE = "content_title"
+TITLE_GIVEN = "title_given"
+
+
+def content_title_shown(title: str, sections: Sequence[Section]) -> bool:
+    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
+
+    A document's title is shown to everyone who may read any one of its sections
+    (``kb.selectors.document_visible_q``: the list, the detail, every search hit's
+    ``document_title``), so it may be the title of a section (a heading) only when every reader
+    of every section may read that section too: each section's effective policy implies
+    (``accounts.policy.policy_implies``) that of every section so titled. A title no section bears
+    (a front-matter ``title``) is shown. With markers only (which narrow) this is: no section so
+    titled is stricter than the root; policies set through the API may widen as well.
+    """
+    key = title[:500]
+    bearers = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections if s.title[:500] == key}
+    policies = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections}
+    return all(policy_implies(*reader, *bearer) for bearer in bearers for reader in policies)
+
+
+def document_title_follow(document: Document, sections: Sequence[Section], *, content_title: str | None = None) -> bool:
+    """Give ``document`` (in memory) the title :func:`content_title_shown` allows under the
+    ``sections``' policies as they are; True when its title or metadata changed.
+
+    The one rule for a title from the content, run where it is chosen (ingestion stores the
+    content: ``content_title`` is what it gives) and wherever a policy changes
+    (:func:`apply_policies`): the content's title when shown, else "untitled". A title the
+    uploader typed is left as it is. A document stored before titles were marked keeps its
+    title unless it is a heading's, which is then taken as the content's.
+    """
+    metadata = document.metadata or {}
+    if metadata.get(TITLE_GIVEN):
+        return False
+    if CONTENT_TITLE in metadata or document.title in ("", UNTITLED):
+        candidate = metadata.get(CONTENT_TITLE, "") if content_title is None else content_title
+    elif document.title == content_title or any(s.title[:500] == document.title for s in sections):
+        candidate = document.title
+    else:
+        return False
+    title = candidate[:500] if candidate and content_title_shown(candidate, sections) else UNTITLED
+    changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
+    document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
+    return changed
 
 
 def document_read_record(
@@ -269,6 +342,7 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     read. When a change alters that path, the section's chunks are deleted here -- hidden from
     search at once, in every index version -- and rebuilt by an ingestion job after commit
     (created by ``actor``'s user: the member whose change this follows; None for the pipeline).
+    The document's title, when taken from the content, follows too (:func:`document_title_follow`).
     Nothing is checked here: the policies were checked when they were set.
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
@@ -288,6 +362,8 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
+    if document_title_follow(document, sections):  # a heading now above some reader is no longer its title
+        Document.objects.filter(pk=document.pk).update(title=document.title, metadata=document.metadata)
     return sections
 
 
@@ -397,6 +473,8 @@ __all__ = [
     "document_read_record",
     "document_replace",
     "apply_policies",
+    "content_title_shown",
+    "document_title_follow",
     "document_set_access",
     "job_retry",
     "section_set_access",

@@ -28,8 +28,8 @@ from accounts.services import policy_from_names
 from ingestion.chunking.tokens import default_counter
 from kb.models import Document, IndexVersion, IngestionJob
 from kb.selectors import active_index_version_id, default_index_version, group_slugs
-from kb.services import Upload, _check_size, _detect_content_type, _upload_check
-from pipeline.services import TerminalIngestionError, _public_title, plan_content
+from kb.services import UNTITLED, Upload, _check_size, _detect_content_type, _upload_check, document_title_follow
+from pipeline.services import TerminalIngestionError, plan_content
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def document_preview(*, member: Membership, upload: Upload) -> DocumentPreview:
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     # What kb.services builds and saves for the upload; here it stays in memory.
     document = Document(
-        tenant=tenant, title=upload.title[:500] or "untitled", source=upload.source[:1000],
+        tenant=tenant, title=upload.title[:500] or UNTITLED, source=upload.source[:1000],
         content_type=_detect_content_type(upload), raw=upload.content,
         sha256=hashlib.sha256(upload.content).hexdigest(), size_bytes=len(upload.content),
         access_level=int(policy.rank), access_groups=list(policy.groups),
@@ -135,9 +135,9 @@ def document_preview(*, member: Membership, upload: Upload) -> DocumentPreview:
             groups=tuple(sorted(slugs.get(g, str(g)) for g in row.access_groups)),
             marked=row.own_level is not None, tokens=count if parsed.blocks else 0, chunks=chunks.get(parsed.key, 0),
         ))
+    if document.title == UNTITLED:  # as ingestion names it when it stores the sections
+        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "")
     title = document.title
-    if title == "untitled":  # as ingestion names it when it stores the sections
-        title = _public_title(plan.parsed) or title
     return DocumentPreview(
         title=title, content_type=document.content_type,
         size_bytes=document.size_bytes, sha256=document.sha256, access_level=AccessLevel(document.access_level).label,

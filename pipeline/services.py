@@ -34,7 +34,7 @@ from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import enqueue_jobs, job_finish, job_progress, job_tenant_ids
 from kb.models import ID_NAMESPACE, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
-from kb.services import apply_policies, recompute_policies
+from kb.services import apply_policies, document_title_follow, recompute_policies
 
 logger = logging.getLogger(__name__)
 
@@ -533,8 +533,8 @@ def _store(plan: _Plan) -> None:
         if plan.shadow:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         document.text = plan.parsed.text
-        if not document.title or document.title == "untitled":
-            document.title = _public_title(plan.parsed) or document.title
+        # The content's title, under the policies just stored (overrides carried over included).
+        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "")
         if plan.parsed.tags:  # front matter tags join the upload's
             document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
         document.status, document.error = Document.Status.READY, ""
@@ -542,20 +542,6 @@ def _store(plan: _Plan) -> None:
             **document.metadata, **_jsonable(plan.parsed.metadata), "ingested": _fingerprint(document, plan.version)
         }
         document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
-
-
-def _public_title(parsed: ParsedDocument) -> str:
-    """The parsed title, unless it is the heading of a section stricter than the document itself.
-
-    A document title is shown to everyone who may read any of its sections, so a heading
-    such as ``# Project X <!-- access: restricted -->`` must not become it.
-    """
-    title = parsed.title or ""
-    root = parsed.sections[0].effective if parsed.sections else None
-    for section in parsed.sections:
-        if section.title == title and section.effective != root:
-            return ""
-    return title
 
 
 # ----------------------------------------------------------------------------- the entry point
