@@ -224,6 +224,12 @@ BULKHEAD_BULK_DOCUMENT_BYTES = env_int("BULKHEAD_BULK_DOCUMENT_BYTES", 1024 * 10
 # Per-document budget of parsing and of chunking, each run in a child process (ingestion/limits.py).
 BULKHEAD_PARSE_MEMORY_MB = env_int("BULKHEAD_PARSE_MEMORY_MB", 2048)
 BULKHEAD_PARSE_SECONDS = env_int("BULKHEAD_PARSE_SECONDS", 120)
+# The most chunks one document may make: every chunk is a model call's share, so a small upload that
+# makes very many (a 1 MB CSV of one number per row: 164,444 chunks, half an hour of a small-upload
+# worker) would hold a lane every tenant shares. Small uploads (up to BULKHEAD_BULK_DOCUMENT_BYTES)
+# and bulk ones have their own limits; a document over its limit fails, naming both numbers.
+BULKHEAD_MAX_CHUNKS_SMALL = env_int("BULKHEAD_MAX_CHUNKS_SMALL", 10_000)
+BULKHEAD_MAX_CHUNKS = env_int("BULKHEAD_MAX_CHUNKS", 100_000)
 BULKHEAD_JOB_LEASE_SECONDS = env_int("BULKHEAD_JOB_LEASE_SECONDS", 900)
 BULKHEAD_JOB_MAX_ATTEMPTS = env_int("BULKHEAD_JOB_MAX_ATTEMPTS", 3)  # a job whose worker died this often fails
 CELERY_BEAT_SCHEDULE = {

@@ -133,8 +133,11 @@ def route_task(name, args, kwargs, options, task=None, **kw):
 # ----------------------------------------------------------------------------- progress and the end
 
 
-def job_progress(job: IngestionJob, *, done: int | None = None, total: int | None = None, stage: str | None = None):
-    """Record progress with one small UPDATE (autocommit), so any client can poll it."""
+def job_progress(
+    job: IngestionJob, *, done: int | None = None, total: int | None = None, stage: str | None = None
+) -> bool:
+    """Record progress with one small UPDATE (autocommit), so any client can poll it. False when the
+    job is gone (its document was deleted meanwhile): its work can stop."""
     fields: dict = {"heartbeat_at": timezone.now()}
     if stage is not None:
         fields["stage"] = job.stage = stage
@@ -142,7 +145,7 @@ def job_progress(job: IngestionJob, *, done: int | None = None, total: int | Non
         fields["total"] = job.total = total
     if done is not None:
         fields["done"] = job.done = min(done, job.total)
-    IngestionJob.objects.filter(pk=job.pk).update(**fields)
+    return bool(IngestionJob.objects.filter(pk=job.pk).update(**fields))
 
 
 def job_finish(job: IngestionJob, *, error: str = "") -> bool:

@@ -331,6 +331,12 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion) -
                                       **_budget())
     except ParseError as exc:  # over the memory or time budget
         raise TerminalIngestionError(str(exc)) from None
+    small = len(document.raw or b"") <= settings.BULKHEAD_BULK_DOCUMENT_BYTES
+    limit = settings.BULKHEAD_MAX_CHUNKS_SMALL if small else settings.BULKHEAD_MAX_CHUNKS
+    if len(chunks) > limit:
+        raise TerminalIngestionError(
+            f"the document makes {len(chunks):,} chunks, more than the {limit:,} a"
+            f"{' small' if small else ''} document may make: split it into several documents")
     return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot)
 
 
@@ -436,15 +442,25 @@ def _embed(plans: list[_Plan]) -> dict:
         for keys, done in zip(keys_by_plan, served, strict=True)
     ]
 
+    gone: set[int] = set()  # plans whose job went with its deleted document: nothing more is embedded for them
+
     def progress() -> None:
-        for plan, keys, done in zip(plans, keys_by_plan, served, strict=True):
-            job_progress(plan.job, done=sum(1 for k in keys if k in done), stage="embedding")
+        for index, (plan, keys, done) in enumerate(zip(plans, keys_by_plan, served, strict=True)):
+            if index not in gone and not job_progress(plan.job, done=sum(1 for k in keys if k in done),
+                                                      stage="embedding"):
+                gone.add(index)
 
     progress()
-    if missing:
+    pending = list(missing)
+    if pending:
         model = embedder()
-        for i in range(0, len(missing), EMBED_BATCH):
-            batch = missing[i : i + EMBED_BATCH]
+        while pending:
+            if gone:
+                live = [keys for index, keys in enumerate(key_sets) if index not in gone]
+                pending = [key for key in pending if any(key in keys for keys in live)]
+                if not pending:
+                    break
+            batch, pending = pending[:EMBED_BATCH], pending[EMBED_BATCH:]
             embedded = model.embed([texts[k] for k in batch])
             EmbeddingCacheEntry.objects.bulk_create(
                 [
@@ -463,8 +479,10 @@ def _embed(plans: list[_Plan]) -> dict:
                     stats["embedded"] += len(mine)
                     done.update(mine)
             progress()
-    for plan, keys, stats in zip(plans, keys_by_plan, per_job, strict=True):
-        plan.vectors = {c.content_hash: vectors[k] for c, k in zip(plan.chunks, keys, strict=True)}
+    for index, (plan, keys, stats) in enumerate(zip(plans, keys_by_plan, per_job, strict=True)):
+        # A deleted document's plan stores nothing (_store finds no document), so needs no vectors.
+        plan.vectors = {} if index in gone else {c.content_hash: vectors[k] for c, k in zip(plan.chunks, keys,
+                                                                                          strict=True)}
         plan.stats = stats
     return {
         "chunks": sum(s["chunks"] for s in per_job), "cache_hits": sum(s["cache_hits"] for s in per_job),
@@ -482,7 +500,8 @@ def _store(plan: _Plan) -> None:
     chunks take their policy from the rows as they are now. Should a policy the plan was built
     on have changed meanwhile, :class:`PolicyChanged` sends the plan back to be made again.
     """
-    job_progress(plan.job, stage="storing")
+    if not job_progress(plan.job, stage="storing"):
+        return  # the job is gone (with its deleted document): its embedding was stopped, nothing to store
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(pk=plan.document.pk).first()
         if document is None:

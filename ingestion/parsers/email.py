@@ -47,6 +47,7 @@ from email.message import EmailMessage, Message
 
 from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.extracted_text import ExtractedText
+from ingestion.parsers.html import refuse_deep_nesting
 from ingestion.parsers.registry import register
 from ingestion.structure import ParsedDocument, ParseError
 
@@ -140,6 +141,7 @@ def html_to_text(html: str) -> str:
 
     # Comments and attributes vanish from the text below: an access marker there would be ignored silently.
     reject_unread_markers(html)
+    refuse_deep_nesting(html)  # the walks below cost time quadratic in the depth: 300 KB of <div>s took 120 s
     soup = BeautifulSoup(html, "lxml")
     for element in soup(["script", "style", "head", "title"]):
         element.decompose()
@@ -223,6 +225,8 @@ def _read(data: bytes) -> _Mail:
         return _read_with(data, email.policy.default)
     except ParseError:
         raise
+    except RecursionError:  # reading or walking thousands of nested multiparts
+        raise ParseError("e-mail MIME structure nested too deeply") from None
     except (IndexError, ValueError, TypeError, AttributeError, LookupError, AssertionError,
             email.errors.MessageError) as exc:
         # The modern header parser still raises on some malformed headers; compat32 treats them as text.

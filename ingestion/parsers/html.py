@@ -647,6 +647,20 @@ def decode_html(data: bytes) -> str:
             raise utf8_error from None
 
 
+def refuse_deep_nesting(markup: str) -> None:
+    """ParseError when ``markup`` nests deeper than libxml2 reads (for HTML read another way: an
+    e-mail's body, whose tree walks cost quadratic time in the depth)."""
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_blank_text=False)
+    try:
+        lxml.html.document_fromstring(markup, parser=parser)
+    except etree.ParserError:
+        return  # nothing to read (e.g. only a comment)
+    for error in parser.error_log:
+        if error.type_name == "ERR_RESOURCE_LIMIT":
+            raise ParseError(f"HTML nested too deeply (more than about {_MAX_DEPTH_HINT} levels): {error.message}",
+                             line=error.line)
+
+
 def parse_html_text(markup: str) -> ParsedDocument:
     """Parse already-decoded HTML; offsets index the returned document's extracted text."""
     if not markup.strip():

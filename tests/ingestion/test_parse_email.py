@@ -102,3 +102,23 @@ def test_bytes_without_mail_headers_are_refused():
         parse_eml(b"\x89PNG\r\n\x1a\n\x00\x00binary")
     with pytest.raises(ParseError, match="not an mbox"):
         parse_mbox(b"Subject: x\n\nbody\n")
+
+
+def test_an_html_body_nested_deeper_than_html_documents_may_be_is_refused():
+    """Its text was read by tree walks whose cost grows with the square of the depth: 300 KB of
+    nested <div>s held a worker for the whole parse limit (found by an attack). The HTML parser's
+    own limit now applies."""
+    def mail(depth: int) -> bytes:
+        return ("From: a@example.com\nSubject: s\nMIME-Version: 1.0\nContent-Type: text/html\n\n"
+                + "<div>" * depth + "deep text").encode()
+
+    assert "deep text" in parse(mail(1000), content_type="message/rfc822").text
+    with pytest.raises(ParseError, match="nested too deeply"):
+        parse(mail(40_000), content_type="message/rfc822")
+
+
+def test_thousands_of_nested_multiparts_are_a_parse_error():
+    parts = "".join(f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(5000))
+    data = f"From: a@example.com\nSubject: s\nMIME-Version: 1.0\n{parts}Content-Type: text/plain\n\nhi\n".encode()
+    with pytest.raises(ParseError, match="nested too deeply"):
+        parse(data, content_type="message/rfc822")
