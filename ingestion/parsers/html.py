@@ -655,6 +655,10 @@ def refuse_deep_nesting(markup: str) -> None:
         lxml.html.document_fromstring(markup, parser=parser)
     except etree.ParserError:
         return  # nothing to read (e.g. only a comment)
+    _refuse_if_too_deep(parser)
+
+
+def _refuse_if_too_deep(parser) -> None:
     for error in parser.error_log:
         if error.type_name == "ERR_RESOURCE_LIMIT":
             raise ParseError(f"HTML nested too deeply (more than about {_MAX_DEPTH_HINT} levels): {error.message}",
@@ -672,10 +676,7 @@ def parse_html_text(markup: str) -> ParsedDocument:
         if "empty" in str(exc).lower():
             return ParsedDocument(text="", sections=SectionTreeBuilder("").finish())
         raise ParseError(f"invalid HTML: {exc}") from None
-    for error in parser.error_log:
-        if error.type_name == "ERR_RESOURCE_LIMIT":
-            raise ParseError(f"HTML nested too deeply (more than about {_MAX_DEPTH_HINT} levels): {error.message}",
-                             line=error.line)
+    _refuse_if_too_deep(parser)
     title_tag = root.find("head/title")
     _check_marker_names(root)
     extractor = _Extractor()
