@@ -124,10 +124,8 @@ def _held_message(record: dict, command: str) -> str:
     where += f" as pid {pid}" if isinstance(pid, int) else ""
     where += f", serving {urls[0]}/" if urls else ""
     action = f"open {urls[0]}/, or stop it first" if urls and kind in ("demo", "web") else "stop it first"
-    return (
-        f"{where}: {action} (Ctrl-C where it runs, or `make stop`); to run {command} beside it, "
-        "give it its own BULKHEAD_DATA_DIR and BULKHEAD_PORT"
-    )
+    own = "BULKHEAD_DATA_DIR" if command == "make worker" else "BULKHEAD_DATA_DIR and BULKHEAD_PORT"
+    return f"{where}: {action} (Ctrl-C where it runs, or `make stop`); to run {command} beside it, give it its own {own}"
 
 
 @dataclass
@@ -240,7 +238,7 @@ def port_holder(port: int) -> str:
             process = psutil.Process(pid)
             argv = process.cmdline() or [process.name()]
             text = " ".join([Path(argv[0]).name, *argv[1:]])
-            text = text if len(text) <= 90 else text[:89] + "…"
+            text = text if len(text) <= 90 else text[:87] + "..."
             with contextlib.suppress(psutil.Error, OSError):
                 text += f", in {process.cwd()}"
             return f"pid {pid} ({text})"
@@ -457,6 +455,9 @@ def stop_running(*, seconds: float = 60.0) -> list[str]:
             continue
         pids.add(pid)
         who = HOLDERS.get(record.get("kind"), "a launcher")
+        if not _has_open(pid, path):  # the file names a process that does not hold it: signal no one
+            said.append(f"{path} is locked, but not by pid {pid}, which it names: not stopping anything")
+            continue
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + seconds
@@ -464,6 +465,15 @@ def stop_running(*, seconds: float = 60.0) -> list[str]:
             time.sleep(0.2)
         said.append(f"{who}, pid {pid}: " + (f"still running after {seconds:.0f} s" if _locked(path) else "stopped"))
     return said
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    import psutil
+
+    try:
+        return any(Path(f.path) == path for f in psutil.Process(pid).open_files())
+    except (psutil.Error, OSError):
+        return False
 
 
 def _locked(path: Path) -> bool:

@@ -202,3 +202,71 @@ def test_the_supervisor_killed_outright_still_ends_its_processes(tmp_path):
         for pid in (server, helper):
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_make_stop_signals_only_the_process_that_holds_the_lock(data_dir):
+    """Whatever a lock file says, `make stop` signals the process that holds it open, no other."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    script = (
+        "import fcntl, json, sys, time; from bulkhead import embedded_services\n"
+        "f = open(embedded_services.data_dir() / 'web.lock', 'a+'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+        f"f.write(json.dumps({{'kind': 'demo', 'pid': {bystander.pid}}})); f.flush()\n"
+        "print('held', flush=True); time.sleep(600)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (said,) = launch.stop_running(seconds=1)
+        assert said.endswith(f"not by pid {bystander.pid}, which it names: not stopping anything"), said
+        assert bystander.poll() is None and holder.poll() is None
+    finally:
+        for process in (bystander, holder):
+            process.kill()
+            process.wait()
+
+
+SETTINGS = textwrap.dedent("""
+    import importlib, json, os, sys
+    import bulkhead.settings
+    out = {}
+    for name, env in json.loads(sys.argv[1]).items():
+        for key in ("BULKHEAD_HOST", "BULKHEAD_PORT", "ALLOWED_HOSTS"):
+            os.environ.pop(key, None)
+        os.environ.update(env)
+        try:
+            s = importlib.reload(bulkhead.settings)
+            out[name] = [s.BULKHEAD_HOST, s.BULKHEAD_PORT, s.ALLOWED_HOSTS]
+        except Exception as exc:
+            out[name] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(out))
+""")
+
+
+def test_the_host_and_port_settings():
+    import json
+
+    cases = {
+        "default": {},
+        "a port": {"BULKHEAD_PORT": "8123"},
+        "every interface": {"BULKHEAD_HOST": "0.0.0.0"},
+        "one address": {"BULKHEAD_HOST": "10.1.2.3"},
+        "IPv6": {"BULKHEAD_HOST": "::1"},
+        "hosts set": {"BULKHEAD_HOST": "10.1.2.3", "ALLOWED_HOSTS": "kb.example"},
+        "not a port": {"BULKHEAD_PORT": "80a"},
+        "out of range": {"BULKHEAD_PORT": "70000"},
+    }
+    result = subprocess.run([sys.executable, "-c", SETTINGS, json.dumps(cases)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loopback = ["127.0.0.1", "localhost", "testserver"]
+    assert json.loads(result.stdout) == {
+        "default": ["127.0.0.1", 8000, loopback],
+        "a port": ["127.0.0.1", 8123, loopback],
+        # A wildcard names no host: requests by another name still answer 400 until ALLOWED_HOSTS names it.
+        "every interface": ["0.0.0.0", 8000, loopback],
+        "one address": ["10.1.2.3", 8000, [*loopback, "10.1.2.3"]],  # the banner's URLs answer
+        "IPv6": ["::1", 8000, [*loopback, "[::1]"]],
+        "hosts set": ["10.1.2.3", 8000, ["kb.example"]],
+        "not a port": "ImproperlyConfigured: BULKHEAD_PORT must be a TCP port number (1-65535), got '80a'",
+        "out of range": "ImproperlyConfigured: BULKHEAD_PORT must be a TCP port number (1-65535), got '70000'",
+    }
