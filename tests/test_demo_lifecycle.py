@@ -75,6 +75,13 @@ class Demo:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def until(self, line: str, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while line not in self.output():
+            assert self.process.poll() is None, f"the demo ended before printing {line!r}:\n{self.output()[-4000:]}"
+            assert time.monotonic() < deadline, f"no {line!r} after {seconds} s:\n{self.output()[-4000:]}"
+            time.sleep(0.5)
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
@@ -90,11 +97,9 @@ def demo(tmp_path_factory):
                                    stderr=subprocess.STDOUT, start_new_session=True)
     running = Demo(process, log, env)
     try:
-        deadline = time.monotonic() + 600  # a fresh database: migrations, workers loading the model
-        while "Ctrl-C stops" not in running.output():
-            assert process.poll() is None, f"the demo ended before it was ready:\n{running.output()[-4000:]}"
-            assert time.monotonic() < deadline, f"the demo was not ready after 600 s:\n{running.output()[-4000:]}"
-            time.sleep(0.5)
+        # Its web server and workers started (a fresh database: the migrations first); what the demo
+        # holds -- the data folder, the port -- it holds from its first step.
+        running.until("waiting for the web server and the workers", 600)
         yield running
     finally:
         if process.poll() is None:
@@ -109,8 +114,19 @@ def demo(tmp_path_factory):
         _servers("stop", {k: v for k, v in env.items() if k != MARK})
 
 
-def _second(env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(_kb_demo(), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+def _refused(envs: dict[str, dict[str, str]]) -> dict[str, tuple[int, str, str]]:
+    """Run ``kb_demo`` once per environment, all at once; each one's (status, stdout, stderr)."""
+    started = {case: subprocess.Popen(_kb_demo(), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, start_new_session=True) for case, env in envs.items()}
+    results = {}
+    for case, process in started.items():
+        try:
+            out, err = process.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+        results[case] = (process.returncode, out, err)
+    return results
 
 
 def test_a_second_demo_is_refused_in_one_line_and_leaves_nothing_running(demo, tmp_path):
@@ -124,11 +140,11 @@ def test_a_second_demo_is_refused_in_one_line_and_leaves_nothing_running(demo, t
         # Another checkout's demo on the port this one serves: refused before any server starts.
         "another folder, same port": _env(tmp_path / "other", demo.port, "fourth"),
     }
-    for case, env in cases.items():
-        result = _second(env)
-        assert result.returncode == 1, (case, result.stdout[-2000:], result.stderr[-2000:])
-        assert result.stdout == "", (case, result.stdout[-2000:])
-        (line,) = result.stderr.splitlines()
+    for case, (returncode, out, err) in _refused(cases).items():
+        env = cases[case]
+        assert returncode == 1, (case, out[-2000:], err[-2000:])
+        assert out == "", (case, out[-2000:])
+        (line,) = err.splitlines()
         if case.startswith("same folder"):
             assert line.startswith(
                 f"Not started: a demo is already running on this data folder ({demo.data.resolve()}) as pid "
@@ -145,7 +161,7 @@ def test_a_second_demo_is_refused_in_one_line_and_leaves_nothing_running(demo, t
 
 
 def test_killing_the_demos_web_server_ends_its_workers_and_the_demo(demo):
-    assert demo.process.poll() is None, demo.output()[-4000:]
+    demo.until("Ctrl-C stops", 600)  # ready: the workers loaded the model, the sample is ingested
     processes = _processes_of("first")
     (web,) = [p for p in processes if p.ppid() == demo.process.pid and "gunicorn" in " ".join(p.cmdline())]
     workers = [p for p in processes if "celery" in " ".join(p.cmdline())]

@@ -49,8 +49,9 @@ DEMO_URLS = [
     ("API docs", "/api/docs/"),
     ("Health", "/healthz"),
 ]
-# How long the demo waits for /healthz to answer 200 once the web server and the workers are started.
-READY_SECONDS = 180
+# How long the demo waits for /healthz to answer 200 once the web server and the workers are started
+# (a process that exits meanwhile ends the wait at once). On 2 busy cores the workers took 130 s.
+READY_SECONDS = 300
 WEB_WORKERS, WEB_THREADS = launch.WEB_WORKERS, launch.WEB_THREADS
 
 
@@ -82,7 +83,7 @@ class Command(BaseCommand):
         serve = not options["no_serve"]
         host, port = options["host"], options["port"]
         try:
-            # Before anything starts: manage.py leaves the embedded servers to this command (manage.py).
+            # Before anything starts (manage.py leaves starting the embedded servers to this command).
             held = launch.preflight(
                 "demo", launch.ROLES if serve else ["worker"], host=host, port=port if serve else None,
                 command="make demo",
@@ -102,6 +103,8 @@ class Command(BaseCommand):
     def _run(self, supervisor: launch.Supervisor, held: launch.Preflight, options) -> None:
         started = time.monotonic()
         serve, host, port = not options["no_serve"], options["host"], options["port"]
+        self.stdout.write(f"starting the demo on the data folder {embedded_services.data_path()}: PostgreSQL and "
+                          "Redis (or the ones DATABASE_URL and REDIS_URL name), migrations, the demo tenant")
         embedded_services.ensure_started()
         call_command("migrate", verbosity=0)
         tokens, passwords = self._tenant_and_members()
