@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml
 services: $(STAMP)
 	@$(PY) -m bulkhead.embedded_services start
 
+# Serves on BULKHEAD_HOST:BULKHEAD_PORT (127.0.0.1:8000). Refuses, starting nothing, when a demo
+# already runs on this data folder or the port is taken. Ctrl-C, SIGTERM, or any of its processes
+# exiting stops all of them (bulkhead/launch.py); the embedded servers stay up for reuse.
 demo: $(STAMP)
 	@$(PY) manage.py kb_demo
 
@@ -61,22 +64,22 @@ test: $(STAMP) browser
 test-unit: $(STAMP)
 	$(PY) -m pytest -m "not db" -n 2 $(PYTEST_ARGS)
 
-# Two workers (see enqueue_jobs in pipeline/tasks.py): "fast" serves the interactive lane alone,
+# Two workers (see enqueue_jobs in kb/jobs.py): "fast" serves the interactive lane alone,
 # so a large document or a batch import on the bulk lane never holds up a small upload; "bulk"
-# serves both lanes.  Ctrl-C stops both.
+# serves both lanes. Refused while a demo or another `make worker` runs on this data folder; Ctrl-C,
+# or either worker exiting, stops both (bulkhead/launch.py).
 worker: $(STAMP)
-	@bash -c 'trap "kill \$$(jobs -p) 2>/dev/null; wait" EXIT; \
-		$(PY) -m celery -A bulkhead worker -Q celery -n fast@%h --beat --loglevel=INFO --concurrency=1 & \
-		$(PY) -m celery -A bulkhead worker -n bulk@%h --loglevel=INFO --concurrency=1 & \
-		wait -n'
+	@$(PY) -m bulkhead.launch worker
 
-# gunicorn, 2 workers x 4 threads: at most 8 database connections, whatever the load.
+# gunicorn on BULKHEAD_HOST:BULKHEAD_PORT (127.0.0.1:8000), 2 workers x 4 threads: at most 8
+# database connections, whatever the load. Refused while the port is taken or a demo or another
+# `make web` runs on this data folder.
 web: $(STAMP)
-	$(PY) -m gunicorn bulkhead.wsgi:application --bind 127.0.0.1:8000 --worker-class gthread --workers 2 --threads 4 \
-		--timeout 120
+	@$(PY) -m bulkhead.launch web
 
+# Stops a demo, `make web` or `make worker` running on this data folder, then PostgreSQL and Redis.
 stop:
-	@test -x $(PY) && $(PY) -m bulkhead.embedded_services stop || true
+	@test -x $(PY) && $(PY) -m bulkhead.launch stop || true
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

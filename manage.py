@@ -13,14 +13,17 @@ import sys
 # --database), collecting static files (the image build runs it with no database).
 NO_SERVER_COMMANDS = {"kb_chunk", "kb_chunkeval", "help", "version", "--version", "--help", "-h", "check",
                       "collectstatic"}
+# Commands that start the servers themselves, once their own checks pass: the demo refuses to start
+# (and starts nothing) when another demo runs on the data folder or its port is taken.
+SELF_STARTING_COMMANDS = {"kb_demo"}
 
 
 def needs_servers(argv: list[str]) -> bool:
-    """Whether ``manage.py`` with these arguments talks to PostgreSQL or Redis."""
+    """Whether ``manage.py`` must start PostgreSQL and Redis before running these arguments."""
     command = argv[1] if len(argv) > 1 else "help"  # Django reads the subcommand from argv[1] too
     if command == "check":
         return any(arg == "--database" or arg.startswith("--database=") for arg in argv[2:])
-    return command not in NO_SERVER_COMMANDS
+    return command not in NO_SERVER_COMMANDS | SELF_STARTING_COMMANDS
 
 
 def main() -> None:

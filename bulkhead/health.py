@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from django.db import connection
 from django.http import JsonResponse
+from django.utils.log import log_response
 from django.views.decorators.http import require_GET
+
+logger = logging.getLogger(__name__)
 
 
 def _check_db() -> tuple[bool, str]:
@@ -42,6 +48,36 @@ def healthz(request):
     body = {name: ("ok" if ok else detail) for name, (ok, detail) in checks.items()}
     if all(ok for ok, _ in checks.values()):
         body["workers"] = workers[1]
+        if _state_changed(()):
+            logger.info("%s answers 200 again", request.path)
         return JsonResponse({"status": "ok", **body}, status=200)
     failing = [name for name, (ok, _) in checks.items() if not ok]
-    return JsonResponse({"status": "unavailable", "failing": failing, **body}, status=503)
+    return _unavailable(request, {"status": "unavailable", "failing": failing, **body})
+
+
+def _unavailable(request, body: dict) -> JsonResponse:
+    """The 503, logged at INFO with what failed (django.request would log it as an ERROR).
+
+    A 503 here is this endpoint's answer, not a failed request: a readiness probe asks while the
+    workers start (the demo's start, a container's), and whoever asks decides whether it is an
+    outage. The line names each failing check and why; while the same checks keep failing, the
+    repeats are DEBUG (a probe asks every few seconds), and the next 200 is logged once."""
+    response = JsonResponse(body, status=503)
+    reasons = ", ".join(f"{name}: {body.get(name, 'failing')}" for name in body["failing"])
+    level = "info" if _state_changed(tuple(body["failing"])) else "debug"
+    log_response("%s answered 503 (%s)", request.path, reasons, response=response, request=request,
+                 logger=logger, level=level)
+    return response
+
+
+# The checks that failed at this process's last answer (none: healthy, as a process is assumed to
+# start), so that a 503 is logged once per change, not once per probe.
+_last_failing: tuple[str, ...] = ()
+_last_failing_lock = threading.Lock()
+
+
+def _state_changed(failing: tuple[str, ...]) -> bool:
+    global _last_failing
+    with _last_failing_lock:
+        changed, _last_failing = failing != _last_failing, failing
+    return changed

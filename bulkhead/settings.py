@@ -31,7 +31,28 @@ if SECRET_KEY.startswith("please-set"):
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured("SECRET_KEY is the compose file's placeholder; set a real secret")
+
+
+def _port(name: str, default: int) -> int:
+    value = (os.environ.get(name) or "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(f"{name} must be a TCP port number (1-65535), got {value!r}")
+    return int(value)
+
+
+# Where `make demo` and `make web` serve (bulkhead/launch.py checks both are free before starting).
+# An address of this machine: 127.0.0.1 serves this machine only, 0.0.0.0 (or ::) every interface.
+BULKHEAD_HOST = (os.environ.get("BULKHEAD_HOST") or "").strip() or "127.0.0.1"
+BULKHEAD_PORT = _port("BULKHEAD_PORT", 8000)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+# The demo's banner prints URLs with that address: without ALLOWED_HOSTS set, they answer.
+_SERVED_NAME = f"[{BULKHEAD_HOST}]" if ":" in BULKHEAD_HOST else BULKHEAD_HOST  # the Host header's form
+if "ALLOWED_HOSTS" not in os.environ and BULKHEAD_HOST not in ("0.0.0.0", "::") and _SERVED_NAME not in ALLOWED_HOSTS:
+    ALLOWED_HOSTS.append(_SERVED_NAME)
 
 # --------------------------------------------------------------------------- services
 # With DATABASE_URL / REDIS_URL unset: the embedded servers in the data folder (.data/ or

@@ -90,7 +90,7 @@ def test_importing_settings_and_the_celery_app_starts_nothing(empty_data_dir):
         (["manage.py", "check", "--database", "default"], True),
         (["manage.py", "migrate"], True),
         (["manage.py", "kb_search", "q", "--tenant", "t"], True),
-        (["manage.py", "kb_demo"], True),
+        (["manage.py", "kb_demo"], False),  # it starts them itself, after its pre-flight checks
     ],
 )
 def test_manage_py_starts_servers_only_for_commands_that_use_them(argv, starts):
@@ -159,3 +159,27 @@ def test_healthz_reaches_database_broker_and_worker(celery_worker, client):
     response = client.get("/healthz")
     assert response.status_code == 200, response.json()
     assert response.json()["status"] == "ok"
+
+
+@pytest.mark.django_db
+def test_a_healthz_503_is_logged_at_info_naming_what_failed_never_as_an_error(client, caplog, monkeypatch, tmp_path):
+    """A readiness probe asks while the workers start: its 503 is an answer, not an error (the demo's
+    start printed a dozen ``ERROR django.request Service Unavailable: /healthz``). The broker here
+    really is unreachable: a unix socket nobody listens on."""
+    import logging
+
+    from bulkhead import health
+    from bulkhead.celery import app
+
+    monkeypatch.setattr(app.conf, "broker_write_url", f"redis+socket://{tmp_path}/nobody-listens.sock")
+    monkeypatch.setattr(health, "_last_failing", ())  # this process's last answer: healthy
+    with caplog.at_level(logging.DEBUG):
+        first, second = client.get("/healthz"), client.get("/healthz")
+    assert first.status_code == second.status_code == 503
+    failing = first.json()["failing"]
+    assert "broker" in failing
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    lines = [r for r in caplog.records if "/healthz" in r.getMessage()]
+    # Once at INFO with each failing check and why; the same again (the next probe) at DEBUG.
+    assert [r.levelname for r in lines] == ["INFO", "DEBUG"], [(r.levelname, r.getMessage()) for r in lines]
+    assert all(f"{name}: {first.json()[name]}" in lines[0].getMessage() for name in failing), lines[0].getMessage()

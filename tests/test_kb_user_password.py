@@ -4,6 +4,7 @@ and Django's validators decide what is acceptable."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -91,14 +92,16 @@ def test_the_password_signs_in_to_the_console(user, client):
 
 
 def test_make_demo_prints_the_console_and_a_working_password_per_member(client):
-    from bulkhead.management.commands.kb_demo import MEMBERS, Command
+    from bulkhead.management.commands.kb_demo import DEMO_URLS, MEMBERS, Command
 
     out = io.StringIO()
     command = Command(stdout=out)
     tokens, passwords = command._tenant_and_members()
-    command._print_help(tokens, passwords, 8123)
+    command._print_help(tokens, passwords, "127.0.0.1", 8123, Path("demo-worker.log"))
     printed = out.getvalue()
-    assert "Console: http://127.0.0.1:8123/" in printed
+    for label, path in DEMO_URLS:  # every URL on the host and port it serves
+        assert any(line.split() == [*label.split(), f"http://127.0.0.1:8123{path}"] for line in printed.splitlines())
+    assert ("Console", "/") in DEMO_URLS
     for email, *_ in MEMBERS:
         line = next(line for line in printed.splitlines() if line.strip().startswith(email))
         assert passwords[email] in line.split() and tokens[email] in line.split()

@@ -1,15 +1,16 @@
 """`make demo`: migrate, a demo tenant with three members, the sample corpus, two workers and the web server.
 
-Ctrl-C or SIGTERM stops the web server and the workers; the embedded PostgreSQL and
-Redis stay up for reuse (`make stop` stops them).
+Before anything starts it checks what it needs (bulkhead.launch.preflight): that no demo already
+runs on this data folder, and that BULKHEAD_HOST:BULKHEAD_PORT is free (it binds the port itself
+and hands it to gunicorn); either refusal is one line, exit status 1. Whichever way it ends --
+Ctrl-C, SIGTERM, a failed start, the web server or a worker exiting -- every process it started
+ends with it (bulkhead.launch.Supervisor); the embedded PostgreSQL and Redis stay up for reuse
+(`make stop` stops them).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -25,7 +26,7 @@ from accounts.models import Membership, Tenant
 from accounts.passwords import password_generate, user_set_password
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from accounts.tenancy import tenant_act_for, tenant_activate
-from bulkhead import embedded_services
+from bulkhead import embedded_services, launch
 from kb.models import IngestionJob
 from kb.services import Upload, batch_create
 
@@ -41,103 +42,104 @@ EXAMPLE_QUERIES = [
     "how long must passwords be?",
     "how do I store embeddings with Django?",
 ]
+# Every URL the banner prints, (label, path), all on BULKHEAD_HOST:BULKHEAD_PORT: a new way in adds its row.
+DEMO_URLS = [
+    ("Console", "/"),
+    ("Search API", "/api/v1/search/"),
+    ("API docs", "/api/docs/"),
+    ("Health", "/healthz"),
+]
+# How long the demo waits for /healthz to answer 200 once the web server and the workers are started
+# (a process that exits meanwhile ends the wait at once). On 2 busy cores the workers took 130 s.
+READY_SECONDS = 300
+WEB_WORKERS, WEB_THREADS = launch.WEB_WORKERS, launch.WEB_THREADS
 
 
-# The web server: gunicorn with a fixed number of threads, each holding at most one persistent
-# database connection (CONN_MAX_AGE), so the demo's web side never holds more than
-# WEB_WORKERS * WEB_THREADS of PostgreSQL's connections (100 by default), whatever the load;
-# requests beyond the threads wait in gunicorn's queue. Static files come from WhiteNoise.
-WEB_WORKERS = 2
-WEB_THREADS = 4
-
-
-def web_command(port: int, *, workers: int = WEB_WORKERS, threads: int = WEB_THREADS, host: str = "127.0.0.1"):
-    return [
-        sys.executable, "-m", "gunicorn", "bulkhead.wsgi:application", "--bind", f"{host}:{port}",
-        "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
-        "--timeout", "120", "--graceful-timeout", "10",
-    ]
-
-
-def worker_commands(log_dir: Path) -> list[list[str]]:
+def worker_commands(log_dir: Path) -> list[tuple[str, list[str]]]:
     """The demo's Celery workers: the interactive lane alone (with beat), and both lanes."""
     worker = [sys.executable, "-m", "celery", "-A", "bulkhead", "worker", "--pool=solo", "--loglevel=INFO"]
     return [
-        [*worker, "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "demo@%h", "--beat",
-         "--schedule", str(log_dir / "celerybeat-schedule")],
-        [*worker, "-n", "demo-bulk@%h"],
+        ("the worker demo@", [*worker, "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", "demo@%h", "--beat",
+                              "--schedule", str(log_dir / "celerybeat-schedule")]),
+        ("the worker demo-bulk@", [*worker, "-n", "demo-bulk@%h"]),
     ]
 
 
 class Command(BaseCommand):
     help = (
         "Run the demo: tenant, members, sample corpus, two Celery workers and the web server (gunicorn) on "
-        "127.0.0.1:8000."
+        "BULKHEAD_HOST:BULKHEAD_PORT (127.0.0.1:8000 by default)."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--host", default=settings.BULKHEAD_HOST, help="default: BULKHEAD_HOST")
+        parser.add_argument("--port", type=int, default=settings.BULKHEAD_PORT, help="default: BULKHEAD_PORT")
         parser.add_argument("--samples", default=str(Path(settings.BASE_DIR) / "samples"))
         parser.add_argument("--no-serve", action="store_true", help="set up and ingest, then exit")
         parser.add_argument("--web-workers", type=int, default=WEB_WORKERS, help="gunicorn worker processes")
         parser.add_argument("--web-threads", type=int, default=WEB_THREADS, help="threads per gunicorn worker")
 
     def handle(self, *args, **options):
+        serve = not options["no_serve"]
+        host, port = options["host"], options["port"]
+        try:
+            # Before anything starts (manage.py leaves starting the embedded servers to this command).
+            held = launch.preflight(
+                "demo", launch.ROLES if serve else ["worker"], host=host, port=port if serve else None,
+                command="make demo",
+            )
+        except launch.Refused as exc:
+            self.stderr.write(f"Not started: {exc}")
+            sys.exit(1)
+        try:
+            with held, launch.Supervisor() as supervisor:
+                self._run(supervisor, held, options)
+        except launch.Stopped:
+            self.stdout.write("\nstopped the web server and the workers; `make stop` stops PostgreSQL and Redis")
+        except launch.ChildExited as exc:
+            self.stderr.write(f"{exc}: stopped the demo's other processes")
+            sys.exit(1)
+
+    def _run(self, supervisor: launch.Supervisor, held: launch.Preflight, options) -> None:
         started = time.monotonic()
-        # manage.py has started them already, call_command("kb_demo") has not; the workers and the
-        # web server spawned below find them running.
+        serve, host, port = not options["no_serve"], options["host"], options["port"]
+        self.stdout.write(f"starting the demo on the data folder {embedded_services.data_path()}: PostgreSQL and "
+                          "Redis (or the ones DATABASE_URL and REDIS_URL name), migrations, the demo tenant")
         embedded_services.ensure_started()
         call_command("migrate", verbosity=0)
         tokens, passwords = self._tenant_and_members()
-        children: list[subprocess.Popen] = []
-
-        def stop(signum=None, frame=None):
-            for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            for child in children:
-                try:
-                    child.wait(15)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-            self.stdout.write("\nstopped the web server and the workers; `make stop` stops PostgreSQL and Redis")
-            sys.exit(0)
-
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-        # The children find the same embedded servers through .data/ (or the same *_URL variables).
-        env = dict(os.environ)
-        log_dir = Path(settings.BASE_DIR) / ".data"
-        worker_log = open(log_dir / "demo-worker.log", "ab")
-        # Two workers, so one tenant's heavy document cannot hold up another's small upload:
-        # "demo" serves the interactive lane alone (small uploads; it also runs beat),
-        # "demo-bulk" both lanes (large documents and batch imports, and small uploads when it
-        # is free; see kb/jobs.py, enqueue_jobs).
-        for command in worker_commands(log_dir):
-            children.append(subprocess.Popen(command, env=env, stdout=worker_log, stderr=subprocess.STDOUT))
-        if not options["no_serve"]:
-            children.append(
-                subprocess.Popen(
-                    web_command(options["port"], workers=options["web_workers"], threads=options["web_threads"]),
-                    env=env, cwd=settings.BASE_DIR,
-                )
+        # The children find the same embedded servers through the data folder (or the same *_URL variables).
+        log_dir = embedded_services.data_dir()
+        worker_log = log_dir / "demo-worker.log"
+        with open(worker_log, "ab") as log:
+            # Two workers, so one tenant's heavy document cannot hold up another's small upload:
+            # "demo" serves the interactive lane alone (small uploads; it also runs beat),
+            # "demo-bulk" both lanes (large documents and batch imports, and small uploads when it
+            # is free; see kb/jobs.py, enqueue_jobs).
+            for name, command in worker_commands(log_dir):
+                supervisor.start(name, command, log=str(worker_log), stdout=log, stderr=log)
+        if serve:
+            fd = held.listener.fileno()
+            supervisor.start(
+                "the web server (gunicorn)",
+                launch.web_command(fd, workers=options["web_workers"], threads=options["web_threads"]),
+                pass_fds=(fd,), cwd=settings.BASE_DIR,
             )
+            held.listener.close()  # gunicorn holds the port now
+            held.listener = None
         batch = self._ingest_samples(Path(options["samples"]))
-        if not options["no_serve"]:
-            waited = self._wait_healthy(options["port"], children)
+        if serve:
+            self.stdout.write("waiting for the web server and the workers (/healthz answers 503 until they are up)")
+            waited = self._wait_ready(supervisor, launch.base_url(host, port), worker_log)
             self.stdout.write(self.style.SUCCESS(
                 f"/healthz answered 200 after {time.monotonic() - started:.1f}s ({waited:.1f}s after the servers started)"
             ))
-        self._follow(batch)
-        self._print_help(tokens, passwords, options["port"])
-        if options["no_serve"]:
-            stop()
-        while True:
-            for child in children:
-                if child.poll() is not None:
-                    self.stderr.write(f"a demo process exited with status {child.returncode}; stopping")
-                    stop()
-            time.sleep(1)
+        self._follow(supervisor, batch)
+        if not serve:
+            self.stdout.write("set up and ingested (--no-serve): stopping the workers")
+            return
+        self._print_help(tokens, passwords, host, port, worker_log)
+        supervisor.wait()
 
     @transaction.atomic
     def _tenant_and_members(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -178,36 +180,47 @@ class Command(BaseCommand):
         self.stdout.write(f"ingesting {len(uploads)} sample documents from {folder} (batch {batch.id})")
         return batch
 
-    def _wait_healthy(self, port: int, children) -> float:
+    def _wait_ready(self, supervisor: launch.Supervisor, base: str, worker_log: Path) -> float:
+        """Until /healthz answers 200 (a 503 says what is not up yet); a process exiting ends the wait."""
         started = time.monotonic()
-        url = f"http://127.0.0.1:{port}/healthz"
-        while time.monotonic() - started < 180:
+        url, last = f"{base}/healthz", "nothing (no connection yet)"
+        while time.monotonic() - started < READY_SECONDS:
             try:
-                with urllib.request.urlopen(url, timeout=2) as response:
+                with urllib.request.urlopen(url, timeout=10) as response:
                     if response.status == 200:
                         return time.monotonic() - started
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if any(c.poll() is not None for c in children):
-                break
-            time.sleep(0.3)
-        raise SystemExit(f"{url} did not answer 200; see .data/demo-worker.log")
+            except urllib.error.HTTPError as exc:
+                last = f"{exc.code} {_failing(exc)}"
+            except (urllib.error.URLError, OSError) as exc:
+                last = f"nothing ({getattr(exc, 'reason', exc)})"
+            supervisor.sleep(1.0)
+        raise SystemExit(
+            f"the demo was not ready after {READY_SECONDS} s: {url} last answered {last}; the workers' log is "
+            f"{worker_log}, the web server's is above. Stopped the demo's processes."
+        )
 
-    def _follow(self, batch: IngestionJob) -> None:
+    def _follow(self, supervisor: launch.Supervisor, batch: IngestionJob) -> None:
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
             batch.refresh_from_db()
             if batch.status in (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED):
                 break
-            time.sleep(1)
+            supervisor.sleep(1)
         for job in IngestionJob.objects.filter(batch=batch).select_related("document").order_by("document__title"):
             mark = "ok " if job.status == "succeeded" else "ERR"
             self.stdout.write(f"  {mark} {job.document.title:<32} {job.total:>4} chunks {job.error[:80]}")
 
-    def _print_help(self, tokens: dict[str, str], passwords: dict[str, str], port: int) -> None:
-        self.stdout.write(f"\nConsole: http://127.0.0.1:{port}/  (sign in with an e-mail and password below)")
-        self.stdout.write("Demo members (passwords and tokens are new on every run; "
-                          "`manage.py kb_user set-password EMAIL` sets your own):")
+    def _print_help(self, tokens: dict[str, str], passwords: dict[str, str], host: str, port: int,
+                    worker_log: Path) -> None:
+        base = launch.base_url(host, port)
+        self.stdout.write(f"\nBulkhead demo on {host}:{port} (BULKHEAD_HOST, BULKHEAD_PORT):")
+        for label, path in DEMO_URLS:
+            self.stdout.write(f"  {label:<11} {base}{path}")
+        if host in launch.WILDCARD_HOSTS:
+            self.stdout.write(f"  ({host} listens on every interface; from another machine use this one's address, "
+                              "listed in ALLOWED_HOSTS, and BULKHEAD_SECURE_COOKIES=0 over plain HTTP)")
+        self.stdout.write("\nDemo members: sign in to the console with an e-mail and password below "
+                          "(passwords and tokens are new on every run; `manage.py kb_user set-password EMAIL` sets your own):")
         self.stdout.write(f"  {'e-mail':<20} {'role':<6} {'clearance':<12} {'groups':<14} {'password':<22} API token")
         for email, role, clearance, groups in MEMBERS:
             self.stdout.write(f"  {email:<20} {role:<6} {clearance:<12} {','.join(groups) or '-':<14} "
@@ -218,9 +231,18 @@ class Command(BaseCommand):
             body = json.dumps({"query": query, "top_k": 3})
             self.stdout.write(f"  .venv/bin/python manage.py kb_search {json.dumps(query)} --tenant demo --as carol@demo.example")
             self.stdout.write(
-                f"  curl -s -X POST http://127.0.0.1:{port}/api/v1/search/ -H 'Authorization: Token {alice}' "
+                f"  curl -s -X POST {base}/api/v1/search/ -H 'Authorization: Token {alice}' "
                 f"-H 'Content-Type: application/json' -d '{body}'"
             )
-        self.stdout.write(f"\nAPI docs: http://127.0.0.1:{port}/api/docs/   health: http://127.0.0.1:{port}/healthz")
-        self.stdout.write("Ctrl-C stops the web server and the worker.")
+        self.stdout.write(f"\nLogs: the workers' in {worker_log}, the web server's here.")
+        self.stdout.write("Ctrl-C stops the web server and the workers; `make stop` also stops PostgreSQL and Redis.")
 
+
+def _failing(error: urllib.error.HTTPError) -> str:
+    """What a /healthz 503 says is not up, e.g. "(workers: no worker replied)"."""
+    try:
+        body = json.loads(error.read() or b"{}")
+        failing = body.get("failing") or []
+        return "(" + ", ".join(f"{name}: {body.get(name, 'failing')}" for name in failing) + ")"
+    except (ValueError, AttributeError, OSError):
+        return ""
