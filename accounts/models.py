@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
@@ -72,6 +73,15 @@ class Group(models.Model):
         return f"{self.tenant.slug}/{self.slug}"
 
 
+class MemberSource(models.TextChoices):
+    """Where a membership came from (the console's members list shows it)."""
+
+    MANUAL = "manual"  # an admin added it (console, API, `kb_user create`)
+    INVITED = "invited"  # the person accepted an e-mailed invitation
+    SSO = "sso"  # created at a first single sign-on (just in time)
+    SCIM = "scim"  # provisioned by the tenant's identity provider over SCIM
+
+
 class Membership(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
@@ -79,6 +89,7 @@ class Membership(models.Model):
     clearance = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, default=AccessLevel.INTERNAL)
     groups = models.ManyToManyField(Group, through="GroupMembership", related_name="memberships", blank=True)
     is_active = models.BooleanField(default=True)
+    source = models.CharField(max_length=16, choices=MemberSource.choices, default=MemberSource.MANUAL)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -114,3 +125,31 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.membership})"
+
+
+class Invitation(models.Model):
+    """An e-mailed invitation to join a tenant with a role, a clearance and groups.
+
+    Only the hash of the link's key is kept; the key is in the e-mail alone. Pending while
+    neither accepted nor revoked nor past ``expires_at``; accepting it once ends it."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    clearance = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, default=AccessLevel.INTERNAL)
+    group_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    membership = models.ForeignKey(Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(clearance__lte=MAX_LEVEL), name="invitation_clearance_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.tenant_id}"
