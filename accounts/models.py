@@ -65,6 +65,9 @@ class Group(models.Model):
     slug = models.SlugField(max_length=63)
     name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # manual, or scim (created by the tenant's identity provider); externalId as the provider sent it.
+    source = models.CharField(max_length=16, default="manual")
+    scim_external_id = models.CharField(max_length=255, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "slug"], name="group_unique_slug_per_tenant")]
@@ -90,6 +93,10 @@ class Membership(models.Model):
     groups = models.ManyToManyField(Group, through="GroupMembership", related_name="memberships", blank=True)
     is_active = models.BooleanField(default=True)
     source = models.CharField(max_length=16, choices=MemberSource.choices, default=MemberSource.MANUAL)
+    # What a SCIM client sent for this membership (userName, externalId, name, displayName, emails): the
+    # tenant's own view of the person. Never copied onto the user, whom other tenants share.
+    scim_profile = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True, null=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -153,3 +160,19 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation of {self.email} to {self.tenant_id}"
+
+
+class ScimToken(models.Model):
+    """A tenant's SCIM bearer token: what its identity provider provisions with. Its reach is its tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="scim_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"scim {self.prefix}… ({self.tenant_id})"

@@ -47,6 +47,10 @@ class Action(models.TextChoices):
     INVITATION_REVOKE = "invitation.revoke"
     PASSWORD_RESET_REQUEST = "password_reset.request"
     PASSWORD_RESET = "password_reset.done"
+    MEMBERSHIP_DELETE = "membership.delete"
+    GROUP_DELETE = "group.delete"
+    SCIM_TOKEN_CREATE = "scim_token.create"
+    SCIM_TOKEN_REVOKE = "scim_token.revoke"
 
 
 class AuditEvent(models.Model):

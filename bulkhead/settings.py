@@ -380,3 +380,6 @@ PASSWORD_RESET_TIMEOUT = env_int("BULKHEAD_PASSWORD_RESET_SECONDS", 3600)  # a r
 # address in the cache; past either limit the answer is 429, whether or not the address has an account.
 BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR = env_int("BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR", 5)
 BULKHEAD_MAIL_PER_CLIENT_PER_HOUR = env_int("BULKHEAD_MAIL_PER_CLIENT_PER_HOUR", 20)
+# SCIM provisioning: the clearance of a member the identity provider creates (an admin raises it in
+# the console; provisioning never sets a role or a clearance). The lowest by default: fail closed.
+BULKHEAD_SCIM_CLEARANCE = os.environ.get("BULKHEAD_SCIM_CLEARANCE", "public")

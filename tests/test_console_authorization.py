@@ -30,9 +30,10 @@ from django.urls import URLPattern, reverse
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.invitations import invitation_create
-from accounts.models import ApiToken, Group, Invitation, Membership, User
+from accounts.models import ApiToken, Group, Invitation, Membership, ScimToken, User
 from accounts.passwords import user_set_password
 from accounts.policy import AccessLevel
+from accounts.scim import scim_token_create
 from console import urls as console_urls
 from console.forms import IndexVersionForm
 from console.membership import SESSION_KEY
@@ -59,6 +60,7 @@ def console_snapshot() -> dict:
         "index_versions": sorted(IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name")),
         "users": sorted(User.objects.values_list("id", "email", "password", "is_active")),
         "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at")),
+        "scim_tokens": sorted(ScimToken.objects.values_list("id", "tenant_id", "revoked_at")),
     }
 
 
@@ -111,6 +113,8 @@ def cworld(world, settings) -> ConsoleWorld:
     other_invitation = invitation_create(tenant=other, email="theirs@example.com", role="viewer",
                                          clearance="internal", actor=other_admin)
     other_uid = urlsafe_base64_encode(str(other_admin.user_id).encode())
+    scim_token_create(tenant=world.tenant, name="idp")
+    other_scim, _ = scim_token_create(tenant=other, name="theirs")
     foreign = {
         "document": [world.other_doc.id],
         "section": [world.other_doc.section_ids["intro"]],
@@ -122,6 +126,7 @@ def cworld(world, settings) -> ConsoleWorld:
         "token": [ApiToken.objects.get(membership=other_admin).pk],
         "version": [other_only.short_id, str(other_only.pk), str(index_versions.index_version_active(tenant=other).pk)],
         "invitation": [other_invitation.pk],
+        "scim_token": [other_scim.pk],
         # Links from e-mails are bearer secrets of no tenant: a wrong one is wrong for everyone alike.
         "invitation_key": ["k" * 43],
         "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
@@ -139,12 +144,13 @@ MADE_UP = {
     "token": lambda: [2**62, 10**40],
     "version": lambda: [str(uuid.uuid4()), uuid.uuid4().hex[:12], "not-a-version"],
     "invitation": lambda: [2**62, 10**40],
+    "scim_token": lambda: [2**62, 10**40],
     "invitation_key": lambda: [uuid.uuid4().hex, "x"],
     "reset": lambda: ["MTIz.cw0f1a-0123456789abcdef0123456789abcdef", "nonsense", "x.set-password"],
 }
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
          "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
-         "invitation_key": "key", "reset": "link"}
+         "invitation_key": "key", "reset": "link", "scim_token": "token_id"}
 
 
 # ----------------------------------------------------------------------------- requests
@@ -389,6 +395,11 @@ _ROWS: list[tuple[str, Case]] = [
                                post=E("302", "302*", "403", "403", "403", "302*"))),
     ("invitation-revoke", Case("invitation-revoke", ADMIN_POST_ONLY, "invitation",
                                lambda w: Invitation.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
+                               post=E("302", "404", "403", "403", "403", "302*"))),
+    ("scim-tokens", Case("scim-tokens", ADMINS, data=lambda ctx: {"name": "okta"},
+                         post=E("302", "201*", "403", "403", "403", "201*"))),
+    ("scim-token-revoke", Case("scim-token-revoke", ADMIN_POST_ONLY, "scim_token",
+                               lambda w: ScimToken.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
                                post=E("302", "404", "403", "403", "403", "302*"))),
     # Without force, activating a version that lacks documents is refused (409) and changes nothing.
     ("index-version-activate (refused)", Case("index-version-activate", ADMIN_OF_IT, "version",

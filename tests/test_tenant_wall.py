@@ -28,13 +28,16 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from accounts.models import ApiToken, Group, GroupMembership, Invitation, Membership
+from accounts.models import ApiToken, Group, GroupMembership, Invitation, Membership, ScimToken
+from accounts.scim import _hash as scim_hash
+from accounts.scim import scim_token_create
 from accounts.services import api_token_create, group_create, membership_create, membership_set_groups, tenant_create
 from accounts.tenancy import (
     acting_user_activate,
     current_tenant_id,
     owner_path,
     tenant_activate,
+    tenant_activate_for_scim_token,
     tenant_activate_for_token,
     tenant_context_known_clear,
     tenant_context_reset,
@@ -49,7 +52,8 @@ from tests import factories
 
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
-                 EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation]
+                 EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
+                 ScimToken]
 
 
 def _tenant(slug: str):
@@ -70,6 +74,7 @@ def _tenant(slug: str):
     AuditSettings.objects.get_or_create(tenant_id=tenant.pk)
     Invitation.objects.create(tenant=tenant, email=f"new@{slug}.example", key_hash=uuid.uuid4().hex,
                               expires_at=timezone.now() + timedelta(days=1))
+    ScimToken.objects.create(tenant=tenant, prefix="p", key_hash=uuid.uuid4().hex)
     return tenant, member, key
 
 
@@ -187,13 +192,16 @@ def test_the_lookups_before_a_tenant_return_a_tenant_id_and_nothing_else(two_ten
         assert _ids(ApiToken) == set() and _ids(IngestionJob) == set()
 
 
-def test_the_invitation_lookup_returns_the_tenant_of_a_pending_invitation_alone(two_tenants):
+def test_the_invitation_and_scim_lookups_return_a_tenant_id_alone(two_tenants):
     (a, _, _), (b, _, _), _ = two_tenants
     pending, = Invitation.objects.filter(tenant=a).values_list("key_hash", flat=True)
     used = Invitation.objects.create(tenant=b, email="used@b.example", key_hash=uuid.uuid4().hex,
                                      expires_at=timezone.now() + timedelta(days=1), accepted_at=timezone.now())
     expired = Invitation.objects.create(tenant=b, email="old@b.example", key_hash=uuid.uuid4().hex,
                                         expires_at=timezone.now() - timedelta(seconds=1))
+    scim_b, _ = scim_token_create(tenant=b, name="idp")
+    revoked, _ = scim_token_create(tenant=b, name="old")
+    ScimToken.objects.filter(pk=revoked.pk).update(revoked_at=timezone.now())
     with application_role():
         tenant_context_reset()
         with connection.cursor() as cursor:
@@ -203,6 +211,10 @@ def test_the_invitation_lookup_returns_the_tenant_of_a_pending_invitation_alone(
                 found.append(cursor.fetchone()[0])
         assert found == [a.pk, None, None, None]
         assert current_tenant_id() is None and _ids(Invitation) == set()
+        # A SCIM token's lookup: its tenant id alone, acted for in the same statement.
+        assert tenant_activate_for_scim_token(scim_b.key_hash) == b.pk and current_tenant_id() == b.pk
+        assert tenant_activate_for_scim_token(revoked.key_hash) is None and current_tenant_id() is None
+        assert tenant_activate_for_scim_token(scim_hash("bks_x_y")) is None
 
 
 def test_the_owner_path_sees_every_tenant(two_tenants):
