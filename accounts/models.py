@@ -176,3 +176,41 @@ class ScimToken(models.Model):
 
     def __str__(self) -> str:
         return f"scim {self.prefix}… ({self.tenant_id})"
+
+
+class SsoConfig(models.Model):
+    """A tenant's single sign-on with an OpenID provider, and how its claims map to a membership
+    (``accounts.sso``). No mapping admits no one; no clearance mapping gives the lowest clearance."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.CASCADE, related_name="sso_config")
+    enabled = models.BooleanField(default=False)
+    issuer = models.URLField(max_length=500)  # discovery: {issuer}/.well-known/openid-configuration
+    client_id = models.CharField(max_length=255)
+    client_secret = models.CharField(max_length=500, blank=True)  # never shown back in the console
+    scopes = models.CharField(max_length=255, default="openid email profile")
+    admit_domains = ArrayField(models.CharField(max_length=253), default=list, blank=True)
+    admit_claim = models.CharField(max_length=100, blank=True)
+    admit_values = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    groups_claim = models.CharField(max_length=100, default="groups", blank=True)
+    group_map = models.JSONField(default=dict, blank=True)  # provider's group name -> [group slug, ...]
+    clearance_claim = models.CharField(max_length=100, blank=True)
+    clearance_map = models.JSONField(default=dict, blank=True)  # claim value or provider group -> level name
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"sso of {self.tenant_id} ({self.issuer})"
+
+
+class SsoIdentity(models.Model):
+    """A person at a tenant's provider (issuer + subject), linked to their membership of that tenant.
+    Signing in again finds the membership by this link, never by the e-mail the provider sends then."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    issuer = models.CharField(max_length=500)
+    subject = models.CharField(max_length=255)
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="sso_identities")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "issuer", "subject"], name="sso_identity_unique")]

@@ -51,6 +51,7 @@ class Action(models.TextChoices):
     GROUP_DELETE = "group.delete"
     SCIM_TOKEN_CREATE = "scim_token.create"
     SCIM_TOKEN_REVOKE = "scim_token.revoke"
+    SSO_SETTINGS = "sso.settings"
 
 
 class AuditEvent(models.Model):

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console.views import audit, auth, dashboard, documents, identity, jobs, members, people, search, upload
+from console.views import audit, auth, dashboard, documents, identity, jobs, members, people, search, sso, upload
 from console.views import document_page as document
 from console.views import effective_access as access
 from console.views import index_versions as versions
@@ -23,6 +23,10 @@ urlpatterns = [
     path("invitation/<str:key>/", people.invitation_link, name="invitation"),
     path("members/invite/", people.invitation_create_view, name="invitation-create"),
     path("invitations/<int:invitation_id>/revoke/", people.invitation_revoke_view, name="invitation-revoke"),
+    path("sso/", sso.sso_choose, name="sso-choose"),
+    path("sso/<slug:slug>/", sso.sso_start, name="sso-start"),
+    path("sso/<slug:slug>/callback/", sso.sso_callback, name="sso-callback"),
+    path("settings/sso/", sso.sso_settings, name="sso-settings"),
     path("settings/scim/", identity.scim_tokens, name="scim-tokens"),
     path("settings/scim/<int:token_id>/revoke/", identity.scim_token_revoke, name="scim-token-revoke"),
     path("documents/", documents.document_index, name="documents"),

@@ -30,7 +30,7 @@ from django.urls import URLPattern, reverse
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.invitations import invitation_create
-from accounts.models import ApiToken, Group, Invitation, Membership, ScimToken, User
+from accounts.models import ApiToken, Group, Invitation, Membership, ScimToken, SsoConfig, User
 from accounts.passwords import user_set_password
 from accounts.policy import AccessLevel
 from accounts.scim import scim_token_create
@@ -61,6 +61,7 @@ def console_snapshot() -> dict:
         "users": sorted(User.objects.values_list("id", "email", "password", "is_active")),
         "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at")),
         "scim_tokens": sorted(ScimToken.objects.values_list("id", "tenant_id", "revoked_at")),
+        "sso": sorted(SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at")),
     }
 
 
@@ -127,6 +128,7 @@ def cworld(world, settings) -> ConsoleWorld:
         "version": [other_only.short_id, str(other_only.pk), str(index_versions.index_version_active(tenant=other).pk)],
         "invitation": [other_invitation.pk],
         "scim_token": [other_scim.pk],
+        "sso_slug": [other.slug],
         # Links from e-mails are bearer secrets of no tenant: a wrong one is wrong for everyone alike.
         "invitation_key": ["k" * 43],
         "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
@@ -145,12 +147,14 @@ MADE_UP = {
     "version": lambda: [str(uuid.uuid4()), uuid.uuid4().hex[:12], "not-a-version"],
     "invitation": lambda: [2**62, 10**40],
     "scim_token": lambda: [2**62, 10**40],
+    "sso_slug": lambda: ["no-such-tenant", "x" * 63],
     "invitation_key": lambda: [uuid.uuid4().hex, "x"],
     "reset": lambda: ["MTIz.cw0f1a-0123456789abcdef0123456789abcdef", "nonsense", "x.set-password"],
 }
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
          "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
-         "invitation_key": "key", "reset": "link", "scim_token": "token_id"}
+         "invitation_key": "key", "reset": "link", "scim_token": "token_id",
+         "sso_slug": "slug"}
 
 
 # ----------------------------------------------------------------------------- requests
@@ -396,6 +400,15 @@ _ROWS: list[tuple[str, Case]] = [
     ("invitation-revoke", Case("invitation-revoke", ADMIN_POST_ONLY, "invitation",
                                lambda w: Invitation.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
                                post=E("302", "404", "403", "403", "403", "302*"))),
+    # Single sign-on: the world's tenants offer none (404 for everyone); the settings are the admins'.
+    ("sso-choose", Case("sso-choose", E("302", "302", "302", "302", "302", "302"))),
+    ("sso-start", Case("sso-start", NOT_FOUND, "sso_slug", lambda w: w.tenant.slug)),
+    ("sso-callback", Case("sso-callback", NOT_FOUND, "sso_slug", lambda w: w.tenant.slug,
+                          query=lambda w: "?code=x&state=y")),
+    ("sso-settings", Case("sso-settings", ADMINS,
+                          data=lambda ctx: {"issuer": "https://idp.example", "client_id": "bulkhead",
+                                            "group_map": "{}", "clearance_map": "{}", "action": "save"},
+                          post=E("302", "302*", "403", "403", "403", "302*"))),
     ("scim-tokens", Case("scim-tokens", ADMINS, data=lambda ctx: {"name": "okta"},
                          post=E("302", "201*", "403", "403", "403", "201*"))),
     ("scim-token-revoke", Case("scim-token-revoke", ADMIN_POST_ONLY, "scim_token",

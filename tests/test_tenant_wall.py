@@ -28,7 +28,16 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from accounts.models import ApiToken, Group, GroupMembership, Invitation, Membership, ScimToken
+from accounts.models import (
+    ApiToken,
+    Group,
+    GroupMembership,
+    Invitation,
+    Membership,
+    ScimToken,
+    SsoConfig,
+    SsoIdentity,
+)
 from accounts.scim import _hash as scim_hash
 from accounts.scim import scim_token_create
 from accounts.services import api_token_create, group_create, membership_create, membership_set_groups, tenant_create
@@ -53,7 +62,7 @@ from tests import factories
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
                  EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
-                 ScimToken]
+                 ScimToken, SsoConfig, SsoIdentity]
 
 
 def _tenant(slug: str):
@@ -75,6 +84,8 @@ def _tenant(slug: str):
     Invitation.objects.create(tenant=tenant, email=f"new@{slug}.example", key_hash=uuid.uuid4().hex,
                               expires_at=timezone.now() + timedelta(days=1))
     ScimToken.objects.create(tenant=tenant, prefix="p", key_hash=uuid.uuid4().hex)
+    SsoConfig.objects.create(tenant=tenant, issuer=f"https://{slug}.example", client_id=slug, enabled=slug == "wall-a")
+    SsoIdentity.objects.create(tenant=tenant, issuer=f"https://{slug}.example", subject="1", membership=member)
     return tenant, member, key
 
 
@@ -215,6 +226,10 @@ def test_the_invitation_and_scim_lookups_return_a_tenant_id_alone(two_tenants):
         assert tenant_activate_for_scim_token(scim_b.key_hash) == b.pk and current_tenant_id() == b.pk
         assert tenant_activate_for_scim_token(revoked.key_hash) is None and current_tenant_id() is None
         assert tenant_activate_for_scim_token(scim_hash("bks_x_y")) is None
+        # Whether any tenant offers single sign-on: a boolean, nothing of which tenant.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT bulkhead_sso_offered()")
+            assert cursor.fetchone()[0] is True and _ids(SsoConfig) == set()
 
 
 def test_the_owner_path_sees_every_tenant(two_tenants):

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts import invitations, selectors
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
+from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from console.forms import MemberCreateForm
 from console.membership import found, member_required, tenant_enter
 from console.views.members import _members_page
@@ -120,6 +121,7 @@ def invitation_accept_view(request):
         else:
             request.session.pop(INVITATION_SESSION_KEY, None)
             login(request, membership.user, backend=MODEL_BACKEND)
+            request.session.pop(SSO_TENANT_KEY, None)  # a password session: every tenant of the account
             tenant_enter(request, membership)
             messages.success(request, f"Welcome to {membership.tenant.name or membership.tenant.slug}.")
             return redirect("console:dashboard")
