@@ -79,10 +79,10 @@ class Group(models.Model):
 class MemberSource(models.TextChoices):
     """Where a membership came from (the console's members list shows it)."""
 
-    MANUAL = "manual"  # an admin added it (console, API, `kb_user create`)
-    INVITED = "invited"  # the person accepted an e-mailed invitation
-    SSO = "sso"  # created at a first single sign-on (just in time)
-    SCIM = "scim"  # provisioned by the tenant's identity provider over SCIM
+    MANUAL = "manual", "Manual"  # an admin added it (console, API, `kb_user create`)
+    INVITED = "invited", "Invited"  # the person accepted an e-mailed invitation
+    SSO = "sso", "Single sign-on"  # created at a first single sign-on (just in time)
+    SCIM = "scim", "SCIM"  # provisioned by the tenant's identity provider over SCIM
 
 
 class Membership(models.Model):

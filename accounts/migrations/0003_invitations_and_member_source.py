@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='membership',
             name='source',
-            field=models.CharField(choices=[('manual', 'Manual'), ('invited', 'Invited'), ('sso', 'Sso'), ('scim', 'Scim')], default='manual', max_length=16),
+            field=models.CharField(choices=[('manual', 'Manual'), ('invited', 'Invited'), ('sso', 'Single sign-on'), ('scim', 'SCIM')], default='manual', max_length=16),
         ),
         migrations.CreateModel(
             name='Invitation',
