@@ -90,6 +90,7 @@ def sso_start(request, slug: str):
 def sso_callback(request, slug: str):
     from authlib.common.errors import AuthlibBaseError
     from joserfc.errors import JoseError
+    from requests import RequestException
 
     config = _config(slug)
     if config is None:
@@ -107,6 +108,9 @@ def sso_callback(request, slug: str):
         membership = sso_sign_in(config=config, claims=dict(claims), address=_address(request))
     except ApplicationError as exc:
         return _refused(request, f"Single sign-on refused: {exc.message}")
+    except RequestException as exc:
+        logger.warning("single sign-on of %s: the provider could not be reached: %s", slug, type(exc).__name__)
+        return _refused(request, "Your organisation's identity provider could not be reached. Try again later.", 502)
     except (AuthlibBaseError, JoseError, ValueError) as exc:
         logger.info("single sign-on of %s refused: %s", slug, type(exc).__name__)
         return _refused(request, f"Single sign-on refused: the provider's answer did not check out "
