@@ -183,7 +183,7 @@ def test_an_sso_session_acts_for_its_tenant_alone(page, acme, oidc_provider):  #
 
 
 def test_an_admin_sets_up_sign_on_and_tests_the_connection(page, oidc_provider, transactional_db):  # noqa: F811
-    from tests.browser.conftest import console_member, sign_in
+    from tests.browser.conftest import console_member, screenshot, sign_in
 
     tenant = tenant_create(slug="other", name="Other")
     with acting_tenant(tenant.pk):
@@ -209,9 +209,14 @@ def test_an_admin_sets_up_sign_on_and_tests_the_connection(page, oidc_provider, 
     assert CLIENT_SECRET not in page.content()  # never shown back
     page.click("#sso-test")
     assert "Connected: issuer " + oidc_provider.issuer in page.locator("#sso-test-ok").inner_text()
+    screenshot(page, "sso-settings")
     SsoConfig.objects.filter(tenant=tenant).update(issuer=oidc_provider.issuer + "/nothing-here")
     page.click("#sso-test")
     assert "The connection failed" in page.locator("#sso-test-failed").inner_text()
     # The sign-in page now offers single sign-on.
     page.click("form[action='/sign-out/'] button")
     page.wait_for_selector("#sso-box")
+    page.fill("#sso-organisation", "other")
+    page.click("#sso-box button[type=submit]")
+    page.wait_for_selector("#sso-continue")
+    screenshot(page, "sign-in-sso")
