@@ -173,7 +173,7 @@ def invitation_open(key: str) -> OpenInvitation:
         raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
     tenant_activate(tenant_id)
     invitation = Invitation.objects.select_related("tenant").filter(key_hash=digest).first()
-    if invitation is None:
+    if invitation is None or invitation.accepted_at or invitation.revoked_at or invitation.expires_at <= timezone.now():
         raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
     user = User.objects.filter(email=invitation.email).first()
     existing = user if user is not None and user.has_usable_password() else None

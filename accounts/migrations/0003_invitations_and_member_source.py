@@ -15,12 +15,13 @@ WALL = (
 UNWALL = "DROP POLICY IF EXISTS tenant_wall ON accounts_invitation; ALTER TABLE accounts_invitation DISABLE ROW LEVEL SECURITY"
 # Before the person who opens an invitation link is known, the link's key is all there is: this
 # returns the tenant id of the pending invitation with that hash and nothing else, past the wall
-# (SECURITY DEFINER runs as the owner); the invitation itself is then read as that tenant.
+# (SECURITY DEFINER runs as the owner); the invitation itself is then read as that tenant. Expiry is
+# against the statement's own time: now() is the transaction's start, which a long transaction keeps.
 INVITATION_TENANT = """
 CREATE OR REPLACE FUNCTION bulkhead_invitation_tenant(invitation_hash text) RETURNS bigint
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
     SELECT i.tenant_id FROM public.accounts_invitation i
-    WHERE i.key_hash = invitation_hash AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+    WHERE i.key_hash = invitation_hash AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > statement_timestamp()
 $$
 """
 
