@@ -48,3 +48,13 @@ def password_generate() -> str:
         except ValidationError:  # e.g. all digits, however unlikely
             continue
         return password
+
+
+def validate_new_password(password: str, user: User | None = None) -> None:
+    """Refuse (ApplicationError, ``invalid_password``) an empty password and any the validators refuse."""
+    if not password:
+        raise ApplicationError("the password is empty", code="invalid_password")
+    try:
+        validate_password(password, user)
+    except ValidationError as exc:
+        raise ApplicationError(" ".join(exc.messages), code="invalid_password") from None

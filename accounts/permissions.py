@@ -20,6 +20,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions, status
 
 from accounts.models import ROLE_RANK, Membership, Role
+from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from accounts.tenancy import acting_user_activate, tenant_activate
 
 TENANT_HEADER = "X-Bulkhead-Tenant"
@@ -48,6 +49,9 @@ class SessionMemberAuthentication(authentication.SessionAuthentication):
         user, _ = result
         acting_user_activate(user.pk)  # the user's own memberships, in every tenant, are visible
         memberships = Membership.objects.select_related("tenant", "user").filter(user=user, is_active=True)
+        scope = request._request.session.get(SSO_TENANT_KEY)  # a single sign-on session: that tenant alone
+        if scope is not None:
+            memberships = memberships.filter(tenant_id=scope)
         slug = request.headers.get(TENANT_HEADER, "").strip()
         if slug:
             membership = memberships.filter(tenant__slug=slug).first()

@@ -216,6 +216,17 @@ def tenant_activate_for_token(key_hash: str) -> int | None:
         return cursor.fetchone()[0]
 
 
+def tenant_activate_for_scim_token(key_hash: str) -> int | None:
+    """:func:`tenant_activate_for_token` for a SCIM bearer token (``bulkhead_scim_token_tenant``, migration
+    ``accounts/0004``): act for the tenant of the live SCIM token with this hash, or for none."""
+    connection = connections["default"]
+    with connection.cursor() as cursor:
+        setattr(connection, _CLEARED, None)
+        cursor.execute("SELECT NULLIF(set_config(%s, coalesce(bulkhead_scim_token_tenant(%s)::text, ''), false), '')::bigint",
+                       [TENANT_SETTING, key_hash])
+        return cursor.fetchone()[0]
+
+
 def token_tenant_id(key_hash: str) -> int | None:
     """The tenant of the live token with this hash, or None -- before any tenant is set.
 

@@ -41,6 +41,17 @@ class Action(models.TextChoices):
     SIGN_IN = "sign_in"
     SIGN_IN_FAILED = "sign_in.failed"
     AUDIT_SETTINGS = "audit.settings"
+    # People: invitations, password reset, single sign-on, SCIM provisioning (issue 28).
+    INVITATION_CREATE = "invitation.create"
+    INVITATION_ACCEPT = "invitation.accept"
+    INVITATION_REVOKE = "invitation.revoke"
+    PASSWORD_RESET_REQUEST = "password_reset.request"
+    PASSWORD_RESET = "password_reset.done"
+    MEMBERSHIP_DELETE = "membership.delete"
+    GROUP_DELETE = "group.delete"
+    SCIM_TOKEN_CREATE = "scim_token.create"
+    SCIM_TOKEN_REVOKE = "scim_token.revoke"
+    SSO_SETTINGS = "sso.settings"
 
 
 class AuditEvent(models.Model):

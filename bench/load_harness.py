@@ -14,7 +14,9 @@ What runs, per scenario, for a fixed time and at most a fixed number of requests
 * editors upload, replace (``PUT``), re-permission (``PATCH /api/v1/sections/{id}/``) and delete
   documents;
 * an admin per tenant changes members' clearances and groups, deactivates and reactivates one,
-  and replaces (creates, then revokes) readers' tokens, probing each revoked token at once.
+  and replaces (creates, then revokes) readers' tokens, probing each revoked token at once;
+* the tenant's identity provider, over SCIM with the tenant's SCIM token, deactivates and reactivates
+  a member (Entra ID's PATCH shape, probing at once) and moves a member in and out of a group.
 
 Every section of every document carries a unique canary (a random token in its heading and one in
 its body). :class:`AccessModel` knows which member may read which section at any moment, from the
@@ -680,6 +682,8 @@ class Tenant:
     editors: list[MemberRecord]
     admin: MemberRecord
     readers: list[MemberRecord]
+    scim_key: str = ""  # the tenant's SCIM bearer token (its identity provider's)
+    group_ids: dict[str, int] = field(default_factory=dict)
 
 
 def _member(model: AccessModel, tenant, name: str, role: str, clearance: str, groups, *,
@@ -698,19 +702,20 @@ def _member(model: AccessModel, tenant, name: str, role: str, clearance: str, gr
 
 def create_population(model: AccessModel, run: str, *, tenants: int = 2, editors: int = 1) -> list[Tenant]:
     """Tenants, groups, members and their first tokens, through the services (not the API)."""
+    from accounts.scim import scim_token_create
     from accounts.services import group_create, tenant_create
 
     result = []
     for index in range(tenants):
         slug = f"ld-{run}-{chr(ord('a') + index)}"
         tenant = tenant_create(slug=slug, name=slug)
-        for group in GROUPS:
-            group_create(tenant=tenant, slug=group)
+        group_ids = {group: group_create(tenant=tenant, slug=group).pk for group in GROUPS}
+        _, scim_key = scim_token_create(tenant=tenant, name="load")
         readers = [_member(model, tenant, n, "viewer", c, g) for n, c, g in READERS]
         readers += [_member(model, tenant, n, "viewer", c, g, mutable=True) for n, c, g in MUTABLE_READERS]
         edits = [_member(model, tenant, f"editor-{i}", "editor", "restricted", GROUPS) for i in range(editors)]
         admin = _member(model, tenant, "admin", "admin", "restricted", GROUPS)
-        result.append(Tenant(slug, edits, admin, readers))
+        result.append(Tenant(slug, edits, admin, readers, scim_key, group_ids))
     return result
 
 
@@ -900,14 +905,18 @@ class Actors:
         try:
             while not self.recorder.stop.is_set():
                 roll = rng.random()
-                if roll < 0.4:
+                if roll < 0.35:
                     self.rotate_token(client, admin, rng.choice(tenant.readers))
-                elif roll < 0.7:
+                elif roll < 0.6:
                     clearance = rng.choice(list(LEVELS))
                     groups = rng.choice([[], ["alpha"], ["beta"], ["alpha", "beta"]])
                     self.set_membership(client, admin, changing, clearance=clearance, groups=groups)
-                else:
+                elif roll < 0.75:
                     self.toggle(client, admin, toggled)
+                elif roll < 0.9:
+                    self.scim_toggle(client, tenant, admin, toggled)
+                else:
+                    self.scim_group(client, tenant, admin, changing, rng.choice(["alpha", "beta"]), rng)
                 self.recorder.stop.wait(rng.uniform(0.2, 0.6))
         finally:
             client.close()
@@ -935,6 +944,54 @@ class Actors:
         self.call(client, member, "probe_inactive", "GET", "/api/v1/documents/")  # judged with the rest
         self.recorder.stop.wait(0.5)
         self.set_membership(client, admin, member, is_active=True)
+
+    # ------------------------------------------------------------------ the identity provider (SCIM)
+
+    def scim_call(self, client: Http, tenant: Tenant, admin: MemberRecord, op: str, method: str, path: str,
+                  body: dict):
+        """A SCIM request of the tenant's identity provider (recorded under the admin: it is the tenant's)."""
+        sent = now()
+        status, headers, payload = client.request(method, path, None, body,
+                                                  headers={"Authorization": f"Bearer {tenant.scim_key}"})
+        received = now()
+        self.recorder.record(op, admin.name, status, headers, payload, sent, received)
+        return status, sent, received
+
+    def scim_set_active(self, client: Http, tenant: Tenant, admin: MemberRecord, member: MemberRecord,
+                        active: bool) -> int:
+        # As Entra ID sends it: "Replace", and the boolean as a string.
+        status, sent, received = self.scim_call(
+            client, tenant, admin, "scim_active", "PATCH", f"/scim/v2/Users/{member.membership_id}",
+            {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+             "Operations": [{"op": "Replace", "path": "active", "value": "True" if active else "False"}]})
+        if status == 200 or unknown_outcome(status):
+            with self.model.lock:
+                clearance, groups, _ = member.state.latest
+                member.state.set((clearance, groups, active), sent, received, definitive=status == 200)
+        return status
+
+    def scim_toggle(self, client: Http, tenant: Tenant, admin: MemberRecord, member: MemberRecord) -> None:
+        """Deprovision the member over SCIM, probe at once (must be refused), then provision again."""
+        if self.scim_set_active(client, tenant, admin, member, False) != 200:
+            return
+        self.call(client, member, "probe_deprovisioned", "GET", "/api/v1/documents/")  # judged with the rest
+        self.recorder.stop.wait(0.5)
+        self.scim_set_active(client, tenant, admin, member, True)
+
+    def scim_group(self, client: Http, tenant: Tenant, admin: MemberRecord, member: MemberRecord, group: str,
+                   rng: random.Random) -> None:
+        """Add the member to a group, or remove them from it, as the identity provider does."""
+        add = rng.random() < 0.5
+        operation = ({"op": "add", "path": "members", "value": [{"value": str(member.membership_id)}]} if add
+                     else {"op": "remove", "path": f'members[value eq "{member.membership_id}"]'})
+        status, sent, received = self.scim_call(
+            client, tenant, admin, "scim_group", "PATCH", f"/scim/v2/Groups/{tenant.group_ids[group]}",
+            {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [operation]})
+        if status == 200 or unknown_outcome(status):
+            with self.model.lock:
+                clearance, groups, active = member.state.latest
+                groups = groups | {group} if add else groups - {group}
+                member.state.set((clearance, frozenset(groups), active), sent, received, definitive=status == 200)
 
     def rotate_token(self, client: Http, admin: MemberRecord, member: MemberRecord) -> None:
         """Create a new token for the member (their thread switches to it), revoke the old one, probe it."""

@@ -374,3 +374,33 @@ AXES_USERNAME_FORM_FIELD = "username"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.views.auth.locked_out"
 AXES_VERBOSE = False
+
+# --------------------------------------------------------------------------- people: e-mail, invitations, reset
+# Invitations and password resets are e-mailed through Django's e-mail backend. With BULKHEAD_EMAIL_HOST
+# set: SMTP (port, login, TLS from the variables below). Without: each message is written as a file
+# under BULKHEAD_EMAIL_DIR (default .data/mail/), which is what the demo does.
+EMAIL_HOST = os.environ.get("BULKHEAD_EMAIL_HOST", "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("BULKHEAD_EMAIL_PORT", 25)
+    EMAIL_HOST_USER = os.environ.get("BULKHEAD_EMAIL_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("BULKHEAD_EMAIL_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("BULKHEAD_EMAIL_STARTTLS", False)
+    EMAIL_USE_SSL = env_bool("BULKHEAD_EMAIL_SSL", False)
+    EMAIL_TIMEOUT = env_int("BULKHEAD_EMAIL_TIMEOUT", 10)
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ.get("BULKHEAD_EMAIL_DIR") or str(embedded_services.data_path() / "mail")
+DEFAULT_FROM_EMAIL = os.environ.get("BULKHEAD_EMAIL_FROM", "Bulkhead <bulkhead@localhost>")
+# Links in e-mails start with this (e.g. https://kb.example.com); unset: the request's own host, which
+# ALLOWED_HOSTS bounds. Set it in production: it keeps a forged Host header out of every link.
+BULKHEAD_PUBLIC_URL = os.environ.get("BULKHEAD_PUBLIC_URL", "").rstrip("/")
+BULKHEAD_INVITATION_DAYS = env_int("BULKHEAD_INVITATION_DAYS", 7)  # an invitation link's life
+PASSWORD_RESET_TIMEOUT = env_int("BULKHEAD_PASSWORD_RESET_SECONDS", 3600)  # a reset link's life (Django's)
+# Requests that send e-mail to a person (forgot password), counted per submitted address and per client
+# address in the cache; past either limit the answer is 429, whether or not the address has an account.
+BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR = env_int("BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR", 5)
+BULKHEAD_MAIL_PER_CLIENT_PER_HOUR = env_int("BULKHEAD_MAIL_PER_CLIENT_PER_HOUR", 20)
+# SCIM provisioning: the clearance of a member the identity provider creates (an admin raises it in
+# the console; provisioning never sets a role or a clearance). The lowest by default: fail closed.
+BULKHEAD_SCIM_CLEARANCE = os.environ.get("BULKHEAD_SCIM_CLEARANCE", "public")

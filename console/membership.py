@@ -18,26 +18,31 @@ from django.shortcuts import redirect, render
 from accounts.errors import NotFound, PermissionRefused
 from accounts.models import ROLE_RANK, Membership, Role
 from accounts.services import tenant_entered_record
+from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from accounts.tenancy import acting_user_activate, tenant_activate
 
 SESSION_KEY = "console_membership_id"
 
 
-def active_memberships(user):
-    """The user's active memberships in every tenant (visible to them alone: ``accounts.tenancy``)."""
+def active_memberships(user, request=None):
+    """The user's active memberships in every tenant (visible to them alone: ``accounts.tenancy``) -- in
+    the one tenant a single sign-on session was made for, when it was (``accounts.sso``: that tenant's
+    provider vouched for the person there, nowhere else)."""
     acting_user_activate(user.pk)
-    return (
+    rows = (
         Membership.objects.select_related("tenant", "user")
         .filter(user=user, is_active=True, user__is_active=True)
         .order_by("tenant__name", "tenant__slug")
     )
+    scope = request.session.get(SSO_TENANT_KEY) if request is not None else None
+    return rows.filter(tenant_id=scope) if scope is not None else rows
 
 
 def console_member(request) -> Membership | None:
     """The membership this request acts as, or None when the person must choose one."""
     if not request.user.is_authenticated:
         return None
-    memberships = active_memberships(request.user)
+    memberships = active_memberships(request.user, request)
     chosen = request.session.get(SESSION_KEY)
     if chosen is not None:
         found = memberships.filter(pk=chosen).first()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from console.views import audit, auth, dashboard, documents, jobs, members, search, upload
+from console.views import audit, auth, dashboard, documents, identity, jobs, members, people, search, sso, upload
 from console.views import document_page as document
 from console.views import effective_access as access
 from console.views import index_versions as versions
@@ -15,6 +15,20 @@ urlpatterns = [
     path("sign-out/", auth.SignOutView.as_view(), name="sign-out"),
     path("tenant/", auth.tenant_switch, name="tenant-switch"),
     path("password/", auth.password_change, name="password-change"),
+    # People: invitations and password reset (issue 28)
+    path("password/forgot/", people.password_forgot, name="password-forgot"),
+    path("password/reset/done/", people.PasswordResetComplete.as_view(), name="password-reset-complete"),
+    path("password/reset/<str:link>/", people.password_reset_link, name="password-reset-confirm"),
+    path("invitation/accept/", people.invitation_accept_view, name="invitation-accept"),
+    path("invitation/<str:key>/", people.invitation_link, name="invitation"),
+    path("members/invite/", people.invitation_create_view, name="invitation-create"),
+    path("invitations/<int:invitation_id>/revoke/", people.invitation_revoke_view, name="invitation-revoke"),
+    path("sso/", sso.sso_choose, name="sso-choose"),
+    path("sso/<slug:slug>/", sso.sso_start, name="sso-start"),
+    path("sso/<slug:slug>/callback/", sso.sso_callback, name="sso-callback"),
+    path("settings/sso/", sso.sso_settings, name="sso-settings"),
+    path("settings/scim/", identity.scim_tokens, name="scim-tokens"),
+    path("settings/scim/<int:token_id>/revoke/", identity.scim_token_revoke, name="scim-token-revoke"),
     path("documents/", documents.document_index, name="documents"),
     path("documents/upload/", upload.document_upload, name="document-upload"),
     path("documents/<uuid:document_id>/", document.document_detail, name="document"),

@@ -19,6 +19,7 @@ import pytest
 
 from bulkhead import embedded_services
 from bulkhead.embedded_services import database_env
+from tests.mail_server import smtp_inbox  # noqa: F401 -- a fixture: a real SMTP server (issue 28)
 from tests.parallel import xdist_suffix, xdist_worker_number
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,10 +27,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, reverse
+from django.utils.http import urlsafe_base64_encode
 
-from accounts.models import ApiToken, Group, Membership, User
+from accounts.invitations import invitation_create
+from accounts.models import ApiToken, Group, Invitation, Membership, ScimToken, SsoConfig, User
 from accounts.passwords import user_set_password
 from accounts.policy import AccessLevel
+from accounts.scim import scim_token_create
 from console import urls as console_urls
 from console.forms import IndexVersionForm
 from console.membership import SESSION_KEY
@@ -56,6 +59,9 @@ def console_snapshot() -> dict:
         **snapshot(),
         "index_versions": sorted(IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name")),
         "users": sorted(User.objects.values_list("id", "email", "password", "is_active")),
+        "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at")),
+        "scim_tokens": sorted(ScimToken.objects.values_list("id", "tenant_id", "revoked_at")),
+        "sso": sorted(SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at")),
     }
 
 
@@ -102,6 +108,14 @@ def cworld(world, settings) -> ConsoleWorld:
     # the configuration: another tenant's own short id names its version there. Only a configuration
     # of that tenant alone, or a full uuid, is an id of the other tenant's.
     other_only, _ = index_versions.index_version_create(tenant=other, config=ChunkingConfig(target_tokens=100))
+    settings.BULKHEAD_PUBLIC_URL = "http://testserver"
+    invitation_create(tenant=world.tenant, email="invited@example.com", role="viewer", clearance="internal",
+                      actor=world.actors["admin"].membership)
+    other_invitation = invitation_create(tenant=other, email="theirs@example.com", role="viewer",
+                                         clearance="internal", actor=other_admin)
+    other_uid = urlsafe_base64_encode(str(other_admin.user_id).encode())
+    scim_token_create(tenant=world.tenant, name="idp")
+    other_scim, _ = scim_token_create(tenant=other, name="theirs")
     foreign = {
         "document": [world.other_doc.id],
         "section": [world.other_doc.section_ids["intro"]],
@@ -112,6 +126,12 @@ def cworld(world, settings) -> ConsoleWorld:
         "group": [Group.objects.get(tenant=other, slug="security-team").pk],
         "token": [ApiToken.objects.get(membership=other_admin).pk],
         "version": [other_only.short_id, str(other_only.pk), str(index_versions.index_version_active(tenant=other).pk)],
+        "invitation": [other_invitation.pk],
+        "scim_token": [other_scim.pk],
+        "sso_slug": [other.slug],
+        # Links from e-mails are bearer secrets of no tenant: a wrong one is wrong for everyone alike.
+        "invitation_key": ["k" * 43],
+        "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
     }
     return ConsoleWorld(world, job, batch, active, shadow, foreign)
 
@@ -125,9 +145,16 @@ MADE_UP = {
     "group": lambda: [2**62, 10**40],
     "token": lambda: [2**62, 10**40],
     "version": lambda: [str(uuid.uuid4()), uuid.uuid4().hex[:12], "not-a-version"],
+    "invitation": lambda: [2**62, 10**40],
+    "scim_token": lambda: [2**62, 10**40],
+    "sso_slug": lambda: ["no-such-tenant", "x" * 63],
+    "invitation_key": lambda: [uuid.uuid4().hex, "x"],
+    "reset": lambda: ["MTIz.cw0f1a-0123456789abcdef0123456789abcdef", "nonsense", "x.set-password"],
 }
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
-         "group": "group_id", "token": "token_id", "version": "ref"}
+         "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
+         "invitation_key": "key", "reset": "link", "scim_token": "token_id",
+         "sso_slug": "slug"}
 
 
 # ----------------------------------------------------------------------------- requests
@@ -226,6 +253,8 @@ ADMIN_OF_IT = E("302", "404", "403", "403", "403", "200")  # an admin page about
 ADMIN_POST_ONLY = E("302", "405", "403", "403", "403", "405")
 EDITOR_POST_ONLY = E("302", "405", "405", "403", "405", "405")
 MEMBER_POST_ONLY = E("302", "405", "405", "405", "405", "405")
+ALL_PUBLIC = E("200", "200", "200", "200", "200", "200")  # a page for anyone, signed in or not
+NOT_FOUND = E("404", "404", "404", "404", "404", "404")  # a wrong e-mailed link, for anyone
 
 
 def _doc(w):
@@ -352,6 +381,39 @@ _ROWS: list[tuple[str, Case]] = [
     # The tenant's audit settings: each admin changes their own tenant's (a change is a record too).
     ("audit-settings", Case("audit-settings", ADMINS, data=lambda ctx: {"retention_days": "400", "hash_queries": "on"},
                             post=E("302", "302*", "403", "403", "403", "302*"))),
+    # People (issue 28): invitations and password reset. The public pages answer everyone alike.
+    ("password-forgot", Case("password-forgot", ALL_PUBLIC, data=lambda ctx: {"email": f"{ctx.actor}@example.com"},
+                             post=E("200", "200", "200", "200", "200", "200"))),
+    ("password-reset-confirm", Case("password-reset-confirm", NOT_FOUND, "reset",
+                                    lambda w: "MTIz.cw0f1a-0123456789abcdef0123456789abcdef",
+                                    data=lambda ctx: {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+                                    post=NOT_FOUND)),
+    ("password-reset-complete", Case("password-reset-complete", ALL_PUBLIC)),
+    ("invitation", Case("invitation", NOT_FOUND, "invitation_key", lambda w: "k" * 43)),
+    ("invitation-accept", Case("invitation-accept", NOT_FOUND,
+                               data=lambda ctx: {"password": NEW_PASSWORD, "password2": NEW_PASSWORD},
+                               post=NOT_FOUND)),
+    ("invitation-create", Case("invitation-create", ADMIN_POST_ONLY,
+                               data=lambda ctx: {"invite-email": "fresh@example.com", "invite-role": "viewer",
+                                                 "invite-clearance": "internal"},
+                               post=E("302", "302*", "403", "403", "403", "302*"))),
+    ("invitation-revoke", Case("invitation-revoke", ADMIN_POST_ONLY, "invitation",
+                               lambda w: Invitation.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
+                               post=E("302", "404", "403", "403", "403", "302*"))),
+    # Single sign-on: the world's tenants offer none (404 for everyone); the settings are the admins'.
+    ("sso-choose", Case("sso-choose", E("302", "302", "302", "302", "302", "302"))),
+    ("sso-start", Case("sso-start", NOT_FOUND, "sso_slug", lambda w: w.tenant.slug)),
+    ("sso-callback", Case("sso-callback", NOT_FOUND, "sso_slug", lambda w: w.tenant.slug,
+                          query=lambda w: "?code=x&state=y")),
+    ("sso-settings", Case("sso-settings", ADMINS,
+                          data=lambda ctx: {"issuer": "https://idp.example", "client_id": "bulkhead",
+                                            "group_map": "{}", "clearance_map": "{}", "action": "save"},
+                          post=E("302", "302*", "403", "403", "403", "302*"))),
+    ("scim-tokens", Case("scim-tokens", ADMINS, data=lambda ctx: {"name": "okta"},
+                         post=E("302", "201*", "403", "403", "403", "201*"))),
+    ("scim-token-revoke", Case("scim-token-revoke", ADMIN_POST_ONLY, "scim_token",
+                               lambda w: ScimToken.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
+                               post=E("302", "404", "403", "403", "403", "302*"))),
     # Without force, activating a version that lacks documents is refused (409) and changes nothing.
     ("index-version-activate (refused)", Case("index-version-activate", ADMIN_OF_IT, "version",
                                               lambda w: w.shadow.short_id, data=lambda ctx: {},

@@ -140,6 +140,11 @@ def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_not
     assert load["leaks"] == 0 and report["totals"]["leaks"] == 0, load["leak_examples"]
     assert load["status_500"] == 0 and not load["problems"], (load["problems"], load["problem_examples"])
     assert load["stale_authority"] == 0, load["stale_examples"]
+    # The identity provider's SCIM changes ran mid-run, and each deprovisioned member was probed at once.
+    for op in ("scim_active", "probe_deprovisioned"):
+        assert load["ops"].get(op, {}).get("n", 0) > 0, (op, sorted(load["ops"]))
+    assert load["ops"]["scim_active"]["statuses"].get("200", 0) > 0, load["ops"]["scim_active"]
+    assert load["ops"]["probe_deprovisioned"]["statuses"].get("401", 0) > 0, load["ops"]["probe_deprovisioned"]
     assert scenario["settle_s"] is not None, "documents or jobs left unfinished after the settle time"
     violations = {k: v for k, v in scenario["invariants"]["violations"].items() if v}
     assert not violations, (violations, scenario["invariants"]["details"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -22,17 +23,30 @@ from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from accounts.models import ApiToken, Group, GroupMembership, Membership
+from accounts.models import (
+    ApiToken,
+    Group,
+    GroupMembership,
+    Invitation,
+    Membership,
+    ScimToken,
+    SsoConfig,
+    SsoIdentity,
+)
+from accounts.scim import _hash as scim_hash
+from accounts.scim import scim_token_create
 from accounts.services import api_token_create, group_create, membership_create, membership_set_groups, tenant_create
 from accounts.tenancy import (
     acting_user_activate,
     current_tenant_id,
     owner_path,
     tenant_activate,
+    tenant_activate_for_scim_token,
     tenant_activate_for_token,
     tenant_context_known_clear,
     tenant_context_reset,
@@ -47,7 +61,8 @@ from tests import factories
 
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
-                 EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings]
+                 EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
+                 ScimToken, SsoConfig, SsoIdentity]
 
 
 def _tenant(slug: str):
@@ -66,6 +81,11 @@ def _tenant(slug: str):
     IngestionJob.objects.create(tenant=tenant, document=document)
     AuditEvent.objects.create(tenant_id=tenant.pk, action="sign_in", actor_email=f"{slug}@example.com")
     AuditSettings.objects.get_or_create(tenant_id=tenant.pk)
+    Invitation.objects.create(tenant=tenant, email=f"new@{slug}.example", key_hash=uuid.uuid4().hex,
+                              expires_at=timezone.now() + timedelta(days=1))
+    ScimToken.objects.create(tenant=tenant, prefix="p", key_hash=uuid.uuid4().hex)
+    SsoConfig.objects.create(tenant=tenant, issuer=f"https://{slug}.example", client_id=slug, enabled=slug == "wall-a")
+    SsoIdentity.objects.create(tenant=tenant, issuer=f"https://{slug}.example", subject="1", membership=member)
     return tenant, member, key
 
 
@@ -181,6 +201,35 @@ def test_the_lookups_before_a_tenant_return_a_tenant_id_and_nothing_else(two_ten
         assert tenant_activate_for_token(_hash_key(a_key + "x")) is None and current_tenant_id() is None
         assert job_tenant_ids([job_b, uuid.uuid4()]) == {b.pk: [str(job_b)]}
         assert _ids(ApiToken) == set() and _ids(IngestionJob) == set()
+
+
+def test_the_invitation_and_scim_lookups_return_a_tenant_id_alone(two_tenants):
+    (a, _, _), (b, _, _), _ = two_tenants
+    pending, = Invitation.objects.filter(tenant=a).values_list("key_hash", flat=True)
+    used = Invitation.objects.create(tenant=b, email="used@b.example", key_hash=uuid.uuid4().hex,
+                                     expires_at=timezone.now() + timedelta(days=1), accepted_at=timezone.now())
+    expired = Invitation.objects.create(tenant=b, email="old@b.example", key_hash=uuid.uuid4().hex,
+                                        expires_at=timezone.now() - timedelta(seconds=1))
+    scim_b, _ = scim_token_create(tenant=b, name="idp")
+    revoked, _ = scim_token_create(tenant=b, name="old")
+    ScimToken.objects.filter(pk=revoked.pk).update(revoked_at=timezone.now())
+    with application_role():
+        tenant_context_reset()
+        with connection.cursor() as cursor:
+            found = []
+            for key_hash in (pending, used.key_hash, expired.key_hash, "x"):
+                cursor.execute("SELECT bulkhead_invitation_tenant(%s)", [key_hash])
+                found.append(cursor.fetchone()[0])
+        assert found == [a.pk, None, None, None]
+        assert current_tenant_id() is None and _ids(Invitation) == set()
+        # A SCIM token's lookup: its tenant id alone, acted for in the same statement.
+        assert tenant_activate_for_scim_token(scim_b.key_hash) == b.pk and current_tenant_id() == b.pk
+        assert tenant_activate_for_scim_token(revoked.key_hash) is None and current_tenant_id() is None
+        assert tenant_activate_for_scim_token(scim_hash("bks_x_y")) is None
+        # Whether any tenant offers single sign-on: a boolean, nothing of which tenant.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT bulkhead_sso_offered()")
+            assert cursor.fetchone()[0] is True and _ids(SsoConfig) == set()
 
 
 def test_the_owner_path_sees_every_tenant(two_tenants):

@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from accounts.services import sign_in_record
+from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from console.membership import SESSION_KEY, active_memberships, console_member, tenant_enter
 
 
@@ -37,9 +38,18 @@ class SignInView(LoginView):
     form_class = SignInForm
     redirect_authenticated_user = True
 
+    def get_context_data(self, **kwargs):
+        from django.utils.text import slugify
+
+        from accounts.sso import sso_offered
+
+        organisation = slugify(self.request.GET.get("organisation", ""))[:63]
+        return {**super().get_context_data(**kwargs), "sso_offered": sso_offered(), "sso_organisation": organisation}
+
     def form_valid(self, form):
         response = super().form_valid(form)
         self.request.session.pop(SESSION_KEY, None)  # choose again (or be given the only one)
+        self.request.session.pop(SSO_TENANT_KEY, None)  # the password vouches for every tenant of the account
         sign_in_record(email=form.get_user().email, succeeded=True, address=_address(self.request))
         return response
 
@@ -74,7 +84,7 @@ def locked_out(request, credentials=None, *args, **kwargs):
 @login_required
 @require_http_methods(["GET", "POST"])
 def tenant_switch(request):
-    memberships = list(active_memberships(request.user))
+    memberships = list(active_memberships(request.user, request))
     if request.method == "POST":
         chosen = next((m for m in memberships if str(m.pk) == request.POST.get("membership")), None)
         if chosen is None:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services
 from accounts.errors import ApplicationError
+from accounts.invitations import invitation_pending
 from accounts.models import Role
 from accounts.policy import LEVEL_NAMES, AccessLevel
 from console.forms import (
@@ -61,7 +62,8 @@ def _render(request, template: str, context: dict, status: int = 200):
 # ----------------------------------------------------------------------------- members
 
 
-def _members_page(request, *, create_form=None, create_error: str = "", row_errors=None, status: int = 200):
+def _members_page(request, *, create_form=None, create_error: str = "", row_errors=None, status: int = 200,
+                  invite_form=None, invite_error: str = ""):
     tenant = request.member.tenant
     slugs = [g.slug for g in selectors.group_list(tenant=tenant)]
     page = _page(request, selectors.membership_list(tenant=tenant))
@@ -73,6 +75,9 @@ def _members_page(request, *, create_form=None, create_error: str = "", row_erro
     return _render(request, "console/members/list.html", {
         "tab": "members", "rows": rows, "page": page, "group_slugs": slugs, "roles": Role.choices, "levels": LEVEL_NAMES,
         "form": create_form or MemberCreateForm(groups=slugs), "create_error": create_error,
+        "invite_form": invite_form or MemberCreateForm(groups=slugs, prefix="invite"), "invite_error": invite_error,
+        "invitations": [{"i": i, "clearance": AccessLevel(i.clearance).label}
+                        for i in invitation_pending(tenant=tenant)[:PAGE_SIZE]],
     }, status)
 
 

@@ -1,0 +1,272 @@
+"""Invitations and password reset: people get in by e-mail, not by a shell on the server.
+
+* An admin invites an address with a role, a clearance and groups (:func:`invitation_create`).
+  The e-mail carries a random key; only its hash is stored. The link is single-use (accepting
+  sets ``accepted_at``), expires after ``BULKHEAD_INVITATION_DAYS`` and may be revoked; a new
+  invitation of the same address replaces a pending one. Accepting creates the membership
+  (source ``invited``) -- a new person sets a password there; one who already has a password
+  (a member of another tenant) proves it instead, so a link cannot be used to change it.
+* "Forgot password" (:func:`password_reset_request`) answers the same whatever the address:
+  the mail (Django's token, single-use because it hashes the password, expiring after
+  ``PASSWORD_RESET_TIMEOUT``) is sent, off the request's thread, only to an active user with an
+  active membership. Both pages are rate limited per address and per client.
+
+Everything is recorded in the audit trail of the tenant(s) concerned, never with the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.tokens import default_token_generator
+from django.core.mail import EmailMessage
+from django.db import connections, transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
+
+from accounts.errors import ApplicationError, Conflict, NotFound
+from accounts.models import Group, Invitation, Membership, MemberSource, Role, Tenant, User
+from accounts.passwords import validate_new_password
+from accounts.policy import AccessLevel
+from accounts.ratelimit import rate_hit
+from accounts.services import groups_by_slugs, membership_set_groups, parse_level, parse_role
+from accounts.tenancy import acting_user_activate, tenant_activate
+from audit.models import Action
+from audit.services import audit_record, audit_record_read
+
+logger = logging.getLogger(__name__)
+KEY_BYTES = 32
+# One thread sends the e-mails that must not make an answer slower for a known address than for an unknown one.
+_mailer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulkhead-mail")
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def public_url(path: str, *, request=None) -> str:
+    """An absolute link for an e-mail: ``BULKHEAD_PUBLIC_URL`` + path, else the request's own host."""
+    if settings.BULKHEAD_PUBLIC_URL:
+        return settings.BULKHEAD_PUBLIC_URL + path
+    if request is None:
+        raise ApplicationError("BULKHEAD_PUBLIC_URL is not set; links in e-mails need it here")
+    return request.build_absolute_uri(path)
+
+
+def _message(*, to: str, template: str, context: dict) -> EmailMessage:
+    subject = render_to_string(f"accounts/email/{template}_subject.txt", context).strip()
+    body = render_to_string(f"accounts/email/{template}.txt", context)
+    return EmailMessage(subject=subject, body=body, from_email=settings.DEFAULT_FROM_EMAIL, to=[to])
+
+
+def _send_in_background(message: EmailMessage) -> None:
+    def send():
+        try:
+            message.send()
+        except Exception:  # noqa: BLE001 -- logged; the person may ask again
+            logger.exception("could not send a %r e-mail", message.subject)
+
+    _mailer.submit(send)
+
+
+def _invitation_view(invitation: Invitation) -> dict:
+    return {"email": invitation.email, "role": invitation.role, "clearance": AccessLevel(invitation.clearance).label,
+            "groups": sorted(Group.objects.filter(pk__in=invitation.group_ids).values_list("slug", flat=True)),
+            "expires_at": invitation.expires_at.isoformat()}
+
+
+# ----------------------------------------------------------------------------- invitations
+
+
+def invitation_pending(*, tenant: Tenant):
+    """The tenant's pending invitations, newest first."""
+    return Invitation.objects.filter(tenant=tenant, accepted_at__isnull=True, revoked_at__isnull=True,
+                                     expires_at__gt=timezone.now()).order_by("-created_at", "-id")
+
+
+@transaction.atomic
+def invitation_create(
+    *, tenant: Tenant, email: str, role: str, clearance: str, group_slugs=(), actor: Membership | None,
+    request=None,
+) -> Invitation:
+    """Invite ``email`` to ``tenant`` and e-mail the link. Refuses a member's address (409); a pending
+    invitation of the address is revoked and replaced. The e-mail is sent when the transaction commits;
+    if it cannot be sent the invitation is not made (the error is raised)."""
+    role_value = parse_role(role)
+    level = parse_level(clearance)
+    groups = groups_by_slugs(tenant=tenant, slugs=group_slugs)
+    email = (email or "").strip().lower()
+    if "@" not in email or len(email) > 254:
+        raise ApplicationError(f"invalid email address {email!r}")
+    if Membership.objects.filter(tenant=tenant, user__email=email).exists():
+        raise Conflict(f"{email} is already a member of this tenant")
+    now = timezone.now()
+    for old in invitation_pending(tenant=tenant).filter(email=email).select_for_update():
+        _revoke(old, actor=actor, now=now)
+    key = secrets.token_urlsafe(KEY_BYTES)
+    invitation = Invitation.objects.create(
+        tenant=tenant, email=email, role=role_value, clearance=level, group_ids=[g.pk for g in groups],
+        key_hash=_hash(key), invited_by=actor, expires_at=now + timedelta(days=settings.BULKHEAD_INVITATION_DAYS),
+    )
+    audit_record(action=Action.INVITATION_CREATE, actor=actor, tenant_id=tenant.pk, target_type="invitation",
+                 target_id=invitation.pk, details={"after": _invitation_view(invitation)})
+    link = public_url(f"/invitation/{key}/", request=request)
+    message = _message(to=email, template="invitation", context={
+        "tenant": tenant, "link": link, "invited_by": actor.user.email if actor else "",
+        "role": role_value.label, "clearance": level.label, "days": settings.BULKHEAD_INVITATION_DAYS,
+    })
+    # Sent inside the transaction: a failure rolls the invitation back and tells the admin.
+    try:
+        message.send()
+    except Exception as exc:  # noqa: BLE001 -- the SMTP library's whole family
+        logger.warning("invitation e-mail not sent: %s", type(exc).__name__)
+        raise ApplicationError("The invitation e-mail could not be sent; nothing was changed. Try again later.",
+                               code="mail_failed") from None
+    return invitation
+
+
+def _revoke(invitation: Invitation, *, actor: Membership | None, now) -> None:
+    invitation.revoked_at = now
+    invitation.save(update_fields=["revoked_at"])
+    audit_record(action=Action.INVITATION_REVOKE, actor=actor, tenant_id=invitation.tenant_id,
+                 target_type="invitation", target_id=invitation.pk, details={"before": {"email": invitation.email}})
+
+
+@transaction.atomic
+def invitation_revoke(*, tenant: Tenant, invitation_id: int, actor: Membership | None) -> Invitation:
+    invitation = invitation_pending(tenant=tenant).select_for_update().filter(pk=invitation_id).first()
+    if invitation is None:
+        raise NotFound("Not found.")
+    _revoke(invitation, actor=actor, now=timezone.now())
+    return invitation
+
+
+@dataclass(frozen=True)
+class OpenInvitation:
+    invitation: Invitation
+    tenant: Tenant
+    existing_user: User | None  # the address already has an account with a password: they prove it
+
+    @property
+    def needs_current_password(self) -> bool:
+        return self.existing_user is not None
+
+
+def invitation_open(key: str) -> OpenInvitation:
+    """The pending invitation of a link's key, acted for from here on; NotFound (one answer for an
+    unknown, used, revoked or expired link) otherwise."""
+    if not key or len(key) > 200:
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    digest = _hash(key)
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT bulkhead_invitation_tenant(%s)", [digest])
+        tenant_id = cursor.fetchone()[0]
+    if tenant_id is None:
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    tenant_activate(tenant_id)
+    invitation = Invitation.objects.select_related("tenant").filter(key_hash=digest).first()
+    if invitation is None or invitation.accepted_at or invitation.revoked_at or invitation.expires_at <= timezone.now():
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    user = User.objects.filter(email=invitation.email).first()
+    existing = user if user is not None and user.has_usable_password() else None
+    return OpenInvitation(invitation=invitation, tenant=invitation.tenant, existing_user=existing)
+
+
+@transaction.atomic
+def invitation_accept(*, key: str, password: str, address: str = "") -> Membership:
+    """Accept the invitation of ``key``: a new person's ``password`` is set (under the validators); an
+    existing account's must be its current password. Returns the new membership (source ``invited``)."""
+    opened = invitation_open(key)
+    invitation = Invitation.objects.select_for_update().get(pk=opened.invitation.pk)
+    if invitation.accepted_at or invitation.revoked_at or invitation.expires_at <= timezone.now():
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    user = User.objects.select_for_update().filter(email=invitation.email).first()
+    if user is not None and user.has_usable_password():
+        rate_hit(scope="invitation-password", ident=invitation.email, limit=settings.AXES_FAILURE_LIMIT,
+                 window_seconds=int(settings.AXES_COOLOFF_TIME.total_seconds()))
+        if not user.check_password(password or ""):
+            raise ApplicationError("That is not the password of your account.", code="invalid_password")
+    else:
+        if user is None:
+            user = User.objects.create_user(invitation.email)
+        validate_new_password(password, user)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    if not user.is_active:
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    if Membership.objects.filter(tenant_id=invitation.tenant_id, user=user).exists():
+        raise Conflict("You are already a member of this tenant.")
+    membership = Membership.objects.create(user=user, tenant_id=invitation.tenant_id, role=Role(invitation.role),
+                                           clearance=invitation.clearance, source=MemberSource.INVITED)
+    membership_set_groups(membership=membership, groups=Group.objects.filter(tenant_id=invitation.tenant_id,
+                                                                              pk__in=invitation.group_ids))
+    invitation.accepted_at = timezone.now()
+    invitation.membership = membership
+    invitation.save(update_fields=["accepted_at", "membership"])
+    audit_record(action=Action.INVITATION_ACCEPT, actor=membership, tenant_id=invitation.tenant_id,
+                 target_type="membership", target_id=membership.pk,
+                 details={"invitation": invitation.pk, "address": address,
+                          "after": {"role": membership.role, "clearance": AccessLevel(membership.clearance).label}})
+    return membership
+
+
+# ----------------------------------------------------------------------------- password reset
+
+
+def _active_memberships_of(user: User) -> list[Membership]:
+    acting_user_activate(user.pk)
+    try:
+        return list(Membership.objects.select_related("user").filter(user=user, is_active=True))
+    finally:
+        acting_user_activate(None)
+
+
+def _record_everywhere(*, action: str, email: str, memberships: list[Membership], details: dict) -> None:
+    """One best-effort record in each tenant of ``memberships`` (each written acting for it), or one of
+    no tenant when there are none -- the same shape as a failed sign-in's."""
+    try:
+        for membership in memberships:
+            tenant_activate(membership.tenant_id)
+            audit_record_read(action=action, actor=membership, details=details)
+    finally:
+        if memberships:
+            tenant_activate(None)
+    if not memberships:
+        audit_record_read(action=action, tenant_id=None, details=details, actor_email=email)
+
+
+def password_reset_request(*, email: str, address: str, request=None) -> None:
+    """"Forgot password": rate limited (429 past a limit, whatever the address); then, for an active
+    user with an active membership, a reset link is e-mailed off this thread. The caller answers the
+    same in every case."""
+    email = (email or "").strip().lower()[:254]
+    rate_hit(scope="reset-client", ident=address, limit=settings.BULKHEAD_MAIL_PER_CLIENT_PER_HOUR,
+             window_seconds=3600)
+    rate_hit(scope="reset-address", ident=email, limit=settings.BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR,
+             window_seconds=3600)
+    user = User.objects.filter(email=email, is_active=True).first() if "@" in email else None
+    memberships = _active_memberships_of(user) if user is not None else []
+    _record_everywhere(action=Action.PASSWORD_RESET_REQUEST, email=email, memberships=memberships,
+                       details={"address": address, "sent": bool(memberships)})
+    if not memberships:
+        return
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    token = default_token_generator.make_token(user)
+    link = public_url(f"/password/reset/{uid}.{token}/", request=request)
+    _send_in_background(_message(to=user.email, template="password_reset", context={
+        "link": link, "minutes": settings.PASSWORD_RESET_TIMEOUT // 60,
+    }))
+
+
+def password_reset_record(*, user: User, address: str) -> None:
+    """A reset link was used and a new password set: recorded in each tenant of the user."""
+    _record_everywhere(action=Action.PASSWORD_RESET, email=user.email, memberships=_active_memberships_of(user),
+                       details={"address": address})
