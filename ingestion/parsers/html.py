@@ -57,10 +57,12 @@ from lxml import etree
 
 from accounts.policy import Policy
 from ingestion.parsers import access_markers
+from ingestion.parsers.css_visibility import Visibility
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import SectionTreeBuilder
 from ingestion.parsers.tables import SEPARATOR, clean_cell, column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import counted
 from ingestion.structure import Block, ParsedDocument, ParseError
 
 _DROPPED = frozenset({
@@ -94,9 +96,14 @@ class _Event:
 
 
 class _Extractor:
-    """One iterative pass over the tree: extracted text plus structure events."""
+    """One iterative pass over the tree: extracted text plus structure events.
 
-    def __init__(self) -> None:
+    Text a reader does not see (``visibility``, :mod:`~ingestion.parsers.css_visibility`) is
+    left out and counted: a ``hidden`` event adds its characters to the section open there.
+    """
+
+    def __init__(self, visibility: Visibility | None = None) -> None:
+        self.visibility = visibility
         self.parts: list[str] = []
         self.pos = 0
         self.events: list[_Event] = []
@@ -157,29 +164,51 @@ class _Extractor:
             node, entering = stack.pop()
             if not entering:
                 self.exit(node)
-                self.text(node.tail)
+                self.text(node.tail, node.getparent())
             elif not isinstance(node.tag, str):  # comment, processing instruction, entity
                 _check_comment(node)
-                self.text(node.tail)
+                self.hide(node.text if isinstance(node, etree._Comment) else None)
+                self.text(node.tail, node.getparent())
             elif self.enter(node):
-                self.text(node.text)
+                self.text(node.text, node)
                 children = list(node)
                 if all(_is_plain_leaf(child) for child in children):
                     # Fast path for the common paragraph of text and inline markup.
                     for child in children:
-                        self.text(child.text)
-                        self.text(child.tail)
+                        self.text(child.text, child)
+                        self.text(child.tail, node)
                     self.exit(node)
-                    self.text(node.tail)
+                    self.text(node.tail, node.getparent())
                     continue
                 stack.append((node, False))
                 stack.extend([(child, True) for child in reversed(children)])
             else:
-                self.text(node.tail)
+                if node.tag == "template":
+                    self.hide(node.text_content())
+                self.text(node.tail, node.getparent())
 
-    def text(self, value: str | None) -> None:
-        if value:
+    def text(self, value: str | None, owner: Element | None) -> None:
+        """Text directly inside ``owner``: into the buffer when a reader sees it, else counted."""
+        if not value:
+            return
+        if self.visibility is not None and owner is not None and self.visibility.text_hidden(owner):
+            self.hide(value)
+        else:
             self.buffer.append(value)
+
+    def hide(self, value: str | None) -> None:
+        count = counted(value) if value else 0
+        if count:
+            self.events.append(_Event("hidden", {"count": count}))
+
+    def element_text(self, tag: Element, *, where: str, collapse: bool = True, count: bool = True) -> str:
+        """The visible text of ``tag``'s subtree (:func:`_element_text`); the rest counted when ``count``."""
+        hidden: list[str] = []
+        text = _element_text(tag, where=where, collapse=collapse, visibility=self.visibility, hidden=hidden)
+        if count:
+            for value in hidden:
+                self.hide(value)
+        return text
 
     def enter(self, tag: Element) -> bool:
         """Handle a start tag; False when its subtree was consumed (or dropped) here."""
@@ -207,11 +236,15 @@ class _Extractor:
             if self.list_item_depth:
                 self.buffer.append(_NEWLINE)
                 depth = min(len(self.list_counters), _MAX_INDENT)
-                self.buffer.append("  " * max(depth - 1, 0) + self.list_marker())
+                marker = "  " * max(depth - 1, 0) + self.list_marker()
+                if self.visibility is None or not self.visibility.text_hidden(tag):
+                    self.buffer.append(marker)
             else:
                 self.flush()
                 self.list_item_depth = 1
-                self.buffer.append(self.list_marker())
+                marker = self.list_marker()
+                if self.visibility is None or not self.visibility.text_hidden(tag):
+                    self.buffer.append(marker)
         elif name in ("ul", "ol") and self.list_item_depth:
             self.list_counters.append(1 if name == "ol" else None)
         elif name in ("ul", "ol"):
@@ -263,7 +296,7 @@ class _Extractor:
                                 "kind": "region" if policy is not None else "prose", "title": "", "level": None}
         first = _first_child_element(tag) if tag.tag in _CONTAINERS else None
         if first is not None and first.tag in _HEADINGS and _policy(first) is None:
-            title = _element_text(first, where="a heading")
+            title = self.element_text(first, where="a heading", count=False)  # counted by heading()
             args.update(kind="heading", title=title, level=_HEADINGS[first.tag])
             self.folded.add(first)
         self.events.append(_Event("open_scope", args))
@@ -274,18 +307,20 @@ class _Extractor:
 
     def heading(self, tag: Element, policy: Policy | None) -> None:
         self.flush()
-        title = _element_text(tag, where="a heading")
+        hidden: list[str] = []
+        title = _element_text(tag, where="a heading", visibility=self.visibility, hidden=hidden)
         if tag.tag == "h1" and self.first_h1 is None and title:
             self.first_h1 = title
         start, end = self.emit(title) if title else (self.pos, self.pos)
-        if tag in self.folded:
-            return  # its container already is its section
-        self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
-                                              "heading_end": end, "line": _line(tag), "policy": policy}))
+        if tag not in self.folded:  # else its container already is its section
+            self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
+                                                  "heading_end": end, "line": _line(tag), "policy": policy}))
+        for value in hidden:  # a hidden heading (or part of one) is the heading section's hidden text
+            self.hide(value)
 
     def pre(self, tag: Element) -> None:
         self.flush()
-        text = _element_text(tag, where="a pre block", collapse=False).strip("\n")
+        text = self.element_text(tag, where="a pre block", collapse=False).strip("\n")
         if text.strip():
             start, end = self.emit(text)
             stripped_start = start + (len(text) - len(text.lstrip()))
@@ -298,9 +333,14 @@ class _Extractor:
             _reject_policy_inside(element, "a table")
         rows = [row for row in tag.iter("tr") if next(row.iterancestors("table"), None) is tag]
         row_cells = [[cell for cell in row if cell.tag in ("td", "th")] for row in rows]
-        cells = [[_element_text(cell, where="a table") for cell in row] for row in row_cells]
+        hidden: list[str] = []
+
+        def cell_text(cell: Element) -> str:
+            return _element_text(cell, where="a table", visibility=self.visibility, hidden=hidden)
+
+        cells = [[cell_text(cell) for cell in row] for row in row_cells]
         caption_tag = next((child for child in tag if child.tag == "caption"), None)
-        caption = _element_text(caption_tag, where="a table") if caption_tag is not None else ""
+        caption = cell_text(caption_tag) if caption_tag is not None else ""
         header: list[str] = []
         if rows and (rows[0].getparent().tag == "thead" or all(cell.tag == "th" for cell in row_cells[0])):
             header = cells.pop(0)
@@ -323,9 +363,12 @@ class _Extractor:
         if end > start:
             self.events.append(_Event("leaf", {
                 "kind": "table", "title": caption, "start": start, "end": end, "blocks": blocks,
-                "line": _line(tag),
+                "line": _line(tag), "hidden": sum(counted(value) for value in hidden),
                 "metadata": {"table": {"start": start, "end": end, "columns": columns, "caption": caption or None}},
             }))
+        else:
+            for value in hidden:  # a table with nothing visible: its hidden text is the enclosing section's
+                self.hide(value)
 
 
 def _is_plain_leaf(node: Element) -> bool:
@@ -373,27 +416,40 @@ def _reject_policy_inside(tag: Element, where: str) -> None:
     _check_comment(tag)
 
 
-def _element_text(tag: Element, *, where: str, collapse: bool = True) -> str:
-    """Text of ``tag``'s subtree without dropped elements; fails on a policy inside it."""
+def _element_text(tag: Element, *, where: str, collapse: bool = True, visibility: Visibility | None = None,
+                  hidden: list[str] | None = None) -> str:
+    """Text of ``tag``'s subtree without dropped elements; fails on a policy inside it.
+
+    With ``visibility``, text a reader does not see is left out (and appended to ``hidden``),
+    comments and templates too.
+    """
     parts: list[str] = []
-    # Items are elements to expand or strings to emit, popped in document order.
-    stack: list[Element | str] = [tag]
+    # Items are elements to expand or (text, element it is directly inside) to emit, popped in document order.
+    stack: list[Element | tuple[str, Element | None]] = [tag]
     while stack:
         node = stack.pop()
-        if isinstance(node, str):
-            parts.append(node)
+        if isinstance(node, tuple):
+            value, owner = node
+            if visibility is not None and owner is not None and visibility.text_hidden(owner):
+                if hidden is not None:
+                    hidden.append(value)
+            else:
+                parts.append(value)
             continue
         if node is not tag:
             _reject_policy_inside(node, where)
             if node.tail:
-                stack.append(node.tail)
+                stack.append((node.tail, node.getparent()))
         if not isinstance(node.tag, str) or node.tag in _DROPPED:
+            if hidden is not None and visibility is not None and (
+                    isinstance(node, etree._Comment) or node.tag == "template"):
+                hidden.append(node.text if isinstance(node, etree._Comment) else node.text_content())
             continue
         stack.extend(reversed(node))
         if node.tag == "br":
-            stack.append("\n")
+            stack.append(("\n", None))
         if node.text:
-            stack.append(node.text)
+            stack.append((node.text, node))
     text = "".join(parts)
     return " ".join(text.split()) if collapse else text
 
@@ -679,7 +735,7 @@ def parse_html_text(markup: str) -> ParsedDocument:
     _refuse_if_too_deep(parser)
     title_tag = root.find("head/title")
     _check_marker_names(root)
-    extractor = _Extractor()
+    extractor = _Extractor(Visibility(root))
     extractor.walk(root)
     extractor.flush()
     _check_policy_extents(markup, root)
@@ -688,7 +744,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
     limit = len(text)
     for event in extractor.events:
         args = event.args
-        if event.kind == "block":
+        if event.kind == "hidden":
+            builder.current.hidden_chars_removed += args["count"]
+        elif event.kind == "block":
             builder.add_block(args["start"], args["end"], args["kind"])
         elif event.kind == "heading":
             builder.open_heading(level=args["level"], title=args["title"], start=min(args["start"], limit),
@@ -702,8 +760,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
             pos = min(args["pos"], limit)
             builder.close_scope(boundary=pos, end=None, line=None)
         elif event.kind == "leaf":
-            builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
-                             blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
+            leaf = builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
+                                    blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
+            leaf.hidden_chars_removed += args["hidden"]
     title = " ".join(title_tag.text_content().split()) if title_tag is not None else ""
     if title_tag is not None and any(node.get(name) is not None for node in (title_tag, *title_tag.iterancestors())
                                      for name in _POLICY_ATTRIBUTES):

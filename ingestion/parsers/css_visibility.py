@@ -1,0 +1,637 @@
+"""Which text of an HTML tree a reader sees: the attributes and the CSS that hide it (pure, lxml trees).
+
+:class:`Visibility` decides, for each element, whether the text directly inside it (its
+``.text`` and its children's ``.tail``) is shown, and if not, why. It evaluates what the
+page itself says -- a browser would show the same:
+
+* **attributes**: ``hidden`` (any value; the user-agent rule ``display: none``, which an
+  author's ``display`` overrides), ``aria-hidden="true"`` (the whole subtree: content its
+  author withholds from screen readers is not read to the model either), ``<template>``,
+  ``<dialog>`` without ``open``; the legacy ``<font color>``, ``bgcolor`` and
+  ``<body text>`` colours;
+* **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
+  ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
+  does -- ``!important``, selector specificity (cssselect2), source order, inheritance;
+  property names and keywords in any case, any spacing. Nested rules (``&``) and
+  ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
+  (which this reader cannot evaluate) only declarations that hide text by themselves
+  count, so a condition can never un-hide;
+* text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
+  by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
+  tree) under :data:`MIN_OPACITY`; a font size (after ``em``/``%`` and ``transform``/``zoom``
+  scaling) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a text colour
+  (``color``, ``-webkit-text-fill-color``, with its alpha) whose contrast with every
+  colour of the background behind it (the nearest ``background-color``, composited,
+  and the colours of a gradient; the canvas is white) is under :data:`MIN_CONTRAST`,
+  unless a ``text-shadow`` or ``-webkit-text-stroke`` of a contrasting colour outlines
+  it; positioning :data:`OFF_SCREEN_PX` or more away (``left``/``right``/``top``/
+  ``bottom``/``inset`` of a positioned element, ``margin-left``/``margin-top``,
+  ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
+  ``max-*`` with ``overflow: hidden|clip``) at most one pixel wide or high;
+  ``clip-path`` ``inset()`` of 50% or more, or a zero ``circle()``/``ellipse()``.
+
+Not evaluated (docs/security.md, "Hidden text"): stylesheets fetched from elsewhere, scripts,
+pseudo-element content, text covered by another element, and a background image's pixels
+(text over an image is judged visible).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, replace
+from urllib.parse import unquote
+
+import cssselect2
+import tinycss2
+import tinycss2.color4
+from lxml import etree
+
+MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
+MIN_FONT_PX = 8 / 3  # 2 pt
+MIN_OPACITY = 0.1
+OFF_SCREEN_PX = 1000.0
+_DEFAULT_FONT_PX = 16.0
+_VIEWPORT_PX = 1280.0  # what "%" and "vw" of a position are taken against
+_WHITE = (1.0, 1.0, 1.0, 1.0)
+_BLACK = (0.0, 0.0, 0.0, 1.0)
+Color = tuple[float, float, float, float]
+
+_UNITS_PX = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6}
+_FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
+                  "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}
+_PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
+_PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
+_CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
+                                   "starting-style"})
+_IRRELEVANT_PSEUDO_ELEMENTS = frozenset({"before", "after", "marker", "placeholder", "selection", "backdrop",
+                                         "file-selector-button", "cue", "slotted", "part", "grammar-error",
+                                         "spelling-error", "target-text", "highlight"})
+
+
+@dataclass(frozen=True)
+class _State:
+    """What an element passes down and what decides its own text's visibility."""
+
+    gone: str | None = None  # the whole subtree is hidden, and why
+    invisible: bool = False  # visibility: hidden (inherited)
+    font_px: float = _DEFAULT_FONT_PX
+    scale: float = 1.0  # transform / zoom scale of the element's box
+    color: Color | None = _BLACK  # None: a colour this reader cannot compare
+    backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
+    outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
+    opacity: float = 1.0
+
+
+@dataclass(frozen=True)
+class _Declaration:
+    name: str
+    value: list
+    important: bool
+
+
+def _tokens(value: list) -> list:
+    return [token for token in value if token.type not in ("whitespace", "comment")]
+
+
+def _declarations(nodes: list) -> list[_Declaration]:
+    return [_Declaration(node.lower_name, node.value, node.important) for node in nodes
+            if node.type == "declaration"]
+
+
+def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float | None:
+    """A length token in px (``em``/``ex``/``ch`` from ``font_px``, ``%`` and ``vw`` from ``basis``)."""
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "percentage":
+        return token.value * basis / 100
+    if token.type != "dimension":
+        return None
+    unit = token.lower_unit
+    if unit in _UNITS_PX:
+        return token.value * _UNITS_PX[unit]
+    if unit == "em":
+        return token.value * font_px
+    if unit in ("ex", "ch"):
+        return token.value * font_px / 2
+    if unit == "rem":
+        return token.value * _DEFAULT_FONT_PX
+    if unit in ("vw", "vh", "vmin", "vmax", "dvw", "svw", "lvw", "dvh", "svh", "lvh"):
+        return token.value * _VIEWPORT_PX / 100
+    return None
+
+
+def _color(token) -> Color | str | None:
+    """An RGBA colour in 0..1, ``"currentcolor"``, or None when the token is no colour this reader knows."""
+    if isinstance(token, _ColorToken):
+        return token.color
+    try:
+        parsed = tinycss2.color4.parse_color(token)
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+    if parsed is None:
+        return None
+    if isinstance(parsed, str):
+        return parsed
+    try:
+        red, green, blue = parsed.to("srgb").coordinates
+    except (NotImplementedError, ValueError, TypeError, ArithmeticError):
+        return None
+    alpha = parsed.alpha if parsed.alpha is not None else 1.0
+    return (min(max(red, 0.0), 1.0), min(max(green, 0.0), 1.0), min(max(blue, 0.0), 1.0), alpha)
+
+
+def _luminance(color: Color) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue, _ = color
+    return 0.2126 * channel(red) + 0.7152 * channel(green) + 0.0722 * channel(blue)
+
+
+def _over(top: Color, bottom: Color) -> Color:
+    """``top`` composited over the opaque ``bottom``."""
+    alpha = top[3]
+    return (top[0] * alpha + bottom[0] * (1 - alpha), top[1] * alpha + bottom[1] * (1 - alpha),
+            top[2] * alpha + bottom[2] * (1 - alpha), 1.0)
+
+
+def contrast(a: Color, b: Color) -> float:
+    """WCAG 2 contrast ratio of two opaque colours (1 to 21)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def _blends_in(color: Color, backdrop: tuple[Color, ...]) -> bool:
+    """Whether text of ``color`` is too close to every colour behind it to be read."""
+    return all(contrast(_over(color, behind), behind) < MIN_CONTRAST for behind in backdrop)
+
+
+def _legacy_color(value: str | None) -> Color | None:
+    """A ``bgcolor``/``<font color>`` attribute's colour (names and hex, with or without ``#``)."""
+    if not value:
+        return None
+    value = value.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}", value):
+        value = "#" + value
+    tokens = _tokens(tinycss2.parse_component_value_list(value))
+    color = _color(tokens[0]) if len(tokens) == 1 else None
+    return color if isinstance(color, tuple) else None
+
+
+class _Sheets:
+    """The document's style rules in a cssselect2 matcher; payload: (declarations, conditional)."""
+
+    def __init__(self) -> None:
+        self.matcher = cssselect2.Matcher()
+        self.count = 0
+
+    def add(self, css: str) -> None:
+        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, False)
+
+    def _rules(self, nodes: list, parent: str | None, conditional: bool) -> None:
+        for node in nodes:
+            if node.type == "qualified-rule":
+                selector = tinycss2.serialize(node.prelude).strip()
+                if parent is not None:
+                    selector = ", ".join(
+                        part.replace("&", f":is({parent})") if "&" in part else f":is({parent}) {part}"
+                        for part in selector.split(",")
+                    )
+                contents = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
+                declarations = _declarations(contents)
+                if conditional:
+                    declarations = [d for d in declarations if _hides_alone(d)]
+                if declarations:
+                    self._add(selector, declarations, conditional)
+                nested = [item for item in contents if item.type in ("qualified-rule", "at-rule")]
+                if nested:
+                    self._rules(nested, selector, conditional)
+            elif node.type == "at-rule" and node.content is not None:
+                keyword = node.lower_at_keyword
+                if keyword == "media" and _PRINT_ONLY_RE.match(tinycss2.serialize(node.prelude)):
+                    continue
+                if keyword == "layer" or keyword in _CONDITIONAL_AT_RULES:
+                    inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
+                    if parent is not None:  # declarations right inside a nested conditional rule
+                        declarations = [d for d in _declarations(inner) if _hides_alone(d)]
+                        if declarations:
+                            self._add(parent, declarations, True)
+                    self._rules([item for item in inner if item.type in ("qualified-rule", "at-rule")], parent,
+                                conditional or keyword != "layer")
+
+    def _add(self, selector: str, declarations: list[_Declaration], conditional: bool) -> None:
+        try:
+            compiled = cssselect2.compile_selector_list(tinycss2.parse_component_value_list(selector))
+        except cssselect2.SelectorError:
+            if not any(_hides_alone(d) for d in declarations):
+                return
+            # A selector this reader does not know (a vendor pseudo-class): hide wherever it could
+            # apply, by matching without its pseudo-classes -- never un-hide through it.
+            declarations = [d for d in declarations if _hides_alone(d)]
+            try:
+                compiled = cssselect2.compile_selector_list(
+                    tinycss2.parse_component_value_list(_PSEUDO_RE.sub("", selector) or "*"))
+            except cssselect2.SelectorError:
+                return
+        for item in compiled:
+            if item.pseudo_element in _IRRELEVANT_PSEUDO_ELEMENTS or (
+                    item.pseudo_element is not None and item.pseudo_element not in ("first-line", "first-letter")):
+                continue
+            self.matcher.add_selector(item, (declarations, conditional))
+            self.count += 1
+
+
+def _style_sheets(root: etree._Element) -> _Sheets:
+    sheets = _Sheets()
+    for node in root.iter("style", "link"):
+        if any(ancestor.tag == "template" for ancestor in node.iterancestors()):
+            continue
+        media = node.get("media")
+        if media and _PRINT_ONLY_RE.match(media):
+            continue
+        if node.tag == "style":
+            css = "".join(node.itertext())
+        else:
+            if "stylesheet" not in (node.get("rel") or "").lower().split():
+                continue
+            css = _data_url_text(node.get("href") or "")
+        if css:
+            sheets.add(css)
+    return sheets
+
+
+def _data_url_text(href: str) -> str:
+    """The CSS of a ``data:text/css`` URL (stylesheets anywhere else are not fetched)."""
+    match = re.fullmatch(r"\s*data:([^,]*),(.*)", href, re.DOTALL | re.IGNORECASE)
+    if match is None or "css" not in match[1].lower():
+        return ""
+    payload = match[2]
+    if ";base64" in match[1].lower():
+        try:
+            return base64.b64decode(unquote(payload), validate=False).decode("utf-8", "replace")
+        except ValueError:
+            return ""
+    return unquote(payload)
+
+
+# -- reading declarations ---------------------------------------------------------------------------
+
+
+def _keyword(tokens: list) -> str | None:
+    return tokens[0].lower_value if len(tokens) == 1 and tokens[0].type == "ident" else None
+
+
+def _number(token) -> float | None:
+    if token.type == "number":
+        return float(token.value)
+    if token.type == "percentage":
+        return token.value / 100
+    return None
+
+
+def _font_size(tokens: list, parent_px: float) -> float | None:
+    """``font-size`` in px (None: not one this reader knows)."""
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    if token.type == "ident":
+        keyword = token.lower_value
+        if keyword in _FONT_KEYWORDS:
+            return _FONT_KEYWORDS[keyword]
+        if keyword == "smaller":
+            return parent_px / 1.2
+        if keyword == "larger":
+            return parent_px * 1.2
+        return None
+    if token.type == "percentage":
+        return parent_px * token.value / 100
+    size = _length_px(token, parent_px)
+    return size if size is not None and size >= 0 else None
+
+
+def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
+    """The size in a ``font`` shorthand (``font: 0/0 a``, ``italic bold 1px serif``)."""
+    for index, token in enumerate(tokens):
+        if token.type in ("dimension", "percentage") or (token.type == "number" and token.value == 0) or (
+                token.type == "ident" and token.lower_value in _FONT_KEYWORDS):
+            follows = tokens[index + 1] if index + 1 < len(tokens) else None
+            if token.type == "number" and not (follows is not None and follows.type == "literal"
+                                               and follows.value == "/") and index + 1 < len(tokens):
+                continue  # a bare 0 is a size only before "/" or last (a weight is a number too)
+            return _font_size([token], parent_px)
+    return None
+
+
+def _colors_in(tokens: list) -> list[Color]:
+    """The colours in a value (a shorthand, a gradient's arguments)."""
+    found: list[Color] = []
+    for token in tokens:
+        if token.type == "function":
+            found.extend(_colors_in(_tokens(token.arguments)))
+            color = _color(token)
+        elif token.type in ("ident", "hash"):
+            color = _color(token)
+        else:
+            continue
+        if isinstance(color, tuple):
+            found.append(color)
+    return found
+
+
+def _offset_far(tokens: list, font_px: float) -> bool:
+    return any((px := _length_px(token, font_px)) is not None and abs(px) >= OFF_SCREEN_PX for token in tokens)
+
+
+def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
+    """A ``transform``'s scale (the smaller axis) and whether it translates far off screen."""
+    scale, far = 1.0, False
+    for token in tokens:
+        if token.type != "function":
+            continue
+        name = token.lower_name
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        numbers = [_number(t) for t in arguments]
+        if name in ("scale", "scale3d", "scalex", "scaley") and numbers and all(n is not None for n in numbers):
+            factor = min(abs(n) for n in numbers[:2] if n is not None)  # type: ignore[type-var]
+            scale *= factor
+        elif name in ("matrix", "matrix3d") and numbers and all(n is not None for n in numbers):
+            values = [n for n in numbers if n is not None]
+            if name == "matrix" and len(values) == 6:
+                scale *= math.sqrt(abs(values[0] * values[3] - values[1] * values[2]))
+                far = far or abs(values[4]) >= OFF_SCREEN_PX or abs(values[5]) >= OFF_SCREEN_PX
+        elif name.startswith("translate"):
+            far = far or _offset_far(arguments, font_px)
+    return scale, far
+
+
+def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
+    if not tokens or tokens[0].type != "function":
+        return False
+    function = tokens[0]
+    arguments = [t for t in _tokens(function.arguments) if t.type != "literal"]
+    if name == "clip" and function.lower_name == "rect" and len(arguments) == 4:
+        top, right, bottom, left = (_length_px(t, font_px) for t in arguments)
+        if None in (top, right, bottom, left):
+            return False
+        return right - left <= 1 or bottom - top <= 1  # type: ignore[operator]
+    if name == "clip-path":
+        if function.lower_name == "inset":
+            return any(t.type == "percentage" and t.value >= 50 for t in arguments)
+        if function.lower_name in ("circle", "ellipse"):
+            first = arguments[0] if arguments else None
+            return first is not None and _length_px(first, font_px, basis=1) == 0
+    return False
+
+
+def _hides_alone(declaration: _Declaration) -> bool:
+    """Whether a declaration hides text whatever else applies (used where conditions are not evaluated)."""
+    name, tokens = declaration.name, _tokens(declaration.value)
+    keyword = _keyword(tokens)
+    if name == "display":
+        return keyword == "none"
+    if name == "visibility":
+        return keyword in ("hidden", "collapse")
+    if name == "content-visibility":
+        return keyword == "hidden"
+    if name == "opacity":
+        value = _number(tokens[0]) if len(tokens) == 1 else None
+        return value is not None and value < MIN_OPACITY
+    if name == "font-size":
+        # Alone, only an absolute size (or zero) says how small: a relative one depends on the parent.
+        token = tokens[0] if len(tokens) == 1 else None
+        absolute = token is not None and (
+            (token.type in ("number", "percentage", "dimension") and token.value == 0)
+            or (token.type == "dimension" and token.lower_unit in _UNITS_PX))
+        size = _font_size(tokens, _DEFAULT_FONT_PX) if absolute else None
+        return size is not None and size < MIN_FONT_PX
+    if name == "font":
+        size = _font_shorthand_size(tokens, _DEFAULT_FONT_PX)
+        return size == 0
+    if name in ("left", "right", "top", "bottom", "inset", "margin-left", "margin-top", "text-indent", "translate"):
+        return _offset_far(tokens, _DEFAULT_FONT_PX)
+    if name in ("clip", "clip-path"):
+        return _clip_gone(name, tokens, _DEFAULT_FONT_PX)
+    if name == "transform":
+        scale, far = _transform(tokens, _DEFAULT_FONT_PX)
+        return far or scale * _DEFAULT_FONT_PX < MIN_FONT_PX
+    return False
+
+
+_BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
+
+
+class Visibility:
+    """Text visibility of every element of an lxml HTML tree (computed once, top down)."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.root = root
+        self._states: dict[etree._Element, _State] = {}
+        sheets = _style_sheets(root)
+        self._matcher = sheets.matcher if sheets.count else None
+        self._compute()
+
+    # -- queries --------------------------------------------------------------------------------------
+
+    def text_hidden(self, element: etree._Element) -> str | None:
+        """Why text directly inside ``element`` is not shown, or None when it is."""
+        state = self._states.get(element)
+        if state is None:
+            return None if element is not None and not isinstance(element.tag, str) else "outside the page"
+        if state.gone:
+            return state.gone
+        if state.invisible:
+            return "visibility: hidden"
+        if state.font_px * state.scale < MIN_FONT_PX:
+            return "a font too small to read"
+        if state.color is not None and state.backdrop is not None and not state.outlined \
+                and _blends_in(state.color, state.backdrop):
+            return "text coloured like its background"
+        return None
+
+    def subtree_hidden(self, element: etree._Element) -> str | None:
+        """Why nothing inside ``element`` is shown (display: none and the like), or None."""
+        state = self._states.get(element)
+        return state.gone if state is not None else None
+
+    # -- the cascade ----------------------------------------------------------------------------------
+
+    def _compute(self) -> None:
+        wrappers = None
+        if self._matcher is not None:
+            wrappers = {wrapper.etree_element: wrapper
+                        for wrapper in cssselect2.ElementWrapper.from_html_root(self.root).iter_subtree()}
+        for element in self.root.iter(etree.Element):
+            parent = element.getparent()
+            inherited = self._states.get(parent, _State()) if parent is not None else _State()
+            wrapper = wrappers.get(element) if wrappers is not None else None
+            self._states[element] = self._state(element, inherited, self._cascade(element, wrapper))
+
+    def _cascade(self, element: etree._Element, wrapper) -> dict[str, list]:
+        """The winning value of each property for ``element``: (important, origin, specificity, order)."""
+        winners: dict[str, tuple[tuple, list]] = {}
+
+        def offer(declaration: _Declaration, origin: int, specificity: tuple, order: int) -> None:
+            priority = (declaration.important, origin, specificity, order)
+            for name, value in _expand(declaration):
+                if name not in winners or priority >= winners[name][0]:
+                    winners[name] = (priority, value)
+
+        tag = element.tag
+        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None):
+            offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
+        hint_color = _legacy_color(element.get("color")) if tag == "font" else None
+        if tag == "body" and element.get("text"):
+            hint_color = _legacy_color(element.get("text"))
+        if hint_color is not None:
+            winners["color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(hint_color)])
+        background = _legacy_color(element.get("bgcolor"))
+        if background is not None:
+            winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])
+        if wrapper is not None and self._matcher is not None:
+            for specificity, order, _pseudo, (declarations, _conditional) in self._matcher.match(wrapper):
+                for declaration in declarations:
+                    offer(declaration, 2, specificity, order)
+        style = element.get("style")
+        if style:
+            for declaration in _declarations(
+                    tinycss2.parse_blocks_contents(style, skip_whitespace=True, skip_comments=True)):
+                offer(declaration, 3, (1, 0, 0), 0)
+        return {name: value for name, (_, value) in winners.items()}
+
+    def _state(self, element: etree._Element, parent: _State, values: dict[str, list]) -> _State:
+        state = parent
+        font_px = parent.font_px
+        gone = parent.gone
+        if element.tag == "template":
+            gone = gone or "a template"
+        if (element.get("aria-hidden") or "").strip().lower() == "true":
+            gone = gone or "aria-hidden"
+        tokens = {name: _tokens(value) for name, value in values.items()}
+        display = _keyword(tokens.get("display", []))
+        if display == "none":
+            gone = gone or "display: none"
+        if _keyword(tokens.get("content-visibility", [])) == "hidden":
+            gone = gone or "content-visibility: hidden"
+        visibility = _keyword(tokens.get("visibility", []))
+        invisible = parent.invisible if visibility is None or visibility in ("inherit", "unset") else (
+            visibility in ("hidden", "collapse"))
+        if "font-size" in tokens:
+            size = _font_size(tokens["font-size"], parent.font_px)
+            font_px = size if size is not None else font_px
+        elif "font" in tokens:
+            size = _font_shorthand_size(tokens["font"], parent.font_px)
+            font_px = size if size is not None else font_px
+        scale = parent.scale
+        if "zoom" in tokens and len(tokens["zoom"]) == 1:
+            factor = _number(tokens["zoom"][0])
+            scale *= factor if factor is not None and factor >= 0 else 1.0
+        far = False
+        if "transform" in tokens:
+            factor, far = _transform(tokens["transform"], font_px)
+            scale *= factor
+        if "scale" in tokens:
+            factors = [_number(t) for t in tokens["scale"]]
+            if factors and all(f is not None for f in factors):
+                scale *= min(abs(f) for f in factors[:2])  # type: ignore[type-var]
+        opacity = parent.opacity
+        if "opacity" in tokens and len(tokens["opacity"]) == 1:
+            value = _number(tokens["opacity"][0])
+            opacity *= min(max(value, 0.0), 1.0) if value is not None else 1.0
+        if opacity < MIN_OPACITY:
+            gone = gone or "opacity"
+        position = _keyword(tokens.get("position", []))
+        positioned = position in ("absolute", "fixed", "relative", "sticky")
+        offsets = ("left", "right", "top", "bottom", "inset") if positioned else ()
+        if far or any(_offset_far(tokens.get(name, []), font_px)
+                      for name in (*offsets, "margin-left", "margin-top", "text-indent", "translate")):
+            gone = gone or "positioned off screen"
+        if any(_clip_gone(name, tokens.get(name, []), font_px) for name in ("clip", "clip-path")):
+            gone = gone or "clipped"
+        overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
+        if overflow & {"hidden", "clip"}:
+            for name in _BOX_PROPERTIES:
+                value = tokens.get(name, [])
+                size = _length_px(value[0], font_px) if len(value) == 1 else None
+                if size is not None and size <= 1:
+                    gone = gone or "a box too small to show it"
+        color = parent.color
+        for name in ("color", "-webkit-text-fill-color"):
+            value = tokens.get(name)
+            if not value:
+                continue
+            parsed = _color(value[0]) if len(value) == 1 else None
+            if parsed == "currentcolor":
+                continue
+            color = parsed if isinstance(parsed, tuple) else (None if _keyword(value) not in ("inherit", "unset")
+                                                              else color)
+        backdrop = parent.backdrop
+        image = tokens.get("background-image")
+        if image and _keyword(image) != "none":
+            colors = _colors_in(image)
+            has_url = any(t.type == "url" or (t.type == "function" and t.lower_name == "url") for t in image)
+            backdrop = None if has_url or not colors else tuple(
+                _over(c, backdrop[0]) if backdrop else c for c in colors)
+        elif "background-color" in tokens:
+            value = tokens["background-color"]
+            parsed = _color(value[0]) if len(value) == 1 else None
+            if parsed == "currentcolor":
+                parsed = color
+            if isinstance(parsed, tuple):
+                if parsed[3] > 0:
+                    backdrop = tuple(_over(parsed, behind) for behind in backdrop) if backdrop else None
+            elif _keyword(value) not in ("inherit", "unset", "initial"):
+                backdrop = None  # a colour this reader cannot compare
+        outlined = parent.outlined
+        if "text-shadow" in tokens:
+            outlined = self._outline(tokens["text-shadow"], backdrop)
+        stroke = tokens.get("-webkit-text-stroke") or tokens.get("-webkit-text-stroke-color")
+        if stroke:
+            outlined = outlined or self._outline(stroke, backdrop)
+        return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
+                       backdrop=backdrop, outlined=outlined, opacity=opacity)
+
+    @staticmethod
+    def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:
+        if _keyword(tokens) == "none":
+            return False
+        colors = _colors_in(tokens)
+        if backdrop is None:
+            return bool(colors)
+        return any(not _blends_in(color, backdrop) for color in colors)
+
+
+def _ident(value: str):
+    return tinycss2.ast.IdentToken(0, 0, value)
+
+
+class _ColorToken:
+    """A colour already parsed (from a legacy attribute), standing in for a token."""
+
+    type = "color"
+
+    def __init__(self, color: Color) -> None:
+        self.color = color
+
+
+def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
+    """The longhand values a declaration sets (the shorthands that matter here split up)."""
+    name, value = declaration.name, declaration.value
+    tokens = _tokens(value)
+    if name == "background":
+        colors = [t for t in tokens if t.type in ("hash", "ident", "function") and isinstance(_color(t), tuple)]
+        images = [t for t in tokens if t.type == "url" or (t.type == "function" and (
+            t.lower_name == "url" or t.lower_name.endswith("gradient")))]
+        return [("background-color", colors[-1:] or [_ident("transparent")]),
+                ("background-image", images or [_ident("none")])]
+    if name == "margin":
+        parts = tokens[:4]
+        if not parts:
+            return []
+        top = parts[0]
+        left = parts[3] if len(parts) == 4 else parts[1] if len(parts) >= 2 else parts[0]
+        return [("margin-top", [top]), ("margin-left", [left])]
+    if name == "overflow":
+        return [("overflow-x", tokens[:1]), ("overflow-y", tokens[-1:])]
+    return [(name, value)]
