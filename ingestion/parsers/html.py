@@ -652,6 +652,83 @@ class _AsWritten:
                 return
 
 
+# Formatting elements: HTML5 keeps them "active" past the end of their block and rebuilds them in every
+# block that follows, up to their own end tag; libxml2 closes them with their block.
+_FORMATTING = ("a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u")
+
+
+def _check_carried_formatting(markup: str, root: Element, visibility: Visibility) -> None:
+    """Fail when a formatting element that hides its text is left open past its block.
+
+    A browser carries ``<b style="display:none">`` (any formatting element, see
+    :data:`_FORMATTING`) left open at the end of a paragraph on to the text of the paragraphs
+    after it, up to ``</b>``, and hides that text too; libxml2's tree ends it with its
+    paragraph, so the text after it would be taken as seen. Such an element is found by
+    comparing the text it holds in the tree with the text between its start tag and its own
+    end tag as written (the end of the page when there is none).
+    """
+    hiding = [node for node in root.iter(*_FORMATTING)
+              if visibility.text_hidden(node) and not (node.getparent() is not None
+                                                       and visibility.text_hidden(node.getparent()))]
+    if not hiding:
+        return
+    wanted = {(node.sourceline, node.tag) for node in hiding}
+    # One pass over the markup: the text before each token (prefix sums), start tags of the wanted
+    # (line, name) in order, and each one's own end tag.
+    text_before = 0
+    line = 1
+    line_pos = 0
+    open_tags: dict[str, list[tuple[tuple[int, str], int]]] = {}  # name -> (key, index into extents[key])
+    # Per (line, name): each start tag's index into ``starts`` until its end tag, then the text it holds.
+    extents: dict[tuple[int, str], list[int]] = {}
+    starts: list[int] = []
+    pos = 0
+    while pos < len(markup):
+        match = _TOKEN_RE.search(markup, pos)
+        end_of_text = match.start() if match else len(markup)
+        piece = markup[pos:end_of_text]
+        text_before += _visible_length(html_module.unescape(piece) if "&" in piece else piece)
+        if match is None:
+            break
+        pos = match.end()
+        if match["end"]:
+            name = match["end"].lower()
+            if open_tags.get(name):
+                key, index = open_tags[name].pop()
+                extents[key][index] = text_before - starts[extents[key][index]]
+        elif match["start"]:
+            name = match["start"].lower()
+            line += markup.count("\n", line_pos, match.start())
+            line_pos = match.start()
+            if name in _FORMATTING and (line, name) in wanted:
+                key = (line, name)
+                starts.append(text_before)
+                extents.setdefault(key, []).append(len(starts) - 1)
+                open_tags.setdefault(name, []).append((key, len(extents[key]) - 1))
+            if name in _RAW_TEXT:
+                close = _RAW_TEXT_END[name].search(markup, pos)
+                text_end = close.start() if close else len(markup)
+                text_before += _visible_length(markup[pos:text_end])
+                pos = text_end
+    for entries in open_tags.values():  # never closed: to the end of the page
+        for key, index in entries:
+            extents[key][index] = text_before - starts[extents[key][index]]
+    seen: dict[tuple[int, str], int] = {}
+    for node in root.iter(*_FORMATTING):
+        key = (node.sourceline, node.tag)
+        if key not in wanted:
+            continue
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        written = extents.get(key, [])
+        held = _visible_length(etree.tostring(node, method="text", encoding="unicode", with_tail=False))
+        if index >= len(written) or (node in hiding and held < written[index]):
+            raise ParseError(
+                f"{_tag(node.tag)} hides its text and is left open past the end of its block: a browser "
+                f"carries it on to the text that follows, up to its end tag, and hides that too; close it "
+                "where its hidden text ends", line=node.sourceline)
+
+
 def _check_policy_extents(markup: str, root: Element) -> None:
     """Fail when the tree builder moved text the source puts inside a ``data-access`` element out of it.
 
@@ -721,6 +798,39 @@ def _refuse_if_too_deep(parser) -> None:
                              line=error.line)
 
 
+def strip_hidden_html(markup: str, hidden: list[str]) -> str:
+    """``markup`` re-serialised without the text a reader does not see (appended to ``hidden``), comments
+    and templates: for HTML read another way (an e-mail's body), with the same rules as this parser."""
+    if not markup.strip():
+        return markup
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_blank_text=False)
+    try:
+        root = lxml.html.document_fromstring(markup, parser=parser)
+    except etree.ParserError:
+        return ""  # nothing to read (e.g. only a comment)
+    _refuse_if_too_deep(parser)
+    visibility = Visibility(root)
+    _check_carried_formatting(markup, root, visibility)
+    removed = []
+    for node in root.iter():
+        if not isinstance(node.tag, str) or node.tag == "template":
+            removed.append(node)
+            hidden.append(node.text if isinstance(node, etree._Comment) else
+                          node.text_content() if node.tag == "template" else "")
+            continue
+        if node.text and visibility.text_hidden(node):
+            hidden.append(node.text)
+            node.text = None
+        parent = node.getparent()
+        if node.tail and parent is not None and visibility.text_hidden(parent):
+            hidden.append(node.tail)
+            node.tail = None
+    for node in removed:
+        if node.getparent() is not None:
+            node.drop_tree() if hasattr(node, "drop_tree") else node.getparent().remove(node)
+    return lxml.html.tostring(root, encoding="unicode")
+
+
 def parse_html_text(markup: str) -> ParsedDocument:
     """Parse already-decoded HTML; offsets index the returned document's extracted text."""
     if not markup.strip():
@@ -735,7 +845,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
     _refuse_if_too_deep(parser)
     title_tag = root.find("head/title")
     _check_marker_names(root)
-    extractor = _Extractor(Visibility(root))
+    visibility = Visibility(root)
+    _check_carried_formatting(markup, root, visibility)
+    extractor = _Extractor(visibility)
     extractor.walk(root)
     extractor.flush()
     _check_policy_extents(markup, root)
