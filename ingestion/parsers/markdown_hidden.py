@@ -64,6 +64,7 @@ _PIECE_RE = re.compile(
     re.DOTALL | re.VERBOSE,
 )
 _TAG_NAME_RE = re.compile(r"<\s*(/?)\s*([A-Za-z][A-Za-z0-9-]*)")
+_STYLED_RE = re.compile(r"<\s*style|stylesheet", re.IGNORECASE)
 
 
 def _positions_md() -> MarkdownIt:
@@ -107,6 +108,9 @@ class _Piece:
     end: int
     anchors: list[int] = field(default_factory=list)
     always: bool = False  # removed whatever its anchors say (a comment, a script)
+    # The text tokens Markdown rendered in it, in order (an anchor each, and their text): when only some
+    # are hidden (a style rule on ``strong``), just those are cut.
+    parts: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -222,6 +226,9 @@ class MarkdownHidden:
         self.lines = LineIndex(text)
         self.ranges: list[tuple[int, int]] = []
         self._contents: dict[int, _Content] = {}  # id of an inline token -> its content
+        # With a style sheet in the file, a rule may hide what Markdown itself renders (``strong``,
+        # ``em``, ``a``): every inline is then rendered with its elements, not only those with HTML.
+        self._styled = _STYLED_RE.search(text) is not None
         if "<" in text:
             self._find(tokens)
         self._starts = [start for start, _ in self.ranges]
@@ -296,9 +303,37 @@ class MarkdownHidden:
         for piece in page.pieces:
             if piece.start >= piece.end:
                 continue
-            if piece.always or any(anchor in hidden_anchors for anchor in piece.anchors):
+            hidden = [anchor in hidden_anchors for anchor in piece.anchors]
+            if piece.always or (hidden and all(hidden)):
                 ranges.append(_span(self.text, self.lines, piece))
+            elif any(hidden):
+                parts = self._hidden_parts(piece, hidden_anchors) if piece.parts else None
+                ranges.extend(parts if parts is not None else [_span(self.text, self.lines, piece)])
         self.ranges = merge_ranges(ranges)
+
+    def _hidden_parts(self, piece: _Piece, hidden_anchors: set[int]) -> list[tuple[int, int]] | None:
+        """File ranges of the hidden text tokens of a piece, found in order in its content; None when one
+        cannot be found (the whole piece is cut then)."""
+        content = piece.content
+        offsets = _align(self.text, self.lines, content)
+        if content.failed:
+            return None
+        text = content.text
+        cursor = piece.start
+        ranges = []
+        for anchor, value in piece.parts:
+            first = last = None
+            for char in value:
+                while cursor < piece.end and not (text[cursor] == char or (char.isspace() and text[cursor].isspace())):
+                    cursor += 1
+                if cursor >= piece.end:
+                    return None
+                first = cursor if first is None else first
+                last = cursor
+                cursor += 1
+            if first is not None and anchor in hidden_anchors:
+                ranges.append((offsets[first], offsets[last] + 1))
+        return ranges
 
     def _hidden_anchors(self, page: _Page) -> set[int]:
         markup = "".join(page.parts)
@@ -347,7 +382,7 @@ class MarkdownHidden:
 
     def _inline(self, page: _Page, token: Token) -> _Content:
         content = _Content(token.content, token.map[0], token.map[1])
-        if "<" not in content.text:
+        if "<" not in content.text and not self._styled:
             page.pieces.append(_Piece(content, 0, len(content.text), [page.anchor()]))
             return content
         children = _inline_children(content.text)
@@ -385,14 +420,18 @@ class MarkdownHidden:
             elif child.type in ("text", "softbreak", "code_inline"):
                 if child.type == "code_inline":
                     page.parts.append("<code>")
-                piece.anchors.append(page.anchor())
+                anchor = page.anchor()
+                piece.anchors.append(anchor)
+                piece.parts.append((anchor, child.content))
                 if child.type == "code_inline":
                     page.parts.append("</code>")
             elif child.type == "hardbreak":
                 page.parts.append("<br>")
             elif child.type == "image":
                 page.parts.append("<img>")
-                piece.anchors.append(page.anchor())
+                anchor = page.anchor()
+                piece.anchors.append(anchor)
+                piece.parts.append((anchor, child.content))
             else:
                 page.parts.append(_RENDERER.renderer.renderToken(children, index, _RENDERER.options, {}))
         if page.raw is not None:
