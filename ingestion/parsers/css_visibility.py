@@ -11,7 +11,8 @@ page itself says -- a browser would show the same:
   ``<body text>`` colours;
 * **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
   ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
-  does -- ``!important``, selector specificity (cssselect2), source order, inheritance;
+  does -- ``!important``, selector specificity, source order, inheritance (each selector
+  runs once over the tree as an XPath, translated by cssselect);
   property names and keywords in any case, any spacing. Nested rules (``&``) and
   ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
   (which this reader cannot evaluate) only declarations that hide text by themselves
@@ -41,11 +42,13 @@ import base64
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from urllib.parse import unquote
 
-import cssselect2
 import tinycss2
 import tinycss2.color4
+from cssselect import HTMLTranslator, SelectorError
+from cssselect import parse as parse_selectors
 from lxml import etree
 
 MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
@@ -65,9 +68,7 @@ _PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
 _PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
 _CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
                                    "starting-style"})
-_IRRELEVANT_PSEUDO_ELEMENTS = frozenset({"before", "after", "marker", "placeholder", "selection", "backdrop",
-                                         "file-selector-button", "cue", "slotted", "part", "grammar-error",
-                                         "spelling-error", "target-text", "highlight"})
+_TRANSLATOR = HTMLTranslator()
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,13 @@ def _tokens(value: list) -> list:
 
 def _declarations(nodes: list) -> list[_Declaration]:
     return [_Declaration(node.lower_name, node.value, node.important) for node in nodes
-            if node.type == "declaration"]
+            if node.type == "declaration" and node.lower_name in RELEVANT]
+
+
+@lru_cache(maxsize=4096)
+def _style_attribute(style: str) -> tuple[_Declaration, ...]:
+    """The declarations of a ``style`` attribute (pages repeat the same few many times)."""
+    return tuple(_declarations(tinycss2.parse_blocks_contents(style, skip_whitespace=True, skip_comments=True)))
 
 
 def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float | None:
@@ -163,6 +170,7 @@ def contrast(a: Color, b: Color) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
+@lru_cache(maxsize=4096)
 def _blends_in(color: Color, backdrop: tuple[Color, ...]) -> bool:
     """Whether text of ``color`` is too close to every colour behind it to be read."""
     return all(contrast(_over(color, behind), behind) < MIN_CONTRAST for behind in backdrop)
@@ -181,11 +189,12 @@ def _legacy_color(value: str | None) -> Color | None:
 
 
 class _Sheets:
-    """The document's style rules in a cssselect2 matcher; payload: (declarations, conditional)."""
+    """The document's style rules: each selector as a compiled XPath (cssselect), with its specificity
+    and its declarations, in source order."""
 
     def __init__(self) -> None:
-        self.matcher = cssselect2.Matcher()
-        self.count = 0
+        # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
+        self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
 
     def add(self, css: str) -> None:
         self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, False)
@@ -222,25 +231,51 @@ class _Sheets:
                                 conditional or keyword != "layer")
 
     def _add(self, selector: str, declarations: list[_Declaration], conditional: bool) -> None:
-        try:
-            compiled = cssselect2.compile_selector_list(tinycss2.parse_component_value_list(selector))
-        except cssselect2.SelectorError:
+        compiled = _compile(selector)
+        if compiled is None:
             if not any(_hides_alone(d) for d in declarations):
                 return
             # A selector this reader does not know (a vendor pseudo-class): hide wherever it could
             # apply, by matching without its pseudo-classes -- never un-hide through it.
             declarations = [d for d in declarations if _hides_alone(d)]
-            try:
-                compiled = cssselect2.compile_selector_list(
-                    tinycss2.parse_component_value_list(_PSEUDO_RE.sub("", selector) or "*"))
-            except cssselect2.SelectorError:
+            compiled = _compile(_PSEUDO_RE.sub("", selector).strip(" ,") or "*")
+            if compiled is None:
                 return
-        for item in compiled:
-            if item.pseudo_element in _IRRELEVANT_PSEUDO_ELEMENTS or (
-                    item.pseudo_element is not None and item.pseudo_element not in ("first-line", "first-letter")):
-                continue
-            self.matcher.add_selector(item, (declarations, conditional))
-            self.count += 1
+        for pseudo_element, specificity, xpath, needs in compiled:
+            if pseudo_element is not None and pseudo_element not in ("first-line", "first-letter"):
+                continue  # ::before, ::marker ... style no text of the document
+            self.rules.append((xpath, specificity, declarations, needs))
+
+
+def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], etree.XPath, tuple]] | None:
+    """Each selector of a list: its pseudo-element, specificity, XPath and what its subject must have;
+    None when one is not understood."""
+    try:
+        return [(item.pseudo_element, item.specificity(), etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
+                 _subject_needs(item.parsed_tree)) for item in parse_selectors(selector)]
+    except (SelectorError, etree.XPathSyntaxError, ValueError, TypeError):
+        return None
+
+
+def _subject_needs(tree) -> tuple[frozenset[str], str | None, str | None]:
+    """The classes, id and element name that an element must have to be the selector's subject (the
+    compound right of its last combinator), so that a rule whose subject is on no element of the page
+    is not run at all."""
+    while type(tree).__name__ == "CombinedSelector":
+        tree = tree.subselector
+    classes: set[str] = set()
+    ident = name = None
+    while tree is not None:
+        kind = type(tree).__name__
+        if kind == "Class":
+            classes.add(tree.class_name)
+        elif kind == "Hash":
+            ident = tree.id
+        elif kind == "Element":
+            name = tree.element.lower() if tree.element and tree.element != "*" else None
+            break
+        tree = getattr(tree, "selector", None)
+    return frozenset(classes), ident, name
 
 
 def _style_sheets(root: etree._Element) -> _Sheets:
@@ -420,6 +455,29 @@ def _hides_alone(declaration: _Declaration) -> bool:
 
 
 _BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
+# Elements that hide or colour by themselves.
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True}
+# The properties this reader evaluates (other declarations are not kept).
+RELEVANT = frozenset({
+    "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
+    "-webkit-text-fill-color", "background", "background-color", "background-image", "text-shadow",
+    "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
+    "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
+    "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y",
+})
+
+
+def _reason(state: _State) -> str | None:
+    if state.gone:
+        return state.gone
+    if state.invisible:
+        return "visibility: hidden"
+    if state.font_px * state.scale < MIN_FONT_PX:
+        return "a font too small to read"
+    if state.color is not None and state.backdrop is not None and not state.outlined \
+            and _blends_in(state.color, state.backdrop):
+        return "text coloured like its background"
+    return None
 
 
 class Visibility:
@@ -428,8 +486,26 @@ class Visibility:
     def __init__(self, root: etree._Element) -> None:
         self.root = root
         self._states: dict[etree._Element, _State] = {}
-        sheets = _style_sheets(root)
-        self._matcher = sheets.matcher if sheets.count else None
+        self._reasons: dict[int, str | None] = {}  # by id of a state (each kept alive in _states)
+        # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
+        self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
+        rules = _style_sheets(root).rules
+        if rules:
+            classes: set[str] = set()
+            ids: set[str] = set()
+            tags: set[str] = set()
+            for element in root.iter(etree.Element):
+                tags.add(element.tag)
+                if element.get("class"):
+                    classes.update(element.get("class").split())
+                if element.get("id"):
+                    ids.add(element.get("id"))
+            for order, (xpath, specificity, declarations, (need_classes, need_id, need_tag)) in enumerate(rules):
+                if not need_classes <= classes or (need_id and need_id not in ids) or (need_tag and need_tag not in tags):
+                    continue  # its subject is on no element of this page
+                for element in xpath(root):
+                    if isinstance(element, etree._Element):
+                        self._matched.setdefault(element, []).append((specificity, order, declarations))
         self._compute()
 
     # -- queries --------------------------------------------------------------------------------------
@@ -439,16 +515,10 @@ class Visibility:
         state = self._states.get(element)
         if state is None:
             return None if element is not None and not isinstance(element.tag, str) else "outside the page"
-        if state.gone:
-            return state.gone
-        if state.invisible:
-            return "visibility: hidden"
-        if state.font_px * state.scale < MIN_FONT_PX:
-            return "a font too small to read"
-        if state.color is not None and state.backdrop is not None and not state.outlined \
-                and _blends_in(state.color, state.backdrop):
-            return "text coloured like its background"
-        return None
+        key = id(state)
+        if key not in self._reasons:
+            self._reasons[key] = _reason(state)
+        return self._reasons[key]
 
     def subtree_hidden(self, element: etree._Element) -> str | None:
         """Why nothing inside ``element`` is shown (display: none and the like), or None."""
@@ -458,17 +528,21 @@ class Visibility:
     # -- the cascade ----------------------------------------------------------------------------------
 
     def _compute(self) -> None:
-        wrappers = None
-        if self._matcher is not None:
-            wrappers = {wrapper.etree_element: wrapper
-                        for wrapper in cssselect2.ElementWrapper.from_html_root(self.root).iter_subtree()}
+        initial = _State()
+        states = self._states
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
-            inherited = self._states.get(parent, _State()) if parent is not None else _State()
-            wrapper = wrappers.get(element) if wrappers is not None else None
-            self._states[element] = self._state(element, inherited, self._cascade(element, wrapper))
+            inherited = states.get(parent, initial) if parent is not None else initial
+            if inherited.gone:
+                states[element] = inherited  # nothing below display: none (or the like) is shown
+                continue
+            values = self._cascade(element)
+            if not values and not _SPECIAL.get(element.tag) and element.get("aria-hidden") is None:
+                states[element] = inherited  # the common case: it changes nothing
+                continue
+            states[element] = self._state(element, inherited, values)
 
-    def _cascade(self, element: etree._Element, wrapper) -> dict[str, list]:
+    def _cascade(self, element: etree._Element) -> dict[str, list]:
         """The winning value of each property for ``element``: (important, origin, specificity, order)."""
         winners: dict[str, tuple[tuple, list]] = {}
 
@@ -479,6 +553,10 @@ class Visibility:
                     winners[name] = (priority, value)
 
         tag = element.tag
+        matched = self._matched.get(element)
+        if not (matched or element.get("style") or element.get("hidden") is not None
+                or element.get("bgcolor") or _SPECIAL.get(tag)):
+            return winners  # nothing to cascade
         if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None):
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
         hint_color = _legacy_color(element.get("color")) if tag == "font" else None
@@ -489,14 +567,12 @@ class Visibility:
         background = _legacy_color(element.get("bgcolor"))
         if background is not None:
             winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])
-        if wrapper is not None and self._matcher is not None:
-            for specificity, order, _pseudo, (declarations, _conditional) in self._matcher.match(wrapper):
-                for declaration in declarations:
-                    offer(declaration, 2, specificity, order)
+        for specificity, order, declarations in matched or ():
+            for declaration in declarations:
+                offer(declaration, 2, specificity, order)
         style = element.get("style")
         if style:
-            for declaration in _declarations(
-                    tinycss2.parse_blocks_contents(style, skip_whitespace=True, skip_comments=True)):
+            for declaration in _style_attribute(style):
                 offer(declaration, 3, (1, 0, 0), 0)
         return {name: value for name, (_, value) in winners.items()}
 

@@ -65,6 +65,15 @@ _PIECE_RE = re.compile(
 )
 _TAG_NAME_RE = re.compile(r"<\s*(/?)\s*([A-Za-z][A-Za-z0-9-]*)")
 _STYLED_RE = re.compile(r"<\s*style|stylesheet", re.IGNORECASE)
+_FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r")\b", re.IGNORECASE)
+# Inline HTML that can hide something, or be removed, without a style sheet: comments, declarations,
+# hiding attributes, elements hidden or never shown by themselves.
+_MAY_HIDE_RE = re.compile(
+    r"<[!?]|[\s\"'/](?:style|hidden|aria-hidden|color|bgcolor)\b"
+    r"|<\s*/?\s*(?:template|dialog|script|style|title|iframe|noembed|noframes|textarea|xmp|plaintext|noscript"
+    r"|font)\b",
+    re.IGNORECASE,
+)
 
 
 def _positions_md() -> MarkdownIt:
@@ -131,6 +140,8 @@ class _Page:
         self.tags: list[_Tag] = []  # every tag of the file's own HTML, in page order
         self.anchors = 0
         self.raw: str | None = None  # inside an inline raw-text element (its name)
+        # A formatting element that may hide has been met: its end tag, wherever, must be seen.
+        self.hiding_formatting = False
 
     def anchor(self) -> int:
         number = self.anchors
@@ -151,6 +162,8 @@ class _Page:
         self.pieces.append(_Piece(content, start, end, [before, after]))
         if name:
             self.tags.append(_Tag(name, closing, after))
+            if not closing and name in _FORMATTING and _MAY_HIDE_RE.search(source):
+                self.hiding_formatting = True
 
     def raw_element(self, content: _Content, start: int, end: int, name: str, source: str) -> None:
         """A raw-text element (``<style>...</style>``) whole: CSS kept for the page; shown only for
@@ -382,7 +395,11 @@ class MarkdownHidden:
 
     def _inline(self, page: _Page, token: Token) -> _Content:
         content = _Content(token.content, token.map[0], token.map[1])
-        if "<" not in content.text and not self._styled:
+        if not self._styled and ("<" not in content.text or (
+                _MAY_HIDE_RE.search(content.text) is None
+                and not (page.hiding_formatting and _FORMATTING_END_RE.search(content.text)))):
+            # No style sheet, and no tag here that can hide (or be removed) by itself: its tags, if any,
+            # change nothing (at worst a closing tag would end a hidden element early: hiding more).
             page.pieces.append(_Piece(content, 0, len(content.text), [page.anchor()]))
             return content
         children = _inline_children(content.text)
