@@ -520,6 +520,12 @@ class Visibility:
             self._reasons[key] = _reason(state)
         return self._reasons[key]
 
+    @property
+    def hides_anything(self) -> bool:
+        """Whether any element's text is hidden (most pages: none, and then nothing needs checking)."""
+        distinct = {id(state): state for state in self._states.values()}
+        return any(self._reasons.setdefault(key, _reason(state)) is not None for key, state in distinct.items())
+
     def subtree_hidden(self, element: etree._Element) -> str | None:
         """Why nothing inside ``element`` is shown (display: none and the like), or None."""
         state = self._states.get(element)

@@ -441,8 +441,7 @@ def _element_text(tag: Element, *, where: str, collapse: bool = True, visibility
             if node.tail:
                 stack.append((node.tail, node.getparent()))
         if not isinstance(node.tag, str) or node.tag in _DROPPED:
-            if hidden is not None and visibility is not None and (
-                    isinstance(node, etree._Comment) or node.tag == "template"):
+            if hidden is not None and (isinstance(node, etree._Comment) or node.tag == "template"):
                 hidden.append(node.text if isinstance(node, etree._Comment) else node.text_content())
             continue
         stack.extend(reversed(node))
@@ -846,8 +845,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
     title_tag = root.find("head/title")
     _check_marker_names(root)
     visibility = Visibility(root)
-    _check_carried_formatting(markup, root, visibility)
-    extractor = _Extractor(visibility)
+    if visibility.hides_anything:
+        _check_carried_formatting(markup, root, visibility)
+    extractor = _Extractor(visibility if visibility.hides_anything else None)
     extractor.walk(root)
     extractor.flush()
     _check_policy_extents(markup, root)

@@ -321,7 +321,7 @@ class _MarkdownParser:
         tokens = _BLOCK_MD.parse(source)
         # What a reader of the rendered page does not see (markdown_hidden): titles and cells are
         # taken without it, and it is cut out of the text once the structure is built.
-        self.hidden = hidden_ranges(self.text, tokens)
+        self.hidden = hidden_ranges(self.text, tokens, self.lines)
         i = 0
         while i < len(tokens):
             token = tokens[i]

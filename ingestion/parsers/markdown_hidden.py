@@ -234,16 +234,19 @@ def _inline_children(content: str) -> list[Token] | None:
 class MarkdownHidden:
     """The hidden ranges of a Markdown file, from its block tokens (see the module docstring)."""
 
-    def __init__(self, text: str, tokens: Sequence[Token]) -> None:
+    def __init__(self, text: str, tokens: Sequence[Token], lines: LineIndex | None = None) -> None:
         self.text = text
-        self.lines = LineIndex(text)
+        self.lines = lines if lines is not None else LineIndex(text)
         self.ranges: list[tuple[int, int]] = []
         self._contents: dict[int, _Content] = {}  # id of an inline token -> its content
         # With a style sheet in the file, a rule may hide what Markdown itself renders (``strong``,
         # ``em``, ``a``): every inline is then rendered with its elements, not only those with HTML.
         self._styled = _STYLED_RE.search(text) is not None
-        if "<" in text:
-            self._find(tokens)
+        if "<" in text and any(
+                token.type == "html_block" or (token.type == "inline" and "<" in token.content
+                                               and HTML_TAG_RE.search(token.content))
+                for token in tokens):
+            self._find(tokens)  # the file has HTML (a "<" in code only is text)
         self._starts = [start for start, _ in self.ranges]
 
     # -- queries --------------------------------------------------------------------------------------
@@ -503,6 +506,6 @@ class MarkdownHidden:
             position = end
 
 
-def hidden_ranges(text: str, tokens: Sequence[Token]) -> MarkdownHidden:
+def hidden_ranges(text: str, tokens: Sequence[Token], lines: LineIndex | None = None) -> MarkdownHidden:
     """The hidden characters of Markdown ``text`` parsed into block ``tokens`` (see :class:`MarkdownHidden`)."""
-    return MarkdownHidden(text, tokens)
+    return MarkdownHidden(text, tokens, lines)

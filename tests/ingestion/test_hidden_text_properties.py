@@ -249,3 +249,73 @@ def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
         y -= 40
     doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}), "report.pdf")
     check(doc, payload, blocks)
+
+
+# -- hiding never changes the policy of what stays visible --------------------------------------------------
+
+LEVELS = [None, None, "internal", "confidential", "restricted"]
+
+
+@st.composite
+def marked_outlines(draw):
+    """Headings (level 2 or 3, a marker level or none, hidden or not), each with words, some of them hidden."""
+    count = draw(st.integers(1, 5))
+    outline = []
+    for index in range(count):
+        words_here = [f"w{index}x{n}" for n in range(draw(st.integers(1, 4)))]
+        outline.append({
+            "level": draw(st.sampled_from([2, 3])), "marker": draw(st.sampled_from(LEVELS)),
+            "hidden_heading": draw(st.booleans()), "words": words_here,
+            "hidden_words": {word for word in words_here if draw(st.booleans())},
+        })
+    return outline
+
+
+def _policies(doc, words) -> dict[str, str]:
+    """The effective level of the block holding each word."""
+    found = {}
+    for section in doc.sections:
+        for block in section.blocks:
+            body = doc.text[block.start:block.end]
+            for word in words:
+                if word in body.split() or f"{word}." in body:
+                    found[word] = section.effective.level
+    return found
+
+
+def _outcome(text: str, filename: str, words):
+    try:
+        doc = parsed(text, filename)
+    except Exception as error:  # noqa: BLE001 -- the same error, or none, in both versions
+        return ("error", type(error).__name__, getattr(error, "line", None))
+    return ("ok", _policies(doc, words))
+
+
+@SETTINGS
+@given(marked_outlines(), st.sampled_from(["note.md", "page.html"]))
+def test_hiding_text_never_changes_the_policy_of_visible_text(outline, filename):
+    """The same document with and without its hiding (same structure, same markers): every word that
+    stays visible is in a section of the same policy; a marker error is the same error at the same line."""
+    def render(hide: bool) -> str:
+        parts = ["# Title", "Opening words."] if filename == "note.md" else ["<h1>Title</h1><p>Opening words.</p>"]
+        for item in outline:
+            words = [f"<span{' hidden' if hide and w in item['hidden_words'] else ''}>{w}</span>"
+                     if w in item["hidden_words"] else w for w in item["words"]]
+            if filename == "note.md":
+                marker = f" <!-- access: {item['marker']} -->" if item["marker"] else ""
+                heading = f"{'#' * item['level']} Heading {item['words'][0]}{marker}"
+                if item["hidden_heading"]:
+                    heading = f"<div{' hidden' if hide else ''}>\n\n{heading}\n\n</div>"
+                parts += [heading, " ".join(words) + "."]
+            else:
+                marker = f' data-access="{item["marker"]}"' if item["marker"] else ""
+                style = ' style="display:none"' if hide and item["hidden_heading"] else ""
+                parts.append(f"<h{item['level']}{marker}{style}>Heading {item['words'][0]}</h{item['level']}>"
+                             f"<p>{' '.join(words)}.</p>")
+        return ("\n\n" if filename == "note.md" else "").join(parts) + "\n"
+
+    visible_words = [w for item in outline for w in item["words"] if w not in item["hidden_words"]]
+    hidden, shown = _outcome(render(True), filename, visible_words), _outcome(render(False), filename, visible_words)
+    assert hidden == shown
+    if hidden[0] == "ok":
+        assert set(hidden[1]) == set(visible_words)
