@@ -247,14 +247,83 @@ class _Sheets:
             self.rules.append((xpath, specificity, declarations, needs))
 
 
-def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], etree.XPath, tuple]] | None:
-    """Each selector of a list: its pseudo-element, specificity, XPath and what its subject must have;
-    None when one is not understood."""
+def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], object, tuple]] | None:
+    """Each selector of a list: its pseudo-element, specificity, matcher (a :data:`_Chain` for the
+    common selectors of tags, ids and classes joined by descendant or child combinators, else an XPath)
+    and what its subject must have; None when one is not understood."""
     try:
-        return [(item.pseudo_element, item.specificity(), etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
+        return [(item.pseudo_element, item.specificity(),
+                 _chain(item.parsed_tree) or etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
                  _subject_needs(item.parsed_tree)) for item in parse_selectors(selector)]
-    except (SelectorError, etree.XPathSyntaxError, ValueError, TypeError):
+    except (SelectorError, etree.XPathSyntaxError, ValueError, TypeError, RecursionError):
         return None
+
+
+# A compound of a tag (None: any), an id and classes; a chain is the subject's compound, then each
+# compound to its left with the combinator (" " or ">") that joins it to the one on its right.
+_Compound = tuple[str | None, str | None, frozenset[str]]
+_Chain = list[tuple[str | None, _Compound]]
+
+
+def _compound(node) -> _Compound | None:
+    tag = ident = None
+    classes: set[str] = set()
+    while node is not None:
+        kind = type(node).__name__
+        if kind == "Class":
+            classes.add(node.class_name)
+        elif kind == "Hash":
+            ident = node.id
+        elif kind == "Element":
+            tag = node.element.lower() if node.element and node.element != "*" else None
+            return tag, ident, frozenset(classes)
+        else:
+            return None  # an attribute, a pseudo-class...: left to the XPath
+        node = node.selector
+    return None
+
+
+def _chain(tree) -> _Chain | None:
+    chain: _Chain = []
+    combinator = None
+    while type(tree).__name__ == "CombinedSelector":
+        compound = _compound(tree.subselector)
+        if compound is None or tree.combinator not in (" ", ">"):
+            return None
+        chain.append((combinator, compound))
+        combinator = tree.combinator
+        tree = tree.selector
+    compound = _compound(tree)
+    if compound is None or len(chain) > 6:
+        return None
+    chain.append((combinator, compound))
+    return chain
+
+
+def _compound_matches(element: etree._Element, compound: _Compound) -> bool:
+    tag, ident, classes = compound
+    return ((tag is None or element.tag == tag) and (ident is None or element.get("id") == ident)
+            and (not classes or classes <= set((element.get("class") or "").split())))
+
+
+def _chain_matches(element: etree._Element, chain: _Chain, index: int, seen: dict) -> bool:
+    """Whether ``element`` matches ``chain[index:]`` (it already matched ``chain[index - 1]``'s compound)."""
+    if index == len(chain):
+        return True
+    key = (id(element), index)
+    if key in seen:
+        return seen[key]
+    combinator, compound = chain[index]
+    found = False
+    ancestor = element.getparent()
+    while ancestor is not None and not found:
+        if _compound_matches(ancestor, compound) and _chain_matches(ancestor, chain, index + 1, seen):
+            found = True
+        if combinator == ">":
+            break
+        ancestor = ancestor.getparent()
+    seen[key] = found
+    return found
 
 
 def _subject_needs(tree) -> tuple[frozenset[str], str | None, str | None]:
@@ -487,25 +556,39 @@ class Visibility:
         self.root = root
         self._states: dict[etree._Element, _State] = {}
         self._reasons: dict[int, str | None] = {}  # by id of a state (each kept alive in _states)
+        self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
         # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
         self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
         rules = _style_sheets(root).rules
         if rules:
-            classes: set[str] = set()
-            ids: set[str] = set()
-            tags: set[str] = set()
+            every: list[etree._Element] = []
+            by_class: dict[str, list[etree._Element]] = {}
+            by_id: dict[str, list[etree._Element]] = {}
+            by_tag: dict[str, list[etree._Element]] = {}
             for element in root.iter(etree.Element):
-                tags.add(element.tag)
-                if element.get("class"):
-                    classes.update(element.get("class").split())
+                every.append(element)
+                by_tag.setdefault(element.tag, []).append(element)
+                for name in (element.get("class") or "").split():
+                    by_class.setdefault(name, []).append(element)
                 if element.get("id"):
-                    ids.add(element.get("id"))
-            for order, (xpath, specificity, declarations, (need_classes, need_id, need_tag)) in enumerate(rules):
-                if not need_classes <= classes or (need_id and need_id not in ids) or (need_tag and need_tag not in tags):
+                    by_id.setdefault(element.get("id"), []).append(element)
+            for order, (matcher, specificity, declarations, (need_classes, need_id, need_tag)) in enumerate(rules):
+                pools = [by_class.get(name, []) for name in need_classes]
+                if need_id:
+                    pools.append(by_id.get(need_id, []))
+                if need_tag:
+                    pools.append(by_tag.get(need_tag, []))
+                candidates = min(pools, key=len) if pools else every
+                if not candidates:
                     continue  # its subject is on no element of this page
-                for element in xpath(root):
-                    if isinstance(element, etree._Element):
-                        self._matched.setdefault(element, []).append((specificity, order, declarations))
+                if isinstance(matcher, list):  # a chain: right to left from the candidates, as browsers do
+                    seen: dict = {}
+                    found = [element for element in candidates if _compound_matches(element, matcher[0][1])
+                             and _chain_matches(element, matcher, 1, seen)]
+                else:
+                    found = [element for element in matcher(root) if isinstance(element, etree._Element)]
+                for element in found:
+                    self._matched.setdefault(element, []).append((specificity, order, declarations))
         self._compute()
 
     # -- queries --------------------------------------------------------------------------------------
@@ -536,6 +619,7 @@ class Visibility:
     def _compute(self) -> None:
         initial = _State()
         states = self._states
+        memo: dict[tuple, tuple[_State, tuple]] = {}
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
             inherited = states.get(parent, initial) if parent is not None else initial
@@ -543,18 +627,31 @@ class Visibility:
                 states[element] = inherited  # nothing below display: none (or the like) is shown
                 continue
             values = self._cascade(element)
-            if not values and not _SPECIAL.get(element.tag) and element.get("aria-hidden") is None:
+            aria = element.get("aria-hidden")
+            if not values and not _SPECIAL.get(element.tag) and aria is None:
                 states[element] = inherited  # the common case: it changes nothing
                 continue
-            states[element] = self._state(element, inherited, values)
+            # The same inherited state, element kind and winning declarations (shared objects: a rule's,
+            # or a repeated style attribute's) give the same state: computed once.
+            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()))
+            entry = memo.get(key)
+            if entry is None:
+                # The values are kept with the state: while they live, no other object takes their ids.
+                entry = memo[key] = (self._state(element, inherited, values), tuple(values.values()))
+            states[element] = entry[0]
 
     def _cascade(self, element: etree._Element) -> dict[str, list]:
         """The winning value of each property for ``element``: (important, origin, specificity, order)."""
         winners: dict[str, tuple[tuple, list]] = {}
 
+        expanded = self._expanded
+
         def offer(declaration: _Declaration, origin: int, specificity: tuple, order: int) -> None:
             priority = (declaration.important, origin, specificity, order)
-            for name, value in _expand(declaration):
+            entry = expanded.get(id(declaration))
+            if entry is None:  # the declaration kept with its longhands: its id stays its own
+                entry = expanded[id(declaration)] = (declaration, _expand(declaration))
+            for name, value in entry[1]:
                 if name not in winners or priority >= winners[name][0]:
                     winners[name] = (priority, value)
 
