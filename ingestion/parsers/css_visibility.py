@@ -83,6 +83,7 @@ class _State:
     backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
     outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
     opacity: float = 1.0
+    custom: dict | None = None  # custom properties (``--name``), inherited, for ``var()``
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,9 @@ def _tokens(value: list) -> list:
 
 
 def _declarations(nodes: list) -> list[_Declaration]:
-    return [_Declaration(node.lower_name, node.value, node.important) for node in nodes
-            if node.type == "declaration" and node.lower_name in RELEVANT]
+    return [_Declaration(node.name if node.name.startswith("--") else node.lower_name, node.value, node.important)
+            for node in nodes
+            if node.type == "declaration" and (node.lower_name in RELEVANT or node.name.startswith("--"))]
 
 
 @lru_cache(maxsize=4096)
@@ -108,7 +110,10 @@ def _style_attribute(style: str) -> tuple[_Declaration, ...]:
 
 
 def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float | None:
-    """A length token in px (``em``/``ex``/``ch`` from ``font_px``, ``%`` and ``vw`` from ``basis``)."""
+    """A length token in px (``em``/``ex``/``ch`` from ``font_px``, ``%`` and ``vw`` from ``basis``);
+    ``calc()``, ``min()``, ``max()`` and ``clamp()`` of them are evaluated."""
+    if token.type == "function" and token.lower_name in _MATH:
+        return _math(token, font_px, basis)
     if token.type == "number" and token.value == 0:
         return 0.0
     if token.type == "percentage":
@@ -392,6 +397,79 @@ def _number(token) -> float | None:
         return float(token.value)
     if token.type == "percentage":
         return token.value / 100
+    if token.type == "function" and token.lower_name in _MATH:
+        return _math(token, _DEFAULT_FONT_PX, 100.0, percent_as_fraction=True)
+    return None
+
+
+_MATH = frozenset({"calc", "min", "max", "clamp"})
+
+
+def _math(function, font_px: float, basis: float, *, percent_as_fraction: bool = False,
+          depth: int = 0) -> float | None:
+    """A CSS math function's value (lengths in px, numbers as numbers), or None when it is not one this
+    reader can evaluate: ``calc(1px - 1px)``, ``min(0px, 2em)``, ``clamp(0px, 0px, 1px)``..."""
+    if depth > 16:
+        return None
+
+    def value(token) -> float | None:
+        if token.type == "number":
+            return float(token.value)
+        if token.type == "percentage":
+            return token.value / 100 if percent_as_fraction else token.value * basis / 100
+        if token.type == "dimension":
+            return _length_px(token, font_px, basis=basis)
+        if token.type == "function" and token.lower_name in _MATH:
+            return _math(token, font_px, basis, percent_as_fraction=percent_as_fraction, depth=depth + 1)
+        if token.type == "() block":
+            return expression(_tokens(token.content))
+        return None
+
+    def expression(tokens: list) -> float | None:
+        """Sums of products, left to right (``*`` and ``/`` before ``+`` and ``-``)."""
+        terms: list[tuple[str, list]] = [("+", [])]
+        for token in tokens:
+            if token.type == "literal" and token.value in "+-" and terms[-1][1]:
+                terms.append((token.value, []))
+            else:
+                terms[-1][1].append(token)
+        total = 0.0
+        for sign, factors in terms:
+            result = value(factors[0]) if factors else None
+            index = 1
+            while result is not None and index < len(factors):
+                operator = factors[index]
+                operand = value(factors[index + 1]) if index + 1 < len(factors) else None
+                if operator.type != "literal" or operator.value not in "*/" or operand is None or (
+                        operator.value == "/" and operand == 0):
+                    return None
+                result = result * operand if operator.value == "*" else result / operand
+                index += 2
+            if result is None:
+                return None
+            total += result if sign == "+" else -result
+        return total
+
+    arguments = _tokens(function.arguments)
+    groups: list[list] = [[]]
+    for token in arguments:
+        if token.type == "literal" and token.value == ",":
+            groups.append([])
+        else:
+            groups[-1].append(token)
+    values = [expression(group) for group in groups]
+    if any(v is None for v in values) or not values:
+        return None
+    name = function.lower_name
+    if name == "calc" and len(values) == 1:
+        return values[0]
+    if name == "min":
+        return min(values)  # type: ignore[type-var]
+    if name == "max":
+        return max(values)  # type: ignore[type-var]
+    if name == "clamp" and len(values) == 3:
+        low, middle, high = values
+        return max(low, min(middle, high))  # type: ignore[type-var]
     return None
 
 
@@ -411,8 +489,8 @@ def _font_size(tokens: list, parent_px: float) -> float | None:
         return None
     if token.type == "percentage":
         return parent_px * token.value / 100
-    size = _length_px(token, parent_px)
-    return size if size is not None and size >= 0 else None
+    size = _length_px(token, parent_px, basis=parent_px)
+    return max(size, 0.0) if size is not None else None
 
 
 def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
@@ -687,7 +765,16 @@ class Visibility:
             gone = gone or "a template"
         if (element.get("aria-hidden") or "").strip().lower() == "true":
             gone = gone or "aria-hidden"
-        tokens = {name: _tokens(value) for name, value in values.items()}
+        custom = parent.custom
+        if any(name.startswith("--") for name in values):
+            custom = {**(custom or {}), **{name: value for name, value in values.items() if name.startswith("--")}}
+        tokens = {}
+        for name, value in values.items():
+            if name.startswith("--"):
+                continue
+            substituted = _substitute(value, custom) if _has_var(value) else value
+            if substituted is not None:  # a var() that resolves to nothing: the property is unset
+                tokens[name] = _tokens(substituted)
         display = _keyword(tokens.get("display", []))
         if display == "none":
             gone = gone or "display: none"
@@ -769,7 +856,7 @@ class Visibility:
         if stroke:
             outlined = outlined or self._outline(stroke, backdrop)
         return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
-                       backdrop=backdrop, outlined=outlined, opacity=opacity)
+                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:
@@ -779,6 +866,44 @@ class Visibility:
         if backdrop is None:
             return bool(colors)
         return any(not _blends_in(color, backdrop) for color in colors)
+
+
+def _has_var(value: list) -> bool:
+    return any(token.type == "function" and (token.lower_name == "var" or _has_var(token.arguments))
+               for token in value)
+
+
+def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None:
+    """``value`` with every ``var(--name[, fallback])`` replaced by the custom property's value (or the
+    fallback); None when one resolves to nothing (the declaration is then invalid: unset)."""
+    if depth > 16:
+        return None
+    out = []
+    for token in value:
+        if token.type != "function":
+            out.append(token)
+            continue
+        if token.lower_name == "var":
+            arguments = _tokens(token.arguments)
+            name = arguments[0].value if arguments and arguments[0].type == "ident" else None
+            comma = next((i for i, t in enumerate(token.arguments) if t.type == "literal" and t.value == ","), None)
+            replacement = (custom or {}).get(name) if name else None
+            if replacement is None and comma is not None:
+                replacement = token.arguments[comma + 1 :]
+            if replacement is None:
+                return None
+            resolved = _substitute(replacement, custom, depth + 1)
+            if resolved is None:
+                return None
+            out.extend(resolved)
+        elif _has_var(token.arguments):
+            arguments = _substitute(token.arguments, custom, depth + 1)
+            if arguments is None:
+                return None
+            out.append(tinycss2.ast.FunctionBlock(token.source_line, token.source_column, token.name, arguments))
+        else:
+            out.append(token)
+    return out
 
 
 def _ident(value: str):

@@ -97,6 +97,13 @@ HTML_VECTORS = {
     "visible-inside-hidden": f'<div style="display:none"><span style="display:block">{PAYLOAD}</span></div>',
     "list-item": f'<ul><li>one</li><li style="display:none">{PAYLOAD}</li></ul>',
     "pre": f'<pre>code <span hidden>{PAYLOAD}</span></pre>',
+    "calc-font-size": f'<span style="font-size:calc(1px - 1px)">{PAYLOAD}</span>',
+    "clamp-font-size": f'<span style="font-size:clamp(0px, 0em, 1px)">{PAYLOAD}</span>',
+    "calc-opacity": f'<span style="opacity:calc(0.5 - 0.5)">{PAYLOAD}</span>',
+    "calc-off-screen": f'<span style="position:absolute;left:calc(-100vw - 10px)">{PAYLOAD}</span>',
+    "var-colour": f'<span style="--c:#fff"><b style="color:var(--c)">{PAYLOAD}</b></span>',
+    "var-fallback": f'<span style="display:var(--missing, none)">{PAYLOAD}</span>',
+    "var-inside-function": f'<span style="--r:255;color:rgb(var(--r), 255, 255)">{PAYLOAD}</span>',
 }
 
 
@@ -116,6 +123,8 @@ STYLE_SHEETS = {
     "media-screen": ("@media screen and (min-width: 1px) { .x { display: none } }", 'class="x"'),
     "layer": ("@layer base { .x { display: none } }", 'class="x"'),
     "unknown-pseudo-class": (".x:-moz-something { display: none }", 'class="x"'),
+    "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
+    "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
 }
 
 
@@ -147,6 +156,8 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<style media="print">.x{{display:none}}</style><span class="x">{PAYLOAD}</span>',
     f'<style>@media print {{ .x {{ display: none }} }}</style><span class="x">{PAYLOAD}</span>',
     f"<details><summary>More</summary>{PAYLOAD}</details>",
+    f'<span style="color:var(--not-set)">{PAYLOAD}</span>',
+    f'<span style="font-size:calc(10px + 4px)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
