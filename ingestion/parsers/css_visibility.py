@@ -11,9 +11,11 @@ page itself says -- a browser would show the same:
   ``<body text>`` colours;
 * **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
   ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
-  does -- ``!important``, selector specificity, source order, inheritance (each selector
-  runs once over the tree as an XPath, translated by cssselect);
-  property names and keywords in any case, any spacing. Nested rules (``&``) and
+  does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
+  by cssselect: those of tags, ids and classes joined by descendant or child combinators are
+  matched right to left from an index of the page, the others run as an XPath); custom
+  properties (``var()``, inherited, with fallbacks) and ``calc()``/``min()``/``max()``/
+  ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``) and
   ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
   (which this reader cannot evaluate) only declarations that hide text by themselves
   count, so a condition can never un-hide;
