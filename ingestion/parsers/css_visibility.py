@@ -203,8 +203,10 @@ class _Sheets:
         # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
         self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
 
-    def add(self, css: str) -> None:
-        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, False)
+    def add(self, css: str, *, conditional: bool = False) -> None:
+        """A style sheet's rules; ``conditional``: it applies under a condition this reader does not
+        evaluate (a ``media`` attribute), so only what hides by itself counts."""
+        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional)
 
     def _rules(self, nodes: list, parent: str | None, conditional: bool) -> None:
         for node in nodes:
@@ -359,17 +361,18 @@ def _style_sheets(root: etree._Element) -> _Sheets:
     for node in root.iter("style", "link"):
         if any(ancestor.tag == "template" for ancestor in node.iterancestors()):
             continue
-        media = node.get("media")
+        media = (node.get("media") or "").strip().lower()
         if media and _PRINT_ONLY_RE.match(media):
             continue
         if node.tag == "style":
             css = "".join(node.itertext())
         else:
-            if "stylesheet" not in (node.get("rel") or "").lower().split():
-                continue
+            rel = (node.get("rel") or "").lower().split()
+            if "stylesheet" not in rel or "alternate" in rel or node.get("disabled") is not None:
+                continue  # not a style sheet, or one the page does not apply unless its reader picks it
             css = _data_url_text(node.get("href") or "")
         if css:
-            sheets.add(css)
+            sheets.add(css, conditional=media not in ("", "all", "screen"))
     return sheets
 
 

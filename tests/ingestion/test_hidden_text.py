@@ -166,10 +166,14 @@ def test_html_text_a_reader_sees_stays(markup):
     assert PAYLOAD in embedded and VISIBLE in embedded
 
 
-def test_html_a_media_rule_cannot_unhide():
-    rules = ".x{display:none} @media (min-width: 1px) { .x { display: block !important } }"
-    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{rules}</style>"),
-                 "page.html")
+@pytest.mark.parametrize("head", [
+    "<style>.x{display:none} @media (min-width: 1px) { .x { display: block !important } }</style>",
+    '<style>.x{display:none}</style><style media="not all">.x{display:inline !important}</style>',
+    '<style>.x{display:none}</style><link rel="alternate stylesheet" title="b" '
+    'href="data:text/css,.x%7Bdisplay%3Ainline%20!important%7D">',
+])
+def test_html_a_conditional_or_alternate_style_sheet_cannot_unhide(head):
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=head), "page.html")
     assert_hidden(doc)
 
 
