@@ -21,9 +21,11 @@ page itself says -- a browser would show the same:
   count, so a condition can never un-hide;
 * text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
   by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
-  tree) under :data:`MIN_OPACITY`; a font size (after ``em``/``%`` and ``transform``/``zoom``
+  tree, ``filter: opacity()`` too) under :data:`MIN_OPACITY`; ``filter: blur()`` of half the
+  font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``
   scaling) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a text colour
-  (``color``, ``-webkit-text-fill-color``, with its alpha) whose contrast with every
+  (``color``, ``-webkit-text-fill-color``, with its alpha, seen through any ``invert``/
+  ``brightness``/``contrast``/``grayscale`` filter around it) whose contrast with every
   colour of the background behind it (the nearest ``background-color``, composited,
   and the colours of a gradient; the canvas is white) is under :data:`MIN_CONTRAST`,
   unless a ``text-shadow`` or ``-webkit-text-stroke`` of a contrasting colour outlines
@@ -86,6 +88,9 @@ class _State:
     outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
     opacity: float = 1.0
     custom: dict | None = None  # custom properties (``--name``), inherited, for ``var()``
+    # Colour filters of the element and its ancestors (``filter: invert()``...): every colour painted
+    # inside them (text, and backgrounds set inside) is seen through them.
+    filters: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -615,7 +620,7 @@ RELEVANT = frozenset({
     "-webkit-text-fill-color", "background", "background-color", "background-image", "text-shadow",
     "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
-    "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y",
+    "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
 })
 
 
@@ -827,7 +832,18 @@ class Visibility:
                 size = _length_px(value[0], font_px) if len(value) == 1 else None
                 if size is not None and size <= 1:
                     gone = gone or "a box too small to show it"
+        filters = parent.filters
+        own_filters: tuple = ()
+        if "filter" in tokens:
+            own_filters, blurred, filter_opacity = _filters(tokens["filter"], font_px)
+            if blurred:
+                gone = gone or "blurred"
+            if filter_opacity < 1:
+                opacity *= filter_opacity
+                if opacity < MIN_OPACITY:
+                    gone = gone or "opacity"
         color = parent.color
+        own_color = False
         for name in ("color", "-webkit-text-fill-color"):
             value = tokens.get(name)
             if not value:
@@ -837,6 +853,13 @@ class Visibility:
                 continue
             color = parsed if isinstance(parsed, tuple) else (None if _keyword(value) not in ("inherit", "unset")
                                                               else color)
+            own_color = isinstance(parsed, tuple)
+        if color is not None:
+            if own_color:  # painted inside every filtered ancestor
+                color = _filtered(color, filters + own_filters)
+            elif own_filters:  # inherited: already through the ancestors' filters, now this one's too
+                color = _filtered(color, own_filters)
+        filters = filters + own_filters
         backdrop = parent.backdrop
         image = tokens.get("background-image")
         if image and _keyword(image) != "none":
@@ -851,6 +874,7 @@ class Visibility:
                 parsed = color
             if isinstance(parsed, tuple):
                 if parsed[3] > 0:
+                    parsed = _filtered(parsed, filters)  # a background painted inside filtered elements
                     backdrop = tuple(_over(parsed, behind) for behind in backdrop) if backdrop else None
             elif _keyword(value) not in ("inherit", "unset", "initial"):
                 backdrop = None  # a colour this reader cannot compare
@@ -861,7 +885,7 @@ class Visibility:
         if stroke:
             outlined = outlined or self._outline(stroke, backdrop)
         return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
-                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom)
+                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:
@@ -871,6 +895,49 @@ class Visibility:
         if backdrop is None:
             return bool(colors)
         return any(not _blends_in(color, backdrop) for color in colors)
+
+
+def _filters(tokens: list, font_px: float) -> tuple[tuple, bool, float]:
+    """A ``filter``'s colour operations (``invert``, ``brightness``, ``contrast``, ``grayscale``), whether
+    it blurs text past reading (a radius of half the font size), and its ``opacity()``."""
+    operations = []
+    blurred = False
+    opacity = 1.0
+    for token in tokens:
+        if token.type != "function":
+            continue
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        name = token.lower_name
+        if name == "blur":
+            radius = _length_px(arguments[0], font_px) if arguments else 0.0
+            blurred = blurred or (radius is not None and radius >= font_px / 2)
+            continue
+        amount = _number(arguments[0]) if arguments else 1.0
+        if amount is None:
+            continue
+        if name == "opacity":
+            opacity *= min(max(amount, 0.0), 1.0)
+        elif name in ("invert", "brightness", "contrast", "grayscale"):
+            operations.append((name, amount))
+    return tuple(operations), blurred, opacity
+
+
+def _filtered(color: Color, operations: tuple) -> Color:
+    red, green, blue, alpha = color
+    for name, amount in operations:
+        if name == "invert":
+            amount = min(max(amount, 0.0), 1.0)
+            red, green, blue = (c * (1 - amount) + (1 - c) * amount for c in (red, green, blue))
+        elif name == "brightness":
+            red, green, blue = (c * amount for c in (red, green, blue))
+        elif name == "contrast":
+            red, green, blue = ((c - 0.5) * amount + 0.5 for c in (red, green, blue))
+        elif name == "grayscale":
+            gray = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+            amount = min(max(amount, 0.0), 1.0)
+            red, green, blue = (c * (1 - amount) + gray * amount for c in (red, green, blue))
+        red, green, blue = (min(max(c, 0.0), 1.0) for c in (red, green, blue))
+    return (red, green, blue, alpha)
 
 
 def _has_var(value: list) -> bool:

@@ -104,6 +104,11 @@ HTML_VECTORS = {
     "var-colour": f'<span style="--c:#fff"><b style="color:var(--c)">{PAYLOAD}</b></span>',
     "var-fallback": f'<span style="display:var(--missing, none)">{PAYLOAD}</span>',
     "var-inside-function": f'<span style="--r:255;color:rgb(var(--r), 255, 255)">{PAYLOAD}</span>',
+    "filter-invert": f'<span style="filter:invert(1)">{PAYLOAD}</span>',
+    "filter-invert-on-ancestor": f'<div style="filter:invert(100%)"><b style="color:#000">{PAYLOAD}</b></div>',
+    "filter-opacity": f'<span style="filter:opacity(0)">{PAYLOAD}</span>',
+    "filter-blur": f'<span style="filter:blur(20px)">{PAYLOAD}</span>',
+    "filter-brightness": f'<span style="color:#808080;filter:brightness(3)">{PAYLOAD}</span>',
 }
 
 
@@ -158,6 +163,8 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f"<details><summary>More</summary>{PAYLOAD}</details>",
     f'<span style="color:var(--not-set)">{PAYLOAD}</span>',
     f'<span style="font-size:calc(10px + 4px)">{PAYLOAD}</span>',
+    f'<div style="filter:invert(1);background:#fff"><span>{PAYLOAD}</span></div>',
+    f'<span style="filter:blur(1px)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
