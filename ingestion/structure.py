@@ -88,6 +88,13 @@ class Section:
     # signature): ``(key of the section whose text it is, line)`` per line, for
     # :func:`restrict_context`. Empty: the context is the section's own.
     context_parts: tuple[tuple[str, str], ...] = ()
+    # Text of this section that a reader of the rendered document does not see (hidden HTML, a
+    # hidden DOCX run, invisible PDF text, invisible characters) is removed from the document text:
+    # how many non-whitespace characters were (ingestion.parsers.visible_text).
+    hidden_chars_removed: int = 0
+    # Text kept although a reader may not see it as text, and why (e.g. an invisible OCR layer over a
+    # page image): every chunk of the section carries the flag.
+    hidden_text_flags: tuple[str, ...] = ()
 
 
 @dataclass

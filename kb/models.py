@@ -132,6 +132,12 @@ class Section(models.Model):
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # Text of this section a reader of the rendered document does not see, cut out of the document
+    # text before chunking (the raw bytes keep it): its non-whitespace characters. Shown only to
+    # those who may read the section (docs/security.md, "Hidden text").
+    hidden_chars_removed = models.PositiveIntegerField(default=0)
+    # Text kept although a reader may not see it as text, and why (a PDF's OCR layer).
+    hidden_text_flags = ArrayField(models.TextField(), default=list, blank=True)
 
     class Meta:
         ordering = ["document", "order"]

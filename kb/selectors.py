@@ -178,10 +178,15 @@ class SectionNode:
     access_groups: list[int]
     start: int
     end: int
+    # Text of the section a reader does not see, cut out at ingestion (characters), and the flags of
+    # text kept although unseen: a tree holds only sections its member may read, so only they see these.
+    hidden_chars_removed: int = 0
+    hidden_text_flags: tuple[str, ...] = ()
 
 
 _TREE_FIELDS = (
     "id", "document_id", "parent_id", "title", "kind", "start", "end", "access_level", "access_groups", "order",
+    "hidden_chars_removed", "hidden_text_flags",
 )
 
 
@@ -214,6 +219,7 @@ def _tree(reader: Reader, rows: list[dict], also: Iterable[uuid.UUID] = ()) -> l
                 id=row["id"], document_id=row["document_id"], parent_id=chain[0]["id"] if chain else None,
                 heading_path=titles, level=len(chain), kind=row["kind"], access_level=row["access_level"],
                 access_groups=sorted(row["access_groups"]), start=row["start"], end=row["end"],
+                hidden_chars_removed=row["hidden_chars_removed"], hidden_text_flags=tuple(row["hidden_text_flags"]),
             )
         )
     return nodes

@@ -166,6 +166,16 @@ class SectionOutputSerializer(_PolicyOutputMixin):
     kind = serializers.CharField()
     start = serializers.IntegerField()
     end = serializers.IntegerField()
+    hidden_chars_removed = serializers.IntegerField(
+        help_text="Characters of this section's text that a reader of the rendered document does not see "
+                  "(hidden HTML, a hidden Word run, invisible PDF text, invisible characters): cut out of the "
+                  "text at ingestion, so never embedded, indexed or returned. The uploaded file keeps them."
+    )
+    hidden_text_flags = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Text of this section kept although a reader may not see it as text, and why "
+                  "(e.g. a scanned PDF page's invisible OCR layer).",
+    )
 
 
 class SectionAccessInputSerializer(serializers.Serializer):

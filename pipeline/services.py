@@ -258,6 +258,8 @@ def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dic
                 access_level=int(section.effective.rank),
                 access_groups=sorted(group_ids[g] for g in section.effective.groups),
                 metadata=_jsonable(section.metadata),
+                hidden_chars_removed=section.hidden_chars_removed,
+                hidden_text_flags=list(section.hidden_text_flags),
             )
         )
     return rows

@@ -76,6 +76,13 @@ def section_rows(context, rows, admin: bool, can_edit: bool):
             f'<span class="section-policy">{policy(row["level"], row["groups"])}</span>\n'
             f'<span class="muted small">{"own policy" if row["own"] else "inherited"}</span>\n'
         )
+        # Rows are the sections the member may read: only they learn that a section had hidden text.
+        if node.hidden_chars_removed:
+            out.append(f'<span class="badge hidden-text" title="Text a reader of the document does not see '
+                       f'(hidden styles, invisible characters) was left out of search and answers">hidden text '
+                       f'removed: {int(node.hidden_chars_removed):,} characters</span>\n')
+        for flag in node.hidden_text_flags:
+            out.append(f'<span class="badge hidden-text">{_e(flag)}</span>\n')
         if admin:
             out.append(f'<a class="small" href="{_e(row["readers_href"])}">Who can read</a>\n')
         out.append("</div>\n")

@@ -44,6 +44,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -318,6 +319,21 @@ def reject_unread_markers(text: str) -> None:
         "Upload the document as text/markdown (or text/html) for its markers to apply, or remove the marker",
         line=line,
     )
+
+
+def reject_hidden_markers(pieces: Iterable[str], *, where: str) -> None:
+    """:class:`ParseError` when text a reader does not see (and that is left out of the document text:
+    a hidden DOCX run, invisible PDF text) holds something that looks like an access marker. Leaving
+    it out must not turn a marker in a format without markers into a silent pass."""
+    for piece in pieces:
+        offset = find_unread_marker(piece)
+        if offset is not None:
+            excerpt = re.match(r".*?-->|[^\n>]*>?", piece[offset : offset + 80])[0]
+            raise ParseError(
+                f"{_excerpt(excerpt)} in {where} looks like an access marker, but access markers are only read in "
+                "Markdown and HTML documents (and never in text a reader does not see); remove it, or upload the "
+                "document as text/markdown (or text/html) with visible markers"
+            )
 
 
 def parse_level(value: object, *, line: int | None, where: str = "access level") -> str:

@@ -32,8 +32,11 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
+from ingestion.parsers.access_markers import reject_hidden_markers
+from ingestion.parsers.docx_hidden import RunVisibility
 from ingestion.parsers.extracted_text import CELL_SEPARATOR, ExtractedText
 from ingestion.parsers.registry import register
+from ingestion.parsers.visible_text import counted
 from ingestion.structure import ParsedDocument, ParseError
 
 DOCX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -186,17 +189,18 @@ def _iter_body(parent_element, parent) -> Iterator:
                 yield from _iter_body(inner, parent)
 
 
-def _cell_text(cell) -> str:
-    """A cell's paragraphs, and the rows of any table nested in it, as one string."""
+def _cell_text(cell, visibility: RunVisibility, hidden: list[str]) -> str:
+    """A cell's paragraphs, and the rows of any table nested in it, as one string (what a reader sees)."""
     from docx.table import Table
 
     parts = []
     for item in _iter_body(cell._tc, cell):
         if isinstance(item, Table):
-            rows = (CELL_SEPARATOR.join(text for _, text in _grid_runs(cells)) for cells in _row_cells(item))
+            rows = (CELL_SEPARATOR.join(text for _, text in _grid_runs(cells, visibility, hidden))
+                    for cells in _row_cells(item))
             parts.append("; ".join(rows))
         else:
-            parts.append(item.text)
+            parts.append(visibility.paragraph_text(item._p, cell._tc, hidden))
     return " ".join(" ".join(p.split()) for p in parts if p.strip())
 
 
@@ -237,7 +241,7 @@ def _row_cells(table) -> Iterator[list]:
         yield cells
 
 
-def _grid_runs(cells: list) -> list[tuple[list[int], str]]:
+def _grid_runs(cells: list, visibility: RunVisibility, hidden: list[str]) -> list[tuple[list[int], str]]:
     """The row's cells as (grid columns covered, text): a merged cell is one run over several columns.
 
     ``cells`` (from :func:`_row_cells`) repeats a merged cell once per grid column
@@ -251,18 +255,19 @@ def _grid_runs(cells: list) -> list[tuple[list[int], str]]:
             runs[-1][0].append(column)
             continue
         previous = cell._tc
-        runs.append(([column], _cell_text(cell)))
+        runs.append(([column], _cell_text(cell, visibility, hidden)))
     return runs
 
 
-def _table_rows(table) -> tuple[list[str], list[list[str]], list[list[str]], list[int]]:
+def _table_rows(table, visibility: RunVisibility,
+                hidden: list[str]) -> tuple[list[str], list[list[str]], list[list[str]], list[int]]:
     """Header line cells, data rows, each data row's column names, and each data row's 1-based number.
 
     Column names follow the grid: a data cell spanning two header columns ``A`` and
     ``B`` is named ``A / B``.  A table of one row has no header to spare: its row is
     data and its columns get generic names.
     """
-    grid = [_grid_runs(cells) for cells in _row_cells(table)]
+    grid = [_grid_runs(cells, visibility, hidden) for cells in _row_cells(table)]
     grid = [runs for runs in grid if any(text.strip() for _, text in runs)]
     if not grid:
         return [], [], [], []
@@ -318,6 +323,8 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
 
     document = _load(data)
     check_body_size(document.element.body)
+    visibility = RunVisibility(document)
+    hidden: list[str] = []  # the text of every run a reader does not see, left out
     out = ExtractedText()
     table_count = 0
     style_names: dict[str | None, str] = {}
@@ -332,18 +339,24 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
         for item in items:
             if isinstance(item, Table):
                 table_count += 1
-                header, rows, row_columns, numbers = _table_rows(item)
+                first_hidden = len(hidden)
+                header, rows, row_columns, numbers = _table_rows(item, visibility, hidden)
+                table_hidden = sum(counted(piece) for piece in hidden[first_hidden:])
                 caption = pending_caption
                 pending_caption = None
                 if not rows:
                     if caption:
                         out.block(caption)
+                    out.hidden(table_hidden)
                     continue
                 out.table(title=caption or f"Table {table_count}", header=header, rows=rows, caption=caption,
-                          row_metadata=[{"row": n} for n in numbers], row_columns=row_columns)
+                          row_metadata=[{"row": n} for n in numbers], row_columns=row_columns, hidden=table_hidden)
                 continue
-            text = item.text.strip()
+            first_hidden = len(hidden)
+            text = visibility.paragraph_text(item._p, None, hidden).strip()
+            paragraph_hidden = sum(counted(piece) for piece in hidden[first_hidden:])
             if not text:
+                out.hidden(paragraph_hidden)
                 continue
             style = _style_name(item, style_names)
             if pending_caption is not None:
@@ -356,7 +369,9 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
                     doc_title = text
                 # Title is level 0; shift so the builder's levels start at 1.
                 out.heading(level=level + 1, title=text)
+                out.hidden(paragraph_hidden)
                 continue
+            out.hidden(paragraph_hidden)
             if style.strip().lower() == "caption":
                 pending_caption = text
                 continue
@@ -372,6 +387,7 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     except (ValueError, KeyError, AttributeError, TypeError, IndexError) as exc:
         # python-docx assumes well-formed WordprocessingML (e.g. a table grid that matches its rows).
         raise ParseError(f"not a readable DOCX file: malformed document structure ({exc})") from None
+    reject_hidden_markers(hidden, where="hidden text of the DOCX (a run Word does not show)")
     text, sections = out.finish()
     return ParsedDocument(text=text, sections=sections, title=doc_title or None,
                           metadata={"format": "docx", "tables": table_count})

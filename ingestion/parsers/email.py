@@ -47,8 +47,9 @@ from email.message import EmailMessage, Message
 
 from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.extracted_text import ExtractedText
-from ingestion.parsers.html import refuse_deep_nesting
+from ingestion.parsers.html import refuse_deep_nesting, strip_hidden_html
 from ingestion.parsers.registry import register
+from ingestion.parsers.visible_text import counted
 from ingestion.structure import ParsedDocument, ParseError
 
 _KNOWN_HEADERS = ("from", "to", "subject", "date", "message-id", "mime-version", "content-type", "received")
@@ -71,6 +72,7 @@ class _Mail:
     headers: dict[str, str]
     body: str
     defects: list[str] = field(default_factory=list)
+    hidden: int = 0  # characters of an HTML body a reader does not see, left out
 
     @property
     def subject(self) -> str:
@@ -135,13 +137,18 @@ def _part_text(part: Message) -> str:
     return raw if isinstance(raw, str) else ""
 
 
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML body, quoted replies and scripts/styles removed, paragraphs kept apart."""
+def html_to_text(html: str, hidden: list[str] | None = None) -> str:
+    """Visible text of an HTML body, quoted replies and scripts/styles removed, paragraphs kept apart.
+
+    Text a reader does not see (the HTML parser's rules: ``display:none`` preheaders, white text,
+    comments...) is left out and appended to ``hidden``.
+    """
     from bs4 import BeautifulSoup
 
     # Comments and attributes vanish from the text below: an access marker there would be ignored silently.
     reject_unread_markers(html)
     refuse_deep_nesting(html)  # the walks below cost time quadratic in the depth: 300 KB of <div>s took 120 s
+    html = strip_hidden_html(html, hidden if hidden is not None else [])
     soup = BeautifulSoup(html, "lxml")
     for element in soup(["script", "style", "head", "title"]):
         element.decompose()
@@ -193,7 +200,7 @@ def strip_quoted(text: str) -> str:
     return "\n".join(result).strip()
 
 
-def _body(message: Message) -> str:
+def _body(message: Message, hidden: list[str]) -> str:
     part: Message | None = None
     if isinstance(message, EmailMessage):
         try:
@@ -215,7 +222,7 @@ def _body(message: Message) -> str:
         return strip_quoted("\n".join(lines))
     text = _part_text(part)
     if part.get_content_subtype() == "html":
-        text = html_to_text(text)
+        text = html_to_text(text, hidden)
     return strip_quoted(text)
 
 
@@ -246,11 +253,13 @@ def _read_with(data: bytes, policy: email.policy.Policy) -> _Mail:
     if not any(message.get(name) is not None for name in _KNOWN_HEADERS):
         raise ParseError("not an e-mail message: no e-mail headers (From, Subject, Date, ...) found", line=1)
     defects = [type(d).__name__ for part in message.walk() for d in getattr(part, "defects", [])]
+    hidden: list[str] = []
     try:
-        body = _body(message)
+        body = _body(message, hidden)
     except RecursionError:
         raise ParseError("e-mail MIME structure nested too deeply") from None
-    return _Mail(headers={k: v for k, v in headers.items() if v}, body=body, defects=defects)
+    return _Mail(headers={k: v for k, v in headers.items() if v}, body=body, defects=defects,
+                 hidden=sum(counted(piece) for piece in hidden))
 
 
 def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) -> None:
@@ -260,6 +269,7 @@ def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) ->
         metadata["defects"] = sorted(set(mail.defects))
     context = mail.context()
     out.heading(level=level, title=title, text=context or title, kind="message", metadata=metadata, context=context)
+    out.hidden(mail.hidden)
     for paragraph in _BLANK_RUN_RE.split(mail.body):
         out.block(paragraph)
 

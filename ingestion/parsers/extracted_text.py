@@ -45,6 +45,13 @@ class _Body:
 
 
 @dataclass
+class _Hidden:
+    """Characters of text a reader does not see, left out here: counted on the section open there."""
+
+    count: int
+
+
+@dataclass
 class _Table:
     title: str
     caption: str | None
@@ -53,13 +60,14 @@ class _Table:
     row_metadata: list[dict]
     # Column names per row when they differ from ``header`` (merged cells in DOCX).
     row_columns: list[list[str]] | None = None
+    hidden: int = 0  # characters of the table a reader does not see, left out
 
 
 class ExtractedText:
     """Collects headings, blocks and tables in document order; builds text and sections once."""
 
     def __init__(self) -> None:
-        self._items: list[_Heading | _Body | _Table] = []
+        self._items: list[_Heading | _Body | _Table | _Hidden] = []
 
     def heading(self, *, level: int, title: str, text: str | None = None, kind: str = "heading",
                 line: int | None = None, metadata: dict | None = None, context: str = "") -> None:
@@ -74,9 +82,14 @@ class ExtractedText:
         if text.strip():
             self._items.append(_Body(text.strip(), kind, embed_text, joinable, metadata or {}))
 
+    def hidden(self, count: int) -> None:
+        """``count`` characters of text a reader does not see were left out here (see ``Section.hidden_chars_removed``)."""
+        if count:
+            self._items.append(_Hidden(count))
+
     def table(self, *, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], caption: str | None = None,
               row_metadata: Sequence[dict] | None = None,
-              row_columns: Sequence[Sequence[str]] | None = None) -> None:
+              row_columns: Sequence[Sequence[str]] | None = None, hidden: int = 0) -> None:
         """A table section (child of the innermost heading): one ``table_row`` block per data row.
 
         ``row_columns`` optionally names the columns of each row separately (a row whose
@@ -87,7 +100,7 @@ class ExtractedText:
         cleaned_rows = [[clean_cell(c) for c in row] for row in rows]
         metas = list(row_metadata) if row_metadata is not None else [{} for _ in rows]
         per_row = [list(c) for c in row_columns] if row_columns is not None else None
-        self._items.append(_Table(title, caption, names, cleaned_rows, metas, per_row))
+        self._items.append(_Table(title, caption, names, cleaned_rows, metas, per_row, hidden))
 
     @property
     def empty(self) -> bool:
@@ -129,13 +142,17 @@ class ExtractedText:
                     length += len(line)
                     row_spans.append((start, length))
                 spans.append(row_spans)
+            elif isinstance(item, _Hidden):
+                spans.append((length, length))
             else:
                 spans.append(put(item.text) if item.text else (length, length))
         text = "".join(pieces)
 
         builder = SectionTreeBuilder(text)
         for item, span in zip(self._items, spans, strict=True):
-            if isinstance(item, _Heading):
+            if isinstance(item, _Hidden):
+                builder.current.hidden_chars_removed += item.count
+            elif isinstance(item, _Heading):
                 start, end = span  # type: ignore[misc]
                 section = builder.open_heading(level=item.level, title=item.title, start=start, heading_end=end,
                                                line=item.line)
@@ -157,8 +174,10 @@ class ExtractedText:
                     if start < end and embed:
                         blocks.append(Block(start=start, end=end, kind="table_row", embed_text=embed,
                                             joinable=False, metadata=meta))
-                builder.add_leaf(kind="table", title=item.title, start=table_start, end=table_end, blocks=blocks,
-                                 line=None, metadata={"table": {"start": table_start, "end": table_end,
-                                                                "columns": list(item.header),
-                                                                "caption": item.caption, "rows": len(blocks)}})
+                leaf = builder.add_leaf(kind="table", title=item.title, start=table_start, end=table_end,
+                                        blocks=blocks, line=None,
+                                        metadata={"table": {"start": table_start, "end": table_end,
+                                                            "columns": list(item.header), "caption": item.caption,
+                                                            "rows": len(blocks)}})
+                leaf.hidden_chars_removed += item.hidden
         return text, builder.finish()

@@ -57,10 +57,12 @@ from lxml import etree
 
 from accounts.policy import Policy
 from ingestion.parsers import access_markers
+from ingestion.parsers.css_visibility import Visibility
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import SectionTreeBuilder
 from ingestion.parsers.tables import SEPARATOR, clean_cell, column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import counted
 from ingestion.structure import Block, ParsedDocument, ParseError
 
 _DROPPED = frozenset({
@@ -94,9 +96,14 @@ class _Event:
 
 
 class _Extractor:
-    """One iterative pass over the tree: extracted text plus structure events."""
+    """One iterative pass over the tree: extracted text plus structure events.
 
-    def __init__(self) -> None:
+    Text a reader does not see (``visibility``, :mod:`~ingestion.parsers.css_visibility`) is
+    left out and counted: a ``hidden`` event adds its characters to the section open there.
+    """
+
+    def __init__(self, visibility: Visibility | None = None) -> None:
+        self.visibility = visibility
         self.parts: list[str] = []
         self.pos = 0
         self.events: list[_Event] = []
@@ -157,29 +164,51 @@ class _Extractor:
             node, entering = stack.pop()
             if not entering:
                 self.exit(node)
-                self.text(node.tail)
+                self.text(node.tail, node.getparent())
             elif not isinstance(node.tag, str):  # comment, processing instruction, entity
                 _check_comment(node)
-                self.text(node.tail)
+                self.hide(node.text if isinstance(node, etree._Comment) else None)
+                self.text(node.tail, node.getparent())
             elif self.enter(node):
-                self.text(node.text)
+                self.text(node.text, node)
                 children = list(node)
                 if all(_is_plain_leaf(child) for child in children):
                     # Fast path for the common paragraph of text and inline markup.
                     for child in children:
-                        self.text(child.text)
-                        self.text(child.tail)
+                        self.text(child.text, child)
+                        self.text(child.tail, node)
                     self.exit(node)
-                    self.text(node.tail)
+                    self.text(node.tail, node.getparent())
                     continue
                 stack.append((node, False))
                 stack.extend([(child, True) for child in reversed(children)])
             else:
-                self.text(node.tail)
+                if node.tag == "template":
+                    self.hide(node.text_content())
+                self.text(node.tail, node.getparent())
 
-    def text(self, value: str | None) -> None:
-        if value:
+    def text(self, value: str | None, owner: Element | None) -> None:
+        """Text directly inside ``owner``: into the buffer when a reader sees it, else counted."""
+        if not value:
+            return
+        if self.visibility is not None and owner is not None and self.visibility.text_hidden(owner):
+            self.hide(value)
+        else:
             self.buffer.append(value)
+
+    def hide(self, value: str | None) -> None:
+        count = counted(value) if value else 0
+        if count:
+            self.events.append(_Event("hidden", {"count": count}))
+
+    def element_text(self, tag: Element, *, where: str, collapse: bool = True, count: bool = True) -> str:
+        """The visible text of ``tag``'s subtree (:func:`_element_text`); the rest counted when ``count``."""
+        hidden: list[str] = []
+        text = _element_text(tag, where=where, collapse=collapse, visibility=self.visibility, hidden=hidden)
+        if count:
+            for value in hidden:
+                self.hide(value)
+        return text
 
     def enter(self, tag: Element) -> bool:
         """Handle a start tag; False when its subtree was consumed (or dropped) here."""
@@ -207,11 +236,15 @@ class _Extractor:
             if self.list_item_depth:
                 self.buffer.append(_NEWLINE)
                 depth = min(len(self.list_counters), _MAX_INDENT)
-                self.buffer.append("  " * max(depth - 1, 0) + self.list_marker())
+                marker = "  " * max(depth - 1, 0) + self.list_marker()
+                if self.visibility is None or not self.visibility.text_hidden(tag):
+                    self.buffer.append(marker)
             else:
                 self.flush()
                 self.list_item_depth = 1
-                self.buffer.append(self.list_marker())
+                marker = self.list_marker()
+                if self.visibility is None or not self.visibility.text_hidden(tag):
+                    self.buffer.append(marker)
         elif name in ("ul", "ol") and self.list_item_depth:
             self.list_counters.append(1 if name == "ol" else None)
         elif name in ("ul", "ol"):
@@ -263,7 +296,7 @@ class _Extractor:
                                 "kind": "region" if policy is not None else "prose", "title": "", "level": None}
         first = _first_child_element(tag) if tag.tag in _CONTAINERS else None
         if first is not None and first.tag in _HEADINGS and _policy(first) is None:
-            title = _element_text(first, where="a heading")
+            title = self.element_text(first, where="a heading", count=False)  # counted by heading()
             args.update(kind="heading", title=title, level=_HEADINGS[first.tag])
             self.folded.add(first)
         self.events.append(_Event("open_scope", args))
@@ -274,18 +307,20 @@ class _Extractor:
 
     def heading(self, tag: Element, policy: Policy | None) -> None:
         self.flush()
-        title = _element_text(tag, where="a heading")
+        hidden: list[str] = []
+        title = _element_text(tag, where="a heading", visibility=self.visibility, hidden=hidden)
         if tag.tag == "h1" and self.first_h1 is None and title:
             self.first_h1 = title
         start, end = self.emit(title) if title else (self.pos, self.pos)
-        if tag in self.folded:
-            return  # its container already is its section
-        self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
-                                              "heading_end": end, "line": _line(tag), "policy": policy}))
+        if tag not in self.folded:  # else its container already is its section
+            self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
+                                                  "heading_end": end, "line": _line(tag), "policy": policy}))
+        for value in hidden:  # a hidden heading (or part of one) is the heading section's hidden text
+            self.hide(value)
 
     def pre(self, tag: Element) -> None:
         self.flush()
-        text = _element_text(tag, where="a pre block", collapse=False).strip("\n")
+        text = self.element_text(tag, where="a pre block", collapse=False).strip("\n")
         if text.strip():
             start, end = self.emit(text)
             stripped_start = start + (len(text) - len(text.lstrip()))
@@ -298,9 +333,14 @@ class _Extractor:
             _reject_policy_inside(element, "a table")
         rows = [row for row in tag.iter("tr") if next(row.iterancestors("table"), None) is tag]
         row_cells = [[cell for cell in row if cell.tag in ("td", "th")] for row in rows]
-        cells = [[_element_text(cell, where="a table") for cell in row] for row in row_cells]
+        hidden: list[str] = []
+
+        def cell_text(cell: Element) -> str:
+            return _element_text(cell, where="a table", visibility=self.visibility, hidden=hidden)
+
+        cells = [[cell_text(cell) for cell in row] for row in row_cells]
         caption_tag = next((child for child in tag if child.tag == "caption"), None)
-        caption = _element_text(caption_tag, where="a table") if caption_tag is not None else ""
+        caption = cell_text(caption_tag) if caption_tag is not None else ""
         header: list[str] = []
         if rows and (rows[0].getparent().tag == "thead" or all(cell.tag == "th" for cell in row_cells[0])):
             header = cells.pop(0)
@@ -323,9 +363,12 @@ class _Extractor:
         if end > start:
             self.events.append(_Event("leaf", {
                 "kind": "table", "title": caption, "start": start, "end": end, "blocks": blocks,
-                "line": _line(tag),
+                "line": _line(tag), "hidden": sum(counted(value) for value in hidden),
                 "metadata": {"table": {"start": start, "end": end, "columns": columns, "caption": caption or None}},
             }))
+        else:
+            for value in hidden:  # a table with nothing visible: its hidden text is the enclosing section's
+                self.hide(value)
 
 
 def _is_plain_leaf(node: Element) -> bool:
@@ -373,27 +416,39 @@ def _reject_policy_inside(tag: Element, where: str) -> None:
     _check_comment(tag)
 
 
-def _element_text(tag: Element, *, where: str, collapse: bool = True) -> str:
-    """Text of ``tag``'s subtree without dropped elements; fails on a policy inside it."""
+def _element_text(tag: Element, *, where: str, collapse: bool = True, visibility: Visibility | None = None,
+                  hidden: list[str] | None = None) -> str:
+    """Text of ``tag``'s subtree without dropped elements; fails on a policy inside it.
+
+    With ``visibility``, text a reader does not see is left out (and appended to ``hidden``),
+    comments and templates too.
+    """
     parts: list[str] = []
-    # Items are elements to expand or strings to emit, popped in document order.
-    stack: list[Element | str] = [tag]
+    # Items are elements to expand or (text, element it is directly inside) to emit, popped in document order.
+    stack: list[Element | tuple[str, Element | None]] = [tag]
     while stack:
         node = stack.pop()
-        if isinstance(node, str):
-            parts.append(node)
+        if isinstance(node, tuple):
+            value, owner = node
+            if visibility is not None and owner is not None and visibility.text_hidden(owner):
+                if hidden is not None:
+                    hidden.append(value)
+            else:
+                parts.append(value)
             continue
         if node is not tag:
             _reject_policy_inside(node, where)
             if node.tail:
-                stack.append(node.tail)
+                stack.append((node.tail, node.getparent()))
         if not isinstance(node.tag, str) or node.tag in _DROPPED:
+            if hidden is not None and (isinstance(node, etree._Comment) or node.tag == "template"):
+                hidden.append(node.text if isinstance(node, etree._Comment) else node.text_content())
             continue
         stack.extend(reversed(node))
         if node.tag == "br":
-            stack.append("\n")
+            stack.append(("\n", None))
         if node.text:
-            stack.append(node.text)
+            stack.append((node.text, node))
     text = "".join(parts)
     return " ".join(text.split()) if collapse else text
 
@@ -596,6 +651,83 @@ class _AsWritten:
                 return
 
 
+# Formatting elements: HTML5 keeps them "active" past the end of their block and rebuilds them in every
+# block that follows, up to their own end tag; libxml2 closes them with their block.
+_FORMATTING = ("a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u")
+
+
+def _check_carried_formatting(markup: str, root: Element, visibility: Visibility) -> None:
+    """Fail when a formatting element that hides its text is left open past its block.
+
+    A browser carries ``<b style="display:none">`` (any formatting element, see
+    :data:`_FORMATTING`) left open at the end of a paragraph on to the text of the paragraphs
+    after it, up to ``</b>``, and hides that text too; libxml2's tree ends it with its
+    paragraph, so the text after it would be taken as seen. Such an element is found by
+    comparing the text it holds in the tree with the text between its start tag and its own
+    end tag as written (the end of the page when there is none).
+    """
+    hiding = [node for node in root.iter(*_FORMATTING)
+              if visibility.text_hidden(node) and not (node.getparent() is not None
+                                                       and visibility.text_hidden(node.getparent()))]
+    if not hiding:
+        return
+    wanted = {(node.sourceline, node.tag) for node in hiding}
+    # One pass over the markup: the text before each token (prefix sums), start tags of the wanted
+    # (line, name) in order, and each one's own end tag.
+    text_before = 0
+    line = 1
+    line_pos = 0
+    open_tags: dict[str, list[tuple[tuple[int, str], int]]] = {}  # name -> (key, index into extents[key])
+    # Per (line, name): each start tag's index into ``starts`` until its end tag, then the text it holds.
+    extents: dict[tuple[int, str], list[int]] = {}
+    starts: list[int] = []
+    pos = 0
+    while pos < len(markup):
+        match = _TOKEN_RE.search(markup, pos)
+        end_of_text = match.start() if match else len(markup)
+        piece = markup[pos:end_of_text]
+        text_before += _visible_length(html_module.unescape(piece) if "&" in piece else piece)
+        if match is None:
+            break
+        pos = match.end()
+        if match["end"]:
+            name = match["end"].lower()
+            if open_tags.get(name):
+                key, index = open_tags[name].pop()
+                extents[key][index] = text_before - starts[extents[key][index]]
+        elif match["start"]:
+            name = match["start"].lower()
+            line += markup.count("\n", line_pos, match.start())
+            line_pos = match.start()
+            if name in _FORMATTING and (line, name) in wanted:
+                key = (line, name)
+                starts.append(text_before)
+                extents.setdefault(key, []).append(len(starts) - 1)
+                open_tags.setdefault(name, []).append((key, len(extents[key]) - 1))
+            if name in _RAW_TEXT:
+                close = _RAW_TEXT_END[name].search(markup, pos)
+                text_end = close.start() if close else len(markup)
+                text_before += _visible_length(markup[pos:text_end])
+                pos = text_end
+    for entries in open_tags.values():  # never closed: to the end of the page
+        for key, index in entries:
+            extents[key][index] = text_before - starts[extents[key][index]]
+    seen: dict[tuple[int, str], int] = {}
+    for node in root.iter(*_FORMATTING):
+        key = (node.sourceline, node.tag)
+        if key not in wanted:
+            continue
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        written = extents.get(key, [])
+        held = _visible_length(etree.tostring(node, method="text", encoding="unicode", with_tail=False))
+        if index >= len(written) or (node in hiding and held < written[index]):
+            raise ParseError(
+                f"{_tag(node.tag)} hides its text and is left open past the end of its block: a browser "
+                f"carries it on to the text that follows, up to its end tag, and hides that too; close it "
+                "where its hidden text ends", line=node.sourceline)
+
+
 def _check_policy_extents(markup: str, root: Element) -> None:
     """Fail when the tree builder moved text the source puts inside a ``data-access`` element out of it.
 
@@ -665,6 +797,39 @@ def _refuse_if_too_deep(parser) -> None:
                              line=error.line)
 
 
+def strip_hidden_html(markup: str, hidden: list[str]) -> str:
+    """``markup`` re-serialised without the text a reader does not see (appended to ``hidden``), comments
+    and templates: for HTML read another way (an e-mail's body), with the same rules as this parser."""
+    if not markup.strip():
+        return markup
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_blank_text=False)
+    try:
+        root = lxml.html.document_fromstring(markup, parser=parser)
+    except etree.ParserError:
+        return ""  # nothing to read (e.g. only a comment)
+    _refuse_if_too_deep(parser)
+    visibility = Visibility(root)
+    _check_carried_formatting(markup, root, visibility)
+    removed = []
+    for node in root.iter():
+        if not isinstance(node.tag, str) or node.tag == "template":
+            removed.append(node)
+            hidden.append(node.text if isinstance(node, etree._Comment) else
+                          node.text_content() if node.tag == "template" else "")
+            continue
+        if node.text and visibility.text_hidden(node):
+            hidden.append(node.text)
+            node.text = None
+        parent = node.getparent()
+        if node.tail and parent is not None and visibility.text_hidden(parent):
+            hidden.append(node.tail)
+            node.tail = None
+    for node in removed:
+        if node.getparent() is not None:
+            node.drop_tree() if hasattr(node, "drop_tree") else node.getparent().remove(node)
+    return lxml.html.tostring(root, encoding="unicode")
+
+
 def parse_html_text(markup: str) -> ParsedDocument:
     """Parse already-decoded HTML; offsets index the returned document's extracted text."""
     if not markup.strip():
@@ -679,7 +844,10 @@ def parse_html_text(markup: str) -> ParsedDocument:
     _refuse_if_too_deep(parser)
     title_tag = root.find("head/title")
     _check_marker_names(root)
-    extractor = _Extractor()
+    visibility = Visibility(root)
+    if visibility.hides_anything:
+        _check_carried_formatting(markup, root, visibility)
+    extractor = _Extractor(visibility if visibility.hides_anything else None)
     extractor.walk(root)
     extractor.flush()
     _check_policy_extents(markup, root)
@@ -688,7 +856,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
     limit = len(text)
     for event in extractor.events:
         args = event.args
-        if event.kind == "block":
+        if event.kind == "hidden":
+            builder.current.hidden_chars_removed += args["count"]
+        elif event.kind == "block":
             builder.add_block(args["start"], args["end"], args["kind"])
         elif event.kind == "heading":
             builder.open_heading(level=args["level"], title=args["title"], start=min(args["start"], limit),
@@ -702,8 +872,9 @@ def parse_html_text(markup: str) -> ParsedDocument:
             pos = min(args["pos"], limit)
             builder.close_scope(boundary=pos, end=None, line=None)
         elif event.kind == "leaf":
-            builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
-                             blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
+            leaf = builder.add_leaf(kind=args["kind"], title=args["title"], start=args["start"], end=args["end"],
+                                    blocks=args["blocks"], line=args["line"], metadata=args["metadata"])
+            leaf.hidden_chars_removed += args["hidden"]
     title = " ".join(title_tag.text_content().split()) if title_tag is not None else ""
     if title_tag is not None and any(node.get(name) is not None for node in (title_tag, *title_tag.iterancestors())
                                      for name in _POLICY_ATTRIBUTES):

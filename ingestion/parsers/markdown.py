@@ -58,10 +58,12 @@ from markdown_it.token import Token
 
 from accounts.policy import Policy
 from ingestion.parsers import access_markers
+from ingestion.parsers.markdown_hidden import MarkdownHidden, hidden_ranges
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.tables import column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import remove_ranges
 from ingestion.structure import Block, ParsedDocument, ParseError
 
 # maxNesting bounds markdown-it's recursion into nested lists and quotes (two token
@@ -198,6 +200,7 @@ class _MarkdownParser:
         self.default_policy: Policy | None = None
         self.default_policy_line: int | None = None
         self.front_matter: dict[str, Any] = {}
+        self.hidden: MarkdownHidden | None = None
 
     # -- helpers -------------------------------------------------------------------
 
@@ -316,6 +319,9 @@ class _MarkdownParser:
         # Blank the front matter out (same number of lines) so token maps stay file line numbers.
         source = "\n" * skipped + self.text[self.lines.start(skipped) :] if skipped else self.text
         tokens = _BLOCK_MD.parse(source)
+        # What a reader of the rendered page does not see (markdown_hidden): titles and cells are
+        # taken without it, and it is cut out of the text once the structure is built.
+        self.hidden = hidden_ranges(self.text, tokens, self.lines)
         i = 0
         while i < len(tokens):
             token = tokens[i]
@@ -331,7 +337,7 @@ class _MarkdownParser:
             self.leaf(token)
             i += 1
         sections = self.builder.finish()
-        return ParsedDocument(
+        doc = ParsedDocument(
             text=self.text,
             sections=sections,
             title=self.title or self.first_h1,
@@ -340,6 +346,7 @@ class _MarkdownParser:
             default_policy_line=self.default_policy_line,
             metadata={"front_matter": self.front_matter} if self.front_matter else {},
         )
+        return remove_ranges(doc, self.hidden.ranges)
 
     def heading(self, token: Token, inline: Token) -> None:
         line = token.map[0] + 1
@@ -349,7 +356,7 @@ class _MarkdownParser:
             content, policy = access_markers.split_trailing_marker(content, line=line)
             if _markers_outside_code(content):
                 raise ParseError("more than one access marker in a heading", line=line)
-        title = _plain_inline(content)
+        title = _plain_inline(self.hidden.visible(inline, content) if self.hidden else content)
         level = int(token.tag[1])
         start, end = self.span(token.map)
         self.builder.open_heading(level=level, title=title, start=start, heading_end=end, line=line, policy=policy)
@@ -426,7 +433,7 @@ class _MarkdownParser:
             elif item.type == "tr_open" and not in_head:
                 rows.append((item.map or [0, 1], []))
             elif item.type == "inline":
-                cell = _plain_inline(item.content)
+                cell = _plain_inline(self.hidden.visible(item) if self.hidden else item.content)
                 (header if in_head else rows[-1][1]).append(cell)
         columns = column_names(header, len(header))
         blocks = []

@@ -35,8 +35,11 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ingestion.parsers.access_markers import reject_hidden_markers
 from ingestion.parsers.extracted_text import ExtractedText
+from ingestion.parsers.pdf_hidden import OCR_FLAG, PageText, page_text
 from ingestion.parsers.registry import register
+from ingestion.parsers.visible_text import counted
 from ingestion.structure import ParsedDocument, ParseError
 
 ZONE_LINES = 2  # lines at the top/bottom of a page that may be running headers/footers
@@ -144,7 +147,9 @@ def _open(data: bytes):
     return reader
 
 
-def _page_lines(reader) -> list[list[str]]:
+def _page_lines(reader, hidden: dict[int, PageText] | None = None) -> list[list[str]]:
+    """Each page's lines of text as a reader sees it (:mod:`ingestion.parsers.pdf_hidden`); the pages
+    with text left out or kept flagged go into ``hidden`` (by 0-based page index)."""
     from pypdf.errors import PdfReadError
 
     try:
@@ -158,11 +163,14 @@ def _page_lines(reader) -> list[list[str]]:
     pages = []
     for index in range(page_count):
         try:
-            raw = reader.pages[index].extract_text() or ""
+            shown = page_text(reader.pages[index])
+            raw = shown.text
         except Exception as exc:  # noqa: BLE001 -- pypdf raises many types on broken content streams
             raise ParseError(f"this PDF is corrupt: text of page {index + 1} cannot be extracted ({exc})") from None
         lines = [_WS_RE.sub(" ", _CONTROL_RE.sub("", line)).strip() for line in raw.splitlines()]
         pages.append([line for line in lines if line])
+        if hidden is not None and (shown.hidden.strip() or shown.ocr_layer):
+            hidden[index] = shown
     return pages
 
 
@@ -278,6 +286,29 @@ def _metadata_title(reader) -> str | None:
         return None
 
 
+def _mark_hidden(sections, hidden_pages: dict[int, PageText]) -> None:
+    """Count each page's left-out text on the first section holding that page's text (else the root), and
+    flag the sections holding text of an OCR layer; fail on a marker in left-out text."""
+    if not hidden_pages:
+        return
+    reject_hidden_markers((page.hidden for page in hidden_pages.values()),
+                          where="text of the PDF that a reader does not see")
+    holders: dict[int, list] = {}
+    for section in sections:
+        for block in section.blocks:
+            for number in block.metadata.get("pages", ()):
+                holders.setdefault(number - 1, [])
+                if section not in holders[number - 1]:
+                    holders[number - 1].append(section)
+    for index, page in sorted(hidden_pages.items()):
+        if page.ocr_layer:
+            for section in holders.get(index, ()):
+                if OCR_FLAG not in section.hidden_text_flags:
+                    section.hidden_text_flags += (OCR_FLAG,)
+        if page.hidden:
+            (holders.get(index) or [sections[0]])[0].hidden_chars_removed += counted(page.hidden)
+
+
 @register(content_types=["application/pdf"], extensions=[".pdf"])
 def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a PDF with a text layer (see the module docstring)."""
@@ -288,7 +319,8 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
         warnings.simplefilter("ignore")
         try:
             reader = _open(data)
-            raw_pages = _page_lines(reader)
+            hidden_pages: dict[int, PageText] = {}
+            raw_pages = _page_lines(reader, hidden_pages)
             if not any(raw_pages):
                 raise ParseError("this PDF has no text layer (scanned?); OCR is not supported")
             entries = _outline_entries(reader)
@@ -329,5 +361,6 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
             emitter.flush()
     emitter.flush()
     text, sections = out.finish()
+    _mark_hidden(sections, hidden_pages)
     return ParsedDocument(text=text, sections=sections, title=title,
                           metadata={"format": "pdf", "pages": len(pages), "outline": bool(placed)})

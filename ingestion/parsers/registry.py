@@ -8,6 +8,11 @@ markers.  Every other parser is wrapped so that a document whose text holds
 something that looks like a marker fails with a :class:`ParseError` naming the
 line, instead of being indexed with the upload's policy while the author believes
 part of it is protected (a Markdown file uploaded as text/plain, say).
+
+Every parser, whatever its format, is also wrapped so that its result passes
+:func:`~ingestion.parsers.visible_text.strip_invisible` (after the marker check, which
+sees the invisible characters): no tag characters, zero-width characters or reordering
+bidi overrides reach a chunk (docs/security.md, "Hidden text").
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Protocol
 
 from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.text_decoding import looks_like_text
+from ingestion.parsers.visible_text import strip_invisible
 from ingestion.structure import ParsedDocument, ParseError
 
 
@@ -47,12 +53,14 @@ def register(
     Without ``reads_markers`` the parser's format has no access markers: the
     decorator returns (and registers) a wrapper that rejects a parsed text holding
     anything marker-like (:func:`~ingestion.parsers.access_markers.reject_unread_markers`).
+    Every registered parser strips invisible characters from its result
+    (:func:`~ingestion.parsers.visible_text.strip_invisible`).
     """
     if not content_types:
         raise ValueError("register() needs at least one content type")
 
     def decorator(func: Parser) -> Parser:
-        parser = func if reads_markers else _rejecting_unread_markers(func)
+        parser = _visible_only(func if reads_markers else _rejecting_unread_markers(func))
         for content_type in content_types:
             _PARSERS[_normalize_type(content_type)] = parser
         for extension in extensions:
@@ -68,6 +76,14 @@ def _rejecting_unread_markers(func: Parser) -> Parser:
         doc = func(data, filename=filename)
         reject_unread_markers(doc.text)
         return doc
+
+    return parser
+
+
+def _visible_only(func: Parser) -> Parser:
+    @functools.wraps(func)
+    def parser(data: bytes, *, filename: str | None = None) -> ParsedDocument:
+        return strip_invisible(func(data, filename=filename))
 
     return parser
 

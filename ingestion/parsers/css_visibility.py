@@ -1,0 +1,1013 @@
+"""Which text of an HTML tree a reader sees: the attributes and the CSS that hide it (pure, lxml trees).
+
+:class:`Visibility` decides, for each element, whether the text directly inside it (its
+``.text`` and its children's ``.tail``) is shown, and if not, why. It evaluates what the
+page itself says -- a browser would show the same:
+
+* **attributes**: ``hidden`` (any value; the user-agent rule ``display: none``, which an
+  author's ``display`` overrides), ``aria-hidden="true"`` (the whole subtree: content its
+  author withholds from screen readers is not read to the model either), ``<template>``,
+  ``<dialog>`` without ``open``; the legacy ``<font color>``, ``bgcolor`` and
+  ``<body text>`` colours;
+* **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
+  ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
+  does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
+  by cssselect: those of tags, ids and classes joined by descendant or child combinators are
+  matched right to left from an index of the page, the others run as an XPath); custom
+  properties (``var()``, inherited, with fallbacks) and ``calc()``/``min()``/``max()``/
+  ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``) and
+  ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
+  (which this reader cannot evaluate) only declarations that hide text by themselves
+  count, so a condition can never un-hide;
+* text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
+  by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
+  tree, ``filter: opacity()`` too) under :data:`MIN_OPACITY`; ``filter: blur()`` of half the
+  font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``
+  scaling) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a text colour
+  (``color``, ``-webkit-text-fill-color``, with its alpha, seen through any ``invert``/
+  ``brightness``/``contrast``/``grayscale`` filter around it) whose contrast with every
+  colour of the background behind it (the nearest ``background-color``, composited,
+  and the colours of a gradient; the canvas is white) is under :data:`MIN_CONTRAST`,
+  unless a ``text-shadow`` or ``-webkit-text-stroke`` of a contrasting colour outlines
+  it; positioning :data:`OFF_SCREEN_PX` or more away (``left``/``right``/``top``/
+  ``bottom``/``inset`` of a positioned element, ``margin-left``/``margin-top``,
+  ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
+  ``max-*`` with ``overflow: hidden|clip``) at most one pixel wide or high;
+  ``clip-path`` ``inset()`` of 50% or more, or a zero ``circle()``/``ellipse()``.
+
+Not evaluated (docs/security.md, "Hidden text"): stylesheets fetched from elsewhere, scripts,
+pseudo-element content, text covered by another element, and a background image's pixels
+(text over an image is judged visible).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from urllib.parse import unquote
+
+import tinycss2
+import tinycss2.color4
+from cssselect import HTMLTranslator, SelectorError
+from cssselect import parse as parse_selectors
+from lxml import etree
+
+MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
+MIN_FONT_PX = 8 / 3  # 2 pt
+MIN_OPACITY = 0.1
+OFF_SCREEN_PX = 1000.0
+_DEFAULT_FONT_PX = 16.0
+_VIEWPORT_PX = 1280.0  # what "%" and "vw" of a position are taken against
+_WHITE = (1.0, 1.0, 1.0, 1.0)
+_BLACK = (0.0, 0.0, 0.0, 1.0)
+Color = tuple[float, float, float, float]
+
+_UNITS_PX = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6}
+_FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
+                  "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}
+_PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
+_PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
+_CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
+                                   "starting-style"})
+_TRANSLATOR = HTMLTranslator()
+
+
+@dataclass(frozen=True)
+class _State:
+    """What an element passes down and what decides its own text's visibility."""
+
+    gone: str | None = None  # the whole subtree is hidden, and why
+    invisible: bool = False  # visibility: hidden (inherited)
+    font_px: float = _DEFAULT_FONT_PX
+    scale: float = 1.0  # transform / zoom scale of the element's box
+    color: Color | None = _BLACK  # None: a colour this reader cannot compare
+    backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
+    outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
+    opacity: float = 1.0
+    custom: dict | None = None  # custom properties (``--name``), inherited, for ``var()``
+    # Colour filters of the element and its ancestors (``filter: invert()``...): every colour painted
+    # inside them (text, and backgrounds set inside) is seen through them.
+    filters: tuple = ()
+
+
+@dataclass(frozen=True)
+class _Declaration:
+    name: str
+    value: list
+    important: bool
+
+
+def _tokens(value: list) -> list:
+    return [token for token in value if token.type not in ("whitespace", "comment")]
+
+
+def _declarations(nodes: list) -> list[_Declaration]:
+    return [_Declaration(node.name if node.name.startswith("--") else node.lower_name, node.value, node.important)
+            for node in nodes
+            if node.type == "declaration" and (node.lower_name in RELEVANT or node.name.startswith("--"))]
+
+
+@lru_cache(maxsize=4096)
+def _style_attribute(style: str) -> tuple[_Declaration, ...]:
+    """The declarations of a ``style`` attribute (pages repeat the same few many times)."""
+    return tuple(_declarations(tinycss2.parse_blocks_contents(style, skip_whitespace=True, skip_comments=True)))
+
+
+def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float | None:
+    """A length token in px (``em``/``ex``/``ch`` from ``font_px``, ``%`` and ``vw`` from ``basis``);
+    ``calc()``, ``min()``, ``max()`` and ``clamp()`` of them are evaluated."""
+    if token.type == "function" and token.lower_name in _MATH:
+        return _math(token, font_px, basis)
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "percentage":
+        return token.value * basis / 100
+    if token.type != "dimension":
+        return None
+    unit = token.lower_unit
+    if unit in _UNITS_PX:
+        return token.value * _UNITS_PX[unit]
+    if unit == "em":
+        return token.value * font_px
+    if unit in ("ex", "ch"):
+        return token.value * font_px / 2
+    if unit == "rem":
+        return token.value * _DEFAULT_FONT_PX
+    if unit in ("vw", "vh", "vmin", "vmax", "dvw", "svw", "lvw", "dvh", "svh", "lvh"):
+        return token.value * _VIEWPORT_PX / 100
+    return None
+
+
+def _color(token) -> Color | str | None:
+    """An RGBA colour in 0..1, ``"currentcolor"``, or None when the token is no colour this reader knows."""
+    if isinstance(token, _ColorToken):
+        return token.color
+    try:
+        parsed = tinycss2.color4.parse_color(token)
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+    if parsed is None:
+        return None
+    if isinstance(parsed, str):
+        return parsed
+    try:
+        red, green, blue = parsed.to("srgb").coordinates
+    except (NotImplementedError, ValueError, TypeError, ArithmeticError):
+        return None
+    alpha = parsed.alpha if parsed.alpha is not None else 1.0
+    return (min(max(red, 0.0), 1.0), min(max(green, 0.0), 1.0), min(max(blue, 0.0), 1.0), alpha)
+
+
+def _luminance(color: Color) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    red, green, blue, _ = color
+    return 0.2126 * channel(red) + 0.7152 * channel(green) + 0.0722 * channel(blue)
+
+
+def _over(top: Color, bottom: Color) -> Color:
+    """``top`` composited over the opaque ``bottom``."""
+    alpha = top[3]
+    return (top[0] * alpha + bottom[0] * (1 - alpha), top[1] * alpha + bottom[1] * (1 - alpha),
+            top[2] * alpha + bottom[2] * (1 - alpha), 1.0)
+
+
+def contrast(a: Color, b: Color) -> float:
+    """WCAG 2 contrast ratio of two opaque colours (1 to 21)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@lru_cache(maxsize=4096)
+def _blends_in(color: Color, backdrop: tuple[Color, ...]) -> bool:
+    """Whether text of ``color`` is too close to every colour behind it to be read."""
+    return all(contrast(_over(color, behind), behind) < MIN_CONTRAST for behind in backdrop)
+
+
+def _legacy_color(value: str | None) -> Color | None:
+    """A ``bgcolor``/``<font color>`` attribute's colour (names and hex, with or without ``#``)."""
+    if not value:
+        return None
+    value = value.strip()
+    if re.fullmatch(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}", value):
+        value = "#" + value
+    tokens = _tokens(tinycss2.parse_component_value_list(value))
+    color = _color(tokens[0]) if len(tokens) == 1 else None
+    return color if isinstance(color, tuple) else None
+
+
+class _Sheets:
+    """The document's style rules: each selector as a compiled XPath (cssselect), with its specificity
+    and its declarations, in source order."""
+
+    def __init__(self) -> None:
+        # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
+        self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
+
+    def add(self, css: str, *, conditional: bool = False) -> None:
+        """A style sheet's rules; ``conditional``: it applies under a condition this reader does not
+        evaluate (a ``media`` attribute), so only what hides by itself counts."""
+        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional)
+
+    def _rules(self, nodes: list, parent: str | None, conditional: bool) -> None:
+        for node in nodes:
+            if node.type == "qualified-rule":
+                selector = tinycss2.serialize(node.prelude).strip()
+                if parent is not None:
+                    selector = ", ".join(
+                        part.replace("&", f":is({parent})") if "&" in part else f":is({parent}) {part}"
+                        for part in selector.split(",")
+                    )
+                contents = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
+                declarations = _declarations(contents)
+                if conditional:
+                    declarations = [d for d in declarations if _hides_alone(d)]
+                if declarations:
+                    self._add(selector, declarations, conditional)
+                nested = [item for item in contents if item.type in ("qualified-rule", "at-rule")]
+                if nested:
+                    self._rules(nested, selector, conditional)
+            elif node.type == "at-rule" and node.content is not None:
+                keyword = node.lower_at_keyword
+                if keyword == "media" and _PRINT_ONLY_RE.match(tinycss2.serialize(node.prelude)):
+                    continue
+                if keyword == "layer" or keyword in _CONDITIONAL_AT_RULES:
+                    inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
+                    if parent is not None:  # declarations right inside a nested conditional rule
+                        declarations = [d for d in _declarations(inner) if _hides_alone(d)]
+                        if declarations:
+                            self._add(parent, declarations, True)
+                    self._rules([item for item in inner if item.type in ("qualified-rule", "at-rule")], parent,
+                                conditional or keyword != "layer")
+
+    def _add(self, selector: str, declarations: list[_Declaration], conditional: bool) -> None:
+        compiled = _compile(selector)
+        if compiled is None:
+            if not any(_hides_alone(d) for d in declarations):
+                return
+            # A selector this reader does not know (a vendor pseudo-class): hide wherever it could
+            # apply, by matching without its pseudo-classes -- never un-hide through it.
+            declarations = [d for d in declarations if _hides_alone(d)]
+            compiled = _compile(_PSEUDO_RE.sub("", selector).strip(" ,") or "*")
+            if compiled is None:
+                return
+        for pseudo_element, specificity, xpath, needs in compiled:
+            if pseudo_element is not None and pseudo_element not in ("first-line", "first-letter"):
+                continue  # ::before, ::marker ... style no text of the document
+            self.rules.append((xpath, specificity, declarations, needs))
+
+
+def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], object, tuple]] | None:
+    """Each selector of a list: its pseudo-element, specificity, matcher (a :data:`_Chain` for the
+    common selectors of tags, ids and classes joined by descendant or child combinators, else an XPath)
+    and what its subject must have; None when one is not understood."""
+    try:
+        return [(item.pseudo_element, item.specificity(),
+                 _chain(item.parsed_tree) or etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
+                 _subject_needs(item.parsed_tree)) for item in parse_selectors(selector)]
+    except (SelectorError, etree.XPathSyntaxError, ValueError, TypeError, RecursionError):
+        return None
+
+
+# A compound of a tag (None: any), an id and classes; a chain is the subject's compound, then each
+# compound to its left with the combinator (" " or ">") that joins it to the one on its right.
+_Compound = tuple[str | None, str | None, frozenset[str]]
+_Chain = list[tuple[str | None, _Compound]]
+
+
+def _compound(node) -> _Compound | None:
+    tag = ident = None
+    classes: set[str] = set()
+    while node is not None:
+        kind = type(node).__name__
+        if kind == "Class":
+            classes.add(node.class_name)
+        elif kind == "Hash":
+            ident = node.id
+        elif kind == "Element":
+            tag = node.element.lower() if node.element and node.element != "*" else None
+            return tag, ident, frozenset(classes)
+        else:
+            return None  # an attribute, a pseudo-class...: left to the XPath
+        node = node.selector
+    return None
+
+
+def _chain(tree) -> _Chain | None:
+    chain: _Chain = []
+    combinator = None
+    while type(tree).__name__ == "CombinedSelector":
+        compound = _compound(tree.subselector)
+        if compound is None or tree.combinator not in (" ", ">"):
+            return None
+        chain.append((combinator, compound))
+        combinator = tree.combinator
+        tree = tree.selector
+    compound = _compound(tree)
+    if compound is None or len(chain) > 6:
+        return None
+    chain.append((combinator, compound))
+    return chain
+
+
+def _compound_matches(element: etree._Element, compound: _Compound) -> bool:
+    tag, ident, classes = compound
+    return ((tag is None or element.tag == tag) and (ident is None or element.get("id") == ident)
+            and (not classes or classes <= set((element.get("class") or "").split())))
+
+
+def _chain_matches(element: etree._Element, chain: _Chain, index: int, seen: dict) -> bool:
+    """Whether ``element`` matches ``chain[index:]`` (it already matched ``chain[index - 1]``'s compound)."""
+    if index == len(chain):
+        return True
+    key = (id(element), index)
+    if key in seen:
+        return seen[key]
+    combinator, compound = chain[index]
+    found = False
+    ancestor = element.getparent()
+    while ancestor is not None and not found:
+        if _compound_matches(ancestor, compound) and _chain_matches(ancestor, chain, index + 1, seen):
+            found = True
+        if combinator == ">":
+            break
+        ancestor = ancestor.getparent()
+    seen[key] = found
+    return found
+
+
+def _subject_needs(tree) -> tuple[frozenset[str], str | None, str | None]:
+    """The classes, id and element name that an element must have to be the selector's subject (the
+    compound right of its last combinator), so that a rule whose subject is on no element of the page
+    is not run at all."""
+    while type(tree).__name__ == "CombinedSelector":
+        tree = tree.subselector
+    classes: set[str] = set()
+    ident = name = None
+    while tree is not None:
+        kind = type(tree).__name__
+        if kind == "Class":
+            classes.add(tree.class_name)
+        elif kind == "Hash":
+            ident = tree.id
+        elif kind == "Element":
+            name = tree.element.lower() if tree.element and tree.element != "*" else None
+            break
+        tree = getattr(tree, "selector", None)
+    return frozenset(classes), ident, name
+
+
+def _style_sheets(root: etree._Element) -> _Sheets:
+    sheets = _Sheets()
+    for node in root.iter("style", "link"):
+        if any(ancestor.tag == "template" for ancestor in node.iterancestors()):
+            continue
+        media = (node.get("media") or "").strip().lower()
+        if media and _PRINT_ONLY_RE.match(media):
+            continue
+        if node.tag == "style":
+            css = "".join(node.itertext())
+        else:
+            rel = (node.get("rel") or "").lower().split()
+            if "stylesheet" not in rel or "alternate" in rel or node.get("disabled") is not None:
+                continue  # not a style sheet, or one the page does not apply unless its reader picks it
+            css = _data_url_text(node.get("href") or "")
+        if css:
+            sheets.add(css, conditional=media not in ("", "all", "screen"))
+    return sheets
+
+
+def _data_url_text(href: str) -> str:
+    """The CSS of a ``data:text/css`` URL (stylesheets anywhere else are not fetched)."""
+    match = re.fullmatch(r"\s*data:([^,]*),(.*)", href, re.DOTALL | re.IGNORECASE)
+    if match is None or "css" not in match[1].lower():
+        return ""
+    payload = match[2]
+    if ";base64" in match[1].lower():
+        try:
+            return base64.b64decode(unquote(payload), validate=False).decode("utf-8", "replace")
+        except ValueError:
+            return ""
+    return unquote(payload)
+
+
+# -- reading declarations ---------------------------------------------------------------------------
+
+
+def _keyword(tokens: list) -> str | None:
+    return tokens[0].lower_value if len(tokens) == 1 and tokens[0].type == "ident" else None
+
+
+def _number(token) -> float | None:
+    if token.type == "number":
+        return float(token.value)
+    if token.type == "percentage":
+        return token.value / 100
+    if token.type == "function" and token.lower_name in _MATH:
+        return _math(token, _DEFAULT_FONT_PX, 100.0, percent_as_fraction=True)
+    return None
+
+
+_MATH = frozenset({"calc", "min", "max", "clamp"})
+
+
+def _math(function, font_px: float, basis: float, *, percent_as_fraction: bool = False,
+          depth: int = 0) -> float | None:
+    """A CSS math function's value (lengths in px, numbers as numbers), or None when it is not one this
+    reader can evaluate: ``calc(1px - 1px)``, ``min(0px, 2em)``, ``clamp(0px, 0px, 1px)``..."""
+    if depth > 16:
+        return None
+
+    def value(token) -> float | None:
+        if token.type == "number":
+            return float(token.value)
+        if token.type == "percentage":
+            return token.value / 100 if percent_as_fraction else token.value * basis / 100
+        if token.type == "dimension":
+            return _length_px(token, font_px, basis=basis)
+        if token.type == "function" and token.lower_name in _MATH:
+            return _math(token, font_px, basis, percent_as_fraction=percent_as_fraction, depth=depth + 1)
+        if token.type == "() block":
+            return expression(_tokens(token.content))
+        return None
+
+    def expression(tokens: list) -> float | None:
+        """Sums of products, left to right (``*`` and ``/`` before ``+`` and ``-``)."""
+        terms: list[tuple[str, list]] = [("+", [])]
+        for token in tokens:
+            if token.type == "literal" and token.value in "+-" and terms[-1][1]:
+                terms.append((token.value, []))
+            else:
+                terms[-1][1].append(token)
+        total = 0.0
+        for sign, factors in terms:
+            result = value(factors[0]) if factors else None
+            index = 1
+            while result is not None and index < len(factors):
+                operator = factors[index]
+                operand = value(factors[index + 1]) if index + 1 < len(factors) else None
+                if operator.type != "literal" or operator.value not in "*/" or operand is None or (
+                        operator.value == "/" and operand == 0):
+                    return None
+                result = result * operand if operator.value == "*" else result / operand
+                index += 2
+            if result is None:
+                return None
+            total += result if sign == "+" else -result
+        return total
+
+    arguments = _tokens(function.arguments)
+    groups: list[list] = [[]]
+    for token in arguments:
+        if token.type == "literal" and token.value == ",":
+            groups.append([])
+        else:
+            groups[-1].append(token)
+    values = [expression(group) for group in groups]
+    if any(v is None for v in values) or not values:
+        return None
+    name = function.lower_name
+    if name == "calc" and len(values) == 1:
+        return values[0]
+    if name == "min":
+        return min(values)  # type: ignore[type-var]
+    if name == "max":
+        return max(values)  # type: ignore[type-var]
+    if name == "clamp" and len(values) == 3:
+        low, middle, high = values
+        return max(low, min(middle, high))  # type: ignore[type-var]
+    return None
+
+
+def _font_size(tokens: list, parent_px: float) -> float | None:
+    """``font-size`` in px (None: not one this reader knows)."""
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    if token.type == "ident":
+        keyword = token.lower_value
+        if keyword in _FONT_KEYWORDS:
+            return _FONT_KEYWORDS[keyword]
+        if keyword == "smaller":
+            return parent_px / 1.2
+        if keyword == "larger":
+            return parent_px * 1.2
+        return None
+    if token.type == "percentage":
+        return parent_px * token.value / 100
+    size = _length_px(token, parent_px, basis=parent_px)
+    return max(size, 0.0) if size is not None else None
+
+
+def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
+    """The size in a ``font`` shorthand (``font: 0/0 a``, ``italic bold 1px serif``)."""
+    for index, token in enumerate(tokens):
+        if token.type in ("dimension", "percentage") or (token.type == "number" and token.value == 0) or (
+                token.type == "ident" and token.lower_value in _FONT_KEYWORDS):
+            follows = tokens[index + 1] if index + 1 < len(tokens) else None
+            if token.type == "number" and not (follows is not None and follows.type == "literal"
+                                               and follows.value == "/") and index + 1 < len(tokens):
+                continue  # a bare 0 is a size only before "/" or last (a weight is a number too)
+            return _font_size([token], parent_px)
+    return None
+
+
+def _colors_in(tokens: list) -> list[Color]:
+    """The colours in a value (a shorthand, a gradient's arguments)."""
+    found: list[Color] = []
+    for token in tokens:
+        if token.type == "function":
+            found.extend(_colors_in(_tokens(token.arguments)))
+            color = _color(token)
+        elif token.type in ("ident", "hash"):
+            color = _color(token)
+        else:
+            continue
+        if isinstance(color, tuple):
+            found.append(color)
+    return found
+
+
+def _offset_far(tokens: list, font_px: float) -> bool:
+    return any((px := _length_px(token, font_px)) is not None and abs(px) >= OFF_SCREEN_PX for token in tokens)
+
+
+def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
+    """A ``transform``'s scale (the smaller axis) and whether it translates far off screen."""
+    scale, far = 1.0, False
+    for token in tokens:
+        if token.type != "function":
+            continue
+        name = token.lower_name
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        numbers = [_number(t) for t in arguments]
+        if name in ("scale", "scale3d", "scalex", "scaley") and numbers and all(n is not None for n in numbers):
+            factor = min(abs(n) for n in numbers[:2] if n is not None)  # type: ignore[type-var]
+            scale *= factor
+        elif name in ("matrix", "matrix3d") and numbers and all(n is not None for n in numbers):
+            values = [n for n in numbers if n is not None]
+            if name == "matrix" and len(values) == 6:
+                scale *= math.sqrt(abs(values[0] * values[3] - values[1] * values[2]))
+                far = far or abs(values[4]) >= OFF_SCREEN_PX or abs(values[5]) >= OFF_SCREEN_PX
+        elif name.startswith("translate"):
+            far = far or _offset_far(arguments, font_px)
+    return scale, far
+
+
+def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
+    if not tokens or tokens[0].type != "function":
+        return False
+    function = tokens[0]
+    arguments = [t for t in _tokens(function.arguments) if t.type != "literal"]
+    if name == "clip" and function.lower_name == "rect" and len(arguments) == 4:
+        top, right, bottom, left = (_length_px(t, font_px) for t in arguments)
+        if None in (top, right, bottom, left):
+            return False
+        return right - left <= 1 or bottom - top <= 1  # type: ignore[operator]
+    if name == "clip-path":
+        if function.lower_name == "inset":
+            return any(t.type == "percentage" and t.value >= 50 for t in arguments)
+        if function.lower_name in ("circle", "ellipse"):
+            first = arguments[0] if arguments else None
+            return first is not None and _length_px(first, font_px, basis=1) == 0
+    return False
+
+
+def _hides_alone(declaration: _Declaration) -> bool:
+    """Whether a declaration hides text whatever else applies (used where conditions are not evaluated)."""
+    name, tokens = declaration.name, _tokens(declaration.value)
+    keyword = _keyword(tokens)
+    if name == "display":
+        return keyword == "none"
+    if name == "visibility":
+        return keyword in ("hidden", "collapse")
+    if name == "content-visibility":
+        return keyword == "hidden"
+    if name == "opacity":
+        value = _number(tokens[0]) if len(tokens) == 1 else None
+        return value is not None and value < MIN_OPACITY
+    if name == "font-size":
+        # Alone, only an absolute size (or zero) says how small: a relative one depends on the parent.
+        token = tokens[0] if len(tokens) == 1 else None
+        absolute = token is not None and (
+            (token.type in ("number", "percentage", "dimension") and token.value == 0)
+            or (token.type == "dimension" and token.lower_unit in _UNITS_PX))
+        size = _font_size(tokens, _DEFAULT_FONT_PX) if absolute else None
+        return size is not None and size < MIN_FONT_PX
+    if name == "font":
+        size = _font_shorthand_size(tokens, _DEFAULT_FONT_PX)
+        return size == 0
+    if name in ("left", "right", "top", "bottom", "inset", "margin-left", "margin-top", "text-indent", "translate"):
+        return _offset_far(tokens, _DEFAULT_FONT_PX)
+    if name in ("clip", "clip-path"):
+        return _clip_gone(name, tokens, _DEFAULT_FONT_PX)
+    if name == "transform":
+        scale, far = _transform(tokens, _DEFAULT_FONT_PX)
+        return far or scale * _DEFAULT_FONT_PX < MIN_FONT_PX
+    return False
+
+
+_BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
+# Elements that hide or colour by themselves.
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True}
+# The properties this reader evaluates (other declarations are not kept).
+RELEVANT = frozenset({
+    "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
+    "-webkit-text-fill-color", "background", "background-color", "background-image", "text-shadow",
+    "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
+    "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
+    "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
+})
+
+
+def _reason(state: _State) -> str | None:
+    if state.gone:
+        return state.gone
+    if state.invisible:
+        return "visibility: hidden"
+    if state.font_px * state.scale < MIN_FONT_PX:
+        return "a font too small to read"
+    if state.color is not None and state.backdrop is not None and not state.outlined \
+            and _blends_in(state.color, state.backdrop):
+        return "text coloured like its background"
+    return None
+
+
+class Visibility:
+    """Text visibility of every element of an lxml HTML tree (computed once, top down)."""
+
+    def __init__(self, root: etree._Element) -> None:
+        self.root = root
+        self._states: dict[etree._Element, _State] = {}
+        self._reasons: dict[int, str | None] = {}  # by id of a state (each kept alive in _states)
+        self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
+        # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
+        self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
+        rules = _style_sheets(root).rules
+        if rules:
+            every: list[etree._Element] = []
+            by_class: dict[str, list[etree._Element]] = {}
+            by_id: dict[str, list[etree._Element]] = {}
+            by_tag: dict[str, list[etree._Element]] = {}
+            for element in root.iter(etree.Element):
+                every.append(element)
+                by_tag.setdefault(element.tag, []).append(element)
+                for name in (element.get("class") or "").split():
+                    by_class.setdefault(name, []).append(element)
+                if element.get("id"):
+                    by_id.setdefault(element.get("id"), []).append(element)
+            for order, (matcher, specificity, declarations, (need_classes, need_id, need_tag)) in enumerate(rules):
+                pools = [by_class.get(name, []) for name in need_classes]
+                if need_id:
+                    pools.append(by_id.get(need_id, []))
+                if need_tag:
+                    pools.append(by_tag.get(need_tag, []))
+                candidates = min(pools, key=len) if pools else every
+                if not candidates:
+                    continue  # its subject is on no element of this page
+                if isinstance(matcher, list):  # a chain: right to left from the candidates, as browsers do
+                    seen: dict = {}
+                    found = [element for element in candidates if _compound_matches(element, matcher[0][1])
+                             and _chain_matches(element, matcher, 1, seen)]
+                else:
+                    found = [element for element in matcher(root) if isinstance(element, etree._Element)]
+                for element in found:
+                    self._matched.setdefault(element, []).append((specificity, order, declarations))
+        self._compute()
+
+    # -- queries --------------------------------------------------------------------------------------
+
+    def text_hidden(self, element: etree._Element) -> str | None:
+        """Why text directly inside ``element`` is not shown, or None when it is."""
+        state = self._states.get(element)
+        if state is None:
+            return None if element is not None and not isinstance(element.tag, str) else "outside the page"
+        key = id(state)
+        if key not in self._reasons:
+            self._reasons[key] = _reason(state)
+        return self._reasons[key]
+
+    @property
+    def hides_anything(self) -> bool:
+        """Whether any element's text is hidden (most pages: none, and then nothing needs checking)."""
+        distinct = {id(state): state for state in self._states.values()}
+        return any(self._reasons.setdefault(key, _reason(state)) is not None for key, state in distinct.items())
+
+    def subtree_hidden(self, element: etree._Element) -> str | None:
+        """Why nothing inside ``element`` is shown (display: none and the like), or None."""
+        state = self._states.get(element)
+        return state.gone if state is not None else None
+
+    # -- the cascade ----------------------------------------------------------------------------------
+
+    def _compute(self) -> None:
+        initial = _State()
+        states = self._states
+        memo: dict[tuple, tuple[_State, tuple]] = {}
+        for element in self.root.iter(etree.Element):
+            parent = element.getparent()
+            inherited = states.get(parent, initial) if parent is not None else initial
+            if inherited.gone:
+                states[element] = inherited  # nothing below display: none (or the like) is shown
+                continue
+            values = self._cascade(element)
+            aria = element.get("aria-hidden")
+            if not values and not _SPECIAL.get(element.tag) and aria is None:
+                states[element] = inherited  # the common case: it changes nothing
+                continue
+            # The same inherited state, element kind and winning declarations (shared objects: a rule's,
+            # or a repeated style attribute's) give the same state: computed once.
+            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()))
+            entry = memo.get(key)
+            if entry is None:
+                # The values are kept with the state: while they live, no other object takes their ids.
+                entry = memo[key] = (self._state(element, inherited, values), tuple(values.values()))
+            states[element] = entry[0]
+
+    def _cascade(self, element: etree._Element) -> dict[str, list]:
+        """The winning value of each property for ``element``: (important, origin, specificity, order)."""
+        winners: dict[str, tuple[tuple, list]] = {}
+
+        expanded = self._expanded
+
+        def offer(declaration: _Declaration, origin: int, specificity: tuple, order: int) -> None:
+            priority = (declaration.important, origin, specificity, order)
+            entry = expanded.get(id(declaration))
+            if entry is None:  # the declaration kept with its longhands: its id stays its own
+                entry = expanded[id(declaration)] = (declaration, _expand(declaration))
+            for name, value in entry[1]:
+                if name not in winners or priority >= winners[name][0]:
+                    winners[name] = (priority, value)
+
+        tag = element.tag
+        matched = self._matched.get(element)
+        if not (matched or element.get("style") or element.get("hidden") is not None
+                or element.get("bgcolor") or _SPECIAL.get(tag)):
+            return winners  # nothing to cascade
+        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None):
+            offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
+        hint_color = _legacy_color(element.get("color")) if tag == "font" else None
+        if tag == "body" and element.get("text"):
+            hint_color = _legacy_color(element.get("text"))
+        if hint_color is not None:
+            winners["color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(hint_color)])
+        background = _legacy_color(element.get("bgcolor"))
+        if background is not None:
+            winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])
+        for specificity, order, declarations in matched or ():
+            for declaration in declarations:
+                offer(declaration, 2, specificity, order)
+        style = element.get("style")
+        if style:
+            for declaration in _style_attribute(style):
+                offer(declaration, 3, (1, 0, 0), 0)
+        return {name: value for name, (_, value) in winners.items()}
+
+    def _state(self, element: etree._Element, parent: _State, values: dict[str, list]) -> _State:
+        state = parent
+        font_px = parent.font_px
+        gone = parent.gone
+        if element.tag == "template":
+            gone = gone or "a template"
+        if (element.get("aria-hidden") or "").strip().lower() == "true":
+            gone = gone or "aria-hidden"
+        custom = parent.custom
+        if any(name.startswith("--") for name in values):
+            custom = {**(custom or {}), **{name: value for name, value in values.items() if name.startswith("--")}}
+        tokens = {}
+        for name, value in values.items():
+            if name.startswith("--"):
+                continue
+            substituted = _substitute(value, custom) if _has_var(value) else value
+            if substituted is not None:  # a var() that resolves to nothing: the property is unset
+                tokens[name] = _tokens(substituted)
+        display = _keyword(tokens.get("display", []))
+        if display == "none":
+            gone = gone or "display: none"
+        if _keyword(tokens.get("content-visibility", [])) == "hidden":
+            gone = gone or "content-visibility: hidden"
+        visibility = _keyword(tokens.get("visibility", []))
+        invisible = parent.invisible if visibility is None or visibility in ("inherit", "unset") else (
+            visibility in ("hidden", "collapse"))
+        if "font-size" in tokens:
+            size = _font_size(tokens["font-size"], parent.font_px)
+            font_px = size if size is not None else font_px
+        elif "font" in tokens:
+            size = _font_shorthand_size(tokens["font"], parent.font_px)
+            font_px = size if size is not None else font_px
+        scale = parent.scale
+        if "zoom" in tokens and len(tokens["zoom"]) == 1:
+            factor = _number(tokens["zoom"][0])
+            scale *= factor if factor is not None and factor >= 0 else 1.0
+        far = False
+        if "transform" in tokens:
+            factor, far = _transform(tokens["transform"], font_px)
+            scale *= factor
+        if "scale" in tokens:
+            factors = [_number(t) for t in tokens["scale"]]
+            if factors and all(f is not None for f in factors):
+                scale *= min(abs(f) for f in factors[:2])  # type: ignore[type-var]
+        opacity = parent.opacity
+        if "opacity" in tokens and len(tokens["opacity"]) == 1:
+            value = _number(tokens["opacity"][0])
+            opacity *= min(max(value, 0.0), 1.0) if value is not None else 1.0
+        if opacity < MIN_OPACITY:
+            gone = gone or "opacity"
+        position = _keyword(tokens.get("position", []))
+        positioned = position in ("absolute", "fixed", "relative", "sticky")
+        offsets = ("left", "right", "top", "bottom", "inset") if positioned else ()
+        if far or any(_offset_far(tokens.get(name, []), font_px)
+                      for name in (*offsets, "margin-left", "margin-top", "text-indent", "translate")):
+            gone = gone or "positioned off screen"
+        if any(_clip_gone(name, tokens.get(name, []), font_px) for name in ("clip", "clip-path")):
+            gone = gone or "clipped"
+        overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
+        if overflow & {"hidden", "clip"}:
+            for name in _BOX_PROPERTIES:
+                value = tokens.get(name, [])
+                size = _length_px(value[0], font_px) if len(value) == 1 else None
+                if size is not None and size <= 1:
+                    gone = gone or "a box too small to show it"
+        filters = parent.filters
+        own_filters: tuple = ()
+        if "filter" in tokens:
+            own_filters, blurred, filter_opacity = _filters(tokens["filter"], font_px)
+            if blurred:
+                gone = gone or "blurred"
+            if filter_opacity < 1:
+                opacity *= filter_opacity
+                if opacity < MIN_OPACITY:
+                    gone = gone or "opacity"
+        color = parent.color
+        own_color = False
+        for name in ("color", "-webkit-text-fill-color"):
+            value = tokens.get(name)
+            if not value:
+                continue
+            parsed = _color(value[0]) if len(value) == 1 else None
+            if parsed == "currentcolor":
+                continue
+            color = parsed if isinstance(parsed, tuple) else (None if _keyword(value) not in ("inherit", "unset")
+                                                              else color)
+            own_color = isinstance(parsed, tuple)
+        if color is not None:
+            if own_color:  # painted inside every filtered ancestor
+                color = _filtered(color, filters + own_filters)
+            elif own_filters:  # inherited: already through the ancestors' filters, now this one's too
+                color = _filtered(color, own_filters)
+        filters = filters + own_filters
+        backdrop = parent.backdrop
+        image = tokens.get("background-image")
+        if image and _keyword(image) != "none":
+            colors = _colors_in(image)
+            has_url = any(t.type == "url" or (t.type == "function" and t.lower_name == "url") for t in image)
+            backdrop = None if has_url or not colors else tuple(
+                _over(c, backdrop[0]) if backdrop else c for c in colors)
+        elif "background-color" in tokens:
+            value = tokens["background-color"]
+            parsed = _color(value[0]) if len(value) == 1 else None
+            if parsed == "currentcolor":
+                parsed = color
+            if isinstance(parsed, tuple):
+                if parsed[3] > 0:
+                    parsed = _filtered(parsed, filters)  # a background painted inside filtered elements
+                    backdrop = tuple(_over(parsed, behind) for behind in backdrop) if backdrop else None
+            elif _keyword(value) not in ("inherit", "unset", "initial"):
+                backdrop = None  # a colour this reader cannot compare
+        outlined = parent.outlined
+        if "text-shadow" in tokens:
+            outlined = self._outline(tokens["text-shadow"], backdrop)
+        stroke = tokens.get("-webkit-text-stroke") or tokens.get("-webkit-text-stroke-color")
+        if stroke:
+            outlined = outlined or self._outline(stroke, backdrop)
+        return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
+                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters)
+
+    @staticmethod
+    def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:
+        if _keyword(tokens) == "none":
+            return False
+        colors = _colors_in(tokens)
+        if backdrop is None:
+            return bool(colors)
+        return any(not _blends_in(color, backdrop) for color in colors)
+
+
+def _filters(tokens: list, font_px: float) -> tuple[tuple, bool, float]:
+    """A ``filter``'s colour operations (``invert``, ``brightness``, ``contrast``, ``grayscale``), whether
+    it blurs text past reading (a radius of half the font size), and its ``opacity()``."""
+    operations = []
+    blurred = False
+    opacity = 1.0
+    for token in tokens:
+        if token.type != "function":
+            continue
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        name = token.lower_name
+        if name == "blur":
+            radius = _length_px(arguments[0], font_px) if arguments else 0.0
+            blurred = blurred or (radius is not None and radius >= font_px / 2)
+            continue
+        amount = _number(arguments[0]) if arguments else 1.0
+        if amount is None:
+            continue
+        if name == "opacity":
+            opacity *= min(max(amount, 0.0), 1.0)
+        elif name in ("invert", "brightness", "contrast", "grayscale"):
+            operations.append((name, amount))
+    return tuple(operations), blurred, opacity
+
+
+def _filtered(color: Color, operations: tuple) -> Color:
+    red, green, blue, alpha = color
+    for name, amount in operations:
+        if name == "invert":
+            amount = min(max(amount, 0.0), 1.0)
+            red, green, blue = (c * (1 - amount) + (1 - c) * amount for c in (red, green, blue))
+        elif name == "brightness":
+            red, green, blue = (c * amount for c in (red, green, blue))
+        elif name == "contrast":
+            red, green, blue = ((c - 0.5) * amount + 0.5 for c in (red, green, blue))
+        elif name == "grayscale":
+            gray = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+            amount = min(max(amount, 0.0), 1.0)
+            red, green, blue = (c * (1 - amount) + gray * amount for c in (red, green, blue))
+        red, green, blue = (min(max(c, 0.0), 1.0) for c in (red, green, blue))
+    return (red, green, blue, alpha)
+
+
+def _has_var(value: list) -> bool:
+    return any(token.type == "function" and (token.lower_name == "var" or _has_var(token.arguments))
+               for token in value)
+
+
+def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None:
+    """``value`` with every ``var(--name[, fallback])`` replaced by the custom property's value (or the
+    fallback); None when one resolves to nothing (the declaration is then invalid: unset)."""
+    if depth > 16:
+        return None
+    out = []
+    for token in value:
+        if token.type != "function":
+            out.append(token)
+            continue
+        if token.lower_name == "var":
+            arguments = _tokens(token.arguments)
+            name = arguments[0].value if arguments and arguments[0].type == "ident" else None
+            comma = next((i for i, t in enumerate(token.arguments) if t.type == "literal" and t.value == ","), None)
+            replacement = (custom or {}).get(name) if name else None
+            if replacement is None and comma is not None:
+                replacement = token.arguments[comma + 1 :]
+            if replacement is None:
+                return None
+            resolved = _substitute(replacement, custom, depth + 1)
+            if resolved is None:
+                return None
+            out.extend(resolved)
+        elif _has_var(token.arguments):
+            arguments = _substitute(token.arguments, custom, depth + 1)
+            if arguments is None:
+                return None
+            out.append(tinycss2.ast.FunctionBlock(token.source_line, token.source_column, token.name, arguments))
+        else:
+            out.append(token)
+    return out
+
+
+def _ident(value: str):
+    return tinycss2.ast.IdentToken(0, 0, value)
+
+
+class _ColorToken:
+    """A colour already parsed (from a legacy attribute), standing in for a token."""
+
+    type = "color"
+
+    def __init__(self, color: Color) -> None:
+        self.color = color
+
+
+def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
+    """The longhand values a declaration sets (the shorthands that matter here split up)."""
+    name, value = declaration.name, declaration.value
+    tokens = _tokens(value)
+    if name == "background":
+        colors = [t for t in tokens if t.type in ("hash", "ident", "function") and isinstance(_color(t), tuple)]
+        images = [t for t in tokens if t.type == "url" or (t.type == "function" and (
+            t.lower_name == "url" or t.lower_name.endswith("gradient")))]
+        return [("background-color", colors[-1:] or [_ident("transparent")]),
+                ("background-image", images or [_ident("none")])]
+    if name == "margin":
+        parts = tokens[:4]
+        if not parts:
+            return []
+        top = parts[0]
+        left = parts[3] if len(parts) == 4 else parts[1] if len(parts) >= 2 else parts[0]
+        return [("margin-top", [top]), ("margin-left", [left])]
+    if name == "overflow":
+        return [("overflow-x", tokens[:1]), ("overflow-y", tokens[-1:])]
+    return [(name, value)]

@@ -1,0 +1,246 @@
+"""Which runs of a Word paragraph a reader sees: hidden, white-on-white and tiny text out (pure).
+
+:class:`RunVisibility` resolves each run's properties as Word does -- document defaults, the
+paragraph style and the character style (each with its ``w:basedOn`` chain), then the run's
+own -- and says why a run is not shown:
+
+* ``w:vanish`` (hidden text), ``w:specVanish``, ``w:webHidden``. Hidden text is a *toggle*
+  property: direct formatting decides; without it, any style that sets it hides (Word would
+  cancel two levels that both set it; hiding more is the safe side);
+* a font under 2 pt (``w:sz`` is in half-points) or squeezed under 10% wide (``w:w``);
+* a text colour (``w:color``, its ``w:themeColor`` read from the theme part) whose contrast
+  with the background behind it is under
+  :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`: the run's highlight, else its
+  shading, else the paragraph's, else the table cell's, else the page colour
+  (``w:background``), else white. ``auto`` is always readable.
+
+Headers, footers, footnotes, comments, text boxes and any part the document does not show are
+never read by the parser; deleted revisions (``w:del``) and field codes (``w:instrText``) are
+not text to python-docx.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, contrast
+
+_W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_NS = {"w": _W, "a": _A}
+MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
+MIN_WIDTH_PERCENT = 10
+_FALSE = frozenset({"0", "false", "off"})
+_HIDING = ("vanish", "specVanish", "webHidden")
+# w:highlight values (ST_HighlightColor) as RGB.
+_HIGHLIGHTS = {
+    "black": "000000", "blue": "0000FF", "cyan": "00FFFF", "green": "00FF00", "magenta": "FF00FF", "red": "FF0000",
+    "yellow": "FFFF00", "white": "FFFFFF", "darkBlue": "000080", "darkCyan": "008080", "darkGreen": "008000",
+    "darkMagenta": "800080", "darkRed": "800000", "darkYellow": "808000", "darkGray": "808080",
+    "lightGray": "C0C0C0",
+}
+# w:themeColor names and the theme's colour scheme slots (the Office defaults when a theme lacks one).
+_THEME_SLOTS = {"dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2", "text1": "dk1",
+                "background1": "lt1", "text2": "dk2", "background2": "lt2", "accent1": "accent1",
+                "accent2": "accent2", "accent3": "accent3", "accent4": "accent4", "accent5": "accent5",
+                "accent6": "accent6", "hyperlink": "hlink", "followedHyperlink": "folHlink"}
+_THEME_DEFAULTS = {"dk1": "000000", "lt1": "FFFFFF", "dk2": "44546A", "lt2": "E7E6E6"}
+
+
+def _w(name: str) -> str:
+    return f"{{{_W}}}{name}"
+
+
+def _rgb(value: str | None) -> tuple[float, float, float, float] | None:
+    if not value or len(value) != 6:
+        return None
+    try:
+        return (int(value[0:2], 16) / 255, int(value[2:4], 16) / 255, int(value[4:6], 16) / 255, 1.0)
+    except ValueError:
+        return None
+
+
+def _on(element: etree._Element | None) -> bool | None:
+    """A toggle property's value: None when absent."""
+    if element is None:
+        return None
+    return (element.get(_w("val")) or "true").strip().lower() not in _FALSE
+
+
+class RunVisibility:
+    """Run visibility for one document (its styles, theme and page colour read once)."""
+
+    def __init__(self, document) -> None:
+        self.styles: dict[str, etree._Element] = {}
+        self.default_paragraph_style: str | None = None
+        self.default_run_properties: etree._Element | None = None
+        self.theme: dict[str, str] = dict(_THEME_DEFAULTS)
+        self.page = "FFFFFF"
+        self._chains: dict[str | None, list[etree._Element]] = {}
+        try:
+            styles = document.styles.element
+        except (AttributeError, KeyError, ValueError):
+            styles = None
+        if styles is not None:
+            for style in styles.iterchildren(_w("style")):
+                style_id = style.get(_w("styleId"))
+                if style_id:
+                    self.styles.setdefault(style_id, style)
+                if style.get(_w("type")) == "paragraph" and (style.get(_w("default")) or "") in ("1", "true"):
+                    self.default_paragraph_style = self.default_paragraph_style or style_id
+            self.default_run_properties = styles.find("w:docDefaults/w:rPrDefault/w:rPr", _NS)
+        self._read_theme(document)
+        background = document.element.find("w:background", _NS)
+        if background is not None and _rgb(background.get(_w("color"))) is not None:
+            self.page = background.get(_w("color"))
+
+    def _read_theme(self, document) -> None:
+        try:
+            for rel in document.part.rels.values():
+                if rel.reltype.endswith("/theme") and not rel.is_external:
+                    root = etree.fromstring(rel.target_part.blob)
+                    scheme = root.find(".//a:clrScheme", _NS)
+                    if scheme is None:
+                        return
+                    for slot in scheme:
+                        name = etree.QName(slot).localname
+                        color = slot.find("a:srgbClr", _NS)
+                        system = slot.find("a:sysClr", _NS)
+                        value = color.get("val") if color is not None else (
+                            system.get("lastClr") if system is not None else None)
+                        if _rgb(value) is not None:
+                            self.theme[name] = value
+                    return
+        except (AttributeError, KeyError, ValueError, etree.XMLSyntaxError):
+            return
+
+    # -- properties -----------------------------------------------------------------------------------
+
+    def _chain(self, style_id: str | None) -> list[etree._Element]:
+        """The rPr of a style and of the styles it is based on, nearest first (cycles cut)."""
+        if style_id in self._chains:
+            return self._chains[style_id]
+        chain: list[etree._Element] = []
+        seen: set[str] = set()
+        current = style_id
+        while current and current not in seen and len(seen) < 64:
+            seen.add(current)
+            style = self.styles.get(current)
+            if style is None:
+                break
+            properties = style.find("w:rPr", _NS)
+            if properties is not None:
+                chain.append(properties)
+            based = style.find("w:basedOn", _NS)
+            current = based.get(_w("val")) if based is not None else None
+        self._chains[style_id] = chain
+        return chain
+
+    def _levels(self, run: etree._Element, paragraph: etree._Element) -> list[etree._Element]:
+        """The run's property sets, nearest first: its own, its character style's, its paragraph style's,
+        the document defaults."""
+        levels: list[etree._Element] = []
+        own = run.find("w:rPr", _NS)
+        if own is not None:
+            levels.append(own)
+        run_style = own.find("w:rStyle", _NS) if own is not None else None
+        if run_style is not None:
+            levels.extend(self._chain(run_style.get(_w("val"))))
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        levels.extend(self._chain(paragraph_style.get(_w("val")) if paragraph_style is not None
+                                  else self.default_paragraph_style))
+        if self.default_run_properties is not None:
+            levels.append(self.default_run_properties)
+        return levels
+
+    def _color(self, element: etree._Element) -> tuple[float, float, float, float] | None | str:
+        theme = element.get(_w("themeColor"))
+        if theme:
+            slot = _THEME_SLOTS.get(theme)
+            value = self.theme.get(slot) if slot else None
+            if value:
+                return _rgb(value)
+        value = element.get(_w("val"))
+        if value is None or value.lower() == "auto":
+            return "auto"
+        return _rgb(value)
+
+    @staticmethod
+    def _shading(element: etree._Element | None) -> str | None:
+        """The colour a ``w:shd`` paints (a solid pattern paints its ``w:color``), or None."""
+        if element is None:
+            return None
+        value = element.get(_w("color")) if (element.get(_w("val")) or "") == "solid" else element.get(_w("fill"))
+        return value if _rgb(value) is not None else None
+
+    def _background(self, run_levels: list[etree._Element], paragraph: etree._Element,
+                    cell: etree._Element | None) -> str:
+        for properties in run_levels:
+            highlight = properties.find("w:highlight", _NS)
+            if highlight is not None and highlight.get(_w("val")) in _HIGHLIGHTS:
+                return _HIGHLIGHTS[highlight.get(_w("val"))]
+            shading = self._shading(properties.find("w:shd", _NS))
+            if shading:
+                return shading
+        shading = self._shading(paragraph.find("w:pPr/w:shd", _NS))
+        if shading:
+            return shading
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
+                                else self.default_paragraph_style or "")
+        if style is not None:
+            shading = self._shading(style.find("w:pPr/w:shd", _NS))
+            if shading:
+                return shading
+        if cell is not None:
+            shading = self._shading(cell.find("w:tcPr/w:shd", _NS))
+            if shading:
+                return shading
+        return self.page
+
+    def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
+        """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None."""
+        levels = self._levels(run, paragraph)
+        own = run.find("w:rPr", _NS)
+        for name in _HIDING:
+            direct = _on(own.find(f"w:{name}", _NS)) if own is not None else None
+            if direct or (direct is None and any(_on(level.find(f"w:{name}", _NS)) for level in levels)):
+                return "hidden text"
+        size = next((level.find("w:sz", _NS) for level in levels if level.find("w:sz", _NS) is not None), None)
+        if size is not None:
+            try:
+                if float(size.get(_w("val")) or 20) < MIN_HALF_POINTS:
+                    return "a font too small to read"
+            except ValueError:
+                pass
+        width = next((level.find("w:w", _NS) for level in levels if level.find("w:w", _NS) is not None), None)
+        if width is not None:
+            try:
+                if float(width.get(_w("val")) or 100) < MIN_WIDTH_PERCENT:
+                    return "text squeezed too narrow to read"
+            except ValueError:
+                pass
+        color_element = next((level.find("w:color", _NS) for level in levels
+                              if level.find("w:color", _NS) is not None), None)
+        if color_element is not None:
+            color = self._color(color_element)
+            background = _rgb(self._background(levels, paragraph, cell))
+            if isinstance(color, tuple) and background is not None and contrast(color, background) < MIN_CONTRAST:
+                return "text coloured like its background"
+        return None
+
+    def paragraph_text(self, paragraph: etree._Element, cell: etree._Element | None = None,
+                       hidden: list[str] | None = None) -> str:
+        """What a reader sees of a ``w:p`` (python-docx's ``Paragraph.text`` without hidden runs);
+        the hidden runs' text is appended to ``hidden``."""
+        parts = []
+        for run in etree.ElementBase.xpath(paragraph, "w:r | w:hyperlink/w:r", namespaces=_NS):
+            text = run.text if isinstance(run.text, str) else ""
+            if not text:
+                continue
+            if self.hidden(run, paragraph, cell):
+                if hidden is not None:
+                    hidden.append(text)
+            else:
+                parts.append(text)
+        return "".join(parts)

@@ -1,0 +1,309 @@
+"""Which text of a PDF page a reader sees: invisible, white, tiny and off-page text out (pure).
+
+:func:`page_text` extracts a page's text with pypdf as :mod:`ingestion.parsers.pdf` always did,
+but follows the graphics state of its content stream (``q``/``Q``, ``cm``, form XObjects and
+their ``/Matrix``, ``Tr``, ``Tf``, ``Tz``, the fill and stroke colours in gray, RGB, CMYK and
+ICC-based spaces, ``gs`` alphas) and empties every text-showing operation a reader does not see
+before pypdf reads it:
+
+* render mode 3 (invisible) or 7 (clip only);
+* painted in a colour whose contrast with the white page is under
+  :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`, or with an alpha under
+  :data:`~ingestion.parsers.css_visibility.MIN_OPACITY` (fill for modes 0, 2, 4, 6; stroke for
+  1, 2, 5, 6: a mode that both fills and strokes is seen when either is);
+* a font (after the text and transformation matrices) under 2 points high, or squeezed under
+  a tenth of that wide (``Tz``);
+* placed outside the page's crop box.
+
+A page whose text is *all* in an invisible render mode and that shows an image is a scanned
+page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
+-- but this reader cannot check that it says what the image shows. Not evaluated: clipping
+paths, text painted over (or under a white rectangle), colours in pattern, separation and
+indexed spaces (taken as visible), blend modes and soft masks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, MIN_OPACITY, contrast
+
+MIN_POINTS = MIN_FONT_PX * 0.75  # 2 pt
+_IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_WHITE = (1.0, 1.0, 1.0, 1.0)
+_BLACK = (0.0, 0.0, 0.0, 1.0)
+_COMPONENTS = {"/DeviceGray": 1, "/G": 1, "/CalGray": 1, "/DeviceRGB": 3, "/RGB": 3, "/CalRGB": 3,
+               "/DeviceCMYK": 4, "/CMYK": 4}
+_SHOW = (b"Tj", b"TJ", b"'", b'"')
+OCR_FLAG = "invisible text layer over a page image (OCR): kept, not checked against the image"
+
+
+def _multiply(m: tuple, n: tuple) -> tuple:
+    """``m`` then ``n`` (PDF row-vector matrices ``[a b c d e f]``)."""
+    a, b, c, d, e, f = m
+    p, q, r, s, t, u = n
+    return (a * p + b * r, a * q + b * s, c * p + d * r, c * q + d * s, e * p + f * r + t, e * q + f * s + u)
+
+
+def _numbers(operands: list) -> list[float] | None:
+    try:
+        return [float(value) for value in operands]
+    except (TypeError, ValueError):
+        return None
+
+
+def _rgb(components: list[float] | None) -> tuple[float, float, float, float] | None:
+    """A device colour of 1, 3 or 4 components as RGBA (None: not one)."""
+    if components is None:
+        return None
+    values = [min(max(value, 0.0), 1.0) for value in components]
+    if len(values) == 1:
+        return (values[0], values[0], values[0], 1.0)
+    if len(values) == 3:
+        return (values[0], values[1], values[2], 1.0)
+    if len(values) == 4:
+        c, m, y, k = values
+        return ((1 - c) * (1 - k), (1 - m) * (1 - k), (1 - y) * (1 - k), 1.0)
+    return None
+
+
+@dataclass(frozen=True)
+class _State:
+    ctm: tuple = _IDENTITY
+    render: int = 0
+    fill: tuple | None = _BLACK  # None: a colour this reader cannot compare (taken as visible)
+    stroke: tuple | None = _BLACK
+    fill_space: int | None = 1  # components of the fill colour space (None: not a device-like space)
+    stroke_space: int | None = 1
+    fill_alpha: float = 1.0
+    stroke_alpha: float = 1.0
+    font_size: float = 0.0
+    horizontal: float = 100.0
+    resources: object = None
+
+
+@dataclass
+class _Tracker:
+    """The graphics state along a content stream; empties the text operations of one kind (see module)."""
+
+    box: tuple[float, float, float, float]
+    resources: object
+    keep_visible: bool = True  # True: empty what a reader does not see; False: empty what they see
+    state: _State = field(default_factory=_State)
+    stack: list[_State] = field(default_factory=list)
+    changes: list[tuple[list, int, object]] = field(default_factory=list)
+    emptied: int = 0
+    invisible_mode_only: bool = True  # every operation emptied (as hidden) was in render mode 3 or 7
+
+    def __post_init__(self) -> None:
+        self.state = replace(self.state, resources=self.resources)
+
+    # -- resources ------------------------------------------------------------------------------------
+
+    def _resource(self, kind: str, name: object):
+        try:
+            return self.state.resources[kind][name].get_object()  # type: ignore[index]
+        except (KeyError, TypeError, AttributeError, IndexError):
+            return None
+
+    def _space(self, name: object) -> int | None:
+        if str(name) in _COMPONENTS:
+            return _COMPONENTS[str(name)]
+        space = self._resource("/ColorSpace", name)
+        try:
+            if space is not None and str(space[0]) == "/ICCBased":
+                return int(space[1].get_object()["/N"])
+        except (KeyError, TypeError, IndexError, ValueError, AttributeError):
+            return None
+        return None
+
+    # -- the visitor ----------------------------------------------------------------------------------
+
+    def before(self, operator: bytes, operands: list, cm, tm) -> None:
+        state = self.state
+        if operator == b"q":
+            self.stack.append(state)
+        elif operator == b"Q":
+            if self.stack:
+                self.state = self.stack.pop()
+        elif operator == b"cm":
+            values = _numbers(operands)
+            if values and len(values) == 6:
+                self.state = replace(state, ctm=_multiply(tuple(values), state.ctm))
+        elif operator == b"Do":
+            self.stack.append(state)
+            xobject = self._resource("/XObject", operands[0]) if operands else None
+            try:
+                if xobject is not None and xobject.get("/Subtype") == "/Form":
+                    matrix = _numbers(list(xobject.get("/Matrix", _IDENTITY)))
+                    ctm = _multiply(tuple(matrix), state.ctm) if matrix and len(matrix) == 6 else state.ctm
+                    resources = xobject.get("/Resources")
+                    self.state = replace(state, ctm=ctm, resources=resources.get_object() if resources is not None
+                                         else state.resources)
+            except (KeyError, TypeError, AttributeError, ValueError):
+                pass
+        elif operator == b"Tr":
+            values = _numbers(operands)
+            if values:
+                self.state = replace(state, render=int(values[0]))
+        elif operator == b"Tf" and len(operands) >= 2:
+            values = _numbers(operands[1:2])
+            if values:
+                self.state = replace(state, font_size=values[0])
+        elif operator == b"Tz":
+            values = _numbers(operands)
+            if values:
+                self.state = replace(state, horizontal=values[0])
+        elif operator in (b"g", b"rg", b"k"):
+            self.state = replace(state, fill=_rgb(_numbers(operands)), fill_space=len(operands))
+        elif operator in (b"G", b"RG", b"K"):
+            self.state = replace(state, stroke=_rgb(_numbers(operands)), stroke_space=len(operands))
+        elif operator == b"cs" and operands:
+            components = self._space(operands[0])
+            self.state = replace(state, fill_space=components, fill=_BLACK if components else None)
+        elif operator == b"CS" and operands:
+            components = self._space(operands[0])
+            self.state = replace(state, stroke_space=components, stroke=_BLACK if components else None)
+        elif operator in (b"sc", b"scn"):
+            values = _numbers(operands)
+            fill = _rgb(values) if state.fill_space and values and len(values) == state.fill_space else None
+            self.state = replace(state, fill=fill)
+        elif operator in (b"SC", b"SCN"):
+            values = _numbers(operands)
+            stroke = _rgb(values) if state.stroke_space and values and len(values) == state.stroke_space else None
+            self.state = replace(state, stroke=stroke)
+        elif operator == b"gs" and operands:
+            graphics = self._resource("/ExtGState", operands[0])
+            try:
+                if graphics is not None:
+                    self.state = replace(state, fill_alpha=float(graphics.get("/ca", state.fill_alpha)),
+                                         stroke_alpha=float(graphics.get("/CA", state.stroke_alpha)))
+            except (TypeError, ValueError):
+                pass
+        elif operator in _SHOW:
+            reason = self.hidden(operands, tm)
+            if (reason is not None) == self.keep_visible:
+                self._empty(operator, operands)
+                if reason is not None and self.state.render not in (3, 7):
+                    self.invisible_mode_only = False
+
+    def after(self, operator: bytes, operands: list, cm, tm) -> None:
+        if operator == b"Do" and self.stack:
+            self.state = self.stack.pop()
+
+    def hidden(self, operands: list, tm) -> str | None:
+        """Why the text of a showing operation is not seen, or None."""
+        state = self.state
+        if state.render in (3, 7):
+            return "invisible render mode"
+        fills, strokes = state.render in (0, 2, 4, 6), state.render in (1, 2, 5, 6)
+
+        def paints(color, alpha: float) -> bool:
+            return alpha >= MIN_OPACITY and (color is None or contrast(color, _WHITE) >= MIN_CONTRAST)
+
+        if not ((fills and paints(state.fill, state.fill_alpha)) or (strokes and paints(state.stroke,
+                                                                                      state.stroke_alpha))):
+            return "white or transparent text"
+        try:
+            matrix = _multiply(tuple(float(v) for v in tm), state.ctm)
+        except (TypeError, ValueError):
+            return None
+        a, b, c, d, e, f = matrix
+        height = abs(state.font_size) * math.hypot(c, d)
+        width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
+        if height < MIN_POINTS or width < MIN_POINTS / 10:
+            return "a font too small to read"
+        left, bottom, right, top = self.box
+        length = sum(len(op) for op in operands if isinstance(op, (str, bytes))) or 1
+        if e > right or f > top or f + height < bottom or e + length * width < left:
+            return "outside the page"
+        return None
+
+    def _empty(self, operator: bytes, operands: list) -> None:
+        self.emptied += 1
+        if operator == b"TJ" and operands and isinstance(operands[0], list):
+            array = operands[0]
+            for index, item in enumerate(array):
+                if isinstance(item, (str, bytes)) and not str(item).startswith("/"):
+                    self._replace(array, index)
+        elif operator == b'"' and len(operands) >= 3:
+            self._replace(operands, 2)
+        elif operands:
+            self._replace(operands, 0)
+
+    def _replace(self, container: list, index: int) -> None:
+        from pypdf.generic import ByteStringObject, TextStringObject
+
+        original = container[index]
+        if not isinstance(original, (str, bytes)):
+            return
+        self.changes.append((container, index, original))
+        container[index] = ByteStringObject(b"") if isinstance(original, bytes) else TextStringObject("")
+
+    def restore(self) -> None:
+        for container, index, original in reversed(self.changes):
+            container[index] = original
+        self.changes.clear()
+
+
+@dataclass
+class PageText:
+    text: str  # what a reader sees (pypdf's extraction)
+    hidden: str = ""  # the text left out
+    ocr_layer: bool = False  # the text is an invisible layer over a page image, kept
+
+
+def _box(page) -> tuple[float, float, float, float]:
+    try:
+        box = page.cropbox
+        left, bottom, right, top = (float(box.left), float(box.bottom), float(box.right), float(box.top))
+        return min(left, right), min(bottom, top), max(left, right), max(bottom, top)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return (-math.inf, -math.inf, math.inf, math.inf)
+
+
+def _shows_image(page) -> bool:
+    """Whether the page (or a form on it) has an image XObject, or its content an inline image."""
+    try:
+        resources = page.get("/Resources")
+        resources = resources.get_object() if resources is not None else None
+        stack = [resources]
+        seen = 0
+        while stack and seen < 64:
+            current = stack.pop()
+            seen += 1
+            xobjects = current.get("/XObject") if current is not None else None
+            for name in xobjects.get_object() if xobjects is not None else ():
+                xobject = xobjects.get_object()[name].get_object()
+                if xobject.get("/Subtype") == "/Image":
+                    return True
+                inner = xobject.get("/Resources")
+                if inner is not None:
+                    stack.append(inner.get_object())
+        contents = page.get_contents()
+        return contents is not None and b"BI" in contents.get_data()
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False
+
+
+def page_text(page) -> PageText:
+    """A page's text as a reader sees it (see the module docstring)."""
+    box = _box(page)
+    resources = page.get("/Resources")
+    resources = resources.get_object() if resources is not None else None
+    seen = _Tracker(box, resources)
+    try:
+        text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
+    finally:
+        seen.restore()
+    if not seen.emptied:
+        return PageText(text)
+    if not text.strip() and seen.invisible_mode_only and _shows_image(page):
+        return PageText(page.extract_text() or "", ocr_layer=True)
+    unseen = _Tracker(box, resources, keep_visible=False)
+    try:
+        hidden = page.extract_text(visitor_operand_before=unseen.before, visitor_operand_after=unseen.after) or ""
+    finally:
+        unseen.restore()
+    return PageText(text, hidden=hidden)

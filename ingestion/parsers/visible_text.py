@@ -1,0 +1,343 @@
+"""What a reader sees is what the model gets: invisible characters out, hidden ranges removed with spans kept.
+
+Every parser's result passes through :func:`strip_invisible` (the registry wraps each
+parser with it, after the check for unread access markers, so a marker with an invisible
+character inside still fails). It removes from the document text, and from every string
+derived from it (titles, heading paths, table rows' embed text, context lines, metadata),
+the characters that render as nothing but that a model reads:
+
+* **tag characters** U+E0000-E007F (ASCII smuggled as invisible "tags"), always;
+* **zero-width and invisible format characters** -- U+200B, U+2060, U+FEFF, U+00AD,
+  U+180E, U+2061-2064, U+206A-206F, U+FFF9-FFFB, U+034F, the Hangul fillers, U+17B4/5,
+  the musical format controls, and every other format (Cf) character but the few that
+  render (the Arabic number signs, Egyptian and shorthand format controls);
+* **U+200C/U+200D** (ZWNJ, ZWJ), except a single one between two non-ASCII, non-space
+  characters (Persian and Indic spelling, emoji sequences): between ASCII letters they only
+  split a word for a keyword filter ("ig\\u200dnore");
+* **variation selectors**, except a single U+FE0E/U+FE0F after a non-ASCII character (or a
+  keycap digit), a single ideographic variation selector after a CJK ideograph and a
+  Mongolian one after a Mongolian letter: runs of them are the "emoji smuggling" channel;
+* **bidi controls** (U+202A-202E, U+2066-2069, U+200E/200F, U+061C): removed, the text
+  between them kept -- except an **override** (U+202D LRO, U+202E RLO) whose run would be
+  shown in another order than it is stored (RLO over left-to-right letters or digits, LRO
+  over right-to-left letters): the whole run is removed, since what a reader sees there is
+  not what the text says;
+* C0 and C1 control characters but tab, line feed, carriage return and form feed.
+
+:func:`remove_ranges` is the shared machinery (also used for the hidden HTML of Markdown):
+it deletes character ranges from a parsed document's text and maps every span onto the
+shorter text, so that ``doc.text[block.start:block.end]`` still holds, and adds the number of
+non-whitespace characters removed to the section that held them
+(``Section.hidden_chars_removed``). For the formats whose document text is the decoded file
+(Markdown, plain text, CSV, code, transcripts) the document text is therefore the file
+*without* what was removed; the raw bytes keep everything.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from ingestion.structure import ParsedDocument, Section
+
+# -- classification --------------------------------------------------------------------------------
+
+_LRE, _RLE, _PDF, _LRO, _RLO = "\u202a", "\u202b", "\u202c", "\u202d", "\u202e"
+_LRI, _RLI, _FSI, _PDI = "\u2066", "\u2067", "\u2068", "\u2069"
+_EMBEDDINGS = frozenset((_LRE, _RLE, _LRO, _RLO))
+_ISOLATES = frozenset((_LRI, _RLI, _FSI))
+_BIDI = frozenset((*_EMBEDDINGS, _PDF, *_ISOLATES, _PDI, "\u200e", "\u200f", "\u061c"))
+_JOINERS = frozenset("\u200c\u200d")
+# Format characters that render something (prepended concatenation marks and script-specific
+# format controls): kept.
+_VISIBLE_FORMAT = frozenset(
+    chr(c) for c in (*range(0x0600, 0x0606), 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD,
+                     *range(0x13430, 0x13456), *range(0x1BCA0, 0x1BCA4))
+)
+# Not format characters but rendering as nothing all the same.
+_INVISIBLE_OTHER = frozenset("\u034f\u115f\u1160\u3164\uffa0\u17b4\u17b5") | frozenset(
+    chr(c) for c in range(0x1D173, 0x1D17B)
+)
+_VARIATION = frozenset(chr(c) for c in (*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0), 0x180B, 0x180C, 0x180D,
+                                        0x180F))
+_EMOJI_VS = frozenset("\ufe0e\ufe0f")
+_PARAGRAPH_ENDS = frozenset("\n\r\u2029\x1c\x1d\x1e\x85")
+# Control characters that lay text out (tab, line breaks, form feed); every other one is removed,
+# the information separators U+001C-001F and U+0085 too, although Python counts them as spaces.
+_KEPT_CONTROLS = frozenset("\t\n\r\x0c")
+
+# Every character that may need a look: format characters, variation selectors, fillers, controls. Those
+# of the first plane and those beyond are two patterns: a class of first-plane characters alone is
+# matched through a bitmap, about three times faster.
+_BMP_CANDIDATE_RE = re.compile(
+    "[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2]"
+)
+_ASTRAL_CANDIDATE_RE = re.compile(
+    "[\U000110bd\U000110cd\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e01ef"
+    "\U00013430-\U00013455]"
+)
+
+
+def _astral(text: str) -> bool:
+    """Whether ``text`` has a character beyond the first plane (emoji, tags...)."""
+    return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+
+
+def _candidates(text: str) -> list[int]:
+    found = [match.start() for match in _BMP_CANDIDATE_RE.finditer(text)]
+    if _astral(text):
+        found = sorted(found + [match.start() for match in _ASTRAL_CANDIDATE_RE.finditer(text)])
+    return found
+
+
+def _is_candidate(char: str) -> bool:
+    return (_BMP_CANDIDATE_RE.match(char) or _ASTRAL_CANDIDATE_RE.match(char)) is not None
+
+
+def _always_removed(char: str) -> bool:
+    """Invisible in any context: tags, zero-width characters, fillers, other format characters, controls."""
+    if char in _VISIBLE_FORMAT or char in _JOINERS or char in _VARIATION or char in _BIDI:
+        return False
+    if char in _INVISIBLE_OTHER:
+        return True
+    category = unicodedata.category(char)
+    return category == "Cf" or (category == "Cc" and char not in _KEPT_CONTROLS)
+
+
+def _joiner_kept(text: str, i: int) -> bool:
+    """A single ZWJ/ZWNJ between two non-ASCII, non-space, visible characters."""
+    if i == 0 or i + 1 >= len(text):
+        return False
+    before, after = text[i - 1], text[i + 1]
+    return all(
+        ord(c) > 0x7F and not c.isspace() and not _is_candidate(c) for c in (before, after)
+    ) or (before in _EMOJI_VS and ord(after) > 0x7F and not after.isspace() and not _is_candidate(after)
+          and i >= 2 and not _is_candidate(text[i - 2]))
+
+
+def _variation_kept(text: str, i: int) -> bool:
+    """A single variation selector right after the kind of character it legitimately follows."""
+    if i == 0:
+        return False
+    char, base = text[i], text[i - 1]
+    if _is_candidate(base) or base.isspace():
+        return False  # a run of selectors, or one after nothing visible
+    if char in _EMOJI_VS:
+        if ord(base) > 0x7F:
+            return True
+        return base in "0123456789#*" and text[i + 1 : i + 2] == "\u20e3"  # keycap "1\ufe0f\u20e3"
+    if 0xE0100 <= ord(char) <= 0xE01EF:
+        return unicodedata.name(base, "").startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"))
+    if char in "\u180b\u180c\u180d\u180f":
+        return 0x1800 <= ord(base) <= 0x18AF
+    return False
+
+
+def _override_end(text: str, i: int) -> int:
+    """End (exclusive, past its closing PDF when there is one) of the override run opened at ``i``."""
+    depth = 0  # embeddings/overrides opened inside the run
+    isolates = 0
+    j = i + 1
+    while j < len(text):
+        char = text[j]
+        if char in _PARAGRAPH_ENDS:
+            return j
+        if char in _EMBEDDINGS:
+            depth += 1
+        elif char in _ISOLATES:
+            isolates += 1
+        elif char == _PDI:
+            if not isolates:
+                return j  # closes an isolate the run sits in: the run ends there too
+            isolates -= 1
+        elif char == _PDF and not isolates:
+            if not depth:
+                return j + 1
+            depth -= 1
+        j += 1
+    return j
+
+
+def _reorders(run: str, override: str) -> bool:
+    """Whether a reader sees ``run`` (an override's content) in another order than it is stored."""
+    reversed_classes = ("L", "EN", "AN") if override == _RLO else ("R", "AL")
+    return any(unicodedata.bidirectional(char) in reversed_classes for char in run if not _is_candidate(char))
+
+
+def invisible_ranges(text: str) -> list[tuple[int, int]]:
+    """Sorted, disjoint ``(start, end)`` ranges of ``text`` that render as nothing (see the module docstring)."""
+    ranges: list[tuple[int, int]] = []
+    skip_to = 0
+    for i in _candidates(text):
+        if i < skip_to:
+            continue
+        char = text[i]
+        if char in (_LRO, _RLO):
+            end = _override_end(text, i)
+            if _reorders(text[i + 1 : end], char):
+                ranges.append((i, end))
+                skip_to = end
+                continue
+            ranges.append((i, i + 1))
+        elif char in _BIDI or _always_removed(char):
+            ranges.append((i, i + 1))
+        elif char in _JOINERS:
+            if not _joiner_kept(text, i):
+                ranges.append((i, i + 1))
+        elif char in _VARIATION:
+            if not _variation_kept(text, i):
+                ranges.append((i, i + 1))
+    return merge_ranges(ranges)
+
+
+def clean_string(text: str) -> str:
+    """``text`` without its invisible characters (titles, cells, metadata: strings with no spans)."""
+    if not text or (_BMP_CANDIDATE_RE.search(text) is None
+                    and (not _astral(text) or _ASTRAL_CANDIDATE_RE.search(text) is None)):
+        return text
+    return _cut(text, invisible_ranges(text))
+
+
+def counted(text: str) -> int:
+    """How much a removed piece of text counts: its non-whitespace characters."""
+    return sum(1 for char in text if not char.isspace())
+
+
+# -- removal with spans kept ------------------------------------------------------------------------
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint, non-empty ranges covering the same characters."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _cut(text: str, ranges: Sequence[tuple[int, int]]) -> str:
+    pieces = []
+    position = 0
+    for start, end in ranges:
+        pieces.append(text[position:start])
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+class OffsetMap:
+    """Where an offset of the old text lands once ``ranges`` are cut out of it."""
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        self.starts = [start for start, _ in ranges]
+        self.ends = [end for _, end in ranges]
+        self.removed_before = [0]
+        for start, end in ranges:
+            self.removed_before.append(self.removed_before[-1] + end - start)
+
+    def __call__(self, offset: int) -> int:
+        index = bisect.bisect_right(self.starts, offset)
+        if index and offset < self.ends[index - 1]:
+            return self.starts[index - 1] - self.removed_before[index - 1]
+        return offset - self.removed_before[index]
+
+
+def _innermost_sections(sections: Sequence[Section], positions: Sequence[int]) -> list[Section]:
+    """For each of the sorted ``positions``, the deepest section whose span holds it (the root at worst).
+
+    Sections are in document order and nest: of those that start at or before a position, the
+    last one (in that order) that still holds it is the deepest; one that no longer holds a
+    position holds no later one either.
+    """
+    found: list[Section] = []
+    stack: list[Section] = [sections[0]]
+    following = 1
+    for position in positions:
+        while following < len(sections) and sections[following].start <= position:
+            stack.append(sections[following])
+            following += 1
+        while len(stack) > 1 and not (stack[-1].start <= position < stack[-1].end):
+            stack.pop()
+        found.append(stack[-1])
+    return found
+
+
+def remove_ranges(doc: ParsedDocument, ranges: Iterable[tuple[int, int]]) -> ParsedDocument:
+    """``doc`` with ``ranges`` of its text cut out, every span mapped onto the new text (in place).
+
+    Blocks that become blank are dropped, the others trimmed of whitespace at their edges;
+    a table's ``metadata["table"]`` span follows. Each range's non-whitespace characters
+    are added to ``hidden_chars_removed`` of the deepest section that held it.
+    """
+    ranges = merge_ranges(ranges)
+    if not ranges:
+        return doc
+    old = doc.text
+    text = _cut(old, ranges)
+    new = OffsetMap(ranges)
+    for section, (start, end) in zip(_innermost_sections(doc.sections, [r[0] for r in ranges]), ranges,
+                                     strict=True):
+        section.hidden_chars_removed += counted(old[start:end])
+    for section in doc.sections:
+        section.start, section.end = new(section.start), new(section.end)
+        blocks = []
+        for block in section.blocks:
+            start, end = new(block.start), new(block.end)
+            while start < end and text[start].isspace():
+                start += 1
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            if start < end:
+                blocks.append(dataclasses.replace(block, start=start, end=end))
+        section.blocks = blocks
+        table = section.metadata.get("table")
+        if isinstance(table, dict) and "start" in table and "end" in table:
+            section.metadata["table"] = {**table, "start": new(int(table["start"])), "end": new(int(table["end"]))}
+    doc.text = text
+    return doc
+
+
+def _clean_value(value: object) -> object:
+    """``value`` with its strings cleaned, nested in lists, tuples and dicts: the same object when unchanged."""
+    if isinstance(value, str):
+        return clean_string(value)
+    if isinstance(value, (list, tuple)):
+        items = [_clean_value(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        cleaned = {key: _clean_value(item) for key, item in value.items()}
+        return value if all(cleaned[key] is item for key, item in value.items()) else cleaned
+    return value
+
+
+def strip_invisible(doc: ParsedDocument) -> ParsedDocument:
+    """``doc`` without invisible characters in its text (spans mapped, counts added) or its strings (in place)."""
+    remove_ranges(doc, invisible_ranges(doc.text))
+    doc.title = clean_string(doc.title) if doc.title else doc.title
+    doc.tags = tuple(clean_string(tag) for tag in doc.tags)
+    doc.metadata = _clean_value(doc.metadata)  # type: ignore[assignment]
+    for section in doc.sections:
+        section.title = clean_string(section.title)
+        section.heading_path = tuple(clean_string(title) for title in section.heading_path)
+        section.context = clean_string(section.context)
+        section.context_parts = tuple((key, clean_string(line)) for key, line in section.context_parts)
+        section.metadata = _clean_value(section.metadata)  # type: ignore[assignment]
+        blocks = []
+        for block in section.blocks:
+            embed_text = clean_string(block.embed_text) if block.embed_text else block.embed_text
+            metadata = _clean_value(block.metadata) if block.metadata else block.metadata
+            if embed_text is not block.embed_text or metadata is not block.metadata:
+                block = dataclasses.replace(block, embed_text=embed_text, metadata=metadata)  # type: ignore[arg-type]
+            blocks.append(block)
+        section.blocks = blocks
+    return doc

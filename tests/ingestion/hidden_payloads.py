@@ -1,0 +1,136 @@
+"""Builders of documents that hide a payload, shared by the hidden-text tests (small, in memory)."""
+
+from __future__ import annotations
+
+import io
+
+from accounts.policy import Policy
+from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+from ingestion.parsers import parse
+from ingestion.structure import ParsedDocument, resolve_policies
+
+COUNTER = default_counter()
+CONFIG = ChunkingConfig()
+
+
+def parsed(data: bytes | str, filename: str) -> ParsedDocument:
+    """Parse through the registry (as ingestion does) with policies resolved under ``internal``."""
+    raw = data.encode() if isinstance(data, str) else data
+    return resolve_policies(parse(raw, filename=filename), Policy("internal"))
+
+
+def model_texts(doc: ParsedDocument) -> list[str]:
+    """Everything of ``doc`` that reaches the model or the keyword index: each chunk's embed text (the
+    keyword index is built from it), the document text (contexts are cut from it), titles and paths."""
+    texts = [chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER)]
+    texts.append(doc.text)
+    texts.append(doc.title or "")
+    for section in doc.sections:
+        texts.append(section.title)
+        texts.extend(section.heading_path)
+        texts.append(section.context)
+    return texts
+
+
+def unflagged_texts(doc: ParsedDocument) -> list[str]:
+    """:func:`model_texts` without those of chunks whose section flags kept hidden text."""
+    flagged = {section.key for section in doc.sections if section.hidden_text_flags}
+    texts = [chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER) if chunk.section_key not in flagged]
+    if not flagged:
+        texts.append(doc.text)
+    texts.append(doc.title or "")
+    for section in doc.sections:
+        if section.key not in flagged:
+            texts.extend([section.title, *section.heading_path, section.context])
+    return texts
+
+
+def reaches_model(doc: ParsedDocument, payload: str) -> bool:
+    return any(payload in text for text in unflagged_texts(doc))
+
+
+def removed(doc: ParsedDocument) -> int:
+    return sum(section.hidden_chars_removed for section in doc.sections)
+
+
+# -- DOCX -----------------------------------------------------------------------------------------------
+
+
+def docx_bytes(build) -> bytes:
+    """A .docx made by ``build(document)`` (python-docx)."""
+    import docx
+
+    document = docx.Document()
+    build(document)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def set_run_property(run, name: str, **attributes: str) -> None:
+    """Add ``<w:name w:attr=...>`` to a run's properties."""
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    element = OxmlElement(f"w:{name}")
+    for key, value in attributes.items():
+        element.set(qn(f"w:{key}"), value)
+    run._r.get_or_add_rPr().append(element)
+
+
+# -- PDF ------------------------------------------------------------------------------------------------
+
+
+def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None = None) -> bytes:
+    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DictionaryObject, FloatObject, NameObject, NumberObject, StreamObject
+
+    writer = PdfWriter()
+    for content in streams:
+        page = writer.add_blank_page(width=612, height=792)
+        font = DictionaryObject({
+            NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+        })
+        resources = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+        if image:
+            picture = StreamObject()
+            picture.set_data(b"\x00")
+            picture.update({
+                NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Image"),
+                NameObject("/Width"): NumberObject(1), NameObject("/Height"): NumberObject(1),
+                NameObject("/ColorSpace"): NameObject("/DeviceGray"), NameObject("/BitsPerComponent"): NumberObject(8),
+            })
+            resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Im1"): writer._add_object(picture)})
+        if graphics:
+            resources[NameObject("/ExtGState")] = DictionaryObject({
+                NameObject(name): DictionaryObject({NameObject(key): FloatObject(value) for key, value in state.items()})
+                for name, state in graphics.items()
+            })
+        page[NameObject("/Resources")] = resources
+        stream = StreamObject()
+        stream.set_data(content.encode("latin-1"))
+        page[NameObject("/Contents")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def text_op(text: str, *, x: float = 72, y: float = 700, size: float = 12, before: str = "") -> str:
+    """One line of Helvetica text at ``(x, y)``; ``before`` (``3 Tr``) is put inside the text object first,
+    with the graphics state saved around it (text state outlives ``ET``)."""
+    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    line = f"BT /F1 {size} Tf {before} {x} {y} Td ({escaped}) Tj ET"
+    return f"q {line} Q\n" if before else line + "\n"
+
+
+# -- e-mail ---------------------------------------------------------------------------------------------
+
+
+def html_mail(body: str) -> bytes:
+    return (
+        "From: Ann <ann@example.com>\nTo: bob@example.com\nSubject: Quarterly numbers\n"
+        "Date: Mon, 2 Apr 2012 20:21:00 +0000\nMIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n"
+        f"<html><body>{body}</body></html>\n"
+    ).encode()

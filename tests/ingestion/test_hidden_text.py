@@ -1,0 +1,554 @@
+"""What a person sees is what the model gets: each hidden-text vector, per format (issue 24).
+
+Every test builds a small document that hides PAYLOAD the way an attacker would and checks that
+PAYLOAD reaches no chunk's embed text (which the keyword index is built from), nor the document
+text (which contexts are cut from), nor a title or heading path -- and that the visible text
+around it still does. Each failed on the parsers before hidden text was handled (the payload was
+embedded in every case).
+"""
+
+from __future__ import annotations
+
+import pytest
+from docx.shared import Pt, RGBColor
+
+from ingestion.chunking import chunk_document
+from ingestion.parsers.pdf_hidden import OCR_FLAG
+from ingestion.structure import ParseError
+from tests.ingestion.doc_invariants import assert_well_formed
+from tests.ingestion.hidden_payloads import (
+    CONFIG,
+    COUNTER,
+    docx_bytes,
+    html_mail,
+    model_texts,
+    parsed,
+    pdf_bytes,
+    reaches_model,
+    removed,
+    set_run_property,
+    text_op,
+)
+
+PAYLOAD = "Zanzibarpayload"
+VISIBLE = "Visiblealpha"
+AFTER = "Visibleomega"
+
+
+def assert_hidden(doc, payload: str = PAYLOAD, *visible: str) -> None:
+    assert_well_formed(doc)
+    assert not reaches_model(doc, payload), [t for t in model_texts(doc) if payload in t]
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    for word in visible or (VISIBLE, AFTER):
+        assert word in embedded, f"visible {word!r} lost"
+    assert removed(doc) > 0
+
+
+def html(body: str, head: str = "") -> bytes:
+    return f"<html><head>{head}</head><body><h1>Title</h1>{body}</body></html>".encode()
+
+
+# -- HTML -------------------------------------------------------------------------------------------
+
+
+HTML_VECTORS = {
+    "display-none": f'<span style="display:none">{PAYLOAD}</span>',
+    "display-none-important-uppercase-spaced": f'<span style="DISPLAY :  NONE !IMPORTANT">{PAYLOAD}</span>',
+    "visibility-hidden": f'<span style="visibility: hidden">{PAYLOAD}</span>',
+    "visibility-collapse": f'<span style="visibility:collapse">{PAYLOAD}</span>',
+    "hidden-attribute": f"<span hidden>{PAYLOAD}</span>",
+    "hidden-until-found": f'<div hidden="until-found">{PAYLOAD}</div>',
+    "aria-hidden": f'<span aria-hidden="true">{PAYLOAD}</span>',
+    "font-size-0": f'<span style="font-size:0">{PAYLOAD}</span>',
+    "font-size-1px": f'<span style="font-size:1px">{PAYLOAD}</span>',
+    "font-shorthand-0": f'<span style="font: 0/0 a">{PAYLOAD}</span>',
+    "font-size-0-em-nested": f'<div style="font-size:0em"><b>{PAYLOAD}</b></div>',
+    "opacity-0": f'<span style="opacity:0">{PAYLOAD}</span>',
+    "opacity-multiplied": f'<div style="opacity:.3"><span style="opacity:.2">{PAYLOAD}</span></div>',
+    "color-white-name": f'<span style="color:white">{PAYLOAD}</span>',
+    "color-fff-uppercase": f'<span style="color:#FFF">{PAYLOAD}</span>',
+    "color-rgb": f'<span style="color:rgb(255,255,255)">{PAYLOAD}</span>',
+    "color-rgb-modern": f'<span style="color:rgb(255 255 255 / 100%)">{PAYLOAD}</span>',
+    "color-hsl": f'<span style="color:hsl(0, 0%, 100%)">{PAYLOAD}</span>',
+    "color-near-white": f'<span style="color:#fefefe">{PAYLOAD}</span>',
+    "color-transparent": f'<span style="color:transparent">{PAYLOAD}</span>',
+    "color-alpha-0": f'<span style="color:rgba(0,0,0,0)">{PAYLOAD}</span>',
+    "color-equals-background": f'<span style="background:#123456;color:#123456">{PAYLOAD}</span>',
+    "color-on-parent-background": f'<div style="background-color:black"><span style="color:#000">{PAYLOAD}</span></div>',
+    "webkit-fill-transparent": f'<span style="-webkit-text-fill-color:transparent">{PAYLOAD}</span>',
+    "font-color-attribute": f'<font color="#ffffff">{PAYLOAD}</font>',
+    "bgcolor-attribute": f'<table bgcolor="navy"><tr><td><font color="navy">{PAYLOAD}</font></td></tr></table>',
+    "white-on-white-gradient": f'<div style="background:linear-gradient(#fff,#fff)"><span style="color:#fff">'
+                               f"{PAYLOAD}</span></div>",
+    "off-screen-left": f'<span style="position:absolute; left:-9999px">{PAYLOAD}</span>',
+    "off-screen-top-em": f'<span style="position:fixed;top:-100em">{PAYLOAD}</span>',
+    "off-screen-text-indent": f'<div style="text-indent:-10000px">{PAYLOAD}</div>',
+    "off-screen-translate": f'<div style="transform:translateX(-5000px)">{PAYLOAD}</div>',
+    "off-screen-margin": f'<div style="margin-left:-3000px">{PAYLOAD}</div>',
+    "clip-rect": f'<span style="position:absolute;clip:rect(0 0 0 0)">{PAYLOAD}</span>',
+    "clip-path": f'<span style="clip-path:inset(50%)">{PAYLOAD}</span>',
+    "sr-only-box": f'<span style="width:1px;height:1px;overflow:hidden">{PAYLOAD}</span>',
+    "scale-0": f'<span style="transform:scale(0)">{PAYLOAD}</span>',
+    "template": f"<template><p>{PAYLOAD}</p></template>",
+    "comment": f"<!-- {PAYLOAD} -->",
+    "dialog-closed": f"<dialog>{PAYLOAD}</dialog>",
+    "content-visibility": f'<div style="content-visibility:hidden"><p>{PAYLOAD}</p></div>',
+    "nested-visible-parent-hidden-child": f'<div><section><p style="display:none">{PAYLOAD}</p></section></div>',
+    "visible-inside-hidden": f'<div style="display:none"><span style="display:block">{PAYLOAD}</span></div>',
+    "list-item": f'<ul><li>one</li><li style="display:none">{PAYLOAD}</li></ul>',
+    "pre": f'<pre>code <span hidden>{PAYLOAD}</span></pre>',
+    "calc-font-size": f'<span style="font-size:calc(1px - 1px)">{PAYLOAD}</span>',
+    "clamp-font-size": f'<span style="font-size:clamp(0px, 0em, 1px)">{PAYLOAD}</span>',
+    "calc-opacity": f'<span style="opacity:calc(0.5 - 0.5)">{PAYLOAD}</span>',
+    "calc-off-screen": f'<span style="position:absolute;left:calc(-100vw - 10px)">{PAYLOAD}</span>',
+    "var-colour": f'<span style="--c:#fff"><b style="color:var(--c)">{PAYLOAD}</b></span>',
+    "var-fallback": f'<span style="display:var(--missing, none)">{PAYLOAD}</span>',
+    "var-inside-function": f'<span style="--r:255;color:rgb(var(--r), 255, 255)">{PAYLOAD}</span>',
+    "filter-invert": f'<span style="filter:invert(1)">{PAYLOAD}</span>',
+    "filter-invert-on-ancestor": f'<div style="filter:invert(100%)"><b style="color:#000">{PAYLOAD}</b></div>',
+    "filter-opacity": f'<span style="filter:opacity(0)">{PAYLOAD}</span>',
+    "filter-blur": f'<span style="filter:blur(20px)">{PAYLOAD}</span>',
+    "filter-brightness": f'<span style="color:#808080;filter:brightness(3)">{PAYLOAD}</span>',
+}
+
+
+@pytest.mark.parametrize("vector", sorted(HTML_VECTORS))
+def test_html_hidden_text_never_reaches_the_model(vector):
+    doc = parsed(html(f"<p>{VISIBLE} {HTML_VECTORS[vector]} {AFTER}</p>"), "page.html")
+    assert_hidden(doc)
+
+
+STYLE_SHEETS = {
+    "class": (".x{display:none}", 'class="x"'),
+    "id": ("#x {visibility:hidden}", 'id="x"'),
+    "descendant": ("div.wrap span { color: #FFFFFF }", 'class="y"'),
+    "important-beats-inline": (".x{display:none !important}", 'class="x" style="display:inline"'),
+    "attribute-selector": ("[data-k=v]{font-size:0}", 'data-k="v"'),
+    "nested-rule": (".wrap { & .y { opacity: 0 } }", 'class="y"'),
+    "media-screen": ("@media screen and (min-width: 1px) { .x { display: none } }", 'class="x"'),
+    "layer": ("@layer base { .x { display: none } }", 'class="x"'),
+    "unknown-pseudo-class": (".x:-moz-something { display: none }", 'class="x"'),
+    "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
+    "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STYLE_SHEETS))
+def test_html_style_rules_in_the_document_hide_text(case):
+    rule, attributes = STYLE_SHEETS[case]
+    doc = parsed(html(f'<div class="wrap"><p>{VISIBLE} <span {attributes}>{PAYLOAD}</span> {AFTER}</p></div>',
+                      head=f"<style>{rule}</style>"), "page.html")
+    assert_hidden(doc)
+
+
+def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_apply():
+    link = '<link rel="stylesheet" href="data:text/css,.x%7Bdisplay%3Anone%7D">'
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=link), "page.html")
+    assert_hidden(doc)
+    doc = parsed(html(f'<style>.z{{color:#fff}}</style><p>{VISIBLE} <b class="z">{PAYLOAD}</b> {AFTER}</p>'),
+                 "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("markup", [
+    f'<div style="visibility:hidden"><span style="visibility:visible">{PAYLOAD}</span></div>',
+    f'<span hidden style="display:inline">{PAYLOAD}</span>',
+    f'<span style="color:#fff;background:#000">{PAYLOAD}</span>',
+    f'<span style="color:white;text-shadow:0 0 2px black">{PAYLOAD}</span>',
+    f'<div style="font-size:0"><span style="font-size:14px">{PAYLOAD}</span></div>',
+    f'<span style="color:#777">{PAYLOAD}</span>',
+    f'<div style="background:url(photo.jpg)"><span style="color:#fff">{PAYLOAD}</span></div>',
+    f'<style media="print">.x{{display:none}}</style><span class="x">{PAYLOAD}</span>',
+    f'<style>@media print {{ .x {{ display: none }} }}</style><span class="x">{PAYLOAD}</span>',
+    f"<details><summary>More</summary>{PAYLOAD}</details>",
+    f'<span style="color:var(--not-set)">{PAYLOAD}</span>',
+    f'<span style="font-size:calc(10px + 4px)">{PAYLOAD}</span>',
+    f'<div style="filter:invert(1);background:#fff"><span>{PAYLOAD}</span></div>',
+    f'<span style="filter:blur(1px)">{PAYLOAD}</span>',
+])
+def test_html_text_a_reader_sees_stays(markup):
+    """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
+    doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded
+
+
+@pytest.mark.parametrize("head", [
+    "<style>.x{display:none} @media (min-width: 1px) { .x { display: block !important } }</style>",
+    '<style>.x{display:none}</style><style media="not all">.x{display:inline !important}</style>',
+    '<style>.x{display:none}</style><link rel="alternate stylesheet" title="b" '
+    'href="data:text/css,.x%7Bdisplay%3Ainline%20!important%7D">',
+])
+def test_html_a_conditional_or_alternate_style_sheet_cannot_unhide(head):
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=head), "page.html")
+    assert_hidden(doc)
+
+
+def test_html_hidden_heading_keeps_its_section_and_policy_but_not_its_title():
+    """A hidden heading with data-access: the visible paragraph under it stays restricted (removal must
+    not change a visible text's policy), and its title leaks into no heading path or prefix."""
+    doc = parsed(html(f'<p>{VISIBLE}</p><h2 style="display:none" data-access="restricted">{PAYLOAD}</h2>'
+                      f"<p>{AFTER}</p><h2>Next</h2><p>tail</p>"), "page.html")
+    assert_hidden(doc)
+    holder = next(s for s in doc.sections if any(AFTER in doc.text[b.start:b.end] for b in s.blocks))
+    assert holder.effective.level == "restricted" and holder.title == ""
+    assert holder.hidden_chars_removed == len(PAYLOAD)
+
+
+def test_html_hidden_text_in_a_table_cell_and_caption():
+    doc = parsed(html(f'<table><caption>Prices <i hidden>{PAYLOAD}</i></caption><tr><th>Item</th><th>Cost</th></tr>'
+                      f'<tr><td>{VISIBLE}</td><td><span style="color:#fff">{PAYLOAD}</span>{AFTER}</td></tr></table>'),
+                 "page.html")
+    assert_hidden(doc)
+    table = next(s for s in doc.sections if s.kind == "table")
+    assert table.hidden_chars_removed == 2 * len(PAYLOAD)
+    assert table.blocks[0].embed_text == f"Item: {VISIBLE} | Cost: {AFTER}"
+
+
+def test_html_a_hidden_formatting_element_left_open_fails_with_its_line():
+    """A browser carries an unclosed <b> on into the next paragraphs (and hides them too); libxml2 ends it
+    with its paragraph: the text after it would be taken as seen. Refused, with the line."""
+    with pytest.raises(ParseError) as failure:
+        parsed(html(f'<p>{VISIBLE}</p>\n<p>x <b style="display:none">one</p><p>{PAYLOAD}</p>'), "page.html")
+    assert failure.value.line == 2 and "left open" in failure.value.message
+    closed = parsed(html(f'<p>{VISIBLE} <b style="display:none">{PAYLOAD}</b></p><p>{AFTER}</p>'), "page.html")
+    assert_hidden(closed)
+
+
+def test_html_a_marker_comment_anywhere_still_fails_and_a_hidden_policy_element_still_applies():
+    with pytest.raises(ParseError):
+        parsed(html(f'<div hidden><!-- access: restricted --><p>{PAYLOAD}</p></div>'), "page.html")
+    with pytest.raises(ParseError):
+        parsed(html(f'<div hidden><p data-acess="restricted">{PAYLOAD}</p></div>'), "page.html")
+    doc = parsed(html(f'<div style="visibility:hidden" data-access="restricted"><p>{PAYLOAD}</p>'
+                      f'<p style="visibility:visible">{AFTER}</p></div><p>{VISIBLE}</p>'), "page.html")
+    assert_hidden(doc)
+    holder = next(s for s in doc.sections if any(AFTER in doc.text[b.start:b.end] for b in s.blocks))
+    assert holder.effective.level == "restricted"
+
+
+def test_html_removed_count_is_on_the_section_that_held_it():
+    doc = parsed(html(f"<p>{VISIBLE}</p><section data-access=\"confidential\"><h2>Secret</h2>"
+                      f'<p>a <span hidden>{PAYLOAD}</span> {AFTER}</p></section>'), "page.html")
+    by_title = {s.title: s for s in doc.sections}
+    assert by_title["Secret"].hidden_chars_removed == len(PAYLOAD)
+    assert by_title["Title"].hidden_chars_removed == 0
+
+
+# -- Markdown ---------------------------------------------------------------------------------------
+
+
+MARKDOWN_VECTORS = {
+    "comment-inline": f"{VISIBLE} <!-- {PAYLOAD} --> {AFTER}",
+    "comment-block": f"{VISIBLE}\n\n<!--\n{PAYLOAD}\n-->\n\n{AFTER}",
+    "span-display-none": f'{VISIBLE} <span style="display:none">{PAYLOAD}</span> {AFTER}',
+    "span-font-size-0": f'{VISIBLE} <span style="font-size:0">{PAYLOAD}</span> {AFTER}',
+    "span-white": f'{VISIBLE} <span style="color:#FFF">{PAYLOAD}</span> {AFTER}',
+    "span-hidden-in-emphasis": f'{VISIBLE} **<span hidden>{PAYLOAD}</span>** {AFTER}',
+    "div-block-hidden": f'{VISIBLE}\n\n<div hidden>{PAYLOAD}</div>\n\n{AFTER}',
+    "div-around-markdown": f'{VISIBLE}\n\n<div style="display:none">\n\n{PAYLOAD} paragraph\n\n- {PAYLOAD} item\n\n'
+                           f"</div>\n\n{AFTER}",
+    "div-around-code": f'{VISIBLE}\n\n<div hidden>\n\n```\n{PAYLOAD}\n```\n\n</div>\n\n{AFTER}',
+    "div-around-table": f'{VISIBLE}\n\n<div hidden>\n\n| a | b |\n|---|---|\n| {PAYLOAD} | x |\n\n</div>\n\n{AFTER}',
+    "aria-hidden": f'{VISIBLE} <span aria-hidden="true">{PAYLOAD}</span> {AFTER}',
+    "template": f"{VISIBLE}\n\n<template>{PAYLOAD}</template>\n\n{AFTER}",
+    "off-screen": f'{VISIBLE} <span style="position:absolute;left:-9999px">{PAYLOAD}</span> {AFTER}',
+    "script": f"{VISIBLE}\n\n<script>{PAYLOAD}()</script>\n\n{AFTER}",
+    "style-element-content": f"{VISIBLE}\n\n<style>/* {PAYLOAD} */</style>\n\n{AFTER}",
+    "style-class-rule": f'<style>.q {{ visibility: hidden }}</style>\n\n{VISIBLE} <span class="q">{PAYLOAD}</span> '
+                        f"{AFTER}",
+    "style-rule-on-markdown-emphasis": f"<style>strong {{ display: none }}</style>\n\n{VISIBLE} **{PAYLOAD}**\n\n"
+                                       f"{AFTER}",
+    "in-list-item": f'- {VISIBLE}\n- <span hidden>{PAYLOAD}</span>\n- {AFTER}',
+    "in-quote": f'> {VISIBLE} <span hidden>{PAYLOAD}</span>\n> {AFTER}',
+    "formatting-left-open": f'{VISIBLE} <b style="display:none">one\n\n{PAYLOAD} paragraph</b>\n\n{AFTER}',
+    "declaration": f"{VISIBLE} <![CDATA[{PAYLOAD}]]> {AFTER}",
+}
+
+
+@pytest.mark.parametrize("vector", sorted(MARKDOWN_VECTORS))
+def test_markdown_hidden_text_never_reaches_the_model(vector):
+    doc = parsed(f"# Title\n\n{MARKDOWN_VECTORS[vector]}\n", "note.md")
+    assert_hidden(doc)
+
+
+def test_markdown_hidden_heading_keeps_its_section_marker_and_policy():
+    """A heading inside a hidden <div> keeps its section and its marker's policy (the visible text under it
+    stays restricted); its hidden title reaches no heading path, prefix or document title."""
+    text = (f"# Title\n\n{VISIBLE}\n\n<div hidden>\n\n## {PAYLOAD} <!-- access: restricted -->\n\n</div>\n\n"
+            f"{AFTER}\n\n## Next\n\ntail\n")
+    doc = parsed(text, "note.md")
+    assert_hidden(doc)
+    holder = next(s for s in doc.sections if any(AFTER in doc.text[b.start:b.end] for b in s.blocks))
+    assert holder.effective.level == "restricted" and holder.title == "" and holder.policy.level == "restricted"
+    hidden_h1 = parsed(f"<div hidden>\n\n# {PAYLOAD}\n\n</div>\n\n{VISIBLE}\n\n## A\n\n{AFTER}\n", "note.md")
+    assert hidden_h1.title in (None, "") and not reaches_model(hidden_h1, PAYLOAD)
+
+
+def test_markdown_hidden_table_cell():
+    doc = parsed(f"# T\n\n| Item | Note |\n|---|---|\n| {VISIBLE} | <i hidden>{PAYLOAD}</i> {AFTER} |\n"
+                 f"| b \\| c | d |\n", "note.md")
+    assert_hidden(doc)
+    table = next(s for s in doc.sections if s.kind == "table")
+    assert [b.embed_text for b in table.blocks] == [f"Item: {VISIBLE} | Note: {AFTER}", "Item: b | c | Note: d"]
+
+
+def test_markdown_markers_still_apply_and_near_misses_still_fail_inside_hidden_html():
+    """Dropping hidden HTML and comments never turns a near-miss marker into a pass, nor removes a marker."""
+    for near_miss in ("<!-- acess: restricted -->", "<!-- ac\u200bcess: restricted -->", "<!-- Access : public -->"):
+        with pytest.raises(ParseError) as failure:
+            parsed(f"# T\n\n<div hidden>\n\n{near_miss}\n\n{PAYLOAD}\n\n<!-- /access -->\n\n</div>\n", "note.md")
+        assert failure.value.line == 5
+    doc = parsed(f"# T\n\n{VISIBLE}\n\n<!-- access: restricted -->\n\n<span hidden>{PAYLOAD}</span> {AFTER}\n\n"
+                 "<!-- /access -->\n", "note.md")
+    assert_hidden(doc)
+    region = next(s for s in doc.sections if s.kind == "region")
+    assert region.effective.level == "restricted" and AFTER in doc.text[region.start:region.end]
+    assert region.hidden_chars_removed >= len(PAYLOAD)
+
+
+def test_markdown_link_titles_and_image_alt_text_stay_visible():
+    """Carriers a reader can see (on hover, or when the image fails) are kept; screening reads them."""
+    doc = parsed(f'# T\n\n{VISIBLE} [link](https://example.com "{PAYLOAD}") ![{AFTER}](x.png)\n', "note.md")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and AFTER in embedded
+
+
+def test_markdown_spans_point_into_the_text_without_what_was_removed():
+    source = f"# Title\n\n{VISIBLE} <!-- {PAYLOAD} --> {AFTER}\n\n## Two\n\nlast <span hidden>{PAYLOAD}</span> words\n"
+    doc = parsed(source, "note.md")
+    assert doc.text == f"# Title\n\n{VISIBLE}  {AFTER}\n\n## Two\n\nlast  words\n"
+    assert [doc.text[b.start:b.end] for s in doc.sections for b in s.blocks] == [f"{VISIBLE}  {AFTER}", "last  words"]
+    for chunk in chunk_document(doc, CONFIG, COUNTER):
+        assert doc.text[chunk.start:chunk.end] == chunk.text
+    # Non-whitespace characters: "<!--" PAYLOAD "-->", and "<span" "hidden>" PAYLOAD "</span>".
+    assert [s.hidden_chars_removed for s in doc.sections] == [0, 4 + len(PAYLOAD) + 3, 12 + len(PAYLOAD) + 7]
+
+
+# -- Unicode, every format ------------------------------------------------------------------------------
+
+
+def tags(text: str) -> str:
+    """ASCII smuggled as invisible Unicode tag characters."""
+    return "".join(chr(0xE0000 + ord(char)) for char in text)
+
+
+UNICODE_FILES = {
+    "note.txt": "Title\n=====\n\n{}\n",
+    "note.md": "# Title\n\n{}\n",
+    "page.html": "<html><body><p>{}</p></body></html>",
+    "table.csv": "name,note\nrow,{}\n",
+    "module.py": 'def f():\n    """{}"""\n    return 1\n',
+    "talk.vtt": "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n{}\n",
+}
+
+
+@pytest.mark.parametrize("filename", sorted(UNICODE_FILES))
+def test_tag_characters_never_reach_the_model(filename):
+    doc = parsed(UNICODE_FILES[filename].format(f"{VISIBLE} {tags(PAYLOAD)} {AFTER}"), filename)
+    assert_hidden(doc)
+    assert not any(tags(PAYLOAD) in text or "\U000e0061" in text for text in model_texts(doc))
+
+
+@pytest.mark.parametrize("filename", sorted(UNICODE_FILES))
+def test_a_bidi_override_that_reorders_text_is_removed(filename):
+    """U+202E shows "daolyap..." as its reverse: what a reader sees is not what the text says; removed."""
+    doc = parsed(UNICODE_FILES[filename].format(f"{VISIBLE} \u202e{PAYLOAD[::-1]}\u202c {AFTER}"), filename)
+    assert_hidden(doc, PAYLOAD[::-1])
+    assert not reaches_model(doc, PAYLOAD)
+
+
+@pytest.mark.parametrize("filename", sorted(UNICODE_FILES))
+def test_zero_width_characters_inside_words_are_removed_and_the_word_joined(filename):
+    """"Ig\u200bnore" is the word a reader sees; a keyword filter and the model should see it too."""
+    split = "\u200b".join(PAYLOAD[:5]) + "\u2060" + PAYLOAD[5:] + "\u00ad"
+    doc = parsed(UNICODE_FILES[filename].format(f"{VISIBLE} {split} {AFTER}"), filename)
+    assert removed(doc) == 6
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and "\u200b" not in embedded and "\u2060" not in doc.text
+
+
+def test_legitimate_joiners_isolates_and_variation_selectors_are_kept_or_harmlessly_removed():
+    text = ("Persian \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645, family \U0001f468\u200d\U0001f469\u200d"
+            "\U0001f467, heart \u2764\ufe0f, keycap 1\ufe0f\u20e3, isolate \u2067\u05e9\u05dc\u05d5\u05dd\u2069 end")
+    doc = parsed(f"# T\n\n{text}\n", "note.md")
+    assert "\u0645\u06cc\u200c\u062e" in doc.text and "\U0001f468\u200d\U0001f469" in doc.text
+    assert "\u2764\ufe0f" in doc.text and "1\ufe0f\u20e3" in doc.text
+    assert "\u2067" not in doc.text and "\u05e9\u05dc\u05d5\u05dd" in doc.text
+    assert removed(doc) == 2  # the isolate's two controls
+
+
+def test_emoji_smuggling_through_variation_selector_runs_is_removed():
+    smuggled = "\U0001f600" + "".join(chr(0xE0100 + b) for b in PAYLOAD.encode())
+    doc = parsed(f"# T\n\n{VISIBLE} {smuggled} {AFTER}\n", "note.md")
+    assert_hidden(doc, "\U000e0100")
+    assert "\U0001f600" in doc.text and removed(doc) == len(PAYLOAD)
+
+
+def test_invisible_characters_inside_a_marker_still_fail_in_every_marker_position():
+    """Stripping invisible characters happens after the marker checks: a marker with one inside stays an
+    error naming its line (in Markdown, and in a format without markers)."""
+    for filename, text in (("note.md", "# T\n\n<!-- ac\u200bcess: restricted -->\n\nx\n\n<!-- /access -->\n"),
+                           ("note.txt", "T\n\n<!-- access\u2060: restricted -->\n"),
+                           ("table.csv", "a,b\n<!-- acc\U000e0020ess: restricted -->,x\n")):
+        with pytest.raises(ParseError) as failure:
+            parsed(text, filename)
+        assert failure.value.line in (2, 3), (filename, failure.value)
+
+
+# -- DOCX ---------------------------------------------------------------------------------------------
+
+
+def _docx_paragraph(style_run):
+    def build(document):
+        document.add_heading("Report", 1)
+        paragraph = document.add_paragraph(f"{VISIBLE} ")
+        run = paragraph.add_run(PAYLOAD)
+        style_run(run, document)
+        paragraph.add_run(f" {AFTER}")
+    return build
+
+
+DOCX_VECTORS = {
+    "vanish": lambda run, document: setattr(run.font, "hidden", True),
+    "spec-vanish": lambda run, document: set_run_property(run, "specVanish"),
+    "web-hidden": lambda run, document: set_run_property(run, "webHidden"),
+    "white": lambda run, document: setattr(run.font.color, "rgb", RGBColor(0xFF, 0xFF, 0xFF)),
+    "near-white": lambda run, document: setattr(run.font.color, "rgb", RGBColor(0xFA, 0xFA, 0xFA)),
+    "theme-background": lambda run, document: set_run_property(run, "color", val="000000", themeColor="background1"),
+    "same-as-highlight": lambda run, document: (set_run_property(run, "highlight", val="yellow"),
+                                                 set_run_property(run, "color", val="FFFF00")),
+    "same-as-shading": lambda run, document: (set_run_property(run, "shd", val="clear", fill="336699"),
+                                               set_run_property(run, "color", val="336699")),
+    "tiny-font": lambda run, document: setattr(run.font, "size", Pt(1)),
+    "squeezed": lambda run, document: set_run_property(run, "w", val="1"),
+    "character-style-vanish": lambda run, document: (
+        setattr(document.styles.add_style("Ghost", 2).font, "hidden", True), setattr(run, "style", "Ghost")),
+}
+
+
+@pytest.mark.parametrize("vector", sorted(DOCX_VECTORS))
+def test_docx_hidden_runs_never_reach_the_model(vector):
+    assert_hidden(parsed(docx_bytes(_docx_paragraph(DOCX_VECTORS[vector])), "report.docx"))
+
+
+def test_docx_paragraph_style_vanish_hidden_heading_and_hidden_cell():
+    def build(document):
+        document.add_heading("Report", 1)
+        document.add_paragraph(VISIBLE)
+        document.styles.add_style("Secret", 1).font.hidden = True
+        document.add_paragraph(PAYLOAD, style="Secret")
+        heading = document.add_heading("", 2)
+        heading.add_run(PAYLOAD).font.hidden = True
+        table = document.add_table(rows=2, cols=2)
+        table.cell(0, 0).text, table.cell(0, 1).text, table.cell(1, 0).text = "Item", "Note", "one"
+        cell = table.cell(1, 1).paragraphs[0]
+        cell.add_run(PAYLOAD).font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+        cell.add_run(AFTER)
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert_hidden(doc)
+    table = next(s for s in doc.sections if s.kind == "table")
+    assert table.blocks[0].embed_text == f"Item: one | Note: {AFTER}" and table.hidden_chars_removed == len(PAYLOAD)
+
+
+def test_docx_white_text_on_a_dark_shading_stays():
+    def build(document):
+        paragraph = document.add_paragraph(f"{VISIBLE} ")
+        run = paragraph.add_run(AFTER)
+        run.font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+        set_run_property(run, "shd", val="clear", fill="000000")
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert AFTER in doc.text and removed(doc) == 0
+
+
+def test_docx_text_in_parts_the_document_does_not_show_is_not_read():
+    """Unused parts (an orphan XML part, comments, a header) hold text no reader sees in the body."""
+    import io
+    import zipfile
+
+    data = docx_bytes(lambda document: document.add_paragraph(f"{VISIBLE} {AFTER}"))
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            target.writestr(item, source.read(item.filename))
+        target.writestr("word/unused.xml", f'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/'
+                                           f'2006/main"><w:body><w:p><w:r><w:t>{PAYLOAD}</w:t></w:r></w:p></w:body>'
+                                           "</w:document>")
+        target.writestr("customXml/item9.xml", f"<note>{PAYLOAD}</note>")
+    doc = parsed(out.getvalue(), "report.docx")
+    assert not reaches_model(doc, PAYLOAD) and VISIBLE in doc.text
+
+
+def test_docx_a_marker_in_a_hidden_run_still_fails():
+    def build(document):
+        paragraph = document.add_paragraph(VISIBLE)
+        paragraph.add_run("<!-- access: restricted -->").font.hidden = True
+    with pytest.raises(ParseError) as failure:
+        parsed(docx_bytes(build), "report.docx")
+    assert "does not show" in failure.value.message
+
+
+# -- PDF ----------------------------------------------------------------------------------------------
+
+
+def _pdf(hidden: str, **kwargs) -> bytes:
+    return pdf_bytes([text_op(f"{VISIBLE} first line of the page.", y=700) + hidden
+                      + text_op(f"{AFTER} closes the page.", y=600)], **kwargs)
+
+
+PDF_VECTORS = {
+    "render-mode-3": text_op(PAYLOAD, y=650, before="3 Tr"),
+    "render-mode-7": text_op(PAYLOAD, y=650, before="7 Tr"),
+    "white-rgb": "q 1 1 1 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-gray": "q 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-cmyk": "q 0 0 0 0 k " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-scn": "q /DeviceRGB cs 1 1 1 scn " + text_op(PAYLOAD, y=650) + "Q ",
+    "stroke-white": "q 1 1 1 RG " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
+    "sub-point-font": text_op(PAYLOAD, y=650, size=0.5),
+    "scaled-down": "q 0.01 0 0 0.01 0 0 cm " + text_op(PAYLOAD, y=65000) + "Q ",
+    "squeezed": text_op(PAYLOAD, y=650, before="1 Tz"),
+    "right-of-page": text_op(PAYLOAD, x=5000, y=650),
+    "below-page": text_op(PAYLOAD, y=-500),
+    "transparent": "q /G0 gs " + text_op(PAYLOAD, y=650) + "Q ",
+}
+
+
+@pytest.mark.parametrize("vector", sorted(PDF_VECTORS))
+def test_pdf_hidden_text_never_reaches_the_model(vector):
+    assert_hidden(parsed(_pdf(PDF_VECTORS[vector], graphics={"/G0": {"/ca": 0.0}}), "report.pdf"))
+
+
+def test_pdf_grey_and_restored_state_text_stays():
+    doc = parsed(_pdf("q 1 1 1 rg Q q 0.4 g " + text_op(PAYLOAD, y=650) + "Q "), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_pdf_ocr_layer_over_a_scan_is_kept_and_flagged():
+    """A scanned page's OCR text is invisible by design: kept (else the scan has no text), its sections
+    flagged; invisible text on a page that also shows text is removed."""
+    scan = pdf_bytes(["q 600 0 0 780 0 0 cm /Im1 Do Q " + text_op(f"{PAYLOAD} scanned words", before="3 Tr")],
+                     image=True)
+    doc = parsed(scan, "scan.pdf")
+    assert PAYLOAD in doc.text and not reaches_model(doc, PAYLOAD)
+    assert any(OCR_FLAG in s.hidden_text_flags for s in doc.sections)
+    mixed = parsed(pdf_bytes(["q 600 0 0 780 0 0 cm /Im1 Do Q " + text_op(VISIBLE, y=700)
+                              + text_op(PAYLOAD, y=650, before="3 Tr") + text_op(AFTER, y=600)], image=True),
+                   "mixed.pdf")
+    assert_hidden(mixed)
+    assert not any(s.hidden_text_flags for s in mixed.sections)
+
+
+def test_pdf_a_marker_in_invisible_text_still_fails():
+    with pytest.raises(ParseError):
+        parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
+
+
+# -- e-mail -------------------------------------------------------------------------------------------
+
+
+def test_email_html_body_hidden_preheader_white_text_and_comment_never_reach_the_model():
+    body = (f'<div style="display:none;max-height:0;overflow:hidden">{PAYLOAD} preheader</div>'
+            f'<p>{VISIBLE} <span style="color:#ffffff">{PAYLOAD}</span> <!-- {PAYLOAD} --> {AFTER}</p>')
+    doc = parsed(html_mail(body), "mail.eml")
+    assert_hidden(doc)
+    assert next(s for s in doc.sections if s.kind == "message").hidden_chars_removed >= 3 * len(PAYLOAD)

@@ -1,0 +1,321 @@
+"""Property (Hypothesis): for every format, a document that hides a payload -- by any vector of its
+format, anywhere in its structure (a paragraph, a heading, a list item, a table cell, a quote),
+inside visible markup or around it -- never yields a chunk whose embedded text (which the keyword
+index is built from), nor a document text, title or heading path, that holds the payload unflagged;
+and every visible word still reaches the chunks.
+
+Before hidden text was handled, every format but CSV/code/transcripts embedded the payload (and
+those embedded it as tag characters or a reordered override run).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingestion.chunking import chunk_document
+from tests.ingestion.doc_invariants import assert_well_formed
+from tests.ingestion.hidden_payloads import (
+    CONFIG,
+    COUNTER,
+    docx_bytes,
+    html_mail,
+    parsed,
+    pdf_bytes,
+    reaches_model,
+    set_run_property,
+    text_op,
+)
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+words = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=4, max_size=8).map(lambda w: "v" + w)
+payloads = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=5, max_size=8).map(lambda w: f"Zq{w}payload")
+KINDS = ("paragraph", "heading", "item", "cell", "quote")
+
+
+@st.composite
+def layouts(draw):
+    """Blocks of visible words, and where the payload goes: (block index, word index, kind per block)."""
+    blocks = draw(st.lists(st.lists(words, min_size=1, max_size=5), min_size=1, max_size=5))
+    kinds = [draw(st.sampled_from(KINDS)) for _ in blocks]
+    target = draw(st.integers(0, len(blocks) - 1))
+    position = draw(st.integers(0, len(blocks[target])))
+    return blocks, kinds, target, position
+
+
+def check(doc, payload: str, blocks) -> None:
+    assert_well_formed(doc)
+    assert not reaches_model(doc, payload)
+    # Nothing visible lost: each word is in a chunk, or (a heading with no body under it) the text.
+    seen = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER)) + doc.text
+    for block in blocks:
+        for word in block:
+            assert word in seen, word
+
+
+# -- HTML and e-mail ------------------------------------------------------------------------------------
+
+HTML_HIDING = [
+    ('<span style="display:none">', "</span>"), ('<span style="Display: None !important">', "</span>"),
+    ('<span style="visibility:hidden">', "</span>"), ("<span hidden>", "</span>"),
+    ('<span aria-hidden="true">', "</span>"), ('<span style="font-size:0">', "</span>"),
+    ('<span style="opacity:0.01">', "</span>"), ('<span style="color:#FFFFFF">', "</span>"),
+    ('<span style="color:rgb(255, 255, 255)">', "</span>"), ('<font color="white">', "</font>"),
+    ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
+    ('<span id="away">', "</span>"), ("<template>", "</template>"), ("<!-- ", " -->"),
+    ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
+]
+HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
+HTML_STYLE = "<style>.gone{display:none} #away{ color : white }</style>"
+
+
+def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:
+    open_hidden, close_hidden = hiding
+    open_visible, close_visible = wrapper
+    parts = []
+    for index, (block, kind) in enumerate(zip(blocks, kinds, strict=True)):
+        items = list(block)
+        if index == target:
+            items.insert(position, f"{open_visible}{open_hidden}{payload}{close_hidden}{close_visible}")
+        text = " ".join(items)
+        if kind == "heading":
+            parts.append(f"<h2>{text}</h2>")
+        elif kind == "item":
+            parts.append(f"<ul><li>{text}</li></ul>")
+        elif kind == "cell":
+            parts.append(f"<table><tr><th>Name</th><th>Note</th></tr><tr><td>x</td><td>{text}</td></tr></table>")
+        elif kind == "quote":
+            parts.append(f"<blockquote><p>{text}</p></blockquote>")
+        else:
+            parts.append(f"<p>{text}</p>")
+    return "".join(parts)
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(HTML_HIDING), st.sampled_from(HTML_VISIBLE))
+def test_html_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper):
+    body = html_document(*layout, payload, hiding, wrapper)
+    doc = parsed(f"<html><head>{HTML_STYLE}</head><body>{body}</body></html>", "page.html")
+    check(doc, payload, layout[0])
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(HTML_HIDING), st.sampled_from(HTML_VISIBLE))
+def test_email_html_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper):
+    blocks, kinds, target, position = layout
+    kinds = ["paragraph" if kind == "quote" else kind for kind in kinds]  # a quote is a reply: dropped
+    doc = parsed(html_mail(HTML_STYLE + html_document(blocks, kinds, target, position, payload, hiding, wrapper)),
+                 "mail.eml")
+    check(doc, payload, blocks)
+
+
+# -- Markdown -------------------------------------------------------------------------------------------
+
+MARKDOWN_INLINE = [
+    ('<span style="display:none">', "</span>"), ("<span hidden>", "</span>"), ("<!-- ", " -->"),
+    ('<span style="font-size: 0px">', "</span>"), ('<i style="color:#fff">', "</i>"),
+    ('<span class="gone">', "</span>"), ('<span aria-hidden="true">', "</span>"),
+]
+MARKDOWN_VISIBLE = [("", ""), ("**", "**"), ("_", "_"), ("[", "](https://example.com)")]
+
+
+def markdown_block(kind: str, text: str) -> str:
+    return {"heading": f"## {text}", "item": f"- {text}", "quote": f"> {text}",
+            "cell": f"| Name | Note |\n|---|---|\n| x | {text} |"}.get(kind, text)
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(MARKDOWN_INLINE), st.sampled_from(MARKDOWN_VISIBLE),
+       st.booleans())
+def test_markdown_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper, as_block):
+    blocks, kinds, target, position = layout
+    parts = ["<style>.gone { visibility: hidden }</style>", "# Title"]
+    for index, (block, kind) in enumerate(zip(blocks, kinds, strict=True)):
+        items = list(block)
+        if index == target and not as_block:
+            items.insert(position, f"{wrapper[0]}{hiding[0]}{payload}{hiding[1]}{wrapper[1]}")
+        parts.append(markdown_block(kind, " ".join(items)))
+        if index == target and as_block:
+            # A hidden HTML block around Markdown of the same kind: its text is hidden too.
+            parts.append(f'<div style="display:none">\n\n{markdown_block(kind, payload)}\n\n</div>')
+    doc = parsed("\n\n".join(parts) + "\n", "note.md")
+    check(doc, payload, blocks)
+
+
+# -- Unicode, in the formats whose text is the file -------------------------------------------------------
+
+UNICODE_FILES = {
+    "note.txt": lambda rows: "\n\n".join(rows) + "\n",
+    "table.csv": lambda rows: "name,note\n" + "".join(f"r{i},{row}\n" for i, row in enumerate(rows)),
+    "module.py": lambda rows: "".join(f"def f{i}():\n    return '{row}'\n\n\n" for i, row in enumerate(rows)),
+    "talk.vtt": lambda rows: "WEBVTT\n\n" + "".join(
+        f"00:00:{i:02d}.000 --> 00:00:{i:02d}.500\n{row}\n\n" for i, row in enumerate(rows)),
+    "talk.transcript": lambda rows: "".join(f"Ann: {row}\n" for row in rows),
+}
+
+
+def smuggled(payload: str, how: str) -> str:
+    if how == "tags":
+        return "".join(chr(0xE0000 + ord(char)) for char in payload)
+    if how == "rlo":
+        return "\u202e" + payload[::-1] + "\u202c"
+    return "\U0001f600" + "".join(chr(0xE0100 + byte) for byte in payload.encode())  # variation selectors
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(sorted(UNICODE_FILES)), st.sampled_from(["tags", "rlo", "selectors"]))
+def test_unicode_smuggled_payloads_never_reach_a_chunk(layout, payload, filename, how):
+    blocks, _, target, position = layout
+    rows = []
+    for index, block in enumerate(blocks):
+        items = list(block)
+        if index == target:
+            items.insert(position, smuggled(payload, how))
+        rows.append(" ".join(items))
+    doc = parsed(UNICODE_FILES[filename](rows), filename)
+    hidden = {"tags": smuggled(payload, "tags")[:3], "rlo": payload[::-1][:6], "selectors": "\U000e0100"}[how]
+    check(doc, hidden, blocks)
+    assert not reaches_model(doc, payload)
+
+
+# -- DOCX -------------------------------------------------------------------------------------------------
+
+DOCX_HIDING = ["vanish", "white", "theme", "tiny", "style"]
+
+
+def hide_run(run, how: str) -> None:
+    from docx.shared import Pt, RGBColor
+
+    if how == "vanish":
+        run.font.hidden = True
+    elif how == "white":
+        run.font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    elif how == "theme":
+        set_run_property(run, "color", val="112233", themeColor="background1")
+    elif how == "tiny":
+        run.font.size = Pt(1)
+    else:
+        run.style = "Ghost"
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(DOCX_HIDING))
+def test_docx_hidden_payloads_never_reach_a_chunk(layout, payload, how):
+    blocks, kinds, target, position = layout
+
+    def build(document):
+        document.styles.add_style("Ghost", 2).font.hidden = True
+        document.add_heading("Report", 1)
+        for index, (block, kind) in enumerate(zip(blocks, kinds, strict=True)):
+            if kind == "cell":
+                paragraph = document.add_table(rows=2, cols=2).cell(1, 1).paragraphs[0]
+            elif kind == "heading":
+                paragraph = document.add_heading("", 2)
+            else:
+                paragraph = document.add_paragraph("", style="List Bullet" if kind == "item" else None)
+            items = list(block)
+            for number, word in enumerate(items + [None]):
+                if index == target and number == position:
+                    hide_run(paragraph.add_run(payload), how)
+                if word is not None:
+                    paragraph.add_run(f"{word} ")
+
+    doc = parsed(docx_bytes(build), "report.docx")
+    check(doc, payload, blocks)
+
+
+# -- PDF --------------------------------------------------------------------------------------------------
+
+PDF_HIDING = {
+    "mode-3": lambda text, y: text_op(text, y=y, before="3 Tr"),
+    "white": lambda text, y: "q 1 1 1 rg " + text_op(text, y=y) + "Q ",
+    "tiny": lambda text, y: text_op(text, y=y, size=0.4),
+    "off-page": lambda text, y: text_op(text, x=-4000, y=y),
+    "transparent": lambda text, y: "q /G0 gs " + text_op(text, y=y) + "Q ",
+}
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(sorted(PDF_HIDING)))
+def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
+    blocks, _, target, position = layout
+    content = []
+    y = 740
+    for index, block in enumerate(blocks):
+        if index == target:
+            content.append(PDF_HIDING[how](payload, y - 10 * position))
+        content.append(text_op(" ".join(block) + ".", y=y))
+        y -= 40
+    doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}), "report.pdf")
+    check(doc, payload, blocks)
+
+
+# -- hiding never changes the policy of what stays visible --------------------------------------------------
+
+LEVELS = [None, None, "internal", "confidential", "restricted"]
+
+
+@st.composite
+def marked_outlines(draw):
+    """Headings (level 2 or 3, a marker level or none, hidden or not), each with words, some of them hidden."""
+    count = draw(st.integers(1, 5))
+    outline = []
+    for index in range(count):
+        words_here = [f"w{index}x{n}" for n in range(draw(st.integers(1, 4)))]
+        outline.append({
+            "level": draw(st.sampled_from([2, 3])), "marker": draw(st.sampled_from(LEVELS)),
+            "hidden_heading": draw(st.booleans()), "words": words_here,
+            "hidden_words": {word for word in words_here if draw(st.booleans())},
+        })
+    return outline
+
+
+def _policies(doc, words) -> dict[str, str]:
+    """The effective level of the block holding each word."""
+    found = {}
+    for section in doc.sections:
+        for block in section.blocks:
+            body = doc.text[block.start:block.end]
+            for word in words:
+                if word in body.split() or f"{word}." in body:
+                    found[word] = section.effective.level
+    return found
+
+
+def _outcome(text: str, filename: str, words):
+    try:
+        doc = parsed(text, filename)
+    except Exception as error:  # noqa: BLE001 -- the same error, or none, in both versions
+        return ("error", type(error).__name__, getattr(error, "line", None))
+    return ("ok", _policies(doc, words))
+
+
+@SETTINGS
+@given(marked_outlines(), st.sampled_from(["note.md", "page.html"]))
+def test_hiding_text_never_changes_the_policy_of_visible_text(outline, filename):
+    """The same document with and without its hiding (same structure, same markers): every word that
+    stays visible is in a section of the same policy; a marker error is the same error at the same line."""
+    def render(hide: bool) -> str:
+        parts = ["# Title", "Opening words."] if filename == "note.md" else ["<h1>Title</h1><p>Opening words.</p>"]
+        for item in outline:
+            words = [f"<span{' hidden' if hide and w in item['hidden_words'] else ''}>{w}</span>"
+                     if w in item["hidden_words"] else w for w in item["words"]]
+            if filename == "note.md":
+                marker = f" <!-- access: {item['marker']} -->" if item["marker"] else ""
+                heading = f"{'#' * item['level']} Heading {item['words'][0]}{marker}"
+                if item["hidden_heading"]:
+                    heading = f"<div{' hidden' if hide else ''}>\n\n{heading}\n\n</div>"
+                parts += [heading, " ".join(words) + "."]
+            else:
+                marker = f' data-access="{item["marker"]}"' if item["marker"] else ""
+                style = ' style="display:none"' if hide and item["hidden_heading"] else ""
+                parts.append(f"<h{item['level']}{marker}{style}>Heading {item['words'][0]}</h{item['level']}>"
+                             f"<p>{' '.join(words)}.</p>")
+        return ("\n\n" if filename == "note.md" else "").join(parts) + "\n"
+
+    visible_words = [w for item in outline for w in item["words"] if w not in item["hidden_words"]]
+    hidden, shown = _outcome(render(True), filename, visible_words), _outcome(render(False), filename, visible_words)
+    assert hidden == shown
+    if hidden[0] == "ok":
+        assert set(hidden[1]) == set(visible_words)
