@@ -38,6 +38,7 @@ class Action(models.TextChoices):
     TOKEN_CREATE = "token.create"
     TOKEN_REVOKE = "token.revoke"
     INDEX_VERSION_ACTIVATE = "index_version.activate"
+    INDEX_VERSION_EVALUATE = "index_version.evaluate"
     SIGN_IN = "sign_in"
     SIGN_IN_FAILED = "sign_in.failed"
     AUDIT_SETTINGS = "audit.settings"

@@ -3,6 +3,7 @@
     python -m bench.limits_bench nesting    # chunking cost against nesting depth
     python -m bench.limits_bench overhead   # what the budgeted child costs per document
     python -m bench.limits_bench fairness   # a small upload's latency while a heavy one runs
+    python -m bench.limits_bench preview    # what an upload preview costs the web process (time, peak memory)
 
 ``fairness`` boots the embedded PostgreSQL and Redis of ``BULKHEAD_DATA_DIR`` (like
 the tests) and starts its own workers on queues of its own, in two layouts: one
@@ -262,16 +263,107 @@ def bench_fairness(out: Callable[[str], None], *, heavy_mb: float) -> None:
         _scenario(layout, heavy_mb, out)
 
 
+# ----------------------------------------------------------------------------- the upload preview
+
+
+def _peak_reset() -> None:
+    """Reset this process's peak resident size (VmHWM; Linux: writing 5 to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+
+
+def _rss_mb(field: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def bench_preview(out: Callable[[str], None], *, text_mb: float) -> None:
+    """Upload previews run in this process as in a web thread (``pipeline.preview.document_preview``): each
+    input's answer, seconds, and this process's peak resident memory above what it held before; then a
+    small note's preview while a costly one runs in another thread of the process (another tenant's
+    request on the same gunicorn worker)."""
+    import threading
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+    import django
+
+    from bulkhead import embedded_services
+
+    embedded_services.ensure_started()
+    django.setup()
+    from django.core.management import call_command
+
+    from accounts.tenancy import owner_login_for_this_process
+
+    owner_login_for_this_process()  # a benchmark sets up tenants as the owner (past the tenant wall)
+
+    from accounts.errors import ApplicationError
+    from accounts.services import membership_create, tenant_create
+    from bench.costly_documents import repeated_page_pdf
+    from kb.services import Upload
+    from pipeline.preview import document_preview
+
+    call_command("migrate", verbosity=0)
+    tag = uuid.uuid4().hex[:6]
+    members = []
+    for name in ("a", "b"):
+        tenant = tenant_create(slug=f"preview-{tag}-{name}", name=f"Preview {name}")
+        members.append(membership_create(tenant=tenant, email=f"e@{tag}{name}.example", role="editor",
+                                         clearance="restricted"))
+    words = ("The quarterly report lists every invoice, its approver and the date it was paid. " * 12).encode()
+    inputs = [
+        ("note.md (40 bytes)", b"# Note\n\nCall the front desk after six.\n", "note.md"),
+        (f"text, {text_mb:g} MB", (words + b"\n\n") * int(text_mb * 1024 * 1024 / (len(words) + 2)), "big.txt"),
+        ("attack PDF (4,999 refs)", repeated_page_pdf(), "attack.pdf"),
+        ("PDF, 16 refs (2.2 MB content)", repeated_page_pdf(references=16), "lane.pdf"),
+        ("PDF, 4 refs drawing (1.7 MB)", repeated_page_pdf(references=4, lines=20, drawing=20_000), "edge.pdf"),
+    ]
+
+    def preview(member, data: bytes, filename: str) -> str:
+        try:
+            result = document_preview(member=member, upload=Upload(content=data, title=filename, source=filename))
+            return f"200: {getattr(result, 'section_count', len(result.sections))} sections, {result.chunks} chunks"
+        except ApplicationError as exc:
+            return f"{exc.status_code} {exc.code}: {exc.message[:90]}"
+
+    preview(members[0], inputs[0][1], inputs[0][2])  # the parse server and the database connection, warm
+    out(f"{'input':<32}{'bytes':>11}{'seconds':>9}{'peak +MB':>10}  answer")
+    for name, data, filename in inputs:
+        held = _rss_mb("VmRSS")
+        _peak_reset()
+        started = time.perf_counter()
+        answer = preview(members[0], data, filename)
+        seconds = time.perf_counter() - started
+        out(f"{name:<32}{len(data):>11,}{seconds:>9.2f}{_rss_mb('VmHWM') - held:>10.0f}  {answer}")
+    out("another tenant's note while tenant A's costly preview runs in another thread of this process:")
+    for name, data, filename in inputs[3:]:
+        done = threading.Event()
+        costly = threading.Thread(target=lambda d=data, f=filename, e=done: (preview(members[0], d, f), e.set()))
+        costly.start()
+        time.sleep(0.5)  # A's child is running
+        started = time.perf_counter()
+        preview(members[1], inputs[0][1], inputs[0][2])
+        seconds = time.perf_counter() - started
+        out(f"  beside {name:<30} note preview {seconds:.2f} s (A still running then: {not done.is_set()})")
+        costly.join()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["nesting", "overhead", "fairness"])
+    parser.add_argument("what", choices=["nesting", "overhead", "fairness", "preview"])
     parser.add_argument("--heavy-mb", type=float, default=5.0, help="size of tenant A's text document (fairness)")
+    parser.add_argument("--text-mb", type=float, default=24.0, help="size of the text preview (preview)")
     args = parser.parse_args(argv)
     out = lambda line: print(line, flush=True)  # noqa: E731
     if args.what == "nesting":
         bench_nesting(out)
     elif args.what == "overhead":
         bench_overhead(out)
+    elif args.what == "preview":
+        bench_preview(out, text_mb=args.text_mb)
     else:
         bench_fairness(out, heavy_mb=args.heavy_mb)
 

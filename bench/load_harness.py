@@ -39,6 +39,15 @@ section's, no duplicate chunk ordinals, nothing left of deleted documents. Resul
 The harness shortens two timings in the processes it starts (``HARNESS_ENV``): the job lease (a job
 whose worker died is re-sent after it) and the sweep interval, so that a killed worker's job is
 recovered within the run; the report states both.
+
+Every scenario also polls ``/healthz`` once a second and measures, for each tenant, its search p95
+and how long its small uploads took to be ready (a document job's ``finished_at - created_at``, from
+the database). The ``costly-document`` scenario (:func:`costly_document_attacker`) adds an editor
+of the first tenant who keeps previewing and uploading documents that hit the budgets
+(``ingestion.costs``); its verdict also requires the *other* tenant's small-upload p95 and search p95
+within 2x of ``steady`` (run ``steady`` before it in the same run), no 5xx at all, and ``/healthz``
+green throughout. ``--worker-pool solo`` runs the workers as the demo does (a solo pool answers no
+ping while it works, which is what the attack on the demo found ``/healthz`` failing on).
 """
 
 from __future__ import annotations
@@ -336,9 +345,10 @@ class Http:
         self.used = 0.0
 
     def request(self, method: str, path: str, token: str | None, body: dict | None = None,
-                headers: dict[str, str] | None = None):
+                headers: dict[str, str] | None = None, raw: tuple[bytes, str] | None = None):
         """(status, headers, body); status 0 when no answer came (refused, reset, timed out).
-        ``headers``: more request headers (a session cookie, say)."""
+        ``headers``: more request headers (a session cookie, say); ``raw``: a body that is not JSON
+        and its content type (a multipart upload: :func:`multipart`)."""
         headers = {"Accept": "application/json", **(headers or {})}
         if token:
             headers["Authorization"] = f"Token {token}"
@@ -346,6 +356,8 @@ class Http:
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        elif raw is not None:
+            data, headers["Content-Type"] = raw
         if self.conn is not None and now() - self.used > self.IDLE:
             self.close()
         for attempt in range(2):
@@ -374,6 +386,18 @@ class Http:
             with contextlib.suppress(Exception):
                 self.conn.close()
             self.conn = None
+
+
+def multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[bytes, str]:
+    """A multipart/form-data body with ``fields`` and one file (``file``), and its content type."""
+    boundary = f"----harness{secrets.token_hex(12)}"
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+                 f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
 @dataclass
@@ -510,6 +534,7 @@ class Cluster:
         self.web_workers = 0
         self.serial = 0
         self.queues: dict[str, str | None] = {}  # worker name -> its -Q (None: both lanes)
+        self.pool = "prefork"  # as `make worker`; "solo" as the demo
         self.lock = threading.Lock()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -589,7 +614,7 @@ class Cluster:
         with self.lock:
             self.serial += 1
             name = f"worker-{self.serial}"
-        argv = [sys.executable, "-m", "celery", "-A", "bulkhead", "worker", "--pool=prefork", "--concurrency=1",
+        argv = [sys.executable, "-m", "celery", "-A", "bulkhead", "worker", f"--pool={self.pool}", "--concurrency=1",
                 "--loglevel=INFO", "-n", f"{name}@%h", "--without-mingle", "--without-gossip"]
         if queues:
             argv += ["-Q", queues]
@@ -756,10 +781,10 @@ class Actors:
     # ------------------------------------------------------------------ one request
 
     def call(self, client: Http, member: MemberRecord, op: str, method: str, path: str, body=None,
-             token: str | None = None):
+             token: str | None = None, raw: tuple[bytes, str] | None = None):
         key = token or member.token
         sent = now()
-        status, headers, payload = client.request(method, path, key, body)
+        status, headers, payload = client.request(method, path, key, body, raw=raw)
         received = now()
         self.recorder.record(op, member.name, status, headers, payload, sent, received)
         self.recorder.observe(Observation(member.name, key, op, status, sent, received, canaries_in(payload)))
@@ -1576,11 +1601,181 @@ def fault_disk_full(ctx: Context) -> dict:
             "first_success_after_return_s": _recovery(ctx, returned_at)}
 
 
+# ---------------------------------------------------------------------------- costly documents
+
+# The documents the costly-document attacker sends (bench.costly_documents; plain ASCII PDFs, so that
+# they travel as a JSON upload's content), each with the answer its preview must get.
+COSTLY_PAUSE = 1.0  # seconds the attacker waits between requests (it sends one at a time)
+COSTLY_UPLOAD_EVERY = 4  # every this many rounds it also uploads a document the bulk lane must take
+
+
+def _costly_documents() -> dict[str, tuple[str, bytes, int]]:
+    """name -> (file name, bytes, the preview's expected status; 0: either answer)."""
+    from bench.costly_documents import repeated_page_pdf
+
+    words = " ".join(VOCABULARY)
+    return {
+        # The attack PDF of the demo (36 KB): 4,999 references to one page of 2,000 lines; over any document's budget.
+        "attack-pdf": ("attack.pdf", repeated_page_pdf(), 400),
+        # 2.2 MB of page content in 36 KB: over the small-upload lane's (and the preview's) 2 MB, within a document's.
+        "lane-pdf": ("lane.pdf", repeated_page_pdf(references=16), 400),
+        # Just within the lane's budget: ~1.7 MB of drawing to interpret, a preview near its 10 s.
+        "edge-pdf": ("edge.pdf", repeated_page_pdf(references=4, lines=20, drawing=20_000), 0),
+        # 4 MB of text: over the preview's 1 MB of text.
+        "big-text": ("big.txt", (words + ".\n\n").encode() * (4 * 1024 * 1024 // (len(words) + 3)), 400),
+        # Uploaded now and then (100 KB, the small lane by its bytes): 2.6 MB of drawing to interpret, moved
+        # to the bulk lane and read there.
+        "bulk-pdf": ("bulk.pdf", repeated_page_pdf(references=6, lines=20, drawing=20_000), 0),
+    }
+
+
+def costly_document_attacker(ctx: Context) -> dict:
+    """An editor of the first tenant keeps previewing and uploading documents that hit the budgets, one
+    request at a time, until the scenario ends: the attack PDF (a preview and an upload, each refused
+    or failed at once with its numbers), a PDF over the small lane's budget and 4 MB of text (previews
+    refused at once: too costly), a PDF just within it (a preview near its time budget), and every few
+    rounds an upload of a PDF the small lane hands to the bulk lane. Returns what it sent and got, and
+    the documents it expects to fail (the verdict does not count them as lost)."""
+    from accounts.models import Tenant as TenantRow
+    from accounts.services import api_token_create, membership_create
+
+    slug = ctx.tenants[0].slug
+    row = TenantRow.objects.get(slug=slug)
+    email = f"costly-{secrets.token_hex(3)}@{slug}.example"
+    membership = membership_create(tenant=row, email=email, role="editor", clearance="restricted",
+                                   group_slugs=list(GROUPS))
+    token, key = api_token_create(membership=membership, name="costly")
+    member = MemberRecord(name=f"{slug}/costly", tenant=slug, role="editor", email=email,
+                          membership_id=membership.pk, token=key, token_id=token.pk, mutable=False,
+                          state=History((LEVELS["restricted"], frozenset(GROUPS), True)))
+    ctx.model.members[member.name] = member
+    documents = _costly_documents()
+    actors = Actors(ctx.model, ctx.tenants, ctx.port, ctx.recorder, random.Random(23))
+    client = Http(ctx.port, timeout=120)
+    sent: Counter = Counter()
+    answers: dict[str, Counter] = {}
+    unexpected: list[dict] = []
+    expected_failures: list[str] = []
+    moved: list[str] = []
+    rounds = 0
+
+    def body(name: str) -> tuple[bytes, str]:
+        filename, data, _ = documents[name]
+        return multipart({"title": f"Costly {name}", "access_level": "internal"}, filename, data)
+
+    def preview(name: str) -> None:
+        status, payload, _, _ = actors.call(client, member, "costly_preview", "POST", "/api/v1/documents/preview/",
+                                            raw=body(name))
+        sent[f"preview {name}"] += 1
+        answers.setdefault(f"preview {name}", Counter())[str(status)] += 1
+        wanted = documents[name][2]
+        if status >= 500 or (wanted and status != wanted):
+            unexpected.append({"request": f"preview {name}", "status": status, "body": payload[:200].decode(errors="replace")})
+
+    def upload(name: str) -> tuple[str, str] | None:
+        status, payload, _, _ = actors.call(client, member, "costly_upload", "POST", "/api/v1/documents/",
+                                            raw=body(name))
+        sent[f"upload {name}"] += 1
+        answers.setdefault(f"upload {name}", Counter())[str(status)] += 1
+        if status != 201:
+            unexpected.append({"request": f"upload {name}", "status": status, "body": payload[:200].decode(errors="replace")})
+            return None
+        answer = json.loads(payload)
+        return answer["id"], answer["job"]["id"]
+
+    try:
+        while not ctx.recorder.stop.is_set():
+            rounds += 1
+            for name in ("attack-pdf", "lane-pdf", "big-text", "edge-pdf"):
+                if ctx.recorder.stop.is_set():
+                    break
+                preview(name)
+                ctx.recorder.stop.wait(COSTLY_PAUSE)
+            if ctx.recorder.stop.is_set():
+                break
+            created = upload("attack-pdf")
+            if created:
+                expected_failures.append(created[0])
+            if rounds % COSTLY_UPLOAD_EVERY == 1:
+                created = upload("bulk-pdf")
+                if created:
+                    moved.append(created[1])
+            ctx.recorder.stop.wait(COSTLY_PAUSE)
+    finally:
+        client.close()
+    return {"injected": True, "rounds": rounds, "sent": dict(sent),
+            "answers": {k: dict(v) for k, v in sorted(answers.items())}, "unexpected": unexpected[:10],
+            "expected_failures": expected_failures, "bulk_jobs": moved}
+
+
+def costly_document_outcome(fault: dict) -> dict:
+    """After the scenario settled: how the attacker's uploads ended (the attack PDFs failed at once with
+    their numbers; the bulk PDFs moved to the bulk lane and were read there)."""
+    from kb.models import Document, IngestionJob
+
+    failed = list(Document.objects.filter(pk__in=fault.get("expected_failures", [])).values_list("status", "error"))
+    jobs = list(IngestionJob.objects.filter(pk__in=fault.get("bulk_jobs", [])).values_list("status", "stats"))
+    return {
+        "attack_uploads": {"n": len(failed), "failed_with_numbers": sum(
+            st == "failed" and "4,999 page references to 1 page object" in (er or "") for st, er in failed)},
+        "bulk_uploads": {"n": len(jobs), "succeeded": sum(st == "succeeded" for st, _ in jobs),
+                         "moved_to_bulk": sum((stats or {}).get("lane") == "bulk" for _, stats in jobs)},
+    }
+
+
+def poll_healthz(port: int, stop: threading.Event, every: float = 1.0) -> dict:
+    """GET /healthz every ``every`` seconds until ``stop``: how many answers, and each one that was not 200."""
+    client = Http(port, timeout=10)
+    statuses: Counter = Counter()
+    failures: list[dict] = []
+    started = now()
+    try:
+        while not stop.is_set():
+            status, _, body = client.request("GET", "/healthz", None)
+            statuses[str(status)] += 1
+            if status != 200 and len(failures) < 10:
+                failures.append({"at_s": round(now() - started, 1), "status": status,
+                                 "body": body[:200].decode(errors="replace")})
+            stop.wait(every)
+    finally:
+        client.close()
+    return {"polls": sum(statuses.values()), "statuses": dict(sorted(statuses.items())),
+            "not_200": sum(v for k, v in statuses.items() if k != "200"), "failures": failures}
+
+
+def tenant_measures(recorder: Recorder, model: AccessModel, tenants: list[str], since_wall: float) -> dict:
+    """Per tenant: search p95 of its members (the load's own samples) and how long its small uploads took
+    to be ready (document jobs created since ``since_wall`` -- uploads and replacements, not the
+    re-derivations after a policy change -- ``finished_at - created_at``, from the database)."""
+    from datetime import UTC, datetime
+
+    from kb.models import IngestionJob
+
+    since = datetime.fromtimestamp(since_wall, tz=UTC)
+    result = {}
+    for slug in tenants:
+        searches = [1000 * (s.received - s.sent) for s in recorder.samples
+                    if s.op == "search" and s.status == 200 and model.members.get(s.member)
+                    and model.members[s.member].tenant == slug]
+        rows = IngestionJob.objects.filter(
+            tenant__slug=slug, kind="document", created_at__gte=since, finished_at__isnull=False,
+        ).exclude(stats__has_key="rederive").values_list("created_at", "finished_at", "document__size_bytes")
+        ready = [1000 * (done - created).total_seconds() for created, done, size in rows
+                 if (size or 0) <= 1024 * 1024]
+        result[slug] = {
+            "search_n": len(searches), "search_p95_ms": _round(percentile(searches, 0.95)),
+            "uploads_n": len(ready), "upload_ready_p50_ms": _round(percentile(ready, 0.5)),
+            "upload_ready_p95_ms": _round(percentile(ready, 0.95)),
+        }
+    return result
+
+
 @dataclass(frozen=True)
 class ScenarioSpec:
     name: str
     fault: Callable[[Context], dict] | None
     what: str
+    during: Callable[[Context], dict] | None = None  # runs in a thread of its own for the whole load
 
 
 SCENARIOS = {
@@ -1594,6 +1789,9 @@ SCENARIOS = {
     "revoke-deactivate": ScenarioSpec("revoke-deactivate", fault_revoke_and_deactivate,
                                       "a token revoked and a member deactivated mid-run"),
     "poison": ScenarioSpec("poison", fault_poison, "a document that kills its worker every time"),
+    "costly-document": ScenarioSpec(
+        "costly-document", None, "an editor of one tenant keeps previewing and uploading documents that hit the "
+        "budgets", during=costly_document_attacker),
 }
 
 
@@ -1621,6 +1819,7 @@ class LoadConfig:
     scale_seconds: float = 20
     seed: int = 17
     keep_services: bool = False
+    worker_pool: str = "prefork"  # as `make worker`; "solo" as the demo
 
 
 def percentile(values: list[float], share: float) -> float | None:
@@ -1671,6 +1870,27 @@ def idle_search_latency(model: AccessModel, tenants: list[Tenant], port: int, n:
             "leaks": len(recorder.leaks), "problems": dict(recorder.problems)}
 
 
+def warm_web(model: AccessModel, tenants: list[Tenant], port: int, n: int) -> dict:
+    """One search on each of ``n`` fresh connections at once, so that every gunicorn worker has loaded the
+    embedding model (it does on its first search) before a scenario measures: the idle searches go over
+    one kept-alive connection, to one worker, and a worker's first searches under load waited for the
+    load -- up to the client's 60 s on the loaded 2-core machine. Not measured."""
+    recorder = Recorder(10**9)
+    actors = Actors(model, tenants, port, recorder, random.Random(8))
+
+    def one(i: int) -> None:
+        client = Http(port, timeout=180)
+        member = tenants[i % len(tenants)].readers[0]
+        actors.call(client, member, "warm_up", "POST", "/api/v1/search/", {"query": QUERIES[i % len(QUERIES)]})
+        client.close()
+
+    started = now()
+    _run_threads(one, n)
+    recorder.judge_all(model)
+    return {"searches": n, "seconds": round(now() - started, 1),
+            "statuses": dict(Counter(str(s.status) for s in recorder.samples)), "leaks": len(recorder.leaks)}
+
+
 class Harness:
     def __init__(self, config: LoadConfig, log: Callable[[str], None]) -> None:
         self.config = config
@@ -1681,8 +1901,10 @@ class Harness:
         self.run_dir = data / "load-runs" / time.strftime(f"%Y%m%d-%H%M%S-{self.run}")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.cluster = Cluster(self.run_dir, log)
+        self.cluster.pool = config.worker_pool
         self.model = AccessModel(self.rng)
         self.tenants: list[Tenant] = []
+        self.steady: dict | None = None  # the steady scenario's result, the costly-document's baseline
 
     # ------------------------------------------------------------------ set-up
 
@@ -1744,9 +1966,18 @@ class Harness:
         failed_before = db_retry(lambda: failed_documents(self.slugs))
         actors = Actors(self.model, self.tenants, self.port, recorder, self.rng)
         actors.think = config.reader_think
-        started = now()
+        started, started_wall = now(), time.time()
         actors.start(readers=config.readers, editors=config.editors)
+        health: dict = {}
+        health_thread = threading.Thread(target=lambda: health.update(poll_healthz(self.port, recorder.stop)),
+                                         daemon=True)
+        health_thread.start()
         fault: dict = {}
+        during: dict = {}
+        during_thread = None
+        if spec.during is not None:
+            during_thread = threading.Thread(target=lambda: during.update(spec.during(ctx)), daemon=True)
+            during_thread.start()
         try:
             if spec.fault is not None:
                 recorder.stop.wait(config.seconds * config.fault_at)
@@ -1757,26 +1988,39 @@ class Harness:
                 recorder.stop.wait(remaining)
         finally:
             actors.join()
+            health_thread.join(30)
+            if during_thread is not None:
+                during_thread.join(180)
             if disk is not None:
                 disk.cleanup()
+        fault = {**fault, **during}
         recorder.judge_all(self.model)
         seconds = now() - started
         fault.pop("returned_at", None)
         self.replace_dead_workers()
         settled = settle(self.slugs, config.settle_seconds)
+        if spec.during is costly_document_attacker:
+            fault["outcome"] = db_retry(lambda: costly_document_outcome(fault))
         invariants = db_retry(lambda: check_invariants(self.model, self.slugs))
         invariants["deleted documents found by search"] = deleted_search_probe(
             self.model, self.tenants, self.port, recorder)
         # A document of this scenario that ended failed is a lost document (its bytes were fine), unless
         # it is the poison, which must fail.
+        expected = set(fault.get("expected_failures", ())) | {fault.get("document_id")}
         invariants["documents failed by the fault"] = [
             {"id": pk, "error": error[:200]}
             for pk, error in db_retry(lambda: failed_documents(self.slugs)).items()
-            if pk not in failed_before and pk != fault.get("document_id")
+            if pk not in failed_before and pk not in expected
         ]
+        fault.pop("expected_failures", None)
         result = {"name": name, "what": spec.what, "fault": fault, "settle_s": settled, "load": summarize(recorder, seconds),
-                  "invariants": invariants, "loadavg": os.getloadavg()}
+                  "invariants": invariants, "loadavg": os.getloadavg(), "healthz": health,
+                  "tenants": db_retry(lambda: tenant_measures(recorder, self.model, self.slugs, started_wall))}
+        if name == "costly-document":
+            result["versus_steady"] = versus_steady(result, self.steady, self.slugs[1])
         result["verdict"] = verdict(result)
+        if name == FAULT_FREE:
+            self.steady = result
         self.log(f"  -> {result['verdict']}: {result['load']['requests']} requests, "
                  f"leaks {result['load']['leaks']}, 500s {result['load']['status_500']}, settle {settled}s")
         return result
@@ -1887,6 +2131,8 @@ class Harness:
             self.seed()
             report["idle_search"] = idle_search_latency(self.model, self.tenants, self.port, config.idle_searches)
             self.log(f"idle search: {report['idle_search']}")
+            report["warm_up"] = warm_web(self.model, self.tenants, self.port, config.web_workers * config.web_threads)
+            self.log(f"warm-up: {report['warm_up']}")
             for name in config.scenarios:
                 report["scenarios"].append(self.scenario(name))
             if config.scale:
@@ -1943,11 +2189,30 @@ def _run_threads(target: Callable[[int], None], n: int) -> None:
         thread.join(600)
 
 
+COSTLY_FACTOR = 2.0  # the other tenant's p95s under the costly-document attack, at most this times steady's
+COSTLY_MIN_SAMPLES = 10  # fewer small uploads (or searches) than this in either scenario: no comparison
+
+
+def versus_steady(result: dict, steady: dict | None, other: str) -> dict:
+    """The other tenant's search p95 and small-upload-ready p95 under the attack against ``steady``'s."""
+    if steady is None:
+        return {"steady": None}
+    now_, then = result["tenants"].get(other, {}), steady["tenants"].get(other, {})
+    out = {"tenant": other, "factor_allowed": COSTLY_FACTOR}
+    for key, count in (("search_p95_ms", "search_n"), ("upload_ready_p95_ms", "uploads_n")):
+        ratio = round(now_[key] / then[key], 2) if now_.get(key) and then.get(key) else None
+        out[key] = {"steady": then.get(key), "costly": now_.get(key), "ratio": ratio,
+                    "n": [then.get(count, 0), now_.get(count, 0)]}
+    return out
+
+
 def verdict(result: dict) -> str:
     """PASS when nothing leaked, no answer was a 500 or malformed, nothing is stuck or inconsistent,
     and the fault's own check held."""
     load, invariants, fault = result["load"], result["invariants"], result.get("fault") or {}
     failures = []
+    if result["name"] == "costly-document":
+        failures += _costly_failures(result)
     if load["leaks"]:
         failures.append("leaks")
     if load["stale_authority"]:
@@ -1979,6 +2244,39 @@ def verdict(result: dict) -> str:
     if recovery and (recovery.get("search") is None or recovery["search"] > 30):
         failures.append(f"search not recovered within 30 s ({recovery.get('search')})")
     return "PASS" if not failures else "FAIL: " + "; ".join(failures)
+
+
+def _costly_failures(result: dict) -> list[str]:
+    """The costly-document scenario's own verdict: the other tenant within 2x of steady, no 5xx at all,
+    /healthz green throughout, and the attacker's documents refused or moved as the budgets say."""
+    failures = []
+    against = result.get("versus_steady") or {}
+    if against.get("steady", True) is None:
+        failures.append("no steady scenario before it in this run to compare with")
+    for key in ("search_p95_ms", "upload_ready_p95_ms"):
+        measured = against.get(key) or {}
+        if against.get("steady", True) is None:
+            continue
+        if min(measured.get("n") or [0]) < COSTLY_MIN_SAMPLES:
+            failures.append(f"too few samples to compare the other tenant's {key} (steady, costly: {measured.get('n')})")
+        elif measured.get("ratio") is None or measured["ratio"] > COSTLY_FACTOR:
+            failures.append(f"the other tenant's {key} is {measured.get('ratio')}x steady's")
+    fives = {k: v for k, v in result["load"]["statuses"].items() if int(k) >= 500}
+    if fives:
+        failures.append(f"5xx answers {fives}")
+    health = result.get("healthz") or {}
+    if not health.get("polls") or health.get("not_200"):
+        failures.append(f"/healthz not green throughout ({health.get('statuses')})")
+    fault = result.get("fault") or {}
+    if fault.get("unexpected"):
+        failures.append(f"the attacker got unexpected answers ({len(fault['unexpected'])})")
+    outcome = fault.get("outcome") or {}
+    attack, bulk = outcome.get("attack_uploads") or {}, outcome.get("bulk_uploads") or {}
+    if attack.get("failed_with_numbers") != attack.get("n"):
+        failures.append(f"attack uploads not failed with their numbers: {attack}")
+    if bulk.get("n") and (bulk.get("succeeded") != bulk["n"] or bulk.get("moved_to_bulk") != bulk["n"]):
+        failures.append(f"costly uploads not moved to the bulk lane and read there: {bulk}")
+    return failures
 
 
 def internal_errors_logged(run_dir: Path) -> int:
@@ -2027,6 +2325,14 @@ def format_report(report: dict) -> str:
         for op, stats in load["ops"].items():
             lines.append(f"   {op:>15}: n={stats['n']:>5} p50={stats['p50_ms']} p95={stats['p95_ms']} "
                          f"p99={stats['p99_ms']} ms  {stats['statuses']}")
+        if s.get("healthz"):
+            lines.append(f"   /healthz: {s['healthz'].get('polls')} polls, {s['healthz'].get('statuses')}")
+        for slug, measures in (s.get("tenants") or {}).items():
+            lines.append(f"   tenant {slug}: search p95 {measures['search_p95_ms']} ms (n={measures['search_n']}), "
+                         f"small upload ready p50/p95 {measures['upload_ready_p50_ms']}/"
+                         f"{measures['upload_ready_p95_ms']} ms (n={measures['uploads_n']})")
+        if s.get("versus_steady"):
+            lines.append(f"   versus steady: {s['versus_steady']}")
         bad = {k: v for k, v in s["invariants"]["violations"].items() if v}
         lines.append(f"   invariants: {'all hold' if not bad else bad}; documents {s['invariants']['documents']} "
                      f"(ready {s['invariants']['ready']}, failed {s['invariants']['failed']})")

@@ -7,7 +7,7 @@ DATABASE_URL / REDIS_URL are unset."""
 import os
 
 from celery import Celery
-from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun
+from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
 
@@ -23,6 +23,27 @@ def _start_embedded_servers(**kwargs) -> None:
     from bulkhead import embedded_services
 
     embedded_services.ensure_started()
+
+
+@worker_ready.connect
+def _start_heartbeat(sender=None, **kwargs) -> None:
+    # In the worker's main process, before anything else at worker start (the model's warm-up included):
+    # /healthz counts the worker alive by this heartbeat, which a busy solo pool keeps writing.
+    from bulkhead import heartbeat
+
+    queues = []
+    try:
+        queues = sorted(sender.app.amqp.queues.consume_from)
+    except Exception:  # noqa: BLE001 - the queues only describe the worker
+        pass
+    heartbeat.start(getattr(sender, "hostname", None) or "celery@unknown", queues)
+
+
+@worker_shutdown.connect
+def _stop_heartbeat(**kwargs) -> None:
+    from bulkhead import heartbeat
+
+    heartbeat.stop()
 
 
 @task_postrun.connect

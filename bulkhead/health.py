@@ -1,4 +1,13 @@
-"""``GET /healthz``: database, broker and at least one worker must answer."""
+"""``GET /healthz`` (readiness: the service can serve) and ``GET /livez`` (liveness: this web process answers).
+
+``/healthz`` answers 200 when the database answers, the broker answers and at least one Celery
+worker is alive -- by its heartbeat (:mod:`bulkhead.heartbeat`), not by a ping: a worker busy with
+a document (the solo pool cannot answer a ping mid-task) is alive; one that is gone stops beating
+and fails the check within three beats. Otherwise 503, naming what fails. ``/livez`` checks
+nothing but the web process itself: it is what a container's liveness check should use, so a
+database or worker outage never gets a healthy web container restarted (docs/reliability.md,
+"Health checks").
+"""
 
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ def _check_db() -> tuple[bool, str]:
 
 
 def _check_broker_and_workers() -> tuple[tuple[bool, str], tuple[bool, str]]:
+    from bulkhead import heartbeat
     from bulkhead.celery import app
 
     try:
@@ -32,12 +42,17 @@ def _check_broker_and_workers() -> tuple[tuple[bool, str], tuple[bool, str]]:
     except Exception as exc:
         return (False, f"unavailable ({type(exc).__name__})"), (False, "unknown (broker unavailable)")
     try:
-        replies = app.control.ping(timeout=1.0) or []
+        workers = heartbeat.alive()
     except Exception as exc:
-        return (True, "ok"), (False, f"ping failed ({type(exc).__name__})")
-    if not replies:
-        return (True, "ok"), (False, "no worker replied")
-    return (True, "ok"), (True, f"{len(replies)} replied")
+        return (True, "ok"), (False, f"heartbeats unreadable ({type(exc).__name__})")
+    if not workers:
+        return (True, "ok"), (False, "no live worker (no heartbeat)")
+    lanes = {}
+    for worker in workers:
+        for queue in worker.get("queues") or ():
+            lanes[queue] = lanes.get(queue, 0) + 1
+    per_queue = ", ".join(f"{queue}: {count}" for queue, count in sorted(lanes.items()))
+    return (True, "ok"), (True, f"{len(workers)} alive" + (f" ({per_queue})" if per_queue else ""))
 
 
 @require_GET
@@ -81,3 +96,9 @@ def _state_changed(failing: tuple[str, ...]) -> bool:
     with _last_failing_lock:
         changed, _last_failing = failing != _last_failing, failing
     return changed
+
+
+@require_GET
+def livez(request):
+    """The web process answers: nothing else is checked (a container's liveness)."""
+    return JsonResponse({"status": "ok"})

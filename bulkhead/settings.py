@@ -225,10 +225,19 @@ CELERY_WORKER_PROC_ALIVE_TIMEOUT = env_int("BULKHEAD_WORKER_PROC_ALIVE_TIMEOUT",
 # much (os.nice), and so do its parse children: on a machine shared with the web process, embedding
 # a batch import takes what searches leave instead of doubling their latency. 0 keeps the priority.
 BULKHEAD_WORKER_NICE = env_int("BULKHEAD_WORKER_NICE", 10)
+# Each worker writes a heartbeat into the broker's Redis this often (a thread: a busy solo-pool worker
+# beats too); /healthz counts a worker alive while its last beat is under three of these old.
+BULKHEAD_WORKER_HEARTBEAT_SECONDS = env_int("BULKHEAD_WORKER_HEARTBEAT_SECONDS", 10)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("BULKHEAD_TASK_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("BULKHEAD_TASK_VISIBILITY_TIMEOUT", 3600),
+    # A worker on both lanes takes the small-upload lane's tasks first, the bulk lane's when that one is empty
+    # (kombu's Redis transport asks the queues in CELERY_TASK_QUEUES' order: the default queue first). Else
+    # round robin hands it a bulk document while small uploads wait (docs/benchmarks.md, "costly-document").
+    "queue_order_strategy": "priority",
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Two lanes (kb/jobs.py, enqueue_jobs): small uploads on the default queue, large
 # documents and batch imports on the bulk queue.  A worker started without -Q consumes
@@ -245,6 +254,20 @@ BULKHEAD_BULK_DOCUMENT_BYTES = env_int("BULKHEAD_BULK_DOCUMENT_BYTES", 1024 * 10
 # Per-document budget of parsing and of chunking, each run in a child process (ingestion/limits.py).
 BULKHEAD_PARSE_MEMORY_MB = env_int("BULKHEAD_PARSE_MEMORY_MB", 2048)
 BULKHEAD_PARSE_SECONDS = env_int("BULKHEAD_PARSE_SECONDS", 120)
+# The small-upload lane's share of that (every tenant waits on that lane): a document over the lane's
+# cost budget (ingestion/costs.py) or whose parse or chunking outlasts this moves to the bulk lane.
+BULKHEAD_PARSE_SECONDS_SMALL = env_int("BULKHEAD_PARSE_SECONDS_SMALL", 30)
+# What an upload preview may take of a web thread, all its files together (the API's preview, the console's
+# upload form); a file that does not fit is "too costly to preview: ingest it, or split it". The preview
+# is priced against the small-upload lane's budget, and counts its tokens and chunks in the child.
+BULKHEAD_PREVIEW_SECONDS = env_int("BULKHEAD_PREVIEW_SECONDS", 10)
+# What an index-version evaluation in the console may take of a web thread (kb/evaluation.py; it is also
+# held to UPLOAD_MAX_SEARCHES searches before it starts, and audited).
+BULKHEAD_EVALUATION_SECONDS = env_int("BULKHEAD_EVALUATION_SECONDS", 30)
+# How many previews (and evaluations) of one tenant may run at once across the web processes (kb/web_slots.py):
+# each holds a web thread, and every tenant shares those threads. One more answers 429.
+BULKHEAD_PREVIEWS_PER_TENANT = env_int("BULKHEAD_PREVIEWS_PER_TENANT", 2)
+BULKHEAD_EVALUATIONS_PER_TENANT = env_int("BULKHEAD_EVALUATIONS_PER_TENANT", 1)
 # The most chunks one document may make: every chunk is a model call's share, so a small upload that
 # makes very many (a 1 MB CSV of one number per row: 164,444 chunks, half an hour of a small-upload
 # worker) would hold a lane every tenant shares. Small uploads (up to BULKHEAD_BULK_DOCUMENT_BYTES)
@@ -359,6 +382,8 @@ LOGIN_URL = "console:sign-in"
 LOGIN_REDIRECT_URL = "console:dashboard"
 LOGOUT_REDIRECT_URL = "console:sign-in"
 SESSION_COOKIE_HTTPONLY = True
+# No script reads the CSRF cookie: base.html gives htmx the token (hx-headers), forms carry it in a field.
+CSRF_COOKIE_HTTPONLY = True
 # Session and CSRF cookies only over HTTPS, except under DEBUG. Browsers count http://127.0.0.1 and
 # http://localhost as secure, so the demo signs in as it is; BULKHEAD_SECURE_COOKIES=0 is for a
 # plain-HTTP server reached by another name (a LAN address, a container's host name).

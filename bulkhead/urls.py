@@ -6,6 +6,7 @@ from pipeline.apis import DocumentPreviewApi
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("livez", health.livez, name="livez"),
     path("admin/", admin.site.urls),
     # The preview is the pipeline's (kb's URLs cannot name it); before kb's, whose documents/<id>/ would take it.
     path("api/v1/documents/preview/", DocumentPreviewApi.as_view(), name="document-preview"),

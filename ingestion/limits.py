@@ -7,29 +7,37 @@ message) instead of an out-of-memory kill of the worker or an hour of CPU.
 
 How (pure Python, no Django imports):
 
-* A small **parse server** is started once per worker process
+* A small **parse server** is started once per calling process
   (``python -c "...limits import _serve"``, a fresh interpreter: it never loads torch
   nor starts threads).  It imports the parsers, the chunker and the tokenizer once,
   then, for each call, ``fork``\\ s a child.  Forking the worker itself is not safe
   (torch's thread pools: a child can inherit a held lock and hang); forking this
   single-threaded server is, and costs a few milliseconds (measured in
   docs/benchmarks.md, "Fairness and parse budgets").
+* Each call has a **socket of its own** (passed to the server over a control socket), so
+  calls from several threads of one process (the web server's, previewing uploads of
+  different tenants) run side by side; no lock is held while a child runs.
 * The child sets ``RLIMIT_AS`` (address space: ``memory_bytes``) and ``RLIMIT_CPU``
   (``seconds`` + 1, a backstop), runs the function and sends back its pickled result
   or exception.  The caller waits at most ``seconds`` of wall-clock time, then kills it.
 * ``MemoryError`` in the child, a child killed by a signal, or the deadline give
   :class:`ResourceLimitExceeded` with a plain message (``document exceeded the parse
-  memory limit of 2048 MB`` / ``... the parse time limit of 120 s``).  Any other
-  exception of the function (``ParseError``, ``ValueError``, a bug) is raised again
+  memory limit of 2048 MB`` / ``... the parse time limit of 120 s``: :class:`OverTimeLimit`).
+  Any other exception of the function (``ParseError``, ``ValueError``, a bug) is raised again
   in the caller, the child's traceback attached as a note.
+* A parse is also **priced** (:mod:`ingestion.costs`): :func:`parse_limited` takes the
+  budgets the parsers charge their costs against (the document's, and the small-upload
+  lane's or the preview's), so a costly input is refused with its numbers before its work.
 
 The budgets are arguments here; the pipeline takes them from the settings
-``BULKHEAD_PARSE_MEMORY_MB`` and ``BULKHEAD_PARSE_SECONDS``.
+``BULKHEAD_PARSE_MEMORY_MB``, ``BULKHEAD_PARSE_SECONDS`` (and ``BULKHEAD_PARSE_SECONDS_SMALL`` on
+the small-upload lane), the preview from ``BULKHEAD_PREVIEW_SECONDS``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import math
 import os
@@ -37,6 +45,7 @@ import pickle
 import resource
 import select
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -44,8 +53,10 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ingestion import costs
 from ingestion.structure import ParsedDocument, ParseError
 
 DEFAULT_MEMORY_BYTES = 2048 * 1024 * 1024
@@ -72,27 +83,33 @@ class ResourceLimitExceeded(ParseError):
     """A document needed more memory or time than its budget allows."""
 
 
+class OverTimeLimit(ResourceLimitExceeded):
+    """A document needed more time than its budget allows (a longer budget elsewhere may do)."""
+
+
 # ----------------------------------------------------------------------------- the public calls
 
 
 def run_limited(
-    fn: Callable[..., Any], /, *args: Any, memory_bytes: int, seconds: float, label: str = "parse", **kwargs: Any
+    fn: Callable[..., Any], /, *args: Any, memory_bytes: int, seconds: float, label: str = "parse", nice: int = 0,
+    **kwargs: Any
 ) -> Any:
     """``fn(*args, **kwargs)`` in a child process with an address-space and a time limit.
 
     ``fn``, its arguments and its result must pickle (``fn`` by reference: a module-level
     function).  Raises :class:`ResourceLimitExceeded` (``label`` names the step in its
     message) when the child runs out of memory, is killed, or outlives ``seconds``;
-    re-raises whatever else ``fn`` raised.
+    re-raises whatever else ``fn`` raised. ``nice``: the child lowers its CPU priority by this
+    much more than the server's (the bulk lane's parses yield to the small-upload lane's).
     """
     if memory_bytes <= 0 or seconds <= 0:
         raise ValueError("memory_bytes and seconds must be positive")
     payload = pickle.dumps((fn, args, kwargs), protocol=_PROTOCOL)
-    request = pickle.dumps((memory_bytes, seconds, payload), protocol=_PROTOCOL)
+    request = pickle.dumps((memory_bytes, seconds, max(int(nice), 0), payload), protocol=_PROTOCOL)
     status, data, timed_out = _server().call(request, seconds)
     memory_mb = memory_bytes / (1024 * 1024)
     over_memory = ResourceLimitExceeded(f"document exceeded the {label} memory limit of {memory_mb:g} MB")
-    over_time = ResourceLimitExceeded(f"document exceeded the {label} time limit of {seconds:g} s")
+    over_time = OverTimeLimit(f"document exceeded the {label} time limit of {seconds:g} s")
     if timed_out:
         raise over_time
     if os.WIFSIGNALED(status):
@@ -125,10 +142,13 @@ def parse_limited(
     filename: str | None = None,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
     seconds: float = DEFAULT_SECONDS,
+    pricing: costs.Pricing | None = None,
+    nice: int = 0,
 ) -> ParsedDocument:
-    """:func:`ingestion.parsers.parse` under a budget."""
+    """:func:`ingestion.parsers.parse` under a budget, priced against ``pricing`` (default: a document's)."""
     return run_limited(
-        _parse, raw, content_type, filename, memory_bytes=memory_bytes, seconds=seconds, label="parse"
+        _parse, raw, content_type, filename, pricing, memory_bytes=memory_bytes, seconds=seconds, label="parse",
+        nice=nice,
     )
 
 
@@ -139,6 +159,7 @@ def chunk_limited(
     embed=None,
     memory_bytes: int = DEFAULT_MEMORY_BYTES,
     seconds: float = DEFAULT_SECONDS,
+    nice: int = 0,
 ) -> list:
     """:func:`ingestion.chunking.chunk_document` under a budget (default tokenizer).
 
@@ -150,7 +171,32 @@ def chunk_limited(
         from ingestion.chunking import chunk_document
 
         return chunk_document(parsed, config, embed=embed)
-    return run_limited(_chunk, parsed, config, memory_bytes=memory_bytes, seconds=seconds, label="chunking")
+    return run_limited(_chunk, parsed, config, memory_bytes=memory_bytes, seconds=seconds, label="chunking",
+                       nice=nice)
+
+
+@dataclass(frozen=True)
+class ChunkCounts:
+    """What the preview shows of a chunking: no chunk, only counts (made and counted in the child)."""
+
+    chunks: dict[str, int]  # section key -> chunks of that section
+    tokens: list[int]  # model tokens of each section's own body, in section order
+    total: int
+
+
+def chunk_counts_limited(
+    parsed: ParsedDocument,
+    config=None,
+    *,
+    memory_bytes: int = DEFAULT_MEMORY_BYTES,
+    seconds: float = DEFAULT_SECONDS,
+    nice: int = 0,
+) -> ChunkCounts:
+    """The chunks :func:`chunk_limited` would make, counted per section, and each section body's
+    tokens, all in the child: only the counts come back. Semantic splitting needs the model, which
+    is never forked: with ``config.semantic_split`` the counts are those without it."""
+    return run_limited(_chunk_counts, parsed, config, memory_bytes=memory_bytes, seconds=seconds, label="chunking",
+                       nice=nice)
 
 
 def parse_and_chunk(
@@ -185,10 +231,31 @@ def shutdown() -> None:
         server.stop()
 
 
-def _parse(raw: bytes, content_type: str | None, filename: str | None) -> ParsedDocument:
+def _parse(raw: bytes, content_type: str | None, filename: str | None,
+           pricing: costs.Pricing | None = None) -> ParsedDocument:
     from ingestion.parsers import parse
 
-    return parse(raw, content_type=content_type, filename=filename)
+    pricing = pricing or costs.Pricing()
+    with costs.pricing(pricing.document, pricing.lane):
+        return parse(raw, content_type=content_type, filename=filename)
+
+
+def _chunk_counts(parsed: ParsedDocument, config) -> ChunkCounts:
+    from ingestion.chunking import chunk_document
+    from ingestion.chunking.tokens import default_counter
+
+    if config is not None and config.semantic_split:
+        config = dataclasses.replace(config, semantic_split=False)
+    chunks: dict[str, int] = {}
+    total = 0
+    for chunk in chunk_document(parsed, config):
+        chunks[chunk.section_key] = chunks.get(chunk.section_key, 0) + 1
+        total += 1
+    text = parsed.text
+    bodies = ["\n".join(text[b.start : b.end] for b in s.blocks) for s in parsed.sections]
+    counted = default_counter().count_batch(bodies) if bodies else []
+    tokens = [count if section.blocks else 0 for section, count in zip(parsed.sections, counted, strict=True)]
+    return ChunkCounts(chunks=chunks, tokens=tokens, total=total)
 
 
 def _chunk(parsed: ParsedDocument, config) -> list:
@@ -213,10 +280,18 @@ def _signal_name(number: int) -> str:
 
 
 class _Server:
-    """The parse server seen from the worker: a subprocess and two pipes."""
+    """The parse server seen from the calling process: a subprocess and a control socket.
+
+    Each call has a socket of its own: the caller sends the server one end (``SCM_RIGHTS``) over
+    the control socket, the server forks a child that reads the request from it and answers on
+    it, and the server adds the child's wait status when it has ended. ``lock`` is held only to
+    start the server and to pass that socket, never while a child runs: the threads of a web
+    process (several tenants' previews) parse side by side, each with its own budget.
+    """
 
     def __init__(self) -> None:
         self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
         self.lock = threading.Lock()
 
     def ensure_running(self) -> None:
@@ -226,6 +301,7 @@ class _Server:
     def _start(self) -> None:
         if self.process is not None and self.process.poll() is None:
             return
+        self._discard(self.process)
         env = dict(os.environ)
         # The server imports by the caller's path (a test's helper module, the checkout).
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if isinstance(p, str) and p)
@@ -233,65 +309,94 @@ class _Server:
         # (each thread's arena reserves address space that RLIMIT_AS counts).
         env["TOKENIZERS_PARALLELISM"] = "false"
         env.setdefault("MALLOC_ARENA_MAX", "2")
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from ingestion.limits import _serve; _serve()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-        )
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", f"from ingestion.limits import _serve; _serve({theirs.fileno()})"],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                close_fds=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.control = ours
 
     def stop(self) -> None:
         with self.lock:
-            process, self.process = self.process, None
+            process, control = self.process, self.control
+            self.process = self.control = None
+        if control is not None:
+            control.close()  # the server's loop ends at the end of the control stream
         if process is None:
             return
-        with contextlib.suppress(OSError):
-            process.stdin.close()
         try:
             process.wait(5)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(5)
+
+    def _discard(self, process: subprocess.Popen | None) -> None:
+        """Forget ``process`` (if it is still this one's server) and kill it. Called with the lock held."""
+        if process is None or process is not self.process:
+            return
+        control, self.process, self.control = self.control, None, None
+        if control is not None:
+            control.close()
         with contextlib.suppress(OSError):
-            process.stdout.close()
+            process.kill()
+        with contextlib.suppress(Exception):
+            process.wait(5)
 
     def call(self, request: bytes, seconds: float) -> tuple[int, bytes, bool]:
         """Send one request; returns (the child's wait status, its message, whether it was killed at the deadline)."""
-        with self.lock:
-            for attempt in (1, 2):
-                self._start()
+        for attempt in (1, 2):
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                with self.lock:
+                    self._start()
+                    process = self.process
+                    try:
+                        socket.send_fds(self.control, [b"R"], [theirs.fileno()])
+                    except OSError:
+                        self._discard(process)
+                        if attempt == 2:
+                            raise ResourceLimitExceeded("the parse server stopped; the document was not parsed") \
+                                from None
+                        continue
+                theirs.close()
                 try:
-                    return self._call(request, seconds)
+                    return self._call(mine, request, seconds)
                 except _ServerGone:
                     # The server itself died (killed from outside): start a fresh one, once.
-                    self._discard()
+                    with self.lock:
+                        if process is not None and process.poll() is not None:
+                            self._discard(process)
                     if attempt == 2:
                         raise ResourceLimitExceeded("the parse server stopped; the document was not parsed") from None
+            finally:
+                mine.close()
+                theirs.close()
         raise AssertionError("unreachable")
 
-    def _discard(self) -> None:
-        process, self.process = self.process, None
-        if process is not None:
-            with contextlib.suppress(OSError):
-                process.kill()
-            with contextlib.suppress(Exception):
-                process.wait(5)
-
-    def _call(self, request: bytes, seconds: float) -> tuple[int, bytes, bool]:
-        process = self.process
-        assert process is not None and process.stdin is not None and process.stdout is not None
-        try:
-            process.stdin.write(_HEADER.pack(len(request)))
-            process.stdin.write(request)
-            process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise _ServerGone() from None
-        fd = process.stdout.fileno()
+    def _call(self, channel: socket.socket, request: bytes, seconds: float) -> tuple[int, bytes, bool]:
+        fd = channel.fileno()
         try:
             pid = pickle.loads(_expect(_read_frame(fd, time.monotonic() + _SERVER_REPLY_SECONDS), _PID))
         except TimeoutError:
             raise _ServerGone() from None
+        channel.settimeout(_SERVER_REPLY_SECONDS)  # the child reads the request as soon as it starts
+        try:
+            channel.sendall(_HEADER.pack(len(request)))
+            channel.sendall(request)
+        except OSError:  # a timeout too: the child stopped reading
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            raise _ServerGone() from None
+        channel.settimeout(None)  # blocking again: the reads below wait with select
         deadline = time.monotonic() + seconds
         timed_out = False
         parts: list[bytes] = []
@@ -311,7 +416,7 @@ class _Server:
                     os.kill(pid, signal.SIGKILL)
                 continue
             if frame[:1] == _DATA:
-                parts.append(frame[1:])
+                parts.append(memoryview(frame)[1:])  # no copy until the join
             else:
                 status = pickle.loads(_expect(frame, _STATUS))
                 return status, b"".join(parts), timed_out
@@ -340,7 +445,10 @@ def _read_exact(fd: int, size: int, deadline: float | None) -> bytes:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([fd], [], [], wait)[0]:
                 raise TimeoutError
-        chunk = os.read(fd, min(remaining, 1 << 20))
+        try:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+        except ConnectionResetError:
+            chunk = b""
         if not chunk:
             raise _ServerGone()
         chunks.append(chunk)
@@ -362,7 +470,7 @@ def _server() -> _Server:
     global _SERVER
     with _SERVER_LOCK:
         if _SERVER is None or _SERVER_PID != os.getpid():
-            # A forked worker (Celery's prefork pool) must not share its parent's pipes.
+            # A forked worker (Celery's prefork pool) must not share its parent's sockets.
             _set_server(_Server())
         return _SERVER
 
@@ -378,11 +486,15 @@ def _set_server(server: _Server) -> None:
 # ----------------------------------------------------------------------------- the server's side
 
 
-def _serve() -> None:
-    """The parse server's main loop: one request at a time from stdin, each run in a forked child."""
-    requests = os.fdopen(os.dup(0), "rb", buffering=0)
-    replies = os.dup(1)
-    # Whatever a parser prints must not mix into the replies.
+def _serve(control_fd: int) -> None:
+    """The parse server's main loop: a child per request, as many at once as the caller sends.
+
+    The loop waits for two things: a request's socket on the control socket (it forks a child
+    for it at once) and the end of a child (it sends that child's wait status on the child's
+    socket, then closes it). The control stream's end (the caller closed it, or died) ends it.
+    """
+    control = socket.socket(fileno=control_fd)
+    # Whatever a parser prints goes to the caller's stderr.
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the worker: the worker decides
@@ -393,35 +505,77 @@ def _serve() -> None:
     from ingestion.chunking.tokens import default_counter
 
     default_counter()  # the tokenizer, loaded once for every child
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a child's end wakes the select below
+    children: dict[int, socket.socket] = {}
     gc.collect()
     gc.freeze()  # children do not touch (and copy) the pages of what is loaded
-    request_fd = requests.fileno()
     while True:
+        ready = select.select([control, wake_r], [], [])[0]
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(wake_r, 512):
+                    pass
+        _reap(children)
+        if control not in ready:
+            continue
         try:
-            header = _read_exact(request_fd, _HEADER.size, None)
-        except _ServerGone:
-            return  # the worker closed the pipe or died
-        (size,) = _HEADER.unpack(header)
-        memory_bytes, seconds, payload = pickle.loads(_read_exact(request_fd, size, None))
-        result_r, result_w = os.pipe()
+            message, fds, _, _ = socket.recv_fds(control, 16, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message:
+            for fd in fds:
+                os.close(fd)
+            return  # the caller closed the control socket or died; the children die with this process
+        for extra in fds[1:]:
+            os.close(extra)
+        if not fds:
+            continue
+        channel = socket.socket(fileno=fds[0])
         pid = os.fork()
         if pid == 0:
-            os.close(result_r)
-            os.close(request_fd)
-            os.close(replies)
-            _child(result_w, payload, memory_bytes, seconds)  # never returns
-        os.close(result_w)
-        _write_frame(replies, _PID + pickle.dumps(pid, protocol=_PROTOCOL))
-        # The result is passed on as it comes: the server never holds a whole one.
-        while chunk := os.read(result_r, 1 << 20):
-            _write_frame(replies, _DATA + chunk)
-        os.close(result_r)
-        _, status = os.waitpid(pid, 0)
-        _write_frame(replies, _STATUS + pickle.dumps(status, protocol=_PROTOCOL))
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for fd in (wake_r, wake_w):
+                os.close(fd)
+            control.close()
+            for other in children.values():
+                other.close()
+            _child(channel)  # never returns
+        children[pid] = channel
 
 
-def _write_frame(fd: int, data: bytes) -> None:
-    _write_all(fd, _HEADER.pack(len(data)) + data)
+def _reap(children: dict[int, socket.socket]) -> None:
+    """Send each ended child's wait status on its socket (after all it wrote), and close it."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        channel = children.pop(pid, None)
+        if channel is None:
+            continue
+        # The caller reads to the end of the child's result before this: it fits at once, or the
+        # caller is gone (then the send fails at once).
+        channel.settimeout(_SERVER_REPLY_SECONDS)
+        with contextlib.suppress(OSError):
+            channel.sendall(_frame(_STATUS + pickle.dumps(status, protocol=_PROTOCOL)))
+        channel.close()
+
+
+def _frame(data: bytes) -> bytes:
+    return _HEADER.pack(len(data)) + data
+
+
+def _write_frame(fd: int, kind: bytes, data: bytes) -> None:
+    """One frame of ``kind``, without a copy of ``data`` (a parsed document can be large)."""
+    _write_all(fd, _HEADER.pack(len(kind) + len(data)) + kind)
+    _write_all(fd, data)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -430,10 +584,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _child(result_fd: int, payload: bytes, memory_bytes: int, seconds: float) -> None:
+def _child(channel: socket.socket) -> None:
     code = 0
     try:
         _die_with_parent()
+        fd = channel.fileno()
+        _write_frame(fd, _PID, pickle.dumps(os.getpid(), protocol=_PROTOCOL))
+        (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, None))
+        memory_bytes, seconds, nice, payload = pickle.loads(_read_exact(fd, size, None))
+        if nice:
+            os.nice(nice)
         cpu = math.ceil(seconds) + 1
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
@@ -453,11 +613,11 @@ def _child(result_fd: int, payload: bytes, memory_bytes: int, seconds: float) ->
                 data = _pickled_parse_error(exc)
             else:
                 data = _pickled_error(exc)
-        _write_all(result_fd, data)  # the server reads to the end: no frame needed
+        _write_frame(fd, _DATA, data)
     except MemoryError:
         code = 3
         with contextlib.suppress(BaseException):
-            _write_all(result_fd, pickle.dumps(("memory",), protocol=_PROTOCOL))
+            _write_frame(channel.fileno(), _DATA, pickle.dumps(("memory",), protocol=_PROTOCOL))
     except BaseException:  # noqa: BLE001 - a child never returns into the server's loop
         code = 4
         with contextlib.suppress(BaseException):

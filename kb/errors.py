@@ -46,7 +46,10 @@ def _drf_code(exc: exceptions.APIException) -> str:
 
 def exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        response = Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        if getattr(exc, "retry_after", None):  # kb.web_slots.Busy: a tenant's costly requests, all slots taken
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     if isinstance(exc, RequestDataTooBig):  # Django's own body limit (DATA_UPLOAD_MAX_MEMORY_SIZE)
         return Response(error_body("payload_too_large", "The request body is too large."), status=413)
     if isinstance(exc, Http404):

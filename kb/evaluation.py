@@ -19,6 +19,17 @@ Plus each version's chunk size distribution (tokens of the embedded text, orphan
 The product side of evaluation: the console evaluates a version against an uploaded golden
 file here (:func:`version_evaluate`), and ``kb_eval`` (``bench``) runs the same functions
 from the command line and adds its Markdown tables, JSON and PNG chart.
+
+An evaluation in the console is a search path like any other, so it is **audited** and
+**bounded** (found by the third attack on the demo: 200 questions at 15 depths ran ~6,000 searches
+in one web thread for 36 s and left no record -- "is document D in the top k for query Q", at scale,
+unrecorded). :func:`version_evaluate` refuses a run of more than :data:`UPLOAD_MAX_SEARCHES`
+searches (questions x depths x versions, twice for a question with spans) before it searches,
+stops at ``BULKHEAD_EVALUATION_SECONDS``, runs one at a time per tenant (``kb.web_slots``: 429 ``busy``),
+and records one ``index_version.evaluate`` audit record
+per evaluation: the acting member, the golden file's size and question count, the versions, the
+depths, the mode, the searches it runs and the golden documents (so "who retrieved document D"
+finds evaluations too). The individual searches are not recorded one by one (``audit: False``).
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from ingestion.evaluation.metrics import Summary, intersection_length, score_que
 from kb.index_versions import config_summary
 from kb.models import Chunk, Document, IndexVersion
 from kb.selectors import document_visible_q
+from kb.web_slots import tenant_slot
 
 ALL = "all"
 
@@ -147,6 +159,13 @@ def _chunk_stats(version: IndexVersion) -> ChunkStats:
     return chunk_stats([_Span(s, e) for s, e, _ in rows], [t for _, _, t in rows])
 
 
+def searches_needed(questions: Sequence[EvalQuestion], *, versions: int, ks: Sequence[int]) -> int:
+    """How many searches :func:`evaluate_versions` runs: per version, question and depth, one
+    tenant-wide search and, for a question with gold spans, one in its document."""
+    per_version = sum(2 if q.spans else 1 for q in questions) * len(set(ks))
+    return per_version * versions
+
+
 def evaluate_versions(
     *,
     member: Membership,
@@ -157,11 +176,13 @@ def evaluate_versions(
     mode: str = "hybrid",
     progress: Callable[[str], None] | None = None,
     vectors: Sequence | None = None,
+    deadline: float | None = None,
 ) -> list[VersionReport]:
     """Score every question on every version at every ``k`` (see the module docstring).
 
     ``k`` above the search's ``MAX_TOP_K`` is refused: a page the service would cut short
-    would understate recall silently.
+    would understate recall silently. With ``deadline`` (``time.monotonic()``) an evaluation still
+    running then stops with an ApplicationError naming how far it got.
     """
     from kb.embedder import embedder
     from kb.search import MAX_TOP_K, SearchFilters, search
@@ -187,7 +208,14 @@ def evaluate_versions(
         context: dict[str, list[float]] = {"recall": [], "tokens": [], "contexts": []}
         genres: dict[str, dict[str, list[float]]] = {}
         for i, (q, vector) in enumerate(zip(questions, vectors, strict=True)):
-            # Golden questions measure a version; they are not a member's searches (no audit record).
+            if deadline is not None and time.monotonic() > deadline:
+                raise ApplicationError(
+                    f"the evaluation ran out of its time after {i} of {len(questions)} questions on version "
+                    f"{report.short_id}: evaluate fewer questions, depths or versions at once (or run kb_eval)",
+                    code="evaluation_too_long",
+                )
+            # Golden questions measure a version; each search is not recorded on its own: the
+            # evaluation as a whole is (version_evaluate).
             common = {"member": member, "query": q.question, "mode": mode, "index_version": version,
                       "query_vector": vector, "audit": False}
             for k in ks:
@@ -314,6 +342,9 @@ def chart_bars(reports: Sequence[VersionReport]) -> tuple[list[str], list[list[f
 UPLOAD_MAX_BYTES = 1024 * 1024
 # The console evaluates while the admin waits: every question is a few searches per version and k.
 UPLOAD_MAX_QUESTIONS = 200
+# ... and at most this many searches in all (questions x depths x versions, twice with spans): about
+# 12 s of a web thread at the ~6 ms a search the attack measured on the demo.
+UPLOAD_MAX_SEARCHES = 2000
 
 
 def golden_parse(*, content: bytes, filename: str) -> list[GoldenQuestion]:
@@ -363,9 +394,37 @@ def version_evaluate(
 
     Golden documents resolve among the documents the member may read; every search goes through
     :func:`kb.search.search` as the member, so an evaluation never sees more than a search would.
+    Refused before any search over :data:`UPLOAD_MAX_SEARCHES`; stopped at ``BULKHEAD_EVALUATION_SECONDS``;
+    recorded in the audit trail once, before its searches run (module docstring).
     """
+    from django.conf import settings
+
+    from audit.models import Action
+    from audit.services import audit_record
+
     if any(v.tenant_id != member.tenant_id for v in versions):
         raise NotFound("Not found.")
+    started = time.monotonic()
     questions = golden_parse(content=content, filename=filename)
     resolved = golden_resolve(tenant=member.tenant, questions=questions, reader=reader_for(member))
-    return evaluate_versions(member=member, versions=versions, questions=resolved, ks=ks, budget=budget, mode=mode)
+    depths = sorted(set(ks))
+    searches = searches_needed(resolved, versions=len(versions), ks=depths)
+    if searches > UPLOAD_MAX_SEARCHES:
+        raise ApplicationError(
+            f"this evaluation would run {searches:,} searches ({len(resolved)} questions x {len(depths)} depths x "
+            f"{len(versions)} version{'s' if len(versions) != 1 else ''}, twice for a question with spans); the "
+            f"console runs at most {UPLOAD_MAX_SEARCHES:,} at once: fewer questions, depths or versions (or run "
+            "kb_eval)", code="evaluation_too_long",
+        )
+    with tenant_slot("evaluation", member.tenant_id, limit=settings.BULKHEAD_EVALUATIONS_PER_TENANT,
+                     seconds=settings.BULKHEAD_EVALUATION_SECONDS + 60, what="evaluation"):
+        audit_record(
+            action=Action.INDEX_VERSION_EVALUATE, actor=member, target_type="index_version",
+            target_id=versions[0].pk if versions else "",
+            document_ids=sorted({q.document_id for q in resolved}, key=str),
+            details={"golden_bytes": len(content), "questions": len(resolved),
+                     "versions": [str(v.pk) for v in versions], "depths": depths, "mode": mode,
+                     "context_budget": budget, "searches": searches},
+        )
+        return evaluate_versions(member=member, versions=versions, questions=resolved, ks=depths, budget=budget,
+                                 mode=mode, deadline=started + settings.BULKHEAD_EVALUATION_SECONDS)

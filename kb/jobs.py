@@ -94,6 +94,30 @@ def enqueue_jobs(job_ids: Sequence[uuid.UUID | str]) -> None:
         _send(light[i : i + JOBS_PER_TASK], BULK if batch else INTERACTIVE)
 
 
+def job_move_to_bulk(job: IngestionJob, reason: str) -> bool:
+    """Hand a running job whose document costs more than the small-upload lane takes to the bulk lane.
+
+    The small-upload lane found it out by pricing the document (``ingestion.costs``) or by its share of
+    time (``BULKHEAD_PARSE_SECONDS_SMALL``), before it could hold that lane -- every tenant's -- for the
+    whole parse limit. Not an attempt (attempts count workers that died on the document); the job
+    waits queued, marked for the bulk lane (``stats["lane"]``, which the sweeper's re-sends keep) with
+    the numbers in ``stats["moved_to_bulk"]``, and is sent there once this commits. False when the job
+    was no longer running (deleted, or finished by someone else)."""
+    with transaction.atomic():
+        locked = IngestionJob.objects.select_for_update().filter(pk=job.pk, status=IngestionJob.Status.RUNNING).first()
+        if locked is None:
+            return False
+        locked.attempts = max(locked.attempts - 1, 0)
+        locked.status = IngestionJob.Status.QUEUED
+        locked.stage = "queued"
+        locked.heartbeat_at = timezone.now()  # the sweeper leaves it to the bulk lane's task
+        locked.stats = {**locked.stats, "lane": BULK, "moved_to_bulk": reason[:500]}
+        locked.save(update_fields=["attempts", "status", "stage", "heartbeat_at", "stats"])
+        transaction.on_commit(lambda: _send([str(job.pk)], BULK))
+    job.status, job.stage, job.stats = locked.status, locked.stage, locked.stats
+    return True
+
+
 def _send(group: list[str], lane: str) -> None:
     try:
         current_app.send_task(INGEST_TASK, args=[group], kwargs={"lane": lane})
@@ -102,16 +126,18 @@ def _send(group: list[str], lane: str) -> None:
 
 
 def _heavy_jobs(job_ids: list[str]) -> set[str]:
-    """The jobs whose document is over the bulk threshold (none when the sizes cannot be read)."""
+    """The jobs whose document is over the bulk threshold, or that the small-upload lane priced over its
+    budget and moved (``job_move_to_bulk``); none when the database cannot be read."""
     threshold = settings.BULKHEAD_BULK_DOCUMENT_BYTES
     try:
         rows = IngestionJob.objects.filter(id__in=job_ids, document__isnull=False).values_list(
-            "id", "document__size_bytes", "document__content_type"
+            "id", "document__size_bytes", "document__content_type", "stats__lane"
         )
         return {
             str(job_id)
-            for job_id, size, content_type in rows
-            if (size or 0) * COMPRESSED_TYPES.get((content_type or "").split(";")[0].strip().lower(), 1) > threshold
+            for job_id, size, content_type, lane in rows
+            if lane == BULK
+            or (size or 0) * COMPRESSED_TYPES.get((content_type or "").split(";")[0].strip().lower(), 1) > threshold
         }
     except Exception:  # the database is down: every job takes the interactive lane, none is lost
         logger.exception("could not read document sizes; sending jobs %s on the interactive lane", job_ids)

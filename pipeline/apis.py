@@ -41,8 +41,9 @@ class DocumentPreviewOutputSerializer(serializers.Serializer):
     access_level = serializers.ChoiceField(choices=LEVEL_NAMES, help_text="The upload's default level.")
     groups = serializers.ListField(child=serializers.CharField())
     index_version = serializers.CharField(help_text="The index version whose configuration chunked it.")
-    tokens = serializers.IntegerField()
-    chunks = serializers.IntegerField()
+    tokens = serializers.IntegerField(help_text="Model tokens of every section's body.")
+    chunks = serializers.IntegerField(help_text="Chunks ingestion would make of the whole document.")
+    section_count = serializers.IntegerField(help_text="Every section's count; `sections` lists the first 1,000.")
     sections = SectionPreviewOutputSerializer(many=True)
 
 
@@ -56,6 +57,8 @@ class DocumentPreviewApi(KbAPIView):
         tags=DOCUMENTS_TAG, operation_id="documents_preview",
         summary="Preview an upload (editors, admins): its sections with their effective policies, token and "
                 "chunk counts, or the error its ingestion would end with (with its line); nothing is stored",
+        description="A preview takes at most BULKHEAD_PREVIEW_SECONDS (10 s) and the small-upload lane's cost "
+                    "budget: a file that needs more answers 400 `too_costly_to_preview` (ingest it, or split it).",
         request=_UPLOAD_REQUEST,
         responses={200: DocumentPreviewOutputSerializer, **error_responses(400, 413, 415)},
     )

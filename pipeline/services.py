@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,13 +27,13 @@ from accounts.models import Group, Membership, Role
 from accounts.policy import PathNode, Policy, can_read, visible_heading_paths
 from accounts.selectors import reader_for
 from accounts.tenancy import owner_path, tenant_activate
-from ingestion import limits
+from ingestion import costs, limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.structure import ParsedDocument, ParseError, resolve_policies, restrict_context
 from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
-from kb.jobs import enqueue_jobs, job_finish, job_progress, job_tenant_ids
+from kb.jobs import INTERACTIVE, enqueue_jobs, job_finish, job_move_to_bulk, job_progress, job_tenant_ids
 from kb.models import ID_NAMESPACE, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
 from kb.services import apply_policies, document_title_follow, recompute_policies
 
@@ -50,6 +51,12 @@ class PolicyChanged(Exception):
 
     Chunks take their policy (and their embedded heading prefix) from the section rows as
     they are when the chunks are stored, never from a copy read earlier."""
+
+
+class OverLane(Exception):
+    """The document costs more than its lane (or the preview) takes: over the lane's cost budget
+    (``ingestion.costs``) or its share of time. The small-upload lane hands the job to the bulk lane;
+    the preview answers "too costly to preview"."""
 
 
 class BuildSkipped(Exception):
@@ -132,6 +139,7 @@ class _Plan:
     snapshot: tuple = ()
     vectors: dict[str, list[float]] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
+    counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
 
 
 def _group_ids(tenant_id: int, parsed: ParsedDocument, default: Policy) -> dict[str, int]:
@@ -168,9 +176,55 @@ def _upload_default(document: Document) -> Policy:
     return Policy(document.access_level, slugs)
 
 
-def _budget() -> dict:
-    """The per-document memory and time ceiling of parsing and of chunking (each in a child process)."""
-    return {"memory_bytes": settings.BULKHEAD_PARSE_MEMORY_MB * 1024 * 1024, "seconds": settings.BULKHEAD_PARSE_SECONDS}
+@dataclass(frozen=True)
+class PlanBudget:
+    """What planning one document may take: each of its two children (parse, chunking) gets ``memory_bytes``
+    and ``seconds``, and no more than is left until ``deadline`` (``time.monotonic()``; the preview's web
+    budget, shared by the files of a request); the parse is priced against ``pricing``. With ``lane``,
+    going over the lane's cost budget or time is :class:`OverLane` instead of a failure; ``counts_only``
+    (the preview) counts chunks and tokens in the child and brings back no chunk."""
+
+    memory_bytes: int
+    seconds: float
+    pricing: costs.Pricing = field(default_factory=costs.Pricing)
+    lane: str = ""  # who the budget is of, in messages: "the small-upload lane", "the preview"
+    deadline: float | None = None
+    counts_only: bool = False
+    nice: int = 0  # the children's CPU priority, this much below their server's
+
+    def step(self) -> dict:
+        """The memory, time and CPU priority of the next child."""
+        seconds = float(self.seconds)
+        if self.deadline is not None:
+            seconds = min(seconds, self.deadline - time.monotonic())
+            if seconds <= 0.05:
+                raise OverLane(f"it did not fit in {self.lane}'s {self.seconds:g} s")
+        return {"memory_bytes": self.memory_bytes, "seconds": seconds, "nice": self.nice}
+
+
+# Off the small-upload lane (the bulk lane, a command) parse and chunking children run at the lowest CPU
+# priority: on a machine shared with the small-upload lane's worker and the web server, a bulk document
+# takes the CPU they leave (measured in docs/benchmarks.md, "costly-document").
+BULK_NICE = 19
+
+
+def plan_budget(lane: str | None = None) -> PlanBudget:
+    """The budget of a document's plan on ``lane``: the small-upload lane (``kb.jobs.INTERACTIVE``) prices
+    against the lane's cost budget and gives each step ``BULKHEAD_PARSE_SECONDS_SMALL``; anything else
+    (the bulk lane, a command) against a document's, with ``BULKHEAD_PARSE_SECONDS``."""
+    memory = settings.BULKHEAD_PARSE_MEMORY_MB * 1024 * 1024
+    if lane == INTERACTIVE:
+        return PlanBudget(
+            memory_bytes=memory, seconds=min(settings.BULKHEAD_PARSE_SECONDS_SMALL, settings.BULKHEAD_PARSE_SECONDS),
+            pricing=costs.Pricing(lane=lane_budget()), lane="the small-upload lane",
+        )
+    return PlanBudget(memory_bytes=memory, seconds=settings.BULKHEAD_PARSE_SECONDS,
+                      nice=BULK_NICE if lane is not None else 0)
+
+
+def lane_budget() -> costs.Budget:
+    """The small-upload lane's cost budget (the preview's too), with this deployment's small-upload size."""
+    return costs.lane_budget(input_bytes=settings.BULKHEAD_BULK_DOCUMENT_BYTES)
 
 
 def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> None:
@@ -265,26 +319,42 @@ def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dic
     return rows
 
 
-def _plan(job: IngestionJob) -> _Plan:
+def _plan(job: IngestionJob, lane: str | None = None) -> _Plan:
     document = Document.objects.get(pk=job.document_id)
     version = job.index_version or index_version_active(tenant=document.tenant)
-    return plan_content(job, document, version)
+    return plan_content(job, document, version, budget=plan_budget(lane))
 
 
-def plan_content(job: IngestionJob, document: Document, version: IndexVersion) -> _Plan:
+def _over_lane(exc: ParseError, budget: PlanBudget) -> OverLane | None:
+    """What a refusal of a step means on ``budget``'s lane: :class:`OverLane` when it is the lane's own
+    (its cost budget, its share of time), None when any lane would refuse it."""
+    if not budget.lane:
+        return None
+    if isinstance(exc, costs.OverLaneBudget):
+        return OverLane(str(exc))
+    if isinstance(exc, limits.OverTimeLimit):
+        return OverLane(f"it did not fit in {budget.lane}'s {budget.seconds:g} s")
+    return None
+
+
+def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *,
+                 budget: PlanBudget | None = None) -> _Plan:
     """Parse, resolve policies, derive heading paths and chunk ``document`` for ``version``: reads only.
 
     Ingestion plans every job with it; ``pipeline.preview`` runs it on an unsaved document and job
-    (nothing stored, so it reuses nothing), so a preview is the plan ingestion would make."""
+    (nothing stored, so it reuses nothing), so a preview is the plan ingestion would make. Raises
+    :class:`OverLane` when the document costs more than ``budget``'s lane takes."""
+    budget = budget or plan_budget()
     config = ChunkingConfig.from_dict(version.config)
     default = _upload_default(document)
     try:
         parsed = limits.parse_limited(
-            bytes(document.raw), content_type=document.content_type, filename=document.source or None, **_budget()
+            bytes(document.raw), content_type=document.content_type, filename=document.source or None,
+            pricing=budget.pricing, **budget.step(),
         )
         group_ids = _group_ids(document.tenant_id, parsed, default)
     except ParseError as exc:
-        raise TerminalIngestionError(str(exc)) from None
+        raise _over_lane(exc, budget) or TerminalIngestionError(str(exc)) from None
     existing = {s.key: s for s in Section.objects.filter(document_id=document.pk)}  # none for an unsaved one
     reuse = bool(existing) and document.text == parsed.text and all(
         _section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
@@ -327,19 +397,26 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion) -
         for row, section in zip(rows, parsed.sections, strict=True):
             row.heading_path = list(section.heading_path)
     snapshot = _policy_snapshot(document, rows if reuse else None, overrides=_overrides(existing) if not reuse else ())
-    # The model is loaded only when the version asks for semantic splitting.
+    # The model is loaded only when the version asks for semantic splitting (never for counts only).
+    counts = None
     try:
-        chunks = limits.chunk_limited(parsed, config, embed=embedder().embed if config.semantic_split else None,
-                                      **_budget())
+        if budget.counts_only:
+            counts = limits.chunk_counts_limited(parsed, config, **budget.step())
+            chunks = []
+        else:
+            step = budget.step()
+            chunks = limits.chunk_limited(parsed, config, embed=embedder().embed if config.semantic_split else None,
+                                          **step)
     except ParseError as exc:  # over the memory or time budget
-        raise TerminalIngestionError(str(exc)) from None
+        raise _over_lane(exc, budget) or TerminalIngestionError(str(exc)) from None
+    made = counts.total if counts is not None else len(chunks)
     small = len(document.raw or b"") <= settings.BULKHEAD_BULK_DOCUMENT_BYTES
     limit = settings.BULKHEAD_MAX_CHUNKS_SMALL if small else settings.BULKHEAD_MAX_CHUNKS
-    if len(chunks) > limit:
+    if made > limit:
         raise TerminalIngestionError(
-            f"the document makes {len(chunks):,} chunks, more than the {limit:,} a"
+            f"the document makes {made:,} chunks, more than the {limit:,} a"
             f"{' small' if small else ''} document may make: split it into several documents")
-    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot)
+    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts)
 
 
 def _jsonable(value):
@@ -600,12 +677,17 @@ _TOTALS = ("chunks", "cache_hits", "embedded", "model_calls")  # what jobs_run r
 REPLANS = 3  # a document whose policies keep changing while it is stored is planned at most this often more
 
 
-def _plan_or_finish(job: IngestionJob) -> _Plan | None:
-    """Plan a claimed job, or end it (failed or skipped) and return None."""
+def _plan_or_finish(job: IngestionJob, lane: str | None = None) -> _Plan | None:
+    """Plan a claimed job, or end it (failed, skipped, or handed to the bulk lane) and return None."""
     try:
-        plan = _plan(job)
+        plan = _plan(job, lane)
     except (TerminalIngestionError, ApplicationError) as exc:
         _fail(job, str(exc))
+        return None
+    except OverLane as exc:
+        # Before the small-upload lane reads it for its whole budget: the bulk lane takes it.
+        job_move_to_bulk(job, str(exc))
+        logger.info("job %s moves to the bulk lane: %s", job.pk, exc)
         return None
     except BuildSkipped as exc:
         _skip(job, str(exc))
@@ -620,7 +702,7 @@ def _plan_or_finish(job: IngestionJob) -> _Plan | None:
     return plan
 
 
-def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None) -> dict:
+def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None, lane: str | None = None) -> dict:
     """Run document jobs; the model sees chunks of all of them in shared batches.
 
     Returns stats (chunks, cache hits, texts embedded, model calls) for tests and benchmarks;
@@ -634,26 +716,29 @@ def jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None = None) 
 
     The jobs run tenant by tenant, each group acting for its tenant (``accounts.tenancy``): the
     worker learns a job's tenant from its id alone (``kb.jobs.job_tenant_ids``).
+
+    On the small-upload lane (``lane=kb.jobs.INTERACTIVE``) a document is planned under the lane's
+    budget (:func:`plan_budget`); one that costs more is handed to the bulk lane (``kb.jobs.job_move_to_bulk``).
     """
     totals = dict.fromkeys(_TOTALS, 0)
     for tenant_id, ids in job_tenant_ids(job_ids).items():
         tenant_activate(tenant_id)
-        stats = _jobs_run_in_tenant(ids, task_id=task_id)
+        stats = _jobs_run_in_tenant(ids, task_id=task_id, lane=lane)
         totals = {k: totals[k] + stats[k] for k in totals}
     return totals
 
 
-def _jobs_run_in_tenant(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None) -> dict:
+def _jobs_run_in_tenant(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None, lane: str | None) -> dict:
     if len(job_ids) > 1 and IngestionJob.objects.filter(id__in=list(job_ids), attempts__gt=0).exists():
         totals = dict.fromkeys(_TOTALS, 0)
         for job_id in job_ids:
-            stats = _jobs_run([job_id], task_id=task_id)
+            stats = _jobs_run([job_id], task_id=task_id, lane=lane)
             totals = {k: totals[k] + stats[k] for k in totals}
         return totals
-    return _jobs_run(job_ids, task_id=task_id)
+    return _jobs_run(job_ids, task_id=task_id, lane=lane)
 
 
-def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None) -> dict:
+def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None, lane: str | None = None) -> dict:
     plans: list[_Plan] = []
     for job_id in job_ids:
         job = job_claim(job_id, task_id=task_id)
@@ -665,7 +750,7 @@ def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None) -> dic
             continue
         if _unchanged(job):
             continue
-        plan = _plan_or_finish(job)
+        plan = _plan_or_finish(job, lane)
         if plan is not None:
             plans.append(plan)
     totals = dict.fromkeys(_TOTALS, 0)
@@ -691,7 +776,7 @@ def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None) -> dic
             plan.job.stats = {**plan.job.stats, **plan.stats, "document_chunks": len(plan.chunks)}
             job_progress(plan.job, done=len(plan.chunks))
             job_finish(plan.job)
-        plans = [p for p in (_plan_or_finish(job) for job in stale) if p is not None]
+        plans = [p for p in (_plan_or_finish(job, lane) for job in stale) if p is not None]
     return totals
 
 

@@ -33,12 +33,13 @@ TRANSIENT = (OperationalError, InterfaceError, BrokerOperationalError, Connectio
     max_retries=8,
 )
 def ingest_documents(self, job_ids: list[str], lane: str = INTERACTIVE) -> dict:
-    """Run document jobs. ``lane`` only routes the task (see ``kb.jobs.route_task``).
+    """Run document jobs. ``lane`` routes the task (see ``kb.jobs.route_task``), and on the small-upload lane
+    holds each document to that lane's budget (``pipeline.services.plan_budget``): a costlier one moves on.
 
     On a transient failure the jobs are handed back before the retry (``jobs_interrupted``): a
     retry is not an attempt; when no retry is left they fail with the error."""
     try:
-        return jobs_run(job_ids, task_id=self.request.id)
+        return jobs_run(job_ids, task_id=self.request.id, lane=lane)
     except TRANSIENT as exc:
         jobs_interrupted(job_ids, task_id=self.request.id, error=exc,
                          final=self.request.retries >= self.max_retries)

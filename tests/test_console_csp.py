@@ -134,9 +134,12 @@ def test_no_console_template_has_inline_script_or_style():
     assert not found
 
 
-def test_session_and_csrf_cookies_are_secure_and_the_session_http_only(admin, client):
+def test_session_and_csrf_cookies_are_secure_and_http_only(admin, client):
     client.get("/sign-in/")
-    assert client.cookies["csrftoken"]["secure"] is True
+    csrf = client.cookies["csrftoken"]
+    # HttpOnly as docs/security.md says (it did not: found by the third attack on the demo). No script reads
+    # it: pages give htmx the token in hx-headers, forms in a hidden field.
+    assert csrf["secure"] is True and csrf["httponly"] is True and csrf["samesite"] == "Lax"
     response = client.post("/sign-in/", {"username": "admin@acme.test", "password": PASSWORD})
     session = response.cookies["sessionid"]
     assert session["secure"] is True and session["httponly"] is True and session["samesite"] == "Lax"

@@ -9,6 +9,7 @@ text (``python -m bench.limits_bench fairness``, docs/benchmarks.md).
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -32,6 +33,15 @@ def _lanes(name, args, kwargs, options, task=None, **kw):
     if name == TASK:
         return {"queue": SLOW if (kwargs or {}).get("lane") == BULK else FAST}
     return None
+
+
+@contextlib.contextmanager
+def routed_to_nobody():
+    """An upload's own task goes to a queue no worker serves: the test sends its jobs itself."""
+    from bench.private_worker import routed_to
+
+    with routed_to("fairness-nobody"):
+        yield
 
 
 @pytest.fixture
@@ -106,3 +116,46 @@ def test_heavy_documents_and_batches_take_the_bulk_lane(settings, monkeypatch):
     sent.clear()
     enqueue_jobs([str(j_small.pk), str(j_big.pk)])  # a few jobs: small ones stay interactive
     assert sorted(sent) == sorted([((str(j_small.pk),), "interactive"), ((str(j_big.pk),), "bulk")])
+
+
+def test_a_worker_on_both_lanes_takes_the_small_upload_lane_first(worker_factory, lanes):
+    """With small uploads and bulk documents both waiting, the worker that serves both lanes takes the
+    small uploads first (CELERY_BROKER_TRANSPORT_OPTIONS queue_order_strategy "priority"); with kombu's
+    default round robin it took a bulk document after each small one (seen failing without the setting:
+    the bulk jobs started first). Found with the costly-document load scenario: a moved costly PDF held
+    that worker while small uploads queued."""
+    from django.db import connections
+
+    from kb.jobs import INTERACTIVE
+    from tests.test_healthz import _wait, _waiting_on_a_lock
+
+    worker_factory("lane-order", queues=f"{FAST},{SLOW}")
+    tenant = tenant_create(slug="order-co", name="Order Co")
+
+    def job(name: str) -> IngestionJob:
+        with routed_to_nobody():
+            return document_create(tenant=tenant, created_by=None, upload=Upload(
+                content=f"# {name}\n\nA note.\n".encode(), title=name, content_type="text/markdown"))[1]
+
+    held, bulk_one, bulk_two, small = job("held"), job("bulk one"), job("bulk two"), job("small")
+    holder = connections.create_connection("default")
+    try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            holder_pid = cursor.fetchone()[0]
+            cursor.execute("SELECT id FROM kb_ingestionjob WHERE id = %s FOR UPDATE", [str(held.pk)])
+        app.send_task(TASK, args=[[str(held.pk)]], kwargs={"lane": INTERACTIVE})
+        _wait(lambda: _waiting_on_a_lock(holder_pid), "the worker holds the first small job")
+        for waiting in (bulk_one, bulk_two):
+            app.send_task(TASK, args=[[str(waiting.pk)]], kwargs={"lane": BULK})
+        app.send_task(TASK, args=[[str(small.pk)]], kwargs={"lane": INTERACTIVE})
+    finally:
+        holder.rollback()
+        holder.close()
+    from tests.ingestion_helpers import wait_for_jobs
+
+    jobs = {j.pk: j for j in wait_for_jobs([held.pk, bulk_one.pk, bulk_two.pk, small.pk])}
+    assert all(j.status == "succeeded" for j in jobs.values()), {j.pk: j.error for j in jobs.values()}
+    started = sorted(jobs.values(), key=lambda j: j.started_at)
+    assert [j.pk for j in started[:2]] == [held.pk, small.pk], [j.document.title for j in started]

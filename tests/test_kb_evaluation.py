@@ -68,3 +68,45 @@ def test_a_version_of_another_tenant_is_not_found(world):
     with pytest.raises(NotFound):
         evaluation.version_evaluate(member=outsider, versions=[world["version"]],
                                     content=_jsonl({"question": "q", "document": "lobby"}), filename="g.jsonl")
+
+
+def test_an_evaluation_is_audited_once_with_what_it_ran(world):
+    # Found by the third attack on the demo: an admin's evaluation (thousands of searches: "is document D
+    # in the top k for query Q") left no record at all.
+    from audit.models import AuditEvent
+
+    questions = [{"question": f"when does the lobby open {i}", "document": "lobby"} for i in range(3)]
+    golden = _jsonl(*questions)
+    evaluation.version_evaluate(member=world["admin"], versions=[world["version"]], content=golden,
+                                filename="g.jsonl", ks=(5, 1, 5), mode="keyword")
+    (event,) = AuditEvent.objects.filter(tenant_id=world["tenant"].pk, action="index_version.evaluate")
+    assert event.membership_id == world["admin"].pk and event.target_id == str(world["version"].pk)
+    assert event.details == {"golden_bytes": len(golden), "questions": 3, "versions": [str(world["version"].pk)],
+                             "depths": [1, 5], "mode": "keyword", "context_budget": 1000, "searches": 6}
+    from kb.models import Document
+
+    lobby = Document.objects.get(tenant=world["tenant"], title="lobby.md")
+    assert event.document_ids == [lobby.pk]
+    assert not AuditEvent.objects.filter(tenant_id=world["tenant"].pk, action="search").exists()
+
+
+def test_an_evaluation_over_its_search_budget_is_refused_before_any_search(world, monkeypatch):
+    from audit.models import AuditEvent
+
+    def no_search(**kwargs):
+        raise AssertionError("a search ran")
+
+    monkeypatch.setattr("kb.search.search", no_search)
+    questions = [{"question": f"q{i}", "document": "lobby", "spans": [[0, 5]]} for i in range(evaluation.UPLOAD_MAX_QUESTIONS)]
+    with pytest.raises(ApplicationError, match=r"would run 3,200 searches \(200 questions x 4 depths x 2 versions") as refused:
+        evaluation.version_evaluate(member=world["admin"], versions=[world["version"], world["version"]],
+                                    content=_jsonl(*questions), filename="g.jsonl", ks=(1, 2, 3, 4), mode="keyword")
+    assert refused.value.code == "evaluation_too_long"
+    assert not AuditEvent.objects.filter(action="index_version.evaluate").exists()
+
+
+def test_an_evaluation_stops_when_its_time_is_up(world, settings):
+    settings.BULKHEAD_EVALUATION_SECONDS = -1  # already over: stands for an evaluation that runs long
+    with pytest.raises(ApplicationError, match="ran out of its time after 0 of 1 questions"):
+        evaluation.version_evaluate(member=world["admin"], versions=[world["version"]], mode="keyword", ks=(1,),
+                                    content=_jsonl({"question": "q", "document": "lobby"}), filename="g.jsonl")

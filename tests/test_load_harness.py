@@ -103,6 +103,41 @@ def test_a_document_failed_by_a_fault_fails_the_scenario():
     assert lost.startswith("FAIL") and "documents failed by the fault" in lost, lost
 
 
+def test_the_costly_document_verdict_holds_the_other_tenant_to_steady_and_healthz_green():
+    """costly-document passes only with the other tenant's search and small-upload p95 within 2x of
+    steady's, no 5xx at all (a 503 too), /healthz 200 at every poll, and the attacker's documents
+    refused or moved as the budgets say."""
+    from bench.load_harness import verdict, versus_steady
+
+    steady = {"tenants": {"b": {"search_p95_ms": 100.0, "upload_ready_p95_ms": 2000.0, "search_n": 90,
+                                "uploads_n": 20}}}
+
+    def result(search=150.0, ready=3000.0, statuses=None, health=None, outcome=None, steady=steady,
+               uploads=15) -> dict:
+        load = {"leaks": 0, "stale_authority": 0, "problems": {}, "statuses": statuses or {"200": 10, "400": 3}}
+        invariants = {"violations": {}, "deleted documents found by search": 0, "documents failed by the fault": []}
+        fault = {"injected": True, "unexpected": [], "outcome": outcome or {
+            "attack_uploads": {"n": 2, "failed_with_numbers": 2}, "bulk_uploads": {"n": 1, "succeeded": 1,
+                                                                                   "moved_to_bulk": 1}}}
+        out = {"name": "costly-document", "load": load, "invariants": invariants, "settle_s": 1.0, "fault": fault,
+               "healthz": health or {"polls": 60, "not_200": 0, "statuses": {"200": 60}},
+               "tenants": {"b": {"search_p95_ms": search, "upload_ready_p95_ms": ready, "search_n": 80,
+                                 "uploads_n": uploads}}}
+        out["versus_steady"] = versus_steady(out, steady, "b")
+        return out
+
+    assert verdict(result()) == "PASS"
+    assert "upload_ready_p95_ms is 2.5x" in verdict(result(ready=5000.0))
+    assert "search_p95_ms is 2.1x" in verdict(result(search=210.0))
+    assert "5xx answers {'503': 1}" in verdict(result(statuses={"200": 10, "503": 1}))
+    assert "/healthz not green" in verdict(result(health={"polls": 60, "not_200": 1, "statuses": {"200": 59,
+                                                                                                   "503": 1}}))
+    assert "attack uploads not failed" in verdict(result(outcome={
+        "attack_uploads": {"n": 2, "failed_with_numbers": 1}, "bulk_uploads": {"n": 0}}))
+    assert "no steady scenario" in verdict(result(steady=None))
+    assert "too few samples to compare the other tenant's upload_ready_p95_ms" in verdict(result(uploads=4))
+
+
 @pytest.mark.db
 def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_nothing(tmp_path):
     data = _data_dir()

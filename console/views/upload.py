@@ -10,6 +10,10 @@ in between. "Ingest" previews the posted files again and stores only those that 
 and only when they, their titles and the policy are the ones the member saw previewed (a digest
 of them travels with the preview); otherwise it shows the new preview instead. Without
 JavaScript the browser forgets the chosen files with the page, so they are chosen again.
+
+The files of one request share one preview budget (``BULKHEAD_PREVIEW_SECONDS``): a file that
+does not fit in what is left, or costs more than a preview takes, says "too costly to preview"
+and may be ingested all the same (its job is held to the lanes' budgets, like an API upload).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from console.forms import UploadForm
 from console.membership import is_admin, member_required
 from kb.models import Document, IngestionJob
 from kb.services import PayloadTooLarge, Upload, document_create
-from pipeline.preview import DocumentPreview, document_preview
+from pipeline.preview import DocumentPreview, PreviewTooCostly, document_preview, preview_deadline
 
 
 @dataclass
@@ -42,6 +46,7 @@ class Item:
     preview: DocumentPreview | None = None
     error: str = ""
     line: int | None = None
+    costly: bool = False  # too costly to preview: ingested without a preview when the member asks
     document: Document | None = None
     job: IngestionJob | None = None
 
@@ -93,11 +98,14 @@ def _items(form: UploadForm) -> list[Item]:
 
 
 def _preview(member: Membership, items: list[Item]) -> None:
+    deadline = preview_deadline()  # one budget for every file of the request
     for item in items:
         if item.upload is None:
             continue
         try:
-            item.preview = document_preview(member=member, upload=item.upload)
+            item.preview = document_preview(member=member, upload=item.upload, deadline=deadline)
+        except PreviewTooCostly as exc:
+            item.error, item.costly = exc.message, True
         except ApplicationError as exc:
             item.error, item.line = exc.message, exc.details.get("line")
 
@@ -115,7 +123,7 @@ def _digest(items: list[Item]) -> str:
 
 def _ingest(member: Membership, items: list[Item]) -> None:
     for item in items:
-        if item.preview is None:
+        if item.preview is None and not item.costly:
             continue
         try:
             item.document, item.job = document_create(tenant=member.tenant, created_by=member, upload=item.upload)
@@ -144,7 +152,7 @@ def document_upload(request):
                 notice = "The files, their titles or the policy changed since the preview: check it again."
     context = {
         "member": member, "nav": "documents", "form": form, "items": items, "digest": digest, "notice": notice,
-        "ingested": ingested, "previewable": sum(1 for i in items if i.preview is not None),
+        "ingested": ingested, "previewable": sum(1 for i in items if i.preview is not None or i.costly),
         "max_bytes": settings.BULKHEAD_MAX_UPLOAD_BYTES,
     }
     template = "console/documents/_preview.html" if request.htmx else "console/documents/upload.html"

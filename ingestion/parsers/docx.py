@@ -32,6 +32,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
+from ingestion import costs
 from ingestion.parsers.access_markers import reject_hidden_markers
 from ingestion.parsers.docx_hidden import RunVisibility
 from ingestion.parsers.extracted_text import CELL_SEPARATOR, ExtractedText
@@ -99,6 +100,7 @@ def check_zip_container(data: bytes) -> zipfile.ZipFile:
         raise ParseError(
             f"refusing DOCX: its XML parts hold {_mb(xml_total)} uncompressed (the limit is {_mb(MAX_XML_BYTES)})"
         )
+    costs.charge("docx_xml_bytes", xml_total, subject="this DOCX", detail="uncompressed")  # the lane's budget
     return archive
 
 
@@ -316,7 +318,7 @@ def _load(data: bytes):
         raise ParseError(f"not a readable DOCX file: {exc}") from None
 
 
-@register(content_types=[DOCX_CONTENT_TYPE], extensions=[".docx"])
+@register(content_types=[DOCX_CONTENT_TYPE], extensions=[".docx"], priced=True)
 def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a Word .docx file into headings, paragraphs, list items and table sections."""
     from docx.table import Table

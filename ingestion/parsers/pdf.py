@@ -35,8 +35,10 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ingestion import costs
 from ingestion.parsers.access_markers import reject_hidden_markers
 from ingestion.parsers.extracted_text import ExtractedText
+from ingestion.parsers.pdf_cost import price_pages
 from ingestion.parsers.pdf_hidden import OCR_FLAG, PageText, page_text
 from ingestion.parsers.registry import register
 from ingestion.parsers.visible_text import counted
@@ -160,13 +162,17 @@ def _page_lines(reader, hidden: dict[int, PageText] | None = None) -> list[list[
         raise ParseError("this PDF has no pages")
     if page_count > MAX_PAGES:
         raise ParseError(f"this PDF has {page_count} pages; at most {MAX_PAGES} are supported")
+    price_pages(reader)  # what extracting every page costs, before any is (ingestion.costs)
     pages = []
+    extracted = 0
     for index in range(page_count):
         try:
             shown = page_text(reader.pages[index])
             raw = shown.text
         except Exception as exc:  # noqa: BLE001 -- pypdf raises many types on broken content streams
             raise ParseError(f"this PDF is corrupt: text of page {index + 1} cannot be extracted ({exc})") from None
+        extracted += len(raw)
+        costs.charge("text_chars", extracted, subject="this PDF", detail=f"in its first {index + 1:,} pages")
         lines = [_WS_RE.sub(" ", _CONTROL_RE.sub("", line)).strip() for line in raw.splitlines()]
         pages.append([line for line in lines if line])
         if hidden is not None and (shown.hidden.strip() or shown.ocr_layer):
@@ -309,7 +315,7 @@ def _mark_hidden(sections, hidden_pages: dict[int, PageText]) -> None:
             (holders.get(index) or [sections[0]])[0].hidden_chars_removed += counted(page.hidden)
 
 
-@register(content_types=["application/pdf"], extensions=[".pdf"])
+@register(content_types=["application/pdf"], extensions=[".pdf"], priced=True)
 def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a PDF with a text layer (see the module docstring)."""
     # pypdf logs and warns about every recoverable oddity of real-world files; the

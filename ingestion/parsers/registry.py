@@ -13,6 +13,11 @@ Every parser, whatever its format, is also wrapped so that its result passes
 :func:`~ingestion.parsers.visible_text.strip_invisible` (after the marker check, which
 sees the invisible characters): no tag characters, zero-width characters or reordering
 bidi overrides reach a chunk (docs/security.md, "Hidden text").
+
+Every parse is priced (:mod:`ingestion.costs`): a parser registered with ``priced=True`` (PDF,
+DOCX) charges the measures its work grows with itself; every other format's work is linear in
+its bytes, which :func:`parse` charges before it parses. The text and the sections a parse made
+are charged after it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 from collections.abc import Callable
 from typing import Protocol
 
+from ingestion import costs
 from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.text_decoding import looks_like_text
 from ingestion.parsers.visible_text import strip_invisible
@@ -33,6 +39,7 @@ class Parser(Protocol):
 
 
 _PARSERS: dict[str, Parser] = {}
+_PRICED: set[int] = set()  # ids of the parsers that charge their own costs
 _EXTENSIONS: dict[str, str] = {}  # ".md" -> "text/markdown"
 # Content types that say nothing about the format: fall through to the filename.
 _GENERIC_TYPES = {"application/octet-stream", "binary/octet-stream", "application/unknown"}
@@ -43,7 +50,7 @@ SUPPORTED_CONTENT_TYPES = _PARSERS.keys()
 
 
 def register(
-    *, content_types: list[str], extensions: list[str], reads_markers: bool = False
+    *, content_types: list[str], extensions: list[str], reads_markers: bool = False, priced: bool = False
 ) -> Callable[[Parser], Parser]:
     """Decorator registering ``func(data, *, filename) -> ParsedDocument`` for the given types.
 
@@ -55,12 +62,16 @@ def register(
     anything marker-like (:func:`~ingestion.parsers.access_markers.reject_unread_markers`).
     Every registered parser strips invisible characters from its result
     (:func:`~ingestion.parsers.visible_text.strip_invisible`).
+    With ``priced`` the parser charges its own costs (:mod:`ingestion.costs`); else :func:`parse`
+    charges its bytes.
     """
     if not content_types:
         raise ValueError("register() needs at least one content type")
 
     def decorator(func: Parser) -> Parser:
         parser = _visible_only(func if reads_markers else _rejecting_unread_markers(func))
+        if priced:
+            _PRICED.add(id(parser))
         for content_type in content_types:
             _PARSERS[_normalize_type(content_type)] = parser
         for extension in extensions:
@@ -149,4 +160,10 @@ def parse(data: bytes, *, content_type: str | None = None, filename: str | None 
     the bytes are sniffed.  Raises :class:`ParseError` for unsupported types and for
     anything the chosen parser rejects.
     """
-    return parser_for(content_type, filename, data)(data, filename=filename)
+    parser = parser_for(content_type, filename, data)
+    if id(parser) not in _PRICED:
+        costs.charge("input_bytes", len(data))
+    document = parser(data, filename=filename)
+    costs.charge("text_chars", len(document.text))
+    costs.charge("sections", len(document.sections))
+    return document

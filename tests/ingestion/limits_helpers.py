@@ -112,3 +112,16 @@ def docx_with_body(body_xml: str) -> bytes:
                 data = (head + "<w:body>" + body_xml + "<w:sectPr/></w:body>" + tail).encode()
             archive.writestr(item, data)
     return out.getvalue()
+
+
+def wait_for(path: str) -> str:
+    """Wait until ``path`` exists (the caller's budget ends a wait that never ends)."""
+    import time
+
+    while not os.path.exists(path):
+        time.sleep(0.01)
+    return "done"
+
+
+def niceness() -> int:
+    return os.nice(0)

@@ -158,3 +158,63 @@ def test_semantic_chunking_stays_in_the_worker_with_its_model():
 
     chunks = limits.chunk_limited(parsed, config, embed=embed, memory_bytes=GB, seconds=30)
     assert calls and chunks == chunk_document(parsed, config, embed=embed)
+
+
+def test_calls_from_several_threads_run_side_by_side(tmp_path):
+    # Found by an attack on the demo: the process's one parse server took one call at a time and held
+    # its lock for the whole child run, so one tenant's costly preview held every other preview of that
+    # web process for the parse limit. Now each call has its own socket: while one child waits, another
+    # call of the same process comes back. (Before: the second call waited for the first child's
+    # deadline, and came back after the first thread had already ended with the time limit.)
+    import threading
+
+    flag = tmp_path / "go"
+    outcome = {}
+
+    def slow() -> None:
+        try:
+            outcome["slow"] = run_limited(helpers.wait_for, str(flag), memory_bytes=GB, seconds=60)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            outcome["slow"] = exc
+
+    waiting = threading.Thread(target=slow)
+    waiting.start()
+    try:
+        assert run_limited(helpers.add, 20, 22, memory_bytes=GB, seconds=60) == 42
+        assert waiting.is_alive() and "slow" not in outcome, outcome
+    finally:
+        flag.touch()
+        waiting.join(90)
+    assert outcome["slow"] == "done"
+
+
+def test_the_pricing_reaches_the_child_and_its_refusal_comes_back_as_itself():
+    from bench.costly_documents import repeated_page_pdf
+    from ingestion import costs
+
+    data = repeated_page_pdf(references=16)  # 2.2 MB of page content: a document may, the small lane may not
+    with pytest.raises(costs.OverLaneBudget, match="16 page references to 1 page object"):
+        limits.parse_limited(data, filename="a.pdf", memory_bytes=GB, seconds=60,
+                             pricing=costs.Pricing(lane=costs.SMALL_LANE))
+    with pytest.raises(costs.TooCostly, match="4,999 page references to 1 page object"):
+        limits.parse_limited(repeated_page_pdf(), filename="a.pdf", memory_bytes=GB, seconds=60)
+
+
+def test_chunk_counts_are_the_chunkings_counted_in_the_child():
+    raw = b"# Billing\n\n" + b"Invoices go out monthly, with every line explained. " * 60 + b"\n\n## Refunds\n\nAsk.\n"
+    parsed = parse(raw, filename="a.md")
+    config = ChunkingConfig(target_tokens=100, max_tokens=128)
+    counted = limits.chunk_counts_limited(parsed, config, memory_bytes=GB, seconds=30)
+    chunks = chunk_document(parsed, config)
+    assert counted.total == len(chunks) > 3
+    assert counted.chunks == {key: sum(c.section_key == key for c in chunks) for key in {c.section_key for c in chunks}}
+    from ingestion.chunking.tokens import default_counter
+
+    assert counted.tokens[1] == default_counter().count("\n".join(parsed.text[b.start:b.end] for b in parsed.sections[1].blocks))
+
+
+def test_a_child_can_run_below_the_servers_cpu_priority():
+    # The bulk lane's parses yield the CPU to the small-upload lane's worker and the web server.
+    base = run_limited(helpers.niceness, memory_bytes=GB, seconds=30)
+    assert run_limited(helpers.niceness, memory_bytes=GB, seconds=30, nice=5) == min(base + 5, 19)
+    assert run_limited(helpers.niceness, memory_bytes=GB, seconds=30) == base  # each child starts afresh

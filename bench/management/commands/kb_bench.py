@@ -107,6 +107,8 @@ class Command(BaseCommand):
         load.add_argument("--scale-documents", type=int, default=defaults.scale_documents)
         load.add_argument("--scale-seconds", type=float, default=defaults.scale_seconds)
         load.add_argument("--seed", type=int, default=defaults.seed)
+        load.add_argument("--worker-pool", choices=("prefork", "solo"), default=defaults.worker_pool,
+                          help="the workers' Celery pool: prefork as `make worker`, solo as the demo")
         load.add_argument("--keep-services", action="store_true",
                           help="leave the data folder's PostgreSQL and Redis running afterwards")
         load.add_argument("--json", dest="json_out", help="also write the report as JSON here")
@@ -153,7 +155,7 @@ class Command(BaseCommand):
             down_seconds=options["down_seconds"], settle_seconds=options["settle_seconds"],
             idle_searches=options["idle_searches"], scale=options["scale"],
             scale_documents=options["scale_documents"], scale_seconds=options["scale_seconds"], seed=options["seed"],
-            keep_services=options["keep_services"],
+            keep_services=options["keep_services"], worker_pool=options["worker_pool"],
         )
         # SIGTERM (a test's clean-up, a CI timeout) unwinds like Ctrl-C, so the harness stops what it started.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
