@@ -172,6 +172,16 @@ def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
 # ----------------------------------------------------------------------------- sources
 
 
+def source_unsaved(*, actor: Membership | None, tenant: Tenant, kind: str, **fields) -> Source:
+    """A source checked as :func:`source_create` checks it, not saved (for a preview)."""
+    _admin_check(actor, tenant.pk)
+    if kind not in Source.Kind.values:
+        raise ApplicationError(f"unknown kind {kind!r}; expected git, folder or web", details={"field": "kind"})
+    source = Source(tenant=tenant, kind=kind)
+    _apply(source, tenant, fields)
+    return source
+
+
 @transaction.atomic
 def source_create(*, actor: Membership | None, tenant: Tenant, kind: str, **fields) -> Source:
     _admin_check(actor, tenant.pk)
