@@ -206,3 +206,82 @@ def test_a_website_source_is_crawled_politely_and_guarded(admin, site, settings)
             check_url_host(url)
     with pytest.raises(ListingError):
         check_url_host("gopher://example.com/")
+
+
+# ----------------------------------------------------------------------------- Git over HTTP, with credentials
+
+PASSWORD = "s3cret-token-xyzzy"
+
+
+@pytest.fixture
+def git_server():
+    """A Git smart-HTTP server (dulwich's WSGI app) that wants Basic credentials."""
+    import base64
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    from tests.sources_helpers import git_commit
+
+    repo_dir = new_folder("served-")
+    git_commit(repo_dir, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
+    app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(repo_dir))}))
+    wanted = "Basic " + base64.b64encode(f"reader:{PASSWORD}".encode()).decode()
+
+    def guarded(environ, start_response):
+        if environ.get("HTTP_AUTHORIZATION") != wanted:
+            start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"'), ("Content-Length", "0")])
+            return [b""]
+        return app(environ, start_response)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = make_server("127.0.0.1", 0, guarded, handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/repo.git"
+    server.shutdown()
+
+
+def test_git_over_http_with_credentials_that_are_never_shown_again(admin, git_server, caplog):
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from audit.models import AuditEvent
+    from sources.models import Source
+
+    _, key = api_token_create(membership=admin, name="k")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    body = {"kind": "git", "name": "served", "url": git_server, "access_level": "internal",
+            "credentials": {"username": "reader", "password": "wrong-pass-qq"}}
+    created = client.post("/api/v1/sources/", body, format="json")
+    assert created.status_code == 201, created.json()
+    assert PASSWORD not in created.content.decode() and "wrong-pass-qq" not in created.content.decode()
+    assert created.json()["has_credentials"] is True
+    source = Source.objects.get(pk=created.json()["id"])
+    sync = _run(source)
+    assert sync.status == "failed" and sync.error.startswith("could not fetch the repository")
+    changed = client.patch(f"/api/v1/sources/{source.pk}/", {"credentials": {"username": "reader", "password": PASSWORD}},
+                           format="json")
+    assert changed.status_code == 200 and PASSWORD not in changed.content.decode()
+    stored = Source.objects.get(pk=source.pk).credentials
+    assert stored and PASSWORD not in stored and "reader" not in stored  # encrypted at rest
+    preview = client.post("/api/v1/sources/preview/", {**body, "name": "other",
+                                                       "credentials": {"username": "reader", "password": PASSWORD}},
+                          format="json")
+    assert preview.status_code == 200 and [i["path"] for i in preview.json()["items"]] == ["guide.md"]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+    detail = client.get(f"/api/v1/sources/{source.pk}/")
+    assert detail.json()["last_sync"]["status"] == "running"  # its ingestion is queued (never sent here)
+    assert detail.json()["last_sync"]["stage"] == "ingesting" and detail.json()["last_sync"]["added"] == 1
+    history = client.get(f"/api/v1/sources/{source.pk}/syncs/").json()
+    everything = " ".join([detail.content.decode(), str(history),
+                           str(list(AuditEvent.objects.values_list("details", flat=True))),
+                           str(list(SourceSync.objects.values_list("error", "errors"))), caplog.text])
+    assert PASSWORD not in everything and "wrong-pass-qq" not in everything
