@@ -35,7 +35,10 @@ def source_list(*, member: Membership):
 
 def source_get(*, member: Membership, source_id) -> Source:
     try:
-        return Source.objects.get(tenant_id=member.tenant_id, pk=int(source_id))
+        pk = int(source_id)
+        if not 0 < pk < 2**63:
+            raise ValueError
+        return Source.objects.get(tenant_id=member.tenant_id, pk=pk)
     except (ValueError, TypeError, Source.DoesNotExist):
         raise NotFound("source not found") from None
 
