@@ -53,6 +53,12 @@ class Action(models.TextChoices):
     SCIM_TOKEN_CREATE = "scim_token.create"
     SCIM_TOKEN_REVOKE = "scim_token.revoke"
     SSO_SETTINGS = "sso.settings"
+    # Sources that stay in sync (issue 29).
+    SOURCE_CREATE = "source.create"
+    SOURCE_UPDATE = "source.update"
+    SOURCE_DELETE = "source.delete"
+    SOURCE_SYNC = "source.sync"
+    SOURCE_DETACH = "source.detach"
 
 
 class AuditEvent(models.Model):

@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "audit",
     "kb",
     "pipeline",
+    "sources",
     "bench",
     "bulkhead",
 ]
@@ -285,11 +286,30 @@ CELERY_BEAT_SCHEDULE = {
         "task": "kb.tasks.sync_tenant_indexes",
         "schedule": env_int("BULKHEAD_TENANT_INDEX_SYNC_SECONDS", 600),
     },
+    "sources-tick": {  # re-sends stuck syncs; starts scheduled ones (a source has no schedule by default)
+        "task": "sources.tasks.tick",
+        "schedule": env_int("BULKHEAD_SOURCE_TICK_SECONDS", 60),
+    },
     "expire-audit-records": {  # each tenant's retention (audit/services.py audit_expire)
         "task": "audit.tasks.expire_audit_records",
         "schedule": env_int("BULKHEAD_AUDIT_EXPIRY_SECONDS", 3600),
     },
 }
+# --------------------------------------------------------------------------- sources (docs/sources.md)
+# Folders a folder source may read: only below these (os.pathsep-separated absolute paths); none by default.
+BULKHEAD_SOURCE_ROOTS = [p for p in os.environ.get("BULKHEAD_SOURCE_ROOTS", "").split(os.pathsep) if p.strip()]
+# The key that encrypts a source's credentials at rest (a Fernet key); derived from SECRET_KEY when unset.
+BULKHEAD_SOURCE_KEY = os.environ.get("BULKHEAD_SOURCE_KEY", "")
+# Where Git sources are fetched to (bare mirrors).
+BULKHEAD_SOURCE_CACHE_DIR = os.environ.get("BULKHEAD_SOURCE_CACHE_DIR") or str(embedded_services.data_path() / "sources")
+# Web and Git over HTTP: private, loopback and link-local addresses are refused unless this is on.
+BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES", False)
+BULKHEAD_SOURCE_MAX_FILES = env_int("BULKHEAD_SOURCE_MAX_FILES", 10_000)  # items one listing may hold
+BULKHEAD_SOURCE_MAX_BYTES = env_int("BULKHEAD_SOURCE_MAX_BYTES", 500 * 1024 * 1024)  # new content per sync
+BULKHEAD_SOURCE_TIMEOUT_SECONDS = env_int("BULKHEAD_SOURCE_TIMEOUT_SECONDS", 20)  # one request to a site
+BULKHEAD_SOURCE_LEASE_SECONDS = env_int("BULKHEAD_SOURCE_LEASE_SECONDS", 600)  # a silent sync is re-sent after
+BULKHEAD_SOURCE_MAX_ATTEMPTS = env_int("BULKHEAD_SOURCE_MAX_ATTEMPTS", 3)
+
 # --------------------------------------------------------------------------- audit
 # A search's (or a read's, or a sign-in's) audit record waits this long for a lock or the insert,
 # then is dropped with a warning: the audit never fails or holds up a search (audit/services.py).

@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # The preview is the pipeline's (kb's URLs cannot name it); before kb's, whose documents/<id>/ would take it.
     path("api/v1/documents/preview/", DocumentPreviewApi.as_view(), name="document-preview"),
+    path("api/v1/sources/", include("sources.api_urls")),  # sources that stay in sync (issue 29)
     path("api/", include("kb.api_urls")),
     path("scim/v2/", include("accounts.scim_urls")),  # SCIM 2.0 provisioning (issue 28)
     path("", include("console.urls")),

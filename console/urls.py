@@ -6,6 +6,7 @@ from console.views import audit, auth, dashboard, documents, identity, jobs, mem
 from console.views import document_page as document
 from console.views import effective_access as access
 from console.views import index_versions as versions
+from console.views import sources as source_pages
 
 app_name = "console"
 
@@ -54,6 +55,10 @@ urlpatterns = [
     path("versions/<str:ref>/progress/", versions.version_progress, name="index-version-progress"),
     path("versions/<str:ref>/evaluate/", versions.version_evaluate, name="index-version-evaluate"),
     path("versions/<str:ref>/activate/", versions.version_activate, name="index-version-activate"),
+    path("sources/", source_pages.source_index, name="sources"),
+    path("sources/<int:source_id>/", source_pages.source_detail, name="source"),
+    path("sources/<int:source_id>/sync/", source_pages.source_sync, name="source-sync"),
+    path("sources/<int:source_id>/progress/", source_pages.source_progress, name="source-progress"),
     path("audit/", audit.audit_index, name="audit"),
     path("audit/settings/", audit.audit_settings, name="audit-settings"),
 ]

@@ -49,10 +49,14 @@ def job_create(*, tenant: Tenant, document: Document | None, created_by: User | 
     return IngestionJob.objects.create(tenant=tenant, document=document, created_by=created_by, **fields)
 
 
-def enqueue_after_commit(job_ids: Sequence[uuid.UUID | str]) -> None:
-    """Send the jobs once the current transaction commits (never a job the database does not hold)."""
+def enqueue_after_commit(job_ids: Sequence[uuid.UUID | str], *, lane: str = "") -> None:
+    """Send the jobs once the current transaction commits (never a job the database does not hold).
+    ``lane=BULK``: every one on the bulk lane (background work such as a source's sync)."""
     ids = [str(j) for j in job_ids]
-    transaction.on_commit(lambda: enqueue_jobs(ids))
+    if lane == BULK:
+        transaction.on_commit(lambda: [_send(ids[i : i + JOBS_PER_TASK], BULK) for i in range(0, len(ids), JOBS_PER_TASK)])
+    else:
+        transaction.on_commit(lambda: enqueue_jobs(ids))
 
 
 def job_tenant_ids(job_ids: Sequence[uuid.UUID | str]) -> dict[int, list[str]]:

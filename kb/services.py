@@ -43,6 +43,21 @@ from kb.models import CONTENT_BY, Chunk, Document, IndexVersion, IngestionJob, S
 # Namespace for deterministic ids (index versions, sections, chunks).
 
 
+# Document.metadata keys of a document a source owns (the sources app): only that source's sync
+# replaces or deletes it; a member's replacement or deletion is refused until an admin detaches it.
+SOURCE_ID, SOURCE_PATH = "source_id", "source_path"
+
+
+class SourceOwned(ApplicationError):
+    code = "source_owned"
+    status_code = 409
+
+
+def _refuse_source_owned(document: Document, member: Membership | None) -> None:
+    if member is not None and (document.metadata or {}).get(SOURCE_ID) is not None:
+        raise SourceOwned("this document belongs to a source and changes with its sync; an admin may detach it first")
+
+
 class PayloadTooLarge(ApplicationError):
     code = "payload_too_large"
     status_code = 413
@@ -260,9 +275,27 @@ def document_replace(
     document (``kb.selectors.document_get_for_change``).
     """
     document = Document.objects.select_for_update().get(pk=document.pk)
+    _refuse_source_owned(document, created_by)
     document = _document_write(tenant=document.tenant, created_by=created_by, upload=upload, document=document)
     job = job_create(tenant=document.tenant, document=document, created_by=_user(created_by))
     enqueue_after_commit([job.id])
+    return document, job
+
+
+@transaction.atomic
+def document_store_for_source(
+    *, tenant: Tenant, upload: Upload, document: Document | None, metadata: dict, job_stats: dict
+) -> tuple[Document, IngestionJob]:
+    """A source's sync creates or replaces one of its documents (an internal caller: the source's
+    admin was checked when the source was set up). ``metadata`` is merged into the document's
+    (:data:`SOURCE_ID`, :data:`SOURCE_PATH`); the job is not sent: the sync sends its jobs on the
+    bulk lane (``kb.jobs.enqueue_after_commit(..., lane=BULK)``)."""
+    if document is not None:
+        document = Document.objects.select_for_update().get(pk=document.pk)
+    document = _document_write(tenant=tenant, created_by=None, upload=upload, document=document)
+    document.metadata = {**document.metadata, **metadata}
+    document.save(update_fields=["metadata"])
+    job = job_create(tenant=tenant, document=document, created_by=None, stats=job_stats)
     return document, job
 
 
@@ -277,6 +310,7 @@ def document_delete(*, document: Document, actor: Membership | None = None) -> N
     locked = Document.objects.select_for_update().filter(pk=document.pk).first()
     if locked is None:
         return  # deleted meanwhile
+    _refuse_source_owned(locked, actor)
     audit_record(action=Action.DOCUMENT_DELETE, actor=_acting(actor), tenant_id=locked.tenant_id,
                  target_type="document", target_id=locked.pk, document_ids=[locked.pk],
                  details={"before": _document_view(locked)})

@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("audit API", ("audit.apis", "audit.serializers")),
     ("kb", ("kb",)),
     ("pipeline", ("pipeline",)),
+    ("sources", ("sources",)),
     ("console", ("console",)),
     ("bulkhead", ("bulkhead",)),
     ("bench", ("bench",)),
@@ -35,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Pure: no Django, no Celery, no database; importable and testable on their own.
 PURE = ("accounts.policy", "ingestion")
 FORBIDDEN_IN_PURE = ("django", "rest_framework", "celery", "kombu", "drf_spectacular", "psycopg", "pgvector")
-PACKAGES = ("accounts", "audit", "ingestion", "kb", "pipeline", "console", "bench", "bulkhead")
+PACKAGES = ("accounts", "audit", "ingestion", "kb", "pipeline", "sources", "console", "bench", "bulkhead")
 
 
 def module_name(path: Path) -> str:

@@ -122,6 +122,8 @@ POLICY_SECTIONS = [
 
 
 def snapshot() -> dict:
+    from sources.models import Source, SourceSync
+
     """Everything a write through the API could change (token use times excepted)."""
     return {
         "documents": sorted(
@@ -141,4 +143,6 @@ def snapshot() -> dict:
         "tokens": sorted(ApiToken.objects.values_list("id", "membership_id", "revoked_at")),
         # Audit records are written by reads too (searches, content reads); the settings only by an admin.
         "audit_settings": sorted(AuditSettings.objects.values_list("tenant_id", "retention_days", "hash_queries")),
+        "sources": sorted(Source.objects.values_list("id", "tenant_id", "name", "path", "exclude")),
+        "source_syncs": sorted(SourceSync.objects.values_list("id", "status")),
     }

@@ -85,6 +85,26 @@ def _own_redis_databases_per_xdist_worker() -> None:
 _owner_login_for_test_bodies()
 _requests_under_the_wall()
 _fast_password_hashing()
+
+# Sources (issue 29): the folders and Git repositories tests make are below this root, the only one a
+# source may read; the tests' web server is on loopback, which the operator must allow. Set for this
+# process and, through the environment, for every worker it starts.
+SOURCE_ROOT = embedded_services.data_dir() / f"test-sources{xdist_suffix()}"
+
+
+def _sources_for_tests() -> None:
+    from django.conf import settings
+
+    SOURCE_ROOT.mkdir(parents=True, exist_ok=True)
+    os.environ["BULKHEAD_SOURCE_ROOTS"] = str(SOURCE_ROOT)
+    os.environ["BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES"] = "1"
+    os.environ["BULKHEAD_SOURCE_CACHE_DIR"] = str(SOURCE_ROOT / ".git-cache")
+    settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT)]
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = True
+    settings.BULKHEAD_SOURCE_CACHE_DIR = str(SOURCE_ROOT / ".git-cache")
+
+
+_sources_for_tests()
 _own_redis_databases_per_xdist_worker()
 # A test that uses one of these runs a real Celery worker, and must say so: @pytest.mark.worker.
 WORKER_FIXTURES = {"celery_worker", "worker_factory"}

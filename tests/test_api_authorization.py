@@ -21,6 +21,17 @@ pytestmark = pytest.mark.django_db
 NEW_DOC = {"title": "New", "content": "# New\nHello there.", "content_type": "text/markdown"}
 
 
+def _source(world):
+    from sources.models import Source
+    from tests.conftest import SOURCE_ROOT
+
+    return Source.objects.get_or_create(tenant=world.tenant, name="wiki", defaults={
+        "kind": "folder", "path": str(SOURCE_ROOT)})[0]
+
+
+NEW_SOURCE = {"kind": "folder", "name": "new", "path": "/"}  # refused (not below a root) only once allowed
+
+
 def _job(world, **kw):
     fields = {"tenant": world.tenant, "document": world.doc, "created_by": world.actors["admin"].membership.user}
     fields.update(kw)
@@ -98,6 +109,15 @@ CASES = {
     "audit.settings.patch": (
         lambda w: ("patch", "/api/v1/audit/settings/", {"retention_days": 90, "hash_queries": True}),
         [401, 200, 403, 403, 403, 200]),
+    # Sources (issue 29): admins only; another tenant's admin gets a 404 for this tenant's source.
+    "sources.list": (lambda w: ("get", "/api/v1/sources/", None), [401, 200, 403, 403, 403, 200]),
+    "sources.create": (lambda w: ("post", "/api/v1/sources/", NEW_SOURCE), [401, 400, 403, 403, 403, 400]),
+    "sources.get": (lambda w: ("get", f"/api/v1/sources/{_source(w).id}/", None), [401, 404, 403, 403, 403, 200]),
+    "sources.patch": (
+        lambda w: ("patch", f"/api/v1/sources/{_source(w).id}/", {"exclude": ["*.tmp"]}), [401, 404, 403, 403, 403, 200]),
+    "sources.sync": (lambda w: ("post", f"/api/v1/sources/{_source(w).id}/sync/", None), [401, 404, 403, 403, 403, 202]),
+    "sources.syncs": (lambda w: ("get", f"/api/v1/sources/{_source(w).id}/syncs/", None), [401, 404, 403, 403, 403, 200]),
+    "sources.delete": (lambda w: ("delete", f"/api/v1/sources/{_source(w).id}/", None), [401, 404, 403, 403, 403, 204]),
 }
 
 

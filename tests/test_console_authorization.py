@@ -40,8 +40,10 @@ from console.membership import SESSION_KEY
 from ingestion.chunking.config import ChunkingConfig
 from kb import index_versions
 from kb.models import IndexVersion, IngestionJob
+from sources.models import Source
 from tests import factories
 from tests.api_helpers import ACTORS, snapshot
+from tests.conftest import SOURCE_ROOT
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
 
@@ -132,7 +134,9 @@ def cworld(world, settings) -> ConsoleWorld:
         # Links from e-mails are bearer secrets of no tenant: a wrong one is wrong for everyone alike.
         "invitation_key": ["k" * 43],
         "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
+        "source": [Source.objects.create(tenant=other, name="theirs", kind="folder", path=str(SOURCE_ROOT)).pk],
     }
+    Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT))
     return ConsoleWorld(world, job, batch, active, shadow, foreign)
 
 
@@ -150,11 +154,12 @@ MADE_UP = {
     "sso_slug": lambda: ["no-such-tenant", "x" * 63],
     "invitation_key": lambda: [uuid.uuid4().hex, "x"],
     "reset": lambda: ["MTIz.cw0f1a-0123456789abcdef0123456789abcdef", "nonsense", "x.set-password"],
+    "source": lambda: [2**62, 10**40],
 }
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
          "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
          "invitation_key": "key", "reset": "link", "scim_token": "token_id",
-         "sso_slug": "slug"}
+         "sso_slug": "slug", "source": "source_id"}
 
 
 # ----------------------------------------------------------------------------- requests
@@ -414,6 +419,17 @@ _ROWS: list[tuple[str, Case]] = [
     ("scim-token-revoke", Case("scim-token-revoke", ADMIN_POST_ONLY, "scim_token",
                                lambda w: ScimToken.objects.get(tenant=w.tenant).pk, data=lambda ctx: {},
                                post=E("302", "404", "403", "403", "403", "302*"))),
+    # Sources (issue 29): admins only; adding one, a sync started.
+    ("sources", Case("sources", ADMINS, data=lambda ctx: {
+        "name": f"new-{ctx.actor}", "kind": "folder", "path": str(SOURCE_ROOT), "access_level": "internal"},
+        post=E("302", "302*", "403", "403", "403", "302*"))),
+    ("sources (preview)", Case("sources", ADMINS, data=lambda ctx: {
+        "name": "p", "kind": "folder", "path": str(SOURCE_ROOT), "access_level": "internal", "action": "preview"},
+        post=E("302", "200", "403", "403", "403", "200"))),
+    ("source", Case("source", ADMIN_OF_IT, "source", lambda w: Source.objects.get(tenant=w.tenant).pk)),
+    ("source-progress", Case("source-progress", ADMIN_OF_IT, "source", lambda w: Source.objects.get(tenant=w.tenant).pk)),
+    ("source-sync", Case("source-sync", ADMIN_POST_ONLY, "source", lambda w: Source.objects.get(tenant=w.tenant).pk,
+                         data=lambda ctx: {}, post=E("302", "404", "403", "403", "403", "302*"))),
     # Without force, activating a version that lacks documents is refused (409) and changes nothing.
     ("index-version-activate (refused)", Case("index-version-activate", ADMIN_OF_IT, "version",
                                               lambda w: w.shadow.short_id, data=lambda ctx: {},

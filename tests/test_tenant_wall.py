@@ -57,12 +57,13 @@ from bulkhead.embedded_services import database_env
 from bulkhead.middleware import TenantContextMiddleware
 from kb.jobs import job_tenant_ids
 from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
+from sources.models import Source, SourceItem, SourceSync
 from tests import factories
 
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
                  EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
-                 ScimToken, SsoConfig, SsoIdentity]
+                 ScimToken, SsoConfig, SsoIdentity, Source, SourceSync, SourceItem]
 
 
 def _tenant(slug: str):
@@ -86,6 +87,10 @@ def _tenant(slug: str):
     ScimToken.objects.create(tenant=tenant, prefix="p", key_hash=uuid.uuid4().hex)
     SsoConfig.objects.create(tenant=tenant, issuer=f"https://{slug}.example", client_id=slug, enabled=slug == "wall-a")
     SsoIdentity.objects.create(tenant=tenant, issuer=f"https://{slug}.example", subject="1", membership=member)
+    source = Source.objects.create(tenant=tenant, name="wiki", kind="folder", path="/srv/wiki")
+    SourceSync.objects.create(tenant=tenant, source=source)
+    SourceItem.objects.create(tenant=tenant, source=source, path="a.md", document=document, content_hash="0" * 64,
+                              access_level=1)
     return tenant, member, key
 
 

@@ -1,0 +1,142 @@
+"""Sources (admins only): list, add with a preview of what a sync would ingest and under which policy,
+sync now with live progress, history and errors (docs/sources.md). The same services and selectors
+as ``/api/v1/sources/``; credentials are a write-only field, never rendered back."""
+
+from __future__ import annotations
+
+import yaml
+from django import forms
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.errors import ApplicationError, NotFound
+from accounts.models import Role
+from accounts.policy import LEVEL_NAMES
+from console.membership import member_required
+from sources import selectors, services
+from sources.models import Source
+
+admin_required = member_required(Role.ADMIN)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+class SourceForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    kind = forms.ChoiceField(choices=[(k, k) for k in Source.Kind.values])
+    url = forms.CharField(max_length=2000, required=False, help_text="Git: a path, file://, https:// or ssh:// URL; "
+                                                                      "web: the start page or sitemap.xml")
+    path = forms.CharField(max_length=2000, required=False, help_text="Folder: an absolute path below an allowed root")
+    branch = forms.CharField(max_length=200, required=False)
+    include = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text="One glob a line")
+    exclude = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text="One glob a line")
+    access_level = forms.ChoiceField(choices=[(n, n) for n in LEVEL_NAMES], initial="internal")
+    groups = forms.CharField(max_length=1000, required=False, help_text="Group slugs, comma-separated")
+    access_map = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False,
+                                 help_text="YAML: a list of {path, access_level, groups}; the first match wins")
+    username = forms.CharField(max_length=500, required=False)
+    password = forms.CharField(max_length=4000, required=False, widget=forms.PasswordInput(render_value=False))
+
+    def clean_access_map(self):
+        text = self.cleaned_data["access_map"]
+        if not text.strip():
+            return []
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise forms.ValidationError(f"not YAML{f' (line {mark.line + 1})' if mark else ''}") from None
+        if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+            raise forms.ValidationError("a list of {path, access_level, groups}")
+        return value
+
+    def fields_for_service(self) -> dict:
+        data = self.cleaned_data
+        fields = {"kind": data["kind"], "name": data["name"], "url": data["url"], "path": data["path"],
+                  "branch": data["branch"], "include": _lines(data["include"]), "exclude": _lines(data["exclude"]),
+                  "access_level": data["access_level"],
+                  "groups": [g.strip() for g in data["groups"].split(",") if g.strip()],
+                  "access_map": data["access_map"]}
+        if data["username"] or data["password"]:
+            fields["credentials"] = {"username": data["username"], "password": data["password"]}
+        return fields
+
+
+def _render(request, template: str, context: dict, status: int = 200):
+    return render(request, template, {"member": request.member, "nav": "sources", **context}, status=status)
+
+
+def _source(request, source_id: int) -> Source:
+    try:
+        return selectors.source_get(member=request.member, source_id=source_id)
+    except NotFound:
+        raise Http404("Not found.") from None
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def source_index(request):
+    """The tenant's sources; POST previews (``action=preview``) or adds one."""
+    form = SourceForm(request.POST or None)
+    preview, status = None, 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            fields = form.fields_for_service()
+            try:
+                if request.POST.get("action") == "preview":
+                    unsaved = services.source_unsaved(actor=request.member, tenant=request.member.tenant, **fields)
+                    preview, status = selectors.source_preview(source=unsaved), 200
+                else:
+                    source = services.source_create(actor=request.member, tenant=request.member.tenant, **fields)
+                    messages.success(request, f"Source {source.name} was added. Sync it to ingest its documents.")
+                    return redirect("console:source", source_id=source.pk)
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+    rows = [{"source": s, "last": selectors.last_sync(s)} for s in selectors.source_list(member=request.member)]
+    for row in rows:
+        row["state"] = selectors.sync_state(row["last"]) if row["last"] else None
+    return _render(request, "console/sources/list.html", {"rows": rows, "form": form, "preview": preview}, status)
+
+
+def _progress_context(source: Source) -> dict:
+    sync = selectors.last_sync(source)
+    if sync is None:
+        return {"source": source, "sync": None}
+    state = selectors.sync_state(sync)
+    running = state["status"] in ("queued", "running")
+    return {"source": source, "sync": sync, "state": state, "running": running,
+            "bar_max": max(sync.total, 1), "bar_value": min(sync.done, max(sync.total, 1))}
+
+
+@admin_required
+@require_GET
+def source_detail(request, source_id: int):
+    source = _source(request, source_id)
+    return _render(request, "console/sources/detail.html", {
+        **_progress_context(source), "access_map": services.access_map_names(source),
+        "history": [(s, selectors.sync_state(s)) for s in selectors.sync_list(source=source)[:20]],
+        "preview": selectors.source_preview(source=source) if request.GET.get("preview") else None,
+    })
+
+
+@admin_required
+@require_GET
+def source_progress(request, source_id: int):
+    """The fragment the detail page polls while a sync runs."""
+    return _render(request, "console/sources/_progress.html", _progress_context(_source(request, source_id)))
+
+
+@admin_required
+@require_POST
+def source_sync(request, source_id: int):
+    source = _source(request, source_id)
+    services.sync_start(actor=request.member, source=source)
+    if request.htmx:
+        return _render(request, "console/sources/_progress.html", _progress_context(source))
+    return redirect("console:source", source_id=source.pk)

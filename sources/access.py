@@ -1,0 +1,178 @@
+"""Access at the source: which policy each path of a source gets (docs/sources.md, "Access").
+
+Three steps, each failing closed:
+
+1. the source's **access map** (set by its admins): a list of path globs, each with a level and
+   groups; the first glob that matches gives the policy, else the source's default policy;
+2. an optional file in the source itself, :data:`ACCESS_FILE`, with the same kind of entries, which
+   may only **narrow**: each entry must imply the source's default (checked when the file is read) and
+   the policy the access map gave the path (checked per path); an entry that would widen, or that is
+   not exactly well formed (an unknown key, level or group: a near miss), fails -- with its line --
+   every item of the sync whose policy it could decide, which is every item;
+3. access markers inside a file narrow further (the pipeline, as for an upload).
+
+Globs are anchored at the source's root: ``*`` and ``?`` stay inside one path segment, ``**`` spans
+any number of them (``docs/**`` is everything below ``docs``; ``**/*.md`` every Markdown file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import yaml
+
+from accounts.policy import AccessLevel, UnknownAccessLevel, parse_level, policy_implies
+
+ACCESS_FILE = ".bulkhead-access.yaml"
+ENTRY_KEYS = {"path", "access_level", "groups"}
+
+
+class GlobError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=1024)
+def glob_regex(glob: str) -> re.Pattern:
+    """The anchored regular expression of ``glob``; a glob with a character class or a ``..`` is refused."""
+    if not glob or glob.startswith("/") or any(part == ".." for part in glob.split("/")):
+        raise GlobError(f"glob {glob!r} must be a relative path pattern without '..'")
+    if any(c in glob for c in "[]{}\\"):
+        raise GlobError(f"glob {glob!r}: only *, ** and ? are supported")
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:[^/]+/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(glob: str, path: str) -> bool:
+    return glob_regex(glob).match(path) is not None
+
+
+def path_selected(path: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Included (no include globs: everything) and not excluded."""
+    if include and not any(glob_match(g, path) for g in include):
+        return False
+    return not any(glob_match(g, path) for g in exclude)
+
+
+@dataclass(frozen=True)
+class Rule:
+    path: str
+    level: int
+    groups: tuple[int, ...]
+    line: int = 0  # in the access file; 0 for the access map
+
+
+@dataclass(frozen=True)
+class AccessFile:
+    rules: tuple[Rule, ...] = ()
+    error: str = ""  # set: the file is refused, and every item with it
+
+
+def map_rules(access_map: Iterable[Mapping]) -> tuple[Rule, ...]:
+    """The stored access map (``[{"path", "level", "groups"}]``) as rules."""
+    return tuple(Rule(e["path"], int(e["level"]), tuple(sorted(e.get("groups") or ()))) for e in access_map)
+
+
+def parse_access_file(
+    content: bytes, *, group_ids: Mapping[str, int], default_level: int, default_groups: Sequence[int]
+) -> AccessFile:
+    """Read :data:`ACCESS_FILE`: a YAML list of ``{path, access_level, groups}``. Any fault -- not
+    YAML, not a list of mappings, an unknown key, level or group, a bad glob, or an entry that
+    would widen the source's default policy -- refuses the whole file, naming its line."""
+    try:
+        text = content.decode("utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        where = f" line {line + 1}" if line is not None else ""
+        return AccessFile(error=f"{ACCESS_FILE}{where}: not readable YAML")
+    if node is None:
+        return AccessFile()
+    if not isinstance(node, yaml.SequenceNode):
+        return AccessFile(error=f"{ACCESS_FILE} line {node.start_mark.line + 1}: expected a list of entries")
+    rules = []
+    for entry in node.value:
+        line = entry.start_mark.line + 1
+        where = f"{ACCESS_FILE} line {line}"
+        if not isinstance(entry, yaml.MappingNode):
+            return AccessFile(error=f"{where}: an entry is a mapping of path, access_level and groups")
+        fields = {}
+        for key_node, value_node in entry.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key not in ENTRY_KEYS:
+                return AccessFile(error=f"{ACCESS_FILE} line {key_node.start_mark.line + 1}: unknown key {key!r}; "
+                                        f"expected {', '.join(sorted(ENTRY_KEYS))}")
+            if key in fields:
+                return AccessFile(error=f"{ACCESS_FILE} line {key_node.start_mark.line + 1}: {key} given twice")
+            fields[key] = value_node
+        if "path" not in fields or "access_level" not in fields:
+            return AccessFile(error=f"{where}: an entry needs path and access_level")
+        path_node, level_node = fields["path"], fields["access_level"]
+        if not isinstance(path_node, yaml.ScalarNode) or not isinstance(level_node, yaml.ScalarNode):
+            return AccessFile(error=f"{where}: path and access_level are single values")
+        try:
+            glob_regex(path_node.value)
+        except GlobError as exc:
+            return AccessFile(error=f"{ACCESS_FILE} line {path_node.start_mark.line + 1}: {exc}")
+        try:
+            level = int(parse_level(level_node.value))
+        except UnknownAccessLevel as exc:
+            return AccessFile(error=f"{ACCESS_FILE} line {level_node.start_mark.line + 1}: {exc}")
+        groups: list[int] = []
+        if "groups" in fields:
+            groups_node = fields["groups"]
+            if not isinstance(groups_node, yaml.SequenceNode) or not all(
+                isinstance(g, yaml.ScalarNode) for g in groups_node.value
+            ):
+                return AccessFile(error=f"{ACCESS_FILE} line {groups_node.start_mark.line + 1}: groups is a list of names")
+            for g in groups_node.value:
+                if g.value not in group_ids:
+                    return AccessFile(error=f"{ACCESS_FILE} line {g.start_mark.line + 1}: unknown group {g.value!r}")
+                groups.append(group_ids[g.value])
+        if not policy_implies(level, groups, default_level, default_groups):
+            return AccessFile(error=f"{where}: {path_node.value!r} would widen the source's default policy "
+                                    f"({AccessLevel(default_level).name.lower()}); the file may only narrow it")
+        rules.append(Rule(path_node.value, level, tuple(sorted(groups)), line))
+    return AccessFile(rules=tuple(rules))
+
+
+class ItemAccessError(ValueError):
+    pass
+
+
+def item_policy(
+    path: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule], access_file: AccessFile
+) -> tuple[int, tuple[int, ...]]:
+    """The policy ``path`` is ingested under (before the markers inside it), or :class:`ItemAccessError`."""
+    if access_file.error:
+        raise ItemAccessError(access_file.error)
+    level, groups = default[0], tuple(sorted(default[1]))
+    for rule in access_map:
+        if glob_match(rule.path, path):
+            level, groups = rule.level, rule.groups
+            break
+    for rule in access_file.rules:
+        if glob_match(rule.path, path):
+            if not policy_implies(rule.level, rule.groups, level, groups):
+                raise ItemAccessError(f"{ACCESS_FILE} line {rule.line}: {rule.path!r} would widen the policy "
+                                      f"the source's access map gives {path!r}; the file may only narrow it")
+            return rule.level, rule.groups
+    return level, groups

@@ -1,0 +1,158 @@
+"""Reads for sources: the tenant's sources, a sync as it stands (with the ingestion it started), the
+history, and the preview of what a sync would do (listing and policies; nothing is written)."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections import Counter
+
+from django.db.models import Count, Q
+
+from accounts.errors import NotFound
+from accounts.models import Group, Membership
+from accounts.policy import AccessLevel
+from kb.models import IngestionJob
+from sources import access
+from sources.crypto import credentials_decrypt
+from sources.entries import ListingError, Skip, content_hash
+from sources.models import Source, SourceItem, SourceSync
+from sources.services import JOB_STATS_KEY
+
+PREVIEW_MAX_ITEMS = 2000
+
+
+def _uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def source_list(*, member: Membership):
+    return Source.objects.filter(tenant_id=member.tenant_id).order_by("name")
+
+
+def source_get(*, member: Membership, source_id) -> Source:
+    try:
+        pk = int(source_id)
+        if not 0 < pk < 2**63:
+            raise ValueError
+        return Source.objects.get(tenant_id=member.tenant_id, pk=pk)
+    except (ValueError, TypeError, Source.DoesNotExist):
+        raise NotFound("source not found") from None
+
+
+def sync_list(*, source: Source):
+    return source.syncs.order_by("-created_at")
+
+
+def sync_get(*, source: Source, sync_id) -> SourceSync:
+    pk = _uuid(sync_id)
+    sync = source.syncs.filter(pk=pk).first() if pk else None
+    if sync is None:
+        raise NotFound("sync not found")
+    return sync
+
+
+def sync_state(sync: SourceSync) -> dict:
+    """The sync as the API and the console show it: its own status until the listing and items are
+    done, then ``running`` (stage ``ingesting``) while the pipeline works on its documents; a document
+    whose ingestion failed counts as failed (its error is on the document, for those who may read it)."""
+    jobs = IngestionJob.objects.filter(**{f"stats__{JOB_STATS_KEY}": str(sync.pk)}).aggregate(
+        total=Count("id"), open=Count("id", filter=Q(status__in=("queued", "running"))),
+        failed=Count("id", filter=Q(status="failed")),
+    )
+    status, stage = sync.status, sync.stage
+    if status in (SourceSync.Status.SUCCEEDED, SourceSync.Status.FAILED) and jobs["open"]:
+        status, stage = SourceSync.Status.RUNNING, "ingesting"
+    elif status == SourceSync.Status.SUCCEEDED and jobs["failed"]:
+        status = SourceSync.Status.FAILED
+    return {"status": status, "stage": stage, "ingestion": jobs,
+            "failed": sync.failed + jobs["failed"]}
+
+
+def last_sync(source: Source) -> SourceSync | None:
+    return source.syncs.order_by("-created_at").first()
+
+
+def source_document_count(source: Source) -> int:
+    return SourceItem.objects.filter(source=source, document__isnull=False).count()
+
+
+# ----------------------------------------------------------------------------- preview
+
+
+def source_preview(*, source: Source) -> dict:
+    """What a sync of ``source`` (saved or not) would do now, item by item, and under which policy.
+    Reads the source (a fetch, a crawl) but writes nothing to the database."""
+    from sources.listing import list_source
+
+    stored = {}
+    if source.pk:
+        stored = {i.path: i for i in SourceItem.objects.filter(source=source)}
+    slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
+    try:
+        if source.kind == Source.Kind.GIT and not source.pk:
+            with tempfile.TemporaryDirectory() as cache:
+                from django.test.utils import override_settings
+
+                with override_settings(BULKHEAD_SOURCE_CACHE_DIR=cache):
+                    listing = list_source(source, credentials=credentials_decrypt(source.credentials))
+                    return _preview_of(source, listing, stored, slugs)
+        listing = list_source(source, credentials=credentials_decrypt(source.credentials))
+    except (ListingError, ValueError) as exc:
+        return {"error": str(exc), "items": [], "counts": {}}
+    return _preview_of(source, listing, stored, slugs)
+
+
+def _preview_of(source: Source, listing, stored: dict, slugs: dict) -> dict:
+    access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
+    access_file = access.AccessFile()
+    if access_entry is not None and not access_entry.skip:
+        try:
+            access_file = access.parse_access_file(
+                access_entry.read(), group_ids={s: g for g, s in slugs.items()},
+                default_level=source.access_level, default_groups=source.access_groups)
+        except Skip as exc:
+            access_file = access.AccessFile(error=str(exc))
+    rules = access.map_rules(source.access_map)
+    default = (source.access_level, tuple(source.access_groups))
+    items = []
+    listed = set()
+    for entry in listing.entries:
+        if entry.path == access.ACCESS_FILE or not access.path_selected(entry.path, source.include, source.exclude):
+            continue
+        listed.add(entry.path)
+        if len(items) >= PREVIEW_MAX_ITEMS:
+            continue
+        row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": ""}
+        if entry.skip:
+            row.update(action="skip", reason=entry.skip)
+            items.append(row)
+            continue
+        try:
+            level, groups = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+        except access.ItemAccessError as exc:
+            row.update(action="fail", reason=str(exc))
+            items.append(row)
+            continue
+        row.update(access_level=AccessLevel(level).name.lower(), groups=sorted(slugs.get(g, "?") for g in groups))
+        item = stored.get(entry.path)
+        if item is None:
+            row["action"] = "add"
+        elif item.version == entry.version and (item.access_level, tuple(sorted(item.access_groups))) == (level, groups):
+            row["action"] = "unchanged"
+        else:
+            try:
+                row["action"] = "unchanged" if content_hash(entry.read()) == item.content_hash and (
+                    item.access_level, tuple(sorted(item.access_groups))) == (level, groups) else "change"
+            except (Skip, OSError) as exc:
+                row.update(action="skip", reason=str(exc))
+        items.append(row)
+    for path in sorted(set(stored) - listed):
+        items.append({"path": path, "action": "delete" if listing.complete else "keep (listing incomplete)",
+                      "access_level": None, "groups": [], "reason": ""})
+    counts = Counter(i["action"] for i in items)
+    return {"error": access_file.error, "items": items, "counts": dict(counts), "listed": len(listed),
+            "errors": listing.errors, "revision": listing.revision}

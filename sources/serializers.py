@@ -1,0 +1,144 @@
+"""Serializers of the sources API: the input of a source (create, change, preview) and its outputs.
+Credentials are write-only: no output has them (``has_credentials`` says whether there are any)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from accounts.policy import LEVEL_NAMES, AccessLevel
+from sources import selectors
+from sources.models import Source
+from sources.services import access_map_names
+
+
+class AccessMapEntrySerializer(serializers.Serializer):
+    path = serializers.CharField(max_length=500)
+    access_level = serializers.ChoiceField(choices=LEVEL_NAMES)
+    groups = serializers.ListField(child=serializers.CharField(max_length=63), max_length=100, required=False)
+
+
+class CredentialsSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    password = serializers.CharField(max_length=4000, required=False, allow_blank=True)
+
+
+class OptionsSerializer(serializers.Serializer):
+    prefix = serializers.URLField(max_length=2000, required=False)
+    rate_per_second = serializers.FloatField(min_value=0.01, max_value=50, required=False)
+    max_pages = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+
+
+class SourceInputSerializer(serializers.Serializer):
+    """Create (``kind`` and ``name`` needed) or change (any field) a source; unknown fields are refused."""
+
+    kind = serializers.ChoiceField(choices=Source.Kind.values, required=False)
+    name = serializers.CharField(max_length=200, required=False)
+    url = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    path = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    branch = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    include = serializers.ListField(child=serializers.CharField(max_length=500), max_length=200, required=False)
+    exclude = serializers.ListField(child=serializers.CharField(max_length=500), max_length=200, required=False)
+    access_level = serializers.ChoiceField(choices=LEVEL_NAMES, required=False)
+    groups = serializers.ListField(child=serializers.CharField(max_length=63), max_length=100, required=False)
+    access_map = AccessMapEntrySerializer(many=True, required=False)
+    options = OptionsSerializer(required=False)
+    credentials = CredentialsSerializer(required=False, write_only=True)
+    schedule_minutes = serializers.IntegerField(min_value=5, max_value=525_600, required=False, allow_null=True)
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({sorted(unknown)[0]: "unknown field"})
+        return attrs
+
+
+class SyncOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.SerializerMethodField()
+    stage = serializers.SerializerMethodField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    listed = serializers.IntegerField()
+    added = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    renamed = serializers.IntegerField()
+    deleted = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    failed = serializers.SerializerMethodField()
+    error = serializers.CharField()
+    errors = serializers.JSONField()
+    skips = serializers.JSONField()
+    revision = serializers.CharField()
+    timings = serializers.JSONField()
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField()
+
+    def _state(self, sync) -> dict:
+        cache = self.context.setdefault("_states", {})
+        if sync.pk not in cache:
+            cache[sync.pk] = selectors.sync_state(sync)
+        return cache[sync.pk]
+
+    def get_status(self, sync) -> str:
+        return self._state(sync)["status"]
+
+    def get_stage(self, sync) -> str:
+        return self._state(sync)["stage"]
+
+    def get_failed(self, sync) -> int:
+        return self._state(sync)["failed"]
+
+
+class SourceOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    url = serializers.CharField()
+    path = serializers.CharField()
+    branch = serializers.CharField()
+    include = serializers.ListField(child=serializers.CharField())
+    exclude = serializers.ListField(child=serializers.CharField())
+    access_level = serializers.SerializerMethodField()
+    groups = serializers.SerializerMethodField()
+    access_map = serializers.SerializerMethodField()
+    options = serializers.JSONField()
+    has_credentials = serializers.SerializerMethodField()
+    schedule_minutes = serializers.IntegerField(allow_null=True)
+    documents = serializers.SerializerMethodField()
+    last_sync = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def get_access_level(self, source) -> str:
+        return AccessLevel(source.access_level).name.lower()
+
+    def get_groups(self, source) -> list[str]:
+        from accounts.models import Group
+
+        return sorted(Group.objects.filter(id__in=source.access_groups).values_list("slug", flat=True))
+
+    def get_access_map(self, source) -> list[dict]:
+        return access_map_names(source)
+
+    def get_has_credentials(self, source) -> bool:
+        return bool(source.credentials)
+
+    def get_documents(self, source) -> int:
+        return selectors.source_document_count(source)
+
+    def get_last_sync(self, source) -> dict | None:
+        sync = selectors.last_sync(source)
+        return SyncOutputSerializer(sync, context=self.context).data if sync else None
+
+
+class SyncStartedOutputSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    created = serializers.BooleanField()
+
+
+class PreviewOutputSerializer(serializers.Serializer):
+    error = serializers.CharField()
+    items = serializers.JSONField()
+    counts = serializers.JSONField()

@@ -1,0 +1,570 @@
+"""Writes for sources: setting one up, changing it, starting a sync and running it (docs/sources.md).
+
+A sync is incremental and idempotent. It lists the source (``sources.listing``), compares each path's
+cheap version and then its content hash with what the last sync stored (``SourceItem``), and hands
+what is new or changed to the normal ingestion pipeline (``kb.services.document_store_for_source``;
+the jobs go on the bulk lane, with the pipeline's budgets). A path that disappeared is deleted --
+document, sections and chunks, out of search -- in the transaction that records it. Content that
+reappears at a new path (a rename) keeps its document, its id and its API policy overrides. Each
+item is its own transaction, with the sync's counts: a worker killed mid-sync leaves every item
+either done or not, and the sync, sent again, finds the done ones unchanged. A listing that fails
+or is incomplete deletes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import PurePosixPath
+
+from celery import current_app
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.errors import ApplicationError, Conflict, PermissionRefused
+from accounts.models import Group, Membership, Role, Tenant
+from accounts.policy import AccessLevel
+from accounts.services import groups_by_slugs, parse_level
+from accounts.tenancy import owner_path, tenant_activate
+from audit.models import Action
+from audit.services import audit_record
+from kb.jobs import BULK, enqueue_after_commit
+from kb.models import Document
+from kb.services import SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
+from sources import access
+from sources.crypto import credentials_decrypt, credentials_encrypt
+from sources.entries import Entry, Listing, ListingError, Skip, content_hash
+from sources.listing import allowed_local_path, list_source
+from sources.models import Source, SourceItem, SourceSync
+
+logger = logging.getLogger(__name__)
+
+SYNC_TASK = "sources.tasks.sync_source"
+UNFINISHED = (SourceSync.Status.QUEUED, SourceSync.Status.RUNNING)
+MAX_LISTED_ERRORS = 500  # errors and skips kept per sync (the counts count them all)
+JOB_STATS_KEY = "source_sync"
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _admin_check(actor: Membership | None, tenant_id: int) -> None:
+    if actor is None:
+        return
+    if not isinstance(actor, Membership):
+        raise TypeError("the acting member is a Membership or None")
+    if actor.tenant_id != tenant_id or actor.role != Role.ADMIN:
+        raise PermissionRefused("only the tenant's admins manage sources")
+
+
+def _check_globs(globs: Sequence[str], field: str) -> list[str]:
+    out = []
+    for i, glob in enumerate(globs or ()):
+        try:
+            access.glob_regex(glob)
+        except access.GlobError as exc:
+            raise ApplicationError(f"{field}[{i}]: {exc}", details={"field": field}) from None
+        out.append(glob)
+    return out
+
+
+def _access_map_from_names(tenant: Tenant, entries: Sequence[dict]) -> list[dict]:
+    """The API's access map (``[{"path", "access_level", "groups"}]``, names) as stored (ranks, ids)."""
+    stored = []
+    for i, entry in enumerate(entries or ()):
+        unknown = set(entry) - {"path", "access_level", "groups"}
+        if unknown or "path" not in entry or "access_level" not in entry:
+            raise ApplicationError(f"access_map[{i}]: an entry is {{path, access_level, groups}}",
+                                   details={"field": "access_map"})
+        try:
+            access.glob_regex(str(entry["path"]))
+        except access.GlobError as exc:
+            raise ApplicationError(f"access_map[{i}]: {exc}", details={"field": "access_map"}) from None
+        level = parse_level(str(entry["access_level"]))
+        groups = groups_by_slugs(tenant=tenant, slugs=list(entry.get("groups") or ()))
+        stored.append({"path": str(entry["path"]), "level": int(level), "groups": sorted(g.id for g in groups)})
+    return stored
+
+
+def access_map_names(source: Source) -> list[dict]:
+    slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
+    return [{"path": e["path"], "access_level": AccessLevel(e["level"]).name.lower(),
+             "groups": sorted(slugs.get(g, "?") for g in e.get("groups") or ())} for e in source.access_map]
+
+
+def _check_location(kind: str, url: str, path: str) -> None:
+    if kind == Source.Kind.FOLDER:
+        try:
+            allowed_local_path(path)
+        except ListingError as exc:
+            raise ApplicationError(str(exc), details={"field": "path"}) from None
+    elif kind == Source.Kind.GIT:
+        if url.startswith(("https://", "http://", "ssh://")):
+            return
+        local = url[len("file://"):] if url.startswith("file://") else url
+        try:
+            allowed_local_path(local)
+        except ListingError as exc:
+            raise ApplicationError(str(exc), details={"field": "url"}) from None
+    elif kind == Source.Kind.WEB:
+        if not url.startswith(("https://", "http://")):
+            raise ApplicationError("a website source's url is an http(s) URL", details={"field": "url"})
+    else:
+        raise ApplicationError(f"unknown kind {kind!r}; expected git, folder or web", details={"field": "kind"})
+
+
+def _view(source: Source) -> dict:
+    """A source as the audit trail records it (never its credentials)."""
+    return {"name": source.name, "kind": source.kind, "url": source.url, "path": source.path,
+            "branch": source.branch, "include": list(source.include), "exclude": list(source.exclude),
+            "access_level": AccessLevel(source.access_level).name.lower(), "access_groups": list(source.access_groups),
+            "access_map": source.access_map, "schedule_minutes": source.schedule_minutes,
+            "has_credentials": bool(source.credentials)}
+
+
+EDITABLE = ("name", "url", "path", "branch", "include", "exclude", "access_level", "groups", "access_map",
+            "options", "credentials", "schedule_minutes")
+
+
+def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
+    for key in fields:
+        if key not in EDITABLE:
+            raise ApplicationError(f"unknown field {key!r}", details={"field": key})
+    if "name" in fields:
+        source.name = str(fields["name"]).strip()[:200]
+    for key in ("url", "path", "branch"):
+        if key in fields:
+            setattr(source, key, str(fields[key] or "").strip())
+    if "include" in fields:
+        source.include = _check_globs(fields["include"], "include")
+    if "exclude" in fields:
+        source.exclude = _check_globs(fields["exclude"], "exclude")
+    if "access_level" in fields:
+        source.access_level = int(parse_level(str(fields["access_level"])))
+    if "groups" in fields:
+        source.access_groups = sorted(g.id for g in groups_by_slugs(tenant=tenant, slugs=fields["groups"] or ()))
+    if "access_map" in fields:
+        source.access_map = _access_map_from_names(tenant, fields["access_map"])
+    if "options" in fields:
+        options = dict(fields["options"] or {})
+        unknown = set(options) - {"prefix", "rate_per_second", "max_pages"}
+        if unknown:
+            raise ApplicationError(f"unknown option {sorted(unknown)[0]!r}", details={"field": "options"})
+        source.options = options
+    if "credentials" in fields:
+        credentials = fields["credentials"] or {}
+        if set(credentials) - {"username", "password"}:
+            raise ApplicationError("credentials are {username, password}", details={"field": "credentials"})
+        source.credentials = credentials_encrypt(credentials)
+    if "schedule_minutes" in fields:
+        minutes = fields["schedule_minutes"]
+        source.schedule_minutes = int(minutes) if minutes else None
+    if not source.name:
+        raise ApplicationError("a source needs a name", details={"field": "name"})
+    _check_location(source.kind, source.url, source.path)
+
+
+# ----------------------------------------------------------------------------- sources
+
+
+def source_unsaved(*, actor: Membership | None, tenant: Tenant, kind: str, **fields) -> Source:
+    """A source checked as :func:`source_create` checks it, not saved (for a preview)."""
+    _admin_check(actor, tenant.pk)
+    if kind not in Source.Kind.values:
+        raise ApplicationError(f"unknown kind {kind!r}; expected git, folder or web", details={"field": "kind"})
+    source = Source(tenant=tenant, kind=kind)
+    _apply(source, tenant, fields)
+    return source
+
+
+@transaction.atomic
+def source_create(*, actor: Membership | None, tenant: Tenant, kind: str, **fields) -> Source:
+    _admin_check(actor, tenant.pk)
+    if kind not in Source.Kind.values:
+        raise ApplicationError(f"unknown kind {kind!r}; expected git, folder or web", details={"field": "kind"})
+    source = Source(tenant=tenant, kind=kind, created_by=actor.user if actor else None)
+    _apply(source, tenant, fields)
+    if Source.objects.filter(tenant=tenant, name=source.name).exists():
+        raise Conflict(f"a source named {source.name!r} exists")
+    source.save()
+    audit_record(action=Action.SOURCE_CREATE, actor=actor, tenant_id=tenant.pk, target_type="source",
+                 target_id=source.pk, details={"after": _view(source)})
+    return source
+
+
+@transaction.atomic
+def source_update(*, actor: Membership | None, source: Source, **fields) -> Source:
+    _admin_check(actor, source.tenant_id)
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    before = _view(source)
+    _apply(source, source.tenant, fields)
+    if Source.objects.filter(tenant_id=source.tenant_id, name=source.name).exclude(pk=source.pk).exists():
+        raise Conflict(f"a source named {source.name!r} exists")
+    source.save()
+    audit_record(action=Action.SOURCE_UPDATE, actor=actor, tenant_id=source.tenant_id, target_type="source",
+                 target_id=source.pk, details={"before": before, "after": _view(source)})
+    return source
+
+
+@transaction.atomic
+def source_delete(*, actor: Membership | None, source: Source) -> int:
+    """Delete a source and the documents it owns (out of search in this transaction); their number."""
+    _admin_check(actor, source.tenant_id)
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    if source.syncs.filter(status__in=UNFINISHED).exists():
+        raise Conflict("the source is syncing; delete it when the sync has ended")
+    documents = list(Document.objects.filter(tenant_id=source.tenant_id, metadata__source_id=source.pk))
+    for document in documents:
+        document_delete(document=document, actor=None)
+    audit_record(action=Action.SOURCE_DELETE, actor=actor, tenant_id=source.tenant_id, target_type="source",
+                 target_id=source.pk, document_ids=[d.pk for d in documents], details={"before": _view(source)})
+    source.delete()
+    return len(documents)
+
+
+@transaction.atomic
+def source_document_detach(*, actor: Membership | None, source: Source, document: Document) -> Document:
+    """The document stays, no longer the source's: its sync leaves it, members may change it."""
+    _admin_check(actor, source.tenant_id)
+    document = Document.objects.select_for_update().get(pk=document.pk, tenant_id=source.tenant_id)
+    if (document.metadata or {}).get(SOURCE_ID) != source.pk:
+        raise Conflict("the document does not belong to this source")
+    document.metadata = {k: v for k, v in document.metadata.items() if k not in (SOURCE_ID, SOURCE_PATH)}
+    document.save(update_fields=["metadata"])
+    SourceItem.objects.filter(source=source, document=document).delete()
+    audit_record(action=Action.SOURCE_DETACH, actor=actor, tenant_id=source.tenant_id, target_type="source",
+                 target_id=source.pk, document_ids=[document.pk], details={})
+    return document
+
+
+# ----------------------------------------------------------------------------- starting a sync
+
+
+def _send(sync_id: str) -> None:
+    try:
+        current_app.send_task(SYNC_TASK, args=[sync_id])
+    except Exception:  # the broker is down: the tick sends it again
+        logger.exception("could not send sync %s; the sources tick will", sync_id)
+
+
+@transaction.atomic
+def sync_start(*, actor: Membership | None, source: Source) -> tuple[SourceSync, bool]:
+    """Queue a sync of ``source`` (and send it after commit); a sync already unfinished is answered
+    instead of a second one. (sync, created)."""
+    _admin_check(actor, source.tenant_id)
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    running = source.syncs.filter(status__in=UNFINISHED).first()
+    if running is not None:
+        return running, False
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source,
+                                     created_by=actor.user if actor else None, heartbeat_at=timezone.now())
+    audit_record(action=Action.SOURCE_SYNC, actor=actor, tenant_id=source.tenant_id, target_type="source",
+                 target_id=source.pk, details={"sync": str(sync.pk)})
+    sync_id = str(sync.pk)
+    transaction.on_commit(lambda: _send(sync_id))
+    return sync, True
+
+
+def syncs_tick(*, now=None) -> dict:
+    """Every tenant's (the owner path): re-send syncs nobody works on, and start those a schedule makes due."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.BULKHEAD_SOURCE_LEASE_SECONDS)
+    resent, started = [], []
+    with owner_path() as owner:
+        with transaction.atomic(using=owner):
+            stuck = list(SourceSync.objects.filter(status__in=UNFINISHED, heartbeat_at__lt=cutoff)
+                         .values_list("id", flat=True))
+            SourceSync.objects.filter(id__in=stuck).update(heartbeat_at=now)
+        for sync_id in stuck:
+            _send(str(sync_id))
+            resent.append(str(sync_id))
+        for source in Source.objects.filter(schedule_minutes__isnull=False):
+            last = source.syncs.order_by("-created_at").first()
+            if last is None or last.created_at <= now - timedelta(minutes=source.schedule_minutes):
+                with transaction.atomic(using=owner):
+                    if not source.syncs.filter(status__in=UNFINISHED).exists():
+                        sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source, heartbeat_at=now)
+                        audit_record(action=Action.SOURCE_SYNC, actor=None, tenant_id=source.tenant_id,
+                                     target_type="source", target_id=source.pk,
+                                     details={"sync": str(sync.pk), "scheduled": True})
+                        started.append(str(sync.pk))
+        for sync_id in started:
+            _send(sync_id)
+    return {"resent": resent, "started": started}
+
+
+# ----------------------------------------------------------------------------- running a sync
+
+
+def _sync_tenant(sync_id: str) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT bulkhead_source_sync_tenant(%s::uuid)", [sync_id])
+        row = cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _level_name(level: int) -> str:
+    return AccessLevel(level).name.lower()
+
+
+class _Run:
+    """One attempt at one sync: the source, what is stored, and the counts to write with each item."""
+
+    def __init__(self, sync: SourceSync, source: Source):
+        self.sync, self.source = sync, source
+        self.errors = {e["path"]: e for e in sync.errors}
+        self.skips = {e["path"]: e for e in sync.skips}
+        self.bytes_read = 0
+        self.slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
+        self.job_ids: list[str] = []
+
+    def progress(self, done: int, **increments) -> None:
+        fields = {k: F(k) + v for k, v in increments.items() if v}
+        SourceSync.objects.filter(pk=self.sync.pk).update(
+            done=done, heartbeat_at=timezone.now(), errors=list(self.errors.values())[:MAX_LISTED_ERRORS],
+            skips=list(self.skips.values())[:MAX_LISTED_ERRORS], failed=len(self.errors), skipped=len(self.skips),
+            **fields,
+        )
+
+    def upload(self, entry: Entry, content: bytes, policy: tuple[int, Sequence[int]]) -> Upload:
+        return Upload(content=content, title=PurePosixPath(entry.path).name or entry.path, source=entry.path[:1000],
+                      content_type=entry.content_type, access_level=_level_name(policy[0]),
+                      groups=[self.slugs[g] for g in policy[1]])
+
+    def store(self, entry: Entry, content: bytes, policy, document: Document | None) -> Document:
+        document, job = document_store_for_source(
+            tenant=self.source.tenant, upload=self.upload(entry, content, policy), document=document,
+            metadata={SOURCE_ID: self.source.pk, SOURCE_PATH: entry.path[:1000]},
+            job_stats={JOB_STATS_KEY: str(self.sync.pk)},
+        )
+        enqueue_after_commit([job.id], lane=BULK)
+        return document
+
+
+def _content_check(entry: Entry, content: bytes) -> str:
+    """Why ``content`` is not ingested ("" when it is)."""
+    from ingestion.parsers import detect_content_type
+    from ingestion.parsers.registry import ParseError, parser_for
+
+    if len(content) > settings.BULKHEAD_MAX_UPLOAD_BYTES:
+        return f"over the size limit ({settings.BULKHEAD_MAX_UPLOAD_BYTES} bytes)"
+    content_type = entry.content_type or detect_content_type(entry.path, content) or "application/octet-stream"
+    if content_type.startswith("text/") and b"\0" in content[:8192]:
+        return "binary content (no parser reads it)"
+    try:
+        parser_for(content_type, entry.path, content)
+    except ParseError:
+        return f"binary or unsupported content ({content_type}: no parser reads it)"
+    return ""
+
+
+def sync_run(sync_id: str) -> str:
+    """Run (or resume) one sync; its final status."""
+    tenant_id = _sync_tenant(sync_id)
+    if tenant_id is None:
+        return "missing"
+    tenant_activate(tenant_id)
+    with transaction.atomic():
+        sync = SourceSync.objects.select_for_update().filter(pk=sync_id).first()
+        if sync is None or sync.status not in UNFINISHED:
+            return sync.status if sync else "missing"
+        if sync.attempts >= settings.BULKHEAD_SOURCE_MAX_ATTEMPTS:
+            _finish(sync, error=f"the sync's worker stopped {sync.attempts} times; it was given up")
+            return sync.status
+        SourceSync.objects.filter(pk=sync.pk).update(
+            status=SourceSync.Status.RUNNING, stage="listing", attempts=F("attempts") + 1,
+            started_at=sync.started_at or timezone.now(), heartbeat_at=timezone.now(),
+        )
+        sync.refresh_from_db()
+    source = Source.objects.get(pk=sync.source_id)
+    run = _Run(sync, source)
+    timings: dict[str, float] = dict(sync.timings or {})
+    t0 = time.perf_counter()
+    stored = {item.path: item for item in SourceItem.objects.filter(source=source).select_related("document")}
+    try:
+        web_stored = {}
+        if source.kind == Source.Kind.WEB:
+            web_stored = {p: (i.etag, i.last_modified, bytes(i.document.raw)) for p, i in stored.items() if i.document}
+        listing = list_source(source, credentials=credentials_decrypt(source.credentials), stored=web_stored)
+    except (ListingError, ValueError) as exc:
+        _finish(sync, error=str(exc)[:2000])
+        return SourceSync.Status.FAILED
+    timings["listing"] = round(time.perf_counter() - t0, 3)
+    try:
+        _apply_listing(run, listing, stored, timings)
+    except Exception as exc:  # noqa: BLE001 - recorded on the sync; the items done so far stay done
+        logger.exception("sync %s failed", sync_id)
+        _finish(SourceSync.objects.get(pk=sync.pk), error=f"the sync stopped: {type(exc).__name__}", timings=timings)
+        return SourceSync.Status.FAILED
+    return SourceSync.objects.get(pk=sync.pk).status
+
+
+def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], timings: dict) -> None:
+    sync, source = run.sync, run.source
+    t0 = time.perf_counter()
+    access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
+    entries = [e for e in listing.entries if e.path != access.ACCESS_FILE
+               and access.path_selected(e.path, source.include, source.exclude)]
+    if len(entries) > settings.BULKHEAD_SOURCE_MAX_FILES:
+        _finish(sync, error=f"the source lists {len(entries)} files; the limit is {settings.BULKHEAD_SOURCE_MAX_FILES} "
+                            "(BULKHEAD_SOURCE_MAX_FILES): narrow it with include/exclude", timings=timings)
+        return
+    access_file = access.AccessFile()
+    if access_entry is not None and not access_entry.skip:
+        try:
+            group_ids = {slug: gid for gid, slug in run.slugs.items()}
+            access_file = access.parse_access_file(
+                access_entry.read(), group_ids=group_ids, default_level=source.access_level,
+                default_groups=source.access_groups)
+        except Skip as exc:
+            access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {exc}")
+    rules = access.map_rules(source.access_map)
+    default = (source.access_level, tuple(source.access_groups))
+    SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),
+                                                 revision=listing.revision, heartbeat_at=timezone.now())
+    for error in listing.errors:
+        run.errors[error["path"]] = error
+    listed_paths = {e.path for e in entries}
+    vanished = {p: i for p, i in stored.items() if p not in listed_paths}
+    vanished_by_hash: dict[str, list[SourceItem]] = {}
+    for item in vanished.values():
+        vanished_by_hash.setdefault(item.content_hash, []).append(item)
+    for n, entry in enumerate(entries, start=1):
+        _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file, vanished_by_hash, vanished)
+    timings["items"] = round(time.perf_counter() - t0, 3)
+    t1 = time.perf_counter()
+    if listing.complete:
+        for item in vanished.values():
+            with transaction.atomic():
+                if item.document_id:
+                    document = Document.objects.filter(pk=item.document_id).first()
+                    if document is not None:
+                        document_delete(document=document, actor=None)
+                item.delete()
+                run.progress(len(entries), deleted=1)
+    elif vanished:
+        run.errors.setdefault("(deletions)", {"path": "(deletions)", "error": (
+            f"the listing was incomplete: {len(vanished)} missing items were not deleted")})
+    timings["deletions"] = round(time.perf_counter() - t1, 3)
+    run.progress(len(entries))
+    _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, default, rules, access_file,
+                vanished_by_hash: dict, vanished: dict) -> None:
+    sync = run.sync
+    run.errors.pop(entry.path, None)
+    run.skips.pop(entry.path, None)
+    if entry.skip:
+        _skip(run, n, entry, item, entry.skip)
+        return
+    try:
+        policy = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+    except access.ItemAccessError as exc:
+        run.errors[entry.path] = {"path": entry.path, "error": str(exc)}
+        run.progress(n)
+        return
+    same_policy = item is not None and (item.access_level, tuple(sorted(item.access_groups))) == policy
+    if item is not None and item.document_id and item.version == entry.version and entry.version and same_policy:
+        if item_counted(item, sync):
+            run.progress(n) if n % 50 == 0 else None
+        else:
+            run.progress(n, unchanged=1)
+        return
+    try:
+        content = entry.read()
+    except Skip as exc:
+        _skip(run, n, entry, item, str(exc))
+        return
+    except OSError as exc:
+        run.errors[entry.path] = {"path": entry.path, "error": f"unreadable: {exc.strerror or type(exc).__name__}"}
+        run.progress(n)
+        return
+    digest = content_hash(content)
+    if item is not None and item.document_id and digest == item.content_hash and same_policy:
+        SourceItem.objects.filter(pk=item.pk).update(version=entry.version, etag=entry.etag,
+                                                     last_modified=entry.last_modified, synced_by=sync.pk)
+        run.progress(n, unchanged=0 if item_counted(item, sync) else 1)
+        return
+    reason = _content_check(entry, content)
+    if reason:
+        _skip(run, n, entry, item, reason)
+        return
+    run.bytes_read += len(content)
+    if run.bytes_read > settings.BULKHEAD_SOURCE_MAX_BYTES:
+        run.errors[entry.path] = {"path": entry.path, "error": (
+            f"over the sync's byte limit ({settings.BULKHEAD_SOURCE_MAX_BYTES} bytes, BULKHEAD_SOURCE_MAX_BYTES); "
+            "it follows in the next sync")}
+        run.progress(n)
+        return
+    fields = dict(version=entry.version, etag=entry.etag, last_modified=entry.last_modified, content_hash=digest,
+                  access_level=policy[0], access_groups=list(policy[1]), synced_by=sync.pk)
+    with transaction.atomic():
+        if item is None or not item.document_id:
+            renamed = (vanished_by_hash.get(digest) or [None]).pop(0) if vanished_by_hash.get(digest) else None
+            if renamed is not None and renamed.document_id:
+                vanished.pop(renamed.path, None)
+                document = Document.objects.select_for_update().get(pk=renamed.document_id)
+                if (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
+                    document = run.store(entry, content, policy, document)
+                else:
+                    document.source = entry.path[:1000]
+                    document.metadata = {**document.metadata, SOURCE_PATH: entry.path[:1000]}
+                    document.save(update_fields=["source", "metadata"])
+                if item is not None:
+                    item.delete()
+                SourceItem.objects.filter(pk=renamed.pk).update(path=entry.path, document=document, **fields)
+                run.progress(n, renamed=1)
+                return
+            document = run.store(entry, content, policy, None)
+            if item is None:
+                SourceItem.objects.create(tenant_id=sync.tenant_id, source_id=sync.source_id, path=entry.path,
+                                          document=document, **fields)
+            else:
+                SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
+            run.progress(n, added=1)
+            return
+        document = Document.objects.filter(pk=item.document_id).first()
+        document = run.store(entry, content, policy, document)
+        SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
+        run.progress(n, changed=1)
+
+
+def item_counted(item: SourceItem, sync: SourceSync) -> bool:
+    """Whether an earlier attempt of this very sync already wrote (and counted) ``item``."""
+    return item.synced_by == sync.pk
+
+
+def _skip(run: _Run, n: int, entry: Entry, item: SourceItem | None, reason: str) -> None:
+    """Not ingested, with the reason; a document the path had before goes (it no longer stands for the source)."""
+    run.skips[entry.path] = {"path": entry.path, "reason": reason}
+    with transaction.atomic():
+        deleted = 0
+        if item is not None:
+            if item.document_id:
+                document = Document.objects.filter(pk=item.document_id).first()
+                if document is not None:
+                    document_delete(document=document, actor=None)
+                    deleted = 1
+            item.delete()
+        run.progress(n, deleted=deleted)
+
+
+def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None) -> None:
+    sync.refresh_from_db()
+    failed = bool(error) or sync.failed > 0
+    SourceSync.objects.filter(pk=sync.pk, status__in=UNFINISHED).update(
+        status=SourceSync.Status.FAILED if failed else SourceSync.Status.SUCCEEDED, stage="done",
+        error=error, finished_at=timezone.now(), heartbeat_at=timezone.now(),
+        **({"timings": timings} if timings is not None else {}),
+    )
+    sync.refresh_from_db()
+
+
+def new_sync_id() -> uuid.UUID:
+    return uuid.uuid4()

@@ -1,0 +1,182 @@
+"""Website sources: a crawl within a URL prefix, polite and guarded (docs/sources.md, "Websites").
+
+* **SSRF**: every request -- the start page, robots.txt, every link and every redirect hop -- is to
+  a host whose addresses are all public; private, loopback, link-local, multicast and reserved
+  addresses are refused unless ``BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES`` is on. The connection goes
+  to the address that was checked (the host name is kept for the Host header and TLS), so a name
+  that resolves differently on a second lookup cannot lead elsewhere.
+* robots.txt is obeyed (user agent :data:`USER_AGENT`); requests are spaced by the source's rate.
+* Conditional requests: a page's stored ETag / Last-Modified is sent; a 304 keeps it as it was.
+* Every request has a timeout (``BULKHEAD_SOURCE_TIMEOUT_SECONDS``). A page that fails is an error of
+  the sync and the listing is incomplete: nothing is deleted then.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.robotparser
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
+
+import httpx
+from django.conf import settings
+
+from sources.addresses import check_url_host
+from sources.entries import Entry, Listing, ListingError, content_hash
+from sources.models import Source
+
+USER_AGENT = "BulkheadBot/1.0 (+docs/sources.md)"
+MAX_REDIRECTS = 5
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass
+class Response:
+    url: str
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+
+def safe_get(client: httpx.Client, url: str, headers: dict | None = None) -> Response:
+    """GET ``url``, following redirects by hand, each hop checked as the first."""
+    for _ in range(MAX_REDIRECTS + 1):
+        address = check_url_host(url)
+        parts = urlsplit(url)
+        host_header = parts.netloc.rsplit("@", 1)[-1]
+        ip_host = f"[{address}]" if ":" in address else address
+        netloc = ip_host + (f":{parts.port}" if parts.port else "")
+        target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        try:
+            response = client.get(target, headers={**(headers or {}), "Host": host_header, "User-Agent": USER_AGENT},
+                                  extensions=extensions)
+        except httpx.TimeoutException:
+            raise ListingError(f"{url[:200]}: timed out") from None
+        except httpx.HTTPError as exc:
+            raise ListingError(f"{url[:200]}: {type(exc).__name__}") from None
+        if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
+            url = urljoin(url, response.headers["location"])
+            continue
+        return Response(url, response.status_code, response.headers, response.content)
+    raise ListingError(f"{url[:200]}: more than {MAX_REDIRECTS} redirects")
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href:
+                self.links.append(href)
+
+
+def page_links(base: str, content: bytes) -> list[str]:
+    parser = _Links()
+    try:
+        parser.feed(content.decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - a broken page has no links to follow
+        return []
+    return [urldefrag(urljoin(base, href))[0] for href in parser.links]
+
+
+def sitemap_urls(content: bytes) -> list[str]:
+    from lxml import etree
+
+    try:
+        root = etree.fromstring(content, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError:
+        raise ListingError("the sitemap is not readable XML") from None
+    return [el.text.strip() for el in root.iter() if isinstance(el.tag, str) and el.tag.endswith("loc") and el.text]
+
+
+def _prefix(source: Source) -> str:
+    prefix = (source.options or {}).get("prefix") or ""
+    if prefix:
+        return prefix
+    start = source.url
+    return start if start.endswith("/") else start.rsplit("/", 1)[0] + "/"
+
+
+def crawl(source: Source, *, stored: dict) -> Listing:
+    """Pages below the source's prefix reachable from its start URL (or listed by its sitemap)."""
+    options = source.options or {}
+    rate = float(options.get("rate_per_second") or 2.0)
+    max_pages = min(int(options.get("max_pages") or settings.BULKHEAD_SOURCE_MAX_FILES), settings.BULKHEAD_SOURCE_MAX_FILES)
+    prefix = _prefix(source)
+    entries: list[Entry] = []
+    errors: list[dict] = []
+    last = [0.0]
+
+    def polite_get(client, url, headers=None):
+        wait = last[0] + 1.0 / rate - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        try:
+            return safe_get(client, url, headers)
+        finally:
+            last[0] = time.monotonic()
+
+    timeout = httpx.Timeout(settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS)
+    with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        robots = urllib.robotparser.RobotFileParser()
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(source.url))
+        answer = polite_get(client, origin + "/robots.txt")  # a start that cannot be reached fails here
+        robots.parse(answer.content.decode("utf-8", "replace").splitlines() if answer.status == 200 else [])
+        queue: list[str] = []
+        if source.url.endswith(".xml"):
+            first = polite_get(client, source.url)
+            if first.status != 200:
+                raise ListingError(f"the sitemap answered {first.status}")
+            queue = [u for u in sitemap_urls(first.content) if u.startswith(prefix)]
+        else:
+            queue = [source.url]
+        seen: set[str] = set(queue)
+        while queue and len(entries) < max_pages:
+            url = queue.pop(0)
+            if not robots.can_fetch(USER_AGENT, url):
+                continue
+            before = stored.get(url)
+            headers = {}
+            if before:
+                if before[0]:
+                    headers["If-None-Match"] = before[0]
+                if before[1]:
+                    headers["If-Modified-Since"] = before[1]
+            try:
+                response = polite_get(client, url, headers)
+            except ListingError as exc:
+                if url == source.url and not entries:
+                    raise
+                errors.append({"path": url, "error": str(exc)})
+                continue
+            if not response.url.startswith(prefix):
+                continue  # redirected out of the prefix: not this source's page
+            if response.status == 304 and before:
+                content = before[2]
+                entry = Entry(url, content_hash(content), lambda c=content: c,
+                              etag=before[0], last_modified=before[1], not_modified=True)
+            elif response.status == 200:
+                content = response.content
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                entry = Entry(url, content_hash(content), lambda c=content: c, size=len(content),
+                              etag=response.headers.get("etag", ""),
+                              last_modified=response.headers.get("last-modified", ""), content_type=kind)
+            elif response.status in (404, 410):
+                continue  # gone: deleted if it was stored
+            else:
+                if url == source.url and not entries:
+                    raise ListingError(f"the start page answered {response.status}")
+                errors.append({"path": url, "error": f"the server answered {response.status}"})
+                continue
+            entries.append(entry)
+            if (entry.content_type or "text/html") in HTML_TYPES:
+                for link in page_links(response.url, content):
+                    if link.startswith(prefix) and link not in seen:
+                        seen.add(link)
+                        queue.append(link)
+    return Listing(entries, complete=not errors and not queue, errors=errors)

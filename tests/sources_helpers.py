@@ -1,0 +1,66 @@
+"""Helpers for the sources tests: Git repositories and folder trees made on the spot, and waiting
+for a sync and the ingestion it started."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from dulwich import porcelain
+from dulwich.repo import Repo
+
+from kb.models import IngestionJob
+from sources.models import SourceSync
+from sources.services import JOB_STATS_KEY
+from tests.conftest import SOURCE_ROOT
+
+
+def new_folder(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=SOURCE_ROOT))
+
+
+def write(root: Path, files: dict[str, str | bytes | None]) -> None:
+    """Write (or, for None, remove) files below ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        if content is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def git_commit(root: Path, files: dict[str, str | bytes | None], message: str = "change") -> bytes:
+    """Change ``files`` in the repository at ``root`` (made if new) and commit them all."""
+    if not (root / ".git").exists():
+        porcelain.init(str(root))
+    write(root, files)
+    removed = [rel for rel, content in files.items() if content is None]
+    if removed:
+        porcelain.remove(str(root), paths=[str(root / r) for r in removed], cached=True)
+    added = [str(root / rel) for rel, content in files.items() if content is not None]
+    if added:
+        porcelain.add(str(root), paths=added)
+    return porcelain.commit(str(root), message=message.encode(), author=b"T <t@example.com>",
+                            committer=b"T <t@example.com>")
+
+
+def git_reset_branch(root: Path, commit: bytes) -> None:
+    """Point the branch back at ``commit`` and the work tree with it (the start of a force-push)."""
+    repo = Repo(str(root))
+    porcelain.reset(repo, "hard", commit)
+
+
+def wait_for_sync(sync_id, timeout: float = 180) -> SourceSync:
+    """Until the sync has ended and every ingestion job it started has too."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sync = SourceSync.objects.get(pk=sync_id)
+        if sync.status in ("succeeded", "failed"):
+            jobs = IngestionJob.objects.filter(**{f"stats__{JOB_STATS_KEY}": str(sync_id)})
+            if not jobs.filter(status__in=("queued", "running")).exists():
+                return sync
+        if time.monotonic() > deadline:
+            raise AssertionError(f"sync not finished after {timeout}s: {sync.status} {sync.stage} {sync.done}/{sync.total}")
+        time.sleep(0.2)

@@ -1,0 +1,287 @@
+"""Sources (issue 29), run in this process against real folders and a real local web server: what
+a sync refuses, skips and keeps. Jobs are created but never sent (the test's transaction never
+commits), so no worker is needed: the sync's own decisions are what is checked here."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from accounts.errors import ApplicationError
+from accounts.services import group_create, membership_create, tenant_create
+from kb.models import Document
+from sources.addresses import UnsafeAddress, check_url_host
+from sources.entries import ListingError
+from sources.models import SourceItem, SourceSync
+from sources.selectors import source_preview
+from sources.services import source_create, sync_run
+from tests.sources_helpers import new_folder, write
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin(db):
+    tenant = tenant_create(slug="src-in", name="Sources inputs")
+    group_create(tenant=tenant, slug="eng")
+    return membership_create(tenant=tenant, email="admin@in.example", role="admin", clearance="restricted")
+
+
+def _run(source) -> SourceSync:
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+    sync_run(str(sync.pk))
+    return SourceSync.objects.get(pk=sync.pk)
+
+
+def _paths(source) -> set[str]:
+    return set(SourceItem.objects.filter(source=source).values_list("path", flat=True))
+
+
+def test_a_folder_source_stays_below_its_root_and_fails_closed(admin, settings):
+    outside = Path(tempfile.mkdtemp(prefix="outside-"))  # not below the tests' source root
+    write(outside, {"secret.md": "# Secret\n\nOutside the source.\n"})
+    root = new_folder("folder-")
+    write(root, {"a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n", "blob.md": b"# x\0\0\0binary"})
+    os.symlink(outside / "secret.md", root / "escape.md")
+    os.symlink(outside, root / "escape-dir")
+    with pytest.raises(ApplicationError, match="BULKHEAD_SOURCE_ROOTS"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="etc", path="/etc")
+    with pytest.raises(ApplicationError, match="BULKHEAD_SOURCE_ROOTS"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="up", path=f"{root}/../../..")
+    with pytest.raises(ApplicationError, match="BULKHEAD_SOURCE_ROOTS"):  # a link below a root leading out
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="link", path=str(root / "escape-dir"))
+    viewer = membership_create(tenant=admin.tenant, email="v@in.example", role="editor", clearance="restricted")
+    with pytest.raises(ApplicationError, match="admins"):
+        source_create(actor=viewer, tenant=admin.tenant, kind="folder", name="x", path=str(root))
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="docs", path=str(root))
+
+    preview = source_preview(source=source)
+    assert {i["path"]: (i["action"], i["access_level"]) for i in preview["items"]} == {
+        "a.md": ("add", "internal"), "sub/b.md": ("add", "internal"), "blob.md": ("add", "internal"),
+        "escape.md": ("skip", None), "escape-dir": ("skip", None)}
+    assert not SourceItem.objects.exists()  # a preview writes nothing
+
+    sync = _run(source)
+    assert (sync.status, sync.added, sync.failed) == ("succeeded", 2, 0), sync.errors
+    assert {s["path"]: s["reason"] for s in sync.skips} == {
+        "escape.md": "a symbolic link (not followed)", "escape-dir": "a symbolic link (not followed)",
+        "blob.md": "binary content (no parser reads it)"}
+    assert _paths(source) == {"a.md", "sub/b.md"}
+    assert "Outside the source" not in " ".join(bytes(d.raw).decode() for d in Document.objects.all())
+
+    # An access file that widens the default fails every item, naming its line; nothing changes.
+    write(root, {".bulkhead-access.yaml": "- path: a.md\n  access_level: confidential\n- path: sub/**\n  access_level: public\n",
+                 "a.md": "# A\n\nalpha two\n"})
+    sync = _run(source)
+    assert sync.status == "failed" and sync.changed == 0
+    assert {e["path"] for e in sync.errors} == {"a.md", "sub/b.md", "blob.md"}
+    assert "line 3" in sync.errors[0]["error"] and "widen" in sync.errors[0]["error"]
+    # A near miss (a misspelt key) too.
+    write(root, {".bulkhead-access.yaml": "- path: a.md\n  acess_level: confidential\n"})
+    sync = _run(source)
+    assert sync.status == "failed" and "line 2" in sync.errors[0]["error"] and "acess_level" in sync.errors[0]["error"]
+    write(root, {".bulkhead-access.yaml": "- path: a.md\n  access_level: confidential\n  groups: [eng]\n"})
+    sync = _run(source)
+    assert (sync.status, sync.changed) == ("succeeded", 1), sync.errors
+    item = SourceItem.objects.get(source=source, path="a.md")
+    assert item.access_level == 2 and len(item.access_groups) == 1
+
+    # Too many files: the sync fails, nothing deleted.
+    settings.BULKHEAD_SOURCE_MAX_FILES = 1
+    sync = _run(source)
+    assert sync.status == "failed" and "limit is 1" in sync.error and _paths(source) == {"a.md", "sub/b.md"}
+    settings.BULKHEAD_SOURCE_MAX_FILES = 100
+    # Too many new bytes: the item fails, and follows in the next sync.
+    settings.BULKHEAD_SOURCE_MAX_BYTES = 10
+    write(root, {"c.md": "# C\n\ngamma gamma gamma\n"})
+    sync = _run(source)
+    assert sync.status == "failed" and "byte limit" in sync.errors[0]["error"] and "c.md" not in _paths(source)
+    settings.BULKHEAD_SOURCE_MAX_BYTES = 10_000
+    # The folder disappears: the sync fails and deletes nothing.
+    os.rename(root, str(root) + "-gone")
+    sync = _run(source)
+    assert sync.status == "failed" and "does not exist" in sync.error
+    assert _paths(source) == {"a.md", "sub/b.md"} and Document.objects.filter(metadata__source_id=source.pk).count() == 2
+    os.rename(str(root) + "-gone", root)
+    # A file deleted at the source goes, document and all.
+    write(root, {"sub/b.md": None})
+    sync = _run(source)
+    assert sync.deleted == 1 and _paths(source) == {"a.md", "c.md"}
+    assert not Document.objects.filter(metadata__source_path="sub/b.md").exists()
+
+
+# ----------------------------------------------------------------------------- a website
+
+
+class _Site(http.server.BaseHTTPRequestHandler):
+    pages = {
+        "/robots.txt": (200, b"User-agent: *\nDisallow: /docs/private/\n", "text/plain"),
+        "/docs/": (200, b'<html><head><title>Home</title></head><body><h1>Home</h1><p>The heron index.</p>'
+                        b'<a href="page.html">p</a> <a href="private/x.html">x</a> <a href="/elsewhere.html">e</a>'
+                        b'<a href="broken.html">b</a><a href="moved.html">m</a><a href="slow.html">s</a></body></html>',
+                   "text/html"),
+        "/docs/page.html": (200, b"<html><body><h1>Page</h1><p>The egret page.</p></body></html>", "text/html"),
+        "/docs/private/x.html": (200, b"<html><body><p>robots keep this out</p></body></html>", "text/html"),
+        "/elsewhere.html": (200, b"<html><body><p>outside the prefix</p></body></html>", "text/html"),
+        "/docs/broken.html": (500, b"oops", "text/plain"),
+        "/docs/moved.html": (302, b"", "file:///etc/passwd"),
+        "/docs/slow.html": (200, b"<p>slow</p>", "text/html"),
+    }
+    requests: list[tuple[str, str]] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        self.requests.append((self.path, self.headers.get("If-None-Match", "")))
+        if self.path == "/docs/slow.html" and self.path in self.pages:
+            time.sleep(2)
+        status, body, kind = self.pages.get(self.path, (404, b"", "text/plain"))
+        etag = f'"{hash(body) & 0xffff}"'
+        if status == 200 and self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.end_headers()
+            return
+        self.send_response(status)
+        if status == 302:
+            self.send_header("Location", kind)
+        else:
+            self.send_header("Content-Type", kind)
+            self.send_header("ETag", etag)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def site():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Site.requests = []
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_website_source_is_crawled_politely_and_guarded(admin, site, settings):
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 1
+    source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="site", url=f"{site}/docs/",
+                           options={"rate_per_second": 50})
+    sync = _run(source)
+    assert _paths(source) == {f"{site}/docs/", f"{site}/docs/page.html"}  # not robots', not outside the prefix
+    assert sync.added == 2
+    errors = {e["path"].rsplit("/", 1)[-1]: e["error"] for e in sync.errors}
+    assert "500" in errors["broken.html"] and "timed out" in errors["slow.html"]
+    assert "not an http(s) URL" in errors["moved.html"]  # the redirect's target is checked as the first URL
+    assert sync.status == "failed"
+    assert not any(path.startswith("/docs/private/") for path, _ in _Site.requests)
+
+    # Conditional requests: unchanged pages answer 304, and the site's failures delete nothing.
+    _Site.requests = []
+    _Site.pages = {**_Site.pages, "/docs/page.html": (500, b"down", "text/plain")}
+    sync = _run(source)
+    assert any(etag for path, etag in _Site.requests if path == "/docs/")
+    assert sync.unchanged == 1 and sync.deleted == 0 and _paths(source) == {f"{site}/docs/", f"{site}/docs/page.html"}
+    # Gone for real (404): deleted.
+    _Site.pages = {k: v for k, v in _Site.pages.items() if k not in ("/docs/page.html", "/docs/broken.html",
+                                                                    "/docs/slow.html", "/docs/moved.html")}
+    sync = _run(source)
+    assert sync.deleted == 1 and _paths(source) == {f"{site}/docs/"}
+
+    # SSRF: with private addresses refused (the default), the same site is not reached at all.
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    before = len(_Site.requests)
+    sync = _run(source)
+    assert sync.status == "failed" and "not public" in sync.error and len(_Site.requests) == before
+    assert _paths(source) == {f"{site}/docs/"}  # a failed listing deletes nothing
+    for url in ("http://127.0.0.1/", "http://10.0.0.8/", "http://169.254.169.254/latest/", "http://[::1]/",
+                "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://localhost/"):
+        with pytest.raises(UnsafeAddress):
+            check_url_host(url)
+    with pytest.raises(ListingError):
+        check_url_host("gopher://example.com/")
+
+
+# ----------------------------------------------------------------------------- Git over HTTP, with credentials
+
+PASSWORD = "s3cret-token-xyzzy"
+
+
+@pytest.fixture
+def git_server():
+    """A Git smart-HTTP server (dulwich's WSGI app) that wants Basic credentials."""
+    import base64
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    from tests.sources_helpers import git_commit
+
+    repo_dir = new_folder("served-")
+    git_commit(repo_dir, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
+    app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(repo_dir))}))
+    wanted = "Basic " + base64.b64encode(f"reader:{PASSWORD}".encode()).decode()
+
+    def guarded(environ, start_response):
+        if environ.get("HTTP_AUTHORIZATION") != wanted:
+            start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"'), ("Content-Length", "0")])
+            return [b""]
+        return app(environ, start_response)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = make_server("127.0.0.1", 0, guarded, handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/repo.git"
+    server.shutdown()
+
+
+def test_git_over_http_with_credentials_that_are_never_shown_again(admin, git_server, caplog):
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from audit.models import AuditEvent
+    from sources.models import Source
+
+    _, key = api_token_create(membership=admin, name="k")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    body = {"kind": "git", "name": "served", "url": git_server, "access_level": "internal",
+            "credentials": {"username": "reader", "password": "wrong-pass-qq"}}
+    created = client.post("/api/v1/sources/", body, format="json")
+    assert created.status_code == 201, created.json()
+    assert PASSWORD not in created.content.decode() and "wrong-pass-qq" not in created.content.decode()
+    assert created.json()["has_credentials"] is True
+    source = Source.objects.get(pk=created.json()["id"])
+    sync = _run(source)
+    assert sync.status == "failed" and sync.error.startswith("could not fetch the repository")
+    changed = client.patch(f"/api/v1/sources/{source.pk}/", {"credentials": {"username": "reader", "password": PASSWORD}},
+                           format="json")
+    assert changed.status_code == 200 and PASSWORD not in changed.content.decode()
+    stored = Source.objects.get(pk=source.pk).credentials
+    assert stored and PASSWORD not in stored and "reader" not in stored  # encrypted at rest
+    preview = client.post("/api/v1/sources/preview/", {**body, "name": "other",
+                                                       "credentials": {"username": "reader", "password": PASSWORD}},
+                          format="json")
+    assert preview.status_code == 200 and [i["path"] for i in preview.json()["items"]] == ["guide.md"]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+    detail = client.get(f"/api/v1/sources/{source.pk}/")
+    assert detail.json()["last_sync"]["status"] == "running"  # its ingestion is queued (never sent here)
+    assert detail.json()["last_sync"]["stage"] == "ingesting" and detail.json()["last_sync"]["added"] == 1
+    history = client.get(f"/api/v1/sources/{source.pk}/syncs/").json()
+    everything = " ".join([detail.content.decode(), str(history),
+                           str(list(AuditEvent.objects.values_list("details", flat=True))),
+                           str(list(SourceSync.objects.values_list("error", "errors"))), caplog.text])
+    assert PASSWORD not in everything and "wrong-pass-qq" not in everything
