@@ -22,22 +22,15 @@ import logging
 
 from asgiref.sync import async_to_sync
 from django.http import HttpResponse
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from rest_framework.views import APIView
 
 from accounts.apis import RequestTooLarge
 from accounts.authentication import TokenAuthentication
 from accounts.permissions import IsMember
-from kb.mcp_server import SERVER, Caller, caller_reset, caller_set
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024  # an MCP request is a small JSON-RPC message
-# Host is checked by Django (ALLOWED_HOSTS) before this view runs, and a browser cannot send the
-# bearer token cross-origin without a preflight this server does not answer: the SDK's own
-# DNS-rebinding check would only repeat ALLOWED_HOSTS.
-_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class BearerTokenAuthentication(TokenAuthentication):
@@ -47,7 +40,13 @@ class BearerTokenAuthentication(TokenAuthentication):
 
 
 async def _serve(scope: dict, body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    # The SDK is imported on the first call, not with the URLs: it takes a second or two to import,
+    # which every process that loads the URLs (each test process, each management command) would pay.
     import anyio
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from kb.mcp_server import SERVER
 
     sent = anyio.Event()
     delivered = False
@@ -71,8 +70,12 @@ async def _serve(scope: dict, body: bytes) -> tuple[int, list[tuple[bytes, bytes
             if not message.get("more_body", False):
                 sent.set()
 
+    # Host is checked by Django (ALLOWED_HOSTS) before this view runs, and a browser cannot send the
+    # bearer token cross-origin without a preflight this server does not answer: the SDK's own
+    # DNS-rebinding check would only repeat ALLOWED_HOSTS.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     manager = StreamableHTTPSessionManager(app=SERVER._lowlevel_server, json_response=True, stateless=True,
-                                           security_settings=_SECURITY, max_request_body_size=MAX_BODY_BYTES)
+                                           security_settings=security, max_request_body_size=MAX_BODY_BYTES)
     async with manager.run():
         await manager.handle_request(scope, receive, send)
     return status, headers, b"".join(chunks)
@@ -109,6 +112,8 @@ class McpApi(APIView):
         super().initial(request, *args, **kwargs)
 
     def _answer(self, request):
+        from kb.mcp_server import Caller, caller_reset, caller_set
+
         member = request.auth.membership
         body = request._request.body
         token = caller_set(Caller(lambda: member, request.build_absolute_uri("/")))

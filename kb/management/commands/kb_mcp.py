@@ -19,7 +19,6 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.authentication import TokenRateThrottle
 from accounts.models import Membership
 from accounts.services import api_token_authenticate
-from kb.mcp_server import SERVER, Caller, caller_set
 
 
 class _Throttle(TokenRateThrottle):
@@ -52,6 +51,8 @@ class Command(BaseCommand):
         if api_token_authenticate(key) is None:
             raise CommandError("BULKHEAD_TOKEN is not a valid API token (wrong, revoked, or its member is deactivated)")
         from django.db import connection
+
+        from kb.mcp_server import SERVER, Caller, caller_set
 
         connection.close()  # the calls run on a thread of their own, with a connection of their own
         host = settings.BULKHEAD_HOST
