@@ -22,9 +22,9 @@ KEYWORD = {"mode": "keyword", "budget": 100000}
 
 
 def test_client_sync_and_async(live_server, world, unserved_queue):  # noqa: F811
-    membership, key = world["members"]["internal"]
+    membership, key = world["members"]["internal_finance"]
     readable = _readable_canaries(membership)
-    with Client(live_server.url, key) as kb:
+    with Client(live_server.url, key, timeout=600) as kb:  # the process's first search loads the tokenizer
         answer = kb.search("canary", top_k=100, **KEYWORD)
         documents = list(kb.iter_documents(page_size=1))  # two pages of one
         first = kb.documents_page(limit=1)
