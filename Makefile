@@ -7,11 +7,12 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test test-unit browser worker web stop services lint bench-chunks clean-data
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet ".[dev]"
+	$(PY) -m pip install --quiet -e "clients/python[langchain,llama-index]"  # the Python client, tested live
 	@touch $(STAMP)
 
 # With DATABASE_URL / REDIS_URL unset, each entry point starts (or reuses) the embedded

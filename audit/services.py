@@ -44,6 +44,21 @@ def query_hash(*, tenant_id: int | None, query: str) -> str:
     return hmac.new(key, f"audit-query\x00{tenant_id}\x00{query}".encode(), hashlib.sha256).hexdigest()
 
 
+_channel: contextvars.ContextVar[str | None] = contextvars.ContextVar("bulkhead_audit_channel", default=None)
+
+
+@contextmanager
+def audit_channel(name: str) -> Iterator[None]:
+    """Every record made inside is marked with the way in it came by (``details["via"]``, e.g.
+    "mcp"), unless the record names one itself: the MCP server calls the services and selectors the
+    API calls, and this tells its records apart without a parameter through each of them."""
+    token = _channel.set(name)
+    try:
+        yield
+    finally:
+        _channel.reset(token)
+
+
 def _event(
     *, action: str, actor=None, tenant_id: int | None = None, target_type: str = "", target_id: object = "",
     document_ids: Iterable[uuid.UUID] = (), details: dict | None = None, **fields,
@@ -51,6 +66,9 @@ def _event(
     if actor is not None:
         tenant_id = actor.tenant_id
         fields.update(membership_id=actor.pk, user_id=actor.user_id, actor_email=actor.user.email)
+    channel = _channel.get()
+    if channel is not None:
+        details = {"via": channel, **(details or {})}
     return AuditEvent(
         action=Action(action), tenant_id=tenant_id, target_type=target_type,
         target_id="" if target_id is None else str(target_id)[:64],

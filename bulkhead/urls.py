@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from bulkhead import health
+from kb.mcp_http import McpApi
 from pipeline.apis import DocumentPreviewApi
 
 urlpatterns = [
@@ -12,6 +13,9 @@ urlpatterns = [
     path("api/v1/documents/preview/", DocumentPreviewApi.as_view(), name="document-preview"),
     path("api/v1/sources/", include("sources.api_urls")),  # sources that stay in sync (issue 29)
     path("api/", include("kb.api_urls")),
+    # The MCP server over Streamable HTTP (issue 26; kb/mcp_http.py), with and without the slash: clients are given "/mcp".
+    path("mcp", McpApi.as_view(), name="mcp"),
+    path("mcp/", McpApi.as_view()),
     path("scim/v2/", include("accounts.scim_urls")),  # SCIM 2.0 provisioning (issue 28)
     path("", include("console.urls")),
 ]

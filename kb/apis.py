@@ -252,25 +252,33 @@ class SearchApi(KbAPIView):
         request=SearchInputSerializer, responses={200: SearchOutputSerializer, **error_responses(400, 404, 415)},
     )
     def post(self, request):
-        from kb.search import SearchFilters, search
+        return Response(search_answer(member=self.member, body=request.data))
 
-        serializer = SearchInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        version = selectors.index_version_for_search(member=self.member, index_version_id=data["index_version"])
-        raw = data.get("filters") or {}
-        filters = SearchFilters(
-            document_ids=tuple(raw.get("document_ids", ())), tags=tuple(raw.get("tags", ())),
-            content_types=tuple(raw.get("content_types", ())), source_prefix=raw.get("source_prefix", ""),
-            updated_after=raw.get("updated_after"), updated_before=raw.get("updated_before"),
-        )
-        response = search(
-            member=self.member, query=data["query"], top_k=data["top_k"], mode=data["mode"], expand=data["expand"],
-            filters=filters, index_version=version, max_contexts=data["max_contexts"],
-            context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
-            neighbors=data["neighbors"],
-        )
-        return Response(SearchOutputSerializer(response).data)
+
+def search_answer(*, member, body) -> dict:
+    """A search from its request body to its response body, as ``member``: validated by
+    :class:`SearchInputSerializer`, run by :func:`kb.search.search`, serialized by
+    :class:`SearchOutputSerializer`. The REST API and the MCP server (``kb.mcp_server``) both call
+    this, so a field added here reaches both. Raises DRF's ValidationError or ApplicationError."""
+    from kb.search import SearchFilters, search
+
+    serializer = SearchInputSerializer(data=body)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    version = selectors.index_version_for_search(member=member, index_version_id=data["index_version"])
+    raw = data.get("filters") or {}
+    filters = SearchFilters(
+        document_ids=tuple(raw.get("document_ids", ())), tags=tuple(raw.get("tags", ())),
+        content_types=tuple(raw.get("content_types", ())), source_prefix=raw.get("source_prefix", ""),
+        updated_after=raw.get("updated_after"), updated_before=raw.get("updated_before"),
+    )
+    response = search(
+        member=member, query=data["query"], top_k=data["top_k"], mode=data["mode"], expand=data["expand"],
+        filters=filters, index_version=version, max_contexts=data["max_contexts"],
+        context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
+        neighbors=data["neighbors"],
+    )
+    return SearchOutputSerializer(response).data
 
 
 # ----------------------------------------------------------------------------- effective access (admins)

@@ -11,6 +11,7 @@ ends with it (bulkhead.launch.Supervisor); the embedded PostgreSQL and Redis sta
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -48,6 +49,7 @@ DEMO_URLS = [
     ("Search API", "/api/v1/search/"),
     ("API docs", "/api/docs/"),
     ("Health", "/healthz"),
+    ("MCP", "/mcp"),
 ]
 # How long the demo waits for /healthz to answer 200 once the web server and the workers are started
 # (a process that exits meanwhile ends the wait at once). On 2 busy cores the workers took 130 s.
@@ -180,6 +182,14 @@ class Command(BaseCommand):
         self.stdout.write(f"ingesting {len(uploads)} sample documents from {folder} (batch {batch.id})")
         return batch
 
+    def _print_mcp(self, base: str, token: str) -> None:
+        member = MEMBERS[-1][0]
+        http, stdio = mcp_configs(base, token, Path(settings.BASE_DIR))
+        self.stdout.write(f"\nMCP server (agents): {base}/mcp, Streamable HTTP, `Authorization: Bearer <API token>`. "
+                          f"Paste-ready configurations, as {member}:")
+        self.stdout.write("  over HTTP:  " + json.dumps(http))
+        self.stdout.write("  over stdio: " + json.dumps(stdio))
+
     def _wait_ready(self, supervisor: launch.Supervisor, base: str, worker_log: Path) -> float:
         """Until /healthz answers 200 (a 503 says what is not up yet); a process exiting ends the wait."""
         started = time.monotonic()
@@ -234,8 +244,22 @@ class Command(BaseCommand):
                 f"  curl -s -X POST {base}/api/v1/search/ -H 'Authorization: Token {alice}' "
                 f"-H 'Content-Type: application/json' -d '{body}'"
             )
+        self._print_mcp(base, tokens[MEMBERS[-1][0]])
         self.stdout.write(f"\nLogs: the workers' in {worker_log}, the web server's here.")
         self.stdout.write("Ctrl-C stops the web server and the workers; `make stop` also stops PostgreSQL and Redis.")
+
+
+def mcp_configs(base: str, token: str, checkout: Path) -> tuple[dict, dict]:
+    """Client configuration for the MCP server, ready to paste (the ``mcpServers`` shape most agents
+    read): Streamable HTTP with the bearer header, and stdio through ``manage.py kb_mcp``."""
+    http = {"mcpServers": {"bulkhead": {"type": "http", "url": f"{base}/mcp",
+                                        "headers": {"Authorization": f"Bearer {token}"}}}}
+    stdio = {"mcpServers": {"bulkhead": {"command": str(checkout / ".venv" / "bin" / "python"),
+                                         "args": [str(checkout / "manage.py"), "kb_mcp"],
+                                         "env": {"BULKHEAD_TOKEN": token}}}}
+    if os.environ.get("BULKHEAD_DATA_DIR"):  # the demo's own data folder, where kb_mcp finds its database
+        stdio["mcpServers"]["bulkhead"]["env"]["BULKHEAD_DATA_DIR"] = str(embedded_services.data_path())
+    return http, stdio
 
 
 def _failing(error: urllib.error.HTTPError) -> str:

@@ -1,0 +1,34 @@
+"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429/503.
+
+    from bulkhead_client import Client
+    with Client("http://127.0.0.1:8000", token="bkh_...") as kb:
+        for context in kb.search("how long must passwords be?")["contexts"]:
+            print(context["document_title"], context["heading_path"], context["text"][:80])
+
+Retrievers for LangChain (``bulkhead_client.langchain``) and LlamaIndex (``bulkhead_client.llama_index``)
+come with the ``langchain`` and ``llama-index`` extras.
+"""
+
+from bulkhead_client._client import AsyncClient, Client, RetryPolicy
+from bulkhead_client.errors import (
+    AuthenticationError,
+    BulkheadError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unavailable,
+    ValidationError,
+)
+from bulkhead_client.types import Document, Job, Page, SearchContext, SearchHit, SearchResponse
+
+__all__ = [
+    "AsyncClient", "AuthenticationError", "BulkheadError", "Client", "Document", "Job", "NotFound", "Page",
+    "PermissionDenied", "RateLimited", "RetryPolicy", "SearchContext", "SearchHit", "SearchResponse", "Unavailable",
+    "ValidationError", "citation_url",
+]
+
+
+def citation_url(base_url: str, context: SearchContext | SearchHit) -> str:
+    """The console's page of a context's (or hit's) section."""
+    return (f"{base_url.rstrip('/')}/documents/{context['document_id']}/?section={context['section_id']}"
+            "#section-panel")

@@ -1,0 +1,402 @@
+"""The REST API's client: one method per operation, sync (:class:`Client`) and async (:class:`AsyncClient`).
+
+Both share :class:`_Operations`: each method describes its request and hands it to ``_send``, which
+the sync client runs at once and the async client returns as a coroutine. Retries: a 429 or 503 is
+tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
+``max_retries`` times; a connection error is tried again the same way for idempotent methods only.
+Every other answer >= 400 raises :class:`BulkheadError` (or a subclass) carrying the API's one
+error shape: ``code``, ``message``, ``details`` and the HTTP ``status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bulkhead_client.errors import BulkheadError, error_for
+from bulkhead_client.types import Document, Job, Page, SearchResponse
+
+DEFAULT_TIMEOUT = 60.0
+IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
+FINISHED = ("succeeded", "failed")
+
+
+@dataclass
+class _Request:
+    method: str
+    path: str
+    params: dict | None = None
+    json: Any = None
+    files: dict | None = None
+    data: dict | None = None
+    raw: bool = False  # return the body's bytes, not its JSON
+
+
+@dataclass
+class RetryPolicy:
+    """How many times a 429/503 (or, for idempotent calls, a lost connection) is tried again, and the
+    longest wait between tries (a ``Retry-After`` above it is waited for ``max_wait`` seconds)."""
+
+    max_retries: int = 3
+    backoff: float = 0.5
+    max_wait: float = 30.0
+    sleep: Callable[[float], Any] | None = field(default=None, repr=False)  # tests and benchmarks count the waits
+
+    def wait_for(self, attempt: int, response: httpx.Response | None) -> float:
+        header = response.headers.get("Retry-After") if response is not None else None
+        if header:
+            try:
+                return min(max(float(header), 0.0), self.max_wait)
+            except ValueError:
+                pass
+        return min(self.backoff * 2**attempt, self.max_wait)
+
+
+def _clean(values: Mapping[str, Any]) -> dict:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _upload(content, *, title, content_type, source, tags, access_level, groups) -> dict:
+    """The JSON body of an upload (text) or the multipart parts (bytes or a path)."""
+    fields = _clean({"title": title, "content_type": content_type, "source": source, "tags": tags,
+                     "access_level": access_level, "groups": groups})
+    if isinstance(content, str) and not isinstance(content, Path):
+        return {"json": {"content": content, **fields}}
+    if isinstance(content, Path):
+        name, body = content.name, content.read_bytes()
+    else:
+        name, body = (title or "upload"), bytes(content)
+    data = {key: value for key, value in fields.items() if key not in ("tags", "groups")}
+    for key in ("tags", "groups"):
+        if key in fields:
+            data[key] = list(fields[key])
+    return {"files": {"file": (name, body)}, "data": data}
+
+
+class _Operations:
+    """Every operation of ``/api/v1/``. ``_send`` returns the result (sync) or a coroutine of it (async)."""
+
+    def _send(self, request: _Request):  # pragma: no cover -- defined by each client
+        raise NotImplementedError
+
+    # -- search
+    def search(self, query: str, *, mode: str | None = None, top_k: int | None = None, expand: str | None = None,
+               expand_level: str | None = None, neighbors: int | None = None, max_contexts: int | None = None,
+               budget: int | None = None, filters: Mapping[str, Any] | None = None,
+               index_version: str | None = None, **options: Any) -> SearchResponse:
+        """Search what the token's member may read. ``budget``: the contexts' token budget. ``options``:
+        any other field of the search request, passed as is (a newer server's, say ``spotlight``)."""
+        body = _clean({"query": query, "mode": mode, "top_k": top_k, "expand": expand, "expand_level": expand_level,
+                       "neighbors": neighbors, "max_contexts": max_contexts, "context_token_budget": budget,
+                       "filters": dict(filters) if filters is not None else None, "index_version": index_version})
+        return self._send(_Request("POST", "/api/v1/search/", json={**body, **options}))
+
+    # -- documents
+    def documents_page(self, *, limit: int = 50, offset: int = 0, status: str | None = None, tag: str | None = None,
+                       content_type: str | None = None, source: str | None = None) -> Page[Document]:
+        params = _clean({"limit": limit, "offset": offset, "status": status, "tag": tag,
+                         "content_type": content_type, "source": source})
+        return self._send(_Request("GET", "/api/v1/documents/", params=params))
+
+    def get_document(self, document_id: str) -> Document:
+        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/"))
+
+    def upload_document(self, content: str | bytes | Path, *, title: str | None = None,
+                        content_type: str | None = None, source: str | None = None, tags: list[str] | None = None,
+                        access_level: str | None = None, groups: list[str] | None = None) -> dict:
+        """Upload text (``str``), bytes or a file (``Path``); ingestion runs in the background: the answer
+        holds the document and its ``job`` (:meth:`wait_for_job`)."""
+        parts = _upload(content, title=title, content_type=content_type, source=source, tags=tags,
+                        access_level=access_level, groups=groups)
+        return self._send(_Request("POST", "/api/v1/documents/", **parts))
+
+    def preview_document(self, content: str | bytes | Path, *, title: str | None = None,
+                         content_type: str | None = None, access_level: str | None = None,
+                         groups: list[str] | None = None) -> dict:
+        """What ingestion would make of an upload (sections, policies, chunk counts); stores nothing."""
+        parts = _upload(content, title=title or "preview", content_type=content_type, source=None, tags=None,
+                        access_level=access_level, groups=groups)
+        return self._send(_Request("POST", "/api/v1/documents/preview/", **parts))
+
+    def replace_document(self, document_id: str, content: str | bytes | Path, *, title: str | None = None,
+                         content_type: str | None = None, source: str | None = None,
+                         tags: list[str] | None = None, access_level: str | None = None,
+                         groups: list[str] | None = None) -> dict:
+        parts = _upload(content, title=title, content_type=content_type, source=source, tags=tags,
+                        access_level=access_level, groups=groups)
+        return self._send(_Request("PUT", f"/api/v1/documents/{document_id}/", **parts))
+
+    def delete_document(self, document_id: str) -> None:
+        return self._send(_Request("DELETE", f"/api/v1/documents/{document_id}/"))
+
+    def document_sections(self, document_id: str) -> list[dict]:
+        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/sections/"))
+
+    def set_section_access(self, section_id: str, *, access_level: str | None = None,
+                           groups: list[str] | None = None, inherit: bool | None = None) -> dict:
+        """Change a section's policy (editors, admins): a level, groups, or ``inherit=True``."""
+        body = _clean({"access_level": access_level, "groups": groups, "inherit": inherit})
+        return self._send(_Request("PATCH", f"/api/v1/sections/{section_id}/", json=body))
+
+    def document_as_member(self, document_id: str, membership_id: int) -> dict:
+        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/as/{membership_id}/"))
+
+    def section_readers(self, section_id: str) -> dict:
+        return self._send(_Request("GET", f"/api/v1/sections/{section_id}/readers/"))
+
+    # -- jobs
+    def get_job(self, job_id: str) -> Job:
+        return self._send(_Request("GET", f"/api/v1/jobs/{job_id}/"))
+
+    # -- members, groups, tokens (admins)
+    def members_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
+        return self._send(_Request("GET", "/api/v1/memberships/", params={"limit": limit, "offset": offset}))
+
+    def create_member(self, email: str, *, role: str | None = None, clearance: str | None = None,
+                      groups: list[str] | None = None) -> dict:
+        body = _clean({"email": email, "role": role, "clearance": clearance, "groups": groups})
+        return self._send(_Request("POST", "/api/v1/memberships/", json=body))
+
+    def update_member(self, membership_id: int, *, role: str | None = None, clearance: str | None = None,
+                      groups: list[str] | None = None, is_active: bool | None = None) -> dict:
+        body = _clean({"role": role, "clearance": clearance, "groups": groups, "is_active": is_active})
+        return self._send(_Request("PATCH", f"/api/v1/memberships/{membership_id}/", json=body))
+
+    def groups_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
+        return self._send(_Request("GET", "/api/v1/groups/", params={"limit": limit, "offset": offset}))
+
+    def create_group(self, slug: str, *, name: str | None = None) -> dict:
+        return self._send(_Request("POST", "/api/v1/groups/", json=_clean({"slug": slug, "name": name})))
+
+    def rename_group(self, group_id: int, name: str) -> dict:
+        return self._send(_Request("PATCH", f"/api/v1/groups/{group_id}/", json={"name": name}))
+
+    def tokens_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
+        return self._send(_Request("GET", "/api/v1/tokens/", params={"limit": limit, "offset": offset}))
+
+    def create_token(self, *, membership_id: int | None = None, name: str | None = None) -> dict:
+        """A new token; its ``key`` is shown this once."""
+        body = _clean({"membership_id": membership_id, "name": name})
+        return self._send(_Request("POST", "/api/v1/tokens/", json=body))
+
+    def revoke_token(self, token_id: int) -> dict:
+        return self._send(_Request("POST", f"/api/v1/tokens/{token_id}/revoke/"))
+
+    # -- index versions (admins)
+    def index_versions_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
+        return self._send(_Request("GET", "/api/v1/index-versions/", params={"limit": limit, "offset": offset}))
+
+    def create_index_version(self, *, config: Mapping[str, Any] | None = None, name: str | None = None) -> dict:
+        body = _clean({"config": dict(config) if config is not None else None, "name": name})
+        return self._send(_Request("POST", "/api/v1/index-versions/", json=body))
+
+    def build_index_version(self, version_id: str) -> dict:
+        return self._send(_Request("POST", f"/api/v1/index-versions/{version_id}/build/"))
+
+    def activate_index_version(self, version_id: str, *, force: bool = False) -> dict:
+        return self._send(_Request("POST", f"/api/v1/index-versions/{version_id}/activate/", json={"force": force}))
+
+    # -- audit (admins)
+    def audit_page(self, *, limit: int = 50, offset: int = 0, member: int | None = None, action: str | None = None,
+                   document: str | None = None, since: str | None = None, until: str | None = None) -> Page[dict]:
+        params = _clean({"limit": limit, "offset": offset, "member": member, "action": action,
+                         "document": document, "since": since, "until": until})
+        return self._send(_Request("GET", "/api/v1/audit/", params=params))
+
+    def audit_export(self, *, format: str = "jsonl", **filters: Any) -> bytes:
+        return self._send(_Request("GET", "/api/v1/audit/export/", params=_clean({"format": format, **filters}),
+                                   raw=True))
+
+    def audit_settings(self) -> dict:
+        return self._send(_Request("GET", "/api/v1/audit/settings/"))
+
+    def update_audit_settings(self, *, retention_days: int | None = None, hash_queries: bool | None = None) -> dict:
+        body = _clean({"retention_days": retention_days, "hash_queries": hash_queries})
+        return self._send(_Request("PATCH", "/api/v1/audit/settings/", json=body))
+
+
+def _headers(token: str) -> dict:
+    return {"Authorization": f"Token {token}", "Accept": "application/json",
+            "User-Agent": "bulkhead-client/0.1"}
+
+
+def _result(request: _Request, response: httpx.Response):
+    if response.status_code >= 400:
+        raise error_for(response)
+    if request.raw:
+        return response.content
+    if response.status_code == 204 or not response.content:
+        return None
+    return response.json()
+
+
+def _retryable(status: int) -> bool:
+    return status in (429, 503)
+
+
+class Client(_Operations):
+    """The sync client. ``Client(base_url, token)``; use it as a context manager, or ``close()`` it.
+
+    The ``*_page`` methods answer one page (``count``, ``next``, ``results``); the ``iter_*`` methods
+    walk every page."""
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None):
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout,
+                                  transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _send(self, request: _Request):
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(request.method, request.path, params=request.params,
+                                              json=request.json, files=request.files, data=request.data)
+            except httpx.TransportError:
+                if request.method not in IDEMPOTENT or attempt >= self.retry.max_retries:
+                    raise
+                (self.retry.sleep or time.sleep)(self.retry.wait_for(attempt, None))
+                attempt += 1
+                continue
+            if _retryable(response.status_code) and attempt < self.retry.max_retries:
+                (self.retry.sleep or time.sleep)(self.retry.wait_for(attempt, response))
+                attempt += 1
+                continue
+            return _result(request, response)
+
+    def _pages(self, fetch: Callable[..., Page], page_size: int, **filters) -> Iterator[dict]:
+        offset = 0
+        while True:
+            page = fetch(limit=page_size, offset=offset, **filters)
+            yield from page["results"]
+            offset += len(page["results"])
+            if not page.get("next") or not page["results"]:
+                return
+
+    def iter_documents(self, *, page_size: int = 100, **filters) -> Iterator[Document]:
+        return self._pages(self.documents_page, page_size, **filters)
+
+    def iter_members(self, *, page_size: int = 100) -> Iterator[dict]:
+        return self._pages(self.members_page, page_size)
+
+    def iter_groups(self, *, page_size: int = 100) -> Iterator[dict]:
+        return self._pages(self.groups_page, page_size)
+
+    def iter_tokens(self, *, page_size: int = 100) -> Iterator[dict]:
+        return self._pages(self.tokens_page, page_size)
+
+    def iter_audit(self, *, page_size: int = 100, **filters) -> Iterator[dict]:
+        return self._pages(self.audit_page, page_size, **filters)
+
+    def wait_for_job(self, job_id: str, *, timeout: float = 600, poll: float = 0.5,
+                     on_progress: Callable[[Job], Any] | None = None) -> Job:
+        """Poll a job until it succeeds or fails (``on_progress`` sees each state); TimeoutError past ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.get_job(job_id)
+            if on_progress is not None:
+                on_progress(job)
+            if job["status"] in FINISHED:
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} still {job['status']} after {timeout} s")
+            time.sleep(poll)
+
+
+class AsyncClient(_Operations):
+    """The async client: the same methods as :class:`Client`, each awaited; ``async with`` it."""
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
+                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None):
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout,
+                                       transport=transport)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _pause(self, seconds: float) -> None:
+        if self.retry.sleep is not None:
+            self.retry.sleep(seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+    async def _send(self, request: _Request):
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(request.method, request.path, params=request.params,
+                                                    json=request.json, files=request.files, data=request.data)
+            except httpx.TransportError:
+                if request.method not in IDEMPOTENT or attempt >= self.retry.max_retries:
+                    raise
+                await self._pause(self.retry.wait_for(attempt, None))
+                attempt += 1
+                continue
+            if _retryable(response.status_code) and attempt < self.retry.max_retries:
+                await self._pause(self.retry.wait_for(attempt, response))
+                attempt += 1
+                continue
+            return _result(request, response)
+
+    async def _pages(self, fetch, page_size: int, **filters) -> AsyncIterator[dict]:
+        offset = 0
+        while True:
+            page = await fetch(limit=page_size, offset=offset, **filters)
+            for item in page["results"]:
+                yield item
+            offset += len(page["results"])
+            if not page.get("next") or not page["results"]:
+                return
+
+    def iter_documents(self, *, page_size: int = 100, **filters) -> AsyncIterator[Document]:
+        return self._pages(self.documents_page, page_size, **filters)
+
+    def iter_members(self, *, page_size: int = 100) -> AsyncIterator[dict]:
+        return self._pages(self.members_page, page_size)
+
+    def iter_groups(self, *, page_size: int = 100) -> AsyncIterator[dict]:
+        return self._pages(self.groups_page, page_size)
+
+    def iter_tokens(self, *, page_size: int = 100) -> AsyncIterator[dict]:
+        return self._pages(self.tokens_page, page_size)
+
+    def iter_audit(self, *, page_size: int = 100, **filters) -> AsyncIterator[dict]:
+        return self._pages(self.audit_page, page_size, **filters)
+
+    async def wait_for_job(self, job_id: str, *, timeout: float = 600, poll: float = 0.5,
+                           on_progress: Callable[[Job], Any] | None = None) -> Job:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = await self.get_job(job_id)
+            if on_progress is not None:
+                on_progress(job)
+            if job["status"] in FINISHED:
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} still {job['status']} after {timeout} s")
+            await asyncio.sleep(poll)
+
+
+__all__ = ["AsyncClient", "BulkheadError", "Client", "RetryPolicy"]

@@ -1,0 +1,63 @@
+"""Errors: every answer >= 400 of the API, with its one error shape
+(``{"error": {"code", "message", "details"}}``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+class BulkheadError(Exception):
+    """An error answer of the API: ``status`` (HTTP), ``code``, ``message``, ``details``."""
+
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None,
+                 retry_after: float | None = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message, self.details = status, code, message, details or {}
+        self.retry_after = retry_after
+
+
+class AuthenticationError(BulkheadError):
+    """401: no token, a wrong one, a revoked one, or its member is deactivated."""
+
+
+class PermissionDenied(BulkheadError):
+    """403: the token's member may not do this (a role too low)."""
+
+
+class NotFound(BulkheadError):
+    """404: missing, another tenant's, or not readable: the API never says which."""
+
+
+class ValidationError(BulkheadError):
+    """400: the request is invalid; ``details`` names each field."""
+
+
+class RateLimited(BulkheadError):
+    """429 after the retries: ``retry_after`` is the server's wait, in seconds."""
+
+
+class Unavailable(BulkheadError):
+    """503 after the retries (the database or a worker is down)."""
+
+
+_BY_STATUS = {400: ValidationError, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound,
+              429: RateLimited, 503: Unavailable}
+
+
+def error_for(response: httpx.Response) -> BulkheadError:
+    try:
+        body = response.json()
+        error = body.get("error") if isinstance(body, dict) else None
+    except ValueError:
+        error = None
+    if not isinstance(error, dict):
+        error = {"code": "http_error", "message": response.reason_phrase or "error", "details": {}}
+    try:
+        retry_after = float(response.headers["Retry-After"]) if "Retry-After" in response.headers else None
+    except ValueError:
+        retry_after = None
+    cls = _BY_STATUS.get(response.status_code, BulkheadError)
+    return cls(response.status_code, str(error.get("code", "")), str(error.get("message", "")),
+               error.get("details") or {}, retry_after)

@@ -1,0 +1,35 @@
+"""A LlamaIndex retriever (``pip install "bulkhead-client[llama-index]"``): each search context as a
+``NodeWithScore`` whose node's metadata holds its citation and screening verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from bulkhead_client import AsyncClient, Client
+from bulkhead_client._retrieval import metadata
+
+
+class BulkheadRetriever(BaseRetriever):
+    """``BulkheadRetriever(base_url, token, top_k=5, **search_options)``."""
+
+    def __init__(self, base_url: str, token: str, *, top_k: int = 5, **search_options: Any):
+        super().__init__()
+        self.base_url, self.token, self.top_k, self.search_options = base_url, token, top_k, search_options
+
+    def _nodes(self, answer: dict) -> list[NodeWithScore]:
+        return [
+            NodeWithScore(node=TextNode(id_=f"{c['section_id']}:{i}", text=c["text"],
+                                        metadata=metadata(self.base_url, c)), score=c.get("score"))
+            for i, c in enumerate(answer["contexts"])
+        ]
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        with Client(self.base_url, self.token) as client:
+            return self._nodes(client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        async with AsyncClient(self.base_url, self.token) as client:
+            return self._nodes(await client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
