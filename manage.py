@@ -11,7 +11,7 @@ import sys
 
 # Pure commands: chunking a file, evaluating chunkers, help, version, system checks (without
 # --database), collecting static files (the image build runs it with no database).
-NO_SERVER_COMMANDS = {"kb_chunk", "kb_chunkeval", "help", "version", "--version", "--help", "-h", "check",
+NO_SERVER_COMMANDS = {"kb_chunk", "kb_chunkeval", "kb_transfer", "help", "version", "--version", "--help", "-h", "check",
                       "collectstatic"}
 # Commands that start the servers themselves, once their own checks pass: the demo refuses to start
 # (and starts nothing) when another demo runs on the data folder or its port is taken.

@@ -94,6 +94,13 @@ class KeywordFusion:
     (PostgreSQL's bitmask; 0 = none).  Fusion: score = 1 / (rrf_k + vector rank) +
     keyword_weight / (rrf_k + keyword rank), where only the first ``keyword_top`` keyword hits
     count (0 = all of them).
+
+    ``keyword_gate`` (issue 30: hybrid must not lose to vector on text it was not tuned on) keeps
+    keyword evidence the embedding does not back from outvoting it: 0 = off; 1 = only keyword
+    hits that the vector side also retrieved (at the hybrid depth) are fused, so hybrid re-orders
+    vector's candidates and never brings in one the embedding finds unrelated; 2 = the keyword
+    weight is scaled by the share of the first ``GATE_TOP`` keyword hits that the vector side
+    also retrieved (weak agreement, a weak keyword side; none, vector alone).
     """
 
     parser: str = "websearch"
@@ -102,6 +109,7 @@ class KeywordFusion:
     rrf_k: int = RRF_K
     keyword_weight: float = 1.0
     keyword_top: int = 0
+    keyword_gate: int = 0
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -110,6 +118,11 @@ class KeywordFusion:
             raise ValueError(f"rank must be ts_rank_cd or ts_rank; got {self.rank!r}")
         if not 0 <= self.normalization <= 63 or self.rrf_k < 1 or self.keyword_weight < 0 or self.keyword_top < 0:
             raise ValueError("normalization 0-63, rrf_k >= 1, keyword_weight >= 0, keyword_top >= 0")
+        if self.keyword_gate not in (0, 1, 2):
+            raise ValueError(f"keyword_gate must be 0, 1 or 2; got {self.keyword_gate!r}")
+
+
+GATE_TOP = 5
 
 
 # Chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs vector through the
@@ -510,12 +523,20 @@ def keyword_candidates(
 
 def fuse(
     vector_rows: list[_Row], keyword_rows: list[_Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
-    keyword_top: int = 0,
+    keyword_top: int = 0, keyword_gate: int = 0,
 ) -> list[tuple[_Row, float, int | None, int | None]]:
     """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
-    over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all)."""
+    over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
+    ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement."""
     if keyword_top:
         keyword_rows = keyword_rows[:keyword_top]
+    if keyword_gate and vector_rows:
+        found = {row.id for row in vector_rows}
+        if keyword_gate == 1:
+            keyword_rows = [row for row in keyword_rows if row.id in found]
+        else:
+            head = keyword_rows[:GATE_TOP]
+            keyword_weight *= sum(1 for row in head if row.id in found) / max(len(head), 1)
     scores: dict[uuid.UUID, float] = defaultdict(float)
     rows: dict[uuid.UUID, _Row] = {}
     vector_rank: dict[uuid.UUID, int] = {}
@@ -606,7 +627,7 @@ def search(
         ranked = [(r, float(r.rank), None, i) for i, r in enumerate(keyword_rows, 1)]
     else:
         ranked = fuse(vector_rows, keyword_rows, KEYWORD.rrf_k, keyword_weight=KEYWORD.keyword_weight,
-                      keyword_top=KEYWORD.keyword_top)
+                      keyword_top=KEYWORD.keyword_top, keyword_gate=KEYWORD.keyword_gate)
     ranked = ranked[:top_k]
 
     forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none")

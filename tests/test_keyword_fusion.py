@@ -51,6 +51,24 @@ def test_fuse_keyword_top_drops_low_keyword_ranks():
     assert {kws[0].id, kws[1].id} <= ids and not ({kws[2].id, kws[3].id} & ids)
 
 
+def test_fuse_keyword_gate_keeps_unbacked_keyword_hits_from_outvoting_the_vector_side():
+    vec = [_row(f"v{i}", 0.1 * i) for i in range(5)]
+    stray = [_row(f"s{i}") for i in range(5)]  # keyword hits the vector side did not retrieve
+    # Gate 1: only keyword hits that the vector side also found are fused (a re-ordering of vector's list).
+    gated = fuse(vec, stray + [vec[4]], k=20, keyword_gate=1)
+    assert [r.id for r, *_ in gated] == [vec[4].id] + [v.id for v in vec[:4]]
+    assert [r.id for r, *_ in fuse(vec, stray, k=20, keyword_gate=1)] == [v.id for v in vec]
+    # Gate 2: the keyword weight is the share of the keyword head the vector side agrees with.
+    half = fuse(vec, [vec[3], stray[0]], k=20, keyword_gate=2)
+    score = dict((r.id, s) for r, s, *_ in half)
+    assert score[stray[0].id] == pytest.approx(0.5 / 22)
+    assert [r.id for r, *_ in fuse(vec, stray, k=20, keyword_gate=2)][:5] == [v.id for v in vec]
+    # Off: stray keyword hits interleave with the vector hits.
+    assert stray[0].id in [r.id for r, *_ in fuse(vec, stray, k=20)][:2]
+    with pytest.raises(ValueError):
+        KeywordFusion(keyword_gate=3)
+
+
 def test_keyword_fusion_validates():
     with pytest.raises(ValueError):
         KeywordFusion(parser="phrase")

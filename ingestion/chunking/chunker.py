@@ -39,7 +39,7 @@ from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, 
 from ingestion.chunking.packing import BLOCK, CLAUSE, FORCED, LINE, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
-from ingestion.chunking.textables import find_tables, is_row
+from ingestion.chunking.textables import find_tables, is_data_table, is_row
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
@@ -66,6 +66,8 @@ BOUNDARY_RANKS = {
 # en dash and a space); each matched whole, as ``\s+`` would match it. Only these are visited (the
 # other gaps, between plain words, are most of them).
 _CUT_GAP = re.compile(r"(?P<line>\s*\n\s*)|(?<=[,;:\u2014\u2013])\s+|\s+(?=(?:--|\u2014|\u2013) )")
+# A paragraph's first sentence is embedded with its later chunks (``topic_sentence``) up to this size.
+MAX_TOPIC_TOKENS = 48
 # A colon-ended sentence announcing a table is embedded with it when no longer than this.
 MAX_LEAD_IN_CHARS = 300
 
@@ -368,40 +370,78 @@ class _Chunker:
     # -- tables inside plain text --------------------------------------------
 
     def _split_text_tables(self, blocks: list[Block]) -> list[Block]:
-        """Prose blocks holding pipe/tab-delimited tables, cut into prose parts and ``text_table`` parts."""
+        """Prose blocks holding pipe/tab-delimited tables, cut into prose parts and ``text_table`` parts.
+
+        With ``table_rows``, runs of prose blocks on consecutive lines (a file without blank
+        lines has one block per line) are searched as one range, so a table whose rows are
+        blocks of their own is found too; the blocks outside the tables are kept as they were.
+        """
         text = self.text
         out: list[Block] = []
-        for block in blocks:
-            if block.kind != "prose" or not block.joinable or block.embed_text:
-                out.append(block)
+        for group in self._table_groups(blocks):
+            if len(group) == 1 and (group[0].kind != "prose" or not group[0].joinable or group[0].embed_text):
+                out.append(group[0])
                 continue
-            tables = find_tables(text, block.start, block.end)
+            tables = find_tables(text, group[0].start, group[-1].end)
+            if len(group) > 1:
+                # Only tables whose lines are whole blocks of the group (one block per line).
+                starts, ends = {b.start for b in group}, {b.end for b in group}
+                tables = [t for t in tables if t[0] in starts and t[2] in ends]
             if not tables:
-                out.append(block)
+                out.extend(group)
                 continue
-            pos = block.start
+            for block in group:
+                pos = block.start
+                for t_start, _h, t_end in tables:
+                    if t_end <= pos or t_start >= block.end:
+                        continue
+                    if text[pos:t_start].strip():
+                        out.append(Block(pos, t_start, "prose"))
+                    pos = max(pos, t_end)
+                if pos < block.end and text[pos : block.end].strip():
+                    out.append(block if pos == block.start else Block(pos, block.end, "prose"))
             for t_start, header_end, t_end in tables:
-                if text[pos:t_start].strip():
-                    out.append(Block(pos, t_start, "prose"))
                 metadata: dict = {"header_end": header_end}
-                if self.config.table_context and out and out[-1].kind == "prose" and out[-1].joinable:
-                    lead = self._lead_in(out[-1])
+                before = sorted((b for b in out if b.end <= t_start), key=lambda b: b.end)
+                if self.config.table_context and before and before[-1].kind == "prose" and before[-1].joinable:
+                    adjacent = "\n\n" not in text[before[-1].end : t_start].replace(" ", "").replace("\t", "")
+                    lead = self._lead_in(before[-1], colon=not (self.config.table_rows and adjacent))
                     if lead:
                         metadata["lead_in"] = lead
+                if self.config.table_rows and is_data_table(text, t_start, t_end):
+                    metadata["rows"] = True
                 out.append(Block(t_start, t_end, "text_table", metadata=metadata))
-                pos = t_end
-            if text[pos : block.end].strip():
-                out.append(Block(pos, block.end, "prose"))
+            out.sort(key=lambda b: (b.start, b.end))
         return out
 
-    def _lead_in(self, block: Block) -> str:
-        """The sentence that announces a table: the last one of the prose before it, if it ends with a colon."""
+    def _table_groups(self, blocks: list[Block]) -> list[list[Block]]:
+        """Blocks in groups searched for tables together: one block each, unless ``table_rows`` joins
+        prose blocks on consecutive lines (only whitespace and one line break between them)."""
+        if not self.config.table_rows:
+            return [[b] for b in blocks]
+        text = self.text
+        groups: list[list[Block]] = []
+        for block in blocks:
+            plain = block.kind == "prose" and block.joinable and not block.embed_text
+            if groups and plain:
+                prev = groups[-1][-1]
+                gap = text[prev.end : block.start]
+                prev_plain = prev.kind == "prose" and prev.joinable and not prev.embed_text
+                if prev_plain and not gap.strip() and gap.count("\n") <= 1:
+                    groups[-1].append(block)
+                    continue
+            groups.append([block])
+        return groups
+
+    def _lead_in(self, block: Block, colon: bool = True) -> str:
+        """The sentence that announces a table: the last one of the prose before it, if it ends with a
+        colon (or, with ``colon=False``, whatever it ends with: the table follows it on the next line)."""
         sentences = split_sentences(self.text, block.start, block.end)
         if not sentences:
             return ""
         s, e = sentences[-1]
         lead = " ".join(self.text[s:e].split())
-        if not lead.endswith(":") or len(lead.split()) < 3 or len(lead) > MAX_LEAD_IN_CHARS:
+        if (colon and not lead.endswith(":")) or len(lead.split()) < 3 or len(lead) > MAX_LEAD_IN_CHARS:
             return ""
         return lead
 
@@ -414,6 +454,10 @@ class _Chunker:
         whole = text[start:end]
         lead = str(block.metadata.get("lead_in") or "")
         table_prefix = PART_SEPARATOR.join(x for x in (prefix, lead) if x)
+        if block.metadata.get("rows"):
+            rows = self._table_rows(section, block, table_prefix)
+            if rows is not None:
+                return rows
         n = self.counter.count(join_embed_text(table_prefix, whole))
         if n <= self.limit:
             return [_Span(section, start, end, join_embed_text(table_prefix, whole), n, "table")]
@@ -458,6 +502,23 @@ class _Chunker:
                 )
                 continue
             out.append(_Span(section, span_start, e, embed, m, "table_rows"))
+        return out
+
+    def _table_rows(self, section: Section, block: Block, table_prefix: str) -> list[_Span] | None:
+        """One chunk per row of a data table, each embedding the introducing sentence and the header
+        row; the header line is part of the first row's span. None when a row does not fit."""
+        text = self.text
+        header_end = int(block.metadata.get("header_end", block.start))
+        header = text[block.start : header_end].strip()
+        rows = split_lines(text, header_end, block.end)
+        out: list[_Span] = []
+        for k, (s, e) in enumerate(rows):
+            span_start = block.start if k == 0 else s
+            embed = join_embed_text(table_prefix, header + "\n" + text[s:e].strip())
+            n = self.counter.count(embed)
+            if n > self.limit:
+                return None
+            out.append(_Span(section, span_start, e, embed, n, "table_row"))
         return out
 
     # -- pieces ------------------------------------------------------------
@@ -621,8 +682,38 @@ class _Chunker:
         )
         out = []
         for i, j in ranges:
+            topic = self._topic(run[pieces[i].block], pieces[i]) if self.config.topic_sentence else None
+            if topic is not None:
+                topic_text, topic_tokens = topic
+                out.extend(
+                    self._emit_range(
+                        section,
+                        pieces,
+                        i,
+                        j,
+                        PART_SEPARATOR.join(x for x in (prefix, topic_text) if x),
+                        prefix_tokens + topic_tokens,
+                        body_limit - topic_tokens,
+                        kind,
+                    )
+                )
+                continue
             out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind))
         return out
+
+    def _topic(self, block: Block, first: _Piece) -> tuple[str, int] | None:
+        """The first sentence of a prose paragraph and its token count (with its separator), for a chunk
+        that starts inside the paragraph after that sentence; None when it does not apply or fit."""
+        if block.kind != "prose" or first.strength >= BLOCK:
+            return None
+        sentences = split_sentences(self.text, block.start, block.end)
+        if not sentences or first.start < sentences[0][1]:
+            return None
+        topic = " ".join(self.text[sentences[0][0] : sentences[0][1]].split())
+        tokens = self.counter.count(topic + PART_SEPARATOR)
+        if tokens > MAX_TOPIC_TOKENS:
+            return None
+        return topic, tokens
 
     def _semchunk_run(
         self,

@@ -36,6 +36,8 @@ ADDED_OFF = {
     "inner": "packer",
     "prose_overlap": True,
     "table_context": False,
+    "table_rows": False,
+    "topic_sentence": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -91,6 +93,15 @@ class ChunkingConfig:
       what leave-one-genre-out's rule (each candidate scored by its worst genre)
       chose over all genres; ``boundaries`` and ``inner`` stay as they were
       (docs/benchmarks.md, "third round").
+    - ``table_rows``: a table of records with numbers written as bare rows inside prose
+      (same cell count on every line, numeric cells, no leading pipe needed;
+      :func:`ingestion.chunking.textables.is_data_table`) becomes one chunk per row, each
+      embedding the sentence that introduces the table and the header row; the table is also
+      found when each of its lines is a block of its own (a file without blank lines), and its
+      introducing sentence is the last sentence of the prose right above it even without a
+      colon.  Chosen on the transfer suite (issue 30, docs/benchmarks.md).
+    - ``topic_sentence``: a prose paragraph cut into several chunks embeds its first sentence
+      (its topic) in front of every chunk after the first (the span is unchanged).
     """
 
     strategy: str = "structure"
@@ -108,6 +119,8 @@ class ChunkingConfig:
     inner: str = "packer"
     prose_overlap: bool = False
     table_context: bool = True
+    table_rows: bool = True
+    topic_sentence: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -138,7 +151,7 @@ class ChunkingConfig:
             or self.prose_target_tokens < 0
         ):
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
-        for name in ("text_tables", "prose_overlap", "table_context"):
+        for name in ("text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")
         if self.boundaries not in BOUNDARIES:

@@ -16,6 +16,9 @@ import re
 
 MIN_ROWS = 3
 MAX_LABEL_CHARS = 40
+# A numeric cell: a number with optional sign, currency, thousands separators, decimals,
+# percent sign or accounting brackets ("1,234.5", "-3%", "(12.0)", "EUR 40", "n/a" is not).
+_NUMBER = re.compile(r"[-+\u2212(]?(?:[$\u20ac\u00a3]|[A-Z]{3} )?\d[\d,.\u2009 ]*%?\)?")
 # A pipe separates cells only with space around it (``a | b``) or at a line's edge
 # (``| a | b |``): ``{{ value|date }}`` is template code, not a table.
 _PIPE = re.compile(r"\s\|(?=\s)")
@@ -31,6 +34,46 @@ def _cells(line: str, delimiter: str) -> int:
     if len(parts) < 2:
         return 0
     return sum(1 for cell in parts if cell.strip())
+
+
+def _parts(line: str, delimiter: str) -> list[str]:
+    stripped = line.strip()
+    if delimiter == "|":
+        return [p.strip() for p in _PIPE.split(" " + stripped.strip("|") + " ")]
+    return [p.strip() for p in stripped.split("\t")]
+
+
+def is_data_table(text: str, start: int, end: int) -> bool:
+    """Whether the table on the lines of ``text[start:end]`` is a table of records with numbers.
+
+    Bare rows (``Segment | 2023 | 2024``, no leading pipe or separator line needed): every line
+    has the same number of cells as the header line, no line is a group label, and at least half
+    of the rows below the header hold a numeric cell. Such a table is looked up one row at a time
+    (a company's value in one year), so each row can stand on its own with the header.
+    """
+    lines = [text[s:e] for s, e in _line_spans(text, start, end) if text[s:e].strip()]
+    if len(lines) < MIN_ROWS:
+        return False
+    delimiter = _delimiter(lines[0])
+    if delimiter is None:
+        return False
+    width = len(_parts(lines[0], delimiter))
+    rows = [_parts(line, delimiter) for line in lines[1:]]
+    if any(len(cells) != width or sum(1 for c in cells if c) < 2 for cells in rows):
+        return False
+    numeric = sum(1 for cells in rows if any(_NUMBER.fullmatch(c) for c in cells[1:]))
+    return 2 * numeric >= len(rows)
+
+
+def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out = []
+    pos = start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        line_end = end if nl < 0 else nl
+        out.append((pos, line_end))
+        pos = line_end + 1
+    return out
 
 
 def is_row(line: str, header: str) -> bool:
@@ -52,13 +95,7 @@ def find_tables(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
     ``header_end`` is the end of the first line (the header row); spans are trimmed
     to the table's lines (no trailing newline).
     """
-    lines: list[tuple[int, int]] = []
-    pos = start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        line_end = end if nl < 0 else nl
-        lines.append((pos, line_end))
-        pos = line_end + 1
+    lines = _line_spans(text, start, end)
     out: list[tuple[int, int, int]] = []
     i = 0
     while i < len(lines):

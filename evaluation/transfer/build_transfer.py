@@ -1,0 +1,142 @@
+"""Rebuild the transfer suite (issue 30): corpora and golden spans.
+
+    python evaluation/transfer/build_transfer.py
+
+Twelve sources, one folder each under ``corpora/`` (the folder is the source):
+
+* six package READMEs, read from the installed distributions' metadata (email-validator,
+  threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
+  at a paragraph boundary to keep the suite small;
+* three reports written for this repository in the shapes of issue 30 (``shapes.py``:
+  long one-line paragraphs, tables as bare rows after the paragraph that introduces them);
+* the two chroma-general corpora (``evaluation/chroma-general``: every second question of
+  state_of_the_union; wikitexts cut to its first 40,000 characters, its questions inside);
+* four Django docs of the issue-15 suite (``evaluation/suite/corpora/structured``), their questions.
+
+``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
+"chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import site
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import shapes  # noqa: E402
+
+PACKAGES = {  # source folder: (distribution, file name, characters kept)
+    "pkg-email-validator": ("email_validator", "README.md", 13000),
+    "pkg-threadpoolctl": ("threadpoolctl", "README.md", 11500),
+    "pkg-pyrate-limiter": ("pyrate_limiter", "README.md", 11000),
+    "pkg-celery": ("celery", "README.rst", 9000),
+    "pkg-psutil": ("psutil", "README.rst", 9000),
+    "pkg-orjson": ("orjson", "README.md", 9500),
+}
+DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
+WIKI_CHARS = 40000
+
+
+def _metadata_body(dist: str) -> str:
+    for base in site.getsitepackages():
+        found = sorted(glob.glob(f"{base}/{dist}-*.dist-info/METADATA"))
+        if found:
+            raw = Path(found[0]).read_text(encoding="utf-8")
+            return raw.split("\n\n", 1)[1]
+    raise SystemExit(f"{dist} is not installed")
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n\n", 0, limit)
+    if cut <= 0:  # one paragraph per line (wikitexts)
+        cut = text.rfind("\n", 0, limit)
+    return text[:cut].rstrip() + "\n"
+
+
+def _span(text: str, quote: str, where: str) -> list[list[int]]:
+    if text.count(quote) != 1:
+        raise SystemExit(f"{where}: quote occurs {text.count(quote)} times: {quote[:60]!r}")
+    start = text.index(quote)
+    return [[start, start + len(quote)]]
+
+
+def main() -> None:
+    corpora: dict[str, str] = {}
+    out: list[dict] = []
+    for source, (dist, name, limit) in PACKAGES.items():
+        corpora[f"{source}/{name}"] = _cut(_metadata_body(dist), limit)
+    for line in (HERE / "questions.src.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            q = json.loads(line)
+            spans = _span(corpora[q["document"]], q["quote"], q["document"])
+            out.append({"question": q["question"], "document": q["document"], "spans": spans, "type": q["type"]})
+    for seed, name in enumerate(shapes.DOMAINS, start=30):
+        doc = f"{name}/{name}.txt"
+        text, questions = shapes.build(name, seed)
+        corpora[doc] = text
+        for q in questions:
+            out.append(
+                {"question": q["question"], "document": doc, "spans": _span(text, q["quote"], doc), "type": q["type"]}
+            )
+    chroma = ROOT / "chroma-general"
+    sotu = (chroma / "corpora/state_of_the_union.md").read_text(encoding="utf-8")
+    wiki = _cut((chroma / "corpora/wikitexts.md").read_text(encoding="utf-8"), WIKI_CHARS)
+    corpora["chroma-sotu/state_of_the_union.md"] = sotu
+    corpora["chroma-wiki/wikitexts.md"] = wiki
+    seen_sotu = 0
+    with open(chroma / "questions.csv", newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            spans = [[int(r["start_index"]), int(r["end_index"])] for r in json.loads(row["references"])]
+            if row["corpus_id"] == "state_of_the_union":
+                seen_sotu += 1
+                if seen_sotu % 2:
+                    out.append(
+                        {
+                            "question": row["question"],
+                            "document": "chroma-sotu/state_of_the_union.md",
+                            "spans": spans,
+                            "type": "chroma",
+                        }
+                    )
+            elif row["corpus_id"] == "wikitexts" and max(e for _s, e in spans) <= len(wiki):
+                out.append(
+                    {
+                        "question": row["question"],
+                        "document": "chroma-wiki/wikitexts.md",
+                        "spans": spans,
+                        "type": "chroma",
+                    }
+                )
+    suite = ROOT / "suite"
+    for name in DJANGO:
+        corpora[f"django/{name}"] = (suite / "corpora/structured" / name).read_text(encoding="utf-8")
+    for line in (suite / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        q = json.loads(line)
+        folder, _, name = q["document"].partition("/")
+        if folder == "structured" and name in DJANGO:
+            out.append({"question": q["question"], "document": f"django/{name}", "spans": q["spans"], "type": "doc"})
+    for doc, text in corpora.items():
+        path = HERE / "corpora" / doc
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+    with open(HERE / "questions.jsonl", "w", encoding="utf-8") as fh:
+        for q in out:
+            fh.write(json.dumps(q, ensure_ascii=False) + "\n")
+    sources = sorted({d.split("/")[0] for d in corpora})
+    print(
+        f"{len(sources)} sources, {len(corpora)} documents, {len(out)} questions, "
+        f"{sum(len(t) for t in corpora.values())} characters"
+    )
+
+
+if __name__ == "__main__":
+    main()

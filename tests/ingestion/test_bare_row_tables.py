@@ -1,0 +1,125 @@
+"""Bare-row tables inside prose and long one-line paragraphs (issue 30).
+
+Properties over generated reports: a table of records written as ``cell | cell | cell`` lines right
+after the paragraph that introduces it is found (with or without blank lines in the file), and
+becomes one chunk per row that embeds the header row and the introducing sentence; a table whose
+rows disagree on their cell count, or hold no numbers, is not a data table; a long one-line
+paragraph is cut between sentences, and ``topic_sentence`` changes only what is embedded.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ingestion.chunking import ChunkingConfig, chunk_document
+from ingestion.chunking.sentences import split_sentences
+from ingestion.chunking.textables import is_data_table
+from ingestion.chunking.tokens import default_counter
+from ingestion.parsers.plaintext import parse_text
+
+COUNTER = default_counter()
+WORDS = "alpha beta gamma delta harbour valley revenue margin plant office review board audit river".split()
+NAMES = ["North District", "Harbour Works", "Valley Foods", "Brevik Marine", "Corvan Steel", "Lakeside"]
+
+word = st.sampled_from(WORDS)
+sentence = st.lists(word, min_size=6, max_size=16).map(lambda ws: " ".join(ws).capitalize() + ".")
+number = st.one_of(
+    st.integers(0, 99999).map(lambda n: f"{n:,}"),
+    st.floats(0, 5000, allow_nan=False).map(lambda x: f"{x:.1f}"),
+    st.integers(-99, 99).map(lambda n: f"{n}%"),
+)
+
+
+@st.composite
+def data_tables(draw):
+    columns = draw(st.integers(2, 5))
+    names = draw(st.lists(st.sampled_from(NAMES), min_size=2, max_size=6, unique=True))
+    header = " | ".join(["Unit"] + [str(2019 + c) for c in range(columns)])
+    rows = [" | ".join([name] + [draw(number) for _ in range(columns)]) for name in names]
+    return header, rows
+
+
+@st.composite
+def reports(draw):
+    """(text, introducing sentence, header, rows, blank lines between paragraphs?)"""
+    header, rows = draw(data_tables())
+    before = draw(st.lists(sentence, min_size=3, max_size=30))
+    intro = "The figures for each unit are set out below for these years."
+    after = draw(st.lists(sentence, min_size=1, max_size=10))
+    blank = draw(st.booleans())
+    sep = "\n\n" if blank else "\n"
+    text = " ".join(before + [intro]) + "\n" + "\n".join([header] + rows) + sep + " ".join(after) + "\n"
+    return text, intro, header, rows, blank
+
+
+@settings(max_examples=40, deadline=None)
+@given(reports())
+def test_a_bare_row_table_after_its_paragraph_is_one_chunk_per_row_with_header_and_introduction(report):
+    text, intro, header, rows, _blank = report
+    doc = parse_text(text)
+    chunks = chunk_document(doc, ChunkingConfig(), COUNTER)
+    row_chunks = [c for c in chunks if c.kind == "table_row"]
+    assert len(row_chunks) == len(rows)
+    table_start = text.index(header)
+    for chunk, row in zip(row_chunks, rows, strict=True):
+        assert chunk.text.endswith(row)
+        assert header in chunk.embed_text and intro in chunk.embed_text and row in chunk.embed_text
+        # Only this row's line in the span (the first row's span also holds the header line).
+        assert chunk.text == (header + "\n" + row if chunk is row_chunks[0] else row)
+        assert chunk.start >= table_start
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        assert chunk.token_count + 2 <= 256
+        if chunk.kind != "table_row":
+            assert not any(row in chunk.text for row in rows), "a row was left in a prose chunk"
+
+
+@settings(max_examples=40, deadline=None)
+@given(reports())
+def test_the_previous_config_keeps_the_table_whole_or_in_row_groups(report):
+    text, _intro, _header, rows, _blank = report
+    chunks = chunk_document(parse_text(text), ChunkingConfig(table_rows=False), COUNTER)
+    assert not [c for c in chunks if c.kind == "table_row"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data_tables(), st.data())
+def test_data_table_detection_needs_equal_cell_counts_and_numbers(table, data):
+    header, rows = table
+    text = "\n".join([header] + rows)
+    assert is_data_table(text, 0, len(text))
+    # One row with a cell more (or less): no longer a table of records.
+    k = data.draw(st.integers(0, len(rows) - 1))
+    changed = rows[k] + " | 7" if data.draw(st.booleans()) else rows[k].rsplit(" | ", 1)[0]
+    if changed.count(" | ") != rows[k].count(" | ") and changed.count(" | ") >= 1:
+        ragged = "\n".join([header] + rows[:k] + [changed] + rows[k + 1 :])
+        assert not is_data_table(ragged, 0, len(ragged))
+    # The same shape in words only: a reference table, not records.
+    words = "\n".join([header] + [" | ".join(["x"] * (header.count(" | ") + 1)) for _ in rows])
+    assert not is_data_table(words, 0, len(words))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(sentence, min_size=25, max_size=80))
+def test_a_long_one_line_paragraph_is_cut_between_sentences_and_the_topic_is_only_embedded(sentences):
+    text = " ".join(sentences) + "\n"
+    doc = parse_text(text)
+    plain = chunk_document(doc, ChunkingConfig(), COUNTER)
+    topical = chunk_document(doc, ChunkingConfig(topic_sentence=True), COUNTER)
+    bounds = split_sentences(text)
+    starts, ends = {s for s, _ in bounds}, {e for _, e in bounds}
+    assert len(plain) > 1
+    for chunk in plain:
+        assert chunk.start in starts and chunk.end in ends, "a cut fell inside a sentence"
+        assert chunk.token_count + 2 <= 256
+    # Every sentence is in some chunk.
+    assert all(any(c.start <= s and e <= c.end for c in plain) for s, e in bounds)
+    topic = text[bounds[0][0] : bounds[0][1]]
+    assert topical[0].embed_text == plain[0].embed_text
+    for chunk in topical[1:]:
+        assert chunk.embed_text.startswith(topic + "\n\n") and chunk.embed_text.endswith(chunk.text)
+        assert chunk.token_count + 2 <= 256
+    # The spans stay sentence-aligned and cover the paragraph.
+    assert all(c.start in starts and c.end in ends for c in topical)
+    assert all(any(c.start <= s and e <= c.end for c in topical) for s, e in bounds)
