@@ -171,29 +171,38 @@ def effective_policies(nodes: Iterable[PolicyNode], default: Policy) -> dict[Has
 
 @dataclass(frozen=True)
 class Reader:
-    """What the read rule needs to know about a member: tenant, clearance rank, group ids."""
+    """What the read rule needs to know about a member: tenant, clearance rank, group ids.
+
+    ``within``: a reader this one is bounded by (see :func:`bounded_reader`); None for a member
+    reading as themselves.
+    """
 
     tenant_id: int
     clearance: int
     group_ids: frozenset[int]
+    within: Reader | None = None
 
 
-def common_reader(first: Reader, second: Reader) -> Reader:
-    """A reader who may read only what *both* may read (the lower clearance, the shared groups).
+def bounded_reader(member: Reader, acting: Reader) -> Reader:
+    """``member`` as ``acting`` (an admin) may look through their eyes: a section is read when
+    ``member`` may read it *and* ``acting`` may read it -- each by the read rule on their own.
 
-    Fail-closed: whatever it may read, each of the two may read. It may read less than both
-    can (a section naming groups ``a`` and ``b`` is readable by a member of ``a`` and one of ``b``,
-    not by their common reader), never more.
+    The one rule for every "as this member, bounded by the acting admin" view (search as a
+    member, a document as a member): nothing the member would not read, nothing the admin may
+    not read. A section open to groups ``a`` and ``b`` is read when the member is in ``a`` and
+    the admin in ``b`` (both may read it; neither learns more than they could read alone).
     """
-    if first.tenant_id != second.tenant_id:
-        raise ValueError("readers of different tenants have nothing in common")
-    return Reader(first.tenant_id, min(first.clearance, second.clearance), first.group_ids & second.group_ids)
+    if member.tenant_id != acting.tenant_id:
+        raise ValueError("a member can be looked at only by an admin of their own tenant")
+    return Reader(member.tenant_id, member.clearance, member.group_ids, within=acting)
 
 
 def can_read(reader: Reader, *, level: int, group_ids: Iterable[int]) -> bool:
-    """The read rule, in Python (the SQL form is :func:`accounts.access.readable_q`)."""
+    """The read rule, in Python (the SQL form is :func:`accounts.access.readable_q`); a bounded
+    reader needs its bound to read the section too."""
     groups = set(group_ids)
-    return reader.clearance >= level and (not groups or bool(groups & reader.group_ids))
+    own = reader.clearance >= level and (not groups or bool(groups & reader.group_ids))
+    return own and (reader.within is None or can_read(reader.within, level=level, group_ids=groups))
 
 
 # ----------------------------------------------------------------------------- heading paths
@@ -263,6 +272,8 @@ def denial_reasons(
     ``"needs one of the groups a, b"``). ``group_names`` spells group ids (their slugs); an id
     missing from it is shown as the id.
     """
+    if reader.within is not None:
+        raise ValueError("the reasons are one member's own: pass the member's reader, not a bounded one")
     reasons: list[str] = []
     if reader.clearance < level:
         reasons.append(f"clearance {_level(reader.clearance).label} is below {_level(level).label}")

@@ -57,7 +57,7 @@ from pgvector.django import CosineDistance
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
 from accounts.models import Membership
-from accounts.policy import Reader, common_reader
+from accounts.policy import Reader, bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
 from kb.expansion import (
@@ -347,8 +347,7 @@ count_cache = _CountCache(COUNT_CACHE_SECONDS)
 
 def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, *, cap: int) -> int:
     """How many chunks the reader may read, counted up to ``cap + 1`` (enough to choose a plan)."""
-    key = (reader.tenant_id, str(version_id), reader.clearance, tuple(sorted(reader.group_ids)), filters.cache_key(),
-           cap)
+    key = (reader, str(version_id), filters.cache_key(), cap)  # a Reader (and its bound) is hashable
     cached = count_cache.get(key)
     if cached is not None:
         return cached
@@ -581,7 +580,7 @@ def search(
     reader = reader_for(member)
     if within is not None:
         # Searching as another member (the console's "search as"): no more than ``within`` may read.
-        reader = common_reader(reader, reader_for(within))
+        reader = bounded_reader(reader, reader_for(within))
     version = _resolve_version(member, index_version)
     depth = top_k if mode != "hybrid" else max(4 * top_k, 20)
 

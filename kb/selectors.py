@@ -32,6 +32,7 @@ from accounts.policy import (
     AccessLevel,
     PathNode,
     Reader,
+    bounded_reader,
     can_read,
     denial_reasons,
     heading_path,
@@ -633,18 +634,20 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
         for r in rows
     }
 
-    def both_read(node: PathNode) -> bool:
-        return (can_read(reader, level=node.level, group_ids=node.group_ids)
-                and can_read(admin_reader, level=node.level, group_ids=node.group_ids))
+    # What the admin is shown: the member's view bounded by the admin's (the rule search-as uses too).
+    seen = bounded_reader(reader, admin_reader)
+
+    def shown_to_admin(node: PathNode) -> bool:
+        return can_read(seen, level=node.level, group_ids=node.group_ids)
 
     totals, readable_counts = _chunk_counts(document.pk, admin.tenant_id, reader)
     sections = []
     for row in rows:
         level, groups = row["access_level"], row["access_groups"]
         readable = can_read(reader, level=level, group_ids=groups)
-        withheld = readable and not can_read(admin_reader, level=level, group_ids=groups)
-        shown = readable and not withheld
-        path = heading_path(nodes, row["parent_id"], shown=both_read)  # nodes.get(None): a root's is empty
+        shown = can_read(seen, level=level, group_ids=groups)
+        withheld = readable and not shown
+        path = heading_path(nodes, row["parent_id"], shown=shown_to_admin)  # nodes.get(None): a root's is empty
         sections.append(SectionAsMember(
             id=row["id"], order=row["order"], depth=depths[row["id"]], kind=row["kind"], access_level=level,
             access_groups=sorted(groups), readable=readable, withheld=withheld, heading_path=list(path),
