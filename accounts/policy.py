@@ -100,8 +100,11 @@ class Policy:
 
     ``level`` is kept as the level's name (``"internal"``), as markers and messages spell it;
     a rank or an :class:`AccessLevel` is accepted too, and :attr:`rank` gives the enum.
-    ``groups`` are whatever names groups where the policy is used -- slugs in a parsed
-    document, ids in the database -- kept sorted and without repeats.
+    ``groups`` are kept sorted and without repeats, and are named one way per side: by slug in
+    the pure library (a file's markers, the upload's default while a file is parsed and checked,
+    and the messages about them), by id on the Django side -- the pipeline turns a parsed file's
+    resolved policies into ids once (``pipeline.services._groups_by_id``), and every policy
+    after that, stored or derived, names groups by id. Never mix the two in one comparison.
     """
 
     level: str = DEFAULT_LEVEL.label
@@ -250,6 +253,27 @@ def visible_heading_paths(nodes: Iterable[PathNode]) -> dict[Hashable, tuple[str
 
         paths[node.key] = heading_path(by_key, node.key, shown=implied)
     return paths
+
+
+def content_title_shown(title: str, sections: Iterable[PathNode]) -> bool:
+    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
+
+    A document's title is shown to everyone who may read any one of its sections (the list, the
+    detail, every search hit's document title), so it may be the title of a section (a heading)
+    only when every reader of every section may read that section too: each section's effective
+    policy implies (:func:`policy_implies`) that of every section so titled. A title no section
+    bears (a front-matter ``title``) is shown. With markers only (which narrow) this is: no
+    section so titled is stricter than the root; policies set through the API may widen as well.
+    Titles are compared on their first 500 characters (the stored length of a document title).
+    """
+    key = title[:TITLE_CHARS]
+    nodes = list(sections)
+    bearers = {(n.level, tuple(sorted(n.group_ids))) for n in nodes if n.title[:TITLE_CHARS] == key}
+    policies = {(n.level, tuple(sorted(n.group_ids))) for n in nodes}
+    return all(policy_implies(*reader, *bearer) for bearer in bearers for reader in policies)
+
+
+TITLE_CHARS = 500  # a document title's stored length
 
 
 def readable_heading_path(

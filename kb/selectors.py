@@ -721,7 +721,7 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         Membership.objects.filter(tenant_id=admin.tenant_id).select_related("user").prefetch_related("groups")
         .order_by("user__email", "id")
     )
-    group_members: dict[int, list[Membership]] = {g: [] for g in groups}
+    group_members: dict[int, list[bool]] = {g: [] for g in groups}  # per group: whether each member reads it
     for membership in memberships:
         if not membership.is_active or not membership.user.is_active:
             inactive += 1
@@ -736,11 +736,11 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         reasons = denial_reasons(reader, level=level, group_ids=groups, group_names=slugs)
         (others if reasons else readers).append(MemberAccess(summary, reasons))
         for g in ids & set(groups):
-            group_members[g].append(membership)
+            group_members[g].append(not reasons)
     names = dict(Group.objects.filter(tenant_id=admin.tenant_id, id__in=groups).values_list("id", "name"))
     group_rows = sorted(
-        (GroupAccess(slug=slugs.get(g, str(g)), name=names.get(g, ""), members=len(ms),
-                     readers=sum(1 for m in ms if m.clearance >= level)) for g, ms in group_members.items()),
+        (GroupAccess(slug=slugs.get(g, str(g)), name=names.get(g, ""), members=len(reads), readers=sum(reads))
+         for g, reads in group_members.items()),
         key=lambda g: g.slug,
     )
     return SectionReaders(

@@ -29,8 +29,8 @@ from accounts.policy import (
     PathNode,
     Policy,
     PolicyNode,
+    content_title_shown,
     effective_policies,
-    policy_implies,
     visible_heading_paths,
 )
 from accounts.services import parse_level, policy_from_names
@@ -177,25 +177,12 @@ CONTENT_TITLE = "content_title"
 TITLE_GIVEN = "title_given"
 
 
-def content_title_shown(title: str, sections: Sequence[Section]) -> bool:
-    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
-
-    A document's title is shown to everyone who may read any one of its sections
-    (``kb.selectors.document_visible_q``: the list, the detail, every search hit's
-    ``document_title``), so it may be the title of a section (a heading) only when every reader
-    of every section may read that section too: each section's effective policy implies
-    (``accounts.policy.policy_implies``) that of every section so titled. A title no section bears
-    (a front-matter ``title``) is shown. With markers only (which narrow) this is: no section so
-    titled is stricter than the root; policies set through the API may widen as well.
-    """
-    key = title[:500]
-    bearers = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections if s.title[:500] == key}
-    policies = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections}
-    return all(policy_implies(*reader, *bearer) for bearer in bearers for reader in policies)
+def _path_nodes(sections: Sequence[Section]) -> list[PathNode]:
+    return [PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in sections]
 
 
 def document_title_follow(document: Document, sections: Sequence[Section], *, content_title: str | None = None) -> bool:
-    """Give ``document`` (in memory) the title :func:`content_title_shown` allows under the
+    """Give ``document`` (in memory) the title :func:`accounts.policy.content_title_shown` allows under the
     ``sections``' policies as they are; True when its title or metadata changed.
 
     The one rule for a title from the content, run where it is chosen (ingestion stores the
@@ -213,7 +200,7 @@ def document_title_follow(document: Document, sections: Sequence[Section], *, co
         candidate = document.title
     else:
         return False
-    title = candidate[:500] if candidate and content_title_shown(candidate, sections) else UNTITLED
+    title = candidate[:500] if candidate and content_title_shown(candidate, _path_nodes(sections)) else UNTITLED
     changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
     document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
     return changed
@@ -353,9 +340,7 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
-    paths = visible_heading_paths(
-        PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in sections
-    )
+    paths = visible_heading_paths(_path_nodes(sections))
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
     if renamed:
         for section in renamed:
@@ -473,7 +458,6 @@ __all__ = [
     "document_read_record",
     "document_replace",
     "apply_policies",
-    "content_title_shown",
     "document_title_follow",
     "document_set_access",
     "job_retry",

@@ -228,12 +228,23 @@ def lane_budget() -> costs.Budget:
 
 
 def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> None:
-    """Fill each parsed section's effective policy from its stored row (level name, group slugs)."""
-    ids = {g for row in existing.values() for g in row.access_groups}
-    slugs = dict(Group.objects.filter(id__in=ids).values_list("id", "slug"))
+    """Fill each parsed section's effective policy from its stored row (groups by id)."""
     for section in parsed.sections:
         row = existing[section.key]
-        section.effective = Policy(row.access_level, tuple(slugs[g] for g in row.access_groups if g in slugs))
+        section.effective = Policy(row.access_level, row.access_groups)
+
+
+def _groups_by_id(parsed: ParsedDocument, group_ids: dict[str, int]) -> None:
+    """The file's resolved policies with their groups named by id: from here on every policy of the
+    plan names groups as the database does (the markers name them by slug, and messages about them
+    are made before this)."""
+
+    def by_id(policy: Policy | None) -> Policy | None:
+        return None if policy is None else Policy(policy.rank, [group_ids[g] for g in policy.groups])
+
+    parsed.default_policy = by_id(parsed.default_policy)
+    for section in parsed.sections:
+        section.policy, section.effective = by_id(section.policy), by_id(section.effective)
 
 
 def _policy_snapshot(document: Document, rows: list[Section] | None, *, overrides: tuple = ()) -> tuple:
@@ -292,8 +303,8 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], document
     recompute_policies(rows, document)
 
 
-def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dict[str, int]) -> list[Section]:
-    """Section rows for new content, with the file's policies (``resolve_policies`` has run)."""
+def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Section]:
+    """Section rows for new content, with the file's policies (resolved, groups by id)."""
     ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
     rows = []
     for order, section in enumerate(parsed.sections):
@@ -308,9 +319,9 @@ def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dic
                 heading_path=[], kind=section.kind, start=section.start, end=section.end,
                 body_spans=[[b.start, b.end] for b in section.blocks],
                 own_level=int(own.rank) if own else None,
-                own_groups=sorted(group_ids[g] for g in own.groups) if own else None,
+                own_groups=list(own.groups) if own else None,
                 access_level=int(section.effective.rank),
-                access_groups=sorted(group_ids[g] for g in section.effective.groups),
+                access_groups=list(section.effective.groups),
                 metadata=_jsonable(section.metadata),
                 hidden_chars_removed=section.hidden_chars_removed,
                 hidden_text_flags=list(section.hidden_text_flags),
@@ -371,6 +382,8 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         if not (reuse and (shadow or job.stats.get("rederive"))):
             raise TerminalIngestionError(str(exc)) from None
         _stored_effective(parsed, existing)
+    else:
+        _groups_by_id(parsed, group_ids)
     if reuse:
         # The stored policies (markers and API overrides) win over the file's markers for stored sections:
         # chunk policies and embedded heading prefixes both come from them, re-derived under the
@@ -378,7 +391,7 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         rows = [existing[s.key] for s in parsed.sections]
         recompute_policies(rows, document)
     else:
-        rows = _new_section_rows(document, parsed, group_ids)
+        rows = _new_section_rows(document, parsed)
         if existing:
             # New content: policies set through the API on the old sections carry over to the new ones.
             _carry_overrides(rows, existing, document)

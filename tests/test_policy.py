@@ -24,6 +24,7 @@ from accounts.policy import (
     Reader,
     UnknownAccessLevel,
     can_read,
+    content_title_shown,
     effective_policies,
     parse_level,
     policy_implies,
@@ -114,3 +115,29 @@ def test_readable_heading_path_is_what_one_reader_may_read(clearance, groups):
     assert readable_heading_path(reader, nodes, "n") == handbook + (("Incident", "Playbook") if inside else ())
     assert readable_heading_path(reader, nodes, "p", also={"p"}) == handbook + (("Incident",) if inside else ()) + (
         "Playbook",)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "Plan", "Keys"]), st.integers(0, 3),
+                       st.frozensets(st.integers(1, 3), max_size=2)), min_size=1, max_size=5),
+    st.sampled_from(["Plan", "Keys", "Front matter"]),
+)
+def test_a_content_title_is_shown_only_when_every_reader_may_read_its_sections(rows, title):
+    """The property behind ``content_title_shown``: whoever may read any section of the document
+    (and so sees its title) may read every section bearing that title."""
+    nodes = [PathNode(i, None, t, level, tuple(groups)) for i, (t, level, groups) in enumerate(rows)]
+    readers = [Reader(1, c, frozenset(g)) for c in range(4) for g in ((), (1,), (2,), (3,), (1, 2))]
+    leaks = any(
+        any(can_read(r, level=n.level, group_ids=n.group_ids) for n in nodes)
+        and not can_read(r, level=b.level, group_ids=b.group_ids)
+        for r in readers for b in nodes if b.title == title
+    )
+    assert content_title_shown(title, nodes) is not leaks
+
+
+def test_content_title_shown_cases():
+    root, plan = PathNode("r", None, "", 1, ()), PathNode("p", "r", "Plan", 3, (1,))
+    assert not content_title_shown("Plan", [root, plan])  # a restricted heading of an internal document
+    assert content_title_shown("Front matter", [root, plan])  # no section bears it
+    assert content_title_shown("Plan", [PathNode("r", None, "", 3, (1,)), plan])  # every reader reads it
+    assert not content_title_shown("P" * 600, [root, PathNode("p", "r", "P" * 500, 3, ())])  # compared on 500
