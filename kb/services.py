@@ -64,13 +64,15 @@ class Upload:
     groups: Sequence[str] = ()
 
 
-def _check_size(content: bytes) -> None:
+def upload_size_check(content: bytes) -> None:
+    """An upload over ``BULKHEAD_MAX_UPLOAD_BYTES`` is :class:`PayloadTooLarge` (413)."""
     limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
     if len(content) > limit:
         raise PayloadTooLarge(f"document is {len(content)} bytes; the limit is {limit} bytes")
 
 
-def _detect_content_type(upload: Upload) -> str:
+def upload_content_type(upload: Upload) -> str:
+    """The upload's content type: the declared one (unless a generic binary type), else sniffed."""
     from ingestion.parsers import detect_content_type
 
     declared = (upload.content_type or "").split(";", 1)[0].strip().lower()
@@ -107,14 +109,14 @@ def _document_view(document: Document) -> dict:
             "policy": _policy_view(document.access_level, document.access_groups)}
 
 
-def _upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
+def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
     """What the API refuses before anything is stored: another tenant's or a viewer's write; a
     document the member may not change (see ``kb.selectors.document_get_for_change``); a content
     type no parser reads (415); a default policy the member may not set (400/403)."""
     permissions.writer_check(member=member, tenant_id=tenant.pk)
     if document is not None:
         selectors.document_get_for_change(member=member, document_id=document.pk)
-    permissions.content_type_check(content_type=_detect_content_type(upload), source=upload.source,
+    permissions.content_type_check(content_type=upload_content_type(upload), source=upload.source,
                                    content=upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
@@ -126,8 +128,8 @@ def _document_write(
     """Create ``document`` (None) or give it new content; the text and chunks follow at ingestion."""
     user = _user(created_by)
     if created_by is not None:
-        _upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
-    _check_size(upload.content)
+        upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
+    upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     before = _document_view(document) if document is not None else None
     if document is None:
@@ -144,7 +146,7 @@ def _document_write(
         document.title = UNTITLED
         document.metadata = {**_without(document.metadata, TITLE_GIVEN), CONTENT_TITLE: ""}
     # else new content with no title: the document stays titled as it was (the content's follows the new content)
-    document.content_type = _detect_content_type(upload)
+    document.content_type = upload_content_type(upload)
     document.raw = upload.content
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
     document.size_bytes = len(upload.content)
@@ -462,6 +464,9 @@ __all__ = [
     "document_set_access",
     "job_retry",
     "section_set_access",
+    "upload_check",
+    "upload_content_type",
+    "upload_size_check",
 ]
 
 

@@ -127,7 +127,11 @@ def _skip(job: IngestionJob, reason: str) -> None:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """What :func:`plan_content` derived for one job: the parsed file, the section rows (stored ones
+    reused, or new ones), the chunks (or the preview's counts), and the policy snapshot that
+    ``_store`` re-checks under row locks."""
+
     job: IngestionJob
     document: Document
     version: IndexVersion
@@ -330,7 +334,7 @@ def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Sectio
     return rows
 
 
-def _plan(job: IngestionJob, lane: str | None = None) -> _Plan:
+def _plan(job: IngestionJob, lane: str | None = None) -> Plan:
     document = Document.objects.get(pk=job.document_id)
     version = job.index_version or index_version_active(tenant=document.tenant)
     return plan_content(job, document, version, budget=plan_budget(lane))
@@ -349,7 +353,7 @@ def _over_lane(exc: ParseError, budget: PlanBudget) -> OverLane | None:
 
 
 def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *,
-                 budget: PlanBudget | None = None) -> _Plan:
+                 budget: PlanBudget | None = None) -> Plan:
     """Parse, resolve policies, derive heading paths and chunk ``document`` for ``version``: reads only.
 
     Ingestion plans every job with it; ``pipeline.preview`` runs it on an unsaved document and job
@@ -429,7 +433,7 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         raise TerminalIngestionError(
             f"the document makes {made:,} chunks, more than the {limit:,} a"
             f"{' small' if small else ''} document may make: split it into several documents")
-    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts)
+    return Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts)
 
 
 def _jsonable(value):
@@ -448,7 +452,7 @@ def _jsonable(value):
 _Scope = tuple  # (tenant id, access level, sorted group ids): where a cached vector may be reused
 
 
-def _chunk_scopes(plan: _Plan) -> dict[str, _Scope]:
+def _chunk_scopes(plan: Plan) -> dict[str, _Scope]:
     """Each section key's cache scope: the tenant and the section's effective policy."""
     return {
         row.key: (plan.document.tenant_id, row.access_level, tuple(sorted(row.access_groups)))
@@ -475,7 +479,7 @@ def _lookup_allowed(job: IngestionJob) -> callable:
     return lambda scope: scope[0] == job.tenant_id and can_read(reader, level=scope[1], group_ids=scope[2])
 
 
-def _embed(plans: list[_Plan]) -> dict:
+def _embed(plans: list[Plan]) -> dict:
     """Fill each plan's vectors: the tenant's cache first, the model for the rest, in batches across documents.
 
     The cache is scoped by tenant and policy (see :func:`_lookup_allowed`); the model sees each
@@ -585,7 +589,7 @@ def _embed(plans: list[_Plan]) -> dict:
 # ----------------------------------------------------------------------------- storing
 
 
-def _store(plan: _Plan) -> None:
+def _store(plan: Plan) -> None:
     """Swap the document's chunks for this version in one transaction.
 
     The document row is locked first (as every policy change does), then the section rows; the
@@ -690,7 +694,7 @@ _TOTALS = ("chunks", "cache_hits", "embedded", "model_calls")  # what jobs_run r
 REPLANS = 3  # a document whose policies keep changing while it is stored is planned at most this often more
 
 
-def _plan_or_finish(job: IngestionJob, lane: str | None = None) -> _Plan | None:
+def _plan_or_finish(job: IngestionJob, lane: str | None = None) -> Plan | None:
     """Plan a claimed job, or end it (failed, skipped, or handed to the bulk lane) and return None."""
     try:
         plan = _plan(job, lane)
@@ -752,7 +756,7 @@ def _jobs_run_in_tenant(job_ids: Sequence[str | uuid.UUID], *, task_id: str | No
 
 
 def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None, lane: str | None = None) -> dict:
-    plans: list[_Plan] = []
+    plans: list[Plan] = []
     for job_id in job_ids:
         job = job_claim(job_id, task_id=task_id)
         if job is None:
