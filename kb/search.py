@@ -74,7 +74,7 @@ from kb.expansion import (
     split_paragraphs,
 )
 from kb.models import Chunk, IndexVersion
-from kb.selectors import default_index_version
+from kb.selectors import index_version_for_reading
 from kb.tenant_indexes import tenant_index_rows
 
 MODES = ("vector", "keyword", "hybrid")
@@ -234,8 +234,7 @@ def _resolve_version(member: Membership, index_version: IndexVersion | None) -> 
     if index_version is None:
         # Reads only. A tenant without an active version has ingested nothing yet: its default
         # version (which the first ingestion creates) is named, unsaved, and finds nothing.
-        active = IndexVersion.objects.filter(tenant_id=member.tenant_id, is_active=True).first()
-        return active or default_index_version(tenant_id=member.tenant_id)
+        return index_version_for_reading(tenant_id=member.tenant_id)
     if index_version.tenant_id != member.tenant_id:
         raise NotFound("no such index version")
     return index_version

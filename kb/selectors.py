@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from asgiref.local import Local
+from django.core.signals import request_finished, request_started
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -77,9 +79,54 @@ def default_index_version(*, tenant_id: int) -> IndexVersion:
     )
 
 
+# The active version of each tenant, resolved once per request (None outside a request: every call
+# reads). A request sees one version throughout -- its document list, counts and search agree -- and
+# an activation later in the same request is seen at once (index_version_activate forgets it).
+_request_versions = Local()
+
+
+def _versions_remember(**kwargs) -> None:
+    _request_versions.memo = {}
+
+
+def _versions_forget(**kwargs) -> None:
+    _request_versions.memo = None
+
+
+request_started.connect(_versions_remember, dispatch_uid="kb.selectors.versions_remember")
+request_finished.connect(_versions_forget, dispatch_uid="kb.selectors.versions_forget")
+
+
+def active_index_version_forget(*, tenant_id: int) -> None:
+    """Drop the request's resolved version of ``tenant_id`` (a version was activated or created)."""
+    memo = getattr(_request_versions, "memo", None)
+    if memo is not None:
+        memo.pop(tenant_id, None)
+
+
+def active_index_version(*, tenant_id: int) -> IndexVersion | None:
+    """The tenant's active index version, if any (reads only; creates nothing): the one resolver of
+    "the active version" for every read -- search, the document list and page, counts, the preview,
+    the dashboard. Resolved once per request."""
+    memo = getattr(_request_versions, "memo", None)
+    if memo is not None and tenant_id in memo:
+        return memo[tenant_id]
+    version = IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
+    if memo is not None:
+        memo[tenant_id] = version
+    return version
+
+
 def active_index_version_id(*, tenant_id: int) -> uuid.UUID | None:
-    """The tenant's active index version, if any (reads only; creates nothing)."""
-    return IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).values_list("id", flat=True).first()
+    """:func:`active_index_version`'s id."""
+    version = active_index_version(tenant_id=tenant_id)
+    return version.pk if version is not None else None
+
+
+def index_version_for_reading(*, tenant_id: int) -> IndexVersion:
+    """The version reads use: the active one, else the unsaved default (a tenant that has ingested
+    nothing yet: it finds nothing, and is the version the first ingestion creates)."""
+    return active_index_version(tenant_id=tenant_id) or default_index_version(tenant_id=tenant_id)
 
 
 # ----------------------------------------------------------------------------- documents

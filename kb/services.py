@@ -38,7 +38,7 @@ from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create
-from kb.models import CONTENT_BY, Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.models import CONTENT_BY, Chunk, Document, IngestionJob, Section
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -363,7 +363,7 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
     # The stored chunks no longer match the bytes' fingerprint: the job must not skip as unchanged.
     document.metadata = {**document.metadata, "ingested": ""}
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
-    active = IndexVersion.objects.filter(tenant_id=document.tenant_id, is_active=True).first()
+    active = selectors.active_index_version(tenant_id=document.tenant_id)
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
     jobs = [job_create(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
     for version_id in sorted(versions, key=str):

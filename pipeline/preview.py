@@ -40,7 +40,7 @@ from accounts.policy import AccessLevel
 from accounts.services import policy_from_names
 from ingestion import costs
 from kb.models import Document, IndexVersion, IngestionJob
-from kb.selectors import active_index_version_id, default_index_version, group_slugs
+from kb.selectors import group_slugs, index_version_for_reading
 from kb.services import UNTITLED, Upload, document_title_follow, upload_check, upload_content_type, upload_size_check
 from kb.web_slots import tenant_slot
 from pipeline.services import OverLane, PlanBudget, TerminalIngestionError, lane_budget, plan_content
@@ -104,10 +104,7 @@ class DocumentPreview:
 
 def _active_version(tenant_id: int) -> IndexVersion:
     """The version ingestion would chunk for (reads only: the unsaved default when none is active yet)."""
-    version_id = active_index_version_id(tenant_id=tenant_id)
-    if version_id is None:
-        return default_index_version(tenant_id=tenant_id)
-    return IndexVersion.objects.get(pk=version_id)
+    return index_version_for_reading(tenant_id=tenant_id)
 
 
 def preview_deadline() -> float:
