@@ -276,6 +276,63 @@ def content_title_shown(title: str, sections: Iterable[PathNode]) -> bool:
 TITLE_CHARS = 500  # a document title's stored length
 
 
+# ----------------------------------------------------------------------------- a document's access view
+
+
+@dataclass(frozen=True)
+class AccessNode:
+    """One section as a document's access view needs it: key, parent's key, title, own policy (None: inherits)."""
+
+    key: Hashable
+    parent: Hashable | None
+    title: str
+    own: Policy | None
+
+
+@dataclass(frozen=True)
+class DocumentAccess:
+    """A document's access view (:func:`document_access`): for each section its effective policy and
+    the heading path every reader of it may read; which other sections' context lines it may carry;
+    whether a title from the content may be the document's."""
+
+    effective: dict[Hashable, Policy]
+    heading_paths: dict[Hashable, tuple[str, ...]]
+    nodes: tuple[PathNode, ...]
+
+    def context_allowed(self, key: Hashable, source: Hashable) -> bool:
+        """Whether a line of section ``source``'s text (an import, an enclosing signature) may be
+        embedded as context of section ``key``: every reader of ``key`` may read ``source`` (the
+        rule of the heading path); a section unknown to the view: no (fail closed)."""
+        if key == source:
+            return True
+        own, other = self.effective.get(key), self.effective.get(source)
+        return own is not None and other is not None and own.implies(other)
+
+    def title_shown(self, title: str) -> bool:
+        """:func:`content_title_shown` under these effective policies."""
+        return content_title_shown(title, self.nodes)
+
+
+def document_access(nodes: Iterable[AccessNode], default: Policy) -> DocumentAccess:
+    """A document's access view, derived in one place from its section tree (``nodes`` in document
+    order, parents first; each with its own policy: a marker's or an override's) and its default
+    policy: each section's effective policy (:func:`effective_policies`), its heading path as every
+    reader of it may read (:func:`visible_heading_paths`), the context lines it may carry
+    (:meth:`DocumentAccess.context_allowed`) and whether a content title is shown
+    (:meth:`DocumentAccess.title_shown`).
+
+    Ingestion (new and stored sections), re-derivation after a policy change, index builds and the
+    upload preview all take their policies, paths, context and title from it.
+    """
+    ordered = list(nodes)
+    resolved = effective_policies((PolicyNode(n.key, n.parent, n.own) for n in ordered), default)
+    effective = {n.key: resolved[n.key].effective for n in ordered}
+    path_nodes = tuple(
+        PathNode(n.key, n.parent, n.title, int(effective[n.key].rank), tuple(effective[n.key].groups)) for n in ordered
+    )
+    return DocumentAccess(effective, visible_heading_paths(path_nodes), path_nodes)
+
+
 def readable_heading_path(
     reader: Reader, nodes: Mapping[Hashable, PathNode], key: Hashable, *, also: Iterable[Hashable] = ()
 ) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -24,15 +24,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Tenant, User
-from accounts.policy import (
-    AccessLevel,
-    PathNode,
-    Policy,
-    PolicyNode,
-    content_title_shown,
-    effective_policies,
-    visible_heading_paths,
-)
+from accounts.policy import AccessLevel, AccessNode, DocumentAccess, Policy, document_access
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
@@ -179,13 +171,32 @@ CONTENT_TITLE = "content_title"
 TITLE_GIVEN = "title_given"
 
 
-def _path_nodes(sections: Sequence[Section]) -> list[PathNode]:
-    return [PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in sections]
+def document_access_of(
+    sections: Sequence[Section], document: Document, *, titles: Mapping[uuid.UUID, str] | None = None
+) -> DocumentAccess:
+    """The access view of ``document`` (:func:`accounts.policy.document_access`) from its section rows
+    (their own policies: markers and overrides; keyed by row id) and its default policy. ``titles``
+    replaces rows' titles (the pipeline passes the parsed ones, which rows store cut to 1,000 characters).
+
+    The one derivation for every place that gives a document's sections their effective policies,
+    heading paths, context lines and title: ingestion and index builds (``pipeline.services.plan_content``),
+    the upload preview (the same plan), and re-derivation after a policy change (:func:`apply_policies`).
+    """
+    titles = titles or {}
+    return document_access(
+        (AccessNode(s.id, s.parent_id, titles.get(s.id, s.title), _own_policy(s))
+         for s in sorted(sections, key=lambda s: s.order)),  # parents come first in document order
+        Policy(document.access_level, document.access_groups),
+    )
 
 
-def document_title_follow(document: Document, sections: Sequence[Section], *, content_title: str | None = None) -> bool:
-    """Give ``document`` (in memory) the title :func:`accounts.policy.content_title_shown` allows under the
-    ``sections``' policies as they are; True when its title or metadata changed.
+def document_title_follow(
+    document: Document, sections: Sequence[Section], *, content_title: str | None = None,
+    access: DocumentAccess | None = None,
+) -> bool:
+    """Give ``document`` (in memory) the title its access view allows (``access``, else derived from
+    ``sections``: :meth:`accounts.policy.DocumentAccess.title_shown`); True when its title or
+    metadata changed.
 
     The one rule for a title from the content, run where it is chosen (ingestion stores the
     content: ``content_title`` is what it gives) and wherever a policy changes
@@ -202,7 +213,8 @@ def document_title_follow(document: Document, sections: Sequence[Section], *, co
         candidate = document.title
     else:
         return False
-    title = candidate[:500] if candidate and content_title_shown(candidate, _path_nodes(sections)) else UNTITLED
+    access = access or document_access_of(sections, document)
+    title = candidate[:500] if candidate and access.title_shown(candidate) else UNTITLED
     changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
     document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
     return changed
@@ -306,17 +318,16 @@ def _own_policy(section: Section) -> Policy | None:
     return Policy(section.own_level, section.own_groups or ()) if section.own_level is not None else None
 
 
-def recompute_policies(sections: list[Section], document: Document) -> list[Section]:
-    """Effective policy of every section (:func:`accounts.policy.effective_policies`: own policy,
-    else the parent's, else the document default), set on the rows in memory; returns those changed."""
-    ordered = sorted(sections, key=lambda s: s.order)  # parents come first in document order
-    resolved = effective_policies(
-        (PolicyNode(s.id, s.parent_id, _own_policy(s)) for s in ordered),
-        Policy(document.access_level, document.access_groups),
-    )
+def recompute_policies(
+    sections: list[Section], document: Document, *, access: DocumentAccess | None = None
+) -> list[Section]:
+    """Effective policy of every section (own policy, else the parent's, else the document default:
+    the access view's, ``access`` or :func:`document_access_of`), set on the rows in memory; returns
+    those changed."""
+    access = access or document_access_of(sections, document)
     changed = []
-    for section in ordered:
-        policy = resolved[section.id].effective
+    for section in sorted(sections, key=lambda s: s.order):
+        policy = access.effective[section.id]
         if (policy.rank, list(policy.groups)) != (section.access_level, sorted(section.access_groups)):
             section.access_level, section.access_groups = int(policy.rank), list(policy.groups)
             changed.append(section)
@@ -335,21 +346,22 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     Nothing is checked here: the policies were checked when they were set.
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
-    changed = recompute_policies(sections, document)
+    access = document_access_of(sections, document)
+    changed = recompute_policies(sections, document, access=access)
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
         for section in changed:
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
-    paths = visible_heading_paths(_path_nodes(sections))
+    paths = access.heading_paths
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
     if renamed:
         for section in renamed:
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
-    if document_title_follow(document, sections):  # a heading now above some reader is no longer its title
+    if document_title_follow(document, sections, access=access):  # a heading now above some reader is no longer its title
         Document.objects.filter(pk=document.pk).update(title=document.title, metadata=document.metadata)
     return sections
 
@@ -460,6 +472,7 @@ __all__ = [
     "document_read_record",
     "document_replace",
     "apply_policies",
+    "document_access_of",
     "document_title_follow",
     "document_set_access",
     "job_retry",

@@ -168,7 +168,7 @@ def document_preview(*, member: Membership, upload: Upload, deadline: float | No
             marked=row.own_level is not None, tokens=count, chunks=counts.chunks.get(parsed.key, 0),
         ))
     if document.title == UNTITLED:  # as ingestion names it when it stores the sections
-        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "")
+        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "", access=plan.access)
     title = document.title
     return DocumentPreview(
         title=title, content_type=document.content_type,

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Role
-from accounts.policy import PathNode, Policy, can_read, visible_heading_paths
+from accounts.policy import DocumentAccess, Policy, can_read
 from accounts.selectors import reader_for
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion import costs, limits
@@ -35,7 +35,7 @@ from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE, enqueue_jobs, job_finish, job_move_to_bulk, job_progress, job_tenant_ids
 from kb.models import ID_NAMESPACE, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
-from kb.services import apply_policies, document_title_follow, recompute_policies
+from kb.services import apply_policies, document_access_of, document_title_follow, recompute_policies
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +144,7 @@ class Plan:
     vectors: dict[str, list[float]] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
+    access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from
 
 
 def _group_ids(tenant_id: int, parsed: ParsedDocument, default: Policy) -> dict[str, int]:
@@ -279,7 +280,7 @@ def _title_chains(rows) -> dict:
     return chains
 
 
-def _carry_overrides(rows: list[Section], existing: dict[str, Section], document: Document) -> None:
+def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
     """Give each new section the API policy of the old section with the same headings and kind.
 
     An override that matches no single new section fails the job rather than being dropped: the
@@ -304,7 +305,6 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], document
         target = matches[0]
         target.own_level, target.own_groups = override.own_level, list(override.own_groups or [])
         target.metadata = {**target.metadata, "override": True}
-    recompute_policies(rows, document)
 
 
 def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Section]:
@@ -393,23 +393,20 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         # chunk policies and embedded heading prefixes both come from them, re-derived under the
         # document's current default.
         rows = [existing[s.key] for s in parsed.sections]
-        recompute_policies(rows, document)
     else:
         rows = _new_section_rows(document, parsed)
         if existing:
             # New content: policies set through the API on the old sections carry over to the new ones.
-            _carry_overrides(rows, existing, document)
-    # Each heading path without the titles of ancestors that some reader of the section may not
-    # read, so neither a returned path nor an embedded prefix tells them anything; the same for
-    # context taken from other sections (a module's imports, an enclosing class's signature).
-    by_key = {row.key: row for row in rows}
-    paths = visible_heading_paths(
-        PathNode(s.key, s.parent, s.title, by_key[s.key].access_level, tuple(sorted(by_key[s.key].access_groups)))
-        for s in parsed.sections
-    )
-    for section in parsed.sections:
-        section.heading_path = paths[section.key]
-    restrict_context(parsed, {key: Policy(row.access_level, row.access_groups) for key, row in by_key.items()})
+            _carry_overrides(rows, existing)
+    # The document's access view (kb.services.document_access_of), the one derivation: effective
+    # policies; each heading path without the titles of ancestors that some reader of the section
+    # may not read, so neither a returned path nor an embedded prefix tells them anything; the same
+    # for context taken from other sections (a module's imports, an enclosing class's signature).
+    access = document_access_of(rows, document, titles={row.id: s.title for row, s in zip(rows, parsed.sections, strict=True)})
+    recompute_policies(rows, document, access=access)
+    for row, section in zip(rows, parsed.sections, strict=True):
+        section.heading_path = access.heading_paths[row.id]
+    restrict_context(parsed, {row.key: access.effective[row.id] for row in rows})
     if not reuse:
         for row, section in zip(rows, parsed.sections, strict=True):
             row.heading_path = list(section.heading_path)
@@ -433,7 +430,8 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         raise TerminalIngestionError(
             f"the document makes {made:,} chunks, more than the {limit:,} a"
             f"{' small' if small else ''} document may make: split it into several documents")
-    return Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts)
+    return Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts,
+                access=access)
 
 
 def _jsonable(value):
@@ -649,7 +647,8 @@ def _store(plan: Plan) -> None:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         document.text = plan.parsed.text
         # The content's title, under the policies just stored (overrides carried over included).
-        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "")
+        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
+                              access=None if plan.reuse_sections else plan.access)
         if plan.parsed.tags:  # front matter tags join the upload's
             document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
         document.status, document.error = Document.Status.READY, ""

@@ -18,6 +18,7 @@ from accounts.policy import (
     LEVEL_NAMES,
     MAX_LEVEL,
     AccessLevel,
+    AccessNode,
     PathNode,
     Policy,
     PolicyNode,
@@ -25,6 +26,7 @@ from accounts.policy import (
     UnknownAccessLevel,
     can_read,
     content_title_shown,
+    document_access,
     effective_policies,
     parse_level,
     policy_implies,
@@ -141,3 +143,28 @@ def test_content_title_shown_cases():
     assert content_title_shown("Front matter", [root, plan])  # no section bears it
     assert content_title_shown("Plan", [PathNode("r", None, "", 3, (1,)), plan])  # every reader reads it
     assert not content_title_shown("P" * 600, [root, PathNode("p", "r", "P" * 500, 3, ())])  # compared on 500
+
+
+_policies = st.one_of(st.none(), st.builds(Policy, st.integers(0, 3), st.frozensets(st.integers(1, 3), max_size=2)))
+
+
+@given(st.lists(st.tuples(st.integers(0, 10), st.sampled_from(["", "A", "B"]), _policies), min_size=1, max_size=8),
+       st.builds(Policy, st.integers(0, 3), st.frozensets(st.integers(1, 3), max_size=2)))
+def test_a_documents_access_view_is_its_rules_in_one_place(rows, default):
+    """``document_access`` gives each section the effective policy of the inheritance rule, the
+    heading path every reader may read, context only from sections every reader may read, and the
+    title rule -- whatever the tree."""
+    nodes = [AccessNode(i, (parent % i) if i else None, title, own) for i, (parent, title, own) in enumerate(rows)]
+    view = document_access(nodes, default)
+    resolved = effective_policies((PolicyNode(n.key, n.parent, n.own) for n in nodes), default)
+    assert view.effective == {n.key: resolved[n.key].effective for n in nodes}
+    path_nodes = [PathNode(n.key, n.parent, n.title, int(view.effective[n.key].rank), view.effective[n.key].groups)
+                  for n in nodes]
+    assert view.heading_paths == visible_heading_paths(path_nodes)
+    for title in ("A", "B", "front matter"):
+        assert view.title_shown(title) is content_title_shown(title, path_nodes)
+    for a in view.effective:
+        assert view.context_allowed(a, a)
+        for b in view.effective:
+            assert view.context_allowed(a, b) is (a == b or view.effective[a].implies(view.effective[b]))
+        assert not view.context_allowed(a, "no such section")
