@@ -19,10 +19,12 @@ def readable_q(reader: Reader, *, prefix: str = "") -> Q:
     """The read rule for any model with ``tenant``, ``access_level`` and ``access_groups``
     columns (``prefix`` reaches them through a relation, e.g. ``"section__"``).
 
-    ``access_groups`` is an integer array; ``&&`` (overlap) uses its GIN index.
+    ``access_groups`` is an integer array; ``&&`` (overlap) uses its GIN index. A bounded reader
+    (:func:`accounts.policy.bounded_reader`) needs its bound's predicate too.
     """
-    return (
+    q = (
         Q(**{f"{prefix}tenant_id": reader.tenant_id})
         & Q(**{f"{prefix}access_level__lte": reader.clearance})
         & (Q(**{f"{prefix}access_groups__len": 0}) | Q(**{f"{prefix}access_groups__overlap": sorted(reader.group_ids)}))
     )
+    return q if reader.within is None else q & readable_q(reader.within, prefix=prefix)

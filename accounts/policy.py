@@ -100,8 +100,11 @@ class Policy:
 
     ``level`` is kept as the level's name (``"internal"``), as markers and messages spell it;
     a rank or an :class:`AccessLevel` is accepted too, and :attr:`rank` gives the enum.
-    ``groups`` are whatever names groups where the policy is used -- slugs in a parsed
-    document, ids in the database -- kept sorted and without repeats.
+    ``groups`` are kept sorted and without repeats, and are named one way per side: by slug in
+    the pure library (a file's markers, the upload's default while a file is parsed and checked,
+    and the messages about them), by id on the Django side -- the pipeline turns a parsed file's
+    resolved policies into ids once (``pipeline.services._groups_by_id``), and every policy
+    after that, stored or derived, names groups by id. Never mix the two in one comparison.
     """
 
     level: str = DEFAULT_LEVEL.label
@@ -171,29 +174,38 @@ def effective_policies(nodes: Iterable[PolicyNode], default: Policy) -> dict[Has
 
 @dataclass(frozen=True)
 class Reader:
-    """What the read rule needs to know about a member: tenant, clearance rank, group ids."""
+    """What the read rule needs to know about a member: tenant, clearance rank, group ids.
+
+    ``within``: a reader this one is bounded by (see :func:`bounded_reader`); None for a member
+    reading as themselves.
+    """
 
     tenant_id: int
     clearance: int
     group_ids: frozenset[int]
+    within: Reader | None = None
 
 
-def common_reader(first: Reader, second: Reader) -> Reader:
-    """A reader who may read only what *both* may read (the lower clearance, the shared groups).
+def bounded_reader(member: Reader, acting: Reader) -> Reader:
+    """``member`` as ``acting`` (an admin) may look through their eyes: a section is read when
+    ``member`` may read it *and* ``acting`` may read it -- each by the read rule on their own.
 
-    Fail-closed: whatever it may read, each of the two may read. It may read less than both
-    can (a section naming groups ``a`` and ``b`` is readable by a member of ``a`` and one of ``b``,
-    not by their common reader), never more.
+    The one rule for every "as this member, bounded by the acting admin" view (search as a
+    member, a document as a member): nothing the member would not read, nothing the admin may
+    not read. A section open to groups ``a`` and ``b`` is read when the member is in ``a`` and
+    the admin in ``b`` (both may read it; neither learns more than they could read alone).
     """
-    if first.tenant_id != second.tenant_id:
-        raise ValueError("readers of different tenants have nothing in common")
-    return Reader(first.tenant_id, min(first.clearance, second.clearance), first.group_ids & second.group_ids)
+    if member.tenant_id != acting.tenant_id:
+        raise ValueError("a member can be looked at only by an admin of their own tenant")
+    return Reader(member.tenant_id, member.clearance, member.group_ids, within=acting)
 
 
 def can_read(reader: Reader, *, level: int, group_ids: Iterable[int]) -> bool:
-    """The read rule, in Python (the SQL form is :func:`accounts.access.readable_q`)."""
+    """The read rule, in Python (the SQL form is :func:`accounts.access.readable_q`); a bounded
+    reader needs its bound to read the section too."""
     groups = set(group_ids)
-    return reader.clearance >= level and (not groups or bool(groups & reader.group_ids))
+    own = reader.clearance >= level and (not groups or bool(groups & reader.group_ids))
+    return own and (reader.within is None or can_read(reader.within, level=level, group_ids=groups))
 
 
 # ----------------------------------------------------------------------------- heading paths
@@ -243,6 +255,84 @@ def visible_heading_paths(nodes: Iterable[PathNode]) -> dict[Hashable, tuple[str
     return paths
 
 
+def content_title_shown(title: str, sections: Iterable[PathNode]) -> bool:
+    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
+
+    A document's title is shown to everyone who may read any one of its sections (the list, the
+    detail, every search hit's document title), so it may be the title of a section (a heading)
+    only when every reader of every section may read that section too: each section's effective
+    policy implies (:func:`policy_implies`) that of every section so titled. A title no section
+    bears (a front-matter ``title``) is shown. With markers only (which narrow) this is: no
+    section so titled is stricter than the root; policies set through the API may widen as well.
+    Titles are compared on their first 500 characters (the stored length of a document title).
+    """
+    key = title[:TITLE_CHARS]
+    nodes = list(sections)
+    bearers = {(n.level, tuple(sorted(n.group_ids))) for n in nodes if n.title[:TITLE_CHARS] == key}
+    policies = {(n.level, tuple(sorted(n.group_ids))) for n in nodes}
+    return all(policy_implies(*reader, *bearer) for bearer in bearers for reader in policies)
+
+
+TITLE_CHARS = 500  # a document title's stored length
+
+
+# ----------------------------------------------------------------------------- a document's access view
+
+
+@dataclass(frozen=True)
+class AccessNode:
+    """One section as a document's access view needs it: key, parent's key, title, own policy (None: inherits)."""
+
+    key: Hashable
+    parent: Hashable | None
+    title: str
+    own: Policy | None
+
+
+@dataclass(frozen=True)
+class DocumentAccess:
+    """A document's access view (:func:`document_access`): for each section its effective policy and
+    the heading path every reader of it may read; which other sections' context lines it may carry;
+    whether a title from the content may be the document's."""
+
+    effective: dict[Hashable, Policy]
+    heading_paths: dict[Hashable, tuple[str, ...]]
+    nodes: tuple[PathNode, ...]
+
+    def context_allowed(self, key: Hashable, source: Hashable) -> bool:
+        """Whether a line of section ``source``'s text (an import, an enclosing signature) may be
+        embedded as context of section ``key``: every reader of ``key`` may read ``source`` (the
+        rule of the heading path); a section unknown to the view: no (fail closed)."""
+        if key == source:
+            return True
+        own, other = self.effective.get(key), self.effective.get(source)
+        return own is not None and other is not None and own.implies(other)
+
+    def title_shown(self, title: str) -> bool:
+        """:func:`content_title_shown` under these effective policies."""
+        return content_title_shown(title, self.nodes)
+
+
+def document_access(nodes: Iterable[AccessNode], default: Policy) -> DocumentAccess:
+    """A document's access view, derived in one place from its section tree (``nodes`` in document
+    order, parents first; each with its own policy: a marker's or an override's) and its default
+    policy: each section's effective policy (:func:`effective_policies`), its heading path as every
+    reader of it may read (:func:`visible_heading_paths`), the context lines it may carry
+    (:meth:`DocumentAccess.context_allowed`) and whether a content title is shown
+    (:meth:`DocumentAccess.title_shown`).
+
+    Ingestion (new and stored sections), re-derivation after a policy change, index builds and the
+    upload preview all take their policies, paths, context and title from it.
+    """
+    ordered = list(nodes)
+    resolved = effective_policies((PolicyNode(n.key, n.parent, n.own) for n in ordered), default)
+    effective = {n.key: resolved[n.key].effective for n in ordered}
+    path_nodes = tuple(
+        PathNode(n.key, n.parent, n.title, int(effective[n.key].rank), tuple(effective[n.key].groups)) for n in ordered
+    )
+    return DocumentAccess(effective, visible_heading_paths(path_nodes), path_nodes)
+
+
 def readable_heading_path(
     reader: Reader, nodes: Mapping[Hashable, PathNode], key: Hashable, *, also: Iterable[Hashable] = ()
 ) -> tuple[str, ...]:
@@ -263,6 +353,8 @@ def denial_reasons(
     ``"needs one of the groups a, b"``). ``group_names`` spells group ids (their slugs); an id
     missing from it is shown as the id.
     """
+    if reader.within is not None:
+        raise ValueError("the reasons are one member's own: pass the member's reader, not a bounded one")
     reasons: list[str] = []
     if reader.clearance < level:
         reasons.append(f"clearance {_level(reader.clearance).label} is below {_level(level).label}")

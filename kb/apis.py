@@ -71,7 +71,7 @@ class KbAPIView(MemberAPIView):
         return {"full_error": selectors.error_in_full(member=self.member, job=job)}
 
 
-def _upload_from(request, current=None) -> Upload:
+def upload_from_request(request, current=None) -> Upload:
     """The input serializer for the request's content type, validated, as an :class:`Upload`.
 
     Replacing ``current``: a policy left out of the request keeps the document's present one
@@ -113,7 +113,7 @@ def _accepted(document, job) -> dict:
     ).data
 
 
-_UPLOAD_REQUEST = {
+UPLOAD_REQUEST = {
     "application/json": DocumentJsonInputSerializer,
     "multipart/form-data": DocumentMultipartInputSerializer,
 }
@@ -142,11 +142,11 @@ class DocumentListApi(KbAPIView):
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="Upload a document (editors, admins); ingestion runs in the background",
-        request=_UPLOAD_REQUEST,
+        request=UPLOAD_REQUEST,
         responses={201: DocumentAcceptedOutputSerializer, **error_responses(400, 413, 415)},
     )
     def post(self, request):
-        upload = _upload_from(request)
+        upload = upload_from_request(request)
         document, job = services.document_create(tenant=self.member.tenant, created_by=self.member, upload=upload)
         return Response(_accepted(document, job), status=status.HTTP_201_CREATED)
 
@@ -167,12 +167,12 @@ class DocumentDetailApi(KbAPIView):
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="Replace a document's content (a new ingestion; old chunks serve until it ends)",
-        parameters=[_path_id("document_id", "Document id (UUID)")], request=_UPLOAD_REQUEST,
+        parameters=[_path_id("document_id", "Document id (UUID)")], request=UPLOAD_REQUEST,
         responses={200: DocumentAcceptedOutputSerializer, **error_responses(400, 404, 413, 415)},
     )
     def put(self, request, document_id: str):
         document = selectors.document_get_for_change(member=self.member, document_id=document_id)
-        upload = _upload_from(request, current=document)
+        upload = upload_from_request(request, current=document)
         document, job = services.document_replace(document=document, created_by=self.member, upload=upload)
         return Response(_accepted(document, job))
 

@@ -41,7 +41,12 @@ from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.tokens import DEFAULT_MODEL
 from kb.jobs import UNFINISHED, batch_close_if_done, enqueue_after_commit
 from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, IngestionJob
-from kb.selectors import document_visible_q, index_version_id, index_version_missing_documents
+from kb.selectors import (
+    active_index_version_forget,
+    document_visible_q,
+    index_version_id,
+    index_version_missing_documents,
+)
 
 NOT_FOUND_MESSAGE = "Not found."
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
@@ -206,6 +211,7 @@ def index_version_active(*, tenant: Tenant) -> IndexVersion:
         version.status = IndexVersion.Status.READY
         version.activated_at = timezone.now()
         version.save(update_fields=["is_active", "status", "activated_at"])
+        active_index_version_forget(tenant_id=tenant.pk)
     return version
 
 
@@ -348,6 +354,7 @@ def index_version_activate(
     if not index_version_missing_documents(version=version).exists():
         version.status = IndexVersion.Status.READY
     version.save(update_fields=["is_active", "activated_at", "status"])
+    active_index_version_forget(tenant_id=version.tenant_id)
     audit_record(action=Action.INDEX_VERSION_ACTIVATE, actor=actor, tenant_id=version.tenant_id,
                  target_type="index_version", target_id=version.pk,
                  details={"before": {"active": str(previous.pk) if previous else None},

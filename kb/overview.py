@@ -14,7 +14,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from accounts.models import Membership, Role
 from accounts.selectors import reader_for
 from kb.models import Document, IndexVersion, IngestionJob
-from kb.selectors import document_list, document_visible_q
+from kb.selectors import active_index_version, document_list, document_visible_q
 
 UNFINISHED = (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)
 
@@ -54,7 +54,7 @@ def tenant_overview(*, member: Membership, running: int = 10, failures: int = 10
         documents=sum(by_status.values()),
         readable_chunks=chunks,
         members=Membership.objects.filter(tenant_id=member.tenant_id, is_active=True).count(),
-        active_version=IndexVersion.objects.filter(tenant_id=member.tenant_id, is_active=True).first(),
+        active_version=active_index_version(tenant_id=member.tenant_id),
         running_jobs=list(jobs.filter(status__in=UNFINISHED)[:running]),
         recent_failures=list(jobs.filter(status=IngestionJob.Status.FAILED)[:failures]),
     )

@@ -57,7 +57,7 @@ from pgvector.django import CosineDistance
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
 from accounts.models import Membership
-from accounts.policy import Reader, common_reader
+from accounts.policy import Reader, bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
 from kb.expansion import (
@@ -74,7 +74,7 @@ from kb.expansion import (
     split_paragraphs,
 )
 from kb.models import Chunk, IndexVersion
-from kb.selectors import default_index_version
+from kb.selectors import index_version_for_reading
 from kb.tenant_indexes import tenant_index_rows
 
 MODES = ("vector", "keyword", "hybrid")
@@ -247,8 +247,7 @@ def _resolve_version(member: Membership, index_version: IndexVersion | None) -> 
     if index_version is None:
         # Reads only. A tenant without an active version has ingested nothing yet: its default
         # version (which the first ingestion creates) is named, unsaved, and finds nothing.
-        active = IndexVersion.objects.filter(tenant_id=member.tenant_id, is_active=True).first()
-        return active or default_index_version(tenant_id=member.tenant_id)
+        return index_version_for_reading(tenant_id=member.tenant_id)
     if index_version.tenant_id != member.tenant_id:
         raise NotFound("no such index version")
     return index_version
@@ -360,8 +359,7 @@ count_cache = _CountCache(COUNT_CACHE_SECONDS)
 
 def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, *, cap: int) -> int:
     """How many chunks the reader may read, counted up to ``cap + 1`` (enough to choose a plan)."""
-    key = (reader.tenant_id, str(version_id), reader.clearance, tuple(sorted(reader.group_ids)), filters.cache_key(),
-           cap)
+    key = (reader, str(version_id), filters.cache_key(), cap)  # a Reader (and its bound) is hashable
     cached = count_cache.get(key)
     if cached is not None:
         return cached
@@ -602,7 +600,7 @@ def search(
     reader = reader_for(member)
     if within is not None:
         # Searching as another member (the console's "search as"): no more than ``within`` may read.
-        reader = common_reader(reader, reader_for(within))
+        reader = bounded_reader(reader, reader_for(within))
     version = _resolve_version(member, index_version)
     depth = top_k if mode != "hybrid" else max(4 * top_k, 20)
 

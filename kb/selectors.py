@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from asgiref.local import Local
+from django.core.signals import request_finished, request_started
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -32,6 +34,7 @@ from accounts.policy import (
     AccessLevel,
     PathNode,
     Reader,
+    bounded_reader,
     can_read,
     denial_reasons,
     heading_path,
@@ -76,9 +79,54 @@ def default_index_version(*, tenant_id: int) -> IndexVersion:
     )
 
 
+# The active version of each tenant, resolved once per request (None outside a request: every call
+# reads). A request sees one version throughout -- its document list, counts and search agree -- and
+# an activation later in the same request is seen at once (index_version_activate forgets it).
+_request_versions = Local()
+
+
+def _versions_remember(**kwargs) -> None:
+    _request_versions.memo = {}
+
+
+def _versions_forget(**kwargs) -> None:
+    _request_versions.memo = None
+
+
+request_started.connect(_versions_remember, dispatch_uid="kb.selectors.versions_remember")
+request_finished.connect(_versions_forget, dispatch_uid="kb.selectors.versions_forget")
+
+
+def active_index_version_forget(*, tenant_id: int) -> None:
+    """Drop the request's resolved version of ``tenant_id`` (a version was activated or created)."""
+    memo = getattr(_request_versions, "memo", None)
+    if memo is not None:
+        memo.pop(tenant_id, None)
+
+
+def active_index_version(*, tenant_id: int) -> IndexVersion | None:
+    """The tenant's active index version, if any (reads only; creates nothing): the one resolver of
+    "the active version" for every read -- search, the document list and page, counts, the preview,
+    the dashboard. Resolved once per request."""
+    memo = getattr(_request_versions, "memo", None)
+    if memo is not None and tenant_id in memo:
+        return memo[tenant_id]
+    version = IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
+    if memo is not None:
+        memo[tenant_id] = version
+    return version
+
+
 def active_index_version_id(*, tenant_id: int) -> uuid.UUID | None:
-    """The tenant's active index version, if any (reads only; creates nothing)."""
-    return IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).values_list("id", flat=True).first()
+    """:func:`active_index_version`'s id."""
+    version = active_index_version(tenant_id=tenant_id)
+    return version.pk if version is not None else None
+
+
+def index_version_for_reading(*, tenant_id: int) -> IndexVersion:
+    """The version reads use: the active one, else the unsaved default (a tenant that has ingested
+    nothing yet: it finds nothing, and is the version the first ingestion creates)."""
+    return active_index_version(tenant_id=tenant_id) or default_index_version(tenant_id=tenant_id)
 
 
 # ----------------------------------------------------------------------------- documents
@@ -633,18 +681,20 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
         for r in rows
     }
 
-    def both_read(node: PathNode) -> bool:
-        return (can_read(reader, level=node.level, group_ids=node.group_ids)
-                and can_read(admin_reader, level=node.level, group_ids=node.group_ids))
+    # What the admin is shown: the member's view bounded by the admin's (the rule search-as uses too).
+    seen = bounded_reader(reader, admin_reader)
+
+    def shown_to_admin(node: PathNode) -> bool:
+        return can_read(seen, level=node.level, group_ids=node.group_ids)
 
     totals, readable_counts = _chunk_counts(document.pk, admin.tenant_id, reader)
     sections = []
     for row in rows:
         level, groups = row["access_level"], row["access_groups"]
         readable = can_read(reader, level=level, group_ids=groups)
-        withheld = readable and not can_read(admin_reader, level=level, group_ids=groups)
-        shown = readable and not withheld
-        path = heading_path(nodes, row["parent_id"], shown=both_read)  # nodes.get(None): a root's is empty
+        shown = can_read(seen, level=level, group_ids=groups)
+        withheld = readable and not shown
+        path = heading_path(nodes, row["parent_id"], shown=shown_to_admin)  # nodes.get(None): a root's is empty
         sections.append(SectionAsMember(
             id=row["id"], order=row["order"], depth=depths[row["id"]], kind=row["kind"], access_level=level,
             access_groups=sorted(groups), readable=readable, withheld=withheld, heading_path=list(path),
@@ -718,7 +768,7 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         Membership.objects.filter(tenant_id=admin.tenant_id).select_related("user").prefetch_related("groups")
         .order_by("user__email", "id")
     )
-    group_members: dict[int, list[Membership]] = {g: [] for g in groups}
+    group_members: dict[int, list[bool]] = {g: [] for g in groups}  # per group: whether each member reads it
     for membership in memberships:
         if not membership.is_active or not membership.user.is_active:
             inactive += 1
@@ -733,11 +783,11 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         reasons = denial_reasons(reader, level=level, group_ids=groups, group_names=slugs)
         (others if reasons else readers).append(MemberAccess(summary, reasons))
         for g in ids & set(groups):
-            group_members[g].append(membership)
+            group_members[g].append(not reasons)
     names = dict(Group.objects.filter(tenant_id=admin.tenant_id, id__in=groups).values_list("id", "name"))
     group_rows = sorted(
-        (GroupAccess(slug=slugs.get(g, str(g)), name=names.get(g, ""), members=len(ms),
-                     readers=sum(1 for m in ms if m.clearance >= level)) for g, ms in group_members.items()),
+        (GroupAccess(slug=slugs.get(g, str(g)), name=names.get(g, ""), members=len(reads), readers=sum(reads))
+         for g, reads in group_members.items()),
         key=lambda g: g.slug,
     )
     return SectionReaders(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -24,21 +24,13 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Tenant, User
-from accounts.policy import (
-    AccessLevel,
-    PathNode,
-    Policy,
-    PolicyNode,
-    effective_policies,
-    policy_implies,
-    visible_heading_paths,
-)
+from accounts.policy import AccessLevel, AccessNode, DocumentAccess, Policy, document_access
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create
-from kb.models import CONTENT_BY, Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.models import CONTENT_BY, Chunk, Document, IngestionJob, Section
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -79,13 +71,15 @@ class Upload:
     groups: Sequence[str] = ()
 
 
-def _check_size(content: bytes) -> None:
+def upload_size_check(content: bytes) -> None:
+    """An upload over ``BULKHEAD_MAX_UPLOAD_BYTES`` is :class:`PayloadTooLarge` (413)."""
     limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
     if len(content) > limit:
         raise PayloadTooLarge(f"document is {len(content)} bytes; the limit is {limit} bytes")
 
 
-def _detect_content_type(upload: Upload) -> str:
+def upload_content_type(upload: Upload) -> str:
+    """The upload's content type: the declared one (unless a generic binary type), else sniffed."""
     from ingestion.parsers import detect_content_type
 
     declared = (upload.content_type or "").split(";", 1)[0].strip().lower()
@@ -122,14 +116,14 @@ def _document_view(document: Document) -> dict:
             "policy": _policy_view(document.access_level, document.access_groups)}
 
 
-def _upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
+def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
     """What the API refuses before anything is stored: another tenant's or a viewer's write; a
     document the member may not change (see ``kb.selectors.document_get_for_change``); a content
     type no parser reads (415); a default policy the member may not set (400/403)."""
     permissions.writer_check(member=member, tenant_id=tenant.pk)
     if document is not None:
         selectors.document_get_for_change(member=member, document_id=document.pk)
-    permissions.content_type_check(content_type=_detect_content_type(upload), source=upload.source,
+    permissions.content_type_check(content_type=upload_content_type(upload), source=upload.source,
                                    content=upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
@@ -141,8 +135,8 @@ def _document_write(
     """Create ``document`` (None) or give it new content; the text and chunks follow at ingestion."""
     user = _user(created_by)
     if created_by is not None:
-        _upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
-    _check_size(upload.content)
+        upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
+    upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     before = _document_view(document) if document is not None else None
     if document is None:
@@ -159,7 +153,7 @@ def _document_write(
         document.title = UNTITLED
         document.metadata = {**_without(document.metadata, TITLE_GIVEN), CONTENT_TITLE: ""}
     # else new content with no title: the document stays titled as it was (the content's follows the new content)
-    document.content_type = _detect_content_type(upload)
+    document.content_type = upload_content_type(upload)
     document.raw = upload.content
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
     document.size_bytes = len(upload.content)
@@ -192,26 +186,32 @@ CONTENT_TITLE = "content_title"
 TITLE_GIVEN = "title_given"
 
 
-def content_title_shown(title: str, sections: Sequence[Section]) -> bool:
-    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
+def document_access_of(
+    sections: Sequence[Section], document: Document, *, titles: Mapping[uuid.UUID, str] | None = None
+) -> DocumentAccess:
+    """The access view of ``document`` (:func:`accounts.policy.document_access`) from its section rows
+    (their own policies: markers and overrides; keyed by row id) and its default policy. ``titles``
+    replaces rows' titles (the pipeline passes the parsed ones, which rows store cut to 1,000 characters).
 
-    A document's title is shown to everyone who may read any one of its sections
-    (``kb.selectors.document_visible_q``: the list, the detail, every search hit's
-    ``document_title``), so it may be the title of a section (a heading) only when every reader
-    of every section may read that section too: each section's effective policy implies
-    (``accounts.policy.policy_implies``) that of every section so titled. A title no section bears
-    (a front-matter ``title``) is shown. With markers only (which narrow) this is: no section so
-    titled is stricter than the root; policies set through the API may widen as well.
+    The one derivation for every place that gives a document's sections their effective policies,
+    heading paths, context lines and title: ingestion and index builds (``pipeline.services.plan_content``),
+    the upload preview (the same plan), and re-derivation after a policy change (:func:`apply_policies`).
     """
-    key = title[:500]
-    bearers = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections if s.title[:500] == key}
-    policies = {(s.access_level, tuple(sorted(s.access_groups))) for s in sections}
-    return all(policy_implies(*reader, *bearer) for bearer in bearers for reader in policies)
+    titles = titles or {}
+    return document_access(
+        (AccessNode(s.id, s.parent_id, titles.get(s.id, s.title), _own_policy(s))
+         for s in sorted(sections, key=lambda s: s.order)),  # parents come first in document order
+        Policy(document.access_level, document.access_groups),
+    )
 
 
-def document_title_follow(document: Document, sections: Sequence[Section], *, content_title: str | None = None) -> bool:
-    """Give ``document`` (in memory) the title :func:`content_title_shown` allows under the
-    ``sections``' policies as they are; True when its title or metadata changed.
+def document_title_follow(
+    document: Document, sections: Sequence[Section], *, content_title: str | None = None,
+    access: DocumentAccess | None = None,
+) -> bool:
+    """Give ``document`` (in memory) the title its access view allows (``access``, else derived from
+    ``sections``: :meth:`accounts.policy.DocumentAccess.title_shown`); True when its title or
+    metadata changed.
 
     The one rule for a title from the content, run where it is chosen (ingestion stores the
     content: ``content_title`` is what it gives) and wherever a policy changes
@@ -228,7 +228,8 @@ def document_title_follow(document: Document, sections: Sequence[Section], *, co
         candidate = document.title
     else:
         return False
-    title = candidate[:500] if candidate and content_title_shown(candidate, sections) else UNTITLED
+    access = access or document_access_of(sections, document)
+    title = candidate[:500] if candidate and access.title_shown(candidate) else UNTITLED
     changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
     document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
     return changed
@@ -351,17 +352,16 @@ def _own_policy(section: Section) -> Policy | None:
     return Policy(section.own_level, section.own_groups or ()) if section.own_level is not None else None
 
 
-def recompute_policies(sections: list[Section], document: Document) -> list[Section]:
-    """Effective policy of every section (:func:`accounts.policy.effective_policies`: own policy,
-    else the parent's, else the document default), set on the rows in memory; returns those changed."""
-    ordered = sorted(sections, key=lambda s: s.order)  # parents come first in document order
-    resolved = effective_policies(
-        (PolicyNode(s.id, s.parent_id, _own_policy(s)) for s in ordered),
-        Policy(document.access_level, document.access_groups),
-    )
+def recompute_policies(
+    sections: list[Section], document: Document, *, access: DocumentAccess | None = None
+) -> list[Section]:
+    """Effective policy of every section (own policy, else the parent's, else the document default:
+    the access view's, ``access`` or :func:`document_access_of`), set on the rows in memory; returns
+    those changed."""
+    access = access or document_access_of(sections, document)
     changed = []
-    for section in ordered:
-        policy = resolved[section.id].effective
+    for section in sorted(sections, key=lambda s: s.order):
+        policy = access.effective[section.id]
         if (policy.rank, list(policy.groups)) != (section.access_level, sorted(section.access_groups)):
             section.access_level, section.access_groups = int(policy.rank), list(policy.groups)
             changed.append(section)
@@ -380,23 +380,22 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     Nothing is checked here: the policies were checked when they were set.
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
-    changed = recompute_policies(sections, document)
+    access = document_access_of(sections, document)
+    changed = recompute_policies(sections, document, access=access)
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
         for section in changed:
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
-    paths = visible_heading_paths(
-        PathNode(s.id, s.parent_id, s.title, s.access_level, tuple(s.access_groups)) for s in sections
-    )
+    paths = access.heading_paths
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
     if renamed:
         for section in renamed:
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
-    if document_title_follow(document, sections):  # a heading now above some reader is no longer its title
+    if document_title_follow(document, sections, access=access):  # a heading now above some reader is no longer its title
         Document.objects.filter(pk=document.pk).update(title=document.title, metadata=document.metadata)
     return sections
 
@@ -410,7 +409,7 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
     # The stored chunks no longer match the bytes' fingerprint: the job must not skip as unchanged.
     document.metadata = {**document.metadata, "ingested": ""}
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
-    active = IndexVersion.objects.filter(tenant_id=document.tenant_id, is_active=True).first()
+    active = selectors.active_index_version(tenant_id=document.tenant_id)
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
     jobs = [job_create(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
     for version_id in sorted(versions, key=str):
@@ -507,11 +506,14 @@ __all__ = [
     "document_read_record",
     "document_replace",
     "apply_policies",
-    "content_title_shown",
+    "document_access_of",
     "document_title_follow",
     "document_set_access",
     "job_retry",
     "section_set_access",
+    "upload_check",
+    "upload_content_type",
+    "upload_size_check",
 ]
 
 

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsEditor
 from accounts.serializers import LEVEL_NAMES, error_responses
-from kb.apis import _UPLOAD_REQUEST, DOCUMENTS_TAG, KbAPIView, _upload_from
+from kb.apis import DOCUMENTS_TAG, UPLOAD_REQUEST, KbAPIView, upload_from_request
 from pipeline.preview import document_preview
 
 
@@ -59,9 +59,9 @@ class DocumentPreviewApi(KbAPIView):
                 "chunk counts, or the error its ingestion would end with (with its line); nothing is stored",
         description="A preview takes at most BULKHEAD_PREVIEW_SECONDS (10 s) and the small-upload lane's cost "
                     "budget: a file that needs more answers 400 `too_costly_to_preview` (ingest it, or split it).",
-        request=_UPLOAD_REQUEST,
+        request=UPLOAD_REQUEST,
         responses={200: DocumentPreviewOutputSerializer, **error_responses(400, 413, 415)},
     )
     def post(self, request):
-        preview = document_preview(member=self.member, upload=_upload_from(request))
+        preview = document_preview(member=self.member, upload=upload_from_request(request))
         return Response(DocumentPreviewOutputSerializer(preview).data)

@@ -40,8 +40,8 @@ from accounts.policy import AccessLevel
 from accounts.services import policy_from_names
 from ingestion import costs
 from kb.models import Document, IndexVersion, IngestionJob
-from kb.selectors import active_index_version_id, default_index_version, group_slugs
-from kb.services import UNTITLED, Upload, _check_size, _detect_content_type, _upload_check, document_title_follow
+from kb.selectors import group_slugs, index_version_for_reading
+from kb.services import UNTITLED, Upload, document_title_follow, upload_check, upload_content_type, upload_size_check
 from kb.web_slots import tenant_slot
 from pipeline.services import OverLane, PlanBudget, TerminalIngestionError, lane_budget, plan_content
 
@@ -104,10 +104,7 @@ class DocumentPreview:
 
 def _active_version(tenant_id: int) -> IndexVersion:
     """The version ingestion would chunk for (reads only: the unsaved default when none is active yet)."""
-    version_id = active_index_version_id(tenant_id=tenant_id)
-    if version_id is None:
-        return default_index_version(tenant_id=tenant_id)
-    return IndexVersion.objects.get(pk=version_id)
+    return index_version_for_reading(tenant_id=tenant_id)
 
 
 def preview_deadline() -> float:
@@ -125,13 +122,13 @@ def document_preview(*, member: Membership, upload: Upload, deadline: float | No
     costs more than the preview takes, by its price or by ``deadline`` (:func:`preview_deadline`).
     """
     tenant = member.tenant
-    _upload_check(member=member, tenant=tenant, upload=upload, document=None)
-    _check_size(upload.content)
+    upload_check(member=member, tenant=tenant, upload=upload, document=None)
+    upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     # What kb.services builds and saves for the upload; here it stays in memory.
     document = Document(
         tenant=tenant, title=upload.title[:500] or UNTITLED, source=upload.source[:1000],
-        content_type=_detect_content_type(upload), raw=upload.content,
+        content_type=upload_content_type(upload), raw=upload.content,
         sha256=hashlib.sha256(upload.content).hexdigest(), size_bytes=len(upload.content),
         access_level=int(policy.rank), access_groups=list(policy.groups),
     )
@@ -171,7 +168,7 @@ def document_preview(*, member: Membership, upload: Upload, deadline: float | No
             marked=row.own_level is not None, tokens=count, chunks=counts.chunks.get(parsed.key, 0),
         ))
     if document.title == UNTITLED:  # as ingestion names it when it stores the sections
-        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "")
+        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "", access=plan.access)
     title = document.title
     return DocumentPreview(
         title=title, content_type=document.content_type,

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Role
-from accounts.policy import PathNode, Policy, can_read, visible_heading_paths
+from accounts.policy import DocumentAccess, Policy, can_read
 from accounts.selectors import reader_for
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion import costs, limits
@@ -35,7 +35,7 @@ from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE, enqueue_jobs, job_finish, job_move_to_bulk, job_progress, job_tenant_ids
 from kb.models import ID_NAMESPACE, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
-from kb.services import apply_policies, document_title_follow, recompute_policies
+from kb.services import apply_policies, document_access_of, document_title_follow, recompute_policies
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,11 @@ def _skip(job: IngestionJob, reason: str) -> None:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """What :func:`plan_content` derived for one job: the parsed file, the section rows (stored ones
+    reused, or new ones), the chunks (or the preview's counts), and the policy snapshot that
+    ``_store`` re-checks under row locks."""
+
     job: IngestionJob
     document: Document
     version: IndexVersion
@@ -140,6 +144,7 @@ class _Plan:
     vectors: dict[str, list[float]] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
+    access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from
 
 
 def _group_ids(tenant_id: int, parsed: ParsedDocument, default: Policy) -> dict[str, int]:
@@ -228,12 +233,23 @@ def lane_budget() -> costs.Budget:
 
 
 def _stored_effective(parsed: ParsedDocument, existing: dict[str, Section]) -> None:
-    """Fill each parsed section's effective policy from its stored row (level name, group slugs)."""
-    ids = {g for row in existing.values() for g in row.access_groups}
-    slugs = dict(Group.objects.filter(id__in=ids).values_list("id", "slug"))
+    """Fill each parsed section's effective policy from its stored row (groups by id)."""
     for section in parsed.sections:
         row = existing[section.key]
-        section.effective = Policy(row.access_level, tuple(slugs[g] for g in row.access_groups if g in slugs))
+        section.effective = Policy(row.access_level, row.access_groups)
+
+
+def _groups_by_id(parsed: ParsedDocument, group_ids: dict[str, int]) -> None:
+    """The file's resolved policies with their groups named by id: from here on every policy of the
+    plan names groups as the database does (the markers name them by slug, and messages about them
+    are made before this)."""
+
+    def by_id(policy: Policy | None) -> Policy | None:
+        return None if policy is None else Policy(policy.rank, [group_ids[g] for g in policy.groups])
+
+    parsed.default_policy = by_id(parsed.default_policy)
+    for section in parsed.sections:
+        section.policy, section.effective = by_id(section.policy), by_id(section.effective)
 
 
 def _policy_snapshot(document: Document, rows: list[Section] | None, *, overrides: tuple = ()) -> tuple:
@@ -264,7 +280,7 @@ def _title_chains(rows) -> dict:
     return chains
 
 
-def _carry_overrides(rows: list[Section], existing: dict[str, Section], document: Document) -> None:
+def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
     """Give each new section the API policy of the old section with the same headings and kind.
 
     An override that matches no single new section fails the job rather than being dropped: the
@@ -289,11 +305,10 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], document
         target = matches[0]
         target.own_level, target.own_groups = override.own_level, list(override.own_groups or [])
         target.metadata = {**target.metadata, "override": True}
-    recompute_policies(rows, document)
 
 
-def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dict[str, int]) -> list[Section]:
-    """Section rows for new content, with the file's policies (``resolve_policies`` has run)."""
+def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Section]:
+    """Section rows for new content, with the file's policies (resolved, groups by id)."""
     ids = {s.key: _section_id(document, s.key) for s in parsed.sections}
     rows = []
     for order, section in enumerate(parsed.sections):
@@ -308,9 +323,9 @@ def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dic
                 heading_path=[], kind=section.kind, start=section.start, end=section.end,
                 body_spans=[[b.start, b.end] for b in section.blocks],
                 own_level=int(own.rank) if own else None,
-                own_groups=sorted(group_ids[g] for g in own.groups) if own else None,
+                own_groups=list(own.groups) if own else None,
                 access_level=int(section.effective.rank),
-                access_groups=sorted(group_ids[g] for g in section.effective.groups),
+                access_groups=list(section.effective.groups),
                 metadata=_jsonable(section.metadata),
                 hidden_chars_removed=section.hidden_chars_removed,
                 hidden_text_flags=list(section.hidden_text_flags),
@@ -319,7 +334,7 @@ def _new_section_rows(document: Document, parsed: ParsedDocument, group_ids: dic
     return rows
 
 
-def _plan(job: IngestionJob, lane: str | None = None) -> _Plan:
+def _plan(job: IngestionJob, lane: str | None = None) -> Plan:
     document = Document.objects.get(pk=job.document_id)
     version = job.index_version or index_version_active(tenant=document.tenant)
     return plan_content(job, document, version, budget=plan_budget(lane))
@@ -338,7 +353,7 @@ def _over_lane(exc: ParseError, budget: PlanBudget) -> OverLane | None:
 
 
 def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *,
-                 budget: PlanBudget | None = None) -> _Plan:
+                 budget: PlanBudget | None = None) -> Plan:
     """Parse, resolve policies, derive heading paths and chunk ``document`` for ``version``: reads only.
 
     Ingestion plans every job with it; ``pipeline.preview`` runs it on an unsaved document and job
@@ -371,28 +386,27 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         if not (reuse and (shadow or job.stats.get("rederive"))):
             raise TerminalIngestionError(str(exc)) from None
         _stored_effective(parsed, existing)
+    else:
+        _groups_by_id(parsed, group_ids)
     if reuse:
         # The stored policies (markers and API overrides) win over the file's markers for stored sections:
         # chunk policies and embedded heading prefixes both come from them, re-derived under the
         # document's current default.
         rows = [existing[s.key] for s in parsed.sections]
-        recompute_policies(rows, document)
     else:
-        rows = _new_section_rows(document, parsed, group_ids)
+        rows = _new_section_rows(document, parsed)
         if existing:
             # New content: policies set through the API on the old sections carry over to the new ones.
-            _carry_overrides(rows, existing, document)
-    # Each heading path without the titles of ancestors that some reader of the section may not
-    # read, so neither a returned path nor an embedded prefix tells them anything; the same for
-    # context taken from other sections (a module's imports, an enclosing class's signature).
-    by_key = {row.key: row for row in rows}
-    paths = visible_heading_paths(
-        PathNode(s.key, s.parent, s.title, by_key[s.key].access_level, tuple(sorted(by_key[s.key].access_groups)))
-        for s in parsed.sections
-    )
-    for section in parsed.sections:
-        section.heading_path = paths[section.key]
-    restrict_context(parsed, {key: Policy(row.access_level, row.access_groups) for key, row in by_key.items()})
+            _carry_overrides(rows, existing)
+    # The document's access view (kb.services.document_access_of), the one derivation: effective
+    # policies; each heading path without the titles of ancestors that some reader of the section
+    # may not read, so neither a returned path nor an embedded prefix tells them anything; the same
+    # for context taken from other sections (a module's imports, an enclosing class's signature).
+    access = document_access_of(rows, document, titles={row.id: s.title for row, s in zip(rows, parsed.sections, strict=True)})
+    recompute_policies(rows, document, access=access)
+    for row, section in zip(rows, parsed.sections, strict=True):
+        section.heading_path = access.heading_paths[row.id]
+    restrict_context(parsed, {row.key: access.effective[row.id] for row in rows})
     if not reuse:
         for row, section in zip(rows, parsed.sections, strict=True):
             row.heading_path = list(section.heading_path)
@@ -416,7 +430,8 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         raise TerminalIngestionError(
             f"the document makes {made:,} chunks, more than the {limit:,} a"
             f"{' small' if small else ''} document may make: split it into several documents")
-    return _Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts)
+    return Plan(job, document, version, parsed, rows, chunks, reuse, shadow, snapshot=snapshot, counts=counts,
+                access=access)
 
 
 def _jsonable(value):
@@ -435,7 +450,7 @@ def _jsonable(value):
 _Scope = tuple  # (tenant id, access level, sorted group ids): where a cached vector may be reused
 
 
-def _chunk_scopes(plan: _Plan) -> dict[str, _Scope]:
+def _chunk_scopes(plan: Plan) -> dict[str, _Scope]:
     """Each section key's cache scope: the tenant and the section's effective policy."""
     return {
         row.key: (plan.document.tenant_id, row.access_level, tuple(sorted(row.access_groups)))
@@ -462,7 +477,7 @@ def _lookup_allowed(job: IngestionJob) -> callable:
     return lambda scope: scope[0] == job.tenant_id and can_read(reader, level=scope[1], group_ids=scope[2])
 
 
-def _embed(plans: list[_Plan]) -> dict:
+def _embed(plans: list[Plan]) -> dict:
     """Fill each plan's vectors: the tenant's cache first, the model for the rest, in batches across documents.
 
     The cache is scoped by tenant and policy (see :func:`_lookup_allowed`); the model sees each
@@ -572,7 +587,7 @@ def _embed(plans: list[_Plan]) -> dict:
 # ----------------------------------------------------------------------------- storing
 
 
-def _store(plan: _Plan) -> None:
+def _store(plan: Plan) -> None:
     """Swap the document's chunks for this version in one transaction.
 
     The document row is locked first (as every policy change does), then the section rows; the
@@ -632,7 +647,8 @@ def _store(plan: _Plan) -> None:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         document.text = plan.parsed.text
         # The content's title, under the policies just stored (overrides carried over included).
-        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "")
+        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
+                              access=None if plan.reuse_sections else plan.access)
         if plan.parsed.tags:  # front matter tags join the upload's
             document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
         document.status, document.error = Document.Status.READY, ""
@@ -677,7 +693,7 @@ _TOTALS = ("chunks", "cache_hits", "embedded", "model_calls")  # what jobs_run r
 REPLANS = 3  # a document whose policies keep changing while it is stored is planned at most this often more
 
 
-def _plan_or_finish(job: IngestionJob, lane: str | None = None) -> _Plan | None:
+def _plan_or_finish(job: IngestionJob, lane: str | None = None) -> Plan | None:
     """Plan a claimed job, or end it (failed, skipped, or handed to the bulk lane) and return None."""
     try:
         plan = _plan(job, lane)
@@ -739,7 +755,7 @@ def _jobs_run_in_tenant(job_ids: Sequence[str | uuid.UUID], *, task_id: str | No
 
 
 def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None, lane: str | None = None) -> dict:
-    plans: list[_Plan] = []
+    plans: list[Plan] = []
     for job_id in job_ids:
         job = job_claim(job_id, task_id=task_id)
         if job is None:

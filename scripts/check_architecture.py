@@ -6,7 +6,10 @@ database and no Django) and fails when
 * an import -- at module level *or inside a function* -- goes against the layer order
   in ``LAYERS`` below (a lower layer never imports a higher one);
 * two project modules import each other, directly or around a longer loop (a cycle);
-* a pure module (``PURE``) imports Django, Celery, DRF or any Django-side package.
+* a pure module (``PURE``) imports Django, Celery, DRF or any Django-side package;
+* a module takes a private name (``_name``) of another package's module: ``from kb.services
+  import _check`` or ``services._check`` after ``from kb import services``. Packages meet at
+  public names only (a module's own package may share its private helpers).
 
 docs/architecture.md explains the layers.
 """
@@ -39,20 +42,20 @@ FORBIDDEN_IN_PURE = ("django", "rest_framework", "celery", "kombu", "drf_spectac
 PACKAGES = ("accounts", "audit", "ingestion", "kb", "pipeline", "sources", "console", "bench", "bulkhead")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def project_modules() -> dict[str, Path]:
+def project_modules(root: Path = ROOT) -> dict[str, Path]:
     modules = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
+        for path in sorted((root / package).rglob("*.py")):
             if "migrations" in path.parts:
                 continue
-            modules[module_name(path)] = path
+            modules[module_name(path, root)] = path
     return modules
 
 
@@ -88,6 +91,53 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[in
             for alias in node.names:
                 submodule = f"{target}.{alias.name}"
                 found.append((node.lineno, submodule if submodule in modules else target))
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _package(module: str) -> str:
+    return module.split(".")[0]
+
+
+def private_imports(name: str, path: Path, modules: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, "module._name") for each private name of another package's module that the file takes:
+    imported by name, or read as an attribute of a module it imported."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    bound: dict[str, str] = {}  # local name -> the other package's module it holds
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                module = resolve(alias.name, modules)
+                if module is not None and _package(module) != _package(name):
+                    if alias.asname:
+                        bound[alias.asname] = module
+                    if module == alias.name and "." not in alias.name:
+                        bound[alias.name] = module
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            module = resolve(target, modules)
+            if module is None or _package(module) == _package(name):
+                continue
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                if submodule in modules:
+                    bound[alias.asname or alias.name] = submodule
+                if _private(alias.name):
+                    found.append((node.lineno, f"{submodule}"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in bound):
+            found.append((node.lineno, f"{bound[node.value.id]}.{node.attr}"))
     return found
 
 
@@ -150,12 +200,14 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
-def check() -> list[str]:
-    modules = project_modules()
+def check(root: Path = ROOT) -> list[str]:
+    modules = project_modules(root)
     graph: dict[str, set[str]] = {name: set() for name in modules}
     problems: list[str] = []
     for name, path in modules.items():
-        rel = path.relative_to(ROOT)
+        rel = path.relative_to(root)
+        for line, private in private_imports(name, path, modules):
+            problems.append(f"{rel}:{line}: {name} takes the private name {private} of another package")
         own_layer = layer_of(name)
         pure = any(_matches(name, prefix) for prefix in PURE)
         for line, target in imports_of(name, path, modules):

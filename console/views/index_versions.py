@@ -25,7 +25,7 @@ from console.membership import member_required
 from kb import evaluation
 from kb import index_versions as versions
 from kb.jobs import UNFINISHED
-from kb.selectors import document_list
+from kb.selectors import active_index_version, document_list
 
 admin_required = member_required(Role.ADMIN)
 
@@ -197,7 +197,7 @@ def version_evaluate(request, ref: str):
         return _detail(request, version, evaluate_form=form, status=400)
     data = form.cleaned_data
     compared = [version]
-    active = versions.index_version_list(tenant=request.member.tenant).filter(is_active=True).first()
+    active = active_index_version(tenant_id=request.member.tenant_id)
     if data["compare"] and active is not None and active.pk != version.pk:
         compared.append(active)
     upload = data["golden"]

@@ -1,8 +1,8 @@
 """Parsers: bytes in, :class:`~ingestion.structure.ParsedDocument` out (no Django imports).
 
-Importing this package imports every parser module that exists, so each one
-registers itself; a module not written yet is skipped, a module that fails for
-another reason (a missing dependency) raises.
+Importing this package imports every parser module in :data:`PARSER_MODULES`, so each one
+registers itself. A listed module that does not exist, or that fails to import (a missing
+dependency), is an error: a format must never silently go unread.
 """
 
 from __future__ import annotations
@@ -30,19 +30,34 @@ PARSER_MODULES: tuple[str, ...] = (
     "email",
 )
 
-for _name in PARSER_MODULES:
-    _qualified = f"{__name__}.{_name}"
-    try:
-        importlib.import_module(_qualified)
-    except ModuleNotFoundError as exc:
-        if exc.name != _qualified:
-            raise
+
+
+class MissingParserModule(ImportError):
+    """A module named in :data:`PARSER_MODULES` does not exist."""
+
+
+def import_parser_modules(names: tuple[str, ...]) -> None:
+    """Import each parser module of ``names`` (they register themselves); one that does not exist
+    raises :class:`MissingParserModule` naming it."""
+    for name in names:
+        qualified = f"{__name__}.{name}"
+        try:
+            importlib.import_module(qualified)
+        except ModuleNotFoundError as exc:
+            if exc.name != qualified:
+                raise  # the module exists; something it imports does not
+            raise MissingParserModule(f"PARSER_MODULES names {qualified}, which does not exist") from exc
+
+
+import_parser_modules(PARSER_MODULES)
 
 __all__ = [
     "PARSER_MODULES",
+    "MissingParserModule",
     "SUPPORTED_CONTENT_TYPES",
     "Parser",
     "detect_content_type",
+    "import_parser_modules",
     "parse",
     "parser_for",
     "register",

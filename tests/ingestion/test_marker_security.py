@@ -254,7 +254,12 @@ def test_markers_in_formats_without_markers_fail(name):
     ],
 )
 def test_ordinary_text_in_formats_without_markers_passes(data, content_type):
-    parse(data, content_type=content_type)
+    doc = parse(data, content_type=content_type)
+    # Kept as text, every line of it, and read as no marker: no section or document policy.
+    for line in data.decode().splitlines():
+        assert line in doc.text
+    assert doc.default_policy is None
+    assert all(s.policy is None and s.effective is None for s in doc.sections)
 
 
 # --------------------------------------------------------------------------- #8 markers only narrow

@@ -93,6 +93,13 @@ def test_register_a_new_format():
         _EXTENSIONS.pop(".fake", None)
 
 
-def test_missing_parser_modules_are_skipped():
-    # Every module name is listed; only those that exist were imported.
+def test_every_listed_parser_module_is_imported():
+    import sys
+
     assert "plaintext" in parsers.PARSER_MODULES
+    assert all(f"ingestion.parsers.{name}" in sys.modules for name in parsers.PARSER_MODULES)
+
+
+def test_a_missing_parser_module_is_an_error():
+    with pytest.raises(parsers.MissingParserModule, match="ingestion.parsers.no_such_format, which does not exist"):
+        parsers.import_parser_modules(("plaintext", "no_such_format"))
