@@ -53,6 +53,9 @@ class Action(models.TextChoices):
     SCIM_TOKEN_CREATE = "scim_token.create"
     SCIM_TOKEN_REVOKE = "scim_token.revoke"
     SSO_SETTINGS = "sso.settings"
+    # Screening (issue 24): the tenant's mode, and a reviewer's decision on a flagged chunk.
+    SCREENING_SETTINGS = "screening.settings"
+    REVIEW_DECISION = "review.decision"
 
 
 class AuditEvent(models.Model):
