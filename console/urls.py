@@ -2,7 +2,20 @@
 
 from django.urls import path
 
-from console.views import audit, auth, dashboard, documents, identity, jobs, members, people, search, sso, upload
+from console.views import (
+    audit,
+    auth,
+    dashboard,
+    documents,
+    identity,
+    jobs,
+    members,
+    people,
+    review,
+    search,
+    sso,
+    upload,
+)
 from console.views import document_page as document
 from console.views import effective_access as access
 from console.views import index_versions as versions
@@ -56,4 +69,7 @@ urlpatterns = [
     path("versions/<str:ref>/activate/", versions.version_activate, name="index-version-activate"),
     path("audit/", audit.audit_index, name="audit"),
     path("audit/settings/", audit.audit_settings, name="audit-settings"),
+    path("review/", review.review_index, name="review"),
+    path("review/settings/", review.review_settings, name="review-settings"),
+    path("review/<uuid:chunk_id>/", review.review_decide_view, name="review-decide"),
 ]

@@ -161,7 +161,7 @@ def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
         items.append(ReviewItem(
             chunk_id=chunk_id, document_id=document_id, document_title=forest.document_titles.get(document_id, ""),
             section_id=section_id, heading_path=forest.heading_path(section_id) if section_id in forest.nodes else [],
-            text=text, screening=_verdict(screening), review=review or "", held=held,
+            text=text, screening={**_verdict(screening), "review": review or ""}, review=review or "", held=held,
         ))
     return items
 
