@@ -59,6 +59,9 @@ class Action(models.TextChoices):
     SOURCE_DELETE = "source.delete"
     SOURCE_SYNC = "source.sync"
     SOURCE_DETACH = "source.detach"
+    # Screening (issue 24): the tenant's mode, and a reviewer's decision on a flagged chunk.
+    SCREENING_SETTINGS = "screening.settings"
+    REVIEW_DECISION = "review.decision"
 
 
 class AuditEvent(models.Model):

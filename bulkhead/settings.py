@@ -226,6 +226,9 @@ CELERY_WORKER_PROC_ALIVE_TIMEOUT = env_int("BULKHEAD_WORKER_PROC_ALIVE_TIMEOUT",
 # much (os.nice), and so do its parse children: on a machine shared with the web process, embedding
 # a batch import takes what searches leave instead of doubling their latency. 0 keeps the priority.
 BULKHEAD_WORKER_NICE = env_int("BULKHEAD_WORKER_NICE", 10)
+# A worker queues the re-screen of chunks an older detector version screened when it starts
+# (pipeline.rescreen; docs/screening.md, "Storage and re-screening").
+BULKHEAD_RESCREEN_AT_WORKER_START = env_bool("BULKHEAD_RESCREEN_AT_WORKER_START", True)
 # Each worker writes a heartbeat into the broker's Redis this often (a thread: a busy solo-pool worker
 # beats too); /healthz counts a worker alive while its last beat is under three of these old.
 BULKHEAD_WORKER_HEARTBEAT_SECONDS = env_int("BULKHEAD_WORKER_HEARTBEAT_SECONDS", 10)

@@ -28,6 +28,8 @@ class SearchForm(forms.Form):
     context_token_budget = forms.IntegerField(min_value=1, max_value=100_000, initial=2000)
     tags = forms.CharField(required=False, help_text="comma-separated; any of them")
     source_prefix = forms.CharField(required=False, max_length=1000)
+    exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged chunks")
+    spotlight = forms.BooleanField(required=False, label="Spotlight (wrap contexts for a model)")
     # Admins only (the view drops them for others).
     as_member = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Search as")
     index_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Index version")

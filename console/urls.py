@@ -2,7 +2,20 @@
 
 from django.urls import path
 
-from console.views import audit, auth, dashboard, documents, identity, jobs, members, people, search, sso, upload
+from console.views import (
+    audit,
+    auth,
+    dashboard,
+    documents,
+    identity,
+    jobs,
+    members,
+    people,
+    review,
+    search,
+    sso,
+    upload,
+)
 from console.views import document_page as document
 from console.views import effective_access as access
 from console.views import index_versions as versions
@@ -61,4 +74,7 @@ urlpatterns = [
     path("sources/<int:source_id>/progress/", source_pages.source_progress, name="source-progress"),
     path("audit/", audit.audit_index, name="audit"),
     path("audit/settings/", audit.audit_settings, name="audit-settings"),
+    path("review/", review.review_index, name="review"),
+    path("review/settings/", review.review_settings, name="review-settings"),
+    path("review/<uuid:chunk_id>/", review.review_decide_view, name="review-decide"),
 ]

@@ -21,6 +21,9 @@ v1 = [
     path("sections/<str:section_id>/readers/", apis.SectionReadersApi.as_view(), name="section-readers"),
     path("jobs/<str:job_id>/", apis.JobDetailApi.as_view(), name="job-detail"),
     path("search/", apis.SearchApi.as_view(), name="search"),
+    path("review/", apis.ReviewQueueApi.as_view(), name="review-list"),
+    path("review/<str:chunk_id>/", apis.ReviewItemApi.as_view(), name="review-detail"),
+    path("settings/screening/", apis.ScreeningSettingsApi.as_view(), name="screening-settings"),
     path("index-versions/", index_version_apis.IndexVersionListApi.as_view(), name="index-version-list"),
     path(
         "index-versions/<str:version_id>/build/", index_version_apis.IndexVersionBuildApi.as_view(),

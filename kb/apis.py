@@ -22,7 +22,7 @@ from accounts.permissions import IsAdmin, IsEditor
 from accounts.policy import AccessLevel
 from accounts.selectors import membership_get_by_id
 from accounts.serializers import error_responses
-from kb import selectors, services
+from kb import screening, selectors, services
 from kb.serializers import (
     DocumentAcceptedOutputSerializer,
     DocumentAsMemberOutputSerializer,
@@ -31,6 +31,10 @@ from kb.serializers import (
     DocumentMultipartInputSerializer,
     DocumentOutputSerializer,
     JobOutputSerializer,
+    ReviewDecisionInputSerializer,
+    ReviewItemSerializer,
+    ReviewQueueFilterSerializer,
+    ScreeningSettingsSerializer,
     SearchInputSerializer,
     SearchOutputSerializer,
     SectionAccessInputSerializer,
@@ -163,7 +167,11 @@ class DocumentDetailApi(KbAPIView):
     )
     def get(self, request, document_id: str):
         document = selectors.document_get(member=self.member, document_id=document_id)
-        return Response(DocumentOutputSerializer(document, context=self.document_context([document])).data)
+        context = self.document_context([document])
+        context["screening"] = {
+            document.pk: screening.document_screening_summary(member=self.member, document_id=document.pk)
+        }
+        return Response(DocumentOutputSerializer(document, context=context).data)
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="Replace a document's content (a new ingestion; old chunks serve until it ends)",
@@ -201,7 +209,9 @@ class DocumentSectionsApi(KbAPIView):
         document = selectors.document_get(member=self.member, document_id=document_id)
         nodes = selectors.document_section_tree(member=self.member, document=document)
         services.document_read_record(member=self.member, document=document, via="api")
-        return Response(SectionOutputSerializer(nodes, many=True, context=self.group_context()).data)
+        context = self.group_context()
+        context["screening"] = screening.section_screening_summaries(member=self.member, document_id=document.pk)
+        return Response(SectionOutputSerializer(nodes, many=True, context=context).data)
 
 
 class SectionAccessApi(KbAPIView):
@@ -238,7 +248,11 @@ class JobDetailApi(KbAPIView):
     )
     def get(self, request, job_id: str):
         job = selectors.job_get(member=self.member, job_id=job_id)
-        return Response(JobOutputSerializer(job, context=self.job_context(job)).data)
+        context = self.job_context(job)
+        if job.document_id is not None:
+            summary = screening.document_screening_summary(member=self.member, document_id=job.document_id)
+            context["screening"] = summary if summary.flagged else None
+        return Response(JobOutputSerializer(job, context=context).data)
 
 
 # ----------------------------------------------------------------------------- search
@@ -276,9 +290,77 @@ def search_answer(*, member, body) -> dict:
         member=member, query=data["query"], top_k=data["top_k"], mode=data["mode"], expand=data["expand"],
         filters=filters, index_version=version, max_contexts=data["max_contexts"],
         context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
-        neighbors=data["neighbors"],
+        neighbors=data["neighbors"], exclude_flagged=data["exclude_flagged"], spotlight=data["spotlight"],
     )
     return SearchOutputSerializer(response).data
+
+
+# ----------------------------------------------------------------------------- screening and review
+
+
+REVIEW_TAG = ["review"]
+
+
+class ScreeningSettingsApi(KbAPIView):
+    """``/api/v1/settings/screening/``: the tenant's screening mode (admins; changes are audited)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=REVIEW_TAG, summary="The tenant's screening mode",
+                   responses={200: ScreeningSettingsSerializer, **error_responses()})
+    def get(self, request):
+        return Response({"screening": screening.screening_mode(tenant_id=self.member.tenant_id)})
+
+    @extend_schema(tags=REVIEW_TAG, summary="Change the tenant's screening mode (audited)",
+                   request=ScreeningSettingsSerializer,
+                   responses={200: ScreeningSettingsSerializer, **error_responses(400, 415)})
+    def patch(self, request):
+        serializer = ScreeningSettingsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        mode = screening.screening_settings_update(actor=self.member, mode=serializer.validated_data["screening"])
+        return Response({"screening": mode})
+
+
+class ReviewQueueApi(KbAPIView):
+    """``/api/v1/review/``: flagged chunks the reviewer (an admin) may read. Nothing -- no item, no
+    count -- of flagged chunks in sections they may not read."""
+
+    permission_classes = [IsAdmin]
+    pagination_class = None
+
+    @extend_schema(tags=REVIEW_TAG, summary="Flagged chunks you may read, waiting for (or past) review",
+                   parameters=[ReviewQueueFilterSerializer],
+                   responses={200: ReviewItemSerializer(many=True), **error_responses(400)})
+    def get(self, request):
+        filters = ReviewQueueFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        items = screening.review_queue(member=self.member, state=filters.validated_data["state"])
+        return Response(ReviewItemSerializer([vars(i) for i in items], many=True).data)
+
+
+class ReviewItemApi(KbAPIView):
+    """``/api/v1/review/{chunk_id}/``: one flagged chunk; POST a decision (audited with the reviewer)."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=REVIEW_TAG, summary="One flagged chunk you may read",
+                   parameters=[_path_id("chunk_id", "Chunk id (UUID)")],
+                   responses={200: ReviewItemSerializer, **error_responses(404)})
+    def get(self, request, chunk_id: str):
+        return Response(ReviewItemSerializer(vars(screening.review_item_get(member=self.member, chunk_id=chunk_id))).data)
+
+    @extend_schema(tags=REVIEW_TAG, summary="Release, keep out, or delete the document (audited)",
+                   parameters=[_path_id("chunk_id", "Chunk id (UUID)")], request=ReviewDecisionInputSerializer,
+                   responses={200: ReviewItemSerializer, 204: OpenApiResponse(description="The document was deleted."),
+                              **error_responses(400, 404, 415)})
+    def post(self, request, chunk_id: str):
+        serializer = ReviewDecisionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = screening.review_decide(member=self.member, chunk_id=chunk_id,
+                                       decision=serializer.validated_data["decision"])
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(ReviewItemSerializer(vars(item)).data)
 
 
 # ----------------------------------------------------------------------------- effective access (admins)

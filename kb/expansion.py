@@ -232,6 +232,40 @@ def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> No
             wanted[i][1].gone = False
 
 
+def cut_pieces(pieces: Sequence[Piece], holes: Sequence[tuple[int, int]]) -> list[Piece]:
+    """``pieces`` without the parts inside ``holes`` (document offsets): the spans of chunks that
+    screening keeps out (``kb.search``). A span piece is split around a hole (its text too, when it
+    has one); a title piece at a position inside a hole is dropped (a heading that is part of a held
+    chunk). Pieces untouched by any hole are returned as they are."""
+    if not holes:
+        return list(pieces)
+    out: list[Piece] = []
+    for piece in pieces:
+        if piece.is_title:
+            if not any(start <= piece.position < end for start, end in holes):
+                out.append(piece)
+            continue
+        segments = [(piece.start, piece.end)]
+        for hole_start, hole_end in holes:
+            kept = []
+            for start, end in segments:
+                if hole_end <= start or hole_start >= end:
+                    kept.append((start, end))
+                    continue
+                if start < hole_start:
+                    kept.append((start, hole_start))
+                if hole_end < end:
+                    kept.append((hole_end, end))
+            segments = kept
+        if segments == [(piece.start, piece.end)]:
+            out.append(piece)
+            continue
+        for start, end in segments:
+            text = piece.text[start - piece.start : end - piece.start] if piece.text else ""
+            out.append(Piece(piece.section_id, start, end, text=text))
+    return out
+
+
 def split_paragraphs(piece: Piece) -> list[Piece]:
     """Cut a span piece at blank lines, so a context can be trimmed on paragraph boundaries."""
     if piece.is_title:

@@ -153,6 +153,31 @@ class Section(models.Model):
         return " > ".join(self.heading_path) or f"section {self.key}"
 
 
+class ChunkReview(models.TextChoices):
+    NONE = "", "not reviewed"
+    RELEASED = "released"
+    KEPT_OUT = "kept_out"
+
+
+class ScreeningMode(models.TextChoices):
+    """What search does with a flagged chunk (docs/screening.md, "Quarantine and review")."""
+
+    OFF = "off"  # returned, without its flags
+    FLAG = "flag"  # returned, with its flags
+    QUARANTINE = "quarantine"  # kept out of search and of every context until a reviewer releases it
+
+
+DEFAULT_SCREENING_MODE = ScreeningMode.QUARANTINE  # fail closed: docs/security.md, "Planted instructions"
+
+
+class ScreeningSettings(models.Model):
+    """A tenant's screening mode (admins; audited as ``screening.settings``). No row: the default."""
+
+    tenant = models.OneToOneField(Tenant, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=16, choices=ScreeningMode.choices, default=DEFAULT_SCREENING_MODE)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
 class Chunk(models.Model):
     """A small, embedded piece of one section, produced by one index version."""
 
@@ -171,6 +196,15 @@ class Chunk(models.Model):
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    # The screening verdict, made once at ingestion (``ingestion.screening``; re-made by
+    # ``pipeline.screening.rescreen`` when the detector's version changes, never per query):
+    # ``Screening.as_dict()`` -- flagged, score, reasons, detector, spans (offsets into ``text``).
+    screening = models.JSONField(default=dict, blank=True)
+    screening_flagged = models.BooleanField(default=False)  # = screening["flagged"], for the SQL filters
+    screening_detector = models.CharField(max_length=64, blank=True, default="")  # = screening["detector"]
+    # A reviewer's decision on a flagged chunk (docs/screening.md, "Quarantine and review"): none yet
+    # (held in quarantine mode), released (returned like any chunk), kept out (never returned).
+    review = models.CharField(max_length=16, choices=ChunkReview.choices, blank=True, default=ChunkReview.NONE)
     search_vector = models.GeneratedField(
         expression=SearchVector("embed_text", config="english"),
         output_field=SearchVectorField(),
@@ -191,6 +225,10 @@ class Chunk(models.Model):
             models.Index(fields=["tenant", "index_version", "access_level"], name="chunk_access_idx"),
             models.Index(fields=["document", "index_version", "ordinal"], name="chunk_document_idx"),
             models.Index(fields=["section"], name="chunk_section_idx"),
+            models.Index(fields=["tenant", "screening_detector"], name="chunk_screening_detector_idx"),
+            models.Index(
+                fields=["tenant", "index_version"], condition=Q(screening_flagged=True), name="chunk_flagged_idx"
+            ),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(start__lt=F("end")), name="chunk_span_nonempty_ordered"),

@@ -399,7 +399,7 @@ def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:
     return (
         Chunk.objects.filter(readable_q(reader_for(member)), section_id=section.pk, index_version_id=version_id)
         .only("id", "section_id", "ordinal", "start", "end", "embed_text", "token_count", "access_level",
-              "access_groups")
+              "access_groups", "screening", "screening_flagged", "review")
         .order_by("ordinal")
     )
 

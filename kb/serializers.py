@@ -72,6 +72,76 @@ def _slugs(serializer: serializers.Serializer, group_ids) -> list[str]:
     return sorted(names.get(g, str(g)) for g in group_ids)
 
 
+# ----------------------------------------------------------------------------- screening
+
+REVIEW_STATES = ["", "released", "kept_out"]
+
+
+class ScreeningVerdictSerializer(serializers.Serializer):
+    flagged = serializers.BooleanField()
+    score = serializers.FloatField(help_text="0 to 1.")
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="The families that flagged it.")
+    detector = serializers.CharField(allow_blank=True, help_text="The detector version that made the verdict.")
+    spans = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="[start, end) character offsets of the triggering parts, into the chunk's text "
+                  "(into the document's text in a context's list).",
+    )
+    review = serializers.ChoiceField(choices=REVIEW_STATES, help_text="A reviewer's decision: none yet, released, kept_out.")
+
+
+class ContextFlaggedChunkSerializer(ScreeningVerdictSerializer):
+    chunk_id = serializers.UUIDField()
+
+
+class ContextScreeningSerializer(serializers.Serializer):
+    flagged = serializers.BooleanField(help_text="A flagged chunk (flag mode, or released) is part of this context.")
+    reasons = serializers.ListField(child=serializers.CharField())
+    chunks = ContextFlaggedChunkSerializer(many=True)
+
+
+class SpotlightSerializer(serializers.Serializer):
+    boundary = serializers.CharField(help_text="Random for this response; it marks every wrapped context.")
+    system_prompt = serializers.CharField(help_text="Give this to the model: the wrapped text is data, never instructions.")
+
+
+class ScreeningSummarySerializer(serializers.Serializer):
+    flagged = serializers.IntegerField(help_text="Flagged chunks in sections you may read (active version).")
+    held = serializers.IntegerField(help_text="Of those, held for review: kept out of search and contexts now.")
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class ScreeningSettingsSerializer(serializers.Serializer):
+    screening = serializers.ChoiceField(
+        choices=["off", "flag", "quarantine"],
+        help_text="off: flagged chunks are returned without flags; flag: returned with their flags; quarantine "
+                  "(the default): kept out of search and of every context until a reviewer releases them.",
+    )
+
+
+class ReviewItemSerializer(serializers.Serializer):
+    chunk_id = serializers.UUIDField()
+    document_id = serializers.UUIDField()
+    document_title = serializers.CharField(allow_blank=True)
+    section_id = serializers.UUIDField()
+    heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
+    text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")
+    screening = ScreeningVerdictSerializer()
+    review = serializers.ChoiceField(choices=REVIEW_STATES)
+    held = serializers.BooleanField(help_text="Kept out of search and contexts now.")
+
+
+class ReviewQueueFilterSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["pending", "decided", "all"], default="pending", required=False)
+
+
+class ReviewDecisionInputSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(
+        choices=["release", "keep_out", "delete_document"],
+        help_text="release: returned by search again; keep_out: never returned; delete_document: the whole document.",
+    )
+
+
 class _PolicyOutputMixin(serializers.Serializer):
     access_level = serializers.SerializerMethodField()
     groups = serializers.SerializerMethodField()
@@ -148,6 +218,14 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     chunks_count = serializers.IntegerField(help_text="Chunks you may read, in the active index version.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+    screening = serializers.SerializerMethodField(
+        help_text="One document only (null in lists): flagged and held chunks in sections you may read, and why."
+    )
+
+    @extend_schema_field(ScreeningSummarySerializer(allow_null=True))
+    def get_screening(self, obj):
+        summary = self.context.get("screening", {}).get(obj.pk)
+        return None if summary is None else summary.as_dict()
 
     def get_error(self, obj) -> str:
         """``context["full_errors"]``: ids of the documents whose full error this caller may see."""
@@ -176,6 +254,14 @@ class SectionOutputSerializer(_PolicyOutputMixin):
         help_text="Text of this section kept although a reader may not see it as text, and why "
                   "(e.g. a scanned PDF page's invisible OCR layer).",
     )
+    screening = serializers.SerializerMethodField(
+        help_text="Flagged chunks of this section (active version) and held ones, and why; null: none flagged."
+    )
+
+    @extend_schema_field(ScreeningSummarySerializer(allow_null=True))
+    def get_screening(self, obj):
+        summary = self.context.get("screening", {}).get(obj.id)
+        return None if summary is None else summary.as_dict()
 
 
 class SectionAccessInputSerializer(serializers.Serializer):
@@ -213,6 +299,14 @@ class JobOutputSerializer(serializers.Serializer):
     )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    screening = serializers.SerializerMethodField(
+        help_text="The job's document: flagged and held chunks in sections you may read, and why (null: none)."
+    )
+
+    @extend_schema_field(ScreeningSummarySerializer(allow_null=True))
+    def get_screening(self, obj):
+        summary = self.context.get("screening")
+        return None if summary is None else summary.as_dict()
 
     def get_error(self, obj) -> str:
         """``context["full_error"]``: whether this caller may see the full message (else redacted)."""
@@ -257,6 +351,14 @@ class SearchInputSerializer(serializers.Serializer):
     index_version = serializers.UUIDField(
         required=False, allow_null=True, default=None, help_text="Admins only; default: the active version."
     )
+    exclude_flagged = serializers.BooleanField(
+        required=False, default=False, help_text="Return no flagged chunk at all, released ones included.",
+    )
+    spotlight = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Wrap each context for a model between markers with a random boundary and its source, and "
+                  "return the system-prompt snippet that says the wrapped text is data (docs/screening.md).",
+    )
 
 
 class SearchHitOutputSerializer(serializers.Serializer):
@@ -271,6 +373,7 @@ class SearchHitOutputSerializer(serializers.Serializer):
     start = serializers.IntegerField()
     end = serializers.IntegerField()
     rank = serializers.IntegerField()
+    screening = ScreeningVerdictSerializer(allow_null=True, help_text="The chunk's stored verdict; null in off mode.")
 
 
 class SearchContextOutputSerializer(serializers.Serializer):
@@ -283,6 +386,10 @@ class SearchContextOutputSerializer(serializers.Serializer):
     score = serializers.FloatField()
     token_count = serializers.IntegerField()
     truncated = serializers.BooleanField(help_text="Cut to fit the token budget.")
+    screening = ContextScreeningSerializer(allow_null=True, help_text="Null in off mode.")
+    spotlighted = serializers.CharField(
+        allow_null=True, help_text="With spotlight: the context between the response's boundary markers, with its source."
+    )
 
 
 class SearchOutputSerializer(serializers.Serializer):
@@ -291,6 +398,8 @@ class SearchOutputSerializer(serializers.Serializer):
     index_version_id = serializers.UUIDField(allow_null=True)
     mode = serializers.CharField()
     expand = serializers.CharField()
+    screening = serializers.CharField(help_text="The tenant's screening mode: off, flag or quarantine.")
+    spotlight = SpotlightSerializer(allow_null=True)
 
 
 # ----------------------------------------------------------------------------- effective access (admins)

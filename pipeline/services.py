@@ -30,11 +30,21 @@ from accounts.tenancy import owner_path, tenant_activate
 from ingestion import costs, limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.config import ChunkingConfig
+from ingestion.screening import screen_chunks
 from ingestion.structure import ParsedDocument, ParseError, resolve_policies, restrict_context
 from kb.embedder import embedder, embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE, enqueue_jobs, job_finish, job_move_to_bulk, job_progress, job_tenant_ids
-from kb.models import ID_NAMESPACE, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
+from kb.models import (
+    ID_NAMESPACE,
+    Chunk,
+    ChunkReview,
+    Document,
+    EmbeddingCacheEntry,
+    IndexVersion,
+    IngestionJob,
+    Section,
+)
 from kb.services import apply_policies, document_access_of, document_title_follow, recompute_policies
 
 logger = logging.getLogger(__name__)
@@ -145,6 +155,7 @@ class Plan:
     stats: dict = field(default_factory=dict)
     counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
     access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from
+    screenings: list[dict] = field(default_factory=list)  # one verdict per chunk (``Screening.as_dict()``)
 
 
 def _group_ids(tenant_id: int, parsed: ParsedDocument, default: Policy) -> dict[str, int]:
@@ -584,6 +595,31 @@ def _embed(plans: list[Plan]) -> dict:
     }
 
 
+# ----------------------------------------------------------------------------- screening
+
+
+def embed_texts(texts):
+    """The pipeline's embedding function, loading the model only when a detector calls it."""
+    return embedder().embed(list(texts))
+
+
+def _screen(plans: list[_Plan]) -> None:
+    """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
+    the verdicts are stored with the chunks by :func:`_store` and never computed per query."""
+    for plan in plans:
+        if not plan.chunks:
+            plan.screenings = []
+            continue
+        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text, embed=embed_texts)
+        plan.screenings = [verdict.as_dict() for verdict in verdicts]
+
+
+def screening_fields(verdict: dict) -> dict:
+    """A verdict as the chunk's columns (the re-screen job writes the same ones)."""
+    return {"screening": verdict, "screening_flagged": bool(verdict["flagged"]),
+            "screening_detector": str(verdict["detector"])}
+
+
 # ----------------------------------------------------------------------------- storing
 
 
@@ -607,6 +643,11 @@ def _store(plan: Plan) -> None:
             return
         if plan.shadow and not plan.reuse_sections:  # _plan refuses this already; never delete sections here
             raise BuildSkipped("a shadow build may not replace the document's sections")
+        # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
+        decided = dict(
+            Chunk.objects.filter(document=document, screening_flagged=True).exclude(review=ChunkReview.NONE)
+            .values_list("content_hash", "review")
+        )
         if plan.reuse_sections:
             # The stored policies under the document's current default: rows and every version's chunks follow.
             current = apply_policies(document)  # the rows, locked, as they are now
@@ -631,8 +672,11 @@ def _store(plan: Plan) -> None:
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
         rows = []
-        for chunk in plan.chunks:
+        verdicts = plan.screenings or [None] * len(plan.chunks)
+        for chunk, verdict in zip(plan.chunks, verdicts, strict=True):
             section = sections[chunk.section_key]
+            if verdict is None:  # every path screens (_screen); a missing verdict is a bug: hold it (fail closed)
+                verdict = {"flagged": True, "score": 1.0, "reasons": ["unscreened"], "detector": "", "spans": []}
             rows.append(
                 Chunk(
                     id=_chunk_id(plan.version, document, chunk), tenant_id=document.tenant_id, document=document,
@@ -640,6 +684,8 @@ def _store(plan: Plan) -> None:
                     end=chunk.end, text=chunk.text, embed_text=chunk.embed_text, token_count=chunk.token_count,
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
                     access_level=section.access_level, access_groups=section.access_groups,
+                    **screening_fields(verdict),
+                    review=decided.get(chunk.content_hash, ChunkReview.NONE) if verdict["flagged"] else ChunkReview.NONE,
                 )
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
@@ -775,6 +821,7 @@ def _jobs_run(job_ids: Sequence[str | uuid.UUID], *, task_id: str | None, lane: 
             break
         stats = _embed(plans)
         totals = {k: totals[k] + stats[k] for k in totals}
+        _screen(plans)
         stale: list[IngestionJob] = []
         for plan in plans:
             try:

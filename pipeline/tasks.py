@@ -51,6 +51,29 @@ def sweep_stuck_jobs() -> int:
     return len(jobs_requeue_stuck())
 
 
+@shared_task(name="pipeline.tasks.rescreen_chunks", autoretry_for=TRANSIENT, retry_backoff=2, max_retries=5)
+def rescreen_chunks(tenant_ids: list[int] | None = None) -> dict:
+    """Re-screen chunks screened by another detector version (``pipeline.rescreen``); no re-embedding.
+    Sent at worker start and by ``manage.py kb_rescreen``; a run with nothing stale does nothing."""
+    from pipeline.rescreen import rescreen
+
+    return rescreen(tenant_ids=tenant_ids)
+
+
+def _send_rescreen() -> None:
+    """At worker start: queue the re-screen of what an older detector version screened (best effort)."""
+    if not settings.BULKHEAD_RESCREEN_AT_WORKER_START:
+        return
+    try:
+        from pipeline.rescreen import stale_tenant_ids
+
+        stale = stale_tenant_ids()
+        if stale:
+            rescreen_chunks.delay(stale)
+    except Exception:  # noqa: BLE001 - the next start (or kb_rescreen) tries again
+        logger.exception("could not queue the re-screen of stale chunks at worker start")
+
+
 def _warm_model() -> None:
     """Start the parse server and load the embedding model before the first task, so no job pays for them."""
     try:
@@ -83,6 +106,7 @@ def _warm_pool_child(**kwargs) -> None:
 
 @worker_ready.connect
 def _warm_in_process_pool(sender=None, **kwargs) -> None:
+    _send_rescreen()
     pool = getattr(sender, "pool", None)
     if pool is not None and type(pool).__module__.endswith(("solo", "thread")):
         _yield_cpu_to_searches()

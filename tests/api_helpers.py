@@ -16,7 +16,7 @@ from accounts.policy import AccessLevel
 from accounts.services import api_token_create, membership_create
 from audit.models import AuditSettings
 from kb.index_versions import index_version_active
-from kb.models import Chunk, Document, IngestionJob, Section
+from kb.models import Chunk, Document, IngestionJob, ScreeningSettings, Section
 from tests import factories
 
 
@@ -133,7 +133,7 @@ def snapshot() -> dict:
         "sections": sorted(
             Section.objects.values_list("id", "own_level", "own_groups", "access_level", "access_groups")
         ),
-        "chunks": sorted(Chunk.objects.values_list("id", "access_level", "access_groups")),
+        "chunks": sorted(Chunk.objects.values_list("id", "access_level", "access_groups", "review")),
         "jobs": sorted(IngestionJob.objects.values_list("id", "status")),
         "groups": sorted(Group.objects.values_list("id", "tenant_id", "slug", "name")),
         "memberships": sorted(
@@ -145,4 +145,5 @@ def snapshot() -> dict:
         "audit_settings": sorted(AuditSettings.objects.values_list("tenant_id", "retention_days", "hash_queries")),
         "sources": sorted(Source.objects.values_list("id", "tenant_id", "name", "path", "exclude")),
         "source_syncs": sorted(SourceSync.objects.values_list("id", "status")),
+        "screening_settings": sorted(ScreeningSettings.objects.values_list("tenant_id", "mode")),
     }

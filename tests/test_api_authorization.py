@@ -118,7 +118,28 @@ CASES = {
     "sources.sync": (lambda w: ("post", f"/api/v1/sources/{_source(w).id}/sync/", None), [401, 404, 403, 403, 403, 202]),
     "sources.syncs": (lambda w: ("get", f"/api/v1/sources/{_source(w).id}/syncs/", None), [401, 404, 403, 403, 403, 200]),
     "sources.delete": (lambda w: ("delete", f"/api/v1/sources/{_source(w).id}/", None), [401, 404, 403, 403, 403, 204]),
+    # Screening (issue 24): the mode and the review queue are the admins'; a chunk to review is one of
+    # the admin's own tenant they may read (another tenant's admin: the same 404 as a made-up id).
+    "screening.settings.get": (lambda w: ("get", "/api/v1/settings/screening/", None), [401, 200, 403, 403, 403, 200]),
+    "screening.settings.patch": (
+        lambda w: ("patch", "/api/v1/settings/screening/", {"screening": "flag"}), [401, 200, 403, 403, 403, 200]),
+    "review.list": (lambda w: ("get", "/api/v1/review/", None), [401, 200, 403, 403, 403, 200]),
+    "review.get": (lambda w: ("get", f"/api/v1/review/{_flagged_chunk(w)}/", None), [401, 404, 403, 403, 403, 200]),
+    "review.decide": (
+        lambda w: ("post", f"/api/v1/review/{_flagged_chunk(w)}/", {"decision": "release"}),
+        [401, 404, 403, 403, 403, 200]),
 }
+
+
+def _flagged_chunk(world):
+    """The chunk of the document's intro, flagged as the detector would have flagged it."""
+    from kb.models import Chunk
+
+    chunk = Chunk.objects.get(section_id=world.section_ids["intro"])
+    Chunk.objects.filter(pk=chunk.pk).update(
+        screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"],
+                                           "detector": "test", "spans": [[0, 5]]})
+    return chunk.pk
 
 
 @pytest.mark.parametrize("actor", ACTORS)

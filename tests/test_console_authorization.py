@@ -39,7 +39,7 @@ from console.forms import IndexVersionForm
 from console.membership import SESSION_KEY
 from ingestion.chunking.config import ChunkingConfig
 from kb import index_versions
-from kb.models import IndexVersion, IngestionJob
+from kb.models import Chunk, IndexVersion, IngestionJob
 from sources.models import Source
 from tests import factories
 from tests.api_helpers import ACTORS, snapshot
@@ -86,6 +86,14 @@ class ConsoleWorld:
 
     def membership(self, actor: str) -> Membership | None:
         return self.api.actors[actor].membership
+
+
+def _flag(chunk: Chunk):
+    """Flag ``chunk`` as the detector would (the review queue's routes take its id)."""
+    Chunk.objects.filter(pk=chunk.pk).update(
+        screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"], "detector": "test",
+                                           "spans": [[0, 5]]})
+    return chunk.pk
 
 
 @pytest.fixture
@@ -135,8 +143,11 @@ def cworld(world, settings) -> ConsoleWorld:
         "invitation_key": ["k" * 43],
         "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
         "source": [Source.objects.create(tenant=other, name="theirs", kind="folder", path=str(SOURCE_ROOT)).pk],
+        # A flagged chunk of the other tenant, in its review queue.
+        "chunk": [_flag(Chunk.objects.get(section_id=world.other_doc.section_ids["intro"]))],
     }
     Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT))
+    _flag(Chunk.objects.get(section_id=world.doc.section_ids["intro"]))
     return ConsoleWorld(world, job, batch, active, shadow, foreign)
 
 
@@ -155,11 +166,13 @@ MADE_UP = {
     "invitation_key": lambda: [uuid.uuid4().hex, "x"],
     "reset": lambda: ["MTIz.cw0f1a-0123456789abcdef0123456789abcdef", "nonsense", "x.set-password"],
     "source": lambda: [2**62, 10**40],
+    "chunk": lambda: [uuid.uuid4()],
 }
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
          "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
          "invitation_key": "key", "reset": "link", "scim_token": "token_id",
          "sso_slug": "slug", "source": "source_id"}
+         "sso_slug": "slug", "chunk": "chunk_id"}
 
 
 # ----------------------------------------------------------------------------- requests
@@ -386,6 +399,16 @@ _ROWS: list[tuple[str, Case]] = [
     # The tenant's audit settings: each admin changes their own tenant's (a change is a record too).
     ("audit-settings", Case("audit-settings", ADMINS, data=lambda ctx: {"retention_days": "400", "hash_queries": "on"},
                             post=E("302", "302*", "403", "403", "403", "302*"))),
+    # Screening (issue 24): the review queue and the mode are the admins'; a decision on a flagged chunk
+    # of the tenant (cworld flags the intro's chunk) is audited and changes it.
+    ("review", Case("review", ADMINS)),
+    ("review (decided)", Case("review", ADMINS, query=lambda w: "?state=decided")),
+    ("review-settings", Case("review-settings", ADMIN_POST_ONLY, data=lambda ctx: {"screening": "flag"},
+                             post=E("302", "302*", "403", "403", "403", "302*"))),
+    ("review-decide", Case("review-decide", ADMIN_POST_ONLY, "chunk",
+                           lambda w: Chunk.objects.get(section_id=w.doc.section_ids["intro"]).pk,
+                           data=lambda ctx: {"decision": "keep_out"},
+                           post=E("302", "404", "403", "403", "403", "302*"))),
     # People (issue 28): invitations and password reset. The public pages answer everyone alike.
     ("password-forgot", Case("password-forgot", ALL_PUBLIC, data=lambda ctx: {"email": f"{ctx.actor}@example.com"},
                              post=E("200", "200", "200", "200", "200", "200"))),

@@ -56,14 +56,23 @@ from audit.models import AuditEvent, AuditSettings
 from bulkhead.embedded_services import database_env
 from bulkhead.middleware import TenantContextMiddleware
 from kb.jobs import job_tenant_ids
-from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, EmbeddingCacheEntry, IndexVersion, IngestionJob, Section
+from kb.models import (
+    EMBEDDING_DIMENSIONS,
+    Chunk,
+    Document,
+    EmbeddingCacheEntry,
+    IndexVersion,
+    IngestionJob,
+    ScreeningSettings,
+    Section,
+)
 from sources.models import Source, SourceItem, SourceSync
 from tests import factories
 
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
                  EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
-                 ScimToken, SsoConfig, SsoIdentity, Source, SourceSync, SourceItem]
+                 ScimToken, SsoConfig, SsoIdentity, Source, SourceSync, SourceItem, ScreeningSettings]
 
 
 def _tenant(slug: str):
@@ -82,6 +91,7 @@ def _tenant(slug: str):
     IngestionJob.objects.create(tenant=tenant, document=document)
     AuditEvent.objects.create(tenant_id=tenant.pk, action="sign_in", actor_email=f"{slug}@example.com")
     AuditSettings.objects.get_or_create(tenant_id=tenant.pk)
+    ScreeningSettings.objects.get_or_create(tenant_id=tenant.pk)
     Invitation.objects.create(tenant=tenant, email=f"new@{slug}.example", key_hash=uuid.uuid4().hex,
                               expires_at=timezone.now() + timedelta(days=1))
     ScimToken.objects.create(tenant=tenant, prefix="p", key_hash=uuid.uuid4().hex)

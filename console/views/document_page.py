@@ -163,8 +163,11 @@ def _document_context(member, document: Document) -> dict:
             document_check_change(member=member, document=document)
         except PermissionRefused as exc:
             change_refusal = exc.message
+    from kb.screening import document_screening_summary
+
     return {
         "member": member, "nav": "documents", "document": document, "error": error_for(document, full),
+        "screening": document_screening_summary(member=member, document_id=document.pk),
         "default_level": _label(document.access_level),
         "default_groups": sorted(slugs.get(g, str(g)) for g in document.access_groups),
         "can_change": is_editor(member) and not change_refusal, "change_refusal": change_refusal,

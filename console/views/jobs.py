@@ -18,6 +18,7 @@ from accounts.errors import ApplicationError, NotFound
 from console.membership import member_required
 from kb.models import IngestionJob
 from kb.overview import job_list
+from kb.screening import document_screening_summary
 from kb.selectors import error_in_full, job_get
 from kb.serializers import error_for
 from kb.services import job_retry, job_retry_allowed
@@ -70,8 +71,13 @@ def job_detail(request, job_id):
         children = list(job_list(member=member).filter(batch_id=job.pk).order_by("created_at", "id"))
         for child in children:
             child.shown_error = _shown_error(member, child)
+    # Why parts of the document are held for review, as this member may know it (sections they may read).
+    summary = None
+    if job.document_id is not None and job.document_visible:
+        summary = document_screening_summary(member=member, document_id=job.document_id)
     context = {
         "member": member, "nav": "jobs", "job": job, "children": children, "finished": job.status in FINISHED,
+        "screening": summary,
         "can_retry": job.status == IngestionJob.Status.FAILED and job_retry_allowed(job=job, actor=member),
         "retry_of": job.stats.get("retry_of"),
     }

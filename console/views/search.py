@@ -27,6 +27,7 @@ def _run(form: SearchForm, member, as_member, version_id):
         context_token_budget=data["context_token_budget"], index_version=version,
         filters=SearchFilters(tags=form.tag_list(), source_prefix=data.get("source_prefix") or ""),
         within=member if as_member.pk != member.pk else None,
+        exclude_flagged=bool(data.get("exclude_flagged")), spotlight=bool(data.get("spotlight")),
     )
     return {"response": response, "server_ms": (time.perf_counter() - started) * 1000, "version": version}
 

@@ -1,0 +1,270 @@
+"""Screening on the Django side: the tenant's mode, what search may return, the review queue.
+
+The verdicts themselves are made by the pure detector (``ingestion.screening``) at ingestion
+(``pipeline.services``) and re-made by the re-screen job (``pipeline.rescreen``); they are stored
+on each chunk (``Chunk.screening``, ``screening_flagged``, ``screening_detector``) and never
+computed per query. This module reads and acts on them (docs/screening.md, "Quarantine and review"):
+
+* :func:`screening_mode` / :func:`screening_settings_update`: the tenant's ``off | flag | quarantine``
+  (admins; audited as ``screening.settings``);
+* :func:`returnable_q`: the SQL condition search adds to the access rule (``kb.search.readable_chunks``),
+  so a held chunk is never a candidate; the same condition, negated, finds the spans that expansion
+  cuts out of contexts (``kb.search``);
+* the review queue: :func:`review_queue`, :func:`review_item_get` (a reviewer sees only flagged chunks
+  they may read; anything else is the same 404 as a nonexistent id), :func:`review_decide` (release,
+  keep out, delete the document; audited as ``review.decision`` with the reviewer);
+* :func:`document_screening_summary`: "held for review" and why, counted over what the member may read.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from accounts.access import readable_q
+from accounts.errors import ApplicationError, NotFound, PermissionRefused
+from accounts.models import Membership, Role
+from accounts.policy import Reader
+from accounts.selectors import reader_for
+from audit.models import Action
+from audit.services import audit_record
+from kb.models import (
+    DEFAULT_SCREENING_MODE,
+    Chunk,
+    ChunkReview,
+    Document,
+    IndexVersion,
+    ScreeningMode,
+    ScreeningSettings,
+)
+from kb.selectors import NOT_FOUND_MESSAGE, parse_uuid
+
+MODES = tuple(ScreeningMode.values)
+DECISIONS = ("release", "keep_out", "delete_document")
+REVIEW_PAGE = 50
+
+
+# ----------------------------------------------------------------------------- the tenant's mode
+
+
+def screening_mode(*, tenant_id: int) -> str:
+    """The tenant's mode; the default (quarantine) when it never chose one (nothing is written)."""
+    row = ScreeningSettings.objects.filter(tenant_id=tenant_id).values_list("mode", flat=True).first()
+    return row or DEFAULT_SCREENING_MODE
+
+
+def may_review(member: Membership) -> bool:
+    """Reviewers are the tenant's admins (docs/security.md, "Planted instructions": not editors --
+    an editor is the ordinary author of a planted instruction and would release their own)."""
+    return member.is_active and member.role == Role.ADMIN
+
+
+@transaction.atomic
+def screening_settings_update(*, actor: Membership, mode: str) -> str:
+    """Set the acting admin's tenant's mode; recorded with before and after when it changes."""
+    if actor.role != Role.ADMIN:
+        raise PermissionRefused("Only the tenant's admins may change its screening mode.")
+    if mode not in MODES:
+        raise ApplicationError(f"screening must be one of {', '.join(MODES)}; got {mode!r}", code="invalid_screening")
+    current = ScreeningSettings.objects.select_for_update().filter(tenant_id=actor.tenant_id).first()
+    before = current.mode if current else DEFAULT_SCREENING_MODE
+    if current is None:
+        current = ScreeningSettings(tenant_id=actor.tenant_id)
+    current.mode = mode
+    current.save()
+    if before != mode:
+        audit_record(action=Action.SCREENING_SETTINGS, actor=actor, tenant_id=actor.tenant_id, target_type="tenant",
+                     target_id=actor.tenant_id, details={"before": {"screening": before}, "after": {"screening": mode}})
+    return mode
+
+
+# ----------------------------------------------------------------------------- what search may return
+
+
+def returnable_q(mode: str, *, exclude_flagged: bool = False) -> Q:
+    """Chunks search may return under ``mode``: never one a reviewer kept out; in quarantine mode
+    no flagged chunk unless released; with ``exclude_flagged`` no flagged chunk at all. An unknown
+    mode is treated as quarantine (fail closed)."""
+    q = ~Q(review=ChunkReview.KEPT_OUT)
+    if mode not in (ScreeningMode.OFF, ScreeningMode.FLAG):
+        q &= Q(screening_flagged=False) | Q(review=ChunkReview.RELEASED)
+    if exclude_flagged:
+        q &= Q(screening_flagged=False)
+    return q
+
+
+def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None:
+    """A chunk's verdict as search shows it: None in ``off`` mode (flags are not shown)."""
+    if mode == ScreeningMode.OFF:
+        return None
+    return {**_verdict(screening), "review": review or ""}
+
+
+def _verdict(screening: dict) -> dict:
+    screening = screening or {}
+    return {
+        "flagged": bool(screening.get("flagged", False)),
+        "score": float(screening.get("score", 0.0)),
+        "reasons": list(screening.get("reasons", ())),
+        "detector": str(screening.get("detector", "")),
+        "spans": [list(span) for span in screening.get("spans", ())],
+    }
+
+
+# ----------------------------------------------------------------------------- the review queue
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One flagged chunk as its reviewer sees it (they may read its section)."""
+
+    chunk_id: uuid.UUID
+    document_id: uuid.UUID
+    document_title: str
+    section_id: uuid.UUID
+    heading_path: list[str]
+    text: str
+    screening: dict
+    review: str
+    held: bool  # kept out of search now (quarantine mode and not released, or kept out)
+
+
+def _reviewer_check(member: Membership) -> None:
+    if not may_review(member):
+        raise PermissionRefused("Only the tenant's admins review flagged chunks.")
+
+
+def _flagged(reader: Reader) -> QuerySet[Chunk]:
+    """Flagged chunks of the tenant's active index version in sections the reader may read.
+
+    The read rule is in the statement (``readable_q``): a chunk the reviewer may not read is never
+    loaded, so it is neither shown nor counted."""
+    active = IndexVersion.objects.filter(tenant_id=reader.tenant_id, is_active=True).values("pk")[:1]
+    return Chunk.objects.filter(
+        readable_q(reader), tenant_id=reader.tenant_id, index_version_id__in=active, screening_flagged=True
+    )
+
+
+def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
+    from kb.expansion import SectionForest
+
+    reader = reader_for(member)
+    mode = screening_mode(tenant_id=member.tenant_id)
+    rows = list(chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
+    forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False)
+    items = []
+    for chunk_id, document_id, section_id, text, screening, review in rows:
+        held = _held(mode, review)
+        items.append(ReviewItem(
+            chunk_id=chunk_id, document_id=document_id, document_title=forest.document_titles.get(document_id, ""),
+            section_id=section_id, heading_path=forest.heading_path(section_id) if section_id in forest.nodes else [],
+            text=text, screening={**_verdict(screening), "review": review or ""}, review=review or "", held=held,
+        ))
+    return items
+
+
+def review_queue(*, member: Membership, state: str = "pending", limit: int = REVIEW_PAGE) -> list[ReviewItem]:
+    """Flagged chunks the reviewer may read: ``pending`` (no decision yet), ``decided`` or ``all``.
+
+    Fail closed (docs/security.md): nothing is said about flagged chunks the reviewer may not read --
+    no item, no count."""
+    _reviewer_check(member)
+    chunks = _flagged(reader_for(member))
+    if state == "pending":
+        chunks = chunks.filter(review=ChunkReview.NONE)
+    elif state == "decided":
+        chunks = chunks.exclude(review=ChunkReview.NONE)
+    elif state != "all":
+        raise ApplicationError("state must be pending, decided or all", code="invalid_state")
+    return _items(member, chunks.order_by("document_id", "ordinal")[: max(1, min(limit, 500))])
+
+
+def review_item_get(*, member: Membership, chunk_id) -> ReviewItem:
+    """One flagged chunk the reviewer may read; anything else (not flagged, unreadable, another
+    tenant's, nonexistent, malformed) is the same NotFound."""
+    _reviewer_check(member)
+    pk = parse_uuid(chunk_id)
+    items = _items(member, _flagged(reader_for(member)).filter(pk=pk)) if pk else []
+    if not items:
+        raise NotFound(NOT_FOUND_MESSAGE)
+    return items[0]
+
+
+@transaction.atomic
+def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem | None:
+    """Record a reviewer's decision on a flagged chunk they may read (audited with the reviewer).
+
+    ``release`` and ``keep_out`` apply to every chunk of the document with the same text (every index
+    version; a re-ingestion of the same text keeps the decision, ``pipeline.services._store``);
+    ``delete_document`` deletes the chunk's document (``kb.services.document_delete``) and returns None."""
+    from kb.services import document_delete
+
+    if decision not in DECISIONS:
+        raise ApplicationError(f"decision must be one of {', '.join(DECISIONS)}; got {decision!r}",
+                               code="invalid_decision")
+    item = review_item_get(member=member, chunk_id=chunk_id)
+    chunk = Chunk.objects.select_related("document").get(pk=item.chunk_id)
+    details = {"decision": decision, "before": {"review": item.review}, "detector": item.screening["detector"]}
+    if decision == "delete_document":
+        audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
+                     target_id=chunk.pk, document_ids=[chunk.document_id], details=details)
+        document = Document.objects.get(pk=chunk.document_id)
+        document_delete(document=document, actor=member)
+        return None
+    after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
+    Chunk.objects.filter(
+        tenant_id=member.tenant_id, document_id=chunk.document_id, content_hash=chunk.content_hash,
+        screening_flagged=True,
+    ).update(review=after)
+    audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
+                 target_id=chunk.pk, document_ids=[chunk.document_id],
+                 details={**details, "after": {"review": str(after)}})
+    return review_item_get(member=member, chunk_id=chunk.pk)
+
+
+# ----------------------------------------------------------------------------- a document's state
+
+
+@dataclass(frozen=True)
+class ScreeningSummary:
+    """Flagged chunks of a document in sections the member may read (the active version)."""
+
+    flagged: int
+    held: int  # kept out of search now
+    reasons: list[str]
+
+    def as_dict(self) -> dict:
+        return {"flagged": self.flagged, "held": self.held, "reasons": self.reasons}
+
+
+def section_screening_summaries(*, member: Membership, document_id: uuid.UUID) -> dict[uuid.UUID, ScreeningSummary]:
+    """Per readable section of a document: its flagged chunks, held ones, reasons (only sections with any)."""
+    mode = screening_mode(tenant_id=member.tenant_id)
+    by_section: dict[uuid.UUID, list] = {}
+    for section_id, screening, review in (
+        _flagged(reader_for(member)).filter(document_id=document_id).values_list("section_id", "screening", "review")
+    ):
+        by_section.setdefault(section_id, []).append((screening, review))
+    return {section_id: _summary(mode, rows) for section_id, rows in by_section.items()}
+
+
+def _held(mode: str, review: str) -> bool:
+    return review == ChunkReview.KEPT_OUT or (mode == ScreeningMode.QUARANTINE and review != ChunkReview.RELEASED)
+
+
+def _summary(mode: str, rows: list) -> ScreeningSummary:
+    return ScreeningSummary(
+        flagged=len(rows), held=sum(1 for _, review in rows if _held(mode, review)),
+        reasons=sorted({reason for screening, _ in rows for reason in (screening or {}).get("reasons", ())}),
+    )
+
+
+def document_screening_summary(*, member: Membership, document_id: uuid.UUID) -> ScreeningSummary:
+    """Why a document is (partly) held for review, as the member may know it: counts and reasons of
+    flagged chunks in sections they may read, nothing of the others."""
+    mode = screening_mode(tenant_id=member.tenant_id)
+    rows = list(_flagged(reader_for(member)).filter(document_id=document_id).values_list("screening", "review"))
+    return _summary(mode, rows)

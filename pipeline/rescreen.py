@@ -1,0 +1,93 @@
+"""The re-screen job: chunks screened by another detector version are screened again, without re-embedding.
+
+A chunk's verdict is stored with it at ingestion (``pipeline.services._screen``) together with the
+detector version that made it (``Chunk.screening_detector``). When ``ingestion.screening.DETECTOR_VERSION``
+changes, :func:`rescreen` re-runs the detector on the stored text of every stale chunk -- per document
+and index version, with the document's text as context, like ingestion -- and updates the verdict
+columns only: the chunk's embedding, text and keyword index are untouched (the detector may call the
+embedding function on its own features; the chunks' vectors are never recomputed).
+
+How it runs (docs/screening.md, "Storage and re-screening"): the Celery task
+``pipeline.tasks.rescreen_chunks`` is sent when a worker starts (``worker_ready``) and by
+``manage.py kb_rescreen [--tenant SLUG]``, which can also run it in-process (``--here``).
+A reviewer's decision stays with the chunk; a chunk that becomes flagged waits for review.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from accounts.tenancy import owner_path, tenant_activate
+from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from kb.models import Chunk, Document
+from pipeline.services import embed_texts, screening_fields
+
+logger = logging.getLogger(__name__)
+
+BATCH_DOCUMENTS = 50  # documents per transaction
+
+
+def stale_tenant_ids() -> list[int]:
+    """Tenants holding chunks screened by another detector version (the owner path: every tenant)."""
+    with owner_path():
+        return sorted(
+            Chunk.objects.exclude(screening_detector=DETECTOR_VERSION).order_by()
+            .values_list("tenant_id", flat=True).distinct()
+        )
+
+
+def rescreen(*, tenant_ids: list[int] | None = None) -> dict:
+    """Re-screen every stale chunk of ``tenant_ids`` (default: every tenant with any), tenant by tenant,
+    acting for each (``accounts.tenancy``). Returns counts: chunks re-screened, now flagged, changed."""
+    totals = {"tenants": 0, "documents": 0, "chunks": 0, "flagged": 0, "changed": 0}
+    for tenant_id in stale_tenant_ids() if tenant_ids is None else tenant_ids:
+        tenant_activate(tenant_id)
+        stats = _rescreen_tenant(tenant_id)
+        totals["tenants"] += 1
+        for key, value in stats.items():
+            totals[key] += value
+    if totals["chunks"]:
+        logger.info("re-screened %(chunks)d chunks of %(documents)d documents (%(changed)d verdicts changed)", totals)
+    return totals
+
+
+def _rescreen_tenant(tenant_id: int) -> dict:
+    stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0}
+    while True:
+        groups = list(
+            Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=DETECTOR_VERSION).order_by()
+            .values_list("document_id", "index_version_id").distinct()[:BATCH_DOCUMENTS]
+        )
+        if not groups:
+            return stats
+        for document_id, version_id in groups:
+            _rescreen_document(tenant_id, document_id, version_id, stats)
+
+
+def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> None:
+    with transaction.atomic():
+        # The document row first, as ingestion and deletion lock it: a replacement cannot swap the
+        # chunks under us, and a deleted document has nothing left to screen.
+        document = Document.objects.select_for_update().filter(pk=document_id, tenant_id=tenant_id).first()
+        chunks = list(
+            Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
+            .order_by("ordinal").only("id", "text", "screening", "screening_flagged", "screening_detector")
+        )
+        if document is None or not chunks:
+            return
+        verdicts = screen_chunks([c.text for c in chunks], document_text=document.text, embed=embed_texts)
+        for chunk, verdict in zip(chunks, verdicts, strict=True):
+            fields = screening_fields(verdict.as_dict())
+            old = chunk.screening or {}
+            if fields["screening_flagged"] != chunk.screening_flagged or list(old.get("reasons", ())) != list(
+                fields["screening"]["reasons"]
+            ):
+                stats["changed"] += 1  # the verdict itself (flagged, reasons), not only its detector
+            for name, value in fields.items():
+                setattr(chunk, name, value)
+            stats["flagged"] += int(fields["screening_flagged"])
+        Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector"], batch_size=500)
+        stats["documents"] += 1
+        stats["chunks"] += len(chunks)
