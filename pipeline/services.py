@@ -603,7 +603,7 @@ def embed_texts(texts):
     return embedder().embed(list(texts))
 
 
-def _screen(plans: list[_Plan]) -> None:
+def _screen(plans: list[Plan]) -> None:
     """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
     the verdicts are stored with the chunks by :func:`_store` and never computed per query."""
     for plan in plans:

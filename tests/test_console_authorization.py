@@ -171,8 +171,7 @@ MADE_UP = {
 PARAM = {"document": "document_id", "section": "section_id", "job": "job_id", "membership": "membership_id",
          "group": "group_id", "token": "token_id", "version": "ref", "invitation": "invitation_id",
          "invitation_key": "key", "reset": "link", "scim_token": "token_id",
-         "sso_slug": "slug", "source": "source_id"}
-         "sso_slug": "slug", "chunk": "chunk_id"}
+         "sso_slug": "slug", "source": "source_id", "chunk": "chunk_id"}
 
 
 # ----------------------------------------------------------------------------- requests
