@@ -17,21 +17,28 @@ from accounts.policy import Policy
 from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
 from ingestion.structure import ParseError, resolve_policies
 
-JSONL_FIELDS = ("path", "start", "end", "heading_path", "access_level", "groups", "token_count", "embed_text")
+JSONL_FIELDS = (
+    "path", "start", "end", "heading_path", "access_level", "groups", "token_count", "embed_text", "screening",
+)  # fmt: skip
 
 
 def chunk_file(path: str | Path, config: ChunkingConfig) -> Iterator[dict]:
     """One record per chunk of the file at ``path`` (fields :data:`JSONL_FIELDS`).
 
     The access level and groups are the section's effective policy with the
-    upload default (``internal``, no groups) where the file sets none.
+    upload default (``internal``, no groups) where the file sets none. ``screening`` is the
+    verdict of :func:`ingestion.screening.screen_chunks` on the embedded text (the document's
+    text standing for its topic), as the pipeline stores it.
     """
     from ingestion.parsers import parse
+    from ingestion.screening import screen_chunks
 
     data = Path(path).read_bytes()
     doc = resolve_policies(parse(data, filename=str(path)), Policy())
     sections = {s.key: s for s in doc.sections}
-    for chunk in chunk_document(doc, config, default_counter()):
+    chunks = chunk_document(doc, config, default_counter())
+    verdicts = screen_chunks([chunk.embed_text for chunk in chunks], document_text=doc.text)
+    for chunk, verdict in zip(chunks, verdicts, strict=True):
         policy = sections[chunk.section_key].effective or Policy()
         yield {
             "path": str(path),
@@ -42,6 +49,7 @@ def chunk_file(path: str | Path, config: ChunkingConfig) -> Iterator[dict]:
             "groups": list(policy.groups),
             "token_count": chunk.token_count,
             "embed_text": chunk.embed_text,
+            "screening": verdict.as_dict(),
         }
 
 
@@ -53,6 +61,9 @@ def format_record(record: dict) -> str:
         f"{record['path']} [{record['start']}:{record['end']}] {path} | "
         f"access {record['access_level']} groups {groups} | {record['token_count']} tokens"
     )
+    screening = record.get("screening")
+    if screening and screening["flagged"]:
+        header += f"\n  SCREENING: flagged ({', '.join(screening['reasons'])}; score {screening['score']:.2f})"
     return header + "\n" + "\n".join("    " + line for line in record["embed_text"].splitlines()) + "\n"
 
 

@@ -1,14 +1,33 @@
-"""The detector behind ``ingestion.screening`` (first version: rules only)."""
+"""The detector behind ``ingestion.screening``.
+
+Each chunk is cut into units (sentences within lines, decoded base64 blobs; see
+:mod:`ingestion.screening.normalize`). Every unit is scored by a logistic model over the hashed
+words and word pairs of its normalised text plus hand features (:mod:`ingestion.screening.features`),
+among them how novel its words are to the rest of the document (the topic-distance feature). The
+chunk's score is the highest unit score; the units at or above the threshold are its spans.
+
+A few patterns are certain enough to flag on their own (chat-format special tokens, "ignore the
+previous instructions" in any of the languages listed): their units score at least
+``RULE_SCORE``.
+
+The weights (``weights.npz``, beside this file) are trained by ``python -m bench.screening train``
+on the development set that ``python -m bench.screening build`` makes; see docs/screening.md.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
-DETECTOR_VERSION = "rules-0"
+from ingestion.screening import features as F
+from ingestion.screening.normalize import Unit, units
+
+DETECTOR_VERSION = "lexical-2"
 
 # The families a reason names, in the order docs/screening.md describes them.
 FAMILIES: tuple[str, ...] = (
@@ -21,6 +40,18 @@ FAMILIES: tuple[str, ...] = (
 )
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
+
+WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
+RULE_SCORE = 0.99
+
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("role_tokens", re.compile(r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|"
+                               r"\[/?inst\]|<</?sys>>|<start_of_turn>|<end_of_turn>")),
+    ("override", re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|preceding|"
+        r"all|any|your|the)\b[^.\n]{0,20}\b(?:instructions?|prompts?|directives|guidelines|system prompt)\b")),
+    ("override", F._COMPILED[F.NAMES.index("override_xx")][2]),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -43,38 +74,100 @@ class Screening:
         }
 
 
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "override",
-        re.compile(
-            r"\b(ignore|disregard|forget)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all)\b[^.\n]{0,20}"
-            r"\b(instructions?|prompts?|rules|context)\b",
-            re.I,
-        ),
-    ),
-    ("role_tokens", re.compile(r"<\|(im_start|im_end|system|user|assistant)\|>|\[/?INST\]|<</?SYS>>", re.I)),
-    (
-        "exfiltration",
-        re.compile(r"!\[[^\]]*\]\(https?://[^)]*(\?|&)[^)]*=\s*[{<\[]?[^)]*\)", re.I),
-    ),
-)
+@dataclass(frozen=True)
+class Model:
+    """A logistic model: hashed-token weights, hand-feature weights, bias and the flag threshold."""
+
+    token_weights: np.ndarray  # (2**HASH_BITS,)
+    feature_weights: np.ndarray  # (len(features.NAMES),)
+    feature_mean: np.ndarray
+    feature_scale: np.ndarray
+    bias: float
+    threshold: float
+
+    def logits(self, texts: Sequence[str], feats: np.ndarray) -> np.ndarray:
+        token_part = np.array(
+            [float(self.token_weights[F.hashed_tokens(t)].sum()) if t else 0.0 for t in texts], dtype=np.float64
+        )
+        feat_part = ((feats - self.feature_mean) / self.feature_scale) @ self.feature_weights
+        return token_part + feat_part + self.bias
 
 
-def _screen_one(text: str) -> Screening:
+@lru_cache(maxsize=1)
+def load_model(path: str = str(WEIGHTS_PATH)) -> Model:
+    with np.load(path, allow_pickle=False) as data:
+        names = tuple(str(n) for n in data["names"])
+        if names != F.NAMES:
+            raise RuntimeError(f"{path}: trained on features {names}, the code has {F.NAMES}; retrain")
+        return Model(
+            token_weights=data["token_weights"].astype(np.float32),
+            feature_weights=data["feature_weights"].astype(np.float64),
+            feature_mean=data["feature_mean"].astype(np.float64),
+            feature_scale=data["feature_scale"].astype(np.float64),
+            bias=float(data["bias"]),
+            threshold=float(data["threshold"]),
+        )
+
+
+@dataclass(frozen=True)
+class ScoredUnits:
+    """The units of one chunk with their features and scores (the benchmark and training read these)."""
+
+    units: list[Unit]
+    features: np.ndarray
+    scores: np.ndarray
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -40, 40)))
+
+
+def chunk_units(text: str, doc_words: dict[str, int] | None) -> tuple[list[Unit], np.ndarray]:
+    """The units of a chunk and their hand features (shared by scoring and training)."""
+    found = units(text)
+    return found, F.feature_matrix([u.text for u in found], doc_words, [u.decoded for u in found])
+
+
+def score_units(text: str, doc_words: dict[str, int] | None, model: Model | None = None) -> ScoredUnits:
+    model = model or load_model()
+    found, feats = chunk_units(text, doc_words)
+    if not found:
+        return ScoredUnits(found, feats, np.zeros(0))
+    scores = _sigmoid(model.logits([u.text for u in found], feats))
+    for i, unit in enumerate(found):
+        if any(pattern.search(unit.text) for _, pattern in _RULES):
+            scores[i] = max(scores[i], RULE_SCORE)
+    return ScoredUnits(found, feats, scores)
+
+
+def _reasons(unit: Unit, feats: np.ndarray) -> list[str]:
+    found = [family for family, pattern in _RULES if pattern.search(unit.text)]
+    found += F.families_of(feats)
+    return found or ["hijack"]
+
+
+def _verdict(text: str, doc_words: dict[str, int] | None, model: Model) -> Screening:
+    scored = score_units(text, doc_words, model)
+    if not scored.units:
+        return Screening(False, 0.0, (), DETECTOR_VERSION, ())
+    score = float(scored.scores.max())
+    hits = [i for i, s in enumerate(scored.scores) if s >= model.threshold]
     reasons: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for family, pattern in _RULES:
-        for match in pattern.finditer(text):
+    for i in hits:
+        for family in _reasons(scored.units[i], scored.features[i]):
             if family not in reasons:
                 reasons.append(family)
-            spans.append(match.span())
-    flagged = bool(reasons)
-    return Screening(flagged, 1.0 if flagged else 0.0, tuple(reasons), DETECTOR_VERSION, tuple(sorted(spans)))
+    spans = sorted({(scored.units[i].start, scored.units[i].end) for i in hits})
+    return Screening(bool(hits), score, tuple(reasons), DETECTOR_VERSION, tuple(spans))
 
 
 def screen_chunks(
     texts: Sequence[str], *, document_text: str | None = None, embed: EmbedFn | None = None
 ) -> list[Screening]:
-    """One verdict per text, in order. ``document_text`` (the whole document) and ``embed`` (the
-    pipeline's embedding function) are optional context a detector may use."""
-    return [_screen_one(text) for text in texts]
+    """One verdict per text, in order. ``document_text`` (the whole document) gives the topic the
+    chunks' units are compared with (without it, the chunks together stand for the document).
+    ``embed`` (the pipeline's embedding function) is accepted for detectors that embed; this one
+    does not call it."""
+    model = load_model()
+    doc_words = F.document_words(document_text if document_text is not None else "\n".join(texts))
+    return [_verdict(text, doc_words, model) for text in texts]

