@@ -270,7 +270,7 @@ class SearchApi(KbAPIView):
             context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
             neighbors=data["neighbors"],
         )
-        return Response(SearchOutputSerializer(response).data)
+        return Response(SearchOutputSerializer(response, context={"request": request}).data)
 
 
 # ----------------------------------------------------------------------------- effective access (admins)

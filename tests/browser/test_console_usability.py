@@ -1,0 +1,85 @@
+"""The console for people who are not engineers (issue 27), by role, in a real browser: citations to
+follow from every hit, live feedback after an upload, plain words, readable errors and the audit trail,
+and the narrow screen of a phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.policy import AccessLevel
+from accounts.services import group_create, tenant_create
+from tests.api_helpers import POLICY_SECTIONS, make_document
+from tests.browser.conftest import PASSWORD, console_member, sign_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def world(transactional_db):
+    tenant = tenant_create(slug="acme", name="Acme")
+    group_create(tenant=tenant, slug="security-team")
+    admin = console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"])
+    viewer = console_member(tenant, "viewer@acme.test", "viewer", "internal")
+    document = make_document(tenant, title="Handbook", sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL)
+    return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document}
+
+
+def _search(page, query: str) -> None:
+    page.goto("/search/?query=" + query.replace(" ", "+") + "&mode=keyword")
+    page.wait_for_selector(".search-result")
+
+
+def test_a_viewer_follows_a_citation_to_the_section_and_stop_words_are_not_marked(page, world):
+    sign_in(page, "viewer@acme.test", PASSWORD)
+    _search(page, "the intro for internal readers")
+    marked = {m.lower() for m in page.locator(".hit-text mark").all_inner_texts()}
+    assert marked and marked <= {"intro", "internal", "readers"}  # never "the" or "for"
+    citations = page.locator(".hit a.citation")
+    assert "Security policy" in citations.all_inner_texts()  # the heading path is the link text
+    # Every hit and every context cites its section.
+    assert page.locator(".hit").count() == citations.count()
+    assert page.locator(".context").count() == page.locator(".context a.citation").count() > 0
+    page.locator(".hit a.citation", has_text="Security policy").first.click()
+    page.wait_for_url("**/documents/**")
+    assert page.locator("#panel-heading").inner_text().startswith("Security policy")
+    assert page.locator(".section-row.selected .section-title").inner_text() == "Security policy"
+    # The viewer's citations never name what they may not read.
+    assert "Incident response" not in page.locator("main").inner_text()
+
+
+def test_an_admin_citation_to_a_restricted_section_is_refused_to_a_viewer(page, another_page, world):
+    sign_in(page, "admin@acme.test", PASSWORD)
+    _search(page, "security team")
+    link = page.locator(".hit a.citation", has_text="Incident response").first
+    href = link.get_attribute("href")
+    assert "Security policy › Incident response" in link.inner_text()
+    viewer = another_page()
+    sign_in(viewer, "viewer@acme.test", PASSWORD)
+    viewer.goto(href)
+    body = viewer.locator("main").inner_text()
+    # The page opens (the document is readable) but chooses nothing the viewer may not read.
+    assert "Only the security team." not in body and "Incident response" not in body
+    assert viewer.locator(".section-row.selected").count() == 0
+
+
+def test_an_admin_reads_plain_words_defaults_and_one_version_id(page, world):
+    from kb.index_versions import index_version_active
+
+    version = index_version_active(tenant=world["tenant"])
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto("/search/?query=")
+    alert = page.locator("[role=alert]").inner_text()
+    assert "Type what you are looking for" in alert and "required" not in alert and "expand_level" not in alert
+    # Every control has a label in words and help text tied to it.
+    controls = page.locator("#search-form select, #search-form input")
+    assert controls.count() >= 9
+    for i in range(controls.count()):
+        described = controls.nth(i).get_attribute("aria-describedby")
+        assert described and page.locator(f"#{described.split()[0]}").inner_text().strip()
+    labels = " ".join(page.locator("#search-form label").all_inner_texts())
+    assert "Top k" not in labels and "Token budget" not in labels and "Number of hits" in labels
+    # The active version: the same short id on the dashboard as on the Versions page, and never "Not built yet".
+    page.goto("/")
+    assert page.locator("#active-version-id").inner_text() == version.short_id
+    page.click("#active-version-id")
+    assert "Not built yet" not in page.locator("main").inner_text()
