@@ -83,3 +83,70 @@ def test_an_admin_reads_plain_words_defaults_and_one_version_id(page, world):
     assert page.locator("#active-version-id").inner_text() == version.short_id
     page.click("#active-version-id")
     assert "Not built yet" not in page.locator("main").inner_text()
+
+
+# ----------------------------------------------------------------------------- upload: live feedback, no hang
+
+NOTES = "# Notes\nMeeting notes for everyone with internal clearance.\n"
+
+
+def _notes_file() -> dict:
+    return {"name": "notes.md", "mimeType": "text/markdown", "buffer": NOTES.encode()}
+
+
+@pytest.mark.worker
+def test_an_editor_follows_the_ingest_to_its_document_and_the_same_bytes_are_not_stored_twice(
+        page, world, celery_worker):
+    from kb.models import Document
+
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Ingest").click()
+    card = page.locator("#created-jobs .job-card")
+    card.wait_for()
+    # The form starts again empty: no file left to send a second time.
+    assert page.get_by_label("Files").evaluate("input => input.files.length") == 0
+    assert page.locator("#chosen-files li").count() == 0
+    # The line follows the job to its end, then links to the new document.
+    page.wait_for_selector("#created-jobs .job-card[data-status=succeeded] a.document-link", timeout=180_000)
+    assert page.locator(".job-card a.document-link").inner_text() == "notes.md"
+    job_href = page.locator(".job-card a.job-link").get_attribute("href")
+    # The same bytes again: said so, with a link, and no Ingest offered.
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    notice = page.locator("article.preview .duplicate")
+    notice.wait_for()
+    assert "Already uploaded" in notice.inner_text() and "notes.md" in notice.inner_text()
+    assert page.get_by_role("button", name="Ingest").count() == 0
+    assert Document.objects.filter(title="notes.md").count() == 1
+    # The job page names the document as a link.
+    page.goto(job_href)
+    page.locator("#job-document").click()
+    page.wait_for_url("**/documents/**")
+
+
+def test_a_preview_that_hangs_can_be_cancelled_and_a_server_error_is_said(page, world):
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    held = []
+    # The server never answers this preview (a stuck request: the route is held, not continued).
+    page.route("**/documents/upload/", lambda route: held.append(route) if route.request.method == "POST"
+               else route.continue_())
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    cancel = page.get_by_role("button", name="Cancel")
+    cancel.wait_for()
+    cancel.click()
+    assert "Stopped waiting" in page.locator("#preview-failed").inner_text()
+    assert page.get_by_role("button", name="Cancel").is_hidden()
+    # A server error is said in words, not left as a spinner.
+    page.unroute("**/documents/upload/")
+    page.route("**/documents/upload/", lambda route: route.fulfill(status=500, body="boom")
+               if route.request.method == "POST" else route.continue_())
+    page.get_by_role("button", name="Preview").click()
+    page.locator("#preview-failed", has_text="error 500").wait_for()
+    assert page.locator("#upload-busy").is_hidden()
