@@ -100,6 +100,12 @@ def _items(form: UploadForm) -> list[Item]:
     return items
 
 
+def _without_line(message: str, line: int | None) -> str:
+    """The message without its leading "line N: " when the page shows "Line N:" before it already."""
+    prefix = f"line {line}: "
+    return message[len(prefix):] if line is not None and message.lower().startswith(prefix) else message
+
+
 def _preview(member: Membership, items: list[Item]) -> None:
     deadline = preview_deadline()  # one budget for every file of the request
     for item in items:
@@ -110,7 +116,7 @@ def _preview(member: Membership, items: list[Item]) -> None:
         except PreviewTooCostly as exc:
             item.error, item.costly = exc.message, True
         except ApplicationError as exc:
-            item.error, item.line = exc.message, exc.details.get("line")
+            item.error, item.line = _without_line(exc.message, exc.details.get("line")), exc.details.get("line")
             continue
         # The same bytes again (a second click on Ingest, the same file chosen twice): said, not stored twice.
         item.duplicate = document_with_bytes(member=member, sha256=hashlib.sha256(item.upload.content).hexdigest())

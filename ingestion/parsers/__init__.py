@@ -16,6 +16,7 @@ from ingestion.parsers.registry import (
     parse,
     parser_for,
     register,
+    unsupported_advice,
 )
 
 PARSER_MODULES: tuple[str, ...] = (
@@ -45,5 +46,6 @@ __all__ = [
     "detect_content_type",
     "parse",
     "parser_for",
+    "unsupported_advice",
     "register",
 ]

@@ -150,3 +150,31 @@ def test_a_preview_that_hangs_can_be_cancelled_and_a_server_error_is_said(page, 
     page.get_by_role("button", name="Preview").click()
     page.locator("#preview-failed", has_text="error 500").wait_for()
     assert page.locator("#upload-busy").is_hidden()
+
+
+def test_an_editor_is_told_what_a_file_is_and_what_to_do(page, world):
+    from kb.models import Document
+
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    page.get_by_label("Files").set_input_files([
+        {"name": "chart.png", "mimeType": "image/png", "buffer": b"\x89PNG\r\n\x1a\n" + bytes(64)},
+        {"name": "budget.xlsx", "mimeType": "application/octet-stream", "buffer": b"PK\x03\x04" + bytes(64)},
+        {"name": "fake.xlsx", "mimeType": "application/octet-stream", "buffer": b"12345678"},
+        {"name": "marked.md", "mimeType": "text/markdown", "buffer": b"Hello.\n<!-- access: sekret -->\nText.\n"},
+    ])
+    page.get_by_role("button", name="Preview").click()
+    page.locator("article.preview >> nth=3").wait_for()
+
+    def said(name: str) -> str:
+        return page.locator(f"article.preview[data-file='{name}'] [role=alert]").inner_text()
+
+    assert "PNG image" in said("chart.png") and "application/octet-stream" not in said("chart.png")
+    assert "Excel workbook" in said("budget.xlsx") and "export the sheet as CSV" in said("budget.xlsx")
+    # A few bytes of text named .xlsx are not taken for plain text.
+    assert "Excel workbook" in said("fake.xlsx")
+    marked = said("marked.md")
+    assert marked.startswith("Line 2:") and "line 2:" not in marked[len("Line 2:"):].lower()
+    assert page.get_by_role("button", name="Ingest").count() == 0
+    assert Document.objects.count() == 1  # the fixture's only

@@ -96,3 +96,16 @@ def test_register_a_new_format():
 def test_missing_parser_modules_are_skipped():
     # Every module name is listed; only those that exist were imported.
     assert "plaintext" in parsers.PARSER_MODULES
+
+
+def test_a_file_named_as_a_format_no_parser_reads_is_never_read_as_text():
+    from ingestion.parsers import detect_content_type, parser_for, unsupported_advice
+    from ingestion.structure import ParseError
+
+    # Eight bytes of text named .xlsx: not a spreadsheet, and not plain text either.
+    assert detect_content_type("fake.xlsx", b"12345678") is None
+    with pytest.raises(ParseError):
+        parser_for(None, "fake.xlsx", b"12345678")
+    assert "export the sheet as CSV" in unsupported_advice("fake.xlsx", b"12345678")[1]
+    assert unsupported_advice("scan", b"\x89PNG\r\n\x1a\n")[0] == "a PNG image"  # by its bytes
+    assert unsupported_advice("notes.md", b"# Notes") is None
