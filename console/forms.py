@@ -18,31 +18,81 @@ def _choices(values) -> list[tuple[str, str]]:
     return [(v, v) for v in values]
 
 
-class SearchForm(forms.Form):
-    query = forms.CharField(max_length=MAX_QUERY_CHARS, strip=True)
-    mode = forms.ChoiceField(choices=_choices(MODES), initial="hybrid")
-    expand = forms.ChoiceField(choices=_choices(EXPANDS), initial="parent")
-    expand_level = forms.ChoiceField(choices=_choices(EXPAND_LEVELS), initial="leaf")
-    top_k = forms.IntegerField(min_value=1, max_value=MAX_TOP_K, initial=5)
-    max_contexts = forms.IntegerField(min_value=1, max_value=50, initial=5)
-    context_token_budget = forms.IntegerField(min_value=1, max_value=100_000, initial=2000)
-    tags = forms.CharField(required=False, help_text="comma-separated; any of them")
-    source_prefix = forms.CharField(required=False, max_length=1000)
-    exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged chunks")
-    spotlight = forms.BooleanField(required=False, label="Spotlight (wrap contexts for a model)")
-    # Admins only (the view drops them for others).
-    as_member = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Search as")
-    index_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Index version")
-    compare_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Compare with")
+_MODE_WORDS = {"hybrid": "meaning and exact words", "vector": "meaning only", "keyword": "exact words only"}
+_EXPAND_WORDS = {"parent": "the whole section around each hit", "neighbors": "each hit and the passages beside it",
+                 "none": "the hits alone"}
+_LEVEL_WORDS = {"leaf": "the hit's own section", "parent": "the section one heading up"}
 
-    def __init__(self, *args, members=(), versions=(), **kwargs):
-        super().__init__(*args, **kwargs)
+
+def _worded(values, words: dict[str, str]) -> list[tuple[str, str]]:
+    return [(v, words.get(v, v)) for v in values]
+
+
+class SearchForm(forms.Form):
+    """The playground's search. The words are for someone who has never heard of "top k"; the values
+    sent are the API's. A parameter missing from the address keeps its default (a link with only
+    ``?query=`` searches as the form would), and an empty query asks for one, nothing else."""
+
+    query = forms.CharField(max_length=MAX_QUERY_CHARS, strip=True, label="Search for",
+                            error_messages={"required": "Type what you are looking for."},
+                            help_text="Words or a question, as you would ask a colleague.")
+    mode = forms.ChoiceField(choices=_worded(MODES, _MODE_WORDS), initial="hybrid", label="Match by",
+                             help_text="Meaning finds passages that say the same in other words; exact words finds "
+                                       "the words you typed.")
+    expand = forms.ChoiceField(choices=_worded(EXPANDS, _EXPAND_WORDS), initial="parent", label="Answer passages",
+                               help_text="How much text around each hit to gather for an answer below the hits.")
+    expand_level = forms.ChoiceField(choices=_worded(EXPAND_LEVELS, _LEVEL_WORDS), initial="leaf",
+                                     label="Section to gather",
+                                     help_text="With whole sections: the hit's own section, or the larger one "
+                                               "above it.")
+    top_k = forms.IntegerField(min_value=1, max_value=MAX_TOP_K, initial=5, label="Number of hits",
+                               help_text=f"How many matching passages to list, best first (1–{MAX_TOP_K}).")
+    max_contexts = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Number of answer passages",
+                                      help_text="The most passages gathered for an answer (1–50).")
+    context_token_budget = forms.IntegerField(
+        min_value=1, max_value=100_000, initial=2000, label="Answer length limit (tokens)",
+        help_text="The most text the answer passages hold together; a token is about three quarters of a word.")
+    tags = forms.CharField(required=False, label="Tags (any of them)",
+                           help_text="Comma-separated; only documents with at least one of these tags.")
+    source_prefix = forms.CharField(required=False, max_length=1000, label="Source starts with",
+                                    help_text="Only documents whose source (file name or path) starts with this.")
+    exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged passages",
+                                         help_text="Skip passages the screening flagged as instructions to a model.")
+    spotlight = forms.BooleanField(required=False, label="Spotlight (wrap passages for a model)",
+                                   help_text="Wrap each answer passage in a random boundary, with a system prompt "
+                                             "that tells the model the wrapped text is data, never instructions.")
+    # Admins only (the view drops them for others).
+    as_member = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Search as",
+                                       help_text="See exactly what another member would get (never more than "
+                                                 "you may read yourself).")
+    index_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Index version",
+                                           help_text="Which build of the search index to ask.")
+    compare_version = forms.TypedChoiceField(required=False, coerce=str, empty_value=None, label="Compare with",
+                                             help_text="Another version, answered side by side.")
+
+    def __init__(self, data=None, *args, members=(), versions=(), **kwargs):
+        if data is not None:
+            # A parameter missing from the address keeps its default rather than failing as required.
+            data = data.copy()
+            for name, field in self.base_fields.items():
+                if field.initial is not None and not data.get(name):
+                    data[name] = field.initial
+        super().__init__(data, *args, **kwargs)
         self.fields["as_member"].choices = [("", "myself")] + [(m.pk, f"{m.user.email} ({m.role}, "
                                                                        f"{m.get_clearance_display()})") for m in members]
-        version_choices = [(str(v.pk), f"{v.name or str(v.pk)[:8]}{' (active)' if v.is_active else ''}")
-                           for v in versions]
+        self.active_version = next((str(v.pk) for v in versions if v.is_active), None)
+        version_choices = [(str(v.pk), f"{v.name + ' · ' if v.name else ''}{v.short_id}"
+                                       f"{' (active)' if v.is_active else ''}") for v in versions]
         self.fields["index_version"].choices = [("", "the active version")] + version_choices
         self.fields["compare_version"].choices = [("", "no comparison")] + version_choices
+
+    def clean(self):
+        data = super().clean()
+        first = data.get("index_version") or self.active_version
+        if data.get("compare_version") and data["compare_version"] == first:
+            self.add_error("compare_version", "Choose a different version to compare with: this one is already "
+                                              "the version searched.")
+        return data
 
     def tag_list(self) -> tuple[str, ...]:
         return tuple(t.strip() for t in self.cleaned_data.get("tags", "").split(",") if t.strip())

@@ -53,6 +53,7 @@ urlpatterns = [
     path("sections/<uuid:section_id>/readers/", access.section_readers_view, name="section-readers"),
     path("jobs/", jobs.job_index, name="jobs"),
     path("jobs/<uuid:job_id>/", jobs.job_detail, name="job"),
+    path("jobs/<uuid:job_id>/card/", jobs.job_card, name="job-card"),
     path("jobs/<uuid:job_id>/retry/", jobs.job_retry_view, name="job-retry"),
     path("search/", search.playground, name="search"),
     path("members/", members.member_index, name="members"),

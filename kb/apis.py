@@ -266,10 +266,10 @@ class SearchApi(KbAPIView):
         request=SearchInputSerializer, responses={200: SearchOutputSerializer, **error_responses(400, 404, 415)},
     )
     def post(self, request):
-        return Response(search_answer(member=self.member, body=request.data))
+        return Response(search_answer(member=self.member, body=request.data, request=request))
 
 
-def search_answer(*, member, body) -> dict:
+def search_answer(*, member, body, request=None) -> dict:
     """A search from its request body to its response body, as ``member``: validated by
     :class:`SearchInputSerializer`, run by :func:`kb.search.search`, serialized by
     :class:`SearchOutputSerializer`. The REST API and the MCP server (``kb.mcp_server``) both call
@@ -292,7 +292,8 @@ def search_answer(*, member, body) -> dict:
         context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
         neighbors=data["neighbors"], exclude_flagged=data["exclude_flagged"], spotlight=data["spotlight"],
     )
-    return SearchOutputSerializer(response).data
+    # With the request, citation links are absolute (the API); without it (MCP), site-relative.
+    return SearchOutputSerializer(response, context={"request": request}).data
 
 
 # ----------------------------------------------------------------------------- screening and review

@@ -20,7 +20,7 @@ from __future__ import annotations
 from accounts.errors import NotFound, PermissionRefused
 from accounts.models import ROLE_RANK, Group, Membership, Role
 from accounts.policy import AccessLevel, Policy
-from ingestion.parsers import parser_for
+from ingestion.parsers import parser_for, unsupported_advice
 from ingestion.structure import ParseError
 from kb.errors import UnsupportedContentType
 
@@ -59,6 +59,12 @@ def content_type_check(*, content_type: str, source: str, content: bytes) -> Non
     try:
         parser_for(content_type, source or None, content)
     except ParseError:
+        advice = unsupported_advice(source or None, content)
+        if advice is not None:
+            what, todo = advice
+            raise UnsupportedContentType(f"this file is {what}, which Bulkhead does not read: {todo}",
+                                         details={"content_type": content_type}) from None
         raise UnsupportedContentType(
-            f"unsupported document content type {content_type!r}", details={"content_type": content_type}
+            f"unsupported document content type {content_type!r}: Bulkhead reads Markdown, HTML, PDF, DOCX, CSV, "
+            "plain text, code, transcripts and e-mail", details={"content_type": content_type}
         ) from None

@@ -179,6 +179,16 @@ def document_list(
     return documents.order_by("-created_at", "-id")
 
 
+def document_with_bytes(*, member: Membership, sha256: str) -> Document | None:
+    """The newest document the member can see whose stored bytes are these (by their SHA-256), else None.
+    Only documents the member can see: a hidden one is never named, and a copy of it is simply a new
+    document."""
+    return (
+        Document.objects.filter(tenant_id=member.tenant_id, sha256=sha256)
+        .filter(document_visible_q(reader_for(member))).defer("raw", "text").order_by("-created_at", "-id").first()
+    )
+
+
 def document_get(*, member: Membership, document_id) -> Document:
     """One document the member can see, with readable counts; otherwise NotFound."""
     pk = parse_uuid(document_id)

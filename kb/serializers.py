@@ -361,7 +361,31 @@ class SearchInputSerializer(serializers.Serializer):
     )
 
 
-class SearchHitOutputSerializer(serializers.Serializer):
+def section_citation_url(document_id, section_id) -> str:
+    """The console page of a document with one section chosen, scrolled to that section's row: the
+    citation a hit or a context links to. Only ids: the page itself checks the reader again."""
+    from django.urls import reverse
+
+    return f"{reverse('console:document', kwargs={'document_id': document_id})}?section={section_id}#section-{section_id}"
+
+
+class _CitationMixin(serializers.Serializer):
+    """A hit's or a context's citation: the console page of its section (absolute when the request is
+    known), and the section's anchor on that page. The reader's access is checked again there."""
+
+    url = serializers.SerializerMethodField(help_text="The document's console page, this section chosen.")
+    section_anchor = serializers.SerializerMethodField(help_text="The section's anchor on that page.")
+
+    def get_url(self, obj) -> str:
+        url = section_citation_url(obj.document_id, obj.section_id)
+        request = self.context.get("request")
+        return request.build_absolute_uri(url) if request is not None else url
+
+    def get_section_anchor(self, obj) -> str:
+        return f"section-{obj.section_id}"
+
+
+class SearchHitOutputSerializer(_CitationMixin):
     chunk_id = serializers.UUIDField()
     document_id = serializers.UUIDField()
     document_title = serializers.CharField(allow_blank=True)
@@ -376,7 +400,7 @@ class SearchHitOutputSerializer(serializers.Serializer):
     screening = ScreeningVerdictSerializer(allow_null=True, help_text="The chunk's stored verdict; null in off mode.")
 
 
-class SearchContextOutputSerializer(serializers.Serializer):
+class SearchContextOutputSerializer(_CitationMixin):
     section_id = serializers.UUIDField()
     document_id = serializers.UUIDField()
     document_title = serializers.CharField(allow_blank=True)

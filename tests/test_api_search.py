@@ -43,7 +43,13 @@ def test_search_returns_only_what_the_member_may_read(world, actor, sees_restric
     for hit in data["results"]:
         assert hit["document_id"] == str(world.doc.id)
         assert set(hit) >= {"chunk_id", "document_id", "document_title", "section_id", "heading_path", "text",
-                            "score", "distance", "start", "end"}
+                            "score", "distance", "start", "end", "url", "section_anchor"}
+    assert not sees_restricted or (data["results"] and data["contexts"])
+    for item in data["results"] + data["contexts"]:
+        # The citation: the section's console page, absolute, the section chosen and scrolled to.
+        assert item["section_anchor"] == f"section-{item['section_id']}"
+        assert item["url"] == (f"http://testserver/documents/{item['document_id']}/?section={item['section_id']}"
+                               f"#section-{item['section_id']}")
     for context in data["contexts"]:
         assert set(context) >= {"section_id", "document_id", "heading_path", "text", "chunk_ids"}
 

@@ -24,3 +24,9 @@ def test_removing_the_marks_gives_the_escaped_text(text, query):
 
     marked = str(highlight(text, query))
     assert marked.replace("<mark>", "").replace("</mark>", "") == escape(text)
+
+
+def test_stop_words_are_never_marked():
+    # Full-text search leaves them out of a query: marking "of" pointed at nothing that matched.
+    assert highlight("the map of the world", "map of the world") == "the <mark>map</mark> of the <mark>world</mark>"
+    assert highlight("of and to", "of and to") == "of and to"

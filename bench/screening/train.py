@@ -65,7 +65,7 @@ def unit_examples(clean: Iterable[dict], planted: Iterable[dict], words: DocWord
             for i, unit in enumerate(found):
                 raw = _visible(chunk[unit.start : unit.end]).strip()
                 inside = unit.decoded or (len(raw) >= 3 and raw in attack)
-                if inside and len(unit.text.split()) < 3 and not fm[i][: len(F._COMPILED)].any():
+                if inside and len(unit.text.split()) < 3 and not fm[i][: len(F.COMPILED)].any():
                     continue  # "Thanks!", "Signed," -- nothing to learn from
                 texts.append(unit.text)
                 feats.append(fm[i : i + 1])
@@ -120,7 +120,7 @@ class Prepared:
     instruction is one item over the chunks that hold it)."""
 
     def __init__(self, items: Sequence[Sequence[tuple[str, str]]], words: DocWords) -> None:
-        from ingestion.screening.detector import _RULES
+        from ingestion.screening.detector import RULES as _RULES
 
         texts, feats, rule, owner = [], [], [], []
         for i, chunks in enumerate(items):

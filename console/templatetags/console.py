@@ -12,17 +12,27 @@ from django.utils.safestring import mark_safe
 register = template.Library()
 
 WORD = re.compile(r"\w{2,}", re.UNICODE)
+# The words full-text search leaves out of a query (PostgreSQL's "english" configuration, the Snowball
+# list): marking them would point at "of" and "the" rather than at what matched.
+STOP_WORDS = frozenset("""
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+    herself it its itself they them their theirs themselves what which who whom this that these those am is
+    are was were be been being have has had having do does did doing a an the and but if or because as until
+    while of at by for with about against between into through during before after above below to from up
+    down in out on off over under again further then once here there when where why how all any both each few
+    more most other some such no nor not only own same so than too very s t can will just don should now
+""".split())
 
 
 @register.filter
 def highlight(text: str, query: str):
-    """``text`` escaped, with the query's words (2+ letters, any case) in ``<mark>``.
+    """``text`` escaped, with the query's words (2+ letters, any case, not a stop word) in ``<mark>``.
 
     Matched on the raw text and escaped piece by piece, so a query word can never land
     inside an entity of the escaped text (``amp`` in ``&amp;``) or in markup.
     """
     text = text or ""
-    words = sorted({w.lower() for w in WORD.findall(query or "")}, key=len, reverse=True)
+    words = sorted({w.lower() for w in WORD.findall(query or "")} - STOP_WORDS, key=len, reverse=True)
     if not words:
         return escape(text)
     pattern = re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
@@ -33,6 +43,14 @@ def highlight(text: str, query: str):
         pos = match.end()
     out.append(escape(text[pos:]))
     return mark_safe("".join(out))
+
+
+@register.simple_tag
+def citation(item) -> str:
+    """The console page a search hit or context cites: its document, its section chosen and scrolled to."""
+    from kb.serializers import section_citation_url
+
+    return section_citation_url(item.document_id, item.section_id)
 
 
 @register.simple_tag

@@ -61,6 +61,16 @@ def _job(member, job_id) -> IngestionJob:
 
 
 @member_required()
+def job_card(request, job_id):
+    """One job as a line of the upload page, polled every second until it ends: its stage and progress,
+    then the new document's link or the error (with its line, as the member may see it)."""
+    member = request.member
+    job = _job(member, job_id)
+    job.shown_error = _shown_error(member, job)
+    return render(request, "console/jobs/_card.html", {"job": job, "finished": job.status in FINISHED})
+
+
+@member_required()
 def job_detail(request, job_id):
     member = request.member
     job = _job(member, job_id)

@@ -33,6 +33,8 @@ from accounts.selectors import group_list
 from console.forms import UploadForm
 from console.membership import is_admin, member_required
 from kb.models import Document, IngestionJob
+from kb.overview import job_list
+from kb.selectors import document_with_bytes
 from kb.services import PayloadTooLarge, Upload, document_create
 from pipeline.preview import DocumentPreview, PreviewTooCostly, document_preview, preview_deadline
 
@@ -49,6 +51,7 @@ class Item:
     costly: bool = False  # too costly to preview: ingested without a preview when the member asks
     document: Document | None = None
     job: IngestionJob | None = None
+    duplicate: Document | None = None  # a document the member can see that has these very bytes
 
 
 def _assignable(member: Membership) -> tuple[list[str], list[str]]:
@@ -97,6 +100,12 @@ def _items(form: UploadForm) -> list[Item]:
     return items
 
 
+def _without_line(message: str, line: int | None) -> str:
+    """The message without its leading "line N: " when the page shows "Line N:" before it already."""
+    prefix = f"line {line}: "
+    return message[len(prefix):] if line is not None and message.lower().startswith(prefix) else message
+
+
 def _preview(member: Membership, items: list[Item]) -> None:
     deadline = preview_deadline()  # one budget for every file of the request
     for item in items:
@@ -107,7 +116,10 @@ def _preview(member: Membership, items: list[Item]) -> None:
         except PreviewTooCostly as exc:
             item.error, item.costly = exc.message, True
         except ApplicationError as exc:
-            item.error, item.line = exc.message, exc.details.get("line")
+            item.error, item.line = _without_line(exc.message, exc.details.get("line")), exc.details.get("line")
+            continue
+        # The same bytes again (a second click on Ingest, the same file chosen twice): said, not stored twice.
+        item.duplicate = document_with_bytes(member=member, sha256=hashlib.sha256(item.upload.content).hexdigest())
 
 
 def _digest(items: list[Item]) -> str:
@@ -123,12 +135,16 @@ def _digest(items: list[Item]) -> str:
 
 def _ingest(member: Membership, items: list[Item]) -> None:
     for item in items:
-        if item.preview is None and not item.costly:
+        if (item.preview is None and not item.costly) or item.duplicate is not None:
             continue
         try:
             item.document, item.job = document_create(tenant=member.tenant, created_by=member, upload=item.upload)
         except ApplicationError as exc:
             item.error = exc.message
+            continue
+        # As the jobs pages read it (``document_visible``): the line that follows it names the document.
+        item.job = job_list(member=member).get(pk=item.job.pk)
+        item.job.shown_error = ""
 
 
 @member_required(Role.EDITOR)
@@ -152,8 +168,11 @@ def document_upload(request):
                 notice = "The files, their titles or the policy changed since the preview: check it again."
     context = {
         "member": member, "nav": "documents", "form": form, "items": items, "digest": digest, "notice": notice,
-        "ingested": ingested, "previewable": sum(1 for i in items if i.preview is not None or i.costly),
+        "ingested": ingested,
+        "previewable": sum(1 for i in items if (i.preview is not None or i.costly) and i.duplicate is None),
         "max_bytes": settings.BULKHEAD_MAX_UPLOAD_BYTES,
+        # The browser stops waiting past the server's own preview budget (with room for Ingest's jobs).
+        "timeout_ms": (2 * settings.BULKHEAD_PREVIEW_SECONDS + 20) * 1000,
     }
     template = "console/documents/_preview.html" if request.htmx else "console/documents/upload.html"
     return render(request, template, context)

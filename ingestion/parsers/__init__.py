@@ -16,6 +16,7 @@ from ingestion.parsers.registry import (
     parse,
     parser_for,
     register,
+    unsupported_advice,
 )
 
 PARSER_MODULES: tuple[str, ...] = (
@@ -60,5 +61,6 @@ __all__ = [
     "import_parser_modules",
     "parse",
     "parser_for",
+    "unsupported_advice",
     "register",
 ]

@@ -126,12 +126,54 @@ def _sniff(data: bytes) -> str | None:
     return None
 
 
+# Formats people upload that no parser reads: (what it is, what to do), by file extension and by the
+# bytes' signature. A file named like one of these is refused even when its bytes look like text: an
+# ".xlsx" that is a few bytes of text is not a spreadsheet, and reading it as plain text would index
+# something other than what its author meant.
+_EXPORT_CSV = "export the sheet as CSV (Save as › CSV) and upload the .csv file"
+_EXPORT_PDF = "export it as PDF (or save it as .docx) and upload that"
+_IMAGE = "Bulkhead reads text, not pictures: upload the document the image comes from, or its text"
+_UNREAD_EXTENSIONS: dict[str, tuple[str, str]] = {
+    ".xlsx": ("an Excel workbook (.xlsx)", _EXPORT_CSV), ".xlsm": ("an Excel workbook (.xlsm)", _EXPORT_CSV),
+    ".xls": ("an old Excel workbook (.xls)", _EXPORT_CSV), ".ods": ("a spreadsheet (.ods)", _EXPORT_CSV),
+    ".numbers": ("a Numbers spreadsheet", _EXPORT_CSV),
+    ".pptx": ("a PowerPoint presentation (.pptx)", _EXPORT_PDF), ".ppt": ("an old PowerPoint file (.ppt)", _EXPORT_PDF),
+    ".key": ("a Keynote presentation", _EXPORT_PDF), ".doc": ("an old Word document (.doc)",
+                                                               "save it as .docx (or PDF) and upload that"),
+    ".odt": ("an OpenDocument text (.odt)", "save it as .docx (or PDF) and upload that"),
+    ".png": ("a PNG image", _IMAGE), ".jpg": ("a JPEG image", _IMAGE), ".jpeg": ("a JPEG image", _IMAGE),
+    ".gif": ("a GIF image", _IMAGE), ".webp": ("a WebP image", _IMAGE), ".heic": ("a HEIC image", _IMAGE),
+    ".zip": ("a ZIP archive", "unpack it and upload the documents inside"),
+}
+_SIGNATURES: tuple[tuple[bytes, str, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", _IMAGE), (b"\xff\xd8\xff", "a JPEG image", _IMAGE),
+    (b"GIF8", "a GIF image", _IMAGE), (b"\xd0\xcf\x11\xe0", "an old Office file (.doc, .xls or .ppt)",
+                                        "save it in the current format (.docx; a sheet as CSV) and upload that"),
+    (b"PK\x03\x04", "a ZIP archive (or an Office file other than .docx)",
+     "upload a .docx, PDF or CSV (a spreadsheet: export the sheet as CSV)"),
+)
+
+
+def unsupported_advice(filename: str | None, data: bytes) -> tuple[str, str] | None:
+    """What a file no parser reads is, and what to do about it -- ``("a PNG image", "…")`` -- when its
+    name or its bytes say so; None otherwise."""
+    extension = os.path.splitext(filename or "")[1].lower()
+    if extension in _UNREAD_EXTENSIONS and extension not in _EXTENSIONS:
+        return _UNREAD_EXTENSIONS[extension]
+    for signature, what, advice in _SIGNATURES:
+        if data.startswith(signature):
+            return what, advice
+    return None
+
+
 def detect_content_type(filename: str | None, data: bytes) -> str | None:
     """Best guess of a content type: the filename's registered extension, else the bytes.
 
     May return a type no parser is registered for (e.g. ``application/pdf`` when the
     PDF parser is not installed); :func:`parse` reports that as unsupported.
     """
+    if _extension_type(filename) is None and unsupported_advice(filename, b"") is not None:
+        return None  # named as a format no parser reads: never guessed from bytes that look like text
     return _extension_type(filename) or _sniff(data)
 
 
@@ -144,6 +186,8 @@ def parser_for(content_type: str | None = None, filename: str | None = None, dat
     if by_extension in _PARSERS:
         return _PARSERS[by_extension]
     if declared is None or declared in _GENERIC_TYPES:
+        if unsupported_advice(filename, b"") is not None:  # named as a format no parser reads
+            raise ParseError(f"unsupported content type {content_type!r} (filename {filename!r})")
         sniffed = _sniff(data)
         if sniffed in _PARSERS:
             return _PARSERS[sniffed]

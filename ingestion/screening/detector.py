@@ -52,6 +52,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"all|any|your|the)\b[^.\n]{0,20}\b(?:instructions?|prompts?|directives|guidelines|system prompt)\b")),
     ("override", F._COMPILED[F.NAMES.index("override_xx")][2]),
 )  # fmt: skip
+RULES = _RULES  # public: the training script scores with the same rules
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 _COMPILED = tuple((name, family, re.compile(pattern, re.M)) for name, family, pattern in _PATTERNS)
+COMPILED = _COMPILED  # public: the training script reads the rule features' names and count
 
 _IMPERATIVE_VERBS = frozenset(
     """ignore disregard forget override stop start begin respond reply answer say tell write output print include

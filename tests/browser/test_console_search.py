@@ -69,9 +69,18 @@ def test_a_viewer_cannot_search_as_someone_else_even_by_url(page, world):
 
 
 def test_two_versions_side_by_side(page, world):
-    from kb.index_versions import index_version_active
+    from ingestion.chunking.config import ChunkingConfig
+    from kb.index_versions import index_version_active, index_version_create
 
     version = index_version_active(tenant=world["tenant"])
+    other, _ = index_version_create(tenant=world["tenant"], config=ChunkingConfig(target_tokens=128), name="small")
     sign_in(page, "admin@acme.test", PASSWORD)
-    _search(page, "security team", index_version=str(version.pk), compare_version=str(version.pk))
+    _search(page, "security team", index_version=str(version.pk), compare_version=str(other.pk))
     assert page.locator(".search-result").count() == 2
+    # Both named by the one short id the Versions page uses.
+    assert page.locator(".search-result h2 code").all_inner_texts() == [version.short_id, other.short_id]
+    # A version compared with itself is refused, in words, and nothing is searched.
+    page.select_option("#id_compare_version", str(version.pk))
+    page.click("#search-form button[type=submit]")
+    assert "Choose a different version" in page.locator("[role=alert]").inner_text()
+    assert page.locator(".search-result").count() == 0

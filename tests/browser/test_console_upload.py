@@ -187,7 +187,7 @@ def test_ingest_creates_jobs_and_the_job_page_shows_progress_to_succeeded(page, 
     assert IngestionJob.objects.count() == 0
     page.get_by_role("button", name="Ingest").click()
     page.wait_for_selector("#created-jobs")
-    links = page.locator("#created-jobs a")
+    links = page.locator("#created-jobs a.job-link")
     assert links.count() == 2
     jobs = list(IngestionJob.objects.order_by("created_at"))
     assert len(jobs) == 2 and {j.created_by_id for j in jobs} == {world["editor"].user_id}

@@ -103,3 +103,16 @@ def test_every_listed_parser_module_is_imported():
 def test_a_missing_parser_module_is_an_error():
     with pytest.raises(parsers.MissingParserModule, match="ingestion.parsers.no_such_format, which does not exist"):
         parsers.import_parser_modules(("plaintext", "no_such_format"))
+
+
+def test_a_file_named_as_a_format_no_parser_reads_is_never_read_as_text():
+    from ingestion.parsers import detect_content_type, parser_for, unsupported_advice
+    from ingestion.structure import ParseError
+
+    # Eight bytes of text named .xlsx: not a spreadsheet, and not plain text either.
+    assert detect_content_type("fake.xlsx", b"12345678") is None
+    with pytest.raises(ParseError):
+        parser_for(None, "fake.xlsx", b"12345678")
+    assert "export the sheet as CSV" in unsupported_advice("fake.xlsx", b"12345678")[1]
+    assert unsupported_advice("scan", b"\x89PNG\r\n\x1a\n")[0] == "a PNG image"  # by its bytes
+    assert unsupported_advice("notes.md", b"# Notes") is None

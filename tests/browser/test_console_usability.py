@@ -1,0 +1,180 @@
+"""The console for people who are not engineers (issue 27), by role, in a real browser: citations to
+follow from every hit, live feedback after an upload, plain words, readable errors and the audit trail,
+and the narrow screen of a phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.policy import AccessLevel
+from accounts.services import group_create, tenant_create
+from tests.api_helpers import POLICY_SECTIONS, make_document
+from tests.browser.conftest import PASSWORD, console_member, sign_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def world(transactional_db):
+    tenant = tenant_create(slug="acme", name="Acme")
+    group_create(tenant=tenant, slug="security-team")
+    admin = console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"])
+    viewer = console_member(tenant, "viewer@acme.test", "viewer", "internal")
+    document = make_document(tenant, title="Handbook", sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL)
+    return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document}
+
+
+def _search(page, query: str) -> None:
+    page.goto("/search/?query=" + query.replace(" ", "+") + "&mode=keyword")
+    page.wait_for_selector(".search-result")
+
+
+def test_a_viewer_follows_a_citation_to_the_section_and_stop_words_are_not_marked(page, world):
+    sign_in(page, "viewer@acme.test", PASSWORD)
+    _search(page, "the intro for internal readers")
+    marked = {m.lower() for m in page.locator(".hit-text mark").all_inner_texts()}
+    assert marked and marked <= {"intro", "internal", "readers"}  # never "the" or "for"
+    citations = page.locator(".hit a.citation")
+    assert "Security policy" in citations.all_inner_texts()  # the heading path is the link text
+    # Every hit and every context cites its section.
+    assert page.locator(".hit").count() == citations.count()
+    assert page.locator(".context").count() == page.locator(".context a.citation").count() > 0
+    page.locator(".hit a.citation", has_text="Security policy").first.click()
+    page.wait_for_url("**/documents/**")
+    assert page.locator("#panel-heading").inner_text().startswith("Security policy")
+    assert page.locator(".section-row.selected .section-title").inner_text() == "Security policy"
+    # The viewer's citations never name what they may not read.
+    assert "Incident response" not in page.locator("main").inner_text()
+
+
+def test_an_admin_citation_to_a_restricted_section_is_refused_to_a_viewer(page, another_page, world):
+    sign_in(page, "admin@acme.test", PASSWORD)
+    _search(page, "security team")
+    link = page.locator(".hit a.citation", has_text="Incident response").first
+    href = link.get_attribute("href")
+    assert "Security policy › Incident response" in link.inner_text()
+    viewer = another_page()
+    sign_in(viewer, "viewer@acme.test", PASSWORD)
+    viewer.goto(href)
+    body = viewer.locator("main").inner_text()
+    # The page opens (the document is readable) but chooses nothing the viewer may not read.
+    assert "Only the security team." not in body and "Incident response" not in body
+    assert viewer.locator(".section-row.selected").count() == 0
+
+
+def test_an_admin_reads_plain_words_defaults_and_one_version_id(page, world):
+    from kb.index_versions import index_version_active
+
+    version = index_version_active(tenant=world["tenant"])
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto("/search/?query=")
+    alert = page.locator("[role=alert]").inner_text()
+    assert "Type what you are looking for" in alert and "required" not in alert and "expand_level" not in alert
+    # Every control has a label in words and help text tied to it.
+    controls = page.locator("#search-form select, #search-form input")
+    assert controls.count() >= 9
+    for i in range(controls.count()):
+        described = controls.nth(i).get_attribute("aria-describedby")
+        assert described and page.locator(f"#{described.split()[0]}").inner_text().strip()
+    labels = " ".join(page.locator("#search-form label").all_inner_texts())
+    assert "Top k" not in labels and "Token budget" not in labels and "Number of hits" in labels
+    # The active version: the same short id on the dashboard as on the Versions page, and never "Not built yet".
+    page.goto("/")
+    assert page.locator("#active-version-id").inner_text() == version.short_id
+    page.click("#active-version-id")
+    assert "Not built yet" not in page.locator("main").inner_text()
+
+
+# ----------------------------------------------------------------------------- upload: live feedback, no hang
+
+NOTES = "# Notes\nMeeting notes for everyone with internal clearance.\n"
+
+
+def _notes_file() -> dict:
+    return {"name": "notes.md", "mimeType": "text/markdown", "buffer": NOTES.encode()}
+
+
+@pytest.mark.worker
+def test_an_editor_follows_the_ingest_to_its_document_and_the_same_bytes_are_not_stored_twice(
+        page, world, celery_worker):
+    from kb.models import Document
+
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    page.get_by_role("button", name="Ingest").click()
+    card = page.locator("#created-jobs .job-card")
+    card.wait_for()
+    # The form starts again empty: no file left to send a second time.
+    assert page.get_by_label("Files").evaluate("input => input.files.length") == 0
+    assert page.locator("#chosen-files li").count() == 0
+    # The line follows the job to its end, then links to the new document.
+    page.wait_for_selector("#created-jobs .job-card[data-status=succeeded] a.document-link", timeout=180_000)
+    assert page.locator(".job-card a.document-link").inner_text() == "notes.md"
+    job_href = page.locator(".job-card a.job-link").get_attribute("href")
+    # The same bytes again: said so, with a link, and no Ingest offered.
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    notice = page.locator("article.preview .duplicate")
+    notice.wait_for()
+    assert "Already uploaded" in notice.inner_text() and "notes.md" in notice.inner_text()
+    assert page.get_by_role("button", name="Ingest").count() == 0
+    assert Document.objects.filter(title="notes.md").count() == 1
+    # The job page names the document as a link.
+    page.goto(job_href)
+    page.locator("#job-document").click()
+    page.wait_for_url("**/documents/**")
+
+
+def test_a_preview_that_hangs_can_be_cancelled_and_a_server_error_is_said(page, world):
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    held = []
+    # The server never answers this preview (a stuck request: the route is held, not continued).
+    page.route("**/documents/upload/", lambda route: held.append(route) if route.request.method == "POST"
+               else route.continue_())
+    page.get_by_label("Files").set_input_files([_notes_file()])
+    page.get_by_role("button", name="Preview").click()
+    cancel = page.get_by_role("button", name="Cancel")
+    cancel.wait_for()
+    cancel.click()
+    assert "Stopped waiting" in page.locator("#preview-failed").inner_text()
+    assert page.get_by_role("button", name="Cancel").is_hidden()
+    # A server error is said in words, not left as a spinner.
+    page.unroute("**/documents/upload/")
+    page.route("**/documents/upload/", lambda route: route.fulfill(status=500, body="boom")
+               if route.request.method == "POST" else route.continue_())
+    page.get_by_role("button", name="Preview").click()
+    page.locator("#preview-failed", has_text="error 500").wait_for()
+    assert page.locator("#upload-busy").is_hidden()
+
+
+def test_an_editor_is_told_what_a_file_is_and_what_to_do(page, world):
+    from kb.models import Document
+
+    console_member(world["tenant"], "editor@acme.test", "editor", "confidential")
+    sign_in(page, "editor@acme.test", PASSWORD)
+    page.goto("/documents/upload/")
+    page.get_by_label("Files").set_input_files([
+        {"name": "chart.png", "mimeType": "image/png", "buffer": b"\x89PNG\r\n\x1a\n" + bytes(64)},
+        {"name": "budget.xlsx", "mimeType": "application/octet-stream", "buffer": b"PK\x03\x04" + bytes(64)},
+        {"name": "fake.xlsx", "mimeType": "application/octet-stream", "buffer": b"12345678"},
+        {"name": "marked.md", "mimeType": "text/markdown", "buffer": b"Hello.\n<!-- access: sekret -->\nText.\n"},
+    ])
+    page.get_by_role("button", name="Preview").click()
+    page.locator("article.preview >> nth=3").wait_for()
+
+    def said(name: str) -> str:
+        return page.locator(f"article.preview[data-file='{name}'] [role=alert]").inner_text()
+
+    assert "PNG image" in said("chart.png") and "application/octet-stream" not in said("chart.png")
+    assert "Excel workbook" in said("budget.xlsx") and "export the sheet as CSV" in said("budget.xlsx")
+    # A few bytes of text named .xlsx are not taken for plain text.
+    assert "Excel workbook" in said("fake.xlsx")
+    marked = said("marked.md")
+    assert marked.startswith("Line 2:") and "line 2:" not in marked[len("Line 2:"):].lower()
+    assert page.get_by_role("button", name="Ingest").count() == 0
+    assert Document.objects.count() == 1  # the fixture's only
