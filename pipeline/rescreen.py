@@ -55,14 +55,18 @@ def rescreen(*, tenant_ids: list[int] | None = None) -> dict:
 
 def _rescreen_tenant(tenant_id: int) -> dict:
     stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0}
+    done: set[tuple] = set()  # each (document, version) once per run: a run always ends
     while True:
-        groups = list(
+        groups = [
+            group for group in
             Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=DETECTOR_VERSION).order_by()
-            .values_list("document_id", "index_version_id").distinct()[:BATCH_DOCUMENTS]
-        )
+            .values_list("document_id", "index_version_id").distinct()[: BATCH_DOCUMENTS + len(done)]
+            if group not in done
+        ][:BATCH_DOCUMENTS]
         if not groups:
             return stats
         for document_id, version_id in groups:
+            done.add((document_id, version_id))
             _rescreen_document(tenant_id, document_id, version_id, stats)
 
 

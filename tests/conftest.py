@@ -209,6 +209,9 @@ class WorkerProcess:
         env["REDIS_URL"] = settings.REDIS_URL
         env["CACHE_URL"] = settings.CACHES["default"]["LOCATION"]
         env["PYTHONUNBUFFERED"] = "1"
+        # A worker queues the re-screen of stale chunks when it starts (pipeline.rescreen): here it would
+        # re-screen other tests' committed rows while they run. tests/test_screening.py runs the job itself.
+        env["BULKHEAD_RESCREEN_AT_WORKER_START"] = "0"
         env.update(extra_env or {})
         self.log_path = embedded_services.data_dir() / f"worker-{name}{xdist_suffix()}.log"
         self._log = open(self.log_path, "wb")

@@ -65,9 +65,14 @@ def api_schema(admin_key):
 def _real_ids(world) -> dict[str, str]:
     """Path parameters that exist, so that the 2xx answers are exercised too (not only 404s)."""
     from accounts.models import ApiToken, Group
-    from kb.models import IndexVersion, IngestionJob
+    from kb.models import Chunk, IndexVersion, IngestionJob
 
     job = IngestionJob.objects.create(tenant=world.tenant, document=world.doc)
+    # A flagged chunk, so that the review queue's item answers 200 too.
+    flagged = Chunk.objects.get(section_id=world.section_ids["intro"])
+    Chunk.objects.filter(pk=flagged.pk).update(
+        screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"], "detector": "test",
+                                           "spans": [[0, 5]]})
     return {
         "document_id": str(world.doc.id),
         "section_id": str(world.section_ids["intro"]),
@@ -76,6 +81,7 @@ def _real_ids(world) -> dict[str, str]:
         "membership_id": str(world.actors["viewer"].membership.id),
         "token_id": str(ApiToken.objects.get(membership=world.actors["viewer"].membership).id),
         "version_id": str(IndexVersion.objects.get(tenant=world.tenant, is_active=True).id),
+        "chunk_id": str(flagged.id),
     }
 
 
@@ -126,7 +132,8 @@ def test_schema_and_docs_are_served(client):
     for path in ("/api/v1/documents/", "/api/v1/documents/{document_id}/", "/api/v1/search/",
                  "/api/v1/sections/{section_id}/", "/api/v1/jobs/{job_id}/", "/api/v1/tokens/{token_id}/revoke/",
                  "/api/v1/documents/{document_id}/as/{membership_id}/", "/api/v1/sections/{section_id}/readers/",
-                 "/api/v1/audit/", "/api/v1/audit/export/", "/api/v1/audit/settings/"):
+                 "/api/v1/audit/", "/api/v1/audit/export/", "/api/v1/audit/settings/", "/api/v1/review/",
+                 "/api/v1/review/{chunk_id}/", "/api/v1/settings/screening/"):
         assert path in paths
     docs = client.get("/api/docs/")
     assert docs.status_code == 200

@@ -52,7 +52,7 @@ def test_the_review_queue_by_role(page, another_page, transactional_db):
 
     # The admin of the highest clearance: both items, the triggering parts highlighted, markup as text.
     sign_in(page, "high@review.test", PASSWORD)
-    page.get_by_role("link", name="Review").click()
+    page.get_by_role("link", name="Review", exact=True).click()
     assert page.url.endswith("/review/")
     queue = page.locator("#review-queue")
     assert queue.locator("li").count() == 2
@@ -85,7 +85,7 @@ def test_the_review_queue_by_role(page, another_page, transactional_db):
     # An editor: no link to the queue, and the page refuses them.
     editor_page = another_page()
     sign_in(editor_page, "editor@review.test", PASSWORD)
-    assert editor_page.get_by_role("link", name="Review").count() == 0
+    assert editor_page.get_by_role("link", name="Review", exact=True).count() == 0
     assert editor_page.goto("/review/").status == 403
 
     # A viewer's document page: the part held for review (kept out by the reviewer) and why -- only of
