@@ -69,6 +69,13 @@ def _level(value: AccessLevel | int | str) -> AccessLevel:
         raise UnknownAccessLevel(f"unknown access level {value!r}; expected one of {', '.join(LEVEL_NAMES)}") from None
 
 
+def assignable_levels(clearance: AccessLevel | int) -> tuple[AccessLevel, ...]:
+    """The levels a member who is not an admin may set (on an upload, a section, a document): those
+    at most their clearance. (Admins may set any; groups: those the member is in.) The one rule for
+    the service's check (``kb.permissions.policy_check_assignable``) and the forms that offer levels."""
+    return tuple(level for level in AccessLevel if level <= clearance)
+
+
 # ----------------------------------------------------------------------------- implies
 
 

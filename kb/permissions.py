@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from accounts.errors import NotFound, PermissionRefused
 from accounts.models import ROLE_RANK, Group, Membership, Role
-from accounts.policy import AccessLevel, Policy
+from accounts.policy import AccessLevel, Policy, assignable_levels
 from ingestion.parsers import parser_for, unsupported_advice
 from ingestion.structure import ParseError
 from kb.errors import UnsupportedContentType
@@ -41,7 +41,7 @@ def policy_check_assignable(*, member: Membership, policy: Policy) -> None:
     if member.role == Role.ADMIN:
         return
     level = policy.rank
-    if level > member.clearance:
+    if level not in assignable_levels(member.clearance):
         raise PermissionRefused(
             f"access level {level.label!r} is above your clearance ({AccessLevel(member.clearance).label!r})",
             details={"access_level": level.label},

@@ -77,14 +77,10 @@ from kb.expansion import (
 )
 from kb.models import Chunk, ChunkReview, IndexVersion, ScreeningMode
 from kb.screening import returnable_q, screening_mode, shown_screening
+from kb.search_modes import EXPAND_LEVELS, EXPANDS, MAX_QUERY_CHARS, MAX_TOP_K, MODES  # declared once
 from kb.selectors import index_version_for_reading
 from kb.tenant_indexes import tenant_index_rows
 
-MODES = ("vector", "keyword", "hybrid")
-EXPANDS = ("parent", "neighbors", "none")
-EXPAND_LEVELS = ("leaf", "parent")
-MAX_TOP_K = 100
-MAX_QUERY_CHARS = 4000
 MAX_NEIGHBORS = 10
 RRF_K = 60
 

@@ -112,7 +112,7 @@ def active_index_version(*, tenant_id: int) -> IndexVersion | None:
     if memo is not None and tenant_id in memo:
         return memo[tenant_id]
     version = IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
-    if memo is not None:
+    if memo is not None and version is not None:  # "none" is not remembered: cheap, rare, and never stale
         memo[tenant_id] = version
     return version
 

@@ -15,17 +15,17 @@ from rest_framework import serializers
 from accounts.api_fields import LimitedCharField
 from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
+from kb import search_modes
 from kb.models import Document, IngestionJob
 
 DOCUMENT_STATUSES = list(Document.Status.values)
 JOB_STATUSES = list(IngestionJob.Status.values)
-# The choices kb.search accepts (kb.search.MODES, EXPANDS, EXPAND_LEVELS); repeated here so that
-# the schema does not import the search engine.
-SEARCH_MODES = ["hybrid", "vector", "keyword"]
-SEARCH_EXPANDS = ["parent", "neighbors", "none"]
-SEARCH_EXPAND_LEVELS = ["leaf", "parent"]
-MAX_TOP_K = 100
-MAX_QUERY_CHARS = 4000
+# The choices kb.search accepts, from where they are declared (kb.search_modes: no engine imported).
+SEARCH_MODES = list(search_modes.MODES)
+SEARCH_EXPANDS = list(search_modes.EXPANDS)
+SEARCH_EXPAND_LEVELS = list(search_modes.EXPAND_LEVELS)
+MAX_TOP_K = search_modes.MAX_TOP_K
+MAX_QUERY_CHARS = search_modes.MAX_QUERY_CHARS
 
 
 # ----------------------------------------------------------------------------- ingestion errors
@@ -335,13 +335,13 @@ class SearchFiltersInputSerializer(serializers.Serializer):
 class SearchInputSerializer(serializers.Serializer):
     query = LimitedCharField(max_length=MAX_QUERY_CHARS)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
-    mode = serializers.ChoiceField(choices=SEARCH_MODES, default="hybrid")
+    mode = serializers.ChoiceField(choices=SEARCH_MODES, default=search_modes.DEFAULT_MODE)
     expand = serializers.ChoiceField(
-        choices=SEARCH_EXPANDS, default="parent",
+        choices=SEARCH_EXPANDS, default=search_modes.DEFAULT_EXPAND,
         help_text="parent: each hit's authorized parent section; neighbors: the chunks around it; none.",
     )
     expand_level = serializers.ChoiceField(
-        choices=SEARCH_EXPAND_LEVELS, default="leaf",
+        choices=SEARCH_EXPAND_LEVELS, default=search_modes.DEFAULT_EXPAND_LEVEL,
         help_text="leaf: the hit's own section; parent: one heading level up (still only what you may read).",
     )
     neighbors = serializers.IntegerField(min_value=0, max_value=10, default=1, help_text="For expand=neighbors.")

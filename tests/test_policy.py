@@ -24,6 +24,7 @@ from accounts.policy import (
     PolicyNode,
     Reader,
     UnknownAccessLevel,
+    assignable_levels,
     can_read,
     content_title_shown,
     document_access,
@@ -168,3 +169,9 @@ def test_a_documents_access_view_is_its_rules_in_one_place(rows, default):
         for b in view.effective:
             assert view.context_allowed(a, b) is (a == b or view.effective[a].implies(view.effective[b]))
         assert not view.context_allowed(a, "no such section")
+
+
+def test_assignable_levels_are_those_at_most_the_clearance():
+    assert assignable_levels(AccessLevel.INTERNAL) == (AccessLevel.PUBLIC, AccessLevel.INTERNAL)
+    assert assignable_levels(AccessLevel.RESTRICTED) == tuple(AccessLevel)
+    assert assignable_levels(0) == (AccessLevel.PUBLIC,)

@@ -28,7 +28,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.errors import ApplicationError
 from accounts.models import Membership, Role
-from accounts.policy import AccessLevel
+from accounts.policy import AccessLevel, assignable_levels
 from accounts.selectors import group_list
 from console.forms import UploadForm
 from console.membership import is_admin, member_required
@@ -60,7 +60,7 @@ def _assignable(member: Membership) -> tuple[list[str], list[str]]:
     if is_admin(member):
         return [level.label for level in AccessLevel], list(group_list(tenant=member.tenant).values_list("slug",
                                                                                                         flat=True))
-    levels = [level.label for level in AccessLevel if level <= member.clearance]
+    levels = [level.label for level in assignable_levels(member.clearance)]
     return levels, list(member.groups.order_by("slug").values_list("slug", flat=True))
 
 

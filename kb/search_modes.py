@@ -1,0 +1,31 @@
+"""The search's modes and limits, declared once: what ``kb.search.search`` accepts, what the API's
+serializers (``kb.serializers``), the console's forms and ``kb_search`` offer. No imports, so the
+schema and the forms take them without loading the search engine.
+
+Adding a retrieval mode: name it in ``MODES`` here, give it its candidates in ``kb.search`` (where
+``search`` picks the candidate functions by mode), and add its tests (``tests/test_search.py``);
+the API, the console and the command offer it from here (``tests/test_search_modes.py`` checks
+that none of them drifts).
+"""
+
+from __future__ import annotations
+
+MODES = ("vector", "keyword", "hybrid")  # retrieval: nearest vectors, full text, both fused (RRF)
+EXPANDS = ("parent", "neighbors", "none")  # what each hit grows into
+EXPAND_LEVELS = ("leaf", "parent")  # for expand=parent: the hit's own section, or one heading up
+DEFAULT_MODE = "hybrid"
+DEFAULT_EXPAND = "parent"
+DEFAULT_EXPAND_LEVEL = "leaf"
+MAX_TOP_K = 100
+MAX_QUERY_CHARS = 4000
+
+__all__ = [
+    "DEFAULT_EXPAND",
+    "DEFAULT_EXPAND_LEVEL",
+    "DEFAULT_MODE",
+    "EXPANDS",
+    "EXPAND_LEVELS",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "MODES",
+]

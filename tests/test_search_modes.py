@@ -1,0 +1,64 @@
+"""The search's modes are declared once (``kb.search_modes``): the engine, the API's serializer, the
+console's forms and ``kb_search`` offer exactly them, with the same defaults -- none can drift."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+
+import pytest
+
+from accounts.errors import ApplicationError
+from console.forms import EvaluateForm, SearchForm
+from kb import search as engine
+from kb import search_modes
+from kb.management.commands.kb_search import Command as SearchCommand
+from kb.serializers import SearchInputSerializer
+
+DECLARED = {
+    "mode": (search_modes.MODES, search_modes.DEFAULT_MODE),
+    "expand": (search_modes.EXPANDS, search_modes.DEFAULT_EXPAND),
+    "expand_level": (search_modes.EXPAND_LEVELS, search_modes.DEFAULT_EXPAND_LEVEL),
+}
+VALID = {"query": "q", "top_k": 5, "mode": "hybrid", "expand": "parent", "expand_level": "leaf", "max_contexts": 5,
+         "context_token_budget": 100, "neighbors": 1}
+
+
+def test_the_engine_accepts_exactly_the_declared_choices_with_the_declared_defaults():
+    defaults = inspect.signature(engine.search).parameters
+    for name, (choices, default) in DECLARED.items():
+        assert defaults[name].default == default
+        for choice in choices:
+            engine._validate(**{**VALID, name: choice})
+        with pytest.raises(ApplicationError, match=f"{name} must be one of {', '.join(choices)}"):
+            engine._validate(**{**VALID, name: "not-a-" + name})
+    assert (engine.MAX_TOP_K, engine.MAX_QUERY_CHARS) == (search_modes.MAX_TOP_K, search_modes.MAX_QUERY_CHARS)
+
+
+def test_the_api_serializer_offers_the_declared_choices():
+    fields = SearchInputSerializer().fields
+    for name, (choices, default) in DECLARED.items():
+        assert list(fields[name].choices) == list(choices)
+        assert fields[name].default == default
+    assert fields["top_k"].max_value == search_modes.MAX_TOP_K
+    assert fields["query"].max_length == search_modes.MAX_QUERY_CHARS
+
+
+def test_the_console_forms_offer_the_declared_choices():
+    form = SearchForm()
+    for name, (choices, default) in DECLARED.items():
+        assert [value for value, _ in form.fields[name].choices] == list(choices)
+        assert form.fields[name].initial == default
+    evaluate = EvaluateForm()
+    assert [value for value, _ in evaluate.fields["mode"].choices] == list(search_modes.MODES)
+    assert evaluate.fields["mode"].initial == search_modes.DEFAULT_MODE
+
+
+def test_the_command_offers_the_declared_choices():
+    parser = argparse.ArgumentParser()
+    SearchCommand().add_arguments(parser)
+    options = {action.dest: action for action in parser._actions}
+    for name, dest in (("mode", "mode"), ("expand", "expand"), ("expand_level", "level")):
+        choices, default = DECLARED[name]
+        assert list(options[dest].choices) == list(choices)
+        assert options[dest].default == default
