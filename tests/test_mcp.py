@@ -123,12 +123,12 @@ def _error(result) -> str:
 
 
 async def _everything_seen(client, section_ids) -> str:
-    """Every text a member can get through the tools: a search for all canaries in each mode it needs
-    no model for, every document page, every document resource it is listed, every section by id."""
+    """Every text a member can get through the tools: a search for all canaries (keyword: no model),
+    the document list, a document resource, the sections by id."""
     seen = []
-    for expand in ("parent", "none"):
-        seen.append(_payload(await client.call_tool("search", {"query": "canary", "mode": "keyword", "top_k": 100,
-                                                                "expand": expand, "budget": 100000})))
+    # the hits themselves ("results") and their expansions to sections ("contexts") in one answer
+    seen.append(_payload(await client.call_tool("search", {"query": "canary", "mode": "keyword", "top_k": 100,
+                                                            "budget": 100000})))
     listed = _payload(await client.call_tool("list_documents", {}))
     seen.append(listed)
     for doc in listed["results"][:1]:
@@ -171,7 +171,7 @@ def test_http_access_matrix_and_audit(live_server, world):
     # A search through MCP is in the audit trail, marked as MCP's
     security = world["members"]["security"][0]
     events = AuditEvent.objects.filter(membership_id=security.pk)
-    assert events.filter(action="search", details__via="mcp").count() == 2
+    assert events.filter(action="search", details__via="mcp").count() == 1
     assert events.filter(action="document.read", details__via="mcp").exists()
 
 
