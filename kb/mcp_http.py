@@ -31,6 +31,7 @@ from accounts.permissions import IsMember
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024  # an MCP request is a small JSON-RPC message
+MAX_SECONDS = 120  # the longest one MCP request may hold a web thread
 
 
 class BearerTokenAuthentication(TokenAuthentication):
@@ -76,8 +77,12 @@ async def _serve(scope: dict, body: bytes) -> tuple[int, list[tuple[bytes, bytes
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     manager = StreamableHTTPSessionManager(app=SERVER._lowlevel_server, json_response=True, stateless=True,
                                            security_settings=security, max_request_body_size=MAX_BODY_BYTES)
-    async with manager.run():
-        await manager.handle_request(scope, receive, send)
+    with anyio.move_on_after(MAX_SECONDS) as scope_limit:
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+    if scope_limit.cancelled_caught:  # never expected with JSON answers; a bound on a web thread all the same
+        logger.warning("an MCP request ran past %s s and was cut off", MAX_SECONDS)
+        return 503, [(b"retry-after", b"5")], b""
     return status, headers, b"".join(chunks)
 
 
@@ -93,8 +98,9 @@ def _scope(request) -> dict:
 
 
 class McpApi(APIView):
-    """``/mcp``: POST a JSON-RPC message, get its answer (GET and DELETE: the SDK's answer for a
-    stateless server)."""
+    """``/mcp``: POST a JSON-RPC message, get its answer. No GET (a server-to-client event stream would
+    hold a web thread for as long as the client keeps it open; the transport lets a server answer 405)
+    and no DELETE (there is no session to end): both 405, from DRF, after authentication."""
 
     authentication_classes = [BearerTokenAuthentication]
     permission_classes = [IsMember]
@@ -129,12 +135,6 @@ class McpApi(APIView):
         return response
 
     def post(self, request):
-        return self._answer(request)
-
-    def get(self, request):
-        return self._answer(request)
-
-    def delete(self, request):
         return self._answer(request)
 
 # The SDK logs a line at INFO for each stateless request's start and end: noise at one per call.
