@@ -344,14 +344,16 @@ class SectionDetail:
 
     title: str  # its own ("" for an untitled region or the document's root)
     own_policy: bool  # a marker or an override of its own, rather than inheriting
+    override: bool = False  # set through the console or the API: it wins over the file's marker on every re-ingest
 
 
 def document_section_details(*, member: Membership, document: Document) -> dict[uuid.UUID, SectionDetail]:
     """For each section of ``document`` the member may read: its own title and whether its policy is its own."""
     rows = Section.objects.filter(readable_q(reader_for(member)), document_id=document.pk).values_list(
-        "id", "title", "own_level"
+        "id", "title", "own_level", "metadata__override"
     )
-    return {pk: SectionDetail(title=title, own_policy=own is not None) for pk, title, own in rows}
+    return {pk: SectionDetail(title=title, own_policy=own is not None, override=own is not None and bool(override))
+            for pk, title, own, override in rows}
 
 
 def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:

@@ -178,3 +178,23 @@ def test_an_editor_is_told_what_a_file_is_and_what_to_do(page, world):
     assert marked.startswith("Line 2:") and "line 2:" not in marked[len("Line 2:"):].lower()
     assert page.get_by_role("button", name="Ingest").count() == 0
     assert Document.objects.count() == 1  # the fixture's only
+
+
+# ----------------------------------------------------------------------------- file and console access
+
+
+def test_an_admin_sees_that_the_consoles_setting_overrides_the_files_marker(page, world):
+    from kb.models import Section
+    from kb.services import section_set_access
+
+    reporting = Section.objects.get(document=world["document"], title="Reporting")
+    intro = Section.objects.get(document=world["document"], title="Security policy")
+    section_set_access(actor=world["admin"], section=reporting, access_level="restricted", groups=None)
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto(f"/documents/{world['document'].pk}/?section={reporting.pk}")
+    row = page.locator(f"#section-{reporting.pk}")
+    assert "set in the console (overrides the file)" in row.locator(".policy-source").inner_text()
+    # The preview's word for a policy from the file.
+    assert page.locator(f"#section-{intro.pk} .policy-source").inner_text() == "marker"
+    note = page.locator("#override-note").inner_text()
+    assert "overrides the file" in note and "every re-ingest" in note
