@@ -112,14 +112,24 @@ def _documents(reader: Reader) -> QuerySet[Document]:
 
 
 def document_list(
-    *, member: Membership, status: str = "", tag: str = "", content_type: str = "", source: str = ""
+    *, member: Membership, status: str = "", tag: str = "", content_type: str = "", source: str = "",
+    levels: bool = False,
 ) -> QuerySet[Document]:
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
     ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
-    only of the tenant's active index version.
+    only of the tenant's active index version. With ``levels``, ``strictest_level`` and
+    ``loosest_level``: the highest and lowest level among the sections the member may read (None
+    without any) -- never a level of a section hidden from them.
     """
-    documents = _documents(reader_for(member))
+    reader = reader_for(member)
+    documents = _documents(reader)
+    if levels:
+        readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
+        documents = documents.annotate(
+            strictest_level=Subquery(readable.order_by("-access_level").values("access_level")[:1]),
+            loosest_level=Subquery(readable.order_by("access_level").values("access_level")[:1]),
+        )
     if status:
         documents = documents.filter(status=status)
     if tag:

@@ -198,3 +198,44 @@ def test_an_admin_sees_that_the_consoles_setting_overrides_the_files_marker(page
     assert page.locator(f"#section-{intro.pk} .policy-source").inner_text() == "marker"
     note = page.locator("#override-note").inner_text()
     assert "overrides the file" in note and "every re-ingest" in note
+
+
+# ----------------------------------------------------------------------------- documents list
+
+
+def test_the_documents_list_shows_the_strictest_level_you_may_read_and_acts_in_bulk(page, another_page, world):
+    from audit.models import AuditEvent
+    from kb.models import Document
+
+    plain = make_document(world["tenant"], title="Plain notes", sections=POLICY_SECTIONS[:2])
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto("/documents/")
+    handbook = page.locator("tr.document-row", has_text="Handbook")
+    assert handbook.locator(".access").inner_text() == "up to restricted mixed"
+    assert page.locator("tr.document-row", has_text="Plain notes").locator(".access").inner_text() == "internal"
+    assert handbook.locator(".type").inner_text() == "Markdown"
+    assert "PDF" in page.locator("#f-type option").all_inner_texts()
+    # A viewer is never told the level of a section hidden from them.
+    viewer = another_page()
+    sign_in(viewer, "viewer@acme.test", PASSWORD)
+    viewer.goto("/documents/")
+    assert viewer.locator("tr.document-row", has_text="Handbook").locator(".access").inner_text() == "internal"
+    assert viewer.locator("#bulk-actions").count() == 0
+    # Bulk: the default level of both, after a confirmation, through the audited service.
+    page.check(f"input[name=documents][value='{world['document'].pk}']")
+    page.check(f"input[name=documents][value='{plain.pk}']")
+    page.select_option("#bulk-action", "policy")
+    page.select_option("#bulk-level", "confidential")
+    page.click("#bulk-submit")
+    assert sorted(page.locator("#bulk-documents li").all_inner_texts()) == ["Handbook", "Plain notes"]
+    page.click("#bulk-confirm")
+    page.wait_for_url("**/documents/")
+    assert set(Document.objects.values_list("access_level", flat=True)) == {AccessLevel.CONFIDENTIAL}
+    assert AuditEvent.objects.filter(target_id__in=[str(world["document"].pk), str(plain.pk)]).count() >= 2
+    # Bulk delete the same way.
+    page.check(f"input[name=documents][value='{plain.pk}']")
+    page.select_option("#bulk-action", "delete")
+    page.click("#bulk-submit")
+    page.click("#bulk-confirm")
+    page.wait_for_url("**/documents/")
+    assert list(Document.objects.values_list("title", flat=True)) == ["Handbook"]
