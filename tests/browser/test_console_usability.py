@@ -239,3 +239,26 @@ def test_the_documents_list_shows_the_strictest_level_you_may_read_and_acts_in_b
     page.click("#bulk-confirm")
     page.wait_for_url("**/documents/")
     assert list(Document.objects.values_list("title", flat=True)) == ["Handbook"]
+
+
+# ----------------------------------------------------------------------------- 375 px
+
+
+def test_on_a_phone_the_navigation_collapses_and_hits_stay_on_the_screen(page, world):
+    page.set_viewport_size({"width": 375, "height": 800})
+    sign_in(page, "viewer@acme.test", PASSWORD)
+    page.wait_for_selector("#stat-documents")
+    nav = page.get_by_role("navigation", name="Main")
+    assert nav.is_hidden()
+    assert page.locator("header.top").bounding_box()["height"] < 80  # not ~200 px of links
+    page.get_by_role("button", name="Menu").click()
+    assert nav.is_visible() and page.get_by_role("button", name="Menu").get_attribute("aria-expanded") == "true"
+    nav.get_by_role("link", name="Search").click()
+    _search(page, "the intro for internal readers")
+    # Hits scroll inside their box at most: the page itself is never wider than the screen.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 376
+    box = page.locator(".search-result").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 376
+    page.goto("/documents/")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 376
+    assert page.locator("tr.document-row .type-name").first.bounding_box()["height"] < 30  # one line, not a letter a line
