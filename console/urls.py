@@ -44,6 +44,7 @@ urlpatterns = [
     path("settings/scim/", identity.scim_tokens, name="scim-tokens"),
     path("settings/scim/<int:token_id>/revoke/", identity.scim_token_revoke, name="scim-token-revoke"),
     path("documents/", documents.document_index, name="documents"),
+    path("documents/bulk/", documents.document_bulk, name="documents-bulk"),
     path("documents/upload/", upload.document_upload, name="document-upload"),
     path("documents/<uuid:document_id>/", document.document_detail, name="document"),
     path("documents/<uuid:document_id>/replace/", document.document_replace_view, name="document-replace"),

@@ -160,14 +160,24 @@ def _documents(reader: Reader) -> QuerySet[Document]:
 
 
 def document_list(
-    *, member: Membership, status: str = "", tag: str = "", content_type: str = "", source: str = ""
+    *, member: Membership, status: str = "", tag: str = "", content_type: str = "", source: str = "",
+    levels: bool = False,
 ) -> QuerySet[Document]:
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
     ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
-    only of the tenant's active index version.
+    only of the tenant's active index version. With ``levels``, ``strictest_level`` and
+    ``loosest_level``: the highest and lowest level among the sections the member may read (None
+    without any) -- never a level of a section hidden from them.
     """
-    documents = _documents(reader_for(member))
+    reader = reader_for(member)
+    documents = _documents(reader)
+    if levels:
+        readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
+        documents = documents.annotate(
+            strictest_level=Subquery(readable.order_by("-access_level").values("access_level")[:1]),
+            loosest_level=Subquery(readable.order_by("access_level").values("access_level")[:1]),
+        )
     if status:
         documents = documents.filter(status=status)
     if tag:
@@ -392,14 +402,16 @@ class SectionDetail:
 
     title: str  # its own ("" for an untitled region or the document's root)
     own_policy: bool  # a marker or an override of its own, rather than inheriting
+    override: bool = False  # set through the console or the API: it wins over the file's marker on every re-ingest
 
 
 def document_section_details(*, member: Membership, document: Document) -> dict[uuid.UUID, SectionDetail]:
     """For each section of ``document`` the member may read: its own title and whether its policy is its own."""
     rows = Section.objects.filter(readable_q(reader_for(member)), document_id=document.pk).values_list(
-        "id", "title", "own_level"
+        "id", "title", "own_level", "metadata__override"
     )
-    return {pk: SectionDetail(title=title, own_policy=own is not None) for pk, title, own in rows}
+    return {pk: SectionDetail(title=title, own_policy=own is not None, override=own is not None and bool(override))
+            for pk, title, own, override in rows}
 
 
 def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:

@@ -315,6 +315,11 @@ _ROWS: list[tuple[str, Case]] = [
                                        post=E("302", "200", "200", "403", "200", "200"))),
     ("document-upload (ingest)", Case("document-upload", EDITORS, data=_upload_ingest,
                                       post=E("302", "200*", "200", "403", "200*", "200*"))),
+    # Bulk acts only on documents the member may change: the other tenant's admin, the public-clearance and the
+    # confidential editors change nothing (not found, or refused), a viewer is refused the page.
+    ("documents-bulk", Case("documents-bulk", EDITOR_POST_ONLY, data=lambda ctx: {
+        "documents": [str(ctx.w.doc.id)], "action": "policy", "access_level": "confidential", "confirm": "yes"},
+        post=E("302", "302", "302", "403", "302", "302*"))),
     ("document", Case("document", E("302", "404", "404", "200", "200", "200"), "document", _doc)),
     ("document (a section chosen)", Case("document", E("302", "404", "404", "200", "200", "200"), "document", _doc,
                                          query=lambda w: f"?section={w.section_ids['incident']}")),
@@ -344,6 +349,7 @@ _ROWS: list[tuple[str, Case]] = [
     ("section-readers", Case("section-readers", ADMIN_OF_IT, "section", _section("incident"))),
     ("jobs", Case("jobs", ALL)),
     ("job", Case("job", E("302", "404", "404", "200", "200", "200"), "job", lambda w: w.job.id)),
+    ("job-card", Case("job-card", E("302", "404", "404", "200", "200", "200"), "job", lambda w: w.job.id)),
     ("job (batch)", Case("job", E("302", "404", "404", "404", "404", "200"), "job", lambda w: w.batch.id)),
     # A viewer and the confidential editor see the job, but the service refuses them (a message, no change).
     ("job-retry", Case("job-retry", MEMBER_POST_ONLY, "job", lambda w: w.job.id, data=lambda ctx: {},

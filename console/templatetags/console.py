@@ -67,6 +67,13 @@ def _e(value) -> str:
     return html.escape(str(value))
 
 
+def _source(row) -> str:
+    """Where a section's policy comes from, in the upload preview's words."""
+    if row.get("override"):
+        return "set in the console (overrides the file)"
+    return "marker" if row["own"] else "inherited"
+
+
 @register.simple_tag(takes_context=True)
 def section_rows(context, rows, admin: bool, can_edit: bool):
     """The rows of a document's section tree (``console.views.document_page._tree_context``).
@@ -92,7 +99,7 @@ def section_rows(context, rows, admin: bool, can_edit: bool):
         out.append(
             f'<span class="muted small">{_e(node.kind)} · {_e(row["span"])}</span>\n'
             f'<span class="section-policy">{policy(row["level"], row["groups"])}</span>\n'
-            f'<span class="muted small">{"own policy" if row["own"] else "inherited"}</span>\n'
+            f'<span class="muted small policy-source">{_source(row)}</span>\n'
         )
         # Rows are the sections the member may read: only they learn that a section had hidden text.
         if node.hidden_chars_removed:

@@ -100,7 +100,7 @@ def _tree_rows(member, document: Document, slugs: dict[int, str]) -> list[dict]:
         rows.append({
             "node": node, "id": node.id, "sid": sid, "level": _label(node.access_level),
             "groups": sorted(slugs.get(g, str(g)) for g in node.access_groups),
-            "own": bool(detail and detail.own_policy), "title": title,
+            "own": bool(detail and detail.own_policy), "override": bool(detail and detail.override), "title": title,
             # The readable titles above it (the path ends with its own title when it has one).
             "above": " › ".join(node.heading_path[:-1] if title else node.heading_path),
             "span": f"{node.start}–{node.end}", "href": f"{document_url}?section={sid}",
@@ -147,8 +147,10 @@ def _panel_context(member, document: Document, selected: Section | None, tree: d
         # one section_node would build again from all the document's sections.
         node = next((row["node"] for row in (tree or {}).get("rows", ()) if row["id"] == selected.pk), None)
         node = node or section_node(member=member, section=selected)
+    overridden = selected is not None and selected.own_level is not None and bool((selected.metadata or {}).get("override"))
     return {
         "document": document, "selected": selected, "selected_kind": node.kind if node else "",
+        "selected_override": overridden, "selected_level": _label(selected.access_level) if selected is not None else "",
         "selected_above": " › ".join(node.heading_path[:-1] if selected.title else node.heading_path) if node else "",
         "chunks": chunks, "text": document_readable_text(member=member, document=document, section=selected),
     }

@@ -178,3 +178,87 @@ def test_an_editor_is_told_what_a_file_is_and_what_to_do(page, world):
     assert marked.startswith("Line 2:") and "line 2:" not in marked[len("Line 2:"):].lower()
     assert page.get_by_role("button", name="Ingest").count() == 0
     assert Document.objects.count() == 1  # the fixture's only
+
+
+# ----------------------------------------------------------------------------- file and console access
+
+
+def test_an_admin_sees_that_the_consoles_setting_overrides_the_files_marker(page, world):
+    from kb.models import Section
+    from kb.services import section_set_access
+
+    reporting = Section.objects.get(document=world["document"], title="Reporting")
+    intro = Section.objects.get(document=world["document"], title="Security policy")
+    section_set_access(actor=world["admin"], section=reporting, access_level="restricted", groups=None)
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto(f"/documents/{world['document'].pk}/?section={reporting.pk}")
+    row = page.locator(f"#section-{reporting.pk}")
+    assert "set in the console (overrides the file)" in row.locator(".policy-source").inner_text()
+    # The preview's word for a policy from the file.
+    assert page.locator(f"#section-{intro.pk} .policy-source").inner_text() == "marker"
+    note = page.locator("#override-note").inner_text()
+    assert "overrides the file" in note and "every re-ingest" in note
+
+
+# ----------------------------------------------------------------------------- documents list
+
+
+def test_the_documents_list_shows_the_strictest_level_you_may_read_and_acts_in_bulk(page, another_page, world):
+    from audit.models import AuditEvent
+    from kb.models import Document
+
+    plain = make_document(world["tenant"], title="Plain notes", sections=POLICY_SECTIONS[:2])
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto("/documents/")
+    handbook = page.locator("tr.document-row", has_text="Handbook")
+    assert handbook.locator(".access").inner_text() == "up to restricted mixed"
+    assert page.locator("tr.document-row", has_text="Plain notes").locator(".access").inner_text() == "internal"
+    assert handbook.locator(".type").inner_text() == "Markdown"
+    assert "PDF" in page.locator("#f-type option").all_inner_texts()
+    # A viewer is never told the level of a section hidden from them.
+    viewer = another_page()
+    sign_in(viewer, "viewer@acme.test", PASSWORD)
+    viewer.goto("/documents/")
+    assert viewer.locator("tr.document-row", has_text="Handbook").locator(".access").inner_text() == "internal"
+    assert viewer.locator("#bulk-actions").count() == 0
+    # Bulk: the default level of both, after a confirmation, through the audited service.
+    page.check(f"input[name=documents][value='{world['document'].pk}']")
+    page.check(f"input[name=documents][value='{plain.pk}']")
+    page.select_option("#bulk-action", "policy")
+    page.select_option("#bulk-level", "confidential")
+    page.click("#bulk-submit")
+    assert sorted(page.locator("#bulk-documents li").all_inner_texts()) == ["Handbook", "Plain notes"]
+    page.click("#bulk-confirm")
+    page.wait_for_url("**/documents/")
+    assert set(Document.objects.values_list("access_level", flat=True)) == {AccessLevel.CONFIDENTIAL}
+    assert AuditEvent.objects.filter(target_id__in=[str(world["document"].pk), str(plain.pk)]).count() >= 2
+    # Bulk delete the same way.
+    page.check(f"input[name=documents][value='{plain.pk}']")
+    page.select_option("#bulk-action", "delete")
+    page.click("#bulk-submit")
+    page.click("#bulk-confirm")
+    page.wait_for_url("**/documents/")
+    assert list(Document.objects.values_list("title", flat=True)) == ["Handbook"]
+
+
+# ----------------------------------------------------------------------------- 375 px
+
+
+def test_on_a_phone_the_navigation_collapses_and_hits_stay_on_the_screen(page, world):
+    page.set_viewport_size({"width": 375, "height": 800})
+    sign_in(page, "viewer@acme.test", PASSWORD)
+    page.wait_for_selector("#stat-documents")
+    nav = page.get_by_role("navigation", name="Main")
+    assert nav.is_hidden()
+    assert page.locator("header.top").bounding_box()["height"] < 80  # not ~200 px of links
+    page.get_by_role("button", name="Menu").click()
+    assert nav.is_visible() and page.get_by_role("button", name="Menu").get_attribute("aria-expanded") == "true"
+    nav.get_by_role("link", name="Search").click()
+    _search(page, "the intro for internal readers")
+    # Hits scroll inside their box at most: the page itself is never wider than the screen.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 376
+    box = page.locator(".search-result").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 376
+    page.goto("/documents/")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 376
+    assert page.locator("tr.document-row .type-name").first.bounding_box()["height"] < 30  # one line, not a letter a line
