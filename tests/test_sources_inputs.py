@@ -285,6 +285,11 @@ def test_git_over_http_with_credentials_that_are_never_shown_again(admin, git_se
                            str(list(AuditEvent.objects.values_list("details", flat=True))),
                            str(list(SourceSync.objects.values_list("error", "errors"))), caplog.text])
     assert PASSWORD not in everything and "wrong-pass-qq" not in everything
+    actions = list(AuditEvent.objects.filter(tenant_id=admin.tenant_id, target_type="source")
+                   .values_list("action", "membership_id"))
+    assert ("source.create", admin.pk) in actions and ("source.update", admin.pk) in actions
+    update = AuditEvent.objects.get(action="source.update", tenant_id=admin.tenant_id)
+    assert update.details["after"]["has_credentials"] is True and "credentials" not in update.details["after"]
 
 
 def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin):
