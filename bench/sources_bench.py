@@ -59,7 +59,7 @@ def run(docs: str, *, out: Callable[[str], None]) -> dict:
     admin = membership_create(tenant=tenant, email="bench@example.com", role="admin", clearance="restricted")
     source = source_create(actor=admin, tenant=tenant, kind="git", name="docs", url=str(repo))
     rows = {}
-    with private_worker("bench-sources"):
+    with private_worker("bench-sources", timeout=600):
         first, sync_s, ingest_s = _sync(source)
         rows["first sync"] = (first, sync_s, ingest_s)
         changed = sorted(repo.rglob("*.txt"))[0]
