@@ -80,6 +80,7 @@ class Command(BaseCommand):
         ingest.add_argument("--json", dest="json_out", help="also write the numbers as JSON here")
         sources = sub.add_parser("sources", help="a Git source made from a documentation tree: sync stages")
         sources.add_argument("docs", help="a folder of documentation (e.g. Django's docs/)")
+        sources.add_argument("--no-ingest", action="store_true", help="time the sync's stages only (no worker)")
         self._load_arguments(sub)
 
     def _load_arguments(self, sub) -> None:
@@ -133,7 +134,7 @@ class Command(BaseCommand):
         elif options["subcommand"] == "sources":
             from bench.sources_bench import run
 
-            run(options["docs"], out=self.stdout.write)
+            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"])
 
     def _load(self, options):
         import json
