@@ -109,7 +109,7 @@ def git_cache_path(source: Source) -> Path:
 
 
 def list_git(source: Source, credentials: dict | None = None) -> Listing:
-    from dulwich.client import get_transport_and_path
+    from dulwich.client import default_urllib3_manager, get_transport_and_path
     from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
     from dulwich.objects import Commit, Tag
     from dulwich.repo import Repo
@@ -119,9 +119,12 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
     try:
+        extra = {}
+        if location.startswith(("https://", "http://")):  # a timeout on every request of the fetch
+            extra["pool_manager"] = default_urllib3_manager(None, timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS)
         client, path = get_transport_and_path(
             location, username=(credentials or {}).get("username") or None,
-            password=(credentials or {}).get("password") or None,
+            password=(credentials or {}).get("password") or None, **extra,
         )
         result = client.fetch(path, repo)
     except (GitProtocolError, HangupException, NotGitRepository, OSError) as exc:

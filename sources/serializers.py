@@ -73,8 +73,8 @@ class SyncOutputSerializer(serializers.Serializer):
     timings = serializers.JSONField()
     attempts = serializers.IntegerField()
     created_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
 
     def _state(self, sync) -> dict:
         cache = self.context.setdefault("_states", {})

@@ -322,8 +322,19 @@ class _Run:
         self.bytes_read = 0
         self.slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
         self.job_ids: list[str] = []
+        self.unchanged = 0  # counted in memory, written with the next progress that writes (or every 500)
+
+    def unchanged_seen(self, done: int, counted: bool) -> None:
+        """An unchanged item: no write for it, so an unchanged source syncs in time proportional to its listing."""
+        if not counted:
+            self.unchanged += 1
+        if done % 500 == 0:
+            self.progress(done)
 
     def progress(self, done: int, **increments) -> None:
+        if self.unchanged:
+            increments["unchanged"] = increments.get("unchanged", 0) + self.unchanged
+            self.unchanged = 0
         fields = {k: F(k) + v for k, v in increments.items() if v}
         SourceSync.objects.filter(pk=self.sync.pk).update(
             done=done, heartbeat_at=timezone.now(), errors=list(self.errors.values())[:MAX_LISTED_ERRORS],
@@ -377,7 +388,8 @@ def sync_run(sync_id: str) -> str:
             _finish(sync, error=f"the sync's worker stopped {sync.attempts} times; it was given up")
             return sync.status
         SourceSync.objects.filter(pk=sync.pk).update(
-            status=SourceSync.Status.RUNNING, stage="listing", attempts=F("attempts") + 1,
+            # Unchanged items are counted again by each attempt (those an earlier attempt wrote are not: item_counted).
+            unchanged=0, status=SourceSync.Status.RUNNING, stage="listing", attempts=F("attempts") + 1,
             started_at=sync.started_at or timezone.now(), heartbeat_at=timezone.now(),
         )
         sync.refresh_from_db()
@@ -471,10 +483,7 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         return
     same_policy = item is not None and (item.access_level, tuple(sorted(item.access_groups))) == policy
     if item is not None and item.document_id and item.version == entry.version and entry.version and same_policy:
-        if item_counted(item, sync):
-            run.progress(n) if n % 50 == 0 else None
-        else:
-            run.progress(n, unchanged=1)
+        run.unchanged_seen(n, item_counted(item, sync))
         return
     try:
         content = entry.read()

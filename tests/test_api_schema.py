@@ -44,6 +44,14 @@ CHECKS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _sources_reach_nothing(settings):
+    """A fuzzed source preview may name any host: none is reached (private addresses refused, as by
+    default), and a public one that does not answer is given up on quickly."""
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 1
+
+
 @pytest.fixture
 def admin_key(world, monkeypatch):
     monkeypatch.setattr(TokenRateThrottle, "rate", "100000/minute", raising=False)
@@ -66,6 +74,8 @@ def _real_ids(world) -> dict[str, str]:
     """Path parameters that exist, so that the 2xx answers are exercised too (not only 404s)."""
     from accounts.models import ApiToken, Group
     from kb.models import Chunk, IndexVersion, IngestionJob
+    from sources.models import Source, SourceSync
+    from tests.conftest import SOURCE_ROOT
 
     job = IngestionJob.objects.create(tenant=world.tenant, document=world.doc)
     # A flagged chunk, so that the review queue's item answers 200 too.
@@ -73,7 +83,11 @@ def _real_ids(world) -> dict[str, str]:
     Chunk.objects.filter(pk=flagged.pk).update(
         screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"], "detector": "test",
                                            "spans": [[0, 5]]})
+    source = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / "schema"))
+    sync = SourceSync.objects.create(tenant=world.tenant, source=source, status="failed", error="gone")
     return {
+        "source_id": str(source.id),
+        "sync_id": str(sync.id),
         "document_id": str(world.doc.id),
         "section_id": str(world.section_ids["intro"]),
         "job_id": str(job.id),

@@ -285,3 +285,42 @@ def test_git_over_http_with_credentials_that_are_never_shown_again(admin, git_se
                            str(list(AuditEvent.objects.values_list("details", flat=True))),
                            str(list(SourceSync.objects.values_list("error", "errors"))), caplog.text])
     assert PASSWORD not in everything and "wrong-pass-qq" not in everything
+    actions = list(AuditEvent.objects.filter(tenant_id=admin.tenant_id, target_type="source")
+                   .values_list("action", "membership_id"))
+    assert ("source.create", admin.pk) in actions and ("source.update", admin.pk) in actions
+    update = AuditEvent.objects.get(action="source.update", tenant_id=admin.tenant_id)
+    assert update.details["after"]["has_credentials"] is True and "credentials" not in update.details["after"]
+
+
+def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin):
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from tests.api_helpers import console_client
+
+    root = new_folder("owned-")
+    write(root, {"a.md": "# A\n\nalpha\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="owned", path=str(root))
+    _run(source)
+    document = Document.objects.get(metadata__source_id=source.pk)
+    editor = membership_create(tenant=admin.tenant, email="ed@in.example", role="editor", clearance="restricted")
+    clients = {}
+    for member in (admin, editor):
+        _, key = api_token_create(membership=member, name="k")
+        clients[member.role] = APIClient()
+        clients[member.role].credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    new = {"title": "Mine", "content": "# Mine\n\nreplaced", "content_type": "text/markdown"}
+    for client in clients.values():
+        assert client.put(f"/api/v1/documents/{document.pk}/", new, format="json").status_code == 409
+        answer = client.delete(f"/api/v1/documents/{document.pk}/")
+        assert answer.status_code == 409 and answer.json()["error"]["code"] == "source_owned"
+    page = console_client(editor).post(f"/documents/{document.pk}/delete/")
+    assert page.status_code == 409
+    assert Document.objects.filter(pk=document.pk).exists()
+    # Another tenant's admin cannot detach it; an editor cannot; the source's admin can.
+    assert clients["editor"].post(f"/api/v1/sources/{source.pk}/documents/{document.pk}/detach/").status_code == 403
+    assert clients["admin"].post(f"/api/v1/sources/{source.pk}/documents/{document.pk}/detach/").status_code == 204
+    assert clients["editor"].delete(f"/api/v1/documents/{document.pk}/").status_code == 204
+    # The detached path is no longer the source's: the next sync adds it anew as a new document.
+    sync = _run(source)
+    assert sync.added == 1 and Document.objects.get(metadata__source_id=source.pk).pk != document.pk

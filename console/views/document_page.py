@@ -299,7 +299,11 @@ def document_delete_view(request, document_id):
                       status=exc.status_code)
     if request.method == "POST":
         title = document.title
-        document_delete(document=document, actor=member)
+        try:
+            document_delete(document=document, actor=member)
+        except ApplicationError as exc:  # a source's document (kb.services.SourceOwned): its sync deletes it
+            return render(request, "console/documents/detail_delete.html", {**context, "error": exc.message},
+                          status=exc.status_code)
         messages.success(request, f"“{title}” was deleted, with its sections and chunks.")
         return redirect("console:documents")
     return render(request, "console/documents/detail_delete.html", context)

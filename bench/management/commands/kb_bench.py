@@ -78,6 +78,9 @@ class Command(BaseCommand):
         ingest.add_argument("paths", nargs="+", help="files or folders of real documents")
         ingest.add_argument("--min-chunks", type=int, default=2000, help="stop adding files past this many chunks")
         ingest.add_argument("--json", dest="json_out", help="also write the numbers as JSON here")
+        sources = sub.add_parser("sources", help="a Git source made from a documentation tree: sync stages")
+        sources.add_argument("docs", help="a folder of documentation (e.g. Django's docs/)")
+        sources.add_argument("--no-ingest", action="store_true", help="time the sync's stages only (no worker)")
         self._load_arguments(sub)
 
     def _load_arguments(self, sub) -> None:
@@ -128,6 +131,10 @@ class Command(BaseCommand):
             self._ingest(options)
         elif options["subcommand"] == "load":
             self._load(options)
+        elif options["subcommand"] == "sources":
+            from bench.sources_bench import run
+
+            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"])
 
     def _load(self, options):
         import json
