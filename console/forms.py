@@ -168,6 +168,8 @@ CONFIG_HELP = {
     "inner": "what cuts a run of prose: the packer, or semchunk (everywhere, or without headings only)",
     "prose_overlap": "overlap also in sections without a heading",
     "table_context": "a text table embeds the sentence that announces it, a row group its group label",
+    "table_rows": "a table of records with numbers inside prose: one chunk per row, with its header and introduction",
+    "topic_sentence": "later chunks of a long paragraph embed its first sentence",
 }
 # Settings with a fixed set of values.
 CONFIG_CHOICES = {

@@ -252,6 +252,46 @@ def test_build_again_skips_built_documents(kb_tenant):
     assert set(Chunk.objects.filter(index_version=shadow).values_list("id", flat=True)) == ids
 
 
+REPORT = (
+    "Annual report. " + "The group grew in every region and opened new sites in three countries. " * 12
+    + "The figures for revenue by segment, in millions of euros, are set out below.\n"
+    "Segment | 2023 | 2024\nAutomation | 412.5 | 455.1\nFluid Systems | 230.0 | 251.4\nRail | 98.7 | 120.2\n\n"
+    "The board proposes a dividend of 40 cents per share.\n"
+)
+ROWS = ["Segment | 2023 | 2024\nAutomation | 412.5 | 455.1", "Fluid Systems | 230.0 | 251.4", "Rail | 98.7 | 120.2"]
+
+
+def test_a_tenant_on_the_previous_default_reaches_the_new_one_by_a_shadow_build(celery_worker):
+    """Issue 30 changed the default (bare-row tables one row per chunk): a version stored before
+    keeps its config and its id, and the new default is a new version that a shadow build fills."""
+    tenant = tenant_create(slug="versions-previous", name="Previous Co")
+    stored = {k: v for k, v in ChunkingConfig(table_rows=False).as_dict().items()
+              if k not in ("table_rows", "topic_sentence")}  # what an index version stored before
+    previous = ChunkingConfig.from_dict(stored)
+    assert previous.table_rows is False
+    old, _ = versions.index_version_create(tenant=tenant, config=previous, name="previous default")
+    versions.index_version_activate(version=old)
+    document, job = document_create(
+        tenant=tenant, created_by=None,
+        upload=Upload(content=REPORT.encode(), title="report", source="report.txt", content_type="text/plain"),
+    )
+    assert wait_for_jobs([job.id])[0].status == "succeeded"
+    assert Chunk.objects.filter(index_version=old).exists()
+    assert not Chunk.objects.filter(index_version=old, text__in=ROWS).exists()
+
+    config = versions.index_version_config()  # what `kb_index create` makes without --set
+    assert config == ChunkingConfig() and config.config_hash() != old.config_hash
+    new, created = versions.index_version_create(tenant=tenant, config=config, name="issue-30 default")
+    assert created and new.pk != old.pk and not new.is_active
+    assert _build_and_wait(new).status == "succeeded"
+    rows = Chunk.objects.filter(index_version=new, text__in=ROWS).order_by("start")
+    assert [c.text for c in rows] == ROWS  # one chunk per row, the header in the first row's span
+    assert all("revenue by segment" in c.embed_text and "Segment | 2023 | 2024" in c.embed_text for c in rows)
+    assert not Chunk.objects.filter(index_version=old, text__in=ROWS).exists(), "the build touched the active"
+    versions.index_version_activate(version=new)
+    assert index_version_active(tenant=tenant).pk == new.pk
+
+
 # ----------------------------------------------------------------------------- the command
 
 

@@ -123,3 +123,18 @@ def test_a_long_one_line_paragraph_is_cut_between_sentences_and_the_topic_is_onl
     # The spans stay sentence-aligned and cover the paragraph.
     assert all(c.start in starts and c.end in ends for c in topical)
     assert all(any(c.start <= s and e <= c.end for c in topical) for s, e in bounds)
+
+
+def test_a_row_chunk_never_embeds_text_of_another_section():
+    # Sections carry the access policy: the introducing sentence must come from the table's own
+    # section, even when the sentence right above the table (across a heading) would fit.
+    text = (
+        "Restricted figures are summarised in the following table below.\n\n"
+        "Pricing\n=======\n"
+        "Unit | 2023 | 2024\nNorth | 1.5 | 2.5\nSouth | 3.0 | 4.0\nEast | 5.0 | 6.0\n"
+    )
+    doc = parse_text(text)
+    assert len([s for s in doc.sections if s.blocks]) == 2
+    rows = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table_row"]
+    assert len(rows) == 3
+    assert not any("Restricted" in c.embed_text for c in rows)
