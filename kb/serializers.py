@@ -134,6 +134,12 @@ class ReviewItemSerializer(serializers.Serializer):
 class ReviewQueueFilterSerializer(serializers.Serializer):
     state = serializers.ChoiceField(choices=["pending", "decided", "all"], default="pending", required=False)
 
+    def validate(self, attrs):
+        # A query parameter sent empty (``?state=``) is an error, not the default (DRF would drop it).
+        if "state" in self.initial_data and self.initial_data.get("state") not in ("pending", "decided", "all"):
+            raise serializers.ValidationError({"state": ["state must be pending, decided or all."]})
+        return attrs
+
 
 class ReviewDecisionInputSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(
