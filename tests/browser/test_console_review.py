@@ -58,7 +58,8 @@ def test_the_review_queue_by_role(page, another_page, transactional_db):
     assert queue.locator("li").count() == 2
     notes_item, merger_item = page.locator(f"#item-{notes.pk}"), page.locator(f"#item-{merger.pk}")
     assert notes_item.locator("mark").first.inner_text().startswith("Ignore all previous")
-    assert merger_item.locator("mark").first.inner_text() == "<|im_start|>"
+    # The detector marks the triggering sentence, from the role token on.
+    assert merger_item.locator("mark").first.inner_text().startswith("<|im_start|>")
     assert "<b>obey</b>" in merger_item.locator("pre").inner_text()  # shown as text, not rendered
     assert merger_item.locator("pre b").count() == 0
     assert notes_item.locator("[data-state=held]").count() == 1

@@ -58,7 +58,7 @@ def _jobs_finished(timeout: float = 180) -> list[IngestionJob]:
 def _search(page, query: str) -> str:
     """Search as oneself with the playground's defaults; the hits' text."""
     page.goto("/search/")
-    page.get_by_label("Query").fill(query)
+    page.get_by_label("Search for").fill(query)
     page.get_by_role("button", name="Search").click(timeout=120_000)  # the first one loads the model
     page.wait_for_selector(".search-result")
     return "\n".join(page.locator(".search-result .hit-text").all_inner_texts())
