@@ -50,7 +50,7 @@ test: $(STAMP) browser
 	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
 		db=0; $(PY) -m bulkhead.embedded_services start >/dev/null || db=$$?; \
-		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 2 --dist loadfile $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
+		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 3 --dist loadfile $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
 		unit=0; wait $$unit_pid || unit=$$?; \
 		echo "=== the unit tier (-m \"not db\"), run beside the db tier ==="; cat .data/test/unit-tier.log; \
 		echo "=== summary: what failed, then each tier'"'"'s result ==="; \
