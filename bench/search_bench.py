@@ -35,7 +35,8 @@ from accounts.models import Group, GroupMembership, Membership, Tenant, User
 from accounts.policy import AccessLevel
 from bench.search_bench_corpus import CORPUS_SIZE, build, corpus_queries, query_vectors
 from kb.models import Chunk, Document, IndexVersion, Section
-from kb.search import SearchFilters, readable_chunks, search, vector_exact, vector_hnsw
+from kb.retrieval import readable_chunks, vector_exact, vector_hnsw
+from kb.search import SearchFilters, search
 
 CHUNKS_PER_SECTION = 5
 SECTIONS_PER_DOCUMENT = 10

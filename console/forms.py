@@ -11,7 +11,7 @@ from accounts.models import Role
 from accounts.policy import LEVEL_NAMES
 from audit.models import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from ingestion.chunking.config import BOUNDARIES, INNER_SPLITTERS, PREFIX_POLICIES, STRATEGIES, ChunkingConfig
-from kb.search import EXPAND_LEVELS, EXPANDS, MAX_QUERY_CHARS, MAX_TOP_K, MODES
+from kb.search_modes import EXPAND_LEVELS, EXPANDS, MAX_QUERY_CHARS, MAX_TOP_K, MODES
 
 
 def _choices(values) -> list[tuple[str, str]]:

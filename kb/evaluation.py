@@ -81,7 +81,7 @@ class VersionReport:
     # genre (see genre_of) -> "hit@k" / "recall@k" (excerpt) / "context" -> summary
     genres: dict[str, dict[str, Summary]] = field(default_factory=dict)
     mode: str = ""
-    fusion: str = ""  # the kb.search.KEYWORD overrides this report ran with ("" = the default)
+    fusion: str = ""  # the kb.retrieval.KEYWORD overrides this report ran with ("" = the default)
 
 
 def genre_of(corpus: str) -> str:
@@ -185,7 +185,8 @@ def evaluate_versions(
     running then stops with an ApplicationError naming how far it got.
     """
     from kb.embedder import embedder
-    from kb.search import MAX_TOP_K, SearchFilters, search
+    from kb.search import SearchFilters, search
+    from kb.search_modes import MAX_TOP_K
 
     ks = sorted(set(ks))
     if not ks or ks[0] < 1 or ks[-1] > MAX_TOP_K:

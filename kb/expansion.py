@@ -17,14 +17,19 @@ import json
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection
+from django.db.models import Q
 
 from accounts.access import readable_q
 from accounts.policy import PathNode, Reader, can_read, readable_heading_path
 from kb.models import Chunk
+from kb.search_types import SearchContext, SearchHit
+
+# A document's spans that may not enter any context (screening's held chunks, ``kb.screening.Screened.holes``).
+Holes = Callable[[uuid.UUID], Sequence[tuple[int, int]]]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -234,7 +239,7 @@ def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> No
 
 def cut_pieces(pieces: Sequence[Piece], holes: Sequence[tuple[int, int]]) -> list[Piece]:
     """``pieces`` without the parts inside ``holes`` (document offsets): the spans of chunks that
-    screening keeps out (``kb.search``). A span piece is split around a hole (its text too, when it
+    screening keeps out (``kb.screening.Screened``). A span piece is split around a hole (its text too, when it
     has one); a title piece at a position inside a hole is dropped (a heading that is part of a held
     chunk). Pieces untouched by any hole are returned as they are."""
     if not holes:
@@ -295,8 +300,6 @@ def neighbor_chunks(
     """
     if not windows:
         return {}
-    from django.db.models import Q
-
     where = Q()
     for section_id, first, last in windows:
         where |= Q(section_id=section_id, ordinal__gte=first, ordinal__lte=last)
@@ -390,3 +393,209 @@ def first_sentences(text: str, counter, budget: int) -> str:
             break
         best = candidate
     return best
+
+
+# ----------------------------------------------------------------------------- contexts and the budget
+
+
+def parent_contexts(
+    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int, holes: Holes
+) -> list[SearchContext]:
+    drafts: dict[uuid.UUID, ContextDraft] = {}
+    hits = [hit for hit in hits if hit.section_id in forest.nodes]  # else deleted since the hit was found
+    forest.add_subtrees({forest.expansion_root(hit.section_id, level).id for hit in hits})
+    for hit in hits:  # best first, so a context's first hit is its best one
+        root = forest.expansion_root(hit.section_id, level)
+        draft = drafts.get(root.id)
+        if draft is None:
+            draft = drafts[root.id] = ContextDraft(
+                key=(root.id,), document_id=root.document_id, section_id=root.id,
+                heading_path=forest.heading_path(root.id), pieces=forest.readable_pieces(root),
+            )
+        draft.hits.append(hit)
+    return _finish(forest, list(drafts.values())[:max_contexts], budget, holes)
+
+
+def neighbor_contexts(
+    forest: SectionForest, version_id: uuid.UUID, hits: list[SearchHit], n: int, max_contexts: int, budget: int,
+    holes: Holes,
+) -> list[SearchContext]:
+    """One context per run of hits whose ±n chunk windows overlap or touch, within one section."""
+    by_section: dict[uuid.UUID, list[SearchHit]] = defaultdict(list)
+    for hit in hits:
+        by_section[hit.section_id].append(hit)
+    windows = [(sid, h.ordinal - n, h.ordinal + n) for sid, hs in by_section.items() for h in hs]
+    chunks = neighbor_chunks(forest.reader, version_id, windows)
+    drafts: list[ContextDraft] = []
+    for section_id, section_hits in by_section.items():
+        node = forest.nodes.get(section_id)
+        if node is None or not forest.readable(node):
+            continue
+        runs: list[list[SearchHit]] = []
+        for hit in sorted(section_hits, key=lambda h: h.ordinal):
+            if runs and hit.ordinal - n <= runs[-1][-1].ordinal + n + 1:
+                runs[-1].append(hit)
+            else:
+                runs.append([hit])
+        for run in runs:
+            first, last = run[0].ordinal - n, run[-1].ordinal + n
+            spans = [(s, e) for _, o, s, e in chunks.get(section_id, ()) if first <= o <= last]
+            spans += [(h.start, h.end) for h in run]
+            spans = clip_to(merge_spans(spans), node.body_spans)
+            drafts.append(
+                ContextDraft(
+                    key=(section_id, first), document_id=node.document_id, section_id=section_id,
+                    heading_path=forest.heading_path(section_id),
+                    pieces=[Piece(section_id, s, e) for s, e in spans],
+                    hits=sorted(run, key=lambda h: h.rank),
+                )
+            )
+    drafts.sort(key=lambda d: d.best.rank)
+    return _finish(forest, drafts[:max_contexts], budget, holes)
+
+
+def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, holes: Holes) -> list[SearchContext]:
+    """Fetch the texts and apply the token budget; contexts stay in the order of their best hit.
+
+    Budget rule: when every context fits whole, all are whole. Otherwise the budget is split
+    max-min fairly (:func:`fair_shares`): contexts under the common share stay
+    whole, the others are *truncated* to their share -- whole paragraphs around each of their
+    hits (every hit's own paragraph first, best hit first, then growing outward), else whole
+    leading sentences of the best hit's paragraph. What a truncation leaves unused is shared
+    again among the contexts after it. A context that cannot keep even one sentence is dropped.
+    So one long section (headingless text is one) cannot take the whole budget from the hits
+    that follow it.
+    """
+    from ingestion.chunking.tokens import default_counter
+
+    counter = default_counter()
+    for draft in drafts:  # the text of chunks that may not be returned never enters a context
+        draft.pieces = cut_pieces(draft.pieces, holes(draft.document_id))
+    fetch_texts(forest.reader.tenant_id, [(d.document_id, p) for d in drafts for p in d.pieces])
+    whole: list[tuple[ContextDraft, list[Piece], int]] = []
+    for draft in drafts:
+        if any(p.gone for p in draft.pieces):
+            continue  # the document was replaced since its sections were loaded
+        pieces = [p for p in draft.pieces if p.is_title or p.text.strip()]
+        if pieces:
+            whole.append((draft, pieces, counter.count(_compose(pieces))))
+    contexts: list[SearchContext] = []
+    remaining = budget
+    for index, (draft, pieces, tokens) in enumerate(whole):
+        share = fair_shares([t for _, _, t in whole[index:]], remaining)[0]
+        truncated = False
+        if tokens > share:
+            pieces = _trim(pieces, draft.hits, counter, share)
+            if not pieces:
+                continue
+            truncated = True
+            tokens = counter.count(_compose(pieces))
+        contexts.append(
+            SearchContext(
+                section_id=draft.section_id, document_id=draft.document_id, document_title=draft.best.document_title,
+                heading_path=draft.heading_path, text=_compose(pieces), chunk_ids=[h.chunk_id for h in draft.hits],
+                score=draft.best.score, token_count=tokens,
+                spans=report_spans(pieces), truncated=truncated,
+            )
+        )
+        remaining -= tokens
+    return contexts
+
+
+def _compose(pieces: list[Piece]) -> str:
+    return "\n\n".join(f"## {p.title}" if p.is_title else p.text for p in pieces)
+
+
+def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int) -> list[Piece]:
+    """Whole paragraphs around the hits within ``budget`` tokens (see :func:`_finish`).
+
+    Each hit's own paragraph is taken first (best hit first, while it fits); then every window
+    grows by one paragraph on each side in turn, best hit's first, while the budget allows.
+    """
+    paragraphs = [q for p in pieces for q in split_paragraphs(p)]
+    spans = [i for i, p in enumerate(paragraphs) if not p.is_title]
+    if not spans:
+        return []
+
+    def centre_of(hit: SearchHit) -> int:
+        return next(
+            (i for i in spans if paragraphs[i].start <= hit.start < paragraphs[i].end),
+            min(spans, key=lambda i: abs(paragraphs[i].start - hit.start)),
+        )
+
+    cost = [counter.count(f"## {p.title}" if p.is_title else p.text) + 1 for p in paragraphs]
+    centres = list(dict.fromkeys(centre_of(hit) for hit in hits))
+    first = centres[0]
+    if cost[first] > budget:
+        head = first_sentences(paragraphs[first].text, counter, budget)
+        if not head:
+            return []
+        p = paragraphs[first]
+        return [Piece(p.section_id, p.start, p.start + len(head), text=head)]
+    kept: set[int] = set()
+    used = 0
+    windows: list[list[int]] = []  # [lo, hi] per hit, best first
+    for centre in centres:
+        if centre in kept:
+            continue
+        if used + cost[centre] <= budget:
+            kept.add(centre)
+            used += cost[centre]
+            windows.append([centre, centre])
+    grown = True
+    while grown:
+        grown = False
+        for window in windows:
+            for side, step in ((1, 1), (0, -1)):
+                nxt = window[side] + step
+                while 0 <= nxt < len(paragraphs) and nxt in kept:  # ran into another window: merge
+                    window[side] = nxt
+                    nxt += step
+                if 0 <= nxt < len(paragraphs) and used + cost[nxt] <= budget:
+                    kept.add(nxt)
+                    used += cost[nxt]
+                    window[side] = nxt
+                    grown = True
+    # A title is kept only when text of its window follows: a trailing title says nothing useful.
+    out: list[Piece] = []
+    text_follows = False
+    for i in sorted(kept, reverse=True):
+        if i + 1 not in kept:
+            text_follows = False  # a gap: a new window (read backwards)
+        if not paragraphs[i].is_title:
+            text_follows = True
+        if text_follows:
+            out.append(paragraphs[i])
+    return out[::-1]
+
+
+# ----------------------------------------------------------------------------- the ways to expand
+#
+# Every way of ``kb.search_modes.EXPANDS`` has its row here (tests/test_search_modes.py checks both ways):
+# (forest, index version id, hits best first, level, neighbours, max contexts, token budget, holes)
+# -> contexts in the order of their best hit.
+
+
+def _no_contexts(forest, version_id, hits, level, n, max_contexts, budget, holes) -> list[SearchContext]:
+    return []
+
+
+EXPANSIONS: dict[str, Callable[..., list[SearchContext]]] = {
+    "parent": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: parent_contexts(
+        forest, hits, level, max_contexts, budget, holes
+    ),
+    "neighbors": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: neighbor_contexts(
+        forest, version_id, hits, n, max_contexts, budget, holes
+    ),
+    "none": _no_contexts,
+}
+
+
+def expand_hits(
+    expand: str, forest: SectionForest, version_id: uuid.UUID, hits: list[SearchHit], *, level: str, neighbors: int,
+    max_contexts: int, budget: int, holes: Holes,
+) -> list[SearchContext]:
+    """The contexts of ``hits`` as ``expand`` (a key of :data:`EXPANSIONS`) grows them; none without hits."""
+    if not hits:
+        return []
+    return EXPANSIONS[expand](forest, version_id, hits, level, neighbors, max_contexts, budget, holes)

@@ -7,9 +7,10 @@ computed per query. This module reads and acts on them (docs/screening.md, "Quar
 
 * :func:`screening_mode` / :func:`screening_settings_update`: the tenant's ``off | flag | quarantine``
   (admins; audited as ``screening.settings``);
-* :func:`returnable_q`: the SQL condition search adds to the access rule (``kb.search.readable_chunks``),
+* :func:`returnable_q`: the SQL condition search adds to the access rule (``kb.retrieval.readable_chunks``),
   so a held chunk is never a candidate; the same condition, negated, finds the spans that expansion
-  cuts out of contexts (``kb.search``);
+  cuts out of contexts (:class:`Screened`, which ``kb.search`` loads for the hits' documents and whose
+  ``holes`` ``kb.expansion`` cuts out);
 * the review queue: :func:`review_queue`, :func:`review_item_get` (a reviewer sees only flagged chunks
   they may read; anything else is the same 404 as a nonexistent id), :func:`review_decide` (release,
   keep out, delete the document; audited as ``review.decision`` with the reviewer);
@@ -19,10 +20,10 @@ computed per query. This module reads and acts on them (docs/screening.md, "Quar
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
@@ -31,6 +32,7 @@ from accounts.policy import Reader
 from accounts.selectors import reader_for
 from audit.models import Action
 from audit.services import audit_record
+from kb.expansion import Piece, cut_pieces, merge_spans
 from kb.models import (
     DEFAULT_SCREENING_MODE,
     Chunk,
@@ -40,6 +42,7 @@ from kb.models import (
     ScreeningMode,
     ScreeningSettings,
 )
+from kb.search_types import SearchContext, SearchFilters
 from kb.selectors import NOT_FOUND_MESSAGE, parse_uuid
 
 MODES = tuple(ScreeningMode.values)
@@ -112,6 +115,67 @@ def _verdict(screening: dict) -> dict:
         "detector": str(screening.get("detector", "")),
         "spans": [list(span) for span in screening.get("spans", ())],
     }
+
+
+# ----------------------------------------------------------------------------- screening in search results
+
+
+@dataclass
+class Screened:
+    """The chunks of the searched documents that screening concerns: those that may not be returned
+    (their spans are cut out of every hit text and context, so expansion cannot bring their text
+    back) and the flagged ones that may, as the reader may read them (reported on the contexts)."""
+
+    held: dict[uuid.UUID, list[tuple[int, int]]] = field(default_factory=dict)
+    shown: dict[uuid.UUID, list[tuple[uuid.UUID, int, int, dict, str]]] = field(default_factory=dict)
+    mode: str = ScreeningMode.QUARANTINE
+
+    @classmethod
+    def load(cls, reader: Reader, version_id: uuid.UUID, document_ids: set, filters: SearchFilters) -> Screened:
+        out = cls(mode=filters.screening_mode)
+        if not document_ids:
+            return out
+        ok = ExpressionWrapper(
+            returnable_q(filters.screening_mode, exclude_flagged=filters.exclude_flagged), output_field=BooleanField()
+        )
+        readable = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
+        rows = (
+            Chunk.objects.filter(tenant_id=reader.tenant_id, index_version_id=version_id,
+                                 document_id__in=list(document_ids))
+            .filter(Q(screening_flagged=True) | Q(review=ChunkReview.KEPT_OUT))
+            .annotate(ok=ok, may_read=readable)
+            .values_list("id", "document_id", "start", "end", "screening", "review", "ok", "may_read")
+        )
+        for chunk_id, document_id, start, end, screening, review, returnable, may_read in rows:
+            if not returnable:  # held whether or not this reader may read it: fail closed
+                out.held.setdefault(document_id, []).append((start, end))
+            elif may_read:
+                out.shown.setdefault(document_id, []).append((chunk_id, start, end, screening, review))
+        out.held = {doc: merge_spans(spans) for doc, spans in out.held.items()}
+        return out
+
+    def holes(self, document_id: uuid.UUID) -> list[tuple[int, int]]:
+        return self.held.get(document_id, [])
+
+    def cut_text(self, document_id: uuid.UUID, start: int, text: str) -> str:
+        """A hit's text without the parts that lie in a held chunk (chunks can overlap)."""
+        holes = self.holes(document_id)
+        if not holes:
+            return text
+        kept = [p.text for p in cut_pieces([Piece(None, start, start + len(text), text=text)], holes)]
+        return "\n\n".join(t.strip() for t in kept if t.strip())
+
+    def context_flags(self, context: SearchContext) -> dict:
+        """The flagged chunks returned inside ``context`` (spans overlapping its spans), with their verdicts."""
+        chunks = []
+        for chunk_id, start, end, screening, review in self.shown.get(context.document_id, ()):
+            if any(start < e and s < end for s, e in context.spans):
+                verdict = shown_screening(self.mode, screening, review) or {}
+                # The verdict's spans are offsets into the chunk's text: as document offsets here.
+                verdict["spans"] = [[start + a, start + b] for a, b in verdict.get("spans", ())]
+                chunks.append({"chunk_id": chunk_id, **verdict})
+        reasons = sorted({r for c in chunks for r in c["reasons"]})
+        return {"flagged": bool(chunks), "reasons": reasons, "chunks": chunks}
 
 
 # ----------------------------------------------------------------------------- the review queue

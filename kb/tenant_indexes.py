@@ -7,7 +7,7 @@ member may read. A partial index ``WHERE tenant_id = '<tenant>'`` holds only tha
 tenant's rows: the same member now reads a large share of a small index, where a
 ``relaxed_order`` iterative scan is fast and accurate (docs/benchmarks.md).
 
-How it is used: :func:`kb.search.vector_candidates` asks :func:`tenant_index_rows` whether
+How it is used: :func:`kb.retrieval.vector_candidates` asks :func:`tenant_index_rows` whether
 the member's tenant has a valid index and sizes its plan choice on that index instead of
 the shared one. The planner picks the partial index by itself: Django binds parameters on
 the client, so the tenant id is a literal in the statement and the index predicate is

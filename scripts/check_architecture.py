@@ -9,7 +9,9 @@ database and no Django) and fails when
 * a pure module (``PURE``) imports Django, Celery, DRF or any Django-side package;
 * a module takes a private name (``_name``) of another package's module: ``from kb.services
   import _check`` or ``services._check`` after ``from kb import services``. Packages meet at
-  public names only (a module's own package may share its private helpers).
+  public names only (a module's own package may share its private helpers);
+* one of two modules kept apart (``APART``) imports the other, in either direction: the search's
+  retrieval and expansion meet only in the selector that runs them (``kb.search``).
 
 docs/architecture.md explains the layers.
 """
@@ -39,6 +41,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Pure: no Django, no Celery, no database; importable and testable on their own.
 PURE = ("accounts.policy", "ingestion")
 FORBIDDEN_IN_PURE = ("django", "rest_framework", "celery", "kombu", "drf_spectacular", "psycopg", "pgvector")
+# Pairs of modules where neither may import the other (nor a module inside it).
+APART: list[tuple[str, str]] = [("kb.retrieval", "kb.expansion")]
 PACKAGES = ("accounts", "audit", "ingestion", "kb", "pipeline", "sources", "console", "bench", "bulkhead")
 
 
@@ -218,6 +222,10 @@ def check(root: Path = ROOT) -> list[str]:
             if imported is None or imported == name:
                 continue
             graph[name].add(imported)
+            for one, other in APART:
+                for mine, theirs in ((one, other), (other, one)):
+                    if _matches(name, mine) and _matches(imported, theirs):
+                        problems.append(f"{rel}:{line}: {name} imports {imported}; the two are kept apart (APART)")
             if pure and not any(_matches(imported, prefix) for prefix in PURE):
                 problems.append(f"{rel}:{line}: pure module {name} imports {imported}, which is not pure")
             their_layer = layer_of(imported)

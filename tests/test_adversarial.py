@@ -31,7 +31,7 @@ from accounts.selectors import reader_for
 from accounts.services import membership_create
 from ingestion.chunking.config import ChunkingConfig
 from ingestion.chunking.contextualize import HEADING_SEPARATOR, join_embed_text
-from kb import search as search_module
+from kb import retrieval
 from kb.index_versions import index_version_activate, index_version_build, index_version_create
 from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.search import embed_query, search
@@ -179,7 +179,7 @@ def check_members(tenant, documents, members, other_markers: set[str], stats: Co
     """Every member's every query, in every mode; ``full``: with every expansion, else one expansion
     per mode, turning with the query (each query still meets all three, each mode all three over three
     queries). The states between operations are checked that way, the final one in full."""
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     oracle = Oracle(tenant, documents)
     for member in members:
         reader = reader_for(member)

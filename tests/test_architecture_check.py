@@ -65,3 +65,18 @@ def test_public_names_dunders_and_a_packages_own_private_names_pass(checker, tmp
         "kb/apis.py": "from kb.services import _upload_check\n",  # the same package: its own helpers
     })
     assert checker.check(root) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("kb/retrieval.py", "from kb.expansion import Piece\n"),
+        ("kb/expansion.py", "def later():\n    from kb import retrieval\n"),
+    ],
+    ids=["retrieval-imports-expansion", "expansion-imports-retrieval"],
+)
+def test_retrieval_and_expansion_importing_each_other_fails(checker, tmp_path, path, source):
+    other = "kb/expansion.py" if path == "kb/retrieval.py" else "kb/retrieval.py"
+    root = _tree(tmp_path, {other: "class Piece: pass\n", path: source})
+    problems = checker.check(root)
+    assert len(problems) == 1 and path in problems[0] and "kept apart" in problems[0], problems

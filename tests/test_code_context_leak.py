@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.services import group_create, membership_create, tenant_create
-from kb import search as search_module
+from kb import retrieval
 from kb.models import Chunk, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, section_set_access
@@ -34,7 +34,7 @@ class ProjectNightjarAcquisition(holdings.GlobexHoldingsBase):
 
 @pytest.fixture
 def tenant():
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="code-co", name="Code Co")
     group_create(tenant=tenant, slug="board")
     return tenant

@@ -16,7 +16,7 @@ import json
 import pytest
 
 from accounts.services import tenant_create
-from kb import search as search_module
+from kb import retrieval
 from kb.models import Document, IngestionJob, Section
 from kb.services import Upload, document_create, document_replace
 from tests.api_helpers import Actor, member_with_token
@@ -43,7 +43,7 @@ The cafeteria opens at eight and serves soup on Fridays.
 
 @pytest.fixture
 def people():
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="kestrel-co", name="Kestrel Co")
     alice = Actor("alice", *member_with_token(tenant, "alice@example.com", "admin", "restricted"))
     bob = Actor("bob", *member_with_token(tenant, "bob@example.com", "editor", "confidential"))

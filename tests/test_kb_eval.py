@@ -27,7 +27,7 @@ from accounts.services import membership_create, tenant_create
 from bench.evaluation import golden_resolve
 from ingestion.chunking.tokens import default_counter
 from ingestion.evaluation.golden import GoldenQuestion, load_questions
-from kb import search as search_module
+from kb import retrieval
 from kb.models import Document
 from tests import factories
 
@@ -48,7 +48,7 @@ def _version(tenant, name, active):
 
 @pytest.fixture
 def tiny(db):
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="eval-tiny", name="Eval tiny")
     admin = membership_create(tenant=tenant, email="admin@tiny.io", role="admin", clearance="restricted")
     small, whole = _version(tenant, "small", True), _version(tenant, "whole", False)

@@ -1,4 +1,4 @@
-"""The keyword side of hybrid search and its fusion (kb.search.KeywordFusion, or_query, fuse).
+"""The keyword side of hybrid search and its fusion (kb.retrieval.KeywordFusion, or_query, fuse).
 
 The default was chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs
 vector through the real search"); these tests pin the rules, not the numbers.
@@ -12,12 +12,12 @@ import uuid
 import pytest
 from django.db import connection
 
-from kb import search as search_module
-from kb.search import KeywordFusion, _Row, fuse, or_query, parsed_query
+from kb import retrieval
+from kb.retrieval import KeywordFusion, Row, fuse, or_query, parsed_query
 
 
-def _row(name: str, distance: float | None = None) -> _Row:
-    return _Row(uuid.uuid5(uuid.NAMESPACE_DNS, name), uuid.uuid4(), uuid.uuid4(), 0, 0, 1, name, distance=distance)
+def _row(name: str, distance: float | None = None) -> Row:
+    return Row(uuid.uuid5(uuid.NAMESPACE_DNS, name), uuid.uuid4(), uuid.uuid4(), 0, 0, 1, name, distance=distance)
 
 
 def test_or_query_turns_the_top_level_and_into_or_and_keeps_phrases():
@@ -94,7 +94,7 @@ def test_parsed_query_or_matches_a_text_with_only_some_of_the_terms():
 
 def test_the_default_is_the_leave_one_genre_out_choice():
     """Reverting the default (AND of every term, ts_rank_cd, unweighted k = 60) fails here."""
-    assert dataclasses.asdict(search_module.KEYWORD) == dataclasses.asdict(search_module.CHOSEN_FUSION)
-    assert search_module.KEYWORD != KeywordFusion(
+    assert dataclasses.asdict(retrieval.KEYWORD) == dataclasses.asdict(retrieval.CHOSEN_FUSION)
+    assert retrieval.KEYWORD != KeywordFusion(
         parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
     )

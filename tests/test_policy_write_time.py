@@ -14,7 +14,7 @@ import pytest
 from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
 from ingestion.chunking.config import ChunkingConfig
-from kb import search as search_module
+from kb import retrieval
 from kb.index_versions import index_version_activate, index_version_build, index_version_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import search
@@ -37,7 +37,7 @@ Trucks leave the depot at dawn every Monday with the spare parts.
 
 @pytest.fixture
 def tenant():
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="write-co", name="Write Co")
     group_create(tenant=tenant, slug="security-team")
     return tenant

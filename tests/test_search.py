@@ -15,8 +15,7 @@ from accounts.errors import ApplicationError, NotFound
 from accounts.models import Tenant
 from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
-from kb import search as search_module
-from kb import tenant_indexes
+from kb import retrieval, tenant_indexes
 from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import SearchFilters, search
 from kb.services import Upload, document_create, section_set_access
@@ -73,9 +72,9 @@ def skewed_data(django_db_setup, django_db_blocker):
 
 @pytest.fixture
 def skewed_tenant(db, skewed_data):
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     yield skewed_data
-    search_module.count_cache.clear()  # a rolled-back test's index must not be remembered
+    retrieval.count_cache.clear()  # a rolled-back test's index must not be remembered
 
 
 def _exact_ids(version, max_level: int, vector: np.ndarray, k: int) -> list[uuid.UUID]:
@@ -90,8 +89,8 @@ def _exact_ids(version, max_level: int, vector: np.ndarray, k: int) -> list[uuid
 @pytest.mark.parametrize("exact_max_rows", [0, 5000], ids=["hnsw-planned", "exact-planned"])
 def test_full_pages_at_every_selectivity(skewed_tenant, monkeypatch, mode, clearance, readable, exact_max_rows):
     tenant, version, members, vectors, _ = skewed_tenant
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", exact_max_rows)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)  # the threshold is EXACT_MAX_ROWS alone
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", exact_max_rows)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)  # the threshold is EXACT_MAX_ROWS alone
     rng = np.random.default_rng(11)
     for query_vector in _unit(rng, 5):
         response = search(member=members[clearance], query="alpha", top_k=10, mode=mode, expand="none",
@@ -111,15 +110,15 @@ def test_full_pages_at_every_selectivity(skewed_tenant, monkeypatch, mode, clear
 
 
 def test_exact_threshold_grows_with_the_index():
-    assert search_module.exact_threshold(100) == search_module.EXACT_MAX_ROWS
-    assert search_module.exact_threshold(100_000) == 20_000  # 20% of the shared index
-    assert search_module.exact_threshold(10_000_000) == search_module.EXACT_CEILING
+    assert retrieval.exact_threshold(100) == retrieval.EXACT_MAX_ROWS
+    assert retrieval.exact_threshold(100_000) == 20_000  # 20% of the shared index
+    assert retrieval.exact_threshold(10_000_000) == retrieval.EXACT_CEILING
 
 
 def test_plan_follows_the_readable_count(skewed_tenant, monkeypatch):
     tenant, version, members, vectors, _ = skewed_tenant
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 1000)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)
     q = vectors[7]
     small = search(member=members["public"], query="q", mode="vector", expand="none", index_version=version,
                    query_vector=q)
@@ -133,9 +132,9 @@ def test_plan_follows_the_readable_count(skewed_tenant, monkeypatch):
 
 def test_short_hnsw_page_falls_back_to_exact(skewed_tenant, monkeypatch):
     tenant, version, members, vectors, _ = skewed_tenant
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
-    monkeypatch.setattr(search_module, "vector_hnsw", lambda qs, vector, depth, **kw: [])  # an index that finds nothing
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 0)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)
+    monkeypatch.setattr(retrieval, "vector_hnsw", lambda qs, vector, depth, **kw: [])  # an index that finds nothing
     response = search(member=members["public"], query="q", top_k=10, mode="vector", expand="none",
                       index_version=version, query_vector=vectors[0])
     assert response.plan == "hnsw+exact"
@@ -160,9 +159,9 @@ def test_other_tenants_rows_never_appear_even_with_identical_vectors(skewed_tena
 def _hnsw_plan_text(member, version, vector) -> str:
     from accounts.selectors import reader_for
 
-    qs = search_module.readable_chunks(reader_for(member), version.pk, SearchFilters())
-    with search_module.local_settings(**search_module.hnsw_settings(20)):
-        return search_module.nearest(qs, vector, 20).explain()
+    qs = retrieval.readable_chunks(reader_for(member), version.pk, SearchFilters())
+    with retrieval.local_settings(**retrieval.hnsw_settings(20)):
+        return retrieval.nearest(qs, vector, 20).explain()
 
 
 def test_tenant_index_serves_its_tenant_and_only_its_tenant(skewed_tenant, monkeypatch):
@@ -180,8 +179,8 @@ def test_tenant_index_serves_its_tenant_and_only_its_tenant(skewed_tenant, monke
     plan_b = _hnsw_plan_text(member_b, version_b, vectors[0])
     assert name not in plan_b and "chunk_embedding_hnsw" in plan_b
 
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 0)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)
     for clearance in ("public", "internal", "restricted"):
         level = int(AccessLevel.from_name(clearance))
         allowed = set(Chunk.objects.filter(index_version=version, access_level__lte=level).values_list("id", flat=True))
@@ -198,14 +197,14 @@ def test_tenant_index_serves_its_tenant_and_only_its_tenant(skewed_tenant, monke
 
 def test_plan_threshold_is_sized_on_the_tenant_index(skewed_tenant, monkeypatch):
     tenant, version, members, vectors, _ = skewed_tenant
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 100)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.2)
-    monkeypatch.setattr(search_module, "index_rows", lambda: 1_000_000)  # a big shared index: threshold 50,000
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 100)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.2)
+    monkeypatch.setattr(retrieval, "index_rows", lambda: 1_000_000)  # a big shared index: threshold 50,000
     shared = search(member=members["restricted"], query="q", mode="vector", expand="none", index_version=version,
                     query_vector=vectors[2])
     assert shared.plan == "exact"  # 2,000 readable rows are a tiny share of the shared index
     tenant_indexes.tenant_index_build(tenant_id=tenant.id)
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     # Sized on the tenant's 2,000-row index the threshold is 400: 200 rows exact, 2,000 through the index.
     internal = search(member=members["internal"], query="q", mode="vector", expand="none", index_version=version,
                       query_vector=vectors[2])
@@ -254,11 +253,11 @@ def test_invalid_index_is_ignored_then_rebuilt(skewed_tenant, monkeypatch):
     name = tenant_indexes.tenant_index_build(tenant_id=tenant.id).name
     with connection.cursor() as cursor:
         cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [name])
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     assert [i.valid for i in tenant_indexes.tenant_indexes() if i.name == name] == [False]
     assert tenant_indexes.tenant_index_rows(tenant.id) is None
-    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 0)
+    monkeypatch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)
     response = search(member=members["restricted"], query="q", mode="vector", expand="none", index_version=version,
                       query_vector=vectors[4])
     assert response.plan in ("hnsw", "hnsw+exact") and len(response.results) == 5
@@ -397,7 +396,7 @@ access: internal
 
 @pytest.fixture
 def policy_tenant():
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="search-co", name="Search Co")
     group_create(tenant=tenant, slug="security-team")
     members = {
@@ -570,12 +569,12 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
     try:
         result = sync_tenant_indexes.delay(min_rows=rows, max_share=1.0).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
         assert str(tenant.id) in result["built"] and not result["skipped"]
-        search_module.count_cache.clear()
+        retrieval.count_cache.clear()
         assert tenant_indexes.tenant_index_rows(tenant.id) == rows
-        search_module.count_cache.clear()
+        retrieval.count_cache.clear()
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(search_module, "EXACT_MAX_ROWS", 0)
-            patch.setattr(search_module, "HNSW_MIN_FRACTION", 0.0)
+            patch.setattr(retrieval, "EXACT_MAX_ROWS", 0)
+            patch.setattr(retrieval, "HNSW_MIN_FRACTION", 0.0)
             response = search(member=members["internal"], query="backup process", mode="vector", expand="parent")
         assert response.plan in ("tenant-hnsw", "tenant-hnsw+exact") and response.results
         assert all(Chunk.objects.get(id=h.chunk_id).tenant_id == tenant.id for h in response.results)

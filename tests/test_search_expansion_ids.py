@@ -14,7 +14,7 @@ import pytest
 from accounts.access import readable_q
 from accounts.selectors import reader_for
 from accounts.services import group_create, membership_create, tenant_create
-from kb import search as search_module
+from kb import retrieval
 from kb.models import Chunk, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, section_set_access
@@ -117,7 +117,7 @@ Only the security team reads this.
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_parent_expansion_never_reports_an_unreadable_section_id(celery_worker):
-    search_module.count_cache.clear()
+    retrieval.count_cache.clear()
     tenant = tenant_create(slug="expand-ids", name="Expand ids")
     group_create(tenant=tenant, slug="security-team")
     internal = membership_create(tenant=tenant, email="int@e.io", role="viewer", clearance="internal")

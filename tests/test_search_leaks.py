@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from accounts.policy import can_read
 from accounts.selectors import reader_for
 from accounts.services import group_create, membership_create, tenant_create
-from kb import search as search_module
+from kb import retrieval
 from kb.models import Document, Section
 from kb.search import embed_query, search
 from kb.services import Upload, document_create
@@ -242,16 +242,16 @@ PLANS = ("exact", "hnsw", "tenant-hnsw")
 def planned(plan: str, tenants):
     """Force ``plan`` for vector searches: thresholds at 0 send every search to HNSW, and a
     partial index per tenant (both, so the foreign tenant's index exists too) selects the tenant's."""
-    saved = (search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION)
+    saved = (retrieval.EXACT_MAX_ROWS, retrieval.HNSW_MIN_FRACTION)
     if plan != "exact":
-        search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION = 0, 0.0
+        retrieval.EXACT_MAX_ROWS, retrieval.HNSW_MIN_FRACTION = 0, 0.0
     if plan == "tenant-hnsw":
         for tenant in tenants:
             tenant_index_build(tenant_id=tenant.id)
     try:
         yield
     finally:
-        search_module.EXACT_MAX_ROWS, search_module.HNSW_MIN_FRACTION = saved
+        retrieval.EXACT_MAX_ROWS, retrieval.HNSW_MIN_FRACTION = saved
         for tenant in tenants:
             tenant_index_drop(tenant_id=tenant.id)
 
@@ -270,7 +270,7 @@ def test_search_never_returns_unreadable_text(celery_worker):
         plan=st.sampled_from(PLANS),
     )
     def run(docs, other_doc, members, words, plan):
-        search_module.count_cache.clear()
+        retrieval.count_cache.clear()
         tenant, other = _tenant("a"), _tenant("b")
         documents = _ingest(tenant, docs)
         other_documents = _ingest(other, [other_doc, docs[0]])  # identical text in the other tenant too

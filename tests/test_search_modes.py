@@ -1,5 +1,7 @@
 """The search's modes are declared once (``kb.search_modes``): the engine, the API's serializer, the
-console's forms and ``kb_search`` offer exactly them, with the same defaults -- none can drift."""
+console's forms and ``kb_search`` offer exactly them, with the same defaults -- none can drift; and
+every declared mode and way to expand has exactly one row in the engine's tables (``kb.retrieval``,
+``kb.expansion``)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import pytest
 
 from accounts.errors import ApplicationError
 from console.forms import EvaluateForm, SearchForm
+from kb import expansion, retrieval, search_modes
 from kb import search as engine
-from kb import search_modes
 from kb.management.commands.kb_search import Command as SearchCommand
 from kb.serializers import SearchInputSerializer
 
@@ -62,3 +64,13 @@ def test_the_command_offers_the_declared_choices():
         choices, default = DECLARED[name]
         assert list(options[dest].choices) == list(choices)
         assert options[dest].default == default
+
+
+def test_every_declared_mode_has_exactly_one_row_in_the_retrieval_table():
+    assert tuple(retrieval.RETRIEVAL_MODES) == search_modes.MODES
+    # Only the modes that rank by vector embed the query (a keyword search never loads the model).
+    assert {name for name, row in retrieval.RETRIEVAL_MODES.items() if row.embeds} == {"vector", "hybrid"}
+
+
+def test_every_declared_way_to_expand_has_exactly_one_row_in_the_expansion_table():
+    assert tuple(expansion.EXPANSIONS) == search_modes.EXPANDS

@@ -17,7 +17,7 @@ import pytest
 
 from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
-from kb import search as search_module
+from kb import expansion
 from kb.models import Document, Section
 from kb.search import search
 from tests import factories
@@ -44,13 +44,13 @@ def test_a_replacement_between_loading_sections_and_reading_text_leaks_nothing(m
     group_create(tenant=tenant, slug="security-team")
     document = make_document(tenant, sections=POLICY_SECTIONS)
     viewer = membership_create(tenant=tenant, email=f"v@{expand}.example", role="viewer", clearance="internal")
-    real = search_module.fetch_texts
+    real = expansion.fetch_texts
 
     def replaced_first(tenant_id, pieces):
         _replace_content(Document.objects.get(pk=document.pk))
         real(tenant_id, pieces)
 
-    monkeypatch.setattr(search_module, "fetch_texts", replaced_first)
+    monkeypatch.setattr(expansion, "fetch_texts", replaced_first)
     response = search(member=viewer, query="intro internal readers", mode="keyword", expand=expand)
     assert response.results, "the search found nothing to expand; the test proves nothing"
     texts = [c.text for c in response.contexts]

@@ -475,8 +475,7 @@ def test_search_plans_under_the_wall_still_use_their_indexes(two_tenants):
     from django.contrib.postgres.search import SearchQuery
 
     from accounts.selectors import reader_for
-    from kb import search as search_module
-    from kb import tenant_indexes
+    from kb import retrieval, tenant_indexes
 
     (a, a_member, _), _, rows = two_tenants
     version = IndexVersion.objects.get(pk=next(iter(rows[a.pk][IndexVersion])))
@@ -493,11 +492,11 @@ def test_search_plans_under_the_wall_still_use_their_indexes(two_tenants):
         cursor.execute("ANALYZE kb_chunk")
 
     def plans() -> tuple[str, str]:
-        qs = search_module.readable_chunks(reader, version.pk, search_module.SearchFilters())
-        with search_module.local_settings(**search_module.hnsw_settings(20)):
-            vector_plan = search_module.nearest(qs, vector, 20).explain()
+        qs = retrieval.readable_chunks(reader, version.pk, retrieval.SearchFilters())
+        with retrieval.local_settings(**retrieval.hnsw_settings(20)):
+            vector_plan = retrieval.nearest(qs, vector, 20).explain()
         # A word no chunk holds: the GIN index is the cheap way, when it may be used.
-        with search_module.local_settings(enable_seqscan="off", enable_indexscan="off"):
+        with retrieval.local_settings(enable_seqscan="off", enable_indexscan="off"):
             keyword_plan = qs.filter(search_vector=SearchQuery("zebra", config="english")).explain()
         return vector_plan, keyword_plan
 
@@ -536,7 +535,7 @@ def test_the_audit_trails_document_filter_uses_its_index_under_the_wall(two_tena
         cursor.execute("ANALYZE audit_event")
 
     def plan() -> str:
-        from kb.search import local_settings
+        from kb.retrieval import local_settings
 
         wanted = audit_list(tenant_id=a.pk, document_id=documents[7])
         assert len(wanted) == 20  # and the answer itself is right: the 10 records per document, twice

@@ -100,7 +100,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _fusion(text: str) -> dict:
-        from kb.search import KeywordFusion
+        from kb.retrieval import KeywordFusion
 
         fields = {f.name: f.type for f in dataclasses.fields(KeywordFusion)}
         values = {}
@@ -113,9 +113,9 @@ class Command(BaseCommand):
         return values
 
     def _evaluate(self, options, member, chosen, resolved, ks, fusions):
-        """Every version in every mode; keyword and hybrid once per fusion variant (kb.search.KEYWORD set
+        """Every version in every mode; keyword and hybrid once per fusion variant (kb.retrieval.KEYWORD set
         for the duration, this process only). The question vectors are embedded once."""
-        from kb import search as search_module
+        from kb import retrieval as search_module
         from kb.embedder import embedder
 
         vectors = None

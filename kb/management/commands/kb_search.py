@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.errors import ApplicationError
 from accounts.selectors import membership_get
 from accounts.tenancy import tenant_act_for
-from kb.search import EXPAND_LEVELS, EXPANDS, MODES, search
+from kb.search import search
+from kb.search_modes import EXPAND_LEVELS, EXPANDS, MODES
 
 
 class Command(BaseCommand):

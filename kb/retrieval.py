@@ -1,0 +1,487 @@
+"""Retrieval: the candidates of a search, one entry per mode in :data:`RETRIEVAL_MODES`.
+
+Each mode turns (reader, index version, filters, query, query vector, ``top_k``) into ranked
+candidate rows; :func:`kb.search.search` looks the mode up here and hands the rows to
+:mod:`kb.expansion`. The access rule is applied inside every SQL query, before ranking
+(``accounts.access.readable_q``, in :func:`readable_chunks`); nothing here re-states the rule.
+This module imports neither :mod:`kb.expansion` nor :mod:`kb.search` (the shared values are in
+:mod:`kb.search_types`); ``scripts/check_architecture.py`` holds it to that.
+
+Vector search and under-filled pages
+------------------------------------
+An HNSW scan finds the nearest neighbours of the *whole* index and the WHERE clause
+then throws most of them away, so "HNSW + WHERE" returns fewer than ``top_k`` rows for
+a member who reads a small part of a shared index. pgvector 0.8's iterative scan
+(``hnsw.iterative_scan = relaxed_order``) keeps scanning until the page is full, which
+works while the readable part of the index is not tiny; for small readable sets an exact
+scan over the access index is both faster and exact. So the plan is chosen per query
+from the number of rows the member may read (capped count, cached briefly), compared
+with the size of the HNSW index that would serve the query: the tenant's own partial
+index when it has one (:mod:`kb.tenant_indexes`), else the index shared by all tenants.
+
+* ``count <= exact_threshold(index rows)`` (the larger of 2,000 rows and 20% of that
+  index, at most 50,000) -> exact: index scans are disabled for the statement so the planner
+  cannot use an HNSW index; it reads the readable rows through the access btree
+  (bitmap scan) and sorts by distance. Exact by construction.
+* otherwise -> HNSW (plan ``tenant-hnsw`` or ``hnsw``) with ``relaxed_order`` iterative
+  scan, ``ef_search`` 300, at least 20 rows fetched; rows are re-sorted by distance
+  (relaxed order is only approximately ordered) and the nearest ``depth`` kept.
+* safety net: if the HNSW path returns fewer rows than ``min(depth, count)``, the exact
+  plan runs instead. A page is never under-filled.
+
+Ranking
+-------
+``vector``: cosine distance (score = 1 - distance). ``keyword``: the query parsed by
+:data:`KEYWORD` (``parser``: ``websearch`` = ``websearch_to_tsquery``, ``plain`` =
+``plainto_tsquery``, ``or`` = the lexemes of ``plainto_tsquery`` joined by OR) over the stored
+``search_vector``, ranked by ``ts_rank_cd`` or ``ts_rank`` with a normalisation bitmask.
+``hybrid``: weighted reciprocal rank fusion of both lists (:func:`fuse`), each fetched to
+``max(4 * top_k, 20)``. The keyword side and the fusion are chosen on the evaluation suite
+(docs/benchmarks.md, "Hybrid vs vector through the real search").
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
+from pgvector.django import CosineDistance
+
+from accounts.access import readable_q
+from accounts.policy import Reader
+from kb.models import Chunk
+from kb.screening import returnable_q
+from kb.search_types import SearchFilters
+from kb.tenant_indexes import tenant_index_rows
+
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class KeywordFusion:
+    """How the keyword list is built and fused (``kb_eval --fusion`` varies these).
+
+    ``parser``: websearch | plain | or.  ``rank``: ts_rank_cd | ts_rank, with ``normalization``
+    (PostgreSQL's bitmask; 0 = none).  Fusion: score = 1 / (rrf_k + vector rank) +
+    keyword_weight / (rrf_k + keyword rank), where only the first ``keyword_top`` keyword hits
+    count (0 = all of them).
+
+    ``keyword_gate`` (issue 30: hybrid must not lose to vector on text it was not tuned on) keeps
+    keyword evidence the embedding does not back from outvoting it: 0 = off; 1 = only keyword
+    hits that the vector side also retrieved (at the hybrid depth) are fused, so hybrid re-orders
+    vector's candidates and never brings in one the embedding finds unrelated; 2 = the keyword
+    weight is scaled by the share of the first ``GATE_TOP`` keyword hits that the vector side
+    also retrieved (weak agreement, a weak keyword side; none, vector alone).
+    """
+
+    parser: str = "websearch"
+    rank: str = "ts_rank_cd"
+    normalization: int = 0
+    rrf_k: int = RRF_K
+    keyword_weight: float = 1.0
+    keyword_top: int = 0
+    keyword_gate: int = 0
+
+    def __post_init__(self):
+        if self.parser not in ("websearch", "plain", "or"):
+            raise ValueError(f"parser must be websearch, plain or or; got {self.parser!r}")
+        if self.rank not in ("ts_rank_cd", "ts_rank"):
+            raise ValueError(f"rank must be ts_rank_cd or ts_rank; got {self.rank!r}")
+        if not 0 <= self.normalization <= 63 or self.rrf_k < 1 or self.keyword_weight < 0 or self.keyword_top < 0:
+            raise ValueError("normalization 0-63, rrf_k >= 1, keyword_weight >= 0, keyword_top >= 0")
+        if self.keyword_gate not in (0, 1, 2):
+            raise ValueError(f"keyword_gate must be 0, 1 or 2; got {self.keyword_gate!r}")
+
+
+GATE_TOP = 5
+
+
+# Chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs vector through the
+# real search"): an AND of every question word rarely matches one chunk, so the keyword list was mostly
+# empty; OR of the lexemes ranked by ts_rank (term frequency, not cover density, which rewards only
+# chunks holding the terms close together) and k = 20 (the top of each list counts more).
+CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
+KEYWORD = CHOSEN_FUSION
+
+# Plan choice, on the member's readable share of the HNSW index that would serve the query (the
+# tenant's own partial index when it has one, kb.tenant_indexes, else the shared one): exact up to
+# EXACT_MAX_ROWS readable rows or below HNSW_MIN_FRACTION of the index, never above EXACT_CEILING
+# rows (an exact scan grows linearly); HNSW above. Why: below ~20% of an index a filtered HNSW scan
+# loses recall and is no faster than the exact scan. The measurements behind these values and
+# HNSW_EF_SEARCH: docs/benchmarks.md, "Tuning history".
+EXACT_MAX_ROWS = getattr(settings, "BULKHEAD_SEARCH_EXACT_MAX_ROWS", 2000)
+HNSW_MIN_FRACTION = getattr(settings, "BULKHEAD_SEARCH_HNSW_MIN_FRACTION", 0.20)
+EXACT_CEILING = getattr(settings, "BULKHEAD_SEARCH_EXACT_CEILING", 50_000)
+HNSW_EF_SEARCH = getattr(settings, "BULKHEAD_SEARCH_EF_SEARCH", 300)
+HNSW_MIN_FETCH = 20  # the HNSW path fetches at least this many rows and keeps the nearest `depth`
+HNSW_MAX_SCAN_TUPLES = getattr(settings, "BULKHEAD_SEARCH_MAX_SCAN_TUPLES", 40000)
+COUNT_CACHE_SECONDS = 30.0
+
+
+# ----------------------------------------------------------------------------- candidate rows
+
+
+@dataclass
+class Row:
+    id: uuid.UUID
+    document_id: uuid.UUID
+    section_id: uuid.UUID
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    screening: dict = field(default_factory=dict)
+    review: str = ""
+    distance: float | None = None
+    rank: float | None = None
+
+
+# Chunk columns only: a join to documents gets planned as a loop over every document of the tenant
+# (docs/benchmarks.md, "Tuning history"); titles come from the section forest search builds anyway.
+_ROW_FIELDS = ("id", "document_id", "section_id", "ordinal", "start", "end", "text", "screening", "review")
+
+
+def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilters) -> QuerySet[Chunk]:
+    """The chunks of one index version that ``reader`` may read, narrowed by ``filters``.
+
+    Every search query starts here, so tenant, version and the access rule are always
+    in the WHERE clause of the statement that ranks.
+    """
+    qs = Chunk.objects.filter(
+        readable_q(reader), returnable_q(filters.screening_mode, exclude_flagged=filters.exclude_flagged),
+        index_version_id=version_id,
+    )
+    if filters.document_ids:
+        qs = qs.filter(document_id__in=list(filters.document_ids))
+    if filters.tags:
+        qs = qs.filter(document__tags__overlap=list(filters.tags))
+    if filters.content_types:
+        qs = qs.filter(document__content_type__in=list(filters.content_types))
+    if filters.source_prefix:
+        qs = qs.filter(document__source__startswith=filters.source_prefix)
+    if filters.updated_after is not None:
+        qs = qs.filter(document__updated_at__gte=filters.updated_after)
+    if filters.updated_before is not None:
+        qs = qs.filter(document__updated_at__lt=filters.updated_before)
+    return qs
+
+
+@contextmanager
+def local_settings(**values: str) -> Iterator[None]:
+    """``SET LOCAL`` for the duration of a block (``hnsw__ef_search`` names ``hnsw.ef_search``).
+
+    Outside a transaction the block is its own and the settings end with it (one round
+    trip to set them). Inside the caller's transaction (ATOMIC_REQUESTS, a test) a SET
+    LOCAL would outlive the block, so the previous values are read and put back.
+    """
+    names = [name.replace("__", ".") for name in values]
+    pairs = [v for name, value in zip(names, values.values(), strict=True) for v in (name, str(value))]
+    nested = connection.in_atomic_block
+    with transaction.atomic(), connection.cursor() as cursor:
+        previous = None
+        if nested:
+            cursor.execute("SELECT " + ", ".join(["current_setting(%s, true)"] * len(names)), names)
+            previous = cursor.fetchone()
+        cursor.execute("SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(names)), pairs)
+        try:
+            yield
+        finally:
+            restore = [(n, p) for n, p in zip(names, previous or (), strict=False) if p is not None]
+            if restore and not connection.needs_rollback:
+                cursor.execute(
+                    "SELECT " + ", ".join(["set_config(%s, %s, true)"] * len(restore)),
+                    [v for pair in restore for v in pair],
+                )
+
+
+class _CountCache:
+    """Capped readable-row counts per (tenant, version, reader, filters), kept a few seconds.
+
+    Only the plan choice reads it; a stale count cannot cause a leak or an under-filled
+    page (the exact plan is exact, and the HNSW path falls back to it when short).
+    """
+
+    def __init__(self, ttl: float):
+        self.ttl = ttl
+        self._data: dict[tuple, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> int | None:
+        with self._lock:
+            hit = self._data.get(key)
+        if hit is None or hit[0] < time.monotonic():
+            return None
+        return hit[1]
+
+    def put(self, key: tuple, value: int) -> None:
+        with self._lock:
+            if len(self._data) > 10_000:
+                self._data.clear()
+            self._data[key] = (time.monotonic() + self.ttl, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+count_cache = _CountCache(COUNT_CACHE_SECONDS)
+
+
+def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, *, cap: int) -> int:
+    """How many chunks the reader may read, counted up to ``cap + 1`` (enough to choose a plan)."""
+    key = (reader, str(version_id), filters.cache_key(), cap)  # a Reader (and its bound) is hashable
+    cached = count_cache.get(key)
+    if cached is not None:
+        return cached
+    count = readable_chunks(reader, version_id, filters)[: cap + 1].count()
+    count_cache.put(key, count)
+    return count
+
+
+def vector_exact(qs: QuerySet[Chunk], vector, depth: int) -> list[Row]:
+    """Exact nearest neighbours among ``qs``: index scans off, so the HNSW index cannot be used;
+    the readable rows come through a bitmap scan of the access index (or a seq scan) and a top-N sort."""
+    with local_settings(enable_indexscan="off"):
+        return _ranked_rows(nearest(qs, vector, depth, tiebreak=True))
+
+
+def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iterative: bool = True) -> list[Row]:
+    """Approximate nearest neighbours through the HNSW index with the filter inside the scan.
+
+    With ``iterative`` (relaxed_order) the index scan continues past ``ef_search`` until the
+    page is full or ``hnsw.max_scan_tuples`` is reached. Sorting explicitly is disabled for
+    the statement so the planner prefers the ordered index scan.
+    """
+    with local_settings(**hnsw_settings(depth, ef_search=ef_search, iterative=iterative)):
+        return _ranked_rows(nearest(qs, vector, depth))
+
+
+def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False):
+    """The ``depth`` rows of ``qs`` nearest to ``vector``: chunk columns and distance (the
+    ranking statement of both plans; ``.explain()`` under :func:`hnsw_settings` shows which
+    HNSW index serves it)."""
+    order = ("distance", "id") if tiebreak else ("distance",)
+    return (
+        qs.annotate(distance=CosineDistance("embedding", vector))
+        .order_by(*order)
+        .values_list(*_ROW_FIELDS, "distance")[:depth]
+    )
+
+
+def _ranked_rows(ranked) -> list[Row]:
+    rows = [Row(*values) for values in ranked]
+    rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
+    return rows
+
+
+def hnsw_settings(depth: int, *, ef_search: int = HNSW_EF_SEARCH, iterative: bool = True) -> dict[str, str]:
+    options = {"hnsw__ef_search": str(max(ef_search, depth)), "enable_sort": "off", "enable_seqscan": "off"}
+    if iterative:
+        options |= {"hnsw__iterative_scan": "relaxed_order", "hnsw__max_scan_tuples": str(HNSW_MAX_SCAN_TUPLES)}
+    else:
+        options |= {"hnsw__iterative_scan": "off"}
+    return options
+
+
+def index_rows() -> int:
+    """Rows in the chunk table (all tenants share the HNSW index), from the planner's statistics."""
+    cached = count_cache.get(("index_rows",))
+    if cached is not None:
+        return cached
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'kb_chunk'::regclass")
+        rows = int(cursor.fetchone()[0])
+    count_cache.put(("index_rows",), rows)
+    return rows
+
+
+def serving_tenant_index_rows(tenant_id: int) -> int | None:
+    """Rows of the tenant's own vector index (None without one), cached like the counts.
+
+    A stale answer is harmless: it only steers the plan choice, and every plan filters by
+    the full access rule (an index dropped meanwhile makes the planner use the shared one).
+    """
+    cached = count_cache.get(("tenant_index", tenant_id))
+    if cached is None:
+        rows = tenant_index_rows(tenant_id)
+        cached = -1 if rows is None else rows
+        count_cache.put(("tenant_index", tenant_id), cached)
+    return None if cached < 0 else cached
+
+
+def exact_threshold(total_rows: int) -> int:
+    """Readable-row count up to which the exact plan is chosen (see HNSW_MIN_FRACTION)."""
+    return max(EXACT_MAX_ROWS, min(int(HNSW_MIN_FRACTION * total_rows), EXACT_CEILING))
+
+
+def vector_candidates(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, vector, depth: int
+) -> tuple[list[Row], str]:
+    """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
+    qs = readable_chunks(reader, version_id, filters)
+    tenant_rows = serving_tenant_index_rows(reader.tenant_id)
+    scanned = "hnsw" if tenant_rows is None else "tenant-hnsw"
+    threshold = exact_threshold(index_rows() if tenant_rows is None else tenant_rows)
+    count = readable_count(reader, version_id, filters, cap=threshold)
+    if count <= threshold:
+        return (vector_exact(qs, vector, depth) if count else []), "exact"
+    # Over-fetching and keeping the nearest (exactly re-sorted) lifts recall of the relaxed scan.
+    rows = vector_hnsw(qs, vector, max(depth, HNSW_MIN_FETCH), ef_search=HNSW_EF_SEARCH)[:depth]
+    # Short: refill exactly. (``count`` is capped at the threshold, so it cannot say how many rows
+    # exist; a short page from a small threshold -- tests set it to 0 -- must still be refilled.)
+    if len(rows) < depth:
+        return vector_exact(qs, vector, depth), f"{scanned}+exact"
+    return rows, scanned
+
+
+class _ParsedTsQuery(SearchQuery):
+    """A tsquery in its text form, as PostgreSQL printed it (lexemes already normalised)."""
+
+    template = "%(expressions)s::tsquery"
+
+    def __init__(self, text: str):
+        super().__init__(text, search_type="raw")
+
+
+_PARSERS = {"websearch": "websearch_to_tsquery", "plain": "plainto_tsquery", "or": "plainto_tsquery"}
+
+
+def or_query(tsquery_text: str) -> str:
+    """The top-level AND of a parsed tsquery turned into OR: ``'a' & 'b' <-> 'c'`` ->
+    ``'a' | 'b' <-> 'c'`` (phrases from hyphenated words stay phrases). Lexemes are quoted and
+    cannot contain spaces, so `` & `` only ever is the operator."""
+    return tsquery_text.replace(" & ", " | ")
+
+
+def parsed_query(query: str, parser: str) -> str:
+    """The query as tsquery text under ``parser`` ('' when it has no lexemes, e.g. stop words only)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT q::text, numnode(q) FROM {_PARSERS[parser]}('english', %s) AS q", [query])
+        text, nodes = cursor.fetchone()
+    if not nodes:
+        return ""
+    return or_query(text) if parser == "or" else text
+
+
+def keyword_candidates(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None,
+    options: KeywordFusion | None = None,
+) -> list[Row]:
+    """Full-text matches ranked as :data:`KEYWORD` says; a query without lexemes matches nothing."""
+    options = options or KEYWORD
+    text = parsed_query(query, options.parser)
+    if not text:
+        return []
+    tsquery = _ParsedTsQuery(text)
+    qs = readable_chunks(reader, version_id, filters).filter(search_vector=tsquery)
+    ranked = qs.annotate(rank=SearchRank(
+        F("search_vector"), tsquery, cover_density=options.rank == "ts_rank_cd",
+        normalization=options.normalization or None,
+    ))
+    if vector is not None:
+        ranked = ranked.annotate(distance=CosineDistance("embedding", vector))
+        fields = (*_ROW_FIELDS, "distance", "rank")
+    else:
+        fields = (*_ROW_FIELDS, "rank")
+    rows = ranked.order_by("-rank", "id").values_list(*fields)[:depth]
+    if vector is None:
+        return [Row(*values[:9], rank=values[9]) for values in rows]
+    return [Row(*values) for values in rows]
+
+
+def fuse(
+    vector_rows: list[Row], keyword_rows: list[Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
+    keyword_top: int = 0, keyword_gate: int = 0,
+) -> list[tuple[Row, float, int | None, int | None]]:
+    """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
+    over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
+    ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement."""
+    if keyword_top:
+        keyword_rows = keyword_rows[:keyword_top]
+    if keyword_gate and vector_rows:
+        found = {row.id for row in vector_rows}
+        if keyword_gate == 1:
+            keyword_rows = [row for row in keyword_rows if row.id in found]
+        else:
+            head = keyword_rows[:GATE_TOP]
+            keyword_weight *= sum(1 for row in head if row.id in found) / max(len(head), 1)
+    scores: dict[uuid.UUID, float] = defaultdict(float)
+    rows: dict[uuid.UUID, Row] = {}
+    vector_rank: dict[uuid.UUID, int] = {}
+    keyword_rank: dict[uuid.UUID, int] = {}
+    for ranks, listed, weight in ((vector_rank, vector_rows, 1.0), (keyword_rank, keyword_rows, keyword_weight)):
+        for position, row in enumerate(listed, 1):
+            scores[row.id] += weight / (k + position)
+            ranks[row.id] = position
+            if row.id not in rows or rows[row.id].distance is None:
+                rows[row.id] = row
+    order = sorted(
+        scores, key=lambda cid: (-scores[cid], min(vector_rank.get(cid, 10**9), keyword_rank.get(cid, 10**9)), cid)
+    )
+    return [(rows[cid], scores[cid], vector_rank.get(cid), keyword_rank.get(cid)) for cid in order]
+
+
+
+# ----------------------------------------------------------------------------- the modes
+
+Ranked = tuple[Row, float, int | None, int | None]  # a candidate, its score, its vector rank, its keyword rank
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """A mode's answer: at most ``top_k`` candidates, best first, and how the vector list was found
+    (``exact``, ``hnsw``, ``tenant-hnsw``, ``...+exact`` after a short HNSW page; "" without one)."""
+
+    ranked: list[Ranked]
+    plan: str = ""
+
+
+# A mode's candidates: (reader, version id, filters, query, query vector or None, top_k) -> Retrieved.
+Retriever = Callable[[Reader, uuid.UUID, SearchFilters, str, object, int], Retrieved]
+
+
+@dataclass(frozen=True)
+class RetrievalMode:
+    """One row of the table: whether the mode needs the query's vector (:func:`kb.search.search`
+    embeds the query only then), and the function that finds and ranks its candidates."""
+
+    embeds: bool
+    retrieve: Retriever
+
+
+def vector_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
+    rows, plan = vector_candidates(reader, version_id, filters, vector, top_k)
+    return Retrieved([(r, 1.0 - r.distance, i, None) for i, r in enumerate(rows, 1)], plan)
+
+
+def keyword_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
+    rows = keyword_candidates(reader, version_id, filters, query, top_k)
+    return Retrieved([(r, float(r.rank), None, i) for i, r in enumerate(rows, 1)])
+
+
+def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
+    """Both lists, each fetched deeper than the page (``max(4 * top_k, 20)``), fused as :data:`KEYWORD` says."""
+    depth = max(4 * top_k, 20)
+    vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
+    keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
+    options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
+    ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
+                  keyword_top=options.keyword_top, keyword_gate=options.keyword_gate)
+    return Retrieved(ranked[:top_k], plan)
+
+
+# Every mode of ``kb.search_modes.MODES`` has its row here (tests/test_search_modes.py checks both ways).
+RETRIEVAL_MODES: dict[str, RetrievalMode] = {
+    "vector": RetrievalMode(embeds=True, retrieve=vector_mode),
+    "keyword": RetrievalMode(embeds=False, retrieve=keyword_mode),
+    "hybrid": RetrievalMode(embeds=True, retrieve=hybrid_mode),
+}
