@@ -40,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--mode", action="append", default=[], choices=["hybrid", "vector", "keyword"],
                             help="search mode (repeatable: every version is evaluated in each; default hybrid)")
         parser.add_argument("--fusion", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
-                            help="one more keyword/fusion variant (kb.search.KeywordFusion fields, e.g. "
+                            help="one more keyword/fusion variant (kb.retrieval.KeywordFusion fields, e.g. "
                                  "parser=or,rrf_k=20); keyword and hybrid modes run the default and each variant")
         parser.add_argument("--genres", action="store_true",
                             help="also print the per-genre table (a genre is the folder of the golden document name)")
@@ -115,17 +115,17 @@ class Command(BaseCommand):
     def _evaluate(self, options, member, chosen, resolved, ks, fusions):
         """Every version in every mode; keyword and hybrid once per fusion variant (kb.retrieval.KEYWORD set
         for the duration, this process only). The question vectors are embedded once."""
-        from kb import retrieval as search_module
+        from kb import retrieval
         from kb.embedder import embedder
 
         vectors = None
         if any(m != "keyword" for m in options["mode"]):
             vectors = list(embedder().embed([q.question for q in resolved]))
         reports = []
-        default = search_module.KEYWORD
+        default = retrieval.KEYWORD
         for mode in options["mode"]:
             for text, values in (fusions if mode != "vector" else fusions[:1]):
-                search_module.KEYWORD = dataclasses.replace(default, **values)
+                retrieval.KEYWORD = dataclasses.replace(default, **values)
                 try:
                     self.stderr.write(f"mode {mode} {text or '(default fusion)'}")
                     batch = product.evaluate_versions(
@@ -133,7 +133,7 @@ class Command(BaseCommand):
                         mode=mode, progress=self.stderr.write, vectors=vectors,
                     )
                 finally:
-                    search_module.KEYWORD = default
+                    retrieval.KEYWORD = default
                 for report in batch:
                     report.fusion = text
                 reports.extend(batch)
