@@ -110,7 +110,7 @@ class Policy:
     ``groups`` are kept sorted and without repeats, and are named one way per side: by slug in
     the pure library (a file's markers, the upload's default while a file is parsed and checked,
     and the messages about them), by id on the Django side -- the pipeline turns a parsed file's
-    resolved policies into ids once (``pipeline.services._groups_by_id``), and every policy
+    resolved policies into ids once (``pipeline.plan.plan_content``), and every policy
     after that, stored or derived, names groups by id. Never mix the two in one comparison.
     """
 

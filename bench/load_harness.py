@@ -1109,7 +1109,7 @@ def expected_chunks(document) -> list[tuple[int, str]]:
     the stored policies (markers and API overrides): the pipeline's own planning step, nothing written."""
     from kb.index_versions import index_version_active
     from kb.models import IngestionJob
-    from pipeline.services import plan_content
+    from pipeline.plan import plan_content
 
     version = index_version_active(tenant=document.tenant)
     job = IngestionJob(tenant_id=document.tenant_id, document=document, stats={})

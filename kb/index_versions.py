@@ -6,7 +6,7 @@ config hash. A tenant searches its *active* version; any other version is a shad
 - **build** re-indexes every ready document into the shadow version as one resumable
   ``reindex`` job whose children are document jobs with ``index_version`` set. A
   build only ever writes the shadow version's chunks (ingestion refuses to replace a
-  document's sections for a shadow version, see ``pipeline.services.BuildSkipped``),
+  document's sections for a shadow version, see ``pipeline.plan.BuildSkipped``),
   so searches on the active version are untouched while it runs. Embeddings come
   from the content-hash cache wherever the embedded text is unchanged. Running
   build again resumes: documents that already have the version's chunks are

@@ -243,7 +243,7 @@ class EmbeddingCacheEntry(models.Model):
     Scoped by tenant and by the effective policy of the section the text was embedded for: a
     cache hit makes a job faster and shows in its stats, so it must never tell one tenant what
     another holds, nor a member what text exists above their access (see
-    ``pipeline.services._lookup_allowed``).
+    ``pipeline.embed.EmbeddingCache.may_use``).
     """
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")

@@ -262,7 +262,7 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     """Record a reviewer's decision on a flagged chunk they may read (audited with the reviewer).
 
     ``release`` and ``keep_out`` apply to every chunk of the document with the same text (every index
-    version; a re-ingestion of the same text keeps the decision, ``pipeline.services._store``);
+    version; a re-ingestion of the same text keeps the decision, ``pipeline.store.store_plan``);
     ``delete_document`` deletes the chunk's document (``kb.services.document_delete``) and returns None."""
     from kb.services import document_delete
 

@@ -194,7 +194,7 @@ def document_access_of(
     replaces rows' titles (the pipeline passes the parsed ones, which rows store cut to 1,000 characters).
 
     The one derivation for every place that gives a document's sections their effective policies,
-    heading paths, context lines and title: ingestion and index builds (``pipeline.services.plan_content``),
+    heading paths, context lines and title: ingestion and index builds (``pipeline.plan.plan_content``),
     the upload preview (the same plan), and re-derivation after a policy change (:func:`apply_policies`).
     """
     titles = titles or {}

@@ -1,6 +1,6 @@
 """The access preview of an upload: what ingestion would make of a file, before anything is stored.
 
-The preview runs ingestion's own planning step, :func:`pipeline.services.plan_content`, on an
+The preview runs ingestion's own planning step, :func:`pipeline.plan.plan_content`, on an
 *unsaved* document and job built from the upload exactly as ``kb.services.document_create``
 builds them: parse under the same budget, unknown groups with their line, policies resolved
 against the upload's default, heading paths as every reader of a section may see them, chunks
@@ -43,7 +43,7 @@ from kb.models import Document, IndexVersion, IngestionJob
 from kb.selectors import group_slugs, index_version_for_reading
 from kb.services import UNTITLED, Upload, document_title_follow, upload_check, upload_content_type, upload_size_check
 from kb.web_slots import tenant_slot
-from pipeline.services import OverLane, PlanBudget, TerminalIngestionError, lane_budget, plan_content
+from pipeline.plan import OverLane, PlanBudget, TerminalIngestionError, lane_budget, plan_content
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The re-screen job: chunks screened by another detector version are screened again, without re-embedding.
 
-A chunk's verdict is stored with it at ingestion (``pipeline.services._screen``) together with the
+A chunk's verdict is stored with it at ingestion (``pipeline.screen.screen_plans``) together with the
 detector version that made it (``Chunk.screening_detector``). When ``ingestion.screening.DETECTOR_VERSION``
 changes, :func:`rescreen` re-runs the detector on the stored text of every stale chunk -- per document
 and index version, with the document's text as context, like ingestion -- and updates the verdict
@@ -22,7 +22,8 @@ from django.db import transaction
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import Chunk, Document
-from pipeline.services import embed_texts, screening_fields
+from pipeline.embed import embed_texts
+from pipeline.screen import screening_fields
 
 logger = logging.getLogger(__name__)
 

@@ -278,7 +278,7 @@ def test_no_member_ever_sees_more_than_they_may(celery_worker):
                     # and re-running an upload's job on it would re-check the file under today's default).
                     todo = [d for d in good if not Chunk.objects.filter(document=d, index_version=version).exists()]
                     jobs = [IngestionJob.objects.create(tenant=tenant, document=d, index_version=version) for d in todo]
-                    real_embed = pipeline._embed
+                    real_embed = pipeline.embed_plans
 
                     def embed_then(plans, racing=racing, real_embed=real_embed):
                         vectors = real_embed(plans)
@@ -287,11 +287,11 @@ def test_no_member_ever_sees_more_than_they_may(celery_worker):
                             stats["raced builds"] += 1
                         return vectors
 
-                    pipeline._embed = embed_then
+                    pipeline.embed_plans = embed_then
                     try:
                         pipeline.jobs_run([j.id for j in jobs])
                     finally:
-                        pipeline._embed = real_embed
+                        pipeline.embed_plans = real_embed
                     while racing:  # nothing was embedded (nothing to build): the change still happens
                         apply(racing.pop())
                     for job in jobs:

@@ -33,14 +33,14 @@ def test_a_poison_job_fails_alone_and_its_task_neighbours_succeed(unserved_queue
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
     poison, *neighbours = IngestionJob.objects.filter(batch=batch).order_by("document__source")
     ids = [str(poison.pk), *(str(j.pk) for j in neighbours)]
-    real_embed = pipeline_services._embed
+    real_embed = pipeline_services.embed_plans
 
     def kills_the_worker(plans):
         if any(plan.job.pk == poison.pk for plan in plans):
             raise SystemExit("the worker process died")
         return real_embed(plans)
 
-    monkeypatch.setattr(pipeline_services, "_embed", kills_the_worker)
+    monkeypatch.setattr(pipeline_services, "embed_plans", kills_the_worker)
     for _ in range(settings.BULKHEAD_JOB_MAX_ATTEMPTS):  # the first delivery, then each redelivery
         with pytest.raises(SystemExit):
             jobs_run(ids, task_id="task-1")

@@ -29,13 +29,13 @@ def test_a_document_deleted_before_its_chunks_are_stored_does_not_stop_the_rest_
                       content_type="text/markdown") for i in range(2)]
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
     first, second = IngestionJob.objects.filter(batch=batch).order_by("document__source")
-    real_embed = pipeline_services._embed
+    real_embed = pipeline_services.embed_plans
 
     def deleted_meanwhile(plans):
         document_delete(document=Document.objects.get(pk=first.document_id))  # an editor's DELETE
         return real_embed(plans)
 
-    monkeypatch.setattr(pipeline_services, "_embed", deleted_meanwhile)
+    monkeypatch.setattr(pipeline_services, "embed_plans", deleted_meanwhile)
     jobs_run([first.pk, second.pk], task_id="delete-mid-ingest")
     second.refresh_from_db()
     assert second.status == "succeeded", (second.status, second.error)

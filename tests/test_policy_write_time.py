@@ -20,6 +20,7 @@ from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, document_replace, section_set_access
 from pipeline import services as pipeline
+from pipeline.plan import section_id
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -69,7 +70,7 @@ def test_upload_default_groups_without_markers_ingest(celery_worker, tenant):
 def _build_racing(monkeypatch, job: IngestionJob, change) -> int:
     """Run ``job`` in this process with ``change()`` committed right after its first embedding, i.e.
     between its planning (sections read) and its storing; returns how many times it embedded."""
-    real_embed = pipeline._embed
+    real_embed = pipeline.embed_plans
     calls = []
 
     def embed_then_change(plans):
@@ -79,9 +80,9 @@ def _build_racing(monkeypatch, job: IngestionJob, change) -> int:
             change()
         return stats
 
-    monkeypatch.setattr(pipeline, "_embed", embed_then_change)
+    monkeypatch.setattr(pipeline, "embed_plans", embed_then_change)
     pipeline.jobs_run([job.id])
-    monkeypatch.setattr(pipeline, "_embed", real_embed)
+    monkeypatch.setattr(pipeline, "embed_plans", real_embed)
     job.refresh_from_db()
     return len(calls)
 
@@ -333,7 +334,7 @@ def test_section_ids_are_keyed_not_a_plain_hash_of_the_bytes(tenant, settings):
     document = Document.objects.create(tenant=tenant, title="x", content_type="text/markdown", raw=raw,
                                        sha256=hashlib.sha256(raw).hexdigest())
     plain = uuid.uuid5(ID_NAMESPACE, f"section:{document.pk}:{document.sha256}:0")
-    keyed = pipeline._section_id(document, "0")
-    assert keyed != plain and keyed == pipeline._section_id(document, "0")  # still deterministic
+    keyed = section_id(document, "0")
+    assert keyed != plain and keyed == section_id(document, "0")  # still deterministic
     settings.SECRET_KEY = "another-secret"
-    assert pipeline._section_id(document, "0") != keyed
+    assert section_id(document, "0") != keyed

@@ -69,13 +69,13 @@ def test_a_preview_whose_time_is_up_is_too_costly_and_parses_nothing(editor, mon
 def test_tokens_and_chunks_are_counted_in_the_child_never_in_the_web_process(editor, monkeypatch):
     # The web process neither tokenizes nor receives chunks: both are made in the budgeted child.
     import ingestion.chunking.tokens as tokens
-    from pipeline import services
+    from ingestion import limits
 
     def refuse(*args, **kwargs):
         raise AssertionError("the preview tokenized or chunked in the web process")
 
     monkeypatch.setattr(tokens, "default_counter", refuse)
-    monkeypatch.setattr(services.limits, "chunk_limited", refuse)
+    monkeypatch.setattr(limits, "chunk_limited", refuse)
     text = "# Runbook\n\n" + "\n\n".join(f"Step {i}: page the on-call engineer and write it down." for i in range(200))
     preview = document_preview(member=editor, upload=Upload(content=text.encode(), title="Runbook",
                                                             content_type="text/markdown"))

@@ -38,12 +38,12 @@ def _jobs(slug: str) -> list[IngestionJob]:
 def test_retries_after_a_full_disk_do_not_use_up_attempts(unserved_queue, monkeypatch, settings):
     jobs = _jobs("transient-retry")
     ids = [str(j.pk) for j in jobs]
-    real_embed = pipeline_services._embed
+    real_embed = pipeline_services.embed_plans
 
     def disk_full(plans):
         raise OperationalError(DISK_FULL)
 
-    monkeypatch.setattr(pipeline_services, "_embed", disk_full)
+    monkeypatch.setattr(pipeline_services, "embed_plans", disk_full)
     for _ in range(settings.BULKHEAD_JOB_MAX_ATTEMPTS + 2):  # more tries than a dying worker gets
         with pytest.raises(OperationalError):
             ingest_documents(ids)
@@ -52,7 +52,7 @@ def test_retries_after_a_full_disk_do_not_use_up_attempts(unserved_queue, monkey
             assert (job.status, job.attempts) == ("queued", 0), (job.status, job.attempts, job.error)
             assert "No space left on device" in job.stats["last_error"]
 
-    monkeypatch.setattr(pipeline_services, "_embed", real_embed)  # the disk has room again
+    monkeypatch.setattr(pipeline_services, "embed_plans", real_embed)  # the disk has room again
     ingest_documents(ids)
     for job in jobs:
         job.refresh_from_db()
@@ -66,7 +66,7 @@ def test_the_last_retry_fails_the_jobs_with_the_real_error(unserved_queue, monke
     def disk_full(plans):
         raise OperationalError(DISK_FULL)
 
-    monkeypatch.setattr(pipeline_services, "_embed", disk_full)
+    monkeypatch.setattr(pipeline_services, "embed_plans", disk_full)
     monkeypatch.setattr(ingest_documents, "max_retries", 0)  # this call is the last try
     with pytest.raises(OperationalError):
         ingest_documents([str(j.pk) for j in jobs])

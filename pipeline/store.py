@@ -1,0 +1,132 @@
+"""Ingestion, stage 5: storing a plan -- its sections and chunks swapped in one transaction, under row
+locks, with the policies re-checked against the plan (:func:`store_plan`); and finishing a re-ingest of
+unchanged bytes without any stage (:func:`finish_if_unchanged`).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from kb.index_versions import index_version_active
+from kb.jobs import job_finish, job_progress
+from kb.models import Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
+from kb.services import apply_policies, document_title_follow
+from pipeline.claim import is_shadow
+from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
+from pipeline.screen import screening_fields
+
+
+class PolicyChanged(Exception):
+    """A policy the plan was built on changed before its chunks were stored: plan again.
+
+    Chunks take their policy (and their embedded heading prefix) from the section rows as
+    they are when the chunks are stored, never from a copy read earlier."""
+
+
+def store_plan(plan: Plan) -> None:
+    """Swap the document's chunks for this version in one transaction.
+
+    The document row is locked first (as every policy change does), then the section rows; the
+    chunks take their policy from the rows as they are now. Should a policy the plan was built
+    on have changed meanwhile, :class:`PolicyChanged` sends the plan back to be made again.
+    """
+    if not job_progress(plan.job, stage="storing"):
+        return  # the job is gone (with its deleted document): its embedding was stopped, nothing to store
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=plan.document.pk).first()
+        if document is None:
+            # Deleted while we worked (its job went with it): nothing to store, and the other jobs
+            # of this task go on (raising here left them running until the lease ran out).
+            return
+        if document.sha256 != plan.document.sha256:
+            # Replaced while we worked: the newer job will store; this one has nothing to add.
+            return
+        if plan.shadow and not plan.reuse_sections:  # plan_content refuses this already; never delete sections here
+            raise BuildSkipped("a shadow build may not replace the document's sections")
+        # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
+        decided = dict(
+            Chunk.objects.filter(document=document, screening_flagged=True).exclude(review=ChunkReview.NONE)
+            .values_list("content_hash", "review")
+        )
+        if plan.reuse_sections:
+            # The stored policies under the document's current default: rows and every version's chunks follow.
+            current = apply_policies(document)  # the rows, locked, as they are now
+            if policy_snapshot(document, current) != plan.snapshot:
+                raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
+            sections = {s.key: s for s in current}
+            renamed = []
+            for parsed_section in plan.parsed.sections:
+                row = sections[parsed_section.key]
+                if list(row.heading_path) != list(parsed_section.heading_path):
+                    row.heading_path = list(parsed_section.heading_path)
+                    renamed.append(row)
+            if renamed and not plan.shadow:
+                Section.objects.bulk_update(renamed, ["heading_path"])
+            Chunk.objects.filter(document=document, index_version=plan.version).delete()
+        else:
+            old = {r.key: r for r in Section.objects.select_for_update().filter(document=document)}
+            if policy_snapshot(document, None, overrides=overrides_of(old)) != plan.snapshot:
+                raise PolicyChanged(f"the default policy of document {document.pk} changed while it was ingested")
+            # New content: the old sections (and every version's chunks of them) go in this same transaction.
+            sections = {s.key: s for s in plan.section_rows}
+            Section.objects.filter(document=document).delete()
+            Section.objects.bulk_create(plan.section_rows)
+        rows = []
+        verdicts = plan.screenings or [None] * len(plan.chunks)
+        for chunk, verdict in zip(plan.chunks, verdicts, strict=True):
+            section = sections[chunk.section_key]
+            if verdict is None:  # every path screens (pipeline.screen); a missing verdict is a bug: hold it (fail closed)
+                verdict = {"flagged": True, "score": 1.0, "reasons": ["unscreened"], "detector": "", "spans": []}
+            rows.append(
+                Chunk(
+                    id=chunk_id(plan.version, document, chunk), tenant_id=document.tenant_id, document=document,
+                    section_id=section.id, index_version=plan.version, ordinal=chunk.ordinal, start=chunk.start,
+                    end=chunk.end, text=chunk.text, embed_text=chunk.embed_text, token_count=chunk.token_count,
+                    content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
+                    access_level=section.access_level, access_groups=section.access_groups,
+                    **screening_fields(verdict),
+                    review=decided.get(chunk.content_hash, ChunkReview.NONE) if verdict["flagged"] else ChunkReview.NONE,
+                )
+            )
+        Chunk.objects.bulk_create(rows, batch_size=500)
+        if plan.shadow:
+            return  # the document (text, status) belongs to its own ingestion, not to a shadow build
+        document.text = plan.parsed.text
+        # The content's title, under the policies just stored (overrides carried over included).
+        document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
+                              access=None if plan.reuse_sections else plan.access)
+        if plan.parsed.tags:  # front matter tags join the upload's
+            document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
+        document.status, document.error = Document.Status.READY, ""
+        document.metadata = {
+            **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version)
+        }
+        document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
+
+
+def fingerprint(document: Document, version: IndexVersion) -> str:
+    """What the stored chunks were built from: the raw bytes, how they were read, the upload's
+    default policy (markers are checked against it) and the index version."""
+    groups = ",".join(str(g) for g in sorted(document.access_groups))
+    return f"{document.sha256}:{document.content_type}:{document.access_level}:{groups}:{version.pk}"
+
+
+def finish_if_unchanged(job: IngestionJob) -> bool:
+    """Finish a re-ingest of identical bytes, read the same way under the same default policy,
+    without parsing, chunking or storing anything again."""
+    if is_shadow(job) or job.document_id is None:
+        return False
+    document = Document.objects.filter(pk=job.document_id).first()
+    if document is None:
+        return False
+    version = job.index_version or index_version_active(tenant=document.tenant)
+    if document.metadata.get("ingested") != fingerprint(document, version):
+        return False
+    if not Chunk.objects.filter(document=document, index_version=version).exists():
+        return False
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.READY, error="")
+    job.stats = {**job.stats, "unchanged": True, "chunks": 0, "cache_hits": 0, "embedded": 0, "model_calls": 0}
+    job.total = Chunk.objects.filter(document=document, index_version=version).count()
+    job_progress(job, total=job.total, done=job.total, stage="storing")
+    job_finish(job)
+    return True
