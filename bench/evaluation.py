@@ -15,7 +15,7 @@ from pathlib import Path
 
 from accounts.errors import ApplicationError
 from accounts.models import Membership, Tenant
-from ingestion.evaluation.metrics import Summary
+from ingestion.quality import Summary
 from kb.evaluation import (
     ALL,
     VersionReport,

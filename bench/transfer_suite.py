@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ingestion.evaluation.metrics import score_question
+from ingestion.quality import score_question
 
 DEFAULT_SUITE = Path("evaluation/transfer")
 REFERENCE = "semchunk 200"
@@ -204,9 +204,9 @@ def run(
     out=None,
 ) -> list[Run]:
     """Run the suite and print its tables (see the module docstring)."""
+    from bench.chunkeval.cli import make_chunker
+    from bench.chunkeval.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
     from ingestion.chunking.tokens import DEFAULT_MODEL
-    from ingestion.evaluation.cli import make_chunker
-    from ingestion.evaluation.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
 
     out = out or sys.stdout
     names = list(chunker or DEFAULT_CHUNKERS)

@@ -8,7 +8,7 @@ version, and is scored at every depth ``k``:
   document per question here, so it equals hit@k -- kept for golden sets with several).
 - **excerpt level** (search restricted to the gold document, as the Chroma benchmark
   retrieves per corpus): token recall, precision and IoU of the top-k chunks' character
-  ranges against the gold spans (:mod:`ingestion.evaluation.metrics`).
+  ranges against the gold spans (:mod:`ingestion.quality`).
 - **context** (the same restricted search at the first ``k``, with parent expansion under
   a token budget): context recall = the share of gold characters inside the returned
   contexts' spans, and what those contexts cost in tokens.
@@ -46,9 +46,16 @@ from accounts.errors import ApplicationError, NotFound
 from accounts.models import Membership, Role, Tenant
 from accounts.policy import Reader
 from accounts.selectors import reader_for
-from ingestion.evaluation.chunkeval import ChunkStats, chunk_stats
-from ingestion.evaluation.golden import GoldenQuestion, load_questions
-from ingestion.evaluation.metrics import Summary, intersection_length, score_question, summarize, union_ranges
+from ingestion.golden import GoldenQuestion, load_questions
+from ingestion.quality import (
+    ChunkStats,
+    Summary,
+    chunk_stats,
+    intersection_length,
+    score_question,
+    summarize,
+    union_ranges,
+)
 from kb.index_versions import config_summary
 from kb.models import Chunk, Document, IndexVersion
 from kb.selectors import document_visible_q
@@ -350,7 +357,7 @@ UPLOAD_MAX_SEARCHES = 2000
 
 def golden_parse(*, content: bytes, filename: str) -> list[GoldenQuestion]:
     """The questions of an uploaded golden file, read as ``kb_eval --golden`` reads a file
-    (:func:`ingestion.evaluation.golden.load_questions`: ``.jsonl`` or Chroma ``.csv``, by extension).
+    (:func:`ingestion.golden.load_questions`: ``.jsonl`` or Chroma ``.csv``, by extension).
 
     Refuses (ApplicationError) a file that is too large, malformed, empty or too long to evaluate
     while one waits.

@@ -26,7 +26,7 @@ from accounts.errors import ApplicationError
 from accounts.services import membership_create, tenant_create
 from bench.evaluation import golden_resolve
 from ingestion.chunking.tokens import default_counter
-from ingestion.evaluation.golden import GoldenQuestion, load_questions
+from ingestion.golden import GoldenQuestion, load_questions
 from kb import retrieval
 from kb.models import Document
 from tests import factories

@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from ingestion.evaluation.baselines import SpanChunk, locate
-from ingestion.evaluation.chunkeval import chunk_stats
-from ingestion.evaluation.golden import load_chroma_csv, load_jsonl, load_questions
-from ingestion.evaluation.metrics import score_question, summarize, union_ranges
+from bench.chunkeval.baselines import SpanChunk, locate
+from ingestion.golden import load_chroma_csv, load_jsonl, load_questions
+from ingestion.quality import chunk_stats, score_question, summarize, union_ranges
 
 
 def test_union_ranges():

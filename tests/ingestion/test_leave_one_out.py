@@ -1,12 +1,12 @@
-"""The rule that chooses the chunking default (``ingestion.evaluation.loo``), on made-up scores."""
+"""The rule that chooses the chunking default (``bench.chunkeval.loo``), on made-up scores."""
 
 from __future__ import annotations
 
 import pytest
 
-from ingestion.evaluation.chunkeval import GENRE_PREFIX, ChunkerResult, Scores
-from ingestion.evaluation.loo import choose, leave_one_out, objective
-from ingestion.evaluation.metrics import Summary
+from bench.chunkeval.chunkeval import GENRE_PREFIX, ChunkerResult, Scores
+from bench.chunkeval.loo import choose, leave_one_out, objective
+from ingestion.quality import Summary
 
 GENRES = ("prose", "records", "tables")
 

@@ -1,13 +1,13 @@
 """``manage.py kb_chunkeval --corpora DIR --questions FILE [--k 5,10] [--chunker NAME]... [--json FILE]``.
 
-A thin wrapper: the evaluation lives in :mod:`ingestion.evaluation` (no Django).
+A thin wrapper: the evaluation lives in :mod:`bench.chunkeval` (no Django).
 """
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ingestion.evaluation import cli
+from bench.chunkeval import cli
 
 
 class Command(BaseCommand):

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.errors import ApplicationError
 from accounts.selectors import tenant_get
 from bench import evaluation
-from ingestion.evaluation.golden import load_questions
+from ingestion.golden import load_questions
 from kb import evaluation as product
 from kb import index_versions as versions
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ingestion.evaluation.chunkeval import GENRE_PREFIX, ChunkerResult
+from bench.chunkeval.chunkeval import GENRE_PREFIX, ChunkerResult
 
 IOU_WEIGHT = 10.0
 REFERENCE = "semchunk 200"

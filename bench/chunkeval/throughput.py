@@ -1,6 +1,6 @@
 """Chunking throughput: MB/s of input text, one process, parsing included.
 
-``python -m ingestion.evaluation.throughput DIR [--glob '**/*.txt'] [--repeat 3]``
+``python -m bench.chunkeval.throughput DIR [--glob '**/*.txt'] [--repeat 3]``
 
 Runs our chunker (plain-text parser + :func:`chunk_document`) side by side with
 LangChain's token-aware ``RecursiveCharacterTextSplitter`` and chonkie's
@@ -33,7 +33,7 @@ def _ours(target: int | None, **options) -> Callable[[bytes], int]:
 def _langchain(size: int) -> Callable[[bytes], int]:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    from ingestion.evaluation.baselines import _hf_tokenizer
+    from bench.chunkeval.baselines import _hf_tokenizer
 
     splitter = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(_hf_tokenizer(), chunk_size=size)
     return lambda data: len(splitter.split_text(data.decode("utf-8")))
@@ -68,7 +68,7 @@ def measure(files: Sequence[bytes], fn: Callable[[bytes], int]) -> tuple[float, 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print MB/s of every chunker over the files under DIR."""
-    parser = argparse.ArgumentParser(prog="python -m ingestion.evaluation.throughput")
+    parser = argparse.ArgumentParser(prog="python -m bench.chunkeval.throughput")
     parser.add_argument("directory")
     parser.add_argument("--glob", default="**/*.txt")
     parser.add_argument("--repeat", type=int, default=3)

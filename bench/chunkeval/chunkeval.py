@@ -3,7 +3,7 @@
 For every chunker: chunk every corpus, embed the chunks' embed texts and the
 questions with the real model, take the exact cosine top-k among the chunks of
 the question's own corpus, and score the retrieved character ranges against the
-question's reference spans (:mod:`ingestion.evaluation.metrics`).  All chunkers
+question's reference spans (:mod:`ingestion.quality`).  All chunkers
 run in the same process on the same embeddings cache, so they are comparable.
 """
 
@@ -15,12 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ingestion.evaluation.baselines import ChunkerFn, SpanChunk
-from ingestion.evaluation.golden import GoldenQuestion, check_references
-from ingestion.evaluation.metrics import Summary, score_question, summarize
+from bench.chunkeval.baselines import ChunkerFn, SpanChunk
+from ingestion.golden import GoldenQuestion, check_references
+from ingestion.quality import ChunkStats, Summary, chunk_stats, score_question, summarize
 
-ORPHAN_CHARS = 50
-HISTOGRAM_BIN = 32
 ALL = "all"
 GENRE_PREFIX = "genre:"
 # Pooled retrieval: chunks of other documents get disjoint fake offsets this far apart,
@@ -32,15 +30,6 @@ def genre_of(corpus_id: str) -> str | None:
     """The genre of a corpus id ``<genre>/<file>`` (the suite's layout), else None."""
     head, sep, _rest = corpus_id.partition("/")
     return head if sep else None
-
-
-@dataclass
-class ChunkStats:
-    count: int
-    mean_tokens: float
-    max_tokens: int
-    orphans: int  # chunks shorter than ORPHAN_CHARS characters
-    histogram: dict[str, int]  # "0-31": n, ... over embedded-text tokens
 
 
 @dataclass
@@ -70,23 +59,6 @@ def load_corpora(directory: str | Path, ids: Sequence[str]) -> dict[str, str]:
         with open(path, encoding="utf-8", newline="") as fh:
             corpora[corpus_id] = fh.read()
     return corpora
-
-
-def chunk_stats(chunks: Sequence[SpanChunk], token_counts: Sequence[int]) -> ChunkStats:
-    """Size distribution of one set of chunks."""
-    histogram: dict[str, int] = {}
-    for n in token_counts:
-        lo = (n // HISTOGRAM_BIN) * HISTOGRAM_BIN
-        label = f"{lo}-{lo + HISTOGRAM_BIN - 1}"
-        histogram[label] = histogram.get(label, 0) + 1
-    ordered = dict(sorted(histogram.items(), key=lambda kv: int(kv[0].split("-")[0])))
-    return ChunkStats(
-        count=len(chunks),
-        mean_tokens=float(np.mean(token_counts)) if token_counts else 0.0,
-        max_tokens=max(token_counts, default=0),
-        orphans=sum(1 for c in chunks if c.end - c.start < ORPHAN_CHARS),
-        histogram=ordered,
-    )
 
 
 def evaluate(

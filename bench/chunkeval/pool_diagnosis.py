@@ -1,6 +1,6 @@
 """Pooled retrieval: two hypotheses of issue #15 measured on one chunker's chunks.
 
-``python -m ingestion.evaluation.pool_diagnosis --corpora DIR --questions FILE [--chunker SPEC] [--k 5]``
+``python -m bench.chunkeval.pool_diagnosis --corpora DIR --questions FILE [--chunker SPEC] [--k 5]``
 
 A question searches every chunk of its genre (``--pool genre`` of the evaluation).
 Per genre it prints:
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ingestion.evaluation.chunkeval import ORPHAN_CHARS, _top_k, genre_of, load_corpora
-from ingestion.evaluation.metrics import score_question
+from bench.chunkeval.chunkeval import ORPHAN_CHARS, _top_k, genre_of, load_corpora
+from ingestion.quality import score_question
 
 
 def diagnose(corpora, questions, chunker, embedder, count_tokens, k: int = 5) -> list[dict]:
@@ -87,10 +87,10 @@ def format_rows(rows: Sequence[dict], k: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from bench.chunkeval.cli import make_chunker
+    from bench.chunkeval.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
     from ingestion.chunking.tokens import DEFAULT_MODEL, default_counter
-    from ingestion.evaluation.cli import make_chunker
-    from ingestion.evaluation.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
-    from ingestion.evaluation.golden import load_questions
+    from ingestion.golden import load_questions
 
     parser = argparse.ArgumentParser(prog="pool_diagnosis", description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", required=True)

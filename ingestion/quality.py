@@ -1,4 +1,6 @@
-"""Excerpt-level retrieval metrics over character ranges (Chroma chunking-evaluation definitions).
+"""Chunk quality: excerpt-level retrieval metrics over character ranges (Chroma chunking-evaluation
+definitions) and the size distribution of a set of chunks. Pure; used by the console's evaluation of an
+index version (``kb.evaluation``) and by the chunking benchmarks (``bench.chunkeval``).
 
 Per question, with R the union of the reference ranges and U the union of the
 retrieved chunks' ranges (|x| a length in characters):
@@ -14,7 +16,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 Range = tuple[int, int]
+ORPHAN_CHARS = 50
+HISTOGRAM_BIN = 32
 
 
 def union_ranges(ranges: Iterable[Range]) -> list[Range]:
@@ -87,3 +93,29 @@ def summarize(values: Sequence[float]) -> Summary:
     mean = sum(values) / n
     var = sum((v - mean) ** 2 for v in values) / n
     return Summary(mean, math.sqrt(var), n)
+
+
+@dataclass
+class ChunkStats:
+    count: int
+    mean_tokens: float
+    max_tokens: int
+    orphans: int  # chunks shorter than ORPHAN_CHARS characters
+    histogram: dict[str, int]  # "0-31": n, ... over embedded-text tokens
+
+
+def chunk_stats(chunks: Sequence, token_counts: Sequence[int]) -> ChunkStats:
+    """Size distribution of one set of chunks (anything with ``start`` and ``end`` character offsets)."""
+    histogram: dict[str, int] = {}
+    for n in token_counts:
+        lo = (n // HISTOGRAM_BIN) * HISTOGRAM_BIN
+        label = f"{lo}-{lo + HISTOGRAM_BIN - 1}"
+        histogram[label] = histogram.get(label, 0) + 1
+    ordered = dict(sorted(histogram.items(), key=lambda kv: int(kv[0].split("-")[0])))
+    return ChunkStats(
+        count=len(chunks),
+        mean_tokens=float(np.mean(token_counts)) if token_counts else 0.0,
+        max_tokens=max(token_counts, default=0),
+        orphans=sum(1 for c in chunks if c.end - c.start < ORPHAN_CHARS),
+        histogram=ordered,
+    )

@@ -1,6 +1,6 @@
 """Command-line front end of the chunk-quality evaluation.
 
-``python -m ingestion.evaluation --corpora DIR --questions FILE [--k 5,10]
+``python -m bench.chunkeval --corpora DIR --questions FILE [--k 5,10]
 [--chunker NAME]... [--json FILE]``; the Django command ``kb_chunkeval`` calls
 :func:`main` with the same arguments.
 
@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import fields
 
-from ingestion.evaluation import baselines
-from ingestion.evaluation.baselines import ChunkerFn
+from bench.chunkeval import baselines
+from bench.chunkeval.baselines import ChunkerFn
 
 DEFAULT_CHUNKERS = (
     "bulkhead",
@@ -84,7 +84,7 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Arguments shared by ``python -m ingestion.evaluation`` and ``manage.py kb_chunkeval``."""
+    """Arguments shared by ``python -m bench.chunkeval`` and ``manage.py kb_chunkeval``."""
     parser = argparse.ArgumentParser(prog="kb_chunkeval", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     return parser
@@ -135,10 +135,10 @@ def run(
     out=None,
 ) -> list:
     """Run the evaluation and print the table; returns the results."""
+    from bench.chunkeval.chunkeval import evaluate, format_histograms, format_table, load_corpora, to_json
+    from bench.chunkeval.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
     from ingestion.chunking.tokens import DEFAULT_MODEL
-    from ingestion.evaluation.chunkeval import evaluate, format_histograms, format_table, load_corpora, to_json
-    from ingestion.evaluation.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
-    from ingestion.evaluation.golden import load_questions
+    from ingestion.golden import load_questions
 
     out = out or sys.stdout
     ks = [int(x) for x in str(k).split(",") if x.strip()]
@@ -150,7 +150,7 @@ def run(
     results = evaluate(texts, golden, chunkers, embedder, ks=ks, pool=pool)
     print(format_table(results), file=out)
     if loo:
-        from ingestion.evaluation.loo import choose, format_loo, leave_one_out
+        from bench.chunkeval.loo import choose, format_loo, leave_one_out
 
         candidates = [n for n in chunkers if n.startswith("bulkhead")]
         others = [n for n in chunkers if not n.startswith("bulkhead")]
@@ -168,7 +168,7 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m ingestion.evaluation``."""
+    """Entry point of ``python -m bench.chunkeval``."""
     args = build_parser().parse_args(argv)
     run(**vars(args))
     return 0

@@ -1,5 +1,0 @@
-import sys
-
-from ingestion.evaluation.cli import main
-
-sys.exit(main())
