@@ -192,13 +192,14 @@ def evaluate_versions(
     running then stops with an ApplicationError naming how far it got.
     """
     from kb.embedder import embedder
+    from kb.retrieval import RETRIEVAL_MODES
     from kb.search import SearchFilters, search
     from kb.search_modes import MAX_TOP_K
 
     ks = sorted(set(ks))
     if not ks or ks[0] < 1 or ks[-1] > MAX_TOP_K:
         raise ApplicationError(f"every k must be from 1 to {MAX_TOP_K} (the search's largest page)")
-    if mode == "keyword":
+    if mode in RETRIEVAL_MODES and not RETRIEVAL_MODES[mode].embeds:  # an unknown mode: search refuses it
         vectors = [None] * len(questions)
     elif vectors is None:
         vectors = list(embedder().embed([q.question for q in questions]))

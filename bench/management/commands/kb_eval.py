@@ -18,6 +18,7 @@ from bench import evaluation
 from ingestion.golden import load_questions
 from kb import evaluation as product
 from kb import index_versions as versions
+from kb.search_modes import MODES
 
 
 class Command(BaseCommand):
@@ -37,7 +38,7 @@ class Command(BaseCommand):
                             help="short id or uuid (repeatable); default: the active version")
         parser.add_argument("--k", default="5,50", help="depths, comma-separated (default 5,50)")
         parser.add_argument("--as", dest="as_email", default="", help="search as this member (default: an admin)")
-        parser.add_argument("--mode", action="append", default=[], choices=["hybrid", "vector", "keyword"],
+        parser.add_argument("--mode", action="append", default=[], choices=list(MODES),
                             help="search mode (repeatable: every version is evaluated in each; default hybrid)")
         parser.add_argument("--fusion", action="append", default=[], metavar="KEY=VALUE[,KEY=VALUE]",
                             help="one more keyword/fusion variant (kb.retrieval.KeywordFusion fields, e.g. "
@@ -119,7 +120,7 @@ class Command(BaseCommand):
         from kb.embedder import embedder
 
         vectors = None
-        if any(m != "keyword" for m in options["mode"]):
+        if any(retrieval.RETRIEVAL_MODES[m].embeds for m in options["mode"]):
             vectors = list(embedder().embed([q.question for q in resolved]))
         reports = []
         default = retrieval.KEYWORD
