@@ -120,3 +120,19 @@ def sign_in(page, email: str, password: str) -> None:
     page.fill("input[name=username]", email)
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
+
+
+@pytest.fixture
+def acme(transactional_db):
+    """The tenant most console tests act in: Acme, its ``security-team`` group, an admin who reads
+    everything (restricted, in the group) and an internal viewer, both signing in with ``PASSWORD``.
+    A test file's own ``world`` adds what it needs (an editor, more members, a document)."""
+    from accounts.services import group_create, tenant_create
+
+    tenant = tenant_create(slug="acme", name="Acme")
+    group_create(tenant=tenant, slug="security-team")
+    return {
+        "tenant": tenant,
+        "admin": console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"]),
+        "viewer": console_member(tenant, "viewer@acme.test", "viewer", "internal"),
+    }

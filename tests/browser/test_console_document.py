@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from accounts.policy import AccessLevel
-from accounts.services import group_create, tenant_create
+from accounts.services import tenant_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from tests.api_helpers import POLICY_SECTIONS, make_document
 from tests.browser.conftest import PASSWORD, console_member, sign_in
@@ -26,16 +26,13 @@ SECRETS = ["Only the security team.", "Page the on-call engineer.", "Names of pa
 
 
 @pytest.fixture
-def world(transactional_db):
-    tenant = tenant_create(slug="acme", name="Acme")
-    group_create(tenant=tenant, slug="security-team")
-    admin = console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"])
+def world(acme):
+    tenant = acme["tenant"]
     editor = console_member(tenant, "editor@acme.test", "editor", "confidential")
-    viewer = console_member(tenant, "viewer@acme.test", "viewer", "internal")
     other = tenant_create(slug="other", name="Other")
     console_member(other, "stranger@other.test", "admin", "restricted")
     document = make_document(tenant, sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL, tags=["security"])
-    return {"tenant": tenant, "admin": admin, "editor": editor, "viewer": viewer, "document": document}
+    return {**acme, "editor": editor, "document": document}
 
 
 def _open(page, document) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from accounts.models import Membership
 from accounts.policy import AccessLevel
-from accounts.services import group_create, tenant_create
+from accounts.services import tenant_create
 from tests.api_helpers import POLICY_SECTIONS, make_document
 from tests.browser.conftest import PASSWORD, console_member, sign_in
 
@@ -21,11 +21,8 @@ CONFIDENTIAL = ["Reporting", "Names of past reporters."]
 
 
 @pytest.fixture
-def world(transactional_db):
-    tenant = tenant_create(slug="acme", name="Acme")
-    group_create(tenant=tenant, slug="security-team")
-    admin = console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"])
-    viewer = console_member(tenant, "viewer@acme.test", "viewer", "internal")
+def world(acme):
+    tenant = acme["tenant"]
     console_member(tenant, "sec@acme.test", "viewer", "restricted", ["security-team"])
     console_member(tenant, "junior@acme.test", "editor", "internal", ["security-team"])
     console_member(tenant, "boss@acme.test", "editor", "restricted")
@@ -33,7 +30,7 @@ def world(transactional_db):
     other = tenant_create(slug="other", name="Other")
     console_member(other, "stranger@other.test", "admin", "restricted", [])
     document = make_document(tenant, sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL)
-    return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document}
+    return {**acme, "document": document}
 
 
 def _view_as(page, document, email: str) -> None:

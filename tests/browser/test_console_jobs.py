@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.services import group_create, tenant_create
+from accounts.services import group_create
 from kb.models import IngestionJob
 from kb.services import Upload, document_create
 from tests import factories
@@ -20,15 +20,8 @@ UNKNOWN_GROUP = "# Handbook\nHello.\n\n## Payroll <!-- access: confidential; gro
 
 
 @pytest.fixture
-def world(transactional_db):
-    tenant = tenant_create(slug="acme", name="Acme")
-    group_create(tenant=tenant, slug="security-team")
-    return {
-        "tenant": tenant,
-        "admin": console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"]),
-        "editor": console_member(tenant, "editor@acme.test", "editor", "confidential"),
-        "viewer": console_member(tenant, "viewer@acme.test", "viewer", "internal"),
-    }
+def world(acme):
+    return {**acme, "editor": console_member(acme["tenant"], "editor@acme.test", "editor", "confidential")}
 
 
 def _job(world, **fields) -> IngestionJob:

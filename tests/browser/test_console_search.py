@@ -6,9 +6,8 @@ import pytest
 
 from accounts.models import Group
 from accounts.policy import AccessLevel
-from accounts.services import group_create, tenant_create
 from tests.api_helpers import POLICY_SECTIONS, make_document
-from tests.browser.conftest import PASSWORD, console_member, sign_in
+from tests.browser.conftest import PASSWORD, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -18,14 +17,10 @@ SECRET = "Only the security team."
 
 
 @pytest.fixture
-def world(transactional_db):
-    tenant = tenant_create(slug="acme", name="Acme")
-    group_create(tenant=tenant, slug="security-team")
-    admin = console_member(tenant, "admin@acme.test", "admin", "restricted", ["security-team"])
-    viewer = console_member(tenant, "viewer@acme.test", "viewer", "internal")
-    document = make_document(tenant, sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL)
-    assert Group.objects.filter(tenant=tenant).count() == 1
-    return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document}
+def world(acme):
+    document = make_document(acme["tenant"], sections=POLICY_SECTIONS, default=AccessLevel.INTERNAL)
+    assert Group.objects.filter(tenant=acme["tenant"]).count() == 1
+    return {**acme, "document": document}
 
 
 def _search(page, query: str, **selects) -> None:
