@@ -2,10 +2,10 @@
 serializers (``kb.serializers``), the console's forms and ``kb_search`` offer. No imports, so the
 schema and the forms take them without loading the search engine.
 
-Adding a retrieval mode: name it in ``MODES`` here, give it its candidates in ``kb.search`` (where
-``search`` picks the candidate functions by mode), and add its tests (``tests/test_search.py``);
-the API, the console and the command offer it from here (``tests/test_search_modes.py`` checks
-that none of them drifts).
+Adding a retrieval mode: name it in ``MODES`` here, give it its function and its row in
+``kb.retrieval.RETRIEVAL_MODES`` (a new way to expand: ``EXPANDS`` here and ``kb.expansion.EXPANSIONS``),
+and add its tests (``tests/test_search.py``); the API, the console and the command offer it from here
+(``tests/test_search_modes.py`` checks that none of them drifts and that every name has its row).
 """
 
 from __future__ import annotations
