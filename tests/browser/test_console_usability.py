@@ -297,6 +297,11 @@ def test_the_audit_trail_is_in_sentences_with_titles_only_for_who_may_read_them(
     auditor.get_by_role("button", name="Filter").click()
     auditor.locator("#no-events").wait_for()
     assert "Merger" not in auditor.locator("main").inner_text()
+    # On a phone the sentences wrap and the page does not scroll sideways.
+    auditor.set_viewport_size({"width": 375, "height": 800})
+    auditor.goto("/audit/")
+    auditor.wait_for_load_state("load")
+    assert auditor.evaluate("() => document.documentElement.scrollWidth") <= 376
 
 
 # ----------------------------------------------------------------------------- 375 px
