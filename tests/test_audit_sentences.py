@@ -140,7 +140,7 @@ KEYS = st.sampled_from(["before", "after", "own", "effective", "level", "groups"
 DETAILS = st.dictionaries(KEYS, JSON | st.dictionaries(KEYS, JSON, max_size=4), max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(action=st.sampled_from(Action.values), details=DETAILS, target_type=st.sampled_from(
     ["", "document", "section", "membership", "chunk", "source", "index_version", "token"]),
     target_id=st.sampled_from(["", "12", str(DOC), str(SECTION), "x"]), actor=st.sampled_from(["", "a@b.test"]),
