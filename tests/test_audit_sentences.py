@@ -160,3 +160,16 @@ def test_any_record_is_said_without_failing_and_without_a_title_the_viewer_may_n
 def test_the_neutral_phrases_name_no_count():
     for phrase in (HIDDEN_DOCUMENT, DELETED_DOCUMENT, HIDDEN_SECTION, GONE_SECTION, UNTITLED_SECTION, HIDDEN_HITS):
         assert not re.search(r"\d", phrase.text) and phrase.kind != TITLE
+
+
+def test_a_sentence_escapes_what_it_shows():
+    """The console's ``sentence`` tag builds markup: every text, title and link is escaped."""
+    from console.templatetags.console import sentence
+
+    hostile = "<script>alert(1)</script>"
+    said = Sentence((Name(hostile, MEMBER), " changed ", Name(hostile, TITLE, url='/x/?a="><img src=x>'),
+                     f" from {hostile}"))
+    markup = str(sentence(said))
+    assert "<script>" not in markup and "<img" not in markup and "&quot;&gt;&lt;img" in markup
+    assert markup.count("&lt;script&gt;") == 3 and '<em class="title">' in markup
+    assert str(sentence(HIDDEN_SECTION)) == '<span class="neutral">a section you cannot read</span>'
