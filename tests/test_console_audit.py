@@ -86,3 +86,10 @@ def test_the_member_filter_is_a_choice_of_the_tenants_members_and_the_id_filter_
     only = _page(low, document=str(handbook))
     assert "Only the records of Handbook" in only and "changed a section you cannot read" in only
     assert "deleted a document" not in only
+
+
+def test_a_title_filter_that_cannot_be_read_is_said_not_a_500(trail):
+    for title in ("a\x00b", "x" * 201):
+        response = console_client(trail["low"]).get("/audit/", {"title": title})
+        assert response.status_code == 200
+        assert 'role="alert"' in response.content.decode() and "No records match" in response.content.decode()
