@@ -54,7 +54,8 @@ def test_an_admin_reads_sentences_with_the_titles_they_may_read(trail):
     assert ("high@acme.test changed the default access of Merger plans from restricted to restricted "
             "(groups: security-team)") in said
     assert "high@acme.test deleted a document" in said
-    assert "Technical details" in said  # the record itself, folded away
+    assert "Technical details" in said  # the record itself, folded away, as JSON
+    assert '{"after": {"effective": {"groups": ["security-team"], "level": "confidential"}' in said
 
 
 def test_an_admin_below_a_section_sees_no_title_and_the_title_filter_does_not_find_it(trail):

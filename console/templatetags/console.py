@@ -53,6 +53,16 @@ def citation(item) -> str:
     return section_citation_url(item.document_id, item.section_id)
 
 
+@register.filter
+def as_json(value) -> str:
+    """A record's details as JSON text (escaped by the template like any text)."""
+    import json
+
+    from django.core.serializers.json import DjangoJSONEncoder
+
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, cls=DjangoJSONEncoder)
+
+
 @register.simple_tag
 def sentence(said) -> str:
     """An audit record's sentence (``audit.sentences.Sentence``, or one ``Name``): its text escaped,
