@@ -362,23 +362,34 @@ class UploadForm(forms.Form):
 
 
 class AuditFilterForm(forms.Form):
-    """The audit page's filters (``GET /api/v1/audit/``'s): each one left empty filters nothing."""
+    """The audit page's filters (``GET /api/v1/audit/``'s, and a document's title): each one left
+    empty filters nothing. ``document`` (an id) comes from a document page's "who retrieved this"."""
 
-    member = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="Member")
-    action = forms.ChoiceField(required=False, label="Action")
-    document = forms.UUIDField(required=False, label="Document id")
+    member = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, label="Who")
+    action = forms.ChoiceField(required=False, label="What")
+    title = forms.CharField(
+        required=False, max_length=200, label="Document title",
+        help_text="Part of a document's title. Only documents you may read are searched.",
+    )
+    document = forms.UUIDField(required=False, label="Document", widget=forms.HiddenInput)
     since = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     until = forms.DateTimeField(required=False, label="Before", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
 
     def __init__(self, *args, members=(), actions=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["member"].choices = [("", "anyone")] + [(m.pk, m.user.email) for m in members]
-        self.fields["action"].choices = [("", "any")] + [(a, a) for a in actions]
+        self.fields["action"].choices = [("", "anything")] + [(a, label) for a, label in actions]
+        self.fields["title"].widget.attrs.update({"aria-describedby": "audit-title-help", "placeholder": "e.g. Handbook"})
 
     def selector_arguments(self) -> dict:
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
         return {"membership_id": data.get("member"), "action": data.get("action") or None,
                 "document_id": data.get("document"), "since": data.get("since"), "until": data.get("until")}
+
+    def title_text(self) -> str:
+        """The title filter's text ("" when none, or when the form cannot be read)."""
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        return (data.get("title") or "").strip()
 
 
 class AuditSettingsForm(forms.Form):

@@ -818,3 +818,47 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         access_level=level, access_groups=sorted(groups), group_names=slugs, readers=readers, others=others,
         groups=group_rows, inactive=inactive,
     )
+
+
+# ----------------------------------------------------------------------------- the audit trail's names
+
+
+@dataclass(frozen=True)
+class AuditTitles:
+    """What the documents and sections a page of audit records names are called, for one member.
+
+    Every id that still exists in the member's tenant has an entry: its title where the member may
+    read it (a document by :func:`document_visible_q`, the rule of every list and name of documents;
+    a section by the read rule), else None. An id without an entry does not exist (deleted, or
+    another tenant's, which reads the same)."""
+
+    documents: dict[str, str | None]
+    sections: dict[str, tuple[str, str | None]]  # section id -> (its document's id, its title or None)
+
+
+def audit_titles(*, member: Membership, document_ids: Iterable[object], section_ids: Iterable[object]
+                 ) -> AuditTitles:
+    """The titles an audit page may show ``member`` (see :class:`AuditTitles`): three small queries."""
+    reader = reader_for(member)
+    documents = {pk for pk in map(parse_uuid, document_ids) if pk}
+    sections = {pk for pk in map(parse_uuid, section_ids) if pk}
+    in_tenant = Document.objects.filter(tenant_id=member.tenant_id, pk__in=documents)
+    visible = dict(in_tenant.filter(document_visible_q(reader)).values_list("pk", "title"))
+    doc_titles: dict[str, str | None] = {str(pk): visible.get(pk) for pk in in_tenant.values_list("pk", flat=True)}
+    rows = Section.objects.filter(tenant_id=member.tenant_id, pk__in=sections)
+    readable = set(rows.filter(readable_q(reader)).values_list("pk", flat=True))
+    section_titles = {str(pk): (str(document_id), title if pk in readable else None)
+                      for pk, document_id, title in rows.values_list("pk", "document_id", "title")}
+    return AuditTitles(documents=doc_titles, sections=section_titles)
+
+
+def document_ids_titled(*, member: Membership, text: str) -> list[uuid.UUID]:
+    """The documents ``member`` may see whose title holds ``text`` (any case): the audit page's title
+    filter. Only titles the member may read are searched, so the filter never tells a hidden title."""
+    text = (text or "").strip()
+    if not text:
+        return []
+    return list(
+        Document.objects.filter(tenant_id=member.tenant_id, title__icontains=text)
+        .filter(document_visible_q(reader_for(member))).order_by("-created_at", "-id").values_list("pk", flat=True)
+    )

@@ -53,6 +53,35 @@ def citation(item) -> str:
     return section_citation_url(item.document_id, item.section_id)
 
 
+@register.filter
+def as_json(value) -> str:
+    """A record's details as JSON text (escaped by the template like any text)."""
+    import json
+
+    from django.core.serializers.json import DjangoJSONEncoder
+
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, cls=DjangoJSONEncoder)
+
+
+@register.simple_tag
+def sentence(said) -> str:
+    """An audit record's sentence (``audit.sentences.Sentence``, or one ``Name``): its text escaped,
+    titles in ``<em>``, each name a link where it has a page. Only what the sentence holds is shown,
+    and it holds a title only where the viewer may read it."""
+    from audit.sentences import MEMBER, TITLE, Name
+
+    out = []
+    for part in (said,) if isinstance(said, Name) else said.parts:
+        if isinstance(part, str):
+            out.append(_e(part))
+            continue
+        css = {TITLE: "title", MEMBER: "who"}.get(part.kind, "neutral")
+        tag = "em" if part.kind == TITLE else "span"
+        text = f'<{tag} class="{css}">{_e(part.text)}</{tag}>'
+        out.append(f'<a href="{_e(part.url)}">{text}</a>' if part.url else text)
+    return mark_safe("".join(out))  # noqa: S308 -- every text and url escaped
+
+
 @register.simple_tag
 def policy(level_label: str, groups=()):
     """A level badge and a badge per group (built here rather than by an included template: a

@@ -9,7 +9,7 @@ import pytest
 from accounts.policy import AccessLevel
 from accounts.services import group_create, tenant_create
 from tests.api_helpers import POLICY_SECTIONS, make_document
-from tests.browser.conftest import PASSWORD, console_member, sign_in
+from tests.browser.conftest import PASSWORD, console_member, screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -239,6 +239,69 @@ def test_the_documents_list_shows_the_strictest_level_you_may_read_and_acts_in_b
     page.click("#bulk-confirm")
     page.wait_for_url("**/documents/")
     assert list(Document.objects.values_list("title", flat=True)) == ["Handbook"]
+
+
+# ----------------------------------------------------------------------------- the audit trail
+
+
+def test_the_audit_trail_is_in_sentences_with_titles_only_for_who_may_read_them(page, another_page, world):
+    from kb.models import Section
+    from kb.services import document_set_access, section_set_access
+
+    console_member(world["tenant"], "auditor@acme.test", "admin", "internal")  # an admin below the sections
+    merger = make_document(world["tenant"], title="Merger plans", default=AccessLevel.RESTRICTED, sections=[
+        ("root", None, "", AccessLevel.RESTRICTED, [], "Preamble."),
+        ("terms", "root", "Terms", AccessLevel.RESTRICTED, [], "The price.")])
+    incident = Section.objects.get(document=world["document"], title="Incident response")
+    section_set_access(actor=world["admin"], section=incident, access_level="confidential", groups=None)
+    document_set_access(actor=world["admin"], document=merger, access_level="restricted", groups=["security-team"])
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto("/audit/")
+    change = page.locator("#audit tbody tr", has=page.locator("text=Incident response"))
+    assert change.locator(".sentence").inner_text() == (
+        "admin@acme.test changed Incident response in Handbook from restricted (groups: security-team) "
+        "to confidential (groups: security-team)")
+    # The record itself is kept, folded under "Technical details", not the main text.
+    technical = change.locator("details.technical")
+    assert technical.locator("summary").inner_text() == "Technical details"
+    assert not technical.locator("dd code").first.is_visible()
+    technical.locator("summary").click()
+    assert "section.access" in technical.inner_text()
+    screenshot(page, "audit")
+    # The title is a citation: it opens the section on its document's page.
+    change.locator(".sentence a", has_text="Incident response").click()
+    page.wait_for_url("**/documents/**")
+    assert page.locator("#panel-heading").inner_text().startswith("Incident response")
+    # Filters: part of a title, and a member from a list.
+    page.goto("/audit/")
+    page.get_by_label("Document title").fill("merger")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**title=merger**")
+    assert page.locator("#audit .sentence").all_inner_texts() == [
+        "admin@acme.test changed the default access of Merger plans from restricted to restricted "
+        "(groups: security-team)"]
+    page.goto("/audit/")
+    page.get_by_label("Who").select_option(label="viewer@acme.test")
+    page.get_by_role("button", name="Filter").click()
+    page.locator("#no-events").wait_for()
+    # An admin below the restricted sections reads the same trail without their titles, and the
+    # title filter does not find a title they may not read.
+    auditor = another_page()
+    sign_in(auditor, "auditor@acme.test", PASSWORD)
+    auditor.goto("/audit/")
+    text = auditor.locator("main").inner_text()
+    assert "admin@acme.test changed a section you cannot read in Handbook" in text
+    assert "changed the default access of a document you cannot read" in text
+    assert "Incident response" not in text and "Merger" not in text
+    auditor.get_by_label("Document title").fill("merger")
+    auditor.get_by_role("button", name="Filter").click()
+    auditor.locator("#no-events").wait_for()
+    assert "Merger" not in auditor.locator("main").inner_text()
+    # On a phone the sentences wrap and the page does not scroll sideways.
+    auditor.set_viewport_size({"width": 375, "height": 800})
+    auditor.goto("/audit/")
+    auditor.wait_for_load_state("load")
+    assert auditor.evaluate("() => document.documentElement.scrollWidth") <= 376
 
 
 # ----------------------------------------------------------------------------- 375 px
