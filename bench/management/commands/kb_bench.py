@@ -81,6 +81,8 @@ class Command(BaseCommand):
         sources = sub.add_parser("sources", help="a Git source made from a documentation tree: sync stages")
         sources.add_argument("docs", help="a folder of documentation (e.g. Django's docs/)")
         sources.add_argument("--no-ingest", action="store_true", help="time the sync's stages only (no worker)")
+        sources.add_argument("--ingest-changes-only", action="store_true",
+                             help="ingest the re-syncs' changes only (the first sync's jobs are not run)")
         self._load_arguments(sub)
 
     def _load_arguments(self, sub) -> None:
@@ -134,7 +136,8 @@ class Command(BaseCommand):
         elif options["subcommand"] == "sources":
             from bench.sources_bench import run
 
-            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"])
+            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"],
+                ingest_changes_only=options["ingest_changes_only"])
 
     def _load(self, options):
         import json
