@@ -1781,11 +1781,16 @@ SYNC_FILES = 160  # files of the scenario's repository (the kill lands after a t
 
 def sync_repository_files(n: int, rng: random.Random, *, start: int = 0) -> dict[str, bytes]:
     """``n`` small Markdown files in a few folders (no canaries: the access oracle does not judge them)."""
+    import textwrap
+
     files = {}
     for i in range(start, start + n):
         words = " ".join(rng.choice(VOCABULARY) for _ in range(60))
-        files[f"part-{i % 7}/page-{i:04}.md"] = (f"# Page {i}\n\nThe source page number {i}. {words}.\n\n"
-                                                 f"## Details\n\n{words[::-1]}.\n").encode()
+        details = " ".join(rng.choice(VOCABULARY) for _ in range(60))
+        # Lines of prose length: Git's similarity (and dulwich's) compares lines, or 64-byte blocks of long ones.
+        files[f"part-{i % 7}/page-{i:04}.md"] = (
+            f"# Page {i}\n\n{textwrap.fill(f'The source page number {i}. {words}.', 72)}\n\n"
+            f"## Details\n\n{textwrap.fill(details + '.', 72)}\n").encode()
     return files
 
 
@@ -1862,8 +1867,9 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     renames (with edits), deletes and adds files, and a second sync: the same comparison."""
     tenant = ctx.tenants[0]
     rng = random.Random(29)
+    n_files = max(40, int(ctx.events.get("sync_files") or SYNC_FILES))
     repo = ctx.cluster.source_root / f"repo-{secrets.token_hex(3)}"
-    files = sync_repository_files(SYNC_FILES, rng)
+    files = sync_repository_files(n_files, rng)
     _git_commit(repo, files, "first")
     client = Http(ctx.port)
     token = tenant.admin.token
@@ -1887,7 +1893,7 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
         state = db_retry(lambda: _sync_state(sync_id))
         if state["status"] not in ("queued", "running"):
             break
-        if state["added"] >= SYNC_FILES // 10:
+        if state["added"] >= n_files // 10:
             found = ctx.cluster.task_running(sync_id)
             found = found if found and found[1] else None
         else:
@@ -1899,8 +1905,8 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     killed_at = now()
     with contextlib.suppress(ProcessLookupError):
         os.kill(found[1], signal.SIGKILL)
-    ctx.log(f"    SIGKILLed {found[0]}'s pool process {found[1]} with {added_at_kill}/{SYNC_FILES} files synced")
-    first = _wait_sync(sync_id, 300)
+    ctx.log(f"    SIGKILLed {found[0]}'s pool process {found[1]} with {added_at_kill}/{n_files} files synced")
+    first = _wait_sync(sync_id, 600)  # redelivery waits for the new pool process (it loads the model first)
     recovery_s = round(now() - killed_at, 1)
     first_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
 
@@ -1910,16 +1916,16 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     moves = {}
     for p in paths[10:20]:
         moves[p] = None
-        moves[p.replace("page-", "moved-")] = files[p].replace(b"The source page", b"The moved source page")
+        moves[p.replace("page-", "moved-")] = files[p] + b"\nMoved by the second commit.\n"
     deletes = {p: None for p in paths[20:30]}
-    adds = sync_repository_files(10, rng, start=SYNC_FILES)
+    adds = sync_repository_files(10, rng, start=n_files)
     _git_commit(repo, {**change, **moves, **deletes, **adds}, "change, move, delete, add")
     files = {p: c for p, c in {**files, **change, **moves, **deletes, **adds}.items() if c is not None}
     second_id = start()
-    second = _wait_sync(second_id, 300) if second_id else {"status": "not started"}
+    second = _wait_sync(second_id, 600) if second_id else {"status": "not started"}  # behind ingestion
     second_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
     client.close()
-    return {"injected": True, "worker": found[0], "source_id": source_id, "files": SYNC_FILES,
+    return {"injected": True, "worker": found[0], "source_id": source_id, "files": n_files,
             "added_at_kill": added_at_kill, "recovery_s": recovery_s,
             "first_sync": {k: first.get(k) for k in ("status", "attempts", "added", "unchanged", "failed", "error")},
             "first_differences": first_differences,
@@ -2000,6 +2006,7 @@ class LoadConfig:
     scale_documents: int = 24
     scale_seconds: float = 20
     seed: int = 17
+    sync_files: int = SYNC_FILES  # the sync scenario's repository
     keep_services: bool = False
     worker_pool: str = "prefork"  # as `make worker`; "solo" as the demo
 
@@ -2138,6 +2145,7 @@ class Harness:
         recorder = Recorder(config.max_requests)
         ctx = Context(self.cluster, self.model, self.tenants, recorder, self.log, self.port, config.down_seconds)
         disk = None
+        ctx.events["sync_files"] = config.sync_files
         if name == "disk-full":
             why = DiskFull.feasible()
             if why:

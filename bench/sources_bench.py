@@ -70,7 +70,9 @@ def run(docs: str, *, out: Callable[[str], None], ingest: bool = True, ingest_ch
     with worker:
         if not ingest_changes_only:
             rows["first sync"] = _sync(source, ingest)
-        changed = sorted(repo.rglob("*.txt"))[0]
+        texts = sorted(repo.rglob("*.txt"), key=lambda p: (p.stat().st_size, str(p)))
+        changed = texts[len(texts) // 2]  # a page of the median size
+        out(f"the one file changed: {changed.relative_to(repo)} ({changed.stat().st_size} bytes)")
         changed.write_text(changed.read_text() + "\n\nA sentence added for the benchmark.\n")
         _commit(repo, "one file", [str(changed)])
         rows["one file changed"] = _sync(source, ingest)

@@ -99,6 +99,8 @@ class Command(BaseCommand):
                           help="mean seconds between a reader's requests (0: back to back, saturating)")
         load.add_argument("--editors", type=int, default=defaults.editors, help="editor threads per tenant")
         load.add_argument("--documents", type=int, default=defaults.documents, help="per tenant, before the load")
+        load.add_argument("--sync-files", type=int, default=defaults.sync_files,
+                          help="files of the sync scenario's Git repository (at least 40)")
         load.add_argument("--web-workers", type=int, default=defaults.web_workers)
         load.add_argument("--web-threads", type=int, default=defaults.web_threads)
         load.add_argument("--workers", type=int, default=defaults.workers, help="Celery worker processes")
@@ -166,6 +168,7 @@ class Command(BaseCommand):
             idle_searches=options["idle_searches"], scale=options["scale"],
             scale_documents=options["scale_documents"], scale_seconds=options["scale_seconds"], seed=options["seed"],
             keep_services=options["keep_services"], worker_pool=options["worker_pool"],
+            sync_files=options["sync_files"],
         )
         # SIGTERM (a test's clean-up, a CI timeout) unwinds like Ctrl-C, so the harness stops what it started.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
