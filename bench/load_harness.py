@@ -529,6 +529,10 @@ class Cluster:
         self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BULKHEAD_OWNER_DATABASE_URL", "REDIS_URL", "CACHE_URL")}
         self.env.update(HARNESS_ENV)
         self.env["BULKHEAD_DATA_DIR"] = str(embedded_services.data_path())
+        # The sync scenario's Git repositories: a folder every process it starts allows as a source.
+        self.source_root = run_dir / "sources"
+        roots = [r for r in self.env.get("BULKHEAD_SOURCE_ROOTS", "").split(os.pathsep) if r.strip()]
+        self.env["BULKHEAD_SOURCE_ROOTS"] = os.pathsep.join([*roots, str(self.source_root)])
         self.processes: dict[str, Managed] = {}
         self.port = 0
         self.web_workers = 0
@@ -1770,6 +1774,188 @@ def tenant_measures(recorder: Recorder, model: AccessModel, tenants: list[str], 
     return result
 
 
+# ----------------------------------------------------------------------------- the sync scenario
+
+SYNC_FILES = 160  # files of the scenario's repository (the kill lands after a tenth of them)
+
+
+def sync_repository_files(n: int, rng: random.Random, *, start: int = 0) -> dict[str, bytes]:
+    """``n`` small Markdown files in a few folders (no canaries: the access oracle does not judge them)."""
+    import textwrap
+
+    files = {}
+    for i in range(start, start + n):
+        words = " ".join(rng.choice(VOCABULARY) for _ in range(60))
+        details = " ".join(rng.choice(VOCABULARY) for _ in range(60))
+        # Lines of prose length: Git's similarity (and dulwich's) compares lines, or 64-byte blocks of long ones.
+        files[f"part-{i % 7}/page-{i:04}.md"] = (
+            f"# Page {i}\n\n{textwrap.fill(f'The source page number {i}. {words}.', 72)}\n\n"
+            f"## Details\n\n{textwrap.fill(details + '.', 72)}\n").encode()
+    return files
+
+
+def _git_commit(repo: Path, files: dict[str, bytes | None], message: str) -> str:
+    from dulwich import porcelain
+
+    if not (repo / ".git").exists():
+        repo.mkdir(parents=True, exist_ok=True)
+        porcelain.init(str(repo))
+    for rel, content in files.items():
+        path = repo / rel
+        if content is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    removed = [str(repo / r) for r, c in files.items() if c is None]
+    if removed:
+        porcelain.remove(str(repo), paths=removed, cached=True)
+    added = [str(repo / r) for r, c in files.items() if c is not None]
+    if added:
+        porcelain.add(str(repo), paths=added)
+    return porcelain.commit(str(repo), message=message.encode(), author=b"L <l@example.com>",
+                            committer=b"L <l@example.com>").decode()
+
+
+def sync_differences(files: dict[str, bytes], documents: list[tuple[str, bytes]], items: list[str]) -> dict:
+    """What a source's documents (``(path, raw)``) and items (paths) get wrong against the repository's
+    ``files``: a path with two documents (or two items), a file with none, a document of no file, a
+    document whose bytes are not the file's. Every list empty: no duplicates, no losses."""
+    per_path = Counter(path for path, _ in documents)
+    per_item = Counter(items)
+    return {
+        "duplicate documents": sorted(p for p, n in per_path.items() if n > 1),
+        "duplicate items": sorted(p for p, n in per_item.items() if n > 1),
+        "files without a document": sorted(set(files) - set(per_path)),
+        "files without an item": sorted(set(files) - set(per_item)),
+        "documents of no file": sorted(set(per_path) - set(files)),
+        "documents with other bytes": sorted({p for p, raw in documents if p in files and raw != files[p]}),
+    }
+
+
+def _source_state(source_id: int) -> tuple[list[tuple[str, bytes]], list[str]]:
+    from kb.models import Document
+    from sources.models import SourceItem
+
+    documents = [(d.metadata.get("source_path", ""), bytes(d.raw))
+                 for d in Document.objects.filter(metadata__source_id=source_id).only("metadata", "raw")]
+    return documents, list(SourceItem.objects.filter(source_id=source_id).values_list("path", flat=True))
+
+
+def _sync_state(sync_id: str) -> dict:
+    from sources.models import SourceSync
+
+    return SourceSync.objects.filter(pk=sync_id).values(
+        "status", "stage", "attempts", "added", "changed", "renamed", "deleted", "unchanged", "skipped", "failed",
+        "error", "errors").first() or {"status": "missing"}
+
+
+def _wait_sync(sync_id: str, timeout: float) -> dict:
+    deadline = now() + timeout
+    while now() < deadline:
+        state = db_retry(lambda: _sync_state(sync_id))
+        if state["status"] in ("succeeded", "failed", "missing"):
+            return state
+        time.sleep(0.3)
+    return {**db_retry(lambda: _sync_state(sync_id)), "status": "unfinished"}
+
+
+def fault_sync_worker_kill(ctx: Context) -> dict:
+    """A Git source of the first tenant, made here and set up through the API by its admin: its first sync
+    has its worker's pool process SIGKILLed once a tenth of the files are written; the sync, delivered
+    again, must end ``succeeded`` with every file once and nothing else. Then a commit that changes,
+    renames (with edits), deletes and adds files, and a second sync: the same comparison."""
+    tenant = ctx.tenants[0]
+    rng = random.Random(29)
+    n_files = max(40, int(ctx.events.get("sync_files") or SYNC_FILES))
+    repo = ctx.cluster.source_root / f"repo-{secrets.token_hex(3)}"
+    files = sync_repository_files(n_files, rng)
+    _git_commit(repo, files, "first")
+    client = Http(ctx.port)
+    token = tenant.admin.token
+    status, _, body = client.request("POST", "/api/v1/sources/", token, {
+        "kind": "git", "name": f"load-{repo.name}", "url": f"file://{repo}", "access_level": "internal",
+        "access_map": [{"path": "part-3/**", "access_level": "confidential", "groups": []}]})
+    if status != 201:
+        return {"injected": False, "why": f"creating the source answered {status}: {body[:300]!r}"}
+    source_id = json.loads(body)["id"]
+
+    def start() -> str | None:
+        status, _, body = client.request("POST", f"/api/v1/sources/{source_id}/sync/", token, {})
+        return json.loads(body)["id"] if status in (200, 201, 202) else None
+
+    sync_id = start()
+    if sync_id is None:
+        return {"injected": False, "why": "starting the sync failed"}
+    found = None
+    deadline = now() + 120
+    while found is None and now() < deadline:
+        state = db_retry(lambda: _sync_state(sync_id))
+        if state["status"] not in ("queued", "running"):
+            break
+        if state["added"] >= n_files // 10:
+            found = ctx.cluster.task_running(sync_id)
+            found = found if found and found[1] else None
+        else:
+            time.sleep(0.02)
+    if not found:
+        return {"injected": False, "why": f"the sync was not caught mid-way on a worker ({state['status']}, "
+                                          f"{state['added']} added)"}
+    added_at_kill = db_retry(lambda: _sync_state(sync_id))["added"]
+    killed_at = now()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(found[1], signal.SIGKILL)
+    ctx.log(f"    SIGKILLed {found[0]}'s pool process {found[1]} with {added_at_kill}/{n_files} files synced")
+    first = _wait_sync(sync_id, 600)  # redelivery waits for the new pool process (it loads the model first)
+    recovery_s = round(now() - killed_at, 1)
+    first_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
+
+    # A second commit: 10 changed, 10 moved with a small edit, 10 deleted, 10 added.
+    paths = sorted(files)
+    change = {p: files[p] + b"\nA line added by the second commit.\n" for p in paths[0:10]}
+    moves = {}
+    for p in paths[10:20]:
+        moves[p] = None
+        moves[p.replace("page-", "moved-")] = files[p] + b"\nMoved by the second commit.\n"
+    deletes = {p: None for p in paths[20:30]}
+    adds = sync_repository_files(10, rng, start=n_files)
+    _git_commit(repo, {**change, **moves, **deletes, **adds}, "change, move, delete, add")
+    files = {p: c for p, c in {**files, **change, **moves, **deletes, **adds}.items() if c is not None}
+    second_id = start()
+    second = _wait_sync(second_id, 600) if second_id else {"status": "not started"}  # behind ingestion
+    second_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
+    client.close()
+    return {"injected": True, "worker": found[0], "source_id": source_id, "files": n_files,
+            "added_at_kill": added_at_kill, "recovery_s": recovery_s,
+            "first_sync": {k: first.get(k) for k in ("status", "attempts", "added", "unchanged", "failed", "error")},
+            "first_differences": first_differences,
+            "second_sync": {k: second.get(k) for k in ("status", "added", "changed", "renamed", "deleted", "failed",
+                                                        "error")},
+            "second_differences": second_differences}
+
+
+def sync_failures(fault: dict) -> list[str]:
+    """The sync scenario's own verdict: both syncs succeeded, the first after a redelivery, the counts as
+    committed, and the source's documents and items are the repository's files, once each, byte for byte."""
+    failures = []
+    first, second = fault.get("first_sync") or {}, fault.get("second_sync") or {}
+    if first.get("status") != "succeeded":
+        failures.append(f"the killed sync ended {first.get('status')}: {first.get('error')!r}")
+    elif (first.get("attempts") or 0) < 2:
+        failures.append("the killed sync was not delivered again")
+    if first.get("added") != fault.get("files"):
+        failures.append(f"the killed sync counted {first.get('added')} added of {fault.get('files')}")
+    if second.get("status") != "succeeded":
+        failures.append(f"the second sync ended {second.get('status')}: {second.get('error')!r}")
+    elif [second.get(k) for k in ("added", "changed", "renamed", "deleted")] != [10, 10, 10, 10]:
+        failures.append(f"the second sync counted {second}")
+    for which in ("first_differences", "second_differences"):
+        wrong = {k: v for k, v in (fault.get(which) or {}).items() if v}
+        if wrong:
+            failures.append(f"{which}: " + ", ".join(f"{k} ({len(v)})" for k, v in sorted(wrong.items())))
+    return failures
+
+
 @dataclass(frozen=True)
 class ScenarioSpec:
     name: str
@@ -1789,6 +1975,8 @@ SCENARIOS = {
     "revoke-deactivate": ScenarioSpec("revoke-deactivate", fault_revoke_and_deactivate,
                                       "a token revoked and a member deactivated mid-run"),
     "poison": ScenarioSpec("poison", fault_poison, "a document that kills its worker every time"),
+    "sync": ScenarioSpec("sync", fault_sync_worker_kill,
+                         "a Git source synced while its worker's pool process is SIGKILLed mid-sync"),
     "costly-document": ScenarioSpec(
         "costly-document", None, "an editor of one tenant keeps previewing and uploading documents that hit the "
         "budgets", during=costly_document_attacker),
@@ -1818,6 +2006,7 @@ class LoadConfig:
     scale_documents: int = 24
     scale_seconds: float = 20
     seed: int = 17
+    sync_files: int = SYNC_FILES  # the sync scenario's repository
     keep_services: bool = False
     worker_pool: str = "prefork"  # as `make worker`; "solo" as the demo
 
@@ -1956,6 +2145,7 @@ class Harness:
         recorder = Recorder(config.max_requests)
         ctx = Context(self.cluster, self.model, self.tenants, recorder, self.log, self.port, config.down_seconds)
         disk = None
+        ctx.events["sync_files"] = config.sync_files
         if name == "disk-full":
             why = DiskFull.feasible()
             if why:
@@ -2230,6 +2420,8 @@ def verdict(result: dict) -> str:
         failures.append("invariants: " + ", ".join(sorted(bad)))
     if fault and not fault.get("injected", True):
         failures.append("fault not injected: " + fault.get("why", ""))
+    elif result["name"] == "sync":
+        failures += sync_failures(fault)
     for key in ("job_status",):
         if key in fault and result["name"] != "poison" and fault[key] != "succeeded":
             failures.append(f"the faulted job ended {fault[key]}")

@@ -312,6 +312,10 @@ BULKHEAD_SOURCE_MAX_BYTES = env_int("BULKHEAD_SOURCE_MAX_BYTES", 500 * 1024 * 10
 BULKHEAD_SOURCE_TIMEOUT_SECONDS = env_int("BULKHEAD_SOURCE_TIMEOUT_SECONDS", 20)  # one request to a site
 BULKHEAD_SOURCE_LEASE_SECONDS = env_int("BULKHEAD_SOURCE_LEASE_SECONDS", 600)  # a silent sync is re-sent after
 BULKHEAD_SOURCE_MAX_ATTEMPTS = env_int("BULKHEAD_SOURCE_MAX_ATTEMPTS", 3)
+# Git over ssh://: the command dulwich runs as `ssh [options] host command` (shell words).
+BULKHEAD_SOURCE_SSH_COMMAND = os.environ.get("BULKHEAD_SOURCE_SSH_COMMAND", "ssh")
+# Git: a file moved with edits is a rename (keeps its document) at this similarity, in percent (git diff -M50%).
+BULKHEAD_SOURCE_RENAME_SIMILARITY = env_int("BULKHEAD_SOURCE_RENAME_SIMILARITY", 50)
 
 # --------------------------------------------------------------------------- audit
 # A search's (or a read's, or a sign-in's) audit record waits this long for a lock or the insert,

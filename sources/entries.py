@@ -6,6 +6,9 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+# A lister's rename detection: (vanished path -> version, new path -> version) -> new path -> old path.
+RenameFinder = Callable[[dict[str, str], dict[str, str]], dict[str, str]]
+
 
 class ListingError(Exception):
     pass
@@ -34,6 +37,8 @@ class Listing:
     revision: str = ""
     complete: bool = True
     errors: list[dict] = field(default_factory=list)
+    # Content renames beyond identical content (Git's rename detection); None: identical content only.
+    renames: RenameFinder | None = None
 
 
 def content_hash(data: bytes) -> str:

@@ -10,14 +10,18 @@ could not fetch a page: nothing is deleted then either).
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from sources.addresses import check_url_host
-from sources.entries import Entry, Listing, ListingError, Skip, content_hash  # noqa: F401 - content_hash re-exported
+from sources.entries import Entry, Listing, ListingError, RenameFinder, Skip, content_hash  # noqa: F401 - content_hash re-exported
 from sources.models import Source
 
 
@@ -108,6 +112,40 @@ def git_cache_path(source: Source) -> Path:
     return Path(settings.BULKHEAD_SOURCE_CACHE_DIR) / f"t{source.tenant_id}-s{source.pk}.git"
 
 
+def _secret_file(directory: Path, name: str, text: str) -> str:
+    path = directory / name
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")
+    return str(path)
+
+
+def _ssh_options(location: str, credentials: dict, directory: Path) -> dict:
+    """dulwich's ``ssh_command`` and ``key_filename`` for an ``ssh://`` fetch. The connection goes to the
+    address :func:`check_url_host` checked (``HostName``), the host key is checked under the URL's name
+    (``HostKeyAlias``) and must be known (``StrictHostKeyChecking``; the source's ``known_hosts`` when
+    given, else the worker's); nothing ever prompts (``BatchMode``). The private key is written to a file
+    of this fetch's own folder (0600), removed after the fetch; its path, never its text, is an argument."""
+    host = urlsplit(location).hostname or ""
+    address = check_url_host(location)
+    timeout = settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
+    options = [
+        "BatchMode=yes", "StrictHostKeyChecking=yes", f"HostName={address}", f"HostKeyAlias={host}",
+        f"ConnectTimeout={timeout}", f"ServerAliveInterval={max(1, timeout // 2)}", "ServerAliveCountMax=2",
+    ]
+    out: dict = {}
+    if credentials.get("known_hosts"):
+        options.append(f"UserKnownHostsFile={_secret_file(directory, 'known_hosts', credentials['known_hosts'])}")
+    if credentials.get("private_key"):
+        options.append("IdentitiesOnly=yes")
+        out["key_filename"] = _secret_file(directory, "key", credentials["private_key"])
+    command = shlex.split(settings.BULKHEAD_SOURCE_SSH_COMMAND or "ssh")
+    for option in options:
+        command += ["-o", option]
+    out["ssh_command"] = shlex.join(command)
+    return out
+
+
 def list_git(source: Source, credentials: dict | None = None) -> Listing:
     from dulwich.client import default_urllib3_manager, get_transport_and_path
     from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
@@ -118,19 +156,34 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     cache = git_cache_path(source)
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
+    credentials = credentials or {}
+    secrets_dir = None
     try:
         extra = {}
+        password = credentials.get("password") or None
         if location.startswith(("https://", "http://")):  # a timeout on every request of the fetch
             extra["pool_manager"] = default_urllib3_manager(None, timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS)
+        elif location.startswith("ssh://"):
+            secrets_dir = tempfile.mkdtemp(prefix="bulkhead-ssh-")  # 0700: the key and known hosts, this fetch only
+            extra.update(_ssh_options(location, credentials, Path(secrets_dir)))
+            password = None  # ssh authenticates with the key (or the agent), never a password
         client, path = get_transport_and_path(
-            location, username=(credentials or {}).get("username") or None,
-            password=(credentials or {}).get("password") or None, **extra,
+            location, username=credentials.get("username") or None, password=password, **extra,
         )
+        if location.startswith("ssh://"):
+            from dulwich.client import SubprocessSSHVendor
+
+            client.ssh_vendor = SubprocessSSHVendor()  # the command of BULKHEAD_SOURCE_SSH_COMMAND, never paramiko
         result = client.fetch(path, repo)
+    except ListingError:
+        raise
     except (GitProtocolError, HangupException, NotGitRepository, OSError) as exc:
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds; none may leak a credential
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
+    finally:
+        if secrets_dir is not None:
+            shutil.rmtree(secrets_dir, ignore_errors=True)
     refs = result.refs
     branch = source.branch.strip()
     if branch:
@@ -155,7 +208,46 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode())
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo))
+
+
+def _git_renames(repo) -> RenameFinder:
+    """Git's rename detection (dulwich's ``RenameDetector``) between the blobs a source's vanished paths
+    held and those of its new paths: a file moved with small edits is a rename (similarity at least
+    ``BULKHEAD_SOURCE_RENAME_SIMILARITY`` percent, as ``git diff -M``), so it keeps its document. The two
+    sides are trees built in memory over the mirror's blobs; a blob the mirror lacks is left out (its
+    path is then a delete and an add, as without detection). Like git, it gives up past
+    ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic)."""
+
+    def renames(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
+        from dulwich.diff_tree import CHANGE_RENAME, RenameDetector, tree_changes
+        from dulwich.index import commit_tree
+        from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
+
+        memory = MemoryObjectStore()
+        store = OverlayObjectStore([memory, repo.object_store], add_store=memory)
+
+        def tree(files: dict[str, str]) -> bytes:
+            blobs = []
+            for path, version in files.items():
+                sha = version.encode()
+                if len(sha) == 40 and sha in repo.object_store:
+                    blobs.append((path.encode("utf-8", "surrogateescape"), sha, 0o100644))
+            return commit_tree(store, blobs)
+
+        detector = RenameDetector(store, rename_threshold=settings.BULKHEAD_SOURCE_RENAME_SIMILARITY,
+                                  max_files=RENAME_MAX_FILES)
+        found = {}
+        for change in tree_changes(store, tree(old), tree(new), rename_detector=detector):
+            if change.type == CHANGE_RENAME:
+                found[change.new.path.decode("utf-8", "surrogateescape")] = change.old.path.decode(
+                    "utf-8", "surrogateescape")
+        return found
+
+    return renames
+
+
+RENAME_MAX_FILES = 400  # adds or deletes past which no similarity is computed (at most 400**2 pairs)
 
 
 def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:

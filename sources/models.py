@@ -43,7 +43,8 @@ class Source(models.Model):
     access_map = models.JSONField(default=list, blank=True)
     # Web: {"prefix": URL, "rate_per_second": float, "max_pages": int}.
     options = models.JSONField(default=dict, blank=True)
-    # Fernet token of {"username": ..., "password": ...} (sources.crypto); never shown again.
+    # Fernet token of {"username", "password"} (https) or {"username", "private_key", "known_hosts"} (ssh)
+    # (sources.crypto); never shown again.
     credentials = models.TextField(blank=True, default="")
     # Minutes between scheduled syncs; null: no schedule (the default).
     schedule_minutes = models.PositiveIntegerField(null=True, blank=True)

@@ -127,6 +127,8 @@ def _view(source: Source) -> dict:
             "has_credentials": bool(source.credentials)}
 
 
+CREDENTIAL_KEYS = {"username", "password", "private_key", "known_hosts"}
+
 EDITABLE = ("name", "url", "path", "branch", "include", "exclude", "access_level", "groups", "access_map",
             "options", "credentials", "schedule_minutes")
 
@@ -157,9 +159,15 @@ def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
             raise ApplicationError(f"unknown option {sorted(unknown)[0]!r}", details={"field": "options"})
         source.options = options
     if "credentials" in fields:
-        credentials = fields["credentials"] or {}
-        if set(credentials) - {"username", "password"}:
-            raise ApplicationError("credentials are {username, password}", details={"field": "credentials"})
+        credentials = {k: v for k, v in (fields["credentials"] or {}).items() if v not in (None, "")}
+        if set(credentials) - CREDENTIAL_KEYS:
+            raise ApplicationError("credentials are {username, password} (https) or {username, private_key, "
+                                   "known_hosts} (ssh)", details={"field": "credentials"})
+        key = str(credentials.get("private_key") or "")
+        if key and not (key.lstrip().startswith("-----BEGIN ") and "PRIVATE KEY-----" in key):
+            # The message never quotes the key.
+            raise ApplicationError("credentials.private_key is not a private key (-----BEGIN ... PRIVATE KEY-----)",
+                                   details={"field": "credentials"})
         source.credentials = credentials_encrypt(credentials)
     if "schedule_minutes" in fields:
         minutes = fields["schedule_minutes"]
@@ -323,6 +331,7 @@ class _Run:
         self.slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
         self.job_ids: list[str] = []
         self.unchanged = 0  # counted in memory, written with the next progress that writes (or every 500)
+        self.renames: dict[str, str] = {}  # new path -> vanished path: moved with edits (Git's rename detection)
 
     def unchanged_seen(self, done: int, counted: bool) -> None:
         """An unchanged item: no write for it, so an unchanged source syncs in time proportional to its listing."""
@@ -446,6 +455,9 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     vanished_by_hash: dict[str, list[SourceItem]] = {}
     for item in vanished.values():
         vanished_by_hash.setdefault(item.content_hash, []).append(item)
+    t_renames = time.perf_counter()
+    run.renames = _similar_renames(listing, entries, stored, vanished)
+    timings["renames"] = round(time.perf_counter() - t_renames, 3)
     for n, entry in enumerate(entries, start=1):
         _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file, vanished_by_hash, vanished)
     timings["items"] = round(time.perf_counter() - t0, 3)
@@ -465,6 +477,26 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+def _similar_renames(listing: Listing, entries: list[Entry], stored: dict[str, SourceItem],
+                     vanished: dict[str, SourceItem]) -> dict[str, str]:
+    """New path -> vanished path for files moved with edits, where the lister detects them (Git). A
+    detection that fails finds none: those paths are then a delete and an add, which loses the
+    document's id but nothing of its access."""
+    if listing.renames is None:
+        return {}
+    old = {p: i.version for p, i in vanished.items() if i.document_id and i.version}
+    new = {e.path: e.version for e in entries
+           if not e.skip and e.version and (stored.get(e.path) is None or not stored[e.path].document_id)}
+    if not old or not new:
+        return {}
+    try:
+        found = listing.renames(old, new)
+    except Exception:  # noqa: BLE001 - a missing object, a corrupt mirror: fall back to delete and add
+        logger.exception("rename detection failed; moved files are deleted and added")
+        return {}
+    return {n: o for n, o in found.items() if n in new and o in old}
 
 
 def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, default, rules, access_file,
@@ -516,10 +548,17 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
     with transaction.atomic():
         if item is None or not item.document_id:
             renamed = (vanished_by_hash.get(digest) or [None]).pop(0) if vanished_by_hash.get(digest) else None
+            edited = False
+            if renamed is None and run.renames.get(entry.path) in vanished:
+                # Moved with edits (Git's rename detection): the same document, its content re-ingested.
+                renamed, edited = vanished[run.renames[entry.path]], True
+                same = vanished_by_hash.get(renamed.content_hash) or []
+                if renamed in same:
+                    same.remove(renamed)
             if renamed is not None and renamed.document_id:
                 vanished.pop(renamed.path, None)
                 document = Document.objects.select_for_update().get(pk=renamed.document_id)
-                if (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
+                if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
                     document = run.store(entry, content, policy, document)
                 else:
                     document.source = entry.path[:1000]

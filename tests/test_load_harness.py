@@ -78,6 +78,38 @@ def test_the_oracle_accepts_either_side_of_a_change_only_while_the_request_overl
     assert [f["kind"] for f in model.judge(internal, {finance: []}, 61, 62)] == ["deleted document served"]
 
 
+def test_the_sync_scenario_calls_a_duplicate_a_loss_or_stale_bytes_a_failure():
+    """The sync scenario's oracle: the source's documents and items against the repository's files."""
+    from bench.load_harness import sync_differences, verdict
+
+    files = {"a.md": b"A", "b.md": b"B", "c/d.md": b"D"}
+    documents = [("a.md", b"A"), ("b.md", b"B"), ("c/d.md", b"D")]
+    assert not any(sync_differences(files, documents, list(files)).values())
+    wrong = sync_differences(files, [("a.md", b"A"), ("a.md", b"A"), ("b.md", b"old"), ("gone.md", b"G")],
+                             ["a.md", "b.md", "b.md"])
+    assert wrong == {"duplicate documents": ["a.md"], "duplicate items": ["b.md"],
+                     "files without a document": ["c/d.md"], "files without an item": ["c/d.md"],
+                     "documents of no file": ["gone.md"], "documents with other bytes": ["b.md"]}
+
+    def result(**fault) -> dict:
+        clean = {k: [] for k in wrong}
+        fault = {"injected": True, "files": 160, "first_sync": {"status": "succeeded", "attempts": 2, "added": 160},
+                 "second_sync": {"status": "succeeded", "added": 10, "changed": 10, "renamed": 10, "deleted": 10},
+                 "first_differences": clean, "second_differences": clean, **fault}
+        load = {"leaks": 0, "stale_authority": 0, "problems": {}}
+        invariants = {"violations": {}, "deleted documents found by search": 0, "documents failed by the fault": []}
+        return {"name": "sync", "load": load, "invariants": invariants, "settle_s": 1.0, "fault": fault}
+
+    assert verdict(result()) == "PASS"
+    assert "not delivered again" in verdict(result(first_sync={"status": "succeeded", "attempts": 1, "added": 160}))
+    assert "counted 150 added" in verdict(result(first_sync={"status": "succeeded", "attempts": 2, "added": 150}))
+    lost = verdict(result(first_differences={**{k: [] for k in wrong}, "files without a document": ["x.md"]}))
+    assert lost.startswith("FAIL") and "files without a document (1)" in lost, lost
+    assert "the second sync counted" in verdict(result(second_sync={"status": "succeeded", "added": 20, "changed": 10,
+                                                                    "renamed": 0, "deleted": 20}))
+    assert "fault not injected" in verdict(result(injected=False, why="the sync ended first"))
+
+
 # ----------------------------------------------------------------------------- the short soak
 
 

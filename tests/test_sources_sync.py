@@ -1,6 +1,7 @@
 """Sources that stay in sync (issue 29): a Git repository made here, synced by the real worker, its
 access matrix checked through search after each sync -- adds, a change, a rename that keeps the
-document and its API override, a delete that is never found again, a force-push, an unchanged sync."""
+document and its API override (also when moved with edits), a delete that is never found again, a
+force-push, an unchanged sync."""
 
 from __future__ import annotations
 
@@ -83,12 +84,24 @@ def test_a_git_source_stays_in_sync_with_access_mapped_at_the_source(celery_work
     assert _found(members, "koala") == {"confidential", "restricted", "restricted-eng"}
     assert _found(members, "wombat") == set()
 
+    # Moved with an edit: Git's rename detection keeps the document (its id, its override), re-ingested.
+    edited = FILES["docs/guide.md"] + "The keeper also winds the clockwork.\n"
+    git_commit(repo, {"docs/handbook.md": None, "manual/handbook.md": edited}, "move with an edit")
+    sync = _sync(admin, source)
+    assert (sync.status, sync.added, sync.changed, sync.renamed, sync.deleted) == ("succeeded", 0, 0, 1, 0), sync.errors
+    moved = Document.objects.get(metadata__source_id=source.pk, metadata__source_path="manual/handbook.md")
+    assert moved.pk == guide.pk and moved.source == "manual/handbook.md" and bytes(moved.raw) == edited.encode()
+    assert IngestionJob.objects.filter(document=moved, **{f"stats__{JOB_STATS_KEY}": str(sync.pk)}).count() == 1
+    assert _found(members, "clockwork") == {"confidential", "restricted", "restricted-eng"}  # the override kept
+    assert _found(members, "lighthouse") == {"confidential", "restricted", "restricted-eng"}
+
     # A force-push: the branch is rewritten from the first commit.
     git_reset_branch(repo, first)
     git_commit(repo, {"extra.md": "# Extra\n\nThe quokka appendix.\n"}, "rewritten history")
     sync = _sync(admin, source)
     assert sync.status == "succeeded", sync.errors
     assert (sync.added, sync.changed, sync.renamed, sync.deleted) == (2, 1, 1, 0)  # extra + plan; ops; guide back
+    assert _found(members, "clockwork") == set()
     assert _found(members, "quokka") == {"internal", "confidential", "restricted", "restricted-eng"}
     assert _found(members, "koala") == set()
     assert _found(members, "zeppelin") == {"restricted-eng"}

@@ -81,6 +81,8 @@ class Command(BaseCommand):
         sources = sub.add_parser("sources", help="a Git source made from a documentation tree: sync stages")
         sources.add_argument("docs", help="a folder of documentation (e.g. Django's docs/)")
         sources.add_argument("--no-ingest", action="store_true", help="time the sync's stages only (no worker)")
+        sources.add_argument("--ingest-changes-only", action="store_true",
+                             help="ingest the re-syncs' changes only (the first sync's jobs are not run)")
         self._load_arguments(sub)
 
     def _load_arguments(self, sub) -> None:
@@ -97,6 +99,8 @@ class Command(BaseCommand):
                           help="mean seconds between a reader's requests (0: back to back, saturating)")
         load.add_argument("--editors", type=int, default=defaults.editors, help="editor threads per tenant")
         load.add_argument("--documents", type=int, default=defaults.documents, help="per tenant, before the load")
+        load.add_argument("--sync-files", type=int, default=defaults.sync_files,
+                          help="files of the sync scenario's Git repository (at least 40)")
         load.add_argument("--web-workers", type=int, default=defaults.web_workers)
         load.add_argument("--web-threads", type=int, default=defaults.web_threads)
         load.add_argument("--workers", type=int, default=defaults.workers, help="Celery worker processes")
@@ -134,7 +138,8 @@ class Command(BaseCommand):
         elif options["subcommand"] == "sources":
             from bench.sources_bench import run
 
-            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"])
+            run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"],
+                ingest_changes_only=options["ingest_changes_only"])
 
     def _load(self, options):
         import json
@@ -163,6 +168,7 @@ class Command(BaseCommand):
             idle_searches=options["idle_searches"], scale=options["scale"],
             scale_documents=options["scale_documents"], scale_seconds=options["scale_seconds"], seed=options["seed"],
             keep_services=options["keep_services"], worker_pool=options["worker_pool"],
+            sync_files=options["sync_files"],
         )
         # SIGTERM (a test's clean-up, a CI timeout) unwinds like Ctrl-C, so the harness stops what it started.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
