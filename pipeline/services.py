@@ -598,11 +598,6 @@ def _embed(plans: list[Plan]) -> dict:
 # ----------------------------------------------------------------------------- screening
 
 
-def embed_texts(texts):
-    """The pipeline's embedding function, loading the model only when a detector calls it."""
-    return embedder().embed(list(texts))
-
-
 def _screen(plans: list[Plan]) -> None:
     """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
     the verdicts are stored with the chunks by :func:`_store` and never computed per query."""
@@ -610,7 +605,7 @@ def _screen(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
-        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text, embed=embed_texts)
+        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text)
         plan.screenings = [verdict.as_dict() for verdict in verdicts]
 
 

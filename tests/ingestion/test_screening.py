@@ -57,7 +57,9 @@ def test_interface_shape():
     assert set(verdict.as_dict()) == {"flagged", "score", "reasons", "detector", "spans"}
     assert 0.0 <= verdict.score <= 1.0
     assert screen_chunks([]) == []
-    assert len(screen_chunks(["a", "b", "c"], embed=lambda texts: None)) == 3  # embed is accepted
+    assert len(screen_chunks(["a", "b", "c"])) == 3
+    with pytest.raises(TypeError):  # the embedding function is no longer taken (it was never called)
+        screen_chunks(["a"], embed=lambda texts: None)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
