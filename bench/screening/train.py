@@ -84,8 +84,14 @@ def _counts(texts: Sequence[str], char_ngrams: int = 0) -> sparse.csr_matrix:
     return m
 
 
-def fit(ex: Examples, c: float, drop: Sequence[str] = (), alpha: float = 1.0, char_ngrams: int = 0,
-        counts: sparse.csr_matrix | None = None) -> Model:
+def fit(
+    ex: Examples,
+    c: float,
+    drop: Sequence[str] = (),
+    alpha: float = 1.0,
+    char_ngrams: int = 0,
+    counts: sparse.csr_matrix | None = None,
+) -> Model:
     """Logistic regression on hashed words (scaled by ``alpha``: below 1, the L2 penalty holds the
     word weights back relative to the hand features) and standardised hand features."""
     feats = ex.feats.copy()

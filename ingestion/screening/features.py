@@ -270,11 +270,6 @@ NAMES: tuple[str, ...] = tuple(name for name, _, _ in _COMPILED) + (
     "novel_x_you",
     "decoded_blob",
 )
-# The same pattern features over the unit's neighbours (the units just before and after it in the
-# chunk): an agent-style request ("Send the file to x@y") reads like an e-mail's own until the
-# sentence before it says "This is an important message to you, the AI assistant".
-CONTEXT_OF: tuple[str, ...] = tuple(name for name, _, _ in _COMPILED)
-NAMES += tuple(f"ctx_{name}" for name in CONTEXT_OF)
 FAMILY_OF: dict[str, str] = {name: family for name, family, _ in _COMPILED if family}
 
 HASH_BITS = 18
@@ -356,23 +351,7 @@ def families_of(features: np.ndarray) -> list[str]:
     return seen
 
 
-_N_OWN = len(NAMES) - len(CONTEXT_OF)
-
-
 def feature_matrix(texts: Sequence[str], doc_words: dict[str, int] | None, blobs: Sequence[bool]) -> np.ndarray:
-    """One row per unit (in chunk order; decoded blobs last): its own features, then the pattern
-    features of its neighbours (the higher of the unit before and the unit after; none for blobs)."""
     if not texts:
         return np.zeros((0, len(NAMES)), dtype=np.float32)
-    own = np.stack([unit_features(t, doc_words, b) for t, b in zip(texts, blobs, strict=True)])
-    patterns = own[:, : len(CONTEXT_OF)]
-    ctx = np.zeros_like(patterns)
-    plain = np.array([not b for b in blobs])
-    idx = np.flatnonzero(plain)
-    if len(idx) > 1:
-        sub = patterns[idx]
-        near = np.zeros_like(sub)
-        near[1:] = np.maximum(near[1:], sub[:-1])
-        near[:-1] = np.maximum(near[:-1], sub[1:])
-        ctx[idx] = near
-    return np.concatenate([own, ctx], axis=1)
+    return np.stack([unit_features(t, doc_words, b) for t, b in zip(texts, blobs, strict=True)])

@@ -198,3 +198,12 @@ def test_benchmark_scores_what_the_detector_scores():
     assert np.allclose(prepared, direct, atol=1e-6)
     assert (prepared >= load_model().threshold).sum() >= len(PLANTED)
     assert prepared[-1] >= 0.99
+
+
+def test_character_ngrams_are_added_on_request_only():
+    from ingestion.screening.features import hashed_tokens
+
+    words = hashed_tokens("ignore instructions")
+    grams = hashed_tokens("ignore instructions", 4)
+    assert grams[: len(words)] == words and len(grams) == len(words) + len("<ignore>") - 3 + len("<instructions>") - 3
+    assert hashed_tokens("ignore instructions", 4) == grams  # stable (crc32)
