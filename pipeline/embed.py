@@ -186,6 +186,3 @@ def embed_plans(plans: list[Plan]) -> dict:
     }
 
 
-def embed_texts(texts):
-    """The pipeline's embedding function, loading the model only when a detector calls it."""
-    return embedder().embed(list(texts))

@@ -4,8 +4,8 @@ A chunk's verdict is stored with it at ingestion (``pipeline.screen.screen_plans
 detector version that made it (``Chunk.screening_detector``). When ``ingestion.screening.DETECTOR_VERSION``
 changes, :func:`rescreen` re-runs the detector on the stored text of every stale chunk -- per document
 and index version, with the document's text as context, like ingestion -- and updates the verdict
-columns only: the chunk's embedding, text and keyword index are untouched (the detector may call the
-embedding function on its own features; the chunks' vectors are never recomputed).
+columns only: the chunk's embedding, text and keyword index are untouched (the detector does not
+call the embedding model; the chunks' vectors are never recomputed).
 
 How it runs (docs/screening.md, "Storage and re-screening"): the Celery task
 ``pipeline.tasks.rescreen_chunks`` is sent when a worker starts (``worker_ready``) and by
@@ -22,7 +22,6 @@ from django.db import transaction
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import Chunk, Document
-from pipeline.embed import embed_texts
 from pipeline.screen import screening_fields
 
 logger = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         )
         if document is None or not chunks:
             return
-        verdicts = screen_chunks([c.text for c in chunks], document_text=document.text, embed=embed_texts)
+        verdicts = screen_chunks([c.text for c in chunks], document_text=document.text)
         for chunk, verdict in zip(chunks, verdicts, strict=True):
             fields = screening_fields(verdict.as_dict())
             old = chunk.screening or {}

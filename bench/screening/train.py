@@ -73,10 +73,10 @@ def unit_examples(clean: Iterable[dict], planted: Iterable[dict], words: DocWord
     return Examples(texts, np.concatenate(feats) if feats else np.zeros((0, len(F.NAMES))), np.array(labels))
 
 
-def _counts(texts: Sequence[str]) -> sparse.csr_matrix:
+def _counts(texts: Sequence[str], char_ngrams: int = 0) -> sparse.csr_matrix:
     rows, cols = [], []
     for i, t in enumerate(texts):
-        toks = F.hashed_tokens(t)
+        toks = F.hashed_tokens(t, char_ngrams)
         rows += [i] * len(toks)
         cols += toks
     m = sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(len(texts), 1 << F.HASH_BITS))
@@ -84,7 +84,14 @@ def _counts(texts: Sequence[str]) -> sparse.csr_matrix:
     return m
 
 
-def fit(ex: Examples, c: float, drop: Sequence[str] = (), alpha: float = 1.0) -> Model:
+def fit(
+    ex: Examples,
+    c: float,
+    drop: Sequence[str] = (),
+    alpha: float = 1.0,
+    char_ngrams: int = 0,
+    counts: sparse.csr_matrix | None = None,
+) -> Model:
     """Logistic regression on hashed words (scaled by ``alpha``: below 1, the L2 penalty holds the
     word weights back relative to the hand features) and standardised hand features."""
     feats = ex.feats.copy()
@@ -93,7 +100,9 @@ def fit(ex: Examples, c: float, drop: Sequence[str] = (), alpha: float = 1.0) ->
     mean = feats.mean(axis=0)
     scale = feats.std(axis=0)
     scale[scale < 1e-6] = 1.0
-    x = sparse.hstack([alpha * _counts(ex.texts), sparse.csr_matrix((feats - mean) / scale)]).tocsr()
+    if counts is None:
+        counts = _counts(ex.texts, char_ngrams)
+    x = sparse.hstack([alpha * counts, sparse.csr_matrix((feats - mean) / scale)]).tocsr()
     pos = max(1, int(ex.labels.sum()))
     weight = {0: 1.0, 1: (len(ex.labels) - pos) / pos / 4}
     clf = LogisticRegression(C=c, class_weight=weight, solver="liblinear", max_iter=2000)
@@ -110,6 +119,7 @@ def fit(ex: Examples, c: float, drop: Sequence[str] = (), alpha: float = 1.0) ->
         feature_scale=scale,
         bias=float(clf.intercept_[0]),
         threshold=0.5,
+        char_ngrams=char_ngrams,
     )
 
 
@@ -130,7 +140,8 @@ class Prepared:
                 feats.append(fm)
                 rule += [any(p.search(u.text) for _, p in _RULES) for u in found]
                 owner += [i] * len(found)
-        self.counts = _counts(texts)
+        self.texts = texts
+        self._counts: dict[int, sparse.csr_matrix] = {}
         self.feats = np.concatenate(feats) if feats else np.zeros((0, len(F.NAMES)))
         self.rule = np.array(rule, dtype=bool)
         self.owner = np.array(owner, dtype=np.int64)
@@ -138,7 +149,9 @@ class Prepared:
 
     def scores(self, model: Model) -> np.ndarray:
         """Per item: the highest unit score (rules included), as the detector computes it."""
-        logits = self.counts @ model.token_weights.astype(np.float64)
+        if model.char_ngrams not in self._counts:
+            self._counts[model.char_ngrams] = _counts(self.texts, model.char_ngrams)
+        logits = self._counts[model.char_ngrams] @ model.token_weights.astype(np.float64)
         logits += ((self.feats - model.feature_mean) / model.feature_scale) @ model.feature_weights + model.bias
         unit = 1.0 / (1.0 + np.exp(-np.clip(logits, -40, 40)))
         unit[self.rule] = np.maximum(unit[self.rule], RULE_SCORE)
@@ -182,4 +195,5 @@ def save(model: Model, path: Path = WEIGHTS_PATH) -> None:
         feature_scale=model.feature_scale,
         bias=np.float64(model.bias),
         threshold=np.float64(model.threshold),
+        char_ngrams=np.int64(model.char_ngrams),
     )

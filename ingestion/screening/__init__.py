@@ -4,7 +4,7 @@ Pure Python (no Django). The pipeline screens every chunk once, at ingestion, an
 verdict with the chunk; search never screens. The public seam is fixed so the Django side,
 ``kb_chunk --jsonl`` and the benchmark all call the same thing:
 
-* ``screen_chunks(texts, document_text=..., embed=...)`` -> one ``Screening`` per text;
+* ``screen_chunks(texts, document_text=...)`` -> one ``Screening`` per text;
 * ``Screening`` (``flagged``, ``score`` in 0..1, ``reasons``, ``detector``, ``spans``);
 * ``DETECTOR_VERSION``: stored with each verdict; a new version re-screens stored chunks;
 * ``FAMILIES``: the kinds of planted instruction a reason may name.

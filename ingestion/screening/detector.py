@@ -17,7 +17,7 @@ on the development set that ``python -m bench.screening build`` makes; see docs/
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -38,8 +38,6 @@ FAMILIES: tuple[str, ...] = (
     "exfiltration",  # links or images that carry data out; "send ... to ..."
     "role_tokens",  # chat-format and role tokens
 )
-
-EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
 RULE_SCORE = 0.99
@@ -85,10 +83,12 @@ class Model:
     feature_scale: np.ndarray
     bias: float
     threshold: float
+    char_ngrams: int = 0  # n of the hashed character n-grams (0: words and word pairs only)
 
     def logits(self, texts: Sequence[str], feats: np.ndarray) -> np.ndarray:
         token_part = np.array(
-            [float(self.token_weights[F.hashed_tokens(t)].sum()) if t else 0.0 for t in texts], dtype=np.float64
+            [float(self.token_weights[F.hashed_tokens(t, self.char_ngrams)].sum()) if t else 0.0 for t in texts],
+            dtype=np.float64,
         )
         feat_part = ((feats - self.feature_mean) / self.feature_scale) @ self.feature_weights
         return token_part + feat_part + self.bias
@@ -107,6 +107,7 @@ def load_model(path: str = str(WEIGHTS_PATH)) -> Model:
             feature_scale=data["feature_scale"].astype(np.float64),
             bias=float(data["bias"]),
             threshold=float(data["threshold"]),
+            char_ngrams=int(data["char_ngrams"]) if "char_ngrams" in data.files else 0,
         )
 
 
@@ -162,13 +163,10 @@ def _verdict(text: str, doc_words: dict[str, int] | None, model: Model) -> Scree
     return Screening(bool(hits), score, tuple(reasons), DETECTOR_VERSION, tuple(spans))
 
 
-def screen_chunks(
-    texts: Sequence[str], *, document_text: str | None = None, embed: EmbedFn | None = None
-) -> list[Screening]:
+def screen_chunks(texts: Sequence[str], *, document_text: str | None = None) -> list[Screening]:
     """One verdict per text, in order. ``document_text`` (the whole document) gives the topic the
     chunks' units are compared with (without it, the chunks together stand for the document).
-    ``embed`` (the pipeline's embedding function) is accepted for detectors that embed; this one
-    does not call it."""
+    The embedding model is not called (docs/screening.md, "Why no embedding features")."""
     model = load_model()
     doc_words = F.document_words(document_text if document_text is not None else "\n".join(texts))
     return [_verdict(text, doc_words, model) for text in texts]

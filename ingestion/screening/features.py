@@ -282,12 +282,21 @@ _STOP = frozenset(
 )
 
 
-def hashed_tokens(text: str) -> list[int]:
-    """Bucket ids of the unit's words and word pairs (stable across processes: crc32)."""
+def hashed_tokens(text: str, char_ngrams: int = 0) -> list[int]:
+    """Bucket ids of the unit's words and word pairs (stable across processes: crc32); with
+    ``char_ngrams`` = n, also the character n-grams of each word of more than n letters (marked
+    with its boundaries, "<ignore>" -> "<ign", "igno", ...), which carry across inflections and
+    compounds ("instructions", "instruction", "instruct")."""
     words = _WORD.findall(text)
     mask = (1 << HASH_BITS) - 1
     tokens = [zlib.crc32(w.encode()) & mask for w in words]
     tokens += [zlib.crc32(f"{a} {b}".encode()) & mask for a, b in zip(words, words[1:], strict=False)]
+    if char_ngrams:
+        n = char_ngrams
+        for w in words:
+            if len(w) > n:
+                marked = f"<{w}>"
+                tokens += [zlib.crc32(("#" + marked[i : i + n]).encode()) & mask for i in range(len(marked) - n + 1)]
     return tokens
 
 

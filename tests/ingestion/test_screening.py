@@ -57,7 +57,9 @@ def test_interface_shape():
     assert set(verdict.as_dict()) == {"flagged", "score", "reasons", "detector", "spans"}
     assert 0.0 <= verdict.score <= 1.0
     assert screen_chunks([]) == []
-    assert len(screen_chunks(["a", "b", "c"], embed=lambda texts: None)) == 3  # embed is accepted
+    assert len(screen_chunks(["a", "b", "c"])) == 3
+    with pytest.raises(TypeError):  # the embedding function is no longer taken (it was never called)
+        screen_chunks(["a"], embed=lambda texts: None)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -196,3 +198,12 @@ def test_benchmark_scores_what_the_detector_scores():
     assert np.allclose(prepared, direct, atol=1e-6)
     assert (prepared >= load_model().threshold).sum() >= len(PLANTED)
     assert prepared[-1] >= 0.99
+
+
+def test_character_ngrams_are_added_on_request_only():
+    from ingestion.screening.features import hashed_tokens
+
+    words = hashed_tokens("ignore instructions")
+    grams = hashed_tokens("ignore instructions", 4)
+    assert grams[: len(words)] == words and len(grams) == len(words) + len("<ignore>") - 3 + len("<instructions>") - 3
+    assert hashed_tokens("ignore instructions", 4) == grams  # stable (crc32)
