@@ -39,18 +39,21 @@ browser:
 # The layering check, then every test in two tiers at once: the unit tier (no database, one
 # process; its report is printed when both are done, from .data/test/unit-tier.log) beside the "db"
 # tier against .data/test (its own embedded PostgreSQL and Redis, stopped afterwards, so a running
-# `make demo` is left alone), in two pytest-xdist processes (a file to one process; each has its own
-# test database, Celery worker and Redis databases: tests/conftest.py). The db tier waits on workers,
-# servers and the browser for much of its time: the unit tier and the second process use that.
+# `make demo` is left alone), in three pytest-xdist processes (a file to one process, the longest
+# files first: tests/conftest.py LONGEST_FIRST; each has its own test database, Celery worker and Redis
+# databases). The db tier waits on workers, servers and the browser for much of its time: the unit tier
+# and the other processes use that. OMP_NUM_THREADS=1: four or more processes share two cores, and the
+# embedding model's own threads only spin against each other there (a third less CPU per embedding,
+# docs/benchmarks.md "The suite").
 # Either tier failing fails the target. The last lines printed are what failed in each
 # tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
 	@mkdir -p .data/test && : > .data/test/db-tier.log
-	@BULKHEAD_DATA_DIR=.data/test bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
+	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
 		db=0; $(PY) -m bulkhead.embedded_services start >/dev/null || db=$$?; \
-		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 3 --dist loadfile $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
+		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 3 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
 		unit=0; wait $$unit_pid || unit=$$?; \
 		echo "=== the unit tier (-m \"not db\"), run beside the db tier ==="; cat .data/test/unit-tier.log; \
 		echo "=== summary: what failed, then each tier'"'"'s result ==="; \

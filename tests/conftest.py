@@ -120,7 +120,35 @@ def _uses_database(item: pytest.Item) -> bool:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the markers added here
+# The db tier runs in several processes that take whole files (``--dist loadfile``) in collection order
+# (``--no-loadscope-reorder``): the longest files go first, so no process is left with one of them
+# at the end while the others idle. Measured with ``--durations`` (docs/benchmarks.md, "The suite").
+LONGEST_FIRST = (
+    "test_load_harness.py", "test_console_authorization.py", "test_search_leaks.py", "test_api_schema.py",
+    "test_index_versions.py", "test_adversarial.py", "test_console_crawler.py", "test_search.py",
+    "test_ingestion_crash.py", "test_sources_worker_killed.py", "test_effective_access.py",
+    "browser/test_console_sso.py", "browser/test_console_usability.py", "test_api_search.py",
+    "test_fairness.py", "test_api_authorization.py", "test_parse_budget_pipeline.py", "test_tenant_wall.py",
+)
+
+
+def _file_rank(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
+    missing = [name for name in LONGEST_FIRST if not (ROOT / "tests" / name).is_file()]
+    if missing:
+        raise pytest.UsageError(f"LONGEST_FIRST names files that do not exist: {missing}")
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.nodeid.split("::")[0]] = counts.get(item.nodeid.split("::")[0], 0) + 1
+    rank = {}
+    for path, count in counts.items():
+        listed = [i for i, name in enumerate(LONGEST_FIRST) if path.endswith("/" + name)]
+        rank[path] = (listed[0] if listed else len(LONGEST_FIRST), -count)
+    return rank
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = _file_rank(items)
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's own order is kept
     unmarked = []
     for item in items:
         if _uses_database(item):
