@@ -119,7 +119,6 @@ def _uses_database(item: pytest.Item) -> bool:
     return cls is not None and issubclass(cls, SimpleTestCase) and bool(cls.databases)
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers added here
 # The db tier runs in several processes that take whole files (``--dist loadfile``) in collection order
 # (``--no-loadscope-reorder``): the longest files go first, so no process is left with one of them
 # at the end while the others idle. Measured with ``--durations`` (docs/benchmarks.md, "The suite").
@@ -130,6 +129,20 @@ LONGEST_FIRST = (
     "browser/test_console_sso.py", "browser/test_console_usability.py", "test_api_search.py",
     "test_fairness.py", "test_api_authorization.py", "test_parse_budget_pipeline.py", "test_tenant_wall.py",
 )
+
+
+class _LongestFilesFirst:
+    """Sorts after pytest-django has put each kind of test case in its order (the sort is stable, so
+    that order holds inside each file)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        rank = _file_rank(items)
+        items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_LongestFilesFirst(), "bulkhead-longest-files-first")
 
 
 def _file_rank(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
@@ -146,9 +159,8 @@ def _file_rank(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
     return rank
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = _file_rank(items)
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's own order is kept
     unmarked = []
     for item in items:
         if _uses_database(item):
