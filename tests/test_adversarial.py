@@ -204,7 +204,7 @@ def check_members(tenant, documents, members, other_markers: set[str], stats: Co
 def test_no_member_ever_sees_more_than_they_may(celery_worker):
     stats: Counter = Counter()
 
-    @settings(deadline=None, max_examples=12, derandomize=True,
+    @settings(deadline=None, max_examples=8, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(

@@ -174,7 +174,7 @@ def _expected_reasons(reader: Reader, policy: Policy, slugs: dict[int, str]) -> 
     return expected
 
 
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.mark.django_db

@@ -259,7 +259,7 @@ def planned(plan: str, tenants):
 def test_search_never_returns_unreadable_text(celery_worker):
     stats: Counter = Counter()
 
-    @settings(deadline=None, max_examples=18, derandomize=True,
+    @settings(deadline=None, max_examples=12, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(
