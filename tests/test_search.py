@@ -157,13 +157,13 @@ def test_other_tenants_rows_never_appear_even_with_identical_vectors(skewed_tena
 
 
 def _hnsw_plan_text(member, version, vector) -> str:
+    from django.db import connection
+
     from accounts.selectors import reader_for
 
     # Statistics as this transaction sees the table: an autovacuum ANALYZE from outside (other tests
     # churn rows in this database) counts none of the test's uncommitted rows, and a near-empty table
     # makes the shared index look as cheap as the tenant's.
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE kb_chunk")
     qs = retrieval.readable_chunks(reader_for(member), version.pk, SearchFilters())
