@@ -325,7 +325,39 @@ def unserved_queue():
         yield
 
 
+def _wait_until_idle(worker: WorkerProcess, timeout: float = 30) -> None:
+    """Until the worker runs nothing, holds nothing prefetched and its queues are empty, twice in a
+    row. A task a test set off (a re-derivation after a policy change, say) and did not wait for
+    would otherwise still hold row locks when the test's database is truncated: PostgreSQL then
+    reports a deadlock and the next test starts on a database that was not emptied. A solo worker
+    answers no control message while it runs a task, so silence counts as busy. Gives up quietly
+    after ``timeout``: the flush then says what it found."""
+    from bulkhead.celery import app
+    from django.conf import settings
+
+    destination = [f"{worker.name}@{os.uname().nodename}"]
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    with app.connection_for_read() as connection:
+        client = connection.default_channel.client
+        while quiet < 2 and time.monotonic() < deadline and worker.process.poll() is None:
+            inspect = app.control.inspect(destination=destination, timeout=1.0, limit=1)
+            active, reserved = inspect.active(), inspect.reserved()
+            busy = not active or not reserved or any(active.values()) or any(reserved.values())
+            queued = sum(client.llen(name) for name in settings.CELERY_TASK_QUEUES)
+            quiet = 0 if busy or queued else quiet + 1
+            if quiet < 2:
+                time.sleep(0.05)
+
+
 @pytest.fixture(scope="session")
-def celery_worker(worker_factory):
-    """One real worker for the session. Tests using it must commit (``transaction=True``)."""
+def _main_worker(worker_factory):
     return worker_factory("main")
+
+
+@pytest.fixture
+def celery_worker(_main_worker):
+    """One real worker for the session. Tests using it must commit (``transaction=True``). After
+    each test it is left to finish what the test queued before the database is emptied."""
+    yield _main_worker
+    _wait_until_idle(_main_worker)

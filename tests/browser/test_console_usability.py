@@ -227,6 +227,7 @@ def test_the_documents_list_shows_the_strictest_level_you_may_read_and_acts_in_b
     page.select_option("#bulk-action", "policy")
     page.select_option("#bulk-level", "confidential")
     page.click("#bulk-submit")
+    page.locator("#bulk-confirm").wait_for()  # the confirmation, loaded before it is read
     assert sorted(page.locator("#bulk-documents li").all_inner_texts()) == ["Handbook", "Plain notes"]
     page.click("#bulk-confirm")
     page.wait_for_url("**/documents/")
