@@ -235,6 +235,9 @@ def django_db_setup(_database_setup_lock, embedded_servers, django_db_setup, dja
     return django_db_setup
 
 
+_STARTED: list[WorkerProcess] = []  # every worker this process started (worker_factory)
+
+
 class WorkerProcess:
     """A real ``celery worker`` subprocess bound to the test database and broker."""
 
@@ -244,6 +247,7 @@ class WorkerProcess:
         from django.conf import settings
 
         self.name = name
+        self.queues = queues
         env = dict(os.environ)
         env.update(database_env())  # the application role, as in production; the owner for its owner path
         env["REDIS_URL"] = settings.REDIS_URL
@@ -298,7 +302,7 @@ class WorkerProcess:
 @pytest.fixture(scope="session")
 def worker_factory(django_db_setup, django_db_blocker):
     """Start extra real workers (e.g. to kill one mid-batch); all are stopped at the end."""
-    started: list[WorkerProcess] = []
+    started = _STARTED
 
     def start(name: str, **kwargs) -> WorkerProcess:
         with django_db_blocker.unblock():
@@ -325,39 +329,72 @@ def unserved_queue():
         yield
 
 
-def _wait_until_idle(worker: WorkerProcess, timeout: float = 30) -> None:
-    """Until the worker runs nothing, holds nothing prefetched and its queues are empty, twice in a
-    row. A task a test set off (a re-derivation after a policy change, say) and did not wait for
-    would otherwise still hold row locks when the test's database is truncated: PostgreSQL then
-    reports a deadlock and the next test starts on a database that was not emptied. A solo worker
-    answers no control message while it runs a task, so silence counts as busy. Gives up quietly
-    after ``timeout``: the flush then says what it found."""
+def _wait_until_idle(workers: list[WorkerProcess], timeout: float = 30) -> None:
+    """Until the live workers run nothing, hold nothing prefetched and the queues they serve are
+    empty, twice in a row. A task a test set off (a re-derivation after a policy change, a sync a
+    second worker resumed) and did not wait for would otherwise still hold row locks when the
+    test's database is truncated: PostgreSQL then reports a deadlock. A solo worker answers no
+    control message while it runs a task, so silence counts as busy. Gives up quietly after
+    ``timeout`` (``_flush_retries_a_deadlock`` is the second line)."""
     from bulkhead.celery import app
     from django.conf import settings
 
-    destination = [f"{worker.name}@{os.uname().nodename}"]
+    live = [w for w in workers if w.process.poll() is None]
+    if not live:
+        return
+    queues = {q for w in live for q in (w.queues.split(",") if w.queues else settings.CELERY_TASK_QUEUES)}
+    destination = [f"{w.name}@{os.uname().nodename}" for w in live]
     deadline = time.monotonic() + timeout
     quiet = 0
     with app.connection_for_read() as connection:
         client = connection.default_channel.client
-        while quiet < 2 and time.monotonic() < deadline and worker.process.poll() is None:
-            inspect = app.control.inspect(destination=destination, timeout=1.0, limit=1)
-            active, reserved = inspect.active(), inspect.reserved()
-            busy = not active or not reserved or any(active.values()) or any(reserved.values())
-            queued = sum(client.llen(name) for name in settings.CELERY_TASK_QUEUES)
+        while quiet < 2 and time.monotonic() < deadline:
+            inspect = app.control.inspect(destination=destination, timeout=1.0, limit=len(destination))
+            active, reserved = inspect.active() or {}, inspect.reserved() or {}
+            busy = (len(active) < len(destination) or len(reserved) < len(destination)
+                    or any(active.values()) or any(reserved.values()))
+            queued = sum(client.llen(name) for name in queues)
             quiet = 0 if busy or queued else quiet + 1
             if quiet < 2:
                 time.sleep(0.05)
 
 
+@pytest.fixture(autouse=True)
+def _workers_idle_before_the_flush(request):
+    """Set up after the test's database (so torn down before its flush) in tests marked ``worker``."""
+    if request.node.get_closest_marker("worker") is None:
+        yield
+        return
+    request.getfixturevalue("_django_db_helper")
+    yield
+    _wait_until_idle(_STARTED)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_retries_a_deadlock():
+    """A worker's task can still hold a lock when a test's tables are truncated, and take the next one
+    after TRUNCATE took the first: PostgreSQL ends the TRUNCATE as a deadlock victim. The worker's
+    transaction goes on; the flush, tried again, then empties the database."""
+    from django.db import OperationalError
+    from django.db.backends.base.operations import BaseDatabaseOperations
+
+    original = BaseDatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        for attempt in range(5):
+            try:
+                return original(self, sql_list)
+            except OperationalError as exc:
+                if "deadlock detected" not in str(exc) or attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+
+    BaseDatabaseOperations.execute_sql_flush = execute_sql_flush
+    yield
+    BaseDatabaseOperations.execute_sql_flush = original
+
+
 @pytest.fixture(scope="session")
-def _main_worker(worker_factory):
+def celery_worker(worker_factory):
+    """One real worker for the session. Tests using it must commit (``transaction=True``)."""
     return worker_factory("main")
-
-
-@pytest.fixture
-def celery_worker(_main_worker):
-    """One real worker for the session. Tests using it must commit (``transaction=True``). After
-    each test it is left to finish what the test queued before the database is emptied."""
-    yield _main_worker
-    _wait_until_idle(_main_worker)
