@@ -1,10 +1,13 @@
 """Which hosts a source may reach: every address of the host public, unless the operator allows
-private ones (``BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES``; docs/security.md)."""
+private ones (``BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES``; docs/security.md). And what a Git source's
+url is by Git's own reading: a URL, a local path or the scp-like SSH form ``user@host:path``."""
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -36,10 +39,67 @@ def check_url_host(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "ssh") or not parts.hostname:
         raise ListingError(f"not an http(s) URL: {url[:200]}")
-    port = parts.port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme]
-    addresses = _addresses(parts.hostname, port)
+    return check_host(parts.hostname, parts.port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme])
+
+
+def check_host(host: str, port: int) -> str:
+    """The one address to connect to for ``host``, after checking every address it has."""
+    addresses = _addresses(host, port)
     if not settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES:
         refused = [a for a in addresses if not address_allowed(a)]
         if refused or not addresses:
-            raise UnsafeAddress(f"{parts.hostname} resolves to an address that is not public; refused")
+            raise UnsafeAddress(f"{host} resolves to an address that is not public; refused")
     return addresses[0]
+
+
+# ----------------------------------------------------------------------------- a Git source's url
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\Z")
+_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z")
+
+
+@dataclass(frozen=True)
+class ScpAddress:
+    """Git's scp-like SSH form ``[user@]host:path``: ``ssh://[user@]host/path`` but for the path, which
+    is sent as written (relative to the login's home folder unless it starts with ``/``)."""
+
+    user: str  # "" when the url names none
+    host: str
+    path: str
+
+
+def git_url_form(url: str) -> str:
+    """``"url"``, ``"local"`` or ``"scp"``: how ``git clone`` reads ``url``. ``scheme://...`` is a URL;
+    else a string with no ``:``, or with a ``/`` before its first ``:``, is a local path
+    (``/srv/repos/a:b``); anything else is the scp-like SSH form, ``host:path`` (``foo:bar`` is the
+    host ``foo``)."""
+    if _SCHEME.match(url):
+        return "url"
+    colon, slash = url.find(":"), url.find("/")
+    if colon == -1 or -1 < slash < colon:
+        return "local"
+    return "scp"
+
+
+def scp_address(url: str) -> ScpAddress:
+    """``url`` (of the scp-like form, :func:`git_url_form`) parsed, or :class:`ListingError` naming what
+    is refused. Stricter than Git where Git's reading is ambiguous or dangerous: the bracketed
+    ``[host:port]:path`` and IPv6 forms are refused (``ssh://`` says the same unambiguously), as are a
+    host or user that is not a plain name (one starting with ``-`` would be an option of ``ssh``), an
+    empty path, a path starting with ``-`` (an option of ``git-upload-pack``) and control characters."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ListingError("url: control characters are not allowed in a Git url")
+    login, path = url.split(":", 1)
+    user, at, host = login.rpartition("@")
+    if "[" in login:
+        raise ListingError("url: the bracketed form [host]:path is not accepted; write ssh://user@[host]:port/path")
+    if not _HOST.match(host):
+        raise ListingError(f"url: {host[:100]!r} is not a host name (user@host:path)")
+    if at and not _USER.match(user):
+        raise ListingError("url: the user before @ is letters, digits, '.', '_' or '-' (not first) (user@host:path)")
+    if not path:
+        raise ListingError("url: no repository path after the ':' (user@host:path)")
+    if path.startswith("-"):
+        raise ListingError("url: a repository path starting with '-' is refused")
+    return ScpAddress(user=user, host=host, path=path)

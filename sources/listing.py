@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from sources.addresses import check_url_host
+from sources.addresses import ScpAddress, check_host, check_url_host, git_url_form, scp_address
 from sources.entries import Entry, Listing, ListingError, RenameFinder, Skip, content_hash  # noqa: F401 - content_hash re-exported
 from sources.models import Source
 
@@ -96,16 +96,27 @@ def _never() -> bytes:
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
-def _git_location(source: Source) -> str:
-    url = source.url.strip()
+GIT_URL_FORMS = "a local path, a file://, https:// or ssh:// URL, or user@host:path"
+
+
+def git_location(url: str) -> str | ScpAddress:
+    """A Git source's ``url`` as the fetch uses it: a local path (below ``BULKHEAD_SOURCE_ROOTS``), an
+    http(s) or ssh URL, or an :class:`ScpAddress`; :class:`ListingError` for anything else. Git's own
+    reading decides between a local path and the scp-like form (:func:`git_url_form`). No name is
+    resolved here: the fetch checks the host's addresses."""
+    url = url.strip()
+    form = git_url_form(url)
+    if form == "scp":
+        return scp_address(url)
+    if form == "local":
+        return str(allowed_local_path(url))
     if url.startswith("file://"):
         return str(allowed_local_path(url[len("file://"):]))
-    if url.startswith("/"):
-        return str(allowed_local_path(url))
     if url.startswith(("https://", "http://", "ssh://")):
-        check_url_host(url)
+        if not urlsplit(url).hostname:
+            raise ListingError("url: a Git URL names its host")
         return url
-    raise ListingError("a Git source's url is a local path, or a file://, https:// or ssh:// URL")
+    raise ListingError(f"url: a Git source's url is {GIT_URL_FORMS}")
 
 
 def git_cache_path(source: Source) -> Path:
@@ -120,60 +131,66 @@ def _secret_file(directory: Path, name: str, text: str) -> str:
     return str(path)
 
 
-def _ssh_options(location: str, credentials: dict, directory: Path) -> dict:
-    """dulwich's ``ssh_command`` and ``key_filename`` for an ``ssh://`` fetch. The connection goes to the
-    address :func:`check_url_host` checked (``HostName``), the host key is checked under the URL's name
-    (``HostKeyAlias``) and must be known (``StrictHostKeyChecking``; the source's ``known_hosts`` when
-    given, else the worker's); nothing ever prompts (``BatchMode``). The private key is written to a file
-    of this fetch's own folder (0600), removed after the fetch; its path, never its text, is an argument."""
-    host = urlsplit(location).hostname or ""
-    address = check_url_host(location)
+def _ssh_client(host: str, port: int | None, user: str, credentials: dict, directory: Path):
+    """dulwich's SSH client for a fetch over ssh (``ssh://`` or ``user@host:path``, the same way). The
+    connection goes to the address :func:`check_host` checked (``HostName``), the host key is checked
+    under the URL's name (``HostKeyAlias``) and must be known (``StrictHostKeyChecking``; the source's
+    ``known_hosts`` when given, else the worker's); nothing ever prompts (``BatchMode``). The user is the
+    credentials' ``username``, else the URL's. The private key is written to a file of this fetch's own
+    folder (0600), removed after the fetch; its path, never its text, is an argument. ssh authenticates
+    with the key (or the agent), never a password. The command is ``BULKHEAD_SOURCE_SSH_COMMAND``
+    through dulwich's subprocess vendor, never paramiko."""
+    from dulwich.client import SSHGitClient, SubprocessSSHVendor
+
+    address = check_host(host, port or 22)
     timeout = settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
     options = [
         "BatchMode=yes", "StrictHostKeyChecking=yes", f"HostName={address}", f"HostKeyAlias={host}",
         f"ConnectTimeout={timeout}", f"ServerAliveInterval={max(1, timeout // 2)}", "ServerAliveCountMax=2",
     ]
-    out: dict = {}
+    key_filename = None
     if credentials.get("known_hosts"):
         options.append(f"UserKnownHostsFile={_secret_file(directory, 'known_hosts', credentials['known_hosts'])}")
     if credentials.get("private_key"):
         options.append("IdentitiesOnly=yes")
-        out["key_filename"] = _secret_file(directory, "key", credentials["private_key"])
+        key_filename = _secret_file(directory, "key", credentials["private_key"])
     command = shlex.split(settings.BULKHEAD_SOURCE_SSH_COMMAND or "ssh")
     for option in options:
         command += ["-o", option]
-    out["ssh_command"] = shlex.join(command)
-    return out
+    return SSHGitClient(host, port=port, username=credentials.get("username") or user or None,
+                        vendor=SubprocessSSHVendor(), key_filename=key_filename, ssh_command=shlex.join(command))
 
 
 def list_git(source: Source, credentials: dict | None = None) -> Listing:
-    from dulwich.client import default_urllib3_manager, get_transport_and_path
+    from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
     from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
     from dulwich.objects import Commit, Tag
     from dulwich.repo import Repo
 
-    location = _git_location(source)
+    location = git_location(source.url)
     cache = git_cache_path(source)
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
     credentials = credentials or {}
     secrets_dir = None
     try:
-        extra = {}
-        password = credentials.get("password") or None
-        if location.startswith(("https://", "http://")):  # a timeout on every request of the fetch
-            extra["pool_manager"] = default_urllib3_manager(None, timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS)
-        elif location.startswith("ssh://"):
+        if isinstance(location, ScpAddress) or location.startswith("ssh://"):
             secrets_dir = tempfile.mkdtemp(prefix="bulkhead-ssh-")  # 0700: the key and known hosts, this fetch only
-            extra.update(_ssh_options(location, credentials, Path(secrets_dir)))
-            password = None  # ssh authenticates with the key (or the agent), never a password
-        client, path = get_transport_and_path(
-            location, username=credentials.get("username") or None, password=password, **extra,
-        )
-        if location.startswith("ssh://"):
-            from dulwich.client import SubprocessSSHVendor
-
-            client.ssh_vendor = SubprocessSSHVendor()  # the command of BULKHEAD_SOURCE_SSH_COMMAND, never paramiko
+            if isinstance(location, ScpAddress):
+                host, port, user, path = location.host, None, location.user, location.path
+            else:
+                parts = urlsplit(location)
+                host, port, user, path = parts.hostname or "", parts.port, parts.username or "", parts.path
+            client = _ssh_client(host, port, user, credentials, Path(secrets_dir))
+        elif location.startswith(("https://", "http://")):
+            check_url_host(location)
+            client, path = get_transport_and_path(
+                location, username=credentials.get("username") or None, password=credentials.get("password") or None,
+                # a timeout on every request of the fetch
+                pool_manager=default_urllib3_manager(None, timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS),
+            )
+        else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
+            client, path = LocalGitClient(), location
         result = client.fetch(path, repo)
     except ListingError:
         raise

@@ -17,7 +17,7 @@ from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, Skip, content_hash
 from sources.models import Source, SourceItem, SourceSync
-from sources.services import JOB_STATS_KEY
+from sources.services import JOB_STATS_KEY, rename_plan
 
 PREVIEW_MAX_ITEMS = 2000
 
@@ -118,41 +118,51 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict) -> dict:
             access_file = access.AccessFile(error=str(exc))
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))
+    entries = [e for e in listing.entries
+               if e.path != access.ACCESS_FILE and access.path_selected(e.path, source.include, source.exclude)]
+    # The sync's own rename decision over what this source stored (``stored``: this source's items only).
+    renames = rename_plan(listing, entries, stored)
     items = []
-    listed = set()
-    for entry in listing.entries:
-        if entry.path == access.ACCESS_FILE or not access.path_selected(entry.path, source.include, source.exclude):
-            continue
-        listed.add(entry.path)
-        if len(items) >= PREVIEW_MAX_ITEMS:
-            continue
-        row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": ""}
+    for entry in entries:
+        shown = len(items) < PREVIEW_MAX_ITEMS
+        row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": ""}
         if entry.skip:
             row.update(action="skip", reason=entry.skip)
-            items.append(row)
+            if shown:
+                items.append(row)
             continue
         try:
             level, groups = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
         except access.ItemAccessError as exc:
             row.update(action="fail", reason=str(exc))
-            items.append(row)
+            if shown:
+                items.append(row)
             continue
         row.update(access_level=AccessLevel(level).name.lower(), groups=sorted(slugs.get(g, "?") for g in groups))
         item = stored.get(entry.path)
-        if item is None:
-            row["action"] = "add"
-        elif item.version == entry.version and (item.access_level, tuple(sorted(item.access_groups))) == (level, groups):
-            row["action"] = "unchanged"
-        else:
-            try:
+        try:
+            if item is None or not item.document_id:
+                # As the sync: a new path may take over a vanished one's document (read only if one is left).
+                renamed, edited = renames.take(entry.path, content_hash(entry.read())) if renames.open() else (None, False)
+                if renamed is not None:
+                    row.update(action="rename", renamed_from=renamed.path,
+                               reason="moved with edits: ingested again" if edited else "")
+                else:
+                    row["action"] = "add"
+            elif not shown:
+                continue  # past the shown rows only renames are worked out (so that no delete is listed wrongly)
+            elif item.version == entry.version and (item.access_level, tuple(sorted(item.access_groups))) == (level, groups):
+                row["action"] = "unchanged"
+            else:
                 row["action"] = "unchanged" if content_hash(entry.read()) == item.content_hash and (
                     item.access_level, tuple(sorted(item.access_groups))) == (level, groups) else "change"
-            except (Skip, OSError) as exc:
-                row.update(action="skip", reason=str(exc))
-        items.append(row)
-    for path in sorted(set(stored) - listed):
+        except (Skip, OSError) as exc:
+            row.update(action="skip", reason=str(exc))
+        if shown:
+            items.append(row)
+    for path in sorted(renames.vanished):
         items.append({"path": path, "action": "delete" if listing.complete else "keep (listing incomplete)",
-                      "access_level": None, "groups": [], "reason": ""})
+                      "access_level": None, "groups": [], "reason": "", "renamed_from": ""})
     counts = Counter(i["action"] for i in items)
-    return {"error": access_file.error, "items": items, "counts": dict(counts), "listed": len(listed),
+    return {"error": access_file.error, "items": items, "counts": dict(counts), "listed": len(entries),
             "errors": listing.errors, "revision": listing.revision}

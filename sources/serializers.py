@@ -20,7 +20,7 @@ class AccessMapEntrySerializer(serializers.Serializer):
 class CredentialsSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=500, required=False, allow_blank=True)
     password = serializers.CharField(max_length=4000, required=False, allow_blank=True)
-    # ssh://: a private key (OpenSSH or PEM, unencrypted) and the server's known_hosts lines.
+    # ssh:// or user@host:path: a private key (OpenSSH or PEM, unencrypted) and the server's known_hosts lines.
     private_key = serializers.CharField(max_length=20_000, required=False, allow_blank=True, trim_whitespace=False)
     known_hosts = serializers.CharField(max_length=20_000, required=False, allow_blank=True)
 

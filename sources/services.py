@@ -17,6 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
 
@@ -39,7 +40,7 @@ from kb.services import SOURCE_ID, SOURCE_PATH, Upload, document_delete, documen
 from sources import access
 from sources.crypto import credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, Skip, content_hash
-from sources.listing import allowed_local_path, list_source
+from sources.listing import allowed_local_path, git_location, list_source
 from sources.models import Source, SourceItem, SourceSync
 
 logger = logging.getLogger(__name__)
@@ -104,11 +105,8 @@ def _check_location(kind: str, url: str, path: str) -> None:
         except ListingError as exc:
             raise ApplicationError(str(exc), details={"field": "path"}) from None
     elif kind == Source.Kind.GIT:
-        if url.startswith(("https://", "http://", "ssh://")):
-            return
-        local = url[len("file://"):] if url.startswith("file://") else url
         try:
-            allowed_local_path(local)
+            git_location(url)  # the fetch's own reading of the url (Git's: a local path, a URL or user@host:path)
         except ListingError as exc:
             raise ApplicationError(str(exc), details={"field": "url"}) from None
     elif kind == Source.Kind.WEB:
@@ -331,7 +329,7 @@ class _Run:
         self.slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
         self.job_ids: list[str] = []
         self.unchanged = 0  # counted in memory, written with the next progress that writes (or every 500)
-        self.renames: dict[str, str] = {}  # new path -> vanished path: moved with edits (Git's rename detection)
+        self.renames = RenamePlan(vanished={}, by_hash={}, similar={})  # which vanished item a new path takes over
 
     def unchanged_seen(self, done: int, counted: bool) -> None:
         """An unchanged item: no write for it, so an unchanged source syncs in time proportional to its listing."""
@@ -450,16 +448,12 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
                                                  revision=listing.revision, heartbeat_at=timezone.now())
     for error in listing.errors:
         run.errors[error["path"]] = error
-    listed_paths = {e.path for e in entries}
-    vanished = {p: i for p, i in stored.items() if p not in listed_paths}
-    vanished_by_hash: dict[str, list[SourceItem]] = {}
-    for item in vanished.values():
-        vanished_by_hash.setdefault(item.content_hash, []).append(item)
     t_renames = time.perf_counter()
-    run.renames = _similar_renames(listing, entries, stored, vanished)
+    run.renames = rename_plan(listing, entries, stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
+    vanished = run.renames.vanished  # what no new path takes over is deleted below
     for n, entry in enumerate(entries, start=1):
-        _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file, vanished_by_hash, vanished)
+        _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file)
     timings["items"] = round(time.perf_counter() - t0, 3)
     t1 = time.perf_counter()
     if listing.complete:
@@ -477,6 +471,50 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+@dataclass
+class RenamePlan:
+    """Which stored item whose path is no longer listed (``vanished``) a new path takes over, keeping
+    its document: first one whose content is identical (``by_hash``), else the one the lister's rename
+    detection pairs the path with (``similar``: Git's, for files moved with edits). Each vanished item
+    is taken once, in the order the paths ask; what is left is deleted. The sync and the preview both
+    ask this one plan, so the preview's "renamed from" is the sync's decision."""
+
+    vanished: dict[str, SourceItem]
+    by_hash: dict[str, list[SourceItem]]
+    similar: dict[str, str]  # new path -> vanished path
+
+    def open(self) -> bool:
+        """Whether a new path could still take a document over (else its content need not be read for it)."""
+        return bool(self.by_hash)
+
+    def take(self, path: str, digest: str) -> tuple[SourceItem | None, bool]:
+        """The vanished item the new ``path`` (content hash ``digest``) takes over, and whether its
+        content changed (a move with edits); (None, False) when none: the path is an add."""
+        renamed, edited = next(iter(self.by_hash.get(digest) or ()), None), False
+        if renamed is None and self.similar.get(path) in self.vanished:
+            renamed, edited = self.vanished[self.similar[path]], True
+        if renamed is None:
+            return None, False
+        same = self.by_hash[renamed.content_hash]  # every vanished item with a document is there until taken
+        same.remove(renamed)
+        if not same:
+            del self.by_hash[renamed.content_hash]
+        del self.vanished[renamed.path]
+        return renamed, edited
+
+
+def rename_plan(listing: Listing, entries: list[Entry], stored: dict[str, SourceItem]) -> RenamePlan:
+    """The :class:`RenamePlan` of a listing (``entries``: its selected entries) against what the last
+    sync stored. Only an item with a document can be taken over (there is nothing else to keep)."""
+    listed = {e.path for e in entries}
+    vanished = {p: i for p, i in stored.items() if p not in listed}
+    by_hash: dict[str, list[SourceItem]] = {}
+    for item in vanished.values():
+        if item.document_id:
+            by_hash.setdefault(item.content_hash, []).append(item)
+    return RenamePlan(vanished=vanished, by_hash=by_hash, similar=_similar_renames(listing, entries, stored, vanished))
 
 
 def _similar_renames(listing: Listing, entries: list[Entry], stored: dict[str, SourceItem],
@@ -499,8 +537,7 @@ def _similar_renames(listing: Listing, entries: list[Entry], stored: dict[str, S
     return {n: o for n, o in found.items() if n in new and o in old}
 
 
-def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, default, rules, access_file,
-                vanished_by_hash: dict, vanished: dict) -> None:
+def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, default, rules, access_file) -> None:
     sync = run.sync
     run.errors.pop(entry.path, None)
     run.skips.pop(entry.path, None)
@@ -547,16 +584,9 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                   access_level=policy[0], access_groups=list(policy[1]), synced_by=sync.pk)
     with transaction.atomic():
         if item is None or not item.document_id:
-            renamed = (vanished_by_hash.get(digest) or [None]).pop(0) if vanished_by_hash.get(digest) else None
-            edited = False
-            if renamed is None and run.renames.get(entry.path) in vanished:
-                # Moved with edits (Git's rename detection): the same document, its content re-ingested.
-                renamed, edited = vanished[run.renames[entry.path]], True
-                same = vanished_by_hash.get(renamed.content_hash) or []
-                if renamed in same:
-                    same.remove(renamed)
-            if renamed is not None and renamed.document_id:
-                vanished.pop(renamed.path, None)
+            # A rename (the same content, or a Git move with edits): the same document, edited content re-ingested.
+            renamed, edited = run.renames.take(entry.path, digest)
+            if renamed is not None:
                 document = Document.objects.select_for_update().get(pk=renamed.document_id)
                 if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
                     document = run.store(entry, content, policy, document)

@@ -67,7 +67,10 @@ def fake_ssh(settings, tmp_path) -> Path:
     return tmp_path
 
 
-def test_git_over_ssh_with_a_private_key_that_is_never_shown_again(admin, fake_ssh, caplog):
+@pytest.mark.parametrize("form", ["ssh://git@localhost{repo}", "git@localhost:{repo}"], ids=["ssh-url", "scp-like"])
+def test_git_over_ssh_with_a_private_key_that_is_never_shown_again(admin, fake_ssh, caplog, form):
+    """Once as ``ssh://user@host/path``, once as Git's scp-like ``user@host:path``: the same options,
+    key handling and host check."""
     from rest_framework.test import APIClient
 
     from accounts.services import api_token_create
@@ -78,7 +81,7 @@ def test_git_over_ssh_with_a_private_key_that_is_never_shown_again(admin, fake_s
     _, token = api_token_create(membership=admin, name="k")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    body = {"kind": "git", "name": "over-ssh", "url": f"ssh://git@localhost{repo}", "access_level": "internal",
+    body = {"kind": "git", "name": "over-ssh", "url": form.format(repo=repo), "access_level": "internal",
             "credentials": {"private_key": WRONG_KEY}}
     refused = client.post("/api/v1/sources/", {**body, "credentials": {"private_key": "not a key at all xq"}},
                           format="json")
@@ -108,7 +111,7 @@ def test_git_over_ssh_with_a_private_key_that_is_never_shown_again(admin, fake_s
     key_file = Path(last[last.index("-i") + 1])
     known = next(o for o in options if o.startswith("UserKnownHostsFile=")).split("=", 1)[1]
     assert not key_file.exists() and not os.path.exists(known)  # written for the fetch, removed after it
-    assert "git@localhost" in last and last[-1].startswith("git-upload-pack")
+    assert "git@localhost" in last and last[-1] == f"git-upload-pack '{repo}'"
 
     detail = client.get(f"/api/v1/sources/{source.pk}/")
     history = client.get(f"/api/v1/sources/{source.pk}/syncs/").json()
@@ -149,3 +152,79 @@ def test_a_git_file_moved_with_edits_keeps_its_document_and_is_ingested_again(ad
     sync = _run(source)
     assert (sync.added, sync.renamed, sync.deleted) == (1, 0, 1), sync.errors
     assert not Document.objects.filter(pk=guide.pk).exists()
+
+
+SAME = "# Rota\n\nThe stoat rota: mondays the weir, tuesdays the mill.\n"
+LEDGER = "# Ledger\n\nThe kingfisher ledger, word for word in both tenants.\n"
+
+
+def test_the_preview_shows_a_git_rename_as_the_sync_makes_it_and_nothing_of_another_tenant(admin):
+    """The console's and the API's preview of a saved source list a path that keeps a stored
+    document as "renamed from OLD to NEW" (the sync's own decision: identical content, or Git's
+    rename detection for a move with edits), not as a delete and an add; and a sync then does
+    exactly that. Another tenant's source holding the same content under its own paths shows in
+    neither preview, and its admin cannot see this one's."""
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from sources.selectors import source_preview
+    from tests.api_helpers import console_client
+
+    repo = new_folder("preview-renames-")
+    git_commit(repo, {"guide.md": "# Guide\n\n" + GUIDE, "notes.md": "# Notes\n\nThe badger minutes.\n",
+                      "same.md": SAME})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="moves", url=str(repo))
+    assert _run(source).added == 3
+    kept = {p: Document.objects.get(metadata__source_id=source.pk, metadata__source_path=p).pk
+            for p in ("guide.md", "same.md")}
+    # Another tenant: the very content this tenant's next commit moves and adds, under its own paths.
+    other_tenant = tenant_create(slug="src-git-other", name="Other")
+    other_admin = membership_create(tenant=other_tenant, email="admin@other.example", role="admin",
+                                    clearance="restricted")
+    other_repo = new_folder("other-tenant-")
+    git_commit(other_repo, {"canary-b/ledger.md": LEDGER, "canary-b/guide.md": "# Guide\n\n" + GUIDE,
+                            "canary-b/same.md": SAME})
+    other = source_create(actor=other_admin, tenant=other_tenant, kind="git", name="other", url=str(other_repo))
+    assert _run(other).added == 3
+
+    edited = "# Guide\n\n" + GUIDE.replace("Line 3 of", "Line three of") + "The heron audits it.\n"
+    git_commit(repo, {"guide.md": None, "manual/guide.md": edited, "same.md": None, "archive/same.md": SAME,
+                      "notes.md": None, "minutes.md": "# Minutes\n\nNothing alike at all: a walrus chair.\n",
+                      "ledger.md": LEDGER}, "move, rewrite, add")
+    wanted = {"manual/guide.md": ("rename", "guide.md"), "archive/same.md": ("rename", "same.md"),
+              "minutes.md": ("add", ""), "ledger.md": ("add", ""), "notes.md": ("delete", "")}
+    preview = source_preview(source=source)
+    assert {i["path"]: (i["action"], i["renamed_from"]) for i in preview["items"]} == wanted, preview["items"]
+    assert preview["counts"] == {"rename": 2, "add": 2, "delete": 1}
+    reasons = {i["path"]: i["reason"] for i in preview["items"]}
+    assert reasons["manual/guide.md"] == "moved with edits: ingested again" and reasons["archive/same.md"] == ""
+
+    _, token = api_token_create(membership=admin, name="k")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    answer = api.get(f"/api/v1/sources/{source.pk}/preview/")
+    assert answer.status_code == 200
+    assert {i["path"]: (i["action"], i["renamed_from"]) for i in answer.json()["items"]} == wanted
+    page = console_client(admin).get(f"/sources/{source.pk}/?preview=1")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "renamed from <code>guide.md</code> to <code>manual/guide.md</code>" in html
+    assert "renamed from <code>same.md</code> to <code>archive/same.md</code>" in html
+    assert "<code>guide.md</code></td>" not in html  # the old path is no row of its own (no delete)
+    for shown in (html, answer.content.decode(), str(preview)):
+        assert "canary-b" not in shown
+    # The other tenant's admin gets nothing of this source (a 404, as a missing one), nor its paths in its own.
+    _, other_token = api_token_create(membership=other_admin, name="k")
+    other_api = APIClient()
+    other_api.credentials(HTTP_AUTHORIZATION=f"Token {other_token}")
+    assert other_api.get(f"/api/v1/sources/{source.pk}/preview/").status_code == 404
+    assert console_client(other_admin).get(f"/sources/{source.pk}/?preview=1").status_code == 404
+    theirs = other_api.get(f"/api/v1/sources/{other.pk}/preview/")
+    assert theirs.status_code == 200 and {i["action"] for i in theirs.json()["items"]} == {"unchanged"}
+    assert "manual/guide.md" not in theirs.content.decode() and "minutes.md" not in theirs.content.decode()
+
+    # The sync does what the preview said.
+    sync = _run(source)
+    assert (sync.status, sync.added, sync.renamed, sync.deleted) == ("succeeded", 2, 2, 1), sync.errors
+    assert Document.objects.get(metadata__source_id=source.pk, metadata__source_path="manual/guide.md").pk == kept["guide.md"]
+    assert Document.objects.get(metadata__source_id=source.pk, metadata__source_path="archive/same.md").pk == kept["same.md"]

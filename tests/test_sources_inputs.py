@@ -324,3 +324,70 @@ def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin
     # The detached path is no longer the source's: the next sync adds it anew as a new document.
     sync = _run(source)
     assert sync.added == 1 and Document.objects.get(metadata__source_id=source.pk).pk != document.pk
+
+
+# ----------------------------------------------------------------------------- a Git source's url, as Git reads it
+
+
+def test_a_git_url_in_the_scp_like_form_is_ssh_and_a_local_path_with_a_colon_stays_local(admin, settings):
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from sources.addresses import ScpAddress
+    from sources.listing import git_location
+    from tests.sources_helpers import git_commit
+
+    # Git's rule: no "scheme://", a ':' with no '/' before it -> [user@]host:path over ssh.
+    for n, (url, wanted) in enumerate([
+        ("git@github.com:org/repo.git", ScpAddress("git", "github.com", "org/repo.git")),
+        ("deploy_bot@git.example.org:/srv/git/handbook.git", ScpAddress("deploy_bot", "git.example.org",
+                                                                         "/srv/git/handbook.git")),
+        ("example.com:repo.git", ScpAddress("", "example.com", "repo.git")),
+        ("foo:bar", ScpAddress("", "foo", "bar")),  # as `git clone foo:bar`: the host foo, not a file
+    ]):
+        assert git_location(url) == wanted
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name=f"scp-{n}", url=url)
+        assert source.url == url  # kept as written
+
+    refused = {
+        "-oProxyCommand=touch-x:repo.git": "not a host name",  # an option of ssh, not a host
+        "git@-oProxyCommand=x:repo.git": "not a host name",
+        "-l@example.com:repo.git": "the user before @",
+        "git@example.com:-uploadpack=x": "starting with '-'",  # an option of git-upload-pack, not a path
+        "example.com:": "no repository path",
+        "git@example.com:": "no repository path",
+        "[example.com:2222]:repo.git": "bracketed form",
+        "git@[::1]:repo.git": "bracketed form",
+        "bad host:repo.git": "not a host name",
+        "git@example.com:re\npo.git": "control characters",
+        "git://example.com/repo.git": "a Git source's url is",  # only file, http(s), ssh URLs
+        "ssh:///srv/repo.git": "names its host",
+        "repos/a:b": "absolute path",  # a '/' before the ':': a (relative) local path, as for git
+    }
+    _, token = api_token_create(membership=admin, name="k")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    for url, message in refused.items():
+        with pytest.raises(ApplicationError, match=message) as raised:
+            source_create(actor=admin, tenant=admin.tenant, kind="git", name="refused", url=url)
+        assert raised.value.details == {"field": "url"}, url
+        answer = client.post("/api/v1/sources/", {"kind": "git", "name": "refused", "url": url}, format="json")
+        error = answer.json()["error"]
+        assert answer.status_code == 400 and error["details"] == {"field": "url"} and message in error["message"], url
+        assert error["message"].startswith("url: ") or "absolute path" in error["message"], error
+    assert not SourceItem.objects.exists()
+
+    # A '/' before the first ':' is a local path, fetched from the disk -- never a host named "/srv/...".
+    repo = new_folder("colon-") / "team:handbook"
+    git_commit(repo, {"guide.md": "# Guide\n\nThe colon is part of the folder's name.\n"})
+    assert git_location(str(repo)) == str(repo)
+    local = source_create(actor=admin, tenant=admin.tenant, kind="git", name="colon", url=str(repo))
+    sync = _run(local)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+
+    # The scp-like form's host is checked as an ssh:// URL's is: a private address is refused before ssh runs.
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    settings.BULKHEAD_SOURCE_SSH_COMMAND = "/bin/false"
+    private = source_create(actor=admin, tenant=admin.tenant, kind="git", name="private", url=f"git@localhost:{repo}")
+    sync = _run(private)
+    assert sync.status == "failed" and "not public" in sync.error, sync.error

@@ -28,8 +28,9 @@ def _lines(text: str) -> list[str]:
 class SourceForm(forms.Form):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=[(k, k) for k in Source.Kind.values])
-    url = forms.CharField(max_length=2000, required=False, help_text="Git: a path, file://, https:// or ssh:// URL; "
-                                                                      "web: the start page or sitemap.xml")
+    url = forms.CharField(max_length=2000, required=False, help_text="Git: a path, file://, https:// or ssh:// URL, "
+                                                                      "or user@host:path; web: the start page or "
+                                                                      "sitemap.xml")
     path = forms.CharField(max_length=2000, required=False, help_text="Folder: an absolute path below an allowed root")
     branch = forms.CharField(max_length=200, required=False)
     include = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, help_text="One glob a line")
