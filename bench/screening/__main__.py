@@ -272,8 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     ct = sub.add_parser("cascade-train", help="the cascade variant's bar, stage 2 and threshold (train + validation)")
     ct.add_argument("--c", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
     ct.add_argument("--out", default="")
-    ct.add_argument("--bar-recall", type=float, default=0.95,
-                    help="the bar keeps this share of the validation planted units (stage-1 recall)")
+    ct.add_argument(
+        "--bar-recall",
+        type=float,
+        default=0.95,
+        help="the bar keeps this share of the validation planted units (stage-1 recall)",
+    )
     ct.add_argument("--wild", action="store_true", help="stage 2 also learns from the in-the-wild jailbreaks (train)")
     ce = sub.add_parser("cascade-evaluate", help="the evaluate tables for the cascade variant")
     ce.add_argument("--weights", default="")
@@ -288,7 +292,11 @@ def main(argv: list[str] | None = None) -> int:
 
         clean, planted = load_devset()
         if args.command == "cascade-train":
-            print(json.dumps(K.train(clean, planted, args.c, Path(args.out or K.CASCADE_PATH), args.wild, args.bar_recall)))
+            print(
+                json.dumps(
+                    K.train(clean, planted, args.c, Path(args.out or K.CASCADE_PATH), args.wild, args.bar_recall)
+                )
+            )
         else:
             report = K.evaluate(clean, planted, Path(args.weights or K.CASCADE_PATH), args.splits, args.misses)
             print(json.dumps(report, indent=2, ensure_ascii=False))
