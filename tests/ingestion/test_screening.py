@@ -236,3 +236,22 @@ def test_cascade_flags_what_the_lexical_stage_misses_and_leaves_imperatives_alon
     assert score_units(paragraph, F.document_words(document)).scores.max() >= cascade.threshold  # stage 1 alone
     [clean] = screen_with_cascade([paragraph], document, embed, cascade)
     assert clean < cascade.threshold
+
+
+def test_cascade_benchmark_scores_what_its_screening_scores():
+    """The cascade's evaluation path (units featurised once per split) gives the chunk scores that its
+    per-document screening -- the one ``cost`` times -- computes."""
+    import numpy as np
+
+    from bench.screening.cascade import Items, load, screen_with_cascade
+    from bench.screening.train import DocWords
+    from ingestion.embedding import get_embedder
+    from ingestion.screening.detector import load_model
+
+    cascade = load()
+    embed = get_embedder(device="cpu").embed
+    texts = [PROSE, " ".join(CLEAN), PROSE + " " + CASCADE_PLANTED, *(PROSE + " " + p for p in PLANTED.values())]
+    items = Items([[(t, PROSE + "\n" + t)] for t in texts], DocWords(), load_model()).scores(cascade, embed)
+    direct = [screen_with_cascade([t], PROSE + "\n" + t, embed, cascade)[0] for t in texts]
+    assert np.allclose(items, direct, atol=1e-5)
+    assert (items >= cascade.threshold).sum() >= len(PLANTED)
