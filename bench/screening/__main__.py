@@ -10,7 +10,10 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
   (``--weights`` to evaluate another weights file);
 * ``select``: leave-one-family/corpus-out recall of each variant (``VARIANTS``), on train and
   validation only -- how a variant is chosen;
-* ``cost``: CPU time of screening against parse + chunk + embed of the same files.
+* ``cost``: CPU time of screening against parse + chunk + embed of the same files (``--cascade``:
+  the cascade variant's screening, its embedding calls included);
+* ``cascade-train`` / ``cascade-evaluate``: the cascade variant (``bench/screening/cascade.py``):
+  stage 2 over sentence embeddings of the units the lexical stage doubts.
 """
 
 from __future__ import annotations
@@ -194,6 +197,17 @@ def _cost(args) -> int:
                    if p.is_file())  # fmt: skip
     embedder = get_embedder()
     embedder.embed(["warm up"])
+    cascade = None
+    screened_units = [0]
+    if args.cascade:
+        from bench.screening.cascade import load, screen_with_cascade
+
+        cascade = load(Path(args.cascade))
+
+        def count_embed(texts):
+            screened_units[0] += len(texts)
+            return embedder.embed(texts)
+
     config, counter = ChunkingConfig(), default_counter()
     totals = {"parse_chunk": 0.0, "embed": 0.0, "screen": 0.0}
     chunks_total = flagged = docs = 0
@@ -207,18 +221,24 @@ def _cost(args) -> int:
         t1 = time.process_time()
         embedder.embed([c.embed_text for c in chunks])
         t2 = time.process_time()
-        verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
+        if cascade is None:
+            verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
+            flags = [v.flagged for v in verdicts]
+        else:
+            scores = screen_with_cascade([c.embed_text for c in chunks], doc.text, count_embed, cascade)
+            flags = [s >= cascade.threshold for s in scores]
         t3 = time.process_time()
         totals["parse_chunk"] += t1 - t0
         totals["embed"] += t2 - t1
         totals["screen"] += t3 - t2
         chunks_total += len(chunks)
-        flagged += sum(v.flagged for v in verdicts)
+        flagged += sum(flags)
         docs += 1
         if chunks_total >= args.min_chunks:
             break
     base = totals["parse_chunk"] + totals["embed"]
     print(json.dumps({"documents": docs, "chunks": chunks_total, "flagged": flagged,
+                      "cascade_units_embedded": screened_units[0] if cascade else None,
                       "cpu_seconds": {k: round(v, 2) for k, v in totals.items()},
                       "screen_share_of_parse_chunk_embed": round(totals["screen"] / base, 4) if base else None},
                      indent=2))  # fmt: skip
@@ -248,9 +268,39 @@ def main(argv: list[str] | None = None) -> int:
     co = sub.add_parser("cost", help="CPU time of screening against parse + chunk + embed of the same files")
     co.add_argument("paths", nargs="+")
     co.add_argument("--min-chunks", type=int, default=1000)
+    co.add_argument("--cascade", default="", help="time the cascade variant with these stage-2 weights")
+    ct = sub.add_parser("cascade-train", help="the cascade variant's bar, stage 2 and threshold (train + validation)")
+    ct.add_argument("--c", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
+    ct.add_argument("--out", default="")
+    ct.add_argument(
+        "--bar-recall",
+        type=float,
+        default=0.95,
+        help="the bar keeps this share of the validation planted units (stage-1 recall)",
+    )
+    ct.add_argument("--wild", action="store_true", help="stage 2 also learns from the in-the-wild jailbreaks (train)")
+    ce = sub.add_parser("cascade-evaluate", help="the evaluate tables for the cascade variant")
+    ce.add_argument("--weights", default="")
+    ce.add_argument("--splits", nargs="+", default=["val", "test", "test2"])
+    ce.add_argument("--misses", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "cost":
         return _cost(args)
+    if args.command in ("cascade-train", "cascade-evaluate"):
+        from bench.screening import cascade as K
+        from bench.screening.devset import load as load_devset
+
+        clean, planted = load_devset()
+        if args.command == "cascade-train":
+            print(
+                json.dumps(
+                    K.train(clean, planted, args.c, Path(args.out or K.CASCADE_PATH), args.wild, args.bar_recall)
+                )
+            )
+        else:
+            report = K.evaluate(clean, planted, Path(args.weights or K.CASCADE_PATH), args.splits, args.misses)
+            print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
     if args.command == "select":
         return _select(args)
     if args.command == "build":

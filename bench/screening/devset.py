@@ -133,7 +133,7 @@ def clean_docs(rng: random.Random) -> list[Doc]:
 
 def _emails() -> list[Doc]:
     docs = []
-    wheel = next(CACHE.glob("agentdojo-*.whl"))
+    wheel = fetch(CACHE)["agentdojo"]  # a fresh checkout has no wheels yet: the clean docs are read first
     with zipfile.ZipFile(wheel) as z:
         inbox = yaml.safe_load(z.read("agentdojo/data/suites/workspace/include/inbox.yaml").decode())
     mails = inbox.get("initial_emails", [])
