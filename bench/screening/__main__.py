@@ -21,8 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
+
+from bench.screening.tables import tables
 
 
 def _train(args) -> int:
@@ -129,10 +130,6 @@ def _select(args) -> int:
     return 0
 
 
-def _rate(hits: list[bool]) -> str:
-    return f"{sum(hits)}/{len(hits)} = {100 * sum(hits) / len(hits):.1f}%" if hits else "-"
-
-
 def _evaluate(args) -> int:
     """The tables for each split and each weights file (the units are featurised once per split)."""
     from bench.screening import train as T
@@ -151,33 +148,9 @@ def _evaluate(args) -> int:
         for path, model in models.items():
             clean_flags = [bool(x) for x in prepared_clean.scores(model) >= model.threshold]
             planted_flags = [bool(x) for x in prepared_planted.scores(model) >= model.threshold]
-            report[path][split] = _tables(cs, ps, clean_flags, planted_flags, args.misses)
+            report[path][split] = tables(cs, ps, clean_flags, planted_flags, args.misses)
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0
-
-
-def _tables(cs: list[dict], ps: list[dict], clean_flags: list[bool], planted_flags: list[bool], misses: bool) -> dict:
-    table: dict = {"clean_flagged": _rate(clean_flags), "planted_flagged": _rate(planted_flags)}
-    by = defaultdict(list)
-    for r, f in zip(cs, clean_flags, strict=True):
-        by[r["genre"]].append(f)
-    table["clean_flagged_by_genre"] = {k: _rate(v) for k, v in sorted(by.items())}
-    for key, get in (
-        ("family", lambda r: r["attack"]["family"]),
-        ("genre", lambda r: r["genre"]),
-        ("source", lambda r: r["attack"]["source"]),
-        ("language", lambda r: "en" if r["attack"]["lang"] == "en" else "other"),
-        ("obfuscation", lambda r: r["attack"]["obfuscation"] or "none"),
-        ("chunks_spanned", lambda r: str(min(len(r["chunks"]), 2)) + (" (+)" if len(r["chunks"]) > 2 else "")),
-    ):
-        by = defaultdict(list)
-        for r, f in zip(ps, planted_flags, strict=True):
-            by[get(r)].append(f)
-        table[f"planted_flagged_by_{key}"] = {k: _rate(v) for k, v in sorted(by.items())}
-    if misses:
-        table["missed"] = [r["attack"]["text"][:160] for r, f in zip(ps, planted_flags, strict=True) if not f]
-        table["false_positives"] = [r["text"][:200] for r, f in zip(cs, clean_flags, strict=True) if f]
-    return table
 
 
 def _cost(args) -> int:

@@ -240,7 +240,7 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], out: Path
 
 
 def evaluate(clean: list[dict], planted: list[dict], path: Path, splits: Sequence[str], misses: bool) -> dict:
-    from bench.screening.__main__ import _tables
+    from bench.screening.tables import tables
 
     words = T.DocWords()
     stage1 = load_model()
@@ -254,7 +254,7 @@ def evaluate(clean: list[dict], planted: list[dict], path: Path, splits: Sequenc
         ip = Items([[(c, r["doc_text"]) for c in r["chunks"]] for r in ps], words, stage1)
         clean_flags = [bool(x) for x in ic.scores(model, embed) >= model.threshold]
         planted_flags = [bool(x) for x in ip.scores(model, embed) >= model.threshold]
-        table = _tables(cs, ps, clean_flags, planted_flags, misses)
+        table = tables(cs, ps, clean_flags, planted_flags, misses)
         table["clean_unit_pass_rate"] = f"{int(ic.candidates(model.bar).sum())}/{len(ic.texts)}"
         report[split] = table
     return report
