@@ -459,9 +459,9 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
 
     Budget rule: when every context fits whole, all are whole. Otherwise the budget is split
     max-min fairly (:func:`fair_shares`): contexts under the common share stay
-    whole, the others are *truncated* to their share -- whole paragraphs around each of their
-    hits (every hit's own paragraph first, best hit first, then growing outward), else whole
-    leading sentences of the best hit's paragraph. What a truncation leaves unused is shared
+    whole, the others are *truncated* to their share (:func:`_trim`) -- every hit's own chunk text
+    first (best hit first), then whole paragraphs (or the rest of one) growing outward around them,
+    else the best hit's own text as far as whole sentences fit. What a truncation leaves unused is shared
     again among the contexts after it. A context that cannot keep even one sentence is dropped.
     So one long section (headingless text is one) cannot take the whole budget from the hits
     that follow it.
