@@ -27,14 +27,17 @@ _NUMBER = re.compile(r"[-+\u2212(]?(?:[$\u20ac\u00a3]|[A-Z]{3} )?\d[\d,.\u2009 ]
 # A pipe separates cells only with space around it (``a | b``) or at a line's edge
 # (``| a | b |``): ``{{ value|date }}`` is template code, not a table.
 _PIPE = re.compile(r"\s\|(?=\s)")
-# A GFM delimiter row: cells of hyphens with optional alignment colons, at least one pipe
-# (``---`` alone is a thematic break, not a table).
-_DELIMITER_ROW = re.compile(r"\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*|\s*\|\s*:?-+:?\s*\|\s*")
+# A GFM delimiter row (matched on the stripped line): cells of hyphens with optional alignment
+# colons. No two whitespace runs are adjacent in the pattern, so it runs in linear time on any line
+# (a document's text is the uploader's).
+_DELIMITER_ROW = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
 
 
 def is_delimiter_row(line: str) -> bool:
-    """Whether ``line`` is a Markdown pipe table's delimiter row (``|---|:--:|``, ``--- | ---``)."""
-    return bool(_DELIMITER_ROW.fullmatch(line))
+    """Whether ``line`` is a Markdown pipe table's delimiter row (``|---|:--:|``, ``--- | ---``); it
+    needs a pipe (``---`` alone is a thematic break, not a table)."""
+    stripped = line.strip()
+    return "|" in stripped and bool(_DELIMITER_ROW.fullmatch(stripped))
 
 
 def _cells(line: str, delimiter: str) -> int:
