@@ -170,6 +170,8 @@ CONFIG_HELP = {
     "table_context": "a text table embeds the sentence that announces it, a row group its group label",
     "table_rows": "a table of records with numbers inside prose: one chunk per row, with its header and introduction",
     "topic_sentence": "later chunks of a long paragraph embed its first sentence",
+    "table_delimiter_rows": "a Markdown pipe table in text keeps its header line (the |---| row is part of it)",
+    "markdown_table_rows": "a Markdown pipe table in text: one chunk per row even when its cells are words",
 }
 # Settings with a fixed set of values.
 CONFIG_CHOICES = {

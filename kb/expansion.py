@@ -459,9 +459,9 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
 
     Budget rule: when every context fits whole, all are whole. Otherwise the budget is split
     max-min fairly (:func:`fair_shares`): contexts under the common share stay
-    whole, the others are *truncated* to their share -- whole paragraphs around each of their
-    hits (every hit's own paragraph first, best hit first, then growing outward), else whole
-    leading sentences of the best hit's paragraph. What a truncation leaves unused is shared
+    whole, the others are *truncated* to their share (:func:`_trim`) -- every hit's own chunk text
+    first (best hit first), then whole paragraphs (or the rest of one) growing outward around them,
+    else the best hit's own text as far as whole sentences fit. What a truncation leaves unused is shared
     again among the contexts after it. A context that cannot keep even one sentence is dropped.
     So one long section (headingless text is one) cannot take the whole budget from the hits
     that follow it.
@@ -506,67 +506,132 @@ def _compose(pieces: list[Piece]) -> str:
     return "\n\n".join(f"## {p.title}" if p.is_title else p.text for p in pieces)
 
 
-def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int) -> list[Piece]:
-    """Whole paragraphs around the hits within ``budget`` tokens (see :func:`_finish`).
+def cut_at(piece: Piece, cuts: Iterable[int]) -> list[Piece]:
+    """A paragraph piece cut again at the given document offsets that fall inside it (whitespace at
+    each cut trimmed; the parts keep the paragraph's ``origin``). Titles are returned as they are."""
+    if piece.is_title:
+        return [piece]
+    inner = sorted({c for c in cuts if piece.start < c < piece.end})
+    out: list[Piece] = []
+    for lo, hi in zip([piece.start, *inner], [*inner, piece.end], strict=True):
+        text = piece.text[lo - piece.start : hi - piece.start]
+        lead = len(text) - len(text.lstrip())
+        body = text.strip()
+        if body:
+            start = lo + lead
+            out.append(Piece(piece.section_id, start, start + len(body), text=body, origin=piece.origin))
+    return out
 
-    Each hit's own paragraph is taken first (best hit first, while it fits); then every window
-    grows by one paragraph on each side in turn, best hit's first, while the budget allows.
+
+def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int) -> list[Piece]:
+    """Whole units around the hits within ``budget`` tokens (see :func:`_finish`).
+
+    The units are the paragraphs, cut again where a hit's chunk starts or ends, so that each hit's
+    own text is a run of whole units. Every hit's own text is taken first (best hit first, whole,
+    while it fits), before any budget goes to the text around it: the paragraph around a hit can be
+    far larger than its chunk (a long one-line paragraph, a table pasted as one block), and a chunk
+    can start with a short paragraph (a heading line, a title) that would otherwise stand for it.
+    Then every window grows by one unit on each side in turn, best hit's first, while the budget
+    allows. When even the best hit's own text does not fit, its leading units and then whole
+    leading sentences of the next one. Units of one paragraph that end up next to each other are
+    joined again, so the context's text keeps the document's own paragraphs.
     """
-    paragraphs = [q for p in pieces for q in split_paragraphs(p)]
-    spans = [i for i, p in enumerate(paragraphs) if not p.is_title]
+    paragraphs = [p for piece in pieces for p in split_paragraphs(piece)]
+    cuts = [b for hit in hits for b in (hit.start, hit.end)]
+    units: list[Piece] = []
+    paragraph_of: list[int] = []
+    for index, paragraph in enumerate(paragraphs):
+        for unit in cut_at(paragraph, cuts):
+            units.append(unit)
+            paragraph_of.append(index)
+    spans = [i for i, p in enumerate(units) if not p.is_title]
     if not spans:
         return []
 
-    def centre_of(hit: SearchHit) -> int:
-        return next(
-            (i for i in spans if paragraphs[i].start <= hit.start < paragraphs[i].end),
-            min(spans, key=lambda i: abs(paragraphs[i].start - hit.start)),
-        )
+    def own(hit: SearchHit) -> list[int]:
+        inside = [i for i in spans if units[i].start < hit.end and hit.start < units[i].end]
+        return inside or [min(spans, key=lambda i: abs(units[i].start - hit.start))]
 
-    cost = [counter.count(f"## {p.title}" if p.is_title else p.text) + 1 for p in paragraphs]
-    centres = list(dict.fromkeys(centre_of(hit) for hit in hits))
-    first = centres[0]
-    if cost[first] > budget:
-        head = first_sentences(paragraphs[first].text, counter, budget)
-        if not head:
-            return []
-        p = paragraphs[first]
-        return [Piece(p.section_id, p.start, p.start + len(head), text=head)]
+    cost = [counter.count(f"## {p.title}" if p.is_title else p.text) + 1 for p in units]
+    owned = [own(hit) for hit in hits]
+    if sum(cost[i] for i in owned[0]) > budget:
+        kept_units: list[Piece] = []
+        owners: list[int] = []
+        used = 0
+        for i in owned[0]:
+            unit = units[i]
+            if used + cost[i] > budget:
+                head = first_sentences(unit.text, counter, budget - used - 1)
+                if not head:
+                    break
+                unit = Piece(unit.section_id, unit.start, unit.start + len(head), text=head, origin=unit.origin)
+            kept_units.append(unit)
+            owners.append(paragraph_of[i])
+            used += cost[i]
+            if unit is not units[i]:
+                break
+        return _rejoin(kept_units, paragraphs, owners)
     kept: set[int] = set()
     used = 0
     windows: list[list[int]] = []  # [lo, hi] per hit, best first
-    for centre in centres:
-        if centre in kept:
+    for own_units in owned:
+        need = [i for i in own_units if i not in kept]
+        if not need:
             continue
-        if used + cost[centre] <= budget:
-            kept.add(centre)
-            used += cost[centre]
-            windows.append([centre, centre])
+        if used + sum(cost[i] for i in need) <= budget:
+            kept.update(need)
+            used += sum(cost[i] for i in need)
+            windows.append([min(own_units), max(own_units)])
     grown = True
     while grown:
         grown = False
         for window in windows:
             for side, step in ((1, 1), (0, -1)):
                 nxt = window[side] + step
-                while 0 <= nxt < len(paragraphs) and nxt in kept:  # ran into another window: merge
+                while 0 <= nxt < len(units) and nxt in kept:  # ran into another window: merge
                     window[side] = nxt
                     nxt += step
-                if 0 <= nxt < len(paragraphs) and used + cost[nxt] <= budget:
+                if 0 <= nxt < len(units) and used + cost[nxt] <= budget:
                     kept.add(nxt)
                     used += cost[nxt]
                     window[side] = nxt
                     grown = True
     # A title is kept only when text of its window follows: a trailing title says nothing useful.
-    out: list[Piece] = []
+    chosen: list[int] = []
     text_follows = False
     for i in sorted(kept, reverse=True):
         if i + 1 not in kept:
             text_follows = False  # a gap: a new window (read backwards)
-        if not paragraphs[i].is_title:
+        if not units[i].is_title:
             text_follows = True
         if text_follows:
-            out.append(paragraphs[i])
-    return out[::-1]
+            chosen.append(i)
+    chosen.reverse()
+    return _rejoin([units[i] for i in chosen], paragraphs, [paragraph_of[i] for i in chosen])
+
+
+def _rejoin(units: list[Piece], paragraphs: list[Piece], owners: list[int]) -> list[Piece]:
+    """Kept units in document order, the adjacent ones of one paragraph joined again into one piece
+    (its text the paragraph's own slice, whitespace included)."""
+    out: list[Piece] = []
+    last_owner = None
+    for unit, owner in zip(units, owners, strict=True):
+        if (
+            not unit.is_title and out and last_owner == owner and not out[-1].is_title
+            and out[-1].end <= unit.start
+        ):
+            paragraph = paragraphs[owner]
+            prev = out[-1]
+            gap = paragraph.text[prev.end - paragraph.start : unit.start - paragraph.start]
+            if not gap.strip():  # nothing of the paragraph left out between them
+                out[-1] = Piece(
+                    prev.section_id, prev.start, unit.end,
+                    text=paragraph.text[prev.start - paragraph.start : unit.end - paragraph.start], origin=prev.origin,
+                )
+                continue
+        out.append(unit)
+        last_owner = owner
+    return out
 
 
 # ----------------------------------------------------------------------------- the ways to expand

@@ -39,7 +39,7 @@ from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, 
 from ingestion.chunking.packing import BLOCK, CLAUSE, FORCED, LINE, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
-from ingestion.chunking.textables import find_tables, is_data_table, is_row
+from ingestion.chunking.textables import find_tables, is_data_table, is_delimiter_row, is_row
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
@@ -382,7 +382,9 @@ class _Chunker:
             if len(group) == 1 and (group[0].kind != "prose" or not group[0].joinable or group[0].embed_text):
                 out.append(group[0])
                 continue
-            tables = find_tables(text, group[0].start, group[-1].end)
+            tables = find_tables(
+                text, group[0].start, group[-1].end, delimiter_rows=self.config.table_delimiter_rows
+            )
             if len(group) > 1:
                 # Only tables whose lines are whole blocks of the group (one block per line).
                 starts, ends = {b.start for b in group}, {b.end for b in group}
@@ -408,7 +410,12 @@ class _Chunker:
                     lead = self._lead_in(before[-1], colon=not (self.config.table_rows and adjacent))
                     if lead:
                         metadata["lead_in"] = lead
-                if self.config.table_rows and is_data_table(text, t_start, t_end):
+                header_lines = text[t_start:header_end].split("\n")
+                markdown = len(header_lines) == 2 and is_delimiter_row(header_lines[1])  # find_tables' header
+                if self.config.table_rows and (
+                    is_data_table(text, t_start, t_end, delimiter_rows=self.config.table_delimiter_rows)
+                    or (self.config.markdown_table_rows and markdown)
+                ):
                     metadata["rows"] = True
                 out.append(Block(t_start, t_end, "text_table", metadata=metadata))
             out.sort(key=lambda b: (b.start, b.end))

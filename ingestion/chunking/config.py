@@ -38,6 +38,8 @@ ADDED_OFF = {
     "table_context": False,
     "table_rows": False,
     "topic_sentence": False,
+    "table_delimiter_rows": False,
+    "markdown_table_rows": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -102,6 +104,14 @@ class ChunkingConfig:
       colon.  Chosen on the transfer suite (issue 30, docs/benchmarks.md).
     - ``topic_sentence``: a prose paragraph cut into several chunks embeds its first sentence
       (its topic) in front of every chunk after the first (the span is unchanged).
+    - ``table_delimiter_rows``: a Markdown pipe table in text (``| a | b |`` over ``|---|---|``)
+      is found from its header line: the delimiter row is part of the header, so the header is
+      never left with the prose above the table and every row group repeats it (off, the
+      delimiter row ended the table and its first data row was read as the header).  Issue 30,
+      docs/benchmarks.md.
+    - ``markdown_table_rows``: with ``table_rows`` and ``table_delimiter_rows``, a Markdown pipe
+      table (one with a delimiter row) is cut one row per chunk like a data table even when its
+      cells are words (each row embeds the header).  Measured on the transfer suite, off.
     """
 
     strategy: str = "structure"
@@ -121,6 +131,8 @@ class ChunkingConfig:
     table_context: bool = True
     table_rows: bool = True
     topic_sentence: bool = False
+    table_delimiter_rows: bool = True
+    markdown_table_rows: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -151,7 +163,10 @@ class ChunkingConfig:
             or self.prose_target_tokens < 0
         ):
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
-        for name in ("text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence"):
+        for name in (
+            "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
+            "markdown_table_rows",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")
         if self.boundaries not in BOUNDARIES:

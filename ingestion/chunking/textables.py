@@ -8,6 +8,11 @@ header line.  Detection errs towards "not a table": at least ``MIN_ROWS`` lines 
 a row with the same delimiter, each with at least two non-empty cells; a short
 line without the delimiter (a group label such as ``**Week**``) may sit between
 rows.
+
+A Markdown (GFM) pipe table's delimiter row (``|---|:---:|``) is part of its header when
+``delimiter_rows`` is asked for: without it that row, whose pipes have no space around them,
+ends the run, so the table was found from its first data row on (that row read as the header)
+and its real header line was left with the prose above it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,17 @@ _NUMBER = re.compile(r"[-+\u2212(]?(?:[$\u20ac\u00a3]|[A-Z]{3} )?\d[\d,.\u2009 ]
 # A pipe separates cells only with space around it (``a | b``) or at a line's edge
 # (``| a | b |``): ``{{ value|date }}`` is template code, not a table.
 _PIPE = re.compile(r"\s\|(?=\s)")
+# A GFM delimiter row (matched on the stripped line): cells of hyphens with optional alignment
+# colons. No two whitespace runs are adjacent in the pattern, so it runs in linear time on any line
+# (a document's text is the uploader's).
+_DELIMITER_ROW = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?")
+
+
+def is_delimiter_row(line: str) -> bool:
+    """Whether ``line`` is a Markdown pipe table's delimiter row (``|---|:--:|``, ``--- | ---``); it
+    needs a pipe (``---`` alone is a thematic break, not a table)."""
+    stripped = line.strip()
+    return "|" in stripped and bool(_DELIMITER_ROW.fullmatch(stripped))
 
 
 def _cells(line: str, delimiter: str) -> int:
@@ -43,7 +59,7 @@ def _parts(line: str, delimiter: str) -> list[str]:
     return [p.strip() for p in stripped.split("\t")]
 
 
-def is_data_table(text: str, start: int, end: int) -> bool:
+def is_data_table(text: str, start: int, end: int, *, delimiter_rows: bool = False) -> bool:
     """Whether the table on the lines of ``text[start:end]`` is a table of records with numbers.
 
     Bare rows (``Segment | 2023 | 2024``, no leading pipe or separator line needed): every line
@@ -58,7 +74,10 @@ def is_data_table(text: str, start: int, end: int) -> bool:
     if delimiter is None:
         return False
     width = len(_parts(lines[0], delimiter))
-    rows = [_parts(line, delimiter) for line in lines[1:]]
+    # A Markdown delimiter row (``delimiter_rows``, see find_tables) is part of the header, not a record.
+    rows = [_parts(line, delimiter) for line in lines[1:] if not (delimiter_rows and is_delimiter_row(line))]
+    if not rows:
+        return False
     if any(len(cells) != width or sum(1 for c in cells if c) < 2 for cells in rows):
         return False
     numeric = sum(1 for cells in rows if any(_NUMBER.fullmatch(c) for c in cells[1:]))
@@ -89,11 +108,18 @@ def _delimiter(line: str) -> str | None:
     return None
 
 
-def find_tables(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
+def find_tables(
+    text: str, start: int, end: int, *, delimiter_rows: bool = False
+) -> list[tuple[int, int, int]]:
     """Tables in ``text[start:end]`` as ``(table_start, header_end, table_end)``, in order.
 
     ``header_end`` is the end of the first line (the header row); spans are trimmed
     to the table's lines (no trailing newline).
+
+    With ``delimiter_rows``, a header line followed by a Markdown delimiter row with its cell
+    count (``| a | b |`` then ``|---|---|``) starts a table whose header is both lines
+    (``header_end`` is the delimiter row's end): every row group then repeats a valid Markdown
+    header. The delimiter row makes it a table with a single data row too (it cannot be prose).
     """
     lines = _line_spans(text, start, end)
     out: list[tuple[int, int, int]] = []
@@ -107,6 +133,16 @@ def find_tables(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
         j = i + 1
         rows = 1
         last = i
+        header_end = e
+        if delimiter_rows and delimiter == "|" and j < len(lines):
+            ds, de = lines[j]
+            line = text[ds:de]
+            # The delimiter row's pipes need no space around them: its cells are counted on their own.
+            if is_delimiter_row(line) and len(line.strip().strip("|").split("|")) == len(_parts(text[s:e], "|")):
+                rows += 1  # header + delimiter row: a table as soon as one data row follows
+                last = j
+                header_end = de
+                j += 1
         while j < len(lines):
             ls, le = lines[j]
             line = text[ls:le]
@@ -117,7 +153,7 @@ def find_tables(text: str, start: int, end: int) -> list[tuple[int, int, int]]:
                 break
             j += 1
         if rows >= MIN_ROWS:
-            out.append((lines[i][0], lines[i][1], lines[last][1]))
+            out.append((lines[i][0], header_end, lines[last][1]))
             i = last + 1
         else:
             i += 1

@@ -210,12 +210,14 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
     # A config stored before these options existed means them off, and keeps its hash (the
     # previous default's, as the golden chunk files recorded it).
     previous = ChunkingConfig(
-        table_context=False, boundaries="sentence", prose_overlap=True, table_rows=False, topic_sentence=False
+        table_context=False, boundaries="sentence", prose_overlap=True, table_rows=False, topic_sentence=False,
+        table_delimiter_rows=False, markdown_table_rows=False,
     )
     stored = {
         k: v
         for k, v in previous.as_dict().items()
-        if k not in ("boundaries", "inner", "prose_overlap", "table_context", "table_rows", "topic_sentence")
+        if k not in ("boundaries", "inner", "prose_overlap", "table_context", "table_rows", "topic_sentence",
+                     "table_delimiter_rows", "markdown_table_rows")
     }
     assert ChunkingConfig.from_dict(stored) == previous
     assert previous.config_hash() == "fda07a387c5d8b1925e2e0becd91c28ff2b80b5b9cfc45dfbcb629cd939f2b7a"

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
-from ingestion.chunking.textables import find_tables
+from ingestion.chunking.textables import find_tables, is_data_table, is_delimiter_row
 from ingestion.parsers import parse
 
 COUNTER = default_counter()
@@ -108,3 +108,67 @@ def test_headingless_prose_uses_the_prose_target():
     small = chunk_document(doc, ChunkingConfig(target_tokens=192, prose_target_tokens=96), COUNTER)
     assert len(small) > len(big)
     assert max(c.token_count for c in small) <= 96 + 2
+
+
+# ----------------------------------------------------------------------------- Markdown pipe tables (issue 30)
+#
+# ``| a | b |`` over ``|---|---|``: the delimiter row has no space around its pipes, so it used to end
+# the table; the run was found from the first data row on (that row taken for the header) and the real
+# header line stayed with the prose above the table.
+
+
+def test_a_markdown_delimiter_row_belongs_to_the_header():
+    text = "Intro text here.\n\n| Algorithm | Stores |\n|---|:---:|\n| Sliding | one entry |\n| GCRA | a number |\n"
+    (s, h, e), = find_tables(text, 0, len(text), delimiter_rows=True)
+    assert text[s:h] == "| Algorithm | Stores |\n|---|:---:|"
+    assert text[s:e].endswith("| GCRA | a number |")
+    single = "| a | b |\n| --- | --- |\n| c | d |\n"  # one data row: the delimiter row makes it a table
+    assert len(find_tables(single, 0, len(single), delimiter_rows=True)) == 1
+    wrong_width = "| a | b |\n|---|---|---|\n| c | d |\n"
+    assert find_tables(wrong_width, 0, len(wrong_width), delimiter_rows=True) == []
+    assert not is_delimiter_row("---") and is_delimiter_row("|---|") and is_delimiter_row(":-- | --:")
+    numbers = "| Unit | 2023 | 2024 |\n|---|---:|---:|\n| Rail | 10 | 12 |\n| Fluid | 4 | 5 |\n"
+    (s, h, e), = find_tables(numbers, 0, len(numbers), delimiter_rows=True)
+    assert is_data_table(numbers, s, e, delimiter_rows=True)  # a data table with a delimiter row: one chunk per row
+
+
+@st.composite
+def markdown_tables(draw) -> tuple[str, list[tuple[int, int, int]]]:
+    """Prose and Markdown pipe tables with word cells; each table as (header start, header end, end)."""
+    parts, tables, pos = [], [], 0
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            part = " ".join(_sentence(draw) for _ in range(draw(st.integers(1, 12))))
+        else:
+            width = draw(st.integers(2, 4))
+            cell = st.lists(st.sampled_from([w for w in WORDS if not w[0].isdigit()]), min_size=1, max_size=6)
+            header = "| " + " | ".join(f"Col{c}" for c in range(width)) + " |"
+            delimiter = "|" + "|".join(draw(st.sampled_from(["---", ":---", "---:", ":-:"])) for _ in range(width)) + "|"
+            rows = ["| " + " | ".join(" ".join(draw(cell)) for _ in range(width)) + " |"
+                    for _ in range(draw(st.integers(1, 30)))]
+            lead = _sentence(draw) + "\n\n" if draw(st.booleans()) else ""
+            part = lead + "\n".join([header, delimiter, *rows])
+            start = pos + len(lead)
+            tables.append((start, start + len(header) + 1 + len(delimiter), pos + len(part)))
+        parts.append(part)
+        pos += len(part) + 2
+    return "\n\n".join(parts) + "\n", tables
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdown_tables(), st.sampled_from([ChunkingConfig(), ChunkingConfig(markdown_table_rows=True)]))
+def test_a_markdown_table_is_never_split_from_its_header(case, config):
+    text, tables = case
+    chunks = chunk_document(parse(text.encode(), content_type="text/plain"), config, COUNTER)
+    for start, header_end, end in tables:
+        header = text[start : text.index("\n", start)]
+        for c in chunks:
+            if c.end <= start or c.start >= end:
+                continue
+            # A chunk that holds any of the table holds nothing before it, and has the header: in its
+            # span or in its embedded text.
+            assert c.start >= start, "the table's header went with the text above it"
+            assert (c.start == start and c.end >= header_end) or header in c.embed_text
+        if config.markdown_table_rows:  # one chunk per data row
+            inside = [c for c in chunks if start <= c.start and c.end <= end]
+            assert len(inside) == text[header_end:end].strip().count("\n") + 1
