@@ -109,6 +109,18 @@ HTML_VECTORS = {
     "filter-opacity": f'<span style="filter:opacity(0)">{PAYLOAD}</span>',
     "filter-blur": f'<span style="filter:blur(20px)">{PAYLOAD}</span>',
     "filter-brightness": f'<span style="color:#808080;filter:brightness(3)">{PAYLOAD}</span>',
+    # Found attacking the demo: colours written in CSS Color 4/5 forms and shapes this reader did not
+    # evaluate were taken as visible (fail open).
+    "color-oklch-white": f'<span style="color: oklch(100% 0 0)">{PAYLOAD}</span>',
+    "color-lab-white": f'<span style="color: lab(100 0 0)">{PAYLOAD}</span>',
+    "color-lch-on-black": f'<span style="background:#000;color: lch(0 0 0)">{PAYLOAD}</span>',
+    "color-light-dark": f'<span style="color: light-dark(white, black)">{PAYLOAD}</span>',
+    "color-mix": f'<span style="color: color-mix(in srgb, white 100%, black)">{PAYLOAD}</span>',
+    "color-relative": f'<span style="color: rgb(from white r g b)">{PAYLOAD}</span>',
+    "color-system-canvas": f'<span style="color: Canvas">{PAYLOAD}</span>',
+    "clip-path-empty-polygon": f'<span style="clip-path: polygon(0 0, 0 0, 0 0)">{PAYLOAD}</span>',
+    "mask-transparent-gradient": f'<span style="mask-image: linear-gradient(transparent, transparent)">{PAYLOAD}</span>',
+    "webkit-mask-transparent": f'<span style="-webkit-mask: linear-gradient(rgba(0,0,0,0), #0000)">{PAYLOAD}</span>',
 }
 
 
@@ -165,6 +177,13 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="font-size:calc(10px + 4px)">{PAYLOAD}</span>',
     f'<div style="filter:invert(1);background:#fff"><span>{PAYLOAD}</span></div>',
     f'<span style="filter:blur(1px)">{PAYLOAD}</span>',
+    f'<span style="color: oklch(62.8% 0.2577 29.23)">{PAYLOAD}</span>',
+    f'<span style="color: lab(30 20 -40)">{PAYLOAD}</span>',
+    f'<span style="color: light-dark(#333, #eee)">{PAYLOAD}</span>',
+    f'<span style="color: CanvasText">{PAYLOAD}</span>',
+    f'<span style="clip-path: polygon(0 0, 100% 0, 100% 100%)">{PAYLOAD}</span>',
+    f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
+    f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
