@@ -211,6 +211,10 @@ def test_http_tools_errors_and_citations(live_server, world):
                 _error(await client.call_tool("read_section", {"section_id": "not-a-uuid"})),
                 _error(await client.call_tool("list_documents", {"filters": {"colour": "red"}})),
                 _error(await client.call_tool("list_documents", {"limit": 0})),
+                # Found attacking the demo: a misspelt search filter was ignored (everything searched), an
+                # offset past PostgreSQL's bigint was an unexpected error.
+                _error(await client.call_tool("search", {"query": "x", "filters": {"document_idz": []}})),
+                _error(await client.call_tool("list_documents", {"offset": 10**30})),
             ]
             prompt = await client.get_prompt("answer_with_citations", {"question": "who pages?"})
             return errors, prompt
@@ -223,6 +227,8 @@ def test_http_tools_errors_and_citations(live_server, world):
     assert "top_k" in errors[4] and "query" in errors[5]
     assert errors[6] == "not_found: Not found."
     assert "colour" in errors[7] and "limit" in errors[8]
+    assert errors[9].startswith("invalid arguments -- filters.document_idz: unknown filter"), errors[9]
+    assert "offset" in errors[10], errors[10]
     for error in errors:
         assert "Traceback" not in error and "File \"" not in error
     text = prompt.messages[0].content.text
