@@ -466,6 +466,10 @@ DOCX_VECTORS = {
                                                set_run_property(run, "color", val="336699")),
     "tiny-font": lambda run, document: setattr(run.font, "size", Pt(1)),
     "squeezed": lambda run, document: set_run_property(run, "w", val="1"),
+    # Found attacking the demo: moved off the page, fitted into a hair's width.
+    "lowered-off-the-page": lambda run, document: set_run_property(run, "position", val="-2000"),
+    "raised-off-the-page": lambda run, document: set_run_property(run, "position", val="3000"),
+    "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
     "character-style-vanish": lambda run, document: (
         setattr(document.styles.add_style("Ghost", 2).font, "hidden", True), setattr(run, "style", "Ghost")),
 }
