@@ -106,6 +106,23 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
     return {**_verdict(screening), "review": review or ""}
 
 
+def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
+    """The spans (document offsets, merged) of a document's chunks in the active index version that
+    search may not return under the tenant's mode: held for review, kept out.
+
+    For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
+    as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
+    :class:`Screened`'s holes, not limited to what any reader may read (fail closed)."""
+    mode = screening_mode(tenant_id=tenant_id)
+    active = IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).values("pk")[:1]
+    rows = (
+        Chunk.objects.filter(tenant_id=tenant_id, index_version_id__in=active, document_id=document_id)
+        .filter(~returnable_q(mode))
+        .values_list("start", "end")
+    )
+    return merge_spans(rows)
+
+
 def _verdict(screening: dict) -> dict:
     screening = screening or {}
     return {

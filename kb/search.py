@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import secrets
 import time
+import unicodedata
 from dataclasses import replace
 
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
@@ -210,6 +211,14 @@ SPOTLIGHT_SYSTEM_PROMPT = (
 )
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every line break, control and format character a space, and runs of spaces one: the
+    ``source:`` line is the block's one line of structure, and a title or heading (an uploader's) with line
+    breaks would write lines of its own under it (found attacking the demo)."""
+    cleaned = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+    return " ".join(cleaned.split())
+
+
 def spotlight_wrap(contexts: list[SearchContext]) -> tuple[list[SearchContext], dict]:
     """Each context wrapped between markers carrying one random boundary per response, with its source
     (document title and heading path) inside; and the system-prompt snippet that explains the markers.
@@ -223,7 +232,7 @@ def spotlight_wrap(contexts: list[SearchContext]) -> tuple[list[SearchContext], 
             break
     wrapped = []
     for context in contexts:
-        source = " > ".join([context.document_title, *[h for h in context.heading_path if h]])
+        source = _one_line(" > ".join([context.document_title, *[h for h in context.heading_path if h]]))
         text = f"<<<DATA {boundary}>>>\nsource: {source}\n\n{context.text}\n<<<END DATA {boundary}>>>"
         wrapped.append(replace(context, spotlighted=text))
     return wrapped, {"boundary": boundary, "system_prompt": SPOTLIGHT_SYSTEM_PROMPT.format(boundary=boundary)}

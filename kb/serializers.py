@@ -337,6 +337,14 @@ class SearchFiltersInputSerializer(serializers.Serializer):
     updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
+    def to_internal_value(self, data):
+        """An unknown filter is refused, naming it: ignored, a misspelt one (``document_idz``) would
+        silently search everything the member may read instead of what was asked (found attacking the demo)."""
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, dict) else []
+        if unknown:
+            raise serializers.ValidationError({unknown[0]: [f"unknown filter; known: {', '.join(self.fields)}"]})
+        return super().to_internal_value(data)
+
 
 class SearchInputSerializer(serializers.Serializer):
     query = LimitedCharField(max_length=MAX_QUERY_CHARS)

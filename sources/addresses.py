@@ -28,9 +28,17 @@ def _addresses(host: str, port: int) -> list[str]:
 
 
 def address_allowed(address: str) -> bool:
+    """Whether ``address`` is public. IPv6 forms that carry an IPv4 address or reach a private network
+    count as what they lead to: IPv4-mapped as its IPv4 address; 6to4 (``2002::/16``: a 6to4 relay or
+    tunnel sends it to the IPv4 address inside, ``2002:7f00:1::`` to 127.0.0.1), Teredo and the
+    deprecated site-local ``fec0::/10`` (routed inside a site), which Python counts as global, are
+    refused outright (found attacking the demo)."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.sixtofour is not None or ip.teredo is not None or ip.is_site_local:
+            return False
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
     return ip.is_global and not (ip.is_multicast or ip.is_reserved)
 
 

@@ -109,7 +109,11 @@ def source_preview(*, source: Source) -> dict:
 def _preview_of(source: Source, listing, stored: dict, slugs: dict) -> dict:
     access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
     access_file = access.AccessFile()
-    if access_entry is not None and not access_entry.skip:
+    if access_entry is not None and access_entry.skip:
+        # A link, a Git LFS pointer...: what it narrows cannot be read, and without it every item would
+        # get the wider policy the file was there to narrow -- every item fails instead (fail closed).
+        access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {access_entry.skip}; it is not read")
+    elif access_entry is not None:
         try:
             access_file = access.parse_access_file(
                 access_entry.read(), group_ids={s: g for g, s in slugs.items()},

@@ -434,7 +434,11 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
                             "(BULKHEAD_SOURCE_MAX_FILES): narrow it with include/exclude", timings=timings)
         return
     access_file = access.AccessFile()
-    if access_entry is not None and not access_entry.skip:
+    if access_entry is not None and access_entry.skip:
+        # A link, a Git LFS pointer...: what it narrows cannot be read, and without it every item would
+        # get the wider policy the file was there to narrow -- every item fails instead (fail closed).
+        access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {access_entry.skip}; it is not read")
+    elif access_entry is not None:
         try:
             group_ids = {slug: gid for gid, slug in run.slugs.items()}
             access_file = access.parse_access_file(

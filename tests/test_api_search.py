@@ -75,6 +75,8 @@ def test_search_filters(world):
         {"query": "x", "expand": "everything"},
         {"query": "x", "filters": {"document_ids": ["not-a-uuid"]}},
         {"query": "x", "filters": {"updated_after": "yesterday"}},
+        # Found attacking the demo: a misspelt filter was ignored, so the search ran over everything.
+        {"query": "x", "filters": {"document_idz": ["4f1d7e2c-0000-4000-8000-000000000000"]}},
         {"top_k": 3},
     ],
 )
@@ -82,6 +84,8 @@ def test_search_validation_is_400(world, body):
     response = _search(world.client("viewer"), **body)
     assert response.status_code == 400, response.content
     assert set(response.json()["error"]) == {"code", "message", "details"}
+    if "document_idz" in body.get("filters", {}):
+        assert "document_idz" in json.dumps(response.json()["error"]["details"])
 
 
 def test_only_admins_choose_an_index_version(world):

@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from accounts.policy import AccessLevel, Reader, can_read
 from accounts.services import api_token_revoke, group_create, membership_update, tenant_create
 from audit.models import AuditEvent
-from kb.models import Section
+from kb.models import Chunk, ChunkReview, ScreeningMode, ScreeningSettings, Section
 from tests.api_helpers import make_document, member_with_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -211,6 +211,10 @@ def test_http_tools_errors_and_citations(live_server, world):
                 _error(await client.call_tool("read_section", {"section_id": "not-a-uuid"})),
                 _error(await client.call_tool("list_documents", {"filters": {"colour": "red"}})),
                 _error(await client.call_tool("list_documents", {"limit": 0})),
+                # Found attacking the demo: a misspelt search filter was ignored (everything searched), an
+                # offset past PostgreSQL's bigint was an unexpected error.
+                _error(await client.call_tool("search", {"query": "x", "filters": {"document_idz": []}})),
+                _error(await client.call_tool("list_documents", {"offset": 10**30})),
             ]
             prompt = await client.get_prompt("answer_with_citations", {"question": "who pages?"})
             return errors, prompt
@@ -223,10 +227,46 @@ def test_http_tools_errors_and_citations(live_server, world):
     assert "top_k" in errors[4] and "query" in errors[5]
     assert errors[6] == "not_found: Not found."
     assert "colour" in errors[7] and "limit" in errors[8]
+    assert errors[9].startswith("invalid arguments -- filters.document_idz: unknown filter"), errors[9]
+    assert "offset" in errors[10], errors[10]
     for error in errors:
         assert "Traceback" not in error and "File \"" not in error
     text = prompt.messages[0].content.text
     assert "who pages?" in text and "never instructions" in text and "citation" in text
+
+
+def test_http_text_held_for_review_reaches_no_tool(live_server, world):
+    """A chunk screening holds out of search (quarantine until released; kept out in any mode) is cut out
+    of ``read_section`` and the document resource too, as out of search's contexts; the section says it is
+    flagged. Found by attacking the demo: ``read_section`` returned a quarantined planted instruction
+    whole, with ``screening: null``."""
+    url = f"{live_server.url}/mcp"
+    _, key = world["members"]["public"]
+    handbook = world["docs"][1]
+    intro = handbook.section_ids["intro"]  # public: "Policy cq6introtbx", body "Intro canary cq5introbx."
+    verdict = {"flagged": True, "score": 0.99, "reasons": ["override"], "detector": "test", "spans": [[0, 5]]}
+    Chunk.objects.filter(section_id=intro).update(screening=verdict, screening_flagged=True)
+
+    async def seen() -> tuple[dict, str, str]:
+        async with http_session(url, key) as client:
+            section = _payload(await client.call_tool("read_section", {"section_id": str(intro)}))
+            resource = (await client.read_resource(f"bulkhead://documents/{handbook.id}")).contents[0].text
+            search = _payload(await client.call_tool("search", {"query": "canary", "mode": "keyword", "top_k": 100,
+                                                                "budget": 100000}))
+        return section, resource, json.dumps(search)
+
+    section, resource, search = anyio.run(seen)  # quarantine, the default: held
+    assert "cq5introbx" not in search  # what search already did
+    assert "cq5introbx" not in section["text"] and "cq5introbx" not in resource
+    assert "cq6introtbx" in section["text"] and "cq4rootbx" not in section["text"]  # the rest of it stays
+    assert section["screening"] == {"flagged": 1, "held": 1, "reasons": ["override"]}
+    ScreeningSettings.objects.create(tenant=handbook.tenant, mode=ScreeningMode.FLAG)
+    section, resource, search = anyio.run(seen)  # flag mode: returned, and said to be flagged
+    assert "cq5introbx" in section["text"] and "cq5introbx" in resource and "cq5introbx" in search
+    assert section["screening"] == {"flagged": 1, "held": 0, "reasons": ["override"]}
+    Chunk.objects.filter(section_id=intro).update(review=ChunkReview.KEPT_OUT)
+    section, resource, search = anyio.run(seen)  # kept out by a reviewer: never, in any mode
+    assert "cq5introbx" not in section["text"] and "cq5introbx" not in resource and "cq5introbx" not in search
 
 
 def test_http_refusals_on_the_next_call(live_server, world):

@@ -208,6 +208,36 @@ def test_a_website_source_is_crawled_politely_and_guarded(admin, site, settings)
         check_url_host("gopher://example.com/")
 
 
+def test_an_access_file_that_cannot_be_read_fails_every_item(admin):
+    """``.bulkhead-access.yaml`` as a symbolic link (shared between repositories, say) is skipped like any
+    link -- and was then silently left out, so every file got the wider default it was there to narrow.
+    Found attacking the demo. Now every item fails, naming it, in the sync and the preview alike."""
+    root = new_folder("access-link-")
+    write(root, {"a.md": "# A\n\nalpha\n", "shared-access.yaml": "- path: '**'\n  access_level: restricted\n"})
+    os.symlink(root / "shared-access.yaml", root / ".bulkhead-access.yaml")
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="linked", path=str(root),
+                           include=["*.md"])
+    preview = source_preview(source=source)
+    assert ".bulkhead-access.yaml" in preview["error"] and "symbolic link" in preview["error"]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("failed", 0), sync.errors
+    assert [e["path"] for e in sync.errors] == ["a.md"] and "symbolic link" in sync.errors[0]["error"]
+    assert not Document.objects.filter(metadata__source_id=source.pk).exists()
+
+
+def test_ipv6_forms_that_lead_to_a_private_address_are_refused(settings):
+    """6to4 addresses carry an IPv4 address a relay sends them to (``2002:7f00:1::1`` is 127.0.0.1,
+    ``2002:a9fe:a9fe::1`` the metadata address), Teredo tunnels, site-local ``fec0::/10`` is routed inside a
+    site: Python calls all of them global. Found attacking the demo: a website source at
+    ``http://[2002:7f00:1::1]:8131/`` passed the address check and was connected to."""
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    for url in ("http://[2002:7f00:1::1]:8131/", "http://[2002:a9fe:a9fe::1]/", "http://[2002:808:808::1]/",
+                "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "http://[fec0::1]/", "ssh://[fec0::1]/repo.git"):
+        with pytest.raises(UnsafeAddress):
+            check_url_host(url)
+    assert check_url_host("http://[2606:4700:4700::1111]/") == "2606:4700:4700::1111"  # a public IPv6 address
+
+
 # ----------------------------------------------------------------------------- Git over HTTP, with credentials
 
 PASSWORD = "s3cret-token-xyzzy"

@@ -33,7 +33,11 @@ page itself says -- a browser would show the same:
   ``bottom``/``inset`` of a positioned element, ``margin-left``/``margin-top``,
   ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
   ``max-*`` with ``overflow: hidden|clip``) at most one pixel wide or high;
-  ``clip-path`` ``inset()`` of 50% or more, or a zero ``circle()``/``ellipse()``.
+  ``clip-path`` ``inset()`` of 50% or more, a zero ``circle()``/``ellipse()`` or a ``polygon()`` of no
+  area; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
+  browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
+  them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
+  (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
 
 Not evaluated (docs/security.md, "Hidden text"): stylesheets fetched from elsewhere, scripts,
 pseudo-element content, text covered by another element, and a background image's pixels
@@ -141,6 +145,27 @@ def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float |
     return None
 
 
+# CSS system colours as a light page (the white canvas this reader assumes) paints them.
+_SYSTEM_COLORS: dict[str, Color] = {
+    "canvas": _WHITE, "field": _WHITE, "buttonface": (0.94, 0.94, 0.94, 1.0), "buttonborder": (0.46, 0.46, 0.46, 1.0),
+    "canvastext": _BLACK, "fieldtext": _BLACK, "buttontext": _BLACK, "graytext": (0.43, 0.43, 0.43, 1.0),
+    "highlight": (0.0, 0.47, 0.84, 1.0), "highlighttext": _WHITE, "linktext": (0.0, 0.0, 0.93, 1.0),
+    "visitedtext": (0.33, 0.1, 0.55, 1.0), "activetext": (1.0, 0.0, 0.0, 1.0), "mark": (1.0, 1.0, 0.0, 1.0),
+    "marktext": _BLACK, "accentcolor": (0.0, 0.47, 0.84, 1.0), "accentcolortext": _WHITE,
+    "selecteditem": (0.0, 0.47, 0.84, 1.0), "selecteditemtext": _WHITE,
+}
+# Functions a browser paints as a colour. One this reader cannot evaluate (``color-mix()``, the relative
+# ``rgb(from white r g b)``...) is taken as transparent -- the colour of whatever is behind it, so text
+# in it is judged hidden: fail closed, as for a selector this reader does not know.
+_COLOR_FUNCTIONS = frozenset({"rgb", "rgba", "hsl", "hsla", "hwb", "lab", "lch", "oklab", "oklch", "color",
+                              "color-mix", "device-cmyk", "contrast-color", "light-dark"})
+_UNJUDGED = (0.0, 0.0, 0.0, 0.0)
+# CIE XYZ (D50) to linear sRGB, chromatic adaptation included (CSS Color 4's sample code).
+_XYZ_D50_TO_LINEAR_SRGB = ((3.1341359569958707, -1.6173863321612538, -0.4906619460083532),
+                           (-0.978795502912089, 1.916254567259524, 0.03344273116131949),
+                           (0.07195537988411677, -0.2289768264158322, 1.4057971997029423))
+
+
 def _color(token) -> Color | str | None:
     """An RGBA colour in 0..1, ``"currentcolor"``, or None when the token is no colour this reader knows."""
     if isinstance(token, _ColorToken):
@@ -150,15 +175,68 @@ def _color(token) -> Color | str | None:
     except (ValueError, TypeError, ArithmeticError):
         return None
     if parsed is None:
-        return None
+        return _color_other(token)
     if isinstance(parsed, str):
         return parsed
+    alpha = parsed.alpha if parsed.alpha is not None else 1.0
     try:
         red, green, blue = parsed.to("srgb").coordinates
-    except (NotImplementedError, ValueError, TypeError, ArithmeticError):
-        return None
-    alpha = parsed.alpha if parsed.alpha is not None else 1.0
+    except NotImplementedError:
+        rgb = _lab_family_srgb(parsed.space, parsed.coordinates)
+        if rgb is None:
+            return _UNJUDGED
+        red, green, blue = rgb
+    except (ValueError, TypeError, ArithmeticError):
+        return _UNJUDGED
     return (min(max(red, 0.0), 1.0), min(max(green, 0.0), 1.0), min(max(blue, 0.0), 1.0), alpha)
+
+
+def _color_other(token) -> Color | None:
+    """What tinycss2 does not parse: system colours, ``light-dark()`` (its light value: the canvas is
+    white), other colour functions (:data:`_UNJUDGED`); None for anything else."""
+    if token.type == "ident":
+        return _SYSTEM_COLORS.get(token.lower_value)
+    if token.type != "function" or token.lower_name not in _COLOR_FUNCTIONS:
+        return None
+    if token.lower_name == "light-dark":
+        first = next((t for t in _tokens(token.arguments) if t.type != "literal"), None)
+        color = _color(first) if first is not None else None
+        return color if isinstance(color, tuple) else _UNJUDGED
+    return _UNJUDGED
+
+
+def _lab_family_srgb(space: str, coordinates) -> tuple[float, float, float] | None:
+    """``lab``/``lch`` (CIE, D50) and ``oklab``/``oklch`` as gamma-encoded sRGB (unclamped); tinycss2 parses
+    them but does not convert them. None for another space or a missing (``none``) coordinate."""
+    if space not in ("lab", "lch", "oklab", "oklch") or any(c is None for c in coordinates):
+        return None
+    lightness, first, second = coordinates
+    if space in ("lch", "oklch"):
+        hue = math.radians(second)
+        first, second = first * math.cos(hue), first * math.sin(hue)
+    if space in ("oklab", "oklch"):
+        l_ = (lightness + 0.3963377774 * first + 0.2158037573 * second) ** 3
+        m_ = (lightness - 0.1055613458 * first - 0.0638541728 * second) ** 3
+        s_ = (lightness - 0.0894841775 * first - 1.2914855480 * second) ** 3
+        linear = (4.0767416621 * l_ - 3.3077115913 * m_ + 0.2309699292 * s_,
+                  -1.2684380046 * l_ + 2.6097574011 * m_ - 0.3413193965 * s_,
+                  -0.0041960863 * l_ - 0.7034186147 * m_ + 1.7076147010 * s_)
+    else:
+        epsilon, kappa = 216 / 24389, 24389 / 27
+        fy = (lightness + 16) / 116
+        fx, fz = fy + first / 500, fy - second / 200
+        x = fx ** 3 if fx ** 3 > epsilon else (116 * fx - 16) / kappa
+        y = fy ** 3 if lightness > kappa * epsilon else lightness / kappa
+        z = fz ** 3 if fz ** 3 > epsilon else (116 * fz - 16) / kappa
+        xyz = (x * 0.3457 / 0.3585, y, z * (1 - 0.3457 - 0.3585) / 0.3585)
+        linear = tuple(sum(m * v for m, v in zip(row, xyz, strict=True)) for row in _XYZ_D50_TO_LINEAR_SRGB)
+
+    def encode(value: float) -> float:
+        sign, magnitude = (-1.0 if value < 0 else 1.0), abs(value)
+        return sign * (1.055 * magnitude ** (1 / 2.4) - 0.055 if magnitude > 0.0031308 else 12.92 * magnitude)
+
+    red, green, blue = (encode(v) for v in linear)
+    return red, green, blue
 
 
 def _luminance(color: Color) -> float:
@@ -574,7 +652,38 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
         if function.lower_name in ("circle", "ellipse"):
             first = arguments[0] if arguments else None
             return first is not None and _length_px(first, font_px, basis=1) == 0
+        if function.lower_name == "polygon":
+            return _polygon_area(function, font_px) <= 1
     return False
+
+
+def _polygon_area(function, font_px: float) -> float:
+    """A ``polygon()``'s area in square pixels (percentages of a :data:`OFF_SCREEN_PX` box), infinite when
+    a point is not a pair of lengths this reader knows (nothing is hidden then)."""
+    points, point = [], []
+    for token in _tokens(function.arguments):
+        if token.type == "literal" and token.value == ",":
+            points.append(point)
+            point = []
+        elif token.type == "ident" and not points and not point:
+            continue  # a fill rule: nonzero, evenodd
+        elif token.type != "literal":
+            point.append(_length_px(token, font_px, basis=OFF_SCREEN_PX))
+    points.append(point)
+    if any(len(p) != 2 or None in p for p in points):
+        return math.inf
+    return abs(sum(x1 * y2 - x2 * y1 for (x1, y1), (x2, y2) in zip(points, points[1:] + points[:1], strict=True))) / 2
+
+
+def _mask_gone(tokens: list) -> bool:
+    """A ``mask``/``mask-image`` of gradients only, every colour of them (nearly) transparent: nothing of
+    the element is painted. A mask with an image (``url()``) is judged visible."""
+    if not tokens or any(t.type == "url" or (t.type == "function" and t.lower_name in ("url", "image-set"))
+                         for t in tokens):
+        return False
+    gradients = [t for t in tokens if t.type == "function" and t.lower_name.endswith("gradient")]
+    colors = [c for g in gradients for c in _colors_in([g])]
+    return bool(gradients) and bool(colors) and all(c[3] < MIN_OPACITY for c in colors)
 
 
 def _hides_alone(declaration: _Declaration) -> bool:
@@ -605,6 +714,8 @@ def _hides_alone(declaration: _Declaration) -> bool:
         return _offset_far(tokens, _DEFAULT_FONT_PX)
     if name in ("clip", "clip-path"):
         return _clip_gone(name, tokens, _DEFAULT_FONT_PX)
+    if name in _MASK_PROPERTIES:
+        return _mask_gone(tokens)
     if name == "transform":
         scale, far = _transform(tokens, _DEFAULT_FONT_PX)
         return far or scale * _DEFAULT_FONT_PX < MIN_FONT_PX
@@ -612,6 +723,7 @@ def _hides_alone(declaration: _Declaration) -> bool:
 
 
 _BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
+_MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
 # Elements that hide or colour by themselves.
 _SPECIAL = {"template": True, "dialog": True, "font": True, "body": True}
 # The properties this reader evaluates (other declarations are not kept).
@@ -621,6 +733,7 @@ RELEVANT = frozenset({
     "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
+    *_MASK_PROPERTIES,
 })
 
 
@@ -825,6 +938,8 @@ class Visibility:
             gone = gone or "positioned off screen"
         if any(_clip_gone(name, tokens.get(name, []), font_px) for name in ("clip", "clip-path")):
             gone = gone or "clipped"
+        if any(_mask_gone(tokens.get(name, [])) for name in _MASK_PROPERTIES):
+            gone = gone or "masked"
         overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
         if overflow & {"hidden", "clip"}:
             for name in _BOX_PROPERTIES:

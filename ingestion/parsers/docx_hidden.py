@@ -7,7 +7,9 @@ own -- and says why a run is not shown:
 * ``w:vanish`` (hidden text), ``w:specVanish``, ``w:webHidden``. Hidden text is a *toggle*
   property: direct formatting decides; without it, any style that sets it hides (Word would
   cancel two levels that both set it; hiding more is the safe side);
-* a font under 2 pt (``w:sz`` is in half-points) or squeezed under 10% wide (``w:w``);
+* a font under 2 pt (``w:sz`` is in half-points) or squeezed under 10% wide (``w:w``), or fitted
+  into under half a point a character (``w:fitText``); raised or lowered 750 pt or more
+  (``w:position``): off the page;
 * a text colour (``w:color``, its ``w:themeColor`` read from the theme part) whose contrast
   with the background behind it is under
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`: the run's highlight, else its
@@ -30,6 +32,10 @@ _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 _NS = {"w": _W, "a": _A}
 MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
 MIN_WIDTH_PERCENT = 10
+# w:position (half-points) that moves text as far as CSS's off-screen offsets (1,000 px = 750 pt).
+MAX_POSITION_HALF_POINTS = 1500
+# w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
+MIN_FIT_POINTS_PER_CHARACTER = 0.5
 _FALSE = frozenset({"0", "false", "off"})
 _HIDING = ("vanish", "specVanish", "webHidden")
 # w:highlight values (ST_HighlightColor) as RGB.
@@ -45,6 +51,19 @@ _THEME_SLOTS = {"dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2"
                 "accent2": "accent2", "accent3": "accent3", "accent4": "accent4", "accent5": "accent5",
                 "accent6": "accent6", "hyperlink": "hlink", "followedHyperlink": "folHlink"}
 _THEME_DEFAULTS = {"dk1": "000000", "lt1": "FFFFFF", "dk2": "44546A", "lt2": "E7E6E6"}
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _first_value(levels: list[etree._Element], name: str) -> float | None:
+    """The numeric ``w:val`` of the first level (the run's own first) that sets ``w:name``."""
+    element = next((level.find(f"w:{name}", _NS) for level in levels if level.find(f"w:{name}", _NS) is not None), None)
+    return _number(element.get(_w("val"))) if element is not None else None
 
 
 def _w(name: str) -> str:
@@ -220,6 +239,14 @@ class RunVisibility:
                     return "text squeezed too narrow to read"
             except ValueError:
                 pass
+        position = _first_value(levels, "position")
+        if position is not None and abs(position) >= MAX_POSITION_HALF_POINTS:
+            return "text raised or lowered off the page"
+        fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
+        fit_twips = _number(fit.get(_w("val"))) if fit is not None else None
+        characters = sum(len(t.text or "") for t in run.findall("w:t", _NS))
+        if fit_twips is not None and characters and fit_twips / 20 / characters < MIN_FIT_POINTS_PER_CHARACTER:
+            return "text fitted into a width too narrow to read"
         color_element = next((level.find("w:color", _NS) for level in levels
                               if level.find("w:color", _NS) is not None), None)
         if color_element is not None:

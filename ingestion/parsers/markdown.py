@@ -58,7 +58,7 @@ from markdown_it.token import Token
 
 from accounts.policy import Policy
 from ingestion.parsers import access_markers
-from ingestion.parsers.markdown_hidden import MarkdownHidden, hidden_ranges
+from ingestion.parsers.markdown_hidden import REFERENCES_ENV_KEY, MarkdownHidden, hidden_ranges, recording_references
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.tables import column_names, serialize_row
@@ -70,7 +70,8 @@ from ingestion.structure import Block, ParsedDocument, ParseError
 # levels per list level): past it, markdown-it leaves the rest of the container
 # unparsed, inside its top-level item's span and so inside that item's block.
 _MAX_NESTING = 40
-_BLOCK_MD = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
+_BLOCK_MD = recording_references(
+    MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline"))
 _INLINE_MD = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
 # Longer inline content (a 5 MB heading...) is used raw rather than inline-parsed.
 _MAX_INLINE_PARSE = 4096
@@ -318,10 +319,11 @@ class _MarkdownParser:
         skipped = self.front_matter_lines()
         # Blank the front matter out (same number of lines) so token maps stay file line numbers.
         source = "\n" * skipped + self.text[self.lines.start(skipped) :] if skipped else self.text
-        tokens = _BLOCK_MD.parse(source)
+        env: dict = {}
+        tokens = _BLOCK_MD.parse(source, env)
         # What a reader of the rendered page does not see (markdown_hidden): titles and cells are
         # taken without it, and it is cut out of the text once the structure is built.
-        self.hidden = hidden_ranges(self.text, tokens, self.lines)
+        self.hidden = hidden_ranges(self.text, tokens, self.lines, env.get(REFERENCES_ENV_KEY, ()))
         i = 0
         while i < len(tokens):
             token = tokens[i]

@@ -234,7 +234,8 @@ def _inline_children(content: str) -> list[Token] | None:
 class MarkdownHidden:
     """The hidden ranges of a Markdown file, from its block tokens (see the module docstring)."""
 
-    def __init__(self, text: str, tokens: Sequence[Token], lines: LineIndex | None = None) -> None:
+    def __init__(self, text: str, tokens: Sequence[Token], lines: LineIndex | None = None,
+                 references: Sequence[tuple[int, int]] = ()) -> None:
         self.text = text
         self.lines = lines if lines is not None else LineIndex(text)
         self.ranges: list[tuple[int, int]] = []
@@ -247,6 +248,9 @@ class MarkdownHidden:
                                                and HTML_TAG_RE.search(token.content))
                 for token in tokens):
             self._find(tokens)  # the file has HTML (a "<" in code only is text)
+        if references:  # link reference definitions: never rendered (``[//]: # (a "comment")``)
+            self.ranges = merge_ranges([*self.ranges, *(
+                (self.lines.start(first), self.lines.end(last - 1)) for first, last in references if last > first)])
         self._starts = [start for start, _ in self.ranges]
 
     # -- queries --------------------------------------------------------------------------------------
@@ -506,6 +510,32 @@ class MarkdownHidden:
             position = end
 
 
-def hidden_ranges(text: str, tokens: Sequence[Token], lines: LineIndex | None = None) -> MarkdownHidden:
-    """The hidden characters of Markdown ``text`` parsed into block ``tokens`` (see :class:`MarkdownHidden`)."""
-    return MarkdownHidden(text, tokens, lines)
+def hidden_ranges(text: str, tokens: Sequence[Token], lines: LineIndex | None = None,
+                  references: Sequence[tuple[int, int]] = ()) -> MarkdownHidden:
+    """The hidden characters of Markdown ``text`` parsed into block ``tokens`` (see :class:`MarkdownHidden`);
+    ``references``: the line spans of its link reference definitions (:func:`recording_references`)."""
+    return MarkdownHidden(text, tokens, lines, references)
+
+
+REFERENCES_ENV_KEY = "bulkhead_reference_lines"
+
+
+def recording_references(md: MarkdownIt) -> MarkdownIt:
+    """``md`` whose block parser records the line span ``(first, last)`` (last exclusive) of every link
+    reference definition in ``env[REFERENCES_ENV_KEY]``. A definition renders to nothing -- ``[//]: # (...)``
+    is the usual way to write a comment in Markdown, and an unused ``[x]: url "title"`` shows not even a
+    tooltip -- yet the file is kept as written, so its text reached the model (found attacking the demo).
+    Footnote definitions (``[^1]: ...``), which GitHub renders, are not recorded."""
+    from markdown_it.rules_block import reference
+
+    def recording(state, start_line: int, end_line: int, silent: bool) -> bool:
+        if not reference(state, start_line, end_line, silent):
+            return False
+        # ``[^label]: text`` is a footnote where footnotes are rendered (GitHub): shown, so kept.
+        footnote = state.src.startswith("[^", state.bMarks[start_line] + state.tShift[start_line])
+        if not silent and not footnote:
+            state.env.setdefault(REFERENCES_ENV_KEY, []).append((start_line, state.line))
+        return True
+
+    md.block.ruler.at("reference", recording)
+    return md
