@@ -64,6 +64,12 @@ _PIECE_RE = re.compile(
     re.DOTALL | re.VERBOSE,
 )
 _TAG_NAME_RE = re.compile(r"<\s*(/?)\s*([A-Za-z][A-Za-z0-9-]*)")
+# An attribute of a start tag and its value (quoted or bare), after the tag's name.
+_ATTRIBUTE_RE = re.compile(
+    r"""[\s"'/](?P<name>[^\s"'>/=]+)\s*=\s*(?:"(?P<value>[^"]*)"|'(?P<value2>[^']*)'|(?P<value3>[^\s"'=<>`]+))"""
+)
+_ATTRIBUTES_KEPT = frozenset({"href", "src", "alt", "title", "cite"})
+_VALUED_TAG_RE = re.compile(r"<[A-Za-z][^>]*=")  # a start tag with an attribute value: see _Page.tag
 _STYLED_RE = re.compile(r"<\s*style|stylesheet", re.IGNORECASE)
 _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r")\b", re.IGNORECASE)
 # Inline HTML that can hide something, or be removed, without a style sheet: comments, declarations,
@@ -160,6 +166,15 @@ class _Page:
         self.parts.append(source)
         after = self.anchor()
         self.pieces.append(_Piece(content, start, end, [before, after]))
+        if not closing:
+            # Attribute values no reader is shown (a hidden input's value, a meta's content, data-*):
+            # removed whatever the element's visibility. What Markdown's own links and images keep
+            # (a link's address and title, an image's alt text) stays, as it does for them: screened.
+            for attribute in _ATTRIBUTE_RE.finditer(source):
+                group = next(g for g in ("value", "value2", "value3") if attribute[g] is not None)
+                first, last = attribute.span(group)
+                if attribute["name"].lower() not in _ATTRIBUTES_KEPT and last > first:
+                    self.pieces.append(_Piece(content, start + first, start + last, always=True))
         if name:
             self.tags.append(_Tag(name, closing, after))
             if not closing and name in _FORMATTING and _MAY_HIDE_RE.search(source):
@@ -403,10 +418,10 @@ class MarkdownHidden:
     def _inline(self, page: _Page, token: Token) -> _Content:
         content = _Content(token.content, token.map[0], token.map[1])
         if not self._styled and ("<" not in content.text or (
-                _MAY_HIDE_RE.search(content.text) is None
+                _MAY_HIDE_RE.search(content.text) is None and _VALUED_TAG_RE.search(content.text) is None
                 and not (page.hiding_formatting and _FORMATTING_END_RE.search(content.text)))):
-            # No style sheet, and no tag here that can hide (or be removed) by itself: its tags, if any,
-            # change nothing (at worst a closing tag would end a hidden element early: hiding more).
+            # No style sheet, and no tag here that can hide (or be removed) by itself or carries an
+            # attribute value: its tags, if any, change nothing (at worst a closing tag would end a hidden element early: hiding more).
             page.pieces.append(_Piece(content, 0, len(content.text), [page.anchor()]))
             return content
         children = _inline_children(content.text)

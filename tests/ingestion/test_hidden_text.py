@@ -348,14 +348,27 @@ def test_markdown_footnotes_and_used_links_stay_visible():
     assert "https://x.example" not in doc.text and removed(doc) > 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open, found attacking the demo: Markdown is kept as written, so the attributes of its raw HTML "
-    "(a hidden input's value, a meta's content) reach the model though no reader sees them"))
 @pytest.mark.parametrize("markup", [f'<input type="hidden" value="{PAYLOAD}">', f'<meta content="{PAYLOAD}">',
-                                    f'<span data-note="{PAYLOAD}">x</span>'])
+                                    f'<span data-note="{PAYLOAD}">x</span>',
+                                    f"<div class=note data-x='{PAYLOAD}'>x</div>",
+                                    f'<abbr data-x={PAYLOAD}>x</abbr>'])
 def test_markdown_raw_html_attributes_never_reach_the_model(markup):
-    doc = parsed(f"# T\n\n{VISIBLE} {markup} {AFTER}\n", "note.md")
-    assert not reaches_model(doc, PAYLOAD)
+    """Found attacking the demo: Markdown is kept as written, so the attribute values of its raw HTML
+    reached the model though no reader sees them; inline and as an HTML block."""
+    for source in (f"# T\n\n{VISIBLE} {markup} {AFTER}\n", f"# T\n\n{markup}\n\n{VISIBLE}\n"):
+        doc = parsed(source, "note.md")
+        assert not reaches_model(doc, PAYLOAD), source
+        assert VISIBLE in doc.text
+
+
+def test_markdown_raw_html_keeps_what_its_links_and_images_keep():
+    """A link's address and title and an image's alt text stay (as Markdown's own links keep them, screened)."""
+    source = ('# T\n\nSee <a href="https://example.org/guide" title="The guide">the guide</a> and '
+              '<img src="chart.png" alt="Revenue by quarter">.\n')
+    doc = parsed(source, "note.md")
+    for kept in ("https://example.org/guide", "The guide", "the guide", "chart.png", "Revenue by quarter"):
+        assert kept in doc.text, kept
+    assert [s.hidden_chars_removed for s in doc.sections] == [0, 0]
 
 
 def test_markdown_spans_point_into_the_text_without_what_was_removed():
