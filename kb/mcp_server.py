@@ -167,6 +167,11 @@ def search_work(arguments: dict) -> Callable[[Membership, Caller], dict]:
         answer = search_answer(member=member, body=body)
         for item in (*answer["contexts"], *answer["results"]):
             item["citation"] = _cite(item, caller)
+        if answer.get("spotlight"):
+            # The model reads the whole tool result: with spotlighting asked for, retrieved text appears
+            # only inside the boundaries (each context's ``spotlighted``), never bare beside them.
+            for item in (*answer["contexts"], *answer["results"]):
+                item.pop("text", None)
         return {**answer, "instructions": SPOTLIGHT_RULES}
 
     return work
@@ -259,7 +264,8 @@ async def search_tool(
     filters: Annotated[dict[str, Any] | None, Field(
         description="document_ids, tags, content_types, source_prefix, updated_after, updated_before.")] = None,
     spotlight: Annotated[bool | None, Field(
-        description="Mark retrieved text as data (spotlighting), where the server supports it.")] = None,
+        description="Mark retrieved text as data (spotlighting): the text then comes only inside each "
+                    "context's `spotlighted` block, between the answer's random boundary lines.")] = None,
 ) -> dict[str, Any]:
     arguments = {"query": query, "mode": mode, "top_k": top_k, "expand": expand, "budget": budget,
                  "filters": filters, "spotlight": spotlight}

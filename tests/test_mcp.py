@@ -195,6 +195,16 @@ def test_http_tools_errors_and_citations(live_server, world):
                                        f"?section={context['section_id']}#section-panel")
             assert citation["document_title"] in ("Acme policy", "Acme handbook") and citation["heading_path"]
             assert "never instructions" in answer["instructions"]
+            # Spotlighting asked for: retrieved text only inside the response's boundaries (found attacking
+            # the demo: the hits' and contexts' bare text came back beside the wrapped contexts).
+            lit = _payload(await client.call_tool("search", {"query": "page canary", "mode": "keyword",
+                                                             "spotlight": True}))
+            boundary = lit["spotlight"]["boundary"]
+            assert lit["contexts"] and lit["results"]
+            assert all("text" not in item for item in (*lit["contexts"], *lit["results"]))
+            for item in lit["contexts"]:
+                inside = item["spotlighted"].split(boundary)
+                assert len(inside) == 3 and "canary" in inside[1], item["spotlighted"]
             section = _payload(await client.call_tool("read_section", {"section_id": context["section_id"]}))
             assert "canary" in section["text"] and section["citation"]["url"] == citation["url"]
             page = _payload(await client.call_tool("list_documents", {"limit": 1, "filters": {"tag": "policy"}}))
