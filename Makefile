@@ -44,13 +44,15 @@ browser:
 # databases). The db tier waits on workers, servers and the browser for much of its time: the unit tier
 # and the other processes use that. OMP_NUM_THREADS=1: four or more processes share two cores, and the
 # embedding model's own threads only spin against each other there (a third less CPU per embedding,
-# docs/benchmarks.md "The suite").
+# docs/benchmarks.md "The suite"). BULKHEAD_PG_NON_DURABLE=1: the test folder's PostgreSQL commits without
+# waiting for the disk (fsync, synchronous_commit and full_page_writes off; bulkhead/embedded_services.py):
+# its data is thrown away anyway; the demo's server keeps the defaults.
 # Either tier failing fails the target. The last lines printed are what failed in each
 # tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
 	@mkdir -p .data/test && : > .data/test/db-tier.log
-	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
+	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 BULKHEAD_PG_NON_DURABLE=1 bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
 		db=0; $(PY) -m bulkhead.embedded_services start >/dev/null || db=$$?; \
 		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 3 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \

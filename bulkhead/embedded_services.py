@@ -180,9 +180,14 @@ def _write_settings(pgdata: Path) -> None:
     text = conf.read_text()
     if include not in text:
         conf.write_text(text.rstrip("\n") + f"\n{include}\n")
+    settings = f"shared_buffers = {shared_buffers_mb()}MB\n"
+    if os.environ.get("BULKHEAD_PG_NON_DURABLE") == "1":
+        # PostgreSQL's "non-durable settings" (its manual, "Non-Durable Settings"): for a server whose data
+        # may be lost in a crash -- the test suite's throwaway folder (``make test``), never the demo's.
+        # Commits wait for no disk flush; the database itself behaves the same.
+        settings += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
     (pgdata / "bulkhead.conf").write_text(
-        "# Written by bulkhead/embedded_services.py at every start: the embedded server's settings.\n"
-        f"shared_buffers = {shared_buffers_mb()}MB\n"
+        "# Written by bulkhead/embedded_services.py at every start: the embedded server's settings.\n" + settings
     )
 
 

@@ -141,6 +141,23 @@ def test_the_libraries_read_the_socket_urls_as_the_socket():
     assert (backend.connparams["path"], backend.connparams["db"]) == ("/srv/a b/r.sock", 0)
 
 
+def test_only_the_test_folder_asks_for_a_non_durable_server(monkeypatch, tmp_path):
+    """``make test`` sets BULKHEAD_PG_NON_DURABLE=1 for its throwaway folder: commits then wait for no disk
+    flush. Without it (the demo, ``make web``) the server keeps PostgreSQL's durable defaults."""
+    (tmp_path / "postgresql.conf").write_text("port = 5432\n")
+    monkeypatch.delenv("BULKHEAD_PG_NON_DURABLE", raising=False)
+    embedded_services._write_settings(tmp_path)
+    durable = (tmp_path / "bulkhead.conf").read_text()
+    assert "shared_buffers" in durable and "fsync" not in durable and "synchronous_commit" not in durable
+    assert (tmp_path / "postgresql.conf").read_text().count("include_if_exists = 'bulkhead.conf'") == 1
+    monkeypatch.setenv("BULKHEAD_PG_NON_DURABLE", "1")
+    embedded_services._write_settings(tmp_path)
+    fast = (tmp_path / "bulkhead.conf").read_text()
+    for line in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+        assert line in fast.splitlines(), line
+    assert (tmp_path / "postgresql.conf").read_text().count("include_if_exists = 'bulkhead.conf'") == 1
+
+
 def test_a_socket_path_too_long_fails_with_a_clear_message(monkeypatch, tmp_path):
     deep = tmp_path / ("d" * 100)
     monkeypatch.setenv("BULKHEAD_DATA_DIR", str(deep))
