@@ -246,6 +246,7 @@ def test_inside_a_transaction_a_failing_record_rolls_back_alone(world, caplog):
     """Within a caller's transaction (here the test's): the record's savepoint rolls back, the
     transaction goes on, and the caller's timeouts are as they were."""
     _sql("SET LOCAL lock_timeout = '7s'")
+    _sql("SET LOCAL synchronous_commit = 'on'")  # whatever the server's default (the test folder's is off)
     assert world.client("admin").post("/api/v1/search/", SEARCH, format="json").status_code == 200
     assert AuditEvent.objects.filter(action="search").count() == 1
     _sql("""CREATE FUNCTION audit_test_full() RETURNS trigger LANGUAGE plpgsql AS $$
