@@ -138,6 +138,7 @@ class Command(BaseCommand):
         elif options["subcommand"] == "sources":
             from bench.sources_bench import run
 
+            call_command("migrate", verbosity=0)  # a new data folder has no tables yet
             run(options["docs"], out=self.stdout.write, ingest=not options["no_ingest"],
                 ingest_changes_only=options["ingest_changes_only"])
 
