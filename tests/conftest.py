@@ -336,8 +336,9 @@ def _wait_until_idle(workers: list[WorkerProcess], timeout: float = 30) -> None:
     test's database is truncated: PostgreSQL then reports a deadlock. A solo worker answers no
     control message while it runs a task, so silence counts as busy. Gives up quietly after
     ``timeout`` (``_flush_retries_a_deadlock`` is the second line)."""
-    from bulkhead.celery import app
     from django.conf import settings
+
+    from bulkhead.celery import app
 
     live = [w for w in workers if w.process.poll() is None]
     if not live:
