@@ -43,7 +43,7 @@ from kb.models import (
     ScreeningSettings,
 )
 from kb.search_types import SearchContext, SearchFilters
-from kb.selectors import NOT_FOUND_MESSAGE, parse_uuid
+from kb.selectors import NOT_FOUND_MESSAGE, active_index_version_id, parse_uuid
 
 MODES = tuple(ScreeningMode.values)
 DECISIONS = ("release", "keep_out", "delete_document")
@@ -113,10 +113,12 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
     :class:`Screened`'s holes, not limited to what any reader may read (fail closed)."""
+    version_id = active_index_version_id(tenant_id=tenant_id)  # the one resolver every read uses
+    if version_id is None:
+        return []
     mode = screening_mode(tenant_id=tenant_id)
-    active = IndexVersion.objects.filter(tenant_id=tenant_id, is_active=True).values("pk")[:1]
     rows = (
-        Chunk.objects.filter(tenant_id=tenant_id, index_version_id__in=active, document_id=document_id)
+        Chunk.objects.filter(tenant_id=tenant_id, index_version_id=version_id, document_id=document_id)
         .filter(~returnable_q(mode))
         .values_list("start", "end")
     )
