@@ -48,8 +48,8 @@ _ANCHOR_RE = re.compile(r"bh(\d+)\Z")
 _ANCHOR_ATTRIBUTE = "data-bh-anchor"
 _FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong",
                          "tt", "u"})
-_NEVER_SHOWN = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "template"})
-_RAW_TEXT = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "textarea", "xmp"})
+_NEVER_SHOWN = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "noscript", "template"})
+_RAW_TEXT = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "noscript", "textarea", "xmp"})
 _RAW_END: dict[str, re.Pattern] = {name: re.compile(rf"</{name}[\s/>]|</{name}\Z", re.IGNORECASE)
                                    for name in _RAW_TEXT}
 # HTML inside an HTML block, split as the HTML5 tokenizer does (comments, declarations, tags; the rest text).

@@ -273,6 +273,10 @@ MARKDOWN_VECTORS = {
     "template": f"{VISIBLE}\n\n<template>{PAYLOAD}</template>\n\n{AFTER}",
     "off-screen": f'{VISIBLE} <span style="position:absolute;left:-9999px">{PAYLOAD}</span> {AFTER}',
     "script": f"{VISIBLE}\n\n<script>{PAYLOAD}()</script>\n\n{AFTER}",
+    # Shown only where scripts are off; the HTML parser drops it too (a reader of the rendered page,
+    # scripts on, never sees it).
+    "noscript-block": f"{VISIBLE}\n\n<noscript>{PAYLOAD}</noscript>\n\n{AFTER}",
+    "noscript-inline": f"{VISIBLE} <noscript>{PAYLOAD}</noscript> {AFTER}",
     "style-element-content": f"{VISIBLE}\n\n<style>/* {PAYLOAD} */</style>\n\n{AFTER}",
     "style-class-rule": f'<style>.q {{ visibility: hidden }}</style>\n\n{VISIBLE} <span class="q">{PAYLOAD}</span> '
                         f"{AFTER}",
