@@ -28,6 +28,10 @@ from accounts.policy import AccessLevel, UnknownAccessLevel, parse_level, policy
 
 ACCESS_FILE = ".bulkhead-access.yaml"
 ENTRY_KEYS = {"path", "access_level", "groups"}
+# Every path of a sync is matched against every rule: a source's own file may not make that work
+# unbounded (YAML aliases would let a few bytes repeat an entry thousands of times, so they are refused).
+MAX_ACCESS_FILE_BYTES = 64 * 1024
+MAX_ACCESS_FILE_ENTRIES = 1000
 
 
 class GlobError(ValueError):
@@ -96,9 +100,16 @@ def parse_access_file(
 ) -> AccessFile:
     """Read :data:`ACCESS_FILE`: a YAML list of ``{path, access_level, groups}``. Any fault -- not
     YAML, not a list of mappings, an unknown key, level or group, a bad glob, or an entry that
-    would widen the source's default policy -- refuses the whole file, naming its line."""
+    would widen the source's default policy, a file over :data:`MAX_ACCESS_FILE_BYTES` or
+    :data:`MAX_ACCESS_FILE_ENTRIES`, a YAML alias -- refuses the whole file, naming its line."""
+    if len(content) > MAX_ACCESS_FILE_BYTES:
+        return AccessFile(error=f"{ACCESS_FILE}: larger than {MAX_ACCESS_FILE_BYTES // 1024} KB; it is not read")
     try:
         text = content.decode("utf-8")
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                return AccessFile(error=f"{ACCESS_FILE} line {event.start_mark.line + 1}: YAML aliases (*name) "
+                                        f"are not allowed; write each entry out")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
@@ -108,6 +119,10 @@ def parse_access_file(
         return AccessFile()
     if not isinstance(node, yaml.SequenceNode):
         return AccessFile(error=f"{ACCESS_FILE} line {node.start_mark.line + 1}: expected a list of entries")
+    if len(node.value) > MAX_ACCESS_FILE_ENTRIES:
+        extra = node.value[MAX_ACCESS_FILE_ENTRIES]
+        return AccessFile(error=f"{ACCESS_FILE} line {extra.start_mark.line + 1}: more than "
+                                f"{MAX_ACCESS_FILE_ENTRIES} entries")
     rules = []
     for entry in node.value:
         line = entry.start_mark.line + 1
