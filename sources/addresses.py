@@ -51,12 +51,19 @@ def check_url_host(url: str) -> str:
 
 
 def check_host(host: str, port: int) -> str:
-    """The one address to connect to for ``host``, after checking every address it has."""
-    addresses = _addresses(host, port)
-    if not settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES:
-        refused = [a for a in addresses if not address_allowed(a)]
-        if refused or not addresses:
-            raise UnsafeAddress(f"{host} resolves to an address that is not public; refused")
+    """The one address to connect to for ``host``, after checking every address it has. Without private
+    addresses allowed, a name that does not resolve is refused in the same words as one that resolves to
+    a private address: two messages would tell a tenant's admin which internal names exist (found
+    attacking the demo)."""
+    refusal = f"{host} is not public or does not resolve; refused"
+    if settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES:
+        return _addresses(host, port)[0]
+    try:
+        addresses = _addresses(host, port)
+    except ListingError:
+        raise UnsafeAddress(refusal) from None
+    if not addresses or any(not address_allowed(a) for a in addresses):
+        raise UnsafeAddress(refusal)
     return addresses[0]
 
 

@@ -238,6 +238,18 @@ def test_ipv6_forms_that_lead_to_a_private_address_are_refused(settings):
     assert check_url_host("http://[2606:4700:4700::1111]/") == "2606:4700:4700::1111"  # a public IPv6 address
 
 
+def test_a_name_that_does_not_resolve_is_refused_like_a_private_one(settings):
+    """Found attacking the demo: the preview said "cannot resolve" for a missing name and "not public" for
+    an internal one, so a tenant's admin could map which internal names exist. Both now read alike."""
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    messages = []
+    for host in ("localhost", "no-such-host.invalid"):
+        with pytest.raises(UnsafeAddress) as refused:
+            check_url_host(f"http://{host}/docs/")
+        messages.append(str(refused.value).replace(host, "HOST"))
+    assert messages[0] == messages[1] == "HOST is not public or does not resolve; refused"
+
+
 # ----------------------------------------------------------------------------- Git over HTTP, with credentials
 
 PASSWORD = "s3cret-token-xyzzy"
