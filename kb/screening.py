@@ -38,7 +38,6 @@ from kb.models import (
     Chunk,
     ChunkReview,
     Document,
-    IndexVersion,
     ScreeningMode,
     ScreeningSettings,
 )
@@ -225,9 +224,11 @@ def _flagged(reader: Reader) -> QuerySet[Chunk]:
 
     The read rule is in the statement (``readable_q``): a chunk the reviewer may not read is never
     loaded, so it is neither shown nor counted."""
-    active = IndexVersion.objects.filter(tenant_id=reader.tenant_id, is_active=True).values("pk")[:1]
+    version_id = active_index_version_id(tenant_id=reader.tenant_id)  # the one resolver every read uses
+    if version_id is None:
+        return Chunk.objects.none()
     return Chunk.objects.filter(
-        readable_q(reader), tenant_id=reader.tenant_id, index_version_id__in=active, screening_flagged=True
+        readable_q(reader), tenant_id=reader.tenant_id, index_version_id=version_id, screening_flagged=True
     )
 
 
