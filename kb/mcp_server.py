@@ -169,9 +169,12 @@ def search_work(arguments: dict) -> Callable[[Membership, Caller], dict]:
             item["citation"] = _cite(item, caller)
         if answer.get("spotlight"):
             # The model reads the whole tool result: with spotlighting asked for, retrieved text appears
-            # only inside the boundaries (each context's ``spotlighted``), never bare beside them.
+            # only inside the boundaries (each context's ``spotlighted``), never bare beside them -- titles
+            # and headings included (an uploader writes them; each block's ``source:`` line carries them).
             for item in (*answer["contexts"], *answer["results"]):
-                item.pop("text", None)
+                for key in ("text", "document_title", "heading_path"):
+                    item.pop(key, None)
+                item["citation"] = {"url": item["citation"]["url"]}
         return {**answer, "instructions": SPOTLIGHT_RULES}
 
     return work
@@ -264,8 +267,9 @@ async def search_tool(
     filters: Annotated[dict[str, Any] | None, Field(
         description="document_ids, tags, content_types, source_prefix, updated_after, updated_before.")] = None,
     spotlight: Annotated[bool | None, Field(
-        description="Mark retrieved text as data (spotlighting): the text then comes only inside each "
-                    "context's `spotlighted` block, between the answer's random boundary lines.")] = None,
+        description="Mark retrieved text as data (spotlighting): the text, document titles and headings "
+                    "then come only inside each context's `spotlighted` block, between the answer's random "
+                    "boundary lines (its `source:` line); citations keep their url.")] = None,
 ) -> dict[str, Any]:
     arguments = {"query": query, "mode": mode, "top_k": top_k, "expand": expand, "budget": budget,
                  "filters": filters, "spotlight": spotlight}

@@ -201,7 +201,11 @@ def test_http_tools_errors_and_citations(live_server, world):
                                                              "spotlight": True}))
             boundary = lit["spotlight"]["boundary"]
             assert lit["contexts"] and lit["results"]
-            assert all("text" not in item for item in (*lit["contexts"], *lit["results"]))
+            # Titles and headings too (an uploader's words): found attacking the demo, they stayed bare.
+            for item in (*lit["contexts"], *lit["results"]):
+                assert not {"text", "document_title", "heading_path"} & set(item), item
+                assert set(item["citation"]) == {"url"}, item["citation"]
+            assert all("source: Acme" in item["spotlighted"] for item in lit["contexts"])
             for item in lit["contexts"]:
                 inside = item["spotlighted"].split(boundary)
                 assert len(inside) == 3 and "canary" in inside[1], item["spotlighted"]
