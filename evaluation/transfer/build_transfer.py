@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Twelve sources, one folder each under ``corpora/`` (the folder is the source):
+Seventeen sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -12,9 +12,12 @@ Twelve sources, one folder each under ``corpora/`` (the folder is the source):
 * the two chroma-general corpora (``evaluation/chroma-general``: every second question of
   state_of_the_union; wikitexts cut to its first 40,000 characters, its questions inside);
 * four Django docs of the issue-15 suite (``evaluation/suite/corpora/structured``), their questions.
+* third round: four Markdown docs whose pipe tables have word cells (chonkie, sse-starlette,
+  fasteners, the langsmith sandbox API reference) and a framework's API guide (aiosmtpd's
+  ``controller.rst``), each a window of a file the distribution installs (``WINDOWS``).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
-"chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"mdrow": a cell of a Markdown table of words, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
 """
 
 from __future__ import annotations
