@@ -293,6 +293,49 @@ def test_a_tenant_on_the_previous_default_reaches_the_new_one_by_a_shadow_build(
     assert index_version_active(tenant=tenant).pk == new.pk
 
 
+LOCKS = (
+    "Process locks differ by platform. Their features are as follows:\n\n"
+    "| lock | reentrant | preference |\n|------|-----------|------------|\n"
+    "| fcntl | no | reader |\n| LockFileEx | yes | reader |\n| ReaderWriterLock | yes | writer |\n\n"
+    "Threads made by other means need their own identification functions.\n"
+)
+LOCK_HEADER = "| lock | reentrant | preference |\n|------|-----------|------------|"
+LOCK_ROWS = [LOCK_HEADER + "\n| fcntl | no | reader |", "| LockFileEx | yes | reader |",
+             "| ReaderWriterLock | yes | writer |"]
+
+
+def test_a_tenant_before_markdown_row_chunks_reaches_them_by_a_shadow_build(celery_worker):
+    """The third round of issue 30 made ``markdown_table_rows`` the default (a Markdown table of words,
+    one chunk per row): a version stored before keeps its config, its id and its whole-table chunk, and
+    the new default is a new version that a shadow build fills with row chunks."""
+    tenant = tenant_create(slug="versions-mdrows", name="Rows Co")
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "markdown_table_rows"}
+    previous = ChunkingConfig.from_dict(stored)  # what an index version stored before the change reads as
+    assert previous.markdown_table_rows is False and previous == ChunkingConfig(markdown_table_rows=False)
+    old, _ = versions.index_version_create(tenant=tenant, config=previous, name="before markdown rows")
+    assert old.config_hash == previous.config_hash()
+    versions.index_version_activate(version=old)
+    document, job = document_create(
+        tenant=tenant, created_by=None,
+        upload=Upload(content=LOCKS.encode(), title="locks", source="locks.md.txt", content_type="text/plain"),
+    )
+    assert wait_for_jobs([job.id])[0].status == "succeeded"
+    assert Chunk.objects.filter(index_version=old, text__contains="| ReaderWriterLock | yes | writer |").exists()
+    assert not Chunk.objects.filter(index_version=old, text__in=LOCK_ROWS).exists()
+
+    config = versions.index_version_config()  # what `kb_index create` makes without --set
+    assert config == ChunkingConfig() and config.markdown_table_rows and config.config_hash() != old.config_hash
+    new, created = versions.index_version_create(tenant=tenant, config=config, name="third-round default")
+    assert created and new.pk != old.pk and not new.is_active
+    assert _build_and_wait(new).status == "succeeded"
+    rows = Chunk.objects.filter(index_version=new, text__in=LOCK_ROWS).order_by("start")
+    assert [c.text for c in rows] == LOCK_ROWS  # one chunk per row, the header in the first row's span
+    assert all(LOCK_HEADER in c.embed_text for c in rows)
+    assert not Chunk.objects.filter(index_version=old, text__in=LOCK_ROWS).exists(), "the build touched the active"
+    versions.index_version_activate(version=new)
+    assert index_version_active(tenant=tenant).pk == new.pk
+
+
 # ----------------------------------------------------------------------------- the command
 
 

@@ -81,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bulkhead (default config)": lambda: _ours(None),
         "bulkhead target 200": lambda: _ours(200),
         "bulkhead, no row chunks (the default before issue 30)": lambda: _ours(None, table_rows=False),
+        "bulkhead, no Markdown row chunks (the default before issue 30's third round)": lambda: _ours(
+            None, markdown_table_rows=False),
         "bulkhead, sentence boundaries and overlap everywhere (the default before)": lambda: _ours(
             None, boundaries="sentence", prose_overlap=True),
         "LangChain token-aware recursive 200": lambda: _langchain(200),

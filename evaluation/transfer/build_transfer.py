@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Twelve sources, one folder each under ``corpora/`` (the folder is the source):
+Seventeen sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -12,9 +12,12 @@ Twelve sources, one folder each under ``corpora/`` (the folder is the source):
 * the two chroma-general corpora (``evaluation/chroma-general``: every second question of
   state_of_the_union; wikitexts cut to its first 40,000 characters, its questions inside);
 * four Django docs of the issue-15 suite (``evaluation/suite/corpora/structured``), their questions.
+* third round: four Markdown docs whose pipe tables have word cells (chonkie, sse-starlette,
+  fasteners, the langsmith sandbox API reference) and a framework's API guide (aiosmtpd's
+  ``controller.rst``), each a window of a file the distribution installs (``WINDOWS``).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
-"chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"mdrow": a cell of a Markdown table of words, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
 """
 
 from __future__ import annotations
@@ -40,6 +43,19 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-psutil": ("psutil", "README.rst", 9000),
     "pkg-orjson": ("orjson", "README.md", 9500),
 }
+# Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
+# window of a file the distribution installs: (distribution, file inside the package or None for
+# the metadata's long description, first line kept, first line left out or None for the end,
+# characters kept at most).
+WINDOWS = {
+    "pkg-chonkie": ("chonkie", None, "README.md", "## \u2702\ufe0f Chunkers", "## \U0001f916 AI Agent Skills", 20000),
+    "pkg-sse-starlette": ("sse_starlette", None, "README.md", "# Server-Sent Events", "## Contributing", 20000),
+    "pkg-fasteners": ("fasteners", None, "README.md", "Fasteners\n=====", None, 20000),
+    "pkg-langsmith-sandbox": (
+        "langsmith", "langsmith/sandbox/README.md", "README.md", "## Sandbox Lifetime & TTL", None, 20000,
+    ),
+    "pkg-aiosmtpd": ("aiosmtpd", "aiosmtpd/docs/controller.rst", "controller.rst", ".. _controller:", None, 19000),
+}
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
@@ -51,6 +67,21 @@ def _metadata_body(dist: str) -> str:
             raw = Path(found[0]).read_text(encoding="utf-8")
             return raw.split("\n\n", 1)[1]
     raise SystemExit(f"{dist} is not installed")
+
+
+def _package_file(path: str) -> str:
+    for base in site.getsitepackages():
+        if (Path(base) / path).is_file():
+            return (Path(base) / path).read_text(encoding="utf-8")
+    raise SystemExit(f"{path} is not installed")
+
+
+def _window(text: str, first: str, stop: str | None, limit: int) -> str:
+    if text.count(first) != 1 or (stop is not None and text.count(stop) != 1):
+        raise SystemExit(f"window markers not found once: {first!r} / {stop!r}")
+    start = text.index(first)
+    end = text.index(stop) if stop is not None else len(text)
+    return _cut(text[start:end].rstrip() + "\n", limit)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -74,6 +105,9 @@ def main() -> None:
     out: list[dict] = []
     for source, (dist, name, limit) in PACKAGES.items():
         corpora[f"{source}/{name}"] = _cut(_metadata_body(dist), limit)
+    for source, (dist, path, name, first, stop, limit) in WINDOWS.items():
+        body = _metadata_body(dist) if path is None else _package_file(path)
+        corpora[f"{source}/{name}"] = _window(body, first, stop, limit)
     for line in (HERE / "questions.src.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)

@@ -111,7 +111,9 @@ class ChunkingConfig:
       docs/benchmarks.md.
     - ``markdown_table_rows``: with ``table_rows`` and ``table_delimiter_rows``, a Markdown pipe
       table (one with a delimiter row) is cut one row per chunk like a data table even when its
-      cells are words (each row embeds the header).  Measured on the transfer suite, off.
+      cells are words (each row embeds the sentence that introduces the table and the header;
+      the first row's span holds the header).  Chosen on the transfer suite's third round
+      (issue 30, five sources with such tables, docs/benchmarks.md); off in configs stored before.
     """
 
     strategy: str = "structure"
@@ -132,7 +134,7 @@ class ChunkingConfig:
     table_rows: bool = True
     topic_sentence: bool = False
     table_delimiter_rows: bool = True
-    markdown_table_rows: bool = False
+    markdown_table_rows: bool = True
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:

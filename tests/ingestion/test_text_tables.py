@@ -156,7 +156,7 @@ def markdown_tables(draw) -> tuple[str, list[tuple[int, int, int]]]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(markdown_tables(), st.sampled_from([ChunkingConfig(), ChunkingConfig(markdown_table_rows=True)]))
+@given(markdown_tables(), st.sampled_from([ChunkingConfig(), ChunkingConfig(markdown_table_rows=False)]))
 def test_a_markdown_table_is_never_split_from_its_header(case, config):
     text, tables = case
     chunks = chunk_document(parse(text.encode(), content_type="text/plain"), config, COUNTER)
@@ -172,3 +172,38 @@ def test_a_markdown_table_is_never_split_from_its_header(case, config):
         if config.markdown_table_rows:  # one chunk per data row
             inside = [c for c in chunks if start <= c.start and c.end <= end]
             assert len(inside) == text[header_end:end].strip().count("\n") + 1
+
+
+# markdown_table_rows became the default in the transfer suite's third round (issue 30): a Markdown
+# pipe table whose cells are words is looked up one row at a time like a data table.
+
+LOCKS = (
+    "Process locks differ by platform.\n\n"
+    "Their features are as follows:\n\n"
+    "| lock | reentrant | preference |\n|------|-----------|------------|\n"
+    "| fcntl | no | reader |\n| LockFileEx | yes | reader |\n| ReaderWriterLock | yes | writer |\n\n"
+    "Threads made by other means need their own identification functions.\n"
+)
+LOCK_ROWS = ["| fcntl | no | reader |", "| LockFileEx | yes | reader |", "| ReaderWriterLock | yes | writer |"]
+LOCK_HEADER = "| lock | reentrant | preference |\n|------|-----------|------------|"
+
+
+def test_the_default_cuts_a_markdown_word_table_one_row_per_chunk():
+    chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
+    start = LOCKS.index(LOCK_HEADER)
+    inside = [c for c in chunks if c.start >= start and c.end <= LOCKS.index("\n\nThreads")]
+    assert [c.text for c in inside] == [LOCK_HEADER + "\n" + LOCK_ROWS[0], *LOCK_ROWS[1:]]
+    for c in inside:  # each row embeds the header and the sentence that introduces the table
+        assert LOCK_HEADER in c.embed_text and "Their features are as follows:" in c.embed_text
+    assert not any(LOCK_ROWS[0] in c.text and LOCK_ROWS[2] in c.text for c in chunks)
+
+
+def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
+    previous = ChunkingConfig(markdown_table_rows=False)  # the default before the third round
+    stored = {k: v for k, v in previous.as_dict().items() if k != "markdown_table_rows"}
+    assert ChunkingConfig.from_dict(stored) == previous  # a stored version without the key reads it as off
+    assert previous.config_hash() == "e1d951495b6cb24ccc045115e51226dc1172a948ecb99ee33b322662f4f091b0"
+    assert ChunkingConfig().config_hash() != previous.config_hash()
+    chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), previous, COUNTER)
+    whole = [c for c in chunks if LOCK_ROWS[0] in c.text]
+    assert len(whole) == 1 and all(row in whole[0].text for row in LOCK_ROWS)
