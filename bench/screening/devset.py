@@ -196,6 +196,17 @@ def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
             kind = wild_rng.choice(A.OBFUSCATIONS)
             a = Attack(A.obfuscate(a.text, kind, wild_rng), a.family, a.group, a.source, a.lang, kind)
         out.append((a, "val" if split_of(a.group, 0.25, 0.0) == "val" else "train"))
+    # Added for the `more` variant: the later written groups (attacks.TRAIN_GROUPS), train only, their own
+    # random stream at the very end, so every attack before them is planted as in lexical-2's set.
+    more_rng = random.Random(2412)
+    for gid, fam, lang, variants in A.TRAIN_GROUPS:
+        for v in variants:
+            for _ in range(3):
+                a = Attack(A.fill(v, more_rng), fam, gid, "written2", lang)
+                if more_rng.random() < 0.25:
+                    kind = more_rng.choice(A.OBFUSCATIONS)
+                    a = Attack(A.obfuscate(a.text, kind, more_rng), fam, gid, "written2", lang, kind)
+                out.append((a, "train"))
     return out
 
 
@@ -225,7 +236,9 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
     from ingestion.structure import resolve_policies
 
     rng = random.Random(seed)
-    config, counter = ChunkingConfig(), default_counter()
+    # Pinned: the default of the day the set was first built (a later default -- Markdown tables of words
+    # one row per chunk -- would change clean chunks, and the set's numbers with them).
+    config, counter = ChunkingConfig(markdown_table_rows=False), default_counter()
 
     def chunks_of(text: str) -> list:
         doc = resolve_policies(parse(text.encode(), filename="doc.txt"), Policy())
@@ -260,6 +273,14 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
                 "chunks": [c.embed_text for c in hit], "doc_text": doc_text,
             }) + "\n")  # fmt: skip
             counts["planted"] += 1
+    # Training-only clean documents (attacks.HARD_NEGATIVES, the `more` variant), written after everything
+    # else so that no earlier record changes; a variant without them leaves out genre "hard_negative".
+    with (out / "clean.jsonl").open("a") as f:
+        for doc_id, sentences in A.HARD_NEGATIVES:
+            doc_text, chunks = chunks_of(" ".join(sentences))
+            for c in chunks:
+                f.write(json.dumps({"split": "train", "genre": "hard_negative", "doc_id": doc_id, "text": c.embed_text,
+                                    "doc_text": doc_text}) + "\n")  # fmt: skip
     return counts
 
 
