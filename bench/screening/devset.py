@@ -207,6 +207,16 @@ def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
                     kind = more_rng.choice(A.OBFUSCATIONS)
                     a = Attack(A.obfuscate(a.text, kind, more_rng), fam, gid, "written2", lang, kind)
                 out.append((a, "train"))
+    # The `more3` variant's groups (attacks.TRAIN_GROUPS_3), train only, after everything above.
+    more3_rng = random.Random(2413)
+    for gid, fam, lang, variants in A.TRAIN_GROUPS_3:
+        for v in variants:
+            for _ in range(3):
+                a = Attack(A.fill(v, more3_rng), fam, gid, "written3", lang)
+                if more3_rng.random() < 0.25:
+                    kind = more3_rng.choice(A.OBFUSCATIONS)
+                    a = Attack(A.obfuscate(a.text, kind, more3_rng), fam, gid, "written3", lang, kind)
+                out.append((a, "train"))
     return out
 
 
@@ -276,11 +286,12 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
     # Training-only clean documents (attacks.HARD_NEGATIVES, the `more` variant), written after everything
     # else so that no earlier record changes; a variant without them leaves out genre "hard_negative".
     with (out / "clean.jsonl").open("a") as f:
-        for doc_id, sentences in A.HARD_NEGATIVES:
-            doc_text, chunks = chunks_of(" ".join(sentences))
-            for c in chunks:
-                f.write(json.dumps({"split": "train", "genre": "hard_negative", "doc_id": doc_id, "text": c.embed_text,
-                                    "doc_text": doc_text}) + "\n")  # fmt: skip
+        for genre, docs_of_genre in (("hard_negative", A.HARD_NEGATIVES), ("hard_negative3", A.HARD_NEGATIVES_3)):
+            for doc_id, sentences in docs_of_genre:
+                doc_text, chunks = chunks_of(" ".join(sentences))
+                for c in chunks:
+                    f.write(json.dumps({"split": "train", "genre": genre, "doc_id": doc_id, "text": c.embed_text,
+                                        "doc_text": doc_text}) + "\n")  # fmt: skip
     return counts
 
 
