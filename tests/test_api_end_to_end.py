@@ -10,6 +10,7 @@ import pytest
 from django.core.cache import cache
 
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from kb.screening import screening_settings_update
 from tests.api_helpers import Actor
 from tests.ingestion_helpers import POLICY_DOC
 
@@ -35,6 +36,11 @@ def people():
         membership = membership_create(tenant=tenant, email=f"{name}@e2e.io", role=role, clearance=clearance,
                                        group_slugs=groups)
         actors[name] = Actor(name, membership, api_token_create(membership=membership)[1]).client()
+    # These tests are about access, not screening. The detector (lexical-4) flags the shared document's
+    # "Call the on-call engineer first." -- a false positive, listed in docs/screening.md -- which the
+    # default quarantine would hold for review; in flag mode it is returned with its flag.
+    admin = membership_create(tenant=tenant, email="admin@e2e.io", role="admin", clearance="restricted")
+    screening_settings_update(actor=admin, mode="flag")
     return actors
 
 

@@ -69,8 +69,10 @@ def test_small_job_of_tenant_b_finishes_while_tenant_a_heavy_job_runs(worker_fac
             upload=Upload(content=heavy_text(2, seed=42), title="Archive", source="archive.txt", content_type="text/plain"),
         )
         deadline = time.monotonic() + 300
-        while _status(heavy.pk) != "running":  # A's job holds a worker
-            assert _status(heavy.pk) == "queued" and time.monotonic() < deadline, "A's job never started"
+        # A's job holds a worker. The status is read once a round: read twice, a job that started between
+        # the two reads failed the wait (seen in a suite run).
+        while (status := _status(heavy.pk)) != "running":
+            assert status == "queued" and time.monotonic() < deadline, f"A's job never started ({status})"
             time.sleep(0.05)
 
         _, small = document_create(
