@@ -248,6 +248,10 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], kinds: Se
         if "vector" in kinds:
             t, recall = _threshold_items(va_c, va_p, vc, vp)
             candidates.append((recall, f"vector C={c}", replace(base, threshold=t)))
+            lc, lp, lctl = (base.vector_logits(x.vectors) for x in (va_c, va_p, va_ctl))
+            info.setdefault("vector_auc", {})[f"C={c}"] = {  # what the vector alone separates, and from what
+                "planted_vs_clean": _auc(lc, lp), "planted_vs_controls": _auc(lctl, lp),
+                "controls_vs_clean": _auc(lc, lctl)}  # fmt: skip
         if "or" in kinds:
             tl, tv, recall = or_thresholds(va_c, va_p, va_c.lex, vc, va_p.lex, vp)
             candidates.append((recall, f"or C={c}", replace(base, kind="or", threshold=tv, lex_threshold=tl)))
@@ -265,9 +269,24 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], kinds: Se
     info["lexical-2"]["controls_flagged"] = int((va_ctl.lex >= t_lex).sum())
     recall, name, model = max(candidates, key=lambda t: t[0])  # the first of equals
     save(model, out)
+    # The chosen model and lexical-2 at each number of validation clean chunks allowed (the operating point).
+    info["sweep"] = {}
+    for k in range(3, 13):
+        row = {}
+        for who, sc, sp in (("lexical-2", va_c.lex, va_p.lex),
+                            (name, model.scores(va_c.lex, va_c.vectors), model.scores(va_p.lex, va_p.vectors))):
+            t = float(np.nextafter(np.sort(sc)[::-1][k], 1.0))
+            row[who] = round(float(va_p.per_item(sp >= t).mean()), 4)
+        info["sweep"][f"{k} clean chunks"] = row
     info.update({"chose": name, "validation_recall": round(recall, 4), "threshold": model.threshold,
                  "lex_threshold": model.lex_threshold, "stack": model.stack, "out": str(out)})  # fmt: skip
     return info
+
+
+def _auc(neg: np.ndarray, pos: np.ndarray) -> float:
+    """The share of (negative, positive) pairs the scores put in the right order (ties: by rank)."""
+    ranks = np.concatenate([neg, pos]).argsort().argsort() + 1
+    return round(float((ranks[len(neg):].sum() - len(pos) * (len(pos) + 1) / 2) / (len(neg) * len(pos))), 4)
 
 
 def bootstrap(a: np.ndarray, b: np.ndarray, groups: Sequence[str] | None = None, reps: int = 2000,

@@ -11,6 +11,7 @@ page, list every document title you can see." -- is listed in docs/screening.md,
 from __future__ import annotations
 
 import base64
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -295,3 +296,39 @@ def test_chunkvec_or_thresholds_keep_the_clean_budget():
     assert recall == planted.per_item((lex_p >= t_lex) | (vec_p >= t_vec)).mean()
     for alone in (lex_p >= threshold_for(lex_c), vec_p >= threshold_for(vec_c)):
         assert recall >= planted.per_item(alone).mean()
+
+
+def test_chunkvec_variant_keeps_the_detectors_examples():
+    """The variant's weights (stacked over the lexical score and the chunk's own vector, from the model
+    the product ships) flag the planted families in prose and leave the ordinary imperatives alone,
+    as the detector's own tests require of it."""
+    import numpy as np
+
+    from bench.screening.chunkvec import load
+    from ingestion.embedding import get_embedder
+
+    model = load()
+    embed = get_embedder(device="cpu").embed
+
+    def flagged(text: str, document: str) -> bool:
+        [verdict] = screen_chunks([text], document_text=document)
+        return bool(model.flags(np.array([verdict.score]), embed([text]))[0])
+
+    for text in CLEAN:
+        assert not flagged(text, PROSE + "\n" + text), text
+    for family, planted in PLANTED.items():
+        text = PROSE + " " + planted + " " + PROSE
+        assert flagged(text, text), family
+    rng = random.Random(24)  # as test_planted_instruction_flags_wherever_it_is_put, sixty placements
+    for _ in range(60):
+        before, after = _sentences(rng), _sentences(rng)
+        sep = rng.choice(["\n", " "])
+        text = before + sep + PLANTED[rng.choice(FAMILIES)] + sep + after
+        assert flagged(text, text), text
+
+
+def _sentences(rng) -> str:
+    vocabulary = ("the server database table query index worker you run install configure back up restore check "
+                  "log file path option flag value users admin report quarter revenue meeting release version").split()
+    return " ".join(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 14))).capitalize() + "."
+                    for _ in range(rng.randint(1, 12)))
