@@ -14,7 +14,7 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
   the cascade variant's screening, its embedding calls included);
 * ``cascade-train`` / ``cascade-evaluate``: the cascade variant (``bench/screening/cascade.py``):
   stage 2 over sentence embeddings of the units the lexical stage doubts;
-* ``chunkvec-train`` / ``chunkvec-evaluate``: the chunk-vector second opinion
+* ``chunkvec-train`` / ``chunkvec-select`` / ``chunkvec-evaluate``: the chunk-vector second opinion
   (``bench/screening/chunkvec.py``): a model over the chunk's own embedding, alone or with the
   lexical score; ``evaluate`` tables for it and ``lexical-2`` on the same set, with paired bootstrap
   intervals on the difference.
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     ve.add_argument("--splits", nargs="+", default=["val"])
     ve.add_argument("--misses", action="store_true")
     vs = sub.add_parser("chunkvec-select", help="leave-one-family/corpus-out recall of the chunk-vector variants")
-    vs.add_argument("--c", type=float, default=10.0)
+    vs.add_argument("--c", type=float, default=3.0)
     vs.add_argument("--kinds", nargs="+", default=["vector", "or", "stack"], choices=["vector", "or", "stack"])
     vs.add_argument("--controls", action="store_true", help="the train split's attack-removed chunks are negatives too")
     args = parser.parse_args(argv)

@@ -17,13 +17,16 @@ set so that at most 0.75% of the *validation* clean chunks flag (as ``train`` do
 
 The vector model is fitted on the train split's chunks: every clean chunk a negative, every chunk
 that holds part of a planted instruction a positive (without the in-the-wild jailbreaks, as
-``lexical-2``; ``--wild`` adds them). C and the variant are chosen on validation recall of the
-planted instructions without the in-the-wild ones (237 on the set as first built), as ``lexical-2``
-and the cascade were; the test splits are read only by :func:`evaluate`.
+``lexical-2``; ``--wild`` adds them; ``--controls`` adds the :func:`controls` of the train split as
+negatives). C and the variant are chosen on validation recall of the planted instructions without
+the in-the-wild ones, as ``lexical-2`` and the cascade were (and, as a check, by :func:`select`,
+leave-one-family/corpus-out on train and validation); the test splits are read only by
+:func:`evaluate`, which also gives paired bootstrap intervals on the difference from ``lexical-2``.
 
 Vectors are cached by text in ``.data/screening-chunkvec/`` (the model is called once per text).
-Commands: ``python -m bench.screening chunkvec-train|chunkvec-evaluate`` (docs/screening.md, "The
-chunk-vector second opinion").
+Commands: ``python -m bench.screening chunkvec-train|chunkvec-select|chunkvec-evaluate``, and
+``cost DIR --chunkvec FILE`` (docs/screening.md, "The chunk-vector second opinion": measured, not
+shipped).
 """
 
 from __future__ import annotations
