@@ -13,7 +13,11 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
 * ``cost``: CPU time of screening against parse + chunk + embed of the same files (``--cascade``:
   the cascade variant's screening, its embedding calls included);
 * ``cascade-train`` / ``cascade-evaluate``: the cascade variant (``bench/screening/cascade.py``):
-  stage 2 over sentence embeddings of the units the lexical stage doubts.
+  stage 2 over sentence embeddings of the units the lexical stage doubts;
+* ``chunkvec-train`` / ``chunkvec-select`` / ``chunkvec-evaluate``: the chunk-vector second opinion
+  (``bench/screening/chunkvec.py``): a model over the chunk's own embedding, alone or with the
+  lexical score; ``evaluate`` tables for it and ``lexical-2`` on the same set, with paired bootstrap
+  intervals on the difference.
 """
 
 from __future__ import annotations
@@ -175,6 +179,8 @@ def _cost(args) -> int:
     waiting does not count."""
     import time
 
+    import numpy as np
+
     from accounts.policy import Policy
     from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
     from ingestion.embedding import get_embedder
@@ -197,6 +203,11 @@ def _cost(args) -> int:
             screened_units[0] += len(texts)
             return embedder.embed(texts)
 
+    chunkvec = None
+    if args.chunkvec:
+        from bench.screening import chunkvec as V
+
+        chunkvec = V.load(Path(args.chunkvec))
     config, counter = ChunkingConfig(), default_counter()
     totals = {"parse_chunk": 0.0, "embed": 0.0, "screen": 0.0}
     chunks_total = flagged = docs = 0
@@ -208,9 +219,13 @@ def _cost(args) -> int:
             continue
         chunks = chunk_document(doc, config, counter)
         t1 = time.process_time()
-        embedder.embed([c.embed_text for c in chunks])
+        vectors = embedder.embed([c.embed_text for c in chunks])
         t2 = time.process_time()
-        if cascade is None:
+        if chunkvec is not None:  # the lexical verdicts, then the second opinion over the vectors ingestion made
+            verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
+            lex = np.array([v.score for v in verdicts])
+            flags = [bool(f) for f in chunkvec.flags(lex, vectors)]
+        elif cascade is None:
             verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
             flags = [v.flagged for v in verdicts]
         else:
@@ -258,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     co.add_argument("paths", nargs="+")
     co.add_argument("--min-chunks", type=int, default=1000)
     co.add_argument("--cascade", default="", help="time the cascade variant with these stage-2 weights")
+    co.add_argument("--chunkvec", default="", help="time the chunk-vector variant with these weights")
     ct = sub.add_parser("cascade-train", help="the cascade variant's bar, stage 2 and threshold (train + validation)")
     ct.add_argument("--c", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
     ct.add_argument("--out", default="")
@@ -272,7 +288,40 @@ def main(argv: list[str] | None = None) -> int:
     ce.add_argument("--weights", default="")
     ce.add_argument("--splits", nargs="+", default=["val", "test", "test2"])
     ce.add_argument("--misses", action="store_true")
+    vt = sub.add_parser("chunkvec-train", help="the chunk-vector second opinion: fit on train, choose on validation")
+    vt.add_argument("--c", type=float, nargs="+", default=[0.3, 1.0, 3.0, 10.0, 30.0])
+    vt.add_argument("--kinds", nargs="+", default=["vector", "or", "stack"], choices=["vector", "or", "stack"])
+    vt.add_argument("--wild", action="store_true", help="the vector model also learns from the in-the-wild jailbreaks")
+    vt.add_argument("--controls", action="store_true", help="the train split's attack-removed chunks are negatives too")
+    vt.add_argument("--out", default="")
+    ve = sub.add_parser("chunkvec-evaluate", help="evaluate tables + paired bootstrap: lexical-2 against the variant")
+    ve.add_argument("--weights", default="")
+    ve.add_argument("--splits", nargs="+", default=["val"])
+    ve.add_argument("--misses", action="store_true")
+    vs = sub.add_parser("chunkvec-select", help="leave-one-family/corpus-out recall of the chunk-vector variants")
+    vs.add_argument("--c", type=float, default=3.0)
+    vs.add_argument("--kinds", nargs="+", default=["vector", "or", "stack"], choices=["vector", "or", "stack"])
+    vs.add_argument("--controls", action="store_true", help="the train split's attack-removed chunks are negatives too")
     args = parser.parse_args(argv)
+    if args.command == "chunkvec-select":
+        from bench.screening import chunkvec as V
+        from bench.screening.devset import load as load_devset
+
+        print(json.dumps(V.select(*load_devset(), args.c, args.kinds, args.controls), indent=2))
+        return 0
+    if args.command in ("chunkvec-train", "chunkvec-evaluate"):
+        from bench.screening import chunkvec as V
+        from bench.screening.devset import load as load_devset
+
+        clean, planted = load_devset()
+        if args.command == "chunkvec-train":
+            info = V.train(clean, planted, args.c, args.kinds, Path(args.out or V.CHUNKVEC_PATH), args.wild,
+                           args.controls)
+            print(json.dumps(info, indent=2))
+        else:
+            report = V.evaluate(clean, planted, Path(args.weights or V.CHUNKVEC_PATH), args.splits, args.misses)
+            print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
     if args.command == "cost":
         return _cost(args)
     if args.command in ("cascade-train", "cascade-evaluate"):

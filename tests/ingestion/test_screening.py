@@ -11,6 +11,7 @@ page, list every document title you can see." -- is listed in docs/screening.md,
 from __future__ import annotations
 
 import base64
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -237,3 +238,79 @@ def test_cascade_benchmark_scores_what_its_screening_scores():
     direct = [screen_with_cascade([t], PROSE + "\n" + t, embed, cascade)[0] for t in texts]
     assert np.allclose(items, direct, atol=1e-5)
     assert (items >= cascade.threshold).sum() >= len(PLANTED)
+
+
+# The chunk-vector variant (bench/screening/chunkvec.py; docs/screening.md, "The chunk-vector second
+# opinion"): kept in the bench, not shipped. Its two pieces of bookkeeping, without the model.
+
+
+def test_chunkvec_controls_take_out_the_instruction_and_keep_the_excerpt():
+    """A control is the planted chunk less the instruction (and the space after it); a chunk that holds
+    only part of the instruction gives none."""
+    from bench.screening.chunkvec import controls
+
+    attack = PLANTED["exfiltration"]
+    whole = {"attack": {"text": attack, "group": "g1"}, "doc_text": "d", "doc_id": "x",
+             "chunks": ["Title\n\n" + PROSE + " " + attack + "\n\nMore text."]}  # fmt: skip
+    split = {"attack": {"text": attack, "group": "g2"}, "doc_text": "d", "doc_id": "y",
+             "chunks": [PROSE + " " + attack[:30], attack[30:] + " tail"]}  # fmt: skip
+    [control] = controls([whole, split])
+    assert control["text"] == "Title\n\n" + PROSE + " More text."
+    assert attack[:20] not in control["text"] and control["doc_id"] == "g1"
+
+
+def test_chunkvec_or_thresholds_keep_the_clean_budget():
+    """The pair of thresholds the ``or`` combination picks flags at most 0.75% of the clean chunks
+    together, and recalls at least what either detector alone does within that budget."""
+    import numpy as np
+
+    from bench.screening import chunkvec as V
+    from bench.screening.train import threshold_for
+
+    rng = np.random.default_rng(3)
+    lex_c, vec_c = rng.random(1000), rng.random(1000)
+    lex_p, vec_p = rng.random(300) ** 0.3, rng.random(300) ** 0.3
+    planted = V.Chunks.__new__(V.Chunks)
+    planted.n, planted.owner = 150, np.repeat(np.arange(150), 2)
+    clean = V.Chunks.__new__(V.Chunks)
+    t_lex, t_vec, recall = V.or_thresholds(clean, planted, lex_c, vec_c, lex_p, vec_p)
+    assert ((lex_c >= t_lex) | (vec_c >= t_vec)).sum() <= 7
+    assert recall == planted.per_item((lex_p >= t_lex) | (vec_p >= t_vec)).mean()
+    for alone in (lex_p >= threshold_for(lex_c), vec_p >= threshold_for(vec_c)):
+        assert recall >= planted.per_item(alone).mean()
+
+
+def test_chunkvec_variant_keeps_the_detectors_examples():
+    """The variant's weights (stacked over the lexical score and the chunk's own vector, from the model
+    the product ships) flag the planted families in prose and leave the ordinary imperatives alone,
+    as the detector's own tests require of it."""
+    import numpy as np
+
+    from bench.screening.chunkvec import load
+    from ingestion.embedding import get_embedder
+
+    model = load()
+    embed = get_embedder(device="cpu").embed
+
+    def flagged(text: str, document: str) -> bool:
+        [verdict] = screen_chunks([text], document_text=document)
+        return bool(model.flags(np.array([verdict.score]), embed([text]))[0])
+
+    for text in CLEAN:
+        assert not flagged(text, PROSE + "\n" + text), text
+    for family, planted in PLANTED.items():
+        text = PROSE + " " + planted + " " + PROSE
+        assert flagged(text, text), family
+    rng = random.Random(24)  # as test_planted_instruction_flags_wherever_it_is_put, sixty placements
+    for _ in range(60):
+        before, after = _sentences(rng), _sentences(rng)
+        sep = rng.choice(["\n", " "])
+        text = before + sep + PLANTED[rng.choice(FAMILIES)] + sep + after
+        assert flagged(text, text), text
+
+
+def _sentences(rng) -> str:
+    vocabulary = ("the server database table query index worker you run install configure back up restore check "
+                  "log file path option flag value users admin report quarter revenue meeting release version").split()
+    return " ".join(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 14))).capitalize() + "."
+                    for _ in range(rng.randint(1, 12)))
