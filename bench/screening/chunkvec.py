@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.screening import train as T
-from bench.screening.cascade import EmbeddingCache
+from bench.screening.cascade import LEXICAL_2, EmbeddingCache
 from ingestion.screening.detector import RULE_SCORE, Model, load_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -224,7 +224,7 @@ def train(clean: list[dict], planted: list[dict], cs: Sequence[float], kinds: Se
     """Fit the vector model on train for each C; combine (``kinds``); choose on validation; write ``out``.
     ``with_controls``: the train split's :func:`controls` are negatives too."""
     words = T.DocWords()
-    lexical = load_model()
+    lexical = load_model(LEXICAL_2)  # the lexical detector this variant was built on
     embed = EmbeddingCache(CACHE_PATH)
     tr_clean, tr_planted, va_clean, va_planted = _splits(clean, planted, wild)
     if with_controls:
@@ -320,7 +320,7 @@ def evaluate(clean: list[dict], planted: list[dict], path: Path, splits: Sequenc
     from bench.screening.tables import rate, tables
 
     words = T.DocWords()
-    lexical = load_model()
+    lexical = load_model(LEXICAL_2)  # the lexical detector this variant was built on
     model = load(path)
     embed = EmbeddingCache(CACHE_PATH)
     report: dict = {"variant": {"kind": model.kind, "threshold": model.threshold,

@@ -286,15 +286,19 @@ def test_chunkvec_variant_keeps_the_detectors_examples():
     as the detector's own tests require of it."""
     import numpy as np
 
+    from bench.screening.cascade import LEXICAL_2
     from bench.screening.chunkvec import load
     from ingestion.embedding import get_embedder
+    from ingestion.screening import features as F
+    from ingestion.screening.detector import load_model, score_units
 
     model = load()
+    lexical = load_model(LEXICAL_2)  # the lexical detector the variant was built on
     embed = get_embedder(device="cpu").embed
 
     def flagged(text: str, document: str) -> bool:
-        [verdict] = screen_chunks([text], document_text=document)
-        return bool(model.flags(np.array([verdict.score]), embed([text]))[0])
+        score = float(score_units(text, F.document_words(document), lexical).scores.max())
+        return bool(model.flags(np.array([score]), embed([text]))[0])
 
     for text in CLEAN:
         assert not flagged(text, PROSE + "\n" + text), text
