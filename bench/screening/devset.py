@@ -155,6 +155,20 @@ def _emails() -> list[Doc]:
     return docs
 
 
+def _training_only(groups, source: str, rng: random.Random) -> list[tuple[Attack, str]]:
+    """Each paraphrase of ``groups`` filled three times, a quarter lightly obfuscated, all in train."""
+    out = []
+    for gid, fam, lang, variants in groups:
+        for v in variants:
+            for _ in range(3):
+                a = Attack(A.fill(v, rng), fam, gid, source, lang)
+                if rng.random() < 0.25:
+                    kind = rng.choice(A.OBFUSCATIONS)
+                    a = Attack(A.obfuscate(a.text, kind, rng), fam, gid, source, lang, kind)
+                out.append((a, "train"))
+    return out
+
+
 def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
     """(attack, split) for every attack instance."""
     wheels = fetch(CACHE)
@@ -196,27 +210,11 @@ def attack_pool(rng: random.Random) -> list[tuple[Attack, str]]:
             kind = wild_rng.choice(A.OBFUSCATIONS)
             a = Attack(A.obfuscate(a.text, kind, wild_rng), a.family, a.group, a.source, a.lang, kind)
         out.append((a, "val" if split_of(a.group, 0.25, 0.0) == "val" else "train"))
-    # Added for the `more` variant: the later written groups (attacks.TRAIN_GROUPS), train only, their own
-    # random stream at the very end, so every attack before them is planted as in lexical-2's set.
-    more_rng = random.Random(2412)
-    for gid, fam, lang, variants in A.TRAIN_GROUPS:
-        for v in variants:
-            for _ in range(3):
-                a = Attack(A.fill(v, more_rng), fam, gid, "written2", lang)
-                if more_rng.random() < 0.25:
-                    kind = more_rng.choice(A.OBFUSCATIONS)
-                    a = Attack(A.obfuscate(a.text, kind, more_rng), fam, gid, "written2", lang, kind)
-                out.append((a, "train"))
-    # The `more3` variant's groups (attacks.TRAIN_GROUPS_3), train only, after everything above.
-    more3_rng = random.Random(2413)
-    for gid, fam, lang, variants in A.TRAIN_GROUPS_3:
-        for v in variants:
-            for _ in range(3):
-                a = Attack(A.fill(v, more3_rng), fam, gid, "written3", lang)
-                if more3_rng.random() < 0.25:
-                    kind = more3_rng.choice(A.OBFUSCATIONS)
-                    a = Attack(A.obfuscate(a.text, kind, more3_rng), fam, gid, "written3", lang, kind)
-                out.append((a, "train"))
+    # Added for the `more` and `more3` variants: the later written groups (attacks.TRAIN_GROUPS and
+    # TRAIN_GROUPS_3), train only, each with its own random stream at the very end, so every attack before
+    # them is planted as in lexical-2's set.
+    out += _training_only(A.TRAIN_GROUPS, "written2", random.Random(2412))
+    out += _training_only(A.TRAIN_GROUPS_3, "written3", random.Random(2413))
     return out
 
 
