@@ -95,6 +95,21 @@ def map_rules(access_map: Iterable[Mapping]) -> tuple[Rule, ...]:
     return tuple(Rule(e["path"], int(e["level"]), tuple(sorted(e.get("groups") or ()))) for e in access_map)
 
 
+class _AliasRefused(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """The safe loader, refusing an alias where it would compose one (one pass over the file)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise _AliasRefused(self.peek_event().start_mark.line + 1)
+        return super().compose_node(parent, index)
+
+
 def parse_access_file(
     content: bytes, *, group_ids: Mapping[str, int], default_level: int, default_groups: Sequence[int]
 ) -> AccessFile:
@@ -106,11 +121,10 @@ def parse_access_file(
         return AccessFile(error=f"{ACCESS_FILE}: larger than {MAX_ACCESS_FILE_BYTES // 1024} KB; it is not read")
     try:
         text = content.decode("utf-8")
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                return AccessFile(error=f"{ACCESS_FILE} line {event.start_mark.line + 1}: YAML aliases (*name) "
-                                        f"are not allowed; write each entry out")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_NoAliasLoader)
+    except _AliasRefused as exc:
+        return AccessFile(error=f"{ACCESS_FILE} line {exc.line}: YAML aliases (*name) are not allowed; "
+                                f"write each entry out")
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         where = f" line {line + 1}" if line is not None else ""
