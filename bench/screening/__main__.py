@@ -179,8 +179,6 @@ def _cost(args) -> int:
     waiting does not count."""
     import time
 
-    import numpy as np
-
     from accounts.policy import Policy
     from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
     from ingestion.embedding import get_embedder
@@ -221,9 +219,8 @@ def _cost(args) -> int:
         t1 = time.process_time()
         vectors = embedder.embed([c.embed_text for c in chunks])
         t2 = time.process_time()
-        if chunkvec is not None:  # the lexical verdicts, then the second opinion over the vectors ingestion made
-            verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
-            lex = np.array([v.score for v in verdicts])
+        if chunkvec is not None:  # lexical-2's scores, then the second opinion over the vectors ingestion made
+            lex = V.lexical_scores([c.embed_text for c in chunks], doc.text)
             flags = [bool(f) for f in chunkvec.flags(lex, vectors)]
         elif cascade is None:
             verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)

@@ -92,6 +92,16 @@ def load(path: Path = CHUNKVEC_PATH) -> ChunkVec:
                         float(d["lex_threshold"]), tuple(float(x) for x in d["stack"]))  # fmt: skip
 
 
+def lexical_scores(texts: Sequence[str], document_text: str) -> np.ndarray:
+    """Each chunk's score by the lexical detector this variant was built on (``lexical-2``, not the
+    shipped one): the first input of :meth:`ChunkVec.flags`."""
+    from ingestion.screening import features as F
+    from ingestion.screening.detector import score_units
+
+    lexical, words = load_model(LEXICAL_2), F.document_words(document_text)
+    return np.array([float(score_units(t, words, lexical).scores.max(initial=0.0)) for t in texts])
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -40, 40)))
 

@@ -284,21 +284,15 @@ def test_chunkvec_variant_keeps_the_detectors_examples():
     """The variant's weights (stacked over the lexical score and the chunk's own vector, from the model
     the product ships) flag the planted families in prose and leave the ordinary imperatives alone,
     as the detector's own tests require of it."""
-    import numpy as np
 
-    from bench.screening.cascade import LEXICAL_2
-    from bench.screening.chunkvec import load
+    from bench.screening.chunkvec import lexical_scores, load
     from ingestion.embedding import get_embedder
-    from ingestion.screening import features as F
-    from ingestion.screening.detector import load_model, score_units
 
     model = load()
-    lexical = load_model(LEXICAL_2)  # the lexical detector the variant was built on
     embed = get_embedder(device="cpu").embed
 
-    def flagged(text: str, document: str) -> bool:
-        score = float(score_units(text, F.document_words(document), lexical).scores.max())
-        return bool(model.flags(np.array([score]), embed([text]))[0])
+    def flagged(text: str, document: str) -> bool:  # lexical-2's score: the detector the variant was built on
+        return bool(model.flags(lexical_scores([text], document), embed([text]))[0])
 
     for text in CLEAN:
         assert not flagged(text, PROSE + "\n" + text), text
