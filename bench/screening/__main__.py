@@ -178,9 +178,28 @@ def _evaluate(args) -> int:
             planted_flags = [bool(x) for x in prepared_planted.scores(model) >= model.threshold]
             flags[path] = (clean_flags, planted_flags)
             report[path][split] = tables(cs, ps, clean_flags, planted_flags, args.misses)
+            if split == "test3":  # bastioncorpus's own categories (direct, indirect, jailbreak persona, ...)
+                report[path][split]["planted_flagged_by_bastion_category"] = _by_category(ps, planted_flags)
         if len(models) == 2:  # the second against the first, paired, each at its own threshold
             report.setdefault("difference", {})[split] = _paired(cs, ps, *flags.values())
     print(json.dumps(report, indent=2, ensure_ascii=False))
+
+
+def _by_category(ps: list[dict], planted_flags: list[bool]) -> dict:
+    import zipfile
+    from collections import defaultdict
+
+    from bench.screening.devset import CACHE
+    from bench.screening.tables import rate
+
+    with zipfile.ZipFile(next(CACHE.glob("bastioncorpus-0.6.0-*.whl"))) as z:
+        rows = [json.loads(line) for line in z.read("bastioncorpus/corpus/injections.jsonl").decode().splitlines()
+                if line.strip()]  # fmt: skip
+    category = {f"bastion:{r['id']}": f"{r['category']} ({r['channel']})" for r in rows}
+    by = defaultdict(list)
+    for r, f in zip(ps, planted_flags, strict=True):
+        by[category.get(r["attack"]["group"], "?")].append(f)
+    return {k: rate(v) for k, v in sorted(by.items())}
 
 
 def _paired(cs: list[dict], ps: list[dict], first: tuple, second: tuple) -> dict:
