@@ -27,7 +27,7 @@ import numpy as np
 from ingestion.screening import features as F
 from ingestion.screening.normalize import Unit, units
 
-DETECTOR_VERSION = "lexical-4"
+DETECTOR_VERSION = "lexical-4.1"
 
 # The families a reason names, in the order docs/screening.md describes them.
 FAMILIES: tuple[str, ...] = (
@@ -47,7 +47,17 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
                                r"\[/?inst\]|<</?sys>>|<start_of_turn>|<end_of_turn>")),
     ("override", re.compile(
         r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|preceding|"
-        r"all|any|your|the)\b[^.\n]{0,20}\b(?:instructions?|prompts?|directives|guidelines|system prompt)\b")),
+        r"all|any|your|the)\b[^.\n]{0,20}\b(?:instructions?|prompts?|directives|directions|guidelines|system prompt)\b")),
+    # The classic override without the word "instructions": "ignore the above and ...", "disregard
+    # everything above", "forget everything you were told before". A person's "you can ignore the above
+    # warning" or "ignore the above if you use SQLite" names what to skip, or says when: not flagged.
+    ("override", re.compile(
+        r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|everything\s+|anything\s+)?(?:the\s+|that\s+)?"
+        r"(?:above|foregoing|preceding)\b(?!\s*(?:[\w-]+\s+)?(?:warnings?|notes?|steps?|errors?|messages?|sections?|paragraphs?|"
+        r"examples?|code|commands?|output|lines?|snippets?|if|when|unless|for|on|in|until|as|because|since)\b)|"
+        r"\b(?:ignore|disregard|forget)\s+(?:all|everything|anything)\s+(?:(?:(?:written|said|stated)|"
+        r"(?:you\s+(?:were|have\s+been|'ve\s+been)\s+told))\s+)?(?:above|before|so\s+far|until\s+now|up\s+to\s+now|"
+        r"previously|earlier)\b(?!\s*(?:v?\d|version|release|django|python))")),
     ("override", F._COMPILED[F.NAMES.index("override_xx")][2]),
 )  # fmt: skip
 RULES = _RULES  # public: the training script scores with the same rules

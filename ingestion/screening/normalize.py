@@ -7,16 +7,20 @@ unit keeps its (start, end) offsets in the chunk: they are the spans a verdict r
 ``normalize`` undoes what an attacker does to slip past keyword lists: compatibility forms and
 full-width letters (NFKC), invisible format characters inside words, letters borrowed from other
 scripts that look Latin (Cyrillic "а", Greek "ο"), leetspeak inside words ("1gn0re"), words
-spelled with spaces ("i g n o r e"). A base64-looking blob that decodes to readable text becomes a
-unit of its own (with the blob's span).
+spelled with spaces ("i g n o r e"). Text in a common encoding that decodes to readable text becomes
+a unit of its own (with the encoded run's span): base64, base32, hex (bare, spaced, ``\\x``/``0x``),
+8-bit binary, percent-encoding, ``\\u`` escapes, Ascii85 (``<~ ~>``), Morse, ASCII smuggled in Unicode
+tag characters, and a line whose ROT13 or reversal reads as English where the line itself does not.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 
 from ingestion.chunking.sentences import split_sentences
@@ -38,6 +42,30 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 _MIXED_WORD = re.compile(r"\b(?=[\w$]*[a-zA-Z])(?=[\w$]*[0-9$])[\w$]{3,}\b")
 _SPACED = re.compile(r"\b(?:[A-Za-z][ .\-_*]){3,}[A-Za-z]\b")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
+_BASE32 = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{24,}={0,6}(?![A-Za-z0-9=])")
+# Hex bytes: bare ("49676e"), separated ("49 67 6e", "49:67"), or escaped ("\\x49\\x67", "0x49 0x67").
+_HEX = re.compile(r"(?<![0-9A-Za-z])(?:(?:\\x|0x)?[0-9A-Fa-f]{2}[ :,-]?){12,}(?![0-9A-Za-z])")
+_BINARY = re.compile(r"(?<![01])(?:[01]{8} ?){6,}(?![01])")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}")
+_MORSE = re.compile(r"(?<![.\-\w])(?:[.\-]{1,7}(?: / | {1,3}|/)){5,}[.\-]{1,7}(?![.\-\w])")
+_TAGS = re.compile("[\U000E0020-\U000E007E]{4,}")
+_UNICODE_ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}){6,}")
+_ASCII85 = re.compile(r"<~[!-u\s]{10,}?~>")
+_MORSE_CODE = dict(
+    zip(
+        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. .-.-.- --..-- ..--.. -.-.-- -..-. .--.-.".split(),
+        "abcdefghijklmnopqrstuvwxyz0123456789.,?!/@",
+    )
+)
+# Frequent English words: a line whose ROT13 or reversal holds many more of them than the line itself
+# was written to be read decoded.
+_COMMON = frozenset(
+    """the and you your to of is in all any that this it for with as are be not or on now from by instructions
+    ignore previous prior above instead please do say tell write reply respond answer only must user system prompt
+    print reveal send""".split()
+)
+_WORD = re.compile(r"\b[a-z]+\b")
 _NON_SCRIPT_WORD = re.compile(r"[^\W\d_]+")
 
 MAX_UNIT_CHARS = 600  # a longer line is cut into pieces of this size (with overlap) after sentence splitting
@@ -72,19 +100,119 @@ def _deleet(word: str) -> str:
     return word.translate(_LEET)
 
 
-def decoded_blobs(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, decoded text) for each base64 blob in ``text`` that decodes to readable text."""
+def _readable(decoded: str) -> bool:
+    if len(decoded) < 8:
+        return False
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
+    letters = [ch.lower() for ch in decoded if ch.isalpha()]
+    # Five different letters at least: "sssssssss" (a row of "..." read as Morse) is not text.
+    return printable / len(decoded) > 0.95 and len(letters) / len(decoded) > 0.6 and len(set(letters)) >= 5
+
+
+def _bytes_text(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _b64(blob: str) -> str | None:
+    try:
+        return _bytes_text(base64.b64decode(blob + "=" * (-len(blob) % 4), validate=False))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _b32(blob: str) -> str | None:
+    blob = blob.rstrip("=")
+    try:
+        return _bytes_text(base64.b32decode(blob + "=" * (-len(blob) % 8)))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hex(blob: str) -> str | None:
+    digits = re.sub(r"\\x|0x|[ :,-]", "", blob)
+    if len(digits) % 2:
+        return None
+    return _bytes_text(bytes.fromhex(digits))
+
+
+def _binary(blob: str) -> str | None:
+    bits = blob.replace(" ", "")
+    return _bytes_text(bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits) - 7, 8)))
+
+
+def _percent(blob: str) -> str | None:
+    try:
+        return urllib.parse.unquote(blob, errors="strict")
+    except UnicodeDecodeError:
+        return None
+
+
+def _morse(blob: str) -> str | None:
+    words = []
+    for word in re.split(r" / |/| {2,}", blob.strip()):
+        letters = [_MORSE_CODE.get(code) for code in word.split()]
+        if None in letters:
+            return None
+        words.append("".join(letters))
+    return " ".join(words)
+
+
+def _unicode_escapes(blob: str) -> str:
+    return "".join(chr(int(blob[i + 2 : i + 6], 16)) for i in range(0, len(blob), 6))
+
+
+def _ascii85(blob: str) -> str | None:
+    try:
+        return _bytes_text(base64.a85decode(blob, adobe=True, ignorechars=" \t\n\r\v"))
+    except (ValueError, binascii.Error):
+        return None
+
+
+def _tags(blob: str) -> str:
+    return "".join(chr(ord(ch) - 0xE0000) for ch in blob)
+
+
+_ENCODINGS = ((_BASE64, _b64), (_BASE32, _b32), (_HEX, _hex), (_BINARY, _binary), (_PERCENT, _percent),
+              (_MORSE, _morse), (_TAGS, _tags), (_UNICODE_ESCAPES, _unicode_escapes),
+              (_ASCII85, _ascii85))  # fmt: skip
+
+
+def _common_words(text: str) -> int:
+    return sum(word in _COMMON for word in _WORD.findall(text.lower()))
+
+
+def _rewritten_lines(text: str) -> list[tuple[int, int, str]]:
+    """Lines whose ROT13 or reversal reads as English (many more frequent words than the line)."""
     found = []
-    for match in _BASE64.finditer(text):
-        blob = match.group(0)
-        try:
-            raw = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=False)
-            decoded = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        if len(line) < 12:
             continue
-        printable = sum(ch.isprintable() or ch in "\n\t" for ch in decoded)
-        if decoded and printable / len(decoded) > 0.95 and sum(ch.isalpha() for ch in decoded) / len(decoded) > 0.6:
-            found.append((match.start(), match.end(), decoded))
+        plain = _common_words(line)
+        for candidate in (codecs.encode(line, "rot13"), line[::-1]):
+            hits = _common_words(candidate)
+            if hits >= 3 and hits >= 2 * plain + 2:
+                found.append((start, start + len(line), candidate))
+                break
+    return found
+
+
+def decoded_blobs(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) for each run of ``text`` in a common encoding (base64, base32, hex,
+    binary, percent-encoding, Morse, Unicode tag characters) that decodes to readable text, and each
+    line whose ROT13 or reversal reads as English."""
+    found = []
+    for pattern, decode in _ENCODINGS:
+        for match in pattern.finditer(text):
+            decoded = decode(match.group(0))
+            if decoded and _readable(decoded):
+                found.append((match.start(), match.end(), decoded))
+    found += _rewritten_lines(text)
+    found.sort()
     return found
 
 
@@ -93,7 +221,7 @@ class Unit:
     start: int
     end: int
     text: str  # normalised
-    decoded: bool = False  # decoded from a base64 blob at start:end
+    decoded: bool = False  # decoded from an encoded run (or a ROT13 / reversed line) at start:end
 
 
 def units(text: str) -> list[Unit]:
