@@ -268,11 +268,7 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
     counts = {"clean_chunks": 0, "planted": 0}
     with (out / "clean.jsonl").open("w") as f:
         for d in docs:
-            doc_text, chunks = chunks_of(d.text)
-            for c in chunks:
-                f.write(json.dumps({"split": d.split, "genre": d.genre, "doc_id": d.doc_id, "text": c.embed_text,
-                                    "doc_text": doc_text}) + "\n")  # fmt: skip
-                counts["clean_chunks"] += 1
+            counts["clean_chunks"] += _write_clean(f, d.split, d.genre, d.doc_id, d.text, chunks_of)
     docs_by_split: dict[str, list[Doc]] = {}
     for d in docs:
         docs_by_split.setdefault(d.split, []).append(d)
@@ -285,12 +281,18 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
     with (out / "clean.jsonl").open("a") as f:
         for genre, docs_of_genre in (("hard_negative", A.HARD_NEGATIVES), ("hard_negative3", A.HARD_NEGATIVES_3)):
             for doc_id, sentences in docs_of_genre:
-                doc_text, chunks = chunks_of(" ".join(sentences))
-                for c in chunks:
-                    f.write(json.dumps({"split": "train", "genre": genre, "doc_id": doc_id, "text": c.embed_text,
-                                        "doc_text": doc_text}) + "\n")  # fmt: skip
+                _write_clean(f, "train", genre, doc_id, " ".join(sentences), chunks_of)
     counts.update(_fourth_round(out, pool, docs_by_split, chunks_of))
     return counts
+
+
+def _write_clean(f, split: str, genre: str, doc_id: str, text: str, chunks_of) -> int:
+    """Chunk one clean document and write a record per chunk; the number of chunks."""
+    doc_text, chunks = chunks_of(text)
+    for c in chunks:
+        f.write(json.dumps({"split": split, "genre": genre, "doc_id": doc_id, "text": c.embed_text,
+                            "doc_text": doc_text}) + "\n")  # fmt: skip
+    return len(chunks)
 
 
 def _write_planted(f, items, docs_by_split: dict[str, list[Doc]], rng: random.Random, chunks_of) -> int:
@@ -403,17 +405,10 @@ def _fourth_round(out: Path, pool: list[tuple[Attack, str]], docs_by_split: dict
     counts = {"test3_clean_chunks": 0, "test3_excluded_as_seen": excluded}
     with (out / "clean.jsonl").open("a") as f:
         for d in docs:
-            doc_text, chunks = chunks_of(d.text)
-            for c in chunks:
-                f.write(json.dumps({"split": d.split, "genre": d.genre, "doc_id": d.doc_id, "text": c.embed_text,
-                                    "doc_text": doc_text}) + "\n")  # fmt: skip
-                counts["test3_clean_chunks"] += 1
+            counts["test3_clean_chunks"] += _write_clean(f, d.split, d.genre, d.doc_id, d.text, chunks_of)
         # agent-injection-bench's controls: training-only clean text (genre hard_negative4)
         for i, text in enumerate(aib_attacks(wheels["agent_injection_bench"])[1]):
-            doc_text, chunks = chunks_of(text)
-            for c in chunks:
-                f.write(json.dumps({"split": "train", "genre": "hard_negative4", "doc_id": f"aib/control/{i}",
-                                    "text": c.embed_text, "doc_text": doc_text}) + "\n")  # fmt: skip
+            _write_clean(f, "train", "hard_negative4", f"aib/control/{i}", text, chunks_of)
     splits = dict(docs_by_split, test3=docs)
     plant_rng = random.Random(2427)
     with (out / "planted.jsonl").open("a") as f:
