@@ -20,9 +20,9 @@ import logging
 from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
-from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from ingestion.screening import DETECTOR_VERSION
 from kb.models import Chunk, Document
-from pipeline.screen import screening_fields
+from pipeline.screen import screen_texts, screening_fields
 
 logger = logging.getLogger(__name__)
 
@@ -77,13 +77,13 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         document = Document.objects.select_for_update().filter(pk=document_id, tenant_id=tenant_id).first()
         chunks = list(
             Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
-            .order_by("ordinal").only("id", "text", "screening", "screening_flagged", "screening_detector")
+            .order_by("ordinal").only("id", "text", "embed_text", "screening", "screening_flagged", "screening_detector")
         )
         if document is None or not chunks:
             return
-        verdicts = screen_chunks([c.text for c in chunks], document_text=document.text)
+        verdicts = screen_texts([(c.text, c.embed_text) for c in chunks], document_text=document.text)
         for chunk, verdict in zip(chunks, verdicts, strict=True):
-            fields = screening_fields(verdict.as_dict())
+            fields = screening_fields(verdict)
             old = chunk.screening or {}
             if fields["screening_flagged"] != chunk.screening_flagged or list(old.get("reasons", ())) != list(
                 fields["screening"]["reasons"]

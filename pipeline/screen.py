@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ingestion.screening import screen_chunks
 from pipeline.plan import Plan
 
@@ -13,8 +15,35 @@ def screen_plans(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
-        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text)
-        plan.screenings = [verdict.as_dict() for verdict in verdicts]
+        plan.screenings = screen_texts([(c.text, c.embed_text) for c in plan.chunks], document_text=plan.parsed.text)
+
+
+def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str) -> list[dict]:
+    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text) pairs.
+
+    What is screened is the embed text -- the heading path and any table context in front of the
+    body -- because that is what a reader's model gets with the chunk (heading paths, the titles in
+    parent contexts): a heading can carry an instruction too (found attacking the demo: the body
+    alone was screened, so a planted heading reached every context unflagged). The verdict's spans
+    are moved to offsets into the chunk's text, as the review queue and the contexts read them;
+    a span that lies in the prefix alone is dropped from the spans (the reviewer sees the heading
+    path beside the text), never the flag."""
+    verdicts = screen_chunks([embed_text for _, embed_text in chunks], document_text=document_text)
+    out = []
+    for (text, embed_text), verdict in zip(chunks, verdicts, strict=True):
+        found = verdict.as_dict()
+        shift = len(embed_text) - len(text) if embed_text.endswith(text) else None
+        spans = []
+        for start, end in found["spans"]:
+            if shift is None:  # the body is not the embed text's tail: mark the whole body
+                spans.append([0, len(text)])
+                continue
+            start, end = max(start - shift, 0), min(end - shift, len(text))
+            if end > start:
+                spans.append([start, end])
+        found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
+        out.append(found)
+    return out
 
 
 def screening_fields(verdict: dict) -> dict:
