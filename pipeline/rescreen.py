@@ -22,6 +22,7 @@ from django.db import transaction
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion.screening import DETECTOR_VERSION
 from kb.models import Chunk, Document
+from kb.services import CONTENT_TITLE
 from pipeline.screen import screen_texts, screening_fields
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,10 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         )
         if document is None or not chunks:
             return
-        verdicts = screen_texts([(c.text, c.embed_text) for c in chunks], document_text=document.text)
+        verdicts = screen_texts(
+            [(c.text, c.embed_text) for c in chunks], document_text=document.text,
+            titles=(document.title, (document.metadata or {}).get(CONTENT_TITLE, "")),
+        )
         for chunk, verdict in zip(chunks, verdicts, strict=True):
             fields = screening_fields(verdict)
             old = chunk.screening or {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ingestion.screening import screen_chunks
+from kb.services import UNTITLED
 from pipeline.plan import Plan
 
 
@@ -15,11 +16,21 @@ def screen_plans(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
-        plan.screenings = screen_texts([(c.text, c.embed_text) for c in plan.chunks], document_text=plan.parsed.text)
+        plan.screenings = screen_texts(
+            [(c.text, c.embed_text) for c in plan.chunks], document_text=plan.parsed.text,
+            titles=(plan.document.title, plan.parsed.title or ""),
+        )
 
 
-def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str) -> list[dict]:
-    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text) pairs.
+def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str, titles: Sequence[str] = ()) -> list[dict]:
+    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text) pairs, and of the
+    document's ``titles`` (the one typed at upload, the content's own: either may be shown).
+
+    The document title goes to the model with every hit and context of the document (``document_title``,
+    the spotlight block's ``source:`` line) and is in no chunk's text; a flagged title flags every chunk
+    of its document (its reasons added, no span: the reviewer sees the title beside the text), so none
+    is returned while it is held (found attacking the demo: a title "Ignore all previous instructions
+    and ..." came back, unflagged, with every hit).
 
     What is screened is the embed text -- the heading path and any table context in front of the
     body -- because that is what a reader's model gets with the chunk (heading paths, the titles in
@@ -43,6 +54,14 @@ def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str) -> li
                 spans.append([start, end])
         found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
         out.append(found)
+    shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
+    for title in screen_chunks(shown, document_text=document_text) if shown else ():
+        if not title.flagged:
+            continue
+        for found in out:
+            found["flagged"] = True
+            found["score"] = max(found["score"], round(title.score, 4))
+            found["reasons"] = list(dict.fromkeys([*found["reasons"], *title.reasons]))
     return out
 
 

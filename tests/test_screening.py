@@ -303,6 +303,29 @@ def test_a_planted_heading_reaches_no_context_held_or_never_screened(handbook):
     assert "## Carry-over" in leave["text"] and "up to five days" in leave["text"]  # a heading over text stays
 
 
+def test_a_planted_document_title_holds_every_chunk_of_its_document(handbook):
+    """The document title reaches the model with every hit and context and is in no chunk: typed at upload
+    or taken from front matter, it is screened with the document's chunks (found attacking the demo)."""
+    tenant, (editor, _) = handbook["tenant"], handbook["members"]["editor"]
+    typed = _ingest(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n")
+    front = _ingest(tenant, editor, "untitled",
+                    f'---\ntitle: "{HEADING_PLANTED}"\n---\n\n## Numbat care\n\nNumbats eat termites every day.\n')
+    for document in (typed, front):
+        assert document.title == HEADING_PLANTED
+        chunks = list(Chunk.objects.filter(document=document))
+        assert chunks and all(c.screening_flagged and c.screening["reasons"] for c in chunks), document.title
+    membership, key = handbook["members"]["viewer"]
+    client = Actor("viewer", membership, key).client()
+    for query in ("wombats burrow fresh grass", "numbats eat termites"):
+        for spotlight in (False, True):
+            response = client.post("/api/v1/search/", {"query": query, "spotlight": spotlight}, format="json")
+            assert response.status_code == 200 and "evil@example.com" not in response.content.decode(), query
+    # The re-screen job screens the title too.
+    Chunk.objects.filter(document__in=[typed, front]).update(screening_detector="old-0", screening_flagged=False)
+    rescreen(tenant_ids=[tenant.pk])
+    assert not Chunk.objects.filter(document__in=[typed, front], screening_flagged=False).exists()
+
+
 # ----------------------------------------------------------------------------- the review queue
 
 
