@@ -724,8 +724,12 @@ def _hides_alone(declaration: _Declaration) -> bool:
 
 _BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
 _MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
+# Elements a browser's own style sheet never shows (the HTML standard's rendering section gives them
+# `display: none`); as for the `hidden` attribute, an author's `display` shows them again. (Found
+# attacking the demo: their text reached the model.)
+UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title"})
 # Elements that hide or colour by themselves.
-_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True}
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict.fromkeys(UA_HIDDEN, True)}
 # The properties this reader evaluates (other declarations are not kept).
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
@@ -861,7 +865,7 @@ class Visibility:
         if not (matched or element.get("style") or element.get("hidden") is not None
                 or element.get("bgcolor") or _SPECIAL.get(tag)):
             return winners  # nothing to cascade
-        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None):
+        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN:
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
         hint_color = _legacy_color(element.get("color")) if tag == "font" else None
         if tag == "body" and element.get("text"):

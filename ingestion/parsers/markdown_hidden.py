@@ -77,7 +77,7 @@ _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r"
 _MAY_HIDE_RE = re.compile(
     r"<[!?]|[\s\"'/](?:style|hidden|aria-hidden|color|bgcolor)\b"
     r"|<\s*/?\s*(?:template|dialog|script|style|title|iframe|noembed|noframes|textarea|xmp|plaintext|noscript"
-    r"|font)\b",
+    r"|font|datalist|rp)\b",
     re.IGNORECASE,
 )
 
