@@ -128,6 +128,16 @@ HTML_VECTORS = {
     "ua-hidden-noembed": f"<noembed>{PAYLOAD}</noembed>",
     "ua-hidden-noframes": f"<noframes>{PAYLOAD}</noframes>",
     "ua-hidden-title-in-body": f"<title>{PAYLOAD}</title>",
+    # Found attacking the demo: turned edge-on in 3D, clipped by paint containment, or letters drawn over
+    # one another -- each reached the model.
+    "edge-on-rotate-y": f'<div style="transform:rotateY(90deg)">{PAYLOAD}</div>',
+    "edge-on-rotate-x-turn": f'<div style="transform:perspective(100px) rotateX(0.25turn)">{PAYLOAD}</div>',
+    "edge-on-rotate3d": f'<div style="transform:rotate3d(0, 1, 0, 90deg)">{PAYLOAD}</div>',
+    "edge-on-rotate-property": f'<div style="rotate: y 90deg">{PAYLOAD}</div>',
+    "edge-on-matrix3d": f'<div style="transform:matrix3d(0,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1)">{PAYLOAD}</div>',
+    "contain-paint-box": f'<div style="contain:paint;height:0">{PAYLOAD}</div>',
+    "contain-strict-box": f'<div style="contain:strict;width:0">{PAYLOAD}</div>',
+    "letters-overlaid": f'<div style="letter-spacing:-1em">{PAYLOAD}</div>',
 }
 
 
@@ -191,6 +201,11 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="clip-path: polygon(0 0, 100% 0, 100% 100%)">{PAYLOAD}</span>',
     f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
     f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
+    f'<span style="transform:rotate(90deg)">{PAYLOAD}</span>',
+    f'<span style="transform:rotateY(30deg)">{PAYLOAD}</span>',
+    f'<span style="rotate: 45deg">{PAYLOAD}</span>',
+    f'<div style="contain:paint;height:3em">{PAYLOAD}</div>',
+    f'<span style="letter-spacing:-0.05em">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
