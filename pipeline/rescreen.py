@@ -21,9 +21,9 @@ from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
 from ingestion.screening import DETECTOR_VERSION
-from kb.models import Chunk, Document
+from kb.models import Chunk, Document, Section
 from kb.services import CONTENT_TITLE
-from pipeline.screen import screen_texts, screening_fields
+from pipeline.screen import screen_texts, screening_fields, title_chains
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +78,15 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         document = Document.objects.select_for_update().filter(pk=document_id, tenant_id=tenant_id).first()
         chunks = list(
             Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
-            .order_by("ordinal").only("id", "text", "embed_text", "screening", "screening_flagged", "screening_detector")
+            .order_by("ordinal")
+            .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector")
         )
         if document is None or not chunks:
             return
+        chains = title_chains(Section.objects.filter(tenant_id=tenant_id, document_id=document_id)
+                              .values_list("id", "parent_id", "title"))
         verdicts = screen_texts(
-            [(c.text, c.embed_text) for c in chunks], document_text=document.text,
+            [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
             titles=(document.title, (document.metadata or {}).get(CONTENT_TITLE, "")),
         )
         for chunk, verdict in zip(chunks, verdicts, strict=True):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Hashable, Iterable, Sequence
 
 from ingestion.screening import screen_chunks
 from kb.services import UNTITLED
 from pipeline.plan import Plan
+
+# In a verdict flagged by a heading or the document title: a digest of those titles.
+TITLES_KEY = "titles"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -16,32 +20,55 @@ def screen_plans(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
+        chains = title_chains((s.key, s.parent, s.title) for s in plan.parsed.sections)
         plan.screenings = screen_texts(
-            [(c.text, c.embed_text) for c in plan.chunks], document_text=plan.parsed.text,
-            titles=(plan.document.title, plan.parsed.title or ""),
+            [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
+            document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
         )
 
 
-def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str, titles: Sequence[str] = ()) -> list[dict]:
-    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text) pairs, and of the
-    document's ``titles`` (the one typed at upload, the content's own: either may be shown).
+def title_chains(sections: Iterable[tuple[Hashable, Hashable | None, str]]) -> dict[Hashable, tuple[str, ...]]:
+    """Each section's titles from the root down, itself included, from (key, parent key, title) rows:
+    every heading a reader of the section may get with it (before any reader's access is applied)."""
+    rows = {key: (parent, title) for key, parent, title in sections}
+    chains: dict[Hashable, tuple[str, ...]] = {}
+    for key in rows:
+        path, node, seen = [], key, set()
+        while node is not None and node in rows and node not in seen:
+            if node in chains:
+                path.extend(reversed(chains[node]))
+                break
+            seen.add(node)
+            parent, title = rows[node]
+            path.append(title)
+            node = parent
+        chains[key] = tuple(reversed(path))
+    return chains
 
-    The document title goes to the model with every hit and context of the document (``document_title``,
-    the spotlight block's ``source:`` line) and is in no chunk's text; a flagged title flags every chunk
-    of its document (its reasons added, no span: the reviewer sees the title beside the text), so none
-    is returned while it is held (found attacking the demo: a title "Ignore all previous instructions
-    and ..." came back, unflagged, with every hit).
+
+def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
+                 titles: Sequence[str] = ()) -> list[dict]:
+    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
+    being the titles of the chunk's section and its ancestors -- and of the document's ``titles`` (the one
+    typed at upload, the content's own: either may be shown).
 
     What is screened is the embed text -- the heading path and any table context in front of the
-    body -- because that is what a reader's model gets with the chunk (heading paths, the titles in
-    parent contexts): a heading can carry an instruction too (found attacking the demo: the body
-    alone was screened, so a planted heading reached every context unflagged). The verdict's spans
-    are moved to offsets into the chunk's text, as the review queue and the contexts read them;
-    a span that lies in the prefix alone is dropped from the spans (the reviewer sees the heading
-    path beside the text), never the flag."""
-    verdicts = screen_chunks([embed_text for _, embed_text in chunks], document_text=document_text)
+    body -- because that is what a reader's model gets with the chunk: a heading can carry an
+    instruction too (found attacking the demo: the body alone was screened, so a planted heading
+    reached every context unflagged). The verdict's spans are moved to offsets into the chunk's text,
+    as the review queue and the contexts read them; a span that lies in the prefix alone is dropped from
+    the spans (the reviewer sees the heading path beside the text), never the flag.
+
+    Each heading and document title is also screened on its own, and a flagged one flags every chunk
+    it goes to the model with (its reasons added, no span): the embedded prefix keeps only the nearest
+    headings that fit the model's limit and those every reader of the chunk may read, while a hit's
+    heading path and a parent context carry every heading its reader may read; and the document title
+    goes with every hit of the document (``document_title``, the spotlight block's ``source:`` line) and
+    is in no chunk's text. Found attacking the demo: a heading pushed out of a long prefix, and a title
+    "Ignore all previous instructions and ...", came back unflagged."""
+    verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     out = []
-    for (text, embed_text), verdict in zip(chunks, verdicts, strict=True):
+    for (text, embed_text, _), verdict in zip(chunks, verdicts, strict=True):
         found = verdict.as_dict()
         shift = len(embed_text) - len(text) if embed_text.endswith(text) else None
         spans = []
@@ -55,13 +82,26 @@ def screen_texts(chunks: Sequence[tuple[str, str]], *, document_text: str, title
         found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
         out.append(found)
     shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
-    for title in screen_chunks(shown, document_text=document_text) if shown else ():
-        if not title.flagged:
-            continue
-        for found in out:
+    headings = {h for _, _, chain in chunks for h in chain if h and h.strip()}
+    named = [*shown, *sorted(headings - set(shown))]
+    flagged = {
+        name: verdict
+        for name, verdict in zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True)
+        if verdict.flagged
+    }
+    if not flagged:
+        return out
+    for (_, _, chain), found in zip(chunks, out, strict=True):
+        names = sorted({name for name in (*shown, *chain) if name in flagged})
+        for name in names:
+            verdict = flagged[name]
             found["flagged"] = True
-            found["score"] = max(found["score"], round(title.score, 4))
-            found["reasons"] = list(dict.fromkeys([*found["reasons"], *title.reasons]))
+            found["score"] = max(found["score"], round(verdict.score, 4))
+            found["reasons"] = list(dict.fromkeys([*found["reasons"], *verdict.reasons]))
+        if names:
+            # Which titles flag it, as a digest (no text in the verdict): a reviewer's decision follows
+            # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).
+            found[TITLES_KEY] = hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
     return out
 
 

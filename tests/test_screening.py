@@ -303,6 +303,29 @@ def test_a_planted_heading_reaches_no_context_held_or_never_screened(handbook):
     assert "## Carry-over" in leave["text"] and "up to five days" in leave["text"]  # a heading over text stays
 
 
+def test_a_planted_heading_left_out_of_a_long_prefix_still_flags_the_chunks_below_it(handbook):
+    """The embedded prefix keeps only the nearest headings that fit the model's limit, but a hit's heading path
+    and its parent context carry every readable heading: each title is screened on its own and flags every
+    chunk below it (found attacking the demo: a 300-token heading pushed the planted one out of the prefix)."""
+    tenant, (editor, _) = handbook["tenant"], handbook["members"]["editor"]
+    long = " ".join(["Quarterly"] + ["reconciliation ledger balances"] * 70)
+    text = (f"# Wombat handbook\n\nWombats dig burrows.\n\n## {HEADING_PLANTED}\n\n### {long}\n\n#### Details\n\n"
+            "Wombats eat fresh grass every night.\n")
+    document = _ingest(tenant, editor, "Wombats", text)
+    details = Chunk.objects.get(document=document, section__title="Details")
+    assert HEADING_PLANTED not in details.embed_text  # the prefix was cut: the heading is not in the text screened
+    assert details.screening_flagged and details.screening["reasons"]
+    membership, key = handbook["members"]["viewer"]
+    client = Actor("viewer", membership, key).client()
+    for body in ({"expand": "parent"}, {"expand": "parent", "expand_level": "parent"}):
+        for query in ("wombats dig burrows", "wombats eat fresh grass every night"):
+            response = client.post("/api/v1/search/", {"query": query, **body}, format="json")
+            assert response.status_code == 200 and "evil@example.com" not in response.content.decode(), (query, body)
+    Chunk.objects.filter(document=document).update(screening_detector="old-0", screening_flagged=False)
+    rescreen(tenant_ids=[tenant.pk])
+    assert Chunk.objects.get(pk=details.pk).screening_flagged
+
+
 def test_a_planted_document_title_holds_every_chunk_of_its_document(handbook):
     """The document title reaches the model with every hit and context and is in no chunk: typed at upload
     or taken from front matter, it is screened with the document's chunks (found attacking the demo)."""
@@ -324,6 +347,35 @@ def test_a_planted_document_title_holds_every_chunk_of_its_document(handbook):
     Chunk.objects.filter(document__in=[typed, front]).update(screening_detector="old-0", screening_flagged=False)
     rescreen(tenant_ids=[tenant.pk])
     assert not Chunk.objects.filter(document__in=[typed, front], screening_flagged=False).exists()
+
+
+def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading(handbook):
+    """A reviewer's decision follows a chunk's text across a replacement; it must not follow it into a
+    document whose new title (or heading outside the prefix) is what flags it now (found attacking the demo)."""
+    from kb.services import Upload, document_replace
+
+    tenant, (editor, _) = handbook["tenant"], handbook["members"]["editor"]
+    admin, _ = member_with_token(tenant, f"admin-{uuid.uuid4().hex[:6]}@{tenant.slug}.test", "admin", "restricted")
+    body = f"## Quoll care\n\nQuolls hunt at night. {PLANTED}\n"
+    document = _ingest(tenant, editor, "Quolls", body)
+    (chunk,) = Chunk.objects.filter(document=document)
+    assert chunk.screening_flagged
+    screening.review_decide(member=admin, chunk_id=chunk.pk, decision="release")
+    document, job = document_replace(document=document, created_by=editor,
+                                     upload=Upload(content=body.encode(), title=HEADING_PLANTED,
+                                                   content_type="text/markdown"))
+    jobs_run([job.id])
+    (again,) = Chunk.objects.filter(document=document)
+    assert again.content_hash == chunk.content_hash and again.screening_flagged
+    assert again.review == ChunkReview.NONE  # held: the release was for the text under another title
+    # The same bytes under a new title are no "unchanged" re-ingestion: the title is screened.
+    clean = "## Dunnart care\n\nDunnarts are small marsupials.\n"
+    document = _ingest(tenant, editor, "Dunnarts", clean)
+    document, job = document_replace(document=document, created_by=editor,
+                                     upload=Upload(content=clean.encode(), title=HEADING_PLANTED,
+                                                   content_type="text/markdown"))
+    jobs_run([job.id])
+    assert all(c.screening_flagged for c in Chunk.objects.filter(document=document))
 
 
 # ----------------------------------------------------------------------------- the review queue
