@@ -1,8 +1,10 @@
 """The re-screen job: chunks screened by another detector version are screened again, without re-embedding.
 
 A chunk's verdict is stored with it at ingestion (``pipeline.screen.screen_plans``) together with the
-detector version that made it (``Chunk.screening_detector``). When ``ingestion.screening.DETECTOR_VERSION``
-changes, :func:`rescreen` re-runs the detector on the stored text of every stale chunk -- per document
+detector version that made it and what it screened (``Chunk.screening_detector``,
+``pipeline.screen.SCREENED_BY``). When either changes (``ingestion.screening.DETECTOR_VERSION``; a verdict
+made on the body alone, before headings and titles were screened), :func:`rescreen` re-runs the detector
+on the stored text, headings and titles of every stale chunk -- per document
 and index version, with the document's text as context, like ingestion -- and updates the verdict
 columns only: the chunk's embedding, text and keyword index are untouched (the detector does not
 call the embedding model; the chunks' vectors are never recomputed).
@@ -20,10 +22,9 @@ import logging
 from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
-from ingestion.screening import DETECTOR_VERSION
 from kb.models import Chunk, Document, Section
 from kb.services import CONTENT_TITLE
-from pipeline.screen import screen_texts, screening_fields, title_chains
+from pipeline.screen import SCREENED_BY, screen_texts, screening_fields, title_chains
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def stale_tenant_ids() -> list[int]:
     """Tenants holding chunks screened by another detector version (the owner path: every tenant)."""
     with owner_path():
         return sorted(
-            Chunk.objects.exclude(screening_detector=DETECTOR_VERSION).order_by()
+            Chunk.objects.exclude(screening_detector=SCREENED_BY).order_by()
             .values_list("tenant_id", flat=True).distinct()
         )
 
@@ -60,7 +61,7 @@ def _rescreen_tenant(tenant_id: int) -> dict:
     while True:
         groups = [
             group for group in
-            Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=DETECTOR_VERSION).order_by()
+            Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=SCREENED_BY).order_by()
             .values_list("document_id", "index_version_id").distinct()[: BATCH_DOCUMENTS + len(done)]
             if group not in done
         ][:BATCH_DOCUMENTS]

@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Iterable, Sequence
 
-from ingestion.screening import screen_chunks
+from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.services import UNTITLED
 from pipeline.plan import Plan
 
 # In a verdict flagged by a heading or the document title: a digest of those titles.
 TITLES_KEY = "titles"
+# What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
+# the embed text, every heading and the document's titles. Verdicts stored before (the detector on the
+# body alone) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -106,6 +110,7 @@ def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_t
 
 
 def screening_fields(verdict: dict) -> dict:
-    """A verdict as the chunk's columns (the re-screen job writes the same ones)."""
+    """A verdict as the chunk's columns (the re-screen job writes the same ones); ``screening_detector``
+    says what made it (:data:`SCREENED_BY`), the verdict's own ``detector`` the detector's version."""
     return {"screening": verdict, "screening_flagged": bool(verdict["flagged"]),
-            "screening_detector": str(verdict["detector"])}
+            "screening_detector": SCREENED_BY if verdict["detector"] == DETECTOR_VERSION else str(verdict["detector"])}

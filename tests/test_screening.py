@@ -23,6 +23,7 @@ from ingestion.screening import DETECTOR_VERSION
 from kb import screening
 from kb.models import Chunk, ChunkReview, Document, EmbeddingCacheEntry, IngestionJob
 from pipeline.rescreen import rescreen
+from pipeline.screen import SCREENED_BY
 from pipeline.services import jobs_run
 from tests import factories
 from tests.api_helpers import Actor, console_client, member_with_token
@@ -118,7 +119,7 @@ def _search(world, name, **body):
 def test_every_chunk_is_screened_once_at_ingestion_and_the_verdict_stored(world):
     chunks = world["chunks"]
     assert set(Chunk.objects.filter(tenant=world["tenant"]).values_list("screening_detector", flat=True)) == {
-        DETECTOR_VERSION}
+        SCREENED_BY}
     for title in ("Notes", "Merger plans"):
         chunk = chunks[title]
         assert chunk.screening_flagged and chunk.screening["flagged"] and chunk.screening["reasons"]
@@ -275,8 +276,10 @@ def test_a_heading_is_screened_with_every_chunk_below_it(handbook):
         assert all(0 <= s < e <= len(chunks[title].text) for s, e in chunks[title].screening["spans"])
     for title in ("Leave policy", "Carry-over"):
         assert not chunks[title].screening_flagged, title
-    # The re-screen job screens what ingestion screens.
-    Chunk.objects.filter(document=handbook["document"]).update(screening_detector="old-0", screening_flagged=False)
+    # The re-screen job screens what ingestion screens; a verdict stored by the same detector on the body
+    # alone (before headings were screened) is stale.
+    Chunk.objects.filter(document=handbook["document"]).update(screening_detector=DETECTOR_VERSION,
+                                                               screening_flagged=False)
     rescreen(tenant_ids=[handbook["tenant"].pk])
     flagged = set(Chunk.objects.filter(document=handbook["document"], screening_flagged=True)
                   .values_list("section__title", flat=True))
@@ -485,7 +488,7 @@ def test_rescreen_updates_verdicts_of_an_old_detector_without_re_embedding(world
     stats = rescreen(tenant_ids=[tenant.pk])
     assert stats["chunks"] == len(before) and stats["changed"] == 2
     after = {c.pk: c for c in Chunk.objects.filter(document=world["runbook"])}
-    assert {c.screening_detector for c in after.values()} == {DETECTOR_VERSION}
+    assert {c.screening_detector for c in after.values()} == {SCREENED_BY}
     assert {c.section.title for c in after.values() if c.screening_flagged} == {"Notes", "Merger plans"}
     # Not re-embedded: the same vectors, no new cache rows, and no chunk's embedded text went to the model.
     assert all(np.allclose(np.array(after[pk].embedding), vector) for pk, vector in before.items())
