@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,7 +46,10 @@ from ingestion.parsers.visible_text import merge_ranges
 _MAX_NESTING = 40
 _MAX_INLINE_PARSE = 4096 * 16  # longer inline content is scanned for tags without a parse
 _ANCHOR_RE = re.compile(r"bh(\d+)\Z")
-_ANCHOR_ATTRIBUTE = "data-bh-anchor"
+# The attribute that marks a raw-text element of the page: a name drawn for each page (``_Page``), so the
+# file's own HTML cannot write it (found attacking the demo: `<i data-bh-anchor="5">` on a visible element
+# un-hid the hidden text anchor 5 stood for).
+_ANCHOR_ATTRIBUTE_PREFIX = "data-bh-anchor-"
 _FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong",
                          "tt", "u"})
 _NEVER_SHOWN = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "noscript", "template"})
@@ -145,6 +149,7 @@ class _Page:
         self.pieces: list[_Piece] = []
         self.tags: list[_Tag] = []  # every tag of the file's own HTML, in page order
         self.anchors = 0
+        self.anchor_attribute = _ANCHOR_ATTRIBUTE_PREFIX + secrets.token_hex(8)
         self.raw: str | None = None  # inside an inline raw-text element (its name)
         # A formatting element that may hide has been met: its end tag, wherever, must be seen.
         self.hiding_formatting = False
@@ -189,7 +194,7 @@ class _Page:
             return
         number = self.anchors
         self.anchors += 1
-        self.parts.append(f'<{name} {_ANCHOR_ATTRIBUTE}="{number}"></{name}>')
+        self.parts.append(f'<{name} {self.anchor_attribute}="{number}"></{name}>')
         self.pieces.append(_Piece(content, start, end, [number]))
 
 
@@ -382,16 +387,17 @@ class MarkdownHidden:
             if match is None:
                 continue
             number = int(match[1])
-            seen.add(number)
             parent = comment.getparent()
-            state[number] = parent is None or visibility.text_hidden(parent) is not None
+            # Each anchor is written once: one met twice was written by the file too -- hidden (fail closed).
+            state[number] = number in seen or parent is None or visibility.text_hidden(parent) is not None
+            seen.add(number)
             if parent is not None:
                 parents[number] = parent
         for element in root.iter(etree.Element):
-            value = element.get(_ANCHOR_ATTRIBUTE)
+            value = element.get(page.anchor_attribute)
             if value is not None and value.isdigit():
+                state[int(value)] = int(value) in seen or visibility.text_hidden(element) is not None
                 seen.add(int(value))
-                state[int(value)] = visibility.text_hidden(element) is not None
         hidden = {number for number, is_hidden in state.items() if is_hidden}
         hidden |= set(range(page.anchors)) - seen  # an anchor the HTML parser dropped: fail closed
         # A formatting element left open: a browser rebuilds it, with its style, in every block that

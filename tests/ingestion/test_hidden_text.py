@@ -315,6 +315,13 @@ MARKDOWN_VECTORS = {
     "reference-unused-title": f'{VISIBLE}\n\n[unused]: https://x.example "{PAYLOAD}"\n\n{AFTER}',
     "reference-in-quote": f'> {VISIBLE}\n>\n> [x]: <https://x.example/{PAYLOAD}>\n\n{AFTER}',
     "reference-multiline-title": f'{VISIBLE}\n\n[x]: /u\n  "one\n{PAYLOAD}"\n\n{AFTER}',
+    # Found attacking the demo: the page this reader renders marks raw-text elements with an attribute of its
+    # own; the file's HTML wrote the same attribute, with each number, on visible elements and so un-hid
+    # the hidden text those numbers stood for.
+    "forged-anchor-attribute": f'{VISIBLE} <span style="display:none">{PAYLOAD}</span> {AFTER} '
+                               + "".join(f'<i data-bh-anchor="{n}"></i>' for n in range(40)),
+    "forged-anchor-attribute-raw-text": f"{VISIBLE}\n\n<div hidden><textarea>{PAYLOAD}</textarea></div>\n\n{AFTER} "
+                                        + "".join(f'<i DATA-BH-ANCHOR="{n}"></i>' for n in range(40)),
     # Found attacking the demo: never shown by a browser's own style sheet (as in HTML above).
     "ua-hidden-datalist": f"{VISIBLE} <datalist><option>{PAYLOAD}</option></datalist> {AFTER}",
     "ua-hidden-ruby-rp": f"{VISIBLE} <ruby>kan<rp>({PAYLOAD})</rp><rt>ji</rt></ruby> {AFTER}",
