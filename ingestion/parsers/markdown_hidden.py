@@ -72,7 +72,12 @@ _TAG_NAME_RE = re.compile(r"<\s*(/?)\s*([A-Za-z][A-Za-z0-9-]*)")
 _ATTRIBUTE_RE = re.compile(
     r"""[\s"'/](?P<name>[^\s"'>/=]+)\s*=\s*(?:"(?P<value>[^"]*)"|'(?P<value2>[^']*)'|(?P<value3>[^\s"'=<>`]+))"""
 )
-_ATTRIBUTES_KEPT = frozenset({"href", "src", "alt", "title", "cite"})
+# What a reader is shown of an element's attributes, by element (Markdown's own links and images keep the
+# same): a link's address, an image's address and alt text, a quotation's source; a title (a tooltip) on
+# any element. Any other attribute value is removed (found attacking the demo: `<span alt=...>` was kept).
+_ATTRIBUTES_KEPT = {"a": {"href"}, "area": {"href", "alt"}, "img": {"src", "alt"}, "blockquote": {"cite"},
+                    "q": {"cite"}, "del": {"cite"}, "ins": {"cite"}}
+_ATTRIBUTES_KEPT_EVERYWHERE = frozenset({"title"})
 _VALUED_TAG_RE = re.compile(r"<[A-Za-z][^>]*=")  # a start tag with an attribute value: see _Page.tag
 _STYLED_RE = re.compile(r"<\s*style|stylesheet", re.IGNORECASE)
 _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r")\b", re.IGNORECASE)
@@ -166,20 +171,34 @@ class _Page:
         name = match[2].lower() if match else ""
         closing = bool(match and match[1])
         before = self.anchor()
+        emitted = source
         if name == "plaintext":
-            source = "<div>" if not closing else "</div>"  # its rest would be raw text: an ordinary block
-        self.parts.append(source)
-        after = self.anchor()
-        self.pieces.append(_Piece(content, start, end, [before, after]))
+            emitted = "<div>" if not closing else "</div>"  # its rest would be raw text: an ordinary block
+        kept: list[tuple[int, int]] = []
         if not closing:
             # Attribute values no reader is shown (a hidden input's value, a meta's content, data-*):
             # removed whatever the element's visibility. What Markdown's own links and images keep
-            # (a link's address and title, an image's alt text) stays, as it does for them: screened.
+            # (a link's address and title, an image's alt text) stays, as it does for them: screened --
+            # while the element itself is shown (judged by an anchor on the element: a void one has no text).
+            allowed = _ATTRIBUTES_KEPT.get(name, set()) | _ATTRIBUTES_KEPT_EVERYWHERE
             for attribute in _ATTRIBUTE_RE.finditer(source):
                 group = next(g for g in ("value", "value2", "value3") if attribute[g] is not None)
                 first, last = attribute.span(group)
-                if attribute["name"].lower() not in _ATTRIBUTES_KEPT and last > first:
+                if last <= first:
+                    continue
+                if attribute["name"].lower() in allowed:
+                    kept.append((first, last))
+                else:
                     self.pieces.append(_Piece(content, start + first, start + last, always=True))
+        if kept and match and name != "plaintext":
+            number = self.anchors
+            self.anchors += 1
+            emitted = f'{source[:match.end()]} {self.anchor_attribute}="{number}"{source[match.end():]}'
+            for first, last in kept:
+                self.pieces.append(_Piece(content, start + first, start + last, [number]))
+        self.parts.append(emitted)
+        after = self.anchor()
+        self.pieces.append(_Piece(content, start, end, [before, after]))
         if name:
             self.tags.append(_Tag(name, closing, after))
             if not closing and name in _FORMATTING and _MAY_HIDE_RE.search(source):

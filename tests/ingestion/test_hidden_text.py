@@ -387,7 +387,14 @@ def test_markdown_footnotes_and_used_links_stay_visible():
 @pytest.mark.parametrize("markup", [f'<input type="hidden" value="{PAYLOAD}">', f'<meta content="{PAYLOAD}">',
                                     f'<span data-note="{PAYLOAD}">x</span>',
                                     f"<div class=note data-x='{PAYLOAD}'>x</div>",
-                                    f'<abbr data-x={PAYLOAD}>x</abbr>'])
+                                    f'<abbr data-x={PAYLOAD}>x</abbr>',
+                                    # Found attacking the demo: the names a link or an image keeps were kept on
+                                    # any element, and on an element that is not shown.
+                                    f'<span alt="{PAYLOAD}">x</span>', f'<span src="{PAYLOAD}">x</span>',
+                                    f'<span href="{PAYLOAD}">x</span>', f'<p cite="{PAYLOAD}">x</p>',
+                                    f'<img src="a.png" alt="{PAYLOAD}" hidden>',
+                                    f'<img src="a.png" title="{PAYLOAD}" style="display:none">',
+                                    f'<span style="display:none"><a href="https://x.example/{PAYLOAD}">x</a></span>'])
 def test_markdown_raw_html_attributes_never_reach_the_model(markup):
     """Found attacking the demo: Markdown is kept as written, so the attribute values of its raw HTML
     reached the model though no reader sees them; inline and as an HTML block."""
