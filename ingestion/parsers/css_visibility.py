@@ -782,9 +782,10 @@ def _hides_alone(declaration: _Declaration) -> bool:
 _BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
 _MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
 # Elements a browser's own style sheet never shows (the HTML standard's rendering section gives them
-# `display: none`); as for the `hidden` attribute, an author's `display` shows them again. (Found
-# attacking the demo: their text reached the model.)
-UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title"})
+# `display: none`), and the widgets whose content is only a fallback for browsers without them
+# (`progress`, `meter`: a bar is drawn, never their text); as for the `hidden` attribute, an author's
+# `display` shows them again. (Found attacking the demo: their text reached the model.)
+UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title", "progress", "meter"})
 # Elements that hide or colour by themselves.
 _SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict.fromkeys(UA_HIDDEN, True)}
 # The properties this reader evaluates (other declarations are not kept).

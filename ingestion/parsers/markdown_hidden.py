@@ -86,7 +86,7 @@ _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r"
 _MAY_HIDE_RE = re.compile(
     r"<[!?]|[\s\"'/](?:style|hidden|aria-hidden|color|bgcolor)\b"
     r"|<\s*/?\s*(?:template|dialog|script|style|title|iframe|noembed|noframes|textarea|xmp|plaintext|noscript"
-    r"|font|datalist|rp)\b",
+    r"|font|datalist|rp|progress|meter)\b",
     re.IGNORECASE,
 )
 
