@@ -22,9 +22,9 @@ import logging
 from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
-from kb.models import Chunk, Document, Section
+from kb.models import Chunk, ChunkReview, Document, Section
 from kb.services import CONTENT_TITLE
-from pipeline.screen import SCREENED_BY, screen_texts, screening_fields, title_chains
+from pipeline.screen import SCREENED_BY, TITLES_KEY, screen_texts, screening_fields, title_chains
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,8 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         chunks = list(
             Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
             .order_by("ordinal")
-            .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector")
+            .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector",
+                  "review")
         )
         if document is None or not chunks:
             return
@@ -97,9 +98,14 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
                 fields["screening"]["reasons"]
             ):
                 stats["changed"] += 1  # the verdict itself (flagged, reasons), not only its detector
+            if chunk.review == ChunkReview.RELEASED and old.get(TITLES_KEY, "") != verdict.get(TITLES_KEY, ""):
+                # Released under other flagging titles (a heading, the document's title): held again, as
+                # ingestion holds a released text under a new planted title (pipeline.store).
+                chunk.review = ChunkReview.NONE
             for name, value in fields.items():
                 setattr(chunk, name, value)
             stats["flagged"] += int(fields["screening_flagged"])
-        Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector"], batch_size=500)
+        Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector", "review"],
+                                  batch_size=500)
         stats["documents"] += 1
         stats["chunks"] += len(chunks)

@@ -346,10 +346,13 @@ def test_a_planted_document_title_holds_every_chunk_of_its_document(handbook):
         for spotlight in (False, True):
             response = client.post("/api/v1/search/", {"query": query, "spotlight": spotlight}, format="json")
             assert response.status_code == 200 and "evil@example.com" not in response.content.decode(), query
-    # The re-screen job screens the title too.
-    Chunk.objects.filter(document__in=[typed, front]).update(screening_detector="old-0", screening_flagged=False)
+    # The re-screen job screens the title too; a release made before the title flagged the text is undone.
+    Chunk.objects.filter(document__in=[typed, front]).update(
+        screening_detector="old-0", screening_flagged=True, review=ChunkReview.RELEASED,
+        screening={"flagged": True, "score": 0.9, "reasons": ["override"], "detector": "old-0", "spans": []})
     rescreen(tenant_ids=[tenant.pk])
     assert not Chunk.objects.filter(document__in=[typed, front], screening_flagged=False).exists()
+    assert not Chunk.objects.filter(document__in=[typed, front]).exclude(review=ChunkReview.NONE).exists()
 
 
 def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading(handbook):
