@@ -271,6 +271,25 @@ def cut_pieces(pieces: Sequence[Piece], holes: Sequence[tuple[int, int]]) -> lis
     return out
 
 
+def titles_over_text(forest: SectionForest, pieces: Sequence[Piece]) -> list[Piece]:
+    """``pieces`` without the titles under which no text is left: a descendant's title enters a context
+    only with some text of its own section or of one below it.
+
+    A title is screened only as part of the chunks below it (their embedded heading path): a heading with
+    no text under it is in no chunk and was never screened, and one whose text was all cut out (held for
+    review) was held with it. Either, kept as a bare title line, would reach the model unflagged
+    (found attacking the demo)."""
+    covered: set[uuid.UUID] = set()
+    for piece in pieces:
+        if piece.is_title:
+            continue
+        node = forest.nodes.get(piece.section_id)
+        while node is not None and node.id not in covered:
+            covered.add(node.id)
+            node = forest.nodes.get(node.parent_id) if node.parent_id is not None else None
+    return [p for p in pieces if not p.is_title or p.section_id in covered]
+
+
 def split_paragraphs(piece: Piece) -> list[Piece]:
     """Cut a span piece at blank lines, so a context can be trimmed on paragraph boundaries."""
     if piece.is_title:
@@ -476,7 +495,7 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
     for draft in drafts:
         if any(p.gone for p in draft.pieces):
             continue  # the document was replaced since its sections were loaded
-        pieces = [p for p in draft.pieces if p.is_title or p.text.strip()]
+        pieces = titles_over_text(forest, [p for p in draft.pieces if p.is_title or p.text.strip()])
         if pieces:
             whole.append((draft, pieces, counter.count(_compose(pieces))))
     contexts: list[SearchContext] = []

@@ -299,10 +299,14 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
         document_delete(document=document, actor=member)
         return None
     after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
-    Chunk.objects.filter(
+    same = Chunk.objects.filter(
         tenant_id=member.tenant_id, document_id=chunk.document_id, content_hash=chunk.content_hash,
         screening_flagged=True,
-    ).update(review=after)
+    )
+    # The same text flagged by the same titles (a heading, the document's title: pipeline.screen) only.
+    titles = (chunk.screening or {}).get("titles")
+    same = same.filter(screening__titles=titles) if titles else same.exclude(screening__has_key="titles")
+    same.update(review=after)
     audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
                  target_id=chunk.pk, document_ids=[chunk.document_id],
                  details={**details, "after": {"review": str(after)}})

@@ -1,8 +1,10 @@
 """The re-screen job: chunks screened by another detector version are screened again, without re-embedding.
 
 A chunk's verdict is stored with it at ingestion (``pipeline.screen.screen_plans``) together with the
-detector version that made it (``Chunk.screening_detector``). When ``ingestion.screening.DETECTOR_VERSION``
-changes, :func:`rescreen` re-runs the detector on the stored text of every stale chunk -- per document
+detector version that made it and what it screened (``Chunk.screening_detector``,
+``pipeline.screen.SCREENED_BY``). When either changes (``ingestion.screening.DETECTOR_VERSION``; a verdict
+made on the body alone, before headings and titles were screened), :func:`rescreen` re-runs the detector
+on the stored text, headings and titles of every stale chunk -- per document
 and index version, with the document's text as context, like ingestion -- and updates the verdict
 columns only: the chunk's embedding, text and keyword index are untouched (the detector does not
 call the embedding model; the chunks' vectors are never recomputed).
@@ -20,9 +22,9 @@ import logging
 from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
-from ingestion.screening import DETECTOR_VERSION, screen_chunks
-from kb.models import Chunk, Document
-from pipeline.screen import screening_fields
+from kb.models import Chunk, ChunkReview, Document, Section
+from kb.services import CONTENT_TITLE
+from pipeline.screen import SCREENED_BY, TITLES_KEY, screen_texts, screening_fields, title_chains
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ def stale_tenant_ids() -> list[int]:
     """Tenants holding chunks screened by another detector version (the owner path: every tenant)."""
     with owner_path():
         return sorted(
-            Chunk.objects.exclude(screening_detector=DETECTOR_VERSION).order_by()
+            Chunk.objects.exclude(screening_detector=SCREENED_BY).order_by()
             .values_list("tenant_id", flat=True).distinct()
         )
 
@@ -59,7 +61,7 @@ def _rescreen_tenant(tenant_id: int) -> dict:
     while True:
         groups = [
             group for group in
-            Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=DETECTOR_VERSION).order_by()
+            Chunk.objects.filter(tenant_id=tenant_id).exclude(screening_detector=SCREENED_BY).order_by()
             .values_list("document_id", "index_version_id").distinct()[: BATCH_DOCUMENTS + len(done)]
             if group not in done
         ][:BATCH_DOCUMENTS]
@@ -77,21 +79,33 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         document = Document.objects.select_for_update().filter(pk=document_id, tenant_id=tenant_id).first()
         chunks = list(
             Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
-            .order_by("ordinal").only("id", "text", "screening", "screening_flagged", "screening_detector")
+            .order_by("ordinal")
+            .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector",
+                  "review")
         )
         if document is None or not chunks:
             return
-        verdicts = screen_chunks([c.text for c in chunks], document_text=document.text)
+        chains = title_chains(Section.objects.filter(tenant_id=tenant_id, document_id=document_id)
+                              .values_list("id", "parent_id", "title"))
+        verdicts = screen_texts(
+            [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
+            titles=(document.title, (document.metadata or {}).get(CONTENT_TITLE, "")),
+        )
         for chunk, verdict in zip(chunks, verdicts, strict=True):
-            fields = screening_fields(verdict.as_dict())
+            fields = screening_fields(verdict)
             old = chunk.screening or {}
             if fields["screening_flagged"] != chunk.screening_flagged or list(old.get("reasons", ())) != list(
                 fields["screening"]["reasons"]
             ):
                 stats["changed"] += 1  # the verdict itself (flagged, reasons), not only its detector
+            if chunk.review == ChunkReview.RELEASED and old.get(TITLES_KEY, "") != verdict.get(TITLES_KEY, ""):
+                # Released under other flagging titles (a heading, the document's title): held again, as
+                # ingestion holds a released text under a new planted title (pipeline.store).
+                chunk.review = ChunkReview.NONE
             for name, value in fields.items():
                 setattr(chunk, name, value)
             stats["flagged"] += int(fields["screening_flagged"])
-        Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector"], batch_size=500)
+        Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector", "review"],
+                                  batch_size=500)
         stats["documents"] += 1
         stats["chunks"] += len(chunks)

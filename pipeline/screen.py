@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from ingestion.screening import screen_chunks
+import hashlib
+from collections.abc import Hashable, Iterable, Sequence
+
+from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from kb.services import UNTITLED
 from pipeline.plan import Plan
+
+# In a verdict flagged by a heading or the document title: a digest of those titles.
+TITLES_KEY = "titles"
+# What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
+# the embed text, every heading and the document's titles. Verdicts stored before (the detector on the
+# body alone) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -13,11 +24,93 @@ def screen_plans(plans: list[Plan]) -> None:
         if not plan.chunks:
             plan.screenings = []
             continue
-        verdicts = screen_chunks([c.text for c in plan.chunks], document_text=plan.parsed.text)
-        plan.screenings = [verdict.as_dict() for verdict in verdicts]
+        chains = title_chains((s.key, s.parent, s.title) for s in plan.parsed.sections)
+        plan.screenings = screen_texts(
+            [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
+            document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
+        )
+
+
+def title_chains(sections: Iterable[tuple[Hashable, Hashable | None, str]]) -> dict[Hashable, tuple[str, ...]]:
+    """Each section's titles from the root down, itself included, from (key, parent key, title) rows:
+    every heading a reader of the section may get with it (before any reader's access is applied)."""
+    rows = {key: (parent, title) for key, parent, title in sections}
+    chains: dict[Hashable, tuple[str, ...]] = {}
+    for key in rows:
+        path, node, seen = [], key, set()
+        while node is not None and node in rows and node not in seen:
+            if node in chains:
+                path.extend(reversed(chains[node]))
+                break
+            seen.add(node)
+            parent, title = rows[node]
+            path.append(title)
+            node = parent
+        chains[key] = tuple(reversed(path))
+    return chains
+
+
+def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
+                 titles: Sequence[str] = ()) -> list[dict]:
+    """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
+    being the titles of the chunk's section and its ancestors -- and of the document's ``titles`` (the one
+    typed at upload, the content's own: either may be shown).
+
+    What is screened is the embed text -- the heading path and any table context in front of the
+    body -- because that is what a reader's model gets with the chunk: a heading can carry an
+    instruction too (found attacking the demo: the body alone was screened, so a planted heading
+    reached every context unflagged). The verdict's spans are moved to offsets into the chunk's text,
+    as the review queue and the contexts read them; a span that lies in the prefix alone is dropped from
+    the spans (the reviewer sees the heading path beside the text), never the flag.
+
+    Each heading and document title is also screened on its own, and a flagged one flags every chunk
+    it goes to the model with (its reasons added, no span): the embedded prefix keeps only the nearest
+    headings that fit the model's limit and those every reader of the chunk may read, while a hit's
+    heading path and a parent context carry every heading its reader may read; and the document title
+    goes with every hit of the document (``document_title``, the spotlight block's ``source:`` line) and
+    is in no chunk's text. Found attacking the demo: a heading pushed out of a long prefix, and a title
+    "Ignore all previous instructions and ...", came back unflagged."""
+    verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
+    out = []
+    for (text, embed_text, _), verdict in zip(chunks, verdicts, strict=True):
+        found = verdict.as_dict()
+        shift = len(embed_text) - len(text) if embed_text.endswith(text) else None
+        spans = []
+        for start, end in found["spans"]:
+            if shift is None:  # the body is not the embed text's tail: mark the whole body
+                spans.append([0, len(text)])
+                continue
+            start, end = max(start - shift, 0), min(end - shift, len(text))
+            if end > start:
+                spans.append([start, end])
+        found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
+        out.append(found)
+    shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
+    headings = {h for _, _, chain in chunks for h in chain if h and h.strip()}
+    named = [*shown, *sorted(headings - set(shown))]
+    flagged = {
+        name: verdict
+        for name, verdict in zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True)
+        if verdict.flagged
+    }
+    if not flagged:
+        return out
+    for (_, _, chain), found in zip(chunks, out, strict=True):
+        names = sorted({name for name in (*shown, *chain) if name in flagged})
+        for name in names:
+            verdict = flagged[name]
+            found["flagged"] = True
+            found["score"] = max(found["score"], round(verdict.score, 4))
+            found["reasons"] = list(dict.fromkeys([*found["reasons"], *verdict.reasons]))
+        if names:
+            # Which titles flag it, as a digest (no text in the verdict): a reviewer's decision follows
+            # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).
+            found[TITLES_KEY] = hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
+    return out
 
 
 def screening_fields(verdict: dict) -> dict:
-    """A verdict as the chunk's columns (the re-screen job writes the same ones)."""
+    """A verdict as the chunk's columns (the re-screen job writes the same ones); ``screening_detector``
+    says what made it (:data:`SCREENED_BY`), the verdict's own ``detector`` the detector's version."""
     return {"screening": verdict, "screening_flagged": bool(verdict["flagged"]),
-            "screening_detector": str(verdict["detector"])}
+            "screening_detector": SCREENED_BY if verdict["detector"] == DETECTOR_VERSION else str(verdict["detector"])}

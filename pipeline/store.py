@@ -5,6 +5,8 @@ unchanged bytes without any stage (:func:`finish_if_unchanged`).
 
 from __future__ import annotations
 
+import hashlib
+
 from django.db import transaction
 
 from kb.index_versions import index_version_active
@@ -13,7 +15,7 @@ from kb.models import Chunk, ChunkReview, Document, IndexVersion, IngestionJob, 
 from kb.services import apply_policies, document_title_follow
 from pipeline.claim import is_shadow
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import screening_fields
+from pipeline.screen import TITLES_KEY, screening_fields
 
 
 class PolicyChanged(Exception):
@@ -44,10 +46,12 @@ def store_plan(plan: Plan) -> None:
         if plan.shadow and not plan.reuse_sections:  # plan_content refuses this already; never delete sections here
             raise BuildSkipped("a shadow build may not replace the document's sections")
         # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
-        decided = dict(
-            Chunk.objects.filter(document=document, screening_flagged=True).exclude(review=ChunkReview.NONE)
-            .values_list("content_hash", "review")
-        )
+        # Under the same flagging titles too (a new planted title over released text is held again).
+        decided = {
+            (content_hash, (verdict or {}).get(TITLES_KEY, "")): review
+            for content_hash, verdict, review in Chunk.objects.filter(document=document, screening_flagged=True)
+            .exclude(review=ChunkReview.NONE).values_list("content_hash", "screening", "review")
+        }
         if plan.reuse_sections:
             # The stored policies under the document's current default: rows and every version's chunks follow.
             current = apply_policies(document)  # the rows, locked, as they are now
@@ -85,7 +89,8 @@ def store_plan(plan: Plan) -> None:
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
-                    review=decided.get(chunk.content_hash, ChunkReview.NONE) if verdict["flagged"] else ChunkReview.NONE,
+                    review=decided.get((chunk.content_hash, verdict.get(TITLES_KEY, "")), ChunkReview.NONE)
+                    if verdict["flagged"] else ChunkReview.NONE,
                 )
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
@@ -106,9 +111,12 @@ def store_plan(plan: Plan) -> None:
 
 def fingerprint(document: Document, version: IndexVersion) -> str:
     """What the stored chunks were built from: the raw bytes, how they were read, the upload's
-    default policy (markers are checked against it) and the index version."""
+    default policy (markers are checked against it), the index version, and the title (screened with
+    every chunk, ``pipeline.screen``: the same bytes under a new title are screened again -- found
+    attacking the demo, a planted title over unchanged bytes skipped screening)."""
     groups = ",".join(str(g) for g in sorted(document.access_groups))
-    return f"{document.sha256}:{document.content_type}:{document.access_level}:{groups}:{version.pk}"
+    title = hashlib.sha256(document.title.encode()).hexdigest()[:16]
+    return f"{document.sha256}:{document.content_type}:{document.access_level}:{groups}:{version.pk}:{title}"
 
 
 def finish_if_unchanged(job: IngestionJob) -> bool:

@@ -7,7 +7,8 @@ page itself says -- a browser would show the same:
 * **attributes**: ``hidden`` (any value; the user-agent rule ``display: none``, which an
   author's ``display`` overrides), ``aria-hidden="true"`` (the whole subtree: content its
   author withholds from screen readers is not read to the model either), ``<template>``,
-  ``<dialog>`` without ``open``; the legacy ``<font color>``, ``bgcolor`` and
+  ``<dialog>`` without ``open``, the elements a browser's own style sheet never shows
+  (:data:`UA_HIDDEN`: ``<datalist>``, ``<rp>``, ...); the legacy ``<font color>``, ``bgcolor`` and
   ``<body text>`` colours;
 * **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
   ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
@@ -22,8 +23,10 @@ page itself says -- a browser would show the same:
 * text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
   by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
   tree, ``filter: opacity()`` too) under :data:`MIN_OPACITY`; ``filter: blur()`` of half the
-  font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``
-  scaling) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a text colour
+  font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``/``scale``/``rotate``
+  scaling -- a 3D rotation or ``matrix3d`` by what its projection leaves, so text turned edge-on
+  is gone) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a ``letter-spacing`` of
+  minus :data:`OVERLAID_LETTERS` of the font size or less (the letters drawn over one another); a text colour
   (``color``, ``-webkit-text-fill-color``, with its alpha, seen through any ``invert``/
   ``brightness``/``contrast``/``grayscale`` filter around it) whose contrast with every
   colour of the background behind it (the nearest ``background-color``, composited,
@@ -32,7 +35,7 @@ page itself says -- a browser would show the same:
   it; positioning :data:`OFF_SCREEN_PX` or more away (``left``/``right``/``top``/
   ``bottom``/``inset`` of a positioned element, ``margin-left``/``margin-top``,
   ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
-  ``max-*`` with ``overflow: hidden|clip``) at most one pixel wide or high;
+  ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high;
   ``clip-path`` ``inset()`` of 50% or more, a zero ``circle()``/``ellipse()`` or a ``polygon()`` of no
   area; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
@@ -63,6 +66,9 @@ MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
 MIN_FONT_PX = 8 / 3  # 2 pt
 MIN_OPACITY = 0.1
 OFF_SCREEN_PX = 1000.0
+# Letters spaced closer than half the font size each are drawn over the one before (typography's
+# tightest tracking is a few hundredths of an em).
+OVERLAID_LETTERS = 0.5
 _DEFAULT_FONT_PX = 16.0
 _VIEWPORT_PX = 1280.0  # what "%" and "vw" of a position are taken against
 _WHITE = (1.0, 1.0, 1.0, 1.0)
@@ -614,8 +620,50 @@ def _offset_far(tokens: list, font_px: float) -> bool:
     return any((px := _length_px(token, font_px)) is not None and abs(px) >= OFF_SCREEN_PX for token in tokens)
 
 
+_ANGLE_RADIANS = {"deg": math.pi / 180, "rad": 1.0, "grad": math.pi / 200, "turn": 2 * math.pi}
+
+
+def _angle(token) -> float | None:
+    """An angle in radians (``90deg``, ``0.25turn``, ``0``), or None."""
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "dimension" and token.lower_unit in _ANGLE_RADIANS:
+        return token.value * _ANGLE_RADIANS[token.lower_unit]
+    return None
+
+
+def _rotation_scale(axis: tuple[float, float, float], angle: float) -> float:
+    """How much a 3D rotation leaves of a box facing the reader: the square root of the area of its
+    projection (the rotation matrix's upper-left 2x2 determinant). ``rotateY(90deg)`` turns the text
+    edge-on: 0. A rotation in the page's plane (about z) keeps it whole."""
+    x, y, z = axis
+    norm = math.sqrt(x * x + y * y + z * z)
+    if norm == 0:
+        return 1.0  # no axis: not rendered as a rotation
+    x, y, z = x / norm, y / norm, z / norm
+    c, s = math.cos(angle), math.sin(angle)
+    m00, m01 = c + x * x * (1 - c), x * y * (1 - c) - z * s
+    m10, m11 = y * x * (1 - c) + z * s, c + y * y * (1 - c)
+    return math.sqrt(abs(m00 * m11 - m01 * m10))
+
+
+def _rotate_property(tokens: list) -> float:
+    """The ``rotate`` property's scale: ``45deg`` (in the plane), ``x 90deg``, ``y 90deg``, ``z 90deg``,
+    ``1 0 0 90deg``; 1.0 for anything this reader cannot read."""
+    axes = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+    if len(tokens) == 2 and tokens[0].type == "ident" and tokens[0].lower_value in axes:
+        angle = _angle(tokens[1])
+        return 1.0 if angle is None else _rotation_scale(axes[tokens[0].lower_value], angle)
+    if len(tokens) == 4:
+        numbers, angle = [_number(t) for t in tokens[:3]], _angle(tokens[3])
+        if angle is not None and all(n is not None for n in numbers):
+            return _rotation_scale(tuple(numbers), angle)  # type: ignore[arg-type]
+    return 1.0
+
+
 def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
-    """A ``transform``'s scale (the smaller axis) and whether it translates far off screen."""
+    """A ``transform``'s scale (the smaller axis; for a 3D rotation or matrix, what its projection leaves)
+    and whether it translates far off screen."""
     scale, far = 1.0, False
     for token in tokens:
         if token.type != "function":
@@ -631,6 +679,15 @@ def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
             if name == "matrix" and len(values) == 6:
                 scale *= math.sqrt(abs(values[0] * values[3] - values[1] * values[2]))
                 far = far or abs(values[4]) >= OFF_SCREEN_PX or abs(values[5]) >= OFF_SCREEN_PX
+            elif name == "matrix3d" and len(values) == 16:  # column-major: the 2D part is 0, 1, 4, 5
+                scale *= math.sqrt(abs(values[0] * values[5] - values[1] * values[4]))
+                far = far or abs(values[12]) >= OFF_SCREEN_PX or abs(values[13]) >= OFF_SCREEN_PX
+        elif name in ("rotatex", "rotatey") and len(arguments) == 1 and (angle := _angle(arguments[0])) is not None:
+            scale *= abs(math.cos(angle))  # the other axis is squeezed: rotateY(90deg) is edge-on
+        elif name == "rotate3d" and len(arguments) == 4:
+            angle, axis = _angle(arguments[3]), numbers[:3]
+            if angle is not None and all(n is not None for n in axis):
+                scale *= _rotation_scale(tuple(axis), angle)  # type: ignore[arg-type]
         elif name.startswith("translate"):
             far = far or _offset_far(arguments, font_px)
     return scale, far
@@ -724,8 +781,13 @@ def _hides_alone(declaration: _Declaration) -> bool:
 
 _BOX_PROPERTIES = ("width", "height", "max-width", "max-height")
 _MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
+# Elements a browser's own style sheet never shows (the HTML standard's rendering section gives them
+# `display: none`), and the widgets whose content is only a fallback for browsers without them
+# (`progress`, `meter`: a bar is drawn, never their text); as for the `hidden` attribute, an author's
+# `display` shows them again. (Found attacking the demo: their text reached the model.)
+UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title", "progress", "meter"})
 # Elements that hide or colour by themselves.
-_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True}
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict.fromkeys(UA_HIDDEN, True)}
 # The properties this reader evaluates (other declarations are not kept).
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
@@ -733,7 +795,7 @@ RELEVANT = frozenset({
     "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
-    *_MASK_PROPERTIES,
+    "rotate", "contain", "letter-spacing", *_MASK_PROPERTIES,
 })
 
 
@@ -861,7 +923,7 @@ class Visibility:
         if not (matched or element.get("style") or element.get("hidden") is not None
                 or element.get("bgcolor") or _SPECIAL.get(tag)):
             return winners  # nothing to cascade
-        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None):
+        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN:
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
         hint_color = _legacy_color(element.get("color")) if tag == "font" else None
         if tag == "body" and element.get("text"):
@@ -924,6 +986,8 @@ class Visibility:
             factors = [_number(t) for t in tokens["scale"]]
             if factors and all(f is not None for f in factors):
                 scale *= min(abs(f) for f in factors[:2])  # type: ignore[type-var]
+        if "rotate" in tokens:
+            scale *= _rotate_property(tokens["rotate"])
         opacity = parent.opacity
         if "opacity" in tokens and len(tokens["opacity"]) == 1:
             value = _number(tokens["opacity"][0])
@@ -941,12 +1005,19 @@ class Visibility:
         if any(_mask_gone(tokens.get(name, [])) for name in _MASK_PROPERTIES):
             gone = gone or "masked"
         overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
-        if overflow & {"hidden", "clip"}:
+        # Paint containment clips what overflows the box, as overflow: hidden does.
+        contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
+                        for t in tokens.get("contain", []))
+        if overflow & {"hidden", "clip"} or contained:
             for name in _BOX_PROPERTIES:
                 value = tokens.get(name, [])
                 size = _length_px(value[0], font_px) if len(value) == 1 else None
                 if size is not None and size <= 1:
                     gone = gone or "a box too small to show it"
+        spacing = tokens.get("letter-spacing", [])
+        if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
+                and gap <= -OVERLAID_LETTERS * font_px:
+            gone = gone or "letters drawn over one another"
         filters = parent.filters
         own_filters: tuple = ()
         if "filter" in tokens:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,7 +46,10 @@ from ingestion.parsers.visible_text import merge_ranges
 _MAX_NESTING = 40
 _MAX_INLINE_PARSE = 4096 * 16  # longer inline content is scanned for tags without a parse
 _ANCHOR_RE = re.compile(r"bh(\d+)\Z")
-_ANCHOR_ATTRIBUTE = "data-bh-anchor"
+# The attribute that marks a raw-text element of the page: a name drawn for each page (``_Page``), so the
+# file's own HTML cannot write it (found attacking the demo: `<i data-bh-anchor="5">` on a visible element
+# un-hid the hidden text anchor 5 stood for).
+_ANCHOR_ATTRIBUTE_PREFIX = "data-bh-anchor-"
 _FORMATTING = frozenset({"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong",
                          "tt", "u"})
 _NEVER_SHOWN = frozenset({"script", "style", "title", "iframe", "noembed", "noframes", "noscript", "template"})
@@ -68,7 +72,12 @@ _TAG_NAME_RE = re.compile(r"<\s*(/?)\s*([A-Za-z][A-Za-z0-9-]*)")
 _ATTRIBUTE_RE = re.compile(
     r"""[\s"'/](?P<name>[^\s"'>/=]+)\s*=\s*(?:"(?P<value>[^"]*)"|'(?P<value2>[^']*)'|(?P<value3>[^\s"'=<>`]+))"""
 )
-_ATTRIBUTES_KEPT = frozenset({"href", "src", "alt", "title", "cite"})
+# What a reader is shown of an element's attributes, by element (Markdown's own links and images keep the
+# same): a link's address, an image's address and alt text, a quotation's source; a title (a tooltip) on
+# any element. Any other attribute value is removed (found attacking the demo: `<span alt=...>` was kept).
+_ATTRIBUTES_KEPT = {"a": {"href"}, "area": {"href", "alt"}, "img": {"src", "alt"}, "blockquote": {"cite"},
+                    "q": {"cite"}, "del": {"cite"}, "ins": {"cite"}}
+_ATTRIBUTES_KEPT_EVERYWHERE = frozenset({"title"})
 _VALUED_TAG_RE = re.compile(r"<[A-Za-z][^>]*=")  # a start tag with an attribute value: see _Page.tag
 _STYLED_RE = re.compile(r"<\s*style|stylesheet", re.IGNORECASE)
 _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r")\b", re.IGNORECASE)
@@ -77,7 +86,7 @@ _FORMATTING_END_RE = re.compile(r"</\s*(?:" + "|".join(sorted(_FORMATTING)) + r"
 _MAY_HIDE_RE = re.compile(
     r"<[!?]|[\s\"'/](?:style|hidden|aria-hidden|color|bgcolor)\b"
     r"|<\s*/?\s*(?:template|dialog|script|style|title|iframe|noembed|noframes|textarea|xmp|plaintext|noscript"
-    r"|font)\b",
+    r"|font|datalist|rp|progress|meter)\b",
     re.IGNORECASE,
 )
 
@@ -145,6 +154,7 @@ class _Page:
         self.pieces: list[_Piece] = []
         self.tags: list[_Tag] = []  # every tag of the file's own HTML, in page order
         self.anchors = 0
+        self.anchor_attribute = _ANCHOR_ATTRIBUTE_PREFIX + secrets.token_hex(8)
         self.raw: str | None = None  # inside an inline raw-text element (its name)
         # A formatting element that may hide has been met: its end tag, wherever, must be seen.
         self.hiding_formatting = False
@@ -161,20 +171,34 @@ class _Page:
         name = match[2].lower() if match else ""
         closing = bool(match and match[1])
         before = self.anchor()
+        emitted = source
         if name == "plaintext":
-            source = "<div>" if not closing else "</div>"  # its rest would be raw text: an ordinary block
-        self.parts.append(source)
-        after = self.anchor()
-        self.pieces.append(_Piece(content, start, end, [before, after]))
+            emitted = "<div>" if not closing else "</div>"  # its rest would be raw text: an ordinary block
+        kept: list[tuple[int, int]] = []
         if not closing:
             # Attribute values no reader is shown (a hidden input's value, a meta's content, data-*):
             # removed whatever the element's visibility. What Markdown's own links and images keep
-            # (a link's address and title, an image's alt text) stays, as it does for them: screened.
+            # (a link's address and title, an image's alt text) stays, as it does for them: screened --
+            # while the element itself is shown (judged by an anchor on the element: a void one has no text).
+            allowed = _ATTRIBUTES_KEPT.get(name, set()) | _ATTRIBUTES_KEPT_EVERYWHERE
             for attribute in _ATTRIBUTE_RE.finditer(source):
                 group = next(g for g in ("value", "value2", "value3") if attribute[g] is not None)
                 first, last = attribute.span(group)
-                if attribute["name"].lower() not in _ATTRIBUTES_KEPT and last > first:
+                if last <= first:
+                    continue
+                if attribute["name"].lower() in allowed:
+                    kept.append((first, last))
+                else:
                     self.pieces.append(_Piece(content, start + first, start + last, always=True))
+        if kept and match and name != "plaintext":
+            number = self.anchors
+            self.anchors += 1
+            emitted = f'{source[:match.end()]} {self.anchor_attribute}="{number}"{source[match.end():]}'
+            for first, last in kept:
+                self.pieces.append(_Piece(content, start + first, start + last, [number]))
+        self.parts.append(emitted)
+        after = self.anchor()
+        self.pieces.append(_Piece(content, start, end, [before, after]))
         if name:
             self.tags.append(_Tag(name, closing, after))
             if not closing and name in _FORMATTING and _MAY_HIDE_RE.search(source):
@@ -189,7 +213,7 @@ class _Page:
             return
         number = self.anchors
         self.anchors += 1
-        self.parts.append(f'<{name} {_ANCHOR_ATTRIBUTE}="{number}"></{name}>')
+        self.parts.append(f'<{name} {self.anchor_attribute}="{number}"></{name}>')
         self.pieces.append(_Piece(content, start, end, [number]))
 
 
@@ -382,16 +406,17 @@ class MarkdownHidden:
             if match is None:
                 continue
             number = int(match[1])
-            seen.add(number)
             parent = comment.getparent()
-            state[number] = parent is None or visibility.text_hidden(parent) is not None
+            # Each anchor is written once: one met twice was written by the file too -- hidden (fail closed).
+            state[number] = number in seen or parent is None or visibility.text_hidden(parent) is not None
+            seen.add(number)
             if parent is not None:
                 parents[number] = parent
         for element in root.iter(etree.Element):
-            value = element.get(_ANCHOR_ATTRIBUTE)
+            value = element.get(page.anchor_attribute)
             if value is not None and value.isdigit():
+                state[int(value)] = int(value) in seen or visibility.text_hidden(element) is not None
                 seen.add(int(value))
-                state[int(value)] = visibility.text_hidden(element) is not None
         hidden = {number for number, is_hidden in state.items() if is_hidden}
         hidden |= set(range(page.anchors)) - seen  # an anchor the HTML parser dropped: fail closed
         # A formatting element left open: a browser rebuilds it, with its style, in every block that

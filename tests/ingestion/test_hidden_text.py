@@ -121,6 +121,25 @@ HTML_VECTORS = {
     "clip-path-empty-polygon": f'<span style="clip-path: polygon(0 0, 0 0, 0 0)">{PAYLOAD}</span>',
     "mask-transparent-gradient": f'<span style="mask-image: linear-gradient(transparent, transparent)">{PAYLOAD}</span>',
     "webkit-mask-transparent": f'<span style="-webkit-mask: linear-gradient(rgba(0,0,0,0), #0000)">{PAYLOAD}</span>',
+    # Found attacking the demo: elements a browser's own style sheet never shows (HTML's rendering
+    # section: `display: none`) reached the model whole.
+    "ua-hidden-datalist": f"<datalist><option>{PAYLOAD}</option></datalist>",
+    "ua-hidden-ruby-rp": f"<ruby>kan<rp>({PAYLOAD})</rp><rt>ji</rt></ruby>",
+    "ua-hidden-noembed": f"<noembed>{PAYLOAD}</noembed>",
+    "ua-hidden-noframes": f"<noframes>{PAYLOAD}</noframes>",
+    "ua-hidden-title-in-body": f"<title>{PAYLOAD}</title>",
+    "fallback-progress": f'<progress value="1" max="2">{PAYLOAD}</progress>',
+    "fallback-meter": f'<meter value="0.5">{PAYLOAD}</meter>',
+    # Found attacking the demo: turned edge-on in 3D, clipped by paint containment, or letters drawn over
+    # one another -- each reached the model.
+    "edge-on-rotate-y": f'<div style="transform:rotateY(90deg)">{PAYLOAD}</div>',
+    "edge-on-rotate-x-turn": f'<div style="transform:perspective(100px) rotateX(0.25turn)">{PAYLOAD}</div>',
+    "edge-on-rotate3d": f'<div style="transform:rotate3d(0, 1, 0, 90deg)">{PAYLOAD}</div>',
+    "edge-on-rotate-property": f'<div style="rotate: y 90deg">{PAYLOAD}</div>',
+    "edge-on-matrix3d": f'<div style="transform:matrix3d(0,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1)">{PAYLOAD}</div>',
+    "contain-paint-box": f'<div style="contain:paint;height:0">{PAYLOAD}</div>',
+    "contain-strict-box": f'<div style="contain:strict;width:0">{PAYLOAD}</div>',
+    "letters-overlaid": f'<div style="letter-spacing:-1em">{PAYLOAD}</div>',
 }
 
 
@@ -184,6 +203,11 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="clip-path: polygon(0 0, 100% 0, 100% 100%)">{PAYLOAD}</span>',
     f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
     f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
+    f'<span style="transform:rotate(90deg)">{PAYLOAD}</span>',
+    f'<span style="transform:rotateY(30deg)">{PAYLOAD}</span>',
+    f'<span style="rotate: 45deg">{PAYLOAD}</span>',
+    f'<div style="contain:paint;height:3em">{PAYLOAD}</div>',
+    f'<span style="letter-spacing:-0.05em">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
@@ -293,6 +317,18 @@ MARKDOWN_VECTORS = {
     "reference-unused-title": f'{VISIBLE}\n\n[unused]: https://x.example "{PAYLOAD}"\n\n{AFTER}',
     "reference-in-quote": f'> {VISIBLE}\n>\n> [x]: <https://x.example/{PAYLOAD}>\n\n{AFTER}',
     "reference-multiline-title": f'{VISIBLE}\n\n[x]: /u\n  "one\n{PAYLOAD}"\n\n{AFTER}',
+    # Found attacking the demo: the page this reader renders marks raw-text elements with an attribute of its
+    # own; the file's HTML wrote the same attribute, with each number, on visible elements and so un-hid
+    # the hidden text those numbers stood for.
+    "forged-anchor-attribute": f'{VISIBLE} <span style="display:none">{PAYLOAD}</span> {AFTER} '
+                               + "".join(f'<i data-bh-anchor="{n}"></i>' for n in range(40)),
+    "forged-anchor-attribute-raw-text": f"{VISIBLE}\n\n<div hidden><textarea>{PAYLOAD}</textarea></div>\n\n{AFTER} "
+                                        + "".join(f'<i DATA-BH-ANCHOR="{n}"></i>' for n in range(40)),
+    # Found attacking the demo: never shown by a browser's own style sheet (as in HTML above).
+    "ua-hidden-datalist": f"{VISIBLE} <datalist><option>{PAYLOAD}</option></datalist> {AFTER}",
+    "ua-hidden-ruby-rp": f"{VISIBLE} <ruby>kan<rp>({PAYLOAD})</rp><rt>ji</rt></ruby> {AFTER}",
+    "fallback-progress": f'{VISIBLE} <progress value="1" max="2">{PAYLOAD}</progress> {AFTER}',
+    "fallback-meter": f'{VISIBLE} <meter value="0.5">{PAYLOAD}</meter> {AFTER}',
 }
 
 
@@ -355,7 +391,14 @@ def test_markdown_footnotes_and_used_links_stay_visible():
 @pytest.mark.parametrize("markup", [f'<input type="hidden" value="{PAYLOAD}">', f'<meta content="{PAYLOAD}">',
                                     f'<span data-note="{PAYLOAD}">x</span>',
                                     f"<div class=note data-x='{PAYLOAD}'>x</div>",
-                                    f'<abbr data-x={PAYLOAD}>x</abbr>'])
+                                    f'<abbr data-x={PAYLOAD}>x</abbr>',
+                                    # Found attacking the demo: the names a link or an image keeps were kept on
+                                    # any element, and on an element that is not shown.
+                                    f'<span alt="{PAYLOAD}">x</span>', f'<span src="{PAYLOAD}">x</span>',
+                                    f'<span href="{PAYLOAD}">x</span>', f'<p cite="{PAYLOAD}">x</p>',
+                                    f'<img src="a.png" alt="{PAYLOAD}" hidden>',
+                                    f'<img src="a.png" title="{PAYLOAD}" style="display:none">',
+                                    f'<span style="display:none"><a href="https://x.example/{PAYLOAD}">x</a></span>'])
 def test_markdown_raw_html_attributes_never_reach_the_model(markup):
     """Found attacking the demo: Markdown is kept as written, so the attribute values of its raw HTML
     reached the model though no reader sees them; inline and as an HTML block."""
