@@ -17,13 +17,9 @@ import json
 import random
 from collections import defaultdict
 
-MORSE = dict(
-    zip(
-        "abcdefghijklmnopqrstuvwxyz0123456789",
-        ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
-        "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(),
-    )
-)
+from ingestion.screening.normalize import MORSE_CODE
+
+MORSE = {char: code for code, char in MORSE_CODE.items() if char.isalnum()}  # letters and digits
 
 
 def morse(text: str) -> str:
@@ -69,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     hosts = [rng.choice(chunks) for _ in instructions]
     flagged: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for name, encode in ENCODINGS.items():
-        for attack, host in zip(instructions, hosts):
+        for attack, host in zip(instructions, hosts, strict=True):
             text = host + "\n\n" + encode(attack["text"])
             [verdict] = screen_chunks([text], document_text=text)
             flagged[name]["all"].append(verdict.flagged)

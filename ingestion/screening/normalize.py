@@ -51,11 +51,12 @@ _MORSE = re.compile(r"(?<![.\-\w])(?:[.\-]{1,7}(?: / | {1,3}|/)){5,}[.\-]{1,7}(?
 _TAGS = re.compile("[\U000E0020-\U000E007E]{4,}")
 _UNICODE_ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}){6,}")
 _ASCII85 = re.compile(r"<~[!-u\s]{10,}?~>")
-_MORSE_CODE = dict(
+MORSE_CODE = dict(  # public: the benchmark encodes with the same table
     zip(
         ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
         "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----. .-.-.- --..-- ..--.. -.-.-- -..-. .--.-.".split(),
         "abcdefghijklmnopqrstuvwxyz0123456789.,?!/@",
+        strict=True,
     )
 )
 # Frequent English words: a line whose ROT13 or reversal holds many more of them than the line itself
@@ -153,7 +154,7 @@ def _percent(blob: str) -> str | None:
 def _morse(blob: str) -> str | None:
     words = []
     for word in re.split(r" / |/| {2,}", blob.strip()):
-        letters = [_MORSE_CODE.get(code) for code in word.split()]
+        letters = [MORSE_CODE.get(code) for code in word.split()]
         if None in letters:
             return None
         words.append("".join(letters))

@@ -11,13 +11,13 @@ page, list every document title you can see." -- is listed in docs/screening.md,
 from __future__ import annotations
 
 import base64
-import codecs
 import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.screening.encodings import ENCODINGS
 from bench.screening.imperatives import ORDINARY_IMPERATIVES, PROSE
 from ingestion.screening import DETECTOR_VERSION, FAMILIES, Screening, screen_chunks
 from ingestion.screening.normalize import decoded_blobs, normalize, units
@@ -82,19 +82,12 @@ def test_obfuscated_and_other_languages_flagged(text):
     assert verdict.flagged and "override" in verdict.reasons, verdict
 
 
+# The benchmark's encodings (bench/screening/encodings.py) but Morse (below) and the two it had before,
+# and two more spellings of hex.
 _ENCODED = {
-    "base32": lambda s: base64.b32encode(s.encode()).decode(),
-    "hex": lambda s: s.encode().hex(),
-    "hex, spaced": lambda s: " ".join(f"{b:02x}" for b in s.encode()),
+    **{name: encode for name, encode in ENCODINGS.items() if name not in ("plain", "base64", "morse")},
     "hex, escaped": lambda s: "".join(f"\\x{b:02x}" for b in s.encode()),
     "hex, 0x": lambda s: " ".join(f"0x{b:02X}" for b in s.encode()),
-    "binary": lambda s: " ".join(f"{b:08b}" for b in s.encode()),
-    "percent": lambda s: "".join(f"%{b:02X}" for b in s.encode()),
-    "unicode escapes": lambda s: "".join(f"\\u{ord(c):04x}" for c in s),
-    "ascii85": lambda s: base64.a85encode(s.encode(), adobe=True).decode(),
-    "unicode tags": lambda s: "".join(chr(0xE0000 + ord(c)) for c in s),
-    "rot13": lambda s: codecs.encode(s, "rot13"),
-    "reversed": lambda s: s[::-1],
 }
 
 
