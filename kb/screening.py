@@ -52,6 +52,16 @@ REVIEW_PAGE = 50
 # ----------------------------------------------------------------------------- the tenant's mode
 
 
+# In a verdict flagged by a heading or the document's title (``pipeline.screen``): a digest of those titles.
+# A reviewer's decision follows a chunk's text only under the same digest (ingestion, review, re-screen).
+TITLES_KEY = "titles"
+
+
+def flagging_titles(verdict: dict | None) -> str:
+    """The digest of the titles that flag a verdict ("" when none does)."""
+    return (verdict or {}).get(TITLES_KEY, "")
+
+
 def screening_mode(*, tenant_id: int) -> str:
     """The tenant's mode; the default (quarantine) when it never chose one (nothing is written)."""
     row = ScreeningSettings.objects.filter(tenant_id=tenant_id).values_list("mode", flat=True).first()
@@ -304,8 +314,9 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
         screening_flagged=True,
     )
     # The same text flagged by the same titles (a heading, the document's title: pipeline.screen) only.
-    titles = (chunk.screening or {}).get("titles")
-    same = same.filter(screening__titles=titles) if titles else same.exclude(screening__has_key="titles")
+    titles = flagging_titles(chunk.screening)
+    same = (same.filter(**{f"screening__{TITLES_KEY}": titles}) if titles
+            else same.exclude(screening__has_key=TITLES_KEY))
     same.update(review=after)
     audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
                  target_id=chunk.pk, document_ids=[chunk.document_id],

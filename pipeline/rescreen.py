@@ -23,8 +23,9 @@ from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
 from kb.models import Chunk, ChunkReview, Document, Section
+from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from pipeline.screen import SCREENED_BY, TITLES_KEY, screen_texts, screening_fields, title_chains
+from pipeline.screen import SCREENED_BY, screen_texts, screening_fields, title_chains
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
                 fields["screening"]["reasons"]
             ):
                 stats["changed"] += 1  # the verdict itself (flagged, reasons), not only its detector
-            if chunk.review == ChunkReview.RELEASED and old.get(TITLES_KEY, "") != verdict.get(TITLES_KEY, ""):
+            if chunk.review == ChunkReview.RELEASED and flagging_titles(old) != flagging_titles(verdict):
                 # Released under other flagging titles (a heading, the document's title): held again, as
                 # ingestion holds a released text under a new planted title (pipeline.store).
                 chunk.review = ChunkReview.NONE

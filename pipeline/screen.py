@@ -6,11 +6,10 @@ import hashlib
 from collections.abc import Hashable, Iterable, Sequence
 
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from kb.screening import TITLES_KEY
 from kb.services import UNTITLED
 from pipeline.plan import Plan
 
-# In a verdict flagged by a heading or the document title: a digest of those titles.
-TITLES_KEY = "titles"
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
 # the embed text, every heading and the document's titles. Verdicts stored before (the detector on the
 # body alone) are stale, and the re-screen job screens them again (``pipeline.rescreen``).

@@ -12,10 +12,11 @@ from django.db import transaction
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
 from kb.models import Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
+from kb.screening import flagging_titles
 from kb.services import apply_policies, document_title_follow
 from pipeline.claim import is_shadow
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import TITLES_KEY, screening_fields
+from pipeline.screen import screening_fields
 
 
 class PolicyChanged(Exception):
@@ -48,7 +49,7 @@ def store_plan(plan: Plan) -> None:
         # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
         # Under the same flagging titles too (a new planted title over released text is held again).
         decided = {
-            (content_hash, (verdict or {}).get(TITLES_KEY, "")): review
+            (content_hash, flagging_titles(verdict)): review
             for content_hash, verdict, review in Chunk.objects.filter(document=document, screening_flagged=True)
             .exclude(review=ChunkReview.NONE).values_list("content_hash", "screening", "review")
         }
@@ -89,7 +90,7 @@ def store_plan(plan: Plan) -> None:
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
-                    review=decided.get((chunk.content_hash, verdict.get(TITLES_KEY, "")), ChunkReview.NONE)
+                    review=decided.get((chunk.content_hash, flagging_titles(verdict)), ChunkReview.NONE)
                     if verdict["flagged"] else ChunkReview.NONE,
                 )
             )
