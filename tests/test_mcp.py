@@ -287,8 +287,8 @@ def test_http_a_held_title_or_heading_reaches_no_tool(live_server, world):
     """A document title or a heading screening flagged (``pipeline.screen`` stores its record, as here) is held
     in quarantine mode: ``list_documents``, ``read_section`` (its ``document_title``, ``heading_path`` and the
     heading's line in its text) and the document resource show "(title held for review)" instead, and search's
-    hits and contexts too; released by a reviewer, or in flag mode (with its flag), it is shown. Found
-    attacking the demo: a planted title still reached an agent that listed documents."""
+    hits and contexts too; released by a reviewer, or in flag mode (with its flag), it is shown. Left open
+    when titles were first screened: a planted title still reached an agent that listed documents."""
     from kb.models import TITLE_SCREENING, Document
     from kb.titles import TITLE_HELD, title_record
 

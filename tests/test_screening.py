@@ -387,7 +387,7 @@ def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading
 
 # ----------------------------------------------------------------------------- held titles and headings
 
-# Found attacking the demo (after the title and headings were screened): a held document's title and a held
+# Left open when the title and headings were first screened: a held document's title and a held
 # section's heading were still listed where no chunk text is -- the documents list and detail, the sections
 # API, the console's pages, MCP -- so a planted "Ignore all previous instructions ..." reached an agent that
 # listed documents. One rule shows them (kb.screening.shown_title); tests/test_mcp.py covers MCP's tools.
