@@ -63,11 +63,12 @@ class KbAPIView(MemberAPIView):
         return {"group_slugs": selectors.group_slugs(member=self.member)}
 
     def document_context(self, documents) -> dict:
-        """Group names, and the documents whose ingestion error this member may read in full:
-        an admin every one, anyone else those whose failing content they uploaded themselves
-        (the error may quote any part of it; others get :func:`kb.serializers.safe_error`)."""
+        """Group names, the documents whose ingestion error this member may read in full (an admin every
+        one, anyone else those whose failing content they uploaded themselves: the error may quote any part
+        of it; others get :func:`kb.serializers.safe_error`), and the screening mode titles are shown under."""
         context = self.group_context()
         context["full_errors"] = selectors.document_errors_in_full(member=self.member, documents=documents)
+        context["screening_mode"] = screening.screening_mode(tenant_id=self.member.tenant_id)
         return context
 
     def job_context(self, job) -> dict:

@@ -25,8 +25,9 @@ from django.db.models import Q
 
 from accounts.access import readable_q
 from accounts.policy import PathNode, Reader, can_read, readable_heading_path
-from kb.models import Chunk
+from kb.models import TITLE_SCREENING, Chunk, ScreeningMode
 from kb.search_types import SearchContext, SearchHit
+from kb.titles import shown_title
 
 # A document's spans that may not enter any context (screening's held chunks, ``kb.screening.Screened.holes``).
 Holes = Callable[[uuid.UUID], Sequence[tuple[int, int]]]
@@ -58,8 +59,12 @@ class SectionForest:
     one recursive query that follows ``parent_id`` inside the tenant.
     """
 
-    def __init__(self, reader: Reader):
+    def __init__(self, reader: Reader, *, mode: str | None = ScreeningMode.QUARANTINE):
         self.reader = reader
+        # The tenant's screening mode, under which titles and headings are shown (``kb.titles.shown_title``:
+        # a held one as a placeholder); None: as stored -- the review queue's alone (a reviewer sees what they
+        # release). The default is the strictest (fail closed).
+        self.mode = mode
         self.nodes: dict[uuid.UUID, SectionNode] = {}
         self.path_nodes: dict[uuid.UUID, PathNode] = {}  # the same sections, as heading paths need them
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
@@ -67,10 +72,12 @@ class SectionForest:
         self._with_bodies: set[uuid.UUID] = set()
 
     @classmethod
-    def around(cls, reader: Reader, section_ids: Iterable[uuid.UUID], *, bodies: bool = True) -> SectionForest:
+    def around(cls, reader: Reader, section_ids: Iterable[uuid.UUID], *, bodies: bool = True,
+               mode: str | None = ScreeningMode.QUARANTINE) -> SectionForest:
         """The given sections and all their ancestors. ``bodies=False`` leaves out the body spans
-        (enough for heading paths and titles; decoding them was a third of the lookup)."""
-        forest = cls(reader)
+        (enough for heading paths and titles; decoding them was a third of the lookup). ``mode``: see
+        the constructor."""
+        forest = cls(reader, mode=mode)
         forest._load(_UP, set(section_ids), bodies=bodies)
         return forest
 
@@ -81,16 +88,21 @@ class SectionForest:
     def _load(self, step: str, ids: set[uuid.UUID], *, bodies: bool) -> None:
         if not ids:
             return
-        sql = _FOREST_SQL.format(step=step, body="s.body_spans" if bodies else "NULL::jsonb")
+        sql = _FOREST_SQL.format(step=step, body="s.body_spans" if bodies else "NULL::jsonb", record=TITLE_SCREENING)
         tenant = self.reader.tenant_id
         with connection.cursor() as cursor:
             cursor.execute(sql, [tenant, list(ids), tenant])
             rows = cursor.fetchall()
-        for sid, doc, parent, order, start, title, level, groups, spans, kind, document_title in rows:
+        for (sid, doc, parent, order, start, title, level, groups, spans, kind, document_title, record,
+             document_record) in rows:
             if sid in self.nodes and (sid in self._with_bodies or not bodies):
                 continue
             if isinstance(spans, str):  # Django leaves jsonb undecoded on raw cursors
                 spans = json.loads(spans)
+            if self.mode is not None:
+                record, document_record = (json.loads(r) if isinstance(r, str) else r for r in (record, document_record))
+                title = shown_title(title or "", record, self.mode)
+                document_title = shown_title(document_title, document_record, self.mode)
             self.document_titles[doc] = document_title
             self.nodes[sid] = SectionNode(
                 sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
@@ -162,7 +174,7 @@ WITH RECURSIVE t AS (
     SELECT s.id, s.parent_id FROM kb_section s JOIN t ON {step} WHERE s.tenant_id = %s
 )
 SELECT s.id, s.document_id, s.parent_id, s."order", s.start, s.title, s.access_level, s.access_groups,
-       {body}, s.kind, d.title
+       {body}, s.kind, d.title, s.metadata -> '{record}', d.metadata -> '{record}'
 FROM t JOIN kb_section s ON s.id = t.id
 JOIN kb_document d ON d.id = s.document_id AND d.tenant_id = s.tenant_id
 """

@@ -47,6 +47,7 @@ from kb.selectors import (
     index_version_id,
     index_version_missing_documents,
 )
+from kb.titles import shown_title_of
 
 NOT_FOUND_MESSAGE = "Not found."
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
@@ -170,11 +171,11 @@ def index_version_build_report(*, job: IngestionJob) -> dict:
     """Progress and outcome of a build job: done/total, and which documents were skipped or failed."""
     children = IngestionJob.objects.filter(batch=job).select_related("document")
     skipped = [
-        {"document_id": str(c.document_id), "title": c.document.title, "reason": c.stats["skipped"]}
+        {"document_id": str(c.document_id), "title": shown_title_of(c.document), "reason": c.stats["skipped"]}
         for c in children.filter(stats__has_key="skipped")
     ]
     failed = [
-        {"document_id": str(c.document_id), "title": c.document.title, "error": c.error}
+        {"document_id": str(c.document_id), "title": shown_title_of(c.document), "error": c.error}
         for c in children.filter(status=IngestionJob.Status.FAILED)
     ]
     return {
@@ -302,15 +303,16 @@ def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | No
     command line, run by whoever holds the database) it names any five.
     """
     missing = index_version_missing_documents(version=version)
+    named = missing.order_by("title", "id").only("tenant_id", "title", "metadata")
     if reader is not None:
         total = missing.count()
         if not total:
             return None
         visible = missing.filter(document_visible_q(reader))
-        titles = list(visible.order_by("title", "id").values_list("title", flat=True)[:6])
+        titles = [shown_title_of(d) for d in named.filter(document_visible_q(reader))[:6]]
         hidden = total - visible.count()
     else:
-        titles = list(missing.order_by("title", "id").values_list("title", flat=True)[:6])
+        titles = [shown_title_of(d) for d in named[:6]]
         if not titles:
             return None
         hidden = 0

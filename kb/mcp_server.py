@@ -143,8 +143,8 @@ def _cite(item: dict, caller: Caller) -> dict:
 
 def _shown(pieces: list, member: Membership, document) -> list[str]:
     """The texts of readable ``pieces`` (``kb.selectors.TextPiece``) less the spans of chunks screening holds
-    out of search (``kb.screening.held_spans``): an agent reads a section or a document as it reads a
-    search context, so a planted instruction held for review reaches it by no tool."""
+    out of search and the lines of held headings (``kb.screening.held_spans``): an agent reads a section or a
+    document as it reads a search context, so a planted instruction held for review reaches it by no tool."""
     from kb.expansion import Piece, cut_pieces
     from kb.screening import held_spans
 
@@ -182,7 +182,7 @@ def search_work(arguments: dict) -> Callable[[Membership, Caller], dict]:
 
 def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
     def work(member: Membership, caller: Caller) -> dict:
-        from kb import screening, selectors, services
+        from kb import screening, selectors, services, titles
         from kb.serializers import SectionOutputSerializer
 
         section = selectors.section_get(member=member, section_id=section_id)  # NotFound unless readable
@@ -194,9 +194,11 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
         summaries = screening.section_screening_summaries(member=member, document_id=document.pk)
         data = SectionOutputSerializer(node, context={"group_slugs": selectors.group_slugs(member=member),
                                                       "screening": summaries}).data
+        title = titles.shown_title_of(document)  # a held title is its placeholder (heading paths too)
         return {
-            **data, "document_title": document.title, "text": "\n\n".join(p.strip("\n") for p in pieces if p.strip()),
-            "citation": {"document_title": document.title, "heading_path": list(node.heading_path),
+            **data, "document_title": title, "document_title_flagged": titles.title_flagged_of(document),
+            "text": "\n\n".join(p.strip("\n") for p in pieces if p.strip()),
+            "citation": {"document_title": title, "heading_path": list(node.heading_path),
                          "url": section_url(caller.base_url, document.pk, section.pk)},
             "instructions": SPOTLIGHT_RULES,
         }
@@ -206,7 +208,7 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
 
 def list_documents_work(filters: dict | None, limit: int, offset: int) -> Callable[[Membership, Caller], dict]:
     def work(member: Membership, caller: Caller) -> dict:
-        from kb import selectors
+        from kb import selectors, titles
         from kb.serializers import DocumentFilterSerializer, DocumentOutputSerializer
 
         given = DocumentFilterSerializer(data=filters or {})
@@ -218,7 +220,8 @@ def list_documents_work(filters: dict | None, limit: int, offset: int) -> Callab
         total = documents.count()
         page = list(documents[offset:offset + limit])
         context = {"group_slugs": selectors.group_slugs(member=member),
-                   "full_errors": selectors.document_errors_in_full(member=member, documents=page)}
+                   "full_errors": selectors.document_errors_in_full(member=member, documents=page),
+                   "screening_mode": titles.screening_mode(tenant_id=member.tenant_id)}
         items = DocumentOutputSerializer(page, many=True, context=context).data
         for item in items:
             item["url"] = f"{caller.base_url}/documents/{item['id']}/"
@@ -230,7 +233,7 @@ def list_documents_work(filters: dict | None, limit: int, offset: int) -> Callab
 
 def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
     def work(member: Membership, caller: Caller) -> str:
-        from kb import selectors, services
+        from kb import selectors, services, titles
 
         document = selectors.document_get(member=member, document_id=document_id)
         text = selectors.document_readable_text(member=member, document=document)
@@ -238,7 +241,7 @@ def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
         pieces = _shown([piece for piece in text.pieces if piece.readable], member, document)
         body = "\n\n".join(p.strip("\n") for p in pieces if p.strip())
         return json.dumps({
-            "id": str(document.pk), "title": document.title, "source": document.source,
+            "id": str(document.pk), "title": titles.shown_title_of(document), "source": document.source,
             "url": f"{caller.base_url}/documents/{document.pk}/", "text": body, "instructions": SPOTLIGHT_RULES,
         })
 

@@ -25,6 +25,14 @@ ID_NAMESPACE = uuid.UUID("6f1c5a0e-7b9e-4c1f-9a47-0d2d3b7e5a11")
 # Document.metadata / IngestionJob.stats key: the user who uploaded the bytes (see kb.selectors.error_in_full).
 CONTENT_BY = "content_by"
 
+# Document.metadata / Section.metadata key: the verdicts of the document's titles (the one typed at upload, the
+# content's own) / of the section's heading, each screened on its own (``pipeline.screen``; a typed title also at
+# upload, ``kb.services``), by digest and without their text: ``{"detector": ..., "titles": {digest: {"flagged":
+# bool, "reasons": [...], "review": "" | "released" | "kept_out"}}}`` (``kb.screening.title_record``). Written
+# by ingestion, the re-screen job and a review decision; read by the one rule for showing a title
+# (``kb.screening.shown_title``: a held one is a placeholder wherever a title is shown).
+TITLE_SCREENING = "title_screening"
+
 EMBEDDING_DIMENSIONS = 384
 
 

@@ -5,8 +5,8 @@ The verdicts themselves are made by the pure detector (``ingestion.screening``) 
 on each chunk (``Chunk.screening``, ``screening_flagged``, ``screening_detector``) and never
 computed per query. This module reads and acts on them (docs/screening.md, "Quarantine and review"):
 
-* :func:`screening_mode` / :func:`screening_settings_update`: the tenant's ``off | flag | quarantine``
-  (admins; audited as ``screening.settings``);
+* :func:`screening_mode` (``kb.titles``') / :func:`screening_settings_update`: the tenant's ``off | flag |
+  quarantine`` (admins; audited as ``screening.settings``);
 * :func:`returnable_q`: the SQL condition search adds to the access rule (``kb.retrieval.readable_chunks``),
   so a held chunk is never a candidate; the same condition, negated, finds the spans that expansion
   cuts out of contexts (:class:`Screened`, which ``kb.search`` loads for the hits' documents and whose
@@ -15,34 +15,43 @@ computed per query. This module reads and acts on them (docs/screening.md, "Quar
   they may read; anything else is the same 404 as a nonexistent id), :func:`review_decide` (release,
   keep out, delete the document; audited as ``review.decision`` with the reviewer);
 * :func:`document_screening_summary`: "held for review" and why, counted over what the member may read.
+
+Titles and headings have verdicts of their own, and one rule shows them (``kb.titles``, below this module so
+that selectors and expansion use it too): a decision on a chunk they flag is one on them (:func:`review_decide`),
+and the line of a held heading is cut out with the held chunks (:func:`held_spans`).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
 
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
 from accounts.models import Membership, Role
-from accounts.policy import Reader
+from accounts.policy import Reader, can_read
 from accounts.selectors import reader_for
 from audit.models import Action
 from audit.services import audit_record
 from kb.expansion import Piece, cut_pieces, merge_spans
 from kb.models import (
     DEFAULT_SCREENING_MODE,
+    TITLE_SCREENING,
     Chunk,
     ChunkReview,
     Document,
     ScreeningMode,
     ScreeningSettings,
+    Section,
 )
 from kb.search_types import SearchContext, SearchFilters
 from kb.selectors import NOT_FOUND_MESSAGE, active_index_version_id, parse_uuid
+from kb.services import CONTENT_TITLE
+from kb.titles import _entries, _entry, screening_mode, title_flagged, title_held, titles_digest
 
 MODES = tuple(ScreeningMode.values)
 DECISIONS = ("release", "keep_out", "delete_document")
@@ -60,12 +69,6 @@ TITLES_KEY = "titles"
 def flagging_titles(verdict: dict | None) -> str:
     """The digest of the titles that flag a verdict ("" when none does)."""
     return (verdict or {}).get(TITLES_KEY, "")
-
-
-def screening_mode(*, tenant_id: int) -> str:
-    """The tenant's mode; the default (quarantine) when it never chose one (nothing is written)."""
-    row = ScreeningSettings.objects.filter(tenant_id=tenant_id).values_list("mode", flat=True).first()
-    return row or DEFAULT_SCREENING_MODE
 
 
 def may_review(member: Membership) -> bool:
@@ -117,7 +120,8 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
 
 def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
-    search may not return under the tenant's mode: held for review, kept out.
+    search may not return under the tenant's mode: held for review, kept out; and the lines of its held
+    headings (:func:`held_heading_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -131,7 +135,29 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
         .filter(~returnable_q(mode))
         .values_list("start", "end")
     )
-    return merge_spans(rows)
+    # A held heading's line too: it lies outside its chunks (and a heading with no text below is in none).
+    sections = Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
+        "id", "parent_id", "start", "end", "title", "body_spans", title_screening=F(f"metadata__{TITLE_SCREENING}"))
+    headings = held_heading_spans(sections, mode)
+    return merge_spans([*rows, *headings])
+
+
+def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
+    """The heading lines of held headings (section rows: id, parent_id, start, end, title, body_spans and the
+    record as ``title_screening``), from a section's start to its first text or subsection: in the document's
+    text, outside every chunk, so cut out with the held chunks wherever an agent reads that text."""
+    rows = list(rows)
+    firsts: dict = {}
+    for row in rows:
+        starts = [int(span[0]) for span in row["body_spans"] or () if isinstance(span, list | tuple) and span]
+        firsts[row["id"]] = min([row["end"], *starts])
+    for row in rows:
+        if row["parent_id"] in firsts:
+            firsts[row["parent_id"]] = min(firsts[row["parent_id"]], row["start"])
+    return merge_spans(
+        (row["start"], firsts[row["id"]]) for row in rows
+        if firsts[row["id"]] > row["start"] and title_held(row["title"], row["title_screening"], mode)
+    )
 
 
 def _verdict(screening: dict) -> dict:
@@ -248,7 +274,8 @@ def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
     reader = reader_for(member)
     mode = screening_mode(tenant_id=member.tenant_id)
     rows = list(chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
-    forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False)
+    # Titles as stored: a reviewer sees what they release (of sections they may read, the forest's rule).
+    forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False, mode=None)
     items = []
     for chunk_id, document_id, section_id, text, screening, review in rows:
         held = _held(mode, review)
@@ -309,6 +336,9 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
         document_delete(document=document, actor=member)
         return None
     after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
+    # The document row first, as ingestion, the re-screen job and deletion lock it (its titles' record changes).
+    document = Document.objects.select_for_update().get(pk=chunk.document_id)
+    _titles_decide(member, document, chunk, after)
     same = Chunk.objects.filter(
         tenant_id=member.tenant_id, document_id=chunk.document_id, content_hash=chunk.content_hash,
         screening_flagged=True,
@@ -322,6 +352,42 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
                  target_id=chunk.pk, document_ids=[chunk.document_id],
                  details={**details, "after": {"review": str(after)}})
     return review_item_get(member=member, chunk_id=chunk.pk)
+
+
+def _titles_decide(member: Membership, document: Document, chunk: Chunk, review: str) -> None:
+    """A decision on a chunk that titles flag (:data:`TITLES_KEY`) is one on those titles too, as far as the
+    reviewer saw them beside it: the document's title, and the headings above the chunk that they may read.
+    Only when those are exactly the titles that flag it (the same digest) -- else none changes (fail closed)."""
+    digest = flagging_titles(chunk.screening)
+    if not digest:
+        return
+    sections = {s.pk: s for s in Section.objects.select_for_update().filter(document_id=document.pk)
+                .only("id", "parent_id", "title", "metadata", "access_level", "access_groups")}
+    chain, node, seen = [], sections.get(chunk.section_id), set()
+    while node is not None and node.pk not in seen:
+        seen.add(node.pk)
+        chain.append(node)
+        node = sections.get(node.parent_id)
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
+    titles = [t for t in dict.fromkeys((document.title, (document.metadata or {}).get(CONTENT_TITLE) or ""))
+              if flagged(t, record)]
+    headings = [s for s in chain if flagged(s.title, (s.metadata or {}).get(TITLE_SCREENING))]
+    if titles_digest(sorted({*titles, *(s.title for s in headings)})) != digest:
+        return
+    reader = reader_for(member)
+
+    def decided(title: str, record: dict) -> dict:
+        entry = {**_entry(title, record), "review": str(review)}
+        return {**record, "titles": {**_entries(record), titles_digest([title]): entry}}
+
+    if document.title in titles:
+        document.metadata = {**document.metadata, TITLE_SCREENING: decided(document.title, record)}
+        Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
+    readable = [s for s in headings if can_read(reader, level=s.access_level, group_ids=s.access_groups)]
+    for section in readable:
+        section.metadata = {**section.metadata, TITLE_SCREENING: decided(section.title, section.metadata[TITLE_SCREENING])}
+    Section.objects.bulk_update(readable, ["metadata"])
 
 
 # ----------------------------------------------------------------------------- a document's state
@@ -367,3 +433,4 @@ def document_screening_summary(*, member: Membership, document_id: uuid.UUID) ->
     mode = screening_mode(tenant_id=member.tenant_id)
     rows = list(_flagged(reader_for(member)).filter(document_id=document_id).values_list("screening", "review"))
     return _summary(mode, rows)
+

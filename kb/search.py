@@ -158,7 +158,8 @@ def search(
     timings["retrieve"] = (time.perf_counter() - clock) * 1000
 
     clock = time.perf_counter()
-    forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none")
+    forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none",
+                                  mode=mode_name)  # titles as shown under the mode (kb.screening.shown_title)
     screened = Screened.load(reader, version.pk, {row.document_id for row, *_ in ranked}, filters)
     hits = [
         SearchHit(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from asgiref.local import Local
 from django.core.signals import request_finished, request_started
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from accounts.access import readable_q
@@ -43,7 +43,8 @@ from accounts.policy import (
 from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
 from kb.expansion import merge_spans
-from kb.models import CONTENT_BY, ID_NAMESPACE, Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.titles import screening_mode, shown_title, shown_title_of, title_flagged
 
 NOT_FOUND_MESSAGE = "Not found."
 
@@ -250,6 +251,8 @@ class SectionNode:
     # text kept although unseen: a tree holds only sections its member may read, so only they see these.
     hidden_chars_removed: int = 0
     hidden_text_flags: tuple[str, ...] = ()
+    # A title of the heading path was flagged by screening (flag mode; a held one reads as its placeholder).
+    heading_path_flagged: bool = False
 
 
 _TREE_FIELDS = (
@@ -288,15 +291,30 @@ def _tree(reader: Reader, rows: list[dict], also: Iterable[uuid.UUID] = ()) -> l
                 heading_path=titles, level=len(chain), kind=row["kind"], access_level=row["access_level"],
                 access_groups=sorted(row["access_groups"]), start=row["start"], end=row["end"],
                 hidden_chars_removed=row["hidden_chars_removed"], hidden_text_flags=tuple(row["hidden_text_flags"]),
+                heading_path_flagged=any(r["title_flagged"] for r in (row, *chain)),
             )
         )
     return nodes
 
 
 def _rows(document_id: uuid.UUID, tenant_id: int) -> list[dict]:
-    return list(
-        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order").values(*_TREE_FIELDS)
+    return _titles_shown(
+        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order"), _TREE_FIELDS,
+        tenant_id,
     )
+
+
+def _titles_shown(sections: QuerySet[Section], fields: Iterable[str], tenant_id: int) -> list[dict]:
+    """``sections`` as rows of ``fields``, each ``title`` as shown under the tenant's screening mode
+    (``kb.titles.shown_title``: a held heading is its placeholder, in every path built from the rows),
+    with ``title_flagged`` (``kb.titles.title_flagged``)."""
+    rows = list(sections.values(*fields, title_record=F(f"metadata__{TITLE_SCREENING}")))
+    mode = screening_mode(tenant_id=tenant_id) if rows else ""
+    for row in rows:
+        record = row.pop("title_record")
+        row["title_flagged"] = title_flagged(row["title"], record, mode)
+        row["title"] = shown_title(row["title"], record, mode)
+    return rows
 
 
 def document_section_tree(*, member: Membership, document: Document) -> list[SectionNode]:
@@ -407,11 +425,10 @@ class SectionDetail:
 
 def document_section_details(*, member: Membership, document: Document) -> dict[uuid.UUID, SectionDetail]:
     """For each section of ``document`` the member may read: its own title and whether its policy is its own."""
-    rows = Section.objects.filter(readable_q(reader_for(member)), document_id=document.pk).values_list(
-        "id", "title", "own_level", "metadata__override"
-    )
-    return {pk: SectionDetail(title=title, own_policy=own is not None, override=own is not None and bool(override))
-            for pk, title, own, override in rows}
+    rows = _titles_shown(Section.objects.filter(readable_q(reader_for(member)), document_id=document.pk),
+                         ("id", "title", "own_level", "metadata__override"), member.tenant_id)
+    return {r["id"]: SectionDetail(title=r["title"], own_policy=r["own_level"] is not None,
+                                   override=r["own_level"] is not None and bool(r["metadata__override"])) for r in rows}
 
 
 def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:
@@ -431,8 +448,9 @@ _SPAN_FIELDS = ("id", "parent_id", "order", "title", "kind", "start", "end", "bo
 
 
 def _span_rows(document_id: uuid.UUID, tenant_id: int) -> list[dict]:
-    return list(
-        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order").values(*_SPAN_FIELDS)
+    return _titles_shown(
+        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order"), _SPAN_FIELDS,
+        tenant_id,
     )
 
 
@@ -813,7 +831,7 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
         key=lambda g: g.slug,
     )
     return SectionReaders(
-        section_id=section.pk, document_id=section.document_id, document_title=section.document.title,
+        section_id=section.pk, document_id=section.document_id, document_title=shown_title_of(section.document),
         heading_path=list(readable_heading_path(admin_reader, nodes, section.pk)), kind=section.kind,
         access_level=level, access_groups=sorted(groups), group_names=slugs, readers=readers, others=others,
         groups=group_rows, inactive=inactive,
@@ -843,12 +861,13 @@ def audit_titles(*, member: Membership, document_ids: Iterable[object], section_
     documents = {pk for pk in map(parse_uuid, document_ids) if pk}
     sections = {pk for pk in map(parse_uuid, section_ids) if pk}
     in_tenant = Document.objects.filter(tenant_id=member.tenant_id, pk__in=documents)
-    visible = dict(in_tenant.filter(document_visible_q(reader)).values_list("pk", "title"))
+    visible = {d.pk: shown_title_of(d) for d in in_tenant.filter(document_visible_q(reader))
+               .only("pk", "tenant_id", "title", "metadata")}
     doc_titles: dict[str, str | None] = {str(pk): visible.get(pk) for pk in in_tenant.values_list("pk", flat=True)}
     rows = Section.objects.filter(tenant_id=member.tenant_id, pk__in=sections)
     readable = set(rows.filter(readable_q(reader)).values_list("pk", flat=True))
-    section_titles = {str(pk): (str(document_id), title if pk in readable else None)
-                      for pk, document_id, title in rows.values_list("pk", "document_id", "title")}
+    section_titles = {str(r["pk"]): (str(r["document_id"]), r["title"] if r["pk"] in readable else None)
+                      for r in _titles_shown(rows, ("pk", "document_id", "title"), member.tenant_id)}
     return AuditTitles(documents=doc_titles, sections=section_titles)
 
 

@@ -17,6 +17,7 @@ from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb import search_modes
 from kb.models import Document, IngestionJob
+from kb.titles import shown_title_of, title_flagged_of
 
 DOCUMENT_STATUSES = list(Document.Status.values)
 JOB_STATUSES = list(IngestionJob.Status.values)
@@ -211,8 +212,15 @@ class DocumentAcceptedOutputSerializer(serializers.Serializer):
 
 
 class DocumentOutputSerializer(_PolicyOutputMixin):
+    """``context["screening_mode"]``: the tenant's (read when not given and a title's record needs it)."""
+
     id = serializers.UUIDField()
-    title = serializers.CharField()
+    title = serializers.SerializerMethodField(
+        help_text='A title screening holds for review (quarantine mode) reads "(title held for review)".'
+    )
+    title_flagged = serializers.SerializerMethodField(
+        help_text="Screening flagged the title as a possible planted instruction (always false in off mode)."
+    )
     source = serializers.CharField()
     content_type = serializers.CharField()
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
@@ -232,6 +240,12 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     def get_screening(self, obj):
         summary = self.context.get("screening", {}).get(obj.pk)
         return None if summary is None else summary.as_dict()
+
+    def get_title(self, obj) -> str:
+        return shown_title_of(obj, self.context.get("screening_mode"))
+
+    def get_title_flagged(self, obj) -> bool:
+        return title_flagged_of(obj, self.context.get("screening_mode"))
 
     def get_error(self, obj) -> str:
         """``context["full_errors"]``: ids of the documents whose full error this caller may see."""
@@ -259,6 +273,10 @@ class SectionOutputSerializer(_PolicyOutputMixin):
         child=serializers.CharField(),
         help_text="Text of this section kept although a reader may not see it as text, and why "
                   "(e.g. a scanned PDF page's invisible OCR layer).",
+    )
+    heading_path_flagged = serializers.BooleanField(
+        help_text="Screening flagged a title of the heading path (always false in off mode); a held one reads "
+                  '"(title held for review)".'
     )
     screening = serializers.SerializerMethodField(
         help_text="Flagged chunks of this section (active version) and held ones, and why; null: none flagged."

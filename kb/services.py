@@ -31,6 +31,7 @@ from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create
 from kb.models import CONTENT_BY, Chunk, Document, IngestionJob, Section
+from kb.titles import UNTITLED, document_title_screen
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -163,6 +164,7 @@ def _document_write(
     # Who uploaded these bytes: an ingestion error may quote any of them, so only they (and admins)
     # read it in full -- not whoever later retries or re-derives the document (kb.selectors.error_in_full).
     document.metadata = {**document.metadata, CONTENT_BY: user.pk if user is not None else None}
+    document_title_screen(document)  # a typed title is listed from now on: screened now, again at ingestion
     document.save()
     audit_record(
         action=Action.DOCUMENT_CREATE if before is None else Action.DOCUMENT_REPLACE, actor=created_by,
@@ -178,7 +180,6 @@ def _without(metadata: dict, key: str) -> dict:
 
 # ----------------------------------------------------------------------------- a title from the content
 
-UNTITLED = "untitled"  # the title of an upload that names none (or names this), until the content gives one
 # Document.metadata keys: the title the content gives (its first H1, a front-matter title) when the upload
 # named none -- the document's title then follows it under the policies (document_title_follow) -- and
 # that the uploader typed the title (a policy never touches that one). Neither: a document stored before.

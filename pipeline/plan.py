@@ -63,6 +63,7 @@ class Plan:
     counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
     access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from
     screenings: list[dict] = field(default_factory=list)  # one verdict per chunk (``Screening.as_dict()``)
+    title_screenings: dict[str, dict] = field(default_factory=dict)  # per title and heading (``pipeline.screen``)
 
 
 def _group_ids(tenant_id: int, parsed: ParsedDocument, default: Policy) -> dict[str, int]:

@@ -12,7 +12,9 @@ call the embedding model; the chunks' vectors are never recomputed).
 How it runs (docs/screening.md, "Storage and re-screening"): the Celery task
 ``pipeline.tasks.rescreen_chunks`` is sent when a worker starts (``worker_ready``) and by
 ``manage.py kb_rescreen [--tenant SLUG]``, which can also run it in-process (``--here``).
-A reviewer's decision stays with the chunk; a chunk that becomes flagged waits for review.
+A reviewer's decision stays with the chunk; a chunk that becomes flagged waits for review. The records of
+the document's titles and its sections' headings (``kb.models.TITLE_SCREENING``) are made again with them --
+a document stored before titles had records shows its titles as held until this fills them (fail closed).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ import logging
 from django.db import transaction
 
 from accounts.tenancy import owner_path, tenant_activate
-from kb.models import Chunk, ChunkReview, Document, Section
+from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from pipeline.screen import SCREENED_BY, screen_texts, screening_fields, title_chains
+from kb.titles import title_decisions
+from pipeline.screen import SCREENED_BY, screen_document, screening_fields, title_chains, title_records_follow
 
 logger = logging.getLogger(__name__)
 
@@ -86,12 +89,21 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         )
         if document is None or not chunks:
             return
-        chains = title_chains(Section.objects.filter(tenant_id=tenant_id, document_id=document_id)
-                              .values_list("id", "parent_id", "title"))
-        verdicts = screen_texts(
+        sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
+                        .only("id", "parent_id", "title", "metadata"))
+        chains = title_chains((s.id, s.parent_id, s.title) for s in sections)
+        titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
+        screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
-            titles=(document.title, (document.metadata or {}).get(CONTENT_TITLE, "")),
+            titles=titles, headings=[s.title for s in sections],
         )
+        verdicts = screened.chunks
+        # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
+        decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING),
+                                   *((s.metadata or {}).get(TITLE_SCREENING) for s in sections)])
+        title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)
+        Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
+        Section.objects.bulk_update(sections, ["metadata"], batch_size=500)
         for chunk, verdict in zip(chunks, verdicts, strict=True):
             fields = screening_fields(verdict)
             old = chunk.screening or {}

@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.services import UNTITLED
+from kb.titles import UNTITLED, title_record, titles_digest
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
-# the embed text, every heading and the document's titles. Verdicts stored before (the detector on the
-# body alone) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles"
+# the embed text, every heading and the document's titles -- and, since "titles2", that the titles' and
+# headings' own verdicts are stored beside it (``kb.models.TITLE_SCREENING``, on the document and its
+# sections: a held one is shown nowhere). Verdicts stored before (the detector on the body alone; no
+# titles' records) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles2"
 
 
 def screen_plans(plans: list[Plan]) -> None:
     """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
     the verdicts are stored with the chunks by :func:`pipeline.store.store_plan` and never computed per query."""
-    for plan in plans:
-        if not plan.chunks:
-            plan.screenings = []
-            continue
+    for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
         chains = title_chains((s.key, s.parent, s.title) for s in plan.parsed.sections)
-        plan.screenings = screen_texts(
+        screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
             document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
+            headings=[s.title for s in plan.parsed.sections],
         )
+        plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 
 
 def title_chains(sections: Iterable[tuple[Hashable, Hashable | None, str]]) -> dict[Hashable, tuple[str, ...]]:
@@ -49,8 +51,18 @@ def title_chains(sections: Iterable[tuple[Hashable, Hashable | None, str]]) -> d
     return chains
 
 
-def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
-                 titles: Sequence[str] = ()) -> list[dict]:
+@dataclass(frozen=True)
+class DocumentScreening:
+    """:func:`screen_document`'s verdicts: one per chunk, and one per title and heading screened on its own
+    (its text -> ``Screening.as_dict()``), which the document's and its sections' records are made of
+    (``kb.screening.title_record``)."""
+
+    chunks: list[dict]
+    titles: dict[str, dict]
+
+
+def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
+                    titles: Sequence[str] = (), headings: Iterable[str] = ()) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the titles of the chunk's section and its ancestors -- and of the document's ``titles`` (the one
     typed at upload, the content's own: either may be shown).
@@ -68,7 +80,8 @@ def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_t
     heading path and a parent context carry every heading its reader may read; and the document title
     goes with every hit of the document (``document_title``, the spotlight block's ``source:`` line) and
     is in no chunk's text. Found attacking the demo: a heading pushed out of a long prefix, and a title
-    "Ignore all previous instructions and ...", came back unflagged."""
+    "Ignore all previous instructions and ...", came back unflagged. ``headings``: every section's title (a
+    heading with no text below it is in no chunk's path, and is listed all the same: the sections API)."""
     verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     out = []
     for (text, embed_text, _), verdict in zip(chunks, verdicts, strict=True):
@@ -85,15 +98,13 @@ def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_t
         found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
         out.append(found)
     shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
-    headings = {h for _, _, chain in chunks for h in chain if h and h.strip()}
+    headings = {h for h in headings if h and h.strip()} | {h for _, _, chain in chunks for h in chain if h and h.strip()}
     named = [*shown, *sorted(headings - set(shown))]
-    flagged = {
-        name: verdict
-        for name, verdict in zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True)
-        if verdict.flagged
-    }
+    screened = dict(zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True))
+    flagged = {name: verdict for name, verdict in screened.items() if verdict.flagged}
+    verdicts = {name: verdict.as_dict() for name, verdict in screened.items()}
     if not flagged:
-        return out
+        return DocumentScreening(out, verdicts)
     for (_, _, chain), found in zip(chunks, out, strict=True):
         names = sorted({name for name in (*shown, *chain) if name in flagged})
         for name in names:
@@ -104,8 +115,8 @@ def screen_texts(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_t
         if names:
             # Which titles flag it, as a digest (no text in the verdict): a reviewer's decision follows
             # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).
-            found[TITLES_KEY] = hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
-    return out
+            found[TITLES_KEY] = titles_digest(names)
+    return DocumentScreening(out, verdicts)
 
 
 def screening_fields(verdict: dict) -> dict:
@@ -113,3 +124,18 @@ def screening_fields(verdict: dict) -> dict:
     says what made it (:data:`SCREENED_BY`), the verdict's own ``detector`` the detector's version."""
     return {"screening": verdict, "screening_flagged": bool(verdict["flagged"]),
             "screening_detector": SCREENED_BY if verdict["detector"] == DETECTOR_VERSION else str(verdict["detector"])}
+
+
+def title_records_follow(document: Document, titles: Iterable[str], sections: Iterable[tuple[Section, str]],
+                         verdicts: Mapping[str, dict], *, decided: Mapping[str, str]) -> None:
+    """Give ``document`` and ``sections`` (rows in memory, each with the title it was screened under) the
+    records of their titles' own verdicts (:class:`DocumentScreening`'s ``titles``; ``kb.models.TITLE_SCREENING``)
+    -- the document's for each of its screened ``titles`` as stored (500 characters) -- keeping the reviewers'
+    decisions ``decided`` (``kb.screening.title_decisions`` of the records before). Every record is written
+    anew, whatever the rows held (a section's parsed metadata included). The caller saves the rows."""
+    document.metadata = {**(document.metadata or {}), TITLE_SCREENING: title_record(
+        {t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY, decided=decided)}
+    for row, screened in sections:
+        record = title_record({row.title: verdicts[screened]} if screened in verdicts else {}, detector=SCREENED_BY,
+                              decided=decided)
+        row.metadata = {**(row.metadata or {}), TITLE_SCREENING: record}

@@ -11,12 +11,13 @@ from django.db import transaction
 
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
-from kb.models import Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
+from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
 from kb.services import apply_policies, document_title_follow
+from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import screening_fields
+from pipeline.screen import screening_fields, title_records_follow
 
 
 class PolicyChanged(Exception):
@@ -59,6 +60,7 @@ def store_plan(plan: Plan) -> None:
             if policy_snapshot(document, current) != plan.snapshot:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
             sections = {s.key: s for s in current}
+            before = [s.metadata.get(TITLE_SCREENING) for s in current]
             renamed = []
             for parsed_section in plan.parsed.sections:
                 row = sections[parsed_section.key]
@@ -74,6 +76,8 @@ def store_plan(plan: Plan) -> None:
                 raise PolicyChanged(f"the default policy of document {document.pk} changed while it was ingested")
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
             sections = {s.key: s for s in plan.section_rows}
+            before = [s.metadata.get(TITLE_SCREENING) for s in old.values()]
+            _title_records(document, plan, sections, before)
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
         rows = []
@@ -97,6 +101,9 @@ def store_plan(plan: Plan) -> None:
         Chunk.objects.bulk_create(rows, batch_size=500)
         if plan.shadow:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
+        if plan.reuse_sections:  # the stored rows' records, made again (the new rows' were made before they were)
+            _title_records(document, plan, sections, before)
+            Section.objects.bulk_update(list(sections.values()), ["metadata"], batch_size=500)
         document.text = plan.parsed.text
         # The content's title, under the policies just stored (overrides carried over included).
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
@@ -105,9 +112,21 @@ def store_plan(plan: Plan) -> None:
             document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
-            **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version)
+            **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),
+            TITLE_SCREENING: document.metadata[TITLE_SCREENING],  # _title_records' (nothing parsed replaces it)
         }
         document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
+
+
+def _title_records(document: Document, plan: Plan, sections: dict, before: list) -> None:
+    """The records of the document's titles and of its sections' headings, each screened on its own
+    (``pipeline.screen``), into the rows in memory, keeping the reviewers' decisions of the stored records
+    (``before``, and the document's own) on the same titles."""
+    parsed = {s.key: s.title for s in plan.parsed.sections}
+    decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING), *before])
+    title_records_follow(document, (plan.document.title, plan.parsed.title or ""),
+                         ((row, parsed.get(key, row.title)) for key, row in sections.items()), plan.title_screenings,
+                         decided=decided)
 
 
 def fingerprint(document: Document, version: IndexVersion) -> str:

@@ -4,7 +4,9 @@ Each builder fills the required fields with defaults that keep the model's invar
 section spans its document's text, a chunk's text is ``document.text[start:end]`` and it
 carries its section's access) and takes any field as a keyword, so a test names only what
 it is about. Rows are written as given: no parsing, no policy derivation, no embedding --
-what a test builds is what the table holds.
+what a test builds is what the table holds. A document's title and a section's heading carry the record
+of a clean screening verdict, as ingestion stores it (``kb.models.TITLE_SCREENING``), unless ``metadata``
+names one: without a record a title is shown as held (``kb.screening.shown_title``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import hashlib
 import uuid
 
 from accounts.policy import AccessLevel
-from kb.models import EMBEDDING_DIMENSIONS, Chunk, Document, IndexVersion, Section
+from kb.models import EMBEDDING_DIMENSIONS, TITLE_SCREENING, Chunk, Document, IndexVersion, Section
+from kb.titles import title_record
 
 
 def _sha256(data: bytes) -> str:
@@ -27,7 +30,12 @@ def document(tenant, **fields) -> Document:
     fields.setdefault("raw", fields["text"].encode())
     fields.setdefault("sha256", _sha256(bytes(fields["raw"])))
     fields = {"title": "Document", "content_type": "text/plain", **fields}
+    fields["metadata"] = {TITLE_SCREENING: _clean(fields["title"]), **fields.get("metadata", {})}
     return Document.objects.create(tenant=tenant, **fields)
+
+
+def _clean(title: str) -> dict:
+    return title_record({title: {"flagged": False}}, detector="factory", decided={})
 
 
 def index_version(tenant, **fields) -> IndexVersion:
@@ -43,6 +51,7 @@ def section(document: Document, **fields) -> Section:
         "id": uuid.uuid4(), "tenant": document.tenant, "key": uuid.uuid4().hex[:8], "order": 0, "start": 0,
         "end": len(document.text), "access_level": AccessLevel.INTERNAL, **fields,
     }
+    fields["metadata"] = {TITLE_SCREENING: _clean(fields.get("title", "")), **fields.get("metadata", {})}
     return Section.objects.create(document=document, **fields)
 
 

@@ -283,6 +283,56 @@ def test_http_text_held_for_review_reaches_no_tool(live_server, world):
     assert "cq5introbx" not in section["text"] and "cq5introbx" not in resource and "cq5introbx" not in search
 
 
+def test_http_a_held_title_or_heading_reaches_no_tool(live_server, world):
+    """A document title or a heading screening flagged (``pipeline.screen`` stores its record, as here) is held
+    in quarantine mode: ``list_documents``, ``read_section`` (its ``document_title``, ``heading_path`` and the
+    heading's line in its text) and the document resource show "(title held for review)" instead, and search's
+    hits and contexts too; released by a reviewer, or in flag mode (with its flag), it is shown. Left open
+    when titles were first screened: a planted title still reached an agent that listed documents."""
+    from kb.models import TITLE_SCREENING, Document
+    from kb.titles import TITLE_HELD, title_record
+
+    url = f"{live_server.url}/mcp"
+    _, key = world["members"]["public"]
+    handbook = world["docs"][1]  # "Acme handbook"; its public section "intro" is headed "Policy cq6introtbx"
+    intro = Section.objects.get(pk=handbook.section_ids["intro"])
+
+    def hold(row, review=""):
+        record = title_record({row.title: {"flagged": True, "reasons": ["override"]}}, detector="test", decided={})
+        record["titles"] = {k: {**e, "review": review} for k, e in record["titles"].items()}
+        type(row).objects.filter(pk=row.pk).update(metadata={**row.metadata, TITLE_SCREENING: record})
+
+    async def seen() -> tuple[dict, dict, dict, str]:
+        async with http_session(url, key) as client:
+            listed = _payload(await client.call_tool("list_documents", {}))
+            section = _payload(await client.call_tool("read_section", {"section_id": str(intro.pk)}))
+            resource = json.loads((await client.read_resource(f"bulkhead://documents/{handbook.id}")).contents[0].text)
+            search = _payload(await client.call_tool("search", {"query": "canary", "mode": "keyword", "top_k": 100,
+                                                                "expand": "parent", "budget": 100000}))
+        return next(d for d in listed["results"] if d["id"] == str(handbook.id)), section, resource, json.dumps(search)
+
+    hold(Document.objects.get(pk=handbook.pk))
+    hold(intro)
+    listed, section, resource, search = anyio.run(seen)  # quarantine, the default: held
+    everything = json.dumps([listed, section, resource]) + search
+    assert "Acme handbook" not in everything
+    assert "cq6introtbx" not in everything  # the heading's line in the text too
+    assert listed["title"] == section["document_title"] == resource["title"] == TITLE_HELD and listed["title_flagged"]
+    assert section["heading_path"] == [TITLE_HELD] and section["citation"]["heading_path"] == [TITLE_HELD]
+    assert "cq5introbx" in section["text"] and "cq5introbx" in resource["text"]  # its text is not held
+    ScreeningSettings.objects.create(tenant=handbook.tenant, mode=ScreeningMode.FLAG)
+    listed, section, resource, search = anyio.run(seen)  # flag mode: shown, with its flag
+    assert listed["title"] == section["document_title"] == resource["title"] == "Acme handbook"
+    assert listed["title_flagged"] and section["document_title_flagged"] and section["heading_path_flagged"]
+    assert section["heading_path"] == ["Policy cq6introtbx"] and "cq6introtbx" in section["text"]
+    ScreeningSettings.objects.filter(tenant=handbook.tenant).update(mode=ScreeningMode.QUARANTINE)
+    hold(Document.objects.get(pk=handbook.pk), review=ChunkReview.RELEASED)
+    hold(intro, review=ChunkReview.RELEASED)
+    listed, section, resource, search = anyio.run(seen)  # released by a reviewer: shown
+    assert listed["title"] == resource["title"] == "Acme handbook" and "cq6introtbx" in section["text"]
+    assert "Acme handbook" in search and "cq6introtbx" in search
+
+
 def test_http_refusals_on_the_next_call(live_server, world):
     """No token or a wrong one: 401 with WWW-Authenticate. A revoked token and a deactivated member are
     refused on the very next request of an open session."""

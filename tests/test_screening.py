@@ -21,7 +21,8 @@ from audit.models import AuditEvent
 from ingestion.embedding import Embedder
 from ingestion.screening import DETECTOR_VERSION
 from kb import screening
-from kb.models import Chunk, ChunkReview, Document, EmbeddingCacheEntry, IngestionJob
+from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, EmbeddingCacheEntry, IngestionJob, Section
+from kb.titles import TITLE_HELD
 from pipeline.rescreen import rescreen
 from pipeline.screen import SCREENED_BY
 from pipeline.services import jobs_run
@@ -382,6 +383,164 @@ def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading
                                                    content_type="text/markdown"))
     jobs_run([job.id])
     assert all(c.screening_flagged for c in Chunk.objects.filter(document=document))
+
+
+# ----------------------------------------------------------------------------- held titles and headings
+
+# Left open when the title and headings were first screened: a held document's title and a held
+# section's heading were still listed where no chunk text is -- the documents list and detail, the sections
+# API, the console's pages, MCP -- so a planted "Ignore all previous instructions ..." reached an agent that
+# listed documents. One rule shows them (kb.screening.shown_title); tests/test_mcp.py covers MCP's tools.
+PLANTED_WORDS = ("Ignore all previous", "evil@example.com", "Disregard your earlier", "base64")
+
+
+@pytest.fixture(scope="module")
+def held(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        tenant = tenant_create(slug=f"screen-held-{uuid.uuid4().hex[:6]}", name="Held Co")
+        members = {name: member_with_token(tenant, f"{name}@{tenant.slug}.test", role, clearance)
+                   for name, role, clearance in [("editor", "editor", "restricted"), ("viewer", "viewer", "internal"),
+                                                 ("admin", "admin", "restricted")]}
+        editor = members["editor"][0]
+        documents = {
+            "typed": _ingest(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n"),
+            "front": _ingest(tenant, editor, "untitled", f'---\ntitle: "{HEADING_PLANTED}"\n---\n\n## Numbat care\n\n'
+                                                         "Numbats eat termites every day.\n"),
+            "handbook": _ingest(tenant, editor, "Handbook", HANDBOOK),
+        }
+        yield {"tenant": tenant, "members": members, "documents": documents}
+        Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+def _held_client(held, name):
+    membership, key = held["members"][name]
+    return Actor(name, membership, key).client()
+
+
+def _shown(held, name) -> dict:
+    """What ``name`` is shown of the documents where no chunk text is: the API's list, details and sections,
+    the console's list, jobs and document pages (their title and section tree: the text panel is the text)."""
+    api, console = _held_client(held, name), console_client(held["members"][name][0])
+    listed = api.get("/api/v1/documents/").json()["results"]
+    out = {"list": {d["id"]: d for d in listed}, "detail": {}, "sections": {}, "pages": []}
+    for key, document in held["documents"].items():
+        out["detail"][key] = api.get(f"/api/v1/documents/{document.pk}/").json()
+        out["sections"][key] = api.get(f"/api/v1/documents/{document.pk}/sections/").json()
+        page = console.get(f"/documents/{document.pk}/").content.decode()
+        out["pages"].append(page[: page.index('id="section-panel"')])
+    out["pages"] += [console.get(url).content.decode() for url in ("/documents/", "/jobs/", "/")]
+    return out
+
+
+def _paths(shown, key) -> set[tuple]:
+    return {tuple(s["heading_path"]) for s in shown["sections"][key]}
+
+
+def _release(held, key, section_title=None, decision="release"):
+    chunks = Chunk.objects.filter(document=held["documents"][key], screening_flagged=True)
+    chunk = chunks.filter(section__title=section_title).first() if section_title else chunks.first()
+    response = _held_client(held, "admin").post(f"/api/v1/review/{chunk.pk}/", {"decision": decision}, format="json")
+    assert response.status_code == 200, response.content
+
+
+def _undecide(held):
+    """Every decision of the tenant undone, on chunks and on titles' records."""
+    Chunk.objects.filter(tenant=held["tenant"]).update(review=ChunkReview.NONE)
+    for row in [*Document.objects.filter(tenant=held["tenant"]), *Section.objects.filter(tenant=held["tenant"])]:
+        record = row.metadata[TITLE_SCREENING]
+        record["titles"] = {k: {**entry, "review": ""} for k, entry in record["titles"].items()}
+        type(row).objects.filter(pk=row.pk).update(metadata=row.metadata)
+
+
+def test_a_held_title_or_heading_is_shown_nowhere_but_in_the_review_queue(held):
+    typed, front, handbook = (str(held["documents"][k].pk) for k in ("typed", "front", "handbook"))
+    for name in ("viewer", "editor", "admin"):  # the uploader and an admin too: the rule is everyone's
+        shown = _shown(held, name)
+        text = json.dumps({k: v for k, v in shown.items() if k != "pages"}) + "".join(shown["pages"])
+        for words in PLANTED_WORDS:
+            assert words not in text, (name, words)
+        for key, pk in (("typed", typed), ("front", front)):  # typed at upload, front matter
+            assert shown["list"][pk]["title"] == shown["detail"][key]["title"] == TITLE_HELD, name
+            assert shown["list"][pk]["title_flagged"] is True
+        assert shown["list"][handbook]["title"] == "Handbook" and shown["list"][handbook]["title_flagged"] is False
+        held_path = ("Leave policy", TITLE_HELD)
+        assert {held_path, (*held_path, "Approval"), ("Leave policy", "Carry-over")} <= _paths(shown, "handbook")
+        assert TITLE_HELD in shown["pages"][0] and TITLE_HELD in shown["pages"][3]
+    # The review queue shows them as stored, beside each chunk: a reviewer sees what they release.
+    queue = json.dumps(_held_client(held, "admin").get("/api/v1/review/?state=all").json())
+    assert "Ignore all previous instructions" in queue and TITLE_HELD not in queue
+    # Kept in the record without their text: a digest per title.
+    record = held["documents"]["typed"].metadata[TITLE_SCREENING]
+    assert "Ignore" not in json.dumps(record) and any(e["flagged"] for e in record["titles"].values())
+
+
+def test_a_reviewers_release_shows_the_title_and_a_re_ingestion_keeps_it(held):
+    from kb.services import Upload, document_replace
+
+    typed, handbook = (str(held["documents"][k].pk) for k in ("typed", "handbook"))
+    try:
+        _release(held, "typed")
+        _release(held, "front")
+        _release(held, "handbook", HEADING_PLANTED)
+        shown = _shown(held, "viewer")
+        assert shown["list"][typed]["title"] == shown["detail"]["front"]["title"] == HEADING_PLANTED
+        assert ("Leave policy", HEADING_PLANTED, "Approval") in _paths(shown, "handbook")
+        assert ("Leave policy", TITLE_HELD) in _paths(shown, "handbook")  # the empty one: no chunk, held
+        assert HEADING_PLANTED in shown["pages"][0] and HEADING_EMPTY not in "".join(shown["pages"])
+        # Kept out again: held again (the latest decision on a chunk it flags).
+        _release(held, "typed", decision="keep_out")
+        assert _shown(held, "viewer")["list"][typed]["title"] == TITLE_HELD
+        _release(held, "typed")
+        # New content under the same title: the title's release follows it (its chunks' text is new: held).
+        editor = held["members"]["editor"][0]
+        document, job = document_replace(document=held["documents"]["typed"], created_by=editor, upload=Upload(
+            content=b"## Wombat diet\n\nWombats eat grasses and roots.\n", title=HEADING_PLANTED,
+            content_type="text/markdown"))
+        jobs_run([job.id])
+        assert all(c.review == ChunkReview.NONE for c in Chunk.objects.filter(document=document))
+        assert _shown(held, "viewer")["list"][typed]["title"] == HEADING_PLANTED
+    finally:
+        _undecide(held)
+    assert _shown(held, "viewer")["list"][handbook]["title"] == "Handbook"
+
+
+def test_flag_mode_shows_a_flagged_title_with_its_flag_and_off_mode_without(held):
+    admin = held["members"]["admin"][0]
+    typed, handbook = (str(held["documents"][k].pk) for k in ("typed", "handbook"))
+    try:
+        screening.screening_settings_update(actor=admin, mode="flag")
+        shown = _shown(held, "viewer")
+        assert shown["list"][typed]["title"] == HEADING_PLANTED and shown["list"][typed]["title_flagged"] is True
+        assert shown["detail"]["front"]["title"] == HEADING_PLANTED and shown["detail"]["front"]["title_flagged"]
+        flagged = {tuple(s["heading_path"]): s["heading_path_flagged"] for s in shown["sections"]["handbook"]}
+        assert flagged[("Leave policy", HEADING_PLANTED, "Approval")] is True
+        assert flagged[("Leave policy", HEADING_EMPTY)] is True and flagged[("Leave policy", "Carry-over")] is False
+        assert "title flagged" in shown["pages"][0] and "title flagged" in shown["pages"][3]  # detail, list
+        screening.screening_settings_update(actor=admin, mode="off")
+        shown = _shown(held, "viewer")
+        assert shown["list"][typed]["title"] == HEADING_PLANTED and shown["list"][typed]["title_flagged"] is False
+        assert not any(s["heading_path_flagged"] for s in shown["sections"]["handbook"])
+        assert shown["list"][handbook]["title"] == "Handbook"
+    finally:
+        screening.screening_settings_update(actor=admin, mode="quarantine")
+
+
+def test_a_title_stored_before_its_record_is_held_until_the_re_screen_job_writes_it(held):
+    """Fail closed: a document ingested before titles had records shows its titles as held -- a clean one
+    too -- until the re-screen job (sent at worker start: every chunk of it is stale) screens them."""
+    tenant, handbook = held["tenant"], held["documents"]["handbook"]
+    for row in [handbook, *Section.objects.filter(document=handbook)]:
+        type(row).objects.filter(pk=row.pk).update(
+            metadata={k: v for k, v in row.metadata.items() if k != TITLE_SCREENING})
+    Chunk.objects.filter(document=handbook).update(screening_detector=DETECTOR_VERSION + "+titles")
+    shown = _shown(held, "viewer")
+    assert shown["list"][str(handbook.pk)]["title"] == TITLE_HELD
+    assert ("Leave policy", "Carry-over") not in _paths(shown, "handbook")
+    assert rescreen(tenant_ids=[tenant.pk])["documents"] >= 1
+    shown = _shown(held, "viewer")
+    assert shown["list"][str(handbook.pk)]["title"] == "Handbook"
+    assert {("Leave policy", "Carry-over"), ("Leave policy", TITLE_HELD)} <= _paths(shown, "handbook")
+    assert "Ignore all previous" not in json.dumps(shown["sections"])
 
 
 # ----------------------------------------------------------------------------- the review queue

@@ -158,3 +158,12 @@ def section_rows(context, rows, admin: bool, can_edit: bool):
                 )
         out.append("</li>\n")
     return mark_safe("".join(out))  # noqa: S308 -- every value above is escaped
+
+
+@register.simple_tag
+def shown_title(row) -> str:
+    """A document's title or a section's heading as shown (``kb.titles.shown_title_of``): a held one is its
+    placeholder. Every console page that names a document or a section by its stored title uses this."""
+    from kb.titles import shown_title_of
+
+    return shown_title_of(row) if row is not None else ""

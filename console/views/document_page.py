@@ -49,6 +49,7 @@ from kb.services import (
     document_replace,
     section_set_access,
 )
+from kb.titles import shown_title_of, title_flagged_of
 
 editor_required = member_required(Role.EDITOR)
 
@@ -169,6 +170,7 @@ def _document_context(member, document: Document) -> dict:
 
     return {
         "member": member, "nav": "documents", "document": document, "error": error_for(document, full),
+        "document_title": shown_title_of(document), "document_title_flagged": title_flagged_of(document),
         "screening": document_screening_summary(member=member, document_id=document.pk),
         "default_level": _label(document.access_level),
         "default_groups": sorted(slugs.get(g, str(g)) for g in document.access_groups),
@@ -280,7 +282,7 @@ def document_replace_view(request, document_id):
         document, job = document_replace(document=document, created_by=member, upload=upload)
     except ApplicationError as exc:
         return _page(request, document, replace_form=form, replace_error=exc.message, status=exc.status_code)
-    messages.success(request, f"New content for “{document.title}” is being ingested.")
+    messages.success(request, f"New content for “{shown_title_of(document)}” is being ingested.")
     return redirect(_job_url(job, document))
 
 
@@ -298,7 +300,7 @@ def document_delete_view(request, document_id):
         return render(request, "console/documents/detail_delete.html", {**context, "error": exc.message},
                       status=exc.status_code)
     if request.method == "POST":
-        title = document.title
+        title = shown_title_of(document)
         try:
             document_delete(document=document, actor=member)
         except ApplicationError as exc:  # a source's document (kb.services.SourceOwned): its sync deletes it

@@ -14,6 +14,7 @@ from console.pagination import CURSOR_PARAMS, seek_page
 from kb.models import Document
 from kb.selectors import document_get_for_change, document_list, group_slugs
 from kb.services import document_delete, document_set_access
+from kb.titles import screening_mode, shown_title_of, title_flagged_of
 
 # The Type filter: the formats Bulkhead reads, each with the content types it is stored under.
 TYPES = {
@@ -67,7 +68,9 @@ def document_index(request):
     sort = params.get("sort", "-created")
     page = seek_page(documents, order=SORTS.get(sort, SORTS["-created"]), params=params, page_size=PAGE_SIZE,
                      count_cap=COUNT_CAP)
+    mode = screening_mode(tenant_id=member.tenant_id)
     for d in page.object_list:
+        d.shown_title, d.title_flagged = shown_title_of(d, mode), title_flagged_of(d, mode)  # held: a placeholder
         d.type_name = TYPE_NAMES.get(d.content_type, d.content_type)
         d.level_label = _level(d.strictest_level if d.strictest_level is not None else d.access_level)
         d.level_mixed = d.loosest_level is not None and d.loosest_level != d.strictest_level
@@ -125,7 +128,7 @@ def document_bulk(request):
                                     groups=[slugs[g] for g in document.access_groups if g in slugs])
             done += 1
         except ApplicationError as exc:
-            refused.append(f"{document.title}: {exc.message}")
+            refused.append(f"{shown_title_of(document)}: {exc.message}")
     verb = "deleted" if action == "delete" else f"set to {level} by default"
     messages.success(request, f"{done} document{'s' if done != 1 else ''} {verb}.")
     for reason in refused:

@@ -53,7 +53,8 @@ class SearchResponse(TypedDict):
 
 class Document(TypedDict, total=False):
     id: str
-    title: str
+    title: str  # "(title held for review)" while screening holds it (quarantine mode)
+    title_flagged: bool
     source: str
     content_type: str
     status: str

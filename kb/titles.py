@@ -1,0 +1,146 @@
+"""Titles and headings as they are shown: their screening records and the one rule for showing them.
+
+A document's title (typed at upload, or the content's own) and a section's heading reach a reader's model
+wherever they are listed -- the documents list and detail, the sections API, heading paths, contexts, MCP's
+tools, the console's pages, audit sentences -- and a planted instruction in one is screened on its own
+(``pipeline.screen``). Its verdict is kept on the row that shows it (:data:`kb.models.TITLE_SCREENING`:
+:func:`title_record`, written by ingestion, the re-screen job, a review decision in ``kb.screening`` and, for a
+typed title, the upload: :func:`document_title_screen`), and every place that shows a title or heading passes
+it through :func:`shown_title` (:func:`shown_title_of` for a row): in quarantine mode a held one is
+:data:`TITLE_HELD`. docs/security.md, "Planted instructions"; docs/screening.md, "Titles and headings".
+
+Below ``kb.screening`` (which reviews and decides), so that selectors, expansion and services can use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+from kb.models import (
+    DEFAULT_SCREENING_MODE,
+    TITLE_SCREENING,
+    ChunkReview,
+    Document,
+    ScreeningMode,
+    ScreeningSettings,
+    Section,
+)
+
+UNTITLED = "untitled"  # the title of an upload that names none (or names this), until the content gives one
+
+
+def screening_mode(*, tenant_id: int) -> str:
+    """The tenant's mode; the default (quarantine) when it never chose one (nothing is written)."""
+    row = ScreeningSettings.objects.filter(tenant_id=tenant_id).values_list("mode", flat=True).first()
+    return row or DEFAULT_SCREENING_MODE
+
+
+def titles_digest(names: Iterable[str]) -> str:
+    """A digest of titles (no text): of those that flag a chunk (``kb.screening.TITLES_KEY``), in sorted order;
+    of one title, its key in a :data:`~kb.models.TITLE_SCREENING` record."""
+    return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
+
+
+# What a held title or heading is shown as (quarantine mode), to everyone but the reviewers in the queue.
+TITLE_HELD = "(title held for review)"
+
+
+def title_decisions(records: Iterable[dict | None]) -> dict[str, str]:
+    """The reviewers' decisions in ``records`` (:data:`~kb.models.TITLE_SCREENING`), by title digest."""
+    decided: dict[str, str] = {}
+    for record in records:
+        for key, entry in _entries(record).items():
+            if isinstance(entry, dict) and entry.get("flagged") is True and entry.get("review"):
+                decided.setdefault(key, str(entry["review"]))
+    return decided
+
+
+def title_record(verdicts: Mapping[str, dict], *, detector: str, decided: Mapping[str, str]) -> dict:
+    """The :data:`~kb.models.TITLE_SCREENING` record of titles screened on their own (title -> ``Screening.as_dict()``).
+
+    A reviewer's decision on a title stays with it while it is the same text and stays flagged, as a decision
+    on a chunk follows its text: ``decided`` (:func:`title_decisions`) holds those of the records it may come
+    from (the document's and its sections' before a re-ingestion or a re-screen)."""
+    titles = {}
+    for title, verdict in verdicts.items():
+        key, flagged = titles_digest([title]), bool(verdict.get("flagged"))
+        titles[key] = {"flagged": flagged, "reasons": list(verdict.get("reasons", ())) if flagged else [],
+                       "review": decided.get(key, "") if flagged else ""}
+    return {"detector": detector, "titles": titles}
+
+
+def _entries(record) -> dict:
+    titles = record.get("titles") if isinstance(record, dict) else None
+    return titles if isinstance(titles, dict) else {}
+
+
+def _entry(title: str, record) -> dict | None:
+    entry = _entries(record).get(titles_digest([title]))
+    return entry if isinstance(entry, dict) else None
+
+
+def _title_clean(title: str, record) -> bool:
+    """Shown as it is in every mode: no title, "untitled", or screened and not flagged."""
+    if not (title or "").strip() or title == UNTITLED:
+        return True
+    entry = _entry(title, record)
+    return entry is not None and entry.get("flagged") is False
+
+
+def title_held(title: str, record, mode: str) -> bool:
+    """Whether ``title`` (a document's title or a section's heading, with its :data:`~kb.models.TITLE_SCREENING` record)
+    is held under ``mode``: in quarantine mode (or an unknown one: fail closed), flagged and not released by a
+    reviewer -- or never screened, or its record unreadable (fail closed: a document stored before titles had
+    records shows none until the re-screen job writes them, ``pipeline.rescreen``)."""
+    if _title_clean(title, record) or mode in (ScreeningMode.OFF, ScreeningMode.FLAG):
+        return False
+    entry = _entry(title, record)
+    return entry is None or entry.get("review") != ChunkReview.RELEASED
+
+
+def shown_title(title: str, record, mode: str) -> str:
+    """The one rule for showing a document's title or a section's heading (docs/security.md, "Planted
+    instructions"): a held one (:func:`title_held`) is :data:`TITLE_HELD` -- in lists, details, heading paths,
+    contexts, MCP tools, audit sentences -- for everyone; in flag and off mode every title is shown (flag mode
+    marks a flagged one: :func:`title_flagged`). Only the review queue shows titles as stored, to reviewers who
+    may read their sections (a reviewer sees what they release)."""
+    return TITLE_HELD if title_held(title, record, mode) else title
+
+
+def title_flagged(title: str, record, mode: str) -> bool:
+    """Whether ``title`` is shown with a flag: screening flagged it (held, released or kept out); never in off mode."""
+    entry = _entry(title, record) if mode != ScreeningMode.OFF and not _title_clean(title, record) else None
+    return bool(entry and entry.get("flagged") is True)
+
+
+def shown_title_of(row: Document | Section, mode: str | None = None) -> str:
+    """:func:`shown_title` of a document's title or a section's heading (``mode``: the tenant's, read only when
+    the record does not settle it -- a clean title is shown in every mode)."""
+    record = (row.metadata or {}).get(TITLE_SCREENING)
+    if _title_clean(row.title, record):
+        return row.title
+    return shown_title(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
+
+
+def title_flagged_of(row: Document | Section, mode: str | None = None) -> bool:
+    """:func:`title_flagged` of a document's title or a section's heading (``mode`` as for :func:`shown_title_of`)."""
+    record = (row.metadata or {}).get(TITLE_SCREENING)
+    if _title_clean(row.title, record):
+        return False
+    return title_flagged(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
+
+
+def document_title_screen(document: Document) -> None:
+    """Give ``document`` (in memory) a verdict of its title when its record has none: a title typed at upload
+    is listed from then on, before ingestion screens it with the document's text (and when ingestion fails).
+    It is screened alone here, standing for its document (each of its words is then off the document's topic:
+    the strict side); ingestion makes the record again with the document's text (``pipeline.store``)."""
+    from ingestion.screening import DETECTOR_VERSION, screen_chunks
+
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    if _title_clean(document.title, record) or _entry(document.title, record) is not None:
+        return
+    (verdict,) = screen_chunks([document.title])
+    new = title_record({document.title: verdict.as_dict()}, detector=DETECTOR_VERSION, decided={})
+    document.metadata = {**document.metadata, TITLE_SCREENING: {**new, "titles": {**_entries(record), **new["titles"]}}}
