@@ -28,7 +28,7 @@ from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
 from kb.titles import title_decisions
-from pipeline.screen import SCREENED_BY, screen_document, screening_fields, title_chains, title_records_follow
+from pipeline.screen import SCREENED_BY, screen_document, screening_fields, title_records_follow
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +90,8 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         if document is None or not chunks:
             return
         sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
-                        .only("id", "parent_id", "title", "metadata"))
-        chains = title_chains((s.id, s.parent_id, s.title) for s in sections)
+                        .only("id", "parent_id", "title", "heading_path", "metadata"))
+        chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,

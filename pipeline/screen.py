@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
@@ -23,32 +23,13 @@ def screen_plans(plans: list[Plan]) -> None:
     """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
     the verdicts are stored with the chunks by :func:`pipeline.store.store_plan` and never computed per query."""
     for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
-        chains = title_chains((s.key, s.parent, s.title) for s in plan.parsed.sections)
+        chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
             document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
             headings=[s.title for s in plan.parsed.sections],
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
-
-
-def title_chains(sections: Iterable[tuple[Hashable, Hashable | None, str]]) -> dict[Hashable, tuple[str, ...]]:
-    """Each section's titles from the root down, itself included, from (key, parent key, title) rows:
-    every heading a reader of the section may get with it (before any reader's access is applied)."""
-    rows = {key: (parent, title) for key, parent, title in sections}
-    chains: dict[Hashable, tuple[str, ...]] = {}
-    for key in rows:
-        path, node, seen = [], key, set()
-        while node is not None and node in rows and node not in seen:
-            if node in chains:
-                path.extend(reversed(chains[node]))
-                break
-            seen.add(node)
-            parent, title = rows[node]
-            path.append(title)
-            node = parent
-        chains[key] = tuple(reversed(path))
-    return chains
 
 
 @dataclass(frozen=True)
@@ -64,8 +45,15 @@ class DocumentScreening:
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
                     titles: Sequence[str] = (), headings: Iterable[str] = ()) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
-    being the titles of the chunk's section and its ancestors -- and of the document's ``titles`` (the one
+    being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
+    chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
     typed at upload, the content's own: either may be shown).
+
+    A heading stricter than a chunk below it (an API override opened the chunk's section wider) does not
+    flag the chunk: it reaches none of the chunk's readers who may not read it, and those who may read it are
+    shown it held (its own record, ``kb.titles``) -- while a flag on the chunk would tell a reader below the
+    heading that the heading they cannot read holds an instruction, and why (the review rule: no reasons of
+    an unreadable section to those who cannot read it).
 
     What is screened is the embed text -- the heading path and any table context in front of the
     body -- because that is what a reader's model gets with the chunk: a heading can carry an
