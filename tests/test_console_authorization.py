@@ -42,7 +42,7 @@ from kb import index_versions
 from kb.models import Chunk, IndexVersion, IngestionJob
 from sources.models import Source
 from tests import factories
-from tests.api_helpers import ACTORS, snapshot
+from tests.api_helpers import ACTORS, snapshot, table_digests
 from tests.conftest import SOURCE_ROOT
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
@@ -59,11 +59,13 @@ def console_snapshot() -> dict:
     (created, activated) and users' passwords."""
     return {
         **snapshot(),
-        "index_versions": sorted(IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name")),
-        "users": sorted(User.objects.values_list("id", "email", "password", "is_active")),
-        "invitations": sorted(Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at")),
-        "scim_tokens": sorted(ScimToken.objects.values_list("id", "tenant_id", "revoked_at")),
-        "sso": sorted(SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at")),
+        **table_digests({
+            "index_versions": IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name"),
+            "users": User.objects.values_list("id", "email", "password", "is_active"),
+            "invitations": Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at"),
+            "scim_tokens": ScimToken.objects.values_list("id", "tenant_id", "revoked_at"),
+            "sso": SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at"),
+        }),
     }
 
 
