@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership
 from accounts.policy import AccessLevel
-from accounts.services import api_token_create, membership_create
+from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from audit.models import AuditSettings
 from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IngestionJob, ScreeningSettings, Section
@@ -161,3 +161,28 @@ def snapshot() -> dict:
         "source_syncs": SourceSync.objects.values_list("id", "status"),
         "screening_settings": ScreeningSettings.objects.values_list("tenant_id", "mode"),
     })
+
+
+EMAILS = [f"{name}@example.com" for name in ("other_tenant", "low_clearance", "viewer", "editor", "admin")]
+
+
+def build_world() -> World:
+    """Two tenants, one member per actor (their users: :data:`EMAILS`), a document in each."""
+    tenant = tenant_create(slug="acme", name="Acme")
+    group_create(tenant=tenant, slug="security-team")
+    group_create(tenant=tenant, slug="finance")
+    other = tenant_create(slug="globex", name="Globex")
+    group_create(tenant=other, slug="security-team")
+    actors = {"anonymous": Actor("anonymous", None, None)}
+    for name, tenant_, role, clearance, groups in [
+        ("other_tenant", other, "admin", "restricted", ["security-team"]),
+        ("low_clearance", tenant, "editor", "public", []),
+        ("viewer", tenant, "viewer", "internal", []),
+        ("editor", tenant, "editor", "confidential", []),
+        ("admin", tenant, "admin", "restricted", ["security-team"]),
+    ]:
+        membership, key = member_with_token(tenant_, f"{name}@example.com", role, clearance, groups)  # EMAILS
+        actors[name] = Actor(name, membership, key)
+    doc = make_document(tenant, sections=POLICY_SECTIONS, tags=["security"], source="policies/security.md")
+    other_doc = make_document(other, title="Globex secrets", sections=POLICY_SECTIONS, source="globex.md")
+    return World(tenant, other, actors, doc, other_doc, doc.section_ids)

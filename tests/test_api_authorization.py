@@ -7,9 +7,9 @@ import uuid
 
 import pytest
 
-from accounts.models import ApiToken, Group
+from accounts.models import ApiToken, Group, Tenant, User
 from kb.models import IngestionJob
-from tests.api_helpers import ACTORS, snapshot
+from tests.api_helpers import ACTORS, EMAILS, build_world, snapshot
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
 
@@ -140,6 +140,23 @@ def _flagged_chunk(world):
         screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"],
                                            "detector": "test", "spans": [[0, 5]]})
     return chunk.pk
+
+
+@pytest.fixture
+def world(module_world, db):
+    return module_world
+
+
+@pytest.fixture(scope="module")
+def module_world(django_db_setup, django_db_blocker):
+    """``tests.api_fixtures.world``, built once for this module's ~240 tests (committed, removed after them):
+    each test runs in a transaction of its own that is rolled back (``django_db``), so every test meets the
+    world as it was built -- a deleted document, a revoked token, a new member are gone again for the next."""
+    with django_db_blocker.unblock():
+        world = build_world()
+        yield world
+        Tenant.objects.filter(pk__in=[world.tenant.pk, world.other.pk]).delete()
+        User.objects.filter(email__in=EMAILS).delete()
 
 
 @pytest.mark.parametrize("actor", ACTORS)
