@@ -26,7 +26,10 @@ page itself says -- a browser would show the same:
   font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``/``scale``/``rotate``
   scaling -- a 3D rotation or ``matrix3d`` by what its projection leaves, so text turned edge-on
   is gone) under :data:`MIN_FONT_PX` (2 pt), including ``font: 0/0 a``; a ``letter-spacing`` of
-  minus :data:`OVERLAID_LETTERS` of the font size or less (the letters drawn over one another); a text colour
+  minus :data:`OVERLAID_LETTERS` of the font size or less (the letters drawn over one another), a
+  ``word-spacing`` of minus :data:`OVERLAID_WORDS` (the words); ``backface-visibility: hidden`` on an
+  element whose own ``transform``/``rotate``/``scale`` turns its back to the reader
+  (``rotateY(180deg)``); a text colour
   (``color``, ``-webkit-text-fill-color``, with its alpha, seen through any ``invert``/
   ``brightness``/``contrast``/``grayscale`` filter around it) whose contrast with every
   colour of the background behind it (the nearest ``background-color``, composited,
@@ -35,9 +38,9 @@ page itself says -- a browser would show the same:
   it; positioning :data:`OFF_SCREEN_PX` or more away (``left``/``right``/``top``/
   ``bottom``/``inset`` of a positioned element, ``margin-left``/``margin-top``,
   ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
-  ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high;
-  ``clip-path`` ``inset()`` of 50% or more, a zero ``circle()``/``ellipse()`` or a ``polygon()`` of no
-  area; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
+  ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high, or at
+  most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
+  that small (radii in px; of percentages only 0%) or a ``polygon()`` of no area; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
   them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
@@ -69,6 +72,15 @@ OFF_SCREEN_PX = 1000.0
 # Letters spaced closer than half the font size each are drawn over the one before (typography's
 # tightest tracking is a few hundredths of an em).
 OVERLAID_LETTERS = 0.5
+# Words spaced one and a half font sizes closer or more are drawn over one another: short words wholly,
+# the others over their last letters (rendered in chromium: at -1em a sentence still reads, at -2em none
+# of it does; a space is about a quarter of the font size, and the inline-block grid hack that cancels
+# it uses about -0.4em).
+OVERLAID_WORDS = 1.5
+# A box (or clip) this small shows nothing of text: at most one pixel in either direction, or at most two
+# in both.
+_HAIR_PX = 1.0
+_SPECK_PX = 2.0
 _DEFAULT_FONT_PX = 16.0
 _VIEWPORT_PX = 1280.0  # what "%" and "vw" of a position are taken against
 _WHITE = (1.0, 1.0, 1.0, 1.0)
@@ -693,6 +705,102 @@ def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
     return scale, far
 
 
+Matrix = tuple[tuple[float, float, float], ...]
+_IDENTITY: Matrix = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
+def _product(a: Matrix, b: Matrix) -> Matrix:
+    return tuple(tuple(sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)) for i in range(3))
+
+
+def _rotation(axis: tuple[float, float, float], angle: float) -> Matrix | None:
+    x, y, z = axis
+    norm = math.sqrt(x * x + y * y + z * z)
+    if norm == 0:
+        return None
+    x, y, z = x / norm, y / norm, z / norm
+    c, s, t = math.cos(angle), math.sin(angle), 1 - math.cos(angle)
+    return ((c + x * x * t, x * y * t - z * s, x * z * t + y * s),
+            (y * x * t + z * s, c + y * y * t, y * z * t - x * s),
+            (z * x * t - y * s, z * y * t + x * s, c + z * z * t))
+
+
+def _linear_part(tokens: list) -> Matrix | None:
+    """The 3x3 linear part of a ``transform`` (translations and ``perspective()`` left out: they move the
+    box, they do not turn it over), or None when a function is not one this reader reads."""
+    matrix = _IDENTITY
+    for token in tokens:
+        if token.type == "ident" and token.lower_value == "none":
+            continue
+        if token.type != "function":
+            return None
+        name = token.lower_name
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        numbers = [_number(t) for t in arguments]
+        step: Matrix | None = _IDENTITY
+        if name.startswith("translate") or name == "perspective" or name.startswith("skew"):
+            pass  # a skew keeps the z axis and the facing
+        elif name in ("rotate", "rotatez", "rotatex", "rotatey") and len(arguments) == 1:
+            angle = _angle(arguments[0])
+            axis = {"rotatex": (1.0, 0.0, 0.0), "rotatey": (0.0, 1.0, 0.0)}.get(name, (0.0, 0.0, 1.0))
+            step = _rotation(axis, angle) if angle is not None else None
+        elif name == "rotate3d" and len(arguments) == 4:
+            angle = _angle(arguments[3])
+            step = None if angle is None or None in numbers[:3] else _rotation(tuple(numbers[:3]), angle)  # type: ignore[arg-type]
+        elif name in ("scale", "scalex", "scaley", "scalez", "scale3d") and numbers and None not in numbers:
+            x, y, z = {"scalex": (numbers[0], 1.0, 1.0), "scaley": (1.0, numbers[0], 1.0),
+                       "scalez": (1.0, 1.0, numbers[0]), "scale3d": tuple(numbers[:3]) + (1.0,) * (3 - len(numbers))
+                       }.get(name, (numbers[0], numbers[-1], 1.0))  # type: ignore[assignment]
+            step = ((x, 0.0, 0.0), (0.0, y, 0.0), (0.0, 0.0, z))  # type: ignore[assignment]
+        elif name == "matrix" and len(numbers) == 6 and None not in numbers:
+            a, b, c, d = numbers[:4]
+            step = ((a, c, 0.0), (b, d, 0.0), (0.0, 0.0, 1.0))  # type: ignore[assignment]
+        elif name == "matrix3d" and len(numbers) == 16 and None not in numbers:  # column-major
+            step = tuple(tuple(numbers[column * 4 + row] for column in range(3)) for row in range(3))  # type: ignore[assignment]
+        else:
+            step = None
+        if step is None:
+            return None
+        matrix = _product(matrix, step)
+    return matrix
+
+
+def _faces_away(tokens: dict[str, list]) -> bool:
+    """Whether an element's own ``rotate``, ``scale`` and ``transform`` turn its back to the reader: the
+    z component of its turned normal (the inverse matrix's, as browsers test it) is negative --
+    ``rotateY(180deg)``, ``rotateX(0.5turn)``, ``rotate: y 180deg``; a mirror in the page's plane
+    (``scaleX(-1)``) does not. Anything this reader cannot read counts as facing the reader."""
+    matrix = _IDENTITY
+    rotate = tokens.get("rotate", [])
+    if rotate and _keyword(rotate) != "none":
+        axes = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+        axis: tuple | None = None
+        angle = _angle(rotate[-1])
+        if len(rotate) == 1:
+            axis = axes["z"]
+        elif len(rotate) == 2 and rotate[0].type == "ident":
+            axis = axes.get(rotate[0].lower_value)
+        elif len(rotate) == 4:
+            numbers = [_number(t) for t in rotate[:3]]
+            axis = None if None in numbers else tuple(numbers)
+        turned = _rotation(axis, angle) if axis is not None and angle is not None else None
+        if turned is None:
+            return False
+        matrix = _product(matrix, turned)
+    scale = [_number(t) for t in tokens.get("scale", [])]
+    if len(scale) == 3 and None not in scale:
+        matrix = _product(matrix, ((scale[0], 0.0, 0.0), (0.0, scale[1], 0.0), (0.0, 0.0, scale[2])))  # type: ignore[arg-type]
+    own = _linear_part(tokens.get("transform", []))
+    if own is None:
+        return False
+    matrix = _product(matrix, own)
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = matrix
+    determinant = (m00 * (m11 * m22 - m12 * m21) - m01 * (m10 * m22 - m12 * m20) + m02 * (m10 * m21 - m11 * m20))
+    if determinant == 0:
+        return False  # flattened: the scale rule judges it
+    return (m00 * m11 - m01 * m10) / determinant < 0
+
+
 def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
     if not tokens or tokens[0].type != "function":
         return False
@@ -702,16 +810,34 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
         top, right, bottom, left = (_length_px(t, font_px) for t in arguments)
         if None in (top, right, bottom, left):
             return False
-        return right - left <= 1 or bottom - top <= 1  # type: ignore[operator]
+        return _too_small(right - left, bottom - top)  # type: ignore[operator]
     if name == "clip-path":
         if function.lower_name == "inset":
             return any(t.type == "percentage" and t.value >= 50 for t in arguments)
         if function.lower_name in ("circle", "ellipse"):
-            first = arguments[0] if arguments else None
-            return first is not None and _length_px(first, font_px, basis=1) == 0
+            # Radii before "at": a percentage is of a box this reader does not know, so only 0% counts.
+            radii = []
+            for token in arguments:
+                if token.type == "ident":
+                    break
+                radii.append(0.0 if token.type == "percentage" and token.value == 0 else
+                             None if token.type == "percentage" else _length_px(token, font_px))
+            if not radii:
+                return False
+            across = radii[:1] * 2 if function.lower_name == "circle" or len(radii) == 1 else radii[:2]
+            width, height = (None if r is None else 2 * r for r in across)
+            return _too_small(width, height)
         if function.lower_name == "polygon":
             return _polygon_area(function, font_px) <= 1
     return False
+
+
+def _too_small(width: float | None, height: float | None) -> bool:
+    """Whether a box (or clip) of these sizes in px (None: unknown) shows nothing of text: at most
+    :data:`_HAIR_PX` in either direction, or at most :data:`_SPECK_PX` in both."""
+    known = [size for size in (width, height) if size is not None]
+    return any(size <= _HAIR_PX for size in known) or (
+        len(known) == 2 and all(size <= _SPECK_PX for size in known))
 
 
 def _polygon_area(function, font_px: float) -> float:
@@ -773,6 +899,14 @@ def _hides_alone(declaration: _Declaration) -> bool:
         return _clip_gone(name, tokens, _DEFAULT_FONT_PX)
     if name in _MASK_PROPERTIES:
         return _mask_gone(tokens)
+    if name in ("letter-spacing", "word-spacing"):
+        # Alone, only a gap relative to the font size says how much it overlays: -1em does at any size.
+        token = tokens[0] if len(tokens) == 1 else None
+        relative = token is not None and (token.type == "percentage" or (
+            token.type == "dimension" and token.lower_unit == "em"))
+        gap = _length_px(token, _DEFAULT_FONT_PX, basis=_DEFAULT_FONT_PX) if relative else None
+        limit = OVERLAID_LETTERS if name == "letter-spacing" else OVERLAID_WORDS
+        return gap is not None and gap <= -limit * _DEFAULT_FONT_PX
     if name == "transform":
         scale, far = _transform(tokens, _DEFAULT_FONT_PX)
         return far or scale * _DEFAULT_FONT_PX < MIN_FONT_PX
@@ -795,7 +929,8 @@ RELEVANT = frozenset({
     "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
-    "rotate", "contain", "letter-spacing", *_MASK_PROPERTIES,
+    "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
+    *_MASK_PROPERTIES,
 })
 
 
@@ -1009,15 +1144,27 @@ class Visibility:
         contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
                         for t in tokens.get("contain", []))
         if overflow & {"hidden", "clip"} or contained:
+            sizes = {}
             for name in _BOX_PROPERTIES:
                 value = tokens.get(name, [])
                 size = _length_px(value[0], font_px) if len(value) == 1 else None
-                if size is not None and size <= 1:
-                    gone = gone or "a box too small to show it"
+                if size is not None:
+                    sizes[name] = size
+            width = min((sizes[n] for n in ("width", "max-width") if n in sizes), default=None)
+            height = min((sizes[n] for n in ("height", "max-height") if n in sizes), default=None)
+            if _too_small(width, height):
+                gone = gone or "a box too small to show it"
         spacing = tokens.get("letter-spacing", [])
         if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
                 and gap <= -OVERLAID_LETTERS * font_px:
             gone = gone or "letters drawn over one another"
+        spacing = tokens.get("word-spacing", [])
+        if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
+                and gap <= -OVERLAID_WORDS * font_px:
+            gone = gone or "words drawn over one another"
+        backface = tokens.get("backface-visibility") or tokens.get("-webkit-backface-visibility") or []
+        if _keyword(backface) == "hidden" and _faces_away(tokens):
+            gone = gone or "a face turned away (backface-visibility: hidden)"
         filters = parent.filters
         own_filters: tuple = ()
         if "filter" in tokens:

@@ -140,6 +140,27 @@ HTML_VECTORS = {
     "contain-paint-box": f'<div style="contain:paint;height:0">{PAYLOAD}</div>',
     "contain-strict-box": f'<div style="contain:strict;width:0">{PAYLOAD}</div>',
     "letters-overlaid": f'<div style="letter-spacing:-1em">{PAYLOAD}</div>',
+    # Listed as not evaluated before (docs/security.md): a 2 px box, a sub-pixel clip shape, a face turned
+    # away, words piled on one another, `filter: opacity(0%)`.
+    "tiny-box-2px": f'<div style="width:2px;height:2px;overflow:hidden">{PAYLOAD}</div>',
+    "tiny-box-em-clip": f'<div style="font-size:10px;width:0.2em;max-height:0.15em;overflow:clip">{PAYLOAD}</div>',
+    "clip-path-inset-100": f'<span style="clip-path:inset(100%)">{PAYLOAD}</span>',
+    "clip-path-circle-sub-pixel": f'<span style="clip-path:circle(0.5px at 50% 50%)">{PAYLOAD}</span>',
+    "clip-path-circle-0": f'<span style="clip-path:circle(0)">{PAYLOAD}</span>',
+    "clip-path-ellipse-thin": f'<span style="clip-path:ellipse(0.4px 50%)">{PAYLOAD}</span>',
+    "clip-rect-commas": f'<span style="position:absolute;clip:rect(0,0,0,0)">{PAYLOAD}</span>',
+    "clip-rect-2px": f'<span style="position:absolute;clip:rect(0 2px 2px 0)">{PAYLOAD}</span>',
+    "backface-rotate-y": f'<div style="backface-visibility:hidden;transform:rotateY(180deg)">{PAYLOAD}</div>',
+    "backface-rotate-x-webkit": f'<div style="-webkit-backface-visibility:hidden;transform:perspective(500px) '
+                                f'rotateX(0.5turn)">{PAYLOAD}</div>',
+    "backface-rotate3d": f'<div style="backface-visibility:hidden;transform:rotate3d(1, 1, 0, 180deg)">'
+                         f"{PAYLOAD}</div>",
+    "backface-rotate-property": f'<div style="backface-visibility:hidden;rotate:y 180deg"><b>{PAYLOAD}</b></div>',
+    "words-overlaid": f'<span style="word-spacing:-2em">{PAYLOAD} piled words</span>',
+    "words-overlaid-px": f'<span style="word-spacing:-30px">{PAYLOAD} piled words</span>',
+    "words-overlaid-in-media-rule": f'<style>@media (min-width: 1px) {{ .w {{ word-spacing: -150% }} }}</style>'
+                                    f'<span class="w">{PAYLOAD} piled words</span>',
+    "filter-opacity-percent": f'<span style="filter:opacity(0%)">{PAYLOAD}</span>',
 }
 
 
@@ -158,6 +179,7 @@ STYLE_SHEETS = {
     "nested-rule": (".wrap { & .y { opacity: 0 } }", 'class="y"'),
     "media-screen": ("@media screen and (min-width: 1px) { .x { display: none } }", 'class="x"'),
     "layer": ("@layer base { .x { display: none } }", 'class="x"'),
+    "media-letter-spacing": ("@media (min-width: 1px) { .x { letter-spacing: -1em } }", 'class="x"'),
     "unknown-pseudo-class": (".x:-moz-something { display: none }", 'class="x"'),
     "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
     "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
@@ -208,6 +230,18 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="rotate: 45deg">{PAYLOAD}</span>',
     f'<div style="contain:paint;height:3em">{PAYLOAD}</div>',
     f'<span style="letter-spacing:-0.05em">{PAYLOAD}</span>',
+    f'<div style="width:3em;height:3em;overflow:hidden">{PAYLOAD}</div>',
+    f'<div style="width:2px;height:2px">{PAYLOAD}</div>',
+    f'<span style="clip-path:inset(10%)">{PAYLOAD}</span>',
+    f'<span style="clip-path:circle(10px)">{PAYLOAD}</span>',
+    f'<span style="clip-path:circle(40%)">{PAYLOAD}</span>',
+    f'<div style="backface-visibility:hidden">{PAYLOAD}</div>',
+    f'<div style="backface-visibility:hidden;transform:scaleX(-1)">{PAYLOAD}</div>',
+    f'<div style="backface-visibility:hidden;transform:rotateY(30deg)">{PAYLOAD}</div>',
+    f'<div style="transform:rotateY(180deg)">{PAYLOAD}</div>',
+    f'<span style="word-spacing:-0.43em">{PAYLOAD} and more</span>',
+    f'<span style="word-spacing:-1em">{PAYLOAD} and more</span>',
+    f'<span style="filter:opacity(0.5)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
@@ -329,6 +363,13 @@ MARKDOWN_VECTORS = {
     "ua-hidden-ruby-rp": f"{VISIBLE} <ruby>kan<rp>({PAYLOAD})</rp><rt>ji</rt></ruby> {AFTER}",
     "fallback-progress": f'{VISIBLE} <progress value="1" max="2">{PAYLOAD}</progress> {AFTER}',
     "fallback-meter": f'{VISIBLE} <meter value="0.5">{PAYLOAD}</meter> {AFTER}',
+    # The HTML cascade's newer vectors, through the rendered page.
+    "tiny-box-2px": f'{VISIBLE} <span style="width:2px;height:2px;overflow:hidden">{PAYLOAD}</span> {AFTER}',
+    "clip-path-circle-sub-pixel": f'{VISIBLE} <span style="clip-path:circle(0.5px)">{PAYLOAD}</span> {AFTER}',
+    "backface-turned": f'{VISIBLE} <span style="backface-visibility:hidden;transform:rotateY(180deg)">{PAYLOAD}'
+                       f"</span> {AFTER}",
+    "words-overlaid": f'{VISIBLE} <span style="word-spacing:-2em">{PAYLOAD} piled words</span> {AFTER}',
+    "filter-opacity-percent": f'{VISIBLE} <span style="filter:opacity(0%)">{PAYLOAD}</span> {AFTER}',
 }
 
 
@@ -336,6 +377,19 @@ MARKDOWN_VECTORS = {
 def test_markdown_hidden_text_never_reaches_the_model(vector):
     doc = parsed(f"# Title\n\n{MARKDOWN_VECTORS[vector]}\n", "note.md")
     assert_hidden(doc)
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="width:2px;height:2px">{PAYLOAD}</span>',
+    f'<span style="clip-path:circle(10px)">{PAYLOAD}</span>',
+    f'<span style="backface-visibility:hidden">{PAYLOAD}</span>',
+    f'<span style="word-spacing:-0.43em">{PAYLOAD} and more</span>',
+    f'<span style="filter:opacity(0.5)">{PAYLOAD}</span>',
+])
+def test_markdown_text_a_reader_sees_stays(markup):
+    doc = parsed(f"# Title\n\n{VISIBLE} {markup} {AFTER}\n", "note.md")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded
 
 
 def test_markdown_hidden_heading_keeps_its_section_marker_and_policy():
