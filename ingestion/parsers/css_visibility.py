@@ -77,10 +77,9 @@ OVERLAID_LETTERS = 0.5
 # of it does; a space is about a quarter of the font size, and the inline-block grid hack that cancels
 # it uses about -0.4em).
 OVERLAID_WORDS = 1.5
-# A box (or clip) this small shows nothing of text: at most one pixel in either direction, or at most two
-# in both.
-_HAIR_PX = 1.0
-_SPECK_PX = 2.0
+# A box (or clip) this small shows nothing of text: at most two pixels in either direction (chromium draws a
+# clipped box 2 px wide and any height as a few dark pixels, no letter readable).
+_HAIR_PX = 2.0
 _DEFAULT_FONT_PX = 16.0
 _VIEWPORT_PX = 1280.0  # what "%" and "vw" of a position are taken against
 _WHITE = (1.0, 1.0, 1.0, 1.0)
@@ -834,10 +833,8 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
 
 def _too_small(width: float | None, height: float | None) -> bool:
     """Whether a box (or clip) of these sizes in px (None: unknown) shows nothing of text: at most
-    :data:`_HAIR_PX` in either direction, or at most :data:`_SPECK_PX` in both."""
-    known = [size for size in (width, height) if size is not None]
-    return any(size <= _HAIR_PX for size in known) or (
-        len(known) == 2 and all(size <= _SPECK_PX for size in known))
+    :data:`_HAIR_PX` in either direction."""
+    return any(size is not None and size <= _HAIR_PX for size in (width, height))
 
 
 def _polygon_area(function, font_px: float) -> float:

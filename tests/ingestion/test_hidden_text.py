@@ -143,6 +143,7 @@ HTML_VECTORS = {
     # Listed as not evaluated before (docs/security.md): a 2 px box, a sub-pixel clip shape, a face turned
     # away, words piled on one another, `filter: opacity(0%)`.
     "tiny-box-2px": f'<div style="width:2px;height:2px;overflow:hidden">{PAYLOAD}</div>',
+    "narrow-box-2px": f'<div style="width:2px;height:300px;overflow:hidden">{PAYLOAD}</div>',
     "tiny-box-em-clip": f'<div style="font-size:10px;width:0.2em;max-height:0.15em;overflow:clip">{PAYLOAD}</div>',
     "clip-path-inset-100": f'<span style="clip-path:inset(100%)">{PAYLOAD}</span>',
     "clip-path-circle-sub-pixel": f'<span style="clip-path:circle(0.5px at 50% 50%)">{PAYLOAD}</span>',
