@@ -131,6 +131,27 @@ def title_flagged_of(row: Document | Section, mode: str | None = None) -> bool:
     return title_flagged(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
 
 
+def shown_source(source: str, record, mode: str) -> str:
+    """A document's source (a file name, path or URL the uploader gives) as shown under the one rule: held
+    (:data:`TITLE_HELD`) when it is one of the document's screened titles that is held -- a file uploaded
+    without a title is titled by its name (500 characters) and its source is the same name (``kb.apis``, the
+    console's upload), so a planted name held as the title was shown verbatim beside it as the source (found
+    attacking issue 24). ``record``: the document's :data:`~kb.models.TITLE_SCREENING` record."""
+    for candidate in dict.fromkeys((source, source[:500])):
+        if candidate and _entry(candidate, record) is not None and title_held(candidate, record, mode):
+            return TITLE_HELD
+    return source
+
+
+def shown_source_of(document: Document, mode: str | None = None) -> str:
+    """:func:`shown_source` of ``document``'s source (``mode`` as for :func:`shown_title_of`)."""
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    source = document.source or ""
+    if not any(c and _entry(c, record) is not None for c in (source, source[:500])):
+        return source  # none of the document's screened titles: shown as it is
+    return shown_source(source, record, mode or screening_mode(tenant_id=document.tenant_id))
+
+
 def document_title_screen(document: Document) -> None:
     """Give ``document`` (in memory) a verdict of its title when its record has none: a title typed at upload
     is listed from then on, before ingestion screens it with the document's text (and when ingestion fails).
