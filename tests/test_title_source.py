@@ -3,7 +3,8 @@
 A file uploaded without a title is titled by its name, and its source is the same name (``kb.apis``, the
 console's upload): a planted file name was held as the title, "(title held for review)", and shown verbatim
 as the source beside it -- in the API's list and detail, MCP's document resource and the console's list and
-page. The source is shown through the one rule (``kb.titles.shown_source_of``).
+page; and a source that is not the title (a typed title beside a planted path) was never screened. The source
+is screened at upload and shown through the one rule (``kb.titles.shown_source_of``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,17 @@ def named(django_db_setup, django_db_blocker):
         jobs_run(list(IngestionJob.objects.filter(document=document).values_list("id", flat=True)))
         document.refresh_from_db()
         assert document.status == "ready" and document.source == f"{PLANTED}.md", (document.status, document.source)
-        yield {"tenant": tenant, "members": members, "document": document}
+        # A typed title beside a planted source (a path, as a source's sync gives): the source alone is planted.
+        response = editor.post("/api/v1/documents/", {
+            "content": "## Numbat care\n\nNumbats eat termites every day.\n", "title": "Numbat care",
+            "source": f"handbooks/{PLANTED}.md", "content_type": "text/markdown", "access_level": "internal"},
+            format="json")
+        assert response.status_code == 201, response.content
+        typed = Document.objects.get(pk=response.json()["id"])
+        jobs_run(list(IngestionJob.objects.filter(document=typed).values_list("id", flat=True)))
+        typed.refresh_from_db()
+        assert typed.status == "ready", typed.error
+        yield {"tenant": tenant, "members": members, "document": document, "typed": typed}
         Tenant.objects.filter(pk=tenant.pk).delete()
 
 
@@ -51,16 +62,18 @@ def _resource(membership, document) -> str:
     return document_work(str(document.pk))(membership, Caller(lambda: membership, "http://testserver"))
 
 
-def test_a_planted_file_name_held_as_the_title_is_held_as_the_source_too(named):
-    document = named["document"]
+@pytest.mark.parametrize("key", ["document", "typed"])
+def test_a_planted_file_name_held_as_the_title_is_held_as_the_source_too(named, key):
+    document, title = named[key], TITLE_HELD if key == "document" else "Numbat care"
     for name in ("viewer", "editor"):  # the uploader too: the rule is everyone's
-        membership, key = named["members"][name]
-        api, console = Actor(name, membership, key).client(), console_client(membership)
+        membership, token = named["members"][name]
+        api, console = Actor(name, membership, token).client(), console_client(membership)
         listed = api.get("/api/v1/documents/").json()["results"]
         detail = api.get(f"/api/v1/documents/{document.pk}/").json()
-        assert detail["title"] == TITLE_HELD and detail["source"] == TITLE_HELD, detail
+        assert detail["title"] == title and detail["source"] == TITLE_HELD, detail
         shown = {"list": listed, "detail": detail, "resource": json.loads(_resource(membership, document))}
         text = json.dumps(shown) + "".join(console.get(url).content.decode()
                                            for url in ("/documents/", f"/documents/{document.pk}/"))
         for words in WORDS:
             assert words not in text, (name, words)
+
