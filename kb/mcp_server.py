@@ -241,7 +241,7 @@ def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
         pieces = _shown([piece for piece in text.pieces if piece.readable], member, document)
         body = "\n\n".join(p.strip("\n") for p in pieces if p.strip())
         return json.dumps({
-            "id": str(document.pk), "title": titles.shown_title_of(document), "source": document.source,
+            "id": str(document.pk), "title": titles.shown_title_of(document), "source": titles.shown_source_of(document),
             "url": f"{caller.base_url}/documents/{document.pk}/", "text": body, "instructions": SPOTLIGHT_RULES,
         })
 

@@ -17,7 +17,7 @@ from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb import search_modes
 from kb.models import Document, IngestionJob
-from kb.titles import shown_title_of, title_flagged_of
+from kb.titles import shown_source_of, shown_title_of, title_flagged_of
 
 DOCUMENT_STATUSES = list(Document.Status.values)
 JOB_STATUSES = list(IngestionJob.Status.values)
@@ -221,7 +221,9 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     title_flagged = serializers.SerializerMethodField(
         help_text="Screening flagged the title as a possible planted instruction (always false in off mode)."
     )
-    source = serializers.CharField()
+    source = serializers.SerializerMethodField(
+        help_text='A source that is the document\'s held title (a file uploaded untitled) reads "(title held for review)".'
+    )
     content_type = serializers.CharField()
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
     error = serializers.SerializerMethodField(
@@ -243,6 +245,9 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
 
     def get_title(self, obj) -> str:
         return shown_title_of(obj, self.context.get("screening_mode"))
+
+    def get_source(self, obj) -> str:
+        return shown_source_of(obj, self.context.get("screening_mode"))
 
     def get_title_flagged(self, obj) -> bool:
         return title_flagged_of(obj, self.context.get("screening_mode"))

@@ -131,16 +131,55 @@ def title_flagged_of(row: Document | Section, mode: str | None = None) -> bool:
     return title_flagged(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
 
 
+def shown_source(source: str, record, mode: str) -> str:
+    """A document's source (a file name, path or URL the uploader gives) as shown under the one rule: held
+    (:data:`TITLE_HELD`) when its verdict (screened at upload, :func:`document_title_screen`, or as the title
+    it is) holds it -- a file uploaded without a title is titled by its name (500 characters) and its source is
+    the same name or its path (``kb.apis``, the console's upload, a source's sync), so a planted name held as
+    the title was shown verbatim beside it as the source (found attacking issue 24). A source with no verdict
+    (a document uploaded before sources were screened) is shown as it is. ``record``: the document's
+    :data:`~kb.models.TITLE_SCREENING` record."""
+    for candidate in dict.fromkeys((source, source[:500])):
+        if candidate and _entry(candidate, record) is not None and title_held(candidate, record, mode):
+            return TITLE_HELD
+    return source
+
+
+def shown_source_of(document: Document, mode: str | None = None) -> str:
+    """:func:`shown_source` of ``document``'s source (``mode`` as for :func:`shown_title_of`)."""
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    source = document.source or ""
+    if not any(c and _entry(c, record) is not None for c in (source, source[:500])):
+        return source  # none of the document's screened titles: shown as it is
+    return shown_source(source, record, mode or screening_mode(tenant_id=document.tenant_id))
+
+
 def document_title_screen(document: Document) -> None:
-    """Give ``document`` (in memory) a verdict of its title when its record has none: a title typed at upload
-    is listed from then on, before ingestion screens it with the document's text (and when ingestion fails).
-    It is screened alone here, standing for its document (each of its words is then off the document's topic:
-    the strict side); ingestion makes the record again with the document's text (``pipeline.store``)."""
+    """Give ``document`` (in memory) a verdict of its title, and of its source, when its record has none: a
+    title typed at upload is listed from then on, before ingestion screens it with the document's text (and
+    when ingestion fails); the source (a file name, path or URL) is listed beside it, never screened with the
+    text (:func:`source_entries_kept` keeps its verdict across ingestion and the re-screen job). Each is screened
+    alone here, standing for its document (each of its words is then off the document's topic: the strict
+    side); ingestion makes the title's record again with the document's text (``pipeline.store``)."""
     from ingestion.screening import DETECTOR_VERSION, screen_chunks
 
     record = (document.metadata or {}).get(TITLE_SCREENING)
-    if _title_clean(document.title, record) or _entry(document.title, record) is not None:
+    wanted = [t for t in dict.fromkeys((document.title, document.source or ""))
+              if not _title_clean(t, record) and _entry(t, record) is None]
+    if not wanted:
         return
-    (verdict,) = screen_chunks([document.title])
-    new = title_record({document.title: verdict.as_dict()}, detector=DETECTOR_VERSION, decided={})
+    verdicts = screen_chunks(wanted)
+    new = title_record({t: v.as_dict() for t, v in zip(wanted, verdicts, strict=True)}, detector=DETECTOR_VERSION,
+                       decided={})
     document.metadata = {**document.metadata, TITLE_SCREENING: {**new, "titles": {**_entries(record), **new["titles"]}}}
+
+
+def source_entries_kept(document: Document, record: dict) -> dict:
+    """``record`` (the document's new :data:`~kb.models.TITLE_SCREENING` record) with the verdict of its source
+    kept from the record it replaces, where the new one has none (the source is screened at upload only:
+    :func:`document_title_screen`)."""
+    previous = _entries((document.metadata or {}).get(TITLE_SCREENING))
+    source = document.source or ""
+    kept = {key: previous[key] for key in {titles_digest([source]), titles_digest([source[:500]])}
+            if key in previous and key not in record["titles"]}
+    return {**record, "titles": {**record["titles"], **kept}}

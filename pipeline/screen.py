@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.titles import UNTITLED, title_record, titles_digest
+from kb.titles import UNTITLED, source_entries_kept, title_record, titles_digest
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
@@ -120,9 +120,11 @@ def title_records_follow(document: Document, titles: Iterable[str], sections: It
     records of their titles' own verdicts (:class:`DocumentScreening`'s ``titles``; ``kb.models.TITLE_SCREENING``)
     -- the document's for each of its screened ``titles`` as stored (500 characters) -- keeping the reviewers'
     decisions ``decided`` (``kb.screening.title_decisions`` of the records before). Every record is written
-    anew, whatever the rows held (a section's parsed metadata included). The caller saves the rows."""
-    document.metadata = {**(document.metadata or {}), TITLE_SCREENING: title_record(
-        {t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY, decided=decided)}
+    anew, whatever the rows held (a section's parsed metadata included), but for the verdict of the document's
+    source (``kb.titles.source_entries_kept``). The caller saves the rows."""
+    record = title_record({t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY, decided=decided)
+    # The source's verdict (screened at upload only: kb.titles.document_title_screen) is kept.
+    document.metadata = {**(document.metadata or {}), TITLE_SCREENING: source_entries_kept(document, record)}
     for row, screened in sections:
         record = title_record({row.title: verdicts[screened]} if screened in verdicts else {}, detector=SCREENED_BY,
                               decided=decided)
