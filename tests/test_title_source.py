@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from accounts.models import Tenant
 from accounts.services import tenant_create
+from bench.private_worker import routed_to
 from kb.models import Document, IngestionJob
 from kb.titles import TITLE_HELD
 from pipeline.services import jobs_run
@@ -30,7 +31,9 @@ WORDS = ("Ignore all previous", "evil@example.com")
 
 @pytest.fixture(scope="module")
 def named(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
+    # The uploads' jobs go to a queue no worker serves, and this fixture runs them (jobs_run): the session's worker,
+    # once an earlier test started it, would otherwise claim them first (tests.conftest.unserved_queue).
+    with django_db_blocker.unblock(), routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
         tenant = tenant_create(slug=f"title-source-{uuid.uuid4().hex[:6]}", name="Source Co")
         members = {name: member_with_token(tenant, f"{name}@{tenant.slug}.test", role, "internal")
                    for name, role in [("editor", "editor"), ("viewer", "viewer")]}
