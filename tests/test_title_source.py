@@ -80,3 +80,22 @@ def test_a_planted_file_name_held_as_the_title_is_held_as_the_source_too(named, 
         for words in WORDS:
             assert words not in text, (name, words)
 
+
+
+def test_a_source_stored_before_sources_were_screened_is_screened_by_the_re_screen_job(named):
+    """A document uploaded before the source had a verdict shows its source as it is (nothing to hold it
+    by); the re-screen job, which visits every document whose chunks an older detector screened, screens it."""
+    from kb.models import TITLE_SCREENING, Chunk
+    from kb.titles import titles_digest
+    from pipeline.rescreen import rescreen
+
+    typed = Document.objects.get(pk=named["typed"].pk)
+    record = typed.metadata[TITLE_SCREENING]
+    titles = {k: v for k, v in record["titles"].items() if k != titles_digest([typed.source])}
+    Document.objects.filter(pk=typed.pk).update(metadata={**typed.metadata, TITLE_SCREENING: {**record, "titles": titles}})
+    membership, token = named["members"]["viewer"]
+    api = Actor("viewer", membership, token).client()
+    assert api.get(f"/api/v1/documents/{typed.pk}/").json()["source"] == typed.source  # no verdict: as it is
+    Chunk.objects.filter(document=typed).update(screening_detector="old-0")
+    rescreen(tenant_ids=[named["tenant"].pk])
+    assert api.get(f"/api/v1/documents/{typed.pk}/").json()["source"] == TITLE_HELD
