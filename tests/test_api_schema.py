@@ -100,7 +100,7 @@ def _real_ids(world) -> dict[str, str]:
 
 
 # Examples per operation and run: generated data (valid and invalid), then valid data on ids that exist.
-RUNS = [(GenerationMode.POSITIVE, False, 6), (GenerationMode.NEGATIVE, False, 4), (GenerationMode.POSITIVE, True, 4)]
+RUNS = [(GenerationMode.POSITIVE, False, 8), (GenerationMode.NEGATIVE, False, 6), (GenerationMode.POSITIVE, True, 6)]
 
 
 def test_api_conforms_to_its_schema(api_schema, admin_key, world):

@@ -46,7 +46,7 @@ from tests.api_helpers import console_client, make_document, snapshot
 pytestmark = pytest.mark.django_db
 
 MAX_PAGES = 300  # per member
-MAX_VARIANTS = 8  # requests of one path (with different query strings) per member: sorts x filters x pages
+MAX_VARIANTS = 12  # requests of one path (with different query strings) per member: sorts x filters x pages
 CANARY = re.compile(r"kq[a-z]{12}")
 # Routes the crawler never requests: signing out would end the crawl, signing in only redirects a
 # signed-in member; the rest answer POST only. (A section's access form, section-access, is a GET too: crawled.)

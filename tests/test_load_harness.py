@@ -177,7 +177,7 @@ def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_not
     env["BULKHEAD_DATA_DIR"] = str(data)
     out, log = tmp_path / "load.json", tmp_path / "load.log"
     command = [
-        sys.executable, "manage.py", "kb_bench", "load", "--scenarios", "worker-oom", "--seconds", "12",
+        sys.executable, "manage.py", "kb_bench", "load", "--scenarios", "worker-oom", "--seconds", "20",
         "--documents", "2", "--readers", "2", "--web-workers", "1", "--workers", "1", "--idle-searches", "10",
         "--settle-seconds", "120", "--json", str(out),
     ]

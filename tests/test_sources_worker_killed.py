@@ -25,7 +25,7 @@ from tests.sources_helpers import new_folder, write
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 QUEUE = "sources-killed-test"
-FILES = 120
+FILES = 240
 
 
 def _pool_children(pid: int) -> list[int]:
