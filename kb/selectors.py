@@ -44,7 +44,7 @@ from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
-from kb.titles import screening_mode, shown_title, shown_title_of, title_flagged
+from kb.titles import screening_mode, shown_source_sql, shown_title, shown_title_of, shown_title_sql, title_flagged
 
 NOT_FOUND_MESSAGE = "Not found."
 
@@ -185,8 +185,9 @@ def document_list(
         documents = documents.filter(tags__contains=[tag])
     if content_type:
         documents = documents.filter(content_type=content_type)
-    if source:
-        documents = documents.filter(source=source)
+    if source:  # the source as shown: a held one is its placeholder, never matched by its stored words
+        mode = screening_mode(tenant_id=member.tenant_id)
+        documents = documents.alias(source_shown=shown_source_sql(mode)).filter(source_shown=source)
     return documents.order_by("-created_at", "-id")
 
 
@@ -873,11 +874,14 @@ def audit_titles(*, member: Membership, document_ids: Iterable[object], section_
 
 def document_ids_titled(*, member: Membership, text: str) -> list[uuid.UUID]:
     """The documents ``member`` may see whose title holds ``text`` (any case): the audit page's title
-    filter. Only titles the member may read are searched, so the filter never tells a hidden title."""
+    filter. Only titles the member may read are searched, so the filter never tells a hidden title; and
+    only as shown, so it never tells a held one's words (``kb.titles.shown_title_sql``)."""
     text = (text or "").strip()
     if not text:
         return []
+    mode = screening_mode(tenant_id=member.tenant_id)
     return list(
-        Document.objects.filter(tenant_id=member.tenant_id, title__icontains=text)
+        Document.objects.filter(tenant_id=member.tenant_id).alias(title_shown=shown_title_sql(mode))
+        .filter(title_shown__icontains=text)
         .filter(document_visible_q(reader_for(member))).order_by("-created_at", "-id").values_list("pk", flat=True)
     )

@@ -124,6 +124,9 @@ class ReviewItemSerializer(serializers.Serializer):
     chunk_id = serializers.UUIDField()
     document_id = serializers.UUIDField()
     document_title = serializers.CharField(allow_blank=True)
+    document_source = serializers.CharField(
+        allow_blank=True, help_text="As stored: a source held for review flags every chunk of its document, and a "
+                                    "decision on one of them is one on the source too.")
     section_id = serializers.UUIDField()
     heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
     text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")
