@@ -166,7 +166,8 @@ def document_list(
 ) -> QuerySet[Document]:
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
-    ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
+    ``title_shown`` and ``source_shown``: the title and source as shown (a held one: the placeholder), for
+    filters and sorts. ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
     only of the tenant's active index version. With ``levels``, ``strictest_level`` and
     ``loosest_level``: the highest and lowest level among the sections the member may read (None
     without any) -- never a level of a section hidden from them.
@@ -185,9 +186,12 @@ def document_list(
         documents = documents.filter(tags__contains=[tag])
     if content_type:
         documents = documents.filter(content_type=content_type)
-    if source:  # the source as shown: a held one is its placeholder, never matched by its stored words
-        mode = screening_mode(tenant_id=member.tenant_id)
-        documents = documents.alias(source_shown=shown_source_sql(mode)).filter(source_shown=source)
+    # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
+    # held one matches and sorts as its placeholder, never by its stored words (kb.titles.shown_title_sql).
+    mode = screening_mode(tenant_id=member.tenant_id)
+    documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
+    if source:
+        documents = documents.filter(source_shown=source)
     return documents.order_by("-created_at", "-id")
 
 

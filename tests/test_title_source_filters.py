@@ -243,6 +243,8 @@ def test_the_title_sort_and_its_pages_see_the_shown_title(held, monkeypatch):
     assert "Ignore" not in first and "evil" not in first
     second = console.get("/documents/?" + urlencode({k: v[0] for k, v in query.items()})).content
     assert _keys(held, _ids(second)) == ["aardvark"]
+    # The cursor alone (no page number to fall back on, by offset) seeks past the placeholder.
+    assert _keys(held, _ids(console.get("/documents/", {"sort": "title", "after": token}).content)) == ["aardvark"]
 
 
 def test_after_release_the_stored_words_match_and_a_flagged_source_is_released_with_its_chunks(held):
@@ -280,3 +282,15 @@ def test_after_release_the_stored_words_match_and_a_flagged_source_is_released_w
     finally:
         _undecide(held)
     assert api.get(f"/api/v1/documents/{numbat}/").json()["source"] == TITLE_HELD
+
+
+def test_activations_conflict_names_missing_documents_in_the_order_of_their_shown_titles(held):
+    """The five documents a version lacks are named in title order: a held one's place among them is its
+    placeholder's, not its stored words' ("Ignore ..." between "Aardvark" and "Numbat")."""
+    from accounts.selectors import reader_for
+    from kb.index_versions import index_version_config, index_version_create, index_version_missing_conflict
+
+    version, _ = index_version_create(tenant=held["tenant"], config=index_version_config(settings=["target_tokens=77"]))
+    for reader in (reader_for(held["members"]["admin"][0]), None):  # the API's admin, the command line
+        missing = index_version_missing_conflict(version=version, reader=reader).details["missing"]
+        assert missing == [TITLE_HELD, "Aardvark care", "Numbat care"], missing

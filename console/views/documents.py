@@ -14,14 +14,7 @@ from console.pagination import CURSOR_PARAMS, seek_page
 from kb.models import Document
 from kb.selectors import document_get_for_change, document_list, group_slugs
 from kb.services import document_delete, document_set_access
-from kb.titles import (
-    screening_mode,
-    shown_source_of,
-    shown_source_sql,
-    shown_title_of,
-    shown_title_sql,
-    title_flagged_of,
-)
+from kb.titles import screening_mode, shown_source_of, shown_title_of, title_flagged_of
 
 # The Type filter: the formats Bulkhead reads, each with the content types it is stored under.
 TYPES = {
@@ -68,10 +61,8 @@ def document_index(request):
     elif kind:  # a content type typed into an old link: exactly it
         documents = documents.filter(content_type=kind)
     # Narrowing the member's own list only: nothing here can widen what document_list admits. Titles and
-    # sources are matched and sorted as shown (a held one as its placeholder, never its stored words; the
-    # next page's cursor carries the shown title too).
-    mode = screening_mode(tenant_id=member.tenant_id)
-    documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
+    # sources are matched and sorted as shown (document_list's title_shown, source_shown: a held one as its
+    # placeholder, never its stored words; the next page's cursor carries the shown title too).
     if source := params.get("source", "").strip():
         documents = documents.filter(source_shown__startswith=source)
     if title := params.get("q", "").strip():
@@ -79,6 +70,7 @@ def document_index(request):
     sort = params.get("sort", "-created")
     page = seek_page(documents, order=SORTS.get(sort, SORTS["-created"]), params=params, page_size=PAGE_SIZE,
                      count_cap=COUNT_CAP)
+    mode = screening_mode(tenant_id=member.tenant_id)
     for d in page.object_list:
         d.shown_title, d.title_flagged = shown_title_of(d, mode), title_flagged_of(d, mode)  # held: a placeholder
         d.shown_source = shown_source_of(d, mode)  # an untitled file's name is its title: held with it
