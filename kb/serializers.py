@@ -200,7 +200,8 @@ class DocumentFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False, allow_blank=True)
     tag = LimitedCharField(max_length=100, required=False, allow_blank=True)
     content_type = LimitedCharField(max_length=100, required=False, allow_blank=True)
-    source = LimitedCharField(max_length=1000, required=False, allow_blank=True, help_text="Exact match.")
+    source = LimitedCharField(max_length=1000, required=False, allow_blank=True,
+                              help_text='Exact match, of the source as shown: a held one matches only "(title held for review)".')
 
 
 class JobSummarySerializer(serializers.Serializer):

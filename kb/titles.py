@@ -7,7 +7,9 @@ tools, the console's pages, audit sentences -- and a planted instruction in one 
 :func:`title_record`, written by ingestion, the re-screen job, a review decision in ``kb.screening`` and, for a
 typed title, the upload: :func:`document_title_screen`), and every place that shows a title or heading passes
 it through :func:`shown_title` (:func:`shown_title_of` for a row): in quarantine mode a held one is
-:data:`TITLE_HELD`. docs/security.md, "Planted instructions"; docs/screening.md, "Titles and headings".
+:data:`TITLE_HELD`. A filter or a sort of titles or sources uses the same rule in SQL (:func:`shown_title_sql`,
+:func:`shown_source_sql`), so it never matches a held one's stored words. docs/security.md, "Planted
+instructions"; docs/screening.md, "Titles and headings".
 
 Below ``kb.screening`` (which reviews and decides), so that selectors, expansion and services can use it.
 """

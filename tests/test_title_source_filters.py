@@ -260,6 +260,7 @@ def test_after_release_the_stored_words_match_and_a_flagged_source_is_released_w
     try:
         item = _review(held, "numbat", "keep_out")
         assert item["document_source"] == NUMBAT and item["document_title"] == "Numbat care"
+        assert NUMBAT in console_client(held["members"]["admin"][0]).get("/review/", {"state": "all"}).content.decode()
         assert api.get(f"/api/v1/documents/{numbat}/").json()["source"] == TITLE_HELD  # kept out: held
         _review(held, "numbat")
         assert api.get(f"/api/v1/documents/{numbat}/").json()["source"] == NUMBAT
