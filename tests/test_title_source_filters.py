@@ -2,8 +2,8 @@
 
 A member who may read a document whose title or source is held for review was shown "(title held for review)",
 yet the console's title filter (``q``) and source filter, its sort by title (and the next page's cursor), the
-API's and MCP's ``source`` filter, search's ``source_prefix``, the audit page's title filter and the
-index-version conflict's order matched the stored text: typing a word of the planted title, or a prefix of the
+API's and MCP's ``source`` filter, search's ``source_prefix``, the audit page's title filter, an evaluation's
+golden set naming its documents and the index-version conflict's order matched the stored text: typing a word of the planted title, or a prefix of the
 source, confirmed it. Each now matches and sorts the shown text (``kb.titles.shown_title_sql`` /
 ``shown_source_sql``: the rule in SQL, checked here against the Python rule row by row).
 """
@@ -144,6 +144,20 @@ def _found(held, name: str) -> dict[str, set[str]]:
         work = list_documents_work({"source": source}, 50, 0)(membership, Caller(lambda: membership, "http://t"))
         return {d["id"] for d in work["results"]}
 
+    def golden(name: str) -> set[str]:  # an evaluation's golden set names its documents by source or title
+        from accounts.errors import ApplicationError
+        from accounts.selectors import reader_for
+        from ingestion.golden import GoldenQuestion
+        from kb.evaluation import golden_resolve
+
+        try:
+            resolved = golden_resolve(tenant=held["tenant"], questions=[GoldenQuestion("q", name)],
+                                      reader=reader_for(membership))
+        except ApplicationError as exc:
+            assert "matches no document" in exc.message, exc.message
+            return set()
+        return {str(q.document_id) for q in resolved}
+
     def searched(prefix: str) -> set[str]:
         body = {"query": "burrow or termites or ants or care", "mode": "keyword", "filters": {"source_prefix": prefix}}
         response = api.post("/api/v1/search/", body, format="json")
@@ -158,6 +172,7 @@ def _found(held, name: str) -> dict[str, set[str]]:
         "mcp source": mcp_source(planted) | mcp_source(NUMBAT),
         "search source_prefix": searched("Ignore all") | searched("handbooks/Ignore"),
         "audit title": {str(pk) for pk in document_ids_titled(member=membership, text=STORED_WORDS)},
+        "golden set's document": golden(NUMBAT),
     }
 
 
@@ -270,7 +285,8 @@ def test_after_release_the_stored_words_match_and_a_flagged_source_is_released_w
         _review(held, "planted")
         for name in ("viewer", "admin"):
             found = _found(held, name)
-            expected = {"console q": {planted}, "audit title": {planted}, "search source_prefix": {planted, numbat}}
+            expected = {"console q": {planted}, "audit title": {planted}, "search source_prefix": {planted, numbat},
+                        "golden set's document": {numbat}}
             assert found == {k: expected.get(k, {planted, numbat}) for k in found}, (name, found)
         assert _keys(held, _sorted(held, "viewer", "title")) == ["aardvark", "planted", "numbat"]
         # New content from the same source: the source's release follows it (its chunks' text is new: held).
