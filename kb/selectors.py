@@ -44,7 +44,15 @@ from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
-from kb.titles import screening_mode, shown_source_sql, shown_title, shown_title_of, shown_title_sql, title_flagged
+from kb.titles import (
+    TITLE_HELD,
+    screening_mode,
+    shown_source_sql,
+    shown_title,
+    shown_title_of,
+    shown_title_sql,
+    title_flagged,
+)
 
 NOT_FOUND_MESSAGE = "Not found."
 
@@ -190,8 +198,8 @@ def document_list(
     # held one matches and sorts as its placeholder, never by its stored words (kb.titles.shown_title_sql).
     mode = screening_mode(tenant_id=member.tenant_id)
     documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
-    if source:
-        documents = documents.filter(source_shown=source)
+    if source:  # the stored column too, unless the placeholder is asked for: its index narrows the rows first
+        documents = documents.filter(source_shown=source, **({} if source == TITLE_HELD else {"source": source}))
     return documents.order_by("-created_at", "-id")
 
 

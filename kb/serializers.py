@@ -360,7 +360,9 @@ class SearchFiltersInputSerializer(serializers.Serializer):
     content_types = serializers.ListField(
         child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
     )
-    source_prefix = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
+    source_prefix = LimitedCharField(
+        max_length=1000, required=False, allow_blank=True, default="",
+        help_text='Of the source as shown: a held one starts only as "(title held for review)".')
     updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
