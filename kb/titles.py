@@ -236,10 +236,14 @@ def _entry_sql(text: str, record: str) -> str:
     return f"({record} -> 'titles' -> left(encode(sha256(convert_to({text}, 'UTF8')), 'hex'), 32))"
 
 
+# Python's whitespace (what ``str.strip`` removes; none above U+3000), as a PostgreSQL regular expression.
+_BLANK_SQL = "E'^[" + "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x3001)) if c.isspace()) + "]*$'"
+
+
 def _clean_sql(text: str, record: str) -> str:
-    """:func:`_title_clean` (whitespace: PostgreSQL's class, which may hold a clean title of odd spaces: held)."""
+    """:func:`_title_clean`: blank (Python's whitespace), "untitled", or screened and not flagged."""
     flagged_false = f"COALESCE({_entry_sql(text, record)} -> 'flagged' = 'false'::jsonb, false)"
-    return f"({text} ~ '^[[:space:]]*$' OR {text} = '{UNTITLED}' OR {flagged_false})"
+    return f"({text} ~ {_BLANK_SQL} OR {text} = '{UNTITLED}' OR {flagged_false})"
 
 
 def _title_held_sql(text: str, record: str) -> str:

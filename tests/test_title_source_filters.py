@@ -65,9 +65,10 @@ def _records(texts: list[str]) -> list:
 def test_the_rule_in_sql_is_the_rule_in_python():
     """Row by row, in every mode (an unknown one holds: fail closed): the SQL's shown title and source are
     :func:`shown_title_of`'s and :func:`shown_source_of`'s."""
+    assert max(c for c in range(0x110000) if chr(c).isspace()) == 0x3000  # kb.titles' blank class holds them all
     tenant = tenant_create(slug=f"rule-sql-{uuid.uuid4().hex[:6]}", name="Rule Co")
     long = "handbooks/" + "wombat-" * 80 + PLANTED  # over 500 characters: its first 500 are a title's key
-    titles = [PLANTED, "Wombat care", UNTITLED, "", "   ", "Ünïcødé ☃ titel", "O'Brien's 100% \\ %s"]
+    titles = [PLANTED, "Wombat care", UNTITLED, "", "   ", "\u2003\x1c\xa0\n", "Ünïcødé ☃ titel", "O'Brien's 100% \\ %s"]
     sources = ["", PLANTED, f"{PLANTED}.md", long, "Wombat care", UNTITLED, "Ünïcødé ☃ titel"]
     rows = []
     for title, source in itertools.product(titles, sources):
