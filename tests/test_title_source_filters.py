@@ -312,3 +312,37 @@ def test_activations_conflict_names_missing_documents_in_the_order_of_their_show
     for reader in (reader_for(held["members"]["admin"][0]), None):  # the API's admin, the command line
         missing = index_version_missing_conflict(version=version, reader=reader).details["missing"]
         assert missing == [TITLE_HELD, "Aardvark care", "Numbat care"], missing
+
+
+def test_a_planted_file_name_under_the_contents_own_title_is_released_as_the_source(held):
+    """A file uploaded as "untitled" takes the content's own title, and its planted name is the source alone: it
+    flags the chunks (at ingestion and again by the re-screen job, the same digest), so a reviewer's release of
+    one decides it."""
+    from pipeline.rescreen import rescreen
+
+    membership, token = held["members"]["editor"]
+    editor = Actor("editor", membership, token).client()
+    upload = SimpleUploadedFile(f"{PLANTED} 2.md", b"---\ntitle: Wombat handbook\n---\n\n## Wombat care\n\n"
+                                                     b"Wombats need a burrow and fresh grass.\n")
+    response = editor.post("/api/v1/documents/", {"file": upload, "title": UNTITLED, "access_level": "internal"},
+                           format="multipart")
+    assert response.status_code == 201, response.content
+    pk = response.json()["id"]
+    with routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
+        jobs_run(list(IngestionJob.objects.filter(document_id=pk).values_list("id", flat=True)))
+    document = Document.objects.get(pk=pk)
+    assert document.status == "ready" and document.title == "Wombat handbook", (document.status, document.title)
+    held["documents"]["handbook"] = document
+    viewer = Actor("viewer", *held["members"]["viewer"]).client()
+    try:
+        assert viewer.get(f"/api/v1/documents/{pk}/").json()["source"] == TITLE_HELD
+        Chunk.objects.filter(document=document).update(screening_detector="old-0")
+        rescreen(tenant_ids=[held["tenant"].pk])
+        assert all(Chunk.objects.filter(document=document).values_list("screening_flagged", flat=True))
+        decided = _review(held, "handbook")
+        assert decided["document_source"] == f"{PLANTED} 2.md"
+        shown = viewer.get(f"/api/v1/documents/{pk}/").json()
+        assert (shown["title"], shown["source"]) == ("Wombat handbook", f"{PLANTED} 2.md"), shown
+    finally:
+        del held["documents"]["handbook"]
+        Document.objects.filter(pk=pk).delete()
