@@ -207,3 +207,49 @@ def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
     chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), previous, COUNTER)
     whole = [c for c in chunks if LOCK_ROWS[0] in c.text]
     assert len(whole) == 1 and all(row in whole[0].text for row in LOCK_ROWS)
+
+
+# The fourth round of the transfer suite (issue 30) found a column-padded Markdown table (what Markdown
+# formatters write) with no row chunks: its delimiter row of ~200 hyphens counts as ~200 tokens, so the
+# header repeated in every row did not fit.  ``compact_table_header`` repeats it as ``|---|:---:|``.
+
+PADDED_HEADER = (
+    "| Feature" + " " * 52 + "| Chardet" + " " * 52 + "|" + " " * 50 + "Charset Normalizer" + " " * 50 + "|\n"
+    "|" + "-" * 60 + "|:" + "-" * 58 + ":|:" + "-" * 116 + ":|"
+)
+PADDED_ROWS = [
+    "| `" + name + "`" + " " * (57 - len(name)) + "|" + " " * 29 + a + " " * 29 + "|" + " " * 58 + b + " " * 58 + "|"
+    for name, a, b in [("Fast", "yes", "yes"), ("Universal", "no", "yes"), ("Native Python", "yes", "yes"),
+                       ("Detect spoken language", "no", "yes"), ("Whl Size", "1500 kB", "250 kB")]
+]
+PADDED = (
+    "A comparison with the other detector.\n\n"
+    "The detectors differ as follows:\n\n" + PADDED_HEADER + "\n" + "\n".join(PADDED_ROWS) + "\n\n"
+    "Both detectors are maintained.\n"
+)
+BEFORE_FOURTH_ROUND = ChunkingConfig(compact_table_header=False, long_sentence_lines=False)
+
+
+def test_a_padded_markdown_table_gets_one_row_chunk_per_row_with_its_header_words():
+    chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
+    start, end = PADDED.index(PADDED_HEADER), PADDED.index("\n\nBoth")
+    inside = [c for c in chunks if c.start >= start and c.end <= end]
+    assert [c.text for c in inside] == [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]  # document bytes
+    assert all(c.kind == "table_row" for c in inside)
+    for c in inside:  # each row embeds the header's words, the delimiter row compacted, and the lead-in
+        assert "Chardet" in c.embed_text and "Charset Normalizer" in c.embed_text
+        assert "|---|:---:|:---:|" in c.embed_text and "-" * 10 not in c.embed_text
+        assert "The detectors differ as follows:" in c.embed_text
+
+
+def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks():
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items()
+              if k not in ("compact_table_header", "long_sentence_lines")}
+    previous = ChunkingConfig.from_dict(stored)  # a version stored before reads both as off
+    assert previous == BEFORE_FOURTH_ROUND
+    # the third round's default, unchanged
+    assert previous.config_hash() == "22a414f1b4de2818f27d4427233b961744b2ccaab85caa8b732a953b1502d69f"
+    assert ChunkingConfig().config_hash() != previous.config_hash()
+    chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), previous, COUNTER)
+    assert not any(c.kind == "table_row" for c in chunks)  # the header did not fit: no row chunks, as before
+    assert any(c.text.startswith("|---") for c in chunks)  # the delimiter row went to a chunk of its own
