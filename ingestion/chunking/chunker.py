@@ -14,7 +14,8 @@ Invariants (tested with Hypothesis in tests/ingestion/test_chunker_properties.py
   never embedded.  The span stays contiguous either way.
 - Every non-whitespace character of every block is covered by some chunk.
 - A cut falls between blocks or sentences; inside a sentence only when that
-  sentence alone does not fit the limit (then between words, then tokens), or,
+  sentence alone does not fit the limit (then between words, then tokens; with
+  ``long_sentence_lines`` at its line breaks before its words), or,
   with ``boundaries`` "clause" or "line", on a line break or after a clause mark
   (tests/ingestion/test_prose_boundaries.py).
 - Same document + same config -> same chunks.
