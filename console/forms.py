@@ -172,6 +172,8 @@ CONFIG_HELP = {
     "topic_sentence": "later chunks of a long paragraph embed its first sentence",
     "table_delimiter_rows": "a Markdown pipe table in text keeps its header line (the |---| row is part of it)",
     "markdown_table_rows": "a Markdown pipe table in text: one chunk per row even when its cells are words",
+    "compact_table_header": "a Markdown table's rows embed its header with the |---| row compacted",
+    "long_sentence_lines": "a sentence longer than a chunk is cut at its line breaks before its words",
 }
 # Settings with a fixed set of values.
 CONFIG_CHOICES = {

@@ -14,7 +14,8 @@ Invariants (tested with Hypothesis in tests/ingestion/test_chunker_properties.py
   never embedded.  The span stays contiguous either way.
 - Every non-whitespace character of every block is covered by some chunk.
 - A cut falls between blocks or sentences; inside a sentence only when that
-  sentence alone does not fit the limit (then between words, then tokens), or,
+  sentence alone does not fit the limit (then between words, then tokens; with
+  ``long_sentence_lines`` at its line breaks before its words), or,
   with ``boundaries`` "clause" or "line", on a line break or after a clause mark
   (tests/ingestion/test_prose_boundaries.py).
 - Same document + same config -> same chunks.
@@ -39,7 +40,13 @@ from ingestion.chunking.contextualize import HEADING_SEPARATOR, PART_SEPARATOR, 
 from ingestion.chunking.packing import BLOCK, CLAUSE, FORCED, LINE, SENTENCE, TOKEN, TOPIC, WORD, pack
 from ingestion.chunking.semantic import EmbedFn, topic_boundaries
 from ingestion.chunking.sentences import split_lines, split_sentences, split_words
-from ingestion.chunking.textables import find_tables, is_data_table, is_delimiter_row, is_row
+from ingestion.chunking.textables import (
+    compact_delimiter_row,
+    find_tables,
+    is_data_table,
+    is_delimiter_row,
+    is_row,
+)
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
 
@@ -469,7 +476,7 @@ class _Chunker:
         if n <= self.limit:
             return [_Span(section, start, end, join_embed_text(table_prefix, whole), n, "table")]
         header_end = int(block.metadata.get("header_end", start))
-        header = text[start:header_end].strip()
+        header = self._repeated_header(text[start:header_end].strip())
         header_tokens = self.counter.count(header + "\n") if header else 0
         rows = split_lines(text, header_end, end)
         labels = {}
@@ -516,7 +523,7 @@ class _Chunker:
         row; the header line is part of the first row's span. None when a row does not fit."""
         text = self.text
         header_end = int(block.metadata.get("header_end", block.start))
-        header = text[block.start : header_end].strip()
+        header = self._repeated_header(text[block.start : header_end].strip())
         rows = split_lines(text, header_end, block.end)
         out: list[_Span] = []
         for k, (s, e) in enumerate(rows):
@@ -527,6 +534,13 @@ class _Chunker:
                 return None
             out.append(_Span(section, span_start, e, embed, n, "table_row"))
         return out
+
+    def _repeated_header(self, header: str) -> str:
+        """The header a table repeats in its rows' embedded text: with ``compact_table_header``, a
+        Markdown delimiter row in it is shortened (``|---|:---:|``); the spans keep the document's text."""
+        if not self.config.compact_table_header:
+            return header
+        return "\n".join(compact_delimiter_row(line) if is_delimiter_row(line) else line for line in header.split("\n"))
 
     # -- pieces ------------------------------------------------------------
 
@@ -552,18 +566,47 @@ class _Chunker:
             if n <= body_limit:
                 pieces.append(_Piece(us, ue, n, strength))
                 continue
-            words = split_words(text, us, ue)
-            counts = self._word_counts(words)
-            if max(counts) <= body_limit:
-                pieces.extend([_Piece(ws, we, m, WORD) for (ws, we), m in zip(words, counts, strict=True)])
+            if self.config.long_sentence_lines and text.find("\n", us, ue) != -1:
+                # A "sentence" longer than a chunk (a list without full stops): its lines first.
+                pieces.extend(self._line_pieces(us, ue, strength, body_limit))
                 continue
-            for (ws, we), m in zip(words, counts, strict=True):
-                if m <= body_limit:
-                    pieces.append(_Piece(ws, we, m, WORD))
-                else:
-                    pieces.extend(self._split_word(ws, we, body_limit))
+            pieces.extend(self._word_pieces(us, ue, body_limit))
         if pieces:
             pieces[0].strength = BLOCK
+        return pieces
+
+    def _line_pieces(self, start: int, end: int, strength: int, body_limit: int) -> list[_Piece]:
+        """The lines of one overlong sentence as pieces (a line break is a ``LINE`` cut); a line that is
+        itself too long goes to its words."""
+        pieces: list[_Piece] = []
+        count = self.index.count
+        for ls, le in split_lines(self.text, start, end):
+            span = _trimmed(self.text, ls, le)
+            if span is None:
+                continue
+            ls, le = span
+            first = len(pieces)
+            n = count(ls, le)
+            if n <= body_limit:
+                pieces.append(_Piece(ls, le, n, LINE))
+            else:
+                pieces.extend(self._word_pieces(ls, le, body_limit))
+            pieces[first].strength = strength if first == 0 else LINE
+        return pieces
+
+    def _word_pieces(self, us: int, ue: int, body_limit: int) -> list[_Piece]:
+        """The words of one overlong sentence (or line) as pieces; a word too long is cut at tokens."""
+        text = self.text
+        words = split_words(text, us, ue)
+        counts = self._word_counts(words)
+        if max(counts) <= body_limit:
+            return [_Piece(ws, we, m, WORD) for (ws, we), m in zip(words, counts, strict=True)]
+        pieces: list[_Piece] = []
+        for (ws, we), m in zip(words, counts, strict=True):
+            if m <= body_limit:
+                pieces.append(_Piece(ws, we, m, WORD))
+            else:
+                pieces.extend(self._split_word(ws, we, body_limit))
         return pieces
 
     def _fine_units(self, sentences: list[tuple[int, int]], mode: str) -> tuple[list[tuple[int, int]], list[int]]:

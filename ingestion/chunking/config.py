@@ -40,6 +40,8 @@ ADDED_OFF = {
     "topic_sentence": False,
     "table_delimiter_rows": False,
     "markdown_table_rows": False,
+    "compact_table_header": False,
+    "long_sentence_lines": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -114,6 +116,17 @@ class ChunkingConfig:
       cells are words (each row embeds the sentence that introduces the table and the header;
       the first row's span holds the header).  Chosen on the transfer suite's third round
       (issue 30, five sources with such tables, docs/benchmarks.md); off in configs stored before.
+    - ``compact_table_header``: the header a Markdown pipe table repeats in the embedded text of its
+      row chunks (and row groups) carries its delimiter row compacted to ``|---|:---:|`` (alignment
+      kept): a column-padded table (what Markdown formatters write) has a delimiter row of hundreds
+      of hyphens, each counted as a token, which left no room for the rows.  The chunks' spans are
+      unchanged.  Off by default: on the transfer suite it wins the one padded table's rows, but only
+      one source has such a table, so leave-one-source-out cannot choose it on that source's fold
+      (issue 30, fourth round, docs/benchmarks.md).
+    - ``long_sentence_lines``: a "sentence" longer than a chunk (a list without full stops, lines
+      of text with no sentence end) is cut at its line breaks before falling back to words; prose
+      whose sentences fit is untouched.  Off by default: its gain on the transfer suite lies inside
+      its interval (issue 30, fourth round).
     """
 
     strategy: str = "structure"
@@ -135,6 +148,8 @@ class ChunkingConfig:
     topic_sentence: bool = False
     table_delimiter_rows: bool = True
     markdown_table_rows: bool = True
+    compact_table_header: bool = False
+    long_sentence_lines: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -167,7 +182,7 @@ class ChunkingConfig:
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
         for name in (
             "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
-            "markdown_table_rows",
+            "markdown_table_rows", "compact_table_header", "long_sentence_lines",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")

@@ -40,6 +40,13 @@ def is_delimiter_row(line: str) -> bool:
     return "|" in stripped and bool(_DELIMITER_ROW.fullmatch(stripped))
 
 
+def compact_delimiter_row(line: str) -> str:
+    """A delimiter row with each cell's run of hyphens shortened to three, alignment colons kept
+    (``|:-----:|------|`` -> ``|:---:|---|``); a padded table's row can hold hundreds of hyphens."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    return "|" + "|".join(c[:1].replace("-", "") + "---" + c[-1:].replace("-", "") for c in cells) + "|"
+
+
 def _cells(line: str, delimiter: str) -> int:
     stripped = line.strip()
     if delimiter == "|":

@@ -76,6 +76,9 @@ CONFIGS = [
     ChunkingConfig(inner="semchunk", target_tokens=48, prose_target_tokens=32, max_tokens=128),
     ChunkingConfig(table_context=True, target_tokens=48, prose_target_tokens=32, max_tokens=96),
     ChunkingConfig(prefix="title_leaf", target_tokens=48, max_tokens=96, overlap=0.3),
+    ChunkingConfig(long_sentence_lines=True, compact_table_header=True),
+    ChunkingConfig(long_sentence_lines=True, compact_table_header=True, target_tokens=24, prose_target_tokens=16,
+                   max_tokens=48),
 ]
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -98,6 +101,15 @@ def test_options_keep_every_guarantee_on_plain_text(source, config):
     chunks = chunk_document(doc, config, COUNTER)
     check_invariants(doc, config, chunks)
     assert chunk_document(doc, config, COUNTER) == chunks
+    if config.boundaries == "sentence" and config.long_sentence_lines:
+        # A hard-wrapped sentence longer than a chunk is cut at a line break, never between words
+        # (the wrapped lines are at most 72 characters, which always fit).
+        sentences = [s for sec in doc.sections for b in sec.blocks for s in split_sentences(doc.text, b.start, b.end)]
+        for c in chunks:
+            for s, e in sentences:
+                if s < c.start < e and "\n" in doc.text[s:e] and c.kind not in ("table", "table_rows", "table_row"):
+                    gap = len(doc.text[: c.start].rstrip())
+                    assert "\n" in doc.text[gap : c.start], (doc.text[s:e], c)
     if config.boundaries == "sentence" or config.inner != "packer":
         return
     # Clauses are at most 10 short words, so no cut ever needs to fall between words.
@@ -211,16 +223,42 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
     # previous default's, as the golden chunk files recorded it).
     previous = ChunkingConfig(
         table_context=False, boundaries="sentence", prose_overlap=True, table_rows=False, topic_sentence=False,
-        table_delimiter_rows=False, markdown_table_rows=False,
+        table_delimiter_rows=False, markdown_table_rows=False, compact_table_header=False, long_sentence_lines=False,
     )
     stored = {
         k: v
         for k, v in previous.as_dict().items()
         if k not in ("boundaries", "inner", "prose_overlap", "table_context", "table_rows", "topic_sentence",
-                     "table_delimiter_rows", "markdown_table_rows")
+                     "table_delimiter_rows", "markdown_table_rows", "compact_table_header", "long_sentence_lines")
     }
     assert ChunkingConfig.from_dict(stored) == previous
     assert previous.config_hash() == "fda07a387c5d8b1925e2e0becd91c28ff2b80b5b9cfc45dfbcb629cd939f2b7a"
     assert ChunkingConfig().config_hash() != previous.config_hash()  # the new default makes new chunks
     assert ChunkingConfig(boundaries="clause").config_hash() != ChunkingConfig().config_hash()
     assert ChunkingConfig(prose_overlap=True).config_hash() != ChunkingConfig().config_hash()
+
+
+# The fourth round of the transfer suite (issue 30): a changelog's bullets end without a full stop, so
+# a run of them is one "sentence" longer than a chunk, and with ``boundaries="sentence"`` the only cuts
+# left were between words, inside an item.  ``long_sentence_lines`` cuts it at its line breaks first.
+
+CHANGES = "\n".join(
+    f"* Fix {WORDS[n % 7]} handling of {WORDS[(n * 3) % 11]} fields in the {WORDS[(n * 5) % 13]} serializer "
+    f"when validating nested models by @someone in #{14000 + n}"
+    for n in range(30)
+)
+
+
+def test_a_long_list_without_full_stops_is_cut_at_its_line_breaks():
+    text = "Fixes in this release\n\n" + CHANGES + "\n"
+    assert len(CHANGES) > 3000 and len(split_sentences(CHANGES)) == 1  # one "sentence" to the splitter
+    doc = parse(text.encode(), content_type="text/plain")
+    lines = text.split("\n")
+    starts = {text.index(line) for line in lines if line}
+    ends = {text.index(line) + len(line) for line in lines if line}
+    chunks = chunk_document(doc, ChunkingConfig(long_sentence_lines=True), COUNTER)
+    assert len(chunks) > 1
+    for c in chunks:  # every chunk starts and ends on a whole line: no item is cut
+        assert c.start in starts and c.end in ends, c.text
+    default = chunk_document(doc, ChunkingConfig(), COUNTER)  # off by default (not adopted, docs/benchmarks.md)
+    assert any(c.start not in starts or c.end not in ends for c in default)  # cut between words, mid-item
