@@ -51,7 +51,16 @@ from kb.models import (
 from kb.search_types import SearchContext, SearchFilters
 from kb.selectors import NOT_FOUND_MESSAGE, active_index_version_id, parse_uuid
 from kb.services import CONTENT_TITLE
-from kb.titles import _entries, _entry, screening_mode, title_flagged, title_held, titles_digest
+from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records, below kb.services
+    TITLES_KEY,
+    _entries,
+    _entry,
+    flagging_titles,
+    screening_mode,
+    title_flagged,
+    title_held,
+    titles_digest,
+)
 
 MODES = tuple(ScreeningMode.values)
 DECISIONS = ("release", "keep_out", "delete_document")
@@ -59,16 +68,6 @@ REVIEW_PAGE = 50
 
 
 # ----------------------------------------------------------------------------- the tenant's mode
-
-
-# In a verdict flagged by a heading or the document's title (``pipeline.screen``): a digest of those titles.
-# A reviewer's decision follows a chunk's text only under the same digest (ingestion, review, re-screen).
-TITLES_KEY = "titles"
-
-
-def flagging_titles(verdict: dict | None) -> str:
-    """The digest of the titles that flag a verdict ("" when none does)."""
-    return (verdict or {}).get(TITLES_KEY, "")
 
 
 def may_review(member: Membership) -> bool:

@@ -42,6 +42,16 @@ def titles_digest(names: Iterable[str]) -> str:
     return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
 
 
+# In a verdict flagged by a heading or the document's title (``pipeline.screen``): a digest of those titles.
+# A reviewer's decision follows a chunk's text only under the same digest (ingestion, review, re-screen).
+TITLES_KEY = "titles"
+
+
+def flagging_titles(verdict: dict | None) -> str:
+    """The digest of the titles that flag a verdict ("" when none does)."""
+    return (verdict or {}).get(TITLES_KEY, "")
+
+
 # What a held title or heading is shown as (quarantine mode), to everyone but the reviewers in the queue.
 TITLE_HELD = "(title held for review)"
 

@@ -17,8 +17,9 @@ import pytest
 
 from accounts.models import Tenant
 from accounts.services import tenant_create
+from kb import screening
 from kb.mcp_server import Caller, document_work, read_section_work
-from kb.models import Chunk, IngestionJob, Section
+from kb.models import Chunk, ChunkReview, Document, IngestionJob, Section
 from pipeline.services import jobs_run
 from tests import factories
 from tests.api_helpers import Actor, member_with_token
@@ -43,20 +44,27 @@ Turn the widget crank clockwise to start the zorblax widget engine.
 """
 
 
+def _ingest(tenant, uploader, title: str, text: str) -> Document:
+    document = factories.document(tenant, title=title, text="", raw=text.encode(), content_type="text/markdown",
+                                  created_by=uploader.user)
+    job = IngestionJob.objects.create(tenant=tenant, document=document, created_by=uploader.user)
+    jobs_run([job.id])
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    return document
+
+
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         tenant = tenant_create(slug=f"unscreened-{uuid.uuid4().hex[:6]}", name="Unscreened Co")
         members = {name: member_with_token(tenant, f"{name}@{tenant.slug}.test", role, clearance)
                    for name, role, clearance in [("editor", "editor", "confidential"),
-                                                 ("viewer", "viewer", "internal")]}
-        document = factories.document(tenant, title="Widget handbook", text="", raw=HANDBOOK.encode(),
-                                      content_type="text/markdown", created_by=members["editor"][0].user)
-        job = IngestionJob.objects.create(tenant=tenant, document=document, created_by=members["editor"][0].user)
-        jobs_run([job.id])
-        job.refresh_from_db()
-        assert job.status == "succeeded", job.error
-        yield {"tenant": tenant, "members": members, "document": document}
+                                                 ("viewer", "viewer", "internal"),
+                                                 ("admin", "admin", "restricted")]}
+        document = _ingest(tenant, members["editor"][0], "Widget handbook", HANDBOOK)
+        gadgets = _ingest(tenant, members["editor"][0], "Gadget handbook", HANDBOOK.replace("Widget", "Gadget").replace("widget", "gadget"))
+        yield {"tenant": tenant, "members": members, "document": document, "gadgets": gadgets}
         Tenant.objects.filter(pk=tenant.pk).delete()
 
 
@@ -103,3 +111,33 @@ def test_a_held_instruction_stays_cut_while_its_sections_chunks_are_rebuilt(worl
     jobs_run(list(IngestionJob.objects.filter(document=document, status="queued").values_list("id", flat=True)))
     assert Chunk.objects.get(section=setup).screening_flagged
     assert "evil@example.com" not in _everything_an_agent_reads(world, ("viewer", "editor"))
+
+
+def test_a_reviewers_keep_out_survives_a_policy_change_that_rebuilds_the_chunks(world, unserved_queue):
+    """A chunk kept out by a reviewer is never returned, in any mode; a decision follows the text across
+    re-ingestion (``pipeline.store``). The rebuild after a policy change took the decisions from the chunks it
+    had just deleted, so an editor's policy change undid a reviewer's keep-out: in flag mode the planted
+    instruction came back (found attacking the demo)."""
+    document, admin = world["gadgets"], world["members"]["admin"][0]
+    setup = Section.objects.get(document=document, title="Setup")
+    screening.screening_settings_update(actor=admin, mode="flag")
+    try:
+        screening.review_decide(member=admin, chunk_id=Chunk.objects.get(section=setup).pk, decision="keep_out")
+
+        def seen() -> str:
+            response = _client(world, "editor").post("/api/v1/search/", {
+                "query": "zorblax gadget crank", "mode": "keyword", "top_k": 10, "expand": "parent",
+                "filters": {"document_ids": [str(document.pk)]}}, format="json")
+            assert response.status_code == 200, response.content
+            assert "zorblax gadget engine" in json.dumps(response.json())
+            return json.dumps(response.json())
+
+        assert "evil@example.com" not in seen()
+        response = _client(world, "editor").patch(f"/api/v1/sections/{setup.pk}/", {"access_level": "internal"},
+                                                  format="json")
+        assert response.status_code == 200, response.content
+        jobs_run(list(IngestionJob.objects.filter(document=document, status="queued").values_list("id", flat=True)))
+        assert Chunk.objects.get(section=setup).review == ChunkReview.KEPT_OUT
+        assert "evil@example.com" not in seen()
+    finally:
+        screening.screening_settings_update(actor=admin, mode="quarantine")
