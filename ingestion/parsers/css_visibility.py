@@ -125,10 +125,39 @@ def _tokens(value: list) -> list:
     return [token for token in value if token.type not in ("whitespace", "comment")]
 
 
+# CSS logical properties as the physical ones this reader evaluates, in a horizontal left-to-right page (found
+# attacking the demo: ``block-size: 0; overflow: hidden``, ``inset-inline-start: -9999px`` reached the model).
+# Another writing mode swaps width and height, left and top: every test they meet is the same either way (a box
+# too small in either direction, an offset far in any), so the mapping hides what it would hide there too.
+_LOGICAL = {
+    "block-size": "height", "inline-size": "width", "max-block-size": "max-height", "max-inline-size": "max-width",
+    "inset-block-start": "top", "inset-block-end": "bottom", "inset-inline-start": "left", "inset-inline-end": "right",
+    "margin-block-start": "margin-top", "margin-inline-start": "margin-left",
+    "overflow-block": "overflow-y", "overflow-inline": "overflow-x",
+}
+# Their two-value shorthands: (start, end); an end margin moves nothing (as margin-right is not evaluated).
+_LOGICAL_PAIRS = {
+    "inset-block": ("top", "bottom"), "inset-inline": ("left", "right"),
+    "margin-block": ("margin-top", None), "margin-inline": ("margin-left", None),
+}
+
+
 def _declarations(nodes: list) -> list[_Declaration]:
-    return [_Declaration(node.name if node.name.startswith("--") else node.lower_name, node.value, node.important)
-            for node in nodes
-            if node.type == "declaration" and (node.lower_name in RELEVANT or node.name.startswith("--"))]
+    out = []
+    for node in nodes:
+        if node.type != "declaration":
+            continue
+        if node.name.startswith("--"):
+            out.append(_Declaration(node.name, node.value, node.important))
+        elif node.lower_name in _LOGICAL_PAIRS:
+            values = _tokens(node.value)
+            for name, value in zip(_LOGICAL_PAIRS[node.lower_name], (values[:1], values[1:2] or values[:1]),
+                                   strict=True):
+                if name is not None and value:
+                    out.append(_Declaration(name, value, node.important))
+        elif node.lower_name in RELEVANT or node.lower_name in _LOGICAL:
+            out.append(_Declaration(_LOGICAL.get(node.lower_name, node.lower_name), node.value, node.important))
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -811,6 +840,18 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
             return False
         return _too_small(right - left, bottom - top)  # type: ignore[operator]
     if name == "clip-path":
+        if function.lower_name in ("rect", "xywh"):  # rect(top right bottom left), xywh(x y width height)
+            sides = []
+            for token in arguments:
+                if token.type == "ident":  # "round", or "auto": the box's own edge, unknown here
+                    break
+                sides.append(_length_px(token, font_px, basis=OFF_SCREEN_PX))
+            if len(sides) != 4 or None in sides:
+                return False
+            if function.lower_name == "rect":
+                top, right, bottom, left = sides
+                return _too_small(right - left, bottom - top)  # type: ignore[operator]
+            return _too_small(sides[2], sides[3])
         if function.lower_name == "inset":
             return any(t.type == "percentage" and t.value >= 50 for t in arguments)
         if function.lower_name in ("circle", "ellipse"):

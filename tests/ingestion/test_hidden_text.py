@@ -162,6 +162,22 @@ HTML_VECTORS = {
     "words-overlaid-in-media-rule": f'<style>@media (min-width: 1px) {{ .w {{ word-spacing: -150% }} }}</style>'
                                     f'<span class="w">{PAYLOAD} piled words</span>',
     "filter-opacity-percent": f'<span style="filter:opacity(0%)">{PAYLOAD}</span>',
+    # CSS logical properties, the physical ones' equals (found attacking the demo, 2026-12-03: all reached the model)
+    "logical-block-size": f'<div style="block-size:0;overflow:hidden">{PAYLOAD}</div>',
+    "logical-inline-size": f'<div style="inline-size:1px;overflow:hidden">{PAYLOAD}</div>',
+    "logical-max-block-size": f'<div style="max-block-size:0;overflow:clip">{PAYLOAD}</div>',
+    "logical-max-inline-size": f'<div style="max-inline-size:0;overflow:hidden">{PAYLOAD}</div>',
+    "logical-overflow-block": f'<div style="height:0;overflow-block:hidden">{PAYLOAD}</div>',
+    "logical-inset-inline-start": f'<span style="position:absolute;inset-inline-start:-9999px">{PAYLOAD}</span>',
+    "logical-inset-block-start": f'<span style="position:absolute;inset-block-start:-9999px">{PAYLOAD}</span>',
+    "logical-inset-inline": f'<span style="position:absolute;inset-inline:-9999px auto">{PAYLOAD}</span>',
+    "logical-inset-block-end": f'<span style="position:fixed;inset-block-end:-200em">{PAYLOAD}</span>',
+    "logical-margin-inline-start": f'<div style="margin-inline-start:-9999px">{PAYLOAD}</div>',
+    "logical-margin-block": f'<div style="margin-block:-9999px 0">{PAYLOAD}</div>',
+    "logical-in-media-rule": f'<style>@media (min-width: 1px) {{ .l {{ margin-inline-start: -9999px }} }}</style>'
+                             f'<div class="l">{PAYLOAD}</div>',
+    "clip-path-empty-rect": f'<span style="clip-path:rect(0 0 0 0)">{PAYLOAD}</span>',
+    "clip-path-empty-xywh": f'<span style="clip-path:xywh(0 0 0 0)">{PAYLOAD}</span>',
 }
 
 
@@ -243,6 +259,10 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="word-spacing:-0.43em">{PAYLOAD} and more</span>',
     f'<span style="word-spacing:-1em">{PAYLOAD} and more</span>',
     f'<span style="filter:opacity(0.5)">{PAYLOAD}</span>',
+    f'<div style="inline-size:20em;max-block-size:3em;overflow:hidden">{PAYLOAD}</div>',
+    f'<span style="position:relative;inset-inline-start:2em;margin-block:1em">{PAYLOAD}</span>',
+    f'<span style="clip-path:rect(0 200px 40px 0)">{PAYLOAD}</span>',
+    f'<span style="clip-path:xywh(0 0 100% 100%)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
