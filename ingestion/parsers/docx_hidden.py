@@ -10,7 +10,10 @@ own -- and says why a run is not shown:
 * a font under 2 pt (``w:sz`` is in half-points) or squeezed under 10% wide (``w:w``), or fitted
   into under half a point a character (``w:fitText``); raised or lowered 750 pt or more
   (``w:position``): off the page;
-* a text colour (``w:color``, its ``w:themeColor`` read from the theme part) whose contrast
+* letters condensed over one another (``w:spacing`` of half the font size or more, negative); a
+  paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's);
+* a text colour (``w:color``, its ``w:themeColor`` read from the theme part, lightened by
+  ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
   with the background behind it is under
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`: the run's highlight, else its
   shading, else the paragraph's, else the table cell's, else the page colour
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, contrast
+from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, OVERLAID_LETTERS, contrast
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -34,6 +37,9 @@ MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
 MIN_WIDTH_PERCENT = 10
 # w:position (half-points) that moves text as far as CSS's off-screen offsets (1,000 px = 750 pt).
 MAX_POSITION_HALF_POINTS = 1500
+# w:ind and w:framePr offsets (twips) as far as CSS's off-screen offsets (1,000 px = 750 pt).
+MAX_OFFSET_TWIPS = 15000
+_INDENTS = ("left", "start", "right", "end", "firstLine", "hanging")
 # w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
 MIN_FIT_POINTS_PER_CHARACTER = 0.5
 _FALSE = frozenset({"0", "false", "off"})
@@ -77,6 +83,28 @@ def _rgb(value: str | None) -> tuple[float, float, float, float] | None:
         return (int(value[0:2], 16) / 255, int(value[2:4], 16) / 255, int(value[4:6], 16) / 255, 1.0)
     except ValueError:
         return None
+
+
+def _fraction(value: str | None) -> float | None:
+    """A ``w:themeTint`` / ``w:themeShade`` (a hex byte: ``00``..``FF``) as 0..1, or None."""
+    try:
+        return min(max(int(value, 16) / 255, 0.0), 1.0) if value else None
+    except ValueError:
+        return None
+
+
+def _tinted(color: tuple[float, float, float, float] | None, tint: str | None, shade: str | None):
+    """A theme colour as Word paints it: ``w:themeTint`` takes it towards white (``00``: white), ``w:themeShade``
+    towards black (``00``: black). Found attacking the demo: black lightened to white on the white page was read
+    as black (kept), and white darkened to black on a black shading as white (kept; a grey one was removed)."""
+    if color is None:
+        return None
+    red, green, blue, alpha = color
+    if (t := _fraction(tint)) is not None:
+        red, green, blue = (c * t + (1 - t) for c in (red, green, blue))
+    if (s := _fraction(shade)) is not None:
+        red, green, blue = (c * s for c in (red, green, blue))
+    return red, green, blue, alpha
 
 
 def _on(element: etree._Element | None) -> bool | None:
@@ -178,7 +206,7 @@ class RunVisibility:
             slot = _THEME_SLOTS.get(theme)
             value = self.theme.get(slot) if slot else None
             if value:
-                return _rgb(value)
+                return _tinted(_rgb(value), element.get(_w("themeTint")), element.get(_w("themeShade")))
         value = element.get(_w("val"))
         if value is None or value.lower() == "auto":
             return "auto"
@@ -217,6 +245,24 @@ class RunVisibility:
                 return shading
         return self.page
 
+    def _off_the_page(self, paragraph: etree._Element) -> bool:
+        """An indent (``w:ind``) or a frame's position (``w:framePr``) of the paragraph, or of its style, as far as
+        CSS's off-screen offsets (:data:`MAX_OFFSET_TWIPS`): a paragraph moved off the page (found attacking the
+        demo). Word shows none of it; legitimate indents and frames are a few inches at most."""
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
+                                else self.default_paragraph_style or "")
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+            if properties is None:
+                continue
+            for name, attributes in (("ind", _INDENTS), ("framePr", ("x", "y"))):
+                element = properties.find(f"w:{name}", _NS)
+                if element is not None and any(
+                        (value := _number(element.get(_w(a)))) is not None and abs(value) >= MAX_OFFSET_TWIPS
+                        for a in attributes):
+                    return True
+        return False
+
     def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
         """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None."""
         levels = self._levels(run, paragraph)
@@ -242,6 +288,14 @@ class RunVisibility:
         position = _first_value(levels, "position")
         if position is not None and abs(position) >= MAX_POSITION_HALF_POINTS:
             return "text raised or lowered off the page"
+        # Character spacing (w:spacing, twips) condensed by half the font size or more: letters drawn over one
+        # another, as CSS letter-spacing (found attacking the demo).
+        spacing = _first_value(levels, "spacing")
+        size_points = (_number(size.get(_w("val"))) or 20) / 2 if size is not None else 10
+        if spacing is not None and spacing / 20 <= -OVERLAID_LETTERS * size_points:
+            return "letters drawn over one another"
+        if self._off_the_page(paragraph):
+            return "a paragraph moved off the page"
         fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
         fit_twips = _number(fit.get(_w("val"))) if fit is not None else None
         characters = sum(len(t.text or "") for t in run.findall("w:t", _NS))

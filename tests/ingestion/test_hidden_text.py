@@ -607,6 +607,16 @@ DOCX_VECTORS = {
     "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
     "character-style-vanish": lambda run, document: (
         setattr(document.styles.add_style("Ghost", 2).font, "hidden", True), setattr(run, "style", "Ghost")),
+    # Found attacking the demo (2026-12-03): a theme colour lightened or darkened into the background
+    # (w:themeTint / w:themeShade, which Word applies to the theme's colour), letters condensed over one another.
+    "theme-tint-to-white": lambda run, document: set_run_property(run, "color", val="000000", themeColor="text1",
+                                                                  themeTint="00"),
+    "theme-tint-near-white": lambda run, document: set_run_property(run, "color", val="000000", themeColor="text1",
+                                                                    themeTint="05"),
+    "theme-shade-on-black": lambda run, document: (
+        set_run_property(run, "shd", val="clear", fill="000000"),
+        set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="00")),
+    "condensed-over-one-another": lambda run, document: set_run_property(run, "spacing", val="-400"),
 }
 
 
@@ -632,6 +642,47 @@ def test_docx_paragraph_style_vanish_hidden_heading_and_hidden_cell():
     assert_hidden(doc)
     table = next(s for s in doc.sections if s.kind == "table")
     assert table.blocks[0].embed_text == f"Item: one | Note: {AFTER}" and table.hidden_chars_removed == len(PAYLOAD)
+
+
+def _paragraph_property(name: str, **attributes: str):
+    def build(document):
+        from docx.oxml import OxmlElement
+        from docx.oxml.ns import qn
+
+        document.add_heading("Report", 1)
+        document.add_paragraph(VISIBLE)
+        element = OxmlElement(f"w:{name}")
+        for key, value in attributes.items():
+            element.set(qn(f"w:{key}"), value)
+        document.add_paragraph(PAYLOAD)._p.get_or_add_pPr().append(element)
+        document.add_paragraph(AFTER)
+    return build
+
+
+@pytest.mark.parametrize("name, attributes", [
+    ("ind", {"left": "-40000"}), ("ind", {"start": "-40000"}), ("ind", {"firstLine": "40000"}),
+    ("framePr", {"x": "-40000", "y": "0", "hAnchor": "page", "vAnchor": "page"}),
+], ids=["indent-left", "indent-start", "first-line", "frame"])
+def test_docx_a_paragraph_moved_off_the_page_never_reaches_the_model(name, attributes):
+    """Found attacking the demo (2026-12-03): a paragraph indented or framed off the page reached the model."""
+    assert_hidden(parsed(docx_bytes(_paragraph_property(name, **attributes)), "report.docx"))
+
+
+@pytest.mark.parametrize("style_run", [
+    lambda run, document: set_run_property(run, "color", val="000000", themeColor="text1", themeTint="99"),
+    lambda run, document: set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="80"),
+    lambda run, document: set_run_property(run, "spacing", val="-10"),
+    lambda run, document: set_run_property(run, "spacing", val="40"),
+], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded"])
+def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
+    doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_docx_a_small_indent_or_frame_stays():
+    for name, attributes in (("ind", {"left": "720", "firstLine": "-360"}), ("framePr", {"x": "1440", "y": "200"})):
+        doc = parsed(docx_bytes(_paragraph_property(name, **attributes)), "report.docx")
+        assert PAYLOAD in doc.text and removed(doc) == 0, name
 
 
 def test_docx_white_text_on_a_dark_shading_stays():
