@@ -744,12 +744,75 @@ PDF_VECTORS = {
     "right-of-page": text_op(PAYLOAD, x=5000, y=650),
     "below-page": text_op(PAYLOAD, y=-500),
     "transparent": "q /G0 gs " + text_op(PAYLOAD, y=650) + "Q ",
+    # Found attacking the demo (2026-12-03): the baseline raised off the page by the text rise (Ts).
+    "raised-off-the-page": text_op(PAYLOAD, y=650, before="5000 Ts"),
+    "lowered-off-the-page": text_op(PAYLOAD, y=650, before="-2000 Ts"),
 }
 
 
 @pytest.mark.parametrize("vector", sorted(PDF_VECTORS))
 def test_pdf_hidden_text_never_reaches_the_model(vector):
     assert_hidden(parsed(_pdf(PDF_VECTORS[vector], graphics={"/G0": {"/ca": 0.0}}), "report.pdf"))
+
+
+def _pdf_with_layer(content: str, *, state: str = "/OFF", base: str = "/ON", form: bool = False) -> bytes:
+    """A PDF whose page holds ``content`` and an optional content group (a layer) named ``/oc1``, listed under
+    ``state`` in the default view ``/D`` (``/OFF``, ``/ON``) over ``base``; with ``form``, a form XObject
+    ``/Fm1`` (showing the payload) in that layer."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject, StreamObject, TextStringObject
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes([content]))))
+    group = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/OCG"),
+                                                 NameObject("/Name"): TextStringObject("Notes")}))
+    writer._root_object[NameObject("/OCProperties")] = writer._add_object(DictionaryObject({
+        NameObject("/OCGs"): ArrayObject([group]),
+        NameObject("/D"): DictionaryObject({NameObject("/BaseState"): NameObject(base),
+                                            NameObject(state): ArrayObject([group])})}))
+    resources = writer.pages[0]["/Resources"]
+    resources[NameObject("/Properties")] = DictionaryObject({NameObject("/oc1"): group})
+    if form:
+        xobject = StreamObject()
+        xobject.set_data(text_op(PAYLOAD, y=650).encode("latin-1"))
+        xobject.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
+                        NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(612),
+                                                          NumberObject(792)]),
+                        NameObject("/OC"): group, NameObject("/Resources"): DictionaryObject(
+                            {NameObject("/Font"): resources["/Font"]})})
+        resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Fm1"): writer._add_object(xobject)})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _layered(inner: str) -> str:
+    return (text_op(f"{VISIBLE} first line of the page.", y=700) + inner
+            + text_op(f"{AFTER} closes the page.", y=600))
+
+
+@pytest.mark.parametrize("case", ["off", "base-state-off", "nested", "form"])
+def test_pdf_text_in_a_layer_that_is_off_never_reaches_the_model(case):
+    """Found attacking the demo (2026-12-03): text in optional content (a layer) that the document's default view
+    shows off -- a viewer shows none of it -- reached the model."""
+    marked = "/OC /oc1 BDC " + text_op(PAYLOAD, y=650) + "EMC "
+    pdf = {
+        "off": lambda: _pdf_with_layer(_layered(marked)),
+        "base-state-off": lambda: _pdf_with_layer(_layered(marked), state="/Order", base="/OFF"),  # not listed /ON
+        "nested": lambda: _pdf_with_layer(_layered("/OC /oc1 BDC /Span <</ActualText (x)>> BDC "
+                                                   + text_op(PAYLOAD, y=650) + "EMC EMC ")),
+        "form": lambda: _pdf_with_layer(_layered("q /Fm1 Do Q "), form=True),
+    }[case]()
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+def test_pdf_text_in_a_layer_that_is_on_and_after_a_layer_stays():
+    marked = "/OC /oc1 BDC " + text_op(PAYLOAD, y=650) + "EMC "
+    doc = parsed(_pdf_with_layer(_layered(marked), state="/ON"), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+    doc = parsed(_pdf_with_layer(_layered(marked + text_op("Zanzibarafter", y=630))), "report.pdf")
+    assert "Zanzibarafter" in doc.text and PAYLOAD not in doc.text  # the sequence ends at its EMC
 
 
 def test_pdf_grey_and_restored_state_text_stays():
