@@ -100,12 +100,16 @@ def _title_clean(title: str, record) -> bool:
 
 def title_held(title: str, record, mode: str) -> bool:
     """Whether ``title`` (a document's title or a section's heading, with its :data:`~kb.models.TITLE_SCREENING` record)
-    is held under ``mode``: in quarantine mode (or an unknown one: fail closed), flagged and not released by a
-    reviewer -- or never screened, or its record unreadable (fail closed: a document stored before titles had
+    is held under ``mode``: kept out by a reviewer, in every mode (as a kept-out chunk is never returned); in
+    quarantine mode (or an unknown one: fail closed), flagged and not released by a reviewer -- or never screened, or its record unreadable (fail closed: a document stored before titles had
     records shows none until the re-screen job writes them, ``pipeline.rescreen``)."""
-    if _title_clean(title, record) or mode in (ScreeningMode.OFF, ScreeningMode.FLAG):
+    if _title_clean(title, record):
         return False
     entry = _entry(title, record)
+    if entry is not None and entry.get("review") == ChunkReview.KEPT_OUT:
+        return True  # kept out by a reviewer: in every mode, as a kept-out chunk (found attacking the demo)
+    if mode in (ScreeningMode.OFF, ScreeningMode.FLAG):
+        return False
     return entry is None or entry.get("review") != ChunkReview.RELEASED
 
 
