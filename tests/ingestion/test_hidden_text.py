@@ -178,6 +178,16 @@ HTML_VECTORS = {
                              f'<div class="l">{PAYLOAD}</div>',
     "clip-path-empty-rect": f'<span style="clip-path:rect(0 0 0 0)">{PAYLOAD}</span>',
     "clip-path-empty-xywh": f'<span style="clip-path:xywh(0 0 0 0)">{PAYLOAD}</span>',
+    # Found attacking the demo (2026-12-03): font-relative and container units this reader did not know, a
+    # background shorthand in the text's own colour, a style sheet for print *and* screen.
+    "font-size-cap": f'<span style="font-size:0.1cap">{PAYLOAD}</span>',
+    "font-size-lh": f'<span style="font-size:0.1lh">{PAYLOAD}</span>',
+    "font-size-cqw": f'<span style="font-size:0.01cqw">{PAYLOAD}</span>',
+    "font-size-vi": f'<span style="font-size:0.01vi">{PAYLOAD}</span>',
+    "background-shorthand-currentcolor": f'<span style="color:#123456;background:currentColor">{PAYLOAD}</span>',
+    "style-for-print-and-screen": f'<style media="print, screen">.p{{display:none}}</style><span class="p">{PAYLOAD}</span>',
+    "media-rule-print-and-screen": f'<style>@media print, screen {{ .q {{ display:none }} }}</style>'
+                                   f'<span class="q">{PAYLOAD}</span>',
 }
 
 
@@ -263,6 +273,9 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="position:relative;inset-inline-start:2em;margin-block:1em">{PAYLOAD}</span>',
     f'<span style="clip-path:rect(0 200px 40px 0)">{PAYLOAD}</span>',
     f'<span style="clip-path:xywh(0 0 100% 100%)">{PAYLOAD}</span>',
+    f'<span style="font-size:1cap">{PAYLOAD}</span>', f'<span style="font-size:2cqw">{PAYLOAD}</span>',
+    f'<span style="color:#123456;background:#fff">{PAYLOAD}</span>',
+    f'<style media="print">.r{{display:inline}}</style><span class="r">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
