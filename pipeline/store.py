@@ -54,6 +54,8 @@ def store_plan(plan: Plan) -> None:
             (entry[0], entry[1]): entry[2] for entry in document.metadata.get(DECISIONS_KEPT, ())
             if isinstance(entry, list) and len(entry) == 3
         }
+        # A keep-out only hides more: it follows the text under any flagging titles (a release, the same ones only).
+        kept_out = {text for (text, _), review in kept.items() if review == ChunkReview.KEPT_OUT}
         decided = {
             (content_hash, flagging_titles(verdict)): review
             for content_hash, verdict, review in Chunk.objects.filter(document=document, screening_flagged=True)
@@ -100,7 +102,8 @@ def store_plan(plan: Plan) -> None:
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
                     review=decided.get((chunk.content_hash, flagging_titles(verdict)))
-                    or kept.get((text_digest(chunk.text), flagging_titles(verdict)), ChunkReview.NONE)
+                    or kept.get((text_digest(chunk.text), flagging_titles(verdict)))
+                    or (ChunkReview.KEPT_OUT if text_digest(chunk.text) in kept_out else ChunkReview.NONE)
                     if verdict["flagged"] else ChunkReview.NONE,
                 )
             )
