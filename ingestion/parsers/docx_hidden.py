@@ -37,8 +37,11 @@ MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
 MIN_WIDTH_PERCENT = 10
 # w:position (half-points) that moves text as far as CSS's off-screen offsets (1,000 px = 750 pt).
 MAX_POSITION_HALF_POINTS = 1500
-# w:ind and w:framePr offsets (twips) as far as CSS's off-screen offsets (1,000 px = 750 pt).
+# w:ind and w:framePr offsets (twips) that put a paragraph off the page: back as far as CSS's off-screen offsets
+# (1,000 px = 750 pt), or forward past the widest common page (A3 landscape, 16.5 in: a frame low on a tall page
+# or an indent on a wide one is still on it).
 MAX_OFFSET_TWIPS = 15000
+MAX_FORWARD_TWIPS = 24000
 _INDENTS = ("left", "start", "right", "end", "firstLine", "hanging")
 # w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
 MIN_FIT_POINTS_PER_CHARACTER = 0.5
@@ -246,9 +249,9 @@ class RunVisibility:
         return self.page
 
     def _off_the_page(self, paragraph: etree._Element) -> bool:
-        """An indent (``w:ind``) or a frame's position (``w:framePr``) of the paragraph, or of its style, as far as
-        CSS's off-screen offsets (:data:`MAX_OFFSET_TWIPS`): a paragraph moved off the page (found attacking the
-        demo). Word shows none of it; legitimate indents and frames are a few inches at most."""
+        """An indent (``w:ind``) or a frame's position (``w:framePr``) of the paragraph, or of its style, that puts
+        it off the page (:data:`MAX_OFFSET_TWIPS` back, :data:`MAX_FORWARD_TWIPS` forward; found attacking the
+        demo). Word shows none of it; legitimate indents and frames stay on the page."""
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
@@ -258,8 +261,8 @@ class RunVisibility:
             for name, attributes in (("ind", _INDENTS), ("framePr", ("x", "y"))):
                 element = properties.find(f"w:{name}", _NS)
                 if element is not None and any(
-                        (value := _number(element.get(_w(a)))) is not None and abs(value) >= MAX_OFFSET_TWIPS
-                        for a in attributes):
+                        (value := _number(element.get(_w(a)))) is not None
+                        and (value <= -MAX_OFFSET_TWIPS or value >= MAX_FORWARD_TWIPS) for a in attributes):
                     return True
         return False
 

@@ -706,7 +706,8 @@ def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
 
 
 def test_docx_a_small_indent_or_frame_stays():
-    for name, attributes in (("ind", {"left": "720", "firstLine": "-360"}), ("framePr", {"x": "1440", "y": "200"})):
+    for name, attributes in (("ind", {"left": "720", "firstLine": "-360"}), ("framePr", {"x": "1440", "y": "200"}),
+                             ("framePr", {"y": "15000", "vAnchor": "page"})):  # low on a page, still on it
         doc = parsed(docx_bytes(_paragraph_property(name, **attributes)), "report.docx")
         assert PAYLOAD in doc.text and removed(doc) == 0, name
 
