@@ -12,6 +12,7 @@ own -- and says why a run is not shown:
   (``w:position``): off the page;
 * letters condensed over one another (``w:spacing`` of half the font size or more, negative); a
   paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's);
+* a Word 2010 text fill (``w14:textFill``) of nothing, nearly transparent, or like the background;
 * a text colour (``w:color``, its ``w:themeColor`` read from the theme part, lightened by
   ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
   with the background behind it is under
@@ -28,11 +29,12 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, OVERLAID_LETTERS, contrast
+from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, MIN_OPACITY, OVERLAID_LETTERS, contrast
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
-_NS = {"w": _W, "a": _A}
+_W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+_NS = {"w": _W, "a": _A, "w14": _W14}
 MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
 MIN_WIDTH_PERCENT = 10
 # w:position (half-points) that moves text as far as CSS's off-screen offsets (1,000 px = 750 pt).
@@ -59,6 +61,7 @@ _THEME_SLOTS = {"dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2"
                 "background1": "lt1", "text2": "dk2", "background2": "lt2", "accent1": "accent1",
                 "accent2": "accent2", "accent3": "accent3", "accent4": "accent4", "accent5": "accent5",
                 "accent6": "accent6", "hyperlink": "hlink", "followedHyperlink": "folHlink"}
+_SCHEME_SLOTS = {"bg1": "lt1", "tx1": "dk1", "bg2": "lt2", "tx2": "dk2"}
 _THEME_DEFAULTS = {"dk1": "000000", "lt1": "FFFFFF", "dk2": "44546A", "lt2": "E7E6E6"}
 
 
@@ -266,6 +269,32 @@ class RunVisibility:
                     return True
         return False
 
+    def _unpainted(self, fill: etree._Element, levels: list[etree._Element], paragraph: etree._Element,
+                   cell: etree._Element | None) -> bool:
+        """Whether a Word 2010 text fill (``w14:textFill``, which Word paints instead of ``w:color``) leaves the
+        text unseen: no fill, a solid fill under :data:`MIN_OPACITY` (``w14:alpha`` is its transparency, in
+        thousandths of a percent) or of a colour like the background -- unless an outline (``w14:textOutline``)
+        draws it. Found attacking the demo: fully transparent text reached the model."""
+        outline = next((level.find("w14:textOutline", _NS) for level in levels
+                        if level.find("w14:textOutline", _NS) is not None), None)
+        if outline is not None and outline.find("w14:noFill", _NS) is None and len(outline):
+            return False
+        if fill.find("w14:noFill", _NS) is not None:
+            return True
+        solid = fill.find("w14:solidFill", _NS)
+        if solid is None or not len(solid):
+            return False  # a gradient: not evaluated (taken as visible)
+        color_element = solid[0]
+        alpha = color_element.find("w14:alpha", _NS)
+        transparency = _number(alpha.get(f"{{{_W14}}}val")) if alpha is not None else None
+        if transparency is not None and 1 - transparency / 100000 < MIN_OPACITY:
+            return True
+        value = color_element.get(f"{{{_W14}}}val")
+        if etree.QName(color_element).localname == "schemeClr":  # DrawingML's names: bg1, tx1, accent1, dk1...
+            value = self.theme.get(_SCHEME_SLOTS.get(value or "", value or ""))
+        color, background = _rgb(value), _rgb(self._background(levels, paragraph, cell))
+        return color is not None and background is not None and contrast(color, background) < MIN_CONTRAST
+
     def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
         """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None."""
         levels = self._levels(run, paragraph)
@@ -304,6 +333,10 @@ class RunVisibility:
         characters = sum(len(t.text or "") for t in run.findall("w:t", _NS))
         if fit_twips is not None and characters and fit_twips / 20 / characters < MIN_FIT_POINTS_PER_CHARACTER:
             return "text fitted into a width too narrow to read"
+        fill = next((level.find("w14:textFill", _NS) for level in levels
+                     if level.find("w14:textFill", _NS) is not None), None)
+        if fill is not None and self._unpainted(fill, levels, paragraph, cell):
+            return "text filled with nothing, or transparent or like its background (w14:textFill)"
         color_element = next((level.find("w:color", _NS) for level in levels
                               if level.find("w:color", _NS) is not None), None)
         if color_element is not None:

@@ -604,6 +604,16 @@ def test_invisible_characters_inside_a_marker_still_fail_in_every_marker_positio
 # -- DOCX ---------------------------------------------------------------------------------------------
 
 
+W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+
+
+def _text_fill(run, inner: str, element: str = "textFill") -> None:
+    """A Word 2010 text effect (``w14:textFill`` / ``w14:textOutline``) on a run."""
+    from lxml import etree
+
+    run._r.get_or_add_rPr().append(etree.fromstring(f'<w14:{element} xmlns:w14="{W14}">{inner}</w14:{element}>'))
+
+
 def _docx_paragraph(style_run):
     def build(document):
         document.add_heading("Report", 1)
@@ -643,6 +653,14 @@ DOCX_VECTORS = {
         set_run_property(run, "shd", val="clear", fill="000000"),
         set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="00")),
     "condensed-over-one-another": lambda run, document: set_run_property(run, "spacing", val="-400"),
+    # Word 2010's text fill, painted instead of w:color: nothing, fully transparent, white (found attacking the demo).
+    "text-fill-none": lambda run, document: _text_fill(run, "<w14:noFill/>"),
+    "text-fill-transparent": lambda run, document: _text_fill(
+        run, '<w14:solidFill><w14:srgbClr w14:val="000000"><w14:alpha w14:val="100000"/></w14:srgbClr></w14:solidFill>'),
+    "text-fill-white": lambda run, document: _text_fill(run, '<w14:solidFill><w14:srgbClr w14:val="FFFFFF"/>'
+                                                             "</w14:solidFill>"),
+    "text-fill-theme-background": lambda run, document: _text_fill(
+        run, '<w14:solidFill><w14:schemeClr w14:val="bg1"/></w14:solidFill>'),
 }
 
 
@@ -699,7 +717,11 @@ def test_docx_a_paragraph_moved_off_the_page_never_reaches_the_model(name, attri
     lambda run, document: set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="80"),
     lambda run, document: set_run_property(run, "spacing", val="-10"),
     lambda run, document: set_run_property(run, "spacing", val="40"),
-], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded"])
+    lambda run, document: _text_fill(run, '<w14:solidFill><w14:srgbClr w14:val="000000"><w14:alpha w14:val="50000"/>'
+                                          "</w14:srgbClr></w14:solidFill>"),
+    lambda run, document: (_text_fill(run, "<w14:noFill/>"), _text_fill(
+        run, '<w14:solidFill><w14:srgbClr w14:val="000000"/></w14:solidFill>', "textOutline")),
+], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined"])
 def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
     doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
     assert PAYLOAD in doc.text and removed(doc) == 0
