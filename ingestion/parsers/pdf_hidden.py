@@ -216,10 +216,21 @@ class _Tracker:
                 pass
         elif operator in _SHOW:
             reason = self.hidden(operands, tm)
-            if (reason is not None) == self.keep_visible:
+            # A TJ's strings moved off the page by the array's own spacing numbers (found attacking the demo:
+            # ``[(a) -900000 (text)] TJ`` drew the text ten thousand points to the right, yet it was read).
+            off = self._moved_off(operands, tm) if reason is None and operator == b"TJ" else set()
+            if not off and (reason is not None) == self.keep_visible:
                 self._empty(operator, operands)
                 if reason is not None and self.state.render not in (3, 7):
                     self.invisible_mode_only = False
+            elif off:
+                array = operands[0]
+                for index, item in enumerate(array):
+                    if isinstance(item, (str, bytes)) and not str(item).startswith("/") and (
+                            (index in off) == self.keep_visible):
+                        self.emptied += 1
+                        self._replace(array, index)
+                self.invisible_mode_only = False
 
     def after(self, operator: bytes, operands: list, cm, tm) -> None:
         if operator == b"Do" and self.stack:
@@ -257,6 +268,37 @@ class _Tracker:
         if e > right or f > top or f + height < bottom or e + length * width < left:
             return "outside the page"
         return None
+
+    def _moved_off(self, operands: list, tm) -> set[int]:
+        """The indices of a ``TJ`` array's strings that its spacing numbers move wholly outside the page's crop box.
+        Without font metrics a glyph's advance is bounded, 0 to 1 em: a string is off only when it is at every
+        advance in between (ordinary kerning never is; a number that moves text off a page is far larger)."""
+        array = operands[0] if operands and isinstance(operands[0], list) else []
+        state = self.state
+        try:
+            a, b, c, d, e, f = _multiply(tuple(float(v) for v in tm), state.ctm)
+        except (TypeError, ValueError):
+            return set()
+        left, bottom, right, top = self.box
+        size, stretch = abs(state.font_size), state.horizontal / 100
+        height = size * math.hypot(c, d)
+        e, f = e + c * state.rise, f + d * state.rise
+        low = high = 0.0  # the string's start along the line (text space): glyphs of no width, of 1 em
+        off = set()
+        for index, item in enumerate(array):
+            if isinstance(item, (str, bytes)) and not str(item).startswith("/"):
+                ends = (min(low, high), max(low, high) + len(item) * size * stretch)
+                xs, ys = [e + a * t for t in ends], [f + b * t for t in ends]
+                if min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom:
+                    off.add(index)
+                high += len(item) * size * stretch
+            else:
+                try:
+                    moved = float(item) / 1000 * size * stretch
+                except (TypeError, ValueError):
+                    continue
+                low, high = low - moved, high - moved
+        return off
 
     def _empty(self, operator: bytes, operands: list) -> None:
         self.emptied += 1

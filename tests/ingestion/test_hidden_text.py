@@ -796,6 +796,9 @@ PDF_VECTORS = {
     # Found attacking the demo (2026-12-03): the baseline raised off the page by the text rise (Ts).
     "raised-off-the-page": text_op(PAYLOAD, y=650, before="5000 Ts"),
     "lowered-off-the-page": text_op(PAYLOAD, y=650, before="-2000 Ts"),
+    # Found attacking the demo (2026-12-03): a TJ array's own spacing number moving its next string off the page.
+    "kerned-off-the-page": f"BT /F1 12 Tf 72 650 Td [(a) -900000 ({PAYLOAD})] TJ ET ",
+    "kerned-off-the-left": f"BT /F1 12 Tf 72 650 Td [(a) 900000 ({PAYLOAD})] TJ ET ",
 }
 
 
@@ -862,6 +865,14 @@ def test_pdf_text_in_a_layer_that_is_on_and_after_a_layer_stays():
     assert PAYLOAD in doc.text and removed(doc) == 0
     doc = parsed(_pdf_with_layer(_layered(marked + text_op("Zanzibarafter", y=630))), "report.pdf")
     assert "Zanzibarafter" in doc.text and PAYLOAD not in doc.text  # the sequence ends at its EMC
+
+
+def test_pdf_kerned_text_on_the_page_stays():
+    """Ordinary TJ spacing (kerning, word spaces as numbers) in a long line: kept (a string is cut only when it
+    is off the page at any glyph advance)."""
+    words = " ".join(f"({w}) -333" for w in ["Kerned", PAYLOAD, "words", "run", "to", "the", "margin"] * 3)
+    doc = parsed(_pdf(f"BT /F1 12 Tf 72 650 Td [{words} (end)] TJ ET "), "report.pdf")
+    assert PAYLOAD in doc.text and "end" in doc.text and removed(doc) == 0
 
 
 def test_pdf_grey_and_restored_state_text_stays():
