@@ -71,8 +71,9 @@ def _encode(row, order: tuple[str, ...]) -> str:
     return base64.urlsafe_b64encode(json.dumps(values, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def _decode(token: str | None, order: tuple[str, ...], model) -> list | None:
-    """The sort key values a cursor holds, each converted by its field; None for anything else."""
+def _decode(token: str | None, order: tuple[str, ...], queryset: QuerySet) -> list | None:
+    """The sort key values a cursor holds, each converted by its field (a column, or an annotation of the
+    queryset's: a shown title, ``kb.titles.shown_title_sql``); None for anything else."""
     if not token or len(token) > 2000:
         return None
     try:
@@ -83,8 +84,10 @@ def _decode(token: str | None, order: tuple[str, ...], model) -> list | None:
         return None
     converted = []
     for term, value in zip(order, values, strict=True):
+        annotation = queryset.query.annotations.get(_field_name(term))
         try:
-            field = model._meta.get_field(_field_name(term))
+            field = annotation.output_field if annotation is not None else queryset.model._meta.get_field(
+                _field_name(term))
         except FieldDoesNotExist:
             return None
         # The JSON type _encode writes: a number for an integer column, text for any other.
@@ -125,11 +128,10 @@ def seek_page(queryset: QuerySet, *, order: tuple[str, ...], params: QueryDict, 
               count_cap: int = 1000) -> SeekPage:
     """The page of ``queryset`` (sorted by ``order``, whose last term must make rows unique) that
     ``params`` ask for (``page``, and ``after`` or ``before`` as the links of a page set them)."""
-    model = queryset.model
     queryset = queryset.order_by(*order)
     number = _positive(params.get("page"))
-    after = _decode(params.get("after"), order, model)
-    before = None if after else _decode(params.get("before"), order, model)
+    after = _decode(params.get("after"), order, queryset)
+    before = None if after else _decode(params.get("before"), order, queryset)
     if after is not None:
         rows = list(queryset.filter(_beyond(order, after))[: page_size + 1])
         has_previous, has_next = True, len(rows) > page_size

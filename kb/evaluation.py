@@ -59,6 +59,7 @@ from ingestion.quality import (
 from kb.index_versions import config_summary
 from kb.models import Chunk, Document, IndexVersion
 from kb.selectors import document_visible_q
+from kb.titles import screening_mode, shown_source_of, shown_title_of
 from kb.web_slots import tenant_slot
 
 ALL = "all"
@@ -100,9 +101,14 @@ def genre_of(corpus: str) -> str:
 # ----------------------------------------------------------------------------- golden sets
 
 
-def _names(document: Document) -> set[str]:
-    names = {document.title, document.source}
-    for value in (document.title, document.source):
+def _names(document: Document, mode: str | None = None) -> set[str]:
+    """The names a golden set may give ``document`` by; with ``mode``, of its title and source as shown under it
+    (``kb.titles``: a held one is its placeholder, never named by its stored words)."""
+    title, source = document.title, document.source
+    if mode is not None:
+        title, source = shown_title_of(document, mode), shown_source_of(document, mode)
+    names = {title, source}
+    for value in (title, source):
         base = os.path.basename(value)
         names |= {base, os.path.splitext(base)[0]}
     return {n for n in names if n}
@@ -116,14 +122,18 @@ def golden_resolve(
 
     With a ``reader`` (a member evaluating through the console) only documents that reader may
     know of are named (``kb.selectors.document_visible_q``): a title is document content, and an
-    admin is not above the access rule. Without one (the command line, run by whoever holds the database) any document.
+    admin is not above the access rule -- and only by their titles and sources as shown (a held one is
+    ``(title held for review)``: resolving, or not, would confirm its stored words). Without one (the command
+    line, run by whoever holds the database) any document, by its stored names.
     """
     documents = Document.objects.filter(tenant=tenant)
+    mode = None
     if reader is not None:
         documents = documents.filter(document_visible_q(reader))
+        mode = screening_mode(tenant_id=tenant.pk)
     by_name: dict[str, list[Document]] = {}
-    for document in documents.only("id", "title", "source", "text"):
-        for name in _names(document):
+    for document in documents.only("id", "tenant_id", "title", "source", "text", "metadata"):
+        for name in _names(document, mode):
             by_name.setdefault(name, []).append(document)
     resolved = []
     for q in questions:

@@ -47,7 +47,7 @@ from kb.selectors import (
     index_version_id,
     index_version_missing_documents,
 )
-from kb.titles import shown_title_of
+from kb.titles import screening_mode, shown_title_of, shown_title_sql
 
 NOT_FOUND_MESSAGE = "Not found."
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
@@ -303,7 +303,9 @@ def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | No
     command line, run by whoever holds the database) it names any five.
     """
     missing = index_version_missing_documents(version=version)
-    named = missing.order_by("title", "id").only("tenant_id", "title", "metadata")
+    # In the order of the titles as shown: a held one sorts as its placeholder, never by its stored words.
+    named = (missing.annotate(title_shown=shown_title_sql(screening_mode(tenant_id=version.tenant_id)))
+             .order_by("title_shown", "id").only("tenant_id", "title", "metadata"))
     if reader is not None:
         total = missing.count()
         if not total:

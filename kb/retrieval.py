@@ -62,6 +62,7 @@ from kb.models import Chunk
 from kb.screening import returnable_q
 from kb.search_types import SearchFilters
 from kb.tenant_indexes import tenant_index_rows
+from kb.titles import shown_source_sql
 
 RRF_K = 60
 
@@ -166,8 +167,9 @@ def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilter
         qs = qs.filter(document__tags__overlap=list(filters.tags))
     if filters.content_types:
         qs = qs.filter(document__content_type__in=list(filters.content_types))
-    if filters.source_prefix:
-        qs = qs.filter(document__source__startswith=filters.source_prefix)
+    if filters.source_prefix:  # the source as shown: a held one never matches by its stored words (kb.titles)
+        qs = qs.alias(document_source_shown=shown_source_sql(filters.screening_mode, "document__")).filter(
+            document_source_shown__startswith=filters.source_prefix)
     if filters.updated_after is not None:
         qs = qs.filter(document__updated_at__gte=filters.updated_after)
     if filters.updated_before is not None:

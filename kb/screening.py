@@ -57,6 +57,7 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     _entry,
     flagging_titles,
     screening_mode,
+    source_flagging,
     title_flagged,
     title_held,
     titles_digest,
@@ -265,6 +266,7 @@ class ReviewItem:
     chunk_id: uuid.UUID
     document_id: uuid.UUID
     document_title: str
+    document_source: str  # as stored, as the title: a held source flags the chunk too (pipeline.screen)
     section_id: uuid.UUID
     heading_path: list[str]
     text: str
@@ -299,11 +301,13 @@ def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
     rows = list(chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
     # Titles as stored: a reviewer sees what they release (of sections they may read, the forest's rule).
     forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False, mode=None)
+    sources = dict(Document.objects.filter(pk__in={row[1] for row in rows}).values_list("pk", "source"))
     items = []
     for chunk_id, document_id, section_id, text, screening, review in rows:
         held = _held(mode, review)
         items.append(ReviewItem(
             chunk_id=chunk_id, document_id=document_id, document_title=forest.document_titles.get(document_id, ""),
+            document_source=sources.get(document_id, "") if document_id in forest.document_titles else "",
             section_id=section_id, heading_path=forest.heading_path(section_id) if section_id in forest.nodes else [],
             text=text, screening={**_verdict(screening), "review": review or ""}, review=review or "", held=held,
         ))
@@ -361,7 +365,7 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
     # The document row first, as ingestion, the re-screen job and deletion lock it (its titles' record changes).
     document = Document.objects.select_for_update().get(pk=chunk.document_id)
-    _titles_decide(member, document, chunk, after)
+    titles_decided = _titles_decide(member, document, chunk, after)
     same = Chunk.objects.filter(
         tenant_id=member.tenant_id, document_id=chunk.document_id, content_hash=chunk.content_hash,
         screening_flagged=True,
@@ -373,17 +377,20 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     same.update(review=after)
     audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
                  target_id=chunk.pk, document_ids=[chunk.document_id],
-                 details={**details, "after": {"review": str(after)}})
+                 details={**details, "after": {"review": str(after)}, "titles_decided": titles_decided})
     return review_item_get(member=member, chunk_id=chunk.pk)
 
 
-def _titles_decide(member: Membership, document: Document, chunk: Chunk, review: str) -> None:
+def _titles_decide(member: Membership, document: Document, chunk: Chunk, review: str) -> dict:
     """A decision on a chunk that titles flag (:data:`TITLES_KEY`) is one on those titles too, as far as the
-    reviewer saw them beside it: the document's title, and the headings above the chunk that they may read.
-    Only when those are exactly the titles that flag it (the same digest) -- else none changes (fail closed)."""
+    reviewer saw them beside it: the document's title and source, and the headings above the chunk that they
+    may read. Only when those are exactly the titles that flag it (the same digest) -- else none changes (fail
+    closed). Returns what it decided, for the audit event (no text): ``{"document_title": bool, "source": bool,
+    "headings": n}``."""
+    none = {"document_title": False, "source": False, "headings": 0}
     digest = flagging_titles(chunk.screening)
     if not digest:
-        return
+        return none
     sections = {s.pk: s for s in Section.objects.select_for_update().filter(document_id=document.pk)
                 .only("id", "parent_id", "title", "metadata", "access_level", "access_groups")}
     chain, node, seen = [], sections.get(chunk.section_id), set()
@@ -393,24 +400,29 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
         node = sections.get(node.parent_id)
     record = (document.metadata or {}).get(TITLE_SCREENING)
     flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
-    titles = [t for t in dict.fromkeys((document.title, (document.metadata or {}).get(CONTENT_TITLE) or ""))
-              if flagged(t, record)]
+    named = (document.title, (document.metadata or {}).get(CONTENT_TITLE) or "")
+    titles = [t for t in dict.fromkeys(named) if flagged(t, record)]
+    # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
+    source = [name for name, _ in filter(None, [source_flagging(document, named)])]
     headings = [s for s in chain if flagged(s.title, (s.metadata or {}).get(TITLE_SCREENING))]
-    if titles_digest(sorted({*titles, *(s.title for s in headings)})) != digest:
-        return
+    if titles_digest(sorted({*titles, *source, *(s.title for s in headings)})) != digest:
+        return none
     reader = reader_for(member)
 
     def decided(title: str, record: dict) -> dict:
         entry = {**_entry(title, record), "review": str(review)}
         return {**record, "titles": {**_entries(record), titles_digest([title]): entry}}
 
-    if document.title in titles:
-        document.metadata = {**document.metadata, TITLE_SCREENING: decided(document.title, record)}
+    for name in [t for t in titles if t == document.title] + source:
+        record = decided(name, record)
+    if record is not (document.metadata or {}).get(TITLE_SCREENING):
+        document.metadata = {**document.metadata, TITLE_SCREENING: record}
         Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     readable = [s for s in headings if can_read(reader, level=s.access_level, group_ids=s.access_groups)]
     for section in readable:
         section.metadata = {**section.metadata, TITLE_SCREENING: decided(section.title, section.metadata[TITLE_SCREENING])}
     Section.objects.bulk_update(readable, ["metadata"])
+    return {"document_title": document.title in titles, "source": bool(source), "headings": len(readable)}
 
 
 # ----------------------------------------------------------------------------- a document's state

@@ -44,7 +44,15 @@ from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
-from kb.titles import screening_mode, shown_title, shown_title_of, title_flagged
+from kb.titles import (
+    TITLE_HELD,
+    screening_mode,
+    shown_source_sql,
+    shown_title,
+    shown_title_of,
+    shown_title_sql,
+    title_flagged,
+)
 
 NOT_FOUND_MESSAGE = "Not found."
 
@@ -166,7 +174,8 @@ def document_list(
 ) -> QuerySet[Document]:
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
-    ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
+    ``title_shown`` and ``source_shown``: the title and source as shown (a held one: the placeholder), for
+    filters and sorts. ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
     only of the tenant's active index version. With ``levels``, ``strictest_level`` and
     ``loosest_level``: the highest and lowest level among the sections the member may read (None
     without any) -- never a level of a section hidden from them.
@@ -185,8 +194,12 @@ def document_list(
         documents = documents.filter(tags__contains=[tag])
     if content_type:
         documents = documents.filter(content_type=content_type)
-    if source:
-        documents = documents.filter(source=source)
+    # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
+    # held one matches and sorts as its placeholder, never by its stored words (kb.titles.shown_title_sql).
+    mode = screening_mode(tenant_id=member.tenant_id)
+    documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
+    if source:  # the stored column too, unless the placeholder is asked for: its index narrows the rows first
+        documents = documents.filter(source_shown=source, **({} if source == TITLE_HELD else {"source": source}))
     return documents.order_by("-created_at", "-id")
 
 
@@ -873,11 +886,14 @@ def audit_titles(*, member: Membership, document_ids: Iterable[object], section_
 
 def document_ids_titled(*, member: Membership, text: str) -> list[uuid.UUID]:
     """The documents ``member`` may see whose title holds ``text`` (any case): the audit page's title
-    filter. Only titles the member may read are searched, so the filter never tells a hidden title."""
+    filter. Only titles the member may read are searched, so the filter never tells a hidden title; and
+    only as shown, so it never tells a held one's words (``kb.titles.shown_title_sql``)."""
     text = (text or "").strip()
     if not text:
         return []
+    mode = screening_mode(tenant_id=member.tenant_id)
     return list(
-        Document.objects.filter(tenant_id=member.tenant_id, title__icontains=text)
+        Document.objects.filter(tenant_id=member.tenant_id).alias(title_shown=shown_title_sql(mode))
+        .filter(title_shown__icontains=text)
         .filter(document_visible_q(reader_for(member))).order_by("-created_at", "-id").values_list("pk", flat=True)
     )

@@ -138,6 +138,9 @@ class ReviewItemSerializer(serializers.Serializer):
     chunk_id = serializers.UUIDField()
     document_id = serializers.UUIDField()
     document_title = serializers.CharField(allow_blank=True)
+    document_source = serializers.CharField(
+        allow_blank=True, help_text="As stored: a source held for review flags every chunk of its document, and a "
+                                    "decision on one of them is one on the source too.")
     section_id = serializers.UUIDField()
     heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
     text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")
@@ -211,7 +214,8 @@ class DocumentFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False, allow_blank=True)
     tag = LimitedCharField(max_length=100, required=False, allow_blank=True)
     content_type = LimitedCharField(max_length=100, required=False, allow_blank=True)
-    source = LimitedCharField(max_length=1000, required=False, allow_blank=True, help_text="Exact match.")
+    source = LimitedCharField(max_length=1000, required=False, allow_blank=True,
+                              help_text='Exact match, of the source as shown: a held one matches only "(title held for review)".')
 
 
 class JobSummarySerializer(serializers.Serializer):
@@ -370,7 +374,9 @@ class SearchFiltersInputSerializer(serializers.Serializer):
     content_types = serializers.ListField(
         child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
     )
-    source_prefix = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
+    source_prefix = LimitedCharField(
+        max_length=1000, required=False, allow_blank=True, default="",
+        help_text='Of the source as shown: a held one starts only as "(title held for review)".')
     updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
     updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
 

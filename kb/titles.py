@@ -7,7 +7,9 @@ tools, the console's pages, audit sentences -- and a planted instruction in one 
 :func:`title_record`, written by ingestion, the re-screen job, a review decision in ``kb.screening`` and, for a
 typed title, the upload: :func:`document_title_screen`), and every place that shows a title or heading passes
 it through :func:`shown_title` (:func:`shown_title_of` for a row): in quarantine mode a held one is
-:data:`TITLE_HELD`. docs/security.md, "Planted instructions"; docs/screening.md, "Titles and headings".
+:data:`TITLE_HELD`. A filter or a sort of titles or sources uses the same rule in SQL (:func:`shown_title_sql`,
+:func:`shown_source_sql`), so it never matches a held one's stored words. docs/security.md, "Planted
+instructions"; docs/screening.md, "Titles and headings".
 
 Below ``kb.screening`` (which reviews and decides), so that selectors, expansion and services can use it.
 """
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+
+from django.db.models import F, Func, TextField
 
 from kb.models import (
     DEFAULT_SCREENING_MODE,
@@ -188,6 +192,23 @@ def document_title_screen(document: Document) -> None:
     document.metadata = {**document.metadata, TITLE_SCREENING: {**new, "titles": {**_entries(record), **new["titles"]}}}
 
 
+def source_flagging(document: Document, titles: Iterable[str]) -> tuple[str, dict] | None:
+    """The document's source as it flags every chunk of its document, as a flagged title does (so that a
+    reviewer's decision on a chunk is one on the source too: ``kb.screening.review_decide``): the text its
+    verdict is kept under (the source, or its first 500 characters: :func:`shown_source`'s candidates) and
+    that verdict, when it holds the source in quarantine mode (flagged, or unreadable: fail closed); None when
+    the source is clean, has no verdict, or is one of the document's ``titles`` (the one typed, the content's
+    own: that title's verdict, screened with the document, decides for both)."""
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    source = document.source or ""
+    named = {n for title in titles if title for n in (title, title[:500])}
+    for candidate in dict.fromkeys((source, source[:500])):
+        entry = _entry(candidate, record) if candidate and candidate not in named else None
+        if entry is not None and not _title_clean(candidate, record):
+            return candidate, entry
+    return None
+
+
 def source_entries_kept(document: Document, record: dict) -> dict:
     """``record`` (the document's new :data:`~kb.models.TITLE_SCREENING` record) with the verdict of its source
     kept from the record it replaces, where the new one has none (the source is screened at upload only:
@@ -197,3 +218,80 @@ def source_entries_kept(document: Document, record: dict) -> dict:
     kept = {key: previous[key] for key in {titles_digest([source]), titles_digest([source[:500]])}
             if key in previous and key not in record["titles"]}
     return {**record, "titles": {**record["titles"], **kept}}
+
+
+# ----------------------------------------------------------------------------- the rule in SQL: filters and sorts
+
+
+class _Shown(Func):
+    """SQL of :func:`shown_title` (``source=False``) or :func:`shown_source` (``source=True``) of a row's text column
+    and its metadata column, under a mode that holds (quarantine, or an unknown one) or not (``holds``: then only a
+    kept-out one is held, :func:`title_held`): a filter or a sort then sees
+    what the row shows, never the stored text of a held one. The digest is :func:`titles_digest`'s (SHA-256 of
+    the UTF-8 text, 32 hex digits), computed by PostgreSQL; a malformed record is no verdict (held: fail closed)."""
+
+    output_field = TextField()
+
+    def __init__(self, text, metadata, *, source: bool, holds: bool = True):
+        super().__init__(text, metadata)
+        self.source, self.holds = source, holds
+
+    def as_sql(self, compiler, connection, **extra):
+        compiled = [compiler.compile(e) for e in self.get_source_expressions()]
+        if any(params for _, params in compiled):
+            raise ValueError("the shown title's SQL takes columns only")  # each column is repeated below
+        (text, _), (metadata, _) = compiled
+        text = f"COALESCE({text}, '')"
+        record = f"({metadata} -> '{TITLE_SCREENING}')"
+        held = _source_held_sql(text, record, self.holds) if self.source else _title_held_sql(text, record, self.holds)
+        return f"(CASE WHEN {held} THEN %s ELSE {text} END)", [TITLE_HELD]
+
+
+def _entry_sql(text: str, record: str) -> str:
+    return f"({record} -> 'titles' -> left(encode(sha256(convert_to({text}, 'UTF8')), 'hex'), 32))"
+
+
+# Python's whitespace (what ``str.strip`` removes; none above U+3000), as a PostgreSQL regular expression.
+_BLANK_SQL = "E'^[" + "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x3001)) if c.isspace()) + "]*$'"
+
+
+def _clean_sql(text: str, record: str) -> str:
+    """:func:`_title_clean`: blank (Python's whitespace), "untitled", or screened and not flagged."""
+    flagged_false = f"COALESCE({_entry_sql(text, record)} -> 'flagged' = 'false'::jsonb, false)"
+    return f"({text} ~ {_BLANK_SQL} OR {text} = '{UNTITLED}' OR {flagged_false})"
+
+
+def _title_held_sql(text: str, record: str, holds: bool = True) -> str:
+    """:func:`title_held`: in a mode that holds, not clean, and no verdict or not released; in any other, not clean
+    and kept out by a reviewer (held in every mode)."""
+    if not holds:
+        kept_out = f"COALESCE({_entry_sql(text, record)} -> 'review' = '\"{ChunkReview.KEPT_OUT.value}\"'::jsonb, false)"
+        return f"(NOT {_clean_sql(text, record)} AND {kept_out})"
+    released = f"COALESCE({_entry_sql(text, record)} -> 'review' = '\"{ChunkReview.RELEASED.value}\"'::jsonb, false)"
+    return f"(NOT {_clean_sql(text, record)} AND NOT {released})"
+
+
+def _source_held_sql(text: str, record: str, holds: bool = True) -> str:
+    """:func:`shown_source`'s test: the source, or its first 500 characters, has a verdict that holds it."""
+    def held(candidate: str) -> str:
+        verdict = f"COALESCE(jsonb_typeof({_entry_sql(candidate, record)}) = 'object', false)"
+        return f"({candidate} <> '' AND {verdict} AND {_title_held_sql(candidate, record, holds)})"
+
+    return f"({held(text)} OR {held(f'left({text}, 500)')})"
+
+
+def _holds(mode: str) -> bool:
+    return mode not in (ScreeningMode.OFF, ScreeningMode.FLAG)
+
+
+def shown_title_sql(mode: str, prefix: str = ""):
+    """The title (``prefix`` + ``title``, a document's or a section's) as :func:`shown_title_of` shows it under
+    ``mode``, as a query expression: what a filter, a search or a sort of titles must use (a held title matches
+    and sorts as :data:`TITLE_HELD`, never as its stored words: docs/security.md, "Planted instructions")."""
+    return _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))  # kept out: any mode
+
+
+def shown_source_sql(mode: str, prefix: str = ""):
+    """A document's source (``prefix`` + ``source``) as :func:`shown_source_of` shows it under ``mode``, as a
+    query expression (as :func:`shown_title_sql`)."""
+    return _Shown(F(f"{prefix}source"), F(f"{prefix}metadata"), source=True, holds=_holds(mode))

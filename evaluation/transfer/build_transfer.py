@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Seventeen sources, one folder each under ``corpora/`` (the folder is the source):
+Twenty-three sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -15,9 +15,14 @@ Seventeen sources, one folder each under ``corpora/`` (the folder is the source)
 * third round: four Markdown docs whose pipe tables have word cells (chonkie, sse-starlette,
   fasteners, the langsmith sandbox API reference) and a framework's API guide (aiosmtpd's
   ``controller.rst``), each a window of a file the distribution installs (``WINDOWS``).
+* fourth round: two reports written by hand in the two shapes (``written/``: a hospital group's
+  annual report with blank lines between blocks, a transport authority's budget review with none),
+  defusedxml's README (a security guide in reST) and pydantic's changelog (Markdown), windows as above;
+  then charset-normalizer's README (a Markdown table of words, CLI help) and dj-database-url's README
+  (a reST grid table of words).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
-"mdrow": a cell of a Markdown table of words, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
 """
 
 from __future__ import annotations
@@ -55,7 +60,18 @@ WINDOWS = {
         "langsmith", "langsmith/sandbox/README.md", "README.md", "## Sandbox Lifetime & TTL", None, 20000,
     ),
     "pkg-aiosmtpd": ("aiosmtpd", "aiosmtpd/docs/controller.rst", "controller.rst", ".. _controller:", None, 19000),
+    # Fourth round: a security guide in reST (long prose, a csv-table) and a Markdown changelog.
+    "pkg-defusedxml": ("defusedxml", None, "README.rst", "Synopsis\n========", "XMLSchema location\n---", 20000),
+    "pkg-pydantic-changelog": ("pydantic", None, "CHANGELOG.md", "## Changelog", "## v2.14.0b1 ", 20000),
+    # Fourth round, second batch: a Markdown table of words and CLI help; a reST grid table of words.
+    "pkg-charset-normalizer": (
+        "charset_normalizer", None, "README.md", "> All IANA character set names", "# Changelog\n", 20000,
+    ),
+    "pkg-dj-database-url": ("dj_database_url", None, "README.rst", "This simple Django utility", "Contributing\n---", 20000),
 }
+# Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
+# shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
+WRITTEN = ["report-hospital", "report-transit"]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
@@ -108,6 +124,8 @@ def main() -> None:
     for source, (dist, path, name, first, stop, limit) in WINDOWS.items():
         body = _metadata_body(dist) if path is None else _package_file(path)
         corpora[f"{source}/{name}"] = _window(body, first, stop, limit)
+    for source in WRITTEN:
+        corpora[f"{source}/{source}.txt"] = (HERE / "written" / f"{source}.txt").read_text(encoding="utf-8")
     for line in (HERE / "questions.src.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.screening.encodings import ENCODINGS
-from bench.screening.imperatives import ORDINARY_IMPERATIVES, PROSE
+from bench.screening.imperatives import ORDINARY_IMPERATIVES, PROSE, SKIPPING_THE_ABOVE
 from ingestion.screening import DETECTOR_VERSION, FAMILIES, Screening, screen_chunks
 from ingestion.screening.normalize import decoded_blobs, normalize, units
 
@@ -143,16 +143,7 @@ def test_the_classic_override_without_the_word_instructions_flagged(text):
     assert verdict.flagged and "override" in verdict.reasons and verdict.score >= 0.99, verdict
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "You can safely ignore the above warning.",
-        "Ignore the above if you use SQLite.",
-        "If you use MySQL, ignore the preceding paragraph.",
-        "Forget everything before 2.0; the API changed.",
-        "Ignore the above error message, it is harmless.",
-    ],
-)
+@pytest.mark.parametrize("text", SKIPPING_THE_ABOVE)
 def test_skipping_the_text_above_in_documentation_not_flagged(text):
     [verdict] = screen_chunks([PROSE + "\n" + text])
     assert not verdict.flagged, verdict
