@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet
 
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
@@ -51,9 +51,11 @@ from kb.models import (
 from kb.search_types import SearchContext, SearchFilters
 from kb.selectors import NOT_FOUND_MESSAGE, active_index_version_id, parse_uuid
 from kb.services import CONTENT_TITLE
-from kb.titles import (
+from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records, below kb.services
+    TITLES_KEY,
     _entries,
     _entry,
+    flagging_titles,
     screening_mode,
     source_flagging,
     title_flagged,
@@ -67,16 +69,6 @@ REVIEW_PAGE = 50
 
 
 # ----------------------------------------------------------------------------- the tenant's mode
-
-
-# In a verdict flagged by a heading or the document's title (``pipeline.screen``): a digest of those titles.
-# A reviewer's decision follows a chunk's text only under the same digest (ingestion, review, re-screen).
-TITLES_KEY = "titles"
-
-
-def flagging_titles(verdict: dict | None) -> str:
-    """The digest of the titles that flag a verdict ("" when none does)."""
-    return (verdict or {}).get(TITLES_KEY, "")
 
 
 def may_review(member: Membership) -> bool:
@@ -128,8 +120,8 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
 
 def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
-    search may not return under the tenant's mode: held for review, kept out; and the lines of its held
-    headings (:func:`held_heading_spans`).
+    search may not return under the tenant's mode: held for review, kept out; the lines of its held
+    headings (:func:`held_heading_spans`); and the text of its sections without chunks (:func:`unscreened_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -147,7 +139,27 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
     sections = Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
         "id", "parent_id", "start", "end", "title", "body_spans", title_screening=F(f"metadata__{TITLE_SCREENING}"))
     headings = held_heading_spans(sections, mode)
-    return merge_spans([*rows, *headings])
+    unscreened = unscreened_spans(tenant_id=tenant_id, version_id=version_id, document_ids={document_id})
+    return merge_spans([*rows, *headings, *unscreened.get(document_id, ())])
+
+
+def unscreened_spans(*, tenant_id: int, version_id: uuid.UUID, document_ids: Iterable) -> dict[uuid.UUID, list]:
+    """The body spans, by document, of the sections of ``document_ids`` that have no chunk in ``version_id``:
+    text no verdict covers, held as a held chunk is (fail closed). Every section with text has chunks once
+    ingested; a policy change that alters a section's heading path deletes them and a job rebuilds them
+    (``kb.services.apply_policies``) -- until it ends, or for good when it fails, the text had no verdict and
+    a planted instruction held for review came back whole in a sibling's parent context and MCP's
+    ``read_section`` (found attacking the demo)."""
+    rows = (
+        Section.objects.filter(tenant_id=tenant_id, document_id__in=list(document_ids)).exclude(body_spans=[])
+        .filter(~Exists(Chunk.objects.filter(section_id=OuterRef("pk"), index_version_id=version_id)))
+        .values_list("document_id", "body_spans")
+    )
+    spans: dict[uuid.UUID, list] = {}
+    for document_id, body_spans in rows:
+        spans.setdefault(document_id, []).extend(
+            (int(span[0]), int(span[1])) for span in body_spans or () if isinstance(span, list | tuple) and len(span) == 2)
+    return spans
 
 
 def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
@@ -213,6 +225,10 @@ class Screened:
                 out.held.setdefault(document_id, []).append((start, end))
             elif may_read:
                 out.shown.setdefault(document_id, []).append((chunk_id, start, end, screening, review))
+        # Text of a section without chunks in this version (rebuilt after a policy change): never screened.
+        for document_id, spans in unscreened_spans(tenant_id=reader.tenant_id, version_id=version_id,
+                                                   document_ids=document_ids).items():
+            out.held.setdefault(document_id, []).extend(spans)
         out.held = {doc: merge_spans(spans) for doc, spans in out.held.items()}
         return out
 

@@ -8,6 +8,7 @@ as slugs (the output serializers take an id -> slug map as ``context["group_slug
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -64,8 +65,21 @@ def safe_error(message: str) -> str:
 
 
 def error_for(obj, full: bool) -> str:
-    """``obj.error`` as one caller may see it: in full, or through :func:`safe_error`."""
-    return obj.error if full or not obj.error else safe_error(obj.error)
+    """``obj.error`` as one caller may see it: in full, or through :func:`safe_error` -- for everyone when the
+    screening detector flags the full message. An error quotes document text (a marker, a heading, a cue line),
+    and it reaches a reader's model through MCP's ``list_documents`` and the API: a planted instruction in a
+    marker came back whole, unscreened, in the error its uploader's and every admin's agent read (found attacking
+    the demo). Held as a planted title is: the line and the kind of problem are left."""
+    if not obj.error:
+        return obj.error
+    return obj.error if full and not _error_flagged(obj.error) else safe_error(obj.error)
+
+
+@lru_cache(maxsize=1024)
+def _error_flagged(message: str) -> bool:
+    from ingestion.screening import screen_chunks
+
+    return screen_chunks([message])[0].flagged
 
 
 def _slugs(serializer: serializers.Serializer, group_ids) -> list[str]:

@@ -30,8 +30,8 @@ from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create
-from kb.models import CONTENT_BY, Chunk, Document, IngestionJob, Section
-from kb.titles import UNTITLED, document_title_screen
+from kb.models import CONTENT_BY, DECISIONS_KEPT, Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.titles import UNTITLED, document_title_screen, flagging_titles
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -401,14 +401,24 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     return sections
 
 
+def text_digest(text: str) -> str:
+    """A chunk's text as :data:`~kb.models.DECISIONS_KEPT` names it (its embedded text, and so its
+    ``content_hash``, changes with the heading path a policy change rebuilds it for)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor: User | None) -> None:
     """Hide the chunks of ``section_ids`` now and rebuild them (new prefix, keyword vector and
     embedding) with one job per index version that had chunks of the document."""
     stale = Chunk.objects.filter(document=document, section_id__in=section_ids)
     versions = set(Chunk.objects.filter(document=document).values_list("index_version_id", flat=True).distinct())
+    # The reviewers' decisions on them go to the rebuilt chunks of the same text (pipeline.store), not with them.
+    kept = {tuple(entry) for entry in document.metadata.get(DECISIONS_KEPT, ()) if isinstance(entry, list)}
+    kept |= {(text_digest(text), flagging_titles(verdict), review) for text, verdict, review in
+             stale.filter(screening_flagged=True).exclude(review=ChunkReview.NONE).values_list("text", "screening", "review")}
     stale.delete()
     # The stored chunks no longer match the bytes' fingerprint: the job must not skip as unchanged.
-    document.metadata = {**document.metadata, "ingested": ""}
+    document.metadata = {**document.metadata, "ingested": "", DECISIONS_KEPT: sorted(list(entry) for entry in kept)}
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     active = selectors.active_index_version(tenant_id=document.tenant_id)
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies

@@ -46,6 +46,16 @@ def titles_digest(names: Iterable[str]) -> str:
     return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:32]
 
 
+# In a verdict flagged by a heading or the document's title (``pipeline.screen``): a digest of those titles.
+# A reviewer's decision follows a chunk's text only under the same digest (ingestion, review, re-screen).
+TITLES_KEY = "titles"
+
+
+def flagging_titles(verdict: dict | None) -> str:
+    """The digest of the titles that flag a verdict ("" when none does)."""
+    return (verdict or {}).get(TITLES_KEY, "")
+
+
 # What a held title or heading is shown as (quarantine mode), to everyone but the reviewers in the queue.
 TITLE_HELD = "(title held for review)"
 
@@ -94,12 +104,16 @@ def _title_clean(title: str, record) -> bool:
 
 def title_held(title: str, record, mode: str) -> bool:
     """Whether ``title`` (a document's title or a section's heading, with its :data:`~kb.models.TITLE_SCREENING` record)
-    is held under ``mode``: in quarantine mode (or an unknown one: fail closed), flagged and not released by a
-    reviewer -- or never screened, or its record unreadable (fail closed: a document stored before titles had
+    is held under ``mode``: kept out by a reviewer, in every mode (as a kept-out chunk is never returned); in
+    quarantine mode (or an unknown one: fail closed), flagged and not released by a reviewer -- or never screened, or its record unreadable (fail closed: a document stored before titles had
     records shows none until the re-screen job writes them, ``pipeline.rescreen``)."""
-    if _title_clean(title, record) or mode in (ScreeningMode.OFF, ScreeningMode.FLAG):
+    if _title_clean(title, record):
         return False
     entry = _entry(title, record)
+    if entry is not None and entry.get("review") == ChunkReview.KEPT_OUT:
+        return True  # kept out by a reviewer: in every mode, as a kept-out chunk (found attacking the demo)
+    if mode in (ScreeningMode.OFF, ScreeningMode.FLAG):
+        return False
     return entry is None or entry.get("review") != ChunkReview.RELEASED
 
 
@@ -211,15 +225,16 @@ def source_entries_kept(document: Document, record: dict) -> dict:
 
 class _Shown(Func):
     """SQL of :func:`shown_title` (``source=False``) or :func:`shown_source` (``source=True``) of a row's text column
-    and its metadata column, under a mode that holds (quarantine, or an unknown one): a filter or a sort then sees
+    and its metadata column, under a mode that holds (quarantine, or an unknown one) or not (``holds``: then only a
+    kept-out one is held, :func:`title_held`): a filter or a sort then sees
     what the row shows, never the stored text of a held one. The digest is :func:`titles_digest`'s (SHA-256 of
     the UTF-8 text, 32 hex digits), computed by PostgreSQL; a malformed record is no verdict (held: fail closed)."""
 
     output_field = TextField()
 
-    def __init__(self, text, metadata, *, source: bool):
+    def __init__(self, text, metadata, *, source: bool, holds: bool = True):
         super().__init__(text, metadata)
-        self.source = source
+        self.source, self.holds = source, holds
 
     def as_sql(self, compiler, connection, **extra):
         compiled = [compiler.compile(e) for e in self.get_source_expressions()]
@@ -228,7 +243,7 @@ class _Shown(Func):
         (text, _), (metadata, _) = compiled
         text = f"COALESCE({text}, '')"
         record = f"({metadata} -> '{TITLE_SCREENING}')"
-        held = _source_held_sql(text, record) if self.source else _title_held_sql(text, record)
+        held = _source_held_sql(text, record, self.holds) if self.source else _title_held_sql(text, record, self.holds)
         return f"(CASE WHEN {held} THEN %s ELSE {text} END)", [TITLE_HELD]
 
 
@@ -246,17 +261,21 @@ def _clean_sql(text: str, record: str) -> str:
     return f"({text} ~ {_BLANK_SQL} OR {text} = '{UNTITLED}' OR {flagged_false})"
 
 
-def _title_held_sql(text: str, record: str) -> str:
-    """:func:`title_held` in a mode that holds: not clean, and no verdict or not released."""
+def _title_held_sql(text: str, record: str, holds: bool = True) -> str:
+    """:func:`title_held`: in a mode that holds, not clean, and no verdict or not released; in any other, not clean
+    and kept out by a reviewer (held in every mode)."""
+    if not holds:
+        kept_out = f"COALESCE({_entry_sql(text, record)} -> 'review' = '\"{ChunkReview.KEPT_OUT.value}\"'::jsonb, false)"
+        return f"(NOT {_clean_sql(text, record)} AND {kept_out})"
     released = f"COALESCE({_entry_sql(text, record)} -> 'review' = '\"{ChunkReview.RELEASED.value}\"'::jsonb, false)"
     return f"(NOT {_clean_sql(text, record)} AND NOT {released})"
 
 
-def _source_held_sql(text: str, record: str) -> str:
+def _source_held_sql(text: str, record: str, holds: bool = True) -> str:
     """:func:`shown_source`'s test: the source, or its first 500 characters, has a verdict that holds it."""
     def held(candidate: str) -> str:
         verdict = f"COALESCE(jsonb_typeof({_entry_sql(candidate, record)}) = 'object', false)"
-        return f"({candidate} <> '' AND {verdict} AND {_title_held_sql(candidate, record)})"
+        return f"({candidate} <> '' AND {verdict} AND {_title_held_sql(candidate, record, holds)})"
 
     return f"({held(text)} OR {held(f'left({text}, 500)')})"
 
@@ -269,14 +288,10 @@ def shown_title_sql(mode: str, prefix: str = ""):
     """The title (``prefix`` + ``title``, a document's or a section's) as :func:`shown_title_of` shows it under
     ``mode``, as a query expression: what a filter, a search or a sort of titles must use (a held title matches
     and sorts as :data:`TITLE_HELD`, never as its stored words: docs/security.md, "Planted instructions")."""
-    if not _holds(mode):
-        return F(f"{prefix}title")
-    return _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False)
+    return _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))  # kept out: any mode
 
 
 def shown_source_sql(mode: str, prefix: str = ""):
     """A document's source (``prefix`` + ``source``) as :func:`shown_source_of` shows it under ``mode``, as a
     query expression (as :func:`shown_title_sql`)."""
-    if not _holds(mode):
-        return F(f"{prefix}source")
-    return _Shown(F(f"{prefix}source"), F(f"{prefix}metadata"), source=True)
+    return _Shown(F(f"{prefix}source"), F(f"{prefix}metadata"), source=True, holds=_holds(mode))

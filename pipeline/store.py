@@ -11,9 +11,9 @@ from django.db import transaction
 
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
-from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
+from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
-from kb.services import apply_policies, document_title_follow
+from kb.services import apply_policies, document_title_follow, text_digest
 from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
@@ -49,6 +49,13 @@ def store_plan(plan: Plan) -> None:
             raise BuildSkipped("a shadow build may not replace the document's sections")
         # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
         # Under the same flagging titles too (a new planted title over released text is held again).
+        # Those of the chunks a policy change deleted to rebuild them too, by their text (kb.services.apply_policies).
+        kept = {
+            (entry[0], entry[1]): entry[2] for entry in document.metadata.get(DECISIONS_KEPT, ())
+            if isinstance(entry, list) and len(entry) == 3
+        }
+        # A keep-out only hides more: it follows the text under any flagging titles (a release, the same ones only).
+        kept_out = {text for (text, _), review in kept.items() if review == ChunkReview.KEPT_OUT}
         decided = {
             (content_hash, flagging_titles(verdict)): review
             for content_hash, verdict, review in Chunk.objects.filter(document=document, screening_flagged=True)
@@ -94,7 +101,9 @@ def store_plan(plan: Plan) -> None:
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
-                    review=decided.get((chunk.content_hash, flagging_titles(verdict)), ChunkReview.NONE)
+                    review=decided.get((chunk.content_hash, flagging_titles(verdict)))
+                    or kept.get((text_digest(chunk.text), flagging_titles(verdict)))
+                    or (ChunkReview.KEPT_OUT if text_digest(chunk.text) in kept_out else ChunkReview.NONE)
                     if verdict["flagged"] else ChunkReview.NONE,
                 )
             )
@@ -115,6 +124,7 @@ def store_plan(plan: Plan) -> None:
             **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),
             TITLE_SCREENING: document.metadata[TITLE_SCREENING],  # _title_records' (nothing parsed replaces it)
         }
+        document.metadata.pop(DECISIONS_KEPT, None)  # on the chunks now
         document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
 
 

@@ -37,6 +37,7 @@ from audit.services import audit_record
 from kb.jobs import BULK, enqueue_after_commit
 from kb.models import Document
 from kb.services import SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
+from kb.titles import document_title_screen
 from sources import access
 from sources.crypto import credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, Skip, content_hash
@@ -597,6 +598,9 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                 else:
                     document.source = entry.path[:1000]
                     document.metadata = {**document.metadata, SOURCE_PATH: entry.path[:1000]}
+                    # The new path is listed as the source: screened as an upload's is (found attacking the demo:
+                    # a file renamed to a planted name was shown verbatim, a source without a verdict as it is).
+                    document_title_screen(document)
                     document.save(update_fields=["source", "metadata"])
                 if item is not None:
                     item.delete()

@@ -525,6 +525,32 @@ def test_flag_mode_shows_a_flagged_title_with_its_flag_and_off_mode_without(held
         screening.screening_settings_update(actor=admin, mode="quarantine")
 
 
+def test_a_kept_out_title_or_heading_is_held_in_every_mode(held):
+    """A chunk kept out by a reviewer is never returned, in any mode; the titles a keep-out decides were still
+    shown as they are in flag and off mode -- a planted title the reviewer kept out went to the model with every
+    other hit of its document and in every list (found attacking the demo, 2026-12-03)."""
+    admin = held["members"]["admin"][0]
+    typed = str(held["documents"]["typed"].pk)
+    try:
+        _release(held, "typed", decision="keep_out")
+        _release(held, "handbook", HEADING_PLANTED, decision="keep_out")
+        for mode in ("flag", "off", "quarantine"):
+            screening.screening_settings_update(actor=admin, mode=mode)
+            shown = _shown(held, "viewer")
+            assert shown["list"][typed]["title"] == shown["detail"]["typed"]["title"] == TITLE_HELD, mode
+            assert ("Leave policy", TITLE_HELD, "Approval") in _paths(shown, "handbook"), mode
+            data = _held_client(held, "viewer").post("/api/v1/search/", {
+                "query": "wombats burrow grass, leave approval", "top_k": 20, "expand": "parent"}, format="json").json()
+            assert data["results"] and all(r["document_title"] == TITLE_HELD for r in data["results"]
+                                           if r["document_id"] == typed), mode
+            kept = [item for item in (*data["results"], *data["contexts"])  # the front matter's title is not kept out
+                    if item["document_id"] in (typed, str(held["documents"]["handbook"].pk))]
+            assert kept and HEADING_PLANTED not in json.dumps(kept), mode
+    finally:
+        screening.screening_settings_update(actor=admin, mode="quarantine")
+        _undecide(held)
+
+
 def test_a_title_stored_before_its_record_is_held_until_the_re_screen_job_writes_it(held):
     """Fail closed: a document ingested before titles had records shows its titles as held -- a clean one
     too -- until the re-screen job (sent at worker start: every chunk of it is stale) screens them."""

@@ -99,3 +99,41 @@ def test_a_source_stored_before_sources_were_screened_is_screened_by_the_re_scre
     Chunk.objects.filter(document=typed).update(screening_detector="old-0")
     rescreen(tenant_ids=[named["tenant"].pk])
     assert api.get(f"/api/v1/documents/{typed.pk}/").json()["source"] == TITLE_HELD
+
+
+def test_a_source_file_renamed_to_a_planted_name_is_held_as_its_new_source():
+    """A source's sync that finds a file moved with the same bytes keeps the document and only writes its new
+    path as the source (``sources.services``): that path was never screened, and a source without a verdict
+    is shown as it is -- so a file renamed to a planted name in a synced folder or repository showed it
+    verbatim in the API's list and detail and MCP's document resource (found attacking the demo, 2026-12-03)."""
+    import os
+
+    from sources.models import SourceSync
+    from sources.services import source_create, sync_run
+    from tests.sources_helpers import new_folder, write
+
+    tenant = tenant_create(slug=f"title-rename-{uuid.uuid4().hex[:6]}", name="Rename Co")
+    admin, _ = member_with_token(tenant, f"admin@{tenant.slug}.test", "admin", "restricted")
+    viewer, token = member_with_token(tenant, f"viewer@{tenant.slug}.test", "viewer", "internal")
+    root = new_folder("rename-")
+    write(root, {"notes.md": "# Wombat care\n\nWombats need a burrow and fresh grass.\n"})
+    source = source_create(actor=admin, tenant=tenant, kind="folder", name="docs", path=str(root))
+
+    def synced() -> SourceSync:
+        sync = SourceSync.objects.create(tenant_id=tenant.pk, source=source)
+        sync_run(str(sync.pk))
+        return SourceSync.objects.get(pk=sync.pk)
+
+    assert synced().added == 1
+    os.rename(root / "notes.md", root / f"{PLANTED}.md")
+    sync = synced()
+    assert (sync.status, sync.renamed, sync.added) == ("succeeded", 1, 0), sync.errors
+    document = Document.objects.get(tenant=tenant)
+    assert document.source == f"{PLANTED}.md"  # the same document, its new path
+    api = Actor("viewer", viewer, token).client()
+    detail = api.get(f"/api/v1/documents/{document.pk}/").json()
+    assert detail["source"] == TITLE_HELD, detail
+    shown = json.dumps({"list": api.get("/api/v1/documents/").json(), "detail": detail,
+                        "resource": json.loads(_resource(viewer, document))})
+    for words in WORDS:
+        assert words not in shown, words

@@ -90,6 +90,14 @@ _UNITS_PX = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "m
 _FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
                   "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}
 _PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
+
+
+def _print_only(media: str) -> bool:
+    """Whether a media query list applies to no screen: every query of it print or speech only. ``print, screen``
+    applies on screen (found attacking the demo: read as print only, its rules were ignored)."""
+    return all(_PRINT_ONLY_RE.match(query) for query in media.split(","))
+
+
 _PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
 _CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
                                    "starting-style"})
@@ -125,10 +133,39 @@ def _tokens(value: list) -> list:
     return [token for token in value if token.type not in ("whitespace", "comment")]
 
 
+# CSS logical properties as the physical ones this reader evaluates, in a horizontal left-to-right page (found
+# attacking the demo: ``block-size: 0; overflow: hidden``, ``inset-inline-start: -9999px`` reached the model).
+# Another writing mode swaps width and height, left and top: every test they meet is the same either way (a box
+# too small in either direction, an offset far in any), so the mapping hides what it would hide there too.
+_LOGICAL = {
+    "block-size": "height", "inline-size": "width", "max-block-size": "max-height", "max-inline-size": "max-width",
+    "inset-block-start": "top", "inset-block-end": "bottom", "inset-inline-start": "left", "inset-inline-end": "right",
+    "margin-block-start": "margin-top", "margin-inline-start": "margin-left",
+    "overflow-block": "overflow-y", "overflow-inline": "overflow-x",
+}
+# Their two-value shorthands: (start, end); an end margin moves nothing (as margin-right is not evaluated).
+_LOGICAL_PAIRS = {
+    "inset-block": ("top", "bottom"), "inset-inline": ("left", "right"),
+    "margin-block": ("margin-top", None), "margin-inline": ("margin-left", None),
+}
+
+
 def _declarations(nodes: list) -> list[_Declaration]:
-    return [_Declaration(node.name if node.name.startswith("--") else node.lower_name, node.value, node.important)
-            for node in nodes
-            if node.type == "declaration" and (node.lower_name in RELEVANT or node.name.startswith("--"))]
+    out = []
+    for node in nodes:
+        if node.type != "declaration":
+            continue
+        if node.name.startswith("--"):
+            out.append(_Declaration(node.name, node.value, node.important))
+        elif node.lower_name in _LOGICAL_PAIRS:
+            values = _tokens(node.value)
+            for name, value in zip(_LOGICAL_PAIRS[node.lower_name], (values[:1], values[1:2] or values[:1]),
+                                   strict=True):
+                if name is not None and value:
+                    out.append(_Declaration(name, value, node.important))
+        elif node.lower_name in RELEVANT or node.lower_name in _LOGICAL:
+            out.append(_Declaration(_LOGICAL.get(node.lower_name, node.lower_name), node.value, node.important))
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -157,9 +194,23 @@ def _length_px(token, font_px: float, *, basis: float = _VIEWPORT_PX) -> float |
         return token.value * font_px / 2
     if unit == "rem":
         return token.value * _DEFAULT_FONT_PX
-    if unit in ("vw", "vh", "vmin", "vmax", "dvw", "svw", "lvw", "dvh", "svh", "lvh"):
+    if unit in _VIEWPORT_UNITS:
         return token.value * _VIEWPORT_PX / 100
+    if unit in _FONT_UNITS:  # (found attacking the demo: ``font-size: 0.1cap`` was a size this reader did not know)
+        relative, root = _FONT_UNITS[unit]
+        return token.value * relative * (_DEFAULT_FONT_PX if root else font_px)
     return None
+
+
+# Viewport units, and container query units taken as the viewport's (the nearest container is at most that).
+_VIEWPORT_UNITS = frozenset({
+    "vw", "vh", "vi", "vb", "vmin", "vmax", *(f"{size}{axis}" for size in ("s", "l", "d")
+                                              for axis in ("vw", "vh", "vi", "vb", "vmin", "vmax")),
+    "cqw", "cqh", "cqi", "cqb", "cqmin", "cqmax"})
+# Font-relative units beyond em/ex/ch/rem: (their size in em, of the root's font), from the usual font metrics
+# (cap height 0.7 em, an ideograph 1 em, a normal line 1.2 em).
+_FONT_UNITS = {"cap": (0.7, False), "ic": (1.0, False), "lh": (1.2, False), "rcap": (0.7, True), "ric": (1.0, True),
+               "rlh": (1.2, True), "rex": (0.5, True), "rch": (0.5, True)}
 
 
 # CSS system colours as a light page (the white canvas this reader assumes) paints them.
@@ -328,7 +379,7 @@ class _Sheets:
                     self._rules(nested, selector, conditional)
             elif node.type == "at-rule" and node.content is not None:
                 keyword = node.lower_at_keyword
-                if keyword == "media" and _PRINT_ONLY_RE.match(tinycss2.serialize(node.prelude)):
+                if keyword == "media" and _print_only(tinycss2.serialize(node.prelude)):
                     continue
                 if keyword == "layer" or keyword in _CONDITIONAL_AT_RULES:
                     inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
@@ -462,7 +513,7 @@ def _style_sheets(root: etree._Element) -> _Sheets:
         if any(ancestor.tag == "template" for ancestor in node.iterancestors()):
             continue
         media = (node.get("media") or "").strip().lower()
-        if media and _PRINT_ONLY_RE.match(media):
+        if media and _print_only(media):
             continue
         if node.tag == "style":
             css = "".join(node.itertext())
@@ -811,6 +862,18 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
             return False
         return _too_small(right - left, bottom - top)  # type: ignore[operator]
     if name == "clip-path":
+        if function.lower_name in ("rect", "xywh"):  # rect(top right bottom left), xywh(x y width height)
+            sides = []
+            for token in arguments:
+                if token.type == "ident":  # "round", or "auto": the box's own edge, unknown here
+                    break
+                sides.append(_length_px(token, font_px, basis=OFF_SCREEN_PX))
+            if len(sides) != 4 or None in sides:
+                return False
+            if function.lower_name == "rect":
+                top, right, bottom, left = sides
+                return _too_small(right - left, bottom - top)  # type: ignore[operator]
+            return _too_small(sides[2], sides[3])
         if function.lower_name == "inset":
             return any(t.type == "percentage" and t.value >= 50 for t in arguments)
         if function.lower_name in ("circle", "ellipse"):
@@ -1326,7 +1389,9 @@ def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
     name, value = declaration.name, declaration.value
     tokens = _tokens(value)
     if name == "background":
-        colors = [t for t in tokens if t.type in ("hash", "ident", "function") and isinstance(_color(t), tuple)]
+        # currentColor too: the text's own colour behind it (found attacking the demo: dropped, so transparent).
+        colors = [t for t in tokens if t.type in ("hash", "ident", "function")
+                  and (isinstance(_color(t), tuple) or _color(t) == "currentcolor")]
         images = [t for t in tokens if t.type == "url" or (t.type == "function" and (
             t.lower_name == "url" or t.lower_name.endswith("gradient")))]
         return [("background-color", colors[-1:] or [_ident("transparent")]),

@@ -10,7 +10,11 @@ own -- and says why a run is not shown:
 * a font under 2 pt (``w:sz`` is in half-points) or squeezed under 10% wide (``w:w``), or fitted
   into under half a point a character (``w:fitText``); raised or lowered 750 pt or more
   (``w:position``): off the page;
-* a text colour (``w:color``, its ``w:themeColor`` read from the theme part) whose contrast
+* letters condensed over one another (``w:spacing`` of half the font size or more, negative); a
+  paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's);
+* a Word 2010 text fill (``w14:textFill``) of nothing, nearly transparent, or like the background;
+* a text colour (``w:color``, its ``w:themeColor`` read from the theme part, lightened by
+  ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
   with the background behind it is under
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`: the run's highlight, else its
   shading, else the paragraph's, else the table cell's, else the page colour
@@ -25,15 +29,22 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, contrast
+from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, MIN_OPACITY, OVERLAID_LETTERS, contrast
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
-_NS = {"w": _W, "a": _A}
+_W14 = "http://schemas.microsoft.com/office/word/2010/wordml"
+_NS = {"w": _W, "a": _A, "w14": _W14}
 MIN_HALF_POINTS = MIN_FONT_PX * 0.75 * 2  # 2 pt
 MIN_WIDTH_PERCENT = 10
 # w:position (half-points) that moves text as far as CSS's off-screen offsets (1,000 px = 750 pt).
 MAX_POSITION_HALF_POINTS = 1500
+# w:ind and w:framePr offsets (twips) that put a paragraph off the page: back as far as CSS's off-screen offsets
+# (1,000 px = 750 pt), or forward past the widest common page (A3 landscape, 16.5 in: a frame low on a tall page
+# or an indent on a wide one is still on it).
+MAX_OFFSET_TWIPS = 15000
+MAX_FORWARD_TWIPS = 24000
+_INDENTS = ("left", "start", "right", "end", "firstLine", "hanging")
 # w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
 MIN_FIT_POINTS_PER_CHARACTER = 0.5
 _FALSE = frozenset({"0", "false", "off"})
@@ -50,6 +61,7 @@ _THEME_SLOTS = {"dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2"
                 "background1": "lt1", "text2": "dk2", "background2": "lt2", "accent1": "accent1",
                 "accent2": "accent2", "accent3": "accent3", "accent4": "accent4", "accent5": "accent5",
                 "accent6": "accent6", "hyperlink": "hlink", "followedHyperlink": "folHlink"}
+_SCHEME_SLOTS = {"bg1": "lt1", "tx1": "dk1", "bg2": "lt2", "tx2": "dk2"}
 _THEME_DEFAULTS = {"dk1": "000000", "lt1": "FFFFFF", "dk2": "44546A", "lt2": "E7E6E6"}
 
 
@@ -77,6 +89,28 @@ def _rgb(value: str | None) -> tuple[float, float, float, float] | None:
         return (int(value[0:2], 16) / 255, int(value[2:4], 16) / 255, int(value[4:6], 16) / 255, 1.0)
     except ValueError:
         return None
+
+
+def _fraction(value: str | None) -> float | None:
+    """A ``w:themeTint`` / ``w:themeShade`` (a hex byte: ``00``..``FF``) as 0..1, or None."""
+    try:
+        return min(max(int(value, 16) / 255, 0.0), 1.0) if value else None
+    except ValueError:
+        return None
+
+
+def _tinted(color: tuple[float, float, float, float] | None, tint: str | None, shade: str | None):
+    """A theme colour as Word paints it: ``w:themeTint`` takes it towards white (``00``: white), ``w:themeShade``
+    towards black (``00``: black). Found attacking the demo: black lightened to white on the white page was read
+    as black (kept), and white darkened to black on a black shading as white (kept; a grey one was removed)."""
+    if color is None:
+        return None
+    red, green, blue, alpha = color
+    if (t := _fraction(tint)) is not None:
+        red, green, blue = (c * t + (1 - t) for c in (red, green, blue))
+    if (s := _fraction(shade)) is not None:
+        red, green, blue = (c * s for c in (red, green, blue))
+    return red, green, blue, alpha
 
 
 def _on(element: etree._Element | None) -> bool | None:
@@ -178,7 +212,7 @@ class RunVisibility:
             slot = _THEME_SLOTS.get(theme)
             value = self.theme.get(slot) if slot else None
             if value:
-                return _rgb(value)
+                return _tinted(_rgb(value), element.get(_w("themeTint")), element.get(_w("themeShade")))
         value = element.get(_w("val"))
         if value is None or value.lower() == "auto":
             return "auto"
@@ -217,6 +251,50 @@ class RunVisibility:
                 return shading
         return self.page
 
+    def _off_the_page(self, paragraph: etree._Element) -> bool:
+        """An indent (``w:ind``) or a frame's position (``w:framePr``) of the paragraph, or of its style, that puts
+        it off the page (:data:`MAX_OFFSET_TWIPS` back, :data:`MAX_FORWARD_TWIPS` forward; found attacking the
+        demo). Word shows none of it; legitimate indents and frames stay on the page."""
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
+                                else self.default_paragraph_style or "")
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+            if properties is None:
+                continue
+            for name, attributes in (("ind", _INDENTS), ("framePr", ("x", "y"))):
+                element = properties.find(f"w:{name}", _NS)
+                if element is not None and any(
+                        (value := _number(element.get(_w(a)))) is not None
+                        and (value <= -MAX_OFFSET_TWIPS or value >= MAX_FORWARD_TWIPS) for a in attributes):
+                    return True
+        return False
+
+    def _unpainted(self, fill: etree._Element, levels: list[etree._Element], paragraph: etree._Element,
+                   cell: etree._Element | None) -> bool:
+        """Whether a Word 2010 text fill (``w14:textFill``, which Word paints instead of ``w:color``) leaves the
+        text unseen: no fill, a solid fill under :data:`MIN_OPACITY` (``w14:alpha`` is its transparency, in
+        thousandths of a percent) or of a colour like the background -- unless an outline (``w14:textOutline``)
+        draws it. Found attacking the demo: fully transparent text reached the model."""
+        outline = next((level.find("w14:textOutline", _NS) for level in levels
+                        if level.find("w14:textOutline", _NS) is not None), None)
+        if outline is not None and outline.find("w14:noFill", _NS) is None and len(outline):
+            return False
+        if fill.find("w14:noFill", _NS) is not None:
+            return True
+        solid = fill.find("w14:solidFill", _NS)
+        if solid is None or not len(solid):
+            return False  # a gradient: not evaluated (taken as visible)
+        color_element = solid[0]
+        alpha = color_element.find("w14:alpha", _NS)
+        transparency = _number(alpha.get(f"{{{_W14}}}val")) if alpha is not None else None
+        if transparency is not None and 1 - transparency / 100000 < MIN_OPACITY:
+            return True
+        value = color_element.get(f"{{{_W14}}}val")
+        if etree.QName(color_element).localname == "schemeClr":  # DrawingML's names: bg1, tx1, accent1, dk1...
+            value = self.theme.get(_SCHEME_SLOTS.get(value or "", value or ""))
+        color, background = _rgb(value), _rgb(self._background(levels, paragraph, cell))
+        return color is not None and background is not None and contrast(color, background) < MIN_CONTRAST
+
     def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
         """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None."""
         levels = self._levels(run, paragraph)
@@ -242,11 +320,23 @@ class RunVisibility:
         position = _first_value(levels, "position")
         if position is not None and abs(position) >= MAX_POSITION_HALF_POINTS:
             return "text raised or lowered off the page"
+        # Character spacing (w:spacing, twips) condensed by half the font size or more: letters drawn over one
+        # another, as CSS letter-spacing (found attacking the demo).
+        spacing = _first_value(levels, "spacing")
+        size_points = (_number(size.get(_w("val"))) or 20) / 2 if size is not None else 10
+        if spacing is not None and spacing / 20 <= -OVERLAID_LETTERS * size_points:
+            return "letters drawn over one another"
+        if self._off_the_page(paragraph):
+            return "a paragraph moved off the page"
         fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
         fit_twips = _number(fit.get(_w("val"))) if fit is not None else None
         characters = sum(len(t.text or "") for t in run.findall("w:t", _NS))
         if fit_twips is not None and characters and fit_twips / 20 / characters < MIN_FIT_POINTS_PER_CHARACTER:
             return "text fitted into a width too narrow to read"
+        fill = next((level.find("w14:textFill", _NS) for level in levels
+                     if level.find("w14:textFill", _NS) is not None), None)
+        if fill is not None and self._unpainted(fill, levels, paragraph, cell):
+            return "text filled with nothing, or transparent or like its background (w14:textFill)"
         color_element = next((level.find("w:color", _NS) for level in levels
                               if level.find("w:color", _NS) is not None), None)
         if color_element is not None:

@@ -58,7 +58,14 @@ from markdown_it.token import Token
 
 from accounts.policy import Policy
 from ingestion.parsers import access_markers
-from ingestion.parsers.markdown_hidden import REFERENCES_ENV_KEY, MarkdownHidden, hidden_ranges, recording_references
+from ingestion.parsers.markdown_hidden import (
+    FOOTNOTES_ENV_KEY,
+    REFERENCES_ENV_KEY,
+    MarkdownHidden,
+    hidden_ranges,
+    recording_references,
+    uncited_footnotes,
+)
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.tables import column_names, serialize_row
@@ -323,7 +330,8 @@ class _MarkdownParser:
         tokens = _BLOCK_MD.parse(source, env)
         # What a reader of the rendered page does not see (markdown_hidden): titles and cells are
         # taken without it, and it is cut out of the text once the structure is built.
-        self.hidden = hidden_ranges(self.text, tokens, self.lines, env.get(REFERENCES_ENV_KEY, ()))
+        self.hidden = hidden_ranges(self.text, tokens, self.lines, [
+            *env.get(REFERENCES_ENV_KEY, ()), *uncited_footnotes(self.text, tokens, self.lines, env.get(FOOTNOTES_ENV_KEY, ()))])
         i = 0
         while i < len(tokens):
             token = tokens[i]

@@ -558,6 +558,39 @@ def hidden_ranges(text: str, tokens: Sequence[Token], lines: LineIndex | None = 
 
 
 REFERENCES_ENV_KEY = "bulkhead_reference_lines"
+FOOTNOTES_ENV_KEY = "bulkhead_footnote_lines"
+_CITATION_RE = re.compile(r"\[\^([^\]\s]+)\]")
+_DEFINITION_RE = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:", re.MULTILINE)
+
+
+def uncited_footnotes(text: str, tokens: Sequence[Token], lines: LineIndex,
+                      recorded: Sequence[tuple[int, int, str]] = ()) -> list[tuple[int, int]]:
+    """The line spans ``(first, last)`` (last exclusive) of the footnote definitions that nothing in ``text``
+    cites: GitHub renders a footnote only where the text cites it (``[^label]``, any case), so an uncited one is
+    shown to no reader (found attacking the demo: its text reached the model). A definition is one this
+    CommonMark reader took for a link reference (``recorded``, :func:`recording_references`) or a top-level
+    paragraph that starts ``[^label]:``, with the indented blocks that continue it. A definition's own label does
+    not cite it; a citation hidden in a comment still does (kept: the safe side is to show)."""
+    blocks = [t for t in tokens if t.level == 0 and t.map and t.nesting >= 0]
+    starts = [(first, last, label) for first, last, label in recorded]
+    for token in blocks:
+        match = _DEFINITION_RE.match(lines.line(token.map[0])) if token.type == "paragraph_open" else None
+        if match is not None:
+            starts.append((token.map[0], token.map[1], match.group(1)))
+    if not starts:
+        return []
+    definitions = []
+    for first, last, label in starts:
+        for after in blocks:  # its indented continuations, after blank lines: code blocks to CommonMark
+            if after.map[0] < last:
+                continue
+            if after.type != "code_block" or any(lines.line(n).strip() for n in range(last, after.map[0])):
+                break
+            last = after.map[1]
+        definitions.append((first, last, label))
+    own = {m.start(0) + m.group(0).index("[") for m in _DEFINITION_RE.finditer(text)}
+    cited = {m.group(1).casefold() for m in _CITATION_RE.finditer(text) if m.start() not in own}
+    return [(first, last) for first, last, label in definitions if label.casefold() not in cited]
 
 
 def recording_references(md: MarkdownIt) -> MarkdownIt:
@@ -565,16 +598,22 @@ def recording_references(md: MarkdownIt) -> MarkdownIt:
     reference definition in ``env[REFERENCES_ENV_KEY]``. A definition renders to nothing -- ``[//]: # (...)``
     is the usual way to write a comment in Markdown, and an unused ``[x]: url "title"`` shows not even a
     tooltip -- yet the file is kept as written, so its text reached the model (found attacking the demo).
-    Footnote definitions (``[^1]: ...``), which GitHub renders, are not recorded."""
+    Footnote definitions (``[^1]: ...``), which GitHub renders where they are cited, are recorded apart with
+    their label in ``env[FOOTNOTES_ENV_KEY]`` (:func:`uncited_footnotes`)."""
     from markdown_it.rules_block import reference
 
     def recording(state, start_line: int, end_line: int, silent: bool) -> bool:
         if not reference(state, start_line, end_line, silent):
             return False
-        # ``[^label]: text`` is a footnote where footnotes are rendered (GitHub): shown, so kept.
-        footnote = state.src.startswith("[^", state.bMarks[start_line] + state.tShift[start_line])
+        # ``[^label]: text`` is a footnote where footnotes are rendered (GitHub): shown where the text cites it
+        # (:func:`uncited_footnotes`).
+        begin = state.bMarks[start_line] + state.tShift[start_line]
+        footnote = state.src.startswith("[^", begin)
         if not silent and not footnote:
             state.env.setdefault(REFERENCES_ENV_KEY, []).append((start_line, state.line))
+        elif not silent:
+            label = state.src[begin + 2:state.src.find("]", begin)]
+            state.env.setdefault(FOOTNOTES_ENV_KEY, []).append((start_line, state.line, label))
         return True
 
     md.block.ruler.at("reference", recording)

@@ -13,7 +13,9 @@ before pypdf reads it:
   1, 2, 5, 6: a mode that both fills and strokes is seen when either is);
 * a font (after the text and transformation matrices) under 2 points high, or squeezed under
   a tenth of that wide (``Tz``);
-* placed outside the page's crop box.
+* placed outside the page's crop box (its baseline raised or lowered by ``Ts`` too);
+* inside optional content (a layer, ``/OC`` marked content or a form's ``/OC``) that the document's default
+  view shows off.
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
@@ -80,6 +82,7 @@ class _State:
     stroke_alpha: float = 1.0
     font_size: float = 0.0
     horizontal: float = 100.0
+    rise: float = 0.0  # Ts: the text raised (or lowered) from its baseline, in text space
     resources: object = None
 
 
@@ -95,9 +98,25 @@ class _Tracker:
     changes: list[tuple[list, int, object]] = field(default_factory=list)
     emptied: int = 0
     invisible_mode_only: bool = True  # every operation emptied (as hidden) was in render mode 3 or 7
+    off: frozenset = frozenset()  # the optional content groups the document shows off (:func:`_groups_off`)
+    marked: list[bool] = field(default_factory=list)  # the open marked-content sequences: each one off or not
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
+
+    def _optional_off(self, group) -> bool:
+        """Whether optional content (an OCG, or an OCMD naming OCGs) is off in the default view. An OCMD is
+        taken as off when any of its groups is (fail closed)."""
+        try:
+            group = group.get_object()
+            if group.get("/Type") == "/OCMD":
+                members = group.get("/OCGs")
+                members = members.get_object() if members is not None else []
+                members = members if isinstance(members, list) else [members]
+                return any(_reference(m) in self.off for m in members)
+            return _reference(group) in self.off
+        except (KeyError, TypeError, AttributeError, ValueError):
+            return False
 
     # -- resources ------------------------------------------------------------------------------------
 
@@ -131,9 +150,19 @@ class _Tracker:
             values = _numbers(operands)
             if values and len(values) == 6:
                 self.state = replace(state, ctm=_multiply(tuple(values), state.ctm))
+        elif operator in (b"BDC", b"BMC"):
+            optional = (operator == b"BDC" and len(operands) >= 2 and str(operands[0]) == "/OC" and self.off)
+            self.marked.append(bool(optional) and self._optional_off(self._resource("/Properties", operands[1])
+                                                                  or operands[1]))
+        elif operator == b"EMC":
+            if self.marked:
+                self.marked.pop()
         elif operator == b"Do":
             self.stack.append(state)
             xobject = self._resource("/XObject", operands[0]) if operands else None
+            # A form in optional content that is off shows none of its text: as a marked sequence of its own.
+            self.marked.append(bool(self.off) and xobject is not None and xobject.get("/OC") is not None
+                               and self._optional_off(xobject["/OC"]))
             try:
                 if xobject is not None and xobject.get("/Subtype") == "/Form":
                     matrix = _numbers(list(xobject.get("/Matrix", _IDENTITY)))
@@ -155,6 +184,10 @@ class _Tracker:
             values = _numbers(operands)
             if values:
                 self.state = replace(state, horizontal=values[0])
+        elif operator == b"Ts":
+            values = _numbers(operands)
+            if values:
+                self.state = replace(state, rise=values[0])
         elif operator in (b"g", b"rg", b"k"):
             self.state = replace(state, fill=_rgb(_numbers(operands)), fill_space=len(operands))
         elif operator in (b"G", b"RG", b"K"):
@@ -183,20 +216,35 @@ class _Tracker:
                 pass
         elif operator in _SHOW:
             reason = self.hidden(operands, tm)
-            if (reason is not None) == self.keep_visible:
+            # A TJ's strings moved off the page by the array's own spacing numbers (found attacking the demo:
+            # ``[(a) -900000 (text)] TJ`` drew the text ten thousand points to the right, yet it was read).
+            off = self._moved_off(operands, tm) if reason is None and operator == b"TJ" else set()
+            if not off and (reason is not None) == self.keep_visible:
                 self._empty(operator, operands)
                 if reason is not None and self.state.render not in (3, 7):
                     self.invisible_mode_only = False
+            elif off:
+                array = operands[0]
+                for index, item in enumerate(array):
+                    if isinstance(item, (str, bytes)) and not str(item).startswith("/") and (
+                            (index in off) == self.keep_visible):
+                        self.emptied += 1
+                        self._replace(array, index)
+                self.invisible_mode_only = False
 
     def after(self, operator: bytes, operands: list, cm, tm) -> None:
         if operator == b"Do" and self.stack:
             self.state = self.stack.pop()
+        if operator == b"Do" and self.marked:
+            self.marked.pop()
 
     def hidden(self, operands: list, tm) -> str | None:
         """Why the text of a showing operation is not seen, or None."""
         state = self.state
         if state.render in (3, 7):
             return "invisible render mode"
+        if any(self.marked):
+            return "optional content that is off"
         fills, strokes = state.render in (0, 2, 4, 6), state.render in (1, 2, 5, 6)
 
         def paints(color, alpha: float) -> bool:
@@ -210,6 +258,7 @@ class _Tracker:
         except (TypeError, ValueError):
             return None
         a, b, c, d, e, f = matrix
+        e, f = e + c * state.rise, f + d * state.rise  # the baseline as raised by Ts
         height = abs(state.font_size) * math.hypot(c, d)
         width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
         if height < MIN_POINTS or width < MIN_POINTS / 10:
@@ -219,6 +268,37 @@ class _Tracker:
         if e > right or f > top or f + height < bottom or e + length * width < left:
             return "outside the page"
         return None
+
+    def _moved_off(self, operands: list, tm) -> set[int]:
+        """The indices of a ``TJ`` array's strings that its spacing numbers move wholly outside the page's crop box.
+        Without font metrics a glyph's advance is bounded, 0 to 1 em: a string is off only when it is at every
+        advance in between (ordinary kerning never is; a number that moves text off a page is far larger)."""
+        array = operands[0] if operands and isinstance(operands[0], list) else []
+        state = self.state
+        try:
+            a, b, c, d, e, f = _multiply(tuple(float(v) for v in tm), state.ctm)
+        except (TypeError, ValueError):
+            return set()
+        left, bottom, right, top = self.box
+        size, stretch = abs(state.font_size), state.horizontal / 100
+        height = size * math.hypot(c, d)
+        e, f = e + c * state.rise, f + d * state.rise
+        low = high = 0.0  # the string's start along the line (text space): glyphs of no width, of 1 em
+        off = set()
+        for index, item in enumerate(array):
+            if isinstance(item, (str, bytes)) and not str(item).startswith("/"):
+                ends = (min(low, high), max(low, high) + len(item) * size * stretch)
+                xs, ys = [e + a * t for t in ends], [f + b * t for t in ends]
+                if min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom:
+                    off.add(index)
+                high += len(item) * size * stretch
+            else:
+                try:
+                    moved = float(item) / 1000 * size * stretch
+                except (TypeError, ValueError):
+                    continue
+                low, high = low - moved, high - moved
+        return off
 
     def _empty(self, operator: bytes, operands: list) -> None:
         self.emptied += 1
@@ -252,6 +332,38 @@ class PageText:
     text: str  # what a reader sees (pypdf's extraction)
     hidden: str = ""  # the text left out
     ocr_layer: bool = False  # the text is an invisible layer over a page image, kept
+
+
+def _reference(value) -> object:
+    """An object's identity for comparing optional content groups: its indirect reference, else itself."""
+    reference = getattr(value, "indirect_reference", None)
+    if reference is None and hasattr(value, "idnum"):
+        reference = value
+    return (reference.idnum, reference.generation) if reference is not None else id(value)
+
+
+def _groups_off(page) -> frozenset:
+    """The optional content groups (layers) the document's default configuration shows off: ``/D``'s ``/OFF``
+    list, or every group but ``/ON``'s under ``/BaseState /OFF``. A viewer shows no text in them (found attacking
+    the demo: text in a layer that is off reached the model)."""
+    try:
+        properties = page.pdf.trailer["/Root"].get("/OCProperties")
+        if properties is None:
+            return frozenset()
+        properties = properties.get_object()
+        default = properties.get("/D")
+        default = default.get_object() if default is not None else {}
+
+        def listed(key: str, source) -> set:
+            found = source.get(key) if source is not None else None
+            found = found.get_object() if found is not None else []
+            return {_reference(g) for g in found} if isinstance(found, list) else set()
+
+        if str(default.get("/BaseState", "/ON")) == "/OFF":
+            return frozenset(listed("/OCGs", properties) - listed("/ON", default))
+        return frozenset(listed("/OFF", default))
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return frozenset()
 
 
 def _box(page) -> tuple[float, float, float, float]:
@@ -289,10 +401,10 @@ def _shows_image(page) -> bool:
 
 def page_text(page) -> PageText:
     """A page's text as a reader sees it (see the module docstring)."""
-    box = _box(page)
+    box, off = _box(page), _groups_off(page)
     resources = page.get("/Resources")
     resources = resources.get_object() if resources is not None else None
-    seen = _Tracker(box, resources)
+    seen = _Tracker(box, resources, off=off)
     try:
         text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
     finally:
@@ -301,7 +413,7 @@ def page_text(page) -> PageText:
         return PageText(text)
     if not text.strip() and seen.invisible_mode_only and _shows_image(page):
         return PageText(page.extract_text() or "", ocr_layer=True)
-    unseen = _Tracker(box, resources, keep_visible=False)
+    unseen = _Tracker(box, resources, keep_visible=False, off=off)
     try:
         hidden = page.extract_text(visitor_operand_before=unseen.before, visitor_operand_after=unseen.after) or ""
     finally:
