@@ -40,7 +40,8 @@ page itself says -- a browser would show the same:
   ``text-indent``, ``translate``); a ``clip`` rectangle or a box (``width``/``height``/
   ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high, or at
   most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
-  that small (radii in px; of percentages only 0%) or a ``polygon()`` of no area; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
+  that small (radii in px; of percentages only 0%), a ``polygon()`` of no area or a ``path()`` that reaches
+  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
   them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
@@ -891,6 +892,78 @@ def _clip_gone(name: str, tokens: list, font_px: float) -> bool:
             return _too_small(width, height)
         if function.lower_name == "polygon":
             return _polygon_area(function, font_px) <= 1
+        if function.lower_name == "path":
+            strings = [t.value for t in arguments if t.type == "string"]
+            return len(strings) == 1 and _svg_path_gone(strings[0])
+    return False
+
+
+_PATH_ARITY = {"m": 2, "l": 2, "h": 1, "v": 1, "c": 6, "s": 4, "q": 4, "t": 2, "a": 7, "z": 0}
+_PATH_TOKEN = re.compile(r"[MmLlHhVvCcSsQqTtAaZz]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _svg_path_gone(data: str) -> bool:
+    """Whether a ``clip-path: path()`` (SVG path data, user units = px) clips everything away: no command,
+    or every point it reaches -- control points and, for an arc, its radii around the end point, so a
+    superset of what it encloses -- within :data:`_HAIR_PX` in either direction, or straight segments only
+    enclosing at most one square pixel. Path data this reader cannot follow counts as visible (as a
+    ``polygon()`` of unknown points)."""
+    tokens = _PATH_TOKEN.findall(data)
+    if re.sub(r"[\s,]+", "", data) != "".join(tokens):
+        return False  # something else in the data: not followed
+    x = y = start_x = start_y = 0.0
+    points: list[tuple[float, float]] = []
+    subpaths: list[list[tuple[float, float]]] = []  # the points of each subpath, for the area
+    straight = True
+    command, i = "", 0
+    while i < len(tokens):
+        if tokens[i].isalpha():
+            command, i = tokens[i], i + 1
+            if command in "Zz":
+                x, y = start_x, start_y
+                continue
+        if not command or command in "Zz":
+            return False  # numbers without a command
+        arity = _PATH_ARITY[command.lower()]
+        args = tokens[i : i + arity]
+        if len(args) < arity or any(a.isalpha() for a in args):
+            return False
+        values = [float(a) for a in args]
+        i += arity
+        relative = command.islower()
+        low = command.lower()
+        if low == "h":
+            x = x + values[0] if relative else values[0]
+        elif low == "v":
+            y = y + values[0] if relative else values[0]
+        elif low == "a":
+            rx, ry = abs(values[0]), abs(values[1])
+            x, y = (x + values[5], y + values[6]) if relative else (values[5], values[6])
+            points += [(x - rx, y - ry), (x + rx, y + ry)]
+            straight = False
+        else:
+            pairs = [(values[k], values[k + 1]) for k in range(0, arity, 2)]
+            if relative:
+                pairs = [(x + px, y + py) for px, py in pairs]
+            points += pairs[:-1]
+            straight = straight and low in ("m", "l")
+            x, y = pairs[-1]
+            if low == "m":
+                start_x, start_y = x, y
+                subpaths.append([])
+                command = "l" if relative else "L"  # further pairs after a moveto are lines
+        points.append((x, y))
+        if subpaths:
+            subpaths[-1].append((x, y))
+    if not points:
+        return True  # path(""): nothing is inside it
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    if _too_small(max(xs) - min(xs), max(ys) - min(ys)):
+        return True
+    if straight:
+        area = sum(abs(sum(x1 * y2 - x2 * y1 for (x1, y1), (x2, y2) in zip(sub, sub[1:] + sub[:1], strict=True)))
+                   for sub in subpaths) / 2
+        return area <= 1
     return False
 
 

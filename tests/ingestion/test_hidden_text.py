@@ -178,6 +178,12 @@ HTML_VECTORS = {
                              f'<div class="l">{PAYLOAD}</div>',
     "clip-path-empty-rect": f'<span style="clip-path:rect(0 0 0 0)">{PAYLOAD}</span>',
     "clip-path-empty-xywh": f'<span style="clip-path:xywh(0 0 0 0)">{PAYLOAD}</span>',
+    # clip-path: path() of SVG path data (2026-12-03): no command, a point, a line, a one-pixel square
+    "clip-path-path-empty": f'<span style="clip-path:path(\'\')">{PAYLOAD}</span>',
+    "clip-path-path-point": f'<span style="clip-path:path(\'M0 0\')">{PAYLOAD}</span>',
+    "clip-path-path-line": f'<span style="clip-path:path(\'M0 0 L300 300\')">{PAYLOAD}</span>',
+    "clip-path-path-pixel": f'<span style="clip-path:path(\'M0 0 h1 v1 h-1 z\')">{PAYLOAD}</span>',
+    "clip-path-path-hair-curve": f'<span style="clip-path:path(\'M0 0 c0 0 400 1 400 0 z\')">{PAYLOAD}</span>',
     # Found attacking the demo (2026-12-03): font-relative and container units this reader did not know, a
     # background shorthand in the text's own colour, a style sheet for print *and* screen.
     "font-size-cap": f'<span style="font-size:0.1cap">{PAYLOAD}</span>',
@@ -250,6 +256,10 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="color: light-dark(#333, #eee)">{PAYLOAD}</span>',
     f'<span style="color: CanvasText">{PAYLOAD}</span>',
     f'<span style="clip-path: polygon(0 0, 100% 0, 100% 100%)">{PAYLOAD}</span>',
+    f'<span style="clip-path: path(\'M0 0 L300 0 L300 40 L0 40 Z\')">{PAYLOAD}</span>',
+    f'<span style="clip-path: path(\'M10 10 a50 50 0 1 0 1 0\')">{PAYLOAD}</span>',
+    f'<span style="clip-path: path(\'M0 0 h1 v1 h-1 z M0 0 h300 v40 h-300 z\')">{PAYLOAD}</span>',
+    f'<span style="clip-path: path(evenodd, \'M0 0 L300 0 L300 40 L0 40 Z\')">{PAYLOAD}</span>',
     f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
     f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
     f'<span style="transform:rotate(90deg)">{PAYLOAD}</span>',
