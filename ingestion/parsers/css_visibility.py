@@ -121,6 +121,11 @@ class _State:
     # Colour filters of the element and its ancestors (``filter: invert()``...): every colour painted
     # inside them (text, and backgrounds set inside) is seen through them.
     filters: tuple = ()
+    # ``mix-blend-mode`` (the innermost): (mode, the colours behind the blending element), and what the
+    # blending group itself has painted behind the text (None: nothing, the group is transparent there)
+    blend: tuple | None = None
+    group_backdrop: Color | None = None
+    painted: bool = False  # an element here or above paints a background (the bare canvas is not blended with)
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,99 @@ def contrast(a: Color, b: Color) -> float:
 def _blends_in(color: Color, backdrop: tuple[Color, ...]) -> bool:
     """Whether text of ``color`` is too close to every colour behind it to be read."""
     return all(contrast(_over(color, behind), behind) < MIN_CONTRAST for behind in backdrop)
+
+
+def _soft_light(b: float, s: float) -> float:
+    if s <= 0.5:
+        return b - (1 - 2 * s) * b * (1 - b)
+    d = ((16 * b - 12) * b + 4) * b if b <= 0.25 else math.sqrt(b)
+    return b + (2 * s - 1) * (d - b)
+
+
+def _hard_light(b: float, s: float) -> float:
+    return b * 2 * s if s <= 0.5 else b + (2 * s - 1) - b * (2 * s - 1)
+
+
+# The separable blend modes of CSS Compositing and Blending (per channel, backdrop b and source s in 0..1).
+_SEPARABLE = {
+    "multiply": lambda b, s: b * s,
+    "screen": lambda b, s: b + s - b * s,
+    "overlay": lambda b, s: _hard_light(s, b),
+    "darken": min,
+    "lighten": max,
+    "color-dodge": lambda b, s: 0.0 if b == 0 else 1.0 if s >= 1 else min(1.0, b / (1 - s)),
+    "color-burn": lambda b, s: 1.0 if b >= 1 else 0.0 if s <= 0 else 1 - min(1.0, (1 - b) / s),
+    "hard-light": _hard_light,
+    "soft-light": _soft_light,
+    "difference": lambda b, s: abs(b - s),
+    "exclusion": lambda b, s: b + s - 2 * b * s,
+    "plus-lighter": lambda b, s: min(1.0, b + s),
+    "plus-darker": lambda b, s: max(0.0, b + s - 1),
+}
+
+
+def _lum(c: tuple) -> float:
+    return 0.3 * c[0] + 0.59 * c[1] + 0.11 * c[2]
+
+
+def _set_lum(c: tuple, light: float) -> tuple:
+    d = light - _lum(c)
+    c = tuple(v + d for v in c)
+    lum, low, high = _lum(c), min(c), max(c)
+    if low < 0:
+        c = tuple(lum + (v - lum) * lum / (lum - low) for v in c)
+    if high > 1:
+        c = tuple(lum + (v - lum) * (1 - lum) / (high - lum) for v in c)
+    return c
+
+
+def _set_sat(c: tuple, saturation: float) -> tuple:
+    low, high = min(c), max(c)
+    if high == low:
+        return (0.0, 0.0, 0.0)
+    return tuple((v - low) * saturation / (high - low) for v in c)
+
+
+# The non-separable ones (whole colours).
+_NON_SEPARABLE = {
+    "hue": lambda b, s: _set_lum(_set_sat(s, max(b) - min(b)), _lum(b)),
+    "saturation": lambda b, s: _set_lum(_set_sat(b, max(s) - min(s)), _lum(b)),
+    "color": lambda b, s: _set_lum(s, _lum(b)),
+    "luminosity": lambda b, s: _set_lum(b, _lum(s)),
+}
+BLEND_MODES = frozenset(_SEPARABLE) | frozenset(_NON_SEPARABLE)
+
+
+def _blended(mode: str, behind: Color, top: Color | None) -> Color:
+    """What a pixel of ``top`` (with its alpha; None: nothing painted) in a group blended by ``mode`` shows
+    over the opaque ``behind``: the blend, weighted by the group's alpha there, over the backdrop."""
+    if top is None or top[3] <= 0:
+        return behind
+    b, s = behind[:3], top[:3]
+    mixed = (tuple(_SEPARABLE[mode](x, y) for x, y in zip(b, s, strict=True)) if mode in _SEPARABLE
+             else _NON_SEPARABLE[mode](b, s))
+    alpha = top[3]
+    return (*(alpha * m + (1 - alpha) * x for m, x in zip(mixed, b, strict=True)), 1.0)  # type: ignore[return-value]
+
+
+def _over_any(top: Color, bottom: Color | None) -> Color:
+    """``top`` composited over ``bottom`` (None: transparent), alphas kept."""
+    if bottom is None or bottom[3] <= 0:
+        return top
+    alpha = top[3] + bottom[3] * (1 - top[3])
+    if alpha <= 0:
+        return (0.0, 0.0, 0.0, 0.0)
+    return (*((t * top[3] + u * bottom[3] * (1 - top[3])) / alpha
+              for t, u in zip(top[:3], bottom[:3], strict=True)), alpha)  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=4096)
+def _blends_in_group(color: Color, mode: str, outside: tuple[Color, ...], group: Color | None) -> bool:
+    """Whether text of ``color`` drawn in a group blended by ``mode`` (over ``group``, what the group painted
+    behind it) is too close, on every colour ``outside`` it, to what the group shows around it."""
+    text = _over_any(color, group)
+    return all(contrast(_blended(mode, behind, text), _blended(mode, behind, group)) < MIN_CONTRAST
+               for behind in outside)
 
 
 def _legacy_color(value: str | None) -> Color | None:
@@ -1063,7 +1161,7 @@ RELEVANT = frozenset({
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    *_MASK_PROPERTIES,
+    "mix-blend-mode", *_MASK_PROPERTIES,
 })
 
 
@@ -1074,6 +1172,11 @@ def _reason(state: _State) -> str | None:
         return "visibility: hidden"
     if state.font_px * state.scale < MIN_FONT_PX:
         return "a font too small to read"
+    if state.color is not None and state.blend is not None and not state.outlined:
+        mode, outside = state.blend
+        if outside is not None and _blends_in_group(state.color, mode, outside, state.group_backdrop):
+            return "text blended into its background (mix-blend-mode)"
+        return None
     if state.color is not None and state.backdrop is not None and not state.outlined \
             and _blends_in(state.color, state.backdrop):
         return "text coloured like its background"
@@ -1327,12 +1430,22 @@ class Visibility:
                 color = _filtered(color, own_filters)
         filters = filters + own_filters
         backdrop = parent.backdrop
+        blend, group_backdrop, painted = parent.blend, parent.group_backdrop, parent.painted
+        mode = _keyword(tokens.get("mix-blend-mode") or [])
+        if mode in BLEND_MODES and painted:  # a new group, blended with the backgrounds behind this element
+            blend, group_backdrop = (mode, backdrop), None
+        # (Over the bare canvas -- no background anywhere above -- a browser blends with nothing: the text
+        # shows in its own colour, as the rule without blending judges it. Checked in chromium.)
         image = tokens.get("background-image")
         if image and _keyword(image) != "none":
             colors = _colors_in(image)
             has_url = any(t.type == "url" or (t.type == "function" and t.lower_name == "url") for t in image)
             backdrop = None if has_url or not colors else tuple(
                 _over(c, backdrop[0]) if backdrop else c for c in colors)
+            painted = True
+            if blend is not None:  # inside a blended group: an image is unknown, a gradient its first colour
+                blend = (blend[0], None) if backdrop is None else blend
+                group_backdrop = _over_any(colors[0], group_backdrop) if colors else group_backdrop
         elif "background-color" in tokens:
             value = tokens["background-color"]
             parsed = _color(value[0]) if len(value) == 1 else None
@@ -1342,6 +1455,9 @@ class Visibility:
                 if parsed[3] > 0:
                     parsed = _filtered(parsed, filters)  # a background painted inside filtered elements
                     backdrop = tuple(_over(parsed, behind) for behind in backdrop) if backdrop else None
+                    painted = True
+                    if blend is not None:
+                        group_backdrop = _over_any(parsed, group_backdrop)
             elif _keyword(value) not in ("inherit", "unset", "initial"):
                 backdrop = None  # a colour this reader cannot compare
         outlined = parent.outlined
@@ -1351,7 +1467,8 @@ class Visibility:
         if stroke:
             outlined = outlined or self._outline(stroke, backdrop)
         return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
-                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters)
+                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters,
+                       blend=blend, group_backdrop=group_backdrop, painted=painted)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:

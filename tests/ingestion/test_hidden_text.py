@@ -184,6 +184,18 @@ HTML_VECTORS = {
     "clip-path-path-line": f'<span style="clip-path:path(\'M0 0 L300 300\')">{PAYLOAD}</span>',
     "clip-path-path-pixel": f'<span style="clip-path:path(\'M0 0 h1 v1 h-1 z\')">{PAYLOAD}</span>',
     "clip-path-path-hair-curve": f'<span style="clip-path:path(\'M0 0 c0 0 400 1 400 0 z\')">{PAYLOAD}</span>',
+    # mix-blend-mode over a painted background (2026-12-03; each checked in chromium: no pixel of the text
+    # differs from the page): black text screened, lightened, dodged, burned, excluded, overlaid, soft-lit or
+    # given the page's luminosity shows white on white; a white box with white text, differenced, is black
+    # on black; a whole blended block; the mode set by a rule.
+    **{f"blend-{mode}": f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:{mode}">{PAYLOAD}</span>'
+       for mode in ("screen", "lighten", "color-dodge", "color-burn", "exclusion", "overlay", "soft-light",
+                    "plus-lighter", "color", "saturation")},
+    "blend-hue-red": f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:hue;color:red">{PAYLOAD}</span>',
+    "blend-difference-box": f'<style>body{{background:#fff}}</style>'
+                            f'<span style="mix-blend-mode:difference;background:#fff;color:#fff">{PAYLOAD}</span>',
+    "blend-block": f'<span style="background:#fff"><span style="mix-blend-mode:screen"><b>{PAYLOAD}</b></span></span>',
+    "blend-rule": f'<style>body{{background:#fff}} .s{{mix-blend-mode:screen}}</style><span class="s">{PAYLOAD}</span>',
     # Found attacking the demo (2026-12-03): font-relative and container units this reader did not know, a
     # background shorthand in the text's own colour, a style sheet for print *and* screen.
     "font-size-cap": f'<span style="font-size:0.1cap">{PAYLOAD}</span>',
@@ -260,6 +272,17 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="clip-path: path(\'M10 10 a50 50 0 1 0 1 0\')">{PAYLOAD}</span>',
     f'<span style="clip-path: path(\'M0 0 h1 v1 h-1 z M0 0 h300 v40 h-300 z\')">{PAYLOAD}</span>',
     f'<span style="clip-path: path(evenodd, \'M0 0 L300 0 L300 40 L0 40 Z\')">{PAYLOAD}</span>',
+    # mix-blend-mode that leaves the text readable (checked in chromium), and any mode over the bare canvas:
+    # a browser blends with nothing there
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:multiply">{PAYLOAD}</span>',
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:darken">{PAYLOAD}</span>',
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:luminosity">{PAYLOAD}</span>',
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:hard-light">{PAYLOAD}</span>',
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:difference;color:#fff">{PAYLOAD}</span>',
+    f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:difference;background:#fff">{PAYLOAD}</span>',
+    f'<style>body{{background:#000;color:#fff}}</style><span style="mix-blend-mode:screen">{PAYLOAD}</span>',
+    f'<span style="mix-blend-mode:screen">{PAYLOAD}</span>',
+    f'<span style="mix-blend-mode:color">{PAYLOAD}</span>',
     f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
     f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
     f'<span style="transform:rotate(90deg)">{PAYLOAD}</span>',
