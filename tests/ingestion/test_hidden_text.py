@@ -109,6 +109,8 @@ HTML_VECTORS = {
     "filter-opacity": f'<span style="filter:opacity(0)">{PAYLOAD}</span>',
     "filter-blur": f'<span style="filter:blur(20px)">{PAYLOAD}</span>',
     "filter-brightness": f'<span style="color:#808080;filter:brightness(3)">{PAYLOAD}</span>',
+    "filter-brightness-0-on-black": f'<span style="background:#000;color:#fff"><span style="filter:brightness(0)">'
+                                    f'{PAYLOAD}</span></span>',
     # Found attacking the demo: colours written in CSS Color 4/5 forms and shapes this reader did not
     # evaluate were taken as visible (fail open).
     "color-oklch-white": f'<span style="color: oklch(100% 0 0)">{PAYLOAD}</span>',
@@ -282,6 +284,7 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<style>body{{background:#fff}}</style><span style="mix-blend-mode:difference;background:#fff">{PAYLOAD}</span>',
     f'<style>body{{background:#000;color:#fff}}</style><span style="mix-blend-mode:screen">{PAYLOAD}</span>',
     f'<span style="mix-blend-mode:screen">{PAYLOAD}</span>',
+    f'<span style="filter:brightness(0)">{PAYLOAD}</span>',  # black on the white page: drawn
     f'<span style="mix-blend-mode:color">{PAYLOAD}</span>',
     f'<span style="mask-image: linear-gradient(black, transparent)">{PAYLOAD}</span>',
     f'<span style="mask-image: url(fade.png)">{PAYLOAD}</span>',
