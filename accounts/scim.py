@@ -268,6 +268,16 @@ def _last_admin_guard(membership: Membership) -> None:
         raise ConflictException(detail="this is the tenant's last active admin; an admin changes that in the console")
 
 
+def _beyond_scim_guard(membership: Membership) -> None:
+    """Refuse to move a membership holding more than SCIM gives (a role above viewer, a clearance above
+    ``BULKHEAD_SCIM_CLEARANCE``) to another address: SCIM never sets a role or a clearance, and moving
+    one an admin set would hand it to whoever owns the new address (found attacking SCIM: a leaked
+    token renamed the admin's membership to the attacker's address)."""
+    if membership.role != Role.VIEWER or membership.clearance > parse_level(settings.BULKHEAD_SCIM_CLEARANCE):
+        raise ConflictException(detail="this member's role or clearance was set by an admin, so SCIM does not move "
+                                       "it to another address; an admin changes the address in the console")
+
+
 def user_list(*, tenant: Tenant, filter_text: str | None, start: int, count: int, base: str):
     """The tenant's members as SCIM users, filtered and paged: (total, page)."""
     rows = _user_memberships(tenant).order_by("pk")
@@ -329,6 +339,7 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
             membership.tenant, email, besides=membership.pk):
         raise UniquenessException(detail=f"userName {user_name!r} is already a member of this tenant")
     if email != membership.user.email:  # the membership moves to that address's user; no user changes
+        _beyond_scim_guard(membership)
         membership.user = _user_for(email)
     active = resource.active is True  # "active" removed by a replace or a patch: inactive (closed)
     if membership.is_active and not active:
