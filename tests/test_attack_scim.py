@@ -68,3 +68,22 @@ def test_a_scim_token_cannot_move_an_admins_role_or_clearance_to_another_address
     assert status == 201, body
     status, body = _move(scim, int(body["id"]), "ann.lee@acme.example", how)
     assert status == 200 and body["userName"] == "ann.lee@acme.example", body
+
+
+@pytest.mark.parametrize("where", ["Users", "Groups", "Users/.search"])
+def test_a_start_index_past_the_databases_integers_is_an_empty_page(where):
+    """Found attacking SCIM: ``startIndex`` above PostgreSQL's bigint (``10**20``) reached the query's
+    OFFSET and answered a 500 HTML page -- not a SCIM message (every answer is one, errors included).
+    Any start past the last resource is an empty page."""
+    tenant = tenant_create(slug="scim-pages", name="Pages")
+    membership_create(tenant=tenant, email="admin@pages.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    scim = _scim(key)
+    for start in (10**20, 2**63 - 1, 2**63 - 2):
+        if where.endswith(".search"):
+            status, body = scim("post", where, {"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+                                                "startIndex": start, "count": 200})
+        else:
+            status, body = scim("get", f"{where}?startIndex={start}&count=200")
+        assert status == 200 and body["totalResults"] == (1 if "Users" in where else 0), (start, status, body)
+        assert "Resources" not in body, body
