@@ -45,8 +45,12 @@ def allowed_local_path(path: str) -> Path:
 
 def _read_file(full: Path, root: Path) -> Callable[[], bytes]:
     def read() -> bytes:
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # a file swapped for a link meanwhile is refused
+        # A file swapped meanwhile for a link is refused; for a named pipe or a device, opening never waits
+        # (found attacking sources: a pipe hung the sync's worker) and it is skipped below.
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise Skip("not a regular file (it changed since the listing)")
             real = Path(os.path.realpath(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else full
             if root not in real.parents:
                 raise Skip("the file now leads outside the source's folder")

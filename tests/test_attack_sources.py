@@ -80,3 +80,42 @@ def test_a_file_name_that_is_not_utf8_fails_its_item_and_never_the_sync(admin, k
         "the file name is not UTF-8; it is not read"]
     assert "\udcff" not in sync.errors[0]["path"] and sync.errors[0]["path"].endswith("-planted.md")
     assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"a.md", "z.md"}
+
+
+def test_a_file_swapped_for_a_named_pipe_after_the_listing_is_skipped_not_read(admin):
+    """Found attacking sources: a folder's file replaced by a named pipe between the listing and the read
+    was opened as it was -- ``open`` waits for a writer, so the sync's worker hung for good (or read
+    whatever the writer sent, content no file holds). A file that is not a regular file when opened is
+    skipped with the reason; opening never waits."""
+    import threading
+
+    from sources.entries import Skip
+    from sources.listing import list_folder
+
+    root = new_folder("fifo-")
+    write(root, {"a.md": "# A\n\nalpha\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="fifo", path=str(root))
+    entry = next(e for e in list_folder(source).entries if e.path == "a.md")
+    os.unlink(root / "a.md")
+    os.mkfifo(root / "a.md")
+    sent = []
+
+    def writer():  # waits for a reader, as a hostile writer of the folder would
+        fd = os.open(root / "a.md", os.O_WRONLY)
+        try:
+            os.write(fd, b"# Planted\n\ncontent no file holds\n")
+            sent.append(True)
+        except BrokenPipeError:
+            pass
+        finally:
+            os.close(fd)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(Skip, match="not a regular file"):
+            entry.read()
+    finally:
+        unblock = os.open(root / "a.md", os.O_RDONLY | os.O_NONBLOCK)  # lets a writer still waiting go on
+        thread.join()
+        os.close(unblock)
