@@ -262,6 +262,9 @@ def _view(membership: Membership) -> dict:
 def _last_admin_guard(membership: Membership) -> None:
     if membership.role != Role.ADMIN or not membership.is_active:
         return
+    # One at a time per tenant: two deprovisionings at once each saw the other admin still active and
+    # both went through (found attacking SCIM). The tenant's row is the lock; the count is read after it.
+    Tenant.objects.select_for_update().get(pk=membership.tenant_id)
     others = Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN, is_active=True).exclude(
         pk=membership.pk)
     if not others.exists():

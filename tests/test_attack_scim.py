@@ -87,3 +87,65 @@ def test_a_start_index_past_the_databases_integers_is_an_empty_page(where):
             status, body = scim("get", f"{where}?startIndex={start}&count=200")
         assert status == 200 and body["totalResults"] == (1 if "Users" in where else 0), (start, status, body)
         assert "Resources" not in body, body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_deprovisionings_at_once_leave_an_active_admin():
+    """Found attacking SCIM: the last-admin guard read the other admins without a lock, so two requests
+    deprovisioning the tenant's two admins at once each saw the other still active, and both went
+    through -- no active admin left (a leaked SCIM token locks the tenant's admins out). Deterministic:
+    one deprovisioning holds its transaction open; the other runs meanwhile (it waits for the first, with
+    the fix); then the first commits."""
+    import threading
+    import time
+
+    from django.db import connection, connections, transaction
+    from scim2_models import User as ScimUser
+
+    from accounts import scim as scim_service
+    from accounts.tenancy import tenant_activate
+
+    tenant = tenant_create(slug="scim-race", name="Race")
+    first = membership_create(tenant=tenant, email="one@race.example", role="admin", clearance="restricted")
+    second = membership_create(tenant=tenant, email="two@race.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    answers, pid = [], []
+
+    def deprovision_second() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                pid.append(cursor.fetchone()[0])
+            answers.append(_scim(key)("patch", f"Users/{second.pk}", {"schemas": [PATCH], "Operations": [
+                {"op": "replace", "path": "active", "value": False}]})[0])
+        finally:
+            connections.close_all()
+
+    def waiting_or_done() -> bool:
+        if answers:
+            return True
+        if not pid:
+            return False
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid[0]])
+            row = cursor.fetchone()
+        return bool(row) and row[0] == "Lock"
+
+    tenant_activate(tenant.pk)
+    other = threading.Thread(target=deprovision_second)
+    try:
+        with transaction.atomic():
+            membership = Membership.objects.get(pk=first.pk)
+            resource = scim_service.user_resource(membership, "http://testserver/scim/v2")
+            resource = ScimUser.model_validate({**resource.model_dump(), "active": False})
+            scim_service.user_replace(membership=membership, resource=resource)
+            other.start()
+            deadline = time.monotonic() + 60
+            while not waiting_or_done():
+                assert time.monotonic() < deadline, "the second deprovisioning neither waited nor ended"
+                time.sleep(0.05)
+    finally:
+        other.join(60)
+        tenant_activate(tenant.pk)
+    assert answers == [409], answers
+    assert Membership.objects.filter(tenant=tenant, role="admin", is_active=True).count() == 1
