@@ -54,8 +54,10 @@ def provider_url_check(url: str) -> None:
 
     if not url.startswith(("https://", "http://")):
         raise ApplicationError("the identity provider's URLs are http(s) URLs")
+    if settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES:  # any host: nothing to check (nor to resolve here)
+        return
     try:
-        check_url_host(url, allow_private=settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES)
+        check_url_host(url, allow_private=False)
     except ListingError as exc:
         raise ApplicationError(f"the identity provider's address: {exc}") from None
 
