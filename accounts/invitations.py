@@ -172,12 +172,23 @@ def invitation_open(key: str) -> OpenInvitation:
     if tenant_id is None:
         raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
     tenant_activate(tenant_id)
-    invitation = Invitation.objects.select_related("tenant").filter(key_hash=digest).first()
+    invitation = Invitation.objects.select_related("tenant", "invited_by__user").filter(key_hash=digest).first()
     if invitation is None or invitation.accepted_at or invitation.revoked_at or invitation.expires_at <= timezone.now():
+        raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
+    if not _inviter_still_admin(invitation):
         raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
     user = User.objects.filter(email=invitation.email).first()
     existing = user if user is not None and user.has_usable_password() else None
     return OpenInvitation(invitation=invitation, tenant=invitation.tenant, existing_user=existing)
+
+
+def _inviter_still_admin(invitation: Invitation) -> bool:
+    """Whether the member who made ``invitation`` is still an active admin of its tenant: a link is that
+    admin's grant, and dies with their authority (found attacking invitations: an admin being removed
+    invited an address of their own as an admin, and the link still worked after the removal)."""
+    inviter = invitation.invited_by
+    return (inviter is not None and inviter.tenant_id == invitation.tenant_id and inviter.role == Role.ADMIN
+            and inviter.is_active and inviter.user.is_active)
 
 
 @transaction.atomic

@@ -262,10 +262,23 @@ def _view(membership: Membership) -> dict:
 def _last_admin_guard(membership: Membership) -> None:
     if membership.role != Role.ADMIN or not membership.is_active:
         return
+    # One at a time per tenant: two deprovisionings at once each saw the other admin still active and
+    # both went through (found attacking SCIM). The tenant's row is the lock; the count is read after it.
+    Tenant.objects.select_for_update().get(pk=membership.tenant_id)
     others = Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN, is_active=True).exclude(
         pk=membership.pk)
     if not others.exists():
         raise ConflictException(detail="this is the tenant's last active admin; an admin changes that in the console")
+
+
+def _beyond_scim_guard(membership: Membership) -> None:
+    """Refuse to move a membership holding more than SCIM gives (a role above viewer, a clearance above
+    ``BULKHEAD_SCIM_CLEARANCE``) to another address: SCIM never sets a role or a clearance, and moving
+    one an admin set would hand it to whoever owns the new address (found attacking SCIM: a leaked
+    token renamed the admin's membership to the attacker's address)."""
+    if membership.role != Role.VIEWER or membership.clearance > parse_level(settings.BULKHEAD_SCIM_CLEARANCE):
+        raise ConflictException(detail="this member's role or clearance was set by an admin, so SCIM does not move "
+                                       "it to another address; an admin changes the address in the console")
 
 
 def user_list(*, tenant: Tenant, filter_text: str | None, start: int, count: int, base: str):
@@ -329,6 +342,7 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
             membership.tenant, email, besides=membership.pk):
         raise UniquenessException(detail=f"userName {user_name!r} is already a member of this tenant")
     if email != membership.user.email:  # the membership moves to that address's user; no user changes
+        _beyond_scim_guard(membership)
         membership.user = _user_for(email)
     active = resource.active is True  # "active" removed by a replace or a patch: inactive (closed)
     if membership.is_active and not active:

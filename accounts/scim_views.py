@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 CONTENT_TYPE = "application/scim+json"
 MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_COUNT = 100
+# A start past every resource is an empty page; past this one it would overflow the query's OFFSET (a bigint).
+MAX_START = 2**62
 
 
 def _answer(body: dict | None, status: int = 200, *, location: str = "") -> HttpResponse:
@@ -106,7 +108,7 @@ def _list_args(request) -> tuple[str | None, int, int, ResponseParameters]:
         except ValueError:
             raise InvalidSyntaxException(detail=f"{name} must be an integer") from None
 
-    start = max(number("startIndex", 1), 1)
+    start = min(max(number("startIndex", 1), 1), MAX_START)
     count = min(max(number("count", DEFAULT_COUNT), 0), scim.MAX_RESULTS)
     return request.GET.get("filter") or None, start, count, _parameters(request)
 
@@ -169,7 +171,7 @@ def resource_types(request, tenant, type_id: str | None = None):
 
 def _search_body(request) -> tuple[str | None, int, int, ResponseParameters]:
     search = SearchRequest.model_validate(_body(request), scim_ctx=Context.SEARCH_REQUEST)
-    start = max(search.start_index or 1, 1)
+    start = min(max(search.start_index or 1, 1), MAX_START)
     count = min(max(search.count if search.count is not None else DEFAULT_COUNT, 0), scim.MAX_RESULTS)
     return (str(search.filter) if search.filter else None), start, count, search
 

@@ -27,6 +27,7 @@ source ``sso``). A deactivated membership is refused. The session it makes acts 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -233,9 +234,13 @@ def oidc_client(config: SsoConfig):
     )
 
 
-def oidc_check_metadata(client, config: SsoConfig) -> dict:
+def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], None]) -> dict:
     """The provider's discovery document, refused unless it names the configured issuer (a provider
-    answering for another issuer is a mix-up) and offers the code flow and a JWKS."""
+    answering for another issuer is a mix-up) and offers the code flow and a JWKS. ``url_check`` (which
+    raises :class:`ApplicationError`) passes the issuer before anything is fetched, and the endpoints the
+    server then fetches (the token endpoint, the JWKS) before they are: a tenant's admin types the issuer,
+    so it must not lead the server into its own network (found attacking SSO)."""
+    url_check(config.issuer)
     metadata = client.load_server_metadata()
     if str(metadata.get("issuer", "")).rstrip("/") != config.issuer.rstrip("/"):
         raise ApplicationError(f"the provider's discovery document names the issuer {metadata.get('issuer')!r}, "
@@ -243,13 +248,15 @@ def oidc_check_metadata(client, config: SsoConfig) -> dict:
     for key in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
         if not metadata.get(key):
             raise ApplicationError(f"the provider's discovery document has no {key}")
+    for key in ("token_endpoint", "jwks_uri"):
+        url_check(str(metadata[key]))
     return metadata
 
 
-def oidc_test_connection(config: SsoConfig) -> dict:
+def oidc_test_connection(config: SsoConfig, url_check: Callable[[str], None]) -> dict:
     """The console's "test the connection": discovery, the issuer check, the signing keys."""
     client = oidc_client(config)
-    metadata = oidc_check_metadata(client, config)
+    metadata = oidc_check_metadata(client, config, url_check)
     keys = client.fetch_jwk_set(force=True).get("keys") or []
     if not keys:
         raise ApplicationError("the provider publishes no signing keys (jwks_uri is empty)")

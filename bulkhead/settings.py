@@ -307,6 +307,9 @@ BULKHEAD_SOURCE_KEY = os.environ.get("BULKHEAD_SOURCE_KEY", "")
 BULKHEAD_SOURCE_CACHE_DIR = os.environ.get("BULKHEAD_SOURCE_CACHE_DIR") or str(embedded_services.data_path() / "sources")
 # Web and Git over HTTP: private, loopback and link-local addresses are refused unless this is on.
 BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES", False)
+# Single sign-on: the provider's host and its discovery document's endpoints must be public unless this is on
+# (a provider inside the network: the operator's choice; a tenant's admin types the issuer).
+BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES", False)
 BULKHEAD_SOURCE_MAX_FILES = env_int("BULKHEAD_SOURCE_MAX_FILES", 10_000)  # items one listing may hold
 BULKHEAD_SOURCE_MAX_BYTES = env_int("BULKHEAD_SOURCE_MAX_BYTES", 500 * 1024 * 1024)  # new content per sync
 BULKHEAD_SOURCE_TIMEOUT_SECONDS = env_int("BULKHEAD_SOURCE_TIMEOUT_SECONDS", 20)  # one request to a site

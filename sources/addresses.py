@@ -42,21 +42,22 @@ def address_allowed(address: str) -> bool:
     return ip.is_global and not (ip.is_multicast or ip.is_reserved)
 
 
-def check_url_host(url: str) -> str:
+def check_url_host(url: str, *, allow_private: bool | None = None) -> str:
     """The one address to connect to for ``url``, after checking every address its host has."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "ssh") or not parts.hostname:
         raise ListingError(f"not an http(s) URL: {url[:200]}")
-    return check_host(parts.hostname, parts.port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme])
+    return check_host(parts.hostname, parts.port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme],
+                      allow_private=allow_private)
 
 
-def check_host(host: str, port: int) -> str:
+def check_host(host: str, port: int, *, allow_private: bool | None = None) -> str:
     """The one address to connect to for ``host``, after checking every address it has. Without private
-    addresses allowed, a name that does not resolve is refused in the same words as one that resolves to
-    a private address: two messages would tell a tenant's admin which internal names exist (found
-    attacking the demo)."""
+    addresses allowed (``allow_private``; None: ``BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES``), a name that
+    does not resolve is refused in the same words as one that resolves to a private address: two
+    messages would tell a tenant's admin which internal names exist (found attacking the demo)."""
     refusal = f"{host} is not public or does not resolve; refused"
-    if settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES:
+    if settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES if allow_private is None else allow_private:
         return _addresses(host, port)[0]
     try:
         addresses = _addresses(host, port)

@@ -45,8 +45,12 @@ def allowed_local_path(path: str) -> Path:
 
 def _read_file(full: Path, root: Path) -> Callable[[], bytes]:
     def read() -> bytes:
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)  # a file swapped for a link meanwhile is refused
+        # A file swapped meanwhile for a link is refused; for a named pipe or a device, opening never waits
+        # (found attacking sources: a pipe hung the sync's worker) and it is skipped below.
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise Skip("not a regular file (it changed since the listing)")
             real = Path(os.path.realpath(f"/proc/self/fd/{fd}")) if os.path.exists("/proc/self/fd") else full
             if root not in real.parents:
                 raise Skip("the file now leads outside the source's folder")
@@ -58,11 +62,27 @@ def _read_file(full: Path, root: Path) -> Callable[[], bytes]:
     return read
 
 
+NOT_UTF8 = "the file name is not UTF-8; it is not read"
+
+
+def _not_utf8(rel: str) -> dict | None:
+    """The listing's error for a path whose name is not UTF-8 (decoded with ``surrogateescape``), or None.
+    Such a path is no item: it could be stored nowhere (found attacking sources: it stopped every sync
+    of its source at that item, so nothing after it synced and nothing deleted at the source was)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return {"path": shown, "error": NOT_UTF8}
+    return None
+
+
 def list_folder(source: Source) -> Listing:
     root = allowed_local_path(source.path)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
+    errors: list[dict] = []
     stack = [root]
     while stack:
         directory = stack.pop()
@@ -72,6 +92,10 @@ def list_folder(source: Source) -> Listing:
             raise ListingError(f"could not list {directory}: {exc.strerror}") from None
         for child in children:
             rel = str(Path(child.path).relative_to(root))
+            odd = _not_utf8(rel)
+            if odd is not None:  # a folder of that name is not entered either
+                errors.append(odd)
+                continue
             if child.is_symlink():
                 entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
                 continue
@@ -84,7 +108,7 @@ def list_folder(source: Source) -> Listing:
             st = child.stat(follow_symlinks=False)
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
-    return Listing(entries)
+    return Listing(entries, errors=errors)
 
 
 def _never() -> bytes:
@@ -216,8 +240,13 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     if not isinstance(obj, Commit):
         raise ListingError(f"{branch or 'HEAD'} does not name a commit")
     entries: list[Entry] = []
+    errors: list[dict] = []
     for item in repo.object_store.iter_tree_contents(obj.tree):
         rel = item.path.decode("utf-8", "surrogateescape")
+        odd = _not_utf8(rel)
+        if odd is not None:
+            errors.append(odd)
+            continue
         if stat.S_ISDIR(item.mode) or item.mode == 0o160000:
             entries.append(Entry(rel, "", _never, skip="a submodule (not followed)"))
             continue
@@ -225,7 +254,7 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo))
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo), errors=errors)
 
 
 def _git_renames(repo) -> RenameFinder:

@@ -98,9 +98,11 @@ def _sources_for_tests() -> None:
     SOURCE_ROOT.mkdir(parents=True, exist_ok=True)
     os.environ["BULKHEAD_SOURCE_ROOTS"] = str(SOURCE_ROOT)
     os.environ["BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES"] = "1"
+    os.environ["BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES"] = "1"  # the test identity provider listens on loopback
     os.environ["BULKHEAD_SOURCE_CACHE_DIR"] = str(SOURCE_ROOT / ".git-cache")
     settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT)]
     settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = True
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = True
     settings.BULKHEAD_SOURCE_CACHE_DIR = str(SOURCE_ROOT / ".git-cache")
 
 

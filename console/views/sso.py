@@ -28,6 +28,8 @@ from accounts.sso import (
 )
 from accounts.tenancy import tenant_activate
 from console.membership import member_required, tenant_enter
+from sources.addresses import check_url_host
+from sources.entries import ListingError
 
 logger = logging.getLogger(__name__)
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -43,6 +45,21 @@ def _callback_url(request, slug: str) -> str:
 
     path = reverse("console:sso-callback", kwargs={"slug": slug})
     return settings.BULKHEAD_PUBLIC_URL + path if settings.BULKHEAD_PUBLIC_URL else request.build_absolute_uri(path)
+
+
+def provider_url_check(url: str) -> None:
+    """A URL of a tenant's identity provider the server is to fetch: its host's every address public
+    (as a source's), unless ``BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES``; else :class:`ApplicationError`."""
+    from django.conf import settings
+
+    if not url.startswith(("https://", "http://")):
+        raise ApplicationError("the identity provider's URLs are http(s) URLs")
+    if settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES:  # any host: nothing to check (nor to resolve here)
+        return
+    try:
+        check_url_host(url, allow_private=False)
+    except ListingError as exc:
+        raise ApplicationError(f"the identity provider's address: {exc}") from None
 
 
 def _refused(request, message: str, status: int = 403):
@@ -78,7 +95,7 @@ def sso_start(request, slug: str):
         return _refused(request, NOT_OFFERED, 404)
     try:
         client = oidc_client(config)
-        oidc_check_metadata(client, config)
+        oidc_check_metadata(client, config, provider_url_check)
         return client.authorize_redirect(request, _callback_url(request, slug))
     except Exception as exc:  # noqa: BLE001 -- the provider unreachable or misconfigured: say so, log it
         logger.warning("single sign-on of %s could not start: %s", slug, exc)
@@ -100,6 +117,7 @@ def sso_callback(request, slug: str):
         return _refused(request, "The answer came from another identity provider than this organisation's.")
     try:
         client = oidc_client(config)
+        oidc_check_metadata(client, config, provider_url_check)  # the endpoints fetched next, checked first
         token = client.authorize_access_token(
             request, claims_options={"iss": {"essential": True, "values": [config.issuer]}})
         claims = token.get("userinfo")
@@ -148,6 +166,14 @@ class SsoConfigForm(forms.Form):
                                     help_text=f'JSON: claim value or provider group → level ({", ".join(LEVEL_NAMES)}); '
                                               "no match: public")
 
+    def clean_issuer(self):
+        issuer = self.cleaned_data["issuer"]
+        try:
+            provider_url_check(issuer)
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return issuer
+
     def clean_group_map(self):
         return self._json("group_map")
 
@@ -190,7 +216,7 @@ def sso_settings(request):
             status = 400
         else:
             try:
-                context["test"] = {"ok": True, **oidc_test_connection(config)}
+                context["test"] = {"ok": True, **oidc_test_connection(config, provider_url_check)}
             except Exception as exc:  # noqa: BLE001 -- shown to the admin: it is their provider
                 context["test"] = {"ok": False, "error": str(exc)[:300] or type(exc).__name__}
         form = SsoConfigForm(initial=_initial(config))

@@ -1,0 +1,74 @@
+"""Attacking single sign-on as a tenant's admin: the provider's address is one the server fetches."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+
+import pytest
+from django.test import Client
+
+from accounts.models import SsoConfig
+from accounts.services import membership_create, tenant_create
+from tests.api_helpers import console_client
+
+pytestmark = pytest.mark.django_db
+SECRET = "internal-only-7f3a"  # what a service inside the network answers
+
+
+@pytest.fixture
+def internal_service():
+    """A service on the server's own network (loopback here), answering JSON to anyone who asks."""
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the standard library's name
+            hits.append(self.path)
+            body = json.dumps({"issuer": SECRET, "note": SECRET}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_tenants_provider_address_cannot_reach_the_servers_network(internal_service, settings):
+    """Found attacking SSO: the issuer an admin types is fetched by the server -- by the settings page's
+    "test the connection" (which showed the answer: the internal service's JSON came back in the error,
+    and its kind of failure told open ports from closed ones) and by every anonymous ``/sso/<tenant>/``.
+    The sources' rule holds for it now: every address of the provider's host (and of its discovery
+    document's endpoints) must be public unless the operator allows private ones
+    (``BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES``); refused before any request."""
+    settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = False
+    url, hits = internal_service
+    tenant = tenant_create(slug="ssrf", name="SSRF")
+    admin = membership_create(tenant=tenant, email="admin@ssrf.example", role="admin", clearance="restricted")
+    console = console_client(admin)
+    form = {"enabled": "on", "issuer": url, "client_id": "c", "admit_domains": "ssrf.example",
+            "groups_claim": "groups", "group_map": "{}", "clearance_map": "{}"}
+    saved = console.post("/settings/sso/", form)
+    assert saved.status_code == 400 and b"not public" in saved.content, saved.status_code
+    assert not SsoConfig.objects.filter(tenant=tenant).exists()
+    # Saved before this rule (or the host's addresses changed since): nothing is fetched either.
+    SsoConfig.objects.create(tenant=tenant, issuer=url, client_id="c", enabled=True, admit_domains=["ssrf.example"])
+    tested = console.post("/settings/sso/", {"action": "test"})
+    assert SECRET.encode() not in tested.content and b"not public" in tested.content
+    started = Client().get("/sso/ssrf/")
+    assert started.status_code == 502
+    assert hits == []  # the internal service was never asked
+    # The operator's switch, for a provider inside the network.
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = True
+    console.post("/settings/sso/", {"action": "test"})
+    assert hits == ["/.well-known/openid-configuration"]
