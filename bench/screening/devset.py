@@ -361,18 +361,28 @@ def test3_docs(rng: random.Random) -> list[Doc]:
     """test3's clean side: the documentation (reStructuredText) in the sdists of Flask, Sphinx, Alembic
     and Scrapy -- none installed in the project's environment, none read by the earlier splits -- in
     three genres: tutorial, api_guide (reference and usage), runbook (deploying, how-tos, cookbooks)."""
+    def genre_of(rel: str) -> str:
+        return "runbook" if _RUNBOOK.match(rel) else "tutorial" if _TUTORIAL.match(rel) else "api_guide"
+
+    return _sdist_docs(TEST3_SDISTS, "docs?", genre_of, "test3", rng)
+
+
+def _sdist_docs(sdists: dict[str, str], docs_folder: str, genre_of, split: str, rng: random.Random,
+                *isolation: str) -> list[Doc]:
+    """The reStructuredText pages over 400 characters under each sdist's ``docs_folder`` (a pattern), by
+    ``genre_of`` their path, at most :data:`TEST3_DOCS_PER_GENRE` a genre drawn by ``rng``."""
     by_genre: dict[str, list[Doc]] = {}
-    for name, version in TEST3_SDISTS.items():
-        root = _sdist(name, version)
+    for name, version in sdists.items():
+        root = _sdist(name, version, *isolation)
         for p in sorted(root.rglob("*.rst")):
             rel = f"{name}/{p.relative_to(root)}"
-            if not re.match(rf"^{name}/docs?/", rel) or _SKIP.search(rel):
+            if not re.match(rf"^{name}/{docs_folder}/", rel) or _SKIP.search(rel):
                 continue
             text = p.read_text(errors="replace").strip()
             if len(text) <= 400:
                 continue
-            genre = "runbook" if _RUNBOOK.match(rel) else "tutorial" if _TUTORIAL.match(rel) else "api_guide"
-            by_genre.setdefault(genre, []).append(Doc(f"t3/{rel}", genre, text[:MAX_DOC_CHARS], "test3"))
+            genre = genre_of(rel)
+            by_genre.setdefault(genre, []).append(Doc(f"t{split[-1]}/{rel}", genre, text[:MAX_DOC_CHARS], split))
     out = []
     for _genre, items in sorted(by_genre.items()):
         rng.shuffle(items)
@@ -456,23 +466,11 @@ def test4_docs(rng: random.Random) -> list[Doc]:
     """test4's clean side: the documentation (reStructuredText) in the sdists of Pyramid and Falcon --
     neither installed in the project's environment, neither read by an earlier split -- as tutorial,
     runbook (deployment, FAQ, install, recipes, narrative how-tos) and api_guide (the rest)."""
-    by_genre: dict[str, list[Doc]] = {}
-    for name, version in TEST4_SDISTS.items():
-        root = _sdist(name, version, "--no-build-isolation")  # Falcon's build needs Cython: not for its docs
-        for p in sorted(root.rglob("*.rst")):
-            rel = f"{name}/{p.relative_to(root)}"
-            if not re.match(rf"^{name}/docs/", rel) or _SKIP.search(rel):
-                continue
-            text = p.read_text(errors="replace").strip()
-            if len(text) <= 400:
-                continue
-            genre = "tutorial" if _T4_TUTORIAL.match(rel) else "runbook" if _T4_RUNBOOK.match(rel) else "api_guide"
-            by_genre.setdefault(genre, []).append(Doc(f"t4/{rel}", genre, text[:MAX_DOC_CHARS], "test4"))
-    out = []
-    for _genre, items in sorted(by_genre.items()):
-        rng.shuffle(items)
-        out += items[:TEST3_DOCS_PER_GENRE]
-    return out
+    def genre_of(rel: str) -> str:
+        return "tutorial" if _T4_TUTORIAL.match(rel) else "runbook" if _T4_RUNBOOK.match(rel) else "api_guide"
+
+    # Falcon's build needs Cython: not for its docs
+    return _sdist_docs(TEST4_SDISTS, "docs", genre_of, "test4", rng, "--no-build-isolation")
 
 
 def fifth_round(out: Path = DEVSET) -> dict:
