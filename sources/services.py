@@ -35,9 +35,9 @@ from accounts.tenancy import owner_path, tenant_activate
 from audit.models import Action
 from audit.services import audit_record
 from kb.jobs import BULK, enqueue_after_commit
-from kb.models import Document
-from kb.services import SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
-from kb.titles import document_title_screen
+from kb.models import Chunk, Document
+from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
+from kb.titles import document_title_screen, source_flagging
 from sources import access
 from sources.crypto import credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, Skip, content_hash
@@ -47,6 +47,7 @@ from sources.models import Source, SourceItem, SourceSync
 logger = logging.getLogger(__name__)
 
 SYNC_TASK = "sources.tasks.sync_source"
+RESCREEN_TASK = "pipeline.tasks.rescreen_chunks"  # chunks marked stale are screened again (a renamed source)
 UNFINISHED = (SourceSync.Status.QUEUED, SourceSync.Status.RUNNING)
 MAX_LISTED_ERRORS = 500  # errors and skips kept per sync (the counts count them all)
 JOB_STATS_KEY = "source_sync"
@@ -602,6 +603,14 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                     # a file renamed to a planted name was shown verbatim, a source without a verdict as it is).
                     document_title_screen(document)
                     document.save(update_fields=["source", "metadata"])
+                    if source_flagging(document, (document.title, document.metadata.get(CONTENT_TITLE, ""))):
+                        # A held source flags every chunk of its document, so that a reviewer can release it
+                        # (kb.titles.source_flagging): the chunks are re-screened in the background with it,
+                        # as ingestion would (marked stale: pipeline.rescreen; no re-embedding).
+                        Chunk.objects.filter(tenant_id=document.tenant_id, document_id=document.pk).update(
+                            screening_detector="")
+                        tenant_id = document.tenant_id
+                        transaction.on_commit(lambda: current_app.send_task(RESCREEN_TASK, args=[[tenant_id]]))
                 if item is not None:
                     item.delete()
                 SourceItem.objects.filter(pk=renamed.pk).update(path=entry.path, document=document, **fields)

@@ -108,6 +108,8 @@ def test_a_source_file_renamed_to_a_planted_name_is_held_as_its_new_source():
     verbatim in the API's list and detail and MCP's document resource (found attacking the demo, 2026-12-03)."""
     import os
 
+    from kb.models import Chunk
+    from pipeline.rescreen import rescreen
     from sources.models import SourceSync
     from sources.services import source_create, sync_run
     from tests.sources_helpers import new_folder, write
@@ -122,9 +124,12 @@ def test_a_source_file_renamed_to_a_planted_name_is_held_as_its_new_source():
     def synced() -> SourceSync:
         sync = SourceSync.objects.create(tenant_id=tenant.pk, source=source)
         sync_run(str(sync.pk))
+        # Its ingestion, here: in this test's transaction no job is sent to a worker (they go on commit).
+        jobs_run(list(IngestionJob.objects.filter(tenant_id=tenant.pk, status="queued").values_list("id", flat=True)))
         return SourceSync.objects.get(pk=sync.pk)
 
     assert synced().added == 1
+    assert not Chunk.objects.filter(tenant_id=tenant.pk, screening_flagged=True).exists()
     os.rename(root / "notes.md", root / f"{PLANTED}.md")
     sync = synced()
     assert (sync.status, sync.renamed, sync.added) == ("succeeded", 1, 0), sync.errors
@@ -137,3 +142,8 @@ def test_a_source_file_renamed_to_a_planted_name_is_held_as_its_new_source():
                         "resource": json.loads(_resource(viewer, document))})
     for words in WORDS:
         assert words not in shown, words
+    # The held source flags every chunk of its document, as at ingestion (kb.titles.source_flagging), so that a
+    # reviewer can release it: the rename marks them stale and the re-screen job (sent on commit; run here) flags them.
+    rescreen(tenant_ids=[tenant.pk])
+    chunks = Chunk.objects.filter(tenant_id=tenant.pk, document=document)
+    assert chunks.exists() and all(c.screening_flagged for c in chunks), [c.screening for c in chunks]
