@@ -229,8 +229,10 @@ def oidc_client(config: SsoConfig):
     return oauth.register(
         name=f"tenant{config.tenant_id}", client_id=config.client_id, client_secret=config.client_secret or None,
         server_metadata_url=f"{config.issuer}/.well-known/openid-configuration",
+        # max_redirects=0: a redirect the provider answers is refused, never followed -- the address it names
+        # would be fetched without the check the issuer and its endpoints pass (found attacking SSO).
         client_kwargs={"scope": config.scopes or "openid email profile", "code_challenge_method": "S256",
-                       "timeout": 10},
+                       "timeout": 10, "max_redirects": 0},
     )
 
 
@@ -240,8 +242,14 @@ def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], No
     raises :class:`ApplicationError`) passes the issuer before anything is fetched, and the endpoints the
     server then fetches (the token endpoint, the JWKS) before they are: a tenant's admin types the issuer,
     so it must not lead the server into its own network (found attacking SSO)."""
+    from requests import TooManyRedirects
+
     url_check(config.issuer)
-    metadata = client.load_server_metadata()
+    try:
+        metadata = client.load_server_metadata()
+    except TooManyRedirects as exc:
+        raise ApplicationError("the provider's discovery document answered with a redirect: give the issuer "
+                               "it redirects to (redirects are not followed)") from exc
     if str(metadata.get("issuer", "")).rstrip("/") != config.issuer.rstrip("/"):
         raise ApplicationError(f"the provider's discovery document names the issuer {metadata.get('issuer')!r}, "
                                f"not {config.issuer!r}")

@@ -72,3 +72,40 @@ def test_a_tenants_provider_address_cannot_reach_the_servers_network(internal_se
     settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = True
     console.post("/settings/sso/", {"action": "test"})
     assert hits == ["/.well-known/openid-configuration"]
+
+
+def test_a_provider_that_redirects_is_refused_and_the_redirect_never_followed(internal_service, settings):
+    """The issuer's host passes the address check, then answers its discovery request with a redirect to an
+    address inside the network (or one that resolves there later): a redirect is refused, never followed,
+    since the address it names would be fetched unchecked (``max_redirects=0`` in ``accounts.sso``)."""
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = True  # the test's provider listens on loopback
+    url, hits = internal_service
+    asked: list[str] = []
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the standard library's name
+            asked.append(self.path)
+            self.send_response(302)
+            self.send_header("Location", f"{url}/internal")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        issuer = f"http://127.0.0.1:{server.server_address[1]}"
+        tenant = tenant_create(slug="ssrf-redirect", name="Redirect")
+        admin = membership_create(tenant=tenant, email="admin@redirect.example", role="admin", clearance="restricted")
+        SsoConfig.objects.create(tenant=tenant, issuer=issuer, client_id="c", enabled=True,
+                                 admit_domains=["redirect.example"])
+        tested = console_client(admin).post("/settings/sso/", {"action": "test"})
+        assert b"redirects are not followed" in tested.content, tested.content[-2000:]
+        assert Client().get("/sso/ssrf-redirect/").status_code == 502
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == ["/.well-known/openid-configuration"] * 2  # the settings' test and the anonymous start
+    assert hits == []  # the redirect's target was never asked
