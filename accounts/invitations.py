@@ -92,6 +92,16 @@ def invitation_pending(*, tenant: Tenant):
                                      expires_at__gt=timezone.now()).order_by("-created_at", "-id")
 
 
+def invitation_listed(*, tenant: Tenant):
+    """The pending invitations a link of which still opens (:func:`invitation_pending` whose inviter is still an
+    active admin of the tenant, as :func:`invitation_open` requires): what the members page lists. One whose
+    inviter lost that authority is not shown as pending; should they get it back, it is listed again (and can
+    be revoked), as its link would open again."""
+    return invitation_pending(tenant=tenant).filter(
+        invited_by__tenant=tenant, invited_by__role=Role.ADMIN, invited_by__is_active=True,
+        invited_by__user__is_active=True)
+
+
 @transaction.atomic
 def invitation_create(
     *, tenant: Tenant, email: str, role: str, clearance: str, group_slugs=(), actor: Membership | None,

@@ -11,6 +11,7 @@ from accounts.errors import NotFound
 from accounts.invitations import invitation_accept, invitation_create, invitation_open
 from accounts.models import Membership
 from accounts.services import membership_create, membership_update, tenant_create
+from tests.api_helpers import console_client
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a long enough passphrase 42"
@@ -45,6 +46,9 @@ def test_an_invitation_dies_with_its_inviters_authority(settings, fate):
         Membership.objects.filter(pk=eve.pk).delete()
     with pytest.raises(NotFound):
         invitation_open(key)
+    # Nor is it listed as pending on the members page (a link that cannot open is not pending).
+    page = console_client(owner).get("/members/").content.decode()
+    assert "eve.alt@evil.example" not in page and "fine@inv.example" in page
     with pytest.raises(NotFound):
         invitation_accept(key=key, password=PASSWORD)
     assert not Membership.objects.filter(user__email="eve.alt@evil.example").exists()

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services
 from accounts.errors import ApplicationError
-from accounts.invitations import invitation_pending
+from accounts.invitations import invitation_listed
 from accounts.models import Role
 from accounts.policy import LEVEL_NAMES, AccessLevel
 from console.forms import (
@@ -77,7 +77,7 @@ def _members_page(request, *, create_form=None, create_error: str = "", row_erro
         "form": create_form or MemberCreateForm(groups=slugs), "create_error": create_error,
         "invite_form": invite_form or MemberCreateForm(groups=slugs, prefix="invite"), "invite_error": invite_error,
         "invitations": [{"i": i, "clearance": AccessLevel(i.clearance).label}
-                        for i in invitation_pending(tenant=tenant)[:PAGE_SIZE]],
+                        for i in invitation_listed(tenant=tenant)[:PAGE_SIZE]],
     }, status)
 
 
