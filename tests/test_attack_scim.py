@@ -149,3 +149,24 @@ def test_two_deprovisionings_at_once_leave_an_active_admin():
         tenant_activate(tenant.pk)
     assert answers == [409], answers
     assert Membership.objects.filter(tenant=tenant, role="admin", is_active=True).count() == 1
+
+
+
+def test_a_demotion_keeps_the_tenants_last_active_admin():
+    """Left open by the test above, closed since: a demotion or deactivation (``membership_update``: the
+    console, the API) counted no admins -- only an admin's own demotion was refused -- so two admins demoting
+    each other at once, or a demotion racing a SCIM deprovisioning of the other admin, could leave none. It
+    now counts the other active admins under the tenant's row lock (the lock SCIM's guard takes, whose
+    concurrency the test above pins) and keeps the last one."""
+    from accounts.errors import Conflict
+    from accounts.services import membership_update
+
+    tenant = tenant_create(slug="demote-last", name="Last")
+    first = membership_create(tenant=tenant, email="one@last.example", role="admin", clearance="restricted")
+    second = membership_create(tenant=tenant, email="two@last.example", role="admin", clearance="restricted")
+    membership_update(membership=first, acting=second, is_active=False)  # another admin remains: allowed
+    for change in ({"role": "viewer"}, {"is_active": False}):
+        with pytest.raises(Conflict, match="last active admin"):
+            membership_update(membership=second, acting=None, **change)
+    assert Membership.objects.filter(tenant=tenant, role="admin", is_active=True).get() == second
+    membership_update(membership=second, acting=None, clearance="internal")  # other changes still go through
