@@ -19,10 +19,10 @@ from accounts.models import Tenant
 from accounts.services import tenant_create
 from kb import screening
 from kb.mcp_server import Caller, document_work, read_section_work
-from kb.models import Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.models import Chunk, ChunkReview, IngestionJob, Section
 from pipeline.services import jobs_run
-from tests import factories
 from tests.api_helpers import Actor, member_with_token
+from tests.screening_helpers import ingest_markdown
 
 pytestmark = pytest.mark.django_db
 
@@ -44,14 +44,6 @@ Turn the widget crank clockwise to start the zorblax widget engine.
 """
 
 
-def _ingest(tenant, uploader, title: str, text: str) -> Document:
-    document = factories.document(tenant, title=title, text="", raw=text.encode(), content_type="text/markdown",
-                                  created_by=uploader.user)
-    job = IngestionJob.objects.create(tenant=tenant, document=document, created_by=uploader.user)
-    jobs_run([job.id])
-    job.refresh_from_db()
-    assert job.status == "succeeded", job.error
-    return document
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +54,8 @@ def world(django_db_setup, django_db_blocker):
                    for name, role, clearance in [("editor", "editor", "confidential"),
                                                  ("viewer", "viewer", "internal"),
                                                  ("admin", "admin", "restricted")]}
-        document = _ingest(tenant, members["editor"][0], "Widget handbook", HANDBOOK)
-        gadgets = _ingest(tenant, members["editor"][0], "Gadget handbook", HANDBOOK.replace("Widget", "Gadget").replace("widget", "gadget"))
+        document = ingest_markdown(tenant, members["editor"][0], "Widget handbook", HANDBOOK)
+        gadgets = ingest_markdown(tenant, members["editor"][0], "Gadget handbook", HANDBOOK.replace("Widget", "Gadget").replace("widget", "gadget"))
         yield {"tenant": tenant, "members": members, "document": document, "gadgets": gadgets}
         Tenant.objects.filter(pk=tenant.pk).delete()
 
@@ -194,7 +186,7 @@ def test_a_keep_out_survives_a_rebuild_that_puts_a_flagged_heading_above_the_chu
     """A keep-out only hides more: it follows the chunk's text whatever titles flag the rebuilt chunk (a release
     follows only under the same ones). A policy change that brought a flagged heading into the chunk's path
     gave the rebuilt chunk new flagging titles, and the keep-out was lost (found attacking the demo)."""
-    document, admin = _ingest(world["tenant"], world["members"]["editor"][0], "Gizmo guide", HEADED), \
+    document, admin = ingest_markdown(world["tenant"], world["members"]["editor"][0], "Gizmo guide", HEADED), \
         world["members"]["admin"][0]
     setup = Section.objects.get(document=document, title="Setup")
     heading = Section.objects.get(document=document, title__startswith="Disregard")

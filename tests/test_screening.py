@@ -26,8 +26,8 @@ from kb.titles import TITLE_HELD
 from pipeline.rescreen import rescreen
 from pipeline.screen import SCREENED_BY
 from pipeline.services import jobs_run
-from tests import factories
 from tests.api_helpers import Actor, console_client, member_with_token
+from tests.screening_helpers import ingest_markdown, undecide
 
 pytestmark = pytest.mark.django_db
 
@@ -52,15 +52,6 @@ The merger codename is Bluebird. {ROLE}
 JUNK = f"# Junk\n\nA junk page. {ROLE}\n"
 
 
-def _ingest(tenant, uploader, title: str, text: str) -> Document:
-    document = factories.document(tenant, title=title, text="", raw=text.encode(), content_type="text/markdown",
-                                  created_by=uploader.user)
-    job = IngestionJob.objects.create(tenant=tenant, document=document, created_by=uploader.user)
-    jobs_run([job.id])
-    job.refresh_from_db()
-    assert job.status == "succeeded", job.error
-    document.refresh_from_db()
-    return document
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +69,8 @@ def world(django_db_setup, django_db_blocker):
                 ("other_admin", other, "admin", "restricted"),
             ]
         }
-        runbook = _ingest(tenant, members["editor"][0], "Runbook", RUNBOOK)
-        junk = _ingest(tenant, members["editor"][0], "Junk", JUNK)
+        runbook = ingest_markdown(tenant, members["editor"][0], "Runbook", RUNBOOK)
+        junk = ingest_markdown(tenant, members["editor"][0], "Junk", JUNK)
         chunks = {c.section.title: c for c in Chunk.objects.filter(document=runbook).select_related("section")}
         yield {"tenant": tenant, "other": other, "members": members, "runbook": runbook, "junk": junk,
                "chunks": chunks}
@@ -263,7 +254,7 @@ def handbook(django_db_setup, django_db_blocker):
         tenant = tenant_create(slug=f"screen-head-{uuid.uuid4().hex[:6]}", name="Heading Co")
         members = {name: member_with_token(tenant, f"{name}@{tenant.slug}.test", role, "restricted")
                    for name, role in [("editor", "editor"), ("viewer", "viewer")]}
-        document = _ingest(tenant, members["editor"][0], "Handbook", HANDBOOK)
+        document = ingest_markdown(tenant, members["editor"][0], "Handbook", HANDBOOK)
         yield {"tenant": tenant, "members": members, "document": document}
         Tenant.objects.filter(pk=tenant.pk).delete()
 
@@ -315,7 +306,7 @@ def test_a_planted_heading_left_out_of_a_long_prefix_still_flags_the_chunks_belo
     long = " ".join(["Quarterly"] + ["reconciliation ledger balances"] * 70)
     text = (f"# Wombat handbook\n\nWombats dig burrows.\n\n## {HEADING_PLANTED}\n\n### {long}\n\n#### Details\n\n"
             "Wombats eat fresh grass every night.\n")
-    document = _ingest(tenant, editor, "Wombats", text)
+    document = ingest_markdown(tenant, editor, "Wombats", text)
     details = Chunk.objects.get(document=document, section__title="Details")
     assert HEADING_PLANTED not in details.embed_text  # the prefix was cut: the heading is not in the text screened
     assert details.screening_flagged and details.screening["reasons"]
@@ -334,8 +325,8 @@ def test_a_planted_document_title_holds_every_chunk_of_its_document(handbook):
     """The document title reaches the model with every hit and context and is in no chunk: typed at upload
     or taken from front matter, it is screened with the document's chunks (found attacking the demo)."""
     tenant, (editor, _) = handbook["tenant"], handbook["members"]["editor"]
-    typed = _ingest(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n")
-    front = _ingest(tenant, editor, "untitled",
+    typed = ingest_markdown(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n")
+    front = ingest_markdown(tenant, editor, "untitled",
                     f'---\ntitle: "{HEADING_PLANTED}"\n---\n\n## Numbat care\n\nNumbats eat termites every day.\n')
     for document in (typed, front):
         assert document.title == HEADING_PLANTED
@@ -364,7 +355,7 @@ def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading
     tenant, (editor, _) = handbook["tenant"], handbook["members"]["editor"]
     admin, _ = member_with_token(tenant, f"admin-{uuid.uuid4().hex[:6]}@{tenant.slug}.test", "admin", "restricted")
     body = f"## Quoll care\n\nQuolls hunt at night. {PLANTED}\n"
-    document = _ingest(tenant, editor, "Quolls", body)
+    document = ingest_markdown(tenant, editor, "Quolls", body)
     (chunk,) = Chunk.objects.filter(document=document)
     assert chunk.screening_flagged
     screening.review_decide(member=admin, chunk_id=chunk.pk, decision="release")
@@ -377,7 +368,7 @@ def test_a_release_does_not_follow_the_text_under_a_new_planted_title_or_heading
     assert again.review == ChunkReview.NONE  # held: the release was for the text under another title
     # The same bytes under a new title are no "unchanged" re-ingestion: the title is screened.
     clean = "## Dunnart care\n\nDunnarts are small marsupials.\n"
-    document = _ingest(tenant, editor, "Dunnarts", clean)
+    document = ingest_markdown(tenant, editor, "Dunnarts", clean)
     document, job = document_replace(document=document, created_by=editor,
                                      upload=Upload(content=clean.encode(), title=HEADING_PLANTED,
                                                    content_type="text/markdown"))
@@ -403,10 +394,10 @@ def held(django_db_setup, django_db_blocker):
                                                  ("admin", "admin", "restricted")]}
         editor = members["editor"][0]
         documents = {
-            "typed": _ingest(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n"),
-            "front": _ingest(tenant, editor, "untitled", f'---\ntitle: "{HEADING_PLANTED}"\n---\n\n## Numbat care\n\n'
+            "typed": ingest_markdown(tenant, editor, HEADING_PLANTED, "## Wombat care\n\nWombats need a burrow and fresh grass.\n"),
+            "front": ingest_markdown(tenant, editor, "untitled", f'---\ntitle: "{HEADING_PLANTED}"\n---\n\n## Numbat care\n\n'
                                                          "Numbats eat termites every day.\n"),
-            "handbook": _ingest(tenant, editor, "Handbook", HANDBOOK),
+            "handbook": ingest_markdown(tenant, editor, "Handbook", HANDBOOK),
         }
         yield {"tenant": tenant, "members": members, "documents": documents}
         Tenant.objects.filter(pk=tenant.pk).delete()
@@ -443,13 +434,6 @@ def _release(held, key, section_title=None, decision="release"):
     assert response.status_code == 200, response.content
 
 
-def _undecide(held):
-    """Every decision of the tenant undone, on chunks and on titles' records."""
-    Chunk.objects.filter(tenant=held["tenant"]).update(review=ChunkReview.NONE)
-    for row in [*Document.objects.filter(tenant=held["tenant"]), *Section.objects.filter(tenant=held["tenant"])]:
-        record = row.metadata[TITLE_SCREENING]
-        record["titles"] = {k: {**entry, "review": ""} for k, entry in record["titles"].items()}
-        type(row).objects.filter(pk=row.pk).update(metadata=row.metadata)
 
 
 def test_a_held_title_or_heading_is_shown_nowhere_but_in_the_review_queue(held):
@@ -500,7 +484,7 @@ def test_a_reviewers_release_shows_the_title_and_a_re_ingestion_keeps_it(held):
         assert all(c.review == ChunkReview.NONE for c in Chunk.objects.filter(document=document))
         assert _shown(held, "viewer")["list"][typed]["title"] == HEADING_PLANTED
     finally:
-        _undecide(held)
+        undecide(held["tenant"])
     assert _shown(held, "viewer")["list"][handbook]["title"] == "Handbook"
 
 
@@ -548,7 +532,7 @@ def test_a_kept_out_title_or_heading_is_held_in_every_mode(held):
             assert kept and HEADING_PLANTED not in json.dumps(kept), mode
     finally:
         screening.screening_settings_update(actor=admin, mode="quarantine")
-        _undecide(held)
+        undecide(held["tenant"])
 
 
 def test_a_title_stored_before_its_record_is_held_until_the_re_screen_job_writes_it(held):

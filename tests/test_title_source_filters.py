@@ -24,7 +24,7 @@ from accounts.models import Tenant
 from accounts.services import tenant_create
 from audit.models import AuditEvent
 from bench.private_worker import routed_to
-from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob
 from kb.titles import (
     TITLE_HELD,
     UNTITLED,
@@ -36,6 +36,7 @@ from kb.titles import (
 )
 from pipeline.services import jobs_run
 from tests.api_helpers import Actor, console_client, member_with_token
+from tests.screening_helpers import undecide
 
 pytestmark = pytest.mark.django_db
 
@@ -206,12 +207,6 @@ def _review(held, key: str, decision: str = "release") -> dict:
     return response.json()
 
 
-def _undecide(held):
-    Chunk.objects.filter(tenant=held["tenant"]).update(review=ChunkReview.NONE)
-    for row in [*Document.objects.filter(tenant=held["tenant"]), *Section.objects.filter(tenant=held["tenant"])]:
-        record = row.metadata[TITLE_SCREENING]
-        record["titles"] = {k: {**entry, "review": ""} for k, entry in record["titles"].items()}
-        type(row).objects.filter(pk=row.pk).update(metadata=row.metadata)
 
 
 def test_a_held_title_or_source_is_matched_by_no_filter_of_its_stored_words(held):
@@ -298,7 +293,7 @@ def test_after_release_the_stored_words_match_and_a_flagged_source_is_released_w
         assert all(c.screening_flagged and c.review == ChunkReview.NONE for c in Chunk.objects.filter(document=document))
         assert api.get(f"/api/v1/documents/{numbat}/").json()["source"] == NUMBAT
     finally:
-        _undecide(held)
+        undecide(held["tenant"])
     assert api.get(f"/api/v1/documents/{numbat}/").json()["source"] == TITLE_HELD
 
 
