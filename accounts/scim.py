@@ -67,7 +67,7 @@ from scim2_models.exceptions import (
 from accounts.models import Group, Membership, MemberSource, Role, ScimToken, Tenant, User
 from accounts.models import GroupMembership as GroupLink
 from accounts.policy import AccessLevel
-from accounts.services import parse_level
+from accounts.services import last_active_admin, parse_level
 from accounts.tenancy import tenant_activate_for_scim_token
 from audit.models import Action
 from audit.services import audit_record
@@ -260,14 +260,7 @@ def _view(membership: Membership) -> dict:
 
 
 def _last_admin_guard(membership: Membership) -> None:
-    if membership.role != Role.ADMIN or not membership.is_active:
-        return
-    # One at a time per tenant: two deprovisionings at once each saw the other admin still active and
-    # both went through (found attacking SCIM). The tenant's row is the lock; the count is read after it.
-    Tenant.objects.select_for_update().get(pk=membership.tenant_id)
-    others = Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN, is_active=True).exclude(
-        pk=membership.pk)
-    if not others.exists():
+    if last_active_admin(membership):
         raise ConflictException(detail="this is the tenant's last active admin; an admin changes that in the console")
 
 

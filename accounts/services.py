@@ -199,6 +199,18 @@ def group_update(*, group: Group, name: str | None = None, actor: Membership | N
 
 
 @transaction.atomic
+def last_active_admin(membership: Membership) -> bool:
+    """Whether ``membership`` (locked by the caller) is its tenant's only active admin, counted under the
+    tenant's row lock: one demotion or deprovisioning of an admin at a time per tenant, so two at once cannot
+    each see the other still an admin and leave none (found attacking SCIM). The console, the API and SCIM
+    take the locks in the same order: the membership's, then the tenant's."""
+    if membership.role != Role.ADMIN or not membership.is_active:
+        return False
+    Tenant.objects.select_for_update().get(pk=membership.tenant_id)
+    return not Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN, is_active=True).exclude(
+        pk=membership.pk).exists()
+
+
 def membership_update(
     *,
     membership: Membership,
@@ -218,15 +230,8 @@ def membership_update(
     if acting is not None and acting.pk == membership.pk:
         if (role is not None and role != Role.ADMIN) or is_active is False:
             raise Conflict("you cannot demote or deactivate your own membership; ask another admin")
-    if membership.role == Role.ADMIN and membership.is_active and (
-            (role is not None and parse_role(role) != Role.ADMIN) or is_active is False):
-        # Another active admin must remain, counted under the tenant's row lock (the lock SCIM's deprovisioning
-        # takes, after the membership's as here): two admins demoting each other at once, or a demotion racing
-        # a SCIM deprovisioning of the other admin, each saw the other still an admin (found attacking SCIM).
-        Tenant.objects.select_for_update().get(pk=membership.tenant_id)
-        if not Membership.objects.filter(tenant_id=membership.tenant_id, role=Role.ADMIN, is_active=True).exclude(
-                pk=membership.pk).exists():
-            raise Conflict("this is the tenant's last active admin: make another member an admin first")
+    if ((role is not None and parse_role(role) != Role.ADMIN) or is_active is False) and last_active_admin(membership):
+        raise Conflict("this is the tenant's last active admin: make another member an admin first")
     fields: list[str] = []
     if role is not None:
         membership.role = parse_role(role)
