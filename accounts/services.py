@@ -198,7 +198,6 @@ def group_update(*, group: Group, name: str | None = None, actor: Membership | N
     return group
 
 
-@transaction.atomic
 def last_active_admin(membership: Membership) -> bool:
     """Whether ``membership`` (locked by the caller) is its tenant's only active admin, counted under the
     tenant's row lock: one demotion or deprovisioning of an admin at a time per tenant, so two at once cannot
@@ -211,6 +210,7 @@ def last_active_admin(membership: Membership) -> bool:
         pk=membership.pk).exists()
 
 
+@transaction.atomic
 def membership_update(
     *,
     membership: Membership,
