@@ -174,7 +174,6 @@ CONFIG_HELP = {
     "markdown_table_rows": "a Markdown pipe table in text: one chunk per row even when its cells are words",
     "compact_table_header": "a Markdown table's rows embed its header with the |---| row compacted",
     "long_sentence_lines": "a sentence longer than a chunk is cut at its line breaks before its words",
-    "row_lead_in_once": "a table cut one row per chunk: only its first row embeds the sentence that introduces it",
 }
 # Settings with a fixed set of values.
 CONFIG_CHOICES = {

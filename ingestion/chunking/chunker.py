@@ -469,8 +469,7 @@ class _Chunker:
         lead = str(block.metadata.get("lead_in") or "")
         table_prefix = PART_SEPARATOR.join(x for x in (prefix, lead) if x)
         if block.metadata.get("rows"):
-            later_prefix = prefix if self.config.row_lead_in_once else table_prefix
-            rows = self._table_rows(section, block, table_prefix, later_prefix)
+            rows = self._table_rows(section, block, table_prefix)
             if rows is not None:
                 return rows
         n = self.counter.count(join_embed_text(table_prefix, whole))
@@ -519,13 +518,9 @@ class _Chunker:
             out.append(_Span(section, span_start, e, embed, m, "table_rows"))
         return out
 
-    def _table_rows(
-        self, section: Section, block: Block, table_prefix: str, later_prefix: str
-    ) -> list[_Span] | None:
+    def _table_rows(self, section: Section, block: Block, table_prefix: str) -> list[_Span] | None:
         """One chunk per row of a data table, each embedding the introducing sentence and the header
-        row (with ``row_lead_in_once``, rows after the first embed ``later_prefix``: the section's
-        prefix without the introducing sentence); the header line is part of the first row's span.
-        None when a row does not fit."""
+        row; the header line is part of the first row's span. None when a row does not fit."""
         text = self.text
         header_end = int(block.metadata.get("header_end", block.start))
         header = self._repeated_header(text[block.start : header_end].strip())
@@ -533,7 +528,7 @@ class _Chunker:
         out: list[_Span] = []
         for k, (s, e) in enumerate(rows):
             span_start = block.start if k == 0 else s
-            embed = join_embed_text(table_prefix if k == 0 else later_prefix, header + "\n" + text[s:e].strip())
+            embed = join_embed_text(table_prefix, header + "\n" + text[s:e].strip())
             n = self.counter.count(embed)
             if n > self.limit:
                 return None

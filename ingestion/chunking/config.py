@@ -42,7 +42,6 @@ ADDED_OFF = {
     "markdown_table_rows": False,
     "compact_table_header": False,
     "long_sentence_lines": False,
-    "row_lead_in_once": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -128,11 +127,6 @@ class ChunkingConfig:
       of text with no sentence end) is cut at its line breaks before falling back to words; prose
       whose sentences fit is untouched.  Off by default: its gain on the transfer suite lies inside
       its interval (issue 30, fourth round).
-    - ``row_lead_in_once``: a table cut one row per chunk embeds its introducing sentence in its
-      first row chunk only (every row still embeds the header row).  Each row repeating the lead-in
-      lets a question about the paragraph's topic meet the table's 4-6 near-identical row chunks
-      before the paragraph (issue 30, fourth round's diagnosis).  Off by default; measured in
-      docs/benchmarks.md (issue 30, fifth round).
     """
 
     strategy: str = "structure"
@@ -156,7 +150,6 @@ class ChunkingConfig:
     markdown_table_rows: bool = True
     compact_table_header: bool = False
     long_sentence_lines: bool = False
-    row_lead_in_once: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -189,7 +182,7 @@ class ChunkingConfig:
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
         for name in (
             "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
-            "markdown_table_rows", "compact_table_header", "long_sentence_lines", "row_lead_in_once",
+            "markdown_table_rows", "compact_table_header", "long_sentence_lines",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")

@@ -70,7 +70,7 @@ def documents(draw) -> str:
 
 CONFIGS = [
     ChunkingConfig(),
-    ChunkingConfig(compact_table_header=True, long_sentence_lines=True, row_lead_in_once=True),
+    ChunkingConfig(compact_table_header=True, long_sentence_lines=True),
     ChunkingConfig(text_tables=True, target_tokens=192, prose_target_tokens=160),
     ChunkingConfig(text_tables=True, target_tokens=64, prose_target_tokens=32, max_tokens=128),
 ]
@@ -264,34 +264,3 @@ def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks()
     chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), previous, COUNTER)
     assert not any(c.kind == "table_row" for c in chunks)  # the header did not fit: no row chunks, as before
     assert any(c.text.startswith("|---") for c in chunks)  # the delimiter row went to a chunk of its own
-
-
-REPORT = (
-    "The group ended the financial year with a deficit of 4.1 million pounds. "
-    "The group's income and spending by category, in millions of pounds, were as follows.\n"
-    "Category | 2024-25 | 2025-26\n"
-    "Patient care income | 812.4 | 851.0\n"
-    "Research grants | 41.2 | 44.9\n"
-    "Staff costs | 590.3 | 622.8\n"
-    "Supplies | 201.7 | 214.1\n"
-    "\nThe board approved the plan.\n"
-)
-LEAD = "The group's income and spending by category, in millions of pounds, were as follows."
-
-
-def test_row_lead_in_once_embeds_the_introducing_sentence_in_the_first_row_only():
-    doc = parse(REPORT.encode(), content_type="text/plain")
-    every = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table_row"]
-    once = [c for c in chunk_document(doc, ChunkingConfig(row_lead_in_once=True), COUNTER) if c.kind == "table_row"]
-    assert len(every) == len(once) == 4
-    assert all(LEAD in c.embed_text for c in every)  # the default: every row repeats it
-    assert LEAD in once[0].embed_text and not any(LEAD in c.embed_text for c in once[1:])
-    assert all("Category | 2024-25 | 2025-26" in c.embed_text for c in once)  # the header stays on every row
-    assert [(c.start, c.end, c.text) for c in once] == [(c.start, c.end, c.text) for c in every]  # spans unchanged
-
-
-def test_row_lead_in_once_is_off_for_stored_configs_and_changes_the_hash():
-    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "row_lead_in_once"}
-    assert ChunkingConfig.from_dict(stored) == ChunkingConfig()
-    assert ChunkingConfig().config_hash() == "22a414f1b4de2818f27d4427233b961744b2ccaab85caa8b732a953b1502d69f"
-    assert ChunkingConfig(row_lead_in_once=True).config_hash() != ChunkingConfig().config_hash()
