@@ -221,13 +221,54 @@ def _apply(membership: Membership, decision: Decision) -> None:
 # ----------------------------------------------------------------------------- the protocol (Authlib)
 
 
-def oidc_client(config: SsoConfig):
-    """An Authlib client of the tenant's provider: discovery, PKCE (S256), state and nonce."""
+def _pinned_app(url_check: Callable[[str], str]):
+    """Authlib's Django client whose every request connects to the address ``url_check`` returned for its
+    URL (after checking it): the provider's name is resolved once per request, by the check, and never
+    again by the HTTP library -- a DNS answer that changes between the check and the connection (DNS
+    rebinding: public for the check, internal for the fetch) cannot lead the server into its own network.
+    TLS still verifies the certificate against the provider's name (SNI and hostname check)."""
+    from urllib.parse import urlsplit
+
+    from authlib.integrations.django_client import DjangoOAuth2App
+    from authlib.integrations.requests_client import OAuth2Session
+    from requests.adapters import HTTPAdapter
+
+    class PinnedAdapter(HTTPAdapter):
+        def send(self, request, *args, **kwargs):
+            request.headers["Host"] = urlsplit(request.url).netloc.rsplit("@", 1)[-1]
+            return super().send(request, *args, **kwargs)
+
+        def build_connection_pool_key_attributes(self, request, verify, cert=None):
+            host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+            name = host_params["host"]
+            host_params["host"] = url_check(request.url)
+            if host_params["scheme"] == "https":
+                pool_kwargs["server_hostname"] = name
+                pool_kwargs["assert_hostname"] = name
+            return host_params, pool_kwargs
+
+    class PinnedSession(OAuth2Session):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            adapter = PinnedAdapter()
+            self.mount("http://", adapter)
+            self.mount("https://", adapter)
+
+    class PinnedApp(DjangoOAuth2App):
+        client_cls = PinnedSession
+
+    return PinnedApp
+
+
+def oidc_client(config: SsoConfig, url_check: Callable[[str], str]):
+    """An Authlib client of the tenant's provider: discovery, PKCE (S256), state and nonce; each request
+    connects to the address ``url_check`` returns for its URL (checked then: :func:`_pinned_app`)."""
     from authlib.integrations.django_client import OAuth
 
     oauth = OAuth()
     return oauth.register(
-        name=f"tenant{config.tenant_id}", client_id=config.client_id, client_secret=config.client_secret or None,
+        name=f"tenant{config.tenant_id}", client_cls=_pinned_app(url_check),
+        client_id=config.client_id, client_secret=config.client_secret or None,
         server_metadata_url=f"{config.issuer}/.well-known/openid-configuration",
         # max_redirects=0: a redirect the provider answers is refused, never followed -- the address it names
         # would be fetched without the check the issuer and its endpoints pass (found attacking SSO).
@@ -236,7 +277,7 @@ def oidc_client(config: SsoConfig):
     )
 
 
-def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], None]) -> dict:
+def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], str]) -> dict:
     """The provider's discovery document, refused unless it names the configured issuer (a provider
     answering for another issuer is a mix-up) and offers the code flow and a JWKS. ``url_check`` (which
     raises :class:`ApplicationError`) passes the issuer before anything is fetched, and the endpoints the
@@ -261,9 +302,9 @@ def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], No
     return metadata
 
 
-def oidc_test_connection(config: SsoConfig, url_check: Callable[[str], None]) -> dict:
+def oidc_test_connection(config: SsoConfig, url_check: Callable[[str], str]) -> dict:
     """The console's "test the connection": discovery, the issuer check, the signing keys."""
-    client = oidc_client(config)
+    client = oidc_client(config, url_check)
     metadata = oidc_check_metadata(client, config, url_check)
     keys = client.fetch_jwk_set(force=True).get("keys") or []
     if not keys:

@@ -109,3 +109,74 @@ def test_a_provider_that_redirects_is_refused_and_the_redirect_never_followed(in
         server.server_close()
     assert asked == ["/.well-known/openid-configuration"] * 2  # the settings' test and the anonymous start
     assert hits == []  # the redirect's target was never asked
+
+
+def _json_server(host: str, port: int, body: dict, asked: list):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the standard library's name
+            asked.append((self.path, self.headers.get("Host")))
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer((host, port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_provider_name_that_rebinds_after_the_check_is_never_connected_to_its_new_address(monkeypatch, settings):
+    """DNS rebinding: the provider's name resolves to a public address when the server checks it and to an
+    internal one when the HTTP library connects. The request now connects to the address the check passed
+    (``accounts.sso`` pins it; the library never resolves the name again), and each request is checked.
+    The loopback network plays both parts: 127.0.0.1 is "the internet", 127.0.0.2 the server's network."""
+    import socket
+
+    import sources.addresses
+
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = False
+    internal_asked: list = []
+    internal = _json_server("127.0.0.2", 0, {"issuer": SECRET, "note": SECRET}, internal_asked)
+    port = internal.server_address[1]
+    name = "idp.rebind.test"
+    issuer = f"http://{name}:{port}"
+    public_asked: list = []
+    public = _json_server("127.0.0.1", port, {"issuer": "https://elsewhere.example"}, public_asked)
+    answers: list[str] = []
+    original = socket.getaddrinfo
+
+    def resolver(host, *args, **kwargs):
+        if host != name:
+            return original(host, *args, **kwargs)
+        address = answers.pop(0) if len(answers) > 1 else answers[0]
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    monkeypatch.setattr(sources.addresses, "address_allowed", lambda address: address == "127.0.0.1")
+    try:
+        tenant = tenant_create(slug="rebind", name="Rebind")
+        admin = membership_create(tenant=tenant, email="admin@rebind.example", role="admin", clearance="restricted")
+        SsoConfig.objects.create(tenant=tenant, issuer=issuer, client_id="c", enabled=True,
+                                 admit_domains=["rebind.example"])
+        console = console_client(admin)
+        # The first answer is public, every later one internal.
+        answers[:] = ["127.0.0.1", "127.0.0.2"]
+        tested = console.post("/settings/sso/", {"action": "test"})
+        assert SECRET.encode() not in tested.content
+        answers[:] = ["127.0.0.1", "127.0.0.2"]
+        assert Client().get("/sso/rebind/").status_code == 502
+        assert internal_asked == []  # the internal service was never asked
+        # A name that stays public: the request reaches it, under the provider's name.
+        answers[:] = ["127.0.0.1"]
+        tested = console.post("/settings/sso/", {"action": "test"})
+        assert b"elsewhere.example" in tested.content  # the discovery answer was read (and refused: a mix-up)
+        assert public_asked == [("/.well-known/openid-configuration", f"{name}:{port}")]
+    finally:
+        for server in (internal, public):
+            server.shutdown()
+            server.server_close()

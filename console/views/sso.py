@@ -47,17 +47,16 @@ def _callback_url(request, slug: str) -> str:
     return settings.BULKHEAD_PUBLIC_URL + path if settings.BULKHEAD_PUBLIC_URL else request.build_absolute_uri(path)
 
 
-def provider_url_check(url: str) -> None:
+def provider_url_check(url: str) -> str:
     """A URL of a tenant's identity provider the server is to fetch: its host's every address public
-    (as a source's), unless ``BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES``; else :class:`ApplicationError`."""
+    (as a source's), unless ``BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES``; else :class:`ApplicationError`.
+    Returns the address checked, the one the request then connects to (``accounts.sso`` pins it)."""
     from django.conf import settings
 
     if not url.startswith(("https://", "http://")):
         raise ApplicationError("the identity provider's URLs are http(s) URLs")
-    if settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES:  # any host: nothing to check (nor to resolve here)
-        return
     try:
-        check_url_host(url, allow_private=False)
+        return check_url_host(url, allow_private=settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES)
     except ListingError as exc:
         raise ApplicationError(f"the identity provider's address: {exc}") from None
 
@@ -94,7 +93,7 @@ def sso_start(request, slug: str):
     if config is None:
         return _refused(request, NOT_OFFERED, 404)
     try:
-        client = oidc_client(config)
+        client = oidc_client(config, provider_url_check)
         oidc_check_metadata(client, config, provider_url_check)
         return client.authorize_redirect(request, _callback_url(request, slug))
     except Exception as exc:  # noqa: BLE001 -- the provider unreachable or misconfigured: say so, log it
@@ -116,7 +115,7 @@ def sso_callback(request, slug: str):
     if issuer is not None and issuer.rstrip("/") != config.issuer:  # RFC 9207: another provider's answer
         return _refused(request, "The answer came from another identity provider than this organisation's.")
     try:
-        client = oidc_client(config)
+        client = oidc_client(config, provider_url_check)
         oidc_check_metadata(client, config, provider_url_check)  # the endpoints fetched next, checked first
         token = client.authorize_access_token(
             request, claims_options={"iss": {"essential": True, "values": [config.issuer]}})
