@@ -185,6 +185,31 @@ def _ssh_client(host: str, port: int | None, user: str, credentials: dict, direc
                         vendor=SubprocessSSHVendor(), key_filename=key_filename, ssh_command=shlex.join(command))
 
 
+def _pinned_pool_manager_cls():
+    """urllib3's pool manager whose every request (each redirect hop too) connects to the address
+    :func:`check_host` returns for its host, checked then: the name is never resolved again by the HTTP
+    library, so a DNS answer that changes between the check and the connection (rebinding: public for
+    the check, internal for the fetch) leads nowhere. The request keeps the name in its Host header, its
+    TLS server name and the certificate check."""
+    import urllib3
+
+    class PinnedPoolManager(urllib3.PoolManager):
+        def urlopen(self, method, url, redirect=True, **kw):
+            headers = dict(kw.get("headers") or self.headers)
+            headers["Host"] = urlsplit(url).netloc.rsplit("@", 1)[-1]
+            return super().urlopen(method, url, redirect=redirect, **{**kw, "headers": headers})
+
+        def connection_from_host(self, host, port=None, scheme="http", pool_kwargs=None):
+            name = (host or "").strip("[]")
+            address = check_host(name, port or (443 if scheme == "https" else 80))
+            kwargs = dict(pool_kwargs or {})
+            if scheme == "https":
+                kwargs.update(server_hostname=name, assert_hostname=name)
+            return super().connection_from_host(address, port, scheme, kwargs)
+
+    return PinnedPoolManager
+
+
 def list_git(source: Source, credentials: dict | None = None) -> Listing:
     from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
     from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
@@ -211,7 +236,9 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
             client, path = get_transport_and_path(
                 location, username=credentials.get("username") or None, password=credentials.get("password") or None,
                 # a timeout on every request of the fetch
-                pool_manager=default_urllib3_manager(None, timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS),
+                # and every request to the address its check passed (no second lookup: DNS rebinding)
+                pool_manager=default_urllib3_manager(None, pool_manager_cls=_pinned_pool_manager_cls(),
+                                                     timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS),
             )
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
             client, path = LocalGitClient(), location
