@@ -180,3 +180,37 @@ def test_a_provider_name_that_rebinds_after_the_check_is_never_connected_to_its_
         for server in (internal, public):
             server.shutdown()
             server.server_close()
+
+
+def test_the_discovery_documents_endpoints_inside_the_network_are_never_fetched(monkeypatch, settings):
+    """The issuer passes the address check, and its discovery document names a JWKS and a token endpoint
+    inside the server's network: both are checked before the server fetches them, and refused. The
+    loopback network plays both parts (127.0.0.1 "the internet", 127.0.0.2 the server's network)."""
+    import sources.addresses
+
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = False
+    internal_asked: list = []
+    internal = _json_server("127.0.0.2", 0, {"keys": [{"kty": "oct", "k": SECRET}]}, internal_asked)
+    port = internal.server_address[1]
+    issuer = f"http://127.0.0.1:{port}"
+    inside = f"http://127.0.0.2:{port}"
+    discovery = {"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize",
+                 "token_endpoint": f"{inside}/token", "jwks_uri": f"{inside}/jwks"}
+    public_asked: list = []
+    public = _json_server("127.0.0.1", port, discovery, public_asked)
+    monkeypatch.setattr(sources.addresses, "address_allowed", lambda address: address == "127.0.0.1")
+    try:
+        tenant = tenant_create(slug="endpoints", name="Endpoints")
+        admin = membership_create(tenant=tenant, email="admin@endpoints.example", role="admin",
+                                  clearance="restricted")
+        SsoConfig.objects.create(tenant=tenant, issuer=issuer, client_id="c", enabled=True,
+                                 admit_domains=["endpoints.example"])
+        tested = console_client(admin).post("/settings/sso/", {"action": "test"})
+        assert b"not public" in tested.content and SECRET.encode() not in tested.content
+        assert Client().get("/sso/endpoints/").status_code == 502
+        assert [path for path, _ in public_asked] == ["/.well-known/openid-configuration"] * 2
+        assert internal_asked == []  # neither the JWKS nor the token endpoint inside was asked
+    finally:
+        for server in (internal, public):
+            server.shutdown()
+            server.server_close()
