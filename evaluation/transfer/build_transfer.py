@@ -27,7 +27,7 @@ Twenty-eight sources, one folder each under ``corpora/`` (the folder is the sour
   columns), its ``dns`` API guide, and the XDMCP specification as plain text.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
-"mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
 """
 
 from __future__ import annotations
