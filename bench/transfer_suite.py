@@ -5,8 +5,8 @@ choice made by leave-one-*source*-out that scores each candidate by its worst so
 
 A source is the first folder of a golden document name (``pkg-orjson/README.md`` -> ``pkg-orjson``);
 every question also has a ``type`` ("doc", "para": a fact inside a long one-line paragraph, "row":
-a table row, "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table,
-"chroma"). Retrieval is exact cosine top-k among the chunks of the question's own
+a table row, "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow":
+a row of a table drawn with box characters, "chroma"). Retrieval is exact cosine top-k among the chunks of the question's own
 document, as in ``kb_chunkeval``; the embeddings are cached (``--cache-dir``).
 
 What it prints:

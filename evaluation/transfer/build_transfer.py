@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Twenty-three sources, one folder each under ``corpora/`` (the folder is the source):
+Twenty-eight sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -20,15 +20,21 @@ Twenty-three sources, one folder each under ``corpora/`` (the folder is the sour
   defusedxml's README (a security guide in reST) and pydantic's changelog (Markdown), windows as above;
   then charset-normalizer's README (a Markdown table of words, CLI help) and dj-database-url's README
   (a reST grid table of words).
+* fifth round: a dairy cooperative's financial report written by hand (``written/``: one-line
+  paragraphs of 417-911 tokens, bare-row tables right after their lead-in, section headings),
+  tinytag's README from its attribute lists to its changelog (lists without full stops), and three
+  files Debian packages install (``DEBIAN``): Node.js's BUILDING.md (Markdown tables padded to their
+  columns), its ``dns`` API guide, and the XDMCP specification as plain text.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
-"mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
+"mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
 """
 
 from __future__ import annotations
 
 import csv
 import glob
+import gzip
 import json
 import site
 import sys
@@ -57,7 +63,12 @@ WINDOWS = {
     "pkg-sse-starlette": ("sse_starlette", None, "README.md", "# Server-Sent Events", "## Contributing", 20000),
     "pkg-fasteners": ("fasteners", None, "README.md", "Fasteners\n=====", None, 20000),
     "pkg-langsmith-sandbox": (
-        "langsmith", "langsmith/sandbox/README.md", "README.md", "## Sandbox Lifetime & TTL", None, 20000,
+        "langsmith",
+        "langsmith/sandbox/README.md",
+        "README.md",
+        "## Sandbox Lifetime & TTL",
+        None,
+        20000,
     ),
     "pkg-aiosmtpd": ("aiosmtpd", "aiosmtpd/docs/controller.rst", "controller.rst", ".. _controller:", None, 19000),
     # Fourth round: a security guide in reST (long prose, a csv-table) and a Markdown changelog.
@@ -65,13 +76,47 @@ WINDOWS = {
     "pkg-pydantic-changelog": ("pydantic", None, "CHANGELOG.md", "## Changelog", "## v2.14.0b1 ", 20000),
     # Fourth round, second batch: a Markdown table of words and CLI help; a reST grid table of words.
     "pkg-charset-normalizer": (
-        "charset_normalizer", None, "README.md", "> All IANA character set names", "# Changelog\n", 20000,
+        "charset_normalizer",
+        None,
+        "README.md",
+        "> All IANA character set names",
+        "# Changelog\n",
+        20000,
     ),
-    "pkg-dj-database-url": ("dj_database_url", None, "README.rst", "This simple Django utility", "Contributing\n---", 20000),
+    "pkg-dj-database-url": (
+        "dj_database_url",
+        None,
+        "README.rst",
+        "This simple Django utility",
+        "Contributing\n---",
+        20000,
+    ),
+    # Fifth round: an option list and a changelog without full stops.
+    "pkg-tinytag": ("tinytag", None, "README.md", "### Common Metadata", None, 20000),
+}
+# Fifth round: files that Debian packages install (not Python distributions), windows as above:
+# (path, file name, first line kept, first line left out or None, characters kept at most). A
+# README whose Markdown tables are padded to their columns, an API guide, an RFC-like specification.
+DEBIAN = {
+    "deb-node-building": ("/usr/share/doc/nodejs/BUILDING.md", "BUILDING.md", "## Supported platforms", None, 20000),
+    "deb-node-dns": (
+        "/usr/share/doc/nodejs/api/dns.md",
+        "dns.md",
+        "## `dns.lookup(hostname[, options], callback)`",
+        "## `dns.setDefaultResultOrder(order)`",
+        20000,
+    ),
+    "deb-xdmcp": (
+        "/usr/share/doc/libxdmcp-dev/xdmcp.txt.gz",
+        "xdmcp.txt",
+        "X Display Manager Control Protocol\n\nX.Org Standard",
+        None,
+        20000,
+    ),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-WRITTEN = ["report-hospital", "report-transit"]
+WRITTEN = ["report-hospital", "report-transit", "report-dairy"]  # report-dairy: fifth round
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
@@ -90,6 +135,15 @@ def _package_file(path: str) -> str:
         if (Path(base) / path).is_file():
             return (Path(base) / path).read_text(encoding="utf-8")
     raise SystemExit(f"{path} is not installed")
+
+
+def _debian_file(path: str) -> str:
+    if not Path(path).is_file():
+        raise SystemExit(f"{path} is not installed")
+    if path.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
+            return fh.read()
+    return Path(path).read_text(encoding="utf-8")
 
 
 def _window(text: str, first: str, stop: str | None, limit: int) -> str:
@@ -124,6 +178,8 @@ def main() -> None:
     for source, (dist, path, name, first, stop, limit) in WINDOWS.items():
         body = _metadata_body(dist) if path is None else _package_file(path)
         corpora[f"{source}/{name}"] = _window(body, first, stop, limit)
+    for source, (path, name, first, stop, limit) in DEBIAN.items():
+        corpora[f"{source}/{name}"] = _window(_debian_file(path), first, stop, limit)
     for source in WRITTEN:
         corpora[f"{source}/{source}.txt"] = (HERE / "written" / f"{source}.txt").read_text(encoding="utf-8")
     for line in (HERE / "questions.src.jsonl").read_text(encoding="utf-8").splitlines():
