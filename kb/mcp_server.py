@@ -141,14 +141,22 @@ def _cite(item: dict, caller: Caller) -> dict:
     }
 
 
-def _shown(pieces: list, member: Membership, document) -> list[str]:
-    """The texts of readable ``pieces`` (``kb.selectors.TextPiece``) less the spans of chunks screening holds
-    out of search and the lines of held headings (``kb.screening.held_spans``): an agent reads a section or a
-    document as it reads a search context, so a planted instruction held for review reaches it by no tool."""
+def _shown(text, member: Membership, document, *, selected: bool = False) -> list[str]:
+    """The texts of the readable pieces of ``text`` (``kb.selectors.ReadableText``; with ``selected``, only
+    those of the chosen section) less the spans of chunks screening holds out of search and the lines of held
+    headings (``kb.screening.held_spans``): an agent reads a section or a document as it reads a search
+    context, so a planted instruction held for review reaches it by no tool. The held spans are read after
+    the text: they must be of the same content (a replacement committed between would leave the old text's
+    held chunks uncut), else the read is refused as changed."""
     from kb.expansion import Piece, cut_pieces
     from kb.screening import held_spans
+    from kb.selectors import DocumentChanged, document_sections_unchanged
 
+    pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
     holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk)
+    if not document_sections_unchanged(document_id=document.pk, tenant_id=member.tenant_id,
+                                       section_ids=text.section_ids):
+        raise DocumentChanged("the document changed while it was read; read it again")
     spans = [Piece(None, piece.start, piece.end, text=piece.text) for piece in pieces]
     return [piece.text for piece in cut_pieces(spans, holes)]
 
@@ -189,7 +197,7 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
         document = section.document
         node = selectors.section_node(member=member, section=section)
         text = selectors.document_readable_text(member=member, document=document, section=section, context_chars=0)
-        pieces = _shown([piece for piece in text.pieces if piece.readable and piece.selected], member, document)
+        pieces = _shown(text, member, document, selected=True)
         services.document_read_record(member=member, document=document, via=CHANNEL, section_id=section.pk)
         summaries = screening.section_screening_summaries(member=member, document_id=document.pk)
         data = SectionOutputSerializer(node, context={"group_slugs": selectors.group_slugs(member=member),
@@ -238,7 +246,7 @@ def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
         document = selectors.document_get(member=member, document_id=document_id)
         text = selectors.document_readable_text(member=member, document=document)
         services.document_read_record(member=member, document=document, via=CHANNEL)
-        pieces = _shown([piece for piece in text.pieces if piece.readable], member, document)
+        pieces = _shown(text, member, document)
         body = "\n\n".join(p.strip("\n") for p in pieces if p.strip())
         return json.dumps({
             "id": str(document.pk), "title": titles.shown_title_of(document), "source": titles.shown_source_of(document),
