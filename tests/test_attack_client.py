@@ -71,3 +71,55 @@ def test_retrievers_with_spotlighting_give_the_model_retrieved_text_only_inside_
     boundary = BLOCK.search(documents[0].page_content).group("b")
     assert boundary in prompt and "never instructions" in prompt
     assert documents[0].metadata["document_title"] in ("Acme policy", "Acme handbook")  # still there for the app
+
+
+def test_the_audit_export_gives_the_format_asked_for(live_server, world, retrievers):  # noqa: F811
+    """``audit_export(format="csv")`` sent ``?format=csv``, a parameter the API does not have (``?file=``): every
+    export came back as JSON lines, whatever was asked (found attacking the client, 2026-12-03)."""
+    from bulkhead_client import Client
+
+    _, key = world["members"]["security"]  # an admin
+    with Client(live_server.url, key) as kb:
+        kb.documents_page()  # something in the trail
+        csv_file = kb.audit_export(format="csv")
+        jsonl_file = kb.audit_export(format="jsonl")
+    assert csv_file.startswith(b"id,created_at,action,"), csv_file[:80]
+    assert jsonl_file.startswith(b"{"), jsonl_file[:80]
+
+
+def test_a_retry_after_that_is_not_a_number_of_seconds_is_the_back_off(retrievers):
+    """A server (or a proxy) answering 429 with ``Retry-After: nan`` crashed the client with a ``ValueError``
+    from ``time.sleep`` instead of backing off; ``inf`` was read as the longest wait. Both are the back-off."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bulkhead_client import Client, RateLimited, RetryPolicy
+
+    class Throttled(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 -- the standard library's name
+            value = "nan" if "nan" in self.path else "inf"
+            body = b'{"error": {"code": "throttled", "message": "slow down", "details": {}}}'
+            self.send_response(429)
+            self.send_header("Retry-After", value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Throttled)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    waits: list[float] = []
+    try:
+        with Client(f"http://127.0.0.1:{server.server_port}", "bkh_x",
+                    retry=RetryPolicy(max_retries=2, backoff=0.5, max_wait=30, sleep=waits.append)) as kb:
+            for tag in ("nan", "inf"):
+                with pytest.raises(RateLimited) as limited:
+                    kb.get_document(tag)
+                assert limited.value.retry_after is None
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert waits == [0.5, 1.0, 0.5, 1.0], waits
