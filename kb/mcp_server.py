@@ -28,6 +28,7 @@ serializer's messages name the field); anything unexpected is the SDK's bare "Er
 from __future__ import annotations
 
 import contextvars
+import inspect
 import json
 import logging
 import uuid
@@ -37,6 +38,7 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from rest_framework.exceptions import APIException, ValidationError
 
@@ -335,6 +337,33 @@ def answer_with_citations(question: str) -> str:
         f"path](url) from the result's `citation`. If the knowledge base has nothing on it, say so; never "
         f"guess.\n\n{SPOTLIGHT_RULES}\n\nQuestion: {question}"
     )
+
+
+# Each tool's arguments by name. The SDK's argument models drop what a tool does not declare: a misspelt
+# ``budgte`` or an ``exclude_flagged`` the search tool does not have would run the call without it, silently
+# (found attacking the demo, 2026-12-03). A call naming any other argument is a tool error naming it.
+TOOL_ARGUMENTS = {
+    name: frozenset(inspect.signature(function).parameters)
+    for name, function in (("search", search_tool), ("read_section", read_section_tool),
+                           ("list_documents", list_documents_tool))
+}
+
+
+async def _refuse_unknown_arguments(ctx, call_next):
+    """``ServerMiddleware``: a ``tools/call`` naming an argument its tool does not have is a tool error."""
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    arguments = params.get("arguments")
+    known = TOOL_ARGUMENTS.get(params.get("name")) if ctx.method == "tools/call" else None
+    if known is not None and isinstance(arguments, dict):
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            text = (f"invalid arguments -- {unknown[0]}: unknown argument; known: "
+                    f"{', '.join(sorted(known))}")
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return await call_next(ctx)
+
+
+SERVER.middleware.append(_refuse_unknown_arguments)
 
 
 def _parse(value: str) -> uuid.UUID | None:
