@@ -28,6 +28,7 @@ serializer's messages name the field); anything unexpected is the SDK's bare "Er
 from __future__ import annotations
 
 import contextvars
+import inspect
 import json
 import logging
 import uuid
@@ -37,6 +38,7 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 from rest_framework.exceptions import APIException, ValidationError
 
@@ -141,14 +143,22 @@ def _cite(item: dict, caller: Caller) -> dict:
     }
 
 
-def _shown(pieces: list, member: Membership, document) -> list[str]:
-    """The texts of readable ``pieces`` (``kb.selectors.TextPiece``) less the spans of chunks screening holds
-    out of search and the lines of held headings (``kb.screening.held_spans``): an agent reads a section or a
-    document as it reads a search context, so a planted instruction held for review reaches it by no tool."""
+def _shown(text, member: Membership, document, *, selected: bool = False) -> list[str]:
+    """The texts of the readable pieces of ``text`` (``kb.selectors.ReadableText``; with ``selected``, only
+    those of the chosen section) less the spans of chunks screening holds out of search and the lines of held
+    headings (``kb.screening.held_spans``): an agent reads a section or a document as it reads a search
+    context, so a planted instruction held for review reaches it by no tool. The held spans are read after
+    the text: they must be of the same content (a replacement committed between would leave the old text's
+    held chunks uncut), else the read is refused as changed."""
     from kb.expansion import Piece, cut_pieces
     from kb.screening import held_spans
+    from kb.selectors import DocumentChanged, document_sections_unchanged
 
+    pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
     holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk)
+    if not document_sections_unchanged(document_id=document.pk, tenant_id=member.tenant_id,
+                                       section_ids=text.section_ids):
+        raise DocumentChanged("the document changed while it was read; read it again")
     spans = [Piece(None, piece.start, piece.end, text=piece.text) for piece in pieces]
     return [piece.text for piece in cut_pieces(spans, holes)]
 
@@ -189,7 +199,7 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
         document = section.document
         node = selectors.section_node(member=member, section=section)
         text = selectors.document_readable_text(member=member, document=document, section=section, context_chars=0)
-        pieces = _shown([piece for piece in text.pieces if piece.readable and piece.selected], member, document)
+        pieces = _shown(text, member, document, selected=True)
         services.document_read_record(member=member, document=document, via=CHANNEL, section_id=section.pk)
         summaries = screening.section_screening_summaries(member=member, document_id=document.pk)
         data = SectionOutputSerializer(node, context={"group_slugs": selectors.group_slugs(member=member),
@@ -238,7 +248,7 @@ def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
         document = selectors.document_get(member=member, document_id=document_id)
         text = selectors.document_readable_text(member=member, document=document)
         services.document_read_record(member=member, document=document, via=CHANNEL)
-        pieces = _shown([piece for piece in text.pieces if piece.readable], member, document)
+        pieces = _shown(text, member, document)
         body = "\n\n".join(p.strip("\n") for p in pieces if p.strip())
         return json.dumps({
             "id": str(document.pk), "title": titles.shown_title_of(document), "source": titles.shown_source_of(document),
@@ -327,6 +337,33 @@ def answer_with_citations(question: str) -> str:
         f"path](url) from the result's `citation`. If the knowledge base has nothing on it, say so; never "
         f"guess.\n\n{SPOTLIGHT_RULES}\n\nQuestion: {question}"
     )
+
+
+# Each tool's arguments by name. The SDK's argument models drop what a tool does not declare: a misspelt
+# ``budgte`` or an ``exclude_flagged`` the search tool does not have would run the call without it, silently
+# (found attacking the demo, 2026-12-03). A call naming any other argument is a tool error naming it.
+TOOL_ARGUMENTS = {
+    name: frozenset(inspect.signature(function).parameters)
+    for name, function in (("search", search_tool), ("read_section", read_section_tool),
+                           ("list_documents", list_documents_tool))
+}
+
+
+async def _refuse_unknown_arguments(ctx, call_next):
+    """``ServerMiddleware``: a ``tools/call`` naming an argument its tool does not have is a tool error."""
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    arguments = params.get("arguments")
+    known = TOOL_ARGUMENTS.get(params.get("name")) if ctx.method == "tools/call" else None
+    if known is not None and isinstance(arguments, dict):
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            text = (f"invalid arguments -- {unknown[0]}: unknown argument; known: "
+                    f"{', '.join(sorted(known))}")
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return await call_next(ctx)
+
+
+SERVER.middleware.append(_refuse_unknown_arguments)
 
 
 def _parse(value: str) -> uuid.UUID | None:

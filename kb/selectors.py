@@ -24,11 +24,12 @@ from dataclasses import dataclass
 
 from asgiref.local import Local
 from django.core.signals import request_finished, request_started
+from django.db import connection
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from accounts.access import readable_q
-from accounts.errors import NotFound, PermissionRefused
+from accounts.errors import Conflict, NotFound, PermissionRefused
 from accounts.models import Group, Membership, Role
 from accounts.policy import (
     AccessLevel,
@@ -467,6 +468,53 @@ def _span_rows(document_id: uuid.UUID, tenant_id: int) -> list[dict]:
     )
 
 
+# A replacement commits new text and new sections (new ids: keyed by the new bytes) together. Reads of a
+# document's text and its sections' offsets are two statements: a replacement committed between them would
+# let one content's offsets cut the other's text (found attacking the demo: an internal reader was served
+# restricted text). So the text is read only together with the proof, in its own statement, that the
+# document's sections are still those just read; else both are read again.
+READ_ATTEMPTS = 5
+
+_TEXT_OF_SECTIONS = (
+    "SELECT CASE WHEN same THEN d.text END, same FROM kb_document d, LATERAL (SELECT ARRAY("
+    "SELECT s.id FROM kb_section s WHERE s.document_id = d.id ORDER BY s.id) = ARRAY("
+    "SELECT unnest(%s::uuid[]) ORDER BY 1) AS same) check_ WHERE d.id = %s AND d.tenant_id = %s"
+)
+
+
+class DocumentChanged(Conflict):
+    code = "document_changed"
+
+
+def document_sections_unchanged(*, document_id: uuid.UUID, tenant_id: int, section_ids: Iterable[uuid.UUID]) -> bool:
+    """Whether the document's sections are exactly ``section_ids`` now (its content was not replaced since
+    they were read): a read that adds a statement of its own after :func:`document_text_and_span_rows`
+    (MCP's held spans) checks with this that it read the same content."""
+    return _text_of_sections(document_id, tenant_id, list(section_ids), with_text=False)[1]
+
+
+def _text_of_sections(document_id, tenant_id: int, section_ids: list, *, with_text: bool = True) -> tuple[str | None, bool]:
+    sql = _TEXT_OF_SECTIONS if with_text else _TEXT_OF_SECTIONS.replace("CASE WHEN same THEN d.text END", "NULL")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [section_ids, document_id, tenant_id])
+        found = cursor.fetchone()
+    if found is None:  # the document is gone: no text, and no section is still its own
+        return None, not section_ids
+    return found[0], bool(found[1])
+
+
+def document_text_and_span_rows(*, document_id: uuid.UUID, tenant_id: int) -> tuple[str, list[dict]]:
+    """A document's text and its sections' rows (``_span_rows``) as one content: the text is read in a
+    statement that checks the sections are still those read (see ``READ_ATTEMPTS``). A document deleted
+    meanwhile is no text and no rows; one replaced on every attempt is :class:`DocumentChanged` (409)."""
+    for _ in range(READ_ATTEMPTS):
+        rows = _span_rows(document_id, tenant_id)
+        text, same = _text_of_sections(document_id, tenant_id, [row["id"] for row in rows])
+        if same:
+            return (text, rows) if text is not None else ("", [])
+    raise DocumentChanged("the document changed while it was read; read it again")
+
+
 def _depths(rows: list[dict]) -> dict[uuid.UUID, int]:
     depths: dict[uuid.UUID, int] = {}
     for row in rows:  # document order: parents first
@@ -562,6 +610,7 @@ class ReadableText:
     hidden_after: int
     length: int  # the whole text's
     readable_length: int  # how many of its characters the member may read
+    section_ids: tuple[uuid.UUID, ...] = ()  # the document's sections it was read with (document_sections_unchanged)
 
 
 TEXT_CONTEXT_CHARS = 600
@@ -579,11 +628,9 @@ def document_readable_text(
     ``context_chars`` around it, and pieces inside the extent are ``selected``; without, the text
     from the top. At most ``limit_chars`` are shown either way; the rest is counted.
     """
-    text = Document.objects.filter(pk=document.pk, tenant_id=member.tenant_id).values_list("text", flat=True).first()
-    text = text or ""
+    text, rows = document_text_and_span_rows(document_id=document.pk, tenant_id=member.tenant_id)
     length = len(text)
     reader = reader_for(member)
-    rows = _span_rows(document.pk, member.tenant_id)
     spans = readable_spans(reader, rows, length)
     chosen = None
     if section is not None:
@@ -610,7 +657,7 @@ def document_readable_text(
         else:
             pieces.append(TextPiece(a, b, text[a:b] if readable else "", readable, selected))
     return ReadableText(pieces=pieces, hidden_before=low, hidden_after=length - high, length=length,
-                        readable_length=sum(e - s for s, e in spans))
+                        readable_length=sum(e - s for s, e in spans), section_ids=tuple(row["id"] for row in rows))
 
 
 # ----------------------------------------------------------------------------- effective access (admins)
@@ -726,8 +773,7 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
     if not Document.objects.filter(pk=document.pk, tenant_id=admin.tenant_id).filter(document_visible_q(admin_reader)).exists():
         raise _not_found()
     slugs = group_slugs(member=admin)
-    rows = _span_rows(document.pk, admin.tenant_id)
-    text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
+    text, rows = document_text_and_span_rows(document_id=document.pk, tenant_id=admin.tenant_id)
     depths = _depths(rows)
     nodes = {
         r["id"]: PathNode(r["id"], r["parent_id"], r["title"], r["access_level"], tuple(r["access_groups"]))

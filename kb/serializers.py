@@ -417,6 +417,15 @@ class SearchInputSerializer(serializers.Serializer):
                   "return the system-prompt snippet that says the wrapped text is data (docs/screening.md).",
     )
 
+    def to_internal_value(self, data):
+        """An unknown option is refused, naming it, as an unknown filter is: ignored, a misspelt safety option
+        (``exclude_flaged``, ``spotlite``) silently searched without it -- flagged chunks returned, text unwrapped
+        (found attacking the demo, 2026-12-03)."""
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, dict) else []
+        if unknown:
+            raise serializers.ValidationError({unknown[0]: [f"unknown option; known: {', '.join(self.fields)}"]})
+        return super().to_internal_value(data)
+
 
 def section_citation_url(document_id, section_id) -> str:
     """The console page of a document with one section chosen, scrolled to that section's row: the

@@ -11,6 +11,7 @@ error shape: ``code``, ``message``, ``details`` and the HTTP ``status``.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -52,9 +53,11 @@ class RetryPolicy:
         header = response.headers.get("Retry-After") if response is not None else None
         if header:
             try:
-                return min(max(float(header), 0.0), self.max_wait)
+                seconds = float(header)
             except ValueError:
-                pass
+                seconds = math.nan
+            if math.isfinite(seconds):  # "nan" or "inf" from a server: the back-off, never a crash or a wait forever
+                return min(max(seconds, 0.0), self.max_wait)
         return min(self.backoff * 2**attempt, self.max_wait)
 
 
@@ -210,7 +213,8 @@ class _Operations:
         return self._send(_Request("GET", "/api/v1/audit/", params=params))
 
     def audit_export(self, *, format: str = "jsonl", **filters: Any) -> bytes:
-        return self._send(_Request("GET", "/api/v1/audit/export/", params=_clean({"format": format, **filters}),
+        """The records as a file: ``format`` "csv" or "jsonl" (the API's ``file`` parameter)."""
+        return self._send(_Request("GET", "/api/v1/audit/export/", params=_clean({"file": format, **filters}),
                                    raw=True))
 
     def audit_settings(self) -> dict:

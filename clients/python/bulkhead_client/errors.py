@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import httpx
@@ -57,6 +58,8 @@ def error_for(response: httpx.Response) -> BulkheadError:
     try:
         retry_after = float(response.headers["Retry-After"]) if "Retry-After" in response.headers else None
     except ValueError:
+        retry_after = None
+    if retry_after is not None and not math.isfinite(retry_after):
         retry_after = None
     cls = _BY_STATUS.get(response.status_code, BulkheadError)
     return cls(response.status_code, str(error.get("code", "")), str(error.get("message", "")),

@@ -1,6 +1,7 @@
 """A LangChain retriever (``pip install "bulkhead-client[langchain]"``): each search context as a
 ``Document`` whose metadata holds its citation (document title, heading path, console URL) and the
-knowledge base's screening verdict, when the server gives one."""
+knowledge base's screening verdict, when the server gives one. With ``search_options={"spotlight": True}``
+the page content is the context's spotlighted block (``bulkhead_client._retrieval.content``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from bulkhead_client import AsyncClient, Client
-from bulkhead_client._retrieval import metadata
+from bulkhead_client._retrieval import content, metadata
 
 
 class BulkheadRetriever(BaseRetriever):
@@ -27,7 +28,7 @@ class BulkheadRetriever(BaseRetriever):
     search_options: dict[str, Any] = Field(default_factory=dict)
 
     def _documents(self, answer: dict) -> list[Document]:
-        return [Document(page_content=c["text"], metadata=metadata(self.base_url, c)) for c in answer["contexts"]]
+        return [Document(page_content=content(c), metadata=metadata(self.base_url, c, answer)) for c in answer["contexts"]]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         with Client(self.base_url, self.token) as client:

@@ -1,5 +1,8 @@
 """A LlamaIndex retriever (``pip install "bulkhead-client[llama-index]"``): each search context as a
-``NodeWithScore`` whose node's metadata holds its citation and screening verdict."""
+``NodeWithScore`` whose node's metadata holds its citation and screening verdict. With spotlighting asked for
+(``spotlight=True``) the node's text is the context's spotlighted block, and the metadata an uploader wrote
+(title, headings) is kept out of what LlamaIndex gives the model (it prepends metadata to a node's text):
+a model reads them only inside the block."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from bulkhead_client import AsyncClient, Client
-from bulkhead_client._retrieval import metadata
+from bulkhead_client._retrieval import SPOTLIGHT_PROMPT, WRITTEN_BY_UPLOADERS, content, metadata, spotlighted
 
 
 class BulkheadRetriever(BaseRetriever):
@@ -21,8 +24,10 @@ class BulkheadRetriever(BaseRetriever):
 
     def _nodes(self, answer: dict) -> list[NodeWithScore]:
         return [
-            NodeWithScore(node=TextNode(id_=f"{c['section_id']}:{i}", text=c["text"],
-                                        metadata=metadata(self.base_url, c)), score=c.get("score"))
+            NodeWithScore(node=TextNode(id_=f"{c['section_id']}:{i}", text=content(c),
+                                        metadata=metadata(self.base_url, c, answer),
+                                        excluded_llm_metadata_keys=_excluded(c),
+                                        excluded_embed_metadata_keys=_excluded(c)), score=c.get("score"))
             for i, c in enumerate(answer["contexts"])
         ]
 
@@ -33,3 +38,7 @@ class BulkheadRetriever(BaseRetriever):
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         async with AsyncClient(self.base_url, self.token) as client:
             return self._nodes(await client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
+
+
+def _excluded(context: dict) -> list[str]:
+    return [*WRITTEN_BY_UPLOADERS, SPOTLIGHT_PROMPT] if spotlighted(context) else [SPOTLIGHT_PROMPT]
