@@ -20,6 +20,7 @@ from accounts.models import ROLE_RANK, Membership, Role
 from accounts.services import tenant_entered_record
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from accounts.tenancy import acting_user_activate, tenant_activate
+from kb.selectors import DocumentChanged
 
 SESSION_KEY = "console_membership_id"
 
@@ -80,7 +81,10 @@ def member_required(role: Role = Role.VIEWER):
                     request, "console/forbidden.html", {"member": member, "needed": role.label}, status=403
                 )
             request.member = member
-            return view(request, *args, **kwargs)
+            try:
+                return view(request, *args, **kwargs)
+            except DocumentChanged:  # replaced under every attempt to read it: say so, nothing half-read
+                return render(request, "console/documents/changed.html", {"member": member}, status=409)
 
         return wrapper
 

@@ -353,7 +353,10 @@ def section_node(*, member: Membership, section: Section) -> SectionNode:
     """``section`` as the member sees it in its tree -- shown even if a change just made it unreadable
     to them (an admin may set a policy above their own clearance; they saw the section a moment ago)."""
     rows = _rows(section.document_id, member.tenant_id)
-    return next(n for n in _tree(reader_for(member), rows, also=[section.pk]) if n.id == section.pk)
+    node = next((n for n in _tree(reader_for(member), rows, also=[section.pk]) if n.id == section.pk), None)
+    if node is None:  # the content was replaced (or the document deleted) since the section was read
+        raise _not_found()
+    return node
 
 
 # ----------------------------------------------------------------------------- jobs

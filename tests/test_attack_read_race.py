@@ -153,3 +153,47 @@ def test_an_mcp_read_never_cuts_its_text_by_the_held_spans_of_a_replacement(worl
             served = ""  # refused, to be read again: what the agent gets is a tool error saying so
     assert state["done"], "the replacement was never committed after the text was read; the test proves nothing"
     assert PLANTED not in served, served
+
+
+def test_a_console_page_of_a_document_replaced_under_every_read_says_so_and_shows_nothing(world):
+    """A document replaced after every read of its sections (each attempt of ``document_text_and_span_rows``
+    meets a new content) is refused after a few attempts: the console answers a page that says so (409), not a
+    server error, and shows none of the text."""
+    from tests.api_helpers import console_client
+
+    document, viewer, admin = world
+    state = {"replaced": 0, "busy": False}
+
+    def hook(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        reads_sections = sql.lstrip().upper().startswith("SELECT") and "body_spans" in sql
+        if reads_sections and not state["busy"] and state["replaced"] < 50:
+            state["busy"] = True  # the replacement's own statements read the document too
+            try:
+                _replace_content(document.pk)
+            finally:
+                state["busy"] = False
+            state["replaced"] += 1
+        return result
+
+    page = console_client(viewer)
+    with connection.execute_wrapper(hook):
+        answer = page.get(f"/documents/{document.pk}/")
+    assert state["replaced"] >= 2, "the document was not replaced under the reads; the test proves nothing"
+    body = answer.content.decode()
+    assert answer.status_code == 409 and "This document is changing" in body, answer.status_code
+    assert OLD_SECRET not in body and NEW_SECRET not in body
+
+
+def test_a_section_whose_document_was_replaced_after_it_was_found_is_not_found(world):
+    """MCP's ``read_section`` finds the section (``section_get``), then its place in the tree
+    (``section_node``): a replacement committed between them left no such node, and the read ended in a
+    bare StopIteration (the SDK's "Error executing tool"). It is the same "not found" as any section
+    the member cannot see."""
+    from accounts.errors import NotFound
+
+    document, viewer, _ = world
+    section = selectors.section_get(member=viewer, section_id=str(document.section_ids["intro"]))
+    _replace_content(document.pk)
+    with pytest.raises(NotFound):
+        selectors.section_node(member=viewer, section=section)
