@@ -41,7 +41,9 @@ page itself says -- a browser would show the same:
   ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high, or at
   most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
   that small (radii in px; of percentages only 0%), a ``polygon()`` of no area or a ``path()`` that reaches
-  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
+  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only;
+  an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
+  ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
   them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
@@ -1161,8 +1163,53 @@ RELEVANT = frozenset({
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    "mix-blend-mode", *_MASK_PROPERTIES,
+    "mix-blend-mode", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
 })
+
+
+# Elements a browser lays out as blocks by default (the HTML standard's rendering section), and the displays that
+# keep a box on the line.
+_BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog", "dir", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav", "ol", "p", "plaintext", "pre",
+    "search", "section", "summary", "table", "caption", "thead", "tbody", "tfoot", "tr", "td", "th", "ul", "xmp",
+})
+_INLINE_DISPLAYS = frozenset({"inline", "inline-block", "inline-flex", "inline-grid", "inline-table",
+                              "-webkit-inline-box", "contents"})
+
+
+def _line_clamp(values: dict[str, list]) -> int | None:
+    """The number of lines an element is clamped to, with what is past them clipped: ``-webkit-line-clamp: N``
+    on a ``display: -webkit-box`` (or ``-webkit-inline-box``) with ``-webkit-box-orient: vertical`` -- the
+    only form chromium clamps -- or the standard ``line-clamp: N`` (fail closed: a browser that clamps
+    block containers shows no more), either with ``overflow: hidden|clip`` or paint containment (checked
+    in chromium: without them the further lines are drawn below the box). None otherwise (0 is invalid)."""
+    def number(name: str) -> int | None:
+        tokens = _tokens(values.get(name, []))
+        if len(tokens) == 1 and tokens[0].type == "number" and tokens[0].is_integer and tokens[0].int_value > 0:
+            return tokens[0].int_value
+        return None
+
+    overflow = {_keyword(_tokens(values.get(name, []))) for name in ("overflow-x", "overflow-y")}
+    contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
+                    for t in _tokens(values.get("contain", [])))
+    if not (overflow & {"hidden", "clip"} or contained):
+        return None
+    webkit = number("-webkit-line-clamp")
+    if webkit is not None and _keyword(_tokens(values.get("display", []))) in ("-webkit-box", "-webkit-inline-box") \
+            and _keyword(_tokens(values.get("-webkit-box-orient", []))) == "vertical":
+        return webkit
+    return number("line-clamp")
+
+
+def _out_of_flow(values: dict[str, list]) -> bool:
+    return _keyword(_tokens(values.get("float", []))) in ("left", "right", "inline-start", "inline-end") or \
+        _keyword(_tokens(values.get("position", []))) in ("absolute", "fixed")
+
+
+def _has_text(element: etree._Element) -> bool:
+    return any(text.strip() for text in element.itertext())
 
 
 def _reason(state: _State) -> str | None:
@@ -1254,13 +1301,19 @@ class Visibility:
         initial = _State()
         states = self._states
         memo: dict[tuple, tuple[_State, tuple]] = {}
+        clamped: set[etree._Element] = set()  # elements that start past a line clamp's last line
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
             inherited = states.get(parent, initial) if parent is not None else initial
             if inherited.gone:
                 states[element] = inherited  # nothing below display: none (or the like) is shown
                 continue
+            if element in clamped:
+                states[element] = replace(inherited, gone="past the last line of a line clamp")
+                continue
             values = self._cascade(element)
+            if values and (lines := _line_clamp(values)):
+                clamped.update(self._past_lines(element, lines))
             aria = element.get("aria-hidden")
             if not values and not _SPECIAL.get(element.tag) and aria is None:
                 states[element] = inherited  # the common case: it changes nothing
@@ -1273,6 +1326,56 @@ class Visibility:
                 # The values are kept with the state: while they live, no other object takes their ids.
                 entry = memo[key] = (self._state(element, inherited, values), tuple(values.values()))
             states[element] = entry[0]
+
+    def _display(self, element: etree._Element) -> str:
+        """An element's ``display`` keyword (its tag's default when no rule sets one this reader reads)."""
+        keyword = _keyword(_tokens(self._cascade(element).get("display", [])))
+        if keyword in (None, "inherit", "initial", "unset", "revert"):
+            return "block" if element.tag in _BLOCK_TAGS else "inline"
+        return keyword
+
+    def _past_lines(self, container: etree._Element, lines: int) -> list[etree._Element]:
+        """The elements inside a line-clamped ``container`` that start on line ``lines + 1`` or later, counted
+        from forced breaks only (``<br>``, the edges of block-level boxes): wrapping only adds lines, so these
+        are past the clamp at any width. Text of the container itself after a break is not judged (kept)."""
+        past: list[etree._Element] = []
+        line, content = 0, bool((container.text or "").strip())
+
+        def visit(element: etree._Element) -> None:
+            nonlocal line, content
+            if not isinstance(element.tag, str):  # a comment
+                content = content or bool((element.tail or "").strip())
+                return
+            display = self._display(element)
+            if display == "none" or _out_of_flow(self._cascade(element)):
+                pass  # draws no line here (a float or a positioned box is not counted: fewer lines, never more)
+            elif element.tag == "br":
+                line, content = line + 1, False
+            elif display in _INLINE_DISPLAYS:
+                if line >= lines and _has_text(element):
+                    past.append(element)
+                elif display == "inline":
+                    content = content or bool((element.text or "").strip())
+                    for child in element:
+                        visit(child)
+                else:
+                    content = True  # an inline block: one box on the line, its own lines not counted
+            else:  # block-level: it ends the line before it and its own last line
+                if content:
+                    line, content = line + 1, False
+                if line >= lines:
+                    past.append(element)
+                else:
+                    content = bool((element.text or "").strip())
+                    for child in element:
+                        visit(child)
+                    if content:
+                        line, content = line + 1, False
+            content = content or bool((element.tail or "").strip())
+
+        for child in container:
+            visit(child)
+        return past
 
     def _cascade(self, element: etree._Element) -> dict[str, list]:
         """The winning value of each property for ``element``: (important, origin, specificity, order)."""

@@ -44,6 +44,9 @@ def assert_hidden(doc, payload: str = PAYLOAD, *visible: str) -> None:
     assert removed(doc) > 0
 
 
+CLAMP = "display:-webkit-box;-webkit-box-orient:vertical;overflow:hidden;"
+
+
 def html(body: str, head: str = "") -> bytes:
     return f"<html><head>{head}</head><body><h1>Title</h1>{body}</body></html>".encode()
 
@@ -208,6 +211,15 @@ HTML_VECTORS = {
     "style-for-print-and-screen": f'<style media="print, screen">.p{{display:none}}</style><span class="p">{PAYLOAD}</span>',
     "media-rule-print-and-screen": f'<style>@media print, screen {{ .q {{ display:none }} }}</style>'
                                    f'<span class="q">{PAYLOAD}</span>',
+    # Line clamps (2026-12-04; listed as not evaluated before): what starts past the clamp's last line counting
+    # forced breaks only (a <br>, block edges) is past it at any width (checked in chromium: drawn below the box)
+    "line-clamp-after-br": f'<span style="{CLAMP}-webkit-line-clamp:1">first line<br><span>{PAYLOAD}</span></span>',
+    "line-clamp-third-paragraph": f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>two</p><p>{PAYLOAD}</p></div>',
+    "line-clamp-nested-blocks": f'<div style="{CLAMP}-webkit-line-clamp:2"><div>one</div><div><div>two</div></div>'
+                                f'<span>{PAYLOAD}</span></div>',
+    "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
+    "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
+                       f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
 }
 
 
@@ -312,6 +324,15 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="font-size:1cap">{PAYLOAD}</span>', f'<span style="font-size:2cqw">{PAYLOAD}</span>',
     f'<span style="color:#123456;background:#fff">{PAYLOAD}</span>',
     f'<style media="print">.r{{display:inline}}</style><span class="r">{PAYLOAD}</span>',
+    # line clamps that may show the text: within the clamp's lines, wrapped (where depends on the width),
+    # drawn below the box (no overflow clipping), not clamped (no -webkit-box, 0 lines), out of flow
+    f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1">one {PAYLOAD}</div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1"><span>{PAYLOAD}</span><p>two</p></div>',
+    f'<div style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="-webkit-line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:0"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1"><p style="float:left">one</p><p>{PAYLOAD}</p></div>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
@@ -387,6 +408,7 @@ def test_html_removed_count_is_on_the_section_that_held_it():
 
 MARKDOWN_VECTORS = {
     "comment-inline": f"{VISIBLE} <!-- {PAYLOAD} --> {AFTER}",
+    "line-clamp-after-br": f'{VISIBLE} <span style="{CLAMP}-webkit-line-clamp:1">one<br><b>{PAYLOAD}</b></span> {AFTER}',
     "comment-block": f"{VISIBLE}\n\n<!--\n{PAYLOAD}\n-->\n\n{AFTER}",
     "span-display-none": f'{VISIBLE} <span style="display:none">{PAYLOAD}</span> {AFTER}',
     "span-font-size-0": f'{VISIBLE} <span style="font-size:0">{PAYLOAD}</span> {AFTER}',

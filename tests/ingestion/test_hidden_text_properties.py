@@ -66,6 +66,8 @@ HTML_HIDING = [
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
     ('<span id="away">', "</span>"), ("<template>", "</template>"), ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
+    ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
+     "</i></span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
 HTML_STYLE = "<style>.gone{display:none} #away{ color : white }</style>"
