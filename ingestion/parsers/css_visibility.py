@@ -1209,7 +1209,11 @@ def _out_of_flow(values: dict[str, list]) -> bool:
 
 
 def _has_text(element: etree._Element) -> bool:
-    return any(text.strip() for text in element.itertext())
+    """Whether any text is inside ``element`` (after a comment too: Markdown's anchors are comments)."""
+    if (element.text or "").strip():
+        return True
+    return any((isinstance(node.tag, str) and (node.text or "").strip()) or (node.tail or "").strip()
+               for node in element.iterdescendants())
 
 
 def _reason(state: _State) -> str | None:
