@@ -1208,14 +1208,6 @@ def _out_of_flow(values: dict[str, list]) -> bool:
         _keyword(_tokens(values.get("position", []))) in ("absolute", "fixed")
 
 
-def _has_text(element: etree._Element) -> bool:
-    """Whether any text is inside ``element`` (after a comment too: Markdown's anchors are comments)."""
-    if (element.text or "").strip():
-        return True
-    return any((isinstance(node.tag, str) and (node.text or "").strip()) or (node.tail or "").strip()
-               for node in element.iterdescendants())
-
-
 def _reason(state: _State) -> str | None:
     if state.gone:
         return state.gone
@@ -1356,7 +1348,7 @@ class Visibility:
             elif element.tag == "br":
                 line, content = line + 1, False
             elif display in _INLINE_DISPLAYS:
-                if line >= lines and _has_text(element):
+                if line >= lines:
                     past.append(element)
                 elif display == "inline":
                     content = content or bool((element.text or "").strip())
