@@ -15,7 +15,8 @@ page itself says -- a browser would show the same:
   does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
   by cssselect: those of tags, ids and classes joined by descendant or child combinators are
   matched right to left from an index of the page, the others run as an XPath); custom
-  properties (``var()``, inherited, with fallbacks) and ``calc()``/``min()``/``max()``/
+  properties (``var()``, inherited, with fallbacks; ``env()``, ``attr()``, ``anchor()``, ``anchor-size()``
+  likewise) and ``calc()``/``min()``/``max()``/
   ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``) and
   ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
   (which this reader cannot evaluate) only declarations that hide text by themselves
@@ -1316,7 +1317,8 @@ class Visibility:
                 continue
             # The same inherited state, element kind and winning declarations (shared objects: a rule's,
             # or a repeated style attribute's) give the same state: computed once.
-            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()))
+            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()),
+                   id(element) if any(_has_attr(value) for value in values.values()) else None)  # attr(): its own
             entry = memo.get(key)
             if entry is None:
                 # The values are kept with the state: while they live, no other object takes their ids.
@@ -1427,7 +1429,7 @@ class Visibility:
         for name, value in values.items():
             if name.startswith("--"):
                 continue
-            substituted = _substitute(value, custom) if _has_var(value) else value
+            substituted = _substitute(value, custom, element=element) if _has_var(value) else value
             if substituted is not None:  # a var() that resolves to nothing: the property is unset
                 tokens[name] = _tokens(substituted)
         display = _keyword(tokens.get("display", []))
@@ -1622,14 +1624,72 @@ def _filtered(color: Color, operations: tuple) -> Color:
     return (red, green, blue, alpha)
 
 
+# Functions replaced by a value before a declaration is read: custom properties, environment variables, an
+# attribute's value, an anchor's position or size (``_substitute``).
+_SUBSTITUTED = frozenset({"var", "env", "attr", "anchor", "anchor-size"})
+# The environment variables a browser defines: on a desktop page all zero (no notch, no keyboard, no title bar).
+_ENV_ZERO = re.compile(r"(safe-area-(max-)?inset|keyboard-inset|titlebar-area|viewport-segment)-", re.IGNORECASE)
+
+
 def _has_var(value: list) -> bool:
-    return any(token.type == "function" and (token.lower_name == "var" or _has_var(token.arguments))
+    return any(token.type == "function" and (token.lower_name in _SUBSTITUTED or _has_var(token.arguments))
                for token in value)
 
 
-def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None:
+def _has_attr(value: list) -> bool:
+    return any(token.type == "function" and (token.lower_name == "attr" or _has_attr(token.arguments))
+               for token in value)
+
+
+def _replacement(function, custom: dict | None, element: etree._Element | None) -> list | None:
+    """What ``var()``, ``env()``, ``attr()``, ``anchor()`` or ``anchor-size()`` stands for (tokens), None for
+    nothing: a custom property's value, else the fallback; an environment variable a browser defines as 0
+    (its value on a desktop page), another one's fallback; the element's attribute read as the type or unit
+    named (``attr(data-o type(<number>), 0)``, ``attr(data-w px)``), else the fallback (an attribute without
+    a type is a string, no value of the properties read here); an anchor's fallback (whether the anchor
+    exists is not evaluated: a fallback that hides counts, fail closed)."""
+    arguments = function.arguments
+    comma = next((i for i, t in enumerate(arguments) if t.type == "literal" and t.value == ","), None)
+    fallback = arguments[comma + 1 :] if comma is not None else None
+    head = _tokens(arguments[:comma] if comma is not None else arguments)
+    name = head[0].value if head and head[0].type == "ident" else None
+    kind = function.lower_name
+    if kind == "var":
+        found = (custom or {}).get(name) if name else None
+        return found if found is not None else fallback
+    if kind == "env":
+        if name and _ENV_ZERO.match(name):
+            return [tinycss2.ast.NumberToken(0, 0, 0, 0, "0")]
+        return fallback
+    if kind == "attr":
+        raw = element.get(name) if element is not None and name else None
+        if raw is None or len(head) < 2:
+            return fallback
+        parsed = _tokens(tinycss2.parse_component_value_list(_NOT_XML_SAFE_RE.sub("", raw)))
+        kind_token = head[1]
+        if kind_token.type == "ident" and len(parsed) == 1 and parsed[0].type == "number":  # attr(data-w px)
+            unit = kind_token.lower_value
+            if unit == "number":
+                return parsed
+            if unit == "percent" or unit == "%":
+                return [tinycss2.ast.PercentageToken(0, 0, parsed[0].value, parsed[0].int_value,
+                                                     parsed[0].representation)]
+            return [tinycss2.ast.DimensionToken(0, 0, parsed[0].value, parsed[0].int_value,
+                                                parsed[0].representation, kind_token.value)]
+        if kind_token.type == "function" and kind_token.lower_name == "type" and parsed:
+            return parsed
+        return fallback
+    return fallback  # anchor(), anchor-size()
+
+
+_NOT_XML_SAFE_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _substitute(value: list, custom: dict | None, depth: int = 0, element: etree._Element | None = None
+                ) -> list | None:
     """``value`` with every ``var(--name[, fallback])`` replaced by the custom property's value (or the
-    fallback); None when one resolves to nothing (the declaration is then invalid: unset)."""
+    fallback), and ``env()``, ``attr()``, ``anchor()``, ``anchor-size()`` by theirs (:func:`_replacement`);
+    None when one resolves to nothing (the declaration is then invalid: unset)."""
     if depth > 16:
         return None
     out = []
@@ -1637,21 +1697,16 @@ def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None
         if token.type != "function":
             out.append(token)
             continue
-        if token.lower_name == "var":
-            arguments = _tokens(token.arguments)
-            name = arguments[0].value if arguments and arguments[0].type == "ident" else None
-            comma = next((i for i, t in enumerate(token.arguments) if t.type == "literal" and t.value == ","), None)
-            replacement = (custom or {}).get(name) if name else None
-            if replacement is None and comma is not None:
-                replacement = token.arguments[comma + 1 :]
+        if token.lower_name in _SUBSTITUTED:
+            replacement = _replacement(token, custom, element)
             if replacement is None:
                 return None
-            resolved = _substitute(replacement, custom, depth + 1)
+            resolved = _substitute(replacement, custom, depth + 1, element)
             if resolved is None:
                 return None
             out.extend(resolved)
         elif _has_var(token.arguments):
-            arguments = _substitute(token.arguments, custom, depth + 1)
+            arguments = _substitute(token.arguments, custom, depth + 1, element)
             if arguments is None:
                 return None
             out.append(tinycss2.ast.FunctionBlock(token.source_line, token.source_column, token.name, arguments))

@@ -217,6 +217,17 @@ HTML_VECTORS = {
     "line-clamp-third-paragraph": f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>two</p><p>{PAYLOAD}</p></div>',
     "line-clamp-nested-blocks": f'<div style="{CLAMP}-webkit-line-clamp:2"><div>one</div><div><div>two</div></div>'
                                 f'<span>{PAYLOAD}</span></div>',
+    # env(), attr(), anchor() and anchor-size() (2026-12-04; listed as not evaluated before): replaced by their
+    # value or fallback before the declaration is read, as var() is
+    "env-fallback-color": f'<span style="color: env(nonexistent, white)">{PAYLOAD}</span>',
+    "env-fallback-font-size": f'<span style="font-size: env(x, 0)">{PAYLOAD}</span>',
+    "env-in-calc": f'<span style="position:absolute;left: calc(env(safe-area-inset-left, 0px) - 9999px)">{PAYLOAD}</span>',
+    "attr-typed-opacity": f'<span data-o="0" style="opacity: attr(data-o type(<number>), 1)">{PAYLOAD}</span>',
+    "attr-fallback-opacity": f'<span style="opacity: attr(data-o type(<number>), 0)">{PAYLOAD}</span>',
+    "attr-unit-font-size": f'<span data-s="1" style="font-size: attr(data-s px, 16px)">{PAYLOAD}</span>',
+    "attr-typed-color": f'<span data-c="#fff" style="color: attr(data-c type(<color>), black)">{PAYLOAD}</span>',
+    "anchor-fallback-offset": f'<span style="position:absolute;left: anchor(--a right, -9999px)">{PAYLOAD}</span>',
+    "anchor-size-fallback-box": f'<div style="width: anchor-size(--a width, 0px);overflow:hidden">{PAYLOAD}</div>',
     "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
     "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
                        f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
@@ -333,6 +344,16 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<div style="-webkit-line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
     f'<div style="{CLAMP}-webkit-line-clamp:0"><p>one</p><p>{PAYLOAD}</p></div>',
     f'<div style="{CLAMP}-webkit-line-clamp:1"><p style="float:left">one</p><p>{PAYLOAD}</p></div>',
+    # env(), attr(), anchor() that show the text: a fallback that does, a defined environment variable (0 on a
+    # desktop page, not its fallback), the attribute's own value, an untyped attribute (a string: no colour),
+    # each element its own attribute, an anchor() without fallback
+    f'<span style="color: env(nonexistent, black)">{PAYLOAD}</span>',
+    f'<span style="margin-left: env(safe-area-inset-left, -9999px)">{PAYLOAD}</span>',
+    f'<span data-o="1" style="opacity: attr(data-o type(<number>), 0)">{PAYLOAD}</span>',
+    f'<span data-c="white" style="color: attr(data-c)">{PAYLOAD}</span>',
+    f'<i data-o="0" style="opacity: attr(data-o type(<number>), 1)">x</i>'
+    f'<i data-o="1" style="opacity: attr(data-o type(<number>), 1)">{PAYLOAD}</i>',
+    f'<span style="position:absolute;left: anchor(--a right)">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
