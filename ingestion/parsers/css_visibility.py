@@ -42,7 +42,8 @@ page itself says -- a browser would show the same:
   ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high, or at
   most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
   that small (radii in px; of percentages only 0%), a ``polygon()`` of no area or a ``path()`` that reaches
-  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only;
+  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only,
+  or of layers all sized 0 (``mask-size: 0``);
   an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
   ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
@@ -1103,6 +1104,46 @@ def _mask_gone(tokens: list) -> bool:
     return bool(gradients) and bool(colors) and all(c[3] < MIN_OPACITY for c in colors)
 
 
+def _layers(tokens: list) -> list[list]:
+    layers: list[list] = [[]]
+    for token in tokens:
+        if token.type == "literal" and token.value == ",":
+            layers.append([])
+        else:
+            layers[-1].append(token)
+    return layers
+
+
+def _no_size(tokens: list, font_px: float) -> bool:
+    """Whether a ``mask-size`` layer (one or two sizes) has a width or height of 0."""
+    sizes = [t for t in tokens if not (t.type == "ident" and t.lower_value == "auto")]
+    return any((t.type in ("number", "percentage", "dimension") and t.value == 0)
+               or (t.type == "function" and (px := _length_px(t, font_px)) is not None and px == 0) for t in sizes)
+
+
+def _mask_of_no_size(tokens: dict[str, list], font_px: float) -> bool:
+    """A mask image (any: a gradient, an image) in layers all sized 0 wide or high -- ``mask-size: 0``,
+    ``mask: url(m.png) 0 0 / 0 0`` (and ``-webkit-`` forms): nothing of it is drawn, so nothing of the element
+    (checked in chromium: no pixel painted; a layer of any size beside it shows the element)."""
+    for prefix in ("", "-webkit-"):
+        shorthand = tokens.get(f"{prefix}mask", [])
+        image = tokens.get(f"{prefix}mask-image") or shorthand
+        if not image or _keyword(image) == "none":
+            continue
+        size = tokens.get(f"{prefix}mask-size")
+        if size:
+            layers = _layers(size)
+        else:  # the shorthand's sizes: after the "/" of each layer
+            layers = []
+            for layer in _layers(shorthand):
+                slash = next((i for i, t in enumerate(layer) if t.type == "literal" and t.value == "/"), None)
+                layers.append([t for t in layer[slash + 1 : slash + 3] if t.type != "ident" or t.lower_value == "auto"]
+                              if slash is not None else [])
+        if layers and all(_no_size(layer, font_px) for layer in layers):
+            return True
+    return False
+
+
 def _hides_alone(declaration: _Declaration) -> bool:
     """Whether a declaration hides text whatever else applies (used where conditions are not evaluated)."""
     name, tokens = declaration.name, _tokens(declaration.value)
@@ -1164,7 +1205,7 @@ RELEVANT = frozenset({
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    "mix-blend-mode", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
+    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
 })
 
 
@@ -1476,6 +1517,8 @@ class Visibility:
             gone = gone or "clipped"
         if any(_mask_gone(tokens.get(name, [])) for name in _MASK_PROPERTIES):
             gone = gone or "masked"
+        if _mask_of_no_size(tokens, font_px):
+            gone = gone or "masked (a mask of no size)"
         overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
         # Paint containment clips what overflows the box, as overflow: hidden does.
         contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")

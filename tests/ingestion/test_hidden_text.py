@@ -228,6 +228,13 @@ HTML_VECTORS = {
     "attr-typed-color": f'<span data-c="#fff" style="color: attr(data-c type(<color>), black)">{PAYLOAD}</span>',
     "anchor-fallback-offset": f'<span style="position:absolute;left: anchor(--a right, -9999px)">{PAYLOAD}</span>',
     "anchor-size-fallback-box": f'<div style="width: anchor-size(--a width, 0px);overflow:hidden">{PAYLOAD}</div>',
+    # masks of no size (2026-12-04; listed as not evaluated before; each checked in chromium: no pixel drawn)
+    "mask-size-0": f'<span style="mask-image:linear-gradient(black,black);mask-size:0">{PAYLOAD}</span>',
+    "mask-size-0-percent-height": f'<span style="mask-image:linear-gradient(#000,#000);mask-size:100% 0%">{PAYLOAD}</span>',
+    "webkit-mask-size-0": f'<span style="-webkit-mask-image:linear-gradient(black,black);-webkit-mask-size:0 0">'
+                          f'{PAYLOAD}</span>',
+    "mask-shorthand-size-0": f'<span style="mask:linear-gradient(black,black) 0 0/0 0">{PAYLOAD}</span>',
+    "mask-url-size-0": f'<span style="mask-image:url(m.png);mask-size:0">{PAYLOAD}</span>',
     "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
     "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
                        f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
@@ -354,6 +361,11 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<i data-o="0" style="opacity: attr(data-o type(<number>), 1)">x</i>'
     f'<i data-o="1" style="opacity: attr(data-o type(<number>), 1)">{PAYLOAD}</i>',
     f'<span style="position:absolute;left: anchor(--a right)">{PAYLOAD}</span>',
+    # masks with a size (or none at all), and a layer of some size beside one of none
+    f'<span style="mask-image:linear-gradient(black,black);mask-size:10px">{PAYLOAD}</span>',
+    f'<span style="mask-size:0">{PAYLOAD}</span>',
+    f'<span style="mask-image:linear-gradient(black,black),linear-gradient(black,black);mask-size:0,auto">{PAYLOAD}</span>',
+    f'<span style="mask:linear-gradient(black,black) 0 0/10px 10px">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""

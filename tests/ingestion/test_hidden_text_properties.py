@@ -68,6 +68,7 @@ HTML_HIDING = [
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
      "</i></span>"),
+    ('<span style="mask:linear-gradient(#000,#000) 0 0/0 0">', "</span>"),
     ('<span style="color: env(unset-name, #fff)">', "</span>"), ('<span data-o="0" style="opacity: attr(data-o type'
                                                                  '(<number>), 1)">', "</span>"),
 ]
