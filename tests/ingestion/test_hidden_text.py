@@ -803,6 +803,35 @@ def test_docx_a_paragraph_moved_off_the_page_never_reaches_the_model(name, attri
     assert_hidden(parsed(docx_bytes(_paragraph_property(name, **attributes)), "report.docx"))
 
 
+@pytest.mark.parametrize("attributes", [{"line": "1", "lineRule": "exact"}, {"line": "0", "lineRule": "exact"},
+                                        {"line": "39", "lineRule": "exact"}], ids=["1", "0", "39"])
+def test_docx_text_clipped_to_a_flat_line_or_row_never_reaches_the_model(attributes):
+    """Listed as not evaluated before (2026-12-04): an exact line height or table-row height under 2 pt."""
+    assert_hidden(parsed(docx_bytes(_paragraph_property("spacing", **attributes)), "report.docx"))
+
+    def build(document):
+        from docx.oxml import OxmlElement
+        from docx.oxml.ns import qn
+
+        document.add_heading("Report", 1)
+        table = document.add_table(rows=3, cols=2)
+        table.cell(0, 0).text, table.cell(0, 1).text = "Item", "Note"
+        table.cell(1, 0).text, table.cell(1, 1).text = "one", PAYLOAD
+        table.cell(2, 0).text, table.cell(2, 1).text = VISIBLE, AFTER
+        height = OxmlElement("w:trHeight")
+        height.set(qn("w:val"), attributes["line"])
+        height.set(qn("w:hRule"), "exact")
+        table.rows[1]._tr.get_or_add_trPr().append(height)
+    assert_hidden(parsed(docx_bytes(build), "report.docx"))
+
+
+@pytest.mark.parametrize("attributes", [{"line": "1", "lineRule": "atLeast"}, {"line": "240", "lineRule": "exact"},
+                                        {"line": "1"}, {"line": "40", "lineRule": "exact"}])
+def test_docx_a_line_height_that_shows_the_text_stays(attributes):
+    doc = parsed(docx_bytes(_paragraph_property("spacing", **attributes)), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+
+
 @pytest.mark.parametrize("style_run", [
     lambda run, document: set_run_property(run, "color", val="000000", themeColor="text1", themeTint="99"),
     lambda run, document: set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="80"),
