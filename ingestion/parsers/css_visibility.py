@@ -15,7 +15,8 @@ page itself says -- a browser would show the same:
   does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
   by cssselect: those of tags, ids and classes joined by descendant or child combinators are
   matched right to left from an index of the page, the others run as an XPath); custom
-  properties (``var()``, inherited, with fallbacks) and ``calc()``/``min()``/``max()``/
+  properties (``var()``, inherited, with fallbacks; ``env()``, ``attr()``, ``anchor()``, ``anchor-size()``
+  likewise) and ``calc()``/``min()``/``max()``/
   ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``) and
   ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
   (which this reader cannot evaluate) only declarations that hide text by themselves
@@ -41,7 +42,10 @@ page itself says -- a browser would show the same:
   ``max-*`` with ``overflow: hidden|clip`` or paint containment) at most one pixel wide or high, or at
   most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
   that small (radii in px; of percentages only 0%), a ``polygon()`` of no area or a ``path()`` that reaches
-  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only. Colours in every CSS form a
+  no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only,
+  or of layers all sized 0 (``mask-size: 0``);
+  an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
+  ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
   them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
@@ -1100,6 +1104,46 @@ def _mask_gone(tokens: list) -> bool:
     return bool(gradients) and bool(colors) and all(c[3] < MIN_OPACITY for c in colors)
 
 
+def _layers(tokens: list) -> list[list]:
+    layers: list[list] = [[]]
+    for token in tokens:
+        if token.type == "literal" and token.value == ",":
+            layers.append([])
+        else:
+            layers[-1].append(token)
+    return layers
+
+
+def _no_size(tokens: list, font_px: float) -> bool:
+    """Whether a ``mask-size`` layer (one or two sizes) has a width or height of 0."""
+    sizes = [t for t in tokens if not (t.type == "ident" and t.lower_value == "auto")]
+    return any((t.type in ("number", "percentage", "dimension") and t.value == 0)
+               or (t.type == "function" and (px := _length_px(t, font_px)) is not None and px == 0) for t in sizes)
+
+
+def _mask_of_no_size(tokens: dict[str, list], font_px: float) -> bool:
+    """A mask image (any: a gradient, an image) in layers all sized 0 wide or high -- ``mask-size: 0``,
+    ``mask: url(m.png) 0 0 / 0 0`` (and ``-webkit-`` forms): nothing of it is drawn, so nothing of the element
+    (checked in chromium: no pixel painted; a layer of any size beside it shows the element)."""
+    for prefix in ("", "-webkit-"):
+        shorthand = tokens.get(f"{prefix}mask", [])
+        image = tokens.get(f"{prefix}mask-image") or shorthand
+        if not image or _keyword(image) == "none":
+            continue
+        size = tokens.get(f"{prefix}mask-size")
+        if size:
+            layers = _layers(size)
+        else:  # the shorthand's sizes: after the "/" of each layer
+            layers = []
+            for layer in _layers(shorthand):
+                slash = next((i for i, t in enumerate(layer) if t.type == "literal" and t.value == "/"), None)
+                layers.append([t for t in layer[slash + 1 : slash + 3] if t.type != "ident" or t.lower_value == "auto"]
+                              if slash is not None else [])
+        if layers and all(_no_size(layer, font_px) for layer in layers):
+            return True
+    return False
+
+
 def _hides_alone(declaration: _Declaration) -> bool:
     """Whether a declaration hides text whatever else applies (used where conditions are not evaluated)."""
     name, tokens = declaration.name, _tokens(declaration.value)
@@ -1161,8 +1205,49 @@ RELEVANT = frozenset({
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    "mix-blend-mode", *_MASK_PROPERTIES,
+    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
 })
+
+
+# Elements a browser lays out as blocks by default (the HTML standard's rendering section), and the displays that
+# keep a box on the line.
+_BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "center", "dd", "details", "dialog", "dir", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav", "ol", "p", "plaintext", "pre",
+    "search", "section", "summary", "table", "caption", "thead", "tbody", "tfoot", "tr", "td", "th", "ul", "xmp",
+})
+_INLINE_DISPLAYS = frozenset({"inline", "inline-block", "inline-flex", "inline-grid", "inline-table",
+                              "-webkit-inline-box", "contents"})
+
+
+def _line_clamp(values: dict[str, list]) -> int | None:
+    """The number of lines an element is clamped to, with what is past them clipped: ``-webkit-line-clamp: N``
+    on a ``display: -webkit-box`` (or ``-webkit-inline-box``) with ``-webkit-box-orient: vertical`` -- the
+    only form chromium clamps -- or the standard ``line-clamp: N`` (fail closed: a browser that clamps
+    block containers shows no more), either with ``overflow: hidden|clip`` or paint containment (checked
+    in chromium: without them the further lines are drawn below the box). None otherwise (0 is invalid)."""
+    def number(name: str) -> int | None:
+        tokens = _tokens(values.get(name, []))
+        if len(tokens) == 1 and tokens[0].type == "number" and tokens[0].is_integer and tokens[0].int_value > 0:
+            return tokens[0].int_value
+        return None
+
+    overflow = {_keyword(_tokens(values.get(name, []))) for name in ("overflow-x", "overflow-y")}
+    contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
+                    for t in _tokens(values.get("contain", [])))
+    if not (overflow & {"hidden", "clip"} or contained):
+        return None
+    webkit = number("-webkit-line-clamp")
+    if webkit is not None and _keyword(_tokens(values.get("display", []))) in ("-webkit-box", "-webkit-inline-box") \
+            and _keyword(_tokens(values.get("-webkit-box-orient", []))) == "vertical":
+        return webkit
+    return number("line-clamp")
+
+
+def _out_of_flow(values: dict[str, list]) -> bool:
+    return _keyword(_tokens(values.get("float", []))) in ("left", "right", "inline-start", "inline-end") or \
+        _keyword(_tokens(values.get("position", []))) in ("absolute", "fixed")
 
 
 def _reason(state: _State) -> str | None:
@@ -1254,25 +1339,82 @@ class Visibility:
         initial = _State()
         states = self._states
         memo: dict[tuple, tuple[_State, tuple]] = {}
+        clamped: set[etree._Element] = set()  # elements that start past a line clamp's last line
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
             inherited = states.get(parent, initial) if parent is not None else initial
             if inherited.gone:
                 states[element] = inherited  # nothing below display: none (or the like) is shown
                 continue
+            if element in clamped:
+                states[element] = replace(inherited, gone="past the last line of a line clamp")
+                continue
             values = self._cascade(element)
+            if values and (lines := _line_clamp(values)):
+                clamped.update(self._past_lines(element, lines))
             aria = element.get("aria-hidden")
             if not values and not _SPECIAL.get(element.tag) and aria is None:
                 states[element] = inherited  # the common case: it changes nothing
                 continue
             # The same inherited state, element kind and winning declarations (shared objects: a rule's,
             # or a repeated style attribute's) give the same state: computed once.
-            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()))
+            key = (id(inherited), element.tag, aria, tuple((name, id(value)) for name, value in values.items()),
+                   id(element) if any(_has_attr(value) for value in values.values()) else None)  # attr(): its own
             entry = memo.get(key)
             if entry is None:
                 # The values are kept with the state: while they live, no other object takes their ids.
                 entry = memo[key] = (self._state(element, inherited, values), tuple(values.values()))
             states[element] = entry[0]
+
+    def _display(self, element: etree._Element) -> str:
+        """An element's ``display`` keyword (its tag's default when no rule sets one this reader reads)."""
+        keyword = _keyword(_tokens(self._cascade(element).get("display", [])))
+        if keyword in (None, "inherit", "initial", "unset", "revert"):
+            return "block" if element.tag in _BLOCK_TAGS else "inline"
+        return keyword
+
+    def _past_lines(self, container: etree._Element, lines: int) -> list[etree._Element]:
+        """The elements inside a line-clamped ``container`` that start on line ``lines + 1`` or later, counted
+        from forced breaks only (``<br>``, the edges of block-level boxes): wrapping only adds lines, so these
+        are past the clamp at any width. Text of the container itself after a break is not judged (kept)."""
+        past: list[etree._Element] = []
+        line, content = 0, bool((container.text or "").strip())
+
+        def visit(element: etree._Element) -> None:
+            nonlocal line, content
+            if not isinstance(element.tag, str):  # a comment
+                content = content or bool((element.tail or "").strip())
+                return
+            display = self._display(element)
+            if display == "none" or _out_of_flow(self._cascade(element)):
+                pass  # draws no line here (a float or a positioned box is not counted: fewer lines, never more)
+            elif element.tag == "br":
+                line, content = line + 1, False
+            elif display in _INLINE_DISPLAYS:
+                if line >= lines:
+                    past.append(element)
+                elif display == "inline":
+                    content = content or bool((element.text or "").strip())
+                    for child in element:
+                        visit(child)
+                else:
+                    content = True  # an inline block: one box on the line, its own lines not counted
+            else:  # block-level: it ends the line before it and its own last line
+                if content:
+                    line, content = line + 1, False
+                if line >= lines:
+                    past.append(element)
+                else:
+                    content = bool((element.text or "").strip())
+                    for child in element:
+                        visit(child)
+                    if content:
+                        line, content = line + 1, False
+            content = content or bool((element.tail or "").strip())
+
+        for child in container:
+            visit(child)
+        return past
 
     def _cascade(self, element: etree._Element) -> dict[str, list]:
         """The winning value of each property for ``element``: (important, origin, specificity, order)."""
@@ -1328,7 +1470,7 @@ class Visibility:
         for name, value in values.items():
             if name.startswith("--"):
                 continue
-            substituted = _substitute(value, custom) if _has_var(value) else value
+            substituted = _substitute(value, custom, element=element) if _has_var(value) else value
             if substituted is not None:  # a var() that resolves to nothing: the property is unset
                 tokens[name] = _tokens(substituted)
         display = _keyword(tokens.get("display", []))
@@ -1375,6 +1517,8 @@ class Visibility:
             gone = gone or "clipped"
         if any(_mask_gone(tokens.get(name, [])) for name in _MASK_PROPERTIES):
             gone = gone or "masked"
+        if _mask_of_no_size(tokens, font_px):
+            gone = gone or "masked (a mask of no size)"
         overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
         # Paint containment clips what overflows the box, as overflow: hidden does.
         contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
@@ -1523,14 +1667,72 @@ def _filtered(color: Color, operations: tuple) -> Color:
     return (red, green, blue, alpha)
 
 
+# Functions replaced by a value before a declaration is read: custom properties, environment variables, an
+# attribute's value, an anchor's position or size (``_substitute``).
+_SUBSTITUTED = frozenset({"var", "env", "attr", "anchor", "anchor-size"})
+# The environment variables a browser defines: on a desktop page all zero (no notch, no keyboard, no title bar).
+_ENV_ZERO = re.compile(r"(safe-area-(max-)?inset|keyboard-inset|titlebar-area|viewport-segment)-", re.IGNORECASE)
+
+
 def _has_var(value: list) -> bool:
-    return any(token.type == "function" and (token.lower_name == "var" or _has_var(token.arguments))
+    return any(token.type == "function" and (token.lower_name in _SUBSTITUTED or _has_var(token.arguments))
                for token in value)
 
 
-def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None:
+def _has_attr(value: list) -> bool:
+    return any(token.type == "function" and (token.lower_name == "attr" or _has_attr(token.arguments))
+               for token in value)
+
+
+def _replacement(function, custom: dict | None, element: etree._Element | None) -> list | None:
+    """What ``var()``, ``env()``, ``attr()``, ``anchor()`` or ``anchor-size()`` stands for (tokens), None for
+    nothing: a custom property's value, else the fallback; an environment variable a browser defines as 0
+    (its value on a desktop page), another one's fallback; the element's attribute read as the type or unit
+    named (``attr(data-o type(<number>), 0)``, ``attr(data-w px)``), else the fallback (an attribute without
+    a type is a string, no value of the properties read here); an anchor's fallback (whether the anchor
+    exists is not evaluated: a fallback that hides counts, fail closed)."""
+    arguments = function.arguments
+    comma = next((i for i, t in enumerate(arguments) if t.type == "literal" and t.value == ","), None)
+    fallback = arguments[comma + 1 :] if comma is not None else None
+    head = _tokens(arguments[:comma] if comma is not None else arguments)
+    name = head[0].value if head and head[0].type == "ident" else None
+    kind = function.lower_name
+    if kind == "var":
+        found = (custom or {}).get(name) if name else None
+        return found if found is not None else fallback
+    if kind == "env":
+        if name and _ENV_ZERO.match(name):
+            return [tinycss2.ast.NumberToken(0, 0, 0, 0, "0")]
+        return fallback
+    if kind == "attr":
+        raw = element.get(name) if element is not None and name else None
+        if raw is None or len(head) < 2:
+            return fallback
+        parsed = _tokens(tinycss2.parse_component_value_list(_NOT_XML_SAFE_RE.sub("", raw)))
+        kind_token = head[1]
+        if kind_token.type == "ident" and len(parsed) == 1 and parsed[0].type == "number":  # attr(data-w px)
+            unit = kind_token.lower_value
+            if unit == "number":
+                return parsed
+            if unit == "percent" or unit == "%":
+                return [tinycss2.ast.PercentageToken(0, 0, parsed[0].value, parsed[0].int_value,
+                                                     parsed[0].representation)]
+            return [tinycss2.ast.DimensionToken(0, 0, parsed[0].value, parsed[0].int_value,
+                                                parsed[0].representation, kind_token.value)]
+        if kind_token.type == "function" and kind_token.lower_name == "type" and parsed:
+            return parsed
+        return fallback
+    return fallback  # anchor(), anchor-size()
+
+
+_NOT_XML_SAFE_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _substitute(value: list, custom: dict | None, depth: int = 0, element: etree._Element | None = None
+                ) -> list | None:
     """``value`` with every ``var(--name[, fallback])`` replaced by the custom property's value (or the
-    fallback); None when one resolves to nothing (the declaration is then invalid: unset)."""
+    fallback), and ``env()``, ``attr()``, ``anchor()``, ``anchor-size()`` by theirs (:func:`_replacement`);
+    None when one resolves to nothing (the declaration is then invalid: unset)."""
     if depth > 16:
         return None
     out = []
@@ -1538,21 +1740,16 @@ def _substitute(value: list, custom: dict | None, depth: int = 0) -> list | None
         if token.type != "function":
             out.append(token)
             continue
-        if token.lower_name == "var":
-            arguments = _tokens(token.arguments)
-            name = arguments[0].value if arguments and arguments[0].type == "ident" else None
-            comma = next((i for i, t in enumerate(token.arguments) if t.type == "literal" and t.value == ","), None)
-            replacement = (custom or {}).get(name) if name else None
-            if replacement is None and comma is not None:
-                replacement = token.arguments[comma + 1 :]
+        if token.lower_name in _SUBSTITUTED:
+            replacement = _replacement(token, custom, element)
             if replacement is None:
                 return None
-            resolved = _substitute(replacement, custom, depth + 1)
+            resolved = _substitute(replacement, custom, depth + 1, element)
             if resolved is None:
                 return None
             out.extend(resolved)
         elif _has_var(token.arguments):
-            arguments = _substitute(token.arguments, custom, depth + 1)
+            arguments = _substitute(token.arguments, custom, depth + 1, element)
             if arguments is None:
                 return None
             out.append(tinycss2.ast.FunctionBlock(token.source_line, token.source_column, token.name, arguments))

@@ -11,7 +11,8 @@ own -- and says why a run is not shown:
   into under half a point a character (``w:fitText``); raised or lowered 750 pt or more
   (``w:position``): off the page;
 * letters condensed over one another (``w:spacing`` of half the font size or more, negative); a
-  paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's);
+  paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's); a paragraph
+  or table row of an exact height under 2 pt (``w:spacing w:lineRule="exact"``, ``w:trHeight w:hRule="exact"``);
 * a Word 2010 text fill (``w14:textFill``) of nothing, nearly transparent, or like the background;
 * a text colour (``w:color``, its ``w:themeColor`` read from the theme part, lightened by
   ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
@@ -44,6 +45,9 @@ MAX_POSITION_HALF_POINTS = 1500
 # or an indent on a wide one is still on it).
 MAX_OFFSET_TWIPS = 15000
 MAX_FORWARD_TWIPS = 24000
+# An exact line or table-row height (w:spacing w:lineRule="exact", w:trHeight w:hRule="exact"; twips) under 2 pt:
+# Word clips the text to a strip that thin, whatever its size (the 2 pt of the font-size rule).
+MIN_EXACT_HEIGHT_TWIPS = 40
 _INDENTS = ("left", "start", "right", "end", "firstLine", "hanging")
 # w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
 MIN_FIT_POINTS_PER_CHARACTER = 0.5
@@ -269,6 +273,27 @@ class RunVisibility:
                     return True
         return False
 
+    def _clipped_flat(self, paragraph: etree._Element, cell: etree._Element | None) -> bool:
+        """An exact line height (``w:spacing w:lineRule="exact"``, the paragraph's or its style's) or an exact height
+        of the cell's table row (``w:trHeight w:hRule="exact"``) under :data:`MIN_EXACT_HEIGHT_TWIPS`: Word clips
+        the text to it. ``atLeast`` (or no rule) grows with the text; an exact height of a line (240: 12 pt) shows it."""
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
+                                else self.default_paragraph_style or "")
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+            spacing = properties.find("w:spacing", _NS) if properties is not None else None
+            if spacing is not None and spacing.get(_w("line")) is not None:  # the paragraph's own wins over its style's
+                line = _number(spacing.get(_w("line")))
+                if spacing.get(_w("lineRule")) == "exact" and line is not None and 0 <= line < MIN_EXACT_HEIGHT_TWIPS:
+                    return True
+                break
+        row = cell.getparent() if cell is not None else None
+        height = row.find("w:trPr/w:trHeight", _NS) if row is not None else None
+        if height is not None and height.get(_w("hRule")) == "exact":
+            value = _number(height.get(_w("val")))
+            return value is not None and 0 <= value < MIN_EXACT_HEIGHT_TWIPS
+        return False
+
     def _unpainted(self, fill: etree._Element, levels: list[etree._Element], paragraph: etree._Element,
                    cell: etree._Element | None) -> bool:
         """Whether a Word 2010 text fill (``w14:textFill``, which Word paints instead of ``w:color``) leaves the
@@ -328,6 +353,8 @@ class RunVisibility:
             return "letters drawn over one another"
         if self._off_the_page(paragraph):
             return "a paragraph moved off the page"
+        if self._clipped_flat(paragraph, cell):
+            return "text clipped to an exact line or row height under 2 pt"
         fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
         fit_twips = _number(fit.get(_w("val"))) if fit is not None else None
         characters = sum(len(t.text or "") for t in run.findall("w:t", _NS))

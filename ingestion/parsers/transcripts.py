@@ -17,7 +17,9 @@ and titled ``Turns 1-24``.
 
 A malformed timing line is a :class:`ParseError` naming the line: skipping the cue
 would silently drop what was said, and a broken file is better fixed at the source.
-NOTE, STYLE and REGION blocks of WebVTT are not indexed.
+NOTE, STYLE and REGION blocks of WebVTT, and what else a player never shows (:mod:`webvtt_hidden`: tag
+classes, cue text hidden by the STYLE blocks...), are cut from the document text once the structure is
+built on the file as written.
 
 Formats: ``.vtt`` (text/vtt), ``.srt`` (application/x-subrip), and plain
 transcripts as ``.transcript`` files or the content type ``text/x-transcript``
@@ -32,9 +34,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import remove_ranges
+from ingestion.parsers.webvtt_hidden import CueSpan, StyleBlock, hidden_cue_text
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
 WINDOW_SECONDS = 120.0
@@ -129,11 +134,15 @@ def _timing(line: str, number: int) -> tuple[float, float, str, str]:
     return start, end, match.group(1), match.group(2)
 
 
-def _cues(lines: list[str], first: int, *, vtt: bool) -> list[_Cue]:
+def _cues(lines: list[str], first: int, *, vtt: bool, other_blocks: list[list[int]] | None = None) -> list[_Cue]:
+    """The cues from line ``first`` on; a WebVTT file's NOTE, STYLE and REGION blocks (their line numbers)
+    are added to ``other_blocks``."""
     cues = []
     for run in _blocks_of_lines(lines, first):
         head = lines[run[0]].strip()
         if vtt and re.match(r"(NOTE|STYLE|REGION)(\s|$)", head):
+            if other_blocks is not None:
+                other_blocks.append(run)
             continue
         if "-->" in head:
             timing_at, ident = 0, None
@@ -240,7 +249,21 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     header_end = 1
     while header_end < len(lines) and lines[header_end].strip():
         header_end += 1  # header metadata lines (Kind:, Language:) run up to the first blank line
-    return _document(text, index, _cues(lines, header_end, vtt=True), filename=filename, title=title, fmt="vtt")
+    other_blocks: list[list[int]] = []
+    cues = _cues(lines, header_end, vtt=True, other_blocks=other_blocks)
+    doc = _document(text, index, cues, filename=filename, title=title, fmt="vtt")
+    # What a player never shows (webvtt_hidden): the header's metadata, NOTE/STYLE/REGION blocks, tag parts
+    # it does not draw, cue text the STYLE blocks hide. Cut once the structure is built on the file as written.
+    unshown = [(index.start(1), index.end(header_end - 1))] if header_end > 1 else []
+    unshown += [(index.start(run[0]), index.end(run[-1])) for run in other_blocks]
+    styles = [StyleBlock(line=run[0], css="\n".join(lines[n] for n in run[1:])) for run in other_blocks
+              if lines[run[0]].strip().startswith("STYLE")]
+    hidden = hidden_cue_text(text, [CueSpan(cue.ident, cue.start, cue.end, index.start(cue.text_first),
+                                            index.end(cue.text_last)) for cue in cues], styles, unshown)
+    # Markers are checked on the file as uploaded (the registry sees only what is left): a marker in what is
+    # cut still fails, with its line.
+    reject_unread_markers(text)
+    return remove_ranges(doc, hidden.ranges)
 
 
 def parse_srt_text(text: str, *, filename: str = "") -> ParsedDocument:

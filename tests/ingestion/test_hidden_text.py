@@ -44,6 +44,9 @@ def assert_hidden(doc, payload: str = PAYLOAD, *visible: str) -> None:
     assert removed(doc) > 0
 
 
+CLAMP = "display:-webkit-box;-webkit-box-orient:vertical;overflow:hidden;"
+
+
 def html(body: str, head: str = "") -> bytes:
     return f"<html><head>{head}</head><body><h1>Title</h1>{body}</body></html>".encode()
 
@@ -208,6 +211,33 @@ HTML_VECTORS = {
     "style-for-print-and-screen": f'<style media="print, screen">.p{{display:none}}</style><span class="p">{PAYLOAD}</span>',
     "media-rule-print-and-screen": f'<style>@media print, screen {{ .q {{ display:none }} }}</style>'
                                    f'<span class="q">{PAYLOAD}</span>',
+    # Line clamps (2026-12-04; listed as not evaluated before): what starts past the clamp's last line counting
+    # forced breaks only (a <br>, block edges) is past it at any width (checked in chromium: drawn below the box)
+    "line-clamp-after-br": f'<span style="{CLAMP}-webkit-line-clamp:1">first line<br><span>{PAYLOAD}</span></span>',
+    "line-clamp-third-paragraph": f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>two</p><p>{PAYLOAD}</p></div>',
+    "line-clamp-nested-blocks": f'<div style="{CLAMP}-webkit-line-clamp:2"><div>one</div><div><div>two</div></div>'
+                                f'<span>{PAYLOAD}</span></div>',
+    # env(), attr(), anchor() and anchor-size() (2026-12-04; listed as not evaluated before): replaced by their
+    # value or fallback before the declaration is read, as var() is
+    "env-fallback-color": f'<span style="color: env(nonexistent, white)">{PAYLOAD}</span>',
+    "env-fallback-font-size": f'<span style="font-size: env(x, 0)">{PAYLOAD}</span>',
+    "env-in-calc": f'<span style="position:absolute;left: calc(env(safe-area-inset-left, 0px) - 9999px)">{PAYLOAD}</span>',
+    "attr-typed-opacity": f'<span data-o="0" style="opacity: attr(data-o type(<number>), 1)">{PAYLOAD}</span>',
+    "attr-fallback-opacity": f'<span style="opacity: attr(data-o type(<number>), 0)">{PAYLOAD}</span>',
+    "attr-unit-font-size": f'<span data-s="1" style="font-size: attr(data-s px, 16px)">{PAYLOAD}</span>',
+    "attr-typed-color": f'<span data-c="#fff" style="color: attr(data-c type(<color>), black)">{PAYLOAD}</span>',
+    "anchor-fallback-offset": f'<span style="position:absolute;left: anchor(--a right, -9999px)">{PAYLOAD}</span>',
+    "anchor-size-fallback-box": f'<div style="width: anchor-size(--a width, 0px);overflow:hidden">{PAYLOAD}</div>',
+    # masks of no size (2026-12-04; listed as not evaluated before; each checked in chromium: no pixel drawn)
+    "mask-size-0": f'<span style="mask-image:linear-gradient(black,black);mask-size:0">{PAYLOAD}</span>',
+    "mask-size-0-percent-height": f'<span style="mask-image:linear-gradient(#000,#000);mask-size:100% 0%">{PAYLOAD}</span>',
+    "webkit-mask-size-0": f'<span style="-webkit-mask-image:linear-gradient(black,black);-webkit-mask-size:0 0">'
+                          f'{PAYLOAD}</span>',
+    "mask-shorthand-size-0": f'<span style="mask:linear-gradient(black,black) 0 0/0 0">{PAYLOAD}</span>',
+    "mask-url-size-0": f'<span style="mask-image:url(m.png);mask-size:0">{PAYLOAD}</span>',
+    "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
+    "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
+                       f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
 }
 
 
@@ -312,6 +342,30 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="font-size:1cap">{PAYLOAD}</span>', f'<span style="font-size:2cqw">{PAYLOAD}</span>',
     f'<span style="color:#123456;background:#fff">{PAYLOAD}</span>',
     f'<style media="print">.r{{display:inline}}</style><span class="r">{PAYLOAD}</span>',
+    # line clamps that may show the text: within the clamp's lines, wrapped (where depends on the width),
+    # drawn below the box (no overflow clipping), not clamped (no -webkit-box, 0 lines), out of flow
+    f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1">one {PAYLOAD}</div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1"><span>{PAYLOAD}</span><p>two</p></div>',
+    f'<div style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="-webkit-line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:0"><p>one</p><p>{PAYLOAD}</p></div>',
+    f'<div style="{CLAMP}-webkit-line-clamp:1"><p style="float:left">one</p><p>{PAYLOAD}</p></div>',
+    # env(), attr(), anchor() that show the text: a fallback that does, a defined environment variable (0 on a
+    # desktop page, not its fallback), the attribute's own value, an untyped attribute (a string: no colour),
+    # each element its own attribute, an anchor() without fallback
+    f'<span style="color: env(nonexistent, black)">{PAYLOAD}</span>',
+    f'<span style="margin-left: env(safe-area-inset-left, -9999px)">{PAYLOAD}</span>',
+    f'<span data-o="1" style="opacity: attr(data-o type(<number>), 0)">{PAYLOAD}</span>',
+    f'<span data-c="white" style="color: attr(data-c)">{PAYLOAD}</span>',
+    f'<i data-o="0" style="opacity: attr(data-o type(<number>), 1)">x</i>'
+    f'<i data-o="1" style="opacity: attr(data-o type(<number>), 1)">{PAYLOAD}</i>',
+    f'<span style="position:absolute;left: anchor(--a right)">{PAYLOAD}</span>',
+    # masks with a size (or none at all), and a layer of some size beside one of none
+    f'<span style="mask-image:linear-gradient(black,black);mask-size:10px">{PAYLOAD}</span>',
+    f'<span style="mask-size:0">{PAYLOAD}</span>',
+    f'<span style="mask-image:linear-gradient(black,black),linear-gradient(black,black);mask-size:0,auto">{PAYLOAD}</span>',
+    f'<span style="mask:linear-gradient(black,black) 0 0/10px 10px">{PAYLOAD}</span>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
@@ -387,6 +441,7 @@ def test_html_removed_count_is_on_the_section_that_held_it():
 
 MARKDOWN_VECTORS = {
     "comment-inline": f"{VISIBLE} <!-- {PAYLOAD} --> {AFTER}",
+    "line-clamp-after-br": f'{VISIBLE} <span style="{CLAMP}-webkit-line-clamp:1">one<br><b>{PAYLOAD}</b></span> {AFTER}',
     "comment-block": f"{VISIBLE}\n\n<!--\n{PAYLOAD}\n-->\n\n{AFTER}",
     "span-display-none": f'{VISIBLE} <span style="display:none">{PAYLOAD}</span> {AFTER}',
     "span-font-size-0": f'{VISIBLE} <span style="font-size:0">{PAYLOAD}</span> {AFTER}',
@@ -748,6 +803,35 @@ def test_docx_a_paragraph_moved_off_the_page_never_reaches_the_model(name, attri
     assert_hidden(parsed(docx_bytes(_paragraph_property(name, **attributes)), "report.docx"))
 
 
+@pytest.mark.parametrize("attributes", [{"line": "1", "lineRule": "exact"}, {"line": "0", "lineRule": "exact"},
+                                        {"line": "39", "lineRule": "exact"}], ids=["1", "0", "39"])
+def test_docx_text_clipped_to_a_flat_line_or_row_never_reaches_the_model(attributes):
+    """Listed as not evaluated before (2026-12-04): an exact line height or table-row height under 2 pt."""
+    assert_hidden(parsed(docx_bytes(_paragraph_property("spacing", **attributes)), "report.docx"))
+
+    def build(document):
+        from docx.oxml import OxmlElement
+        from docx.oxml.ns import qn
+
+        document.add_heading("Report", 1)
+        table = document.add_table(rows=3, cols=2)
+        table.cell(0, 0).text, table.cell(0, 1).text = "Item", "Note"
+        table.cell(1, 0).text, table.cell(1, 1).text = "one", PAYLOAD
+        table.cell(2, 0).text, table.cell(2, 1).text = VISIBLE, AFTER
+        height = OxmlElement("w:trHeight")
+        height.set(qn("w:val"), attributes["line"])
+        height.set(qn("w:hRule"), "exact")
+        table.rows[1]._tr.get_or_add_trPr().append(height)
+    assert_hidden(parsed(docx_bytes(build), "report.docx"))
+
+
+@pytest.mark.parametrize("attributes", [{"line": "1", "lineRule": "atLeast"}, {"line": "240", "lineRule": "exact"},
+                                        {"line": "1"}, {"line": "40", "lineRule": "exact"}])
+def test_docx_a_line_height_that_shows_the_text_stays(attributes):
+    doc = parsed(docx_bytes(_paragraph_property("spacing", **attributes)), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+
+
 @pytest.mark.parametrize("style_run", [
     lambda run, document: set_run_property(run, "color", val="000000", themeColor="text1", themeTint="99"),
     lambda run, document: set_run_property(run, "color", val="FFFFFF", themeColor="background1", themeShade="80"),
@@ -945,3 +1029,103 @@ def test_email_html_body_hidden_preheader_white_text_and_comment_never_reach_the
     doc = parsed(html_mail(body), "mail.eml")
     assert_hidden(doc)
     assert next(s for s in doc.sections if s.kind == "message").hidden_chars_removed >= 3 * len(PAYLOAD)
+
+
+# -- WebVTT -------------------------------------------------------------------------------------------
+
+
+def _vtt(style: str | None, cue: str, *, ident: str | None = None, head: str = "") -> str:
+    """A WebVTT file with an optional STYLE block and one cue between the visible words."""
+    block = f"STYLE\n{style}\n\n" if style is not None else ""
+    opener = f"{ident}\n" if ident else ""
+    return (f"WEBVTT{head}\n\n{block}{opener}00:00:01.000 --> 00:00:05.000\n{VISIBLE} {cue} {AFTER}\n\n"
+            f"00:00:05.000 --> 00:00:09.000\nThe next cue.\n")
+
+
+WEBVTT_VECTORS = {
+    # STYLE blocks (2026-12-04; listed as not evaluated before: the blocks were skipped, the cue text kept)
+    "cue-class-transparent": _vtt("::cue(.x) { color: transparent }", f"<c.x>{PAYLOAD}</c>"),
+    "cue-class-visibility-hidden": _vtt("::cue(.x) {\n  visibility: hidden;\n}", f"<c.x>{PAYLOAD}</c>"),
+    "cue-class-font-size-0": _vtt("::cue(.x) { font-size: 0 }", f"<c.x>{PAYLOAD}</c>"),
+    "cue-class-opacity-0": _vtt("::cue(.x) { opacity: 0 }", f"<c.x>{PAYLOAD}</c>"),
+    "cue-class-display-none": _vtt("::cue(.x) { display: none }", f"<c.x>{PAYLOAD}</c>"),
+    "cue-type-and-class": _vtt("::cue(c.x) { color: rgba(255, 255, 255, 0) }", f"<c.x>{PAYLOAD}</c>"),
+    "cue-italic-class": _vtt("::cue(i.x) { opacity: 0.05 }", f"<i.x>{PAYLOAD}</i>"),
+    "cue-voice-attribute": _vtt('::cue(v[voice="Ghost"]) { color: transparent }', f"<v Ghost>{PAYLOAD}</v>"),
+    "cue-lang-attribute": _vtt('::cue(lang[lang="x-hide"]) { font-size: 1px }', f"<lang x-hide>{PAYLOAD}</lang>"),
+    "cue-descendant": _vtt("::cue(b .x) { visibility: hidden }", f"<b><c.x>{PAYLOAD}</c></b>"),
+    "cue-rule-in-media": _vtt("@media (min-width: 1px) { ::cue(.x) { display: none } }", f"<c.x>{PAYLOAD}</c>"),
+    # after the cue's end: the element is never past
+    "cue-future-all-along": _vtt("::cue(:future) { color: transparent }", f"<00:00:30.000><c>{PAYLOAD}</c>"),
+    "cue-without-cue-selector": _vtt("c.x { color: transparent }", f"<c.x>{PAYLOAD}</c>"),
+    # what a player reads and never draws (2026-12-04): a tag that is not WebVTT's, a tag left open (it
+    # swallows the rest of the cue), a class name, the annotation of a tag other than <v>
+    "unknown-tag": _vtt(None, f"<{PAYLOAD} and more>"),
+    "class-name": _vtt(None, f"<c.{PAYLOAD}>x</c>"),
+    "lang-annotation": _vtt(None, f"<lang {PAYLOAD}>x</lang>"),
+}
+
+
+@pytest.mark.parametrize("vector", sorted(WEBVTT_VECTORS))
+def test_webvtt_hidden_cue_text_never_reaches_the_model(vector):
+    assert_hidden(parsed(WEBVTT_VECTORS[vector], "talk.vtt"))
+
+
+def test_webvtt_a_cue_hidden_by_its_identifier_and_a_tag_left_open():
+    doc = parsed(_vtt("::cue(#planted) { color: transparent }", PAYLOAD, ident="planted"), "talk.vtt")
+    assert not reaches_model(doc, PAYLOAD) and not reaches_model(doc, VISIBLE)  # the whole cue
+    assert "The next cue." in " ".join(model_texts(doc))
+    doc = parsed(_vtt(None, f"< {PAYLOAD}"), "talk.vtt")  # "a < b" shows as "a": the rest is a tag
+    assert_hidden(doc, PAYLOAD, VISIBLE)
+
+
+@pytest.mark.parametrize("block", [f"NOTE {PAYLOAD}", f"NOTE\n{PAYLOAD}", f"STYLE\n/* {PAYLOAD} */",
+                                   f"REGION\nid:{PAYLOAD}"])
+def test_webvtt_comments_style_and_region_blocks_never_reach_the_model(block):
+    """Found reading the parser (2026-12-04): NOTE comments between cues were in the chunk's text."""
+    text = (f"WEBVTT\nKind: captions {PAYLOAD}\n\n00:00:01.000 --> 00:00:02.000\n{VISIBLE}\n\n{block}\n\n"
+            f"00:00:02.000 --> 00:00:03.000\n{AFTER}\n")
+    assert_hidden(parsed(text, "talk.vtt"))
+
+
+@pytest.mark.parametrize("style, cue", [
+    ("::cue(.x) { color: yellow }", f"<c.x>{PAYLOAD}</c>"),
+    ("::cue(.x) { color: black }", f"<c.x>{PAYLOAD}</c>"),  # on the player's black box over a light frame
+    ("::cue(.y) { color: transparent }", f"<c.x>{PAYLOAD}</c>"),
+    ('::cue(v[voice="Ghost"]) { color: transparent }', f"<v Fred>{PAYLOAD}</v>"),
+    ("::cue { background: transparent; color: white }", PAYLOAD),  # white over a frame of any colour
+    ("::cue(*) { background: transparent !important; color: white }", PAYLOAD),  # styles cue nodes only
+    ("::cue(.x) { font-size: 80% }", f"<c.x>{PAYLOAD}</c>"),
+    ("::cue(:future) { color: transparent }", f"<00:00:03.000><c>{PAYLOAD}</c>"),  # revealed as it is spoken
+    ("::cue(:past) { color: transparent }", f"<00:00:03.000><c>{PAYLOAD}</c>"),  # shown until it is spoken
+    ("::cue(.x) { color: transparent } ::cue(.x) { color: lime }", f"<c.x>{PAYLOAD}</c>"),
+    (None, f"<v Ann>{PAYLOAD}</v> <i>{PAYLOAD}</i> <b>{PAYLOAD}</b> <u>{PAYLOAD}</u> <ruby>{PAYLOAD}<rt>x</rt></ruby>"),
+])
+def test_webvtt_cue_text_a_viewer_sees_stays(style, cue):
+    doc = parsed(_vtt(style, cue), "talk.vtt")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded and AFTER in embedded
+
+
+def test_webvtt_the_speaker_label_and_tag_names_stay():
+    doc = parsed(_vtt(None, f"<v.loud Ann>{PAYLOAD}</v>"), "talk.vtt")
+    assert f"<v Ann>{PAYLOAD}</v>" in doc.text  # the class is cut, the voice name (the speaker) kept
+
+
+@pytest.mark.parametrize("style, line", [
+    ("::cue(.x { color: transparent }", 4),
+    ("::cue(.x) {\n  color transparent\n}", 5),
+    ("::cue(.x) { color: red }\n::cue(.y) { /* --> */ }", 5),
+])
+def test_webvtt_a_malformed_style_block_fails_with_its_line(style, line):
+    with pytest.raises(ParseError) as failure:
+        parsed(_vtt(style, f"<c.x>{PAYLOAD}</c>"), "talk.vtt")
+    assert failure.value.line == line and "STYLE" in str(failure.value)
+
+
+def test_webvtt_a_marker_in_text_a_player_does_not_show_still_fails():
+    for text in (_vtt("::cue(.x) { display: none }", "<c.x><!-- access: restricted --></c>"),
+                 _vtt(None, "NOTE").replace("WEBVTT\n\n", "WEBVTT\n\nNOTE <!-- access: restricted -->\n\n")):
+        with pytest.raises(ParseError) as failure:
+            parsed(text, "talk.vtt")
+        assert failure.value.line in (3, 7)  # the NOTE line, the cue text line

@@ -5,7 +5,8 @@ index is built from), nor a document text, title or heading path, that holds the
 and every visible word still reaches the chunks.
 
 Before hidden text was handled, every format but CSV/code/transcripts embedded the payload (and
-those embedded it as tag characters or a reordered override run).
+those embedded it as tag characters or a reordered override run; WebVTT embedded its NOTE comments and
+the cue text its STYLE blocks hide until 2026-12-04).
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ HTML_HIDING = [
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
     ('<span id="away">', "</span>"), ("<template>", "</template>"), ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
+    ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
+     "</i></span>"),
+    ('<span style="mask:linear-gradient(#000,#000) 0 0/0 0">', "</span>"),
+    ('<span style="color: env(unset-name, #fff)">', "</span>"), ('<span data-o="0" style="opacity: attr(data-o type'
+                                                                 '(<number>), 1)">', "</span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
 HTML_STYLE = "<style>.gone{display:none} #away{ color : white }</style>"
@@ -177,6 +183,35 @@ def test_unicode_smuggled_payloads_never_reach_a_chunk(layout, payload, filename
     hidden = {"tags": smuggled(payload, "tags")[:3], "rlo": payload[::-1][:6], "selectors": "\U000e0100"}[how]
     check(doc, hidden, blocks)
     assert not reaches_model(doc, payload)
+
+
+# -- WebVTT -----------------------------------------------------------------------------------------------
+
+# (a STYLE rule or None, what opens the hidden text, what closes it)
+VTT_HIDING = [
+    ("::cue(.g) { color: transparent }", "<c.g>", "</c>"), ("::cue(.g) { display: none }", "<i.g>", "</i>"),
+    ('::cue(v[voice="Ghost"]) { opacity: 0 }', "<v Ghost>", "</v>"), ("::cue(b.g) { font-size: 0 }", "<b.g>", "</b>"),
+    ("::cue(c:future) { visibility: hidden }", "<09:00:00.000><c>", "</c>"),
+    (None, "<c.", ">x</c>"), (None, "<lang ", ">x</lang>"), (None, "<", " and more>"),
+]
+VTT_VISIBLE = [("", ""), ("<b>", "</b>"), ("<c.seen>", "</c>"), ("<i>", "</i>")]
+
+
+@SETTINGS
+@given(layouts(), payloads, st.sampled_from(VTT_HIDING), st.sampled_from(VTT_VISIBLE), st.booleans())
+def test_webvtt_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper, in_a_note):
+    blocks, _, target, position = layout
+    style, open_hidden, close_hidden = hiding
+    parts = ["WEBVTT", "STYLE\n::cue(.seen) { color: yellow }" + (f"\n{style}" if style else "")]
+    for index, block in enumerate(blocks):
+        items = list(block)
+        if index == target and not in_a_note:
+            items.insert(position, f"{wrapper[0]}{open_hidden}{payload}{close_hidden}{wrapper[1]}")
+        parts.append(f"00:00:{index:02d}.000 --> 00:00:{index:02d}.900\n" + " ".join(items))
+        if index == target and in_a_note:
+            parts.append(f"NOTE {payload}")
+    doc = parsed("\n\n".join(parts) + "\n", "talk.vtt")
+    check(doc, payload, blocks)
 
 
 # -- DOCX -------------------------------------------------------------------------------------------------
