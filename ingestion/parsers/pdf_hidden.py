@@ -13,14 +13,22 @@ before pypdf reads it:
   1, 2, 5, 6: a mode that both fills and strokes is seen when either is);
 * a font (after the text and transformation matrices) under 2 points high, or squeezed under
   a tenth of that wide (``Tz``);
-* placed outside the page's crop box (its baseline raised or lowered by ``Ts`` too);
+* placed outside the page's crop box, glyph by glyph (:meth:`_Tracker._layout`): its baseline raised or
+  lowered by ``Ts``, and each glyph moved along the line by the character and word spacing (``Tc``,
+  ``Tw``), a ``TJ`` array's numbers and the strings shown before it in the same line; the leading
+  (``TL``) of ``'`` and ``"`` too;
+* drawn over the next glyph: letters spaced closer than half the font size each
+  (:data:`~ingestion.parsers.css_visibility.OVERLAID_LETTERS`, CSS's ``letter-spacing`` rule: ``Tc`` is
+  exactly that) or words one and a half font sizes closer (``Tw``,
+  :data:`~ingestion.parsers.css_visibility.OVERLAID_WORDS`);
 * inside optional content (a layer, ``/OC`` marked content or a form's ``/OC``) that the document's default
   view shows off.
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: clipping
-paths, text painted over (or under a white rectangle), colours in pattern, separation and
+paths, text painted over (or under a white rectangle), glyph widths (a font whose glyphs are
+0 wide stacks them at no spacing), colours in pattern, separation and
 indexed spaces (taken as visible), blend modes and soft masks.
 """
 
@@ -29,7 +37,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, MIN_OPACITY, contrast
+from ingestion.parsers.css_visibility import (
+    MIN_CONTRAST,
+    MIN_FONT_PX,
+    MIN_OPACITY,
+    OVERLAID_LETTERS,
+    OVERLAID_WORDS,
+    contrast,
+)
 
 MIN_POINTS = MIN_FONT_PX * 0.75  # 2 pt
 _IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
@@ -83,6 +98,10 @@ class _State:
     font_size: float = 0.0
     horizontal: float = 100.0
     rise: float = 0.0  # Ts: the text raised (or lowered) from its baseline, in text space
+    char_spacing: float = 0.0  # Tc, in unscaled text space: added to every glyph's advance
+    word_spacing: float = 0.0  # Tw: added to the advance of a single-byte code 32
+    leading: float = 0.0  # TL: what ' and " (and T*) move the line down by
+    code_bytes: int = 1  # bytes per character code of the font (2 for a composite, Type0, font)
     resources: object = None
 
 
@@ -100,6 +119,10 @@ class _Tracker:
     invisible_mode_only: bool = True  # every operation emptied (as hidden) was in render mode 3 or 7
     off: frozenset = frozenset()  # the optional content groups the document shows off (:func:`_groups_off`)
     marked: list[bool] = field(default_factory=list)  # the open marked-content sequences: each one off or not
+    # Where the next glyph starts along the current line (text space, from the line's start that pypdf's text
+    # matrix holds -- it does not move it as glyphs are shown): the least and the most it can be, glyphs being
+    # 0 to 1 em wide (no font metrics are read).
+    pen: tuple[float, float] = (0.0, 0.0)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -179,7 +202,17 @@ class _Tracker:
         elif operator == b"Tf" and len(operands) >= 2:
             values = _numbers(operands[1:2])
             if values:
-                self.state = replace(state, font_size=values[0])
+                self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]))
+        elif operator in (b"Tc", b"Tw", b"TL"):
+            values = _numbers(operands[:1])
+            if values:
+                name = {b"Tc": "char_spacing", b"Tw": "word_spacing", b"TL": "leading"}[operator]
+                self.state = replace(state, **{name: values[0]})
+        elif operator in (b"BT", b"Td", b"TD", b"Tm", b"T*"):
+            self.pen = (0.0, 0.0)
+            values = _numbers(operands[1:2]) if operator == b"TD" else None
+            if values:
+                self.state = replace(state, leading=-values[0])
         elif operator == b"Tz":
             values = _numbers(operands)
             if values:
@@ -215,22 +248,43 @@ class _Tracker:
             except (TypeError, ValueError):
                 pass
         elif operator in _SHOW:
-            reason = self.hidden(operands, tm)
-            # A TJ's strings moved off the page by the array's own spacing numbers (found attacking the demo:
-            # ``[(a) -900000 (text)] TJ`` drew the text ten thousand points to the right, yet it was read).
-            off = self._moved_off(operands, tm) if reason is None and operator == b"TJ" else set()
-            if not off and (reason is not None) == self.keep_visible:
+            self._show(operator, operands, tm)
+
+    def _show(self, operator: bytes, operands: list, tm) -> None:
+        """Empty what a reader does not see of a text-showing operation (or what they see, for ``keep_visible``
+        False): the whole operation when :meth:`hidden` says so, else the glyphs :meth:`_layout` finds off the
+        page or drawn over the next one."""
+        if operator in (b"'", b'"'):
+            values = _numbers(operands[:2]) if operator == b'"' else None
+            if values and len(values) == 2:
+                self.state = replace(self.state, word_spacing=values[0], char_spacing=values[1])
+            self.pen = (0.0, 0.0)
+            try:  # the next line (T*) first: pypdf moves its text matrix only after this visitor
+                a, b, c, d, e, f = (float(v) for v in tm)
+                tm = (a, b, c, d, e - self.state.leading * c, f - self.state.leading * d)
+            except (TypeError, ValueError):
+                pass
+        reason = self.hidden(operands, tm)
+        unseen = self._layout(operator, operands, tm)
+        if reason is not None or not any(hidden for *_, hidden in unseen):
+            if (reason is not None) == self.keep_visible:
                 self._empty(operator, operands)
                 if reason is not None and self.state.render not in (3, 7):
                     self.invisible_mode_only = False
-            elif off:
-                array = operands[0]
-                for index, item in enumerate(array):
-                    if isinstance(item, (str, bytes)) and not str(item).startswith("/") and (
-                            (index in off) == self.keep_visible):
-                        self.emptied += 1
-                        self._replace(array, index)
-                self.invisible_mode_only = False
+            return
+        self.invisible_mode_only = False
+        for container, index, codes, hidden in unseen:
+            original = container[index]
+            if not isinstance(original, bytes) or self.state.code_bytes != 1:
+                # A composite font's code length is not read here: the whole string goes (fail closed).
+                if (len(hidden) > 0) == self.keep_visible:
+                    self.emptied += 1
+                    self._replace(container, index)
+                continue
+            kept = b"".join(code for number, code in enumerate(codes) if (number in hidden) != self.keep_visible)
+            if kept != original:
+                self.emptied += 1
+                self._replace(container, index, kept)
 
     def after(self, operator: bytes, operands: list, cm, tm) -> None:
         if operator == b"Do" and self.stack:
@@ -263,42 +317,94 @@ class _Tracker:
         width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
         if height < MIN_POINTS or width < MIN_POINTS / 10:
             return "a font too small to read"
-        left, bottom, right, top = self.box
-        length = sum(len(op) for op in operands if isinstance(op, (str, bytes))) or 1
-        if e > right or f > top or f + height < bottom or e + length * width < left:
-            return "outside the page"
-        return None
+        return None  # where its glyphs are: :meth:`_layout`
 
-    def _moved_off(self, operands: list, tm) -> set[int]:
-        """The indices of a ``TJ`` array's strings that its spacing numbers move wholly outside the page's crop box.
-        Without font metrics a glyph's advance is bounded, 0 to 1 em: a string is off only when it is at every
-        advance in between (ordinary kerning never is; a number that moves text off a page is far larger)."""
-        array = operands[0] if operands and isinstance(operands[0], list) else []
+    def _code_bytes(self, name: object) -> int:
+        """Bytes per character code of the font named ``name``: 2 for a composite (``Type0``) font -- its
+        ``Identity-H``/``-V`` encodings and most CJK CMaps; a CMap mixing lengths is taken as 2 too -- else 1."""
+        font = self._resource("/Font", name)
+        try:
+            return 2 if font is not None and font.get("/Subtype") == "/Type0" else 1
+        except (AttributeError, TypeError):
+            return 1
+
+    def _layout(self, operator: bytes, operands: list, tm) -> list[tuple[list, int, list[bytes], set[int]]]:
+        """The glyphs of a showing operation a reader does not see, by string: ``(its container, its index, its
+        character codes, the numbers of the codes not seen)`` for each string; moves :attr:`pen` past the
+        operation.
+
+        Without font metrics a glyph's advance is bounded, 0 to 1 em, plus the spacing (``Tc``, ``Tw`` on a
+        single-byte space, a ``TJ`` number); a glyph is off the page only when it is at every advance in between
+        (ordinary spacing and kerning never are: the least advance stays at the line's start; a number or a
+        spacing that moves text off a page is far larger). A glyph is drawn over the next one when the spacing
+        after it (``Tc`` and the ``TJ`` numbers up to the next glyph or the array's end) is minus half the font
+        size or less -- at that, an average glyph (half an em) advances nothing: a string of them is one smudge
+        (the rule CSS ``letter-spacing`` gets, :data:`OVERLAID_LETTERS`; a single glyph under such a spacing is
+        cut too, fail closed, as the glyph the next operation draws over it cannot be looked ahead to); a string
+        whose space is followed by a spacing (``Tc`` + ``Tw``) of minus one and a half font sizes or less has
+        its words drawn over one another (:data:`OVERLAID_WORDS`) and is cut whole."""
+        if operator == b"TJ":
+            array = operands[0] if operands and isinstance(operands[0], list) else []
+            items = [(array, index) for index in range(len(array))]
+        elif operator == b'"':
+            items = [(operands, 2)] if len(operands) >= 3 else []
+        else:
+            items = [(operands, 0)] if operands else []
         state = self.state
         try:
             a, b, c, d, e, f = _multiply(tuple(float(v) for v in tm), state.ctm)
         except (TypeError, ValueError):
-            return set()
+            return []
         left, bottom, right, top = self.box
-        size, stretch = abs(state.font_size), state.horizontal / 100
-        height = size * math.hypot(c, d)
+        size, stretch = state.font_size, state.horizontal / 100
+        height = abs(size) * math.hypot(c, d)
         e, f = e + c * state.rise, f + d * state.rise
-        low = high = 0.0  # the string's start along the line (text space): glyphs of no width, of 1 em
-        off = set()
-        for index, item in enumerate(array):
+        em = size * stretch  # a glyph of 1 em, along the line (text space)
+        low, high = self.pen
+        strings: dict[tuple[int, int], tuple[list[bytes], set[int]]] = {}
+        glyphs: list[tuple[tuple[int, int], int, bool, float]] = []  # (string, code number, a space, spacing after)
+        words_overlaid: set[tuple[int, int]] = set()
+        for container, index in items:
+            item = container[index]
             if isinstance(item, (str, bytes)) and not str(item).startswith("/"):
-                ends = (min(low, high), max(low, high) + len(item) * size * stretch)
-                xs, ys = [e + a * t for t in ends], [f + b * t for t in ends]
-                if min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom:
-                    off.add(index)
-                high += len(item) * size * stretch
+                data = item if isinstance(item, bytes) else str(item).encode("latin-1", "replace")
+                width = state.code_bytes
+                codes = [data[start:start + width] for start in range(0, len(data), width)]
+                key = (id(container), index)
+                off: set[int] = set()
+                strings[key] = (codes, off)
+                for number, code in enumerate(codes):
+                    ends = (min(low, high) + min(0.0, em), max(low, high) + max(0.0, em))
+                    xs, ys = [e + a * t for t in ends], [f + b * t for t in ends]
+                    if min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom:
+                        off.add(number)
+                    space = code == b" " and width == 1
+                    spacing = state.char_spacing + (state.word_spacing if space else 0.0)
+                    glyphs.append((key, number, space, spacing))
+                    steps = sorted(((spacing) * stretch, (size + spacing) * stretch))
+                    low, high = low + steps[0], high + steps[1]
             else:
                 try:
-                    moved = float(item) / 1000 * size * stretch
+                    number = float(item)
                 except (TypeError, ValueError):
                     continue
+                moved = number / 1000 * em
                 low, high = low - moved, high - moved
-        return off
+                if glyphs:
+                    key, code, space, spacing = glyphs[-1]
+                    glyphs[-1] = (key, code, space, spacing - number / 1000 * size)
+        self.pen = (low, high)
+        if size:
+            for key, number, space, spacing in glyphs:
+                closer = spacing / size  # in ems, negative: towards the glyph before
+                if space and closer <= -OVERLAID_WORDS:
+                    words_overlaid.add(key)
+                elif not space and closer <= -OVERLAID_LETTERS:
+                    strings[key][1].add(number)
+        for key in words_overlaid:
+            strings[key][1].update(range(len(strings[key][0])))
+        return [(container, index, *strings[(id(container), index)]) for container, index in items
+                if (id(container), index) in strings]
 
     def _empty(self, operator: bytes, operands: list) -> None:
         self.emptied += 1
@@ -312,14 +418,14 @@ class _Tracker:
         elif operands:
             self._replace(operands, 0)
 
-    def _replace(self, container: list, index: int) -> None:
+    def _replace(self, container: list, index: int, kept: bytes = b"") -> None:
         from pypdf.generic import ByteStringObject, TextStringObject
 
         original = container[index]
         if not isinstance(original, (str, bytes)):
             return
         self.changes.append((container, index, original))
-        container[index] = ByteStringObject(b"") if isinstance(original, bytes) else TextStringObject("")
+        container[index] = ByteStringObject(kept) if isinstance(original, bytes) else TextStringObject("")
 
     def restore(self) -> None:
         for container, index, original in reversed(self.changes):

@@ -919,6 +919,21 @@ PDF_VECTORS = {
     # Found attacking the demo (2026-12-03): a TJ array's own spacing number moving its next string off the page.
     "kerned-off-the-page": f"BT /F1 12 Tf 72 650 Td [(a) -900000 ({PAYLOAD})] TJ ET ",
     "kerned-off-the-left": f"BT /F1 12 Tf 72 650 Td [(a) 900000 ({PAYLOAD})] TJ ET ",
+    # Issue 24 (listed as not evaluated before): character and word spacing inside one string -- all but the
+    # first glyph pushed off the page (to the right, to the left, by ``"``), the words after a space pushed off,
+    # the glyphs stacked onto (or drawn backwards over) one another; TJ numbers stacking single glyphs; the pen
+    # carried off the page into the next string; the leading of ``'`` moving its line off the page.
+    "char-spacing-off-the-page": text_op(f"x{PAYLOAD}", y=650, before="10000 Tc"),
+    "char-spacing-off-the-left": text_op(f"x{PAYLOAD}", x=300, y=650, before="-10000 Tc"),
+    "char-spacing-by-quote": f'q BT /F1 12 Tf 72 650 Td 0 10000 (x{PAYLOAD}) " ET Q ',
+    "word-spacing-off-the-page": text_op(f"Intro {PAYLOAD}", y=650, before="2000 Tw"),
+    "char-spacing-stacked": text_op(PAYLOAD, y=650, before="-6 Tc"),
+    "char-spacing-backwards": text_op(PAYLOAD, y=650, before="-20 Tc"),
+    "word-spacing-overlaid": text_op(f"{PAYLOAD} and more", y=650, before="-18 Tw"),
+    "kerned-stacked": "BT /F1 12 Tf 72 650 Td [" + " 600 ".join(f"({c})" for c in PAYLOAD) + "] TJ ET ",
+    "pen-carried-off-the-page": f"q BT /F1 12 Tf 72 650 Td 10000 Tc (ab) Tj 0 Tc ({PAYLOAD}) Tj ET Q ",
+    "kerned-pen-carried-off": f"BT /F1 12 Tf 72 650 Td [(a) -900000] TJ ({PAYLOAD}) Tj ET ",
+    "leading-off-the-page": f"q BT /F1 12 Tf 72 650 Td 100000 TL ({PAYLOAD}) ' ET Q ",
 }
 
 
@@ -993,6 +1008,24 @@ def test_pdf_kerned_text_on_the_page_stays():
     words = " ".join(f"({w}) -333" for w in ["Kerned", PAYLOAD, "words", "run", "to", "the", "margin"] * 3)
     doc = parsed(_pdf(f"BT /F1 12 Tf 72 650 Td [{words} (end)] TJ ET "), "report.pdf")
     assert PAYLOAD in doc.text and "end" in doc.text and removed(doc) == 0
+
+
+@pytest.mark.parametrize("spacing", ["3 Tw", "-2 Tw", "2 Tc", "1 Tc", "-0.5 Tc", "0.5 Tc 4 Tw"])
+def test_pdf_spaced_text_on_the_page_stays(spacing):
+    """Justified lines (a moderate Tw), letter-spaced headings (Tc of 1-3 pt), slight tightening: kept, the whole
+    line and the line after it (a glyph is cut only when it is off the page at any advance, or drawn over the
+    next one)."""
+    line = f"Justified {PAYLOAD} line of several words"
+    doc = parsed(_pdf(text_op(line, y=650, before=spacing) + text_op(f"({PAYLOAD}) after", y=630)
+                      + f"BT /F1 12 Tf 72 610 Td (Lead ) Tj ({PAYLOAD}) Tj ( tail) Tj ET "), "report.pdf")
+    assert line in doc.text and f"({PAYLOAD}) after" in doc.text and f"Lead {PAYLOAD} tail" in doc.text
+    assert removed(doc) == 0
+
+
+def test_pdf_a_long_letter_spaced_line_keeps_what_is_on_the_page():
+    """Glyph by glyph: the start of a string on the page stays when its end is spaced off it."""
+    doc = parsed(_pdf(text_op(f"Spaced {PAYLOAD}", y=650, before="60 Tc")), "report.pdf")
+    assert "Spaced" in doc.text and PAYLOAD not in doc.text and removed(doc) > 0
 
 
 def test_pdf_grey_and_restored_state_text_stays():
