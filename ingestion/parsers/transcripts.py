@@ -240,6 +240,22 @@ def _name(filename: str | None) -> str:
     return os.path.basename(filename) if filename else ""
 
 
+def _cue_lines_unshown(index: LineIndex, lines: list[str], cues: list[_Cue]) -> list[tuple[int, int]]:
+    """The parts of the cues' opening lines a player never draws: the identifier line, and whatever follows the
+    end time on the timing line (WebVTT's cue settings -- ``line:0 position:10%``, or any text: a player reads
+    ``name:value`` words and ignores the rest). Cue settings never hide the cue text itself: see
+    docs/security.md, "Hidden text" (the WebVTT rendering rules move a cue's box back inside the video)."""
+    ranges = []
+    for cue in cues:
+        timing = cue.text_first - 1
+        if cue.ident is not None and cue.opener < timing:
+            ranges.append((index.start(cue.opener), index.end(cue.opener)))
+        match = _TIMING_RE.fullmatch(lines[timing])
+        if match is not None and lines[timing][match.end(2):].strip():
+            ranges.append((index.start(timing) + match.end(2), index.end(timing)))
+    return ranges
+
+
 def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     """Parse decoded WebVTT (offsets index ``text``)."""
     index, lines = _lines(text)
@@ -256,6 +272,7 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     # it does not draw, cue text the STYLE blocks hide. Cut once the structure is built on the file as written.
     unshown = [(index.start(1), index.end(header_end - 1))] if header_end > 1 else []
     unshown += [(index.start(run[0]), index.end(run[-1])) for run in other_blocks]
+    unshown += _cue_lines_unshown(index, lines, cues)
     styles = [StyleBlock(line=run[0], css="\n".join(lines[n] for n in run[1:])) for run in other_blocks
               if lines[run[0]].strip().startswith("STYLE")]
     hidden = hidden_cue_text(text, [CueSpan(cue.ident, cue.start, cue.end, index.start(cue.text_first),

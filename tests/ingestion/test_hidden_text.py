@@ -1140,6 +1140,34 @@ def test_webvtt_cue_text_a_viewer_sees_stays(style, cue):
     assert PAYLOAD in embedded and VISIBLE in embedded and AFTER in embedded
 
 
+@pytest.mark.parametrize("opening", [
+    f"00:00:01.000 --> 00:00:05.000 line:0 {PAYLOAD}",
+    f"00:00:01.000 --> 00:00:05.000 region:{PAYLOAD} align:start",
+    f"00:00:01.000 --> 00:00:05.000\t{PAYLOAD}:x",
+    f"{PAYLOAD} identifier\n00:00:01.000 --> 00:00:05.000 size:50%",
+])
+def test_webvtt_cue_settings_and_identifiers_never_reach_the_model(opening):
+    """Issue 24 (found reading the parser): a cue's identifier line and what follows its end time (the cue
+    settings, or any words: a player ignores what it cannot read as a setting) are never drawn, yet they were in
+    the document text that contexts are cut from."""
+    text = f"WEBVTT\n\n{opening}\n{VISIBLE} {AFTER}\n\n00:00:05.000 --> 00:00:09.000\nThe next cue.\n"
+    assert_hidden(parsed(text, "talk.vtt"))
+
+
+@pytest.mark.parametrize("settings", ["size:0%", "line:-100", "line:1000", "line:100%", "position:200%",
+                                      "position:100% align:start", "position:0% size:0%", "vertical:rl line:-1"])
+def test_webvtt_cue_settings_never_hide_the_cue_text(settings):
+    """Cue settings place the cue box; WebVTT's rendering rules move a box left outside the video back inside it
+    (line by line for a line number, to the nearest place inside for a percentage), a percentage out of 0-100 is
+    ignored, and a box of size 0 still paints its text (overflowing it, a character a line): the text stays, the
+    settings go."""
+    text = f"WEBVTT\n\n00:00:01.000 --> 00:00:05.000 {settings}\n{VISIBLE} {PAYLOAD} {AFTER}\n"
+    doc = parsed(text, "talk.vtt")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert f"{VISIBLE} {PAYLOAD} {AFTER}" in embedded and settings not in doc.text
+    assert removed(doc) == len(settings.replace(" ", ""))
+
+
 def test_webvtt_the_speaker_label_and_tag_names_stay():
     doc = parsed(_vtt(None, f"<v.loud Ann>{PAYLOAD}</v>"), "talk.vtt")
     assert f"<v Ann>{PAYLOAD}</v>" in doc.text  # the class is cut, the voice name (the speaker) kept
