@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ingestion.parsers.access_markers import reject_unread_markers
+from ingestion.parsers.css_visibility import MIN_OPACITY
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
@@ -49,6 +50,10 @@ TURN_GROUP_CHARS = 4000
 _TIMESTAMP = r"(?:\d+:)?\d{1,2}:\d{1,2}(?:[.,]\d{1,3})?"
 _TIMESTAMP_RE = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?")
 _TIMING_RE = re.compile(rf"\s*({_TIMESTAMP})\s*-->\s*({_TIMESTAMP})(?:\s+.*)?\s*")
+# SubRip markup: an ASS override block, or a <font> tag (group 1: its attributes).
+_SRT_MARKUP_RE = re.compile(r"\{\\[^}]*\}|<font(\s[^>]*)>", re.IGNORECASE)
+_SRT_ALPHA_RE = re.compile(r"\\(alpha|1a|3a|r)(?:&?H?([0-9a-fA-F]{1,2})&?)?", re.IGNORECASE)
+_SRT_ALPHA_HIDDEN = round(255 * (1 - MIN_OPACITY))  # 0xE6: an opacity under MIN_OPACITY
 _VOICE_RE = re.compile(r"<v(?:\.[\w.-]+)?\s+([^>]+)>")
 _BRACKET_SPEAKER_RE = re.compile(r"\[([^\]\d][^\]]{0,40})\]")
 _COLON_SPEAKER_RE = re.compile(r"(?:>>\s*)?([^\W\d_][\w .'’-]{0,40}?)\s*:\s+\S")
@@ -283,10 +288,50 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     return remove_ranges(doc, hidden.ranges)
 
 
+def _srt_unshown(text: str, index: LineIndex, cues: list[_Cue]) -> list[tuple[int, int]]:
+    """What of SubRip cue text a player reads and never draws: an ASS override block (``{\\an8}``; mpv, through
+    FFmpeg and libass, applies it, VLC drops it), the attributes of a ``<font>`` tag (``color="..."``), and the
+    text that an override block makes transparent -- ``\\alpha``, or both the fill (``\\1a``) and the outline
+    (``\\3a``), at an opacity under :data:`~ingestion.parsers.css_visibility.MIN_OPACITY` (``&HE6&`` or more),
+    up to a block that sets it back (``\\r`` or a lower alpha) or the cue's end. A ``<font color>`` alone never
+    hides: players draw SubRip with an outline over a frame of any colour, and FFmpeg's conversion keeps only the
+    colour's RGB (docs/security.md, "Hidden text")."""
+    ranges = []
+    for cue in cues:
+        start, end = index.start(cue.text_first), index.end(cue.text_last)
+        body = text[start:end]
+        fill = outline = 0
+        position = 0
+        for match in _SRT_MARKUP_RE.finditer(body):
+            if fill >= _SRT_ALPHA_HIDDEN and outline >= _SRT_ALPHA_HIDDEN and match.start() > position:
+                ranges.append((start + position, start + match.start()))
+            position = match.end()
+            if match[0].startswith("<"):
+                ranges.append((start + match.start(1), start + match.end(1)))
+                continue
+            ranges.append((start + match.start(), start + match.end()))
+            for name, value in _SRT_ALPHA_RE.findall(match[0]):
+                if name.lower() == "r":
+                    fill = outline = 0
+                    continue
+                if not value:
+                    continue
+                alpha = int(value, 16)
+                fill = alpha if name.lower() in ("alpha", "1a") else fill
+                outline = alpha if name.lower() in ("alpha", "3a") else outline
+        if fill >= _SRT_ALPHA_HIDDEN and outline >= _SRT_ALPHA_HIDDEN and position < len(body):
+            ranges.append((start + position, end))
+    return ranges
+
+
 def parse_srt_text(text: str, *, filename: str = "") -> ParsedDocument:
     """Parse decoded SubRip (offsets index ``text``)."""
     index, lines = _lines(text)
-    return _document(text, index, _cues(lines, 0, vtt=False), filename=filename, title=None, fmt="srt")
+    cues = _cues(lines, 0, vtt=False)
+    doc = _document(text, index, cues, filename=filename, title=None, fmt="srt")
+    unshown = sorted(_cue_lines_unshown(index, lines, cues) + _srt_unshown(text, index, cues))
+    reject_unread_markers(text)  # on the file as uploaded: a marker in what is cut still fails
+    return remove_ranges(doc, unshown)
 
 
 def parse_plain_transcript_text(text: str, *, filename: str = "") -> ParsedDocument:

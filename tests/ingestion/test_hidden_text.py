@@ -1168,6 +1168,34 @@ def test_webvtt_cue_settings_never_hide_the_cue_text(settings):
     assert removed(doc) == len(settings.replace(" ", ""))
 
 
+def _srt(cue: str, timing: str = "") -> str:
+    return (f"1\n00:00:01,000 --> 00:00:05,000{timing}\n{VISIBLE} {cue}\n\n"
+            f"2\n00:00:05,000 --> 00:00:09,000\n{AFTER} in the next cue.\n")
+
+
+@pytest.mark.parametrize("text", [
+    _srt(f"{{\\alpha&HFF&}}{PAYLOAD}"),  # mpv (FFmpeg, libass) draws it transparent; VLC drops the block
+    _srt(f"{{\\1a&HF0&\\3a&HFF&}}{PAYLOAD}{{\\r}} back"),
+    _srt(f"{{\\an8 {PAYLOAD}}}x"),  # the override block itself is never drawn
+    _srt(f'<font color="{PAYLOAD}" face="{PAYLOAD}">x</font>'),
+    _srt("x", timing=f" X1:{PAYLOAD}"),
+])
+def test_srt_markup_and_transparent_text_never_reach_the_model(text):
+    """Issue 24 (SRT): what a player reads and never draws -- ASS override blocks, font attributes, the rest of the
+    timing line -- and text an override block makes transparent (fill and outline) are cut."""
+    assert_hidden(parsed(text, "talk.srt"))
+
+
+@pytest.mark.parametrize("cue", [f'<font color="#00000000">{PAYLOAD}</font>', f'<font color="black">{PAYLOAD}</font>',
+                                 f"{{\\1a&HFF&}}{PAYLOAD}", f"{{\\alpha&H80&}}{PAYLOAD}", f"<b>{PAYLOAD}</b>"])
+def test_srt_coloured_or_half_transparent_text_stays(cue):
+    """Colour alone never hides SubRip text (an outline, a frame of any colour; FFmpeg keeps a colour's RGB only),
+    nor a transparent fill with its outline drawn, nor half transparency."""
+    doc = parsed(_srt(cue), "talk.srt")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded
+
+
 def test_webvtt_the_speaker_label_and_tag_names_stay():
     doc = parsed(_vtt(None, f"<v.loud Ann>{PAYLOAD}</v>"), "talk.vtt")
     assert f"<v Ann>{PAYLOAD}</v>" in doc.text  # the class is cut, the voice name (the speaker) kept
