@@ -15,8 +15,13 @@ import re
 Span = tuple[int, int]
 
 # Terminal punctuation, optional closing quotes/brackets, then whitespace.  CJK
-# full stops need no whitespace after them.
-_BOUNDARY = re.compile(r"""(?:[.!?\u2026]+["'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]+["'\u201d\u2019)\]]*\s*)""")
+# full stops need no whitespace after them.  Linear time: a run of terminal punctuation is
+# tried from its first character only (the lookbehind) and never given back (possessive), so a
+# long run with no whitespace after it ("....." x 100,000, in a heading the screening reads
+# whole) fails once, not once per character of the run -- the greedy form was quadratic.
+_BOUNDARY = re.compile(
+    r"""(?:(?<![.!?\u2026])[.!?\u2026]++["'\u201d\u2019)\]]*+\s+|[\u3002\uff01\uff1f]+["'\u201d\u2019)\]]*\s*)"""
+)
 
 # Words after which a period usually does not end a sentence (lower-cased, without the dot).
 _ABBREVIATIONS = frozenset(
