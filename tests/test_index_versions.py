@@ -330,8 +330,57 @@ def test_a_tenant_before_markdown_row_chunks_reaches_them_by_a_shadow_build(cele
     assert _build_and_wait(new).status == "succeeded"
     rows = Chunk.objects.filter(index_version=new, text__in=LOCK_ROWS).order_by("start")
     assert [c.text for c in rows] == LOCK_ROWS  # one chunk per row, the header in the first row's span
-    assert all(LOCK_HEADER in c.embed_text for c in rows)
+    # the header's words in every row (its delimiter row compacted to |---|: the sixth round's default)
+    assert all("| lock | reentrant | preference |\n|---|---|---|" in c.embed_text for c in rows)
     assert not Chunk.objects.filter(index_version=old, text__in=LOCK_ROWS).exists(), "the build touched the active"
+    versions.index_version_activate(version=new)
+    assert index_version_active(tenant=tenant).pk == new.pk
+
+
+PADDED_HEADER = (
+    "| Feature" + " " * 52 + "| Chardet" + " " * 52 + "|" + " " * 50 + "Charset Normalizer" + " " * 50 + "|\n"
+    "|" + "-" * 60 + "|:" + "-" * 58 + ":|:" + "-" * 116 + ":|"
+)
+PADDED_ROWS = [
+    "| `" + name + "`" + " " * (57 - len(name)) + "|" + " " * 29 + a + " " * 29 + "|" + " " * 58 + b + " " * 58 + "|"
+    for name, a, b in [("Fast", "yes", "yes"), ("Universal", "no", "yes"), ("Whl Size", "1500 kB", "250 kB")]
+]
+PADDED = (
+    "A comparison with the other detector. The detectors differ as follows:\n\n"
+    + PADDED_HEADER + "\n" + "\n".join(PADDED_ROWS) + "\n\nBoth detectors are maintained.\n"
+)
+
+
+def test_a_tenant_before_compact_table_headers_reaches_them_by_a_shadow_build(celery_worker):
+    """The sixth round of issue 30 made ``compact_table_header`` the default (a column-padded Markdown
+    table gets one chunk per row, its delimiter row compacted in the embedded header): a version stored
+    before keeps its config, its id and its chunks, and the new default is a new version that a shadow
+    build fills with row chunks."""
+    tenant = tenant_create(slug="versions-padded", name="Padded Co")
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "compact_table_header"}
+    previous = ChunkingConfig.from_dict(stored)  # what an index version stored before the change reads as
+    assert previous.compact_table_header is False and previous.config_hash().startswith("22a414f1b4de")
+    old, _ = versions.index_version_create(tenant=tenant, config=previous, name="before compact headers")
+    assert old.config_hash == previous.config_hash()
+    versions.index_version_activate(version=old)
+    document, job = document_create(
+        tenant=tenant, created_by=None,
+        upload=Upload(content=PADDED.encode(), title="detectors", source="detectors.md.txt", content_type="text/plain"),
+    )
+    assert wait_for_jobs([job.id])[0].status == "succeeded"
+    row_texts = [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]  # one chunk per row, header in the first
+    assert Chunk.objects.filter(index_version=old).exists()
+    assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists()  # the padded header did not fit
+
+    config = versions.index_version_config()  # what `kb_index create` makes without --set
+    assert config == ChunkingConfig() and config.compact_table_header and config.config_hash() != old.config_hash
+    new, created = versions.index_version_create(tenant=tenant, config=config, name="sixth-round default")
+    assert created and new.pk != old.pk and not new.is_active
+    assert _build_and_wait(new).status == "succeeded"
+    rows = list(Chunk.objects.filter(index_version=new, text__in=row_texts).order_by("start"))
+    assert [c.text for c in rows] == row_texts
+    assert all("Charset Normalizer" in c.embed_text and "|---|:---:|:---:|" in c.embed_text for c in rows)
+    assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists(), "the build touched the active"
     versions.index_version_activate(version=new)
     assert index_version_active(tenant=tenant).pk == new.pk
 

@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Twenty-eight sources, one folder each under ``corpora/`` (the folder is the source):
+Thirty-four sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -25,6 +25,11 @@ Twenty-eight sources, one folder each under ``corpora/`` (the folder is the sour
   tinytag's README from its attribute lists to its changelog (lists without full stops), and three
   files Debian packages install (``DEBIAN``): Node.js's BUILDING.md (Markdown tables padded to their
   columns), its ``dns`` API guide, and the XDMCP specification as plain text.
+* sixth round: the first five installed distributions in alphabetical order whose long description
+  is at least 8,192 bytes, under MIT/BSD/Apache/PSF and not already here (annotated-types, asgiref,
+  authlib, banks, colorama: ``PACKAGES``), and an alpine resort operator's annual report written by
+  hand (``written/``: one-line paragraphs of 413-596 tokens, bare-row tables after their lead-in, no
+  blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -53,6 +58,13 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-celery": ("celery", "README.rst", 9000),
     "pkg-psutil": ("psutil", "README.rst", 9000),
     "pkg-orjson": ("orjson", "README.md", 9500),
+    # Sixth round: the first five installed distributions (alphabetical) whose long description is
+    # at least 8,192 bytes, under MIT/BSD/Apache/PSF, not already in the suite (docs/benchmarks.md).
+    "pkg-annotated-types": ("annotated_types", "README.md", 20000),
+    "pkg-asgiref": ("asgiref", "README.rst", 20000),
+    "pkg-authlib": ("authlib", "README.md", 20000),
+    "pkg-banks": ("banks", "README.md", 20000),
+    "pkg-colorama": ("colorama", "README.rst", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
@@ -116,7 +128,7 @@ DEBIAN = {
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-WRITTEN = ["report-hospital", "report-transit", "report-dairy"]  # report-dairy: fifth round
+WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort"]  # dairy: fifth round; resort: sixth
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 

@@ -162,7 +162,10 @@ def markdown_tables(draw) -> tuple[str, list[tuple[int, int, int]]]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(markdown_tables(), st.sampled_from(
-    [ChunkingConfig(), ChunkingConfig(markdown_table_rows=False), ChunkingConfig(compact_table_header=True)]))
+    # (markdown_table_rows=False is drawn with compact_table_header off, as before the sixth round made the
+    # latter the default: without row chunks a padded header is not kept with its rows either way.)
+    [ChunkingConfig(), ChunkingConfig(markdown_table_rows=False, compact_table_header=False),
+     ChunkingConfig(compact_table_header=False)]))
 def test_a_markdown_table_is_never_split_from_its_header(case, config):
     text, tables = case
     chunks = chunk_document(parse(text.encode(), content_type="text/plain"), config, COUNTER)
@@ -170,7 +173,7 @@ def test_a_markdown_table_is_never_split_from_its_header(case, config):
         header = text[start : text.index("\n", start)]
         padded = "-" * 30 in text[start:header_end]  # a column-padded delimiter row (the strategy draws 90 hyphens)
         if padded and not config.compact_table_header:
-            continue  # without compact_table_header a padded header may not fit a row (the default, not adopted)
+            continue  # without compact_table_header a padded header may not fit a row (the default before round six)
         for c in chunks:
             if c.end <= start or c.start >= end:
                 continue
@@ -202,13 +205,14 @@ def test_the_default_cuts_a_markdown_word_table_one_row_per_chunk():
     start = LOCKS.index(LOCK_HEADER)
     inside = [c for c in chunks if c.start >= start and c.end <= LOCKS.index("\n\nThreads")]
     assert [c.text for c in inside] == [LOCK_HEADER + "\n" + LOCK_ROWS[0], *LOCK_ROWS[1:]]
-    for c in inside:  # each row embeds the header and the sentence that introduces the table
-        assert LOCK_HEADER in c.embed_text and "Their features are as follows:" in c.embed_text
+    for c in inside:  # each row embeds the header (delimiter row compacted since the sixth round) and the lead-in
+        assert "| lock | reentrant | preference |\n|---|---|---|" in c.embed_text
+        assert "Their features are as follows:" in c.embed_text
     assert not any(LOCK_ROWS[0] in c.text and LOCK_ROWS[2] in c.text for c in chunks)
 
 
 def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
-    previous = ChunkingConfig(markdown_table_rows=False)  # the default before the third round
+    previous = ChunkingConfig(markdown_table_rows=False, compact_table_header=False)  # the default before round 3
     stored = {k: v for k, v in previous.as_dict().items() if k != "markdown_table_rows"}
     assert ChunkingConfig.from_dict(stored) == previous  # a stored version without the key reads it as off
     assert previous.config_hash() == "e1d951495b6cb24ccc045115e51226dc1172a948ecb99ee33b322662f4f091b0"
@@ -220,8 +224,8 @@ def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
 
 # The fourth round of the transfer suite (issue 30) found a column-padded Markdown table (what Markdown
 # formatters write) with no row chunks: its delimiter row of ~200 hyphens counts as ~200 tokens, so the
-# header repeated in every row did not fit.  ``compact_table_header`` repeats it as ``|---|:---:|`` (off by
-# default: not adopted by the suite's rule, docs/benchmarks.md; a tenant opts in with kb_index create --set).
+# header repeated in every row did not fit.  ``compact_table_header`` repeats it as ``|---|:---:|`` (the
+# default since the sixth round, by the rule registered for it, docs/benchmarks.md; stored configs keep it off).
 
 PADDED_HEADER = (
     "| Feature" + " " * 52 + "| Chardet" + " " * 52 + "|" + " " * 50 + "Charset Normalizer" + " " * 50 + "|\n"
@@ -255,12 +259,24 @@ def test_a_padded_markdown_table_gets_one_row_chunk_per_row_with_its_header_word
 def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks():
     stored = {k: v for k, v in FIXED.as_dict().items() if k not in ("compact_table_header", "long_sentence_lines")}
     previous = ChunkingConfig.from_dict(stored)  # a version stored before reads both as off
-    assert previous == ChunkingConfig(compact_table_header=False, long_sentence_lines=False) == ChunkingConfig()
-    # the third round's default, unchanged
+    # the third round's default (the default until the sixth round made compact_table_header on), unchanged
+    assert previous == ChunkingConfig(compact_table_header=False, long_sentence_lines=False)
     assert previous.config_hash() == "22a414f1b4de2818f27d4427233b961744b2ccaab85caa8b732a953b1502d69f"
-    assert FIXED.config_hash() != previous.config_hash()
+    assert FIXED.config_hash() != previous.config_hash() != ChunkingConfig().config_hash()
     assert ChunkingConfig(compact_table_header=True).config_hash() != previous.config_hash()
     assert ChunkingConfig(long_sentence_lines=True).config_hash() != previous.config_hash()
     chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), previous, COUNTER)
     assert not any(c.kind == "table_row" for c in chunks)  # the header did not fit: no row chunks, as before
     assert any(c.text.startswith("|---") for c in chunks)  # the delimiter row went to a chunk of its own
+
+
+def test_the_default_cuts_a_padded_markdown_table_one_row_per_chunk_with_a_compact_header():
+    """The sixth round of issue 30 made ``compact_table_header`` the default: ``ChunkingConfig()`` is
+    the fourth round's opt-in config ``7c01f80ad24d…``, and a padded table gets one chunk per row."""
+    assert ChunkingConfig().compact_table_header is True
+    assert ChunkingConfig().config_hash().startswith("7c01f80ad24d")
+    chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
+    start, end = PADDED.index(PADDED_HEADER), PADDED.index("\n\nBoth")
+    inside = [c for c in chunks if c.start >= start and c.end <= end]
+    assert [c.text for c in inside] == [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]
+    assert all(c.kind == "table_row" and "|---|:---:|:---:|" in c.embed_text for c in inside)
