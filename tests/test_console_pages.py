@@ -198,3 +198,35 @@ def test_section_rows_built_in_python_escape_what_they_show():
     refused = client.post(f"/sections/{section}/access/", {f"s-{section}-access_level": "nonsense"},
                           HTTP_HX_REQUEST="true").content.decode()
     assert 'role="alert"' in refused and "<script>x" not in refused
+
+
+def test_a_long_documents_section_tree_is_shown_a_page_at_a_time(monkeypatch):
+    """A document may hold 100,000 sections; its page rendered them all (tens of megabytes of HTML and
+    seconds of a web thread for any member who may read it: found attacking the demo). The tree is paged:
+    each section the member may read on exactly one page, the chosen section's page by default, and the
+    sections above the member's access counted on no page."""
+    from console.views import document_page
+
+    monkeypatch.setattr(document_page, "TREE_PAGE", 4)
+    tenant = tenant_create(slug="acme", name="Acme")
+    viewer = membership_create(tenant=tenant, email="viewer@acme.test", role="viewer", clearance="internal")
+    sections = [("root", None, "", AccessLevel.INTERNAL, [], "Preamble.")]
+    for i in range(12):  # every third one restricted: 8 readable + the root = 9, three pages of 4
+        level = AccessLevel.RESTRICTED if i % 3 == 2 else AccessLevel.INTERNAL
+        sections.append((f"s{i}", "root", f"Part {i}", level, [], f"Body {i}."))
+    document = make_document(tenant, sections=sections)
+    client = console_client(viewer)
+    seen = []
+    for number in (1, 2, 3):
+        body = client.get(f"/documents/{document.pk}/?page={number}").content.decode()
+        rows = re.findall(r'data-section="([0-9a-f-]{36})"', body)
+        assert len(rows) == (4 if number < 3 else 1)
+        assert f"page {number} of 3 · 9 sections" in body
+        seen += rows
+    readable = [str(document.section_ids[key]) for key, _, _, level, _, _ in sections if level == AccessLevel.INTERNAL]
+    assert seen == readable  # each readable section once, in document order; none above the viewer's access
+    chosen = document.section_ids["s10"]
+    body = client.get(f"/documents/{document.pk}/?section={chosen}").content.decode()
+    assert "page 3 of 3" in body and f'id="section-{chosen}"' in body  # the chosen section's page
+    body = client.get(f"/documents/{document.pk}/?page=junk").content.decode()
+    assert "page 1 of 3" in body

@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -89,12 +90,29 @@ def _url_maker(route: str, kwarg: str):
     return lambda value: f"{head}{value}{tail}"
 
 
-def _tree_rows(member, document: Document, slugs: dict[int, str]) -> list[dict]:
+# The section tree is shown a page at a time: a document may hold up to 100,000 sections, and one page of
+# them all was tens of megabytes of HTML and seconds of a web thread for any member who may read it
+# (found attacking the demo). A page holds TREE_PAGE rows; the page of the chosen (or just changed)
+# section is the one shown unless ``?page=N`` asks for another.
+TREE_PAGE = 1000
+
+
+def _tree_page(nodes: list, asked: str | None, focus=None):
+    """One page of ``nodes`` (Django's Paginator): ``asked`` (``?page=``; what is not a page number is the
+    nearest page, as ``get_page`` reads it), else the page holding the node ``focus``, else the first."""
+    if not asked and focus is not None:
+        at = next((k for k, node in enumerate(nodes) if node.id == focus), 0)
+        asked = str(at // TREE_PAGE + 1)
+    return Paginator(nodes, TREE_PAGE).get_page(asked)
+
+
+def _tree_rows(member, document: Document, slugs: dict[int, str], *, page: str | None = None, focus=None):
     details = document_section_details(member=member, document=document)
     document_url = reverse("console:document", kwargs={"document_id": document.pk})
     readers_url, access_url = _url_maker("section-readers", "section_id"), _url_maker("section-access", "section_id")
     rows = []
-    for node in document_section_tree(member=member, document=document):
+    tree_page = _tree_page(document_section_tree(member=member, document=document), page, focus)
+    for node in tree_page.object_list:
         detail = details.get(node.id)
         title = detail.title if detail else ""
         sid = str(node.id)
@@ -107,7 +125,7 @@ def _tree_rows(member, document: Document, slugs: dict[int, str]) -> list[dict]:
             "span": f"{node.start}–{node.end}", "href": f"{document_url}?section={sid}",
             "readers_href": readers_url(sid), "access_href": access_url(sid),
         })
-    return rows
+    return rows, tree_page
 
 
 def _access_form(section_id, level: str, groups: list[str], slugs: dict[int, str], bound=None) -> SectionAccessForm:
@@ -118,14 +136,16 @@ def _access_form(section_id, level: str, groups: list[str], slugs: dict[int, str
 
 
 def _tree_context(member, document: Document, *, changed=None, error: str = "", bound=None,
-                  selected: Section | None = None) -> dict:
-    """The section tree; ``changed`` is the section just changed (its outcome shown in its row).
+                  selected: Section | None = None, page: str | None = None) -> dict:
+    """The section tree, one page of it (``TREE_PAGE``); ``changed`` is the section just changed (its
+    outcome shown in its row).
 
     A row's access form is not rendered with the tree (1,000 forms were most of a long document's
     page): "Change access" fetches it (``section_access``, GET). Only a row whose change was just
     refused comes with its form, filled in as it was sent, beside the reason."""
     slugs = group_slugs(member=member)
-    rows = _tree_rows(member, document, slugs)
+    focus = changed if changed is not None else (selected.pk if selected is not None else None)
+    rows, tree_page = _tree_rows(member, document, slugs, page=page, focus=focus)
     editor = is_editor(member)
     for row in rows:
         mine = changed is not None and row["id"] == changed
@@ -136,6 +156,7 @@ def _tree_context(member, document: Document, *, changed=None, error: str = "", 
     return {
         "document": document, "rows": rows, "can_edit": editor, "admin": is_admin(member),
         "changed_gone": changed is not None and not error and all(r["id"] != changed for r in rows),
+        "page": tree_page,
     }
 
 
@@ -183,7 +204,7 @@ def _document_context(member, document: Document) -> dict:
 def _page(request, document: Document, *, selected=None, replace_form=None, replace_error: str = "",
           status: int = 200):
     member = request.member
-    tree = _tree_context(member, document, selected=selected)
+    tree = _tree_context(member, document, selected=selected, page=request.GET.get("page"))
     context = {
         **_document_context(member, document), **tree, **_panel_context(member, document, selected, tree),
         "replace_form": replace_form or DocumentReplaceForm(), "replace_error": replace_error,
