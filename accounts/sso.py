@@ -221,9 +221,9 @@ def _apply(membership: Membership, decision: Decision) -> None:
 # ----------------------------------------------------------------------------- the protocol (Authlib)
 
 
-def _pinned_app(url_check: Callable[[str], str]):
+def _pinned_app(url_check: Callable[[str], str | None]):
     """Authlib's Django client whose every request connects to the address ``url_check`` returned for its
-    URL (after checking it): the provider's name is resolved once per request, by the check, and never
+    URL (after checking it; None: any address is allowed, and the request connects by name): the provider's name is resolved once per request, by the check, and never
     again by the HTTP library -- a DNS answer that changes between the check and the connection (DNS
     rebinding: public for the check, internal for the fetch) cannot lead the server into its own network.
     TLS still verifies the certificate against the provider's name (SNI and hostname check)."""
@@ -240,8 +240,10 @@ def _pinned_app(url_check: Callable[[str], str]):
 
         def build_connection_pool_key_attributes(self, request, verify, cert=None):
             host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
-            name = host_params["host"]
-            host_params["host"] = url_check(request.url)
+            name, address = host_params["host"], url_check(request.url)
+            if address is None:  # any address allowed: connect by name
+                return host_params, pool_kwargs
+            host_params["host"] = address
             if host_params["scheme"] == "https":
                 pool_kwargs["server_hostname"] = name
                 pool_kwargs["assert_hostname"] = name
@@ -260,7 +262,7 @@ def _pinned_app(url_check: Callable[[str], str]):
     return PinnedApp
 
 
-def oidc_client(config: SsoConfig, url_check: Callable[[str], str]):
+def oidc_client(config: SsoConfig, url_check: Callable[[str], str | None]):
     """An Authlib client of the tenant's provider: discovery, PKCE (S256), state and nonce; each request
     connects to the address ``url_check`` returns for its URL (checked then: :func:`_pinned_app`)."""
     from authlib.integrations.django_client import OAuth
@@ -277,7 +279,7 @@ def oidc_client(config: SsoConfig, url_check: Callable[[str], str]):
     )
 
 
-def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], str]) -> dict:
+def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], str | None]) -> dict:
     """The provider's discovery document, refused unless it names the configured issuer (a provider
     answering for another issuer is a mix-up) and offers the code flow and a JWKS. ``url_check`` (which
     raises :class:`ApplicationError`) passes the issuer before anything is fetched, and the endpoints the
@@ -302,7 +304,7 @@ def oidc_check_metadata(client, config: SsoConfig, url_check: Callable[[str], st
     return metadata
 
 
-def oidc_test_connection(config: SsoConfig, url_check: Callable[[str], str]) -> dict:
+def oidc_test_connection(config: SsoConfig, url_check: Callable[[str], str | None]) -> dict:
     """The console's "test the connection": discovery, the issuer check, the signing keys."""
     client = oidc_client(config, url_check)
     metadata = oidc_check_metadata(client, config, url_check)

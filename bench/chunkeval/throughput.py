@@ -83,8 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bulkhead, no row chunks (the default before issue 30)": lambda: _ours(None, table_rows=False),
         "bulkhead, no Markdown row chunks (the default before issue 30's third round)": lambda: _ours(
             None, markdown_table_rows=False),
-        "bulkhead, compact table header and line cuts (issue 30's fourth round, off by default)": lambda: _ours(
-            None, compact_table_header=True, long_sentence_lines=True),
+        "bulkhead, table headers repeated whole (the default before issue 30's sixth round)": lambda: _ours(
+            None, compact_table_header=False),
+        "bulkhead, compact table header and line cuts (issue 30's fourth round; the first the default since the sixth)":
+            lambda: _ours(None, compact_table_header=True, long_sentence_lines=True),
         "bulkhead, sentence boundaries and overlap everywhere (the default before)": lambda: _ours(
             None, boundaries="sentence", prose_overlap=True),
         "LangChain token-aware recursive 200": lambda: _langchain(200),

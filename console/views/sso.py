@@ -47,16 +47,19 @@ def _callback_url(request, slug: str) -> str:
     return settings.BULKHEAD_PUBLIC_URL + path if settings.BULKHEAD_PUBLIC_URL else request.build_absolute_uri(path)
 
 
-def provider_url_check(url: str) -> str:
+def provider_url_check(url: str) -> str | None:
     """A URL of a tenant's identity provider the server is to fetch: its host's every address public
     (as a source's), unless ``BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES``; else :class:`ApplicationError`.
-    Returns the address checked, the one the request then connects to (``accounts.sso`` pins it)."""
+    Returns the address checked, the one the request then connects to (``accounts.sso`` pins it), or
+    None when any address is allowed (nothing to check, nor to resolve here: the request connects by name)."""
     from django.conf import settings
 
     if not url.startswith(("https://", "http://")):
         raise ApplicationError("the identity provider's URLs are http(s) URLs")
+    if settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES:
+        return None
     try:
-        return check_url_host(url, allow_private=settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES)
+        return check_url_host(url, allow_private=False)
     except ListingError as exc:
         raise ApplicationError(f"the identity provider's address: {exc}") from None
 
