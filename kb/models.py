@@ -34,10 +34,11 @@ CONTENT_BY = "content_by"
 TITLE_SCREENING = "title_screening"
 
 # Document.metadata key: the reviewers' decisions on the chunks a policy change deleted to rebuild them
-# (``kb.services.apply_policies``), as ``[[text digest, flagging titles' digest, review], ...]``
+# (``kb.services.apply_policies``), as ``[[text digest, flagging titles' digest, review, level, group ids], ...]``
 # (``kb.services.text_digest``: their embedded text changes with the heading path): the rebuild
 # (``pipeline.store.store_plan``) gives them to the same text under the same flagging titles, as it gives those
-# of the chunks it replaces, and drops them. Without it a keep-out was lost to any policy change that changed a
+# of the chunks it replaces -- a release only to a chunk whose policy every reader of the decided one may read
+# (its reviewer could) -- and drops them. Without it a keep-out was lost to any policy change that changed a
 # heading path (found attacking the demo).
 DECISIONS_KEPT = "review_decisions_kept"
 

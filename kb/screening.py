@@ -346,7 +346,8 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     """Record a reviewer's decision on a flagged chunk they may read (audited with the reviewer).
 
     ``release`` and ``keep_out`` apply to every chunk of the document with the same text (every index
-    version; a re-ingestion of the same text keeps the decision, ``pipeline.store.store_plan``);
+    version; a re-ingestion of the same text keeps the decision, ``pipeline.store.store_plan``) -- a release
+    only to those the reviewer may read, a keep-out to all;
     ``delete_document`` deletes the chunk's document (``kb.services.document_delete``) and returns None."""
     from kb.services import document_delete
 
@@ -374,6 +375,11 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     titles = flagging_titles(chunk.screening)
     same = (same.filter(**{f"screening__{TITLES_KEY}": titles}) if titles
             else same.exclude(screening__has_key=TITLES_KEY))
+    if after == ChunkReview.RELEASED:
+        # A release only of what the reviewer may read (found attacking the queue, 2026-12-04: the same text in a
+        # restricted section -- two sections of one heading path -- was released by an internal reviewer, who
+        # could neither see nor review it). A keep-out only hides more: it follows the text everywhere.
+        same = same.filter(readable_q(reader_for(member)))
     same.update(review=after)
     audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
                  target_id=chunk.pk, document_ids=[chunk.document_id],

@@ -407,18 +407,30 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def decision_kept(entry: Sequence) -> tuple:
+    """A :data:`~kb.models.DECISIONS_KEPT` entry as a tuple: (text digest, flagging titles' digest, review, level,
+    group ids) -- or the first three alone, as entries were written before they carried the chunk's policy."""
+    if len(entry) == 5 and isinstance(entry[4], list | tuple):
+        return (*entry[:4], tuple(sorted(entry[4])))
+    return tuple(entry[:3])
+
+
 def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor: User | None) -> None:
     """Hide the chunks of ``section_ids`` now and rebuild them (new prefix, keyword vector and
     embedding) with one job per index version that had chunks of the document."""
     stale = Chunk.objects.filter(document=document, section_id__in=section_ids)
     versions = set(Chunk.objects.filter(document=document).values_list("index_version_id", flat=True).distinct())
-    # The reviewers' decisions on them go to the rebuilt chunks of the same text (pipeline.store), not with them.
-    kept = {tuple(entry) for entry in document.metadata.get(DECISIONS_KEPT, ()) if isinstance(entry, list)}
-    kept |= {(text_digest(text), flagging_titles(verdict), review) for text, verdict, review in
-             stale.filter(screening_flagged=True).exclude(review=ChunkReview.NONE).values_list("text", "screening", "review")}
+    # The reviewers' decisions on them go to the rebuilt chunks of the same text (pipeline.store), not with them;
+    # each with the chunk's policy (a release follows the text only where its reviewer could read, pipeline.store).
+    kept = {decision_kept(entry) for entry in document.metadata.get(DECISIONS_KEPT, ()) if isinstance(entry, list)}
+    kept |= {(text_digest(text), flagging_titles(verdict), review, level, tuple(sorted(groups)))
+             for text, verdict, review, level, groups in stale.filter(screening_flagged=True)
+             .exclude(review=ChunkReview.NONE).values_list("text", "screening", "review", "access_level", "access_groups")}
     stale.delete()
     # The stored chunks no longer match the bytes' fingerprint: the job must not skip as unchanged.
-    document.metadata = {**document.metadata, "ingested": "", DECISIONS_KEPT: sorted(list(entry) for entry in kept)}
+    document.metadata = {**document.metadata, "ingested": "",
+                         DECISIONS_KEPT: [[*entry[:4], list(entry[4])] if len(entry) == 5 else list(entry)
+                                          for entry in sorted(kept, key=repr)]}
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     active = selectors.active_index_version(tenant_id=document.tenant_id)
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
@@ -519,6 +531,7 @@ __all__ = [
     "apply_policies",
     "document_access_of",
     "document_title_follow",
+    "decision_kept",
     "document_set_access",
     "job_retry",
     "section_set_access",

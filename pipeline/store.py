@@ -9,11 +9,12 @@ import hashlib
 
 from django.db import transaction
 
+from accounts.policy import policy_implies
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
-from kb.services import apply_policies, document_title_follow, text_digest
+from kb.services import apply_policies, decision_kept, document_title_follow, text_digest
 from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
@@ -50,17 +51,19 @@ def store_plan(plan: Plan) -> None:
         # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
         # Under the same flagging titles too (a new planted title over released text is held again).
         # Those of the chunks a policy change deleted to rebuild them too, by their text (kb.services.apply_policies).
-        kept = {
-            (entry[0], entry[1]): entry[2] for entry in document.metadata.get(DECISIONS_KEPT, ())
-            if isinstance(entry, list) and len(entry) == 3
-        }
-        # A keep-out only hides more: it follows the text under any flagging titles (a release, the same ones only).
-        kept_out = {text for (text, _), review in kept.items() if review == ChunkReview.KEPT_OUT}
-        decided = {
-            (content_hash, flagging_titles(verdict)): review
-            for content_hash, verdict, review in Chunk.objects.filter(document=document, screening_flagged=True)
-            .exclude(review=ChunkReview.NONE).values_list("content_hash", "screening", "review")
-        }
+        # A keep-out only hides more: it follows the text under any flagging titles. A release follows it only to a
+        # chunk whose every reader may read the released one (its reviewer could: found attacking the queue,
+        # 2026-12-04, the same text in a restricted section was released by an internal reviewer's decision).
+        kept = [decision_kept(entry) for entry in document.metadata.get(DECISIONS_KEPT, ())
+                if isinstance(entry, list) and len(entry) in (3, 5)]
+        kept_out = {entry[0] for entry in kept if entry[2] == ChunkReview.KEPT_OUT}
+        # Each as (("hash", content hash) or ("text", text digest), flagging titles' digest), review, policy or None.
+        decisions = [((("hash", content_hash), flagging_titles(verdict)), review, (level, tuple(groups)))
+                     for content_hash, verdict, review, level, groups in Chunk.objects.filter(
+                         document=document, screening_flagged=True).exclude(review=ChunkReview.NONE)
+                     .values_list("content_hash", "screening", "review", "access_level", "access_groups")]
+        decisions += [((("text", entry[0]), entry[1]), entry[2], entry[3:] if len(entry) == 5 else None)
+                      for entry in kept]
         if plan.reuse_sections:
             # The stored policies under the document's current default: rows and every version's chunks follow.
             current = apply_policies(document)  # the rows, locked, as they are now
@@ -101,10 +104,8 @@ def store_plan(plan: Plan) -> None:
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
-                    review=decided.get((chunk.content_hash, flagging_titles(verdict)))
-                    or kept.get((text_digest(chunk.text), flagging_titles(verdict)))
-                    or (ChunkReview.KEPT_OUT if text_digest(chunk.text) in kept_out else ChunkReview.NONE)
-                    if verdict["flagged"] else ChunkReview.NONE,
+                    review=carried_review(decisions, kept_out, chunk=chunk, verdict=verdict,
+                                          policy=(section.access_level, section.access_groups)),
                 )
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
@@ -126,6 +127,27 @@ def store_plan(plan: Plan) -> None:
         }
         document.metadata.pop(DECISIONS_KEPT, None)  # on the chunks now
         document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
+
+
+def carried_review(decisions: list, kept_out: set, *, chunk, verdict: dict, policy: tuple) -> str:
+    """The review a new (planned) ``chunk`` with ``verdict`` under ``policy`` (level, group ids) takes from the
+    earlier ``decisions`` -- ((("hash", content hash) or ("text", text digest)), flagging titles' digest), review,
+    the decided chunk's policy or None) -- and the texts ``kept_out``: a keep-out of the same text under any
+    titles, or of the same text and titles, wins; a release of the same text and titles follows only when its
+    policy implies ``policy`` (every reader of the released chunk may read this one: so may its reviewer); else
+    none (held until reviewed)."""
+    if not verdict["flagged"]:
+        return ChunkReview.NONE
+    titles, digest = flagging_titles(verdict), text_digest(chunk.text)
+    keys = {(("hash", chunk.content_hash), titles), (("text", digest), titles)}
+    same = [(review, decided) for key, review, decided in decisions if key in keys]
+    if digest in kept_out or any(review == ChunkReview.KEPT_OUT for review, _ in same):
+        return ChunkReview.KEPT_OUT
+    level, groups = policy
+    if any(review == ChunkReview.RELEASED and decided is not None
+           and policy_implies(decided[0], decided[1], level, groups) for review, decided in same):
+        return ChunkReview.RELEASED
+    return ChunkReview.NONE
 
 
 def _title_records(document: Document, plan: Plan, sections: dict, before: list) -> None:
