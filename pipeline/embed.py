@@ -4,6 +4,11 @@ shared by every document of a run (:func:`embed_plans`).
 The cache's one rule lives in :class:`EmbeddingCache`: a vector is cached under the scope it was
 embedded for -- the tenant and the effective policy of its section -- and a job may take one only from
 a scope its creator could read anyway (a cache hit shows in a job's progress, stats and duration).
+What the model embeds is cached by the store step (``pipeline.store.store_plan``), under the policies it
+stores the chunks with, re-checked under row locks: never here, under the plan's, which a policy change
+may have narrowed meanwhile (found attacking policy-change races: the text of a document narrowed while
+it was embedded stayed cached under the old, wider scope, and a reader of that scope confirmed guesses of
+it by its cache hits).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ class EmbeddingCache:
       in the tenant, none;
     * :meth:`lookup` (the cache), :meth:`own_chunks` (the document's stored chunks of any version,
       under the same rule: the creator of a replacement may not learn what the old content held above
-      their access) and :meth:`put` (what the model embedded, cached under its scope).
+      their access) and :meth:`put` (what the model embedded, cached under its scope: called by the store
+      step, with the policies it stores).
     """
 
     def __init__(self, model_name: str):
@@ -154,6 +160,7 @@ def embed_plans(plans: list[Plan]) -> dict:
                 gone.add(index)
 
     progress()
+    model_made = set(missing)
     pending = list(missing)
     if pending:
         model = embedder()
@@ -165,7 +172,6 @@ def embed_plans(plans: list[Plan]) -> dict:
                     break
             batch, pending = pending[:EMBED_BATCH], pending[EMBED_BATCH:]
             embedded = model.embed([texts[k] for k in batch])
-            cache.put(batch, embedded)
             vectors.update(zip(batch, embedded, strict=True))
             in_batch = set(batch)
             for stats, keys, done in zip(per_job, keys_by_plan, served, strict=True):
@@ -180,6 +186,7 @@ def embed_plans(plans: list[Plan]) -> dict:
         plan.vectors = {} if index in gone else {c.content_hash: vectors[k] for c, k in zip(plan.chunks, keys,
                                                                                           strict=True)}
         plan.stats = stats
+        plan.embedded = {k[1] for k in keys if k in model_made}
     return {
         "chunks": sum(s["chunks"] for s in per_job), "cache_hits": sum(s["cache_hits"] for s in per_job),
         "embedded": len(missing), "model_calls": (len(missing) + EMBED_BATCH - 1) // EMBED_BATCH,

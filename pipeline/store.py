@@ -10,6 +10,7 @@ import hashlib
 from django.db import transaction
 
 from accounts.policy import policy_implies
+from kb.embedder import embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
@@ -17,6 +18,7 @@ from kb.screening import flagging_titles
 from kb.services import apply_policies, decision_kept, document_title_follow, text_digest
 from kb.titles import title_decisions
 from pipeline.claim import is_shadow
+from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
 from pipeline.screen import screening_fields, title_records_follow
 
@@ -109,6 +111,11 @@ def store_plan(plan: Plan) -> None:
                 )
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
+        # What the model embedded, cached under the policies just stored (the locked rows'), never the plan's.
+        cached = {(row.content_hash, row.access_level, tuple(sorted(row.access_groups))): row.embedding
+                  for row in rows if row.content_hash in plan.embedded}
+        EmbeddingCache(embedder_name()).put(
+            [((document.tenant_id, level, groups), h) for h, level, groups in cached], list(cached.values()))
         if plan.shadow:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         if plan.reuse_sections:  # the stored rows' records, made again (the new rows' were made before they were)
