@@ -1,4 +1,5 @@
-"""The review queue attacked (round 5): a decision reaches only what its reviewer could read.
+"""The review queue and index versions attacked (round 5): a decision reaches only what its reviewer could
+read; a build's report quotes nothing of a document its admin may not see.
 
 Found attacking the review queue (2026-12-04): ``kb.screening.review_decide`` applied a release to every
 flagged chunk of the document with the same embedded text -- whatever its section. Two sections with the
@@ -79,3 +80,38 @@ def test_a_release_reaches_no_chunk_of_the_same_text_that_its_reviewer_may_not_r
     # The reviewer who may read it decides it, and that decision holds.
     screening.review_decide(member=twins["high"], chunk_id=again[3].pk, decision="release")
     assert Chunk.objects.get(pk=again[3].pk).review == ChunkReview.RELEASED
+
+
+# ----------------------------------------------------------------------------- index versions
+
+
+def test_a_builds_failure_of_a_document_the_admin_cannot_see_is_not_quoted_to_them():
+    """Found attacking index versions (2026-12-04): the console's build report named a failed document the
+    admin may not see as "a document you cannot see" -- and then quoted its ingestion error, which may quote
+    the document's text (a heading, a marker, a line). The error is shown only beside a document they may see."""
+    from accounts.policy import AccessLevel
+    from ingestion.chunking.config import ChunkingConfig
+    from kb.index_versions import index_version_create
+    from tests.api_helpers import console_client, make_document
+
+    tenant = tenant_create(slug=f"build-{uuid.uuid4().hex[:6]}", name="Build Co")
+    try:
+        low, _ = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+        high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted")
+        hidden = make_document(tenant, title="Merger", default=AccessLevel.RESTRICTED, sections=[
+            ("root", None, "Merger", AccessLevel.RESTRICTED, [], "The codename is Bluebird."),
+        ])
+        version, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=90), name="small")
+        build = IngestionJob.objects.create(tenant=tenant, kind=IngestionJob.Kind.REINDEX, index_version=version,
+                                            status=IngestionJob.Status.SUCCEEDED, total=1, done=1)
+        IngestionJob.objects.create(tenant=tenant, document=hidden, batch=build, index_version=version,
+                                    status=IngestionJob.Status.FAILED, error="line 3: codename Bluebird is malformed")
+        page = console_client(low).get(f"/versions/{version.short_id}/")
+        assert page.status_code == 200
+        body = page.content.decode()
+        assert "a document you cannot see" in body  # the failure is there, named for no one
+        assert "Bluebird" not in body and "Merger" not in body
+        full = console_client(high).get(f"/versions/{version.short_id}/").content.decode()
+        assert "Merger" in full and "codename Bluebird is malformed" in full  # who may see it, reads it in full
+    finally:
+        Tenant.objects.filter(pk=tenant.pk).delete()

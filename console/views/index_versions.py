@@ -90,7 +90,7 @@ def version_index(request):
 def _build(member, version) -> dict | None:
     """The version's latest build as the page shows it, or None when it was never built.
 
-    A skipped or failed document is named only when the member may see it.
+    A skipped or failed document is named, and its error or reason shown, only when the member may see it.
     """
     job = versions.index_version_build_job(version=version)
     if job is None:
@@ -101,6 +101,10 @@ def _build(member, version) -> dict | None:
     ).values_list("pk", flat=True)}
     for entry in report["skipped"] + report["failed"]:
         entry["visible"] = entry["document_id"] in named
+        if not entry["visible"]:
+            # Nothing of a document they may not see: its title, nor its error, which may quote its text
+            # (found attacking index versions, 2026-12-04: the error was shown beside "a document you cannot see").
+            entry.update(title="", error="", reason="", document_id="")
     total = max(report["total"], 1)
     finished = report["status"] not in UNFINISHED
     # A build with nothing to do (every document built already) is a full bar once it ends.
