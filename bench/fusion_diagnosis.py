@@ -13,6 +13,7 @@ Two things, on a tenant ``kb_eval --load-corpora ... --keep`` left behind:
 
     BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis scores --tenant eval-xxxx \\
         --golden evaluation/transfer/questions.jsonl --fusion "" --fusion keyword_idf=1 --json out.json
+    python -m bench.fusion_diagnosis report --json out.json
     BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis ranks --tenant eval-xxxx \\
         --golden evaluation/transfer/questions.jsonl --source pkg-authlib --source pkg-banks
 """
@@ -153,6 +154,70 @@ def ranks(args) -> None:
             print(f"  fused{i}{mark} v{vr} k{kr} | {' '.join(r.text.split())[:100]}")
 
 
+def report(args) -> None:
+    """From ``scores``' JSON: per source R@k / context recall of each run, hybrid minus vector with paired
+    bootstrap 95% intervals per source and pooled, each variant minus the default hybrid pooled, and
+    leave-one-source-out over the hybrid runs (each fold: the run whose worst hybrid-minus-vector margin over
+    {R@k, context} on the other sources is best, then the best mean; an exact tie goes to the first listed,
+    the default)."""
+    import numpy as np
+
+    from bench.transfer_suite import paired_bootstrap
+
+    data = json.loads(open(args.json).read())
+    sources = sorted({q["source"] for q in data["questions"]})
+    index = {s: np.array([q["source"] == s for q in data["questions"]]) for s in sources}
+    runs = {name: np.array(rows, dtype=float) * 100 for name, rows in data["runs"].items()}
+    vector = runs.pop("vector")
+    names = list(runs)
+
+    def margins(run, chosen):
+        return [float((run[index[s], m] - vector[index[s], m]).mean()) for s in chosen for m in (0, 1)]
+
+    def objective(run, chosen):
+        values = margins(run, chosen)
+        return min(values), sum(values) / len(values)
+
+    def ci(a, b):
+        mean, lo, hi = paired_bootstrap(a, b)
+        return f"{mean:+.1f} [{lo:+.1f}, {hi:+.1f}]" if (lo, hi) != (0.0, 0.0) or mean else "+0.0"
+
+    print(
+        f"| source (n) | vector | {' | '.join(names)} | " + " | ".join(f"{n} - vector, R@k / ctx" for n in names) + " |"
+    )
+    print("|---" * (2 + 2 * len(names)) + "|")
+    for s in [*sources, "all"]:
+        rows = index[s] if s != "all" else np.ones(len(vector), dtype=bool)
+        cells = [f"{vector[rows, 0].mean():.1f} / {vector[rows, 1].mean():.1f}"]
+        cells += [f"{runs[n][rows, 0].mean():.1f} / {runs[n][rows, 1].mean():.1f}" for n in names]
+        cells += [f"{ci(runs[n][rows, 0], vector[rows, 0])} / {ci(runs[n][rows, 1], vector[rows, 1])}" for n in names]
+        print(f"| {s} ({rows.sum()}) | " + " | ".join(cells) + " |")
+    base = runs[names[0]]
+    for n in names[1:]:
+        print(
+            f"\n{n} minus {names[0]}, pooled: R@k {ci(runs[n][:, 0], base[:, 0])}, ctx {ci(runs[n][:, 1], base[:, 1])}"
+        )
+        moved = [(data["questions"][i], base[i], runs[n][i]) for i in range(len(base)) if (base[i] != runs[n][i]).any()]
+        for q, b, c in moved:
+            print(f"  {q['source']}: {q['question'][:70]} | {b[0]:.0f}/{b[1]:.0f} -> {c[0]:.0f}/{c[1]:.0f}")
+    print("\n| held-out source | chosen on the other sources | worst | mean |\n|---|---|---|---|")
+    chosen_count = dict.fromkeys(names, 0)
+    for held in sources:
+        rest = [s for s in sources if s != held]
+        best = max(names, key=lambda n: (objective(runs[n], rest), -names.index(n)))
+        chosen_count[best] += 1
+        worst, mean = objective(runs[best], [held])
+        print(f"| {held} | {best} | {worst:+.1f} | {mean:+.1f} |")
+    print("folds choosing each: " + ", ".join(f"{n} {c}" for n, c in chosen_count.items()))
+    print(
+        "all sources (worst / mean): "
+        + "; ".join(f"{n} {objective(runs[n], sources)[0]:+.1f} / {objective(runs[n], sources)[1]:+.1f}" for n in names)
+    )
+    for n in names:
+        losing = [s for s in sources if min(margins(runs[n], [s])) < 0]
+        print(f"{n}: below vector on {len(losing)} of {len(sources)} sources: {', '.join(losing)}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -168,7 +233,11 @@ def main(argv=None) -> None:
     )
     sub.choices["scores"].add_argument("--json", required=True)
     sub.choices["ranks"].add_argument("--with-fusion", default="", help="the fusion whose lists are shown")
+    sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        report(args)
+        return
     _setup()
     {"scores": scores, "ranks": ranks}[args.command](args)
 
