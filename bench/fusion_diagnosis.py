@@ -167,7 +167,11 @@ def report(args) -> None:
     data = json.loads(open(args.json).read())
     sources = sorted({q["source"] for q in data["questions"]})
     index = {s: np.array([q["source"] == s for q in data["questions"]]) for s in sources}
-    runs = {name: np.array(rows, dtype=float) * 100 for name, rows in data["runs"].items()}
+    runs = {
+        name: np.array(rows, dtype=float) * 100
+        for name, rows in data["runs"].items()
+        if name == "vector" or not args.only or name in args.only
+    }
     vector = runs.pop("vector")
     names = list(runs)
 
@@ -234,6 +238,7 @@ def main(argv=None) -> None:
     sub.choices["scores"].add_argument("--json", required=True)
     sub.choices["ranks"].add_argument("--with-fusion", default="", help="the fusion whose lists are shown")
     sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
+    sub.choices["report"].add_argument("--only", action="append", default=[], help="only these hybrid runs, in order")
     args = parser.parse_args(argv)
     if args.command == "report":
         report(args)
