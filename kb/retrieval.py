@@ -42,6 +42,7 @@ Ranking
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, FloatField, Q, QuerySet, Value
 from pgvector.django import CosineDistance
 
 from accounts.access import readable_q
@@ -82,6 +83,24 @@ class KeywordFusion:
     vector's candidates and never brings in one the embedding finds unrelated; 2 = the keyword
     weight is scaled by the share of the first ``GATE_TOP`` keyword hits that the vector side
     also retrieved (weak agreement, a weak keyword side; none, vector alone).
+
+    ``keyword_idf`` (issue 30, sixth round's losses; 0 = off): the keyword rank weighs each of the
+    query's terms by how selective it is where the search looks. ``ts_rank`` has no document
+    frequency: a term in every item of a list (``oauth`` in an RFC link list, ``prompt`` in a prompt
+    library's README) counts as much as one found once, so long chunks that repeat the common terms
+    outrank the one that holds the rare one. With 1 the rank is sum over terms t of
+    idf(t) * rank(chunk, t), idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5)) (BM25's), where N is the
+    number of chunks the reader may read under the search's filters and n_t how many of them hold
+    t -- counted inside the same access rule, so the weights say nothing about rows the reader
+    cannot read. The terms are the operands of the query's ``plainto_tsquery`` (a hyphenated word's
+    phrase stays one term); which chunks match is still the parser's query.
+
+    ``keyword_relative`` (issue 30, sixth round's losses; 0 = off): reciprocal rank fusion reads only
+    positions, so a keyword hit whose rank is a small fraction of the first hit's (a badge URL that
+    matches ``code`` once, behind the one chunk that holds the question's rare words) counts as much
+    as a strong one and pushes the vector side's next candidates off the page. With 1 each keyword
+    hit's term is scaled by its rank over the first keyword hit's rank (1 for the first; the same
+    for hits as strong as it): keyword_weight * (rank / first rank) / (rrf_k + position).
     """
 
     parser: str = "websearch"
@@ -91,6 +110,8 @@ class KeywordFusion:
     keyword_weight: float = 1.0
     keyword_top: int = 0
     keyword_gate: int = 0
+    keyword_idf: int = 0
+    keyword_relative: int = 0
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -101,6 +122,10 @@ class KeywordFusion:
             raise ValueError("normalization 0-63, rrf_k >= 1, keyword_weight >= 0, keyword_top >= 0")
         if self.keyword_gate not in (0, 1, 2):
             raise ValueError(f"keyword_gate must be 0, 1 or 2; got {self.keyword_gate!r}")
+        if self.keyword_idf not in (0, 1):
+            raise ValueError(f"keyword_idf must be 0 or 1; got {self.keyword_idf!r}")
+        if self.keyword_relative not in (0, 1):
+            raise ValueError(f"keyword_relative must be 0 or 1; got {self.keyword_relative!r}")
 
 
 GATE_TOP = 5
@@ -374,6 +399,31 @@ def parsed_query(query: str, parser: str) -> str:
     return or_query(text) if parser == "or" else text
 
 
+def query_terms(query: str) -> list[str]:
+    """The query's terms as tsquery texts: the operands of ``plainto_tsquery``'s AND (lexemes already
+    normalised; a hyphenated word's ``'a-b' <-> ...`` phrase stays one operand). [] without lexemes."""
+    text = parsed_query(query, "plain")
+    return list(dict.fromkeys(term for term in text.split(" & ") if term)) if text else []
+
+
+def term_counts(qs: QuerySet[Chunk], terms: list[str]) -> tuple[int, dict[str, int]]:
+    """The rows of ``qs`` and, per term, how many of them match it (one statement)."""
+    counts = qs.aggregate(
+        total=Count("id"),
+        **{f"t{i}": Count("id", filter=Q(search_vector=_ParsedTsQuery(t))) for i, t in enumerate(terms)},
+    )
+    return counts["total"], {t: counts[f"t{i}"] for i, t in enumerate(terms)}
+
+
+def term_weights(qs: QuerySet[Chunk], terms: list[str]) -> dict[str, float]:
+    """BM25's idf of each term over ``qs``: ln(1 + (N - n + 0.5) / (n + 0.5)), N the rows of ``qs``, n those
+    whose ``search_vector`` matches the term. ``qs`` is the reader's own readable rows (:func:`readable_chunks`)."""
+    if not terms:
+        return {}
+    total, counts = term_counts(qs, terms)
+    return {t: math.log(1 + (total - n + 0.5) / (n + 0.5)) for t, n in counts.items()}
+
+
 def keyword_candidates(
     reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None,
     options: KeywordFusion | None = None,
@@ -385,10 +435,15 @@ def keyword_candidates(
         return []
     tsquery = _ParsedTsQuery(text)
     qs = readable_chunks(reader, version_id, filters).filter(search_vector=tsquery)
-    ranked = qs.annotate(rank=SearchRank(
-        F("search_vector"), tsquery, cover_density=options.rank == "ts_rank_cd",
-        normalization=options.normalization or None,
-    ))
+    if options.keyword_idf:
+        weights = term_weights(readable_chunks(reader, version_id, filters), query_terms(query))
+        rank = sum(
+            (Value(weight, output_field=FloatField()) * _term_rank(term, options) for term, weight in weights.items()),
+            Value(0.0, output_field=FloatField()),
+        )
+    else:
+        rank = _term_rank(text, options)
+    ranked = qs.annotate(rank=rank)
     if vector is not None:
         ranked = ranked.annotate(distance=CosineDistance("embedding", vector))
         fields = (*_ROW_FIELDS, "distance", "rank")
@@ -400,13 +455,21 @@ def keyword_candidates(
     return [Row(*values) for values in rows]
 
 
+def _term_rank(text: str, options: KeywordFusion) -> SearchRank:
+    return SearchRank(
+        F("search_vector"), _ParsedTsQuery(text), cover_density=options.rank == "ts_rank_cd",
+        normalization=options.normalization or None,
+    )
+
+
 def fuse(
     vector_rows: list[Row], keyword_rows: list[Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
-    keyword_top: int = 0, keyword_gate: int = 0,
+    keyword_top: int = 0, keyword_gate: int = 0, keyword_relative: int = 0,
 ) -> list[tuple[Row, float, int | None, int | None]]:
     """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
     over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
-    ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement."""
+    ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement;
+    ``keyword_relative`` scales each keyword row's term by its ``rank`` over the first keyword row's."""
     if keyword_top:
         keyword_rows = keyword_rows[:keyword_top]
     if keyword_gate and vector_rows:
@@ -420,9 +483,11 @@ def fuse(
     rows: dict[uuid.UUID, Row] = {}
     vector_rank: dict[uuid.UUID, int] = {}
     keyword_rank: dict[uuid.UUID, int] = {}
+    top = keyword_rows[0].rank if keyword_relative and keyword_rows else None
     for ranks, listed, weight in ((vector_rank, vector_rows, 1.0), (keyword_rank, keyword_rows, keyword_weight)):
         for position, row in enumerate(listed, 1):
-            scores[row.id] += weight / (k + position)
+            share = row.rank / top if ranks is keyword_rank and top else 1.0
+            scores[row.id] += weight * share / (k + position)
             ranks[row.id] = position
             if row.id not in rows or rows[row.id].distance is None:
                 rows[row.id] = row
@@ -477,7 +542,8 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
-                  keyword_top=options.keyword_top, keyword_gate=options.keyword_gate)
+                  keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
+                  keyword_relative=options.keyword_relative)
     return Retrieved(ranked[:top_k], plan)
 
 

@@ -7,6 +7,7 @@ vector through the real search"); these tests pin the rules, not the numbers.
 from __future__ import annotations
 
 import dataclasses
+import math
 import uuid
 
 import pytest
@@ -97,4 +98,74 @@ def test_the_default_is_the_leave_one_genre_out_choice():
     assert dataclasses.asdict(retrieval.KEYWORD) == dataclasses.asdict(retrieval.CHOSEN_FUSION)
     assert retrieval.KEYWORD != KeywordFusion(
         parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
+    )
+
+
+def test_fuse_keyword_relative_scales_each_keyword_hit_by_its_rank_over_the_first():
+    """The sixth round's PKCE question (docs/benchmarks.md): one strong keyword hit, then weak ones; a
+    weak hit far down the vector list must not push the vector side's third candidate off the page."""
+    vec = [_row(f"v{i}", 0.01 * i) for i in range(20)]
+    answer, second, badge = vec[0], vec[2], vec[14]  # the badge matches one common word once
+    keyword = [
+        dataclasses.replace(answer, rank=0.035),
+        dataclasses.replace(vec[1], rank=0.011),
+        dataclasses.replace(badge, rank=0.009),
+        dataclasses.replace(vec[3], rank=0.009),
+    ]
+    plain = [r.id for r, *_ in fuse(vec, keyword, k=20)]
+    assert plain.index(badge.id) < plain.index(second.id)  # off: the weak hit outranks vector's third
+    relative = fuse(vec, keyword, k=20, keyword_relative=1)
+    ids = [r.id for r, *_ in relative]
+    assert ids[0] == answer.id and ids.index(second.id) < 5 <= ids.index(badge.id)
+    score = dict((r.id, s) for r, s, *_ in relative)
+    assert score[answer.id] == pytest.approx(1 / 21 + 1 / 21)  # the first keyword hit keeps its whole term
+    assert score[badge.id] == pytest.approx(1 / 35 + (0.009 / 0.035) / 23)
+    assert KeywordFusion().keyword_relative == 0 and retrieval.KEYWORD.keyword_relative == 0
+    with pytest.raises(ValueError):
+        KeywordFusion(keyword_relative=2)
+
+
+@pytest.mark.django_db
+def test_keyword_idf_ranks_the_rare_term_first_with_weights_from_the_readers_rows_only():
+    """ts_rank alone puts the chunk that repeats a common term first; with ``keyword_idf`` the chunk that holds
+    the rare term leads. The term counts are the reader's: restricted chunks full of the rare term, which an
+    internal member cannot read, change neither the weights nor the order."""
+    from accounts.policy import AccessLevel
+    from accounts.selectors import reader_for
+    from accounts.services import membership_create, tenant_create
+    from kb.search_types import SearchFilters
+    from tests import factories
+
+    tenant = tenant_create(slug="idf-t", name="idf")
+    version = factories.index_version(tenant, config_hash="test-idf", status="ready")
+    texts = [
+        "oauth oauth oauth oauth token list",
+        "pkce",
+        "oauth client",
+        "oauth server",
+        "oauth flask",
+        "oauth django",
+    ]
+    document = factories.document(tenant, text=" ".join(texts + ["pkce"] * 30), access_level=0)
+    section = factories.section(document, key="0", access_level=AccessLevel.INTERNAL)
+    hidden = factories.section(document, key="1", access_level=AccessLevel.RESTRICTED)
+    chunks = [
+        factories.chunk(section, version, ordinal=i, start=i, end=i + 1, text=t, embed_text=t)
+        for i, t in enumerate(texts)
+    ]
+    for i in range(30):
+        factories.chunk(hidden, version, ordinal=100 + i, start=i, end=i + 1, text="pkce pkce", embed_text="pkce pkce")
+    reader = reader_for(membership_create(tenant=tenant, email="i@idf.io", role="viewer", clearance="internal"))
+    plain = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
+    query = "Which oauth pkce?"
+    off = retrieval.keyword_candidates(reader, version.pk, SearchFilters(), query, 10, options=plain)
+    on = retrieval.keyword_candidates(
+        reader, version.pk, SearchFilters(), query, 10, options=dataclasses.replace(plain, keyword_idf=1)
+    )
+    assert off[0].id == chunks[0].id and on[0].id == chunks[1].id
+    assert {r.id for r in on} == {r.id for r in off} == {c.id for c in chunks}  # what matches is unchanged
+    readable = retrieval.readable_chunks(reader, version.pk, SearchFilters())
+    weights = retrieval.term_weights(readable, retrieval.query_terms(query))
+    assert weights == pytest.approx(
+        {"'oauth'": math.log(1 + (6 - 5 + 0.5) / 5.5), "'pkce'": math.log(1 + (6 - 1 + 0.5) / 1.5)}
     )
