@@ -72,7 +72,8 @@ class KbAPIView(MemberAPIView):
         return context
 
     def job_context(self, job) -> dict:
-        """A job's error in full for the tenant's admins and the uploader of its bytes (``kb.selectors.error_in_full``)."""
+        """A job's error in full for the uploader of its bytes and admins who may read every section a document could
+        hold (``kb.selectors.error_in_full``)."""
         return {"full_error": selectors.error_in_full(member=self.member, job=job)}
 
 

@@ -410,12 +410,24 @@ def index_version_for_search(*, member: Membership, index_version_id) -> IndexVe
 # ----------------------------------------------------------------------------- one document, in detail
 
 
+def reads_every_section(member: Membership) -> bool:
+    """Whether ``member`` may read every section any document of the tenant could hold: the top clearance
+    and every group of the tenant (a document's markers only narrow its policy, so no line of it is above
+    that). An error quotes a line of a document that failed, before its sections existed: only such a
+    member can be sure to be allowed to read whichever line it quotes."""
+    if member.clearance != max(AccessLevel):
+        return False
+    return set(Group.objects.filter(tenant_id=member.tenant_id).values_list("id", flat=True)) <= reader_for(member).group_ids
+
+
 def error_in_full(*, member: Membership, job: IngestionJob) -> bool:
-    """Whether ``member`` may read ``job``'s error in full (``kb.serializers.error_for``): an admin,
-    or the person who uploaded the bytes the job parsed -- the error may quote any of them. Not
-    whoever merely started the job (a retry, a re-derivation after a policy change): they see the
-    error without document text. A job without a document (a batch): its creator."""
-    if member.role == Role.ADMIN:
+    """Whether ``member`` may read ``job``'s error in full (``kb.serializers.error_for``): the person who
+    uploaded the bytes the job parsed -- the error may quote any of them -- or an admin who may read every
+    section a document could hold (:func:`reads_every_section`; an admin is not above the access rule: an
+    error quoting a restricted line reached an internal admin, found attacking the product). Not whoever
+    merely started the job (a retry, a re-derivation after a policy change): they see the error without
+    document text. A job without a document (a batch): its creator."""
+    if member.role == Role.ADMIN and reads_every_section(member):
         return True
     if job.document_id is None:
         return job.created_by_id is not None and job.created_by_id == member.user_id
@@ -423,10 +435,11 @@ def error_in_full(*, member: Membership, job: IngestionJob) -> bool:
 
 
 def document_errors_in_full(*, member: Membership, documents: Iterable[Document]) -> set[uuid.UUID]:
-    """The ``documents`` whose ingestion error this member may read in full: an admin every one;
-    anyone else those whose current bytes they uploaded (see :func:`error_in_full`)."""
+    """The ``documents`` whose ingestion error this member may read in full: an admin who may read every
+    section a document could hold, every one; anyone else those whose current bytes they uploaded (see
+    :func:`error_in_full`)."""
     failed = [d for d in documents if d.error]
-    if member.role == Role.ADMIN:
+    if failed and member.role == Role.ADMIN and reads_every_section(member):
         return {d.pk for d in failed}
     return {d.pk for d in failed if d.metadata.get(CONTENT_BY) is not None and d.metadata.get(CONTENT_BY) == member.user_id}
 

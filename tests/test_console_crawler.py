@@ -40,6 +40,7 @@ from accounts.services import group_create, membership_create, tenant_create
 from ingestion.chunking.config import ChunkingConfig
 from kb import index_versions, search
 from kb.models import CONTENT_BY, EMBEDDING_DIMENSIONS, Document, IndexVersion, IngestionJob, Section
+from kb.selectors import reads_every_section
 from tests import factories
 from tests.api_helpers import console_client, make_document, snapshot
 
@@ -132,12 +133,13 @@ def _document(w: CrawlWorld, tenant, name: str, sections, default=INT, created_b
 def _failed_document(w: CrawlWorld, tenant, uploader: Membership, retried_by: Membership) -> Document:
     """A first ingestion that failed, and a retry by someone else that failed the same way: no sections
     (the default policy decides who sees the document), and an error that quotes the line it stumbled
-    on -- in full only for admins and the uploader of those bytes (``kb.selectors.error_in_full``);
+    on -- in full only for the uploader of those bytes and admins who may read every section (``kb.selectors.error_in_full``);
     whoever retried sees the job, but the error without document text."""
     level = CONF
     title = f"Import {w.add(f'{tenant.slug}/import document title', tenant.pk, _may_read(tenant.pk, level, []))}"
     quoted = w.add(f"{tenant.slug}/import error", tenant.pk,
-                   lambda m: m.tenant_id == tenant.pk and (m.role == Role.ADMIN or m.user_id == uploader.user_id))
+                   lambda m: m.tenant_id == tenant.pk and (
+                       (m.role == Role.ADMIN and reads_every_section(m)) or m.user_id == uploader.user_id))
     error = f"line 3: malformed access marker: unexpected 'restricted {quoted}' (expected 'groups: a, b')"
     document = factories.document(tenant, title=title, source="import.md", status=Document.Status.FAILED,
                                   access_level=level, error=error, metadata={CONTENT_BY: uploader.user_id})
