@@ -16,6 +16,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from accounts.apis import MemberAPIView
+from accounts.errors import ApplicationError
 from accounts.models import Group
 from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsAdmin, IsEditor
@@ -24,6 +25,7 @@ from accounts.selectors import membership_get_by_id
 from accounts.serializers import error_responses
 from kb import screening, selectors, services
 from kb.serializers import (
+    SECTIONS_PAGE_MAX,
     DocumentAcceptedOutputSerializer,
     DocumentAsMemberOutputSerializer,
     DocumentFilterSerializer,
@@ -39,6 +41,7 @@ from kb.serializers import (
     SearchOutputSerializer,
     SectionAccessInputSerializer,
     SectionOutputSerializer,
+    SectionPageSerializer,
     SectionReadersOutputSerializer,
 )
 from kb.services import PayloadTooLarge, Upload
@@ -198,22 +201,33 @@ class DocumentDetailApi(KbAPIView):
 
 
 class DocumentSectionsApi(KbAPIView):
-    """``/api/v1/documents/{id}/sections/``: the readable section tree (whole, not paginated)."""
+    """``/api/v1/documents/{id}/sections/``: the readable section tree, whole (up to ``SECTIONS_PAGE_MAX``
+    sections) or a slice of it (``?offset=&limit=``; ``X-Sections-Total`` says how many there are)."""
 
     pagination_class = None
 
     @extend_schema(
         tags=DOCUMENTS_TAG, summary="The document's sections you may read, as a tree in document order",
-        parameters=[_path_id("document_id", "Document id (UUID)")],
-        responses={200: SectionOutputSerializer(many=True), **error_responses(404)},
+        parameters=[_path_id("document_id", "Document id (UUID)"), SectionPageSerializer],
+        responses={200: SectionOutputSerializer(many=True), **error_responses(400, 404)},
     )
     def get(self, request, document_id: str):
+        page = SectionPageSerializer(data=request.query_params)
+        page.is_valid(raise_exception=True)
         document = selectors.document_get(member=self.member, document_id=document_id)
         nodes = selectors.document_section_tree(member=self.member, document=document)
+        offset, limit = page.validated_data["offset"], page.validated_data.get("limit")
+        if limit is None and len(nodes) > SECTIONS_PAGE_MAX:
+            raise ApplicationError(
+                f"this document has {len(nodes)} sections you may read: ask for them a page at a time "
+                f"(?offset=0&limit={SECTIONS_PAGE_MAX}, at most {SECTIONS_PAGE_MAX} a page)", code="too_many_sections")
+        shown = nodes[offset : offset + limit] if limit is not None else nodes
         services.document_read_record(member=self.member, document=document, via="api")
         context = self.group_context()
         context["screening"] = screening.section_screening_summaries(member=self.member, document_id=document.pk)
-        return Response(SectionOutputSerializer(nodes, many=True, context=context).data)
+        response = Response(SectionOutputSerializer(shown, many=True, context=context).data)
+        response["X-Sections-Total"] = str(len(nodes))
+        return response
 
 
 class SectionAccessApi(KbAPIView):
