@@ -29,6 +29,8 @@ def test_client_sync_and_async(live_server, world, unserved_queue):  # noqa: F81
         documents = list(kb.iter_documents(page_size=1))  # two pages of one
         first = kb.documents_page(limit=1)
         sections = kb.document_sections(documents[0]["id"])
+        paged = [s for offset in range(len(sections)) for s in kb.document_sections(documents[0]["id"], offset=offset,
+                                                                                     limit=1)]
         with pytest.raises(NotFound) as missing:
             kb.get_document("00000000-0000-0000-0000-000000000000")
         with pytest.raises(ClientValidationError) as invalid:
@@ -36,6 +38,7 @@ def test_client_sync_and_async(live_server, world, unserved_queue):  # noqa: F81
     assert set(CANARY.findall(str(answer))) == readable
     assert len(documents) == 2 and first["count"] == 2 and first["next"]
     assert sections and all(s["document_id"] == documents[0]["id"] for s in sections)
+    assert paged == sections  # a page at a time, the same tree
     assert (missing.value.status, missing.value.code) == (404, "not_found")
     assert invalid.value.code == "invalid" and "top_k" in invalid.value.details
 

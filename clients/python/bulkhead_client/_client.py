@@ -138,8 +138,11 @@ class _Operations:
     def delete_document(self, document_id: str) -> None:
         return self._send(_Request("DELETE", f"/api/v1/documents/{document_id}/"))
 
-    def document_sections(self, document_id: str) -> list[dict]:
-        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/sections/"))
+    def document_sections(self, document_id: str, *, offset: int | None = None, limit: int | None = None) -> list[dict]:
+        """The section tree you may read, in document order: whole, or past 10,000 sections (the server then
+        refuses the whole tree: ``ValidationError`` code ``too_many_sections``) a page of ``limit`` from ``offset``."""
+        params = _clean({"offset": offset, "limit": limit})
+        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/sections/", params=params or None))
 
     def set_section_access(self, section_id: str, *, access_level: str | None = None,
                            groups: list[str] | None = None, inherit: bool | None = None) -> dict:
