@@ -127,61 +127,39 @@ def test_a_git_host_that_rebinds_after_the_check_is_never_connected_to_its_new_a
     to the address its own check passed (``sources.listing``'s pinned pool manager); the library never
     resolves the name again. The loopback network plays both parts: 127.0.0.1 is "the internet" (a Git
     server), 127.0.0.2 the server's own network (a service that records who asks)."""
-    import http.server
-    import socket
     import threading
     from wsgiref.simple_server import WSGIRequestHandler, make_server
 
     from dulwich.server import DictBackend
     from dulwich.web import make_wsgi_chain
 
-    import sources.addresses
+    from tests.network_helpers import INTERNAL, PUBLIC, json_server, loopback_is_the_internet, rebinding_name
 
     settings.BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = False
-    internal_asked: list[str] = []
-
-    class Internal(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the standard library's name
-            internal_asked.append(self.path)
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
+    internal_asked: list = []
 
     class Quiet(WSGIRequestHandler):
         def log_message(self, *args):
             pass
 
-    internal = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Internal)
+    internal = json_server(INTERNAL, 0, {}, internal_asked)
     port = internal.server_address[1]
     served = new_folder("rebind-served-")
     git_commit(served, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
-    public = make_server("127.0.0.1", port, make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))})),
+    public = make_server(PUBLIC, port, make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))})),
                          handler_class=Quiet)
-    for server in (internal, public):
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=public.serve_forever, daemon=True).start()
     name = "git.rebind.test"
-    answers: list[str] = []
-    original = socket.getaddrinfo
-
-    def resolver(host, *args, **kwargs):
-        if host != name:
-            return original(host, *args, **kwargs)
-        address = answers.pop(0) if len(answers) > 1 else answers[0]
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolver)
-    monkeypatch.setattr(sources.addresses, "address_allowed", lambda address: address == "127.0.0.1")
+    answers = rebinding_name(monkeypatch, name, port)
+    loopback_is_the_internet(monkeypatch)
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="rebind",
                                url=f"http://{name}:{port}/repo.git")
-        answers[:] = ["127.0.0.1", "127.0.0.2"]  # the first answer public, every later one internal
+        answers[:] = [PUBLIC, INTERNAL]  # the first answer public, every later one internal
         sync = _run(source)
         assert sync.status == "failed" and "not public" in sync.error, (sync.status, sync.error)
         assert internal_asked == []  # the internal service was never asked
-        answers[:] = ["127.0.0.1"]  # a name that stays public: fetched, under its name
+        answers[:] = [PUBLIC]  # a name that stays public: fetched, under its name
         sync = _run(source)
         assert (sync.status, sync.added) == ("succeeded", 1), (sync.status, sync.error)
     finally:

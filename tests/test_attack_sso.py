@@ -12,6 +12,7 @@ from django.test import Client
 from accounts.models import SsoConfig
 from accounts.services import membership_create, tenant_create
 from tests.api_helpers import console_client
+from tests.network_helpers import INTERNAL, PUBLIC, json_server, loopback_is_the_internet, rebinding_name
 
 pytestmark = pytest.mark.django_db
 SECRET = "internal-only-7f3a"  # what a service inside the network answers
@@ -111,53 +112,21 @@ def test_a_provider_that_redirects_is_refused_and_the_redirect_never_followed(in
     assert hits == []  # the redirect's target was never asked
 
 
-def _json_server(host: str, port: int, body: dict, asked: list):
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the standard library's name
-            asked.append((self.path, self.headers.get("Host")))
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def test_a_provider_name_that_rebinds_after_the_check_is_never_connected_to_its_new_address(monkeypatch, settings):
     """DNS rebinding: the provider's name resolves to a public address when the server checks it and to an
     internal one when the HTTP library connects. The request now connects to the address the check passed
     (``accounts.sso`` pins it; the library never resolves the name again), and each request is checked.
     The loopback network plays both parts: 127.0.0.1 is "the internet", 127.0.0.2 the server's network."""
-    import socket
-
-    import sources.addresses
-
     settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = False
     internal_asked: list = []
-    internal = _json_server("127.0.0.2", 0, {"issuer": SECRET, "note": SECRET}, internal_asked)
+    internal = json_server(INTERNAL, 0, {"issuer": SECRET, "note": SECRET}, internal_asked)
     port = internal.server_address[1]
     name = "idp.rebind.test"
     issuer = f"http://{name}:{port}"
     public_asked: list = []
-    public = _json_server("127.0.0.1", port, {"issuer": "https://elsewhere.example"}, public_asked)
-    answers: list[str] = []
-    original = socket.getaddrinfo
-
-    def resolver(host, *args, **kwargs):
-        if host != name:
-            return original(host, *args, **kwargs)
-        address = answers.pop(0) if len(answers) > 1 else answers[0]
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolver)
-    monkeypatch.setattr(sources.addresses, "address_allowed", lambda address: address == "127.0.0.1")
+    public = json_server(PUBLIC, port, {"issuer": "https://elsewhere.example"}, public_asked)
+    answers = rebinding_name(monkeypatch, name, port)
+    loopback_is_the_internet(monkeypatch)
     try:
         tenant = tenant_create(slug="rebind", name="Rebind")
         admin = membership_create(tenant=tenant, email="admin@rebind.example", role="admin", clearance="restricted")
@@ -165,14 +134,14 @@ def test_a_provider_name_that_rebinds_after_the_check_is_never_connected_to_its_
                                  admit_domains=["rebind.example"])
         console = console_client(admin)
         # The first answer is public, every later one internal.
-        answers[:] = ["127.0.0.1", "127.0.0.2"]
+        answers[:] = [PUBLIC, INTERNAL]
         tested = console.post("/settings/sso/", {"action": "test"})
         assert SECRET.encode() not in tested.content
-        answers[:] = ["127.0.0.1", "127.0.0.2"]
+        answers[:] = [PUBLIC, INTERNAL]
         assert Client().get("/sso/rebind/").status_code == 502
         assert internal_asked == []  # the internal service was never asked
         # A name that stays public: the request reaches it, under the provider's name.
-        answers[:] = ["127.0.0.1"]
+        answers[:] = [PUBLIC]
         tested = console.post("/settings/sso/", {"action": "test"})
         assert b"elsewhere.example" in tested.content  # the discovery answer was read (and refused: a mix-up)
         assert public_asked == [("/.well-known/openid-configuration", f"{name}:{port}")]
@@ -186,19 +155,17 @@ def test_the_discovery_documents_endpoints_inside_the_network_are_never_fetched(
     """The issuer passes the address check, and its discovery document names a JWKS and a token endpoint
     inside the server's network: both are checked before the server fetches them, and refused. The
     loopback network plays both parts (127.0.0.1 "the internet", 127.0.0.2 the server's network)."""
-    import sources.addresses
-
     settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = False
     internal_asked: list = []
-    internal = _json_server("127.0.0.2", 0, {"keys": [{"kty": "oct", "k": SECRET}]}, internal_asked)
+    internal = json_server(INTERNAL, 0, {"keys": [{"kty": "oct", "k": SECRET}]}, internal_asked)
     port = internal.server_address[1]
     issuer = f"http://127.0.0.1:{port}"
     inside = f"http://127.0.0.2:{port}"
     discovery = {"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize",
                  "token_endpoint": f"{inside}/token", "jwks_uri": f"{inside}/jwks"}
     public_asked: list = []
-    public = _json_server("127.0.0.1", port, discovery, public_asked)
-    monkeypatch.setattr(sources.addresses, "address_allowed", lambda address: address == "127.0.0.1")
+    public = json_server(PUBLIC, port, discovery, public_asked)
+    loopback_is_the_internet(monkeypatch)
     try:
         tenant = tenant_create(slug="endpoints", name="Endpoints")
         admin = membership_create(tenant=tenant, email="admin@endpoints.example", role="admin",
