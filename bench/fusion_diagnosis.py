@@ -60,12 +60,36 @@ def _context(args):
     return member, version, questions, vectors
 
 
+def _memoize_candidates(retrieval) -> None:
+    """The two candidate lists do not depend on the fusion: fetch each (question, filters, depth) once in
+    this process, not once per fusion variant (the keyword list once per way of building it)."""
+    vector_candidates, keyword_candidates = retrieval.vector_candidates, retrieval.keyword_candidates
+    seen: dict = {}
+
+    def vector(reader, version_id, filters, vector, depth, *rest, **kw):
+        key = ("v", version_id, filters, vector.tobytes() if hasattr(vector, "tobytes") else repr(vector), depth, rest,
+               tuple(sorted(kw.items())))
+        if key not in seen:
+            seen[key] = vector_candidates(reader, version_id, filters, vector, depth, *rest, **kw)
+        return seen[key]
+
+    def keyword(reader, version_id, filters, query, depth, vector=None, options=None):
+        o = options or retrieval.KEYWORD
+        key = ("k", version_id, filters, query, depth, vector is None, o.parser, o.rank, o.normalization, o.keyword_idf)
+        if key not in seen:
+            seen[key] = keyword_candidates(reader, version_id, filters, query, depth, vector, options)
+        return seen[key]
+
+    retrieval.vector_candidates, retrieval.keyword_candidates = vector, keyword
+
+
 def scores(args) -> None:
     """Per question R@k and context recall, vector once and hybrid under each fusion."""
     from kb import evaluation, retrieval
 
     member, version, questions, vectors = _context(args)
     default = retrieval.KEYWORD
+    _memoize_candidates(retrieval)
     runs = {}
     for mode, text in [("vector", "")] + [("hybrid", t) for t in args.fusion]:
         retrieval.KEYWORD = dataclasses.replace(default, **_fusion(text))
@@ -120,6 +144,7 @@ def ranks(args) -> None:
             keyword_top=options.keyword_top,
             keyword_gate=options.keyword_gate,
             keyword_relative=options.keyword_relative,
+            convex=options.convex,
         )
         gold = {
             c.id
@@ -165,6 +190,10 @@ def report(args) -> None:
     from bench.transfer_suite import paired_bootstrap
 
     data = json.loads(open(args.json).read())
+    if args.source:  # only these sources' questions (the same rows of every run)
+        keep = [i for i, q in enumerate(data["questions"]) if q["source"] in args.source]
+        data["questions"] = [data["questions"][i] for i in keep]
+        data["runs"] = {name: [rows[i] for i in keep] for name, rows in data["runs"].items()}
     sources = sorted({q["source"] for q in data["questions"]})
     index = {s: np.array([q["source"] == s for q in data["questions"]]) for s in sources}
     runs = {
@@ -239,6 +268,7 @@ def main(argv=None) -> None:
     sub.choices["ranks"].add_argument("--with-fusion", default="", help="the fusion whose lists are shown")
     sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
     sub.choices["report"].add_argument("--only", action="append", default=[], help="only these hybrid runs, in order")
+    sub.choices["report"].add_argument("--source", action="append", default=[], help="only these sources (repeatable)")
     args = parser.parse_args(argv)
     if args.command == "report":
         report(args)

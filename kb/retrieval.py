@@ -101,6 +101,14 @@ class KeywordFusion:
     as a strong one and pushes the vector side's next candidates off the page. With 1 each keyword
     hit's term is scaled by its rank over the first keyword hit's rank (1 for the first; the same
     for hits as strong as it): keyword_weight * (rank / first rank) / (rrf_k + position).
+
+    ``convex`` (issue 30, seventh round; 0 = reciprocal rank fusion): fuse the two sides' scores, not
+    their positions: alpha * cosine similarity + (1 - alpha) * keyword rank / the first keyword hit's
+    rank, alpha = ``convex``, over every candidate of either list (a keyword hit carries its cosine
+    distance; a vector candidate the keyword side did not match scores 0 there). Positions throw away
+    how far apart two candidates are: a vector candidate far more similar than the next, or a keyword
+    hit far stronger than the next, counts as one step, while a list of near-equal hits (common terms
+    repeated in every item of a link list) counts as much as a list with one clear match.
     """
 
     parser: str = "websearch"
@@ -112,6 +120,7 @@ class KeywordFusion:
     keyword_gate: int = 0
     keyword_idf: int = 0
     keyword_relative: int = 0
+    convex: float = 0.0
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -126,6 +135,8 @@ class KeywordFusion:
             raise ValueError(f"keyword_idf must be 0 or 1; got {self.keyword_idf!r}")
         if self.keyword_relative not in (0, 1):
             raise ValueError(f"keyword_relative must be 0 or 1; got {self.keyword_relative!r}")
+        if not 0.0 <= self.convex < 1.0:
+            raise ValueError(f"convex must be 0 (reciprocal rank fusion) or in (0, 1); got {self.convex!r}")
 
 
 GATE_TOP = 5
@@ -464,12 +475,13 @@ def _term_rank(text: str, options: KeywordFusion) -> SearchRank:
 
 def fuse(
     vector_rows: list[Row], keyword_rows: list[Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
-    keyword_top: int = 0, keyword_gate: int = 0, keyword_relative: int = 0,
+    keyword_top: int = 0, keyword_gate: int = 0, keyword_relative: int = 0, convex: float = 0.0,
 ) -> list[tuple[Row, float, int | None, int | None]]:
     """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
     over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
     ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement;
-    ``keyword_relative`` scales each keyword row's term by its ``rank`` over the first keyword row's."""
+    ``keyword_relative`` scales each keyword row's term by its ``rank`` over the first keyword row's;
+    ``convex`` (alpha) replaces both terms by alpha * similarity + (1 - alpha) * rank / first rank."""
     if keyword_top:
         keyword_rows = keyword_rows[:keyword_top]
     if keyword_gate and vector_rows:
@@ -483,14 +495,21 @@ def fuse(
     rows: dict[uuid.UUID, Row] = {}
     vector_rank: dict[uuid.UUID, int] = {}
     keyword_rank: dict[uuid.UUID, int] = {}
-    top = keyword_rows[0].rank if keyword_relative and keyword_rows else None
+    top = keyword_rows[0].rank if (keyword_relative or convex) and keyword_rows else None
     for ranks, listed, weight in ((vector_rank, vector_rows, 1.0), (keyword_rank, keyword_rows, keyword_weight)):
         for position, row in enumerate(listed, 1):
-            share = row.rank / top if ranks is keyword_rank and top else 1.0
-            scores[row.id] += weight * share / (k + position)
             ranks[row.id] = position
             if row.id not in rows or rows[row.id].distance is None:
                 rows[row.id] = row
+            if convex:
+                continue
+            share = row.rank / top if ranks is keyword_rank and top else 1.0
+            scores[row.id] += weight * share / (k + position)
+    if convex:
+        for cid, row in rows.items():
+            similarity = 1.0 - row.distance if row.distance is not None else 0.0
+            strength = keyword_rows[keyword_rank[cid] - 1].rank / top if cid in keyword_rank and top else 0.0
+            scores[cid] = convex * similarity + (1.0 - convex) * strength
     order = sorted(
         scores, key=lambda cid: (-scores[cid], min(vector_rank.get(cid, 10**9), keyword_rank.get(cid, 10**9)), cid)
     )
@@ -543,7 +562,7 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
-                  keyword_relative=options.keyword_relative)
+                  keyword_relative=options.keyword_relative, convex=options.convex)
     return Retrieved(ranked[:top_k], plan)
 
 

@@ -125,6 +125,39 @@ def test_fuse_keyword_relative_scales_each_keyword_hit_by_its_rank_over_the_firs
         KeywordFusion(keyword_relative=2)
 
 
+def test_fuse_convex_weighs_how_far_apart_candidates_are_not_their_positions():
+    """``convex`` (alpha): alpha * similarity + (1 - alpha) * keyword rank / the first keyword hit's. A flat
+    keyword list of common terms (every hit about as strong; the sixth round's "web frameworks" question)
+    must not lift its hits over the answer, clearly the most similar and a keyword hit a little further
+    down; one keyword hit far stronger than the rest must come up even when the vector side puts it low; a
+    candidate found only by the keyword side is scored by the distance it carries."""
+    answer = _row("answer", 0.30)  # similarity 0.70: vector's first
+    listed = [_row(f"list{i}", 0.45 + 0.001 * i) for i in range(5)]  # near-equal, less similar
+    flat = [dataclasses.replace(r, rank=0.040 - 0.001 * i) for i, r in enumerate(listed)]
+    flat.append(dataclasses.replace(answer, rank=0.034))  # the answer: the keyword side's sixth
+    plain = [r.id for r, *_ in fuse([answer, *listed], flat, k=20)]
+    assert plain.index(answer.id) > 0  # positions: the flat list's first hit outranks vector's first
+    fused = fuse([answer, *listed], flat, k=20, convex=0.7)
+    assert [r.id for r, *_ in fused][0] == answer.id
+    score = dict((r.id, s) for r, s, *_ in fused)
+    assert score[answer.id] == pytest.approx(0.7 * 0.70 + 0.3 * 0.034 / 0.040)
+    assert score[listed[0].id] == pytest.approx(0.7 * 0.55 + 0.3 * 1.0)
+    # A strong keyword hit that the vector side ranks last, and one the vector side never listed.
+    vec = [_row(f"v{i}", 0.30 + 0.01 * i) for i in range(20)]
+    strong, outside = vec[19], _row("outside", 0.60)
+    keyword = [dataclasses.replace(strong, rank=0.050), dataclasses.replace(outside, rank=0.045),
+               dataclasses.replace(vec[5], rank=0.004)]
+    ids = [r.id for r, *_ in fuse(vec, keyword, k=20, convex=0.7)]
+    assert ids[:2] == [strong.id, outside.id]
+    assert ids.index(vec[5].id) > ids.index(vec[1].id)  # a weak keyword hit stays behind the clearly closer
+    plain = [r.id for r, *_ in fuse(vec, keyword, k=20)]
+    assert plain.index(vec[5].id) < plain.index(vec[0].id)  # positions: any keyword hit jumps them
+    assert KeywordFusion().convex == 0.0
+    for bad in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError):
+            KeywordFusion(convex=bad)
+
+
 @pytest.mark.django_db
 def test_keyword_idf_ranks_the_rare_term_first_with_weights_from_the_readers_rows_only():
     """ts_rank alone puts the chunk that repeats a common term first; with ``keyword_idf`` the chunk that holds
