@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Thirty-four sources, one folder each under ``corpora/`` (the folder is the source):
+Forty sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -30,6 +30,10 @@ Thirty-four sources, one folder each under ``corpora/`` (the folder is the sourc
   authlib, banks, colorama: ``PACKAGES``), and an alpine resort operator's annual report written by
   hand (``written/``: one-line paragraphs of 413-596 tokens, bare-row tables after their lead-in, no
   blank line anywhere).
+* seventh round: the same rule continued after colorama (dataclasses-json, dirtyjson, django-axes,
+  drf-spectacular, fonttools: ``PACKAGES``), and a container port operator's annual report written by
+  hand (``written/``: seven one-line paragraphs of about 460-675 tokens, six bare-row tables right after
+  their lead-in, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -65,6 +69,12 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-authlib": ("authlib", "README.md", 20000),
     "pkg-banks": ("banks", "README.md", 20000),
     "pkg-colorama": ("colorama", "README.rst", 20000),
+    # Seventh round: the same rule continued after colorama (the next five).
+    "pkg-dataclasses-json": ("dataclasses_json", "README.md", 20000),
+    "pkg-dirtyjson": ("dirtyjson", "README.rst", 20000),
+    "pkg-django-axes": ("django_axes", "README.rst", 20000),
+    "pkg-drf-spectacular": ("drf_spectacular", "README.rst", 20000),
+    "pkg-fonttools": ("fonttools", "README.rst", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
@@ -128,7 +138,8 @@ DEBIAN = {
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort"]  # dairy: fifth round; resort: sixth
+# dairy: fifth round; resort: sixth; port: seventh.
+WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort", "report-port"]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
