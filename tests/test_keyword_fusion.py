@@ -96,6 +96,7 @@ def test_parsed_query_or_matches_a_text_with_only_some_of_the_terms():
 def test_the_default_is_the_leave_one_genre_out_choice():
     """Reverting the default (AND of every term, ts_rank_cd, unweighted k = 60) fails here."""
     assert dataclasses.asdict(retrieval.KEYWORD) == dataclasses.asdict(retrieval.CHOSEN_FUSION)
+    assert retrieval.KEYWORD.convex == 0.7  # issue 30, seventh round; reciprocal rank fusion (0) before
     assert retrieval.KEYWORD != KeywordFusion(
         parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
     )
@@ -152,7 +153,7 @@ def test_fuse_convex_weighs_how_far_apart_candidates_are_not_their_positions():
     assert ids.index(vec[5].id) > ids.index(vec[1].id)  # a weak keyword hit stays behind the clearly closer
     plain = [r.id for r, *_ in fuse(vec, keyword, k=20)]
     assert plain.index(vec[5].id) < plain.index(vec[0].id)  # positions: any keyword hit jumps them
-    assert KeywordFusion().convex == 0.0
+    assert KeywordFusion().convex == 0.0  # the class's own default; the search's is CHOSEN_FUSION
     for bad in (-0.1, 1.0, 1.5):
         with pytest.raises(ValueError):
             KeywordFusion(convex=bad)
