@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Forty sources, one folder each under ``corpora/`` (the folder is the source):
+Forty-six sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -34,6 +34,10 @@ Forty sources, one folder each under ``corpora/`` (the folder is the source):
   drf-spectacular, fonttools: ``PACKAGES``), and a container port operator's annual report written by
   hand (``written/``: seven one-line paragraphs of about 460-675 tokens, six bare-row tables right after
   their lead-in, one blank line between blocks).
+* eighth round: the same rule continued after fonttools (frozenlist, graphql-core, httpcore, httpcore2,
+  huggingface-hub: ``PACKAGES``), and a regional airline's annual report written by hand (``written/``:
+  seven one-line paragraphs of about 500-635 tokens, six bare-row tables, two of them right after a
+  paragraph whose last sentence is their lead-in, no blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -75,6 +79,12 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-django-axes": ("django_axes", "README.rst", 20000),
     "pkg-drf-spectacular": ("drf_spectacular", "README.rst", 20000),
     "pkg-fonttools": ("fonttools", "README.rst", 20000),
+    # Eighth round: the same rule continued after fonttools (the next five).
+    "pkg-frozenlist": ("frozenlist", "README.rst", 20000),
+    "pkg-graphql-core": ("graphql_core", "README.md", 20000),
+    "pkg-httpcore": ("httpcore", "README.md", 20000),
+    "pkg-httpcore2": ("httpcore2", "README.md", 20000),
+    "pkg-huggingface-hub": ("huggingface_hub", "README.md", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
@@ -138,8 +148,8 @@ DEBIAN = {
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-# dairy: fifth round; resort: sixth; port: seventh.
-WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort", "report-port"]
+# dairy: fifth round; resort: sixth; port: seventh; airline: eighth.
+WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort", "report-port", "report-airline"]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
