@@ -35,11 +35,11 @@ Ranking
 :data:`KEYWORD` (``parser``: ``websearch`` = ``websearch_to_tsquery``, ``plain`` =
 ``plainto_tsquery``, ``or`` = the lexemes of ``plainto_tsquery`` joined by OR) over the stored
 ``search_vector``, ranked by ``ts_rank_cd`` or ``ts_rank`` with a normalisation bitmask.
-``hybrid``: both lists, each fetched to ``max(4 * top_k, 20)``, fused by :func:`fuse`: by default a
-convex combination of the two sides' scores (0.7 * cosine similarity + 0.3 * keyword rank over the
-first keyword hit's), which replaced weighted reciprocal rank fusion in issue 30's seventh round. The
-keyword side and the fusion are chosen on the evaluation suites (docs/benchmarks.md, "Hybrid vs vector
-through the real search" and the transfer rounds).
+``hybrid``: weighted reciprocal rank fusion of both lists (:func:`fuse`), each fetched to
+``max(4 * top_k, 20)``. The keyword side and the fusion are chosen on the evaluation suite
+(docs/benchmarks.md, "Hybrid vs vector through the real search"); a convex combination of the two sides'
+scores (``KeywordFusion.convex``) was the default for one round of issue 30 and was reversed by the rule
+registered for the next (docs/benchmarks.md, "Eighth round").
 """
 
 from __future__ import annotations
@@ -147,10 +147,10 @@ GATE_TOP = 5
 # The keyword side, chosen leave-one-genre-out on the evaluation suite (docs/benchmarks.md, "Hybrid vs
 # vector through the real search"): an AND of every question word rarely matches one chunk, so the keyword
 # list was mostly empty; OR of the lexemes ranked by ts_rank (term frequency, not cover density, which
-# rewards only chunks holding the terms close together). The fusion, a convex combination with alpha 0.7
-# (issue 30, seventh round: chosen leave-one-source-out on 34 sources, then adopted by a rule registered
-# before six new sources were read; reciprocal rank fusion with k = 20 before it, kept as ``convex=0``).
-CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20, convex=0.7)
+# rewards only chunks holding the terms close together) and k = 20 (the top of each list counts more).
+# The convex fusion (``convex=0.7``) was the default after issue 30's seventh round and was reversed by the
+# rule registered for the eighth (one new source fell below vector with it and none with this).
+CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
 KEYWORD = CHOSEN_FUSION
 
 # Plan choice, on the member's readable share of the HNSW index that would serve the query (the

@@ -96,7 +96,7 @@ def test_parsed_query_or_matches_a_text_with_only_some_of_the_terms():
 def test_the_default_is_the_leave_one_genre_out_choice():
     """Reverting the default (AND of every term, ts_rank_cd, unweighted k = 60) fails here."""
     assert dataclasses.asdict(retrieval.KEYWORD) == dataclasses.asdict(retrieval.CHOSEN_FUSION)
-    assert retrieval.KEYWORD.convex == 0.7  # issue 30, seventh round; reciprocal rank fusion (0) before
+    assert retrieval.KEYWORD.convex == 0.0  # convex 0.7 was adopted in issue 30's seventh round, reversed in the eighth
     assert retrieval.KEYWORD != KeywordFusion(
         parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
     )
