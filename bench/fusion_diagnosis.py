@@ -145,6 +145,7 @@ def ranks(args) -> None:
             keyword_gate=options.keyword_gate,
             keyword_relative=options.keyword_relative,
             convex=options.convex,
+            keyword_peak=options.keyword_peak,
         )
         gold = {
             c.id

@@ -152,6 +152,26 @@ def rrf_peaked(k: int = 20, weight: float = 1.0, at: int = 5):
     return order
 
 
+def convex_peaked(alpha: float, at: int = 5, power: float = 1.0):
+    """The convex combination with the keyword side's weight scaled per query by how far its first hit
+    stands above the ``at``-th: (1 - alpha) * (1 - rank_at / rank_1) ** power (a flat list of common
+    terms, near 0: the vector side's order; fewer than ``at`` hits, the whole weight)."""
+
+    def order(q):
+        found = _candidates(q)
+        kws = [r[4] for r in q["keyword"]]
+        g = (1.0 - kws[at - 1] / kws[0]) ** power if len(kws) >= at and kws[0] else 1.0
+        top = kws[0] if kws else 0.0
+
+        def score(c):
+            kw = c["kw"] / top if c["k"] and top else 0.0
+            return alpha * c["sim"] + (1 - alpha) * g * kw
+
+        return _order(found, score)
+
+    return order
+
+
 def vector_only(q):
     return [r[0] for r in q["vector"]]
 
@@ -166,6 +186,8 @@ FUNCTIONS: dict[str, Callable] = {
     **{f"cc{a}": convex(a) for a in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)},
     **{f"cc{a}-tmm": convex(a, "tmm") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
     **{f"cc{a}-minmax": convex(a, "minmax") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
+    **{f"cc{a}-peaked{at}": convex_peaked(a, at) for a in (0.3, 0.4, 0.5, 0.6, 0.7) for at in (3, 5, 10)},
+    **{f"cc{a}-peaked5-sqrt": convex_peaked(a, 5, 0.5) for a in (0.4, 0.5, 0.6, 0.7)},
 }
 
 

@@ -111,6 +111,11 @@ class KeywordFusion:
     how far apart two candidates are: a vector candidate far more similar than the next, or a keyword
     hit far stronger than the next, counts as one step, while a list of near-equal hits (common terms
     repeated in every item of a link list) counts as much as a list with one clear match.
+
+    ``keyword_peak`` (with ``convex``; 0 = off): the keyword side's weight is scaled, per query, by how
+    far its first hit stands above the hit at this position, (1 - alpha) * (1 - rank_at / first rank): a
+    flat keyword list (the query's terms common in every chunk) leaves the vector side's order; fewer
+    hits than the position, the whole weight.
     """
 
     parser: str = "websearch"
@@ -123,6 +128,7 @@ class KeywordFusion:
     keyword_idf: int = 0
     keyword_relative: int = 0
     convex: float = 0.0
+    keyword_peak: int = 0
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -139,6 +145,8 @@ class KeywordFusion:
             raise ValueError(f"keyword_relative must be 0 or 1; got {self.keyword_relative!r}")
         if not 0.0 <= self.convex < 1.0:
             raise ValueError(f"convex must be 0 (reciprocal rank fusion) or in (0, 1); got {self.convex!r}")
+        if self.keyword_peak < 0 or (self.keyword_peak and not self.convex):
+            raise ValueError("keyword_peak must be 0 or a position >= 1, and needs convex")
 
 
 GATE_TOP = 5
@@ -480,6 +488,7 @@ def _term_rank(text: str, options: KeywordFusion) -> SearchRank:
 def fuse(
     vector_rows: list[Row], keyword_rows: list[Row], k: int = RRF_K, *, keyword_weight: float = 1.0,
     keyword_top: int = 0, keyword_gate: int = 0, keyword_relative: int = 0, convex: float = 0.0,
+    keyword_peak: int = 0,
 ) -> list[tuple[Row, float, int | None, int | None]]:
     """Weighted reciprocal rank fusion: score = 1 / (k + vector rank) + keyword_weight / (k + keyword rank)
     over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
@@ -510,10 +519,13 @@ def fuse(
             share = row.rank / top if ranks is keyword_rank and top else 1.0
             scores[row.id] += weight * share / (k + position)
     if convex:
+        peak = 1.0
+        if keyword_peak and top and len(keyword_rows) >= keyword_peak:
+            peak = 1.0 - keyword_rows[keyword_peak - 1].rank / top
         for cid, row in rows.items():
             similarity = 1.0 - row.distance if row.distance is not None else 0.0
             strength = keyword_rows[keyword_rank[cid] - 1].rank / top if cid in keyword_rank and top else 0.0
-            scores[cid] = convex * similarity + (1.0 - convex) * strength
+            scores[cid] = convex * similarity + (1.0 - convex) * peak * strength
     order = sorted(
         scores, key=lambda cid: (-scores[cid], min(vector_rank.get(cid, 10**9), keyword_rank.get(cid, 10**9)), cid)
     )
@@ -566,7 +578,8 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
-                  keyword_relative=options.keyword_relative, convex=options.convex)
+                  keyword_relative=options.keyword_relative, convex=options.convex,
+                  keyword_peak=options.keyword_peak)
     return Retrieved(ranked[:top_k], plan)
 
 

@@ -159,6 +159,35 @@ def test_fuse_convex_weighs_how_far_apart_candidates_are_not_their_positions():
             KeywordFusion(convex=bad)
 
 
+def test_fuse_keyword_peak_leaves_a_flat_keyword_list_to_the_vector_side():
+    """The eighth round's huggingface question: every keyword hit about as strong (0.088-0.076), the answer
+    vector's second and keyword's tenth, well below the first five. Convex alone lifts the flat list over it; with ``keyword_peak`` the
+    keyword weight is (1 - rank at that position / first rank), near 0 here, and a list with one clear
+    first hit keeps nearly its whole weight."""
+    vec = [_row(f"v{i}", 0.40 + 0.01 * i) for i in range(20)]
+    answer = vec[1]
+    flat_hits = [vec[14], vec[0], vec[17], vec[12], vec[19], vec[5], vec[6], vec[7], vec[8], answer]
+    ranks = [0.088, 0.085, 0.082, 0.079, 0.076, 0.060, 0.055, 0.050, 0.045, 0.030]
+    flat = [dataclasses.replace(r, rank=rank) for r, rank in zip(flat_hits, ranks, strict=True)]
+    convex = [r.id for r, *_ in fuse(vec, flat, k=20, convex=0.7)]
+    assert convex.index(answer.id) >= 5  # the flat list's hits take the page
+    peaked = fuse(vec, flat, k=20, convex=0.7, keyword_peak=5)
+    ids = [r.id for r, *_ in peaked]
+    assert ids.index(answer.id) < 5
+    score = dict((r.id, s) for r, s, *_ in peaked)
+    weight = 0.3 * (1 - flat[4].rank / flat[0].rank)
+    assert score[vec[14].id] == pytest.approx(0.7 * 0.46 + weight * 1.0)
+    # One clear first hit: the weight stays (0.3 * (1 - 0.004 / 0.050)).
+    strong = [dataclasses.replace(vec[19], rank=0.050)] + [dataclasses.replace(r, rank=0.004) for r in vec[:4]]
+    assert [r.id for r, *_ in fuse(vec, strong, k=20, convex=0.7, keyword_peak=5)][0] == vec[19].id
+    # Fewer hits than the position: the whole weight.
+    short = fuse(vec, strong[:2], k=20, convex=0.7, keyword_peak=5)
+    assert dict((r.id, s) for r, s, *_ in short)[vec[19].id] == pytest.approx(0.7 * 0.41 + 0.3)
+    for bad in ({"keyword_peak": -1, "convex": 0.7}, {"keyword_peak": 5}):
+        with pytest.raises(ValueError):
+            KeywordFusion(**bad)
+
+
 @pytest.mark.django_db
 def test_keyword_idf_ranks_the_rare_term_first_with_weights_from_the_readers_rows_only():
     """ts_rank alone puts the chunk that repeats a common term first; with ``keyword_idf`` the chunk that holds
