@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Forty-six sources, one folder each under ``corpora/`` (the folder is the source):
+Fifty-three sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -38,6 +38,11 @@ Forty-six sources, one folder each under ``corpora/`` (the folder is the source)
   huggingface-hub: ``PACKAGES``), and a regional airline's annual report written by hand (``written/``:
   seven one-line paragraphs of about 500-635 tokens, six bare-row tables, two of them right after a
   paragraph whose last sentence is their lead-in, no blank line anywhere).
+* ninth round: the same rule continued after huggingface-hub (jsonschema-rs, kombu, narwhals, pgvector,
+  propcache: ``PACKAGES``), and two annual reports written by hand (``written/``): a cement maker's
+  (seven one-line paragraphs of about 490-610 tokens, six bare-row tables, no blank line anywhere) and a
+  hotel group's (seven one-line paragraphs of about 455-555 tokens, five bare-row tables, one blank line
+  between blocks); in each, two tables follow a paragraph whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -85,6 +90,12 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-httpcore": ("httpcore", "README.md", 20000),
     "pkg-httpcore2": ("httpcore2", "README.md", 20000),
     "pkg-huggingface-hub": ("huggingface_hub", "README.md", 20000),
+    # Ninth round: the same rule continued after huggingface-hub (the next five).
+    "pkg-jsonschema-rs": ("jsonschema_rs", "README.md", 20000),
+    "pkg-kombu": ("kombu", "README.rst", 20000),
+    "pkg-narwhals": ("narwhals", "README.md", 20000),
+    "pkg-pgvector": ("pgvector", "README.md", 20000),
+    "pkg-propcache": ("propcache", "README.rst", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
@@ -148,8 +159,17 @@ DEBIAN = {
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-# dairy: fifth round; resort: sixth; port: seventh; airline: eighth.
-WRITTEN = ["report-hospital", "report-transit", "report-dairy", "report-resort", "report-port", "report-airline"]
+# dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth.
+WRITTEN = [
+    "report-hospital",
+    "report-transit",
+    "report-dairy",
+    "report-resort",
+    "report-port",
+    "report-airline",
+    "report-cement",
+    "report-hotels",
+]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
 
