@@ -471,13 +471,6 @@ class _Chunker:
         if block.metadata.get("rows"):
             rows = self._table_rows(section, block, table_prefix)
             if rows is not None:
-                if self.config.table_whole_too:
-                    # The whole table as well, when it fits the input: a question that names its row in
-                    # other words than the row's label still finds the table (the rows' chunks stay).
-                    embed = join_embed_text(table_prefix, whole)
-                    n = self.counter.count(embed)
-                    if n <= self.limit:
-                        rows.append(_Span(section, start, end, embed, n, "table"))
                 return rows
         n = self.counter.count(join_embed_text(table_prefix, whole))
         if n <= self.limit:

@@ -42,7 +42,6 @@ ADDED_OFF = {
     "markdown_table_rows": False,
     "compact_table_header": False,
     "long_sentence_lines": False,
-    "table_whole_too": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -130,11 +129,6 @@ class ChunkingConfig:
       of text with no sentence end) is cut at its line breaks before falling back to words; prose
       whose sentences fit is untouched.  Off by default: its gain on the transfer suite lies inside
       its interval (issue 30, fourth round).
-    - ``table_whole_too``: a table cut one row per chunk (``table_rows``) also gets one chunk of the
-      whole table (its introducing sentence, header and rows) when that fits the model's input, so a
-      question that names a row in other words than its label (the prose's "island base" for a row
-      labelled with the airport's name) still finds it; the whole table's span overlaps its rows'.
-      Off by default (issue 30, ninth round's chunker candidate).
     """
 
     strategy: str = "structure"
@@ -158,7 +152,6 @@ class ChunkingConfig:
     markdown_table_rows: bool = True
     compact_table_header: bool = True
     long_sentence_lines: bool = False
-    table_whole_too: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -191,7 +184,7 @@ class ChunkingConfig:
             raise ValueError(f"prose_target_tokens must be a non-negative integer, got {self.prose_target_tokens!r}")
         for name in (
             "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
-            "markdown_table_rows", "compact_table_header", "long_sentence_lines", "table_whole_too",
+            "markdown_table_rows", "compact_table_header", "long_sentence_lines",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")

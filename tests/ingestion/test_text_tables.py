@@ -280,33 +280,3 @@ def test_the_default_cuts_a_padded_markdown_table_one_row_per_chunk_with_a_compa
     inside = [c for c in chunks if c.start >= start and c.end <= end]
     assert [c.text for c in inside] == [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]
     assert all(c.kind == "table_row" and "|---|:---:|:---:|" in c.embed_text for c in inside)
-
-
-def test_table_whole_too_adds_the_whole_table_beside_its_row_chunks():
-    """``table_whole_too`` (issue 30, ninth round's candidate; off): a bare-row table cut one row per chunk
-    also gets one chunk of the whole table with its lead-in; the rows' chunks are unchanged, and a table too
-    long for the model's input gets no whole chunk."""
-    text = (
-        "The island base at Halsay had a hard year.\n"
-        "Departures at each base were as follows.\n"
-        "Base | Departures 2025 | On time (%)\nAldmouth | 14,820 | 84.6\nKirkvale | 9,410 | 86.1\n"
-        "Halsay | 3,115 | 71.8\nGroup | 27,345 | 83.5\n"
-    )
-    doc = parse(text.encode(), content_type="text/plain")
-    off = chunk_document(doc, ChunkingConfig(), COUNTER)
-    on = chunk_document(doc, ChunkingConfig(table_whole_too=True), COUNTER)
-    assert ChunkingConfig().table_whole_too is False
-    rows = [c for c in off if c.kind == "table_row"]
-    def spans(chunks):
-        return [(c.start, c.end, c.kind, c.embed_text) for c in chunks]
-
-    assert len(rows) == 4 and spans(c for c in on if c.kind == "table_row") == spans(rows)
-    (whole,) = [c for c in on if c.kind == "table"]
-    start = text.index("Base |")
-    assert (whole.start, whole.end) == (start, len(text) - 1)
-    assert "Departures at each base were as follows." in whole.embed_text and "Halsay | 3,115" in whole.embed_text
-    assert spans(c for c in on if c.kind != "table") == spans(off)
-    long_rows = "".join(f"Item {i} | {i * 7},{i:03d} | {i * 3}.5\n" for i in range(200))
-    big = parse(("Items were as follows.\nItem | Amount | Share\n" + long_rows).encode(), content_type="text/plain")
-    assert not [c for c in chunk_document(big, ChunkingConfig(table_whole_too=True), COUNTER) if c.kind == "table"]
-    assert ChunkingConfig(table_whole_too=True).config_hash() != ChunkingConfig().config_hash()
