@@ -424,6 +424,7 @@ class _Chunker:
                     or (self.config.markdown_table_rows and markdown)
                 ):
                     metadata["rows"] = True
+                    metadata["bare"] = not markdown
                 out.append(Block(t_start, t_end, "text_table", metadata=metadata))
             out.sort(key=lambda b: (b.start, b.end))
         return out
@@ -468,11 +469,12 @@ class _Chunker:
         whole = text[start:end]
         lead = str(block.metadata.get("lead_in") or "")
         table_prefix = PART_SEPARATOR.join(x for x in (prefix, lead) if x)
-        if block.metadata.get("rows"):
+        n = self.counter.count(join_embed_text(table_prefix, whole))
+        small = self.config.table_rows_over and block.metadata.get("bare") and n <= self.config.table_rows_over
+        if block.metadata.get("rows") and not small:
             rows = self._table_rows(section, block, table_prefix)
             if rows is not None:
                 return rows
-        n = self.counter.count(join_embed_text(table_prefix, whole))
         if n <= self.limit:
             return [_Span(section, start, end, join_embed_text(table_prefix, whole), n, "table")]
         header_end = int(block.metadata.get("header_end", start))

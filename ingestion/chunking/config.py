@@ -42,6 +42,7 @@ ADDED_OFF = {
     "markdown_table_rows": False,
     "compact_table_header": False,
     "long_sentence_lines": False,
+    "table_rows_over": 0,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -129,6 +130,12 @@ class ChunkingConfig:
       of text with no sentence end) is cut at its line breaks before falling back to words; prose
       whose sentences fit is untouched.  Off by default: its gain on the transfer suite lies inside
       its interval (issue 30, fourth round).
+    - ``table_rows_over`` (0 = off): a bare-row table (no Markdown delimiter row) whose whole text, with
+      its introducing sentence and heading path, embeds in at most this many tokens stays one chunk
+      instead of one chunk per row; larger tables are still cut per row.  Near-identical row chunks (a
+      five-year record's years, segments named in other words in the prose) crowd each other and the
+      paragraphs' chunks out of the first five; the whole table holds every row with its header and
+      lead-in.  Issue 30, tenth round's candidate (docs/benchmarks.md).
     """
 
     strategy: str = "structure"
@@ -152,6 +159,7 @@ class ChunkingConfig:
     markdown_table_rows: bool = True
     compact_table_header: bool = True
     long_sentence_lines: bool = False
+    table_rows_over: int = 0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -188,6 +196,8 @@ class ChunkingConfig:
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")
+        if isinstance(self.table_rows_over, bool) or not isinstance(self.table_rows_over, int) or self.table_rows_over < 0:
+            raise ValueError(f"table_rows_over must be a non-negative integer (0 = off), got {self.table_rows_over!r}")
         if self.boundaries not in BOUNDARIES:
             raise ValueError(f"unknown boundaries {self.boundaries!r}; expected one of {BOUNDARIES}")
         if self.inner not in INNER_SPLITTERS:

@@ -8,6 +8,7 @@ covered, row groups of a table repeat its header.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -280,3 +281,26 @@ def test_the_default_cuts_a_padded_markdown_table_one_row_per_chunk_with_a_compa
     inside = [c for c in chunks if c.start >= start and c.end <= end]
     assert [c.text for c in inside] == [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]
     assert all(c.kind == "table_row" and "|---|:---:|:---:|" in c.embed_text for c in inside)
+
+
+def test_table_rows_over_keeps_a_small_bare_row_table_whole():
+    """``table_rows_over`` (issue 30, tenth round's candidate; 0 = off): a bare-row table that embeds, with
+    its lead-in, in at most that many tokens stays one chunk; a larger one is still cut per row, and a
+    Markdown pipe table is cut per row whatever its size."""
+    table = "Year | Cement sold (kt) | EBITDA (£m)\n2021 | 1,410 | 61.2\n2022 | 1,455 | 64.0\n2023 | 1,502 | 66.9\n"
+    text = "The five-year record below shows the trend.\n" + table
+    doc = parse(text.encode(), content_type="text/plain")
+    off = chunk_document(doc, ChunkingConfig(), COUNTER)
+    on = chunk_document(doc, ChunkingConfig(table_rows_over=192), COUNTER)
+    assert ChunkingConfig().table_rows_over == 0
+    assert [c.kind for c in off].count("table_row") == 3
+    (whole,) = [c for c in on if c.kind == "table"]
+    assert whole.text == table.rstrip("\n") and "The five-year record below shows the trend." in whole.embed_text
+    assert not [c for c in on if c.kind == "table_row"]
+    assert [c for c in chunk_document(doc, ChunkingConfig(table_rows_over=10), COUNTER) if c.kind == "table_row"]
+    markdown = "Backends were as follows.\n\n| Backend | Locks | Share |\n|---|---|---|\n| file | 12 | 40% |\n| redis | 9 | 30% |\n| sql | 9 | 30% |\n"
+    md = chunk_document(parse(markdown.encode(), content_type="text/plain"), ChunkingConfig(table_rows_over=192), COUNTER)
+    assert [c.kind for c in md].count("table_row") == 3
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError):
+            ChunkingConfig(table_rows_over=bad)
