@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Fifty-three sources, one folder each under ``corpora/`` (the folder is the source):
+Fifty-six sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -43,6 +43,13 @@ Fifty-three sources, one folder each under ``corpora/`` (the folder is the sourc
   (seven one-line paragraphs of about 490-610 tokens, six bare-row tables, no blank line anywhere) and a
   hotel group's (seven one-line paragraphs of about 455-555 tokens, five bare-row tables, one blank line
   between blocks); in each, two tables follow a paragraph whose last sentence is their lead-in.
+* tenth round: three annual reports written by hand (``written/``): a water-bottling and soft-drinks
+  maker's (seven one-line paragraphs of about 465-675 tokens, five bare-row tables, no blank line
+  anywhere), a sawmill group's (six one-line paragraphs of about 530-610 tokens, five bare-row tables,
+  one blank line between blocks) and a regional bank's leasing arm's (seven one-line paragraphs of about
+  450-660 tokens, five bare-row tables, short numbered headings, no blank line anywhere); in each, a
+  five-year record whose rows are years, and two tables follow a paragraph whose last sentence is their
+  lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -159,7 +166,8 @@ DEBIAN = {
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
-# dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth.
+# dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
+# springs, timber and leasing: tenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -169,6 +177,9 @@ WRITTEN = [
     "report-airline",
     "report-cement",
     "report-hotels",
+    "report-springs",
+    "report-timber",
+    "report-leasing",
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
