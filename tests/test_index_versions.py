@@ -252,13 +252,16 @@ def test_build_again_skips_built_documents(kb_tenant):
     assert set(Chunk.objects.filter(index_version=shadow).values_list("id", flat=True)) == ids
 
 
+# Thirty segments: too large a table to stay one chunk under the default's ``table_rows_over`` (issue 30,
+# tenth round), so the default still cuts it one row per chunk.
+SEGMENT_ROWS = [f"Segment {chr(65 + i // 10)}{i % 10} | {400 + 7.5 * i:.1f} | {420 + 8.25 * i:.2f}" for i in range(30)]
 REPORT = (
     "Annual report. " + "The group grew in every region and opened new sites in three countries. " * 12
     + "The figures for revenue by segment, in millions of euros, are set out below.\n"
-    "Segment | 2023 | 2024\nAutomation | 412.5 | 455.1\nFluid Systems | 230.0 | 251.4\nRail | 98.7 | 120.2\n\n"
+    "Segment | 2023 | 2024\n" + "\n".join(SEGMENT_ROWS) + "\n\n"
     "The board proposes a dividend of 40 cents per share.\n"
 )
-ROWS = ["Segment | 2023 | 2024\nAutomation | 412.5 | 455.1", "Fluid Systems | 230.0 | 251.4", "Rail | 98.7 | 120.2"]
+ROWS = ["Segment | 2023 | 2024\n" + SEGMENT_ROWS[0], *SEGMENT_ROWS[1:]]
 
 
 def test_a_tenant_on_the_previous_default_reaches_the_new_one_by_a_shadow_build(celery_worker):
@@ -351,38 +354,67 @@ PADDED = (
 )
 
 
+def _stored_before_then_shadow_build(*, slug: str, dropped: tuple[str, ...], old_hash: str, upload: Upload):
+    """A version stored before the fields ``dropped`` existed (a config without their keys), active and
+    holding ``upload``; then the default (what ``kb_index create`` makes without --set) as a new version,
+    built in the shadow of the active one. Returns (old version, new version), the new one not active."""
+    tenant = tenant_create(slug=slug, name=slug)
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k not in dropped}
+    previous = ChunkingConfig.from_dict(stored)  # what an index version stored before the change reads as
+    assert previous.config_hash().startswith(old_hash)
+    old, _ = versions.index_version_create(tenant=tenant, config=previous, name="stored before")
+    assert old.config_hash == previous.config_hash()
+    versions.index_version_activate(version=old)
+    _document, job = document_create(tenant=tenant, created_by=None, upload=upload)
+    assert wait_for_jobs([job.id])[0].status == "succeeded"
+    config = versions.index_version_config()
+    assert config == ChunkingConfig() and config.config_hash() != old.config_hash
+    new, created = versions.index_version_create(tenant=tenant, config=config, name="the new default")
+    assert created and new.pk != old.pk and not new.is_active
+    assert _build_and_wait(new).status == "succeeded"
+    return old, new
+
+
 def test_a_tenant_before_compact_table_headers_reaches_them_by_a_shadow_build(celery_worker):
     """The sixth round of issue 30 made ``compact_table_header`` the default (a column-padded Markdown
     table gets one chunk per row, its delimiter row compacted in the embedded header): a version stored
     before keeps its config, its id and its chunks, and the new default is a new version that a shadow
     build fills with row chunks."""
-    tenant = tenant_create(slug="versions-padded", name="Padded Co")
-    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "compact_table_header"}
-    previous = ChunkingConfig.from_dict(stored)  # what an index version stored before the change reads as
-    assert previous.compact_table_header is False and previous.config_hash().startswith("22a414f1b4de")
-    old, _ = versions.index_version_create(tenant=tenant, config=previous, name="before compact headers")
-    assert old.config_hash == previous.config_hash()
-    versions.index_version_activate(version=old)
-    document, job = document_create(
-        tenant=tenant, created_by=None,
+    old, new = _stored_before_then_shadow_build(
+        slug="versions-padded", dropped=("compact_table_header", "table_rows_over"), old_hash="22a414f1b4de",
         upload=Upload(content=PADDED.encode(), title="detectors", source="detectors.md.txt", content_type="text/plain"),
     )
-    assert wait_for_jobs([job.id])[0].status == "succeeded"
     row_texts = [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]  # one chunk per row, header in the first
     assert Chunk.objects.filter(index_version=old).exists()
     assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists()  # the padded header did not fit
-
-    config = versions.index_version_config()  # what `kb_index create` makes without --set
-    assert config == ChunkingConfig() and config.compact_table_header and config.config_hash() != old.config_hash
-    new, created = versions.index_version_create(tenant=tenant, config=config, name="sixth-round default")
-    assert created and new.pk != old.pk and not new.is_active
-    assert _build_and_wait(new).status == "succeeded"
     rows = list(Chunk.objects.filter(index_version=new, text__in=row_texts).order_by("start"))
     assert [c.text for c in rows] == row_texts
     assert all("Charset Normalizer" in c.embed_text and "|---|:---:|:---:|" in c.embed_text for c in rows)
     assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists(), "the build touched the active"
     versions.index_version_activate(version=new)
-    assert index_version_active(tenant=tenant).pk == new.pk
+    assert index_version_active(tenant=new.tenant).pk == new.pk
+
+
+SMALL_TABLE = "Year | Cement sold (kt) | EBITDA (£m)\n2021 | 1,410 | 61.2\n2022 | 1,455 | 64.0\n2023 | 1,502 | 66.9"
+
+
+def test_a_tenant_before_whole_small_tables_reaches_them_by_a_shadow_build(celery_worker):
+    """The tenth round of issue 30 made ``table_rows_over=192`` the default (a small bare-row table stays one
+    chunk): a version stored before keeps its row chunks and its hash (the sixth round's ``7c01f80ad24d``);
+    the new default is a new version whose shadow build holds the table whole, with its lead-in."""
+    text = "Our five-year record is set out below.\n" + SMALL_TABLE + "\nVolumes grew in every year.\n"
+    old, new = _stored_before_then_shadow_build(
+        slug="versions-small-table", dropped=("table_rows_over",), old_hash="7c01f80ad24d",
+        upload=Upload(content=text.encode(), title="record", source="record.txt", content_type="text/plain"),
+    )
+    lines = SMALL_TABLE.split("\n")
+    rows = ["\n".join(lines[:2]), *lines[2:]]  # one chunk per row, the header in the first row's span
+    assert sorted(Chunk.objects.filter(index_version=old, text__in=rows).values_list("text", flat=True)) == sorted(rows)
+    assert not Chunk.objects.filter(index_version=new, text__in=rows).exists()
+    (whole,) = Chunk.objects.filter(index_version=new, text=SMALL_TABLE)
+    assert "Our five-year record is set out below." in whole.embed_text
+    assert Chunk.objects.filter(index_version=old, text__in=rows).count() == 3, "the build touched the active"
+    assert not Chunk.objects.filter(index_version=old, text=SMALL_TABLE).exists()
 
 
 # ----------------------------------------------------------------------------- the command

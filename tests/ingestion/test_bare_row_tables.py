@@ -56,9 +56,11 @@ def reports(draw):
 @settings(max_examples=40, deadline=None)
 @given(reports())
 def test_a_bare_row_table_after_its_paragraph_is_one_chunk_per_row_with_header_and_introduction(report):
+    """Rows mode (``table_rows_over=0``: every data table cut per row, as configs stored before the tenth
+    round of issue 30 and tables too large for the default's threshold are)."""
     text, intro, header, rows, _blank = report
     doc = parse_text(text)
-    chunks = chunk_document(doc, ChunkingConfig(), COUNTER)
+    chunks = chunk_document(doc, ChunkingConfig(table_rows_over=0), COUNTER)
     row_chunks = [c for c in chunks if c.kind == "table_row"]
     assert len(row_chunks) == len(rows)
     table_start = text.index(header)
@@ -72,6 +74,35 @@ def test_a_bare_row_table_after_its_paragraph_is_one_chunk_per_row_with_header_a
         assert text[chunk.start : chunk.end] == chunk.text
         assert chunk.token_count + 2 <= 256
         if chunk.kind != "table_row":
+            assert not any(row in chunk.text for row in rows), "a row was left in a prose chunk"
+
+
+@settings(max_examples=40, deadline=None)
+@given(reports(), st.integers(0, 24))
+def test_the_default_keeps_a_small_table_whole_with_its_introduction_and_cuts_a_large_one_per_row(report, more):
+    """``table_rows_over=192`` (the default since issue 30's tenth round): a table whose whole text with its
+    introducing sentence embeds in at most 192 tokens is one chunk holding exactly the table; a larger one
+    (``more`` extra rows) is one chunk per row as in rows mode; no row is left in a prose chunk."""
+    text, intro, header, rows, blank = report
+    extra = [f"{NAMES[i % len(NAMES)]} {i} | " + " | ".join(["1,234.5"] * header.count("|")) for i in range(more)]
+    rows = rows + extra
+    text = text.replace(header + "\n", header + "\n" + "".join(r + "\n" for r in extra[::-1]), 1) if extra else text
+    rows = [r for r in text[text.index(header) :].split("\n")[1 : len(rows) + 1]]
+    chunks = chunk_document(parse_text(text), ChunkingConfig(), COUNTER)
+    tables = [c for c in chunks if c.kind == "table"]
+    row_chunks = [c for c in chunks if c.kind == "table_row"]
+    whole = "\n".join([header, *rows])
+    if tables:
+        (table,) = tables
+        assert table.text == whole and not row_chunks
+        assert intro in table.embed_text and header in table.embed_text
+        assert table.token_count <= 192
+    else:
+        assert len(row_chunks) == len(rows)
+        assert COUNTER.count(intro + "\n\n" + whole) > 192 - 8  # too large to keep whole (the prefix aside)
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        if chunk.kind not in ("table", "table_row"):
             assert not any(row in chunk.text for row in rows), "a row was left in a prose chunk"
 
 
@@ -135,6 +166,9 @@ def test_a_row_chunk_never_embeds_text_of_another_section():
     )
     doc = parse_text(text)
     assert len([s for s in doc.sections if s.blocks]) == 2
-    rows = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table_row"]
+    rows = [c for c in chunk_document(doc, ChunkingConfig(table_rows_over=0), COUNTER) if c.kind == "table_row"]
     assert len(rows) == 3
     assert not any("Restricted" in c.embed_text for c in rows)
+    # The default keeps this small table whole: the same rule for the whole table's chunk.
+    (whole,) = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table"]
+    assert whole.text.startswith("Unit | 2023") and "Restricted" not in whole.embed_text
