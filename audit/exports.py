@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -20,6 +21,7 @@ COLUMNS = [
     "section_ids", "latency_ms",
 ]
 _ARRAYS = ("document_ids", "chunk_ids", "section_ids")
+_FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
 def event_dict(event: AuditEvent) -> dict:
@@ -39,7 +41,10 @@ def _csv_cell(value) -> str:
         return json.dumps(value, cls=DjangoJSONEncoder, sort_keys=True)
     text = "" if value is None else str(value)
     # A spreadsheet would run a cell starting with these as a formula (CSV injection): quote it as text.
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    # Searched text is a member's, so also what a spreadsheet may read as one: the same signs after
+    # spaces, and their fullwidth and small forms (NFKC folds "＝", "﹦" to "=").
+    first = unicodedata.normalize("NFKC", text.lstrip(" \u3000")[:1])
+    return "'" + text if first in _FORMULA_STARTS or text[:1] in ("\t", "\r") else text
 
 
 def csv_lines(events: Iterable[AuditEvent]) -> Iterator[str]:
