@@ -12,13 +12,15 @@ import threading
 PUBLIC, INTERNAL = "127.0.0.1", "127.0.0.2"
 
 
-def json_server(host: str, port: int, body: dict, asked: list) -> http.server.ThreadingHTTPServer:
-    """A service answering ``body`` to every GET, recording ``(path, Host header)`` in ``asked``; the caller
-    shuts it down (``shutdown()``, ``server_close()``)."""
+def json_server(
+    host: str, port: int, body: dict, asked: list, *, record=lambda path, host: (path, host)
+) -> http.server.ThreadingHTTPServer:
+    """A service answering ``body`` to every GET, recording ``record(path, Host header)`` (by default the
+    pair) in ``asked``; the caller shuts it down (``shutdown()``, ``server_close()``)."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - the standard library's name
-            asked.append((self.path, self.headers.get("Host")))
+            asked.append(record(self.path, self.headers.get("Host")))
             data = json.dumps(body).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

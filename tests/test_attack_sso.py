@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.server
-import json
 import threading
 
 import pytest
@@ -22,23 +21,7 @@ SECRET = "internal-only-7f3a"  # what a service inside the network answers
 def internal_service():
     """A service on the server's own network (loopback here), answering JSON to anyone who asks."""
     hits: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the standard library's name
-            hits.append(self.path)
-            body = json.dumps({"issuer": SECRET, "note": SECRET}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = json_server("127.0.0.1", 0, {"issuer": SECRET, "note": SECRET}, hits, record=lambda path, _host: path)
     yield f"http://127.0.0.1:{server.server_address[1]}", hits
     server.shutdown()
     server.server_close()
