@@ -12,7 +12,8 @@ database:
   (each fold chooses on the other sources the function whose worst hybrid-minus-vector margin is best,
   then the better mean; an exact tie goes to the first listed, the default).
 
-Recall@k here equals ``kb_eval``'s excerpt recall@k for the default fusion (``grid`` prints both when
+The product's fusions are ranked by :func:`kb.retrieval.fuse` itself (the others, marked exploratory, by
+functions here). Recall@k here equals ``kb_eval``'s excerpt recall@k for the default fusion (``grid`` prints both when
 given ``--check`` with the per-question scores of ``bench.fusion_diagnosis scores``). Context recall needs
 the packing and is measured through the real search (``bench.fusion_diagnosis scores``) for the functions
 this shortlists.
@@ -27,14 +28,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import uuid
 from collections.abc import Callable
 
 
-def dump(args) -> None:
+def _django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
     import django
 
     django.setup()
+
+
+def dump(args) -> None:
+    _django()
     from accounts.selectors import reader_for
     from accounts.tenancy import owner_login_for_this_process
     from bench.fusion_diagnosis import _context
@@ -81,31 +87,29 @@ def _order(found: dict[str, dict], score: Callable[[dict], float]) -> list[str]:
     return sorted(found, key=lambda c: (-score(found[c]), min(found[c]["v"] or big, found[c]["k"] or big), c))
 
 
-def rrf(k: int = 20, weight: float = 1.0, relative: bool = False):
-    """Today's fusion: 1 / (k + vector position) + weight * share / (k + keyword position); ``relative``
-    scales a keyword hit's term by its rank over the first hit's (``keyword_relative``)."""
+def product(**options):
+    """The product's own fusion (:func:`kb.retrieval.fuse`) with these ``KeywordFusion`` fields, on the
+    dumped lists: what the search would rank, not a copy of it."""
 
     def order(q):
-        found = _candidates(q)
-        top = q["keyword"][0][4] if q["keyword"] else 0.0
+        from kb.retrieval import KeywordFusion, Row, fuse
 
-        def score(c):
-            s = 1.0 / (k + c["v"]) if c["v"] else 0.0
-            if c["k"]:
-                share = c["kw"] / top if relative and top else 1.0
-                s += weight * share / (k + c["k"])
-            return s
-
-        return _order(found, score)
+        o = KeywordFusion(**options)  # validates
+        vector = [Row(uuid.UUID(c), None, None, 0, s, e, "", distance=d) for c, s, e, d in q["vector"]]
+        keyword = [Row(uuid.UUID(c), None, None, 0, s, e, "", distance=d, rank=r) for c, s, e, d, r in q["keyword"]]
+        fused = fuse(vector, keyword, o.rrf_k, keyword_weight=o.keyword_weight, keyword_top=o.keyword_top,
+                     keyword_gate=o.keyword_gate, keyword_relative=o.keyword_relative, convex=o.convex,
+                     keyword_peak=o.keyword_peak)
+        return [str(row.id) for row, *_ in fused]
 
     return order
 
 
-def convex(alpha: float, norm: str = "max"):
-    """A convex combination of the two sides' scores: alpha * similarity + (1 - alpha) * keyword score,
-    each side normalised over the candidates: ``max`` divides the keyword rank by the first hit's and keeps
-    cosine similarity as it is (the theoretical bounds); ``minmax`` maps both sides' candidates onto
-    [0, 1]."""
+def convex_normalised(alpha: float, norm: str):
+    """Exploratory, not in the product: the convex combination with both sides normalised over the
+    candidates -- ``minmax`` maps each side onto [0, 1]; ``tmm`` divides the vector side by its
+    theoretical minimum's distance to the best (cosine + 1 over the best + 1) and the keyword rank by the
+    first hit's. (With cosine similarity as it is, it is the product's ``convex``.)"""
 
     def order(q):
         found = _candidates(q)
@@ -118,11 +122,8 @@ def convex(alpha: float, norm: str = "max"):
             if norm == "minmax":
                 sim = (c["sim"] - smin) / (smax - smin) if smax > smin else 1.0
                 kw = ((c["kw"] - low) / (top - low) if top > low else 1.0) if c["k"] else 0.0
-            elif norm == "tmm":
-                sim = (c["sim"] + 1.0) / (smax + 1.0)
-                kw = c["kw"] / top if c["k"] and top else 0.0
             else:
-                sim = c["sim"]
+                sim = (c["sim"] + 1.0) / (smax + 1.0)
                 kw = c["kw"] / top if c["k"] and top else 0.0
             return alpha * sim + (1 - alpha) * kw
 
@@ -132,7 +133,8 @@ def convex(alpha: float, norm: str = "max"):
 
 
 def rrf_peaked(k: int = 20, weight: float = 1.0, at: int = 5):
-    """RRF whose keyword weight is how far the first keyword hit stands above the ``at``-th: weight *
+    """Exploratory, not in the product: RRF whose keyword weight is how far the first keyword hit stands
+    above the ``at``-th: weight *
     (1 - rank_at / rank_1) (a flat list, 0: vector alone; fewer than ``at`` hits, the whole weight)."""
 
     def order(q):
@@ -151,15 +153,14 @@ def rrf_peaked(k: int = 20, weight: float = 1.0, at: int = 5):
     return order
 
 
-def convex_peaked(alpha: float, at: int = 5, power: float = 1.0):
-    """The convex combination with the keyword side's weight scaled per query by how far its first hit
-    stands above the ``at``-th: (1 - alpha) * (1 - rank_at / rank_1) ** power (a flat list of common
-    terms, near 0: the vector side's order; fewer than ``at`` hits, the whole weight)."""
+def convex_peaked_sqrt(alpha: float, at: int = 5):
+    """Exploratory, not in the product: ``convex`` with ``keyword_peak``'s weight taken to the power 0.5,
+    (1 - alpha) * (1 - rank_at / rank_1) ** 0.5."""
 
     def order(q):
         found = _candidates(q)
         kws = [r[4] for r in q["keyword"]]
-        g = (1.0 - kws[at - 1] / kws[0]) ** power if len(kws) >= at and kws[0] else 1.0
+        g = (1.0 - kws[at - 1] / kws[0]) ** 0.5 if len(kws) >= at and kws[0] else 1.0
         top = kws[0] if kws else 0.0
 
         def score(c):
@@ -176,17 +177,17 @@ def vector_only(q):
 
 
 FUNCTIONS: dict[str, Callable] = {
-    "rrf20": rrf(20),  # the default (CHOSEN_FUSION)
-    "rrf20-relative": rrf(20, relative=True),
-    "rrf20-w0.5": rrf(20, 0.5),
-    "rrf60": rrf(60),
+    "rrf20": product(parser="or", rank="ts_rank", rrf_k=20),  # the default (CHOSEN_FUSION)
+    "rrf20-relative": product(rrf_k=20, keyword_relative=1),
+    "rrf20-w0.5": product(rrf_k=20, keyword_weight=0.5),
+    "rrf60": product(rrf_k=60),
     "rrf20-peaked5": rrf_peaked(20, 1.0, 5),
     "rrf20-peaked3": rrf_peaked(20, 1.0, 3),
-    **{f"cc{a}": convex(a) for a in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)},
-    **{f"cc{a}-tmm": convex(a, "tmm") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
-    **{f"cc{a}-minmax": convex(a, "minmax") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
-    **{f"cc{a}-peaked{at}": convex_peaked(a, at) for a in (0.3, 0.4, 0.5, 0.6, 0.7) for at in (3, 5, 10)},
-    **{f"cc{a}-peaked5-sqrt": convex_peaked(a, 5, 0.5) for a in (0.4, 0.5, 0.6, 0.7)},
+    **{f"cc{a}": product(convex=a) for a in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)},
+    **{f"cc{a}-tmm": convex_normalised(a, "tmm") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
+    **{f"cc{a}-minmax": convex_normalised(a, "minmax") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
+    **{f"cc{a}-peaked{at}": product(convex=a, keyword_peak=at) for a in (0.3, 0.4, 0.5, 0.6, 0.7) for at in (3, 5, 10)},
+    **{f"cc{a}-peaked5-sqrt": convex_peaked_sqrt(a, 5) for a in (0.4, 0.5, 0.6, 0.7)},
 }
 
 
@@ -199,6 +200,8 @@ def recall_at(q: dict, ids: list[str], k: int) -> float:
 
 def grid(args) -> None:
     import numpy as np
+
+    _django()  # the product's fuse (kb.retrieval) scores the product's fusions
 
     from bench.transfer_suite import paired_bootstrap
 
