@@ -469,14 +469,21 @@ class _Chunker:
         whole = text[start:end]
         lead = str(block.metadata.get("lead_in") or "")
         table_prefix = PART_SEPARATOR.join(x for x in (prefix, lead) if x)
-        n = self.counter.count(join_embed_text(table_prefix, whole))
-        small = self.config.table_rows_over and block.metadata.get("bare") and n <= self.config.table_rows_over
-        if block.metadata.get("rows") and not small:
+        embed = join_embed_text(table_prefix, whole)
+        n = None
+        by_rows = bool(block.metadata.get("rows"))
+        if by_rows and self.config.table_rows_over and block.metadata.get("bare"):
+            # A small bare-row table stays whole (``table_rows_over``); only it needs the whole count here.
+            n = self.counter.count(embed)
+            by_rows = n > self.config.table_rows_over
+        if by_rows:
             rows = self._table_rows(section, block, table_prefix)
             if rows is not None:
                 return rows
+        if n is None:
+            n = self.counter.count(embed)
         if n <= self.limit:
-            return [_Span(section, start, end, join_embed_text(table_prefix, whole), n, "table")]
+            return [_Span(section, start, end, embed, n, "table")]
         header_end = int(block.metadata.get("header_end", start))
         header = self._repeated_header(text[start:header_end].strip())
         header_tokens = self.counter.count(header + "\n") if header else 0
