@@ -50,6 +50,10 @@ Fifty-six sources, one folder each under ``corpora/`` (the folder is the source)
   450-660 tokens, five bare-row tables, short numbered headings, no blank line anywhere); in each, a
   five-year record whose rows are years, and two tables follow a paragraph whose last sentence is their
   lead-in.
+* eleventh round: the same rule continued after propcache (pycparser, redis, requests-toolbelt:
+  ``PACKAGES``): a C parser's README in reST (sections, code blocks, a definition list of files), a
+  client library's README in Markdown (a version table, code blocks, a long section on bulk hash
+  import) and a README followed by a long reST changelog of terse bullets.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -103,6 +107,10 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-narwhals": ("narwhals", "README.md", 20000),
     "pkg-pgvector": ("pgvector", "README.md", 20000),
     "pkg-propcache": ("propcache", "README.rst", 20000),
+    # Eleventh round: the same rule continued after propcache (the next five).
+    "pkg-pycparser": ("pycparser", "README.rst", 20000),
+    "pkg-redis": ("redis", "README.md", 20000),
+    "pkg-requests-toolbelt": ("requests_toolbelt", "README.rst", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
