@@ -50,6 +50,10 @@ Fifty-six sources, one folder each under ``corpora/`` (the folder is the source)
   450-660 tokens, five bare-row tables, short numbered headings, no blank line anywhere); in each, a
   five-year record whose rows are years, and two tables follow a paragraph whose last sentence is their
   lead-in.
+* eleventh round (continued): the sixth round's rule continued after requests-toolbelt (rich and ruff:
+  ``PACKAGES``): a terminal-formatting library's README (HTML ``<details>`` sections of prose, code and
+  screenshot links) and a linter's README (feature bullets, testimonials, shell blocks, a TOML default
+  configuration, a long list of plugin links), each whole; no tables.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -103,6 +107,9 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-narwhals": ("narwhals", "README.md", 20000),
     "pkg-pgvector": ("pgvector", "README.md", 20000),
     "pkg-propcache": ("propcache", "README.rst", 20000),
+    # Eleventh round (continued): rich and ruff.
+    "pkg-rich": ("rich", "README.md", 20000),
+    "pkg-ruff": ("ruff", "README.md", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
