@@ -54,6 +54,10 @@ Fifty-six sources, one folder each under ``corpora/`` (the folder is the source)
   ``PACKAGES``): a C parser's README in reST (sections, code blocks, a definition list of files), a
   client library's README in Markdown (a version table, code blocks, a long section on bulk hash
   import) and a README followed by a long reST changelog of terse bullets.
+* eleventh round (continued): the sixth round's rule continued after requests-toolbelt (rich and ruff:
+  ``PACKAGES``): a terminal-formatting library's README (HTML ``<details>`` sections of prose, code and
+  screenshot links) and a linter's README (feature bullets, testimonials, shell blocks, a TOML default
+  configuration, a long list of plugin links), each whole; no tables.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -111,6 +115,9 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-pycparser": ("pycparser", "README.rst", 20000),
     "pkg-redis": ("redis", "README.md", 20000),
     "pkg-requests-toolbelt": ("requests_toolbelt", "README.rst", 20000),
+    # Eleventh round (continued): rich and ruff.
+    "pkg-rich": ("rich", "README.md", 20000),
+    "pkg-ruff": ("ruff", "README.md", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
