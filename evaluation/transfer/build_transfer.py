@@ -50,6 +50,12 @@ Fifty-six sources, one folder each under ``corpora/`` (the folder is the source)
   450-660 tokens, five bare-row tables, short numbered headings, no blank line anywhere); in each, a
   five-year record whose rows are years, and two tables follow a paragraph whose last sentence is their
   lead-in.
+* eleventh round: a ferry and coastal shipping operator's annual report written by hand (``written/``:
+  six sections, eight one-line paragraphs of about 515-610 tokens, one blank line between blocks and none
+  between a lead-in and its table); six bare-row tables, three small (4-6 rows and a header, 4-5 columns)
+  and three large (13-14 rows and a header, 7 columns, wordy cells: a five-year record whose rows are
+  measures and columns years, a route table and a fleet list with yards); two tables follow a paragraph
+  whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -167,7 +173,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth.
+# springs, timber and leasing: tenth; ferries: eleventh.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -180,6 +186,7 @@ WRITTEN = [
     "report-springs",
     "report-timber",
     "report-leasing",
+    "report-ferries",  # eleventh round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
