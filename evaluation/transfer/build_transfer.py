@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Fifty-six sources, one folder each under ``corpora/`` (the folder is the source):
+Sixty-two sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -58,6 +58,12 @@ Fifty-six sources, one folder each under ``corpora/`` (the folder is the source)
   ``PACKAGES``): a terminal-formatting library's README (HTML ``<details>`` sections of prose, code and
   screenshot links) and a linter's README (feature bullets, testimonials, shell blocks, a TOML default
   configuration, a long list of plugin links), each whole; no tables.
+* eleventh round: a ferry and coastal shipping operator's annual report written by hand (``written/``:
+  six sections, eight one-line paragraphs of about 515-610 tokens, one blank line between blocks and none
+  between a lead-in and its table); six bare-row tables, three small (4-6 rows and a header, 4-5 columns)
+  and three large (13-14 rows and a header, 7 columns, wordy cells: a five-year record whose rows are
+  measures and columns years, a route table and a fleet list with yards); two tables follow a paragraph
+  whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -182,7 +188,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth.
+# springs, timber and leasing: tenth; ferries: eleventh.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -195,6 +201,7 @@ WRITTEN = [
     "report-springs",
     "report-timber",
     "report-leasing",
+    "report-ferries",  # eleventh round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
