@@ -14,6 +14,7 @@ Two things, on a tenant ``kb_eval --load-corpora ... --keep`` left behind:
     BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis scores --tenant eval-xxxx \\
         --golden evaluation/transfer/questions.jsonl --fusion "" --fusion keyword_idf=1 --json out.json
     python -m bench.fusion_diagnosis report --json out.json
+    python -m bench.fusion_diagnosis merge old.json new.json --json all.json   # two tenants' questions as one
     BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis ranks --tenant eval-xxxx \\
         --golden evaluation/transfer/questions.jsonl --source pkg-authlib --source pkg-banks
 """
@@ -252,6 +253,27 @@ def report(args) -> None:
         print(f"{n}: below vector on {len(losing)} of {len(sources)} sources: {', '.join(losing)}")
 
 
+def merge(args) -> None:
+    """Several ``scores`` JSONs over disjoint questions (one tenant per batch of sources: a question is
+    searched inside its own document, so its scores do not depend on the tenant's other documents) as
+    one: the runs every input has, the questions in input order. The inputs must agree on k, budget
+    and the index version's config (``version``)."""
+    parts = [json.loads(open(path).read()) for path in args.inputs]
+    for key in ("k", "budget", "version"):
+        values = {part[key] for part in parts}
+        if len(values) != 1:
+            raise SystemExit(f"the inputs differ on {key}: {sorted(map(str, values))}")
+    names = [name for name in parts[0]["runs"] if all(name in part["runs"] for part in parts)]
+    out = {
+        "questions": [q for part in parts for q in part["questions"]],
+        "runs": {name: [row for part in parts for row in part["runs"][name]] for name in names},
+        **{key: parts[0][key] for key in ("k", "budget", "version")},
+    }
+    with open(args.json, "w") as fh:
+        json.dump(out, fh, indent=1)
+    print(f"{len(out['questions'])} questions, runs: {', '.join(names)}", file=sys.stderr)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -270,9 +292,12 @@ def main(argv=None) -> None:
     sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
     sub.choices["report"].add_argument("--only", action="append", default=[], help="only these hybrid runs, in order")
     sub.choices["report"].add_argument("--source", action="append", default=[], help="only these sources (repeatable)")
+    merged = sub.add_parser("merge")
+    merged.add_argument("inputs", nargs="+", help="``scores`` JSONs over disjoint questions")
+    merged.add_argument("--json", required=True)
     args = parser.parse_args(argv)
-    if args.command == "report":
-        report(args)
+    if args.command in ("report", "merge"):
+        {"report": report, "merge": merge}[args.command](args)
         return
     _setup()
     {"scores": scores, "ranks": ranks}[args.command](args)

@@ -172,6 +172,21 @@ def convex_peaked_sqrt(alpha: float, at: int = 5):
     return order
 
 
+def vector_protected(base: Callable, m: int, k: int = 5):
+    """Exploratory, not in the product: ``base``'s order, but the vector side's first ``m`` candidates are
+    always among the first ``k`` (the first ``k`` are then ``base``'s order over them and its best others):
+    a keyword hit can take a page slot only from a vector candidate below the ``m``-th."""
+
+    def order(q):
+        fused = base(q)
+        keep = {r[0] for r in q["vector"][:m]}
+        others = [c for c in fused if c not in keep][: max(k - len(keep), 0)]
+        page = set(keep) | set(others)
+        return [c for c in fused if c in page] + [c for c in fused if c not in page]
+
+    return order
+
+
 def vector_only(q):
     return [r[0] for r in q["vector"]]
 
@@ -188,6 +203,8 @@ FUNCTIONS: dict[str, Callable] = {
     **{f"cc{a}-minmax": convex_normalised(a, "minmax") for a in (0.5, 0.6, 0.7, 0.8, 0.9)},
     **{f"cc{a}-peaked{at}": product(convex=a, keyword_peak=at) for a in (0.3, 0.4, 0.5, 0.6, 0.7) for at in (3, 5, 10)},
     **{f"cc{a}-peaked5-sqrt": convex_peaked_sqrt(a, 5) for a in (0.4, 0.5, 0.6, 0.7)},
+    **{f"rrf20-protect{m}": vector_protected(product(parser="or", rank="ts_rank", rrf_k=20), m) for m in (1, 2, 3, 4)},
+    **{f"cc0.7-protect{m}": vector_protected(product(convex=0.7), m) for m in (1, 2, 3)},
 }
 
 
