@@ -156,9 +156,12 @@ GATE_TOP = 5
 # vector through the real search"): an AND of every question word rarely matches one chunk, so the keyword
 # list was mostly empty; OR of the lexemes ranked by ts_rank (term frequency, not cover density, which
 # rewards only chunks holding the terms close together) and k = 20 (the top of each list counts more).
-# The convex fusion (``convex=0.7``) was the default after issue 30's seventh round and was reversed by the
-# rule registered for the eighth (one new source fell below vector with it and none with this).
-CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20)
+# Fusion (issue 30, docs/benchmarks.md, "Eleventh round"): the convex combination with alpha 0.8, chosen
+# leave-one-source-out by the worst source's hybrid-minus-vector margin (R@5 and context recall) on 56 sources
+# and adopted by the rule registered before the eleventh round's six new sources were run. Before it:
+# reciprocal rank fusion (k = 20; ``rrf_k`` still applies when ``convex`` is 0); convex 0.7 was the default
+# after the seventh round and reversed by the eighth's rule.
+CHOSEN_FUSION = KeywordFusion(parser="or", rank="ts_rank", rrf_k=20, convex=0.8)
 KEYWORD = CHOSEN_FUSION
 
 # Plan choice, on the member's readable share of the HNSW index that would serve the query (the

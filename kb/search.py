@@ -5,7 +5,7 @@ call it). It validates, resolves the index version once, builds the member's ``R
 query when the mode needs it, and then runs three steps, each from its own module:
 
 1. **retrieval** (:mod:`kb.retrieval`): the mode's row of ``RETRIEVAL_MODES`` -- vector (HNSW or exact,
-   chosen per query), keyword (PostgreSQL full text) or hybrid (both, fused by RRF) -- gives the ranked
+   chosen per query), keyword (PostgreSQL full text) or hybrid (both, fused by a convex combination of their scores) -- gives the ranked
    candidates, filtered by the access rule and the tenant's screening mode inside SQL;
 2. **screening** (:class:`kb.screening.Screened`): what of the hits' documents may not be returned (cut
    out of hit texts and contexts) and which returned chunks are flagged;

@@ -10,7 +10,7 @@ and add its tests (``tests/test_search.py``); the API, the console and the comma
 
 from __future__ import annotations
 
-MODES = ("vector", "keyword", "hybrid")  # retrieval: nearest vectors, full text, both fused (RRF)
+MODES = ("vector", "keyword", "hybrid")  # retrieval: nearest vectors, full text, both fused (a convex combination of their scores)
 EXPANDS = ("parent", "neighbors", "none")  # what each hit grows into
 EXPAND_LEVELS = ("leaf", "parent")  # for expand=parent: the hit's own section, or one heading up
 DEFAULT_MODE = "hybrid"

@@ -96,7 +96,7 @@ def test_parsed_query_or_matches_a_text_with_only_some_of_the_terms():
 def test_the_default_is_the_leave_one_genre_out_choice():
     """Reverting the default (AND of every term, ts_rank_cd, unweighted k = 60) fails here."""
     assert dataclasses.asdict(retrieval.KEYWORD) == dataclasses.asdict(retrieval.CHOSEN_FUSION)
-    assert retrieval.KEYWORD.convex == 0.0  # convex 0.7 was adopted in issue 30's seventh round, reversed in the eighth
+    assert retrieval.KEYWORD.convex == 0.8  # issue 30, eleventh round; reciprocal rank fusion (0) before
     assert retrieval.KEYWORD != KeywordFusion(
         parser="websearch", rank="ts_rank_cd", normalization=0, rrf_k=60, keyword_weight=1.0, keyword_top=0
     )
@@ -232,3 +232,31 @@ def test_keyword_idf_ranks_the_rare_term_first_with_weights_from_the_readers_row
     assert weights == pytest.approx(
         {"'oauth'": math.log(1 + (6 - 5 + 0.5) / 5.5), "'pkce'": math.log(1 + (6 - 1 + 0.5) / 1.5)}
     )
+
+
+def test_the_default_fusion_orders_candidates_by_convex_0_8():
+    """The search's default (``CHOSEN_FUSION``, as ``hybrid_mode`` passes it to :func:`fuse`): the answer,
+    clearly the most similar and the keyword side's third, stays first over a slightly less similar first
+    keyword hit (at alpha 0.7 or with reciprocal rank fusion it would not); a keyword hit far stronger than
+    the rest still comes onto a page of five over vector candidates the keyword side did not match."""
+    o = retrieval.CHOSEN_FUSION
+
+    def ranked(vector, keyword):
+        return [r.id for r, *_ in fuse(vector, keyword, o.rrf_k, keyword_weight=o.keyword_weight,
+                                       keyword_top=o.keyword_top, keyword_gate=o.keyword_gate,
+                                       keyword_relative=o.keyword_relative, convex=o.convex,
+                                       keyword_peak=o.keyword_peak)]
+
+    answer, near = _row("answer", 0.40), _row("near", 0.45)  # similarity 0.60 and 0.55
+    rest = [_row(f"v{i}", 0.46 + 0.01 * i) for i in range(6)]
+    keyword = [dataclasses.replace(near, rank=0.040), dataclasses.replace(rest[5], rank=0.0345),
+               dataclasses.replace(answer, rank=0.034)]
+    assert ranked([answer, near, *rest], keyword)[:2] == [answer.id, near.id]  # 0.65 against 0.64
+    rrf = [r.id for r, *_ in fuse([answer, near, *rest], keyword, k=20)]
+    assert rrf[0] == near.id  # positions (2, 1) against (1, 3): reciprocal ranks put it first
+    alpha7 = [r.id for r, *_ in fuse([answer, near, *rest], keyword, k=20, convex=0.7)]
+    assert alpha7[0] == near.id  # 0.685 against 0.675
+    strong = _row("strong", 0.50)  # similarity 0.50: below every vector candidate listed
+    page = ranked([answer, near, *rest], [dataclasses.replace(strong, rank=0.050),
+                                          dataclasses.replace(rest[0], rank=0.005)])
+    assert strong.id in page[:5] and page.index(strong.id) < page.index(rest[1].id)
