@@ -225,18 +225,51 @@ class Unit:
     decoded: bool = False  # decoded from an encoded run (or a ROT13 / reversed line) at start:end
 
 
+# A bare-row table's cell separators: a pipe standing alone between spaces. A line is a row of such a table
+# when it has at least two of them, does not open with a pipe (a Markdown row does), and the line before or
+# after it has as many: a lone line with pipes (a shell pipeline) is not a table.
+_CELL_SEPARATOR = re.compile(r"(?<=\s)\|(?=\s)")
+_TABLE_ROW_SEPARATORS = 2
+
+
+def _separators(line: str) -> int:
+    return 0 if line.lstrip().startswith("|") else line.count(" | ")
+
+
+def bare_table_rows(lines: list[str]) -> list[bool]:
+    """Which of ``lines`` are rows of a bare-row table (issue 30's reports: ``cell | cell | cell``, no
+    leading pipe, no delimiter row): two or more separators, and a neighbour with the same number."""
+    counts = [_separators(line) for line in lines]
+    return [
+        n >= _TABLE_ROW_SEPARATORS and any(0 <= j < len(counts) and counts[j] == n for j in (i - 1, i + 1))
+        for i, n in enumerate(counts)
+    ]
+
+
+def cells_as_text(unit_text: str) -> str:
+    """A bare-row table row's unit with its cell separators read as the boundaries they are, not as words:
+    a header line of six pipes is a list of column names, and the model had learned the pipe as a word
+    (``lexical-5`` flagged report headers at 0.57-0.68 for it). Every word of every cell stays, in order, so
+    an instruction written across the cells of a row reads as it would in prose. Markdown rows keep their
+    pipes as words: one planted table-formatted attack of a held-out set was caught through them."""
+    return re.sub(r"\s{2,}", " ", _CELL_SEPARATOR.sub(" ", unit_text)).strip()
+
+
 def units(text: str) -> list[Unit]:
-    """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs."""
+    """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs. In a row of a
+    bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`)."""
     out: list[Unit] = []
     pos = 0
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    for line, row in zip(lines, bare_table_rows(lines), strict=True):
         line_start, pos = pos, pos + len(line) + 1
         if not line.strip():
             continue
         for start, end in split_sentences(text, line_start, line_start + len(line)):
             for piece_start in range(start, end, MAX_UNIT_CHARS - 100):
                 piece_end = min(end, piece_start + MAX_UNIT_CHARS)
-                out.append(Unit(piece_start, piece_end, normalize(text[piece_start:piece_end])))
+                unit_text = normalize(text[piece_start:piece_end])
+                out.append(Unit(piece_start, piece_end, cells_as_text(unit_text) if row else unit_text))
                 if piece_end == end:
                     break
     for start, end, decoded in decoded_blobs(text):
