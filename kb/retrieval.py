@@ -35,11 +35,12 @@ Ranking
 :data:`KEYWORD` (``parser``: ``websearch`` = ``websearch_to_tsquery``, ``plain`` =
 ``plainto_tsquery``, ``or`` = the lexemes of ``plainto_tsquery`` joined by OR) over the stored
 ``search_vector``, ranked by ``ts_rank_cd`` or ``ts_rank`` with a normalisation bitmask.
-``hybrid``: weighted reciprocal rank fusion of both lists (:func:`fuse`), each fetched to
-``max(4 * top_k, 20)``. The keyword side and the fusion are chosen on the evaluation suite
-(docs/benchmarks.md, "Hybrid vs vector through the real search"); a convex combination of the two sides'
-scores (``KeywordFusion.convex``) was the default for one round of issue 30 and was reversed by the rule
-registered for the next (docs/benchmarks.md, "Eighth round").
+``hybrid``: both lists fused (:func:`fuse`), each fetched to ``max(4 * top_k, 20)``: by default a convex
+combination of the two sides' scores (``KeywordFusion.convex`` = 0.8: 0.8 x cosine similarity + 0.2 x keyword
+rank over the first keyword hit's), else weighted reciprocal rank fusion. The keyword side is chosen on the
+evaluation suite (docs/benchmarks.md, "Hybrid vs vector through the real search"), the fusion on issue 30's
+transfer suite (docs/benchmarks.md, "Eleventh round"; convex 0.7 was the default for one round before and
+was reversed by the rule registered for the next, "Eighth round").
 """
 
 from __future__ import annotations
