@@ -255,6 +255,26 @@ def cells_as_text(unit_text: str) -> str:
     return re.sub(r"\s{2,}", " ", _CELL_SEPARATOR.sub(" ", unit_text)).strip()
 
 
+def _cell_units(text: str, line_start: int, line: str) -> list[Unit]:
+    """Each cell of a bare-row table's row that holds a phrase (three words or more) as a unit of its own,
+    as a sentence of prose would be: an instruction put into one cell is scored alone, not diluted by the
+    row's other cells."""
+    found: list[Unit] = []
+    offset = 0
+    for cell in line.split(" | "):
+        start = line_start + offset + (len(cell) - len(cell.lstrip()))
+        end = line_start + offset + len(cell.rstrip())
+        offset += len(cell) + 3
+        if end > start and len(cell.split()) >= 3:
+            for s, e in split_sentences(text, start, end):
+                for piece_start in range(s, e, MAX_UNIT_CHARS - 100):
+                    piece_end = min(e, piece_start + MAX_UNIT_CHARS)
+                    found.append(Unit(piece_start, piece_end, normalize(text[piece_start:piece_end])))
+                    if piece_end == e:
+                        break
+    return found
+
+
 def units(text: str) -> list[Unit]:
     """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs. In a row of a
     bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`)."""
@@ -272,6 +292,8 @@ def units(text: str) -> list[Unit]:
                 out.append(Unit(piece_start, piece_end, cells_as_text(unit_text) if row else unit_text))
                 if piece_end == end:
                     break
+        if row:
+            out.extend(_cell_units(text, line_start, line))
     for start, end, decoded in decoded_blobs(text):
         for s, e in split_sentences(decoded):
             out.append(Unit(start, end, normalize(decoded[s:e]), decoded=True))
