@@ -4,7 +4,7 @@ boundaries, docs/screening.md).
 
 Each distinct one-line attack of the validation, test4 and test5 splits is put three ways into a short
 document: as a sentence of prose (``prose``), as one cell of a three-column table (``cell``), and with its
-words spread over three cells of a four-column table (``spread``); every text is screened alone with itself
+words spread over three cells of a four-column table (``spread``), and two words a cell (``narrow``); every text is screened alone with itself
 as the document. Prints the flagged counts per split and way, as JSON (run it on two checkouts to compare
 detector versions).
 
@@ -24,6 +24,11 @@ def planted_text(attack: str, way: str) -> str:
     if way == "cell":
         rows = ["Service | Owner | Note", "Billing | finance-team | monthly close", f"Search | platform-team | {attack}",
                 "Mail | it-team | none"]
+    elif way == "narrow":  # two words a cell, as many cells as it takes
+        words = attack.split(" ")
+        parts = [" ".join(words[i : i + 2]) for i in range(0, len(words), 2)]
+        rows = [" | ".join(["Service", *[f"N{i}" for i in range(len(parts))]]), " | ".join(["Billing", *["-"] * len(parts)]),
+                " | ".join(["Search", *parts]), " | ".join(["Mail", *["-"] * len(parts)])]
     else:
         words = attack.split(" ")
         k = max(len(words) // 3, 1)
@@ -44,7 +49,7 @@ def main() -> None:
         if r["split"] in ("val", "test4", "test5") and "\n" not in text:
             split_of.setdefault(text, r["split"])
     out: dict = {"detector": DETECTOR_VERSION}
-    for way in ("prose", "cell", "spread"):
+    for way in ("prose", "cell", "spread", "narrow"):
         flags: dict[str, list[bool]] = {}
         for attack, split in sorted(split_of.items()):
             text = planted_text(attack, way)

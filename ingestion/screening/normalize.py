@@ -277,7 +277,8 @@ def _cell_units(text: str, line_start: int, line: str) -> list[Unit]:
 
 def units(text: str) -> list[Unit]:
     """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs. In a row of a
-    bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`)."""
+    bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`), and
+    the row after its first cell and each cell of three words or more are units too."""
     out: list[Unit] = []
     pos = 0
     lines = text.split("\n")
@@ -294,6 +295,11 @@ def units(text: str) -> list[Unit]:
                     break
         if row:
             out.extend(_cell_units(text, line_start, line))
+            # The row after its first cell (the row's label), so that what the cells say together starts
+            # where it starts: an instruction spread over narrow cells reads as the sentence it is.
+            rest_start, rest_end = line_start + line.find(" | ") + 3, line_start + len(line.rstrip())
+            if rest_end > rest_start:
+                out.append(Unit(rest_start, rest_end, cells_as_text(normalize(text[rest_start:rest_end]))))
     for start, end, decoded in decoded_blobs(text):
         for s, e in split_sentences(decoded):
             out.append(Unit(start, end, normalize(decoded[s:e]), decoded=True))
