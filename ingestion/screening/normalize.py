@@ -266,13 +266,20 @@ def _cell_units(text: str, line_start: int, line: str) -> list[Unit]:
         end = line_start + offset + len(cell.rstrip())
         offset += len(cell) + 3
         if end > start and len(cell.split()) >= 3:
-            for s, e in split_sentences(text, start, end):
-                for piece_start in range(s, e, MAX_UNIT_CHARS - 100):
-                    piece_end = min(e, piece_start + MAX_UNIT_CHARS)
-                    found.append(Unit(piece_start, piece_end, normalize(text[piece_start:piece_end])))
-                    if piece_end == e:
-                        break
+            found += [Unit(s, e, normalize(text[s:e])) for s, e in _pieces(text, start, end)]
     return found
+
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The sentences of ``text[start:end]``, each cut into pieces of at most ``MAX_UNIT_CHARS`` (overlapping
+    by 100 characters): the spans every unit is scored on."""
+    spans = []
+    for s, e in split_sentences(text, start, end):
+        for piece_start in range(s, e, MAX_UNIT_CHARS - 100):
+            spans.append((piece_start, min(e, piece_start + MAX_UNIT_CHARS)))
+            if spans[-1][1] == e:
+                break
+    return spans
 
 
 def units(text: str) -> list[Unit]:
@@ -286,13 +293,9 @@ def units(text: str) -> list[Unit]:
         line_start, pos = pos, pos + len(line) + 1
         if not line.strip():
             continue
-        for start, end in split_sentences(text, line_start, line_start + len(line)):
-            for piece_start in range(start, end, MAX_UNIT_CHARS - 100):
-                piece_end = min(end, piece_start + MAX_UNIT_CHARS)
-                unit_text = normalize(text[piece_start:piece_end])
-                out.append(Unit(piece_start, piece_end, cells_as_text(unit_text) if row else unit_text))
-                if piece_end == end:
-                    break
+        for start, end in _pieces(text, line_start, line_start + len(line)):
+            unit_text = normalize(text[start:end])
+            out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
         if row:
             out.extend(_cell_units(text, line_start, line))
             # The row after its first cell (the row's label), so that what the cells say together starts
