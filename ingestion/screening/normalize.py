@@ -301,8 +301,11 @@ def units(text: str) -> list[Unit]:
             # The row after its first cell (the row's label), so that what the cells say together starts
             # where it starts: an instruction spread over narrow cells reads as the sentence it is.
             rest_start, rest_end = line_start + line.find(" | ") + 3, line_start + len(line.rstrip())
-            if rest_end > rest_start:
-                out.append(Unit(rest_start, rest_end, cells_as_text(normalize(text[rest_start:rest_end]))))
+            for start in range(rest_start, rest_end, MAX_UNIT_CHARS - 100):  # a long row in pieces, as a line is
+                end = min(rest_end, start + MAX_UNIT_CHARS)
+                out.append(Unit(start, end, cells_as_text(normalize(text[start:end]))))
+                if end == rest_end:
+                    break
     for start, end, decoded in decoded_blobs(text):
         for s, e in split_sentences(decoded):
             out.append(Unit(start, end, normalize(decoded[s:e]), decoded=True))
