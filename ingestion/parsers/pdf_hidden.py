@@ -20,16 +20,19 @@ before pypdf reads it:
 * drawn over the next glyph: letters spaced closer than half the font size each
   (:data:`~ingestion.parsers.css_visibility.OVERLAID_LETTERS`, CSS's ``letter-spacing`` rule: ``Tc`` is
   exactly that) or words one and a half font sizes closer (``Tw``,
-  :data:`~ingestion.parsers.css_visibility.OVERLAID_WORDS`);
+  :data:`~ingestion.parsers.css_visibility.OVERLAID_WORDS`); and, where the font gives its glyph widths
+  (``/Widths`` of a simple font, ``/W`` and ``/DW`` of a composite one with an ``Identity`` encoding), a
+  letter whose own width and the spacing after it advance the pen by less than :data:`MIN_ADVANCE` of the font
+  size (a font whose glyphs are 0 wide stacks its text into one smudge);
 * inside optional content (a layer, ``/OC`` marked content or a form's ``/OC``) that the document's default
   view shows off.
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: clipping
-paths, text painted over (or under a white rectangle), glyph widths (a font whose glyphs are
-0 wide stacks them at no spacing), colours in pattern, separation and
-indexed spaces (taken as visible), blend modes and soft masks.
+paths, text painted over (or under a white rectangle), the widths of Type3 fonts and of composite fonts with
+other encodings (the bounded rule above applies to them), colours in pattern, separation and indexed spaces
+(taken as visible), blend modes and soft masks.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ from ingestion.parsers.css_visibility import (
 )
 
 MIN_POINTS = MIN_FONT_PX * 0.75  # 2 pt
+# A letter whose width and the spacing after it move the pen by less than this share of the font size is drawn
+# over the next one (the narrowest letters of common fonts are about a fifth of it: Helvetica's "i" 0.222).
+MIN_ADVANCE = 0.1
+_MAX_WIDTH_CODES = 65_536  # the most glyph widths read from one font (two-byte codes); a longer /W is cut there
 _IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 _WHITE = (1.0, 1.0, 1.0, 1.0)
 _BLACK = (0.0, 0.0, 0.0, 1.0)
@@ -102,7 +109,75 @@ class _State:
     word_spacing: float = 0.0  # Tw: added to the advance of a single-byte code 32
     leading: float = 0.0  # TL: what ' and " (and T*) move the line down by
     code_bytes: int = 1  # bytes per character code of the font (2 for a composite, Type0, font)
+    widths: _Widths | None = None  # the font's glyph widths, when it gives them (:func:`_font_widths`)
     resources: object = None
+
+
+@dataclass(frozen=True)
+class _Widths:
+    """A font's glyph widths in ems by character code, and the width of a code it does not list."""
+
+    by_code: dict
+    default: float
+
+    def of(self, code: bytes) -> float:
+        return self.by_code.get(int.from_bytes(code, "big"), self.default)
+
+
+def _number(value, default: float) -> float:
+    try:
+        number = float(value.get_object() if hasattr(value, "get_object") else value)
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+def _font_widths(font) -> _Widths | None:
+    """The glyph widths of ``font`` (a font dictionary), in ems, or None where it does not give them here.
+
+    A simple font (``Type1``, ``MMType1``, ``TrueType``): ``/Widths`` from ``/FirstChar`` (thousandths of an
+    em), a code outside them ``/MissingWidth`` of its descriptor (0 when absent, as the specification says); the
+    standard fonts without ``/Widths``: None. A composite font (``Type0``) whose encoding is ``Identity-H`` or
+    ``-V`` (character code = CID): its descendant's ``/W`` (``c [w1 w2 ...]`` and ``c1 c2 w`` entries) and
+    ``/DW`` (1000 when absent); other encodings and ``Type3`` fonts (widths in their own matrix): None."""
+    try:
+        subtype = font.get("/Subtype")
+        if subtype in ("/Type1", "/MMType1", "/TrueType"):
+            widths = font.get("/Widths")
+            if widths is None:
+                return None
+            widths = widths.get_object()
+            first = int(_number(font.get("/FirstChar", 0), 0))
+            descriptor = font.get("/FontDescriptor")
+            descriptor = descriptor.get_object() if descriptor is not None else {}
+            missing = _number(descriptor.get("/MissingWidth", 0), 0.0) / 1000
+            return _Widths({first + i: _number(w, 1000) / 1000 for i, w in enumerate(list(widths)[:256])}, missing)
+        if subtype == "/Type0" and str(font.get("/Encoding")) in ("/Identity-H", "/Identity-V"):
+            descendant = font["/DescendantFonts"].get_object()[0].get_object()
+            by_code: dict[int, float] = {}
+            entries = descendant.get("/W")
+            entries = list(entries.get_object()) if entries is not None else []
+            i = 0
+            while i < len(entries) and len(by_code) < _MAX_WIDTH_CODES:
+                start = entries[i]
+                follow = entries[i + 1] if i + 1 < len(entries) else None
+                follow = follow.get_object() if hasattr(follow, "get_object") else follow
+                if isinstance(follow, list):
+                    for offset, w in enumerate(follow[: _MAX_WIDTH_CODES - len(by_code)]):
+                        by_code[int(_number(start, 0)) + offset] = _number(w, 1000) / 1000
+                    i += 2
+                elif i + 2 < len(entries):
+                    low, high = int(_number(start, 0)), int(_number(follow, -1))
+                    w = _number(entries[i + 2], 1000) / 1000
+                    for code in range(max(low, 0), min(high, low + _MAX_WIDTH_CODES - len(by_code) - 1, 0xFFFF) + 1):
+                        by_code[code] = w
+                    i += 3
+                else:
+                    break
+            return _Widths(by_code, _number(descendant.get("/DW", 1000), 1000) / 1000)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError):
+        return None
+    return None
 
 
 @dataclass
@@ -123,6 +198,7 @@ class _Tracker:
     # matrix holds -- it does not move it as glyphs are shown): the least and the most it can be, glyphs being
     # 0 to 1 em wide (no font metrics are read).
     pen: tuple[float, float] = (0.0, 0.0)
+    font_widths: dict = field(default_factory=dict)  # :meth:`_widths`, by font object
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -202,7 +278,8 @@ class _Tracker:
         elif operator == b"Tf" and len(operands) >= 2:
             values = _numbers(operands[1:2])
             if values:
-                self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]))
+                self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]),
+                                     widths=self._widths(operands[0]))
         elif operator in (b"Tc", b"Tw", b"TL"):
             values = _numbers(operands[:1])
             if values:
@@ -328,6 +405,15 @@ class _Tracker:
         except (AttributeError, TypeError):
             return 1
 
+    def _widths(self, name: object) -> _Widths | None:
+        """:func:`_font_widths` of the font named ``name``, read once per font object."""
+        font = self._resource("/Font", name)
+        if font is None:
+            return None
+        if id(font) not in self.font_widths:
+            self.font_widths[id(font)] = (font, _font_widths(font))  # the font held: its id is not reused
+        return self.font_widths[id(font)][1]
+
     def _layout(self, operator: bytes, operands: list, tm) -> list[tuple[list, int, list[bytes], set[int]]]:
         """The glyphs of a showing operation a reader does not see, by string: ``(its container, its index, its
         character codes, the numbers of the codes not seen)`` for each string; moves :attr:`pen` past the
@@ -362,7 +448,8 @@ class _Tracker:
         em = size * stretch  # a glyph of 1 em, along the line (text space)
         low, high = self.pen
         strings: dict[tuple[int, int], tuple[list[bytes], set[int]]] = {}
-        glyphs: list[tuple[tuple[int, int], int, bool, float]] = []  # (string, code number, a space, spacing after)
+        # (string, code number, a space, spacing after, the glyph's width in ems or None where the font gives none)
+        glyphs: list[tuple[tuple[int, int], int, bool, float, float | None]] = []
         words_overlaid: set[tuple[int, int]] = set()
         for container, index in items:
             item = container[index]
@@ -380,7 +467,7 @@ class _Tracker:
                         off.add(number)
                     space = code == b" " and width == 1
                     spacing = state.char_spacing + (state.word_spacing if space else 0.0)
-                    glyphs.append((key, number, space, spacing))
+                    glyphs.append((key, number, space, spacing, state.widths.of(code) if state.widths else None))
                     steps = sorted(((spacing) * stretch, (size + spacing) * stretch))
                     low, high = low + steps[0], high + steps[1]
             else:
@@ -391,15 +478,16 @@ class _Tracker:
                 moved = number / 1000 * em
                 low, high = low - moved, high - moved
                 if glyphs:
-                    key, code, space, spacing = glyphs[-1]
-                    glyphs[-1] = (key, code, space, spacing - number / 1000 * size)
+                    key, code, space, spacing, glyph_width = glyphs[-1]
+                    glyphs[-1] = (key, code, space, spacing - number / 1000 * size, glyph_width)
         self.pen = (low, high)
         if size:
-            for key, number, space, spacing in glyphs:
+            for key, number, space, spacing, glyph_width in glyphs:
                 closer = spacing / size  # in ems, negative: towards the glyph before
                 if space and closer <= -OVERLAID_WORDS:
                     words_overlaid.add(key)
-                elif not space and closer <= -OVERLAID_LETTERS:
+                elif not space and (closer <= -OVERLAID_LETTERS
+                                    or (glyph_width is not None and glyph_width + closer < MIN_ADVANCE)):
                     strings[key][1].add(number)
         for key in words_overlaid:
             strings[key][1].update(range(len(strings[key][0])))

@@ -81,10 +81,13 @@ def set_run_property(run, name: str, **attributes: str) -> None:
 # -- PDF ------------------------------------------------------------------------------------------------
 
 
-def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None = None) -> bytes:
-    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request)."""
+def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None = None,
+              widths: dict[str, tuple[int, list[int], int | None]] | None = None) -> bytes:
+    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request).
+    ``widths`` adds Helvetica again under other names with the glyph widths a hostile editor chose: name ->
+    (``/FirstChar``, ``/Widths`` in thousandths of an em, the descriptor's ``/MissingWidth`` or None)."""
     from pypdf import PdfWriter
-    from pypdf.generic import DictionaryObject, FloatObject, NameObject, NumberObject, StreamObject
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject, StreamObject
 
     writer = PdfWriter()
     for content in streams:
@@ -93,7 +96,19 @@ def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None 
             NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
             NameObject("/BaseFont"): NameObject("/Helvetica"), NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
         })
-        resources = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): writer._add_object(font)})})
+        fonts = DictionaryObject({NameObject("/F1"): writer._add_object(font)})
+        for name, (first, glyph_widths, missing) in (widths or {}).items():
+            sized = DictionaryObject(font)
+            sized[NameObject("/FirstChar")] = NumberObject(first)
+            sized[NameObject("/LastChar")] = NumberObject(first + len(glyph_widths) - 1)
+            sized[NameObject("/Widths")] = ArrayObject([NumberObject(w) for w in glyph_widths])
+            descriptor = DictionaryObject({NameObject("/Type"): NameObject("/FontDescriptor"),
+                                           NameObject("/FontName"): NameObject("/Helvetica")})
+            if missing is not None:
+                descriptor[NameObject("/MissingWidth")] = NumberObject(missing)
+            sized[NameObject("/FontDescriptor")] = writer._add_object(descriptor)
+            fonts[NameObject(name)] = writer._add_object(sized)
+        resources = DictionaryObject({NameObject("/Font"): fonts})
         if image:
             picture = StreamObject()
             picture.set_data(b"\x00")

@@ -1002,6 +1002,46 @@ def test_pdf_text_in_a_layer_that_is_on_and_after_a_layer_stays():
     assert "Zanzibarafter" in doc.text and PAYLOAD not in doc.text  # the sequence ends at its EMC
 
 
+# Helvetica's own widths for the printable ASCII codes (its AFM), and the same font with widths a hostile editor
+# chose: every glyph 0 wide (the text stacked into one smudge at its first letter), 0.05 em wide, and a font that
+# lists only the space so that every letter takes the descriptor's missing width (0 when it gives none).
+HELVETICA_WIDTHS = [278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556, 556,
+                    556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667,
+                    611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667,
+                    667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500,
+                    222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584]
+FONT_WIDTHS = {
+    "/FH": (32, HELVETICA_WIDTHS, None),
+    "/FZ": (32, [0] * 95, None),
+    "/FN": (32, [50] * 95, None),
+    "/FM": (32, [278], None),
+    "/FK": (32, [278], 30),
+}
+
+
+@pytest.mark.parametrize(("font", "line"), [
+    ("/FZ", f"({PAYLOAD}) Tj"),
+    ("/FN", f"({PAYLOAD}) Tj"),
+    ("/FM", f"({PAYLOAD}) Tj"),
+    ("/FK", f"({PAYLOAD}) Tj"),
+])
+def test_pdf_text_whose_glyphs_advance_nothing_never_reaches_the_model(font, line):
+    """Issue 24 (listed as not evaluated before): a font whose glyphs are (about) 0 wide draws its letters over one
+    another: no reader sees the words, and pypdf still extracts them. A letter whose width and the spacing after it
+    advance the pen by less than a tenth of the font size is cut (``pdf_hidden.MIN_ADVANCE``)."""
+    stacked = f"BT {font} 12 Tf 72 650 Td {line} ET "
+    assert_hidden(parsed(_pdf(stacked, widths=FONT_WIDTHS), "report.pdf"))
+
+
+def test_pdf_text_in_a_font_with_its_real_widths_stays():
+    """The same font with its own widths, kerned and tightened as typesetters do: every word kept."""
+    words = " ".join(f"({w}) -60" for w in ["Kerned", PAYLOAD, "Av", "To", "illicit", "lilt"] * 3)
+    doc = parsed(_pdf(f"BT /FH 12 Tf 72 650 Td [{words} (end)] TJ ET "
+                      f"BT /FH 12 Tf -0.6 Tc 72 630 Td (tight {PAYLOAD} ill.) Tj ET ", widths=FONT_WIDTHS), "report.pdf")
+    assert f"{PAYLOAD}" in doc.text and "illicit" in doc.text and f"tight {PAYLOAD} ill." in doc.text
+    assert removed(doc) == 0
+
+
 def test_pdf_kerned_text_on_the_page_stays():
     """Ordinary TJ spacing (kerning, word spaces as numbers) in a long line: kept (a string is cut only when it
     is off the page at any glyph advance)."""
@@ -1218,3 +1258,29 @@ def test_webvtt_a_marker_in_text_a_player_does_not_show_still_fails():
         with pytest.raises(ParseError) as failure:
             parsed(text, "talk.vtt")
         assert failure.value.line in (3, 7)  # the NOTE line, the cue text line
+
+
+def test_pdf_composite_font_widths_are_read_from_w_and_dw_and_bounded():
+    """A composite font with an Identity encoding: ``/W``'s two entry forms and ``/DW``; a range of four billion
+    codes is read no further than two-byte codes go; other encodings and Type3 fonts give no widths (the bounded
+    spacing rule applies to them)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    from ingestion.parsers.pdf_hidden import _font_widths
+
+    def composite(w: list, dw: int | None = None, encoding: str = "/Identity-H") -> DictionaryObject:
+        descendant = DictionaryObject({NameObject("/W"): ArrayObject(w)})
+        if dw is not None:
+            descendant[NameObject("/DW")] = NumberObject(dw)
+        return DictionaryObject({NameObject("/Subtype"): NameObject("/Type0"),
+                                 NameObject("/Encoding"): NameObject(encoding),
+                                 NameObject("/DescendantFonts"): ArrayObject([descendant])})
+
+    n = NumberObject
+    widths = _font_widths(composite([n(3), ArrayObject([n(500), n(0)]), n(10), n(12), n(250)], dw=0))
+    assert [widths.of(bytes([0, code])) for code in (3, 4, 10, 12, 13)] == [0.5, 0.0, 0.25, 0.25, 0.0]
+    assert _font_widths(composite([])).of(b"\x00\x41") == 1.0  # /DW absent: 1000
+    huge = _font_widths(composite([n(0), n(4_294_967_295), n(0)]))
+    assert len(huge.by_code) <= 65_536 and huge.of(b"\xff\xff") == 0.0
+    assert _font_widths(composite([], encoding="/UniJIS-UCS2-H")) is None
+    assert _font_widths(DictionaryObject({NameObject("/Subtype"): NameObject("/Type3")})) is None
