@@ -64,6 +64,13 @@ Sixty-two sources, one folder each under ``corpora/`` (the folder is the source)
   and three large (13-14 rows and a header, 7 columns, wordy cells: a five-year record whose rows are
   measures and columns years, a route table and a fleet list with yards); two tables follow a paragraph
   whose last sentence is their lead-in.
+* twelfth round: the sixth round's rule continued after ruff (semchunk, sentence-transformers,
+  sortedcontainers, sympy, transformers: ``PACKAGES``): a text-chunking library's README (parameter
+  paragraphs repeated under two functions, numbered lists of its algorithm), an embedding library's README
+  (four quick starts that open alike, nested link lists), a sorted-collections README in reST (named
+  hyperlink targets, the Apache notice), a computer-algebra README (hard-wrapped prose, shell commands, a
+  history) and a model library's README (HTML, ``<details>`` sections of examples, near-identical bullets),
+  each whole; no tables.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -124,6 +131,12 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     # Eleventh round (continued): rich and ruff.
     "pkg-rich": ("rich", "README.md", 20000),
     "pkg-ruff": ("ruff", "README.md", 20000),
+    # Twelfth round: the same rule continued after ruff (the next five).
+    "pkg-semchunk": ("semchunk", "README.md", 20000),
+    "pkg-sentence-transformers": ("sentence_transformers", "README.md", 20000),
+    "pkg-sortedcontainers": ("sortedcontainers", "README.rst", 20000),
+    "pkg-sympy": ("sympy", "README.md", 20000),
+    "pkg-transformers": ("transformers", "README.md", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
