@@ -165,9 +165,10 @@ def _page_lines(reader, hidden: dict[int, PageText] | None = None) -> list[list[
     price_pages(reader)  # what extracting every page costs, before any is (ingestion.costs)
     pages = []
     extracted = 0
+    fonts: dict = {}  # glyph widths by font, read once for the document (ingestion.parsers.pdf_hidden)
     for index in range(page_count):
         try:
-            shown = page_text(reader.pages[index])
+            shown = page_text(reader.pages[index], fonts)
             raw = shown.text
         except Exception as exc:  # noqa: BLE001 -- pypdf raises many types on broken content streams
             raise ParseError(f"this PDF is corrupt: text of page {index + 1} cannot be extracted ({exc})") from None

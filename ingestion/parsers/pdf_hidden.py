@@ -37,6 +37,7 @@ other encodings (the bounded rule above applies to them), colours in pattern, se
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field, replace
 
@@ -115,13 +116,21 @@ class _State:
 
 @dataclass(frozen=True)
 class _Widths:
-    """A font's glyph widths in ems by character code, and the width of a code it does not list."""
+    """A font's glyph widths in ems by character code (listed one by one, or by ranges of codes sharing one width:
+    ``(first, last, width)``, sorted, not overlapping), and the width of a code it does not list."""
 
     by_code: dict
     default: float
+    ranges: tuple = ()
 
     def of(self, code: bytes) -> float:
-        return self.by_code.get(int.from_bytes(code, "big"), self.default)
+        number = int.from_bytes(code, "big")
+        if number in self.by_code:
+            return self.by_code[number]
+        at = bisect.bisect_right(self.ranges, (number, math.inf)) - 1
+        if at >= 0 and self.ranges[at][0] <= number <= self.ranges[at][1]:
+            return self.ranges[at][2]
+        return self.default
 
 
 def _number(value, default: float) -> float:
@@ -155,10 +164,11 @@ def _font_widths(font) -> _Widths | None:
         if subtype == "/Type0" and str(font.get("/Encoding")) in ("/Identity-H", "/Identity-V"):
             descendant = font["/DescendantFonts"].get_object()[0].get_object()
             by_code: dict[int, float] = {}
+            ranges: list[tuple[int, int, float]] = []
             entries = descendant.get("/W")
             entries = list(entries.get_object()) if entries is not None else []
             i = 0
-            while i < len(entries) and len(by_code) < _MAX_WIDTH_CODES:
+            while i < len(entries) and len(by_code) + len(ranges) < _MAX_WIDTH_CODES:
                 start = entries[i]
                 follow = entries[i + 1] if i + 1 < len(entries) else None
                 follow = follow.get_object() if hasattr(follow, "get_object") else follow
@@ -168,13 +178,17 @@ def _font_widths(font) -> _Widths | None:
                     i += 2
                 elif i + 2 < len(entries):
                     low, high = int(_number(start, 0)), int(_number(follow, -1))
-                    w = _number(entries[i + 2], 1000) / 1000
-                    for code in range(max(low, 0), min(high, low + _MAX_WIDTH_CODES - len(by_code) - 1, 0xFFFF) + 1):
-                        by_code[code] = w
+                    if low <= high:
+                        ranges.append((low, high, _number(entries[i + 2], 1000) / 1000))
                     i += 3
                 else:
                     break
-            return _Widths(by_code, _number(descendant.get("/DW", 1000), 1000) / 1000)
+            ranges.sort()
+            kept: list[tuple[int, int, float]] = []
+            for low, high, w in ranges:  # overlapping ranges (a malformed /W): the one starting first is kept
+                if not kept or low > kept[-1][1]:
+                    kept.append((low, high, w))
+            return _Widths(by_code, _number(descendant.get("/DW", 1000), 1000) / 1000, tuple(kept))
     except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError):
         return None
     return None
@@ -198,7 +212,7 @@ class _Tracker:
     # matrix holds -- it does not move it as glyphs are shown): the least and the most it can be, glyphs being
     # 0 to 1 em wide (no font metrics are read).
     pen: tuple[float, float] = (0.0, 0.0)
-    font_widths: dict = field(default_factory=dict)  # :meth:`_widths`, by font object
+    font_widths: dict = field(default_factory=dict)  # :meth:`_widths`, by font object (shared by a document's pages)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -593,12 +607,14 @@ def _shows_image(page) -> bool:
         return False
 
 
-def page_text(page) -> PageText:
-    """A page's text as a reader sees it (see the module docstring)."""
+def page_text(page, fonts: dict | None = None) -> PageText:
+    """A page's text as a reader sees it (see the module docstring). ``fonts``: the glyph widths already read,
+    kept across a document's pages (each font's are read once however many pages use it)."""
     box, off = _box(page), _groups_off(page)
     resources = page.get("/Resources")
     resources = resources.get_object() if resources is not None else None
-    seen = _Tracker(box, resources, off=off)
+    fonts = {} if fonts is None else fonts
+    seen = _Tracker(box, resources, off=off, font_widths=fonts)
     try:
         text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
     finally:
@@ -607,7 +623,7 @@ def page_text(page) -> PageText:
         return PageText(text)
     if not text.strip() and seen.invisible_mode_only and _shows_image(page):
         return PageText(page.extract_text() or "", ocr_layer=True)
-    unseen = _Tracker(box, resources, keep_visible=False, off=off)
+    unseen = _Tracker(box, resources, keep_visible=False, off=off, font_widths=fonts)
     try:
         hidden = page.extract_text(visitor_operand_before=unseen.before, visitor_operand_after=unseen.after) or ""
     finally:

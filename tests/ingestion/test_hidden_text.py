@@ -1280,7 +1280,9 @@ def test_pdf_composite_font_widths_are_read_from_w_and_dw_and_bounded():
     widths = _font_widths(composite([n(3), ArrayObject([n(500), n(0)]), n(10), n(12), n(250)], dw=0))
     assert [widths.of(bytes([0, code])) for code in (3, 4, 10, 12, 13)] == [0.5, 0.0, 0.25, 0.25, 0.0]
     assert _font_widths(composite([])).of(b"\x00\x41") == 1.0  # /DW absent: 1000
-    huge = _font_widths(composite([n(0), n(4_294_967_295), n(0)]))
-    assert len(huge.by_code) <= 65_536 and huge.of(b"\xff\xff") == 0.0
+    huge = _font_widths(composite([n(0), n(4_294_967_295), n(0)]))  # one range, never expanded code by code
+    assert not huge.by_code and huge.ranges == ((0, 4_294_967_295, 0.0),) and huge.of(b"\xff\xff") == 0.0
+    overlapping = _font_widths(composite([n(10), n(20), n(100), n(15), n(30), n(900), n(40), ArrayObject([n(7)])]))
+    assert [overlapping.of(bytes([0, c])) for c in (12, 25, 40, 41)] == [0.1, 1.0, 0.007, 1.0]
     assert _font_widths(composite([], encoding="/UniJIS-UCS2-H")) is None
     assert _font_widths(DictionaryObject({NameObject("/Subtype"): NameObject("/Type3")})) is None
