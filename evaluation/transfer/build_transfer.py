@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Sixty-two sources, one folder each under ``corpora/`` (the folder is the source):
+Sixty-eight sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -71,6 +71,11 @@ Sixty-two sources, one folder each under ``corpora/`` (the folder is the source)
   hyperlink targets, the Apache notice), a computer-algebra README (hard-wrapped prose, shell commands, a
   history) and a model library's README (HTML, ``<details>`` sections of examples, near-identical bullets),
   each whole; no tables.
+* twelfth round: a waste-management company's annual report written by hand (``written/``: six
+  sections, eight one-line paragraphs of about 460-565 tokens, no blank line anywhere); six bare-row
+  tables, three small (5-6 rows and a header, 4-5 columns: a five-year record whose rows are years,
+  materials sold, revenue by segment) and three large (11-13 rows and a header, 6-7 columns, wordy cells:
+  council contracts, sites, projects); two tables follow a paragraph whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -201,7 +206,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -215,6 +220,7 @@ WRITTEN = [
     "report-timber",
     "report-leasing",
     "report-ferries",  # eleventh round
+    "report-waste",  # twelfth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
