@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 # The Celery task that runs document jobs (defined in pipeline/tasks.py).
 INGEST_TASK = "pipeline.tasks.ingest_documents"
+RESCREEN_TASK = "pipeline.tasks.rescreen_chunks"  # screens again the chunks marked stale (``pipeline.rescreen``)
 # Documents per task: the model sees their chunks in shared batches.
 JOBS_PER_TASK = 16
 # Lanes: "interactive" (the default queue) and "bulk" (settings.BULKHEAD_BULK_QUEUE).
@@ -120,6 +121,19 @@ def job_move_to_bulk(job: IngestionJob, reason: str) -> bool:
         transaction.on_commit(lambda: _send([str(job.pk)], BULK))
     job.status, job.stage, job.stats = locked.status, locked.stage, locked.stats
     return True
+
+
+def rescreen_after_commit(tenant_id: int) -> None:
+    """Send the re-screen task for ``tenant_id`` once the current transaction commits (its stale chunks:
+    ``screening_detector`` no longer ``pipeline.screen.SCREENED_BY``)."""
+
+    def send() -> None:
+        try:
+            current_app.send_task(RESCREEN_TASK, args=[[tenant_id]])
+        except Exception:  # broker down: a worker's start re-screens every stale chunk
+            logger.exception("could not send the re-screen task of tenant %s", tenant_id)
+
+    transaction.on_commit(send)
 
 
 def _send(group: list[str], lane: str) -> None:

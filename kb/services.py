@@ -29,7 +29,7 @@ from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
-from kb.jobs import enqueue_after_commit, job_create
+from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import CONTENT_BY, DECISIONS_KEPT, Chunk, ChunkReview, Document, IngestionJob, Section
 from kb.titles import UNTITLED, document_title_screen, flagging_titles
 
@@ -389,6 +389,11 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
+        # A chunk's verdict is made over the document's text as its readers may read it
+        # (``pipeline.screen.readable_document_texts``), and its score is shown to them: with other readers,
+        # every chunk of the document is screened again (marked stale, ``pipeline.rescreen``; no re-embedding).
+        Chunk.objects.filter(document=document).update(screening_detector="")
+        rescreen_after_commit(document.tenant_id)
     paths = access.heading_paths
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
     if renamed:

@@ -28,7 +28,13 @@ from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
 from kb.titles import document_title_screen, source_flagging, title_decisions
-from pipeline.screen import SCREENED_BY, screen_document, screening_fields, title_records_follow
+from pipeline.screen import (
+    SCREENED_BY,
+    readable_document_texts,
+    screen_document,
+    screening_fields,
+    title_records_follow,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +96,10 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         if document is None or not chunks:
             return
         sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
-                        .only("id", "parent_id", "title", "heading_path", "metadata"))
+                        .only("id", "parent_id", "title", "heading_path", "metadata", "start", "end", "access_level",
+                              "access_groups"))
         chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
+        texts = readable_document_texts(document.text, sections)  # what each chunk's readers may read
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
         # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
         decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING),
@@ -101,6 +109,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         document_title_screen(document)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
+            chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
         )
         verdicts = screened.chunks

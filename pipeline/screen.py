@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
@@ -25,13 +27,53 @@ def screen_plans(plans: list[Plan]) -> None:
     the verdicts are stored with the chunks by :func:`pipeline.store.store_plan` and never computed per query."""
     for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
         chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
+        ids = {row.key: row.id for row in plan.section_rows}
+        texts = readable_document_texts(plan.parsed.text, plan.section_rows)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
             document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
+            chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
+
+
+def readable_document_texts(text: str, sections: Sequence[Section]) -> dict[uuid.UUID, str]:
+    """For each section (rows with their effective policy, ``start``/``end`` and ``parent_id``), the document's
+    text as every reader of the section may read it: the text of each section whose policy its policy implies
+    (its heading and own body, not its descendants'), in document order -- the whole text when that is all of
+    them. The detector compares a unit's words with the rest of the document (its topic-distance feature), and
+    a chunk's verdict, score included, is shown to its readers: taken over the whole text, it moved with the
+    words of sections they may not read (found attacking the demo). Text of no section is left out."""
+    by_id = {s.id: s for s in sections}
+    children: dict[uuid.UUID, list[Section]] = {}
+    for section in sections:
+        if section.parent_id in by_id:
+            children.setdefault(section.parent_id, []).append(section)
+
+    def own(section: Section) -> list[tuple[int, int]]:  # [start, end) less the children's extents
+        spans, pos = [], section.start
+        for child in sorted(children.get(section.id, ()), key=lambda c: c.start):
+            if child.start > pos:
+                spans.append((pos, child.start))
+            pos = max(pos, child.end)
+        if section.end > pos:
+            spans.append((pos, section.end))
+        return spans
+
+    found: dict[tuple, str] = {}
+    out: dict[uuid.UUID, str] = {}
+    for section in sections:
+        key = (section.access_level, tuple(sorted(section.access_groups)))
+        if key not in found:
+            kept = [s for s in sections if policy_implies(key[0], key[1], s.access_level, s.access_groups)]
+            if len(kept) == len(sections):
+                found[key] = text
+            else:
+                found[key] = "\n".join(text[a:b] for a, b in sorted(span for s in kept for span in own(s)))
+        out[section.id] = found[key]
+    return out
 
 
 @dataclass(frozen=True)
@@ -46,7 +88,8 @@ class DocumentScreening:
 
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
                     titles: Sequence[str] = (), headings: Iterable[str] = (),
-                    source: tuple[str, dict] | None = None) -> DocumentScreening:
+                    source: tuple[str, dict] | None = None,
+                    chunk_documents: Sequence[str] | None = None) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
     chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
@@ -77,8 +120,21 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     ``source``: the document's source and its verdict when that holds it (``kb.titles.source_flagging``: screened
     alone at upload, never again with the text) -- it flags every chunk as a title does, so the document is held
     until a reviewer releases a chunk of it, which releases the source too (a flagged source that flagged no chunk
-    was in no review queue: held for good)."""
-    verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
+    was in no review queue: held for good).
+
+    ``chunk_documents``: for each chunk, the document's text as every reader of it may read it
+    (:func:`readable_document_texts`), which its units are compared with; without it, ``document_text``."""
+    if chunk_documents is None:
+        verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
+    else:  # one call per distinct text (a document of one policy: one call, as without it)
+        verdicts = [None] * len(chunks)
+        groups: dict[str, list[int]] = {}
+        for i, readable in enumerate(chunk_documents):
+            groups.setdefault(readable, []).append(i)
+        for readable, members in groups.items():
+            for i, verdict in zip(members, screen_chunks([chunks[i][1] for i in members], document_text=readable),
+                                  strict=True):
+                verdicts[i] = verdict
     out = []
     for (text, embed_text, _), verdict in zip(chunks, verdicts, strict=True):
         found = verdict.as_dict()
