@@ -17,9 +17,11 @@ from pipeline.plan import Plan
 # the embed text, every heading and the document's titles -- and, since "titles2", that the titles' and
 # headings' own verdicts are stored beside it (``kb.models.TITLE_SCREENING``, on the document and its
 # sections: a held one is shown nowhere); since "titles3", that a held source flags them as a title does
-# (``kb.titles.source_flagging``). Verdicts stored before (the detector on the body alone; no titles' records;
-# no source's flag) are stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3"
+# (``kb.titles.source_flagging``); since "readers", that a chunk is compared with the document's text as its
+# readers may read it (:func:`readable_document_texts`). Verdicts stored before (the detector on the body alone;
+# no titles' records; no source's flag; a chunk compared with the whole text, restricted sections included) are
+# stale, and the re-screen job screens them again (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers"
 
 
 def screen_plans(plans: list[Plan]) -> None:
