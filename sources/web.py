@@ -7,14 +7,17 @@
   that resolves differently on a second lookup cannot lead elsewhere.
 * robots.txt is obeyed (user agent :data:`USER_AGENT`); requests are spaced by the source's rate.
 * Conditional requests: a page's stored ETag / Last-Modified is sent; a 304 keeps it as it was.
-* Every request has a timeout (``BULKHEAD_SOURCE_TIMEOUT_SECONDS``). A page that fails is an error of
-  the sync and the listing is incomplete: nothing is deleted then.
+* Every request has a timeout (``BULKHEAD_SOURCE_TIMEOUT_SECONDS``) for the whole answer, not only for each
+  read, and a page is read up to one upload's bytes (``BULKHEAD_MAX_UPLOAD_BYTES``), decoded as it comes
+  (:func:`_read_body`). A page that fails is an error of the sync and the listing is incomplete: nothing
+  is deleted then.
 """
 
 from __future__ import annotations
 
 import time
 import urllib.robotparser
+import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
@@ -39,8 +42,44 @@ class Response:
     content: bytes
 
 
+_DECODERS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def _read_body(response: httpx.Response, url: str, deadline: float) -> bytes:
+    """The answer's body, decoded, read as it comes: at most ``BULKHEAD_MAX_UPLOAD_BYTES`` (decoded) and until
+    ``deadline`` (``time.monotonic()``), else a ListingError naming which (found attacking sources: a page was
+    read whole and inflated without a bound -- 64 KB of gzip became 64 MB -- and one that drips a byte within
+    every read timeout was read for as long as its site liked). An encoding other than gzip or deflate is refused."""
+    limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    decoder = None
+    if encoding not in ("", "identity"):
+        if encoding not in _DECODERS:
+            raise ListingError(f"{url[:200]}: the content encoding {encoding[:40]!r} is not read")
+        decoder = zlib.decompressobj(_DECODERS[encoding])
+    body = bytearray()
+    try:
+        for raw in response.iter_raw():
+            data = raw
+            while data and len(body) <= limit:
+                if decoder is None:
+                    body += data
+                    break
+                body += decoder.decompress(data, limit + 1 - len(body))  # never more than one byte past the limit
+                data = decoder.unconsumed_tail
+            if len(body) > limit:
+                raise ListingError(f"{url[:200]}: the page has more than {limit} bytes (BULKHEAD_MAX_UPLOAD_BYTES); "
+                                   "it is not read")
+            if time.monotonic() > deadline:
+                raise ListingError(f"{url[:200]}: timed out")
+    except zlib.error:
+        raise ListingError(f"{url[:200]}: the {encoding} content could not be decoded") from None
+    return bytes(body)
+
+
 def safe_get(client: httpx.Client, url: str, headers: dict | None = None) -> Response:
-    """GET ``url``, following redirects by hand, each hop checked as the first."""
+    """GET ``url``, following redirects by hand, each hop checked as the first; each hop's answer within
+    ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` in all and one upload's bytes (:func:`_read_body`)."""
     for _ in range(MAX_REDIRECTS + 1):
         address = check_url_host(url)
         parts = urlsplit(url)
@@ -49,17 +88,20 @@ def safe_get(client: httpx.Client, url: str, headers: dict | None = None) -> Res
         netloc = ip_host + (f":{parts.port}" if parts.port else "")
         target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
         extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        deadline = time.monotonic() + settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
         try:
-            response = client.get(target, headers={**(headers or {}), "Host": host_header, "User-Agent": USER_AGENT},
-                                  extensions=extensions)
+            with client.stream("GET", target, extensions=extensions, headers={
+                **(headers or {}), "Host": host_header, "User-Agent": USER_AGENT,
+                "Accept-Encoding": "gzip, deflate",
+            }) as response:
+                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
+                    url = urljoin(url, response.headers["location"])
+                    continue
+                return Response(url, response.status_code, response.headers, _read_body(response, url, deadline))
         except httpx.TimeoutException:
             raise ListingError(f"{url[:200]}: timed out") from None
         except httpx.HTTPError as exc:
             raise ListingError(f"{url[:200]}: {type(exc).__name__}") from None
-        if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
-            url = urljoin(url, response.headers["location"])
-            continue
-        return Response(url, response.status_code, response.headers, response.content)
     raise ListingError(f"{url[:200]}: more than {MAX_REDIRECTS} redirects")
 
 

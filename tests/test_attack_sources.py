@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import os
+import threading
+import time
 
 import pytest
 from dulwich.objects import Blob, Tree
@@ -166,3 +169,94 @@ def test_a_git_host_that_rebinds_after_the_check_is_never_connected_to_its_new_a
         for server in (internal, public):
             server.shutdown()
             server.server_close()
+
+
+BOMB_BYTES = 64 << 20  # what the hostile page inflates to; its gzip is ~64 KB on the wire
+DRIP_SECONDS = 8  # the dripping page's server gives up after this (a real one would not)
+
+
+class _HostileSite(http.server.BaseHTTPRequestHandler):
+    """A website that a source's admin means to sync and that turns hostile: a page that inflates
+    (``Content-Encoding: gzip`` of zeros) and a page that never ends (a byte every 0.3 s, within any
+    read timeout), beside an ordinary one."""
+
+    protocol_version = "HTTP/1.1"
+    bomb = b""
+
+    def _send(self, body: bytes, kind: str = "text/html", extra: dict | None = None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/docs/":
+            self._send(b'<html><body><h1>Home</h1><p>The heron index.</p><a href="page.html">p</a>'
+                       b'<a href="bomb.html">b</a><a href="drip.html">d</a></body></html>')
+        elif self.path == "/docs/page.html":
+            self._send(b"<html><body><h1>Page</h1><p>The egret page.</p></body></html>")
+        elif self.path == "/docs/bomb.html":
+            self._send(self.bomb, extra={"Content-Encoding": "gzip"})
+        elif self.path == "/docs/drip.html":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            stop = time.monotonic() + DRIP_SECONDS
+            try:
+                self.wfile.write(b"<html><body><p>")
+                while time.monotonic() < stop:
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.3)
+                self.wfile.write(b"</p></body></html>")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        else:
+            self._send(b"", "text/plain")
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_hostile_sites_page_is_read_within_the_size_and_time_of_one_upload(admin, settings):
+    """Found attacking sources: a website source read each page whole (``httpx``'s ``response.content``),
+    decoding any ``Content-Encoding`` without a bound and with a timeout per read only. A 64 KB gzip page
+    inflated to 64 MB in the worker (or the admin's preview, in a web thread) before the upload limit was
+    checked, one that never ends did so without end, and one that drips a byte within every read timeout
+    held the sync (or the web thread) for as long as the site liked. Now a page is read up to one upload's
+    bytes, decoded as it comes, within ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` in all; past either it is an
+    error of the listing naming why (incomplete: nothing is deleted)."""
+    import gzip
+    import tracemalloc
+
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 1
+    settings.BULKHEAD_MAX_UPLOAD_BYTES = 1 << 20
+    _HostileSite.bomb = gzip.compress(b"\0" * BOMB_BYTES, compresslevel=9)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HostileSite)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="hostile", url=f"{site}/docs/",
+                               options={"rate_per_second": 50})
+        tracemalloc.start()
+        try:
+            preview = source_preview(source=source)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        errors = {e["path"].rsplit("/", 1)[-1]: e["error"] for e in preview["errors"]}
+        assert "timed out" in errors.get("drip.html", ""), preview["errors"]
+        assert "more than 1048576 bytes" in errors.get("bomb.html", ""), preview["errors"]
+        assert peak < 16 << 20, f"the preview held {peak} bytes at once"
+        sync = _run(source)
+        assert sync.status == "failed" and sync.added == 2, (sync.error, sync.errors)
+        assert {i.path.rsplit("/", 1)[-1] for i in SourceItem.objects.filter(source=source)} == {"", "page.html"}
+    finally:
+        server.shutdown()
+        server.server_close()
