@@ -210,6 +210,12 @@ def _pinned_pool_manager_cls():
     return PinnedPoolManager
 
 
+# The paths a Git listing may walk, per file a sync may take: include/exclude may narrow a larger listing to
+# BULKHEAD_SOURCE_MAX_FILES, yet the walk is bounded (found attacking sources: a tree naming one subtree under
+# many names, and that one another, made 10^9 paths of a few kilobytes).
+LISTED_PATHS_PER_FILE = 10
+
+
 def list_git(source: Source, credentials: dict | None = None) -> Listing:
     from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
     from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
@@ -268,7 +274,11 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
         raise ListingError(f"{branch or 'HEAD'} does not name a commit")
     entries: list[Entry] = []
     errors: list[dict] = []
-    for item in repo.object_store.iter_tree_contents(obj.tree):
+    most = LISTED_PATHS_PER_FILE * settings.BULKHEAD_SOURCE_MAX_FILES
+    for n, item in enumerate(repo.object_store.iter_tree_contents(obj.tree)):
+        if n >= most:  # a tree may name one subtree many times: a few objects, any number of paths
+            raise ListingError(f"the repository lists more than {most} paths ({LISTED_PATHS_PER_FILE} times "
+                               "BULKHEAD_SOURCE_MAX_FILES); it is not read")
         rel = item.path.decode("utf-8", "surrogateescape")
         odd = _not_utf8(rel)
         if odd is not None:

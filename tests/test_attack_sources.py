@@ -260,3 +260,45 @@ def test_a_hostile_sites_page_is_read_within_the_size_and_time_of_one_upload(adm
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_git_tree_that_names_one_subtree_many_times_is_listed_within_a_bound(admin, settings):
+    """Found attacking sources: a Git tree may name one subtree under many names, and that subtree another,
+    so a few kilobytes of objects stand for any number of paths (24 entries over 4 levels: 331,776 paths from
+    five small objects; 1,000 over 3 levels would be 10^9). The listing walked them all -- in the sync's worker,
+    or the admin's preview in a web thread -- before the file limit was counted. Now the walk stops past ten
+    times ``BULKHEAD_SOURCE_MAX_FILES`` paths (include/exclude may still narrow a larger listing to the limit),
+    failing the listing with the reason; nothing is synced or deleted."""
+    from sources.entries import ListingError
+    from sources.listing import list_git
+
+    settings.BULKHEAD_SOURCE_MAX_FILES = 100
+    root = new_folder("tree-bomb-")
+    git_commit(root, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="bomb", url=str(root))
+    first = _run(source)
+    assert (first.status, first.added) == ("succeeded", 1), (first.error, first.errors)
+    repo = Repo(str(root))
+    blob = Blob.from_string(b"# Same\n\nsame\n")
+    objects, inner = [(blob, None)], blob.id
+    for level in range(4):
+        tree = Tree()
+        for i in range(24):
+            tree.add(f"{'fd'[level > 0]}{i:02d}".encode() + (b".md" if level == 0 else b""),
+                     0o100644 if level == 0 else 0o040000, inner)
+        objects.append((tree, None))
+        inner = tree.id
+    top = Tree()
+    top.add(b"guide.md", 0o100644, repo[repo[repo[repo.head()].tree][b"guide.md"][1]].id)
+    top.add(b"docs", 0o040000, inner)
+    objects.append((top, None))
+    repo.object_store.add_objects(objects)
+    repo.get_worktree().commit(message=b"many names", tree=top.id, author=b"T <t@example.com>",
+                               committer=b"T <t@example.com>")
+    with pytest.raises(ListingError, match="more than 1000 paths"):
+        list_git(source)
+    preview = source_preview(source=source)
+    assert "more than 1000 paths" in preview["error"] and preview["items"] == [], preview["error"]
+    sync = _run(source)
+    assert sync.status == "failed" and "more than 1000 paths" in sync.error, (sync.status, sync.error)
+    assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
