@@ -1,0 +1,63 @@
+"""Attacking values that are computed over a whole document or index and shown to members who may read
+only part of it (the round after the screening score): what each says about text above its reader."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from accounts.policy import AccessLevel
+from accounts.services import membership_create, tenant_create
+from kb.models import Document
+from tests.api_helpers import console_client, make_document
+
+pytestmark = pytest.mark.django_db
+
+MINUTES = [
+    ("root", None, "", AccessLevel.INTERNAL, [], "Board minutes, third quarter."),
+    ("shortlist", "root", "Shortlist", AccessLevel.INTERNAL, [], "Globex, Initech and Umbrella were considered."),
+    ("decision", "root", "Decision", AccessLevel.RESTRICTED, [], "The board chose Initech."),
+]
+
+
+def _text(sections) -> str:
+    return "".join((f"# {heading}\n" if heading else "") + body + "\n" for _, _, heading, _, _, body in sections)
+
+
+def _stored_as_bytes(document: Document, text: str) -> None:
+    """The document as an upload of ``text`` would leave it: its bytes and their SHA-256."""
+    Document.objects.filter(pk=document.pk).update(raw=text.encode(), sha256=hashlib.sha256(text.encode()).hexdigest())
+
+
+def _preview(editor, text: str) -> str:
+    response = console_client(editor).post("/documents/upload/", {
+        "text": text, "title": "guess", "content_type": "text/markdown", "access_level": "internal",
+    })
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_already_uploaded_names_only_a_document_whose_every_section_the_member_may_read():
+    """Found attacking the upload page: "Already uploaded" looked the bytes' SHA-256 up among the documents the
+    member can see -- those with one section they may read. An internal editor who sees the minutes' shortlist
+    and the length of the hidden decision (decision #17) uploaded each guess of the whole file: the one naming
+    the chosen company was "Already uploaded: these are the same bytes as Board minutes", the others were not
+    -- the restricted decision confirmed word for word. Now only a document whose every section the member may
+    read is named; any other is simply a new document, as a hidden one was."""
+    tenant = tenant_create(slug="derived", name="Derived")
+    editor = membership_create(tenant=tenant, email="editor@derived.test", role="editor", clearance="internal")
+    minutes = make_document(tenant, title="Board minutes", sections=MINUTES)
+    _stored_as_bytes(minutes, _text(MINUTES))
+    guesses = {company: _text([*MINUTES[:2], (*MINUTES[2][:5], f"The board chose {company}.")])
+               for company in ("Globex", "Initech", "Umbrella")}
+    assert guesses["Initech"] == _text(MINUTES)
+    answers = {company: "Already uploaded" in _preview(editor, text) for company, text in guesses.items()}
+    assert answers == {"Globex": False, "Initech": False, "Umbrella": False}
+
+    # A document whose every section the editor may read is still named: the page's purpose stays.
+    open_minutes = [*MINUTES[:2], (*MINUTES[2][:3], AccessLevel.INTERNAL, [], "Nothing was decided.")]
+    shown = make_document(tenant, title="Open minutes", sections=open_minutes)
+    _stored_as_bytes(shown, _text(open_minutes))
+    page = _preview(editor, _text(open_minutes))
+    assert "Already uploaded" in page and "Open minutes" in page
