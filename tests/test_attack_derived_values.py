@@ -61,3 +61,33 @@ def test_already_uploaded_names_only_a_document_whose_every_section_the_member_m
     _stored_as_bytes(shown, _text(open_minutes))
     page = _preview(editor, _text(open_minutes))
     assert "Already uploaded" in page and "Open minutes" in page
+
+
+def test_an_evaluations_chunk_figures_are_of_the_chunks_its_member_may_read():
+    """Found attacking evaluation reports: the console's evaluation searches as the admin (an evaluation "never
+    sees more than a search would"), yet its "chunks", "tokens mean / max" and "orphans" rows counted every chunk
+    of the version -- documents the admin may not even know of included. An internal admin read the token count
+    of a restricted chunk as the maximum, and every change of one as the mean moving. Now the figures are of the
+    chunks the evaluating member may read."""
+    from kb import evaluation
+    from kb.index_versions import index_version_active
+    from kb.models import Chunk
+
+    tenant = tenant_create(slug="eval-figures", name="Eval figures")
+    low = membership_create(tenant=tenant, email="low@figures.test", role="admin", clearance="internal")
+    make_document(tenant, title="lobby.md", source="lobby.md",
+                  sections=[("root", None, "Lobby", AccessLevel.INTERNAL, [], "The lobby opens at eight.")])
+    vault = make_document(tenant, title="vault.md", source="vault.md", default=AccessLevel.RESTRICTED,
+                          sections=[("root", None, "Vault", AccessLevel.RESTRICTED, [], "The vault code rotates.")])
+    version = index_version_active(tenant=tenant)
+    golden = b'{"question": "when does the lobby open", "document": "lobby.md"}\n'
+
+    def figures() -> tuple:
+        report = evaluation.version_evaluate(member=low, versions=[version], content=golden, filename="g.jsonl",
+                                             ks=(1,), mode="keyword")[0]
+        return report.chunks.count, report.chunks.max_tokens, report.chunks.mean_tokens, report.chunks.histogram
+
+    before = figures()
+    Chunk.objects.filter(document=vault).update(token_count=900)
+    assert figures() == before
+    assert before[:2] == (1, 5)  # the lobby's one chunk, "The lobby opens at eight."
