@@ -42,9 +42,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Membership, Role, Tenant
-from accounts.access import readable_q
 from accounts.policy import Reader
 from accounts.selectors import reader_for
 from ingestion.golden import GoldenQuestion, load_questions
