@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             None, compact_table_header=False),
         "bulkhead, compact table header and line cuts (issue 30's fourth round; the first the default since the sixth)":
             lambda: _ours(None, compact_table_header=True, long_sentence_lines=True),
+        "bulkhead, labels end no table (the default before issue 30's twelfth round)": lambda: _ours(
+            None, table_label_columns=False),
         "bulkhead, sentence boundaries and overlap everywhere (the default before)": lambda: _ours(
             None, boundaries="sentence", prose_overlap=True),
         "LangChain token-aware recursive 200": lambda: _langchain(200),

@@ -390,7 +390,8 @@ class _Chunker:
                 out.append(group[0])
                 continue
             tables = find_tables(
-                text, group[0].start, group[-1].end, delimiter_rows=self.config.table_delimiter_rows
+                text, group[0].start, group[-1].end, delimiter_rows=self.config.table_delimiter_rows,
+                label_columns=self.config.table_label_columns,
             )
             if len(group) > 1:
                 # Only tables whose lines are whole blocks of the group (one block per line).

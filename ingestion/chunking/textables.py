@@ -21,6 +21,7 @@ import re
 
 MIN_ROWS = 3
 MAX_LABEL_CHARS = 40
+MAX_LABEL_RUN = 3  # group labels in a row that ``label_columns`` looks past for the next row (a bounded look)
 # A numeric cell: a number with optional sign, currency, thousands separators, decimals,
 # percent sign or accounting brackets ("1,234.5", "-3%", "(12.0)", "EUR 40", "n/a" is not).
 _NUMBER = re.compile(r"[-+\u2212(]?(?:[$\u20ac\u00a3]|[A-Z]{3} )?\d[\d,.\u2009 ]*%?\)?")
@@ -115,8 +116,20 @@ def _delimiter(line: str) -> str | None:
     return None
 
 
+def _label_inside(text: str, lines: list[tuple[int, int]], at: int, delimiter: str, columns: int) -> bool:
+    """Whether the label line ``lines[at]`` is followed by a row with ``columns`` columns (at most
+    ``MAX_LABEL_RUN`` labels may follow one another; a line that is neither a label nor a row ends the look)."""
+    for ls, le in lines[at + 1 : at + 1 + MAX_LABEL_RUN]:
+        line = text[ls:le]
+        if _cells(line, delimiter) >= 2:
+            return len(_parts(line, delimiter)) == columns
+        if not (line.strip() and len(line.strip()) <= MAX_LABEL_CHARS and delimiter not in line):
+            return False
+    return False
+
+
 def find_tables(
-    text: str, start: int, end: int, *, delimiter_rows: bool = False
+    text: str, start: int, end: int, *, delimiter_rows: bool = False, label_columns: bool = False
 ) -> list[tuple[int, int, int]]:
     """Tables in ``text[start:end]`` as ``(table_start, header_end, table_end)``, in order.
 
@@ -127,6 +140,11 @@ def find_tables(
     count (``| a | b |`` then ``|---|---|``) starts a table whose header is both lines
     (``header_end`` is the delimiter row's end): every row group then repeats a valid Markdown
     header. The delimiter row makes it a table with a single data row too (it cannot be prose).
+
+    A short line without the delimiter between rows (``MAX_LABEL_CHARS``) is a group label inside the
+    table. With ``label_columns``, only when the row after it has the header's columns: otherwise it is
+    the lead-in of another table (``Projects under way:`` between a four-column and a six-column table),
+    and the table ends before it.
     """
     lines = _line_spans(text, start, end)
     out: list[tuple[int, int, int]] = []
@@ -157,6 +175,8 @@ def find_tables(
                 rows += 1
                 last = j
             elif not (line.strip() and len(line.strip()) <= MAX_LABEL_CHARS and delimiter not in line):
+                break
+            elif label_columns and not _label_inside(text, lines, j, delimiter, len(_parts(text[s:e], delimiter))):
                 break
             j += 1
         if rows >= MIN_ROWS:

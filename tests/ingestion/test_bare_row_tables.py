@@ -171,3 +171,46 @@ def test_a_row_chunk_never_embeds_text_of_another_section():
     # The default keeps this small table whole: the same rule for the whole table's chunk.
     (whole,) = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table"]
     assert whole.text.startswith("Unit | 2023") and "Restricted" not in whole.embed_text
+
+
+# Issue 30, twelfth round (found reading its waste-management report): a short lead-in line between two bare-row
+# tables with no blank line around it was read as a group label inside the first, so the second table's rows were
+# chunked under the first table's lead-in and header (a six-column project list embedded "Revenue by segment:" and
+# "Segment | 2025 £m | 2024 £m | Change %").
+SEGMENTS = ("Revenue by segment:\nSegment | 2025 £m | 2024 £m | Change %\nMunicipal collection | 96.4 | 91.2 | 5.7\n"
+            "Commercial collection | 71.8 | 68.3 | 5.1\nEnergy from waste | 44.9 | 42.0 | 6.9\n")
+PROJECTS_HEADER = "Project | Site | Budget £m | Spent £m | Due | Status"
+PROJECT_ROWS = [f"{name} | {site} | {budget} | {spent} | {due} | {status}" for name, site, budget, spent, due, status in [
+    ("Replacement sorting plant", "Marlpit", "38.5", "6.2", "Late 2027", "Planning granted in August 2025 after a long inquiry"),
+    ("Heat network", "Thornbeck", "14.8", "14.1", "Finished", "Heat flowing to the hospital since November 2025"),
+    ("Biomethane upgrade", "Brockley Cross", "7.6", "3.9", "Spring 2026", "Grid connection agreed with the network"),
+    ("Carbon capture study", "Thornbeck", "2.3", "0.8", "Late 2026", "With the university; a pilot decided next year"),
+    ("Composting hall", "Fenwold", "6.4", "0.3", "2028", "Permit application to be made in the coming year"),
+    ("Electric lorries", "All depots", "12.9", "1.1", "June 2026", "Thirty ordered in November 2025; deposit paid"),
+]]
+TWO_TABLES = ("Finance\nThe year's revenue grew in every segment of the business. " * 3 + "\n" + SEGMENTS
+              + "Projects under way in 2025:\n" + PROJECTS_HEADER + "\n" + "\n".join(PROJECT_ROWS) + "\n"
+              + "People\nWe employed more people at the end of the year than at its start.\n")
+
+
+def test_a_lead_in_between_two_tables_of_other_columns_starts_the_second_table():
+    chunks = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(), COUNTER)
+    rows = [c for c in chunks if any(row in c.text for row in PROJECT_ROWS)]
+    assert rows and all("Segment | 2025" not in c.embed_text and "Revenue by segment" not in c.embed_text for c in rows)
+    assert all(PROJECTS_HEADER in c.embed_text and "Projects under way in 2025:" in c.embed_text for c in rows)
+    assert not any("Municipal collection" in c.text and PROJECT_ROWS[0] in c.text for c in chunks)
+    # Configs stored before the field (it reads as off) keep their chunks: the lead-in as a group label.
+    before = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(table_label_columns=False), COUNTER)
+    assert any("Segment | 2025" in c.embed_text for c in before if PROJECT_ROWS[-1] in c.text)
+
+
+def test_a_group_label_followed_by_rows_of_the_tables_columns_stays_inside_it():
+    header, rows = "Unit | 2024 | 2025", ["North | 1,200 | 1,350", "South | 900 | 1,010", "East | 640 | 700",
+                                         "West | 520 | 610", "Harbour | 300 | 340"]
+    text = ("The units' output is shown below.\n" + header + "\n" + "\n".join(rows[:2]) + "\nCoastal units\n"
+            + "\n".join(rows[2:]) + "\nThat closes the table.\n")
+    for config in (ChunkingConfig(), ChunkingConfig(table_label_columns=False)):
+        chunks = chunk_document(parse_text(text), config, COUNTER)
+        holding = [c for c in chunks if any(row in c.text for row in rows)]
+        assert all(header in c.embed_text for c in holding), config.table_label_columns
+        assert all(any(row in c.text for c in holding) for row in rows)
