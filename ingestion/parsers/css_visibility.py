@@ -1195,6 +1195,81 @@ _MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
 # (`progress`, `meter`: a bar is drawn, never their text); as for the `hidden` attribute, an author's
 # `display` shows them again. (Found attacking the demo: their text reached the model.)
 UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title", "progress", "meter"})
+# Declarative shadow DOM (``<template shadowrootmode>``, 2026-12-04): a shadow host draws its shadow tree,
+# and of its own children and text only what a ``<slot>`` of that tree takes -- the rest is never drawn
+# (checked in chromium). The elements that may host one (the DOM standard's ``attachShadow`` list, and custom
+# elements: a name with a hyphen); the old ``shadowroot`` attribute counts too (fail closed).
+UNSLOTTED = "not taken by a slot of its shadow root"
+_SHADOW_HOSTS = frozenset({
+    "article", "aside", "blockquote", "body", "div", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "main", "nav", "p", "section", "span",
+})
+# What inside a shadow tree may hide a slot: this reader does not cascade the shadow tree, so a slot under
+# any of these (or in a shadow tree with style sheets of its own: ``::slotted()``, ``slot {...}``) shows
+# nothing (fail closed).
+_SLOT_HIDERS = ("hidden", "aria-hidden", "style", "inert")
+
+
+def _shadow_root_of(host: etree._Element) -> etree._Element | None:
+    """The ``<template>`` child that becomes ``host``'s declarative shadow root (the first), or None."""
+    tag = host.tag if isinstance(host.tag, str) else ""
+    if tag not in _SHADOW_HOSTS and "-" not in tag:
+        return None
+    for child in host:
+        if child.tag == "template":
+            mode = (child.get("shadowrootmode") or child.get("shadowroot") or "").strip().lower()
+            if mode in ("open", "closed"):
+                return child
+    return None
+
+
+def _usable_slots(shadow: etree._Element) -> tuple[bool, frozenset[str]]:
+    """Whether ``shadow`` has a default slot that shows what it takes, and the names of its named ones."""
+    if next(shadow.iter("style", "link"), None) is not None:
+        return False, frozenset()
+    default, named = False, set()
+    for slot in shadow.iter("slot"):
+        path = [slot]
+        for ancestor in slot.iterancestors():
+            if ancestor is shadow:
+                break
+            path.append(ancestor)
+        if any(a.get(name) is not None for a in path for name in _SLOT_HIDERS) or any(
+                a.tag in UA_HIDDEN or a.tag in ("template", "dialog", "details") for a in path):
+            continue
+        name = slot.get("name") or ""
+        if name:
+            named.add(name)
+        else:
+            default = True
+    return default, frozenset(named)
+
+
+def _shadow_unslotted(root: etree._Element) -> tuple[set[etree._Element], set[etree._Element]]:
+    """The shadow hosts whose own text no slot takes, and the host children no slot takes."""
+    hosts_text: set[etree._Element] = set()
+    children: set[etree._Element] = set()
+    seen: set[etree._Element] = set()
+    for template in root.iter("template"):
+        host = template.getparent()
+        if host is None or host in seen:
+            continue
+        seen.add(host)
+        shadow = _shadow_root_of(host)
+        if shadow is None:
+            continue
+        default, named = _usable_slots(shadow)
+        if not default:
+            hosts_text.add(host)
+        for child in host:
+            if child is shadow or not isinstance(child.tag, str):
+                continue
+            name = child.get("slot")
+            if not (name in named if name else default):
+                children.add(child)
+    return hosts_text, children
+
+
 # Elements that hide or colour by themselves.
 _SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict.fromkeys(UA_HIDDEN, True)}
 # The properties this reader evaluates (other declarations are not kept).
@@ -1274,6 +1349,8 @@ class Visibility:
     def __init__(self, root: etree._Element) -> None:
         self.root = root
         self._states: dict[etree._Element, _State] = {}
+        # Declarative shadow roots: the hosts whose own text no slot shows, the children no slot shows.
+        self._host_text_unslotted, self._unslotted = _shadow_unslotted(root)
         self._reasons: dict[int, str | None] = {}  # by id of a state (each kept alive in _states)
         self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
         # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
@@ -1314,6 +1391,8 @@ class Visibility:
 
     def text_hidden(self, element: etree._Element) -> str | None:
         """Why text directly inside ``element`` is not shown, or None when it is."""
+        if element in self._host_text_unslotted and not self.subtree_hidden(element):
+            return UNSLOTTED
         state = self._states.get(element)
         if state is None:
             return None if element is not None and not isinstance(element.tag, str) else "outside the page"
@@ -1325,6 +1404,8 @@ class Visibility:
     @property
     def hides_anything(self) -> bool:
         """Whether any element's text is hidden (most pages: none, and then nothing needs checking)."""
+        if self._host_text_unslotted or self._unslotted:
+            return True
         distinct = {id(state): state for state in self._states.values()}
         return any(self._reasons.setdefault(key, _reason(state)) is not None for key, state in distinct.items())
 
@@ -1348,6 +1429,9 @@ class Visibility:
                 continue
             if element in clamped:
                 states[element] = replace(inherited, gone="past the last line of a line clamp")
+                continue
+            if element in self._unslotted:
+                states[element] = replace(inherited, gone=UNSLOTTED)
                 continue
             values = self._cascade(element)
             if values and (lines := _line_clamp(values)):

@@ -238,6 +238,16 @@ HTML_VECTORS = {
     "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
     "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
                        f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
+    # A declarative shadow root (2026-12-04, found attacking the hidden-text rules): a shadow host shows its
+    # shadow tree, and its own children only where a <slot> of that tree takes them (checked in chromium:
+    # none of these draws a pixel of the payload)
+    "shadow-root-without-slot": f'<span><template shadowrootmode="open"><b>card</b></template>{PAYLOAD}</span>',
+    "shadow-root-only-named-slots": f'<x-card><template shadowrootmode="closed"><slot name="a"></slot></template>'
+                                    f'<span>{PAYLOAD}</span></x-card>',
+    "shadow-root-slot-name-missing": f'<span><template shadowrootmode="open"><slot></slot></template>'
+                                     f'<i slot="nowhere">{PAYLOAD}</i></span>',
+    "shadow-root-slot-hidden-inside": f'<span><template shadowrootmode="open"><i hidden><slot></slot></i></template>'
+                                      f'{PAYLOAD}</span>',
 }
 
 
@@ -366,6 +376,12 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span style="mask-size:0">{PAYLOAD}</span>',
     f'<span style="mask-image:linear-gradient(black,black),linear-gradient(black,black);mask-size:0,auto">{PAYLOAD}</span>',
     f'<span style="mask:linear-gradient(black,black) 0 0/10px 10px">{PAYLOAD}</span>',
+    # a shadow root's slots show the host's children (the default slot its text, a named slot its own);
+    # a template that is no shadow root, and one on an element that cannot host one, leave them as they are
+    f'<span><template shadowrootmode="open"><slot></slot></template>{PAYLOAD}</span>',
+    f'<span><template shadowrootmode="open"><slot name="a"></slot></template><i slot="a">{PAYLOAD}</i></span>',
+    f'<span><template shadowrootmode="bogus"><b>x</b></template>{PAYLOAD}</span>',
+    f'<a href="#"><template shadowrootmode="open"><b>x</b></template>{PAYLOAD}</a>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
@@ -500,6 +516,8 @@ MARKDOWN_VECTORS = {
                        f"</span> {AFTER}",
     "words-overlaid": f'{VISIBLE} <span style="word-spacing:-2em">{PAYLOAD} piled words</span> {AFTER}',
     "filter-opacity-percent": f'{VISIBLE} <span style="filter:opacity(0%)">{PAYLOAD}</span> {AFTER}',
+    "shadow-root-without-slot": f'{VISIBLE} <span><template shadowrootmode="open"><b>card</b></template>{PAYLOAD}'
+                                f"</span> {AFTER}",
 }
 
 
@@ -515,6 +533,7 @@ def test_markdown_hidden_text_never_reaches_the_model(vector):
     f'<span style="backface-visibility:hidden">{PAYLOAD}</span>',
     f'<span style="word-spacing:-0.43em">{PAYLOAD} and more</span>',
     f'<span style="filter:opacity(0.5)">{PAYLOAD}</span>',
+    f'<span><template shadowrootmode="open"><slot></slot></template>{PAYLOAD}</span>',
 ])
 def test_markdown_text_a_reader_sees_stays(markup):
     doc = parsed(f"# Title\n\n{VISIBLE} {markup} {AFTER}\n", "note.md")
