@@ -6,7 +6,9 @@ heading, in its span but in no block) and then the body's paragraphs as
 ``prose`` blocks.
 
 * The body is the ``text/plain`` part when there is one, else the ``text/html``
-  part converted to text with BeautifulSoup, else the first ``text/*`` part.
+  part converted to text with BeautifulSoup, else the first ``text/*`` part; a
+  plain part with a word its HTML alternative does not show gives way to the HTML
+  part (a mail client shows that one: ``_plain_or_shown_html``).
   E-mail has no access markers: one in the text, or in an HTML body's comments
   or attributes, fails the document (see ``access_markers.reject_unread_markers``).
   Attachments are not indexed.
@@ -42,6 +44,7 @@ import mailbox
 import os
 import re
 import tempfile
+import unicodedata
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 
@@ -200,13 +203,41 @@ def strip_quoted(text: str) -> str:
     return "\n".join(result).strip()
 
 
+_WORD_RE = re.compile(r"\w+")
+_HREF_RE = re.compile(r"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _plain_or_shown_html(plain: str, html: str, hidden: list[str]) -> str:
+    """The body of a message with both a ``text/plain`` and a ``text/html`` alternative: the plain part while
+    every word of it is one the HTML part shows (its visible text, or a link's address a reader sees on
+    hover), else the HTML part's visible text -- a mail client shows the HTML part, so a plain part saying
+    more is text no reader of the message sees (2026-12-04, found attacking hidden text: it was indexed)."""
+    html_hidden: list[str] = []
+    shown = html_to_text(html, html_hidden)
+    allowed = _words(shown)
+    for match in _HREF_RE.finditer(html):
+        allowed |= _words(next(group for group in match.groups() if group is not None))
+    unshown = _words(strip_quoted(plain)) - allowed
+    if not unshown:
+        return plain
+    hidden.extend(sorted(unshown))
+    hidden.extend(html_hidden)
+    return shown
+
+
 def _body(message: Message, hidden: list[str]) -> str:
     part: Message | None = None
+    html_part: Message | None = None
     if isinstance(message, EmailMessage):
         try:
             part = message.get_body(preferencelist=("plain", "html"))
+            html_part = message.get_body(preferencelist=("html",))
         except (KeyError, ValueError, TypeError, AttributeError, LookupError):
-            part = None
+            part = html_part = None
     if part is None:
         for candidate in message.walk():
             if candidate.get_content_maintype() == "text" and not candidate.is_multipart():
@@ -223,6 +254,8 @@ def _body(message: Message, hidden: list[str]) -> str:
     text = _part_text(part)
     if part.get_content_subtype() == "html":
         text = html_to_text(text, hidden)
+    elif html_part is not None and html_part is not part:
+        text = _plain_or_shown_html(text, _part_text(html_part), hidden)
     return strip_quoted(text)
 
 

@@ -1123,6 +1123,37 @@ def test_email_html_body_hidden_preheader_white_text_and_comment_never_reach_the
     assert next(s for s in doc.sections if s.kind == "message").hidden_chars_removed >= 3 * len(PAYLOAD)
 
 
+
+def _alternative_mail(plain: str, html_body: str, *, html_first: bool = False) -> bytes:
+    parts = [f"Content-Type: text/plain; charset=utf-8\n\n{plain}\n",
+             f"Content-Type: text/html; charset=utf-8\n\n<html><body>{html_body}</body></html>\n"]
+    if html_first:
+        parts.reverse()
+    return ("From: Ann <ann@example.com>\nTo: bob@example.com\nSubject: Quarterly numbers\n"
+            "Date: Mon, 2 Apr 2012 20:21:00 +0000\nMIME-Version: 1.0\n"
+            'Content-Type: multipart/alternative; boundary="B"\n\n'
+            + "".join(f"--B\n{part}" for part in parts) + "--B--\n").encode()
+
+
+@pytest.mark.parametrize("html_first", [False, True], ids=["plain-first", "html-first"])
+def test_email_a_plain_alternative_saying_more_than_the_html_one_never_reaches_the_model(html_first):
+    """A mail client shows the HTML alternative; a plain one with words it does not show is text no reader
+    of the message sees (2026-12-04, found attacking hidden text: the plain part was indexed whatever it said)."""
+    data = _alternative_mail(f"{VISIBLE} {PAYLOAD} {AFTER}", f"<p>{VISIBLE} {AFTER}</p>", html_first=html_first)
+    assert_hidden(parsed(data, "mail.eml"))
+
+
+def test_email_a_plain_alternative_that_the_html_one_shows_stays():
+    """The plain part is still the body when the HTML part shows every word of it (its links' addresses
+    too, which a plain part writes out): no visible word is lost, nothing counted as hidden."""
+    plain = f"{VISIBLE}: the report is at <https://example.com/q3-report> ({PAYLOAD}).\n\n{AFTER}"
+    body = (f'<p><b>{VISIBLE}</b>: the <a href="https://example.com/q3-report">report</a> is at that link '
+            f"({PAYLOAD}).</p><p>{AFTER}</p>")
+    doc = parsed(_alternative_mail(plain, body), "mail.eml")
+    assert "<https://example.com/q3-report>" in doc.text and PAYLOAD in doc.text
+    assert removed(doc) == 0
+
+
 # -- WebVTT -------------------------------------------------------------------------------------------
 
 
