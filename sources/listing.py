@@ -5,6 +5,11 @@ A lister raises :class:`ListingError` when it cannot list the whole source (a mi
 unreachable repository, a start page that fails): the sync then fails and deletes nothing. A
 listing that is whole but met errors on some items says so (``complete=False`` for a website that
 could not fetch a page: nothing is deleted then either).
+
+A preview lists in a web thread, so it gives the listing a deadline (``BULKHEAD_SOURCE_PREVIEW_SECONDS``):
+past it the listing stops with :class:`OutOfTime`, saying how far it got -- a crawl between pages, a Git
+fetch as its pack comes (dulwich's progress callback) or between the tree's paths, a folder between its
+folders. A sync lists without one, in its worker.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shlex
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -21,7 +27,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from sources.addresses import ScpAddress, check_host, check_url_host, git_url_form, scp_address
-from sources.entries import Entry, Listing, ListingError, RenameFinder, Skip, content_hash  # noqa: F401 - content_hash re-exported
+from sources.entries import Entry, Listing, ListingError, OutOfTime, RenameFinder, Skip, content_hash, out_of_time  # noqa: F401 - content_hash re-exported
 from sources.models import Source
 
 
@@ -77,7 +83,7 @@ def _not_utf8(rel: str) -> dict | None:
     return None
 
 
-def list_folder(source: Source) -> Listing:
+def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
@@ -85,6 +91,8 @@ def list_folder(source: Source) -> Listing:
     errors: list[dict] = []
     stack = [root]
     while stack:
+        if out_of_time(deadline):
+            raise OutOfTime(f"while listing the folder ({len(entries)} files so far)")
         directory = stack.pop()
         try:
             children = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -216,9 +224,13 @@ def _pinned_pool_manager_cls():
 LISTED_PATHS_PER_FILE = 10
 
 
-def list_git(source: Source, credentials: dict | None = None) -> Listing:
+FETCH_STOPPED = "while fetching the repository (the fetch had not finished; nothing of it was kept)"
+
+
+def list_git(source: Source, credentials: dict | None = None, deadline: float | None = None) -> Listing:
+    """The files of the source's branch at the commit fetched now; within ``deadline`` (``time.monotonic()``, a
+    preview's) when given, else :class:`OutOfTime`."""
     from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
-    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
     from dulwich.objects import Commit, Tag
     from dulwich.repo import Repo
 
@@ -228,6 +240,15 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
     credentials = credentials or {}
     secrets_dir = None
+    timeout = settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
+    if deadline is not None:  # no request of the fetch waits past the deadline
+        timeout = max(min(timeout, deadline - time.monotonic()), 0.001)
+
+    def progress(_message: bytes) -> None:
+        # dulwich calls this as the pack comes (and with the server's own messages): a fetch stops at the deadline.
+        if out_of_time(deadline):
+            raise OutOfTime(FETCH_STOPPED)
+
     try:
         if isinstance(location, ScpAddress) or location.startswith("ssh://"):
             secrets_dir = tempfile.mkdtemp(prefix="bulkhead-ssh-")  # 0700: the key and known hosts, this fetch only
@@ -244,16 +265,16 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
                 # a timeout on every request of the fetch
                 # and every request to the address its check passed (no second lookup: DNS rebinding)
                 pool_manager=default_urllib3_manager(None, pool_manager_cls=_pinned_pool_manager_cls(),
-                                                     timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS),
+                                                     timeout=timeout),
             )
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
             client, path = LocalGitClient(), location
-        result = client.fetch(path, repo)
+        result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise
-    except (GitProtocolError, HangupException, NotGitRepository, OSError) as exc:
-        raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds; none may leak a credential
+        if out_of_time(deadline):  # a request cut short by the deadline
+            raise OutOfTime(FETCH_STOPPED) from None
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     finally:
         if secrets_dir is not None:
@@ -276,6 +297,8 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     errors: list[dict] = []
     most = LISTED_PATHS_PER_FILE * settings.BULKHEAD_SOURCE_MAX_FILES
     for n, item in enumerate(repo.object_store.iter_tree_contents(obj.tree)):
+        if out_of_time(deadline):
+            raise OutOfTime(f"while listing the repository's files ({n} paths so far)")
         if n >= most:  # a tree may name one subtree many times: a few objects, any number of paths
             raise ListingError(f"the repository lists more than {most} paths ({LISTED_PATHS_PER_FILE} times "
                                "BULKHEAD_SOURCE_MAX_FILES); it is not read")
@@ -343,15 +366,17 @@ def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:
     return read
 
 
-def list_source(source: Source, *, credentials: dict | None = None, stored: dict | None = None) -> Listing:
+def list_source(source: Source, *, credentials: dict | None = None, stored: dict | None = None,
+                deadline: float | None = None) -> Listing:
     """The listing of ``source`` (``stored``: path -> (etag, last_modified, raw) of a website's pages, for
-    conditional requests)."""
+    conditional requests), before ``deadline`` (``time.monotonic()``; a preview's) if given, else
+    :class:`OutOfTime`."""
     if source.kind == Source.Kind.FOLDER:
-        return list_folder(source)
+        return list_folder(source, deadline)
     if source.kind == Source.Kind.GIT:
-        return list_git(source, credentials)
+        return list_git(source, credentials, deadline)
     if source.kind == Source.Kind.WEB:
         from sources.web import crawl
 
-        return crawl(source, stored=stored or {})
+        return crawl(source, stored=stored or {}, deadline=deadline)
     raise ListingError(f"unknown kind {source.kind!r}")

@@ -302,3 +302,149 @@ def test_a_git_tree_that_names_one_subtree_many_times_is_listed_within_a_bound(a
     sync = _run(source)
     assert sync.status == "failed" and "more than 1000 paths" in sync.error, (sync.status, sync.error)
     assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
+
+
+class _SlowSite(http.server.BaseHTTPRequestHandler):
+    """A website whose every page answers slowly, each well within ``BULKHEAD_SOURCE_TIMEOUT_SECONDS``: a crawl of
+    it takes as long as its pages times their delay (a real one: up to the page limit times the per-page timeout)."""
+
+    protocol_version = "HTTP/1.1"
+    pages = 12
+    delay = 0.25
+    served: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/docs/":
+            links = "".join(f'<a href="p{i}.html">{i}</a>' for i in range(self.pages))
+            body = f"<html><body><h1>Home</h1><p>The ibis index.</p>{links}</body></html>".encode()
+        elif self.path.startswith("/docs/p"):
+            time.sleep(self.delay)
+            body = f"<html><body><h1>{self.path}</h1><p>The spoonbill page.</p></body></html>".encode()
+        else:
+            body = b""
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.served.append(self.path)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_source_preview_has_one_deadline_for_a_whole_crawl(admin, settings):
+    """Found attacking sources: the admin's preview of a source (the console's and ``POST /api/v1/sources/preview/``)
+    lists the source in a web thread, and each page had its timeout but the crawl none: up to
+    ``BULKHEAD_SOURCE_MAX_FILES`` pages times ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` (10,000 x 20 s) of one thread
+    for a site that answers each page slowly. Now the preview has ``BULKHEAD_SOURCE_PREVIEW_SECONDS`` in all and then
+    answers an error saying how far it got and to sync instead; the sync, in its worker, reads the whole site."""
+    import re
+
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    _SlowSite.served = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowSite)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="slow", url=f"{site}/docs/",
+                               options={"rate_per_second": 50})
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 10  # generous: the whole crawl takes at least 3 s, and 10 s lets it end
+        read = [p for p in _SlowSite.served if p.startswith("/docs/p")]
+        assert len(read) < _SlowSite.pages, read  # it stopped before the end of the site
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "Sync the source" in preview["error"], preview["error"]
+        got = re.search(r"after reading (\d+) of the (\d+) pages found so far", preview["error"])
+        assert got and int(got.group(1)) <= len(read) + 1 and int(got.group(2)) == _SlowSite.pages + 1, preview["error"]
+        assert not SourceItem.objects.filter(source=source).exists()
+        sync = _run(source)  # the sync has no such deadline: it reads every page
+        assert (sync.status, sync.added) == ("succeeded", _SlowSite.pages + 1), (sync.error, sync.errors)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["folder", "git"])
+def test_a_source_preview_out_of_time_says_so_for_every_kind(admin, settings, kind):
+    """The same deadline for a folder's walk and a local repository's fetch and tree (none left here: 0 s)."""
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 0
+    root = new_folder(f"late-{kind}-")
+    files = {"a.md": "# A\n\nalpha\n"}
+    if kind == "git":
+        git_commit(root, files)
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="late", url=str(root))
+    else:
+        write(root, files)
+        source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="late", path=str(root))
+    preview = source_preview(source=source)
+    assert preview["items"] == [] and preview["error"].startswith(
+        "The preview stopped at its time limit (0 s, BULKHEAD_SOURCE_PREVIEW_SECONDS) while "), preview["error"]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+
+
+def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview of a Git source fetched the whole pack in the web thread, however long
+    the server took to send it (each read within the timeout). Now the fetch stops at the preview's deadline
+    (dulwich's progress callback, called as the pack comes) and keeps nothing of it; the sync fetches it all."""
+    import base64
+    import random
+    import shutil
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    from sources.listing import git_cache_path
+
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    served = new_folder("slow-git-")
+    noise = base64.b64encode(random.Random(7).randbytes(3 << 20)).decode()  # ~3 MB that does not compress much
+    git_commit(served, {"guide.md": "# Guide\n\nThe stork protocol.\n", "data.md": f"# Data\n\n{noise}\n"})
+    app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))}))
+    delay, writes, finished = [0.25], [], []
+
+    def slow(environ, start_response):  # each write of the answer (a pkt-line of the pack) after a pause
+        def slow_start(status, headers, exc_info=None):
+            write = start_response(status, headers, exc_info)
+
+            def slow_write(data):
+                time.sleep(delay[0])
+                writes.append(len(data))
+                return write(data)
+
+            return slow_write
+
+        body = app(environ, slow_start)
+        if environ.get("PATH_INFO", "").endswith("git-upload-pack"):
+            body = list(body)  # the pack is written through slow_write while this runs
+            finished.append(True)
+        return body
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = make_server("127.0.0.1", 0, slow, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="slow-git",
+                               url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
+        shutil.rmtree(git_cache_path(source), ignore_errors=True)  # a mirror left by another test of these ids
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 20  # generous: the whole pack takes more than 10 s to come
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
+        assert writes and not finished  # the server was still sending the pack
+        assert not list((git_cache_path(source) / "objects" / "pack").glob("*.pack"))  # nothing of it kept
+        delay[0] = 0
+        sync = _run(source)  # the sync has no such deadline
+        assert (sync.status, sync.added) == ("succeeded", 2), (sync.error, sync.errors)
+    finally:
+        server.shutdown()
+        server.server_close()
