@@ -321,8 +321,9 @@ def _git_renames(repo) -> RenameFinder:
     """Git's rename detection (dulwich's ``RenameDetector``) between the blobs a source's vanished paths
     held and those of its new paths: a file moved with small edits is a rename (similarity at least
     ``BULKHEAD_SOURCE_RENAME_SIMILARITY`` percent, as ``git diff -M``), so it keeps its document. The two
-    sides are trees built in memory over the mirror's blobs; a blob the mirror lacks is left out (its
-    path is then a delete and an add, as without detection). Like git, it gives up past
+    sides are trees built in memory over the mirror's blobs; a blob the mirror lacks, or one over the upload
+    limit (:func:`_too_large`: never inflated), is left out (its path is then a delete and an add, as without
+    detection). Like git, it gives up past
     ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic)."""
 
     def renames(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -337,7 +338,9 @@ def _git_renames(repo) -> RenameFinder:
             blobs = []
             for path, version in files.items():
                 sha = version.encode()
-                if len(sha) == 40 and sha in repo.object_store:
+                # A blob over the upload limit is left out unread, as the sync leaves it (its headers tell; headers
+                # that cannot be read fail the detection: no renames, see _similar_renames).
+                if len(sha) == 40 and sha in repo.object_store and not _too_large(repo, sha):
                     blobs.append((path.encode("utf-8", "surrogateescape"), sha, 0o100644))
             return commit_tree(store, blobs)
 
@@ -356,8 +359,114 @@ def _git_renames(repo) -> RenameFinder:
 RENAME_MAX_FILES = 400  # adds or deletes past which no similarity is computed (at most 400**2 pairs)
 
 
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """A delta header's size (7 bits a byte, least significant first) at ``at``, and where it ends."""
+    size = shift = 0
+    while True:
+        if at >= len(data):
+            raise ValueError("truncated")
+        byte = data[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+        if not byte & 0x80:
+            return size, at
+
+
+def _delta_target_size(read: Callable[[int], bytes]) -> int:
+    """The size a delta makes, from the first bytes of its zlib stream (its header: the base's size, then the
+    result's); at most 64 KiB of the stream is read and 32 bytes inflated."""
+    import zlib
+
+    inflate, head = zlib.decompressobj(), b""
+    for _ in range(16):
+        chunk = read(4096)
+        if not chunk:
+            break
+        head += inflate.decompress(chunk, 32 - len(head))
+        if len(head) >= 32 or inflate.eof:
+            break
+    _, at = _varint(head, 0)
+    return _varint(head, at)[0]
+
+
+def _inflated_size(repo, sha: bytes) -> int | None:
+    """What reading the object ``sha`` inflates, told by headers alone (none of its content is inflated): a packed
+    object's entry header and, for a delta, the size its delta header says it makes -- the largest along its delta
+    chain, each of whose bases the read inflates whole (a 100-byte blob may be a delta on a 1 GB one); a loose
+    object's ``blob <size>`` header. None when the mirror has no such object. ``ValueError`` for a header that
+    cannot be read. (gitformat-pack: an entry's header holds its type and inflated size, 7 bits a byte after the
+    first 4; an OFS_DELTA's base is an offset back in the same pack, a REF_DELTA's an object name.)"""
+    import zlib
+
+    from dulwich.objects import hex_to_sha, sha_to_hex
+    from dulwich.pack import OFS_DELTA, REF_DELTA, take_msb_bytes
+
+    store = repo.object_store
+    name = hex_to_sha(sha) if len(sha) == store.object_format.hex_length else sha
+    largest, seen = 0, set()
+    while True:
+        pack = next((p for p in store.packs if name in p), None)
+        if pack is None:
+            path = os.path.join(store.path, sha_to_hex(name)[:2].decode(), sha_to_hex(name)[2:].decode())
+            if not os.path.exists(path):
+                return None if not seen else largest  # a missing base: the read fails on its own
+            with open(path, "rb") as handle:
+                header = zlib.decompressobj().decompress(handle.read(4096), 64)
+            size = header.partition(b"\0")[0].partition(b" ")[2]
+            if b"\0" not in header or not size.isdigit():
+                raise ValueError("unreadable loose object header")
+            return max(largest, int(size))
+        offset = pack.index.object_offset(name)
+        with open(pack.data.path, "rb") as handle:
+            while True:
+                if (pack.data.path, offset) in seen:
+                    return largest  # a cycle: the read refuses it on its own
+                seen.add((pack.data.path, offset))
+                handle.seek(offset)
+                head = take_msb_bytes(handle.read)[0]
+                kind, size = (head[0] >> 4) & 7, head[0] & 0x0F
+                for i, byte in enumerate(head[1:]):
+                    size |= (byte & 0x7F) << (i * 7 + 4)
+                largest = max(largest, size)  # a delta's own instructions are inflated too
+                if kind == OFS_DELTA:
+                    back = take_msb_bytes(handle.read)[0]
+                    distance = back[0] & 0x7F
+                    for byte in back[1:]:
+                        distance = ((distance + 1) << 7) | (byte & 0x7F)
+                    largest = max(largest, _delta_target_size(handle.read))
+                    offset -= distance
+                elif kind == REF_DELTA:
+                    name = handle.read(store.object_format.oid_length)
+                    largest = max(largest, _delta_target_size(handle.read))
+                    break  # its base: in any pack, or loose
+                else:
+                    return largest
+
+
+def _too_large(repo, sha: bytes) -> str:
+    """Why the blob ``sha`` is not read ("" when it may be): over ``BULKHEAD_MAX_UPLOAD_BYTES`` by its headers,
+    checked before any of it is inflated (found attacking sources: a blob of 64 MB of zeros is 64 KB in the pack,
+    and was inflated whole before the upload limit was checked). Headers that cannot be read are an ``OSError``:
+    the item fails, its document stays."""
+    import errno
+    import zlib
+
+    limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+    try:
+        size = _inflated_size(repo, sha)
+    except (ValueError, TypeError, IndexError, KeyError, zlib.error):
+        raise OSError(errno.EIO, "its Git headers cannot be read") from None
+    if size is not None and size > limit:
+        return (f"over the size limit ({limit} bytes, BULKHEAD_MAX_UPLOAD_BYTES): reading the blob would inflate "
+                f"{size} bytes; it is not read")
+    return ""
+
+
 def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:
     def read() -> bytes:
+        refused = _too_large(repo, sha)
+        if refused:
+            raise Skip(refused)
         data = repo[sha].data
         if data.startswith(LFS_POINTER):
             raise Skip("a Git LFS pointer (the content is not in the repository)")

@@ -448,3 +448,97 @@ def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _pack_entry_header(kind: int, size: int) -> bytes:
+    """A pack entry's header (gitformat-pack): the type and the inflated size, 4 bits then 7 a byte."""
+    out = [(kind << 4) | (size & 0x0F)]
+    size >>= 4
+    while size:
+        out[-1] |= 0x80
+        out.append(size & 0x7F)
+        size >>= 7
+    return bytes(out)
+
+
+def _delta_size(size: int) -> bytes:
+    out = []
+    while True:
+        out.append(size & 0x7F)
+        size >>= 7
+        if not size:
+            return bytes(out)
+        out[-1] |= 0x80
+
+
+def _back_offset(distance: int) -> bytes:
+    """An OFS_DELTA's distance back to its base (gitformat-pack's offset encoding)."""
+    out = [distance & 0x7F]
+    distance >>= 7
+    while distance:
+        distance -= 1
+        out.insert(0, 0x80 | (distance & 0x7F))
+        distance >>= 7
+    return bytes(out)
+
+
+def test_a_git_blob_that_inflates_past_the_upload_limit_is_refused_by_its_headers(admin, settings):
+    """Found attacking sources: a Git blob was read whole (``repo[sha].data``) before the upload limit was checked,
+    so 64 MB of zeros, 64 KB in the pack, took 64 MB of the sync's worker (or the admin's preview in a web thread)
+    each time it was read, and again in the rename detection's similarity. A 100-byte blob stored as a delta on
+    that one cost the same: reading it inflates its base. Now a blob's headers are read first -- the pack entry's
+    inflated size and, down its delta chain, each delta's result and base -- and one over
+    ``BULKHEAD_MAX_UPLOAD_BYTES`` is skipped naming the size, none of it inflated. (The fetch itself still inflates
+    each object once to index the pack: not measured here.)"""
+    import hashlib
+    import struct
+    import tracemalloc
+    import zlib
+
+    from dulwich.pack import OFS_DELTA
+
+    from sources.listing import list_git
+
+    settings.BULKHEAD_MAX_UPLOAD_BYTES = 1 << 20
+    root = new_folder("blob-bomb-")
+    git_commit(root, {"guide.md": "# Guide\n\nThe crane protocol.\n", "gone.md": "# Gone\n\nwithdrawn text\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="blob-bomb", url=str(root))
+    first = _run(source)
+    assert (first.status, first.added) == ("succeeded", 2), (first.error, first.errors)
+
+    # A pack of two blobs: 64 MB of zeros, and 100 zero bytes as a delta on it (copy 100 bytes from offset 0).
+    repo = Repo(str(root))
+    bomb, small = Blob.from_string(b"\0" * BOMB_BYTES), Blob.from_string(b"\0" * 100)
+    delta = _delta_size(BOMB_BYTES) + _delta_size(100) + bytes([0x90, 100])
+    first_entry = _pack_entry_header(3, BOMB_BYTES) + zlib.compress(bomb.as_raw_string(), 9)
+    body = (first_entry + _pack_entry_header(OFS_DELTA, len(delta)) + _back_offset(len(first_entry))
+            + zlib.compress(delta))
+    pack = b"PACK" + struct.pack(">II", 2, 2) + body
+    handle, commit, _ = repo.object_store.add_pack()
+    handle.write(pack + hashlib.sha1(pack).digest())
+    commit()
+    del bomb
+    tree = Tree()
+    tree.add(b"guide.md", 0o100644, repo[repo[repo.head()].tree][b"guide.md"][1])
+    tree.add(b"bomb.md", 0o100644, Blob.from_string(b"\0" * BOMB_BYTES).id)
+    tree.add(b"small.md", 0o100644, small.id)
+    repo.object_store.add_object(tree)
+    repo.get_worktree().commit(message=b"inflating blobs", tree=tree.id, author=b"T <t@example.com>",
+                               committer=b"T <t@example.com>")
+    list_git(source)  # the fetch, which indexes (inflates) each object once, outside what is measured
+
+    tracemalloc.start()
+    try:
+        preview = source_preview(source=source)
+        sync = _run(source)  # gone.md vanished: the rename detection compares the new blobs with it
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"the preview and the sync held {peak} bytes at once"
+    wanted = (f"over the size limit ({1 << 20} bytes, BULKHEAD_MAX_UPLOAD_BYTES): reading the blob would inflate "
+              f"{BOMB_BYTES} bytes; it is not read")
+    rows = {i["path"]: (i["action"], i["reason"]) for i in preview["items"]}
+    assert rows["bomb.md"] == rows["small.md"] == ("skip", wanted), rows
+    assert {s["path"]: s["reason"] for s in sync.skips} == {"bomb.md": wanted, "small.md": wanted}, sync.skips
+    assert (sync.status, sync.deleted, sync.unchanged) == ("succeeded", 1, 1), (sync.error, sync.errors)
+    assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
