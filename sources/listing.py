@@ -477,8 +477,8 @@ def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:
 
 def list_source(source: Source, *, credentials: dict | None = None, stored: dict | None = None,
                 deadline: float | None = None) -> Listing:
-    """The listing of ``source`` (``stored``: path -> (etag, last_modified, raw) of a website's pages, for
-    conditional requests), before ``deadline`` (``time.monotonic()``; a preview's) if given, else
+    """The listing of ``source`` (``stored``: path -> (etag, last_modified, a loader of the stored bytes) of a
+    website's pages, for conditional requests), before ``deadline`` (``time.monotonic()``; a preview's) if given, else
     :class:`OutOfTime`."""
     if source.kind == Source.Kind.FOLDER:
         return list_folder(source, deadline)

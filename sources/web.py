@@ -11,6 +11,8 @@
   read, and a page is read up to one upload's bytes (``BULKHEAD_MAX_UPLOAD_BYTES``), decoded as it comes
   (:func:`_read_body`). A page that fails is an error of the sync and the listing is incomplete: nothing
   is deleted then.
+* A crawl holds the pages it lists (a 304's stored bytes too) until the sync reads them: at most
+  ``BULKHEAD_SOURCE_MAX_CRAWL_BYTES`` in all, else the listing fails naming it (nothing is synced or deleted).
 * A preview gives the whole crawl one deadline (``BULKHEAD_SOURCE_PREVIEW_SECONDS``): no request outlasts it, and
   past it the crawl stops (:class:`OutOfTime`, saying how many pages it read). A sync has no such deadline.
 """
@@ -150,7 +152,8 @@ def _prefix(source: Source) -> str:
 
 def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Listing:
     """Pages below the source's prefix reachable from its start URL (or listed by its sitemap); all of them
-    before ``deadline`` (``time.monotonic()``, a preview's), else :class:`OutOfTime`."""
+    before ``deadline`` (``time.monotonic()``, a preview's), else :class:`OutOfTime`. ``stored``: url -> (etag,
+    last_modified, a function that loads the stored bytes), called only for a page the server answers 304."""
     options = source.options or {}
     rate = float(options.get("rate_per_second") or 2.0)
     max_pages = min(int(options.get("max_pages") or settings.BULKHEAD_SOURCE_MAX_FILES), settings.BULKHEAD_SOURCE_MAX_FILES)
@@ -160,6 +163,7 @@ def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Lis
     queue: list[str] = []
     seen: set[str] = set()
     last = [0.0]
+    held, most = 0, settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES  # the bytes of the pages listed so far, held in memory
 
     def stopped() -> OutOfTime:
         return OutOfTime(f"after reading {len(entries)} of the {len(seen)} pages found so far")
@@ -216,7 +220,7 @@ def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Lis
             if not response.url.startswith(prefix):
                 continue  # redirected out of the prefix: not this source's page
             if response.status == 304 and before:
-                content = before[2]
+                content = before[2]()
                 entry = Entry(url, content_hash(content), lambda c=content: c,
                               etag=before[0], last_modified=before[1], not_modified=True)
             elif response.status == 200:
@@ -232,6 +236,11 @@ def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Lis
                     raise ListingError(f"the start page answered {response.status}")
                 errors.append({"path": url, "error": f"the server answered {response.status}"})
                 continue
+            held += len(content)
+            if held > most:
+                raise ListingError(f"the site's pages pass {most} bytes in all (BULKHEAD_SOURCE_MAX_CRAWL_BYTES) at "
+                                   f"page {len(entries) + 1} ({url[:200]}); narrow the source (options.prefix, "
+                                   "options.max_pages): nothing was synced or deleted")
             entries.append(entry)
             if (entry.content_type or "text/html") in HTML_TYPES:
                 for link in page_links(response.url, content):

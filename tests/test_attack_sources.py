@@ -542,3 +542,79 @@ def test_a_git_blob_that_inflates_past_the_upload_limit_is_refused_by_its_header
     assert {s["path"]: s["reason"] for s in sync.skips} == {"bomb.md": wanted, "small.md": wanted}, sync.skips
     assert (sync.status, sync.deleted, sync.unchanged) == ("succeeded", 1, 1), (sync.error, sync.errors)
     assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
+
+
+class _BigSite(http.server.BaseHTTPRequestHandler):
+    """A website of many large pages (each within the upload limit), with ETags: a second crawl is all 304s."""
+
+    protocol_version = "HTTP/1.1"
+    pages = 16
+    page_bytes = 1 << 20
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/docs/":
+            body = ("<html><body><h1>Home</h1>"
+                    + "".join(f'<a href="p{i}.html">{i}</a>' for i in range(self.pages)) + "</body></html>").encode()
+        elif self.path.startswith("/docs/p"):
+            words = f"The {self.path} page of the heron guide. " * (self.page_bytes // 40)
+            body = f"<html><body><h1>{self.path}</h1><p>{words}</p></body></html>".encode()
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        etag = f'"{hash(body) & 0xffffff}"'
+        if self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("ETag", etag)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
+    """Found attacking sources: a crawl kept every page it listed in memory until the sync read them -- up to
+    ``BULKHEAD_SOURCE_MAX_FILES`` pages of ``BULKHEAD_MAX_UPLOAD_BYTES`` (10,000 x 25 MB) -- and the sync first
+    loaded every stored page's bytes (with every document row of the source) to answer 304s. Now a crawl holds at
+    most ``BULKHEAD_SOURCE_MAX_CRAWL_BYTES`` of pages in all, a 304's stored bytes counted as they are loaded (only
+    then); past it the listing fails naming the setting, and nothing is synced or deleted."""
+    import tracemalloc
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BigSite)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="big", url=f"{site}/docs/",
+                               options={"rate_per_second": 100})
+        settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES = 64 << 20
+        first = _run(source)
+        assert (first.status, first.added) == ("succeeded", _BigSite.pages + 1), (first.error, first.errors)
+        documents = set(SourceItem.objects.filter(source=source).values_list("document_id", flat=True))
+
+        settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES = 3 << 20  # three of the sixteen pages
+        tracemalloc.start()
+        try:
+            sync = _run(source)  # every page answers 304: their stored bytes
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert sync.status == "failed" and f"pass {3 << 20} bytes in all (BULKHEAD_SOURCE_MAX_CRAWL_BYTES)" in sync.error, (
+            sync.status, sync.error)
+        assert "nothing was synced or deleted" in sync.error and sync.deleted == 0
+        assert peak < 10 << 20, f"the sync held {peak} bytes at once ({_BigSite.pages} stored pages of 1 MB)"
+        assert set(SourceItem.objects.filter(source=source).values_list("document_id", flat=True)) == documents
+        assert Document.objects.filter(pk__in=documents).count() == len(documents)
+        preview = source_preview(source=source)  # no conditional requests: every page read anew, the same bound
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_MAX_CRAWL_BYTES" in preview["error"], preview["error"]
+    finally:
+        server.shutdown()
+        server.server_close()
