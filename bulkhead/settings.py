@@ -312,7 +312,11 @@ BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SOURCE_ALLOW_PRIVAT
 BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES", False)
 BULKHEAD_SOURCE_MAX_FILES = env_int("BULKHEAD_SOURCE_MAX_FILES", 10_000)  # items one listing may hold
 BULKHEAD_SOURCE_MAX_BYTES = env_int("BULKHEAD_SOURCE_MAX_BYTES", 500 * 1024 * 1024)  # new content per sync
+# A website's crawl holds every page it lists until the sync reads them: at most this many bytes of them in all.
+BULKHEAD_SOURCE_MAX_CRAWL_BYTES = env_int("BULKHEAD_SOURCE_MAX_CRAWL_BYTES", 256 * 1024 * 1024)
 BULKHEAD_SOURCE_TIMEOUT_SECONDS = env_int("BULKHEAD_SOURCE_TIMEOUT_SECONDS", 20)  # one request to a site
+# A source's preview (the console's and the API's, in a web thread) lists and compares within this, in all.
+BULKHEAD_SOURCE_PREVIEW_SECONDS = env_int("BULKHEAD_SOURCE_PREVIEW_SECONDS", 30)
 BULKHEAD_SOURCE_LEASE_SECONDS = env_int("BULKHEAD_SOURCE_LEASE_SECONDS", 600)  # a silent sync is re-sent after
 BULKHEAD_SOURCE_MAX_ATTEMPTS = env_int("BULKHEAD_SOURCE_MAX_ATTEMPTS", 3)
 # Git over ssh://: the command dulwich runs as `ssh [options] host command` (shell words).

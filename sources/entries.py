@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,6 +13,20 @@ RenameFinder = Callable[[dict[str, str], dict[str, str]], dict[str, str]]
 
 class ListingError(Exception):
     pass
+
+
+class OutOfTime(ListingError):
+    """The listing's caller ran out of time (a preview, ``BULKHEAD_SOURCE_PREVIEW_SECONDS``); ``done`` says how far
+    it got ("after reading 3 of the 13 pages found so far"). Nothing is synced or deleted on a listing that stops."""
+
+    def __init__(self, done: str):
+        super().__init__(f"out of time {done}")
+        self.done = done
+
+
+def out_of_time(deadline: float | None) -> bool:
+    """Whether ``deadline`` (``time.monotonic()``; None: none) has passed."""
+    return deadline is not None and time.monotonic() > deadline
 
 
 class Skip(Exception):

@@ -5,6 +5,11 @@ A lister raises :class:`ListingError` when it cannot list the whole source (a mi
 unreachable repository, a start page that fails): the sync then fails and deletes nothing. A
 listing that is whole but met errors on some items says so (``complete=False`` for a website that
 could not fetch a page: nothing is deleted then either).
+
+A preview lists in a web thread, so it gives the listing a deadline (``BULKHEAD_SOURCE_PREVIEW_SECONDS``):
+past it the listing stops with :class:`OutOfTime`, saying how far it got -- a crawl between pages, a Git
+fetch as its pack comes (dulwich's progress callback) or between the tree's paths, a folder between its
+folders. A sync lists without one, in its worker.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shlex
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -21,7 +27,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from sources.addresses import ScpAddress, check_host, check_url_host, git_url_form, scp_address
-from sources.entries import Entry, Listing, ListingError, RenameFinder, Skip, content_hash  # noqa: F401 - content_hash re-exported
+from sources.entries import Entry, Listing, ListingError, OutOfTime, RenameFinder, Skip, content_hash, out_of_time  # noqa: F401 - content_hash re-exported
 from sources.models import Source
 
 
@@ -77,7 +83,7 @@ def _not_utf8(rel: str) -> dict | None:
     return None
 
 
-def list_folder(source: Source) -> Listing:
+def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
@@ -85,6 +91,8 @@ def list_folder(source: Source) -> Listing:
     errors: list[dict] = []
     stack = [root]
     while stack:
+        if out_of_time(deadline):
+            raise OutOfTime(f"while listing the folder ({len(entries)} files so far)")
         directory = stack.pop()
         try:
             children = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -216,9 +224,13 @@ def _pinned_pool_manager_cls():
 LISTED_PATHS_PER_FILE = 10
 
 
-def list_git(source: Source, credentials: dict | None = None) -> Listing:
+FETCH_STOPPED = "while fetching the repository (the fetch had not finished; nothing of it was kept)"
+
+
+def list_git(source: Source, credentials: dict | None = None, deadline: float | None = None) -> Listing:
+    """The files of the source's branch at the commit fetched now; within ``deadline`` (``time.monotonic()``, a
+    preview's) when given, else :class:`OutOfTime`."""
     from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
-    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
     from dulwich.objects import Commit, Tag
     from dulwich.repo import Repo
 
@@ -228,6 +240,15 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
     credentials = credentials or {}
     secrets_dir = None
+    timeout = settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
+    if deadline is not None:  # no request of the fetch waits past the deadline
+        timeout = max(min(timeout, deadline - time.monotonic()), 0.001)
+
+    def progress(_message: bytes) -> None:
+        # dulwich calls this as the pack comes (and with the server's own messages): a fetch stops at the deadline.
+        if out_of_time(deadline):
+            raise OutOfTime(FETCH_STOPPED)
+
     try:
         if isinstance(location, ScpAddress) or location.startswith("ssh://"):
             secrets_dir = tempfile.mkdtemp(prefix="bulkhead-ssh-")  # 0700: the key and known hosts, this fetch only
@@ -244,16 +265,16 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
                 # a timeout on every request of the fetch
                 # and every request to the address its check passed (no second lookup: DNS rebinding)
                 pool_manager=default_urllib3_manager(None, pool_manager_cls=_pinned_pool_manager_cls(),
-                                                     timeout=settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS),
+                                                     timeout=timeout),
             )
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
             client, path = LocalGitClient(), location
-        result = client.fetch(path, repo)
+        result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise
-    except (GitProtocolError, HangupException, NotGitRepository, OSError) as exc:
-        raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds; none may leak a credential
+        if out_of_time(deadline):  # a request cut short by the deadline
+            raise OutOfTime(FETCH_STOPPED) from None
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     finally:
         if secrets_dir is not None:
@@ -276,6 +297,8 @@ def list_git(source: Source, credentials: dict | None = None) -> Listing:
     errors: list[dict] = []
     most = LISTED_PATHS_PER_FILE * settings.BULKHEAD_SOURCE_MAX_FILES
     for n, item in enumerate(repo.object_store.iter_tree_contents(obj.tree)):
+        if out_of_time(deadline):
+            raise OutOfTime(f"while listing the repository's files ({n} paths so far)")
         if n >= most:  # a tree may name one subtree many times: a few objects, any number of paths
             raise ListingError(f"the repository lists more than {most} paths ({LISTED_PATHS_PER_FILE} times "
                                "BULKHEAD_SOURCE_MAX_FILES); it is not read")
@@ -298,8 +321,9 @@ def _git_renames(repo) -> RenameFinder:
     """Git's rename detection (dulwich's ``RenameDetector``) between the blobs a source's vanished paths
     held and those of its new paths: a file moved with small edits is a rename (similarity at least
     ``BULKHEAD_SOURCE_RENAME_SIMILARITY`` percent, as ``git diff -M``), so it keeps its document. The two
-    sides are trees built in memory over the mirror's blobs; a blob the mirror lacks is left out (its
-    path is then a delete and an add, as without detection). Like git, it gives up past
+    sides are trees built in memory over the mirror's blobs; a blob the mirror lacks, or one over the upload
+    limit (:func:`_too_large`: never inflated), is left out (its path is then a delete and an add, as without
+    detection). Like git, it gives up past
     ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic)."""
 
     def renames(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -314,7 +338,9 @@ def _git_renames(repo) -> RenameFinder:
             blobs = []
             for path, version in files.items():
                 sha = version.encode()
-                if len(sha) == 40 and sha in repo.object_store:
+                # A blob over the upload limit is left out unread, as the sync leaves it (its headers tell; headers
+                # that cannot be read fail the detection: no renames, see _similar_renames).
+                if len(sha) == 40 and sha in repo.object_store and not _too_large(repo, sha):
                     blobs.append((path.encode("utf-8", "surrogateescape"), sha, 0o100644))
             return commit_tree(store, blobs)
 
@@ -333,8 +359,114 @@ def _git_renames(repo) -> RenameFinder:
 RENAME_MAX_FILES = 400  # adds or deletes past which no similarity is computed (at most 400**2 pairs)
 
 
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """A delta header's size (7 bits a byte, least significant first) at ``at``, and where it ends."""
+    size = shift = 0
+    while True:
+        if at >= len(data):
+            raise ValueError("truncated")
+        byte = data[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+        if not byte & 0x80:
+            return size, at
+
+
+def _delta_target_size(read: Callable[[int], bytes]) -> int:
+    """The size a delta makes, from the first bytes of its zlib stream (its header: the base's size, then the
+    result's); at most 64 KiB of the stream is read and 32 bytes inflated."""
+    import zlib
+
+    inflate, head = zlib.decompressobj(), b""
+    for _ in range(16):
+        chunk = read(4096)
+        if not chunk:
+            break
+        head += inflate.decompress(chunk, 32 - len(head))
+        if len(head) >= 32 or inflate.eof:
+            break
+    _, at = _varint(head, 0)
+    return _varint(head, at)[0]
+
+
+def _inflated_size(repo, sha: bytes) -> int | None:
+    """What reading the object ``sha`` inflates, told by headers alone (none of its content is inflated): a packed
+    object's entry header and, for a delta, the size its delta header says it makes -- the largest along its delta
+    chain, each of whose bases the read inflates whole (a 100-byte blob may be a delta on a 1 GB one); a loose
+    object's ``blob <size>`` header. None when the mirror has no such object. ``ValueError`` for a header that
+    cannot be read. (gitformat-pack: an entry's header holds its type and inflated size, 7 bits a byte after the
+    first 4; an OFS_DELTA's base is an offset back in the same pack, a REF_DELTA's an object name.)"""
+    import zlib
+
+    from dulwich.objects import hex_to_sha, sha_to_hex
+    from dulwich.pack import OFS_DELTA, REF_DELTA, take_msb_bytes
+
+    store = repo.object_store
+    name = hex_to_sha(sha) if len(sha) == store.object_format.hex_length else sha
+    largest, seen = 0, set()
+    while True:
+        pack = next((p for p in store.packs if name in p), None)
+        if pack is None:
+            path = os.path.join(store.path, sha_to_hex(name)[:2].decode(), sha_to_hex(name)[2:].decode())
+            if not os.path.exists(path):
+                return None if not seen else largest  # a missing base: the read fails on its own
+            with open(path, "rb") as handle:
+                header = zlib.decompressobj().decompress(handle.read(4096), 64)
+            size = header.partition(b"\0")[0].partition(b" ")[2]
+            if b"\0" not in header or not size.isdigit():
+                raise ValueError("unreadable loose object header")
+            return max(largest, int(size))
+        offset = pack.index.object_offset(name)
+        with open(pack.data.path, "rb") as handle:
+            while True:
+                if (pack.data.path, offset) in seen:
+                    return largest  # a cycle: the read refuses it on its own
+                seen.add((pack.data.path, offset))
+                handle.seek(offset)
+                head = take_msb_bytes(handle.read)[0]
+                kind, size = (head[0] >> 4) & 7, head[0] & 0x0F
+                for i, byte in enumerate(head[1:]):
+                    size |= (byte & 0x7F) << (i * 7 + 4)
+                largest = max(largest, size)  # a delta's own instructions are inflated too
+                if kind == OFS_DELTA:
+                    back = take_msb_bytes(handle.read)[0]
+                    distance = back[0] & 0x7F
+                    for byte in back[1:]:
+                        distance = ((distance + 1) << 7) | (byte & 0x7F)
+                    largest = max(largest, _delta_target_size(handle.read))
+                    offset -= distance
+                elif kind == REF_DELTA:
+                    name = handle.read(store.object_format.oid_length)
+                    largest = max(largest, _delta_target_size(handle.read))
+                    break  # its base: in any pack, or loose
+                else:
+                    return largest
+
+
+def _too_large(repo, sha: bytes) -> str:
+    """Why the blob ``sha`` is not read ("" when it may be): over ``BULKHEAD_MAX_UPLOAD_BYTES`` by its headers,
+    checked before any of it is inflated (found attacking sources: a blob of 64 MB of zeros is 64 KB in the pack,
+    and was inflated whole before the upload limit was checked). Headers that cannot be read are an ``OSError``:
+    the item fails, its document stays."""
+    import errno
+    import zlib
+
+    limit = settings.BULKHEAD_MAX_UPLOAD_BYTES
+    try:
+        size = _inflated_size(repo, sha)
+    except (ValueError, TypeError, IndexError, KeyError, zlib.error):
+        raise OSError(errno.EIO, "its Git headers cannot be read") from None
+    if size is not None and size > limit:
+        return (f"over the size limit ({limit} bytes, BULKHEAD_MAX_UPLOAD_BYTES): reading the blob would inflate "
+                f"{size} bytes; it is not read")
+    return ""
+
+
 def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:
     def read() -> bytes:
+        refused = _too_large(repo, sha)
+        if refused:
+            raise Skip(refused)
         data = repo[sha].data
         if data.startswith(LFS_POINTER):
             raise Skip("a Git LFS pointer (the content is not in the repository)")
@@ -343,15 +475,17 @@ def _blob_reader(repo, sha: bytes) -> Callable[[], bytes]:
     return read
 
 
-def list_source(source: Source, *, credentials: dict | None = None, stored: dict | None = None) -> Listing:
-    """The listing of ``source`` (``stored``: path -> (etag, last_modified, raw) of a website's pages, for
-    conditional requests)."""
+def list_source(source: Source, *, credentials: dict | None = None, stored: dict | None = None,
+                deadline: float | None = None) -> Listing:
+    """The listing of ``source`` (``stored``: path -> (etag, last_modified, a loader of the stored bytes) of a
+    website's pages, for conditional requests), before ``deadline`` (``time.monotonic()``; a preview's) if given, else
+    :class:`OutOfTime`."""
     if source.kind == Source.Kind.FOLDER:
-        return list_folder(source)
+        return list_folder(source, deadline)
     if source.kind == Source.Kind.GIT:
-        return list_git(source, credentials)
+        return list_git(source, credentials, deadline)
     if source.kind == Source.Kind.WEB:
         from sources.web import crawl
 
-        return crawl(source, stored=stored or {})
+        return crawl(source, stored=stored or {}, deadline=deadline)
     raise ListingError(f"unknown kind {source.kind!r}")

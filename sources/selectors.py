@@ -4,9 +4,12 @@ history, and the preview of what a sync would do (listing and policies; nothing 
 from __future__ import annotations
 
 import tempfile
+import time
 import uuid
 from collections import Counter
+from contextlib import ExitStack
 
+from django.conf import settings
 from django.db.models import Count, Q
 
 from accounts.errors import NotFound
@@ -15,7 +18,7 @@ from accounts.policy import AccessLevel
 from kb.models import IngestionJob
 from sources import access
 from sources.crypto import credentials_decrypt
-from sources.entries import ListingError, Skip, content_hash
+from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
 from sources.services import JOB_STATS_KEY, rename_plan
 
@@ -85,28 +88,46 @@ def source_document_count(source: Source) -> int:
 
 def source_preview(*, source: Source) -> dict:
     """What a sync of ``source`` (saved or not) would do now, item by item, and under which policy.
-    Reads the source (a fetch, a crawl) but writes nothing to the database."""
+    Reads the source (a fetch, a crawl) but writes nothing to the database.
+
+    It runs in a web thread, so it has ``BULKHEAD_SOURCE_PREVIEW_SECONDS`` in all -- the listing (a whole crawl,
+    a Git fetch) and the comparison together; past them it answers an error saying how far it got and to sync
+    the source instead (a sync lists in a worker, under its own limits)."""
     from sources.listing import list_source
 
+    deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
     stored = {}
     if source.pk:
         stored = {i.path: i for i in SourceItem.objects.filter(source=source)}
     slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
-    try:
+    with ExitStack() as stack:
         if source.kind == Source.Kind.GIT and not source.pk:
-            with tempfile.TemporaryDirectory() as cache:
-                from django.test.utils import override_settings
+            from django.test.utils import override_settings
 
-                with override_settings(BULKHEAD_SOURCE_CACHE_DIR=cache):
-                    listing = list_source(source, credentials=credentials_decrypt(source.credentials))
-                    return _preview_of(source, listing, stored, slugs)
-        listing = list_source(source, credentials=credentials_decrypt(source.credentials))
-    except (ListingError, ValueError) as exc:
-        return {"error": str(exc), "items": [], "counts": {}}
-    return _preview_of(source, listing, stored, slugs)
+            cache = stack.enter_context(tempfile.TemporaryDirectory())
+            stack.enter_context(override_settings(BULKHEAD_SOURCE_CACHE_DIR=cache))
+        try:
+            listing = list_source(source, credentials=credentials_decrypt(source.credentials), deadline=deadline)
+        except OutOfTime as exc:
+            return {"error": _stopped(source, exc), "items": [], "counts": {}}
+        except (ListingError, ValueError) as exc:
+            return {"error": str(exc), "items": [], "counts": {}}
+        try:
+            return _preview_of(source, listing, stored, slugs, deadline)
+        except OutOfTime as exc:
+            return {"error": _stopped(source, exc), "items": [], "counts": {}}
 
 
-def _preview_of(source: Source, listing, stored: dict, slugs: dict) -> dict:
+def _stopped(source: Source, exc: OutOfTime) -> str:
+    """What a preview that ran out of time answers: how far it got, and how to proceed."""
+    seconds = settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
+    then = "Sync the source" if source.pk else "Save the source and sync it"
+    narrow = " (or narrow it: options.prefix, options.max_pages)" if source.kind == Source.Kind.WEB else ""
+    return (f"The preview stopped at its time limit ({seconds} s, BULKHEAD_SOURCE_PREVIEW_SECONDS) {exc.done}. "
+            f"{then}{narrow}: a sync lists the whole source in a worker, under its own limits.")
+
+
+def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: float | None = None) -> dict:
     access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
     access_file = access.AccessFile()
     if access_entry is not None and access_entry.skip:
@@ -127,7 +148,9 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict) -> dict:
     # The sync's own rename decision over what this source stored (``stored``: this source's items only).
     renames = rename_plan(listing, entries, stored)
     items = []
-    for entry in entries:
+    for n, entry in enumerate(entries):
+        if out_of_time(deadline):  # reading each changed item's content takes time too
+            raise OutOfTime(f"after listing {len(listing.entries)} items and comparing {n} of them")
         shown = len(items) < PREVIEW_MAX_ITEMS
         row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": ""}
         if entry.skip:

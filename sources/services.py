@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
@@ -383,6 +383,16 @@ def _content_check(entry: Entry, content: bytes) -> str:
     return ""
 
 
+def _stored_raw(document_id) -> Callable[[], bytes]:
+    def load() -> bytes:
+        raw = Document.objects.filter(pk=document_id).values_list("raw", flat=True).first()
+        if raw is None:
+            raise ListingError("a stored page's document is gone; sync again")
+        return bytes(raw)
+
+    return load
+
+
 def sync_run(sync_id: str) -> str:
     """Run (or resume) one sync; its final status."""
     tenant_id = _sync_tenant(sync_id)
@@ -406,11 +416,14 @@ def sync_run(sync_id: str) -> str:
     run = _Run(sync, source)
     timings: dict[str, float] = dict(sync.timings or {})
     t0 = time.perf_counter()
-    stored = {item.path: item for item in SourceItem.objects.filter(source=source).select_related("document")}
+    stored = {item.path: item for item in SourceItem.objects.filter(source=source)}
     try:
         web_stored = {}
         if source.kind == Source.Kind.WEB:
-            web_stored = {p: (i.etag, i.last_modified, bytes(i.document.raw)) for p, i in stored.items() if i.document}
+            # A page's stored bytes are loaded when its server answers 304, and counted by the crawl then (every
+            # stored page's bytes were loaded before the crawl, with every document of the source).
+            web_stored = {p: (i.etag, i.last_modified, _stored_raw(i.document_id))
+                          for p, i in stored.items() if i.document_id}
         listing = list_source(source, credentials=credentials_decrypt(source.credentials), stored=web_stored)
     except (ListingError, ValueError) as exc:
         _finish(sync, error=str(exc)[:2000])

@@ -11,6 +11,10 @@
   read, and a page is read up to one upload's bytes (``BULKHEAD_MAX_UPLOAD_BYTES``), decoded as it comes
   (:func:`_read_body`). A page that fails is an error of the sync and the listing is incomplete: nothing
   is deleted then.
+* A crawl holds the pages it lists (a 304's stored bytes too) until the sync reads them: at most
+  ``BULKHEAD_SOURCE_MAX_CRAWL_BYTES`` in all, else the listing fails naming it (nothing is synced or deleted).
+* A preview gives the whole crawl one deadline (``BULKHEAD_SOURCE_PREVIEW_SECONDS``): no request outlasts it, and
+  past it the crawl stops (:class:`OutOfTime`, saying how many pages it read). A sync has no such deadline.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import httpx
 from django.conf import settings
 
 from sources.addresses import check_url_host
-from sources.entries import Entry, Listing, ListingError, content_hash
+from sources.entries import Entry, Listing, ListingError, OutOfTime, content_hash, out_of_time
 from sources.models import Source
 
 USER_AGENT = "BulkheadBot/1.0 (+docs/sources.md)"
@@ -77,9 +81,10 @@ def _read_body(response: httpx.Response, url: str, deadline: float) -> bytes:
     return bytes(body)
 
 
-def safe_get(client: httpx.Client, url: str, headers: dict | None = None) -> Response:
+def safe_get(client: httpx.Client, url: str, headers: dict | None = None, until: float | None = None) -> Response:
     """GET ``url``, following redirects by hand, each hop checked as the first; each hop's answer within
-    ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` in all and one upload's bytes (:func:`_read_body`)."""
+    ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` in all (and before ``until``, ``time.monotonic()``, when given) and one
+    upload's bytes (:func:`_read_body`)."""
     for _ in range(MAX_REDIRECTS + 1):
         address = check_url_host(url)
         parts = urlsplit(url)
@@ -89,11 +94,12 @@ def safe_get(client: httpx.Client, url: str, headers: dict | None = None) -> Res
         target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
         extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
         deadline = time.monotonic() + settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
+        if until is not None:
+            deadline = min(deadline, until)
         try:
-            with client.stream("GET", target, extensions=extensions, headers={
-                **(headers or {}), "Host": host_header, "User-Agent": USER_AGENT,
-                "Accept-Encoding": "gzip, deflate",
-            }) as response:
+            with client.stream("GET", target, extensions=extensions, timeout=max(deadline - time.monotonic(), 0.001),
+                               headers={**(headers or {}), "Host": host_header, "User-Agent": USER_AGENT,
+                                        "Accept-Encoding": "gzip, deflate"}) as response:
                 if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                     url = urljoin(url, response.headers["location"])
                     continue
@@ -144,22 +150,36 @@ def _prefix(source: Source) -> str:
     return start if start.endswith("/") else start.rsplit("/", 1)[0] + "/"
 
 
-def crawl(source: Source, *, stored: dict) -> Listing:
-    """Pages below the source's prefix reachable from its start URL (or listed by its sitemap)."""
+def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Listing:
+    """Pages below the source's prefix reachable from its start URL (or listed by its sitemap); all of them
+    before ``deadline`` (``time.monotonic()``, a preview's), else :class:`OutOfTime`. ``stored``: url -> (etag,
+    last_modified, a function that loads the stored bytes), called only for a page the server answers 304."""
     options = source.options or {}
     rate = float(options.get("rate_per_second") or 2.0)
     max_pages = min(int(options.get("max_pages") or settings.BULKHEAD_SOURCE_MAX_FILES), settings.BULKHEAD_SOURCE_MAX_FILES)
     prefix = _prefix(source)
     entries: list[Entry] = []
     errors: list[dict] = []
+    queue: list[str] = []
+    seen: set[str] = set()
     last = [0.0]
+    held, most = 0, settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES  # the bytes of the pages listed so far, held in memory
+
+    def stopped() -> OutOfTime:
+        return OutOfTime(f"after reading {len(entries)} of the {len(seen)} pages found so far")
 
     def polite_get(client, url, headers=None):
         wait = last[0] + 1.0 / rate - time.monotonic()
+        if out_of_time(deadline) or (deadline is not None and wait > deadline - time.monotonic()):
+            raise stopped()
         if wait > 0:
             time.sleep(wait)
         try:
-            return safe_get(client, url, headers)
+            return safe_get(client, url, headers, until=deadline)
+        except ListingError:
+            if out_of_time(deadline):  # the request was cut short by the deadline: the crawl stops here
+                raise stopped() from None
+            raise
         finally:
             last[0] = time.monotonic()
 
@@ -169,7 +189,6 @@ def crawl(source: Source, *, stored: dict) -> Listing:
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(source.url))
         answer = polite_get(client, origin + "/robots.txt")  # a start that cannot be reached fails here
         robots.parse(answer.content.decode("utf-8", "replace").splitlines() if answer.status == 200 else [])
-        queue: list[str] = []
         if source.url.endswith(".xml"):
             first = polite_get(client, source.url)
             if first.status != 200:
@@ -177,7 +196,7 @@ def crawl(source: Source, *, stored: dict) -> Listing:
             queue = [u for u in sitemap_urls(first.content) if u.startswith(prefix)]
         else:
             queue = [source.url]
-        seen: set[str] = set(queue)
+        seen.update(queue)
         while queue and len(entries) < max_pages:
             url = queue.pop(0)
             if not robots.can_fetch(USER_AGENT, url):
@@ -191,6 +210,8 @@ def crawl(source: Source, *, stored: dict) -> Listing:
                     headers["If-Modified-Since"] = before[1]
             try:
                 response = polite_get(client, url, headers)
+            except OutOfTime:
+                raise
             except ListingError as exc:
                 if url == source.url and not entries:
                     raise
@@ -199,7 +220,7 @@ def crawl(source: Source, *, stored: dict) -> Listing:
             if not response.url.startswith(prefix):
                 continue  # redirected out of the prefix: not this source's page
             if response.status == 304 and before:
-                content = before[2]
+                content = before[2]()
                 entry = Entry(url, content_hash(content), lambda c=content: c,
                               etag=before[0], last_modified=before[1], not_modified=True)
             elif response.status == 200:
@@ -215,6 +236,11 @@ def crawl(source: Source, *, stored: dict) -> Listing:
                     raise ListingError(f"the start page answered {response.status}")
                 errors.append({"path": url, "error": f"the server answered {response.status}"})
                 continue
+            held += len(content)
+            if held > most:
+                raise ListingError(f"the site's pages pass {most} bytes in all (BULKHEAD_SOURCE_MAX_CRAWL_BYTES) at "
+                                   f"page {len(entries) + 1} ({url[:200]}); narrow the source (options.prefix, "
+                                   "options.max_pages): nothing was synced or deleted")
             entries.append(entry)
             if (entry.content_type or "text/html") in HTML_TYPES:
                 for link in page_links(response.url, content):

@@ -302,3 +302,319 @@ def test_a_git_tree_that_names_one_subtree_many_times_is_listed_within_a_bound(a
     sync = _run(source)
     assert sync.status == "failed" and "more than 1000 paths" in sync.error, (sync.status, sync.error)
     assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
+
+
+class _SlowSite(http.server.BaseHTTPRequestHandler):
+    """A website whose every page answers slowly, each well within ``BULKHEAD_SOURCE_TIMEOUT_SECONDS``: a crawl of
+    it takes as long as its pages times their delay (a real one: up to the page limit times the per-page timeout)."""
+
+    protocol_version = "HTTP/1.1"
+    pages = 12
+    delay = 0.25
+    served: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/docs/":
+            links = "".join(f'<a href="p{i}.html">{i}</a>' for i in range(self.pages))
+            body = f"<html><body><h1>Home</h1><p>The ibis index.</p>{links}</body></html>".encode()
+        elif self.path.startswith("/docs/p"):
+            time.sleep(self.delay)
+            body = f"<html><body><h1>{self.path}</h1><p>The spoonbill page.</p></body></html>".encode()
+        else:
+            body = b""
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.served.append(self.path)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_source_preview_has_one_deadline_for_a_whole_crawl(admin, settings):
+    """Found attacking sources: the admin's preview of a source (the console's and ``POST /api/v1/sources/preview/``)
+    lists the source in a web thread, and each page had its timeout but the crawl none: up to
+    ``BULKHEAD_SOURCE_MAX_FILES`` pages times ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` (10,000 x 20 s) of one thread
+    for a site that answers each page slowly. Now the preview has ``BULKHEAD_SOURCE_PREVIEW_SECONDS`` in all and then
+    answers an error saying how far it got and to sync instead; the sync, in its worker, reads the whole site."""
+    import re
+
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    _SlowSite.served = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowSite)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="slow", url=f"{site}/docs/",
+                               options={"rate_per_second": 50})
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 10  # generous: the whole crawl takes at least 3 s, and 10 s lets it end
+        read = [p for p in _SlowSite.served if p.startswith("/docs/p")]
+        assert len(read) < _SlowSite.pages, read  # it stopped before the end of the site
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "Sync the source" in preview["error"], preview["error"]
+        got = re.search(r"after reading (\d+) of the (\d+) pages found so far", preview["error"])
+        assert got and int(got.group(1)) <= len(read) + 1 and int(got.group(2)) == _SlowSite.pages + 1, preview["error"]
+        assert not SourceItem.objects.filter(source=source).exists()
+        sync = _run(source)  # the sync has no such deadline: it reads every page
+        assert (sync.status, sync.added) == ("succeeded", _SlowSite.pages + 1), (sync.error, sync.errors)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["folder", "git"])
+def test_a_source_preview_out_of_time_says_so_for_every_kind(admin, settings, kind):
+    """The same deadline for a folder's walk and a local repository's fetch and tree (none left here: 0 s)."""
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 0
+    root = new_folder(f"late-{kind}-")
+    files = {"a.md": "# A\n\nalpha\n"}
+    if kind == "git":
+        git_commit(root, files)
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="late", url=str(root))
+    else:
+        write(root, files)
+        source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="late", path=str(root))
+    preview = source_preview(source=source)
+    assert preview["items"] == [] and preview["error"].startswith(
+        "The preview stopped at its time limit (0 s, BULKHEAD_SOURCE_PREVIEW_SECONDS) while "), preview["error"]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+
+
+def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview of a Git source fetched the whole pack in the web thread, however long
+    the server took to send it (each read within the timeout). Now the fetch stops at the preview's deadline
+    (dulwich's progress callback, called as the pack comes) and keeps nothing of it; the sync fetches it all."""
+    import base64
+    import random
+    import shutil
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    from sources.listing import git_cache_path
+
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    served = new_folder("slow-git-")
+    noise = base64.b64encode(random.Random(7).randbytes(3 << 20)).decode()  # ~3 MB that does not compress much
+    git_commit(served, {"guide.md": "# Guide\n\nThe stork protocol.\n", "data.md": f"# Data\n\n{noise}\n"})
+    app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))}))
+    delay, writes, finished = [0.25], [], []
+
+    def slow(environ, start_response):  # each write of the answer (a pkt-line of the pack) after a pause
+        def slow_start(status, headers, exc_info=None):
+            write = start_response(status, headers, exc_info)
+
+            def slow_write(data):
+                time.sleep(delay[0])
+                writes.append(len(data))
+                return write(data)
+
+            return slow_write
+
+        body = app(environ, slow_start)
+        if environ.get("PATH_INFO", "").endswith("git-upload-pack"):
+            body = list(body)  # the pack is written through slow_write while this runs
+            finished.append(True)
+        return body
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = make_server("127.0.0.1", 0, slow, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="slow-git",
+                               url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
+        shutil.rmtree(git_cache_path(source), ignore_errors=True)  # a mirror left by another test of these ids
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 20  # generous: the whole pack takes more than 10 s to come
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
+        assert writes and not finished  # the server was still sending the pack
+        assert not list((git_cache_path(source) / "objects" / "pack").glob("*.pack"))  # nothing of it kept
+        delay[0] = 0
+        sync = _run(source)  # the sync has no such deadline
+        assert (sync.status, sync.added) == ("succeeded", 2), (sync.error, sync.errors)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _pack_entry_header(kind: int, size: int) -> bytes:
+    """A pack entry's header (gitformat-pack): the type and the inflated size, 4 bits then 7 a byte."""
+    out = [(kind << 4) | (size & 0x0F)]
+    size >>= 4
+    while size:
+        out[-1] |= 0x80
+        out.append(size & 0x7F)
+        size >>= 7
+    return bytes(out)
+
+
+def _delta_size(size: int) -> bytes:
+    out = []
+    while True:
+        out.append(size & 0x7F)
+        size >>= 7
+        if not size:
+            return bytes(out)
+        out[-1] |= 0x80
+
+
+def _back_offset(distance: int) -> bytes:
+    """An OFS_DELTA's distance back to its base (gitformat-pack's offset encoding)."""
+    out = [distance & 0x7F]
+    distance >>= 7
+    while distance:
+        distance -= 1
+        out.insert(0, 0x80 | (distance & 0x7F))
+        distance >>= 7
+    return bytes(out)
+
+
+def test_a_git_blob_that_inflates_past_the_upload_limit_is_refused_by_its_headers(admin, settings):
+    """Found attacking sources: a Git blob was read whole (``repo[sha].data``) before the upload limit was checked,
+    so 64 MB of zeros, 64 KB in the pack, took 64 MB of the sync's worker (or the admin's preview in a web thread)
+    each time it was read, and again in the rename detection's similarity. A 100-byte blob stored as a delta on
+    that one cost the same: reading it inflates its base. Now a blob's headers are read first -- the pack entry's
+    inflated size and, down its delta chain, each delta's result and base -- and one over
+    ``BULKHEAD_MAX_UPLOAD_BYTES`` is skipped naming the size, none of it inflated. (The fetch itself still inflates
+    each object once to index the pack: not measured here.)"""
+    import hashlib
+    import struct
+    import tracemalloc
+    import zlib
+
+    from dulwich.pack import OFS_DELTA
+
+    from sources.listing import list_git
+
+    settings.BULKHEAD_MAX_UPLOAD_BYTES = 1 << 20
+    root = new_folder("blob-bomb-")
+    git_commit(root, {"guide.md": "# Guide\n\nThe crane protocol.\n", "gone.md": "# Gone\n\nwithdrawn text\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="blob-bomb", url=str(root))
+    first = _run(source)
+    assert (first.status, first.added) == ("succeeded", 2), (first.error, first.errors)
+
+    # A pack of two blobs: 64 MB of zeros, and 100 zero bytes as a delta on it (copy 100 bytes from offset 0).
+    repo = Repo(str(root))
+    bomb, small = Blob.from_string(b"\0" * BOMB_BYTES), Blob.from_string(b"\0" * 100)
+    delta = _delta_size(BOMB_BYTES) + _delta_size(100) + bytes([0x90, 100])
+    first_entry = _pack_entry_header(3, BOMB_BYTES) + zlib.compress(bomb.as_raw_string(), 9)
+    body = (first_entry + _pack_entry_header(OFS_DELTA, len(delta)) + _back_offset(len(first_entry))
+            + zlib.compress(delta))
+    pack = b"PACK" + struct.pack(">II", 2, 2) + body
+    handle, commit, _ = repo.object_store.add_pack()
+    handle.write(pack + hashlib.sha1(pack).digest())
+    commit()
+    del bomb
+    tree = Tree()
+    tree.add(b"guide.md", 0o100644, repo[repo[repo.head()].tree][b"guide.md"][1])
+    tree.add(b"bomb.md", 0o100644, Blob.from_string(b"\0" * BOMB_BYTES).id)
+    tree.add(b"small.md", 0o100644, small.id)
+    repo.object_store.add_object(tree)
+    repo.get_worktree().commit(message=b"inflating blobs", tree=tree.id, author=b"T <t@example.com>",
+                               committer=b"T <t@example.com>")
+    list_git(source)  # the fetch, which indexes (inflates) each object once, outside what is measured
+
+    tracemalloc.start()
+    try:
+        preview = source_preview(source=source)
+        sync = _run(source)  # gone.md vanished: the rename detection compares the new blobs with it
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"the preview and the sync held {peak} bytes at once"
+    wanted = (f"over the size limit ({1 << 20} bytes, BULKHEAD_MAX_UPLOAD_BYTES): reading the blob would inflate "
+              f"{BOMB_BYTES} bytes; it is not read")
+    rows = {i["path"]: (i["action"], i["reason"]) for i in preview["items"]}
+    assert rows["bomb.md"] == rows["small.md"] == ("skip", wanted), rows
+    assert {s["path"]: s["reason"] for s in sync.skips} == {"bomb.md": wanted, "small.md": wanted}, sync.skips
+    assert (sync.status, sync.deleted, sync.unchanged) == ("succeeded", 1, 1), (sync.error, sync.errors)
+    assert set(SourceItem.objects.filter(source=source).values_list("path", flat=True)) == {"guide.md"}
+
+
+class _BigSite(http.server.BaseHTTPRequestHandler):
+    """A website of many large pages (each within the upload limit), with ETags: a second crawl is all 304s."""
+
+    protocol_version = "HTTP/1.1"
+    pages = 16
+    page_bytes = 1 << 20
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/docs/":
+            body = ("<html><body><h1>Home</h1>"
+                    + "".join(f'<a href="p{i}.html">{i}</a>' for i in range(self.pages)) + "</body></html>").encode()
+        elif self.path.startswith("/docs/p"):
+            words = f"The {self.path} page of the heron guide. " * (self.page_bytes // 40)
+            body = f"<html><body><h1>{self.path}</h1><p>{words}</p></body></html>".encode()
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        etag = f'"{hash(body) & 0xffffff}"'
+        if self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("ETag", etag)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
+    """Found attacking sources: a crawl kept every page it listed in memory until the sync read them -- up to
+    ``BULKHEAD_SOURCE_MAX_FILES`` pages of ``BULKHEAD_MAX_UPLOAD_BYTES`` (10,000 x 25 MB) -- and the sync first
+    loaded every stored page's bytes (with every document row of the source) to answer 304s. Now a crawl holds at
+    most ``BULKHEAD_SOURCE_MAX_CRAWL_BYTES`` of pages in all, a 304's stored bytes counted as they are loaded (only
+    then); past it the listing fails naming the setting, and nothing is synced or deleted."""
+    import tracemalloc
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BigSite)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="big", url=f"{site}/docs/",
+                               options={"rate_per_second": 100})
+        settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES = 64 << 20
+        first = _run(source)
+        assert (first.status, first.added) == ("succeeded", _BigSite.pages + 1), (first.error, first.errors)
+        documents = set(SourceItem.objects.filter(source=source).values_list("document_id", flat=True))
+
+        settings.BULKHEAD_SOURCE_MAX_CRAWL_BYTES = 3 << 20  # three of the sixteen pages
+        tracemalloc.start()
+        try:
+            sync = _run(source)  # every page answers 304: their stored bytes
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert sync.status == "failed" and f"pass {3 << 20} bytes in all (BULKHEAD_SOURCE_MAX_CRAWL_BYTES)" in sync.error, (
+            sync.status, sync.error)
+        assert "nothing was synced or deleted" in sync.error and sync.deleted == 0
+        assert peak < 10 << 20, f"the sync held {peak} bytes at once ({_BigSite.pages} stored pages of 1 MB)"
+        assert set(SourceItem.objects.filter(source=source).values_list("document_id", flat=True)) == documents
+        assert Document.objects.filter(pk__in=documents).count() == len(documents)
+        preview = source_preview(source=source)  # no conditional requests: every page read anew, the same bound
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_MAX_CRAWL_BYTES" in preview["error"], preview["error"]
+    finally:
+        server.shutdown()
+        server.server_close()
