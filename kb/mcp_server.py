@@ -38,7 +38,8 @@ from typing import Annotated, Any
 from asgiref.sync import sync_to_async
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import Field
 from rest_framework.exceptions import APIException, ValidationError
 
@@ -349,16 +350,25 @@ TOOL_ARGUMENTS = {
 }
 
 
+# The same for the prompt's arguments: the SDK answered an undeclared one with a bare "Error rendering prompt"
+# (found attacking the demo, 2026-12-03); it is an invalid-params error naming it, as a tool call's is.
+PROMPT_ARGUMENTS = {"answer_with_citations": frozenset(inspect.signature(answer_with_citations).parameters)}
+
+
 async def _refuse_unknown_arguments(ctx, call_next):
-    """``ServerMiddleware``: a ``tools/call`` naming an argument its tool does not have is a tool error."""
+    """``ServerMiddleware``: a ``tools/call`` naming an argument its tool does not have is a tool error; a
+    ``prompts/get`` naming one its prompt does not have, an invalid-params error naming it."""
     params = ctx.params if isinstance(ctx.params, dict) else {}
     arguments = params.get("arguments")
-    known = TOOL_ARGUMENTS.get(params.get("name")) if ctx.method == "tools/call" else None
+    table = {"tools/call": TOOL_ARGUMENTS, "prompts/get": PROMPT_ARGUMENTS}.get(ctx.method, {})
+    known = table.get(params.get("name"))
     if known is not None and isinstance(arguments, dict):
         unknown = sorted(set(arguments) - known)
         if unknown:
             text = (f"invalid arguments -- {unknown[0]}: unknown argument; known: "
                     f"{', '.join(sorted(known))}")
+            if ctx.method == "prompts/get":
+                raise MCPError(INVALID_PARAMS, text)
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
     return await call_next(ctx)
 

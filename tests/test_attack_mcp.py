@@ -35,3 +35,27 @@ def test_a_tool_argument_the_tool_does_not_have_is_a_tool_error_naming_it(live_s
     for message, name in zip(refused, ("exclude_flagged", "spotlite", "text", "limt"), strict=True):
         assert message.startswith(f"invalid arguments -- {name}: unknown argument; known: "), message
     assert taken["spotlight"]["boundary"]  # every declared argument still reaches its tool
+
+
+def test_a_prompt_argument_the_prompt_does_not_have_is_an_error_naming_it(live_server, world):  # noqa: F811
+    """``prompts/get`` with an argument ``answer_with_citations`` does not declare: an invalid-params error that
+    names it (the SDK answered "Error rendering prompt"); the declared one still renders."""
+    from mcp.shared.exceptions import MCPError
+
+    url = f"{live_server.url}/mcp"
+    _, key = world["members"]["security"]
+
+    async def run():
+        async with http_session(url, key) as client:
+            try:
+                await client.get_prompt("answer_with_citations", {"question": "who pages?", "questoin": "x"})
+            except MCPError as exc:
+                refused = exc.message
+            else:
+                refused = None
+            taken = await client.get_prompt("answer_with_citations", {"question": "who pages?"})
+            return refused, taken
+
+    refused, taken = anyio.run(run)
+    assert refused == "invalid arguments -- questoin: unknown argument; known: question", refused
+    assert "who pages?" in taken.messages[0].content.text
