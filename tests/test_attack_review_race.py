@@ -153,3 +153,60 @@ def test_the_document_resource_stays_cut_when_a_rebuild_or_policy_change_commits
         served = document_work(str(world["document"].pk))(member, Caller(lambda: member, "http://testserver"))
     assert "zorblax" in served
     _check(served, state)
+
+
+# ----------------------------------------------------------------------------- decisions on stale or foreign ids
+
+
+def test_a_reviewer_demoted_after_loading_the_queue_decides_nothing(world):
+    """The queue loaded as a restricted admin; the clearance lowered, then the role, before the decision: each
+    decision request re-reads the membership (API), so it is refused, changes nothing, and search still
+    holds the chunk."""
+    from accounts.errors import NotFound, PermissionRefused
+    from accounts.models import Membership
+    from accounts.services import membership_update
+    from kb import screening
+    from kb.models import ChunkReview
+
+    admin = world["admin"]
+    member_with_token(world["tenant"], f"second@{world['tenant'].slug}.test", "admin", "restricted")  # not the last
+    # The planted section is confidential: the admin reviews it from the queue.
+    chunk = Chunk.objects.get(section=_setup(world))
+    assert [item.chunk_id for item in screening.review_queue(member=admin)] == [chunk.pk]
+    membership_update(membership=admin, clearance="internal")
+    with pytest.raises(NotFound):
+        screening.review_decide(member=Membership.objects.get(pk=admin.pk), chunk_id=chunk.pk, decision="release")
+    membership_update(membership=admin, clearance="restricted", role="viewer")
+    with pytest.raises(PermissionRefused):
+        screening.review_decide(member=Membership.objects.get(pk=admin.pk), chunk_id=chunk.pk, decision="release")
+    assert Chunk.objects.get(pk=chunk.pk).review == ChunkReview.NONE
+    answer = search(member=world["editor"], query="zorblax widget crank", mode="keyword", top_k=10, expand="parent")
+    assert "zorblax" in repr(answer) and "evil@example.com" not in repr(answer)
+
+
+def test_a_decision_on_another_tenants_chunk_or_an_inactive_versions_is_the_same_not_found(world):
+    from accounts.errors import NotFound
+    from kb import screening
+    from kb.models import ChunkReview
+
+    other = tenant_create(slug=f"rrace-other-{uuid.uuid4().hex[:6]}", name="Other")
+    try:
+        other_admin, _ = member_with_token(other, f"admin@{other.slug}.test", "admin", "restricted")
+        chunk = Chunk.objects.get(section=_setup(world))
+        for decision in ("release", "keep_out", "delete_document"):
+            with pytest.raises(NotFound):
+                screening.review_decide(member=other_admin, chunk_id=chunk.pk, decision=decision)
+        # A chunk of a version that is not active (moved there by hand: as an old version's would be).
+        from ingestion.chunking.config import ChunkingConfig
+        from kb.index_versions import index_version_create
+
+        old, _ = index_version_create(tenant=world["tenant"], config=ChunkingConfig(target_tokens=90), name="small")
+        Chunk.objects.filter(pk=chunk.pk).update(index_version=old)
+        for decision in ("release", "keep_out", "delete_document"):
+            with pytest.raises(NotFound):
+                screening.review_decide(member=world["admin"], chunk_id=chunk.pk, decision=decision)
+        assert Chunk.objects.get(pk=chunk.pk).review == ChunkReview.NONE
+        assert Chunk.objects.filter(document=world["document"]).exists()
+    finally:
+        Tenant.objects.filter(pk=other.pk).delete()
+
