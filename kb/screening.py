@@ -130,17 +130,43 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
     if version_id is None:
         return []
     mode = screening_mode(tenant_id=tenant_id)
-    rows = (
-        Chunk.objects.filter(tenant_id=tenant_id, index_version_id=version_id, document_id=document_id)
-        .filter(~returnable_q(mode))
-        .values_list("start", "end")
-    )
+    # The held chunks and the sections without chunks in one statement (:func:`held_chunks_and_unscreened`).
+    rows, unscreened = held_chunks_and_unscreened(tenant_id=tenant_id, version_id=version_id,
+                                                  document_ids={document_id}, chunks=~returnable_q(mode))
     # A held heading's line too: it lies outside its chunks (and a heading with no text below is in none).
     sections = Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
         "id", "parent_id", "start", "end", "title", "body_spans", title_screening=F(f"metadata__{TITLE_SCREENING}"))
     headings = held_heading_spans(sections, mode)
-    unscreened = unscreened_spans(tenant_id=tenant_id, version_id=version_id, document_ids={document_id})
-    return merge_spans([*rows, *headings, *unscreened.get(document_id, ())])
+    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings,
+                        *unscreened.get(document_id, ())])
+
+
+def held_chunks_and_unscreened(*, tenant_id: int, version_id: uuid.UUID, document_ids: Iterable, chunks: Q,
+                               fields: Mapping | None = None) -> tuple[list[dict], dict[uuid.UUID, list]]:
+    """The chunks of ``document_ids`` in ``version_id`` that match ``chunks`` (as dicts of ``document_id``, ``start``,
+    ``end`` and ``fields``: names to expressions over the chunk), and :func:`unscreened_spans` -- in **one
+    statement**, so one snapshot. Read in two, a policy change that deletes a section's chunks, or the rebuild
+    that stores them again, committing between the reads made the section neither held nor unscreened, and a
+    planted instruction held for review came back whole (found attacking the review queue's jobs, 2026-12-05:
+    search read the held chunks first and lost to the rebuild, MCP read the unscreened sections first and
+    lost to the policy change)."""
+    from django.contrib.postgres.expressions import ArraySubquery
+    from django.db.models.functions import JSONObject
+
+    in_version = Chunk.objects.filter(tenant_id=tenant_id, section_id=OuterRef("pk"), index_version_id=version_id)
+    held = in_version.filter(chunks).order_by().values(
+        row=JSONObject(start=F("start"), end=F("end"), **(fields or {})))
+    rows, spans = [], {}
+    for document_id, body_spans, screened, matched in (
+        Section.objects.filter(tenant_id=tenant_id, document_id__in=list(document_ids))
+        .annotate(screened=Exists(in_version), held=ArraySubquery(held))
+        .values_list("document_id", "body_spans", "screened", "held")
+    ):
+        rows.extend({**row, "document_id": document_id} for row in matched or ())
+        if not screened and body_spans:
+            spans.setdefault(document_id, []).extend(
+                (int(span[0]), int(span[1])) for span in body_spans if isinstance(span, list | tuple) and len(span) == 2)
+    return rows, spans
 
 
 def unscreened_spans(*, tenant_id: int, version_id: uuid.UUID, document_ids: Iterable) -> dict[uuid.UUID, list]:
@@ -149,17 +175,10 @@ def unscreened_spans(*, tenant_id: int, version_id: uuid.UUID, document_ids: Ite
     ingested; a policy change that alters a section's heading path deletes them and a job rebuilds them
     (``kb.services.apply_policies``) -- until it ends, or for good when it fails, the text had no verdict and
     a planted instruction held for review came back whole in a sibling's parent context and MCP's
-    ``read_section`` (found attacking the demo)."""
-    rows = (
-        Section.objects.filter(tenant_id=tenant_id, document_id__in=list(document_ids)).exclude(body_spans=[])
-        .filter(~Exists(Chunk.objects.filter(section_id=OuterRef("pk"), index_version_id=version_id)))
-        .values_list("document_id", "body_spans")
-    )
-    spans: dict[uuid.UUID, list] = {}
-    for document_id, body_spans in rows:
-        spans.setdefault(document_id, []).extend(
-            (int(span[0]), int(span[1])) for span in body_spans or () if isinstance(span, list | tuple) and len(span) == 2)
-    return spans
+    ``read_section`` (found attacking the demo). Read with the held chunks, in their statement
+    (:func:`held_chunks_and_unscreened`), wherever both are cut."""
+    return held_chunks_and_unscreened(tenant_id=tenant_id, version_id=version_id, document_ids=document_ids,
+                                      chunks=Q(pk__in=[]))[1]
 
 
 def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
@@ -213,21 +232,20 @@ class Screened:
             returnable_q(filters.screening_mode, exclude_flagged=filters.exclude_flagged), output_field=BooleanField()
         )
         readable = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
-        rows = (
-            Chunk.objects.filter(tenant_id=reader.tenant_id, index_version_id=version_id,
-                                 document_id__in=list(document_ids))
-            .filter(Q(screening_flagged=True) | Q(review=ChunkReview.KEPT_OUT))
-            .annotate(ok=ok, may_read=readable)
-            .values_list("id", "document_id", "start", "end", "screening", "review", "ok", "may_read")
-        )
-        for chunk_id, document_id, start, end, screening, review, returnable, may_read in rows:
-            if not returnable:  # held whether or not this reader may read it: fail closed
+        # With the text of a section without chunks in this version (rebuilt after a policy change): never
+        # screened -- in the same statement (:func:`held_chunks_and_unscreened`).
+        rows, unscreened = held_chunks_and_unscreened(
+            tenant_id=reader.tenant_id, version_id=version_id, document_ids=document_ids,
+            chunks=Q(screening_flagged=True) | Q(review=ChunkReview.KEPT_OUT),
+            fields={"id": F("id"), "screening": F("screening"), "review": F("review"), "ok": ok, "may_read": readable})
+        for row in sorted(rows, key=lambda row: (str(row["document_id"]), row["start"], row["id"])):
+            document_id, start, end = row["document_id"], row["start"], row["end"]
+            if not row["ok"]:  # held whether or not this reader may read it: fail closed
                 out.held.setdefault(document_id, []).append((start, end))
-            elif may_read:
-                out.shown.setdefault(document_id, []).append((chunk_id, start, end, screening, review))
-        # Text of a section without chunks in this version (rebuilt after a policy change): never screened.
-        for document_id, spans in unscreened_spans(tenant_id=reader.tenant_id, version_id=version_id,
-                                                   document_ids=document_ids).items():
+            elif row["may_read"]:
+                out.shown.setdefault(document_id, []).append(
+                    (uuid.UUID(row["id"]), start, end, row["screening"], row["review"]))
+        for document_id, spans in unscreened.items():
             out.held.setdefault(document_id, []).extend(spans)
         out.held = {doc: merge_spans(spans) for doc, spans in out.held.items()}
         return out
