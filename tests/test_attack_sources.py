@@ -618,3 +618,76 @@ def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, settings):
+    """Found attacking sources: each source preview is bounded (``BULKHEAD_SOURCE_PREVIEW_SECONDS``, 30 s), but an
+    admin sending several at once held that many web threads -- shared by every tenant's console and API -- for up
+    to 30 s each. A source preview now takes one of the tenant's ``BULKHEAD_PREVIEWS_PER_TENANT`` preview slots, the
+    upload preview's (``kb.web_slots``, across web processes); one more is the upload preview's 429 ``busy`` with
+    Retry-After in the API, and said on the console's page. Another tenant previews as usual."""
+    from contextlib import ExitStack
+
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    import sources.listing
+    from accounts.services import api_token_create
+    from kb.web_slots import Busy, tenant_slot
+    from tests.api_helpers import console_client
+
+    root = new_folder("slots-")
+    write(root, {"a.md": "# A\n\nThe heron rota.\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="slots", path=str(root))
+    other = membership_create(tenant=tenant_create(slug="src-attack-b", name="Sources B"), email="admin@b.example",
+                              role="admin", clearance="restricted")
+    theirs = source_create(actor=other, tenant=other.tenant, kind="folder", name="theirs", path=str(root))
+    _, key = api_token_create(membership=admin, name="t")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    console = console_client(admin)
+    listed = []
+    real_list_source = sources.listing.list_source
+
+    def counted(source, **kwargs):
+        listed.append(source.name)
+        return real_list_source(source, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources.listing, "list_source", counted)
+        with ExitStack() as held:  # the tenant's previews are running (any kind, in any web process)
+            for _ in range(settings.BULKHEAD_PREVIEWS_PER_TENANT):
+                held.enter_context(tenant_slot("preview", admin.tenant_id, limit=settings.BULKHEAD_PREVIEWS_PER_TENANT,
+                                               seconds=60, what="preview"))
+            with pytest.raises(Busy, match="previews of this tenant are running already"):
+                source_preview(source=source)
+            saved = api.get(f"/api/v1/sources/{source.pk}/preview/")
+            unsaved = api.post("/api/v1/sources/preview/", {"kind": "folder", "name": "new", "path": str(root),
+                                                            "access_level": "internal"}, format="json")
+            for answer in (saved, unsaved):
+                assert answer.status_code == 429 and answer["Retry-After"] == "5", answer.content
+                assert answer.json()["error"]["code"] == "busy", answer.json()
+            page = console.get(reverse("console:source", args=[source.pk]) + "?preview=1")
+            assert page.status_code == 429 and "running already" in page.content.decode()
+            form = console.post(reverse("console:sources"), {"action": "preview", "kind": "folder", "name": "new",
+                                                             "path": str(root), "access_level": "internal"})
+            assert form.status_code == 429 and "running already" in form.content.decode()
+            assert listed == []  # none of them read the source
+            assert [i["path"] for i in source_preview(source=theirs)["items"]] == ["a.md"]  # not held up by A
+        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]  # released: A previews again
+
+        # A running source preview holds its slot: with one slot, an upload preview (or another) waits its turn.
+        settings.BULKHEAD_PREVIEWS_PER_TENANT = 1
+        refused = []
+
+        def while_listing(source, **kwargs):
+            try:
+                with tenant_slot("preview", source.tenant_id, limit=1, seconds=60, what="preview"):
+                    pass
+            except Busy:
+                refused.append(source.name)
+            return real_list_source(source, **kwargs)
+
+        patch.setattr(sources.listing, "list_source", while_listing)
+        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]
+        assert refused == ["slots"]
