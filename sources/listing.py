@@ -314,29 +314,42 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo), errors=errors)
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors)
 
 
-def _git_renames(repo) -> RenameFinder:
+def _git_renames(repo, deadline: float | None = None) -> RenameFinder:
     """Git's rename detection (dulwich's ``RenameDetector``) between the blobs a source's vanished paths
     held and those of its new paths: a file moved with small edits is a rename (similarity at least
     ``BULKHEAD_SOURCE_RENAME_SIMILARITY`` percent, as ``git diff -M``), so it keeps its document. The two
     sides are trees built in memory over the mirror's blobs; a blob the mirror lacks, or one over the upload
     limit (:func:`_too_large`: never inflated), is left out (its path is then a delete and an add, as without
     detection). Like git, it gives up past
-    ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic)."""
+    ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic). Within ``deadline`` (a preview's) when
+    given, else :class:`OutOfTime`: checked between the paths and at each object the detection reads (once a
+    pair it compares)."""
 
     def renames(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
         from dulwich.diff_tree import CHANGE_RENAME, RenameDetector, tree_changes
         from dulwich.index import commit_tree
         from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
 
+        def stopped() -> OutOfTime:
+            return OutOfTime(f"while detecting renames ({len(old)} vanished and {len(new)} new files)")
+
+        class TimedStore(OverlayObjectStore):
+            def __getitem__(self, sha):  # the detector reads an object for each pair it compares
+                if out_of_time(deadline):
+                    raise stopped()
+                return super().__getitem__(sha)
+
         memory = MemoryObjectStore()
-        store = OverlayObjectStore([memory, repo.object_store], add_store=memory)
+        store = TimedStore([memory, repo.object_store], add_store=memory)
 
         def tree(files: dict[str, str]) -> bytes:
             blobs = []
             for path, version in files.items():
+                if out_of_time(deadline):
+                    raise stopped()
                 sha = version.encode()
                 # A blob over the upload limit is left out unread, as the sync leaves it (its headers tell; headers
                 # that cannot be read fail the detection: no renames, see _similar_renames).

@@ -691,3 +691,44 @@ def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, setti
         patch.setattr(sources.listing, "list_source", while_listing)
         assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]
         assert refused == ["slots"]
+
+
+def test_a_source_preview_stops_rename_detection_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview's deadline was checked by every walk but Git's rename detection -- up to
+    ``RENAME_MAX_FILES`` (400) vanished times 400 new files, each pair compared (an object read and scored), in the
+    web thread after the deadline had passed. Now the detection checks the deadline between paths and at each
+    object it reads: the preview stops there, saying so, and guesses no delete and add; the sync, without a
+    deadline, detects every rename."""
+    import dulwich.diff_tree
+
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 3
+    n = 12
+    root = new_folder("renames-late-")
+    old = {f"old/{i:02d}.md": f"# Page {i}\n\n" + "".join(f"Line {j} of the page {i} on herons.\n" for j in range(12))
+           for i in range(n)}
+    git_commit(root, old)
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="renames-late", url=str(root))
+    first = _run(source)
+    assert (first.status, first.added) == ("succeeded", n), (first.error, first.errors)
+    # Every file moved and edited: n vanished and n new paths, n x n pairs to compare.
+    git_commit(root, {**dict.fromkeys(old), **{p.replace("old/", "new/"): text + "One more line.\n"
+                                               for p, text in old.items()}}, message="move and edit")
+    compared = []
+    real_score = dulwich.diff_tree._similarity_score
+
+    def slow_score(*args, **kwargs):  # the first pair takes the whole preview's time: the deadline passes here
+        if not compared and settings.BULKHEAD_SOURCE_PREVIEW_SECONDS:
+            time.sleep(settings.BULKHEAD_SOURCE_PREVIEW_SECONDS + 0.1)
+        compared.append(1)
+        return real_score(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dulwich.diff_tree, "_similarity_score", slow_score)
+        preview = source_preview(source=source)
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert f"while detecting renames ({n} vanished and {n} new files)" in preview["error"], preview["error"]
+        assert len(compared) == 1  # it stopped at the next pair, not after all n x n
+        settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 0  # (the spy no longer waits)
+        compared.clear()
+        sync = _run(source)  # the sync has no such deadline: every pair is compared, every move kept its document
+    assert len(compared) >= n and (sync.status, sync.renamed) == ("succeeded", n), (sync.error, sync.errors)
