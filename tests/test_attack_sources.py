@@ -732,3 +732,56 @@ def test_a_source_preview_stops_rename_detection_at_its_deadline(admin, settings
         compared.clear()
         sync = _run(source)  # the sync has no such deadline: every pair is compared, every move kept its document
     assert len(compared) >= n and (sync.status, sync.renamed) == ("succeeded", n), (sync.error, sync.errors)
+
+
+class _DrippingRefs(http.server.BaseHTTPRequestHandler):
+    """A Git server over HTTP whose ref advertisement -- the first answer of a fetch, before any pack -- comes a byte
+    at a time, each well within the read timeout: one pkt-line (declared 255 bytes long) dripped for ``total``
+    bytes, then the connection closes."""
+
+    drip = 0.25
+    total = 40
+    sent: list[int] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+        self.end_headers()
+        self.wfile.write(b"001e# service=git-upload-pack\n0000" + b"00ff")
+        try:
+            for _ in range(self.total):
+                time.sleep(self.drip)
+                self.wfile.write(b"a")
+                self.sent.append(1)
+        except OSError:  # the client hung up
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview's deadline reached a Git fetch's pack (dulwich's progress callback) but not
+    the ref advertisement before it: a server dripping its refs a byte within every read's timeout held the web
+    thread as long as it liked (and one read of a pkt-line is many socket reads). Now the fetch's connections are
+    cut at the deadline, whatever they are waiting for: the preview stops there and says so."""
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    _DrippingRefs.sent = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DrippingRefs)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="dripping-refs",
+                               url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 30  # generous: only to prove it ends
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
+        time.sleep(3 * _DrippingRefs.drip)  # the server notices the hang-up at its next byte or the one after
+        assert len(_DrippingRefs.sent) < _DrippingRefs.total // 2, len(_DrippingRefs.sent)  # cut long before the end
+        assert not SourceItem.objects.filter(source=source).exists()
+    finally:
+        server.shutdown()
+        server.server_close()
