@@ -268,8 +268,9 @@ BULKHEAD_PREVIEW_SECONDS = env_int("BULKHEAD_PREVIEW_SECONDS", 10)
 # What an index-version evaluation in the console may take of a web thread (kb/evaluation.py; it is also
 # held to UPLOAD_MAX_SEARCHES searches before it starts, and audited).
 BULKHEAD_EVALUATION_SECONDS = env_int("BULKHEAD_EVALUATION_SECONDS", 30)
-# How many previews (and evaluations) of one tenant may run at once across the web processes (kb/web_slots.py):
-# each holds a web thread, and every tenant shares those threads. One more answers 429.
+# How many previews (upload and source previews together; and evaluations) of one tenant may run at once across
+# the web processes (kb/web_slots.py): each holds a web thread, and every tenant shares those threads. One more
+# answers 429.
 BULKHEAD_PREVIEWS_PER_TENANT = env_int("BULKHEAD_PREVIEWS_PER_TENANT", 2)
 BULKHEAD_EVALUATIONS_PER_TENANT = env_int("BULKHEAD_EVALUATIONS_PER_TENANT", 1)
 # The most chunks one document may make: every chunk is a model call's share, so a small upload that

@@ -17,8 +17,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import socket
 import stat
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -193,15 +195,28 @@ def _ssh_client(host: str, port: int | None, user: str, credentials: dict, direc
                         vendor=SubprocessSSHVendor(), key_filename=key_filename, ssh_command=shlex.join(command))
 
 
-def _pinned_pool_manager_cls():
+def _pinned_pool_manager_cls(opened: list | None = None):
     """urllib3's pool manager whose every request (each redirect hop too) connects to the address
     :func:`check_host` returns for its host, checked then: the name is never resolved again by the HTTP
     library, so a DNS answer that changes between the check and the connection (rebinding: public for
     the check, internal for the fetch) leads nowhere. The request keeps the name in its Host header, its
-    TLS server name and the certificate check."""
+    TLS server name and the certificate check. Each socket it opens is added to ``opened`` when given (for
+    :func:`_cut_connections`)."""
     import urllib3
 
     class PinnedPoolManager(urllib3.PoolManager):
+        def _new_pool(self, scheme, host, port, request_context=None):
+            pool = super()._new_pool(scheme, host, port, request_context)
+            if opened is not None:
+                class Tracked(pool.ConnectionCls):
+                    def _new_conn(self):  # the plain socket, before any TLS (http.client forgets it on a close)
+                        sock = super()._new_conn()
+                        opened.append(sock)
+                        return sock
+
+                pool.ConnectionCls = Tracked
+            return pool
+
         def urlopen(self, method, url, redirect=True, **kw):
             headers = dict(kw.get("headers") or self.headers)
             headers["Host"] = urlsplit(url).netloc.rsplit("@", 1)[-1]
@@ -216,6 +231,17 @@ def _pinned_pool_manager_cls():
             return super().connection_from_host(address, port, scheme, kwargs)
 
     return PinnedPoolManager
+
+
+def _cut_connections(opened: list, cut: threading.Event) -> None:
+    """Shut the sockets ``opened`` down, from another thread: a read blocked on one returns at once, however the
+    server drips its answer (each read within the timeout, any number of reads)."""
+    cut.set()
+    for sock in list(opened):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)  # under TLS too: the same descriptor
+        except OSError:  # closed already
+            pass
 
 
 # The paths a Git listing may walk, per file a sync may take: include/exclude may narrow a larger listing to
@@ -249,6 +275,14 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
         if out_of_time(deadline):
             raise OutOfTime(FETCH_STOPPED)
 
+    # Over HTTP, the fetch's connections are cut at the deadline: the refs the server advertises first (before any
+    # pack, so before any progress), or any answer dripped a byte within every read's timeout, end there too.
+    opened: list = []
+    cut = threading.Event()
+    watchdog = None
+    if deadline is not None:
+        watchdog = threading.Timer(max(deadline - time.monotonic(), 0), _cut_connections, (opened, cut))
+        watchdog.daemon = True
     try:
         if isinstance(location, ScpAddress) or location.startswith("ssh://"):
             secrets_dir = tempfile.mkdtemp(prefix="bulkhead-ssh-")  # 0700: the key and known hosts, this fetch only
@@ -264,19 +298,23 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
                 location, username=credentials.get("username") or None, password=credentials.get("password") or None,
                 # a timeout on every request of the fetch
                 # and every request to the address its check passed (no second lookup: DNS rebinding)
-                pool_manager=default_urllib3_manager(None, pool_manager_cls=_pinned_pool_manager_cls(),
+                pool_manager=default_urllib3_manager(None, pool_manager_cls=_pinned_pool_manager_cls(opened),
                                                      timeout=timeout),
             )
+            if watchdog is not None:
+                watchdog.start()
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
             client, path = LocalGitClient(), location
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise
     except Exception as exc:  # noqa: BLE001 - dulwich raises many kinds; none may leak a credential
-        if out_of_time(deadline):  # a request cut short by the deadline
+        if out_of_time(deadline) or cut.is_set():  # a request cut short by the deadline
             raise OutOfTime(FETCH_STOPPED) from None
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         if secrets_dir is not None:
             shutil.rmtree(secrets_dir, ignore_errors=True)
     refs = result.refs
@@ -314,29 +352,42 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo), errors=errors)
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors)
 
 
-def _git_renames(repo) -> RenameFinder:
+def _git_renames(repo, deadline: float | None = None) -> RenameFinder:
     """Git's rename detection (dulwich's ``RenameDetector``) between the blobs a source's vanished paths
     held and those of its new paths: a file moved with small edits is a rename (similarity at least
     ``BULKHEAD_SOURCE_RENAME_SIMILARITY`` percent, as ``git diff -M``), so it keeps its document. The two
     sides are trees built in memory over the mirror's blobs; a blob the mirror lacks, or one over the upload
     limit (:func:`_too_large`: never inflated), is left out (its path is then a delete and an add, as without
     detection). Like git, it gives up past
-    ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic)."""
+    ``RENAME_MAX_FILES`` adds or deletes (the comparison is quadratic). Within ``deadline`` (a preview's) when
+    given, else :class:`OutOfTime`: checked between the paths and at each object the detection reads (once a
+    pair it compares)."""
 
     def renames(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
         from dulwich.diff_tree import CHANGE_RENAME, RenameDetector, tree_changes
         from dulwich.index import commit_tree
         from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
 
+        def stopped() -> OutOfTime:
+            return OutOfTime(f"while detecting renames ({len(old)} vanished and {len(new)} new files)")
+
+        class TimedStore(OverlayObjectStore):
+            def __getitem__(self, sha):  # the detector reads an object for each pair it compares
+                if out_of_time(deadline):
+                    raise stopped()
+                return super().__getitem__(sha)
+
         memory = MemoryObjectStore()
-        store = OverlayObjectStore([memory, repo.object_store], add_store=memory)
+        store = TimedStore([memory, repo.object_store], add_store=memory)
 
         def tree(files: dict[str, str]) -> bytes:
             blobs = []
             for path, version in files.items():
+                if out_of_time(deadline):
+                    raise stopped()
                 sha = version.encode()
                 # A blob over the upload limit is left out unread, as the sync leaves it (its headers tell; headers
                 # that cannot be read fail the detection: no renames, see _similar_renames).

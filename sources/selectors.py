@@ -16,6 +16,7 @@ from accounts.errors import NotFound
 from accounts.models import Group, Membership
 from accounts.policy import AccessLevel
 from kb.models import IngestionJob
+from kb.web_slots import tenant_slot
 from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
@@ -92,7 +93,9 @@ def source_preview(*, source: Source) -> dict:
 
     It runs in a web thread, so it has ``BULKHEAD_SOURCE_PREVIEW_SECONDS`` in all -- the listing (a whole crawl,
     a Git fetch) and the comparison together; past them it answers an error saying how far it got and to sync
-    the source instead (a sync lists in a worker, under its own limits)."""
+    the source instead (a sync lists in a worker, under its own limits). It takes one of the tenant's
+    ``BULKHEAD_PREVIEWS_PER_TENANT`` preview slots, shared with the upload preview (``kb.web_slots``): one more
+    raises :class:`kb.web_slots.Busy` (429 ``busy``)."""
     from sources.listing import list_source
 
     deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
@@ -101,6 +104,9 @@ def source_preview(*, source: Source) -> dict:
         stored = {i.path: i for i in SourceItem.objects.filter(source=source)}
     slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
     with ExitStack() as stack:
+        # At most BULKHEAD_PREVIEWS_PER_TENANT of the tenant's previews (these and uploads') at once: web threads are shared.
+        stack.enter_context(tenant_slot("preview", source.tenant_id, limit=settings.BULKHEAD_PREVIEWS_PER_TENANT,
+                                        seconds=settings.BULKHEAD_SOURCE_PREVIEW_SECONDS + 60, what="preview"))
         if source.kind == Source.Kind.GIT and not source.pk:
             from django.test.utils import override_settings
 

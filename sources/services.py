@@ -40,7 +40,7 @@ from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_
 from kb.titles import document_title_screen, source_flagging
 from sources import access
 from sources.crypto import credentials_decrypt, credentials_encrypt
-from sources.entries import Entry, Listing, ListingError, Skip, content_hash
+from sources.entries import Entry, Listing, ListingError, OutOfTime, Skip, content_hash
 from sources.listing import allowed_local_path, git_location, list_source
 from sources.models import Source, SourceItem, SourceSync
 
@@ -550,6 +550,8 @@ def _similar_renames(listing: Listing, entries: list[Entry], stored: dict[str, S
         return {}
     try:
         found = listing.renames(old, new)
+    except OutOfTime:  # a preview's deadline: the preview stops (never a guess of delete and add)
+        raise
     except Exception:  # noqa: BLE001 - a missing object, a corrupt mirror: fall back to delete and add
         logger.exception("rename detection failed; moved files are deleted and added")
         return {}

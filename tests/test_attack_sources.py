@@ -618,3 +618,170 @@ def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, settings):
+    """Found attacking sources: each source preview is bounded (``BULKHEAD_SOURCE_PREVIEW_SECONDS``, 30 s), but an
+    admin sending several at once held that many web threads -- shared by every tenant's console and API -- for up
+    to 30 s each. A source preview now takes one of the tenant's ``BULKHEAD_PREVIEWS_PER_TENANT`` preview slots, the
+    upload preview's (``kb.web_slots``, across web processes); one more is the upload preview's 429 ``busy`` with
+    Retry-After in the API, and said on the console's page. Another tenant previews as usual."""
+    from contextlib import ExitStack
+
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    import sources.listing
+    from accounts.services import api_token_create
+    from kb.web_slots import Busy, tenant_slot
+    from tests.api_helpers import console_client
+
+    root = new_folder("slots-")
+    write(root, {"a.md": "# A\n\nThe heron rota.\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="slots", path=str(root))
+    other = membership_create(tenant=tenant_create(slug="src-attack-b", name="Sources B"), email="admin@b.example",
+                              role="admin", clearance="restricted")
+    theirs = source_create(actor=other, tenant=other.tenant, kind="folder", name="theirs", path=str(root))
+    _, key = api_token_create(membership=admin, name="t")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    console = console_client(admin)
+    listed = []
+    real_list_source = sources.listing.list_source
+
+    def counted(source, **kwargs):
+        listed.append(source.name)
+        return real_list_source(source, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources.listing, "list_source", counted)
+        with ExitStack() as held:  # the tenant's previews are running (any kind, in any web process)
+            for _ in range(settings.BULKHEAD_PREVIEWS_PER_TENANT):
+                held.enter_context(tenant_slot("preview", admin.tenant_id, limit=settings.BULKHEAD_PREVIEWS_PER_TENANT,
+                                               seconds=60, what="preview"))
+            with pytest.raises(Busy, match="previews of this tenant are running already"):
+                source_preview(source=source)
+            saved = api.get(f"/api/v1/sources/{source.pk}/preview/")
+            unsaved = api.post("/api/v1/sources/preview/", {"kind": "folder", "name": "new", "path": str(root),
+                                                            "access_level": "internal"}, format="json")
+            for answer in (saved, unsaved):
+                assert answer.status_code == 429 and answer["Retry-After"] == "5", answer.content
+                assert answer.json()["error"]["code"] == "busy", answer.json()
+            page = console.get(reverse("console:source", args=[source.pk]) + "?preview=1")
+            assert page.status_code == 429 and "running already" in page.content.decode()
+            form = console.post(reverse("console:sources"), {"action": "preview", "kind": "folder", "name": "new",
+                                                             "path": str(root), "access_level": "internal"})
+            assert form.status_code == 429 and "running already" in form.content.decode()
+            assert listed == []  # none of them read the source
+            assert [i["path"] for i in source_preview(source=theirs)["items"]] == ["a.md"]  # not held up by A
+        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]  # released: A previews again
+
+        # A running source preview holds its slot: with one slot, an upload preview (or another) waits its turn.
+        settings.BULKHEAD_PREVIEWS_PER_TENANT = 1
+        refused = []
+
+        def while_listing(source, **kwargs):
+            try:
+                with tenant_slot("preview", source.tenant_id, limit=1, seconds=60, what="preview"):
+                    pass
+            except Busy:
+                refused.append(source.name)
+            return real_list_source(source, **kwargs)
+
+        patch.setattr(sources.listing, "list_source", while_listing)
+        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]
+        assert refused == ["slots"]
+
+
+def test_a_source_preview_stops_rename_detection_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview's deadline was checked by every walk but Git's rename detection -- up to
+    ``RENAME_MAX_FILES`` (400) vanished times 400 new files, each pair compared (an object read and scored), in the
+    web thread after the deadline had passed. Now the detection checks the deadline between paths and at each
+    object it reads: the preview stops there, saying so, and guesses no delete and add; the sync, without a
+    deadline, detects every rename."""
+    import dulwich.diff_tree
+
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 3
+    n = 12
+    root = new_folder("renames-late-")
+    old = {f"old/{i:02d}.md": f"# Page {i}\n\n" + "".join(f"Line {j} of the page {i} on herons.\n" for j in range(12))
+           for i in range(n)}
+    git_commit(root, old)
+    source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="renames-late", url=str(root))
+    first = _run(source)
+    assert (first.status, first.added) == ("succeeded", n), (first.error, first.errors)
+    # Every file moved and edited: n vanished and n new paths, n x n pairs to compare.
+    git_commit(root, {**dict.fromkeys(old), **{p.replace("old/", "new/"): text + "One more line.\n"
+                                               for p, text in old.items()}}, message="move and edit")
+    compared = []
+    real_score = dulwich.diff_tree._similarity_score
+
+    def slow_score(*args, **kwargs):  # the first pair takes the whole preview's time: the deadline passes here
+        if not compared and settings.BULKHEAD_SOURCE_PREVIEW_SECONDS:
+            time.sleep(settings.BULKHEAD_SOURCE_PREVIEW_SECONDS + 0.1)
+        compared.append(1)
+        return real_score(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dulwich.diff_tree, "_similarity_score", slow_score)
+        preview = source_preview(source=source)
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert f"while detecting renames ({n} vanished and {n} new files)" in preview["error"], preview["error"]
+        assert len(compared) == 1  # it stopped at the next pair, not after all n x n
+        settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 0  # (the spy no longer waits)
+        compared.clear()
+        sync = _run(source)  # the sync has no such deadline: every pair is compared, every move kept its document
+    assert len(compared) >= n and (sync.status, sync.renamed) == ("succeeded", n), (sync.error, sync.errors)
+
+
+class _DrippingRefs(http.server.BaseHTTPRequestHandler):
+    """A Git server over HTTP whose ref advertisement -- the first answer of a fetch, before any pack -- comes a byte
+    at a time, each well within the read timeout: one pkt-line (declared 255 bytes long) dripped for ``total``
+    bytes, then the connection closes."""
+
+    drip = 0.25
+    total = 40
+    sent: list[int] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+        self.end_headers()
+        self.wfile.write(b"001e# service=git-upload-pack\n0000" + b"00ff")
+        try:
+            for _ in range(self.total):
+                time.sleep(self.drip)
+                self.wfile.write(b"a")
+                self.sent.append(1)
+        except OSError:  # the client hung up
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(admin, settings):
+    """Found attacking sources: the preview's deadline reached a Git fetch's pack (dulwich's progress callback) but not
+    the ref advertisement before it: a server dripping its refs a byte within every read's timeout held the web
+    thread as long as it liked (and one read of a pkt-line is many socket reads). Now the fetch's connections are
+    cut at the deadline, whatever they are waiting for: the preview stops there and says so."""
+    settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
+    settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
+    _DrippingRefs.sent = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DrippingRefs)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="dripping-refs",
+                               url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
+        started = time.monotonic()
+        preview = source_preview(source=source)
+        assert time.monotonic() - started < 30  # generous: only to prove it ends
+        assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
+        assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
+        time.sleep(3 * _DrippingRefs.drip)  # the server notices the hang-up at its next byte or the one after
+        assert len(_DrippingRefs.sent) < _DrippingRefs.total // 2, len(_DrippingRefs.sent)  # cut long before the end
+        assert not SourceItem.objects.filter(source=source).exists()
+    finally:
+        server.shutdown()
+        server.server_close()

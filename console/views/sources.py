@@ -15,6 +15,7 @@ from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
 from accounts.policy import LEVEL_NAMES
 from console.membership import member_required
+from kb.web_slots import Busy
 from sources import selectors, services
 from sources.models import Source
 
@@ -119,11 +120,17 @@ def _progress_context(source: Source) -> dict:
 @require_GET
 def source_detail(request, source_id: int):
     source = _source(request, source_id)
+    preview, status = None, 200
+    if request.GET.get("preview"):
+        try:
+            preview = selectors.source_preview(source=source)
+        except Busy as exc:  # the tenant's previews are all running: said in the preview's place (429)
+            preview, status = {"error": exc.message, "items": [], "counts": {}}, exc.status_code
     return _render(request, "console/sources/detail.html", {
         **_progress_context(source), "access_map": services.access_map_names(source),
         "history": [(s, selectors.sync_state(s)) for s in selectors.sync_list(source=source)[:20]],
-        "preview": selectors.source_preview(source=source) if request.GET.get("preview") else None,
-    })
+        "preview": preview,
+    }, status)
 
 
 @admin_required
