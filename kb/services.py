@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Tenant, User
-from accounts.policy import AccessLevel, AccessNode, DocumentAccess, Policy, document_access
+from accounts.policy import AccessLevel, AccessNode, DocumentAccess, Policy, document_access, policy_implies
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
@@ -386,6 +386,7 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
         for section in changed:
+            _releases_follow(section)
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
             )
@@ -404,6 +405,23 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     if document_title_follow(document, sections, access=access):  # a heading now above some reader is no longer its title
         Document.objects.filter(pk=document.pk).update(title=document.title, metadata=document.metadata)
     return sections
+
+
+def _releases_follow(section: Section) -> None:
+    """Before ``section``'s chunks take its new policy in place: a release stays only on a chunk whose new policy
+    every reader of it so far may read (so may its reviewer); any other is held again, for whoever may read it now.
+
+    As ``pipeline.store.carried_review`` carries a release to a rebuilt chunk (found attacking the review queue,
+    2026-12-05: a section narrowed above its reviewer's access, its heading path unchanged, kept its chunks and so
+    their release -- a planted instruction an internal admin released was returned to restricted readers). A
+    keep-out only hides more: it stays. Run before ``_rederive_chunks`` too, whose kept decisions carry the
+    chunks' policy."""
+    released = Chunk.objects.filter(section=section, screening_flagged=True, review=ChunkReview.RELEASED)
+    level, groups = section.access_level, section.access_groups
+    undone = [pk for pk, decided_level, decided_groups in released.values_list("pk", "access_level", "access_groups")
+              if not policy_implies(decided_level, decided_groups, level, groups)]
+    if undone:
+        Chunk.objects.filter(pk__in=undone).update(review=ChunkReview.NONE)
 
 
 def text_digest(text: str) -> str:
