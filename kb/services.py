@@ -30,8 +30,8 @@ from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
-from kb.models import CONTENT_BY, DECISIONS_KEPT, Chunk, ChunkReview, Document, IngestionJob, Section
-from kb.titles import UNTITLED, document_title_screen, flagging_titles
+from kb.models import CONTENT_BY, DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -382,9 +382,11 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     """
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
     access = document_access_of(sections, document)
+    before = {s.id: (s.access_level, list(s.access_groups)) for s in sections}
     changed = recompute_policies(sections, document, access=access)
     if changed:
         Section.objects.bulk_update(changed, ["access_level", "access_groups"])
+        _title_releases_follow(changed, before)
         for section in changed:
             _releases_follow(section)
             Chunk.objects.filter(section=section).update(
@@ -422,6 +424,27 @@ def _releases_follow(section: Section) -> None:
               if not policy_implies(decided_level, decided_groups, level, groups)]
     if undone:
         Chunk.objects.filter(pk__in=undone).update(review=ChunkReview.NONE)
+
+
+def _title_releases_follow(sections: list[Section], before: dict) -> None:
+    """As :func:`_releases_follow`, for the headings of ``sections`` (their new policies set; ``before``: each one's
+    policy so far, by id): a heading's release (its :data:`~kb.models.TITLE_SCREENING` record, which holds no
+    policy) stays only where every reader of it so far may read its new policy -- a heading is shown only to
+    the readers of its section (``accounts.policy.visible_heading_paths``); any other is held again, for whoever
+    may read it now, in the change's transaction. A keep-out stays. The rebuild path's rows are the same: this
+    runs for every changed section (found reviewing edb4869: a heading released by an internal admin stayed
+    released, and shown to restricted readers, once its section was narrowed in place)."""
+    undone = []
+    for section in sections:
+        level, groups = before[section.id]
+        if policy_implies(level, groups, section.access_level, section.access_groups):
+            continue
+        record = releases_undone((section.metadata or {}).get(TITLE_SCREENING))
+        if record is not None:
+            section.metadata = {**section.metadata, TITLE_SCREENING: record}
+            undone.append(section)
+    if undone:
+        Section.objects.bulk_update(undone, ["metadata"])
 
 
 def text_digest(text: str) -> str:

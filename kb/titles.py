@@ -84,6 +84,16 @@ def title_record(verdicts: Mapping[str, dict], *, detector: str, decided: Mappin
     return {"detector": detector, "titles": titles}
 
 
+def releases_undone(record) -> dict | None:
+    """``record`` (a :data:`~kb.models.TITLE_SCREENING` record) with every reviewer's release undone -- each such
+    title held again, for whoever may read it now; a keep-out stays -- or None when it holds no release
+    (``kb.services._title_releases_follow``: a heading narrowed in place above its reviewer)."""
+    entries = _entries(record)
+    undone = {key: {**entry, "review": ""} for key, entry in entries.items()
+              if isinstance(entry, dict) and entry.get("review") == ChunkReview.RELEASED}
+    return {**record, "titles": {**entries, **undone}} if undone else None
+
+
 def _entries(record) -> dict:
     titles = record.get("titles") if isinstance(record, dict) else None
     return titles if isinstance(titles, dict) else {}

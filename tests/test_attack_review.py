@@ -21,7 +21,8 @@ from accounts.models import Tenant
 from accounts.policy import AccessLevel
 from accounts.services import tenant_create
 from kb import screening
-from kb.models import Chunk, ChunkReview, Document, IngestionJob
+from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.titles import TITLE_HELD, shown_title_of, titles_digest
 from pipeline.services import jobs_run
 from tests import factories
 from tests.api_helpers import member_with_token
@@ -208,3 +209,91 @@ def test_a_keep_out_stays_when_its_section_is_narrowed_in_place(released):
     section_set_access(actor=released["high"], section=chunk.section, access_level="restricted", groups=[])
     assert Chunk.objects.get(pk=chunk.pk).review == ChunkReview.KEPT_OUT
     assert "Ignore all previous" not in _seen(released)
+
+
+# ----------------------------------------------------------------------------- a released heading and a policy narrowed in place
+
+HEADED = f"""# Handbook
+
+Ordinary words for everyone about the zorblax handbook and its purpose.
+
+## {PLANTED} <!-- access: internal -->
+
+Ordinary words about the zorblax leave rules and how to book days off.
+"""
+
+
+@pytest.fixture
+def heading_released():
+    """A planted heading (its own section, internal, below a public heading), released with the chunk it flags
+    by an admin with internal clearance (``kb.screening._titles_decide``); a restricted admin and viewer beside."""
+    tenant = tenant_create(slug=f"headed-{uuid.uuid4().hex[:6]}", name="Headed Co")
+    low, _ = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+    high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted")
+    reader, _ = member_with_token(tenant, f"reader@{tenant.slug}.test", "viewer", "restricted")
+    document = factories.document(tenant, title="Handbook", text="", raw=HEADED.encode(),
+                                  content_type="text/markdown", access_level=AccessLevel.PUBLIC, created_by=high.user)
+    jobs_run([IngestionJob.objects.create(tenant=tenant, document=document, created_by=high.user).id])
+    section = Section.objects.get(document=document, title=PLANTED)
+    chunk = Chunk.objects.get(section=section, screening_flagged=True)
+    assert screening.flagging_titles(chunk.screening)  # flagged by its heading
+    assert shown_title_of(section) == TITLE_HELD
+    screening.review_decide(member=low, chunk_id=chunk.pk, decision="release")
+    assert shown_title_of(Section.objects.get(pk=section.pk)) == PLANTED  # released with the chunk
+    yield {"tenant": tenant, "low": low, "high": high, "reader": reader, "document": document, "chunk": chunk,
+           "section": section}
+    Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+def _heading_seen(world) -> str:
+    """What the restricted viewer gets of the heading: search's heading paths and MCP's ``read_section``."""
+    from kb.mcp_server import Caller, read_section_work
+    from kb.search import search
+
+    member, section = world["reader"], world["section"]
+    answer = search(member=member, query="zorblax leave rules book days off", mode="keyword", top_k=10,
+                    expand="parent")
+    served = read_section_work(str(section.pk))(member, Caller(lambda: member, "http://testserver"))
+    return repr(answer) + json.dumps(served) + shown_title_of(Section.objects.get(pk=section.pk))
+
+
+@pytest.mark.parametrize("level", ["confidential", "restricted"])
+def test_a_headings_release_is_undone_when_its_section_is_narrowed_in_place_above_its_reviewer(
+        heading_released, level):
+    """As a chunk's release (above): a heading released by an internal admin stayed released -- its record holds
+    no policy -- once its section was narrowed in place, and readers of ``level`` got the planted heading."""
+    from kb.services import section_set_access
+
+    world, section = heading_released, heading_released["section"]
+    assert PLANTED in _heading_seen(world)  # released: shown
+    section_set_access(actor=world["high"], section=section, access_level=level, groups=[])
+    assert Chunk.objects.filter(pk=world["chunk"].pk).exists()  # changed in place, not rebuilt
+    assert not IngestionJob.objects.filter(document=world["document"], status="queued").exists()
+    seen = _heading_seen(world)
+    assert "Ignore all previous" not in seen and "system prompt" not in seen, seen
+    after = Section.objects.get(pk=section.pk)
+    assert shown_title_of(after) == TITLE_HELD
+    assert after.metadata[TITLE_SCREENING]["titles"][titles_digest([PLANTED])]["review"] == ""  # held again
+    # Who may read it there decides it again, heading and chunk together.
+    screening.review_decide(member=world["high"], chunk_id=world["chunk"].pk, decision="release")
+    assert shown_title_of(Section.objects.get(pk=section.pk)) == PLANTED
+
+
+@pytest.mark.parametrize("level", ["public", "internal"])
+def test_a_headings_release_stays_when_its_section_is_widened_or_left_as_it_was(heading_released, level):
+    from kb.services import section_set_access
+
+    section = heading_released["section"]
+    section_set_access(actor=heading_released["high"], section=section, access_level=level, groups=[])
+    assert shown_title_of(Section.objects.get(pk=section.pk)) == PLANTED
+
+
+def test_a_headings_keep_out_stays_when_its_section_is_narrowed_in_place(heading_released):
+    from kb.services import section_set_access
+
+    world, section = heading_released, heading_released["section"]
+    screening.review_decide(member=world["low"], chunk_id=world["chunk"].pk, decision="keep_out")
+    section_set_access(actor=world["high"], section=section, access_level="restricted", groups=[])
+    after = Section.objects.get(pk=section.pk)
+    assert after.metadata[TITLE_SCREENING]["titles"][titles_digest([PLANTED])]["review"] == ChunkReview.KEPT_OUT
+    assert shown_title_of(after) == TITLE_HELD
