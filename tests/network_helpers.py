@@ -58,3 +58,12 @@ def rebinding_name(monkeypatch, name: str, port: int) -> list[str]:
 
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
     return answers
+
+
+def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """``handler`` served in the background by a threaded server on a free loopback port (its request threads
+    daemons), and the server's base URL; the caller shuts it down (``shutdown()``, ``server_close()``)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"

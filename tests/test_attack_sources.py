@@ -16,6 +16,7 @@ from kb.models import Document
 from sources.models import SourceItem, SourceSync
 from sources.selectors import source_preview
 from sources.services import source_create, sync_run
+from tests.network_helpers import serve
 from tests.sources_helpers import git_commit, new_folder, write
 
 pytestmark = pytest.mark.django_db
@@ -237,10 +238,7 @@ def test_a_hostile_sites_page_is_read_within_the_size_and_time_of_one_upload(adm
     settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 1
     settings.BULKHEAD_MAX_UPLOAD_BYTES = 1 << 20
     _HostileSite.bomb = gzip.compress(b"\0" * BOMB_BYTES, compresslevel=9)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HostileSite)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"http://127.0.0.1:{server.server_address[1]}"
+    server, site = serve(_HostileSite)
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="hostile", url=f"{site}/docs/",
                                options={"rate_per_second": 50})
@@ -344,10 +342,7 @@ def test_a_source_preview_has_one_deadline_for_a_whole_crawl(admin, settings):
     settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
     settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
     _SlowSite.served = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowSite)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"http://127.0.0.1:{server.server_address[1]}"
+    server, site = serve(_SlowSite)
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="slow", url=f"{site}/docs/",
                                options={"rate_per_second": 50})
@@ -588,10 +583,7 @@ def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
     then); past it the listing fails naming the setting, and nothing is synced or deleted."""
     import tracemalloc
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BigSite)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"http://127.0.0.1:{server.server_address[1]}"
+    server, site = serve(_BigSite)
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="big", url=f"{site}/docs/",
                                options={"rate_per_second": 100})
@@ -768,12 +760,10 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
     settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS = 5
     settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
     _DrippingRefs.sent = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _DrippingRefs)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, site = serve(_DrippingRefs)
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="dripping-refs",
-                               url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
+                               url=f"{site}/repo.git")
         started = time.monotonic()
         preview = source_preview(source=source)
         assert time.monotonic() - started < 30  # generous: only to prove it ends

@@ -21,6 +21,7 @@ from sources.entries import ListingError
 from sources.models import SourceItem, SourceSync
 from sources.selectors import source_preview
 from sources.services import source_create, sync_run
+from tests.network_helpers import serve
 from tests.sources_helpers import new_folder, write
 
 pytestmark = pytest.mark.django_db
@@ -161,12 +162,11 @@ class _Site(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def site():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server, url = serve(_Site)
     _Site.requests = []
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    yield url
     server.shutdown()
+    server.server_close()
 
 
 def test_a_website_source_is_crawled_politely_and_guarded(admin, site, settings):
