@@ -115,6 +115,16 @@ def console_member(tenant, email, role, clearance, groups=(), *, password: str =
     return membership
 
 
+def choose_member(page, select: str, email: str) -> None:
+    """Pick the option of ``select`` (a CSS selector of a <select>) whose label starts with ``email``.
+    Waits for that option to be on the page first: after a click that navigates, reading the options
+    at once can read the page being left (an empty list)."""
+    option = page.locator(f"{select} option").filter(has_text=email).first
+    option.wait_for(state="attached")
+    label = next(o for o in page.locator(f"{select} option").all_inner_texts() if o.startswith(email))
+    page.locator(select).select_option(label=label)
+
+
 def sign_in(page, email: str, password: str) -> None:
     page.goto("/sign-in/")
     page.fill("input[name=username]", email)

@@ -20,7 +20,7 @@ from kb.index_versions import index_version_create
 from kb.jobs import job_create
 from kb.models import Document, IngestionJob
 from tests.api_helpers import POLICY_SECTIONS, make_document
-from tests.browser.conftest import PASSWORD, console_member, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, choose_member, console_member, screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -179,8 +179,7 @@ def _preview(page, text: str) -> None:
 
 def _mint(page, world) -> None:
     page.goto("/tokens/")
-    page.get_by_label("Member", exact=True).select_option(label=next(
-        o for o in page.locator("#id_membership option").all_inner_texts() if o.startswith("admin@")))
+    choose_member(page, "#id_membership", "admin@")
     page.get_by_label("Name", exact=True).fill("laptop")
     page.get_by_role("button", name="Create token").click()
     page.wait_for_selector("#new-token")

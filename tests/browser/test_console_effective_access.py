@@ -10,7 +10,7 @@ from accounts.models import Membership
 from accounts.policy import AccessLevel
 from accounts.services import tenant_create
 from tests.api_helpers import POLICY_SECTIONS, make_document
-from tests.browser.conftest import PASSWORD, console_member, sign_in
+from tests.browser.conftest import PASSWORD, choose_member, console_member, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -36,8 +36,7 @@ def world(acme):
 def _view_as(page, document, email: str) -> None:
     page.goto(f"/documents/{document.pk}/")
     page.get_by_role("link", name="View as a member").click()
-    page.get_by_label("View as").select_option(label=next(
-        o for o in page.locator("#id_member option").all_inner_texts() if o.startswith(email)))
+    choose_member(page, "#id_member", email)
     page.get_by_role("button", name="Show").click()
     page.locator("#member-summary").filter(has_text=email).wait_for()
 

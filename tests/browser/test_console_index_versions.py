@@ -82,6 +82,7 @@ def test_create_build_evaluate_and_activate_a_version(page, world, celery_worker
 
     # Not built yet: activation is refused as the API refuses it, and only then is force offered.
     page.get_by_role("link", name="Activate…").click()
+    page.get_by_role("button", name="Activate").wait_for()  # the activation page, not the one it leaves
     assert page.get_by_label("Activate anyway (force)").count() == 0
     page.get_by_role("button", name="Activate").click()
     refusal = page.locator("#refusal").inner_text()

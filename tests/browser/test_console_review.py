@@ -5,6 +5,8 @@ editor gets no queue; a viewer's document page says "held for review" with the r
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from accounts.services import tenant_create
@@ -53,7 +55,7 @@ def test_the_review_queue_by_role(page, another_page, transactional_db):
     # The admin of the highest clearance: both items, the triggering parts highlighted, markup as text.
     sign_in(page, "high@review.test", PASSWORD)
     page.get_by_role("link", name="Review", exact=True).click()
-    assert page.url.endswith("/review/")
+    page.wait_for_url(re.compile(r"/review/$"))  # the click's navigation, not the dashboard it leaves
     queue = page.locator("#review-queue")
     assert queue.locator("li").count() == 2
     notes_item, merger_item = page.locator(f"#item-{notes.pk}"), page.locator(f"#item-{merger.pk}")
@@ -86,6 +88,7 @@ def test_the_review_queue_by_role(page, another_page, transactional_db):
     # An editor: no link to the queue, and the page refuses them.
     editor_page = another_page()
     sign_in(editor_page, "editor@review.test", PASSWORD)
+    editor_page.wait_for_selector("#stat-documents")  # signed in: the dashboard, where the link would be
     assert editor_page.get_by_role("link", name="Review", exact=True).count() == 0
     assert editor_page.goto("/review/").status == 403
 

@@ -19,7 +19,7 @@ import pytest
 from accounts.models import ApiToken, User
 from accounts.services import tenant_create
 from kb.models import Document, IngestionJob
-from tests.browser.conftest import PASSWORD, TIMEOUT_MS, console_member, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, TIMEOUT_MS, choose_member, console_member, screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -112,8 +112,7 @@ def test_restricted_text_stays_hidden_until_an_admin_relaxes_it(page, another_pa
     page.wait_for_selector("#section-tree")
     screenshot(page, "document")
     page.get_by_role("link", name="View as a member").click()
-    page.get_by_label("View as").select_option(label=next(
-        o for o in page.locator("#id_member option").all_inner_texts() if o.startswith(VIEWER)))
+    choose_member(page, "#id_member", VIEWER)
     page.get_by_role("button", name="Show").click()
     redacted = page.locator("#as-member tr.redacted-row")
     redacted.wait_for()
@@ -166,8 +165,7 @@ def test_restricted_text_stays_hidden_until_an_admin_relaxes_it(page, another_pa
     # A token minted for the viewer is shown once: not on the next visit, only its prefix.
     page.get_by_role("link", name="Members").click()
     page.get_by_role("link", name="API tokens").click()
-    page.get_by_label("Member", exact=True).select_option(label=next(
-        o for o in page.locator("#id_membership option").all_inner_texts() if o.startswith(VIEWER)))
+    choose_member(page, "#id_membership", VIEWER)
     page.get_by_label("Name", exact=True).fill("reporting script")
     page.get_by_role("button", name="Create token").click()
     key = page.get_by_label("Key").input_value()
