@@ -108,7 +108,7 @@ def test_change_access_opened_before_htmx_has_read_the_page_still_brings_its_for
     # A quick click on a slow page: the <details> opens while htmx is still loading, so its toggle
     # fires with no listener. The form must still come once htmx has run (console/access.js).
     sign_in(page, "editor@acme.test", PASSWORD)
-    page.wait_for_load_state("load")
+    page.wait_for_url("/")  # the dashboard, loaded (htmx and all), not the sign-in page it leaves
     held = []
 
     def hold(route):
@@ -191,7 +191,7 @@ def test_an_admin_deletes_the_document_after_a_confirmation(page, world):
 
 def test_another_tenants_member_and_a_made_up_id_get_the_same_404(page, world):
     sign_in(page, "stranger@other.test", PASSWORD)
-    page.wait_for_url("**/")
+    page.wait_for_url("/")  # the dashboard: "**/" would match the sign-in page it leaves
     document = world["document"]
     theirs = page.goto(f"/documents/{document.pk}/")
     theirs_body = page.locator("body").inner_text()

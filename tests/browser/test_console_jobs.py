@@ -3,6 +3,8 @@ error with its line, and Retry (a real worker runs the retried document to the e
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from accounts.services import group_create
@@ -44,6 +46,7 @@ def test_a_failed_job_shows_its_error_with_the_line_and_retry_runs_it_again(page
 
     group_create(tenant=world["tenant"], slug="payroll")  # what failed it, fixed outside the file
     page.get_by_role("button", name="Retry").click()
+    page.wait_for_url(re.compile(rf"/jobs/(?!{job.pk}/)[0-9a-f-]+/$"))  # the retry's page, not the one it leaves
     page.wait_for_selector("#job-progress")
     retry = IngestionJob.objects.exclude(pk=job.pk).get()
     assert page.url.endswith(f"/jobs/{retry.pk}/")

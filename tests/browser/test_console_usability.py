@@ -82,6 +82,7 @@ def test_an_admin_reads_plain_words_defaults_and_one_version_id(page, world):
     page.goto("/")
     assert page.locator("#active-version-id").inner_text() == version.short_id
     page.click("#active-version-id")
+    page.wait_for_url(f"**/versions/{version.short_id}/")  # the version's page, not the dashboard it leaves
     assert "Not built yet" not in page.locator("main").inner_text()
 
 
