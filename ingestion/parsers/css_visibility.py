@@ -438,15 +438,29 @@ def _blends_in_group(color: Color, mode: str, outside: tuple[Color, ...], group:
 
 
 def _legacy_color(value: str | None) -> Color | None:
-    """A ``bgcolor``/``<font color>`` attribute's colour (names and hex, with or without ``#``)."""
-    if not value:
+    """A ``bgcolor``/``<font color>``/``<body text|link>`` attribute's colour, read by the HTML standard's rules
+    for parsing a legacy colour value: a named colour, ``#rgb``, else any string made hex -- every other
+    character read as ``0``, so ``fzfzfz`` is ``#f0f0f0`` and ``chucknorris`` ``#c00000`` (found attacking hidden
+    text, 2026-12-04: such values were taken as no colour, and near-white text on white reached the model) --
+    and split into three components. None for an empty value and ``transparent`` (no colour: the attribute is
+    ignored)."""
+    value = (value or "").strip(" \t\n\f\r")
+    if not value or value.lower() == "transparent":
         return None
-    value = value.strip()
-    if re.fullmatch(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}", value):
-        value = "#" + value
-    tokens = _tokens(tinycss2.parse_component_value_list(value))
-    color = _color(tokens[0]) if len(tokens) == 1 else None
-    return color if isinstance(color, tuple) else None
+    if value.isascii() and value.isalpha():
+        named = tinycss2.color4._COLOR_KEYWORDS.get(value.lower())
+        if named is not None:
+            return _color(tinycss2.parse_one_component_value(value.lower()))  # type: ignore[return-value]
+    if re.fullmatch(r"#[0-9a-fA-F]{3}", value):
+        return tuple(int(c, 16) * 17 / 255 for c in value[1:]) + (1.0,)  # type: ignore[return-value]
+    value = "".join("00" if ord(c) > 0xFFFF else c for c in value)[:128].removeprefix("#")
+    value = re.sub(r"[^0-9a-fA-F]", "0", value)
+    value += "0" * (-len(value) % 3 or (3 if not value else 0))
+    length = len(value) // 3
+    parts = [value[i * length:(i + 1) * length][-8:] for i in range(3)]
+    while len(parts[0]) > 2 and all(part[0] == "0" for part in parts):
+        parts = [part[1:] for part in parts]
+    return tuple(int(part[:2], 16) / 255 for part in parts) + (1.0,)  # type: ignore[return-value]
 
 
 class _Sheets:

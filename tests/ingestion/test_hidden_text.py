@@ -81,6 +81,11 @@ HTML_VECTORS = {
     "webkit-fill-transparent": f'<span style="-webkit-text-fill-color:transparent">{PAYLOAD}</span>',
     "font-color-attribute": f'<font color="#ffffff">{PAYLOAD}</font>',
     "bgcolor-attribute": f'<table bgcolor="navy"><tr><td><font color="navy">{PAYLOAD}</font></td></tr></table>',
+    # legacy colour values a browser reads as hex, every other character as 0 (2026-12-04, found attacking
+    # hidden text: taken as no colour): "fzfzfz" is #f0f0f0 (on white), "chucknorris" #c00000 (red on red)
+    "legacy-color-value-near-white": f'<font color="fzfzfz">{PAYLOAD}</font>',
+    "legacy-color-values-red-on-red": f'<table bgcolor="chucknorris"><tr><td><font color="#c00000">{PAYLOAD}</font>'
+                                      f'</td></tr></table>',
     "white-on-white-gradient": f'<div style="background:linear-gradient(#fff,#fff)"><span style="color:#fff">'
                                f"{PAYLOAD}</span></div>",
     "off-screen-left": f'<span style="position:absolute; left:-9999px">{PAYLOAD}</span>',
@@ -382,6 +387,10 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span><template shadowrootmode="open"><slot name="a"></slot></template><i slot="a">{PAYLOAD}</i></span>',
     f'<span><template shadowrootmode="bogus"><b>x</b></template>{PAYLOAD}</span>',
     f'<a href="#"><template shadowrootmode="open"><b>x</b></template>{PAYLOAD}</a>',
+    # legacy colour values as a browser reads them: "fff" is #0f0f0f, "rgb(255,255,255)" #005025, "gggggg" black
+    f'<font color="fff">{PAYLOAD}</font>',
+    f'<font color="rgb(255,255,255)">{PAYLOAD}</font>',
+    f'<font color="gggggg">{PAYLOAD}</font>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
