@@ -22,7 +22,8 @@ page itself says -- a browser would show the same:
   (which this reader cannot evaluate) only declarations that hide text by themselves
   count, so a condition can never un-hide;
 * text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
-  by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
+  by ``visible`` below); ``content-visibility: hidden``; ``-webkit-text-security: disc|circle|square``
+  (inherited, undone by ``none`` below: letters drawn as bullets); ``opacity`` (multiplied down the
   tree, ``filter: opacity()`` too) under :data:`MIN_OPACITY`; ``filter: blur()`` of half the
   font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``/``scale``/``rotate``
   scaling -- a 3D rotation or ``matrix3d`` by what its projection leaves, so text turned edge-on
@@ -82,6 +83,9 @@ OVERLAID_LETTERS = 0.5
 # of it does; a space is about a quarter of the font size, and the inline-block grid hack that cancels
 # it uses about -0.4em).
 OVERLAID_WORDS = 1.5
+# -webkit-text-security keywords that draw every letter as a bullet, as a password field does (chromium and WebKit
+# paint them on any element): a reader sees a row of dots.
+TEXT_SECURITY = frozenset({"disc", "circle", "square"})
 # A box (or clip) this small shows nothing of text: at most two pixels in either direction (chromium draws a
 # clipped box 2 px wide and any height as a few dark pixels, no letter readable).
 _HAIR_PX = 2.0
@@ -115,6 +119,7 @@ class _State:
 
     gone: str | None = None  # the whole subtree is hidden, and why
     invisible: bool = False  # visibility: hidden (inherited)
+    masked: bool = False  # -webkit-text-security: every letter drawn as a bullet (inherited, undone by none)
     font_px: float = _DEFAULT_FONT_PX
     scale: float = 1.0  # transform / zoom scale of the element's box
     color: Color | None = _BLACK  # None: a colour this reader cannot compare
@@ -1168,6 +1173,8 @@ def _hides_alone(declaration: _Declaration) -> bool:
         return keyword in ("hidden", "collapse")
     if name == "content-visibility":
         return keyword == "hidden"
+    if name == "-webkit-text-security":
+        return keyword in TEXT_SECURITY
     if name == "opacity":
         value = _number(tokens[0]) if len(tokens) == 1 else None
         return value is not None and value < MIN_OPACITY
@@ -1294,7 +1301,8 @@ RELEVANT = frozenset({
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
+    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
+    "-webkit-text-security", *_MASK_PROPERTIES,
 })
 
 
@@ -1344,6 +1352,8 @@ def _reason(state: _State) -> str | None:
         return state.gone
     if state.invisible:
         return "visibility: hidden"
+    if state.masked:
+        return "letters drawn as bullets (-webkit-text-security)"
     if state.font_px * state.scale < MIN_FONT_PX:
         return "a font too small to read"
     if state.color is not None and state.blend is not None and not state.outlined:
@@ -1579,6 +1589,8 @@ class Visibility:
         visibility = _keyword(tokens.get("visibility", []))
         invisible = parent.invisible if visibility is None or visibility in ("inherit", "unset") else (
             visibility in ("hidden", "collapse"))
+        security = _keyword(tokens.get("-webkit-text-security", []))
+        masked = parent.masked if security is None or security in ("inherit", "unset") else security in TEXT_SECURITY
         if "font-size" in tokens:
             size = _font_size(tokens["font-size"], parent.font_px)
             font_px = size if size is not None else font_px
@@ -1708,7 +1720,7 @@ class Visibility:
         stroke = tokens.get("-webkit-text-stroke") or tokens.get("-webkit-text-stroke-color")
         if stroke:
             outlined = outlined or self._outline(stroke, backdrop)
-        return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
+        return replace(state, gone=gone, invisible=invisible, masked=masked, font_px=font_px, scale=scale, color=color,
                        backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters,
                        blend=blend, group_backdrop=group_backdrop, painted=painted)
 

@@ -83,6 +83,9 @@ HTML_VECTORS = {
     "bgcolor-attribute": f'<table bgcolor="navy"><tr><td><font color="navy">{PAYLOAD}</font></td></tr></table>',
     # legacy colour values a browser reads as hex, every other character as 0 (2026-12-04, found attacking
     # hidden text: taken as no colour): "fzfzfz" is #f0f0f0 (on white), "chucknorris" #c00000 (red on red)
+    # letters drawn as bullets, as in a password field (2026-12-04, found attacking hidden text)
+    "text-security-disc": f'<span style="-webkit-text-security: disc">{PAYLOAD}</span>',
+    "text-security-inherited": f'<span style="-webkit-text-security: square"><b>{PAYLOAD}</b></span>',
     "legacy-color-value-near-white": f'<font color="fzfzfz">{PAYLOAD}</font>',
     "legacy-color-values-red-on-red": f'<table bgcolor="chucknorris"><tr><td><font color="#c00000">{PAYLOAD}</font>'
                                       f'</td></tr></table>',
@@ -273,6 +276,7 @@ STYLE_SHEETS = {
     "layer": ("@layer base { .x { display: none } }", 'class="x"'),
     "media-letter-spacing": ("@media (min-width: 1px) { .x { letter-spacing: -1em } }", 'class="x"'),
     "unknown-pseudo-class": (".x:-moz-something { display: none }", 'class="x"'),
+    "text-security-in-media-rule": ("@media (min-width: 1px) { .x { -webkit-text-security: disc } }", 'class="x"'),
     "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
     "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
 }
@@ -388,6 +392,7 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span><template shadowrootmode="bogus"><b>x</b></template>{PAYLOAD}</span>',
     f'<a href="#"><template shadowrootmode="open"><b>x</b></template>{PAYLOAD}</a>',
     # legacy colour values as a browser reads them: "fff" is #0f0f0f, "rgb(255,255,255)" #005025, "gggggg" black
+    f'<span style="-webkit-text-security: circle"><b style="-webkit-text-security: none">{PAYLOAD}</b></span>',
     f'<font color="fff">{PAYLOAD}</font>',
     f'<font color="rgb(255,255,255)">{PAYLOAD}</font>',
     f'<font color="gggggg">{PAYLOAD}</font>',
@@ -525,6 +530,8 @@ MARKDOWN_VECTORS = {
                        f"</span> {AFTER}",
     "words-overlaid": f'{VISIBLE} <span style="word-spacing:-2em">{PAYLOAD} piled words</span> {AFTER}',
     "filter-opacity-percent": f'{VISIBLE} <span style="filter:opacity(0%)">{PAYLOAD}</span> {AFTER}',
+    "text-security-rule": f'<style>.p {{ -webkit-text-security: disc }}</style>\n\n{VISIBLE} <span class="p">{PAYLOAD}</span> '
+                          f'{AFTER}',
     "shadow-root-without-slot": f'{VISIBLE} <span><template shadowrootmode="open"><b>card</b></template>{PAYLOAD}'
                                 f"</span> {AFTER}",
 }
