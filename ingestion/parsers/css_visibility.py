@@ -111,6 +111,14 @@ _PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
 _CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
                                    "starting-style"})
 _TRANSLATOR = HTMLTranslator()
+# An unvisited link (:link, what a reader who never followed it sees): a browser's own style sheet colours it,
+# and the <body link> attribute does as a presentational hint; it inherits no colour (found attacking hidden
+# text, 2026-12-04: white <body link> text reached the model, and a link under white text was removed though
+# a browser draws it blue).
+_LINKS = frozenset({"a", "area"})
+LINK_COLOR: Color = (0.0, 0.0, 238 / 255, 1.0)
+# :any-link matches every link; a link not followed is :link (cssselect knows only that one).
+_ANY_LINK_RE = re.compile(r":(-webkit-)?any-link\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -533,6 +541,7 @@ def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], obje
     """Each selector of a list: its pseudo-element, specificity, matcher (a :data:`_Chain` for the
     common selectors of tags, ids and classes joined by descendant or child combinators, else an XPath)
     and what its subject must have; None when one is not understood."""
+    selector = _ANY_LINK_RE.sub(":link", selector)
     try:
         return [(item.pseudo_element, item.specificity(),
                  _chain(item.parsed_tree) or etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
@@ -1379,6 +1388,10 @@ class Visibility:
         self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
         # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
         self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
+        # A link's colour: the browser's own (:link { color: #0000EE }, not inherited), or the <body link> hint.
+        body = next(root.iter("body"), None)
+        hint = _legacy_color(body.get("link")) if body is not None else None
+        self._link_color = ((False, 1 if hint else 0, (0, 0, 0), 0), [_ColorToken(hint or LINK_COLOR)])
         rules = _style_sheets(root).rules
         if rules:
             every: list[etree._Element] = []
@@ -1541,8 +1554,9 @@ class Visibility:
 
         tag = element.tag
         matched = self._matched.get(element)
+        link = tag in _LINKS and element.get("href") is not None
         if not (matched or element.get("style") or element.get("hidden") is not None
-                or element.get("bgcolor") or _SPECIAL.get(tag)):
+                or element.get("bgcolor") or _SPECIAL.get(tag) or link):
             return winners  # nothing to cascade
         if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN:
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
@@ -1551,6 +1565,8 @@ class Visibility:
             hint_color = _legacy_color(element.get("text"))
         if hint_color is not None:
             winners["color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(hint_color)])
+        if link:  # one token for every link: their states are memoised together
+            winners["color"] = self._link_color
         background = _legacy_color(element.get("bgcolor"))
         if background is not None:
             winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])

@@ -86,6 +86,7 @@ HTML_VECTORS = {
     # letters drawn as bullets, as in a password field (2026-12-04, found attacking hidden text)
     "text-security-disc": f'<span style="-webkit-text-security: disc">{PAYLOAD}</span>',
     "text-security-inherited": f'<span style="-webkit-text-security: square"><b>{PAYLOAD}</b></span>',
+    "any-link-rule-white": f'<style>a:any-link {{ color: #fff }}</style><a href="/x">{PAYLOAD}</a>',
     "legacy-color-value-near-white": f'<font color="fzfzfz">{PAYLOAD}</font>',
     "legacy-color-values-red-on-red": f'<table bgcolor="chucknorris"><tr><td><font color="#c00000">{PAYLOAD}</font>'
                                       f'</td></tr></table>',
@@ -393,6 +394,9 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<a href="#"><template shadowrootmode="open"><b>x</b></template>{PAYLOAD}</a>',
     # legacy colour values as a browser reads them: "fff" is #0f0f0f, "rgb(255,255,255)" #005025, "gggggg" black
     f'<span style="-webkit-text-security: circle"><b style="-webkit-text-security: none">{PAYLOAD}</b></span>',
+    # a link is coloured by the browser's own style sheet (blue), not by the text around it (checked in chromium)
+    f'<font color="white"><a href="/x">{PAYLOAD}</a></font>',
+    f'<span style="color:#fff"><a href="/x"><b>{PAYLOAD}</b></a></span>',
     f'<font color="fff">{PAYLOAD}</font>',
     f'<font color="rgb(255,255,255)">{PAYLOAD}</font>',
     f'<font color="gggggg">{PAYLOAD}</font>',
@@ -402,6 +406,28 @@ def test_html_text_a_reader_sees_stays(markup):
     doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
     embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
     assert PAYLOAD in embedded and VISIBLE in embedded
+
+
+@pytest.mark.parametrize("body, head", [
+    ('<body link="white">', ""),
+    ('<body link="#fefefe" bgcolor="white">', ""),
+    ("<body>", "<style>a:link { color: white }</style>"),
+])
+def test_html_a_link_coloured_like_the_page_never_reaches_the_model(body, head):
+    """``<body link>`` colours every unvisited link (2026-12-04, found attacking hidden text: white link text
+    reached the model; checked in chromium: nothing drawn)."""
+    page = f'<html><head>{head}</head>{body}<h1>Title</h1><p>{VISIBLE} <a href="/x">{PAYLOAD}</a> ' \
+           f'<a href="/y" style="color:black">{AFTER}</a></p></body></html>'
+    assert_hidden(parsed(page.encode(), "page.html"))
+
+
+@pytest.mark.parametrize("body", ['<body text="white">', '<body vlink="white">', '<body link="navy">'])
+def test_html_a_link_a_reader_sees_stays(body):
+    """A link is drawn in the browser's link colour whatever the text colour (``<body text="white">``), and a
+    ``vlink`` colours only links the reader has followed (checked in chromium: blue, drawn)."""
+    page = f'<html>{body}<h1>Title</h1><p><a href="/x">{PAYLOAD}</a></p></body></html>'
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(parsed(page.encode(), "page.html"),
+                                                                              CONFIG, COUNTER))
 
 
 @pytest.mark.parametrize("head", [
