@@ -133,6 +133,9 @@ class _State:
     color: Color | None = _BLACK  # None: a colour this reader cannot compare
     backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
     outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
+    shadowed: bool = False  # a text-shadow of a contrasting colour, on the screen (inherited)
+    stroked: bool = False  # a -webkit-text-stroke colour that contrasts (inherited; it draws at a width above 0)
+    stroke_px: float = 0.0  # -webkit-text-stroke-width (inherited)
     opacity: float = 1.0
     custom: dict | None = None  # custom properties (``--name``), inherited, for ``var()``
     # Colour filters of the element and its ancestors (``filter: invert()``...): every colour painted
@@ -793,6 +796,27 @@ def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
     return None
 
 
+def _stroke_width(tokens: list, font_px: float) -> float:
+    """The width a ``-webkit-text-stroke`` or ``-webkit-text-stroke-width`` value sets: 0 when it gives none (the
+    initial value); a width this reader cannot measure counts as drawn."""
+    for token in tokens:
+        if token.type == "ident" and token.lower_value in _LINE_WIDTHS:
+            return _LINE_WIDTHS[token.lower_value]
+    for token in _lengths(tokens):
+        width = _length_px(token, font_px)
+        return 1.0 if width is None else max(width, 0.0)
+    return 0.0
+
+
+_LINE_WIDTHS = {"thin": 1.0, "medium": 3.0, "thick": 5.0}
+
+
+def _lengths(tokens: list) -> list:
+    """The tokens of a value that may be lengths (numbers, dimensions, math functions), in order."""
+    return [t for t in tokens if t.type in ("dimension", "number")
+            or (t.type == "function" and not isinstance(_color(t), tuple))]
+
+
 def _colors_in(tokens: list) -> list[Color]:
     """The colours in a value (a shorthand, a gradient's arguments)."""
     found: list[Color] = []
@@ -1306,7 +1330,7 @@ _SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
     "-webkit-text-fill-color", "background", "background-color", "background-image", "text-shadow",
-    "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
+    "-webkit-text-stroke", "-webkit-text-stroke-color", "-webkit-text-stroke-width", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
@@ -1730,15 +1754,24 @@ class Visibility:
                         group_backdrop = _over_any(parsed, group_backdrop)
             elif _keyword(value) not in ("inherit", "unset", "initial"):
                 backdrop = None  # a colour this reader cannot compare
-        outlined = parent.outlined
+        shadowed, stroked, stroke_px = parent.shadowed, parent.stroked, parent.stroke_px
         if "text-shadow" in tokens:
-            outlined = self._outline(tokens["text-shadow"], backdrop)
-        stroke = tokens.get("-webkit-text-stroke") or tokens.get("-webkit-text-stroke-color")
+            shadowed = any(self._outline(shadow, backdrop) for shadow in _layers(tokens["text-shadow"])
+                           if not _offset_far(_lengths(shadow)[:2], font_px))  # one drawn off the screen shows nothing
+        # A stroke draws only at a width above 0: the shorthand without one sets it to 0, as its initial value is
+        # (checked in chromium: -webkit-text-stroke: black, or the colour alone, draws nothing).
+        shorthand = tokens.get("-webkit-text-stroke")
+        for value in (shorthand, tokens.get("-webkit-text-stroke-width")):
+            if value is not None and _keyword(value) not in ("inherit", "unset"):
+                stroke_px = _stroke_width(value, font_px)
+        stroke = shorthand or tokens.get("-webkit-text-stroke-color")
         if stroke:
-            outlined = outlined or self._outline(stroke, backdrop)
+            stroked = self._outline(stroke, backdrop)
+        outlined = shadowed or (stroked and stroke_px > 0)
         return replace(state, gone=gone, invisible=invisible, masked=masked, font_px=font_px, scale=scale, color=color,
-                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters,
-                       blend=blend, group_backdrop=group_backdrop, painted=painted)
+                       backdrop=backdrop, outlined=outlined, shadowed=shadowed, stroked=stroked, stroke_px=stroke_px,
+                       opacity=opacity, custom=custom, filters=filters, blend=blend, group_backdrop=group_backdrop,
+                       painted=painted)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:

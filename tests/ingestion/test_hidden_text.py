@@ -87,6 +87,15 @@ HTML_VECTORS = {
     "text-security-disc": f'<span style="-webkit-text-security: disc">{PAYLOAD}</span>',
     "text-security-inherited": f'<span style="-webkit-text-security: square"><b>{PAYLOAD}</b></span>',
     "any-link-rule-white": f'<style>a:any-link {{ color: #fff }}</style><a href="/x">{PAYLOAD}</a>',
+    # an outline that draws nothing (2026-12-04, found attacking hidden text; checked in chromium: no pixel):
+    # a stroke of no width (the shorthand without one sets 0), a shadow drawn off the screen
+    "stroke-without-width": f'<span style="color:white;-webkit-text-stroke:black">{PAYLOAD}</span>',
+    "stroke-colour-without-width": f'<span style="color:white;-webkit-text-stroke-color:black">{PAYLOAD}</span>',
+    "stroke-width-0": f'<span style="-webkit-text-fill-color:transparent;-webkit-text-stroke:0 black">{PAYLOAD}</span>',
+    "stroke-width-undone": f'<span style="color:white;-webkit-text-stroke:1px black">'
+                           f'<b style="-webkit-text-stroke-width:0">{PAYLOAD}</b></span>',
+    "shadow-off-screen": f'<span style="color:white;text-shadow:10000px 0 0 black">{PAYLOAD}</span>',
+    "shadow-off-screen-above": f'<span style="color:white;text-shadow:0 -5000px black">{PAYLOAD}</span>',
     "legacy-color-value-near-white": f'<font color="fzfzfz">{PAYLOAD}</font>',
     "legacy-color-values-red-on-red": f'<table bgcolor="chucknorris"><tr><td><font color="#c00000">{PAYLOAD}</font>'
                                       f'</td></tr></table>',
@@ -397,6 +406,12 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     # a link is coloured by the browser's own style sheet (blue), not by the text around it (checked in chromium)
     f'<font color="white"><a href="/x">{PAYLOAD}</a></font>',
     f'<span style="color:#fff"><a href="/x"><b>{PAYLOAD}</b></a></span>',
+    # a stroke with a width, inherited or set by its longhands; a shadow on the screen, even blurred (a halo)
+    f'<span style="color:white;-webkit-text-stroke:1px black">{PAYLOAD}</span>',
+    f'<span style="color:white;-webkit-text-stroke-width:thin;-webkit-text-stroke-color:black">{PAYLOAD}</span>',
+    f'<span style="-webkit-text-stroke:1px black"><b style="color:white">{PAYLOAD}</b></span>',
+    f'<span style="color:white;text-shadow:10000px 0 0 black, 1px 1px 0 black">{PAYLOAD}</span>',
+    f'<span style="color:white;text-shadow:0 0 24px black">{PAYLOAD}</span>',
     f'<font color="fff">{PAYLOAD}</font>',
     f'<font color="rgb(255,255,255)">{PAYLOAD}</font>',
     f'<font color="gggggg">{PAYLOAD}</font>',
