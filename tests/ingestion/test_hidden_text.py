@@ -808,6 +808,11 @@ DOCX_VECTORS = {
     "lowered-off-the-page": lambda run, document: set_run_property(run, "position", val="-2000"),
     "raised-off-the-page": lambda run, document: set_run_property(run, "position", val="3000"),
     "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
+    # a run Word treats as complex script (w:cs, w:rtl) is sized by w:szCs (2026-12-04, found attacking hidden text)
+    "complex-script-size-cs": lambda run, document: (set_run_property(run, "cs"),
+                                                      set_run_property(run, "szCs", val="1")),
+    "complex-script-size-rtl": lambda run, document: (set_run_property(run, "rtl"),
+                                                       set_run_property(run, "szCs", val="2")),
     "character-style-vanish": lambda run, document: (
         setattr(document.styles.add_style("Ghost", 2).font, "hidden", True), setattr(run, "style", "Ghost")),
     # Found attacking the demo (2026-12-03): a theme colour lightened or darkened into the background
@@ -917,10 +922,23 @@ def test_docx_a_line_height_that_shows_the_text_stays(attributes):
                                           "</w14:srgbClr></w14:solidFill>"),
     lambda run, document: (_text_fill(run, "<w14:noFill/>"), _text_fill(
         run, '<w14:solidFill><w14:srgbClr w14:val="000000"/></w14:solidFill>', "textOutline")),
-], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined"])
+    lambda run, document: set_run_property(run, "szCs", val="1"),
+    lambda run, document: (set_run_property(run, "cs", val="0"), set_run_property(run, "szCs", val="1")),
+], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined",
+        "complex-script-size-on-latin", "complex-script-off"])
 def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
     doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
     assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_docx_complex_script_letters_in_a_tiny_complex_script_size_never_reach_the_model():
+    """Hebrew (or Arabic, Thai...) letters are drawn at ``w:szCs`` whatever ``w:sz`` says."""
+    hebrew = "\u05d6\u05e0\u05d6\u05d9\u05d1\u05e8"
+
+    def style_run(run, document):
+        run.text = hebrew
+        set_run_property(run, "szCs", val="1")
+    assert_hidden(parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx"), hebrew)
 
 
 def test_docx_a_small_indent_or_frame_stays():
