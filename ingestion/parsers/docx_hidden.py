@@ -227,10 +227,22 @@ class RunVisibility:
 
     @staticmethod
     def _shading(element: etree._Element | None) -> str | None:
-        """The colour a ``w:shd`` paints (a solid pattern paints its ``w:color``), or None."""
+        """The colour a ``w:shd`` paints (a solid pattern paints its ``w:color``; a percentage pattern ``pctN`` that
+        share of its ``w:color``, black when ``auto``, over its fill -- found attacking hidden text, 2026-12-04:
+        black text on a ``pct95`` black shading was judged against the white fill), or None."""
         if element is None:
             return None
-        value = element.get(_w("color")) if (element.get(_w("val")) or "") == "solid" else element.get(_w("fill"))
+        pattern = element.get(_w("val")) or ""
+        value = element.get(_w("color")) if pattern == "solid" else element.get(_w("fill"))
+        share = _number(pattern[3:]) if pattern.startswith("pct") else None
+        if share is not None and 0 < share <= 100:
+            color = element.get(_w("color"))
+            ink = _rgb("000000" if color is None or color.lower() == "auto" else color)
+            ground = _rgb(value if value is not None and value.lower() != "auto" else "FFFFFF")
+            if ink is not None and ground is not None:
+                mixed = (round((i * share + g * (100 - share)) / 100 * 255) for i, g in zip(ink[:3], ground[:3],
+                                                                                             strict=True))
+                return "".join(f"{channel:02X}" for channel in mixed)
         return value if _rgb(value) is not None else None
 
     def _background(self, run_levels: list[etree._Element], paragraph: etree._Element,

@@ -808,6 +808,11 @@ DOCX_VECTORS = {
     "lowered-off-the-page": lambda run, document: set_run_property(run, "position", val="-2000"),
     "raised-off-the-page": lambda run, document: set_run_property(run, "position", val="3000"),
     "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
+    # a percentage pattern shading paints that share of its colour over its fill (2026-12-04, found attacking
+    # hidden text: judged against the white fill)
+    "same-as-pattern-shading": lambda run, document: (set_run_property(run, "shd", val="pct95", color="000000",
+                                                                       fill="FFFFFF"),
+                                                      set_run_property(run, "color", val="000000")),
     # a run Word treats as complex script (w:cs, w:rtl) is sized by w:szCs (2026-12-04, found attacking hidden text)
     "complex-script-size-cs": lambda run, document: (set_run_property(run, "cs"),
                                                       set_run_property(run, "szCs", val="1")),
@@ -922,10 +927,14 @@ def test_docx_a_line_height_that_shows_the_text_stays(attributes):
                                           "</w14:srgbClr></w14:solidFill>"),
     lambda run, document: (_text_fill(run, "<w14:noFill/>"), _text_fill(
         run, '<w14:solidFill><w14:srgbClr w14:val="000000"/></w14:solidFill>', "textOutline")),
+    lambda run, document: (set_run_property(run, "shd", val="pct90", color="000000", fill="FFFFFF"),
+                           set_run_property(run, "color", val="FFFFFF")),
+    lambda run, document: (set_run_property(run, "shd", val="pct20", color="auto", fill="FFFFFF"),
+                           set_run_property(run, "color", val="000000")),
     lambda run, document: set_run_property(run, "szCs", val="1"),
     lambda run, document: (set_run_property(run, "cs", val="0"), set_run_property(run, "szCs", val="1")),
 ], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined",
-        "complex-script-size-on-latin", "complex-script-off"])
+        "white-on-a-dense-pattern", "black-on-a-light-pattern", "complex-script-size-on-latin", "complex-script-off"])
 def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
     doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
     assert PAYLOAD in doc.text and removed(doc) == 0
