@@ -658,6 +658,11 @@ def _style_sheets(root: etree._Element) -> _Sheets:
             css = _data_url_text(node.get("href") or "")
         if css:
             sheets.add(css, conditional=media not in ("", "all", "screen"))
+            if "<![CDATA[" in css:
+                # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
+                # HTML it is no rule (found attacking hidden text, 2026-12-04: <style><![CDATA[.x{display:none}]]>
+                # in an .xhtml file hid text that reached the model). Read both ways: the CDATA reading only hides.
+                sheets.add(css.replace("<![CDATA[", "").replace("]]>", ""), conditional=True)
     return sheets
 
 

@@ -423,6 +423,19 @@ def test_html_text_a_reader_sees_stays(markup):
     assert PAYLOAD in embedded and VISIBLE in embedded
 
 
+def test_xhtml_a_style_sheet_in_a_cdata_section_hides_text_but_never_unhides():
+    """A browser reads an .xhtml file as XML: a ``<style>`` holding a CDATA section applies its rules (checked in
+    chromium: nothing drawn). The CDATA reading only hides: ``.z`` stays hidden, as it is read as HTML."""
+    page = ('<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><style><![CDATA['
+            '.x { display: none } .y { display: none } ]]></style><style>.y { display: inline !important }</style>'
+            f'<style><![CDATA[ .z {{ display: inline !important }} ]]></style></head><body><h1>Title</h1>'
+            f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> <span class="z" hidden="">Zanzibarother</span> '
+            f'<span class="y">{AFTER}</span></p></body></html>')
+    doc = parsed(page.encode(), "page.xhtml")
+    assert_hidden(doc)
+    assert not reaches_model(doc, "Zanzibarother")
+
+
 @pytest.mark.parametrize("body, head", [
     ('<body link="white">', ""),
     ('<body link="#fefefe" bgcolor="white">', ""),
