@@ -22,7 +22,8 @@ page itself says -- a browser would show the same:
   (which this reader cannot evaluate) only declarations that hide text by themselves
   count, so a condition can never un-hide;
 * text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
-  by ``visible`` below); ``content-visibility: hidden``; ``opacity`` (multiplied down the
+  by ``visible`` below); ``content-visibility: hidden``; ``-webkit-text-security: disc|circle|square``
+  (inherited, undone by ``none`` below: letters drawn as bullets); ``opacity`` (multiplied down the
   tree, ``filter: opacity()`` too) under :data:`MIN_OPACITY`; ``filter: blur()`` of half the
   font size or more; a font size (after ``em``/``%`` and ``transform``/``zoom``/``scale``/``rotate``
   scaling -- a 3D rotation or ``matrix3d`` by what its projection leaves, so text turned edge-on
@@ -82,6 +83,9 @@ OVERLAID_LETTERS = 0.5
 # of it does; a space is about a quarter of the font size, and the inline-block grid hack that cancels
 # it uses about -0.4em).
 OVERLAID_WORDS = 1.5
+# -webkit-text-security keywords that draw every letter as a bullet, as a password field does (chromium and WebKit
+# paint them on any element): a reader sees a row of dots.
+TEXT_SECURITY = frozenset({"disc", "circle", "square"})
 # A box (or clip) this small shows nothing of text: at most two pixels in either direction (chromium draws a
 # clipped box 2 px wide and any height as a few dark pixels, no letter readable).
 _HAIR_PX = 2.0
@@ -107,6 +111,14 @@ _PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
 _CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "document", "-moz-document",
                                    "starting-style"})
 _TRANSLATOR = HTMLTranslator()
+# An unvisited link (:link, what a reader who never followed it sees): a browser's own style sheet colours it,
+# and the <body link> attribute does as a presentational hint; it inherits no colour (found attacking hidden
+# text, 2026-12-04: white <body link> text reached the model, and a link under white text was removed though
+# a browser draws it blue).
+_LINKS = frozenset({"a", "area"})
+LINK_COLOR: Color = (0.0, 0.0, 238 / 255, 1.0)
+# :any-link matches every link; a link not followed is :link (cssselect knows only that one).
+_ANY_LINK_RE = re.compile(r":(-webkit-)?any-link\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -115,11 +127,15 @@ class _State:
 
     gone: str | None = None  # the whole subtree is hidden, and why
     invisible: bool = False  # visibility: hidden (inherited)
+    masked: bool = False  # -webkit-text-security: every letter drawn as a bullet (inherited, undone by none)
     font_px: float = _DEFAULT_FONT_PX
     scale: float = 1.0  # transform / zoom scale of the element's box
     color: Color | None = _BLACK  # None: a colour this reader cannot compare
     backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
     outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
+    shadowed: bool = False  # a text-shadow of a contrasting colour, on the screen (inherited)
+    stroked: bool = False  # a -webkit-text-stroke colour that contrasts (inherited; it draws at a width above 0)
+    stroke_px: float = 0.0  # -webkit-text-stroke-width (inherited)
     opacity: float = 1.0
     custom: dict | None = None  # custom properties (``--name``), inherited, for ``var()``
     # Colour filters of the element and its ancestors (``filter: invert()``...): every colour painted
@@ -438,15 +454,29 @@ def _blends_in_group(color: Color, mode: str, outside: tuple[Color, ...], group:
 
 
 def _legacy_color(value: str | None) -> Color | None:
-    """A ``bgcolor``/``<font color>`` attribute's colour (names and hex, with or without ``#``)."""
-    if not value:
+    """A ``bgcolor``/``<font color>``/``<body text|link>`` attribute's colour, read by the HTML standard's rules
+    for parsing a legacy colour value: a named colour, ``#rgb``, else any string made hex -- every other
+    character read as ``0``, so ``fzfzfz`` is ``#f0f0f0`` and ``chucknorris`` ``#c00000`` (found attacking hidden
+    text, 2026-12-04: such values were taken as no colour, and near-white text on white reached the model) --
+    and split into three components. None for an empty value and ``transparent`` (no colour: the attribute is
+    ignored)."""
+    value = (value or "").strip(" \t\n\f\r")
+    if not value or value.lower() == "transparent":
         return None
-    value = value.strip()
-    if re.fullmatch(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}", value):
-        value = "#" + value
-    tokens = _tokens(tinycss2.parse_component_value_list(value))
-    color = _color(tokens[0]) if len(tokens) == 1 else None
-    return color if isinstance(color, tuple) else None
+    if value.isascii() and value.isalpha():
+        named = tinycss2.color4._COLOR_KEYWORDS.get(value.lower())
+        if named is not None:
+            return _color(tinycss2.parse_one_component_value(value.lower()))  # type: ignore[return-value]
+    if re.fullmatch(r"#[0-9a-fA-F]{3}", value):
+        return tuple(int(c, 16) * 17 / 255 for c in value[1:]) + (1.0,)  # type: ignore[return-value]
+    value = "".join("00" if ord(c) > 0xFFFF else c for c in value)[:128].removeprefix("#")
+    value = re.sub(r"[^0-9a-fA-F]", "0", value)
+    value += "0" * (-len(value) % 3 or (3 if not value else 0))
+    length = len(value) // 3
+    parts = [value[i * length:(i + 1) * length][-8:] for i in range(3)]
+    while len(parts[0]) > 2 and all(part[0] == "0" for part in parts):
+        parts = [part[1:] for part in parts]
+    return tuple(int(part[:2], 16) / 255 for part in parts) + (1.0,)  # type: ignore[return-value]
 
 
 class _Sheets:
@@ -514,6 +544,7 @@ def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], obje
     """Each selector of a list: its pseudo-element, specificity, matcher (a :data:`_Chain` for the
     common selectors of tags, ids and classes joined by descendant or child combinators, else an XPath)
     and what its subject must have; None when one is not understood."""
+    selector = _ANY_LINK_RE.sub(":link", selector)
     try:
         return [(item.pseudo_element, item.specificity(),
                  _chain(item.parsed_tree) or etree.XPath(_TRANSLATOR.selector_to_xpath(item)),
@@ -627,6 +658,11 @@ def _style_sheets(root: etree._Element) -> _Sheets:
             css = _data_url_text(node.get("href") or "")
         if css:
             sheets.add(css, conditional=media not in ("", "all", "screen"))
+            if "<![CDATA[" in css:
+                # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
+                # HTML it is no rule (found attacking hidden text, 2026-12-04: <style><![CDATA[.x{display:none}]]>
+                # in an .xhtml file hid text that reached the model). Read both ways: the CDATA reading only hides.
+                sheets.add(css.replace("<![CDATA[", "").replace("]]>", ""), conditional=True)
     return sheets
 
 
@@ -763,6 +799,27 @@ def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
                 continue  # a bare 0 is a size only before "/" or last (a weight is a number too)
             return _font_size([token], parent_px)
     return None
+
+
+def _stroke_width(tokens: list, font_px: float) -> float:
+    """The width a ``-webkit-text-stroke`` or ``-webkit-text-stroke-width`` value sets: 0 when it gives none (the
+    initial value); a width this reader cannot measure counts as drawn."""
+    for token in tokens:
+        if token.type == "ident" and token.lower_value in _LINE_WIDTHS:
+            return _LINE_WIDTHS[token.lower_value]
+    for token in _lengths(tokens):
+        width = _length_px(token, font_px)
+        return 1.0 if width is None else max(width, 0.0)
+    return 0.0
+
+
+_LINE_WIDTHS = {"thin": 1.0, "medium": 3.0, "thick": 5.0}
+
+
+def _lengths(tokens: list) -> list:
+    """The tokens of a value that may be lengths (numbers, dimensions, math functions), in order."""
+    return [t for t in tokens if t.type in ("dimension", "number")
+            or (t.type == "function" and not isinstance(_color(t), tuple))]
 
 
 def _colors_in(tokens: list) -> list[Color]:
@@ -1154,6 +1211,8 @@ def _hides_alone(declaration: _Declaration) -> bool:
         return keyword in ("hidden", "collapse")
     if name == "content-visibility":
         return keyword == "hidden"
+    if name == "-webkit-text-security":
+        return keyword in TEXT_SECURITY
     if name == "opacity":
         value = _number(tokens[0]) if len(tokens) == 1 else None
         return value is not None and value < MIN_OPACITY
@@ -1276,11 +1335,12 @@ _SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
     "-webkit-text-fill-color", "background", "background-color", "background-image", "text-shadow",
-    "-webkit-text-stroke", "-webkit-text-stroke-color", "position", "left", "right", "top", "bottom", "inset",
+    "-webkit-text-stroke", "-webkit-text-stroke-color", "-webkit-text-stroke-width", "position", "left", "right", "top", "bottom", "inset",
     "margin", "margin-left", "margin-top", "text-indent", "translate", "transform", "scale", "zoom", "clip",
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
-    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float", *_MASK_PROPERTIES,
+    "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
+    "-webkit-text-security", *_MASK_PROPERTIES,
 })
 
 
@@ -1330,6 +1390,8 @@ def _reason(state: _State) -> str | None:
         return state.gone
     if state.invisible:
         return "visibility: hidden"
+    if state.masked:
+        return "letters drawn as bullets (-webkit-text-security)"
     if state.font_px * state.scale < MIN_FONT_PX:
         return "a font too small to read"
     if state.color is not None and state.blend is not None and not state.outlined:
@@ -1355,6 +1417,10 @@ class Visibility:
         self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
         # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
         self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
+        # A link's colour: the browser's own (:link { color: #0000EE }, not inherited), or the <body link> hint.
+        body = next(root.iter("body"), None)
+        hint = _legacy_color(body.get("link")) if body is not None else None
+        self._link_color = ((False, 1 if hint else 0, (0, 0, 0), 0), [_ColorToken(hint or LINK_COLOR)])
         rules = _style_sheets(root).rules
         if rules:
             every: list[etree._Element] = []
@@ -1517,8 +1583,9 @@ class Visibility:
 
         tag = element.tag
         matched = self._matched.get(element)
+        link = tag in _LINKS and element.get("href") is not None
         if not (matched or element.get("style") or element.get("hidden") is not None
-                or element.get("bgcolor") or _SPECIAL.get(tag)):
+                or element.get("bgcolor") or _SPECIAL.get(tag) or link):
             return winners  # nothing to cascade
         if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN:
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
@@ -1527,6 +1594,8 @@ class Visibility:
             hint_color = _legacy_color(element.get("text"))
         if hint_color is not None:
             winners["color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(hint_color)])
+        if link:  # one token for every link: their states are memoised together
+            winners["color"] = self._link_color
         background = _legacy_color(element.get("bgcolor"))
         if background is not None:
             winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])
@@ -1565,6 +1634,8 @@ class Visibility:
         visibility = _keyword(tokens.get("visibility", []))
         invisible = parent.invisible if visibility is None or visibility in ("inherit", "unset") else (
             visibility in ("hidden", "collapse"))
+        security = _keyword(tokens.get("-webkit-text-security", []))
+        masked = parent.masked if security is None or security in ("inherit", "unset") else security in TEXT_SECURITY
         if "font-size" in tokens:
             size = _font_size(tokens["font-size"], parent.font_px)
             font_px = size if size is not None else font_px
@@ -1688,15 +1759,24 @@ class Visibility:
                         group_backdrop = _over_any(parsed, group_backdrop)
             elif _keyword(value) not in ("inherit", "unset", "initial"):
                 backdrop = None  # a colour this reader cannot compare
-        outlined = parent.outlined
+        shadowed, stroked, stroke_px = parent.shadowed, parent.stroked, parent.stroke_px
         if "text-shadow" in tokens:
-            outlined = self._outline(tokens["text-shadow"], backdrop)
-        stroke = tokens.get("-webkit-text-stroke") or tokens.get("-webkit-text-stroke-color")
+            shadowed = any(self._outline(shadow, backdrop) for shadow in _layers(tokens["text-shadow"])
+                           if not _offset_far(_lengths(shadow)[:2], font_px))  # one drawn off the screen shows nothing
+        # A stroke draws only at a width above 0: the shorthand without one sets it to 0, as its initial value is
+        # (checked in chromium: -webkit-text-stroke: black, or the colour alone, draws nothing).
+        shorthand = tokens.get("-webkit-text-stroke")
+        for value in (shorthand, tokens.get("-webkit-text-stroke-width")):
+            if value is not None and _keyword(value) not in ("inherit", "unset"):
+                stroke_px = _stroke_width(value, font_px)
+        stroke = shorthand or tokens.get("-webkit-text-stroke-color")
         if stroke:
-            outlined = outlined or self._outline(stroke, backdrop)
-        return replace(state, gone=gone, invisible=invisible, font_px=font_px, scale=scale, color=color,
-                       backdrop=backdrop, outlined=outlined, opacity=opacity, custom=custom, filters=filters,
-                       blend=blend, group_backdrop=group_backdrop, painted=painted)
+            stroked = self._outline(stroke, backdrop)
+        outlined = shadowed or (stroked and stroke_px > 0)
+        return replace(state, gone=gone, invisible=invisible, masked=masked, font_px=font_px, scale=scale, color=color,
+                       backdrop=backdrop, outlined=outlined, shadowed=shadowed, stroked=stroked, stroke_px=stroke_px,
+                       opacity=opacity, custom=custom, filters=filters, blend=blend, group_backdrop=group_backdrop,
+                       painted=painted)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:

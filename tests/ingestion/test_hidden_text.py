@@ -81,6 +81,24 @@ HTML_VECTORS = {
     "webkit-fill-transparent": f'<span style="-webkit-text-fill-color:transparent">{PAYLOAD}</span>',
     "font-color-attribute": f'<font color="#ffffff">{PAYLOAD}</font>',
     "bgcolor-attribute": f'<table bgcolor="navy"><tr><td><font color="navy">{PAYLOAD}</font></td></tr></table>',
+    # legacy colour values a browser reads as hex, every other character as 0 (2026-12-04, found attacking
+    # hidden text: taken as no colour): "fzfzfz" is #f0f0f0 (on white), "chucknorris" #c00000 (red on red)
+    # letters drawn as bullets, as in a password field (2026-12-04, found attacking hidden text)
+    "text-security-disc": f'<span style="-webkit-text-security: disc">{PAYLOAD}</span>',
+    "text-security-inherited": f'<span style="-webkit-text-security: square"><b>{PAYLOAD}</b></span>',
+    "any-link-rule-white": f'<style>a:any-link {{ color: #fff }}</style><a href="/x">{PAYLOAD}</a>',
+    # an outline that draws nothing (2026-12-04, found attacking hidden text; checked in chromium: no pixel):
+    # a stroke of no width (the shorthand without one sets 0), a shadow drawn off the screen
+    "stroke-without-width": f'<span style="color:white;-webkit-text-stroke:black">{PAYLOAD}</span>',
+    "stroke-colour-without-width": f'<span style="color:white;-webkit-text-stroke-color:black">{PAYLOAD}</span>',
+    "stroke-width-0": f'<span style="-webkit-text-fill-color:transparent;-webkit-text-stroke:0 black">{PAYLOAD}</span>',
+    "stroke-width-undone": f'<span style="color:white;-webkit-text-stroke:1px black">'
+                           f'<b style="-webkit-text-stroke-width:0">{PAYLOAD}</b></span>',
+    "shadow-off-screen": f'<span style="color:white;text-shadow:10000px 0 0 black">{PAYLOAD}</span>',
+    "shadow-off-screen-above": f'<span style="color:white;text-shadow:0 -5000px black">{PAYLOAD}</span>',
+    "legacy-color-value-near-white": f'<font color="fzfzfz">{PAYLOAD}</font>',
+    "legacy-color-values-red-on-red": f'<table bgcolor="chucknorris"><tr><td><font color="#c00000">{PAYLOAD}</font>'
+                                      f'</td></tr></table>',
     "white-on-white-gradient": f'<div style="background:linear-gradient(#fff,#fff)"><span style="color:#fff">'
                                f"{PAYLOAD}</span></div>",
     "off-screen-left": f'<span style="position:absolute; left:-9999px">{PAYLOAD}</span>',
@@ -268,6 +286,7 @@ STYLE_SHEETS = {
     "layer": ("@layer base { .x { display: none } }", 'class="x"'),
     "media-letter-spacing": ("@media (min-width: 1px) { .x { letter-spacing: -1em } }", 'class="x"'),
     "unknown-pseudo-class": (".x:-moz-something { display: none }", 'class="x"'),
+    "text-security-in-media-rule": ("@media (min-width: 1px) { .x { -webkit-text-security: disc } }", 'class="x"'),
     "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
     "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
 }
@@ -382,12 +401,61 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     f'<span><template shadowrootmode="open"><slot name="a"></slot></template><i slot="a">{PAYLOAD}</i></span>',
     f'<span><template shadowrootmode="bogus"><b>x</b></template>{PAYLOAD}</span>',
     f'<a href="#"><template shadowrootmode="open"><b>x</b></template>{PAYLOAD}</a>',
+    # legacy colour values as a browser reads them: "fff" is #0f0f0f, "rgb(255,255,255)" #005025, "gggggg" black
+    f'<span style="-webkit-text-security: circle"><b style="-webkit-text-security: none">{PAYLOAD}</b></span>',
+    # a link is coloured by the browser's own style sheet (blue), not by the text around it (checked in chromium)
+    f'<font color="white"><a href="/x">{PAYLOAD}</a></font>',
+    f'<span style="color:#fff"><a href="/x"><b>{PAYLOAD}</b></a></span>',
+    # a stroke with a width, inherited or set by its longhands; a shadow on the screen, even blurred (a halo)
+    f'<span style="color:white;-webkit-text-stroke:1px black">{PAYLOAD}</span>',
+    f'<span style="color:white;-webkit-text-stroke-width:thin;-webkit-text-stroke-color:black">{PAYLOAD}</span>',
+    f'<span style="-webkit-text-stroke:1px black"><b style="color:white">{PAYLOAD}</b></span>',
+    f'<span style="color:white;text-shadow:10000px 0 0 black, 1px 1px 0 black">{PAYLOAD}</span>',
+    f'<span style="color:white;text-shadow:0 0 24px black">{PAYLOAD}</span>',
+    f'<font color="fff">{PAYLOAD}</font>',
+    f'<font color="rgb(255,255,255)">{PAYLOAD}</font>',
+    f'<font color="gggggg">{PAYLOAD}</font>',
 ])
 def test_html_text_a_reader_sees_stays(markup):
     """Not over-hiding: what is shown (un-hidden below, contrasting, a print-only rule) is kept."""
     doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
     embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
     assert PAYLOAD in embedded and VISIBLE in embedded
+
+
+def test_xhtml_a_style_sheet_in_a_cdata_section_hides_text_but_never_unhides():
+    """A browser reads an .xhtml file as XML: a ``<style>`` holding a CDATA section applies its rules (checked in
+    chromium: nothing drawn). The CDATA reading only hides: ``.z`` stays hidden, as it is read as HTML."""
+    page = ('<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><style><![CDATA['
+            '.x { display: none } .y { display: none } ]]></style><style>.y { display: inline !important }</style>'
+            f'<style><![CDATA[ .z {{ display: inline !important }} ]]></style></head><body><h1>Title</h1>'
+            f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> <span class="z" hidden="">Zanzibarother</span> '
+            f'<span class="y">{AFTER}</span></p></body></html>')
+    doc = parsed(page.encode(), "page.xhtml")
+    assert_hidden(doc)
+    assert not reaches_model(doc, "Zanzibarother")
+
+
+@pytest.mark.parametrize("body, head", [
+    ('<body link="white">', ""),
+    ('<body link="#fefefe" bgcolor="white">', ""),
+    ("<body>", "<style>a:link { color: white }</style>"),
+])
+def test_html_a_link_coloured_like_the_page_never_reaches_the_model(body, head):
+    """``<body link>`` colours every unvisited link (2026-12-04, found attacking hidden text: white link text
+    reached the model; checked in chromium: nothing drawn)."""
+    page = f'<html><head>{head}</head>{body}<h1>Title</h1><p>{VISIBLE} <a href="/x">{PAYLOAD}</a> ' \
+           f'<a href="/y" style="color:black">{AFTER}</a></p></body></html>'
+    assert_hidden(parsed(page.encode(), "page.html"))
+
+
+@pytest.mark.parametrize("body", ['<body text="white">', '<body vlink="white">', '<body link="navy">'])
+def test_html_a_link_a_reader_sees_stays(body):
+    """A link is drawn in the browser's link colour whatever the text colour (``<body text="white">``), and a
+    ``vlink`` colours only links the reader has followed (checked in chromium: blue, drawn)."""
+    page = f'<html>{body}<h1>Title</h1><p><a href="/x">{PAYLOAD}</a></p></body></html>'
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(parsed(page.encode(), "page.html"),
+                                                                              CONFIG, COUNTER))
 
 
 @pytest.mark.parametrize("head", [
@@ -516,6 +584,8 @@ MARKDOWN_VECTORS = {
                        f"</span> {AFTER}",
     "words-overlaid": f'{VISIBLE} <span style="word-spacing:-2em">{PAYLOAD} piled words</span> {AFTER}',
     "filter-opacity-percent": f'{VISIBLE} <span style="filter:opacity(0%)">{PAYLOAD}</span> {AFTER}',
+    "text-security-rule": f'<style>.p {{ -webkit-text-security: disc }}</style>\n\n{VISIBLE} <span class="p">{PAYLOAD}</span> '
+                          f'{AFTER}',
     "shadow-root-without-slot": f'{VISIBLE} <span><template shadowrootmode="open"><b>card</b></template>{PAYLOAD}'
                                 f"</span> {AFTER}",
 }
@@ -751,6 +821,16 @@ DOCX_VECTORS = {
     "lowered-off-the-page": lambda run, document: set_run_property(run, "position", val="-2000"),
     "raised-off-the-page": lambda run, document: set_run_property(run, "position", val="3000"),
     "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
+    # a percentage pattern shading paints that share of its colour over its fill (2026-12-04, found attacking
+    # hidden text: judged against the white fill)
+    "same-as-pattern-shading": lambda run, document: (set_run_property(run, "shd", val="pct95", color="000000",
+                                                                       fill="FFFFFF"),
+                                                      set_run_property(run, "color", val="000000")),
+    # a run Word treats as complex script (w:cs, w:rtl) is sized by w:szCs (2026-12-04, found attacking hidden text)
+    "complex-script-size-cs": lambda run, document: (set_run_property(run, "cs"),
+                                                      set_run_property(run, "szCs", val="1")),
+    "complex-script-size-rtl": lambda run, document: (set_run_property(run, "rtl"),
+                                                       set_run_property(run, "szCs", val="2")),
     "character-style-vanish": lambda run, document: (
         setattr(document.styles.add_style("Ghost", 2).font, "hidden", True), setattr(run, "style", "Ghost")),
     # Found attacking the demo (2026-12-03): a theme colour lightened or darkened into the background
@@ -860,10 +940,27 @@ def test_docx_a_line_height_that_shows_the_text_stays(attributes):
                                           "</w14:srgbClr></w14:solidFill>"),
     lambda run, document: (_text_fill(run, "<w14:noFill/>"), _text_fill(
         run, '<w14:solidFill><w14:srgbClr w14:val="000000"/></w14:solidFill>', "textOutline")),
-], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined"])
+    lambda run, document: (set_run_property(run, "shd", val="pct90", color="000000", fill="FFFFFF"),
+                           set_run_property(run, "color", val="FFFFFF")),
+    lambda run, document: (set_run_property(run, "shd", val="pct20", color="auto", fill="FFFFFF"),
+                           set_run_property(run, "color", val="000000")),
+    lambda run, document: set_run_property(run, "szCs", val="1"),
+    lambda run, document: (set_run_property(run, "cs", val="0"), set_run_property(run, "szCs", val="1")),
+], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined",
+        "white-on-a-dense-pattern", "black-on-a-light-pattern", "complex-script-size-on-latin", "complex-script-off"])
 def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
     doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
     assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_docx_complex_script_letters_in_a_tiny_complex_script_size_never_reach_the_model():
+    """Hebrew (or Arabic, Thai...) letters are drawn at ``w:szCs`` whatever ``w:sz`` says."""
+    hebrew = "\u05d6\u05e0\u05d6\u05d9\u05d1\u05e8"
+
+    def style_run(run, document):
+        run.text = hebrew
+        set_run_property(run, "szCs", val="1")
+    assert_hidden(parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx"), hebrew)
 
 
 def test_docx_a_small_indent_or_frame_stays():
