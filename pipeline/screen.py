@@ -18,10 +18,11 @@ from pipeline.plan import Plan
 # headings' own verdicts are stored beside it (``kb.models.TITLE_SCREENING``, on the document and its
 # sections: a held one is shown nowhere); since "titles3", that a held source flags them as a title does
 # (``kb.titles.source_flagging``); since "readers", that a chunk is compared with the document's text as its
-# readers may read it (:func:`readable_document_texts`). Verdicts stored before (the detector on the body alone;
+# readers may read it (:func:`readable_document_texts`); since "readers2", that a flagged title's score on a chunk
+# is made over that text too (:func:`screen_document`). Verdicts stored before (the detector on the body alone;
 # no titles' records; no source's flag; a chunk compared with the whole text, restricted sections included) are
 # stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers"
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -174,10 +175,25 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
         everywhere.append(name)
     if not flagged:
         return DocumentScreening(out, verdicts)
-    for (_, _, chain), found in zip(chunks, out, strict=True):
+    # Which titles flag a chunk is decided over the whole text, as their own records are (shown as held); the
+    # score a flagged one gives a chunk, shown to its readers, is made over what they may read, as the chunk's
+    # own (found attacking the per-reader texts: a flagged title's score over the whole text became the chunk's,
+    # and moved with the words of a restricted section).
+    scores: dict[tuple[str, str], float] = {}
+    if chunk_documents is not None:
+        wanted: dict[str, set[str]] = {}
+        for (_, _, chain), readable in zip(chunks, chunk_documents, strict=True):
+            wanted.setdefault(readable, set()).update(n for n in (*everywhere, *chain) if n in screened)
+        for readable, names in wanted.items():
+            ordered = sorted(names)
+            for name, verdict in zip(ordered, screen_chunks(ordered, document_text=readable), strict=True):
+                scores[(readable, name)] = round(verdict.score, 4)
+    for i, ((_, _, chain), found) in enumerate(zip(chunks, out, strict=True)):
         names = sorted({name for name in (*everywhere, *chain) if name in flagged})
         for name in names:
             score, reasons = flagged[name]
+            if chunk_documents is not None:
+                score = scores.get((chunk_documents[i], name), 0.0)
             found["flagged"] = True
             found["score"] = max(found["score"], score)
             found["reasons"] = list(dict.fromkeys([*found["reasons"], *reasons]))
