@@ -10,7 +10,7 @@ from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.titles import UNTITLED, source_entries_kept, source_flagging, title_record, titles_digest
+from kb.titles import UNTITLED, TitleDecisions, source_entries_kept, source_flagging, title_record, titles_digest
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
@@ -212,17 +212,19 @@ def screening_fields(verdict: dict) -> dict:
 
 
 def title_records_follow(document: Document, titles: Iterable[str], sections: Iterable[tuple[Section, str]],
-                         verdicts: Mapping[str, dict], *, decided: Mapping[str, str]) -> None:
+                         verdicts: Mapping[str, dict], *, decided: TitleDecisions) -> None:
     """Give ``document`` and ``sections`` (rows in memory, each with the title it was screened under) the
     records of their titles' own verdicts (:class:`DocumentScreening`'s ``titles``; ``kb.models.TITLE_SCREENING``)
     -- the document's for each of its screened ``titles`` as stored (500 characters) -- keeping the reviewers'
-    decisions ``decided`` (``kb.screening.title_decisions`` of the records before). Every record is written
+    decisions ``decided`` (``kb.titles.title_decisions`` of the records before) that each row may keep
+    (:meth:`~kb.titles.TitleDecisions.for_row`: a release only where every reader of the released row may read). Every record is written
     anew, whatever the rows held (a section's parsed metadata included), but for the verdict of the document's
     source (``kb.titles.source_entries_kept``). The caller saves the rows."""
-    record = title_record({t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY, decided=decided)
+    record = title_record({t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY,
+                          decided=decided.for_row(None))
     # The source's verdict (screened at upload only: kb.titles.document_title_screen) is kept.
     document.metadata = {**(document.metadata or {}), TITLE_SCREENING: source_entries_kept(document, record)}
     for row, screened in sections:
         record = title_record({row.title: verdicts[screened]} if screened in verdicts else {}, detector=SCREENED_BY,
-                              decided=decided)
+                              decided=decided.for_row((row.access_level, row.access_groups)))
         row.metadata = {**(row.metadata or {}), TITLE_SCREENING: record}
