@@ -183,7 +183,7 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     if chunk_documents is not None:
         wanted: dict[str, set[str]] = {}
         for (_, _, chain), readable in zip(chunks, chunk_documents, strict=True):
-            wanted.setdefault(readable, set()).update(n for n in (*everywhere, *chain) if n in screened)
+            wanted.setdefault(readable, set()).update(n for n in (*everywhere, *chain) if n in flagged and n in screened)
         for readable, names in wanted.items():
             ordered = sorted(names)
             for name, verdict in zip(ordered, screen_chunks(ordered, document_text=readable), strict=True):
