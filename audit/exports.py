@@ -43,11 +43,12 @@ def _csv_cell(value) -> str:
     # A spreadsheet would run a cell starting with these as a formula (CSV injection): quote it as text.
     # Searched text is a member's, so also what a spreadsheet may read as one: the same signs after any
     # leading whitespace (every Unicode space and line break) or invisible format character (zero-width
-    # space, joiners, the byte-order mark), and their fullwidth and small forms (NFKC folds "＝", "﹦" to "=").
+    # space, joiners, the byte-order mark), and their fullwidth and small forms (NFKC folds "＝", "﹦" to "=");
+    # a sign NFKC folds into several ("⩵" is "==") by the first of them.
     lead = 0
     while lead < len(text) and (text[lead].isspace() or unicodedata.category(text[lead]) == "Cf"):
         lead += 1
-    first = unicodedata.normalize("NFKC", text[lead : lead + 1])
+    first = unicodedata.normalize("NFKC", text[lead : lead + 1])[:1]
     return "'" + text if first in _FORMULA_STARTS or text[:1] in ("\t", "\r") else text
 
 

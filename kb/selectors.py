@@ -205,14 +205,15 @@ def document_list(
 
 
 def document_with_bytes(*, member: Membership, sha256: str) -> Document | None:
-    """The newest document whose stored bytes are these (by their SHA-256) and whose every section the member
-    may read, else None. Any other is never named, and a copy of it is simply a new document: naming one the
-    member can see but not read whole confirmed a guess of its hidden sections, byte for byte (found attacking
-    the upload page)."""
+    """The newest document whose stored bytes are these (by their SHA-256), ingested (ready), and whose every
+    section the member may read, else None. Any other is never named, and a copy of it is simply a new document:
+    naming one the member can see but not read whole confirmed a guess of its hidden sections, byte for byte
+    (found attacking the upload page). Before its ingestion ends (queued, failed, new bytes replacing the old) a
+    document's sections are not those of these bytes, whose inline policies are not read yet: never named."""
     reader = reader_for(member)
     unreadable = Section.objects.filter(document=OuterRef("pk")).exclude(readable_q(reader))
     return (
-        Document.objects.filter(tenant_id=member.tenant_id, sha256=sha256)
+        Document.objects.filter(tenant_id=member.tenant_id, sha256=sha256, status=Document.Status.READY)
         .filter(document_visible_q(reader)).filter(~Exists(unreadable))
         .defer("raw", "text").order_by("-created_at", "-id").first()
     )

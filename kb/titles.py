@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from django.db.models import F, Func, TextField
 
+from accounts.policy import policy_implies
 from kb.models import (
     DEFAULT_SCREENING_MODE,
     TITLE_SCREENING,
@@ -60,14 +62,42 @@ def flagging_titles(verdict: dict | None) -> str:
 TITLE_HELD = "(title held for review)"
 
 
-def title_decisions(records: Iterable[dict | None]) -> dict[str, str]:
-    """The reviewers' decisions in ``records`` (:data:`~kb.models.TITLE_SCREENING`), by title digest."""
-    decided: dict[str, str] = {}
-    for record in records:
+@dataclass(frozen=True)
+class TitleDecisions:
+    """The reviewers' decisions on titles (:func:`title_decisions`): by title digest, each with the policy of the
+    row whose record held it (None: the document's own record)."""
+
+    entries: Mapping[str, tuple[tuple[str, tuple | None], ...]]
+
+    def for_row(self, policy: tuple | None) -> dict[str, str]:
+        """The decisions a record of a row with ``policy`` (level, group ids; None: the document's) keeps, by title
+        digest. A keep-out only hides more: it follows its text to every row, and wins over a release. A release
+        follows its text only to a row every reader of the released one may read, as a chunk's does
+        (``pipeline.store.carried_review``; found attacking the heading releases, 2026-12-05: an internal admin's
+        release of a planted heading was kept for the same heading over a restricted section, and its keep-out
+        by a restricted admin undone, at the next re-screen or rebuild). The document's title is shown to every
+        member who may see the document, so every reviewer of a heading may read it; a release of the document's
+        title goes to no heading (its reviewer may read none in particular)."""
+        out = {}
+        for key, found in self.entries.items():
+            reviews = [review for review, source in found
+                       if review == ChunkReview.KEPT_OUT or policy is None
+                       or (source is not None and policy_implies(source[0], source[1], policy[0], policy[1]))]
+            if reviews:
+                out[key] = ChunkReview.KEPT_OUT if ChunkReview.KEPT_OUT in reviews else reviews[0]
+        return out
+
+
+def title_decisions(records: Iterable[tuple[dict | None, tuple | None]]) -> TitleDecisions:
+    """The reviewers' decisions in ``records`` (:data:`~kb.models.TITLE_SCREENING`, each with the policy of its
+    row: level and group ids, None for the document's), by title digest (:meth:`TitleDecisions.for_row`)."""
+    decided: dict[str, list] = {}
+    for record, policy in records:
         for key, entry in _entries(record).items():
             if isinstance(entry, dict) and entry.get("flagged") is True and entry.get("review"):
-                decided.setdefault(key, str(entry["review"]))
-    return decided
+                source = None if policy is None else (int(policy[0]), tuple(sorted(policy[1] or ())))
+                decided.setdefault(key, []).append((str(entry["review"]), source))
+    return TitleDecisions({key: tuple(found) for key, found in decided.items()})
 
 
 def title_record(verdicts: Mapping[str, dict], *, detector: str, decided: Mapping[str, str]) -> dict:

@@ -102,8 +102,9 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         texts = readable_document_texts(document.text, sections)  # what each chunk's readers may read
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
         # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
-        decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING),
-                                   *((s.metadata or {}).get(TITLE_SCREENING) for s in sections)])
+        decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None),
+                                   *(((s.metadata or {}).get(TITLE_SCREENING), (s.access_level, s.access_groups))
+                                     for s in sections)])
         # A source stored before sources were screened has no verdict: screened alone now, as at upload, and kept;
         # a held one flags every chunk (kb.titles.source_flagging), as at ingestion.
         document_title_screen(document)

@@ -10,7 +10,7 @@ from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.titles import UNTITLED, source_entries_kept, source_flagging, title_record, titles_digest
+from kb.titles import UNTITLED, TitleDecisions, source_entries_kept, source_flagging, title_record, titles_digest
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
@@ -18,10 +18,11 @@ from pipeline.plan import Plan
 # headings' own verdicts are stored beside it (``kb.models.TITLE_SCREENING``, on the document and its
 # sections: a held one is shown nowhere); since "titles3", that a held source flags them as a title does
 # (``kb.titles.source_flagging``); since "readers", that a chunk is compared with the document's text as its
-# readers may read it (:func:`readable_document_texts`). Verdicts stored before (the detector on the body alone;
+# readers may read it (:func:`readable_document_texts`); since "readers2", that a flagged title's score on a chunk
+# is made over that text too (:func:`screen_document`). Verdicts stored before (the detector on the body alone;
 # no titles' records; no source's flag; a chunk compared with the whole text, restricted sections included) are
 # stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers"
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -174,10 +175,25 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
         everywhere.append(name)
     if not flagged:
         return DocumentScreening(out, verdicts)
-    for (_, _, chain), found in zip(chunks, out, strict=True):
+    # Which titles flag a chunk is decided over the whole text, as their own records are (shown as held); the
+    # score a flagged one gives a chunk, shown to its readers, is made over what they may read, as the chunk's
+    # own (found attacking the per-reader texts: a flagged title's score over the whole text became the chunk's,
+    # and moved with the words of a restricted section).
+    scores: dict[tuple[str, str], float] = {}
+    if chunk_documents is not None:
+        wanted: dict[str, set[str]] = {}
+        for (_, _, chain), readable in zip(chunks, chunk_documents, strict=True):
+            wanted.setdefault(readable, set()).update(n for n in (*everywhere, *chain) if n in flagged and n in screened)
+        for readable, names in wanted.items():
+            ordered = sorted(names)
+            for name, verdict in zip(ordered, screen_chunks(ordered, document_text=readable), strict=True):
+                scores[(readable, name)] = round(verdict.score, 4)
+    for i, ((_, _, chain), found) in enumerate(zip(chunks, out, strict=True)):
         names = sorted({name for name in (*everywhere, *chain) if name in flagged})
         for name in names:
             score, reasons = flagged[name]
+            if chunk_documents is not None:
+                score = scores.get((chunk_documents[i], name), 0.0)
             found["flagged"] = True
             found["score"] = max(found["score"], score)
             found["reasons"] = list(dict.fromkeys([*found["reasons"], *reasons]))
@@ -196,17 +212,19 @@ def screening_fields(verdict: dict) -> dict:
 
 
 def title_records_follow(document: Document, titles: Iterable[str], sections: Iterable[tuple[Section, str]],
-                         verdicts: Mapping[str, dict], *, decided: Mapping[str, str]) -> None:
+                         verdicts: Mapping[str, dict], *, decided: TitleDecisions) -> None:
     """Give ``document`` and ``sections`` (rows in memory, each with the title it was screened under) the
     records of their titles' own verdicts (:class:`DocumentScreening`'s ``titles``; ``kb.models.TITLE_SCREENING``)
     -- the document's for each of its screened ``titles`` as stored (500 characters) -- keeping the reviewers'
-    decisions ``decided`` (``kb.screening.title_decisions`` of the records before). Every record is written
+    decisions ``decided`` (``kb.titles.title_decisions`` of the records before) that each row may keep
+    (:meth:`~kb.titles.TitleDecisions.for_row`: a release only where every reader of the released row may read). Every record is written
     anew, whatever the rows held (a section's parsed metadata included), but for the verdict of the document's
     source (``kb.titles.source_entries_kept``). The caller saves the rows."""
-    record = title_record({t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY, decided=decided)
+    record = title_record({t[:500]: verdicts[t] for t in titles if t in verdicts}, detector=SCREENED_BY,
+                          decided=decided.for_row(None))
     # The source's verdict (screened at upload only: kb.titles.document_title_screen) is kept.
     document.metadata = {**(document.metadata or {}), TITLE_SCREENING: source_entries_kept(document, record)}
     for row, screened in sections:
         record = title_record({row.title: verdicts[screened]} if screened in verdicts else {}, detector=SCREENED_BY,
-                              decided=decided)
+                              decided=decided.for_row((row.access_level, row.access_groups)))
         row.metadata = {**(row.metadata or {}), TITLE_SCREENING: record}

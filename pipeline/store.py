@@ -72,7 +72,7 @@ def store_plan(plan: Plan) -> None:
             if policy_snapshot(document, current) != plan.snapshot:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
             sections = {s.key: s for s in current}
-            before = [s.metadata.get(TITLE_SCREENING) for s in current]
+            before = [(s.metadata.get(TITLE_SCREENING), (s.access_level, s.access_groups)) for s in current]
             renamed = []
             for parsed_section in plan.parsed.sections:
                 row = sections[parsed_section.key]
@@ -88,7 +88,7 @@ def store_plan(plan: Plan) -> None:
                 raise PolicyChanged(f"the default policy of document {document.pk} changed while it was ingested")
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
             sections = {s.key: s for s in plan.section_rows}
-            before = [s.metadata.get(TITLE_SCREENING) for s in old.values()]
+            before = [(s.metadata.get(TITLE_SCREENING), (s.access_level, s.access_groups)) for s in old.values()]
             _title_records(document, plan, sections, before)
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
@@ -160,9 +160,10 @@ def carried_review(decisions: list, kept_out: set, *, chunk, verdict: dict, poli
 def _title_records(document: Document, plan: Plan, sections: dict, before: list) -> None:
     """The records of the document's titles and of its sections' headings, each screened on its own
     (``pipeline.screen``), into the rows in memory, keeping the reviewers' decisions of the stored records
-    (``before``, and the document's own) on the same titles."""
+    (``before``: each with its row's policy; and the document's own) on the same titles, a release only where every
+    reader of the released row may read (``kb.titles.TitleDecisions.for_row``)."""
     parsed = {s.key: s.title for s in plan.parsed.sections}
-    decided = title_decisions([(document.metadata or {}).get(TITLE_SCREENING), *before])
+    decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None), *before])
     title_records_follow(document, (plan.document.title, plan.parsed.title or ""),
                          ((row, parsed.get(key, row.title)) for key, row in sections.items()), plan.title_screenings,
                          decided=decided)

@@ -91,3 +91,30 @@ def test_an_evaluations_chunk_figures_are_of_the_chunks_its_member_may_read():
     Chunk.objects.filter(document=vault).update(token_count=900)
     assert figures() == before
     assert before[:2] == (1, 5)  # the lobby's one chunk, "The lobby opens at eight."
+
+
+def test_already_uploaded_names_no_document_whose_sections_are_not_known_yet():
+    """Found attacking the fix above (2026-12-05): "every section the member may read" held of a document with no
+    sections at all -- uploaded and waiting for its ingestion, failed, or replaced by new bytes whose sections are
+    not stored yet -- while the policies of its parts are in its bytes (an inline ``<!-- access: restricted -->``)
+    and known only once ingested. An internal editor's guess of the board's whole file, uploaded at the internal
+    default, was "Already uploaded" while the file waited in the queue or after it failed. Now a document is named
+    only once ingested (ready), every section of it readable."""
+    from kb.services import Upload, document_create
+
+    tenant = tenant_create(slug="derived-pending", name="Derived pending")
+    editor = membership_create(tenant=tenant, email="editor@pending.test", role="editor", clearance="internal")
+    board = "# Minutes\n\nShortlist: Globex, Initech and Umbrella.\n\n## Decision <!-- access: restricted -->\n\n" \
+            "The board chose {}.\n"
+    document, _ = document_create(tenant=tenant, created_by=None, upload=Upload(
+        content=board.format("Initech").encode(), title="Board minutes", content_type="text/markdown",
+        access_level="internal"))
+    guesses = {company: board.format(company) for company in ("Globex", "Initech", "Umbrella")}
+
+    def answers() -> dict:
+        return {company: "Already uploaded" in _preview(editor, text) for company, text in guesses.items()}
+
+    none = {"Globex": False, "Initech": False, "Umbrella": False}
+    assert answers() == none  # queued: its ingestion has not run (no worker here)
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.FAILED, error="parse failed")
+    assert answers() == none  # failed: no section was ever stored

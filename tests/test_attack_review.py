@@ -297,3 +297,113 @@ def test_a_headings_keep_out_stays_when_its_section_is_narrowed_in_place(heading
     after = Section.objects.get(pk=section.pk)
     assert after.metadata[TITLE_SCREENING]["titles"][titles_digest([PLANTED])]["review"] == ChunkReview.KEPT_OUT
     assert shown_title_of(after) == TITLE_HELD
+
+
+# ----------------------------------------------------------------------------- the same planted heading under two policies
+
+TWIN_HEADINGS = f"""# Handbook
+
+Ordinary words for everyone about the zorblax handbook and its purpose.
+
+## {PLANTED} <!-- access: internal -->
+
+Ordinary words about the zorblax leave rules and how to book days off.
+
+## {PLANTED} <!-- access: restricted -->
+
+Ordinary words about the zorblax salary bands the board set.
+"""
+
+
+@pytest.fixture
+def twin_headings():
+    """One planted heading over an internal and a restricted section; an internal admin released the internal one's
+    chunk, and with it that heading (``kb.screening._titles_decide``: only the headings the reviewer may read)."""
+    tenant = tenant_create(slug=f"twinhead-{uuid.uuid4().hex[:6]}", name="Twin Heads")
+    low, _ = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+    high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted")
+    document = ingest_markdown(tenant, high, "Twin headings", TWIN_HEADINGS)
+    internal, restricted = (Section.objects.get(document=document, title=PLANTED, access_level=level)
+                            for level in (AccessLevel.INTERNAL, AccessLevel.RESTRICTED))
+    chunk = Chunk.objects.get(section=internal, screening_flagged=True)
+    screening.review_decide(member=low, chunk_id=chunk.pk, decision="release")
+    assert shown_title_of(Section.objects.get(pk=internal.pk)) == PLANTED
+    assert shown_title_of(Section.objects.get(pk=restricted.pk)) == TITLE_HELD  # no one who may read it decided
+    yield {"tenant": tenant, "low": low, "high": high, "document": document, "internal": internal,
+           "restricted": restricted}
+    Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+def _rescreened(world) -> None:
+    from pipeline.rescreen import rescreen
+
+    Chunk.objects.filter(document=world["document"]).update(screening_detector="old-0")
+    rescreen(tenant_ids=[world["tenant"].pk])
+
+
+def _reingested(world) -> None:
+    """A rebuild of the same bytes (the fingerprint forgotten), as after a policy change or a retry."""
+    document = Document.objects.get(pk=world["document"].pk)
+    Document.objects.filter(pk=document.pk).update(metadata={**document.metadata, "ingested": ""})
+    jobs_run([IngestionJob.objects.create(tenant=world["tenant"], document=document,
+                                          created_by=world["high"].user).id])
+
+
+@pytest.mark.parametrize("again", [_rescreened, _reingested])
+def test_a_headings_release_reaches_no_heading_of_the_same_text_that_its_reviewer_may_not_read(twin_headings, again):
+    """Found attacking the heading releases (2026-12-05): a title's decision is kept across the re-screen job and
+    a re-ingestion by its text (``kb.titles.title_decisions``), from every record of the document -- so the
+    internal admin's release of the internal heading became the restricted heading's at the next re-screen (which
+    every policy change of the document sends) or rebuild, and restricted readers got the planted heading,
+    released by no one who may read it there. As a chunk's (``pipeline.store.carried_review``), a heading's
+    release follows its text only to a heading every reader of the released one may read."""
+    world = twin_headings
+    again(world)
+    internal, restricted = (Section.objects.get(document=world["document"], title=PLANTED, access_level=level)
+                            for level in (AccessLevel.INTERNAL, AccessLevel.RESTRICTED))
+    assert shown_title_of(internal) == PLANTED  # its own release stays
+    assert shown_title_of(restricted) == TITLE_HELD
+    assert restricted.metadata[TITLE_SCREENING]["titles"][titles_digest([PLANTED])]["review"] == ""
+
+
+def test_a_headings_keep_out_wins_over_a_release_of_the_same_text(twin_headings):
+    """A keep-out only hides more: it follows the text to every heading, and wins over a release of it (the first
+    record's decision won, in the document's order: the internal heading's release undid the restricted heading's
+    keep-out at the next re-screen)."""
+    world = twin_headings
+    restricted_chunk = Chunk.objects.get(section=world["restricted"], screening_flagged=True)
+    screening.review_decide(member=world["high"], chunk_id=restricted_chunk.pk, decision="keep_out")
+    _rescreened(world)
+    restricted = Section.objects.get(pk=world["restricted"].pk)
+    assert restricted.metadata[TITLE_SCREENING]["titles"][titles_digest([PLANTED])]["review"] == ChunkReview.KEPT_OUT
+    assert shown_title_of(restricted) == TITLE_HELD
+
+
+TITLED_BY_PLANT = f"""# {PLANTED}
+
+Ordinary words for everyone about the zorblax handbook and its purpose.
+"""
+
+
+def test_a_document_titles_release_does_not_bring_back_a_headings_release_undone_by_narrowing():
+    """The document titled by its planted first heading: an internal admin's release of its chunk released the
+    title and the heading (``kb.screening._titles_decide``). Narrowing the heading's section undoes the heading's
+    release (``kb.services._title_releases_follow``); the re-screen job the change sends kept the title's release,
+    by its text, for the heading too."""
+    from kb.services import section_set_access
+
+    tenant = tenant_create(slug=f"titled-{uuid.uuid4().hex[:6]}", name="Titled Co")
+    try:
+        low, _ = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+        high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted")
+        document = ingest_markdown(tenant, high, "", TITLED_BY_PLANT)
+        section = Section.objects.get(document=document, title=PLANTED)
+        chunk = Chunk.objects.get(section=section, screening_flagged=True)
+        screening.review_decide(member=low, chunk_id=chunk.pk, decision="release")
+        assert shown_title_of(Section.objects.get(pk=section.pk)) == PLANTED
+        section_set_access(actor=high, section=section, access_level="restricted", groups=[])
+        assert shown_title_of(Section.objects.get(pk=section.pk)) == TITLE_HELD
+        _rescreened({"document": document, "tenant": tenant})
+        assert shown_title_of(Section.objects.get(pk=section.pk)) == TITLE_HELD
+    finally:
+        Tenant.objects.filter(pk=tenant.pk).delete()

@@ -16,7 +16,9 @@ from audit.exports import _csv_cell
     ["=HYPERLINK(\"http://x\")", "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx", "  =1+1", "\u3000=1+1",
      "\uff1dcmd|' /C calc'!A0", "\uff0b1", "\uff0d1", "\uff20SUM(A1)", "\ufe66cmd",
      # after any Unicode space, line break or invisible format character (found attacking the export)
-     "\n=1+1", "\xa0=1+1", "\u2003=1+1", "\u200b=1+1", "\ufeff=1+1", "\u2060\u00a0+1"],
+     "\n=1+1", "\xa0=1+1", "\u2003=1+1", "\u200b=1+1", "\ufeff=1+1", "\u2060\u00a0+1",
+     # a sign NFKC folds into several ("⩵" is "==", "⩶" "===")
+     "\u2a75HYPERLINK(\"http://x\")", "\u00a0\u2a76cmd"],
 )
 def test_a_cell_a_spreadsheet_would_run_is_quoted(value):
     assert _csv_cell(value) == "'" + value
