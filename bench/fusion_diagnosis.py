@@ -17,6 +17,14 @@ Two things, on a tenant ``kb_eval --load-corpora ... --keep`` left behind:
     python -m bench.fusion_diagnosis merge old.json new.json --json all.json   # two tenants' questions as one
     BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis ranks --tenant eval-xxxx \\
         --golden evaluation/transfer/questions.jsonl --source pkg-authlib --source pkg-banks
+    BULKHEAD_DATA_DIR=.data/f7 python -m bench.fusion_diagnosis losses --tenant eval-xxxx \\
+        --golden evaluation/transfer/questions.jsonl --mode hybrid
+
+``losses``: where context recall is lost in one mode -- each question under full context recall at the
+budget, by why: its gold text was among the ``k`` hits yet left out of the contexts (packing), partly among
+them, found at ranks k+1..2k of a search 2k deep, or not there (the question's document only, as kb_eval's
+context measure searches; a hybrid search's candidates depend on its depth, so a few "not there" were in
+the first k of that deeper search).
 """
 
 from __future__ import annotations
@@ -274,10 +282,53 @@ def merge(args) -> None:
     print(f"{len(out['questions'])} questions, runs: {', '.join(names)}", file=sys.stderr)
 
 
+def losses(args) -> None:
+    """Context recall lost per question, by cause (module docstring)."""
+    from collections import defaultdict
+
+    from ingestion.quality import intersection_length, union_ranges
+    from kb import evaluation
+    from kb.search import search
+    from kb.search_types import SearchFilters
+
+    member, version, questions, vectors = _context(args)
+    lost: dict[str, list[float]] = defaultdict(list)
+    by_source: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    total = 0.0
+    for q, vector in zip(questions, vectors, strict=True):
+        if not q.spans:
+            continue
+        common = {"member": member, "query": q.question, "mode": args.mode, "index_version": version,
+                  "query_vector": vector, "audit": False, "filters": SearchFilters(document_ids=(q.document_id,))}
+        found = search(**common, top_k=args.k, expand="parent", max_contexts=args.k, context_token_budget=args.budget)
+        deeper = search(**common, top_k=2 * args.k, expand="none")
+        gold = union_ranges(q.spans)
+        chars = sum(e - s for s, e in gold)
+        context = intersection_length(gold, union_ranges(s for c in found.contexts for s in c.spans)) / chars
+        total += 1
+        if context >= 0.999:
+            continue
+        hits = intersection_length(gold, union_ranges((h.start, h.end) for h in found.results)) / chars
+        later = any(intersection_length(gold, [(h.start, h.end)]) for h in deeper.results[args.k:])
+        cause = ("packing" if hits >= 0.999 else "partly in the hits" if hits > 0
+                 else f"ranks {args.k + 1}-{2 * args.k}" if later else f"not at ranks {args.k + 1}-{2 * args.k}")
+        lost[cause].append(1 - context)
+        by_source[evaluation.genre_of(q.corpus)][cause] += 1 - context
+    print(f"{args.mode}, k={args.k}, budget {args.budget}: {int(total)} questions, context recall "
+          f"{100 * (1 - sum(sum(v) for v in lost.values()) / total):.1f}")
+    print("| cause | questions | context recall lost (points) |\n|---|---|---|")
+    for cause, values in sorted(lost.items(), key=lambda kv: -sum(kv[1])):
+        print(f"| {cause} | {len(values)} | {100 * sum(values) / total:.2f} |")
+    print("\nby source (points of the source's own context recall lost, by cause):")
+    for source, causes in sorted(by_source.items()):
+        n = sum(1 for q in questions if q.spans and evaluation.genre_of(q.corpus) == source)
+        print(f"  {source}: " + ", ".join(f"{c} {100 * v / n:.1f}" for c, v in sorted(causes.items())))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("scores", "ranks"):
+    for name in ("scores", "ranks", "losses"):
         p = sub.add_parser(name)
         p.add_argument("--tenant", required=True)
         p.add_argument("--golden", required=True)
@@ -288,6 +339,7 @@ def main(argv=None) -> None:
         "--fusion", action="append", default=[], help='hybrid fusion variants ("" = the default), repeatable'
     )
     sub.choices["scores"].add_argument("--json", required=True)
+    sub.choices["losses"].add_argument("--mode", default="hybrid", choices=("vector", "keyword", "hybrid"))
     sub.choices["ranks"].add_argument("--with-fusion", default="", help="the fusion whose lists are shown")
     sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
     sub.choices["report"].add_argument("--only", action="append", default=[], help="only these hybrid runs, in order")
@@ -300,7 +352,7 @@ def main(argv=None) -> None:
         {"report": report, "merge": merge}[args.command](args)
         return
     _setup()
-    {"scores": scores, "ranks": ranks}[args.command](args)
+    {"scores": scores, "ranks": ranks, "losses": losses}[args.command](args)
 
 
 if __name__ == "__main__":
