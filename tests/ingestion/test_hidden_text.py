@@ -1204,6 +1204,46 @@ def test_pdf_ocr_layer_over_a_scan_is_kept_and_flagged():
     assert not any(s.hidden_text_flags for s in mixed.sections)
 
 
+def _pdf_page_changed(content: str, change) -> bytes:
+    """A one-page PDF holding ``content`` whose page (and writer) ``change(writer, page)`` then alters."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes([content]))))
+    change(writer, writer.pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _boxes(crop: list[float], media: list[float] | None = None):
+    from pypdf.generic import ArrayObject, FloatObject, NameObject
+
+    def change(writer, page):
+        page[NameObject("/CropBox")] = ArrayObject([FloatObject(v) for v in crop])
+        if media is not None:
+            page[NameObject("/MediaBox")] = ArrayObject([FloatObject(v) for v in media])
+    return change
+
+
+def test_pdf_text_beyond_the_media_box_under_a_larger_crop_box_never_reaches_the_model():
+    """Found attacking hidden text (2026-12-04): a viewer shows the crop box cut to the media box (the
+    specification: their intersection); a crop box larger than the media box let text beyond the media box
+    through."""
+    content = _layered(text_op(PAYLOAD, x=5000, y=650))
+    assert_hidden(parsed(_pdf_page_changed(content, _boxes([0, 0, 100000, 100000])), "report.pdf"))
+
+
+def test_pdf_text_inside_both_boxes_stays():
+    """A crop box inside the media box, and a media box not at the origin: the text inside both stays."""
+    content = _layered(text_op(PAYLOAD, x=300, y=650))
+    doc = parsed(_pdf_page_changed(content, _boxes([50, 50, 562, 742])), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+    doc = parsed(_pdf_page_changed(content, _boxes([0, 0, 100000, 100000], [40, 500, 612, 792])), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
