@@ -11,7 +11,8 @@ before pypdf reads it:
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`, or with an alpha under
   :data:`~ingestion.parsers.css_visibility.MIN_OPACITY` (fill for modes 0, 2, 4, 6; stroke for
   1, 2, 5, 6: a mode that both fills and strokes is seen when either is);
-* a font (after the text and transformation matrices) under 2 points high, or squeezed under
+* a font (after the text and transformation matrices) under 2 points high (also measured across the
+  baseline: a matrix of no area lays the glyphs flat), or squeezed under
   a tenth of that wide (``Tz``);
 * placed outside the page's crop box, glyph by glyph (:meth:`_Tracker._layout`): its baseline raised or
   lowered by ``Ts``, and each glyph moved along the line by the character and word spacing (``Tc``,
@@ -406,7 +407,10 @@ class _Tracker:
         e, f = e + c * state.rise, f + d * state.rise  # the baseline as raised by Ts
         height = abs(state.font_size) * math.hypot(c, d)
         width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
-        if height < MIN_POINTS or width < MIN_POINTS / 10:
+        # The glyphs' height across the baseline: a matrix of no area (``1 1 1 1 72 650 Tm``) lays every glyph
+        # flat onto one line, however tall its columns are (found attacking hidden text, 2026-12-04).
+        across = abs(state.font_size) * abs(a * d - b * c) / math.hypot(a, b) if a or b else 0.0
+        if height < MIN_POINTS or width < MIN_POINTS / 10 or across < MIN_POINTS:
             return "a font too small to read"
         return None  # where its glyphs are: :meth:`_layout`
 

@@ -1025,6 +1025,10 @@ PDF_VECTORS = {
     "stroke-white": "q 1 1 1 RG " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
     "sub-point-font": text_op(PAYLOAD, y=650, size=0.5),
     "scaled-down": "q 0.01 0 0 0.01 0 0 cm " + text_op(PAYLOAD, y=65000) + "Q ",
+    # Found attacking hidden text (2026-12-04): a text or transformation matrix of no area draws every glyph flat
+    # onto one line (its columns each of some length, so the height and width tests passed).
+    "flat-text-matrix": f"BT /F1 12 Tf 1 1 1 1 72 650 Tm ({PAYLOAD}) Tj ET ",
+    "flat-transformation-matrix": f"q 1 0.5 2 1 0 0 cm BT /F1 12 Tf 72 200 Td ({PAYLOAD}) Tj ET Q ",
     "squeezed": text_op(PAYLOAD, y=650, before="1 Tz"),
     "right-of-page": text_op(PAYLOAD, x=5000, y=650),
     "below-page": text_op(PAYLOAD, y=-500),
@@ -1182,6 +1186,14 @@ def test_pdf_a_long_letter_spaced_line_keeps_what_is_on_the_page():
     """Glyph by glyph: the start of a string on the page stays when its end is spaced off it."""
     doc = parsed(_pdf(text_op(f"Spaced {PAYLOAD}", y=650, before="60 Tc")), "report.pdf")
     assert "Spaced" in doc.text and PAYLOAD not in doc.text and removed(doc) > 0
+
+
+@pytest.mark.parametrize("matrix", ["1 0 0.3 1 72 650 Tm", "0 1 -1 0 300 600 Tm", "1 0 0 -1 72 650 Tm",
+                                    "0.5 0 0 2 72 650 Tm", "3 0 0 0.25 72 650 Tm"])
+def test_pdf_sheared_rotated_or_stretched_text_stays(matrix):
+    """Italic shear, a quarter turn, a mirror, stretched text: the glyphs keep an area (kept)."""
+    doc = parsed(_pdf(f"BT /F1 12 Tf {matrix} ({PAYLOAD}) Tj ET "), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
 
 
 def test_pdf_grey_and_restored_state_text_stays():
