@@ -27,11 +27,14 @@ before pypdf reads it:
   size (a font whose glyphs are 0 wide stacks its text into one smudge);
 * inside optional content (a layer, ``/OC`` marked content or a form's ``/OC``) that the document's default
   view shows off.
+* under a clipping path (``W``/``W*``, a form's ``/BBox``) that shows none of it: the path's bounding box in
+  device space (its control points too: a superset of what it clips), intersected down the state, thinner than
+  :data:`MIN_CLIP_POINTS` hides everything, and a glyph outside it is off the page (:meth:`_Tracker._layout`).
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
--- but this reader cannot check that it says what the image shows. Not evaluated: clipping
-paths, text painted over (or under a white rectangle), the widths of Type3 fonts and of composite fonts with
+-- but this reader cannot check that it says what the image shows. Not evaluated: the exact
+shape of a clipping path (its bounding box only), text painted over (or under a white rectangle), the widths of Type3 fonts and of composite fonts with
 other encodings (the bounded rule above applies to them), colours in pattern, separation and indexed spaces
 (taken as visible), blend modes and soft masks.
 """
@@ -62,6 +65,10 @@ _BLACK = (0.0, 0.0, 0.0, 1.0)
 _COMPONENTS = {"/DeviceGray": 1, "/G": 1, "/CalGray": 1, "/DeviceRGB": 3, "/RGB": 3, "/CalRGB": 3,
                "/DeviceCMYK": 4, "/CMYK": 4}
 _SHOW = (b"Tj", b"TJ", b"'", b'"')
+_PATH_POINTS = {b"m": 2, b"l": 2, b"c": 6, b"v": 4, b"y": 4, b"re": 4}  # path construction: its operands
+_PATH_ENDS = frozenset((b"n", b"f", b"F", b"f*", b"S", b"s", b"B", b"B*", b"b", b"b*"))
+# A clipping path this thin (2 px, CSS's hair: ``css_visibility._too_small``) or thinner shows no text.
+MIN_CLIP_POINTS = 1.5
 OCR_FLAG = "invisible text layer over a page image (OCR): kept, not checked against the image"
 
 
@@ -113,6 +120,9 @@ class _State:
     code_bytes: int = 1  # bytes per character code of the font (2 for a composite, Type0, font)
     widths: _Widths | None = None  # the font's glyph widths, when it gives them (:func:`_font_widths`)
     resources: object = None
+    # The clipping path's bounding box in device space (``left, bottom, right, top``; None: not clipped here): the
+    # boxes of the ``W``/``W*`` paths and of the forms' ``/BBox``, intersected (:meth:`_Tracker._clip`).
+    clip: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +224,8 @@ class _Tracker:
     # 0 to 1 em wide (no font metrics are read).
     pen: tuple[float, float] = (0.0, 0.0)
     font_widths: dict = field(default_factory=dict)  # :meth:`_widths`, by font object (shared by a document's pages)
+    path: tuple | None = None  # the bounding box (device space) of the path being built, its control points too
+    clipping: bool = False  # a W or W* met: the path, once ended, intersects the clip
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -284,6 +296,12 @@ class _Tracker:
                     resources = xobject.get("/Resources")
                     self.state = replace(state, ctm=ctm, resources=resources.get_object() if resources is not None
                                          else state.resources)
+                    bbox = _numbers(list(xobject.get("/BBox", ())))
+                    if bbox and len(bbox) == 4:  # a form is clipped to its bounding box
+                        self.path = None
+                        self._extend_path(b"re", [bbox[0], bbox[1], bbox[2] - bbox[0], bbox[3] - bbox[1]])
+                        self.state = replace(self.state, clip=self._clip(self.path))
+                        self.path = None
             except (KeyError, TypeError, AttributeError, ValueError):
                 pass
         elif operator == b"Tr":
@@ -339,8 +357,38 @@ class _Tracker:
                                          stroke_alpha=float(graphics.get("/CA", state.stroke_alpha)))
             except (TypeError, ValueError):
                 pass
+        elif operator in _PATH_POINTS:
+            self._extend_path(operator, operands)
+        elif operator in (b"W", b"W*"):
+            self.clipping = True
+        elif operator in _PATH_ENDS:
+            if self.clipping and self.path is not None:
+                self.state = replace(state, clip=self._clip(self.path))
+            self.path, self.clipping = None, False
         elif operator in _SHOW:
             self._show(operator, operands, tm)
+
+    def _extend_path(self, operator: bytes, operands: list) -> None:
+        """Add a path construction's points (a rectangle's four corners) to :attr:`path`, in device space."""
+        values = _numbers(operands)
+        if not values or len(values) != _PATH_POINTS[operator]:
+            return
+        if operator == b"re":
+            x, y, w, h = values
+            values = [x, y, x + w, y, x, y + h, x + w, y + h]
+        a, b, c, d, e, f = self.state.ctm
+        points = [(a * x + c * y + e, b * x + d * y + f) for x, y in zip(values[::2], values[1::2], strict=True)]
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        if self.path is not None:
+            xs, ys = xs + [self.path[0], self.path[2]], ys + [self.path[1], self.path[3]]
+        self.path = (min(xs), min(ys), max(xs), max(ys))
+
+    def _clip(self, box: tuple) -> tuple:
+        """The clip of the current state intersected with ``box`` (device space)."""
+        if self.state.clip is None:
+            return box
+        (l1, b1, r1, t1), (l2, b2, r2, t2) = self.state.clip, box
+        return max(l1, l2), max(b1, b2), min(r1, r2), min(t1, t2)
 
     def _show(self, operator: bytes, operands: list, tm) -> None:
         """Empty what a reader does not see of a text-showing operation (or what they see, for ``keep_visible``
@@ -391,6 +439,8 @@ class _Tracker:
             return "invisible render mode"
         if any(self.marked):
             return "optional content that is off"
+        if state.clip is not None and min(state.clip[2] - state.clip[0], state.clip[3] - state.clip[1]) < MIN_CLIP_POINTS:
+            return "clipped away"
         fills, strokes = state.render in (0, 2, 4, 6), state.render in (1, 2, 5, 6)
 
         def paints(color, alpha: float) -> bool:
@@ -459,7 +509,7 @@ class _Tracker:
             a, b, c, d, e, f = _multiply(tuple(float(v) for v in tm), state.ctm)
         except (TypeError, ValueError):
             return []
-        left, bottom, right, top = self.box
+        left, bottom, right, top = self.box if state.clip is None else self._clip(self.box)
         size, stretch = state.font_size, state.horizontal / 100
         height = abs(size) * math.hypot(c, d)
         e, f = e + c * state.rise, f + d * state.rise

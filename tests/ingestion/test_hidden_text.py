@@ -1029,6 +1029,14 @@ PDF_VECTORS = {
     # onto one line (its columns each of some length, so the height and width tests passed).
     "flat-text-matrix": f"BT /F1 12 Tf 1 1 1 1 72 650 Tm ({PAYLOAD}) Tj ET ",
     "flat-transformation-matrix": f"q 1 0.5 2 1 0 0 cm BT /F1 12 Tf 72 200 Td ({PAYLOAD}) Tj ET Q ",
+    # Listed as not evaluated before (2026-12-04): text under a clipping path of no area, or one elsewhere on the
+    # page (a path's bounding box, control points included, bounds what it clips).
+    "clip-empty-rectangle": "q 0 0 0 0 re W n " + text_op(PAYLOAD, y=650) + "Q ",
+    "clip-flat-rectangle": "q 0 640 612 0.5 re W n " + text_op(PAYLOAD, y=650) + "Q ",
+    "clip-line-path": "q 72 600 m 400 600 l h W* n " + text_op(PAYLOAD, y=650) + "Q ",
+    "clip-elsewhere": "q 0 0 100 100 re W n " + text_op(PAYLOAD, y=650) + "Q ",
+    "clip-scaled-away": "q 0.001 0 0 0.001 0 0 cm 0 0 612 792 re W n 1000 0 0 1000 0 0 cm " + text_op(PAYLOAD, y=650)
+                        + "Q ",
     "squeezed": text_op(PAYLOAD, y=650, before="1 Tz"),
     "right-of-page": text_op(PAYLOAD, x=5000, y=650),
     "below-page": text_op(PAYLOAD, y=-500),
@@ -1254,6 +1262,42 @@ def test_pdf_text_inside_both_boxes_stays():
     assert PAYLOAD in doc.text and removed(doc) == 0
     doc = parsed(_pdf_page_changed(content, _boxes([0, 0, 100000, 100000], [40, 500, 612, 792])), "report.pdf")
     assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def _form(bbox: list[float], content: str):
+    """A page change adding a form XObject ``/Fm1`` of that ``/BBox`` drawing ``content``."""
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, StreamObject
+
+    def change(writer, page):
+        xobject = StreamObject()
+        xobject.set_data(content.encode("latin-1"))
+        xobject.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
+                        NameObject("/BBox"): ArrayObject([FloatObject(v) for v in bbox]),
+                        NameObject("/Resources"): DictionaryObject({NameObject("/Font"): page["/Resources"]["/Font"]})})
+        page["/Resources"][NameObject("/XObject")] = DictionaryObject({NameObject("/Fm1"): writer._add_object(xobject)})
+    return change
+
+
+@pytest.mark.parametrize("bbox", [[0, 0, 0, 0], [0, 0, 612, 1], [0, 0, 100, 100]])
+def test_pdf_text_in_a_form_clipped_away_by_its_bounding_box_never_reaches_the_model(bbox):
+    """Listed as not evaluated before (clipping, 2026-12-04): a form XObject is clipped to its ``/BBox``; one of no
+    area, or away from the text, shows none of it."""
+    pdf = _pdf_page_changed(_layered("q /Fm1 Do Q "), _form(bbox, text_op(PAYLOAD, y=650)))
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("clip", [
+    "q 60 640 300 30 re W n",  # a rectangle around the text
+    "q 60 640 m 360 640 l 360 670 l 60 670 l h W* n",  # the same as a path
+    "q 60 640 m 60 700 400 700 400 640 c h W n",  # a curve whose control points reach over the text
+    "q 0 0 0 0 re W n Q q",  # an empty clip restored before the text
+    "q 0 0 0 0 re f",  # an empty rectangle filled, not clipped
+])
+def test_pdf_text_inside_its_clipping_path_stays(clip):
+    doc = parsed(_pdf(f"{clip} " + text_op(PAYLOAD, y=650) + "Q "), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+    pdf = _pdf_page_changed(_layered("q /Fm1 Do Q "), _form([0, 0, 612, 792], text_op(PAYLOAD, y=650)))
+    assert PAYLOAD in parsed(pdf, "report.pdf").text
 
 
 def test_pdf_a_marker_in_invisible_text_still_fails():
