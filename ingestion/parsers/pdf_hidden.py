@@ -30,6 +30,7 @@ before pypdf reads it:
 * under a clipping path (``W``/``W*``, a form's ``/BBox``) that shows none of it: the path's bounding box in
   device space (its control points too: a superset of what it clips), intersected down the state, thinner than
   :data:`MIN_CLIP_POINTS` hides everything, and a glyph outside it is off the page (:meth:`_Tracker._layout`).
+* drawn by a ``Type3`` glyph procedure that paints nothing (:func:`_blank_glyphs`).
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
@@ -119,6 +120,7 @@ class _State:
     leading: float = 0.0  # TL: what ' and " (and T*) move the line down by
     code_bytes: int = 1  # bytes per character code of the font (2 for a composite, Type0, font)
     widths: _Widths | None = None  # the font's glyph widths, when it gives them (:func:`_font_widths`)
+    blank: frozenset = frozenset()  # the codes a Type3 font draws nothing for (:func:`_blank_glyphs`)
     resources: object = None
     # The clipping path's bounding box in device space (``left, bottom, right, top``; None: not clipped here): the
     # boxes of the ``W``/``W*`` paths and of the forms' ``/BBox``, intersected (:meth:`_Tracker._clip`).
@@ -203,6 +205,61 @@ def _font_widths(font) -> _Widths | None:
     except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError):
         return None
     return None
+
+
+# What a glyph procedure of a Type3 font may paint with: paths filled or stroked, images, shadings, text.
+_PAINTS = frozenset((b"f", b"F", b"f*", b"S", b"s", b"B", b"B*", b"b", b"b*", b"Do", b"BI", b"INLINE IMAGE", b"sh",
+                     b"Tj", b"TJ", b"'", b'"'))
+_MAX_GLYPH_PROCS = 256  # the glyph procedures read from one Type3 font (one-byte codes: at most 256 are used)
+
+
+def _blank_glyphs(font) -> frozenset:
+    """The character codes a ``Type3`` font draws nothing for: its encoding (``/Differences``) names a glyph whose
+    procedure in ``/CharProcs`` has no painting operator (an empty one, or ``d0``/``d1`` alone). pypdf extracts
+    such codes as the letters their names say (found attacking hidden text, 2026-12-04: a Type3 font of empty
+    glyphs drew nothing and its text reached the model). A code pypdf reads as white space (a blank ``/space``
+    glyph, as every font has) is not one: it is drawn as what it is. Other fonts, a code without a name: none."""
+    from pypdf.generic import ContentStream
+    from pypdf.generic._font import Font
+
+    try:
+        if font.get("/Subtype") != "/Type3":
+            return frozenset()
+        procs = font["/CharProcs"].get_object()
+        encoding = font.get("/Encoding")
+        encoding = encoding.get_object() if encoding is not None else {}
+        differences = encoding.get("/Differences") if hasattr(encoding, "get") else None
+        names: dict[int, str] = {}
+        code = 0
+        for item in list(differences.get_object()) if differences is not None else []:
+            item = item.get_object() if hasattr(item, "get_object") else item
+            if isinstance(item, str) and item.startswith("/"):
+                if 0 <= code < 256:
+                    names[code] = item
+                code += 1
+            else:
+                code = int(_number(item, 256))
+        read = Font.from_font_resource(font)
+        encoding = read.encoding if isinstance(read.encoding, dict) else {}
+
+        def spacing(code: int) -> bool:
+            character = encoding.get(code, chr(code))
+            return not str(read.character_map.get(character, character)).strip()
+
+        painted: dict[str, bool] = {}
+        blank = set()
+        for code, name in names.items():
+            if name not in painted:
+                if len(painted) >= _MAX_GLYPH_PROCS or name not in procs:
+                    painted[name] = True  # not read, or no procedure: taken as drawn
+                else:
+                    operations = ContentStream(procs[name].get_object(), None).operations
+                    painted[name] = any(operator in _PAINTS for _, operator in operations)
+            if not painted[name] and not spacing(code):
+                blank.add(bytes([code]))
+        return frozenset(blank)
+    except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font or procedure: taken as drawn
+        return frozenset()
 
 
 @dataclass
@@ -312,7 +369,7 @@ class _Tracker:
             values = _numbers(operands[1:2])
             if values:
                 self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]),
-                                     widths=self._widths(operands[0]))
+                                     widths=self._widths(operands[0]), blank=self._blank(operands[0]))
         elif operator in (b"Tc", b"Tw", b"TL"):
             values = _numbers(operands[:1])
             if values:
@@ -482,6 +539,16 @@ class _Tracker:
             self.font_widths[id(font)] = (font, _font_widths(font))  # the font held: its id is not reused
         return self.font_widths[id(font)][1]
 
+    def _blank(self, name: object) -> frozenset:
+        """:func:`_blank_glyphs` of the font named ``name``, read once per font object."""
+        font = self._resource("/Font", name)
+        if font is None:
+            return frozenset()
+        key = ("blank", id(font))
+        if key not in self.font_widths:
+            self.font_widths[key] = (font, _blank_glyphs(font))
+        return self.font_widths[key][1]
+
     def _layout(self, operator: bytes, operands: list, tm) -> list[tuple[list, int, list[bytes], set[int]]]:
         """The glyphs of a showing operation a reader does not see, by string: ``(its container, its index, its
         character codes, the numbers of the codes not seen)`` for each string; moves :attr:`pen` past the
@@ -531,7 +598,8 @@ class _Tracker:
                 for number, code in enumerate(codes):
                     ends = (min(low, high) + min(0.0, em), max(low, high) + max(0.0, em))
                     xs, ys = [e + a * t for t in ends], [f + b * t for t in ends]
-                    if min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom:
+                    if (min(xs) > right or max(xs) < left or min(ys) > top or max(ys) + height < bottom
+                            or code in state.blank):
                         off.add(number)
                     space = code == b" " and width == 1
                     spacing = state.char_spacing + (state.word_spacing if space else 0.0)

@@ -1300,6 +1300,54 @@ def test_pdf_text_inside_its_clipping_path_stays(clip):
     assert PAYLOAD in parsed(pdf, "report.pdf").text
 
 
+def _type3(procedure: bytes, *, space: bytes = b"250 0 d0"):
+    """A page change adding a Type3 font ``/T3`` whose glyphs, named as the letters they stand for (pypdf extracts
+    them as those letters), all run ``procedure``; the space glyph runs ``space``."""
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject, StreamObject
+
+    def change(writer, page):
+        procedures = DictionaryObject()
+        names = []
+        for code in range(32, 123):
+            name = "space" if code == 32 else chr(code) if chr(code).isalpha() else "period"
+            names.append(NameObject("/" + name))
+            if name not in {key[1:] for key in procedures}:
+                glyph = StreamObject()
+                glyph.set_data(space if code == 32 else procedure)
+                procedures[NameObject("/" + name)] = writer._add_object(glyph)
+        font = DictionaryObject({
+            NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type3"),
+            NameObject("/FontBBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(500),
+                                                  NumberObject(700)]),
+            NameObject("/FontMatrix"): ArrayObject([FloatObject(0.001), NumberObject(0), NumberObject(0),
+                                                    FloatObject(0.001), NumberObject(0), NumberObject(0)]),
+            NameObject("/CharProcs"): procedures,
+            NameObject("/Encoding"): DictionaryObject({NameObject("/Type"): NameObject("/Encoding"),
+                                                       NameObject("/Differences"): ArrayObject([NumberObject(32),
+                                                                                                *names])}),
+            NameObject("/FirstChar"): NumberObject(32), NameObject("/LastChar"): NumberObject(122),
+            NameObject("/Widths"): ArrayObject([NumberObject(500)] * 91)})
+        page["/Resources"]["/Font"][NameObject("/T3")] = writer._add_object(font)
+    return change
+
+
+@pytest.mark.parametrize("procedure", [b"", b"500 0 d0", b"500 0 0 0 500 700 d1", b"500 0 d0 0 0 500 700 re n"])
+def test_pdf_text_in_a_type3_font_of_empty_glyphs_never_reaches_the_model(procedure):
+    """Found attacking hidden text (2026-12-04): a Type3 font whose glyph procedures paint nothing (empty, a width
+    alone, a path never painted) draws no letter, and pypdf extracted the letters their names say."""
+    pdf = _pdf_page_changed(_layered(f"BT /T3 12 Tf 72 650 Td ({PAYLOAD} words) Tj ET "), _type3(procedure))
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("procedure", [b"500 0 d0 0 0 500 700 re f", b"500 0 d0 0 0 m 500 700 l S",
+                                       b"500 0 0 0 500 700 d1 q 500 0 0 700 0 0 cm /Im0 Do Q"])
+def test_pdf_text_in_a_type3_font_that_draws_its_glyphs_stays(procedure):
+    """Glyphs that fill, stroke or draw an image: kept, and the blank space glyph between words is kept as a space."""
+    pdf = _pdf_page_changed(_layered(f"BT /T3 12 Tf 72 650 Td ({PAYLOAD} words) Tj ET "), _type3(procedure))
+    doc = parsed(pdf, "report.pdf")
+    assert f"{PAYLOAD} words" in doc.text and removed(doc) == 0
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
