@@ -261,6 +261,15 @@ def _cue_lines_unshown(index: LineIndex, lines: list[str], cues: list[_Cue]) -> 
     return ranges
 
 
+def _never_shown(index: LineIndex, cues: list[_Cue]) -> list[tuple[int, int]]:
+    """The text of cues that end when they start: a player shows a cue while its start time <= the playback
+    position < its end time (the HTML standard's "time marches on"; libass, under mpv, the same), never one of
+    no duration (found attacking hidden text, 2026-12-04: ``00:00:03.000 --> 00:00:03.000`` reached the model).
+    A cue of any duration, however short, is kept."""
+    return [(index.start(cue.text_first), index.end(cue.text_last)) for cue in cues
+            if cue.start is not None and cue.start == cue.end and cue.text_first <= cue.text_last]
+
+
 def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     """Parse decoded WebVTT (offsets index ``text``)."""
     index, lines = _lines(text)
@@ -277,7 +286,7 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     # it does not draw, cue text the STYLE blocks hide. Cut once the structure is built on the file as written.
     unshown = [(index.start(1), index.end(header_end - 1))] if header_end > 1 else []
     unshown += [(index.start(run[0]), index.end(run[-1])) for run in other_blocks]
-    unshown += _cue_lines_unshown(index, lines, cues)
+    unshown += _cue_lines_unshown(index, lines, cues) + _never_shown(index, cues)
     styles = [StyleBlock(line=run[0], css="\n".join(lines[n] for n in run[1:])) for run in other_blocks
               if lines[run[0]].strip().startswith("STYLE")]
     hidden = hidden_cue_text(text, [CueSpan(cue.ident, cue.start, cue.end, index.start(cue.text_first),
@@ -329,7 +338,8 @@ def parse_srt_text(text: str, *, filename: str = "") -> ParsedDocument:
     index, lines = _lines(text)
     cues = _cues(lines, 0, vtt=False)
     doc = _document(text, index, cues, filename=filename, title=None, fmt="srt")
-    unshown = sorted(_cue_lines_unshown(index, lines, cues) + _srt_unshown(text, index, cues))
+    unshown = sorted(_cue_lines_unshown(index, lines, cues) + _srt_unshown(text, index, cues)
+                     + _never_shown(index, cues))
     reject_unread_markers(text)  # on the file as uploaded: a marker in what is cut still fails
     return remove_ranges(doc, unshown)
 

@@ -1499,6 +1499,32 @@ def test_webvtt_cue_settings_never_hide_the_cue_text(settings):
     assert removed(doc) == len(settings.replace(" ", ""))
 
 
+def _timed(timing: str, *, srt: bool = False) -> str:
+    """A caption file of three cues, the middle one (holding PAYLOAD) timed by ``timing`` (WebVTT's notation)."""
+    cues = [("00:00:01.000 --> 00:00:02.000", f"{VISIBLE} words."), (timing, PAYLOAD),
+            ("00:00:05.000 --> 00:00:06.000", f"{AFTER} words.")]
+    if srt:
+        return "".join(f"{n}\n{t.replace('.', ',')}\n{c}\n\n" for n, (t, c) in enumerate(cues, 1))
+    return "WEBVTT\n\n" + "".join(f"{t}\n{c}\n\n" for t, c in cues)
+
+
+@pytest.mark.parametrize("srt", [False, True], ids=["webvtt", "srt"])
+def test_a_caption_cue_of_no_duration_never_reaches_the_model(srt):
+    """Found attacking hidden text (2026-12-04): a player shows a cue while start <= position < end -- never one
+    that ends when it starts; its text reached the model."""
+    assert_hidden(parsed(_timed("00:00:03.000 --> 00:00:03.000", srt=srt), "talk.srt" if srt else "talk.vtt"))
+
+
+@pytest.mark.parametrize("timing", ["00:00:03.000 --> 00:00:03.001", "00:00:03.000 --> 00:00:04.000",
+                                    "99:00:03.000 --> 99:00:04.000"])
+@pytest.mark.parametrize("srt", [False, True], ids=["webvtt", "srt"])
+def test_a_caption_cue_of_some_duration_stays(timing, srt):
+    """A cue of a millisecond is shown (for a frame); a cue past the media's end is not judged (the media's
+    length is not known here): kept."""
+    doc = parsed(_timed(timing, srt=srt), "talk.srt" if srt else "talk.vtt")
+    assert PAYLOAD in doc.text and removed(doc) == (3 if srt else 0)  # SubRip's cue numbers go
+
+
 def _srt(cue: str, timing: str = "") -> str:
     return (f"1\n00:00:01,000 --> 00:00:05,000{timing}\n{VISIBLE} {cue}\n\n"
             f"2\n00:00:05,000 --> 00:00:09,000\n{AFTER} in the next cue.\n")
