@@ -1395,6 +1395,36 @@ def test_email_a_plain_alternative_that_the_html_one_shows_stays():
     assert removed(doc) == 0
 
 
+def _alternatives(*parts: tuple[str, str]) -> bytes:
+    """A multipart/alternative message of ``(subtype, body)`` parts, in that order."""
+    return ("From: Ann <ann@example.com>\nTo: bob@example.com\nSubject: Quarterly numbers\n"
+            "Date: Mon, 2 Apr 2012 20:21:00 +0000\nMIME-Version: 1.0\n"
+            'Content-Type: multipart/alternative; boundary="B"\n\n'
+            + "".join(f"--B\nContent-Type: text/{kind}; charset=utf-8\n\n{body}\n" for kind, body in parts)
+            + "--B--\n").encode()
+
+
+@pytest.mark.parametrize("parts", [
+    [("plain", f"{VISIBLE} {PAYLOAD} {AFTER}"), ("plain", f"{VISIBLE} {AFTER}")],
+    [("plain", f"{VISIBLE} {PAYLOAD} {AFTER}"), ("html", f"<p>{VISIBLE} {PAYLOAD} {AFTER}</p>"),
+     ("html", f"<p>{VISIBLE} {AFTER}</p>")],
+], ids=["two-plain", "two-html"])
+def test_email_an_alternative_before_the_last_one_never_reaches_the_model(parts):
+    """Found attacking hidden text (2026-12-04): a client shows the last alternative it can display (RFC 2046);
+    the first plain (or HTML) one was read, so words only an earlier alternative says reached the model. An earlier
+    alternative is not read (as an attachment is not: no count); a plain one compared with the last HTML one
+    counts its unshown words, as before."""
+    doc = parsed(_alternatives(*parts), "mail.eml")
+    assert not reaches_model(doc, PAYLOAD) and VISIBLE in doc.text and AFTER in doc.text
+    assert_well_formed(doc)
+
+
+def test_email_the_last_alternative_stays():
+    doc = parsed(_alternatives(("plain", f"{VISIBLE} {AFTER}"), ("plain", f"{VISIBLE} {PAYLOAD} {AFTER}")),
+                 "mail.eml")
+    assert f"{VISIBLE} {PAYLOAD} {AFTER}" in doc.text and removed(doc) == 0
+
+
 # -- WebVTT -------------------------------------------------------------------------------------------
 
 
