@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import remove_ranges, terminal_hidden
 from ingestion.structure import ParsedDocument
 
 # docutils accepts any non-alphanumeric printable 7-bit character as adornment.
@@ -209,4 +210,5 @@ def parse_text(text: str) -> ParsedDocument:
 @register(content_types=["text/plain", "text/x-rst"], extensions=[".txt", ".text", ".rst"])
 def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a plain-text file (UTF-8; see the module docstring for what counts as a heading)."""
-    return parse_text(decode_text(data))
+    text = decode_text(data)
+    return remove_ranges(parse_text(text), terminal_hidden(text))

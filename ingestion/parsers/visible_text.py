@@ -320,6 +320,54 @@ def _clean_value(value: object) -> object:
     return value
 
 
+_CSI_RE = re.compile(r"\x1b\[([0-9;:?<=>]*)[ -/]*([@-~])")
+_SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
+
+
+def terminal_hidden(text: str) -> list[tuple[int, int]]:
+    """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-04; ``cat`` of the
+    file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
+    cursor move -- the escape character alone was removed, its parameters stayed), the text they conceal
+    (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), and a character a backspace overstrikes (``a\bb``
+    shows ``b``; a man page's ``_\bX`` and ``X\bX`` show ``X``: the later character stays). A carriage return
+    alone is not taken as overstriking: a browser and most editors show it as a line break, and a file of old Mac
+    line endings is nothing but those."""
+    if "\x1b" not in text and "\b" not in text:
+        return []
+    ranges: list[tuple[int, int]] = []
+    concealed: int | None = None
+    for match in _CSI_RE.finditer(text):
+        ranges.append(match.span())
+        if match[2] != "m":
+            continue
+        params = re.split("[;:]", match[1])
+        if concealed is None and _SGR_CONCEAL in params:
+            concealed = match.end()
+        elif concealed is not None and any(param in _SGR_REVEAL for param in params):
+            ranges.append((concealed, match.start()))
+            concealed = None
+    if concealed is not None:
+        ranges.append((concealed, len(text)))
+    position = 0
+    for line in text.split("\n"):
+        if "\b" in line:
+            columns: list[int] = []  # the character at each column of the line, by its offset
+            cursor = 0
+            for offset, char in enumerate(line, position):
+                if char == "\b":
+                    ranges.append((offset, offset + 1))
+                    cursor = max(0, cursor - 1)
+                elif cursor < len(columns):
+                    ranges.append((columns[cursor], columns[cursor] + 1))
+                    columns[cursor] = offset
+                    cursor += 1
+                else:
+                    columns.append(offset)
+                    cursor += 1
+        position += len(line) + 1
+    return merge_ranges(ranges)
+
+
 def strip_invisible(doc: ParsedDocument) -> ParsedDocument:
     """``doc`` without invisible characters in its text (spans mapped, counts added) or its strings (in place)."""
     remove_ranges(doc, invisible_ranges(doc.text))

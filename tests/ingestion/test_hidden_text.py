@@ -1007,6 +1007,29 @@ def test_docx_a_marker_in_a_hidden_run_still_fails():
     assert "does not show" in failure.value.message
 
 
+_PADDING = "An ordinary paragraph of visible words that a terminal shows as it is written. " * 30 + "\n\n"
+
+
+@pytest.mark.parametrize("hidden", [
+    f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[1;8m{PAYLOAD}\x1b[28m", f"\x1b[8m{PAYLOAD}\x1b[m",
+    PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line",
+], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike"])
+def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
+    """Found attacking hidden text (2026-12-04): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
+    a backspace goes back over; the escape and backspace characters were removed, the text stayed."""
+    doc = parsed(f"{_PADDING}{VISIBLE} {hidden} {AFTER}\n", "notes.txt")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", "".join(f"{c}\b{c}" for c in PAYLOAD),
+                                  "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r"])
+def test_plain_text_a_terminal_shows_stays(line):
+    """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return alone (a
+    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept."""
+    doc = parsed(f"{_PADDING}{VISIBLE} {line} {AFTER}\n", "notes.txt")
+    assert PAYLOAD in doc.text and AFTER in doc.text
+
+
 # -- PDF ----------------------------------------------------------------------------------------------
 
 
