@@ -141,3 +141,48 @@ def test_a_readers_answers_do_not_move_with_the_words_they_may_not_read(celery_w
     for key in answers["a"]:
         assert answers["a"][key] == answers["b"][key], key
 
+
+# ----------------------------------------------------------------------------- the plan a search page shows
+
+
+def _plan_shown(client) -> str | None:
+    """The plan the console's search page shows its member ("exact", "hnsw", "hnsw+exact"), None if none."""
+    page = client.get("/search/", {"query": "reporting desk", "mode": "vector", "expand": "none"})
+    assert page.status_code == 200
+    found = re.search(r'<code class="plan">([^<]*)</code>', page.content.decode())
+    return found.group(1) if found else None
+
+
+@pytest.mark.django_db
+def test_the_search_page_shows_no_viewer_a_plan_that_moves_with_chunks_they_may_not_read(monkeypatch):
+    """Found attacking the read paths (2026-12-05): the plan (``kb.retrieval.vector_candidates``: exact up to a
+    threshold of readable rows, HNSW above) is chosen by comparing the member's readable rows with a share of
+    the index that serves the query -- the tenant's own index, every chunk of the tenant, or the shared one,
+    every chunk of every tenant (``pg_class.reltuples``). The console's search page showed it to every member,
+    so a viewer who reads more rows than the floor read off, by narrowing their own search with filters until
+    the plan flipped, about how many chunks the tenant holds above their access -- or every other tenant holds.
+    The plan is shown to admins only, who see the tenant's chunk counts on the index versions page anyway."""
+    from django.db import connection
+
+    from tests.api_helpers import console_client, make_document
+
+    tenant = tenant_create(slug="plan-shown", name="Plan shown")
+    viewer = membership_create(tenant=tenant, email="viewer@plan.example", role="viewer", clearance="internal")
+    admin = membership_create(tenant=tenant, email="admin@plan.example", role="admin", clearance="internal")
+    make_document(tenant, sections=[(f"s{i}", None, f"Part {i}", 1, [], "The reporting desk answers.") for i in range(3)])
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 0)  # the floor, as it is for a member reading over 2,000 rows
+
+    def shown(member) -> str | None:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE kb_chunk")  # the planner's row count, which the threshold reads
+        retrieval.count_cache.clear()
+        return _plan_shown(console_client(member))
+
+    before = shown(viewer), shown(admin)
+    secret = make_document(tenant, title="Board", default=3, sections=[
+        (f"r{i}", None, f"Board {i}", 3, [], "Restricted board minutes.") for i in range(200)])
+    assert not Section.objects.filter(document=secret, access_level__lte=1).exists()
+    after = shown(viewer), shown(admin)
+    assert before[0] == after[0], "the viewer's page moved with 200 chunks they may not read"
+    assert before[0] is None
+    assert before[1] and after[1] and before[1] != after[1], "admins still see the plan (and the test moved it)"
