@@ -324,6 +324,23 @@ _CSI_RE = re.compile(r"\x1b\[([0-9;:?<=>]*)[ -/]*([@-~])")
 _SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
 
 
+def _sgr_codes(params: str) -> list[str]:
+    """The attribute codes of an SGR sequence's parameters, without the arguments of an extended colour: in
+    ``38;5;8`` (colour 8 of 256) and ``48;2;0;0;0`` (a true colour) the 8 and the 0s are a colour, not conceal or
+    reset (read as codes, a colour concealed a log's text, or a colour of 0 ended a conceal early); a colon group
+    (``38:5:8``) is one code with its arguments."""
+    parts = params.split(";")
+    codes: list[str] = []
+    i = 0
+    while i < len(parts):
+        code = parts[i].split(":")[0]
+        codes.append(code)
+        if ":" not in parts[i] and code in ("38", "48", "58") and i + 1 < len(parts):
+            i += {"5": 2, "2": 4}.get(parts[i + 1], 0)
+        i += 1
+    return codes
+
+
 def terminal_hidden(text: str) -> list[tuple[int, int]]:
     """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-04; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
@@ -340,12 +357,12 @@ def terminal_hidden(text: str) -> list[tuple[int, int]]:
         ranges.append(match.span())
         if match[2] != "m":
             continue
-        params = re.split("[;:]", match[1])
-        if concealed is None and _SGR_CONCEAL in params:
-            concealed = match.end()
-        elif concealed is not None and any(param in _SGR_REVEAL for param in params):
-            ranges.append((concealed, match.start()))
-            concealed = None
+        for code in _sgr_codes(match[1]):  # in order, as a terminal applies them: "8;0" conceals nothing
+            if concealed is None and code == _SGR_CONCEAL:
+                concealed = match.end()
+            elif concealed is not None and code in _SGR_REVEAL:
+                ranges.append((concealed, match.start()))
+                concealed = None
     if concealed is not None:
         ranges.append((concealed, len(text)))
     position = 0

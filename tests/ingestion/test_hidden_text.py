@@ -1013,7 +1013,9 @@ _PADDING = "An ordinary paragraph of visible words that a terminal shows as it i
 @pytest.mark.parametrize("hidden", [
     f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[1;8m{PAYLOAD}\x1b[28m", f"\x1b[8m{PAYLOAD}\x1b[m",
     PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line",
-], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike"])
+    f"\x1b[8m{PAYLOAD}\x1b[38;5;0m still concealed\x1b[0m", f"\x1b[8m{PAYLOAD}\x1b[48;2;0;0;0m still\x1b[m",
+], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike", "colour-0-is-no-reset",
+        "true-colour-0-is-no-reset"])
 def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
     """Found attacking hidden text (2026-12-04): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
     a backspace goes back over; the escape and backspace characters were removed, the text stayed."""
@@ -1021,7 +1023,9 @@ def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
     assert_hidden(doc)
 
 
-@pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", "".join(f"{c}\b{c}" for c in PAYLOAD),
+@pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", f"\x1b[38;5;8m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[48;2;8;8;8m{PAYLOAD}\x1b[0m", f"\x1b[38:5:8m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[8;0m{PAYLOAD}", "".join(f"{c}\b{c}" for c in PAYLOAD),
                                   "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r"])
 def test_plain_text_a_terminal_shows_stays(line):
     """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return alone (a
