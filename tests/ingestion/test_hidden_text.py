@@ -1013,7 +1013,7 @@ _PADDING = "An ordinary paragraph of visible words that a terminal shows as it i
 @pytest.mark.parametrize("hidden", [
     f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[1;8m{PAYLOAD}\x1b[28m", f"\x1b[8m{PAYLOAD}\x1b[m",
     PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line",
-    f"\x1b[8m{PAYLOAD}\x1b[38;5;0m still concealed\x1b[0m", f"\x1b[8m{PAYLOAD}\x1b[48;2;0;0;0m still\x1b[m",
+    f"\x1b[8mconcealed \x1b[38;5;0m{PAYLOAD}\x1b[0m", f"\x1b[8mconcealed \x1b[48;2;0;0;0m{PAYLOAD}\x1b[m",
 ], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike", "colour-0-is-no-reset",
         "true-colour-0-is-no-reset"])
 def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
