@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from accounts.api_fields import QueryParametersSerializer
 from audit.exports import FORMATS
 from audit.models import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS, Action
 
 BIGINT = 2**63 - 1
 
 
-class AuditFilterSerializer(serializers.Serializer):
+class AuditFilterSerializer(QueryParametersSerializer):
     """Query filters of the list and the export; each one left out filters nothing."""
+
+    extra_parameters = ("limit", "offset")  # the list's pagination (the export has none: refused there)
 
     member = serializers.IntegerField(required=False, min_value=1, max_value=BIGINT,
                                       help_text="The acting membership's id.")
@@ -37,6 +40,8 @@ class AuditFilterSerializer(serializers.Serializer):
 
 
 class AuditExportFilterSerializer(AuditFilterSerializer):
+    extra_parameters = ()
+
     file = serializers.ChoiceField(choices=sorted(FORMATS), default="jsonl",
                                    help_text="csv, or JSON lines (one record per line).")
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.api_fields import LimitedCharField
+from accounts.api_fields import LimitedCharField, QueryParametersSerializer
 from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb import search_modes
@@ -97,7 +97,7 @@ REVIEW_STATES = ["", "released", "kept_out"]
 SECTIONS_PAGE_MAX = 10_000
 
 
-class SectionPageSerializer(serializers.Serializer):
+class SectionPageSerializer(QueryParametersSerializer):
     """``?offset=&limit=`` of ``GET /api/v1/documents/{id}/sections/``: a slice of the readable tree in document
     order. Without ``limit`` the whole tree, if it holds at most ``SECTIONS_PAGE_MAX`` sections."""
 
@@ -162,7 +162,7 @@ class ReviewItemSerializer(serializers.Serializer):
     held = serializers.BooleanField(help_text="Kept out of search and contexts now.")
 
 
-class ReviewQueueFilterSerializer(serializers.Serializer):
+class ReviewQueueFilterSerializer(QueryParametersSerializer):
     state = serializers.ChoiceField(choices=["pending", "decided", "all"], default="pending", required=False)
 
     def validate(self, attrs):
@@ -221,8 +221,10 @@ class DocumentMultipartInputSerializer(_DocumentFieldsInputSerializer):
                                   help_text="Default: the file's name.")
 
 
-class DocumentFilterSerializer(serializers.Serializer):
+class DocumentFilterSerializer(QueryParametersSerializer):
     """Query filters; an empty value (``?tag=``) means no filter, as if the parameter were absent."""
+
+    extra_parameters = ("limit", "offset")  # the list's pagination
 
     status = serializers.ChoiceField(choices=DOCUMENT_STATUSES, required=False, allow_blank=True)
     tag = LimitedCharField(max_length=100, required=False, allow_blank=True)
