@@ -1660,3 +1660,61 @@ def test_pdf_composite_font_widths_are_read_from_w_and_dw_and_bounded():
     assert [overlapping.of(bytes([0, c])) for c in (12, 25, 40, 41)] == [0.1, 1.0, 0.007, 1.0]
     assert _font_widths(composite([], encoding="/UniJIS-UCS2-H")) is None
     assert _font_widths(DictionaryObject({NameObject("/Subtype"): NameObject("/Type3")})) is None
+
+
+# -- HTML: collapsed table columns -----------------------------------------------------------------------
+
+
+def _table(cols: str, rows: str, head: str = "") -> bytes:
+    return html(f"<p>{VISIBLE} opens the page.</p><table>{cols}{rows}</table><p>{AFTER} closes it.</p>", head=head)
+
+
+COLLAPSED_COLUMNS = {
+    "col-style": ('<col><col style="visibility:collapse">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
+    "col-rule": ('<col><col class="gone">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                 "<style>.gone{visibility:collapse}</style>"),
+    "colgroup-span": ('<col><colgroup span="2" style="visibility:collapse"></colgroup>',
+                      f"<tr><td>Name</td><td>x</td><td>{PAYLOAD}</td></tr>", ""),
+    "colgroup-inherited-by-its-cols": ('<col><colgroup style="visibility:collapse"><col><col></colgroup>',
+                                       f"<tr><td>Name</td><td>x</td><td>{PAYLOAD}</td></tr>", ""),
+    "col-span": ('<col><col span="3" style="visibility:collapse">',
+                 f"<tr><td>Name</td><td>x</td><td>y</td><td>{PAYLOAD}</td></tr>", ""),
+    "placed-after-a-rowspan": ('<col><col style="visibility:collapse">',
+                               f"<tbody><tr><td rowspan=2>Name</td><td>x</td></tr><tr><td>{PAYLOAD}</td></tr></tbody>", ""),
+    "placed-after-a-rowspan-zero": ('<col><col style="visibility:collapse">',
+                                    f"<tr><td rowspan=0>Name</td><td>x</td></tr><tr><td>y</td></tr>"
+                                    f"<tr><td>{PAYLOAD}</td></tr>", ""),
+    "header-cell-in-thead": ('<col><col style="visibility:collapse">',
+                             f"<thead><tr><th>Name</th><th>{PAYLOAD}</th></tr></thead><tbody><tr><td>a</td><td>b</td></tr></tbody>",
+                             ""),
+}
+
+
+@pytest.mark.parametrize("vector", sorted(COLLAPSED_COLUMNS))
+def test_html_a_cell_of_a_collapsed_column_never_reaches_the_model(vector):
+    """Found attacking hidden text (2026-12-03): chromium draws no cell of a column whose ``<col>`` or
+    ``<colgroup>`` is ``visibility: collapse``; the cells' text reached the model."""
+    cols, rows, head = COLLAPSED_COLUMNS[vector]
+    assert_hidden(parsed(_table(cols, rows, head), "page.html"))
+
+
+@pytest.mark.parametrize("cols, rows", [
+    ('<col style="visibility:collapse"><col>', f"<tr><td colspan=2>{PAYLOAD}</td></tr><tr><td>a</td><td>b</td></tr>"),  # spans a drawn column
+    ('<col style="visibility:collapse"><col>', f"<tr><td rowspan=2>x</td><td>y</td></tr><tr><td>{PAYLOAD}</td></tr>"),
+    ('<colgroup style="visibility:collapse"><col style="visibility:visible"></colgroup>', f"<tr><td>{PAYLOAD}</td></tr>"),
+    ('<col><col style="visibility:collapse">', f"<tr><td>{PAYLOAD}</td><td>x</td></tr>"),
+    ('<col><col style="visibility:collapse">',
+     f"<tbody><tr><td rowspan=3>x</td></tr></tbody><tbody><tr><td>{PAYLOAD}</td></tr></tbody>"),
+], ids=["spans-a-drawn-column", "moved-right-by-a-rowspan", "col-visible-in-a-collapsed-group", "other-column",
+        "rowspan-ends-with-its-row-group"])
+def test_html_a_cell_of_a_drawn_column_stays(cols, rows):
+    doc = parsed(_table(cols, rows), "page.html")
+    assert PAYLOAD in doc.text and AFTER in doc.text
+
+
+def test_html_collapsed_columns_of_a_table_of_huge_spans_are_placed_at_a_bounded_cost():
+    """Spans clamped (colspan 1,000, rowspan 65,534) and the placing bounded on the page: the cells past the
+    bound are taken as not drawn (fail closed), and the page is read in moments, not grid cells by the billion."""
+    rows = "".join("<tr>" + '<td colspan=1000 rowspan=65534>x</td>' * 20 + "</tr>" for _ in range(50))
+    doc = parsed(_table('<col style="visibility:collapse">', rows + f"<tr><td>{PAYLOAD}</td></tr>"), "page.html")
+    assert PAYLOAD not in doc.text and VISIBLE in doc.text and AFTER in doc.text
