@@ -11,7 +11,10 @@
   ``metadata["table"]`` gives the whole table's span for the whole-table chunk.
   A caption paragraph (style ``Caption``) right before a table names it.
 * Content controls (``w:sdt``) are looked into; headers, footers, footnotes,
-  comments and text boxes are not indexed (running matter, not body text).
+  comments and text boxes are not indexed (running matter, not body text).  Their text,
+  and every other text of the package that is not indexed (field codes, tracked
+  insertions and deletions, the document properties), is still checked for access
+  markers (:func:`_unindexed_text`): leaving it out must not make a marker a silent pass.
 
 The document text is the extracted text (see
 :mod:`ingestion.parsers.extracted_text`).  The zip container is checked before
@@ -33,7 +36,7 @@ import zlib
 from collections.abc import Iterator
 
 from ingestion import costs
-from ingestion.parsers.access_markers import reject_hidden_markers
+from ingestion.parsers.access_markers import reject_hidden_markers, reject_unread_markers
 from ingestion.parsers.docx_hidden import RunVisibility
 from ingestion.parsers.extracted_text import CELL_SEPARATOR, ExtractedText
 from ingestion.parsers.registry import register
@@ -391,5 +394,58 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
         raise ParseError(f"not a readable DOCX file: malformed document structure ({exc})") from None
     reject_hidden_markers(hidden, where="hidden text of the DOCX (a run Word does not show)")
     text, sections = out.finish()
+    reject_unread_markers(text)  # the registry does too; first here, so a marker in the indexed text names its line
+    reject_hidden_markers(_unindexed_text(document), where="text of the DOCX that is not indexed (a header, footer, "
+                          "footnote, comment, text box, field code, tracked change or document property)")
     return ParsedDocument(text=text, sections=sections, title=doc_title or None,
                           metadata={"format": "docx", "tables": table_count})
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+# Elements whose text Word shows or keeps as text: runs, field codes, deleted (tracked) runs.
+_TEXT_TAGS = frozenset(f"{_W}{name}" for name in ("t", "instrText", "delText", "delInstrText"))
+# Attributes holding text: a simple field's code, a hyperlink's tooltip, a drawing's alt text and title.
+_TEXT_ATTRIBUTES = (f"{_W}instr", f"{_W}tooltip", "descr", "title")
+
+
+def _unindexed_text(document) -> Iterator[str]:
+    """The text of every XML part of the package, one piece per paragraph (runs joined, so a marker split over
+    runs is whole) and one per other text-bearing element or attribute: headers, footers, footnotes, endnotes,
+    comments, text boxes, fields, tracked changes, the core and custom properties. The body's indexed text comes
+    again; the registry checks it anyway. Linear: one walk of each part, a buffer per open paragraph."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    for part in document.part.package.iter_parts():
+        root = getattr(part, "_element", None)
+        if root is None:
+            if not str(part.partname).endswith(".xml") and "xml" not in str(part.content_type):
+                continue
+            try:
+                root = etree.fromstring(part.blob, parser)
+            except (etree.XMLSyntaxError, ValueError):
+                continue
+        paragraphs: list[list[str]] = []
+        for event, element in etree.iterwalk(root, events=("start", "end")):
+            if not isinstance(element.tag, str):
+                continue
+            if element.tag == f"{_W}p":
+                if event == "start":
+                    paragraphs.append([])
+                else:
+                    yield "".join(paragraphs.pop())
+                continue
+            if event != "start":
+                continue
+            for name in _TEXT_ATTRIBUTES:
+                value = element.get(name)
+                if value:
+                    yield value
+            if element.tag in _TEXT_TAGS:
+                (paragraphs[-1] if paragraphs else [""]).append(element.text or "")
+                if not paragraphs:
+                    yield element.text or ""
+            elif element.tag in (f"{_W}tab", f"{_W}br", f"{_W}cr") and paragraphs:
+                paragraphs[-1].append("\t" if element.tag == f"{_W}tab" else "\n")
+            elif not element.tag.startswith(_W) and element.text and element.text.strip() and len(element) == 0:
+                yield element.text  # a document property (title, subject, comments, a custom property)

@@ -46,10 +46,11 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 
-from ingestion.parsers.access_markers import reject_unread_markers
+from ingestion.parsers.access_markers import reject_hidden_markers, reject_unread_markers
 from ingestion.parsers.extracted_text import ExtractedText
 from ingestion.parsers.html import refuse_deep_nesting, strip_hidden_html
 from ingestion.parsers.registry import register
@@ -77,6 +78,7 @@ class _Mail:
     body: str
     defects: list[str] = field(default_factory=list)
     hidden: int = 0  # characters of an HTML body a reader does not see, left out
+    unindexed: list[str] = field(default_factory=list)  # every header, part and quoted text: checked for markers
 
     @property
     def subject(self) -> str:
@@ -326,7 +328,24 @@ def _read_with(data: bytes, policy: email.policy.Policy) -> _Mail:
     except RecursionError:
         raise ParseError("e-mail MIME structure nested too deeply") from None
     return _Mail(headers={k: v for k, v in headers.items() if v}, body=body, defects=defects,
-                 hidden=sum(counted(piece) for piece in hidden))
+                 hidden=sum(counted(piece) for piece in hidden), unindexed=list(_unindexed_text(message)))
+
+
+def _unindexed_text(message: Message) -> Iterator[str]:
+    """Text of the message that is not indexed: every header of every part (decoded), every text part
+    (the alternative not shown, attachments of text, a second inline part), the MIME preamble and epilogue,
+    and the body before quoted replies are cut. Checked for access markers: leaving it out must not make a
+    marker a silent pass."""
+    for part in message.walk():
+        for name in part.keys():
+            yield f"{name}: {_header(part, name.lower())}"
+        for extra in (part.preamble, part.epilogue):
+            if isinstance(extra, str) and extra:
+                yield extra
+        if part.get_content_maintype() == "text" and not part.is_multipart():
+            yield _part_text(part)
+    if not message.is_multipart() and isinstance(message.get_payload(), str):
+        yield message.get_payload()
 
 
 def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) -> None:
@@ -352,9 +371,17 @@ def parse_eml(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     out = ExtractedText()
     _emit_message(out, mail, level=1, title=_title(mail))
     text, sections = out.finish()
+    _reject_unindexed_markers(text, [mail])
     return ParsedDocument(text=text, sections=sections, title=mail.subject or None,
                           metadata={"format": "eml", "messages": 1, **({"defects": sorted(set(mail.defects))}
                                                                       if mail.defects else {})})
+
+
+def _reject_unindexed_markers(text: str, mails: list[_Mail]) -> None:
+    reject_unread_markers(text)  # the registry does too; first here, so a marker in the indexed text names its line
+    for number, mail in enumerate(mails, start=1):
+        where = "a header, a part or quoted text of the e-mail that is not indexed"
+        reject_hidden_markers(mail.unindexed, where=where if len(mails) == 1 else f"{where} (message {number})")
 
 
 def _thread_key(mail: _Mail) -> str:
@@ -432,5 +459,6 @@ def parse_mbox(data: bytes, *, filename: str | None = None) -> ParsedDocument:
         for mail in thread:
             _emit_message(out, mail, level=2, title=f"From {mail.sender}, {mail.date_label}".rstrip(", "))
     text, sections = out.finish()
+    _reject_unindexed_markers(text, mails)
     return ParsedDocument(text=text, sections=sections, title=os.path.basename(filename) if filename else None,
                           metadata={"format": "mbox", "messages": len(mails), "threads": len(grouped)})

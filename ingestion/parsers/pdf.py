@@ -33,10 +33,11 @@ import math
 import re
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ingestion import costs
-from ingestion.parsers.access_markers import reject_hidden_markers
+from ingestion.parsers.access_markers import reject_hidden_markers, reject_unread_markers
 from ingestion.parsers.extracted_text import ExtractedText
 from ingestion.parsers.pdf_cost import price_pages
 from ingestion.parsers.pdf_hidden import OCR_FLAG, PageText, page_text
@@ -293,6 +294,40 @@ def _metadata_title(reader) -> str | None:
         return None
 
 
+# Entries of an annotation or form field that hold text a viewer shows (a note, its author and subject, a
+# field's value and tooltip, a widget's caption).
+_ANNOTATION_TEXT_KEYS = ("/Contents", "/T", "/TU", "/Subj", "/RC", "/V", "/DV", "/CA")
+
+
+def _unindexed_text(reader) -> Iterator[str]:
+    """Text of the PDF that is not indexed: the document information (title, subject, keywords...), and each
+    page's annotations (notes, free text, widgets) and the form's fields. Checked for access markers:
+    leaving it out must not make a marker a silent pass."""
+    from pypdf.generic import TextStringObject
+
+    info = reader.metadata
+    for value in (info.values() if info is not None else ()):
+        if isinstance(value, str):
+            yield str(value)
+    for page in reader.pages:
+        for annotation in page.get("/Annots") or ():
+            annotation = annotation.get_object()
+            yield from _text_entries(annotation, TextStringObject)
+            characteristics = annotation.get("/MK")
+            if characteristics is not None:
+                yield from _text_entries(characteristics.get_object(), TextStringObject)
+    for form_field in (reader.get_fields() or {}).values():
+        yield from (str(form_field[key]) for key in ("/V", "/DV", "/TU", "/T") if isinstance(form_field.get(key), str))
+
+
+def _text_entries(dictionary, text_type) -> Iterator[str]:
+    for key in _ANNOTATION_TEXT_KEYS:
+        value = dictionary.get(key)
+        value = value.get_object() if hasattr(value, "get_object") else value
+        if isinstance(value, str | text_type):
+            yield str(value)
+
+
 def _mark_hidden(sections, hidden_pages: dict[int, PageText]) -> None:
     """Count each page's left-out text on the first section holding that page's text (else the root), and
     flag the sections holding text of an OCR layer; fail on a marker in left-out text."""
@@ -332,6 +367,7 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
                 raise ParseError("this PDF has no text layer (scanned?); OCR is not supported")
             entries = _outline_entries(reader)
             title = _metadata_title(reader)
+            unindexed = ["\n".join(lines) for lines in raw_pages] + list(_unindexed_text(reader))
         except ParseError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -369,5 +405,8 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     emitter.flush()
     text, sections = out.finish()
     _mark_hidden(sections, hidden_pages)
+    reject_unread_markers(text)  # the registry does too; first here, so a marker in the indexed text names its line
+    reject_hidden_markers(unindexed, where="text of the PDF that is not indexed (a running header or footer, an "
+                          "annotation, a form field or the document information)")
     return ParsedDocument(text=text, sections=sections, title=title,
                           metadata={"format": "pdf", "pages": len(pages), "outline": bool(placed)})
