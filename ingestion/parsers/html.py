@@ -479,8 +479,18 @@ def _check_marker_names(root: Element) -> None:
     checked: set[str] = set()
     for node in root.iter(etree.Element):
         names = node.keys()
+        if node.tag in _MARKUP_AS_DATA and access_markers.find_marker_comment(node.text or "") is not None:
+            raise ParseError(
+                f"{_tag(node.tag)} holds what looks like an access marker comment, which is never read there (its "
+                "content is a script, a style sheet or a title, not markup): move the marker to the page itself, "
+                "or remove it", line=_line(node))
         if not names:
             continue
+        for value in node.values():
+            if "<" in value and access_markers.find_marker_comment(value) is not None:
+                raise ParseError(
+                    f"an attribute of {_tag(node.tag)} holds what looks like an access marker comment, which is never "
+                    "read in an attribute: move the marker to the page itself, or remove it", line=_line(node))
         for name in names:
             if name in checked:
                 continue
@@ -499,6 +509,10 @@ def _check_marker_names(root: Element) -> None:
                 "which would be shown and not applied: put the content in ordinary elements with data-access, "
                 "or remove it", line=_line(node))
 
+
+# Elements whose content is text that is not markup, where a marker comment is never read (found attacking the
+# markers, 2026-12-03: "<script>// <!-- access: restricted --></script>" passed silently).
+_MARKUP_AS_DATA = frozenset({"script", "style", "title"})
 
 # Elements whose content is shown as text even when it is markup ("<xmp><div data-access=...>").
 _LITERAL_MARKUP = ("xmp", "plaintext", "textarea", "noembed", "noframes", "iframe")

@@ -42,6 +42,7 @@ from ingestion.parsers import access_markers
 from ingestion.parsers.css_visibility import Visibility
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.visible_text import merge_ranges
+from ingestion.structure import ParseError
 
 _MAX_NESTING = 40
 _MAX_INLINE_PARSE = 4096 * 16  # longer inline content is scanned for tags without a parse
@@ -288,6 +289,13 @@ class MarkdownHidden:
                 for token in tokens):
             self._find(tokens)  # the file has HTML (a "<" in code only is text)
         if references:  # link reference definitions: never rendered (``[//]: # (a "comment")``)
+            for first, last in references:  # cut, a marker in one must fail, never pass silently
+                start, end = self.lines.start(first), self.lines.end(max(first, last - 1))
+                if last > first and (found := access_markers.find_unread_marker(text[start:end])) is not None:
+                    raise ParseError(
+                        f"{text[start + found:start + found + 60].splitlines()[0]!r} in a link reference definition "
+                        "looks like an access marker, but a definition is never shown and its markers are not read; "
+                        "move the marker to a line of its own", line=text.count("\n", 0, start + found) + 1)
             self.ranges = merge_ranges([*self.ranges, *(
                 (self.lines.start(first), self.lines.end(last - 1)) for first, last in references if last > first)])
         self._starts = [start for start, _ in self.ranges]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.text_decoding import decode_text
@@ -211,4 +212,7 @@ def parse_text(text: str) -> ParsedDocument:
 def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a plain-text file (UTF-8; see the module docstring for what counts as a heading)."""
     text = decode_text(data)
-    return remove_ranges(parse_text(text), terminal_hidden(text))
+    hidden = terminal_hidden(text)
+    if hidden:
+        reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
+    return remove_ranges(parse_text(text), hidden)

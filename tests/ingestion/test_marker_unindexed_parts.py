@@ -199,3 +199,35 @@ def test_a_marker_in_the_indexed_text_still_names_its_line():
     with pytest.raises(ParseError) as caught:
         parse(buffer.getvalue(), filename="n.docx")
     assert caught.value.line is not None
+
+
+# -- HTML, Markdown and plain text: places where a marker comment is never read ------------------------------
+
+UNREAD_PLACES = {
+    "html-script": ("page.html", "<html><head><script>// {m}\nvar a = 1;</script></head><body><p>Hi.</p></body></html>", 1),
+    "html-style": ("page.html", "<html><head>\n<style>/* {m} */ p {{ color: black }}</style></head><body><p>Hi.</p></body></html>", 2),
+    "html-title": ("page.html", "<html><head><title>{m}</title></head><body><p>Hi.</p></body></html>", 1),
+    "html-attribute": ("page.html", "<html><body>\n\n<p title=\"{m}\">Hi.</p></body></html>", 3),
+    "markdown-reference-title": ("notes.md", "# Notes\n\nText.\n\n[x]: /u \"{m}\"\n\nMore text.\n", 5),
+    "markdown-reference-destination": ("notes.md", "# Notes\n\nText.\n\n[//]: # ({m})\n", 5),
+    "plain-text-concealed": ("notes.txt", "Notes\n\nText \x1b[8m{m}\x1b[0m more.\n", 3),
+}
+
+
+@pytest.mark.parametrize("marker", MARKERS[:2])
+@pytest.mark.parametrize("place", sorted(UNREAD_PLACES))
+def test_a_marker_where_it_is_never_read_fails_with_its_line(place, marker):
+    """Found fuzzing the markers (2026-12-03): a marker comment in a script, a style sheet, a title or an attribute
+    value of HTML, in a Markdown link reference definition (never shown, cut), or in text a terminal conceals was
+    silently ignored -- the document got the upload's access."""
+    name, source, line = UNREAD_PLACES[place]
+    with pytest.raises(ParseError) as failure:
+        parse(source.format(m=marker).encode(), filename=name)
+    assert failure.value.line == line, failure.value.message
+
+
+@pytest.mark.parametrize("place", sorted(UNREAD_PLACES))
+def test_the_same_places_without_a_marker_still_parse(place):
+    name, source, _ = UNREAD_PLACES[place]
+    doc = parse(source.format(m="an ordinary <b> note -- with dashes").encode(), filename=name)
+    assert "Hi." in doc.text or "Text" in doc.text
