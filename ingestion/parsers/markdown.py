@@ -281,6 +281,12 @@ class _MarkdownParser:
         source = self.text[self.lines.start(1) : self.lines.start(close)]
         if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
             raise ParseError(f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KB", line=1)
+        found = access_markers.find_marker_comment(source)
+        if found is not None:  # a value or a YAML comment is never read as a marker (fuzzing the markers, 2026-12-03)
+            raise ParseError(
+                "front matter holds what looks like an access marker comment, which is never read there: set the "
+                "document's access with the front matter's 'access' key, or move the marker below the front matter",
+                line=self.lines.line_of(self.lines.start(1) + found) + 1)
         data, key_lines = _load_front_matter(source) if source.strip() else ({}, {})
         if not isinstance(data, dict):
             raise ParseError("invalid front matter: expected 'key: value' lines", line=2)

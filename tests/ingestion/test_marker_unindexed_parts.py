@@ -211,6 +211,8 @@ UNREAD_PLACES = {
     "markdown-reference-title": ("notes.md", "# Notes\n\nText.\n\n[x]: /u \"{m}\"\n\nMore text.\n", 5),
     "markdown-reference-destination": ("notes.md", "# Notes\n\nText.\n\n[//]: # ({m})\n", 5),
     "plain-text-concealed": ("notes.txt", "Notes\n\nText \x1b[8m{m}\x1b[0m more.\n", 3),
+    "markdown-front-matter-value": ("notes.md", "---\ntitle: \"{m}\"\n---\n# Notes\n\nText.\n", 2),
+    "markdown-front-matter-comment": ("notes.md", "---\ntags: [a]\n# {m}\n---\n# Notes\n\nText.\n", 3),
 }
 
 
@@ -218,8 +220,8 @@ UNREAD_PLACES = {
 @pytest.mark.parametrize("place", sorted(UNREAD_PLACES))
 def test_a_marker_where_it_is_never_read_fails_with_its_line(place, marker):
     """Found fuzzing the markers (2026-12-03): a marker comment in a script, a style sheet, a title or an attribute
-    value of HTML, in a Markdown link reference definition (never shown, cut), or in text a terminal conceals was
-    silently ignored -- the document got the upload's access."""
+    value of HTML, in a Markdown link reference definition (never shown, cut) or front matter (a value, a YAML
+    comment), or in text a terminal conceals was silently ignored -- the document got the upload's access."""
     name, source, line = UNREAD_PLACES[place]
     with pytest.raises(ParseError) as failure:
         parse(source.format(m=marker).encode(), filename=name)
