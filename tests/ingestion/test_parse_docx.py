@@ -147,3 +147,29 @@ def test_broken_document_xml_is_a_parse_error():
             archive.writestr(item, data[: len(data) // 2] if item.filename == "word/document.xml" else data)
     with pytest.raises(ParseError, match="DOCX"):
         parse_docx(out.getvalue())
+
+
+def test_runs_inside_insertions_content_controls_smart_tags_and_fields_are_read_and_checked():
+    """Found fuzzing the markers (2026-12-03): only a paragraph's own runs and its hyperlinks' were read, so the
+    text Word shows of a tracked insertion, an inline content control, a smart tag or a simple field's result was
+    missing from what the model reads. Deleted text stays out; a hidden run inside an insertion stays hidden."""
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    tracked = 'w:id="1" w:author="a" w:date="2026-01-01T00:00:00Z"'
+    document = docx.Document()
+    paragraph = document.add_paragraph("Before ")
+    for xml in (f'<w:ins {w} {tracked}><w:r><w:t>Insertedword </w:t></w:r></w:ins>',
+                f'<w:del {w} {tracked}><w:r><w:delText>Deletedword</w:delText></w:r></w:del>',
+                f'<w:smartTag {w} w:element="place"><w:r><w:t>Smarttagword </w:t></w:r></w:smartTag>',
+                f'<w:sdt {w}><w:sdtContent><w:r><w:t>Controlword </w:t></w:r></w:sdtContent></w:sdt>',
+                f'<w:fldSimple {w} w:instr="DATE"><w:r><w:t>Fieldresultword</w:t></w:r></w:fldSimple>',
+                f'<w:ins {w} {tracked}><w:r><w:rPr><w:vanish/></w:rPr><w:t>Hiddeninsertion</w:t></w:r></w:ins>'):
+        paragraph._p.append(parse_xml(xml))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    doc = parse(buffer.getvalue(), filename="changes.docx")
+    for word in ("Insertedword", "Smarttagword", "Controlword", "Fieldresultword"):
+        assert word in doc.text, word
+    assert "Deletedword" not in doc.text and "Hiddeninsertion" not in doc.text
+    assert sum(s.hidden_chars_removed for s in doc.sections) >= len("Hiddeninsertion")
