@@ -48,6 +48,7 @@ class SignInView(LoginView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
+        _forgive_failures(self.request, form.get_user())
         self.request.session.pop(SESSION_KEY, None)  # choose again (or be given the only one)
         self.request.session.pop(SSO_TENANT_KEY, None)  # the password vouches for every tenant of the account
         sign_in_record(email=form.get_user().email, succeeded=True, address=_address(self.request))
@@ -60,6 +61,16 @@ class SignInView(LoginView):
 
 def _address(request) -> str:
     return request.META.get("REMOTE_ADDR", "")[:64]
+
+
+def _forgive_failures(request, user) -> None:
+    """The right password from this address: forget this (e-mail, address) pair's failed sign-ins. Here, not
+    at every ``login()`` (``AXES_RESET_ON_SUCCESS`` is off): a single sign-on proves nothing about the
+    password, and a hostile tenant's provider may assert any address (found attacking identity)."""
+    from axes.handlers.proxy import AxesProxyHandler
+
+    AxesProxyHandler.update_request(request)
+    AxesProxyHandler.reset_attempts(ip_address=request.axes_ip_address, username=user.get_username())
 
 
 class SignOutView(LogoutView):

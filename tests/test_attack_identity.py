@@ -1,0 +1,81 @@
+"""Attacking identity across channels: what one way in (single sign-on, a password, a link) may not do to
+another -- here, a hostile tenant's identity provider and the sign-in lockout that guards every tenant's
+passwords."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from accounts.models import SsoConfig
+from accounts.passwords import user_set_password
+from accounts.services import membership_create, tenant_create
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "correct horse battery staple"
+ISSUER = "https://idp.evil.example"
+
+
+class _Provider:
+    """What the tenant's provider answers at the callback, the protocol (tested elsewhere) taken as passed."""
+
+    def __init__(self, claims: dict):
+        self.claims = claims
+
+    def authorize_access_token(self, request, **kwargs):
+        return {"id_token": "checked", "userinfo": dict(self.claims)}
+
+
+@pytest.fixture
+def victim_and_hostile_provider(monkeypatch):
+    """An admin of one tenant with a password, and another tenant whose admin runs a provider that
+    asserts the victim's address, verified (it may: it vouches for that tenant alone)."""
+    home = tenant_create(slug="home", name="Home")
+    victim = membership_create(tenant=home, email="victim@home.example", role="admin", clearance="restricted")
+    user_set_password(email="victim@home.example", password=PASSWORD)
+    evil = tenant_create(slug="evil", name="Evil")
+    membership_create(tenant=evil, email="boss@evil.example", role="admin", clearance="restricted")
+    SsoConfig.objects.create(tenant=evil, enabled=True, issuer=ISSUER, client_id="c", admit_domains=["home.example"])
+    claims = {"iss": ISSUER, "sub": "victim", "email": "victim@home.example", "email_verified": True}
+    monkeypatch.setattr("console.views.sso.oidc_client", lambda config, url_check: _Provider(claims))
+    monkeypatch.setattr("console.views.sso.oidc_check_metadata", lambda client, config, url_check: {})
+    return victim
+
+
+def _guess(client: Client, email: str, password: str) -> int:
+    return client.post("/sign-in/", {"username": email, "password": password}).status_code
+
+
+def test_a_single_sign_on_never_forgives_failed_password_guesses(victim_and_hostile_provider, settings):
+    """Found attacking identity: django-axes forgot a (e-mail, address) pair's failed sign-ins at *any*
+    successful sign-in of that account from that address (``AXES_RESET_ON_SUCCESS``) -- a single sign-on
+    too. A tenant's admin whose provider asserts another tenant's member's address signed in as them
+    (into their own tenant alone, as designed) after every few guesses of that member's password, from
+    the same address: the count went back to zero each time, so the lockout never came and the guessing
+    of a password that opens every tenant of the account was unlimited. Only the password may forgive
+    failures of the password."""
+    attacker = Client(REMOTE_ADDR="203.0.113.7")
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert _guess(attacker, "victim@home.example", "a guess") == 200
+    signed_in = Client(REMOTE_ADDR="203.0.113.7").get("/sso/evil/callback/?code=c&state=s")  # same address
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/", signed_in.content[:300]
+    # The limit's last guess locks the pair out (it answered 200, the count back at one, before the fix);
+    # even the right password is refused now.
+    assert _guess(attacker, "victim@home.example", "one guess more") == 429
+    assert _guess(attacker, "victim@home.example", PASSWORD) == 429
+    # The victim's own sign-in, elsewhere, works, and the password forgives their own address's failures.
+    for _ in range(2):
+        for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+            assert _guess(Client(REMOTE_ADDR="198.51.100.2"), "victim@home.example", "a typo") == 200
+        assert _guess(Client(REMOTE_ADDR="198.51.100.2"), "victim@home.example", PASSWORD) == 302
+
+
+def test_the_lockout_counts_an_address_however_it_is_spelt(victim_and_hostile_provider, settings):
+    """The e-mail is the same account in any case and with spaces around it: the guesses count together."""
+    attacker = Client(REMOTE_ADDR="203.0.113.8")
+    spellings = ["Victim@home.example", "VICTIM@HOME.EXAMPLE", " victim@home.example", "victim@Home.Example ",
+                 "vIcTiM@home.example", "victim@HOME.example"]
+    for spelling in spellings[:settings.AXES_FAILURE_LIMIT - 1]:
+        assert _guess(attacker, spelling, "a guess") == 200
+    assert _guess(attacker, spellings[settings.AXES_FAILURE_LIMIT - 1], "a guess") == 429
+    assert _guess(attacker, spellings[-1], PASSWORD) == 429
