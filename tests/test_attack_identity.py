@@ -79,3 +79,27 @@ def test_the_lockout_counts_an_address_however_it_is_spelt(victim_and_hostile_pr
         assert _guess(attacker, spelling, "a guess") == 200
     assert _guess(attacker, spellings[settings.AXES_FAILURE_LIMIT - 1], "a guess") == 429
     assert _guess(attacker, spellings[-1], PASSWORD) == 429
+
+
+@pytest.mark.parametrize("fate", ["membership deactivated", "user deactivated"])
+def test_a_reset_link_dies_when_its_account_stops_being_let_in(smtp_inbox, fate):
+    """A reset link is mailed only to an active user with an active membership; one mailed before the
+    person was deactivated no longer sets a password (it did: Django's token does not hash ``is_active``, and
+    its view never looked), the one 404 of a link that is not valid."""
+    from accounts.models import Membership, User
+    from tests.mail_server import link_in
+
+    tenant = tenant_create(slug="reset-co", name="Reset")
+    membership_create(tenant=tenant, email="boss@reset.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="leaver@reset.example", role="editor", clearance="internal")
+    user_set_password(email="leaver@reset.example", password=PASSWORD)
+    assert Client().post("/password/forgot/", {"email": "leaver@reset.example"}).status_code == 200
+    path = link_in(smtp_inbox.wait_for("leaver@reset.example"), "/password/reset/")
+    if fate == "membership deactivated":
+        Membership.objects.filter(pk=member.pk).update(is_active=False)
+    else:
+        User.objects.filter(pk=member.user_id).update(is_active=False)
+    client = Client()
+    opened = client.get(path, follow=True)
+    assert opened.status_code == 404 and b"not valid" in opened.content
+    assert User.objects.get(pk=member.user_id).check_password(PASSWORD)
