@@ -103,3 +103,21 @@ def test_a_reset_link_dies_when_its_account_stops_being_let_in(smtp_inbox, fate)
     opened = client.get(path, follow=True)
     assert opened.status_code == 404 and b"not valid" in opened.content
     assert User.objects.get(pk=member.user_id).check_password(PASSWORD)
+
+
+def test_the_change_password_page_is_no_unlimited_password_oracle(victim_and_hostile_provider, settings):
+    """Found attacking identity: the console's "change password" checked the current password with no limit
+    (Django's form calls ``check_password``, which django-axes never sees). A hostile tenant's provider signs
+    its admin in as another tenant's member -- into its own tenant alone -- and the page then answered every
+    guess of that member's password, which opens all their tenants: the sign-in lockout was bypassed. The
+    page counts its tries per account, as the sign-in page does per account and address."""
+    from accounts.models import User
+
+    attacker = Client(REMOTE_ADDR="203.0.113.9")
+    assert attacker.get("/sso/evil/callback/?code=c&state=s").status_code == 302
+    change = {"new_password1": "the attacker's own choice 1", "new_password2": "the attacker's own choice 1"}
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        assert attacker.post("/password/", {"old_password": "a guess", **change}).status_code == 200
+    refused = attacker.post("/password/", {"old_password": PASSWORD, **change})
+    assert refused.status_code == 429 and b"Too many" in refused.content
+    assert User.objects.get(email="victim@home.example").check_password(PASSWORD)
