@@ -121,3 +121,63 @@ def test_the_change_password_page_is_no_unlimited_password_oracle(victim_and_hos
     refused = attacker.post("/password/", {"old_password": PASSWORD, **change})
     assert refused.status_code == 429 and b"Too many" in refused.content
     assert User.objects.get(email="victim@home.example").check_password(PASSWORD)
+
+
+def test_what_scim_may_not_set_on_a_user_it_does_not_set(settings):
+    """A SCIM token's PATCH or PUT of a user naming roles, entitlements, groups, an enterprise extension or a
+    password changes no role, clearance, group or password; a filter with an always-true alternative finds
+    only what it names, and only in the token's tenant."""
+    import json
+
+    from accounts.models import Group, Membership, User
+    from accounts.policy import AccessLevel
+    from accounts.scim import scim_token_create
+    from accounts.services import group_create
+
+    tenant = tenant_create(slug="sc-co", name="SC")
+    membership_create(tenant=tenant, email="boss@sc.example", role="admin", clearance="restricted")
+    board = group_create(tenant=tenant, slug="board")
+    other = tenant_create(slug="sc-other", name="Other")
+    membership_create(tenant=other, email="secret@other.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant)
+    scim = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    def call(method, path, body=None):
+        answer = getattr(scim, method)(f"/scim/v2/{path}", data=json.dumps(body) if body is not None else None,
+                                       content_type="application/scim+json")
+        return answer.status_code, (json.loads(answer.content) if answer.content else None)
+
+    user = "urn:ietf:params:scim:schemas:core:2.0:User"
+    enterprise = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+    status, body = call("post", "Users", {"schemas": [user], "userName": "ann@sc.example", "password": "Pa55word!x",
+                                          "roles": [{"value": "admin"}], "groups": [{"value": str(board.pk)}]})
+    assert status == 201, body
+    ann = Membership.objects.get(pk=int(body["id"]))
+    patch = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [
+        {"op": "add", "path": "roles", "value": [{"value": "admin", "primary": True}]},
+        {"op": "add", "path": "entitlements", "value": [{"value": "restricted"}]},
+        {"op": "add", "path": "groups", "value": [{"value": str(board.pk)}]},
+        {"op": "replace", "path": "password", "value": "An0ther-pass!"},
+        {"op": "add", "value": {"role": "admin", "clearance": "restricted", f"{enterprise}:manager": {"value": "1"}}},
+    ]}
+    status, body = call("patch", f"Users/{ann.pk}", patch)
+    assert status in (200, 400), body
+    status, body = call("put", f"Users/{ann.pk}", {"schemas": [user, enterprise], "userName": "ann@sc.example",
+                                                   "active": True, "roles": [{"value": "admin"}],
+                                                   "entitlements": [{"value": "restricted"}], "password": "x-Y-z-123456",
+                                                   "groups": [{"value": str(board.pk)}]})
+    assert status in (200, 400), body
+    ann.refresh_from_db()
+    assert (ann.role, ann.clearance) == ("viewer", AccessLevel.PUBLIC)
+    assert not Group.objects.get(pk=board.pk).memberships.exists()
+    assert not User.objects.get(email="ann@sc.example").has_usable_password()
+    for text in ('userName eq "nobody@sc.example" or 1 eq 1', 'userName eq "x" or userName pr',
+                 'userName eq "secret@other.example"', 'emails.value co "other.example"'):
+        status, body = call("get", f"Users?filter={text}")
+        names = [r["userName"] for r in (body or {}).get("Resources", [])]
+        assert "secret@other.example" not in names, (text, body)
+        if text.endswith("userName pr"):
+            assert status == 200 and sorted(names) == ["ann@sc.example", "boss@sc.example"], body
+        elif status == 200:
+            assert names == [], (text, body)
+
