@@ -100,7 +100,7 @@ BULKHEAD_APP_DB_PASSWORD = DATABASES["default"].get("PASSWORD") or "" if "owner"
 DATABASE_ROUTERS = ["accounts.tenancy.OwnerPathRouter"]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "bulkhead.admin_site.BulkheadAdminConfig",  # the admin, never by a single sign-on session
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -181,3 +181,33 @@ def test_what_scim_may_not_set_on_a_user_it_does_not_set(settings):
         elif status == 200:
             assert names == [], (text, body)
 
+
+def test_a_tenants_provider_never_opens_the_operators_admin(monkeypatch):
+    """Found attacking identity: a hostile tenant's provider asserting the address of an operator's account
+    (a staff user of the Django admin, which looks across every tenant on the owner path) signed the
+    attacker in as that account -- scoped to the hostile tenant in the console and the API, but the admin
+    at ``/admin/`` knew nothing of the scope: every tenant's members, groups and tokens, and every account
+    (passwords, staff flags), were theirs. A session a provider made opens the console and the API of its
+    tenant only, never the admin."""
+    from accounts.models import User
+
+    User.objects.create_superuser("root@ops.example", PASSWORD)
+    home = tenant_create(slug="home", name="Home")
+    membership_create(tenant=home, email="victim@home.example", role="admin", clearance="restricted")
+    evil = tenant_create(slug="evil", name="Evil")
+    membership_create(tenant=evil, email="boss@evil.example", role="admin", clearance="restricted")
+    SsoConfig.objects.create(tenant=evil, enabled=True, issuer=ISSUER, client_id="c", admit_domains=["ops.example"])
+    claims = {"iss": ISSUER, "sub": "root", "email": "root@ops.example", "email_verified": True}
+    monkeypatch.setattr("console.views.sso.oidc_client", lambda config, url_check: _Provider(claims))
+    monkeypatch.setattr("console.views.sso.oidc_check_metadata", lambda client, config, url_check: {})
+    attacker = Client()
+    attacker.get("/sso/evil/callback/?code=c&state=s")
+    for path in ("/admin/accounts/membership/", "/admin/", "/admin/accounts/user/"):
+        answer = attacker.get(path)
+        assert b"victim@home.example" not in answer.content
+        assert answer.status_code == 302 and "/admin/login/" in answer["Location"], (path, answer.status_code)
+    # The operator's own password sign-in still opens it.
+    operator = Client()
+    assert operator.post("/admin/login/?next=/admin/", {"username": "root@ops.example", "password": PASSWORD}
+                         ).status_code == 302
+    assert b"victim@home.example" in operator.get("/admin/accounts/membership/").content
