@@ -242,7 +242,7 @@ def invitation_accept(*, key: str, password: str, address: str = "") -> Membersh
 # ----------------------------------------------------------------------------- password reset
 
 
-def _active_memberships_of(user: User) -> list[Membership]:
+def active_memberships_of(user: User) -> list[Membership]:
     acting_user_activate(user.pk)
     try:
         return list(Membership.objects.select_related("user").filter(user=user, is_active=True))
@@ -274,7 +274,7 @@ def password_reset_request(*, email: str, address: str, request=None) -> None:
     rate_hit(scope="reset-address", ident=email, limit=settings.BULKHEAD_MAIL_PER_ADDRESS_PER_HOUR,
              window_seconds=3600)
     user = User.objects.filter(email=email, is_active=True).first() if "@" in email else None
-    memberships = _active_memberships_of(user) if user is not None else []
+    memberships = active_memberships_of(user) if user is not None else []
     _record_everywhere(action=Action.PASSWORD_RESET_REQUEST, email=email, memberships=memberships,
                        details={"address": address, "sent": bool(memberships)})
     if not memberships:
@@ -289,5 +289,5 @@ def password_reset_request(*, email: str, address: str, request=None) -> None:
 
 def password_reset_record(*, user: User, address: str) -> None:
     """A reset link was used and a new password set: recorded in each tenant of the user."""
-    _record_everywhere(action=Action.PASSWORD_RESET, email=user.email, memberships=_active_memberships_of(user),
+    _record_everywhere(action=Action.PASSWORD_RESET, email=user.email, memberships=active_memberships_of(user),
                        details={"address": address})

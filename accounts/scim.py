@@ -10,7 +10,8 @@ that matches nothing yet). What is mapped where:
   created if new and is **never changed**: other tenants share that user, so a provider that
   changes an address moves the membership to the user of the new address instead (an account
   takeover through an e-mail change would otherwise be one PATCH away). ``active`` is the
-  membership's; ``DELETE`` removes the membership. Both end its sessions' and tokens' authority
+  membership's (but a membership holding more than SCIM gives is not reactivated: that is an admin's, in
+  the console); ``DELETE`` removes the membership. Both end its sessions' and tokens' authority
   at their next request (nothing of it is cached). New members are viewers with
   ``BULKHEAD_SCIM_CLEARANCE`` (default ``public``, the lowest): provisioning never sets a role or a
   clearance -- an admin does, in the console.
@@ -264,14 +265,17 @@ def _last_admin_guard(membership: Membership) -> None:
         raise ConflictException(detail="this is the tenant's last active admin; an admin changes that in the console")
 
 
-def _beyond_scim_guard(membership: Membership) -> None:
+def _beyond_scim_guard(membership: Membership, *, what: str = "move it to another address",
+                       who: str = "an admin changes the address in the console") -> None:
     """Refuse to move a membership holding more than SCIM gives (a role above viewer, a clearance above
     ``BULKHEAD_SCIM_CLEARANCE``) to another address: SCIM never sets a role or a clearance, and moving
     one an admin set would hand it to whoever owns the new address (found attacking SCIM: a leaked
-    token renamed the admin's membership to the attacker's address)."""
+    token renamed the admin's membership to the attacker's address). Nor to bring one back (``active``
+    true): that would give back a role the admins took away (found attacking identity: a rogue admin,
+    deactivated in the console, reactivated themselves with the SCIM token they had minted)."""
     if membership.role != Role.VIEWER or membership.clearance > parse_level(settings.BULKHEAD_SCIM_CLEARANCE):
-        raise ConflictException(detail="this member's role or clearance was set by an admin, so SCIM does not move "
-                                       "it to another address; an admin changes the address in the console")
+        raise ConflictException(detail=f"this member's role or clearance was set by an admin, so SCIM does not "
+                                       f"{what}; {who}")
 
 
 def user_list(*, tenant: Tenant, filter_text: str | None, start: int, count: int, base: str):
@@ -340,6 +344,8 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
     active = resource.active is True  # "active" removed by a replace or a patch: inactive (closed)
     if membership.is_active and not active:
         _last_admin_guard(membership)
+    if active and not membership.is_active:
+        _beyond_scim_guard(membership, what="reactivate it", who="an admin reactivates that person in the console")
     membership.is_active = active
     membership.scim_profile = _profile(resource)
     membership.save()

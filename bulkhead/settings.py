@@ -100,7 +100,7 @@ BULKHEAD_APP_DB_PASSWORD = DATABASES["default"].get("PASSWORD") or "" if "owner"
 DATABASE_ROUTERS = ["accounts.tenancy.OwnerPathRouter"]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "bulkhead.admin_site.BulkheadAdminConfig",  # the admin, never by a single sign-on session
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -431,7 +431,11 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("BULKHEAD_SIGN_IN_COOLOFF_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 # The sign-in form posts the e-mail as "username" (axes would look for the model's USERNAME_FIELD, "email").
 AXES_USERNAME_FORM_FIELD = "username"
-AXES_RESET_ON_SUCCESS = True
+# Only the password forgives the password's failures: a successful sign-in *by the form* resets its (e-mail,
+# address) pair (console.views.auth.SignInView). Axes' own reset ran at every login() -- a single sign-on too,
+# so a tenant's provider asserting another tenant's member's address reset the count of guesses of their
+# password from the attacker's address after every few (found attacking identity).
+AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_CALLABLE = "console.views.auth.locked_out"
 AXES_VERBOSE = False
 

@@ -170,3 +170,35 @@ def test_a_demotion_keeps_the_tenants_last_active_admin():
             membership_update(membership=second, acting=None, **change)
     assert Membership.objects.filter(tenant=tenant, role="admin", is_active=True).get() == second
     membership_update(membership=second, acting=None, clearance="internal")  # other changes still go through
+
+
+@pytest.mark.parametrize("how", ["patch", "put"])
+def test_a_scim_token_cannot_give_back_a_role_an_admin_took_away(how):
+    """Found attacking identity: an admin the other admins deactivated in the console (a rogue one) kept the
+    tenant's SCIM token they had minted -- or the provider was theirs -- and set their membership's
+    ``active`` back to true: they were the tenant's admin again, with its highest clearance. SCIM never sets
+    a role or a clearance, so it does not bring back a membership that holds more than SCIM gives (409,
+    naming why: an admin reactivates that person in the console); it still deactivates one, and a member SCIM
+    made comes back as before."""
+    tenant = tenant_create(slug="scim-back", name="Acme")
+    membership_create(tenant=tenant, email="admin@acme.example", role="admin", clearance="restricted")
+    rogue = membership_create(tenant=tenant, email="rogue@acme.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="minted by the rogue")
+    scim = _scim(key)
+    Membership.objects.filter(pk=rogue.pk).update(is_active=False)  # the other admin, in the console
+    if how == "put":
+        status, body = scim("put", f"Users/{rogue.pk}", {"schemas": [USER], "userName": "rogue@acme.example",
+                                                          "active": True})
+    else:
+        status, body = scim("patch", f"Users/{rogue.pk}", {"schemas": [PATCH], "Operations": [
+            {"op": "replace", "path": "active", "value": True}]})
+    assert status == 409 and "console" in body["detail"], (status, body)
+    rogue.refresh_from_db()
+    assert not rogue.is_active
+    # A member SCIM made is deactivated and reactivated as before.
+    status, body = scim("post", "Users", {"schemas": [USER], "userName": "ann@acme.example", "active": True})
+    assert status == 201, body
+    for active in (False, True):
+        status, body = scim("patch", f"Users/{body['id']}", {"schemas": [PATCH], "Operations": [
+            {"op": "replace", "path": "active", "value": active}]})
+        assert status == 200 and body["active"] is active, body

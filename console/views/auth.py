@@ -16,6 +16,7 @@ from django.contrib.auth.views import LoginView, LogoutView
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from accounts.ratelimit import RateLimited, rate_hit
 from accounts.services import sign_in_record
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from console.membership import SESSION_KEY, active_memberships, console_member, tenant_enter
@@ -48,6 +49,7 @@ class SignInView(LoginView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
+        _forgive_failures(self.request, form.get_user())
         self.request.session.pop(SESSION_KEY, None)  # choose again (or be given the only one)
         self.request.session.pop(SSO_TENANT_KEY, None)  # the password vouches for every tenant of the account
         sign_in_record(email=form.get_user().email, succeeded=True, address=_address(self.request))
@@ -60,6 +62,16 @@ class SignInView(LoginView):
 
 def _address(request) -> str:
     return request.META.get("REMOTE_ADDR", "")[:64]
+
+
+def _forgive_failures(request, user) -> None:
+    """The right password from this address: forget this (e-mail, address) pair's failed sign-ins. Here, not
+    at every ``login()`` (``AXES_RESET_ON_SUCCESS`` is off): a single sign-on proves nothing about the
+    password, and a hostile tenant's provider may assert any address (found attacking identity)."""
+    from axes.handlers.proxy import AxesProxyHandler
+
+    AxesProxyHandler.update_request(request)
+    AxesProxyHandler.reset_attempts(ip_address=request.axes_ip_address, username=user.get_username())
 
 
 class SignOutView(LogoutView):
@@ -100,6 +112,17 @@ def tenant_switch(request):
 @require_http_methods(["GET", "POST"])
 def password_change(request):
     form = PasswordChangeForm(request.user, request.POST or None)
+    if request.method == "POST":
+        # The current password is checked here without django-axes: count the tries per account, or the page
+        # answers every guess (found attacking identity: a hostile tenant's provider signs its admin in as
+        # another tenant's member -- into that tenant alone -- and this page then tested that member's
+        # password, which opens all their tenants, without limit).
+        try:
+            rate_hit(scope="password-change", ident=request.user.email, limit=settings.AXES_FAILURE_LIMIT,
+                     window_seconds=int(settings.AXES_COOLOFF_TIME.total_seconds()))
+        except RateLimited as exc:
+            return render(request, "console/password_change.html",
+                          {"form": form, "member": console_member(request), "error": exc.message}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         update_session_auth_hash(request, user)  # stay signed in here; other sessions end

@@ -164,6 +164,15 @@ class PasswordResetConfirm(PasswordResetConfirmView):
     template_name = "console/people/reset_confirm.html"
     success_url = reverse_lazy("console:password-reset-complete")
 
+    def get_user(self, uidb64):
+        """The link's user while they may still be mailed one -- active, with an active membership
+        (:func:`accounts.invitations.password_reset_request`'s rule); else no one, so the link is not valid
+        (found attacking identity: a link mailed before a deactivation still set the password)."""
+        user = super().get_user(uidb64)
+        if user is None or not user.is_active or not invitations.active_memberships_of(user):
+            return None
+        return user
+
     def render_to_response(self, context, **kwargs):
         if not context.get("validlink"):
             kwargs["status"] = 404
