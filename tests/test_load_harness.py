@@ -170,6 +170,20 @@ def test_the_costly_document_verdict_holds_the_other_tenant_to_steady_and_health
     assert "too few samples to compare the other tenant's upload_ready_p95_ms" in verdict(result(uploads=4))
 
 
+def test_a_scim_error_has_scims_shape_and_any_other_error_ours():
+    """SCIM answers its errors in RFC 7644's shape (a reactivation SCIM refuses is a 409 of that shape): not a
+    problem of a SCIM request, one of any other; a 5xx is a problem either way."""
+    from bench.load_harness import _answer_problems
+
+    scim = json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"], "status": "409",
+                       "detail": "SCIM does not reactivate it"}).encode()
+    assert _answer_problems(409, {}, scim, scim=True) == []
+    assert _answer_problems(409, {}, scim) == ["409 without the error shape"]
+    assert "status 500" in _answer_problems(500, {}, scim, scim=True)
+    ours = json.dumps({"error": {"code": "conflict", "message": "m", "details": {}}}).encode()
+    assert _answer_problems(409, {}, ours) == []
+
+
 @pytest.mark.db
 def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_nothing(tmp_path):
     data = _data_dir()
