@@ -73,7 +73,7 @@ class TitleDecisions:
         """The decisions a record of a row with ``policy`` (level, group ids; None: the document's) keeps, by title
         digest. A keep-out only hides more: it follows its text to every row, and wins over a release. A release
         follows its text only to a row every reader of the released one may read, as a chunk's does
-        (``pipeline.store.carried_review``; found attacking the heading releases, 2026-12-05: an internal admin's
+        (``pipeline.store.carried_review``; found attacking the heading releases, 2026-12-03: an internal admin's
         release of a planted heading was kept for the same heading over a restricted section, and its keep-out
         by a restricted admin undone, at the next re-screen or rebuild). The document's title is shown to every
         member who may see the document, so every reviewer of a heading may read it; a release of the document's

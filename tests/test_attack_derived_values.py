@@ -94,7 +94,7 @@ def test_an_evaluations_chunk_figures_are_of_the_chunks_its_member_may_read():
 
 
 def test_already_uploaded_names_no_document_whose_sections_are_not_known_yet():
-    """Found attacking the fix above (2026-12-05): "every section the member may read" held of a document with no
+    """Found attacking the fix above (2026-12-03): "every section the member may read" held of a document with no
     sections at all -- uploaded and waiting for its ingestion, failed, or replaced by new bytes whose sections are
     not stored yet -- while the policies of its parts are in its bytes (an inline ``<!-- access: restricted -->``)
     and known only once ingested. An internal editor's guess of the board's whole file, uploaded at the internal

@@ -1,4 +1,4 @@
-"""Attacking the read paths (2026-12-05): what a reader gets must not move with text they may not read.
+"""Attacking the read paths (2026-12-03): what a reader gets must not move with text they may not read.
 
 Two worlds, two tenants, the same document through the real pipeline except the words of its restricted
 parts (a restricted section, its heading, a confidential region inside a section the reader reads), each
@@ -155,7 +155,7 @@ def _plan_shown(client) -> str | None:
 
 @pytest.mark.django_db
 def test_the_search_page_shows_no_viewer_a_plan_that_moves_with_chunks_they_may_not_read(monkeypatch):
-    """Found attacking the read paths (2026-12-05): the plan (``kb.retrieval.vector_candidates``: exact up to a
+    """Found attacking the read paths (2026-12-03): the plan (``kb.retrieval.vector_candidates``: exact up to a
     threshold of readable rows, HNSW above) is chosen by comparing the member's readable rows with a share of
     the index that serves the query -- the tenant's own index, every chunk of the tenant, or the shared one,
     every chunk of every tenant (``pg_class.reltuples``). The console's search page showed it to every member,

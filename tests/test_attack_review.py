@@ -351,7 +351,7 @@ def _reingested(world) -> None:
 
 @pytest.mark.parametrize("again", [_rescreened, _reingested])
 def test_a_headings_release_reaches_no_heading_of_the_same_text_that_its_reviewer_may_not_read(twin_headings, again):
-    """Found attacking the heading releases (2026-12-05): a title's decision is kept across the re-screen job and
+    """Found attacking the heading releases (2026-12-03): a title's decision is kept across the re-screen job and
     a re-ingestion by its text (``kb.titles.title_decisions``), from every record of the document -- so the
     internal admin's release of the internal heading became the restricted heading's at the next re-screen (which
     every policy change of the document sends) or rebuild, and restricted readers got the planted heading,

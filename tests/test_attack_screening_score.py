@@ -133,7 +133,7 @@ def test_a_flagged_titles_score_on_a_chunk_does_not_move_with_the_words_of_a_sec
     """A flagged title or heading flags the chunks it goes to the model with, and their score was raised to the
     title's own -- screened against the whole text, restricted sections included: an internal viewer's shortlist
     scored 0.9436 when the restricted board decision did not name Hooli (the title's word) twice and 0.845 when it
-    did (found attacking the per-reader texts, 2026-12-05). The title's score on the chunk is made against the
+    did (found attacking the per-reader texts, 2026-12-03). The title's score on the chunk is made against the
     chunk's readers' text, as the chunk's own is."""
     from kb.screening import screening_settings_update
 

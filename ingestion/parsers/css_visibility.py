@@ -113,7 +113,7 @@ _CONDITIONAL_AT_RULES = frozenset({"media", "supports", "container", "scope", "d
 _TRANSLATOR = HTMLTranslator()
 # An unvisited link (:link, what a reader who never followed it sees): a browser's own style sheet colours it,
 # and the <body link> attribute does as a presentational hint; it inherits no colour (found attacking hidden
-# text, 2026-12-04: white <body link> text reached the model, and a link under white text was removed though
+# text, 2026-12-03: white <body link> text reached the model, and a link under white text was removed though
 # a browser draws it blue).
 _LINKS = frozenset({"a", "area"})
 LINK_COLOR: Color = (0.0, 0.0, 238 / 255, 1.0)
@@ -457,7 +457,7 @@ def _legacy_color(value: str | None) -> Color | None:
     """A ``bgcolor``/``<font color>``/``<body text|link>`` attribute's colour, read by the HTML standard's rules
     for parsing a legacy colour value: a named colour, ``#rgb``, else any string made hex -- every other
     character read as ``0``, so ``fzfzfz`` is ``#f0f0f0`` and ``chucknorris`` ``#c00000`` (found attacking hidden
-    text, 2026-12-04: such values were taken as no colour, and near-white text on white reached the model) --
+    text, 2026-12-03: such values were taken as no colour, and near-white text on white reached the model) --
     and split into three components. None for an empty value and ``transparent`` (no colour: the attribute is
     ignored)."""
     value = (value or "").strip(" \t\n\f\r")
@@ -660,7 +660,7 @@ def _style_sheets(root: etree._Element) -> _Sheets:
             sheets.add(css, conditional=media not in ("", "all", "screen"))
             if "<![CDATA[" in css:
                 # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
-                # HTML it is no rule (found attacking hidden text, 2026-12-04: <style><![CDATA[.x{display:none}]]>
+                # HTML it is no rule (found attacking hidden text, 2026-12-03: <style><![CDATA[.x{display:none}]]>
                 # in an .xhtml file hid text that reached the model). Read both ways: the CDATA reading only hides.
                 sheets.add(css.replace("<![CDATA[", "").replace("]]>", ""), conditional=True)
     return sheets

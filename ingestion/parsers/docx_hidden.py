@@ -228,7 +228,7 @@ class RunVisibility:
     @staticmethod
     def _shading(element: etree._Element | None) -> str | None:
         """The colour a ``w:shd`` paints (a solid pattern paints its ``w:color``; a percentage pattern ``pctN`` that
-        share of its ``w:color``, black when ``auto``, over its fill -- found attacking hidden text, 2026-12-04:
+        share of its ``w:color``, black when ``auto``, over its fill -- found attacking hidden text, 2026-12-03:
         black text on a ``pct95`` black shading was judged against the white fill), or None."""
         if element is None:
             return None
@@ -339,7 +339,7 @@ class RunVisibility:
     def _complex_script(run: etree._Element, levels: list[etree._Element]) -> bool:
         """Whether Word sizes (some of) the run by its complex-script size (``w:szCs``): a run marked ``w:cs`` or
         ``w:rtl`` is complex script whatever its letters (ECMA-376 17.3.2.7, 17.3.2.30), and so are the letters of
-        the complex scripts (found attacking hidden text, 2026-12-04: ``<w:cs/><w:szCs w:val="1"/>`` drew a Latin
+        the complex scripts (found attacking hidden text, 2026-12-03: ``<w:cs/><w:szCs w:val="1"/>`` drew a Latin
         run at half a point, and it reached the model)."""
         for name in ("cs", "rtl"):
             if next((_on(level.find(f"w:{name}", _NS)) for level in levels

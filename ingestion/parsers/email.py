@@ -236,7 +236,7 @@ def _shown_parts(part: EmailMessage, preferencelist: tuple[str, ...]):
     """``EmailMessage.get_body``'s candidates ``(priority, part)``, in the order a mail client prefers them: as the
     standard library walks them, but a ``multipart/alternative``'s parts from the last -- a client shows the last
     alternative it can display (RFC 2046), and the library took the first (found attacking hidden text,
-    2026-12-04: of two ``text/plain`` alternatives the first, which no client shows, was the body)."""
+    2026-12-03: of two ``text/plain`` alternatives the first, which no client shows, was the body)."""
     if part.is_attachment():
         return
     maintype, subtype = part.get_content_type().split("/")

@@ -216,7 +216,7 @@ _MAX_GLYPH_PROCS = 256  # the glyph procedures read from one Type3 font (one-byt
 def _blank_glyphs(font) -> frozenset:
     """The character codes a ``Type3`` font draws nothing for: its encoding (``/Differences``) names a glyph whose
     procedure in ``/CharProcs`` has no painting operator (an empty one, or ``d0``/``d1`` alone). pypdf extracts
-    such codes as the letters their names say (found attacking hidden text, 2026-12-04: a Type3 font of empty
+    such codes as the letters their names say (found attacking hidden text, 2026-12-03: a Type3 font of empty
     glyphs drew nothing and its text reached the model). A code pypdf reads as white space (a blank ``/space``
     glyph, as every font has) is not one: it is drawn as what it is. Other fonts, a code without a name: none."""
     from pypdf.generic import ContentStream
@@ -515,7 +515,7 @@ class _Tracker:
         height = abs(state.font_size) * math.hypot(c, d)
         width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
         # The glyphs' height across the baseline: a matrix of no area (``1 1 1 1 72 650 Tm``) lays every glyph
-        # flat onto one line, however tall its columns are (found attacking hidden text, 2026-12-04).
+        # flat onto one line, however tall its columns are (found attacking hidden text, 2026-12-03).
         across = abs(state.font_size) * abs(a * d - b * c) / math.hypot(a, b) if a or b else 0.0
         if height < MIN_POINTS or width < MIN_POINTS / 10 or across < MIN_POINTS:
             return "a font too small to read"
@@ -698,7 +698,7 @@ def _groups_off(page) -> frozenset:
 
 def _box(page) -> tuple[float, float, float, float]:
     """The region a viewer shows: the crop box within the media box (a crop box larger than the media box is cut
-    to it, as the specification says: found attacking hidden text, 2026-12-04, text beyond the media box under a
+    to it, as the specification says: found attacking hidden text, 2026-12-03, text beyond the media box under a
     larger crop box reached the model)."""
     try:
         boxes = []

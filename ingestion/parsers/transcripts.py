@@ -264,7 +264,7 @@ def _cue_lines_unshown(index: LineIndex, lines: list[str], cues: list[_Cue]) -> 
 def _never_shown(index: LineIndex, cues: list[_Cue]) -> list[tuple[int, int]]:
     """The text of cues that end when they start: a player shows a cue while its start time <= the playback
     position < its end time (the HTML standard's "time marches on"; libass, under mpv, the same), never one of
-    no duration (found attacking hidden text, 2026-12-04: ``00:00:03.000 --> 00:00:03.000`` reached the model).
+    no duration (found attacking hidden text, 2026-12-03: ``00:00:03.000 --> 00:00:03.000`` reached the model).
     A cue of any duration, however short, is kept."""
     return [(index.start(cue.text_first), index.end(cue.text_last)) for cue in cues
             if cue.start is not None and cue.start == cue.end and cue.text_first <= cue.text_last]

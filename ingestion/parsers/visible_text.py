@@ -342,7 +342,7 @@ def _sgr_codes(params: str) -> list[str]:
 
 
 def terminal_hidden(text: str) -> list[tuple[int, int]]:
-    """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-04; ``cat`` of the
+    """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-03; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
     cursor move -- the escape character alone was removed, its parameters stayed), the text they conceal
     (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), and a character a backspace overstrikes (``a\bb``

@@ -81,13 +81,13 @@ HTML_VECTORS = {
     "webkit-fill-transparent": f'<span style="-webkit-text-fill-color:transparent">{PAYLOAD}</span>',
     "font-color-attribute": f'<font color="#ffffff">{PAYLOAD}</font>',
     "bgcolor-attribute": f'<table bgcolor="navy"><tr><td><font color="navy">{PAYLOAD}</font></td></tr></table>',
-    # legacy colour values a browser reads as hex, every other character as 0 (2026-12-04, found attacking
+    # legacy colour values a browser reads as hex, every other character as 0 (2026-12-03, found attacking
     # hidden text: taken as no colour): "fzfzfz" is #f0f0f0 (on white), "chucknorris" #c00000 (red on red)
-    # letters drawn as bullets, as in a password field (2026-12-04, found attacking hidden text)
+    # letters drawn as bullets, as in a password field (2026-12-03, found attacking hidden text)
     "text-security-disc": f'<span style="-webkit-text-security: disc">{PAYLOAD}</span>',
     "text-security-inherited": f'<span style="-webkit-text-security: square"><b>{PAYLOAD}</b></span>',
     "any-link-rule-white": f'<style>a:any-link {{ color: #fff }}</style><a href="/x">{PAYLOAD}</a>',
-    # an outline that draws nothing (2026-12-04, found attacking hidden text; checked in chromium: no pixel):
+    # an outline that draws nothing (2026-12-03, found attacking hidden text; checked in chromium: no pixel):
     # a stroke of no width (the shorthand without one sets 0), a shadow drawn off the screen
     "stroke-without-width": f'<span style="color:white;-webkit-text-stroke:black">{PAYLOAD}</span>',
     "stroke-colour-without-width": f'<span style="color:white;-webkit-text-stroke-color:black">{PAYLOAD}</span>',
@@ -442,7 +442,7 @@ def test_xhtml_a_style_sheet_in_a_cdata_section_hides_text_but_never_unhides():
     ("<body>", "<style>a:link { color: white }</style>"),
 ])
 def test_html_a_link_coloured_like_the_page_never_reaches_the_model(body, head):
-    """``<body link>`` colours every unvisited link (2026-12-04, found attacking hidden text: white link text
+    """``<body link>`` colours every unvisited link (2026-12-03, found attacking hidden text: white link text
     reached the model; checked in chromium: nothing drawn)."""
     page = f'<html><head>{head}</head>{body}<h1>Title</h1><p>{VISIBLE} <a href="/x">{PAYLOAD}</a> ' \
            f'<a href="/y" style="color:black">{AFTER}</a></p></body></html>'
@@ -821,12 +821,12 @@ DOCX_VECTORS = {
     "lowered-off-the-page": lambda run, document: set_run_property(run, "position", val="-2000"),
     "raised-off-the-page": lambda run, document: set_run_property(run, "position", val="3000"),
     "fitted-too-narrow": lambda run, document: set_run_property(run, "fitText", val="1", id="7"),
-    # a percentage pattern shading paints that share of its colour over its fill (2026-12-04, found attacking
+    # a percentage pattern shading paints that share of its colour over its fill (2026-12-03, found attacking
     # hidden text: judged against the white fill)
     "same-as-pattern-shading": lambda run, document: (set_run_property(run, "shd", val="pct95", color="000000",
                                                                        fill="FFFFFF"),
                                                       set_run_property(run, "color", val="000000")),
-    # a run Word treats as complex script (w:cs, w:rtl) is sized by w:szCs (2026-12-04, found attacking hidden text)
+    # a run Word treats as complex script (w:cs, w:rtl) is sized by w:szCs (2026-12-03, found attacking hidden text)
     "complex-script-size-cs": lambda run, document: (set_run_property(run, "cs"),
                                                       set_run_property(run, "szCs", val="1")),
     "complex-script-size-rtl": lambda run, document: (set_run_property(run, "rtl"),
@@ -1017,7 +1017,7 @@ _PADDING = "An ordinary paragraph of visible words that a terminal shows as it i
 ], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike", "colour-0-is-no-reset",
         "true-colour-0-is-no-reset"])
 def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
-    """Found attacking hidden text (2026-12-04): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
+    """Found attacking hidden text (2026-12-03): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
     a backspace goes back over; the escape and backspace characters were removed, the text stayed."""
     doc = parsed(f"{_PADDING}{VISIBLE} {hidden} {AFTER}\n", "notes.txt")
     assert_hidden(doc)
@@ -1052,11 +1052,11 @@ PDF_VECTORS = {
     "stroke-white": "q 1 1 1 RG " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
     "sub-point-font": text_op(PAYLOAD, y=650, size=0.5),
     "scaled-down": "q 0.01 0 0 0.01 0 0 cm " + text_op(PAYLOAD, y=65000) + "Q ",
-    # Found attacking hidden text (2026-12-04): a text or transformation matrix of no area draws every glyph flat
+    # Found attacking hidden text (2026-12-03): a text or transformation matrix of no area draws every glyph flat
     # onto one line (its columns each of some length, so the height and width tests passed).
     "flat-text-matrix": f"BT /F1 12 Tf 1 1 1 1 72 650 Tm ({PAYLOAD}) Tj ET ",
     "flat-transformation-matrix": f"q 1 0.5 2 1 0 0 cm BT /F1 12 Tf 72 200 Td ({PAYLOAD}) Tj ET Q ",
-    # Listed as not evaluated before (2026-12-04): text under a clipping path of no area, or one elsewhere on the
+    # Listed as not evaluated before (2026-12-03): text under a clipping path of no area, or one elsewhere on the
     # page (a path's bounding box, control points included, bounds what it clips).
     "clip-empty-rectangle": "q 0 0 0 0 re W n " + text_op(PAYLOAD, y=650) + "Q ",
     "clip-flat-rectangle": "q 0 640 612 0.5 re W n " + text_op(PAYLOAD, y=650) + "Q ",
@@ -1275,7 +1275,7 @@ def _boxes(crop: list[float], media: list[float] | None = None):
 
 
 def test_pdf_text_beyond_the_media_box_under_a_larger_crop_box_never_reaches_the_model():
-    """Found attacking hidden text (2026-12-04): a viewer shows the crop box cut to the media box (the
+    """Found attacking hidden text (2026-12-03): a viewer shows the crop box cut to the media box (the
     specification: their intersection); a crop box larger than the media box let text beyond the media box
     through."""
     content = _layered(text_op(PAYLOAD, x=5000, y=650))
@@ -1307,7 +1307,7 @@ def _form(bbox: list[float], content: str):
 
 @pytest.mark.parametrize("bbox", [[0, 0, 0, 0], [0, 0, 612, 1], [0, 0, 100, 100]])
 def test_pdf_text_in_a_form_clipped_away_by_its_bounding_box_never_reaches_the_model(bbox):
-    """Listed as not evaluated before (clipping, 2026-12-04): a form XObject is clipped to its ``/BBox``; one of no
+    """Listed as not evaluated before (clipping, 2026-12-03): a form XObject is clipped to its ``/BBox``; one of no
     area, or away from the text, shows none of it."""
     pdf = _pdf_page_changed(_layered("q /Fm1 Do Q "), _form(bbox, text_op(PAYLOAD, y=650)))
     assert_hidden(parsed(pdf, "report.pdf"))
@@ -1360,7 +1360,7 @@ def _type3(procedure: bytes, *, space: bytes = b"250 0 d0"):
 
 @pytest.mark.parametrize("procedure", [b"", b"500 0 d0", b"500 0 0 0 500 700 d1", b"500 0 d0 0 0 500 700 re n"])
 def test_pdf_text_in_a_type3_font_of_empty_glyphs_never_reaches_the_model(procedure):
-    """Found attacking hidden text (2026-12-04): a Type3 font whose glyph procedures paint nothing (empty, a width
+    """Found attacking hidden text (2026-12-03): a Type3 font whose glyph procedures paint nothing (empty, a width
     alone, a path never painted) draws no letter, and pypdf extracted the letters their names say."""
     pdf = _pdf_page_changed(_layered(f"BT /T3 12 Tf 72 650 Td ({PAYLOAD} words) Tj ET "), _type3(procedure))
     assert_hidden(parsed(pdf, "report.pdf"))
@@ -1437,7 +1437,7 @@ def _alternatives(*parts: tuple[str, str]) -> bytes:
      ("html", f"<p>{VISIBLE} {AFTER}</p>")],
 ], ids=["two-plain", "two-html"])
 def test_email_an_alternative_before_the_last_one_never_reaches_the_model(parts):
-    """Found attacking hidden text (2026-12-04): a client shows the last alternative it can display (RFC 2046);
+    """Found attacking hidden text (2026-12-03): a client shows the last alternative it can display (RFC 2046);
     the first plain (or HTML) one was read, so words only an earlier alternative says reached the model. An earlier
     alternative is not read (as an attachment is not: no count); a plain one compared with the last HTML one
     counts its unshown words, as before."""
@@ -1567,7 +1567,7 @@ def _timed(timing: str, *, srt: bool = False) -> str:
 
 @pytest.mark.parametrize("srt", [False, True], ids=["webvtt", "srt"])
 def test_a_caption_cue_of_no_duration_never_reaches_the_model(srt):
-    """Found attacking hidden text (2026-12-04): a player shows a cue while start <= position < end -- never one
+    """Found attacking hidden text (2026-12-03): a player shows a cue while start <= position < end -- never one
     that ends when it starts; its text reached the model."""
     assert_hidden(parsed(_timed("00:00:03.000 --> 00:00:03.000", srt=srt), "talk.srt" if srt else "talk.vtt"))
 
