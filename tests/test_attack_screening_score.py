@@ -41,27 +41,38 @@ The board chose {chosen} for the acquisition after due diligence.
 """
 
 
+def _ingest_each(tenant, text_of, title_of) -> dict:
+    """The document of each company the board may have chosen, ingested by the real worker."""
+    documents = {}
+    for chosen in ("Initech", "Hooli"):
+        document, job = document_create(tenant=tenant, created_by=None, upload=Upload(
+            content=text_of(chosen).encode(), title=title_of(len(documents)), content_type="text/markdown"))
+        (job,) = wait_for_jobs([job.id])
+        assert job.status == "succeeded", job.error
+        documents[chosen] = document
+    return documents
+
+
+def _screening_seen(viewer, documents: dict, *, section: str, top_k: int) -> dict[str, dict]:
+    """The screening verdict the viewer is shown on the hit of ``section`` in each company's document."""
+    found = {}
+    for chosen, document in documents.items():
+        wanted = Section.objects.get(document=document, title=section)
+        response = search(member=viewer, query="shortlist northern expansion candidates", top_k=top_k,
+                          expand="none", mode="keyword")
+        (hit,) = [h for h in response.results if h.section_id == wanted.id]
+        found[chosen] = hit.screening
+    return found
+
+
 def test_a_chunks_verdict_does_not_move_with_the_words_of_a_section_its_readers_may_not_read(celery_worker):
     retrieval.count_cache.clear()
     tenant = tenant_create(slug="topic-co", name="Topic Co")
     viewer = membership_create(tenant=tenant, email="viewer@topic.io", role="viewer", clearance="internal")
-    documents = {}
-    for chosen in ("Initech", "Hooli"):
-        document, job = document_create(tenant=tenant, created_by=None, upload=Upload(
-            content=_text(chosen).encode(), title=f"Expansion {len(documents)}", content_type="text/markdown"))
-        (job,) = wait_for_jobs([job.id])
-        assert job.status == "succeeded", job.error
-        documents[chosen] = document
+    documents = _ingest_each(tenant, _text, lambda i: f"Expansion {i}")
 
     def scores() -> dict[str, dict]:
-        found = {}
-        for chosen, document in documents.items():
-            shortlist = Section.objects.get(document=document, title="Shortlist")
-            response = search(member=viewer, query="shortlist northern expansion candidates", top_k=5,
-                              expand="none", mode="keyword")
-            (hit,) = [h for h in response.results if h.section_id == shortlist.id]
-            found[chosen] = hit.screening
-        return found
+        return _screening_seen(viewer, documents, section="Shortlist", top_k=5)
 
     seen = scores()
     # What the viewer is shown of the chunk they may read is the same whichever company the board chose.
@@ -142,23 +153,10 @@ def test_a_flagged_titles_score_on_a_chunk_does_not_move_with_the_words_of_a_sec
     viewer = membership_create(tenant=tenant, email="viewer@title.io", role="viewer", clearance="internal")
     admin = membership_create(tenant=tenant, email="admin@title.io", role="admin", clearance="restricted")
     screening_settings_update(actor=admin, mode="flag")  # flagged chunks are returned, with their verdicts
-    documents = {}
-    for chosen in ("Initech", "Hooli"):
-        document, job = document_create(tenant=tenant, created_by=None, upload=Upload(
-            content=_board(chosen).encode(), title=FLAGGED_TITLE, content_type="text/markdown"))
-        (job,) = wait_for_jobs([job.id])
-        assert job.status == "succeeded", job.error
-        documents[chosen] = document
+    documents = _ingest_each(tenant, _board, lambda i: FLAGGED_TITLE)
 
     def scores() -> dict[str, dict]:
-        found = {}
-        for chosen, document in documents.items():
-            expansion = Section.objects.get(document=document, title="Expansion")
-            response = search(member=viewer, query="shortlist northern expansion candidates", top_k=10,
-                              expand="none", mode="keyword")
-            (hit,) = [h for h in response.results if h.section_id == expansion.id]
-            found[chosen] = hit.screening
-        return found
+        return _screening_seen(viewer, documents, section="Expansion", top_k=10)
 
     seen = scores()
     assert seen["Initech"]["flagged"], seen  # the title flags the chunk (its own text is clean)
