@@ -147,7 +147,7 @@ def held_chunks_and_unscreened(*, tenant_id: int, version_id: uuid.UUID, documen
     ``end`` and ``fields``: names to expressions over the chunk), and :func:`unscreened_spans` -- in **one
     statement**, so one snapshot. Read in two, a policy change that deletes a section's chunks, or the rebuild
     that stores them again, committing between the reads made the section neither held nor unscreened, and a
-    planted instruction held for review came back whole (found attacking the review queue's jobs, 2026-12-05:
+    planted instruction held for review came back whole (found attacking the review queue's jobs, 2026-12-03:
     search read the held chunks first and lost to the rebuild, MCP read the unscreened sections first and
     lost to the policy change)."""
     from django.contrib.postgres.expressions import ArraySubquery
@@ -394,7 +394,7 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
     same = (same.filter(**{f"screening__{TITLES_KEY}": titles}) if titles
             else same.exclude(screening__has_key=TITLES_KEY))
     if after == ChunkReview.RELEASED:
-        # A release only of what the reviewer may read (found attacking the queue, 2026-12-04: the same text in a
+        # A release only of what the reviewer may read (found attacking the queue, 2026-12-03: the same text in a
         # restricted section -- two sections of one heading path -- was released by an internal reviewer, who
         # could neither see nor review it). A keep-out only hides more: it follows the text everywhere.
         same = same.filter(readable_q(reader_for(member)))

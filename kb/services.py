@@ -414,7 +414,7 @@ def _releases_follow(section: Section) -> None:
     every reader of it so far may read (so may its reviewer); any other is held again, for whoever may read it now.
 
     As ``pipeline.store.carried_review`` carries a release to a rebuilt chunk (found attacking the review queue,
-    2026-12-05: a section narrowed above its reviewer's access, its heading path unchanged, kept its chunks and so
+    2026-12-03: a section narrowed above its reviewer's access, its heading path unchanged, kept its chunks and so
     their release -- a planted instruction an internal admin released was returned to restricted readers). A
     keep-out only hides more: it stays. Run before ``_rederive_chunks`` too, whose kept decisions carry the
     chunks' policy."""

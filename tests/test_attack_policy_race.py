@@ -1,6 +1,6 @@
 """A policy narrowed while a document is ingested leaves no copy of the old policy behind (round 5).
 
-Found attacking policy-change races (2026-12-04): the chunks were safe -- the store step re-checks the
+Found attacking policy-change races (2026-12-03): the chunks were safe -- the store step re-checks the
 policies under row locks and plans again (``pipeline.store.PolicyChanged``) -- but the embedding cache is a
 copy of the policy too (a vector is cached under the scope of the section it was embedded for, and a job
 takes one only from a scope its creator may read: a hit shows in the job's stats). The embedding stage

@@ -1,7 +1,7 @@
 """The review queue and index versions attacked (round 5): a decision reaches only what its reviewer could
 read; a build's report quotes nothing of a document its admin may not see.
 
-Found attacking the review queue (2026-12-04): ``kb.screening.review_decide`` applied a release to every
+Found attacking the review queue (2026-12-03): ``kb.screening.review_decide`` applied a release to every
 flagged chunk of the document with the same embedded text -- whatever its section. Two sections with the
 same heading path and the same planted text, one internal and one restricted, hold chunks with one
 ``content_hash``; an admin with internal clearance released the internal one from their queue and the
@@ -90,7 +90,7 @@ def test_a_release_reaches_no_chunk_of_the_same_text_that_its_reviewer_may_not_r
 
 
 def test_a_builds_failure_of_a_document_the_admin_cannot_see_is_not_quoted_to_them():
-    """Found attacking index versions (2026-12-04): the console's build report named a failed document the
+    """Found attacking index versions (2026-12-03): the console's build report named a failed document the
     admin may not see as "a document you cannot see" -- and then quoted its ingestion error, which may quote
     the document's text (a heading, a marker, a line). The error is shown only beside a document they may see."""
     from accounts.policy import AccessLevel
@@ -165,7 +165,7 @@ def _seen(world) -> str:
 
 @pytest.mark.parametrize("level", ["confidential", "restricted"])
 def test_a_release_is_undone_when_its_section_is_narrowed_in_place_above_its_reviewer(released, level):
-    """Found attacking the review queue (2026-12-05): a section narrowed above its reviewer's access without a
+    """Found attacking the review queue (2026-12-03): a section narrowed above its reviewer's access without a
     rebuild (its heading path unchanged: ``kb.services.apply_policies`` updates its chunks' policy in place)
     kept the release, and readers of ``level`` got a planted instruction released by someone who could not
     read it there. The rebuild path carries a release only where every reader of the released chunk may read

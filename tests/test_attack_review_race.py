@@ -1,6 +1,6 @@
 """The review queue and the jobs around it, raced (round 9).
 
-Found attacking the queue's jobs (2026-12-05): while a policy change's rebuild runs, a section has no chunk
+Found attacking the queue's jobs (2026-12-03): while a policy change's rebuild runs, a section has no chunk
 and its text is cut as unscreened (``kb.screening.unscreened_spans``); once rebuilt, its flagged chunk is
 held. The two are read in two statements -- the held chunks, then the sections without chunks -- by search's
 contexts (``kb.screening.Screened.load``) and MCP's ``read_section`` / document resource

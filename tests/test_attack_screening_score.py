@@ -1,4 +1,4 @@
-"""A chunk's screening verdict as an oracle of text above its readers (found attacking the demo, 2026-12-04).
+"""A chunk's screening verdict as an oracle of text above its readers (found attacking the demo, 2026-12-03).
 
 The detector's topic-distance feature counts how many of a unit's words the rest of the document uses, and the
 "rest of the document" was its whole text, restricted sections included. A chunk's verdict -- its score, shown

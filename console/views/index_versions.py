@@ -103,7 +103,7 @@ def _build(member, version) -> dict | None:
         entry["visible"] = entry["document_id"] in named
         if not entry["visible"]:
             # Nothing of a document they may not see: its title, nor its error, which may quote its text
-            # (found attacking index versions, 2026-12-04: the error was shown beside "a document you cannot see").
+            # (found attacking index versions, 2026-12-03: the error was shown beside "a document you cannot see").
             entry.update(title="", error="", reason="", document_id="")
     total = max(report["total"], 1)
     finished = report["status"] not in UNFINISHED

@@ -1254,7 +1254,7 @@ _MASK_PROPERTIES = ("mask", "mask-image", "-webkit-mask", "-webkit-mask-image")
 # (`progress`, `meter`: a bar is drawn, never their text); as for the `hidden` attribute, an author's
 # `display` shows them again. (Found attacking the demo: their text reached the model.)
 UA_HIDDEN = frozenset({"datalist", "noembed", "noframes", "rp", "title", "progress", "meter"})
-# Declarative shadow DOM (``<template shadowrootmode>``, 2026-12-04): a shadow host draws its shadow tree,
+# Declarative shadow DOM (``<template shadowrootmode>``, 2026-12-03): a shadow host draws its shadow tree,
 # and of its own children and text only what a ``<slot>`` of that tree takes -- the rest is never drawn
 # (checked in chromium). The elements that may host one (the DOM standard's ``attachShadow`` list, and custom
 # elements: a name with a hyphen); the old ``shadowroot`` attribute counts too (fail closed).

@@ -218,7 +218,7 @@ def _plain_or_shown_html(plain: str, html: str, hidden: list[str]) -> str:
     """The body of a message with both a ``text/plain`` and a ``text/html`` alternative: the plain part while
     every word of it is one the HTML part shows (its visible text, or a link's address a reader sees on
     hover), else the HTML part's visible text -- a mail client shows the HTML part, so a plain part saying
-    more is text no reader of the message sees (2026-12-04, found attacking hidden text: it was indexed)."""
+    more is text no reader of the message sees (2026-12-03, found attacking hidden text: it was indexed)."""
     html_hidden: list[str] = []
     shown = html_to_text(html, html_hidden)
     allowed = _words(shown)

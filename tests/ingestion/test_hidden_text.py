@@ -229,13 +229,13 @@ HTML_VECTORS = {
     "style-for-print-and-screen": f'<style media="print, screen">.p{{display:none}}</style><span class="p">{PAYLOAD}</span>',
     "media-rule-print-and-screen": f'<style>@media print, screen {{ .q {{ display:none }} }}</style>'
                                    f'<span class="q">{PAYLOAD}</span>',
-    # Line clamps (2026-12-04; listed as not evaluated before): what starts past the clamp's last line counting
+    # Line clamps (2026-12-03; listed as not evaluated before): what starts past the clamp's last line counting
     # forced breaks only (a <br>, block edges) is past it at any width (checked in chromium: drawn below the box)
     "line-clamp-after-br": f'<span style="{CLAMP}-webkit-line-clamp:1">first line<br><span>{PAYLOAD}</span></span>',
     "line-clamp-third-paragraph": f'<div style="{CLAMP}-webkit-line-clamp:2"><p>one</p><p>two</p><p>{PAYLOAD}</p></div>',
     "line-clamp-nested-blocks": f'<div style="{CLAMP}-webkit-line-clamp:2"><div>one</div><div><div>two</div></div>'
                                 f'<span>{PAYLOAD}</span></div>',
-    # env(), attr(), anchor() and anchor-size() (2026-12-04; listed as not evaluated before): replaced by their
+    # env(), attr(), anchor() and anchor-size() (2026-12-03; listed as not evaluated before): replaced by their
     # value or fallback before the declaration is read, as var() is
     "env-fallback-color": f'<span style="color: env(nonexistent, white)">{PAYLOAD}</span>',
     "env-fallback-font-size": f'<span style="font-size: env(x, 0)">{PAYLOAD}</span>',
@@ -246,7 +246,7 @@ HTML_VECTORS = {
     "attr-typed-color": f'<span data-c="#fff" style="color: attr(data-c type(<color>), black)">{PAYLOAD}</span>',
     "anchor-fallback-offset": f'<span style="position:absolute;left: anchor(--a right, -9999px)">{PAYLOAD}</span>',
     "anchor-size-fallback-box": f'<div style="width: anchor-size(--a width, 0px);overflow:hidden">{PAYLOAD}</div>',
-    # masks of no size (2026-12-04; listed as not evaluated before; each checked in chromium: no pixel drawn)
+    # masks of no size (2026-12-03; listed as not evaluated before; each checked in chromium: no pixel drawn)
     "mask-size-0": f'<span style="mask-image:linear-gradient(black,black);mask-size:0">{PAYLOAD}</span>',
     "mask-size-0-percent-height": f'<span style="mask-image:linear-gradient(#000,#000);mask-size:100% 0%">{PAYLOAD}</span>',
     "webkit-mask-size-0": f'<span style="-webkit-mask-image:linear-gradient(black,black);-webkit-mask-size:0 0">'
@@ -256,7 +256,7 @@ HTML_VECTORS = {
     "line-clamp-standard": f'<div style="line-clamp:1;overflow:hidden"><p>one</p><p>{PAYLOAD}</p></div>',
     "line-clamp-rule": f'<style>.t{{display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:clip}}'
                        f'</style><div class="t"><div>one</div><b>{PAYLOAD}</b></div>',
-    # A declarative shadow root (2026-12-04, found attacking the hidden-text rules): a shadow host shows its
+    # A declarative shadow root (2026-12-03, found attacking the hidden-text rules): a shadow host shows its
     # shadow tree, and its own children only where a <slot> of that tree takes them (checked in chromium:
     # none of these draws a pixel of the payload)
     "shadow-root-without-slot": f'<span><template shadowrootmode="open"><b>card</b></template>{PAYLOAD}</span>',
@@ -905,7 +905,7 @@ def test_docx_a_paragraph_moved_off_the_page_never_reaches_the_model(name, attri
 @pytest.mark.parametrize("attributes", [{"line": "1", "lineRule": "exact"}, {"line": "0", "lineRule": "exact"},
                                         {"line": "39", "lineRule": "exact"}], ids=["1", "0", "39"])
 def test_docx_text_clipped_to_a_flat_line_or_row_never_reaches_the_model(attributes):
-    """Listed as not evaluated before (2026-12-04): an exact line height or table-row height under 2 pt."""
+    """Listed as not evaluated before (2026-12-03): an exact line height or table-row height under 2 pt."""
     assert_hidden(parsed(docx_bytes(_paragraph_property("spacing", **attributes)), "report.docx"))
 
     def build(document):
@@ -1406,7 +1406,7 @@ def _alternative_mail(plain: str, html_body: str, *, html_first: bool = False) -
 @pytest.mark.parametrize("html_first", [False, True], ids=["plain-first", "html-first"])
 def test_email_a_plain_alternative_saying_more_than_the_html_one_never_reaches_the_model(html_first):
     """A mail client shows the HTML alternative; a plain one with words it does not show is text no reader
-    of the message sees (2026-12-04, found attacking hidden text: the plain part was indexed whatever it said)."""
+    of the message sees (2026-12-03, found attacking hidden text: the plain part was indexed whatever it said)."""
     data = _alternative_mail(f"{VISIBLE} {PAYLOAD} {AFTER}", f"<p>{VISIBLE} {AFTER}</p>", html_first=html_first)
     assert_hidden(parsed(data, "mail.eml"))
 
@@ -1464,7 +1464,7 @@ def _vtt(style: str | None, cue: str, *, ident: str | None = None, head: str = "
 
 
 WEBVTT_VECTORS = {
-    # STYLE blocks (2026-12-04; listed as not evaluated before: the blocks were skipped, the cue text kept)
+    # STYLE blocks (2026-12-03; listed as not evaluated before: the blocks were skipped, the cue text kept)
     "cue-class-transparent": _vtt("::cue(.x) { color: transparent }", f"<c.x>{PAYLOAD}</c>"),
     "cue-class-visibility-hidden": _vtt("::cue(.x) {\n  visibility: hidden;\n}", f"<c.x>{PAYLOAD}</c>"),
     "cue-class-font-size-0": _vtt("::cue(.x) { font-size: 0 }", f"<c.x>{PAYLOAD}</c>"),
@@ -1479,7 +1479,7 @@ WEBVTT_VECTORS = {
     # after the cue's end: the element is never past
     "cue-future-all-along": _vtt("::cue(:future) { color: transparent }", f"<00:00:30.000><c>{PAYLOAD}</c>"),
     "cue-without-cue-selector": _vtt("c.x { color: transparent }", f"<c.x>{PAYLOAD}</c>"),
-    # what a player reads and never draws (2026-12-04): a tag that is not WebVTT's, a tag left open (it
+    # what a player reads and never draws (2026-12-03): a tag that is not WebVTT's, a tag left open (it
     # swallows the rest of the cue), a class name, the annotation of a tag other than <v>
     "unknown-tag": _vtt(None, f"<{PAYLOAD} and more>"),
     "class-name": _vtt(None, f"<c.{PAYLOAD}>x</c>"),
@@ -1503,7 +1503,7 @@ def test_webvtt_a_cue_hidden_by_its_identifier_and_a_tag_left_open():
 @pytest.mark.parametrize("block", [f"NOTE {PAYLOAD}", f"NOTE\n{PAYLOAD}", f"STYLE\n/* {PAYLOAD} */",
                                    f"REGION\nid:{PAYLOAD}"])
 def test_webvtt_comments_style_and_region_blocks_never_reach_the_model(block):
-    """Found reading the parser (2026-12-04): NOTE comments between cues were in the chunk's text."""
+    """Found reading the parser (2026-12-03): NOTE comments between cues were in the chunk's text."""
     text = (f"WEBVTT\nKind: captions {PAYLOAD}\n\n00:00:01.000 --> 00:00:02.000\n{VISIBLE}\n\n{block}\n\n"
             f"00:00:02.000 --> 00:00:03.000\n{AFTER}\n")
     assert_hidden(parsed(text, "talk.vtt"))

@@ -6,7 +6,7 @@ and every visible word still reaches the chunks.
 
 Before hidden text was handled, every format but CSV/code/transcripts embedded the payload (and
 those embedded it as tag characters or a reordered override run; WebVTT embedded its NOTE comments and
-the cue text its STYLE blocks hide until 2026-12-04).
+the cue text its STYLE blocks hide until 2026-12-03).
 """
 
 from __future__ import annotations
