@@ -344,15 +344,26 @@ def parse_level(value: object, *, line: int | None, where: str = "access level")
         raise ParseError(f"unknown {where} {value!r} (expected one of: {', '.join(LEVEL_NAMES)})", line=line) from None
 
 
-def parse_groups(value: object, *, line: int | None) -> tuple[str, ...]:
-    """Group slugs from ``"a, b"``, ``"a b"``, ``"[a, b]"`` or a YAML list; :class:`ParseError` on bad syntax."""
-    if value is None:
-        return ()
+def parse_groups(value: object, *, line: int | None, key: str = "groups") -> tuple[str, ...]:
+    """Group slugs from ``"a, b"``, ``"a b"``, ``"[a, b]"`` or a YAML list; :class:`ParseError` on bad syntax.
+
+    ``value`` is what a ``groups`` key that *is there* says: nothing at all (``groups:`` with no value,
+    a YAML null, ``data-groups=""``) or only separators (``groups: ,``) is a forgotten value, not "no
+    groups", and fails. No groups is said with an explicit empty list (``[]``) or by leaving the key out.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        named, none = ('data-groups="a b"', 'data-groups="[]"') if key == "data-groups" else ("groups: a, b", "groups: []")
+        raise ParseError(
+            f"'{key}' is given without a value, which is ambiguous (a forgotten value?): name the groups ('{named}'), "
+            f"write '{none}' for none, or leave it out", line=line)
     if isinstance(value, str):
         stripped = value.strip()
-        if stripped.startswith("[") and stripped.endswith("]"):
+        explicit_empty = stripped.startswith("[") and stripped.endswith("]")
+        if explicit_empty:
             stripped = stripped[1:-1]
         items: list[object] = [item for item in _GROUP_SPLIT_RE.split(stripped) if item]
+        if not items and (stripped.strip() or not explicit_empty):
+            raise ParseError(f"invalid groups {value!r}: separators without group names", line=line)
     elif isinstance(value, list | tuple):
         items = list(value)
     else:

@@ -405,7 +405,7 @@ def _policy(tag: Element) -> Policy | None:
     line = _line(tag)
     return Policy(
         level=access_markers.parse_level(level, line=line, where="data-access level"),
-        groups=access_markers.parse_groups(groups, line=line),
+        groups=access_markers.parse_groups(groups, line=line, key="data-groups") if groups is not None else (),
     )
 
 

@@ -1,0 +1,94 @@
+"""Markers that were read as something else, or not at all (found closing the gaps earlier rounds left, 2026-12-03).
+
+Each case below passed silently before its fix (the document ingested, the marker read as "no groups" or as
+text, so its section got the upload's access):
+
+* a ``groups`` key with nothing after it (``<!-- access: restricted; groups: -->``, ``groups:`` in front
+  matter, ``data-groups=""``) was read as "no groups" -- a forgotten value, now an error with its line;
+* reStructuredText's own comment and field syntax (``.. access: restricted``, ``:access: restricted``);
+* a CSV marker split across cells (``<!--,access: restricted -->``) or an ``access: LEVEL`` cell;
+* ``data-access`` on HTML the parser never indexes (``<template>``, ``<noscript>``, ``<head>``...).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.policy import Policy
+from ingestion.parsers import parse
+from ingestion.structure import ParseError, resolve_policies
+
+INTERNAL = Policy("internal")
+
+
+def fails(data: str, filename: str, line: int | None, *fragments: str) -> ParseError:
+    with pytest.raises(ParseError) as caught:
+        parse(data.encode(), filename=filename)
+    assert caught.value.line == line, caught.value.message
+    for fragment in fragments:
+        assert fragment in caught.value.message, caught.value.message
+    return caught.value
+
+
+def policies(data: str, filename: str, needle: str) -> set[Policy]:
+    doc = resolve_policies(parse(data.encode(), filename=filename), INTERNAL)
+    found = {s.effective for s in doc.sections for b in s.blocks if needle in doc.text[b.start : b.end]}
+    assert found, f"{needle!r} is in no block"
+    return found
+
+
+# -- 1. a groups key without a value -------------------------------------------------------------------------
+
+EMPTY_GROUPS = {
+    "region": ("notes.md", "# Notes\n\nOpen.\n\n<!-- access: restricted; groups: -->\nsecret\n<!-- /access -->\n", 5),
+    "region-spaces": ("notes.md", "# Notes\n\n<!-- access: restricted; groups:    -->\nsecret\n<!-- /access -->\n", 3),
+    "region-separators": ("notes.md", "# Notes\n\n<!-- access: restricted; groups: , -->\nsecret\n<!-- /access -->\n", 3),
+    "region-bracketed-separator": ("notes.md", "# Notes\n\n<!-- access: restricted; groups: [,] -->\nsecret\n"
+                                   "<!-- /access -->\n", 3),
+    "heading": ("notes.md", "# Notes\n\nOpen.\n\n## Keys <!-- access: restricted; groups: -->\n\nsecret\n", 5),
+    "front-matter-null": ("notes.md", "---\naccess: restricted\ngroups:\n---\n# Notes\n\nsecret\n", 3),
+    "front-matter-tilde": ("notes.md", "---\naccess: restricted\ngroups: ~\n---\n# Notes\n\nsecret\n", 3),
+    "front-matter-empty-string": ("notes.md", "---\naccess: restricted\ngroups: ''\n---\n# Notes\n\nsecret\n", 3),
+    "front-matter-without-access": ("notes.md", "---\ntitle: N\ngroups:\n---\n# Notes\n\nsecret\n", 3),
+    "front-matter-empty-list-without-access": ("notes.md", "---\ngroups: []\n---\n# Notes\n\nsecret\n", 2),
+    "html-empty": ("page.html", "<html><body><p>Open.</p>\n<div data-access='restricted' data-groups=''>secret</div>"
+                   "</body></html>", 2),
+    "html-bare": ("page.html", "<html><body><p>Open.</p>\n<div data-access='restricted' data-groups>secret</div>"
+                  "</body></html>", 2),
+    "html-spaces": ("page.html", "<html><body><p>Open.</p>\n\n<div data-access='restricted' data-groups='  '>secret"
+                    "</div></body></html>", 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_GROUPS))
+def test_a_groups_key_without_a_value_fails_with_its_line(case):
+    """``groups:`` with nothing after it read as "no groups": the author forgot the value, and the section went
+    to every reader of the level instead of the groups meant."""
+    filename, source, line = EMPTY_GROUPS[case]
+    error = fails(source, filename, line)
+    assert "groups" in error.message
+
+
+@pytest.mark.parametrize(
+    ("filename", "source"),
+    [
+        ("notes.txt", "Notes\n\n<!-- access: restricted; groups: -->\nsecret\n"),
+        ("notes.rst", "Notes\n=====\n\n.. <!-- access: restricted; groups: -->\n\nsecret\n"),
+        ("rows.csv", "name,note\nx,<!-- access: restricted; groups: -->\n"),
+        ("mod.py", "# <!-- access: restricted; groups: -->\nSECRET = 1\n"),
+    ],
+)
+def test_a_groups_key_without_a_value_fails_in_formats_without_markers_too(filename, source):
+    fails(source, filename, source.count("\n", 0, source.index("<!--")) + 1)
+
+
+def test_an_explicit_empty_group_list_still_means_no_groups():
+    restricted = Policy("restricted")
+    assert policies("---\naccess: restricted\ngroups: []\n---\n# Notes\n\nsecret\n", "notes.md", "secret") == {
+        restricted}
+    assert policies("# Notes\n\n<!-- access: restricted; groups: [] -->\nsecret\n<!-- /access -->\n", "notes.md",
+                    "secret") == {restricted}
+    assert policies("<html><body><div data-access='restricted' data-groups='[]'>secret</div></body></html>",
+                    "page.html", "secret") == {restricted}
+    assert policies("# Notes\n\n<!-- access: restricted; groups: sec -->\nsecret\n<!-- /access -->\n", "notes.md",
+                    "secret") == {Policy("restricted", ("sec",))}
