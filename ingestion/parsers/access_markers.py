@@ -222,6 +222,20 @@ def attribute_marker_kind(name: str) -> str | None:
     return None
 
 
+_METADATA_NAMES = ("access", "groups", "accesslevel", "accessrights", "dataaccess", "datagroups")
+
+
+@lru_cache(maxsize=1024)
+def metadata_name_is_marker(name: str) -> bool:
+    """Whether the name of a metadata field (an HTML ``<meta name=...>``, ``property``...) looks like an access
+    marker: its last component (after ``:`` or ``.``, as in ``og:access`` or ``DC.accessRights``), without
+    separators, is within distance 1 of ``access``, ``groups``, ``access-level``, ``accessRights``,
+    ``data-access`` or ``data-groups``. Schema.org's ``accessMode`` or ``accessibilitySummary`` are not."""
+    last = re.split(r"[:.]", skeleton(html.unescape(name) if "&" in name else name))[-1]
+    core = re.sub(r"[\W_]+", "", last)
+    return bool(core) and any(edit_distance(core, target, 1) <= 1 for target in _METADATA_NAMES)
+
+
 @lru_cache(maxsize=1024)
 def front_matter_key_kind(key: str) -> str | None:
     """``"exact"`` for the keys ``access``/``groups``, ``"near"`` for a near miss of them, else None.

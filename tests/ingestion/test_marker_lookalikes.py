@@ -92,3 +92,53 @@ def test_an_explicit_empty_group_list_still_means_no_groups():
                     "page.html", "secret") == {restricted}
     assert policies("# Notes\n\n<!-- access: restricted; groups: sec -->\nsecret\n<!-- /access -->\n", "notes.md",
                     "secret") == {Policy("restricted", ("sec",))}
+
+
+# -- 4. HTML: a policy on content the parser never indexes ---------------------------------------------------
+
+_PAGE = "<html><head><title>T</title></head><body><p>Open.</p>\n{}\n</body></html>"
+UNINDEXED_HTML = {
+    "template": _PAGE.format("<template><p data-access='restricted'>secret</p></template>"),
+    "template-groups-only": _PAGE.format("<template><p data-groups='sec'>secret</p></template>"),
+    "noscript": _PAGE.format("<noscript><div data-access='restricted'>secret</div></noscript>"),
+    "noscript-itself": _PAGE.format("<noscript data-access='restricted'><p>secret</p></noscript>"),
+    "script": _PAGE.format("<script data-access='restricted'>var secret = 1;</script>"),
+    "svg": _PAGE.format("<svg><text data-access='restricted'>secret</text></svg>"),
+    "page-chrome-footer": _PAGE.format("<footer data-access='restricted'>secret</footer>"),
+    "in-a-table-cell": _PAGE.format("<table><tr><td>a<noscript><b data-access='restricted'>secret</b></noscript>"
+                                    "</td></tr></table>"),
+    "head": "<html>\n<head data-access='restricted'><title>T</title></head><body><p>Open.</p></body></html>",
+    "title": "<html><head>\n<title data-access='confidential'>T</title></head><body><p>Open.</p></body></html>",
+    "meta": "<html><head>\n<meta data-groups='sec' charset='utf-8'><title>T</title></head><body><p>x</p></body></html>",
+    "link": "<html><head>\n<link data-access='restricted' rel='x' href='y'></head><body><p>x</p></body></html>",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNINDEXED_HTML))
+def test_html_a_policy_on_content_never_indexed_fails_with_its_line(case):
+    """``data-access`` under ``<template>``, ``<noscript>``, ``<head>``... was ignored with the content: the author
+    believed it applied. As a marker in an unindexed part of a PDF, e-mail or DOCX, it fails the document."""
+    source = UNINDEXED_HTML[case]
+    line = source.count("\n", 0, source.index("data-")) + 1
+    fails(source, "page.html", line, "data-access")
+
+
+@pytest.mark.parametrize("name", ["access", "Access", "og:access", "DC.accessRights", "groups", "access-level",
+                                  "data-access"])
+@pytest.mark.parametrize("attribute", ["name", "property"])
+def test_html_a_meta_element_named_like_a_marker_fails(name, attribute):
+    """``<meta name="access" content="restricted">`` (and Dublin Core's ``DC.accessRights``) is the natural way to
+    mark a whole page in HTML metadata; it was ignored."""
+    fails(f"<html><head>\n\n<meta {attribute}='{name}' content='restricted'><title>T</title></head>"
+          "<body><p>Open.</p></body></html>", "page.html", 3, "meta")
+
+
+def test_html_policies_where_content_is_indexed_and_ordinary_metadata_still_parse():
+    restricted = Policy("restricted")
+    page = ("<html><head><meta name='description' content='x'><meta itemprop='accessMode' content='textual'>"
+            "<meta name='accessibilitySummary' content='ok'><title>T</title></head><body><p>Open.</p>"
+            "<article><header data-access='restricted'><p>secret</p></header></article>"
+            "<main><footer data-access='restricted'><p>also secret</p></footer></main></body></html>")
+    assert policies(page, "page.html", "secret") == {restricted}
+    assert policies(page, "page.html", "also secret") == {restricted}
+    assert policies(page, "page.html", "Open.") == {INTERNAL}
