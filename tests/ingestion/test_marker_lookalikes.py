@@ -142,3 +142,78 @@ def test_html_policies_where_content_is_indexed_and_ordinary_metadata_still_pars
     assert policies(page, "page.html", "secret") == {restricted}
     assert policies(page, "page.html", "also secret") == {restricted}
     assert policies(page, "page.html", "Open.") == {INTERNAL}
+
+
+# -- 2. reStructuredText (and every format without markers): a marker written as the format writes a key ---------
+
+LINE_MARKERS = {
+    "rst-comment": ("notes.rst", "Notes\n=====\n\nOpen.\n\n.. access: restricted\n\nsecret\n", 6),
+    "rst-comment-groups": ("notes.rst", "Notes\n=====\n\n.. access: restricted; groups: x\n\nsecret\n", 4),
+    "rst-comment-spaced-upper": ("notes.rst", "Notes\n=====\n\n..  ACCESS : internal\n\nsecret\n", 4),
+    "rst-comment-unknown-level": ("notes.rst", "Notes\n=====\n\n.. access: secret\n\nsecret\n", 4),
+    "rst-comment-near-miss": ("notes.rst", "Notes\n=====\n\n.. acess: restricted\n\nsecret\n", 4),
+    "rst-comment-groups-only": ("notes.rst", "Notes\n=====\n\n.. groups: sec\n\nsecret\n", 4),
+    "rst-directive": ("notes.rst", "Notes\n=====\n\n.. access:: restricted\n\nsecret\n", 4),
+    "rst-comment-block": ("notes.rst", "Notes\n=====\n\n..\n   access: restricted\n\nsecret\n", 5),
+    "rst-field": ("notes.rst", ":title: Notes\n:access: restricted\n\nsecret\n", 2),
+    "rst-field-full-width": ("notes.rst", "Notes\n=====\n\n.. \uff41ccess\uff1a restricted\n\nsecret\n", 4),
+    "rst-comment-invisible": ("notes.rst", "Notes\n=====\n\n.. ac\u200bcess: restricted\n\nsecret\n", 4),
+    "rst-comment-cyrillic": ("notes.rst", "Notes\n=====\n\n.. \u0430ccess: restricted\n\nsecret\n", 4),
+    "text-key": ("notes.txt", "Memo\n\nAccess: Confidential\n\nsecret\n", 3),
+    "text-key-level": ("notes.txt", "Memo\n\nAccess level: restricted\n\nsecret\n", 3),
+    "text-key-bold": ("notes.txt", "Memo\n\n**Access:** Restricted\n\nsecret\n", 3),
+    "python-comment": ("mod.py", '"""Module."""\n\n# access: restricted; groups: sec\nSECRET = 1\n', 3),
+    "python-comment-assignment": ("mod.py", '"""Module."""\n# access = restricted\nSECRET = 1\n', 2),
+    "webvtt-note": ("talk.vtt", "WEBVTT\n\nNOTE access: restricted\n\n00:00:00.000 --> 00:00:01.000\nsecret\n", 3),
+    "transcript": ("talk.transcript", "Alice: hello\n-- access: internal\nBob: secret\n", 2),
+    "eml": ("m.eml", "From: a@example.com\nSubject: S\n\nHello,\n\naccess: restricted\nsecret\n", 6),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LINE_MARKERS))
+def test_a_marker_written_as_a_key_line_fails_with_its_line(case):
+    """``.. access: restricted`` is how reStructuredText writes a comment (never shown) that looks like ours; a line
+    ``access: restricted`` (``# access: ...`` in code, ``NOTE access: ...`` in WebVTT) is how a format without
+    HTML comments writes one. Each passed as text and the document got the upload's access."""
+    filename, source, line = LINE_MARKERS[case]
+    fails(source, filename, line, "looks like an access marker")
+
+
+KEY_LINES_THAT_ARE_TEXT = {
+    "rst": ("notes.rst", "Notes\n=====\n\n.. note:: access: restricted to staff\n\n.. image:: x.png\n\n"
+            ":param access: the restricted level\n\nAccess control: restricted areas are marked.\n"),
+    "text": ("notes.txt", "Access: granted to everyone.\nAccess: restricted to staff on weekdays\n"
+             "accessibility: good\naccessor: public\nNote: the access list\nsuccess: public\ngroups: a, b\n"),
+    "python": ("mod.py", 'access = "restricted"\nACCESS: str = "internal"\nlevel = {"access": "restricted"}\n'
+               "# Access: read-only property\n"),
+    "csv": ("rows.csv", "name,access,groups\nalice,restricted,sec\nbob,Access: granted to everyone,x\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KEY_LINES_THAT_ARE_TEXT))
+def test_key_lines_that_are_text_still_parse(case):
+    filename, source = KEY_LINES_THAT_ARE_TEXT[case]
+    doc = parse(source.encode(), filename=filename)
+    assert doc.default_policy is None and all(s.policy is None for s in doc.sections)
+
+
+# -- 3. CSV: a marker in one cell or across cells ----------------------------------------------------------------
+
+CELL_MARKERS = {
+    "cell-in-the-middle": ("rows.csv", "a,b,c\nx,y,z\nx,access: restricted,y\n", 3),
+    "cell-quoted": ("rows.csv", 'a,b,c\nx,"access: restricted; groups: sec",y\n', 2),
+    "tsv-cell": ("rows.tsv", "a\tb\tc\nx\tAccess: Confidential\ty\n", 2),
+    "comment-split-after-opener": ("rows.csv", "a,b,c\nx,<!--,access: restricted -->\n", 2),
+    "comment-split-inside-the-word": ("rows.csv", "a,b,c\nx,<!-- acc,ess: restricted -->\n", 2),
+    "comment-split-in-the-header": ("rows.csv", "x,<!--,access: restricted -->\na,b,c\n", 1),
+    "attribute-split": ("rows.csv", "a,b,c\nx,<div,data-access='restricted'>\n", 2),
+    "multi-line-cell": ("rows.csv", 'a,b\nx,"first line\n  access: restricted"\n', 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CELL_MARKERS))
+def test_csv_a_marker_in_a_cell_or_across_cells_fails_with_the_rows_line(case):
+    """A spreadsheet shows a row's cells side by side: ``<!--`` in one cell and ``access: restricted -->`` in the
+    next reads as a marker, and so does a cell ``access: restricted`` anywhere in a row; both passed."""
+    filename, source, line = CELL_MARKERS[case]
+    fails(source, filename, line, "access marker")
