@@ -93,8 +93,10 @@ _BANG = r"(?:!|\uff01|\ufe57|&excl;|&#0*33;?|&#x0*21;?)"
 _DASH = f"(?:[{_DASHES}]|&#0*45;?|&#x0*2d;?|&(?:dash|hyphen|minus|ndash|mdash|horbar);)"
 # The dashes may be missing or spaced ("<!access:", "<! -- access:", "< !-- access:"): not a comment,
 # or HTML's "bogus comment", which renders as nothing too.
-_COMMENT_OPEN_RE = re.compile(f"{_LT}\\s*{_BANG}(?:\\s*{_DASH}+|\\[CDATA\\[)?", re.IGNORECASE)
-_COMMENT_OPEN_HINT_RE = re.compile("<\\s*!|[&\uff1c\ufe64]")
+# "<?" too: a processing instruction, which HTML reads as a comment (found fuzzing the markers, 2026-12-03:
+# "<?access restricted?>" passed in every format).
+_COMMENT_OPEN_RE = re.compile(f"{_LT}\\s*(?:{_BANG}(?:\\s*{_DASH}+|\\[CDATA\\[)?|\\?)", re.IGNORECASE)
+_COMMENT_OPEN_HINT_RE = re.compile("<\\s*[!?]|[&\uff1c\ufe64]")
 # How far a marker's first word is looked for, after the comment opener and any run of padding.
 _COMMENT_HEAD = 80
 # Padding between the opener and a marker's first word: whitespace, dashes, invisible characters, and
@@ -186,7 +188,9 @@ def find_marker_comment(text: str, start: int = 0, end: int | None = None) -> in
 
 
 def looks_like_marker_comment(content: str) -> bool:
-    """True when an HTML comment's *content* (between ``<!--`` and ``-->``) looks like a marker."""
+    """True when an HTML comment's *content* (between ``<!--`` and ``-->``, or ``<?`` and ``>``) looks like a
+    marker."""
+    content = content[1:] if content.startswith("?") else content
     return _comment_head_is_marker(_head(content, 0, len(content)))
 
 
@@ -219,7 +223,14 @@ def attribute_marker_kind(name: str) -> str | None:
         return "near"
     if core == norm and (edit_distance(norm, _ACCESS, 1) <= 1 or edit_distance(norm, _GROUPS, 1) <= 1):
         return "near"
+    # "access"/"group(s)" as a component of the name (found fuzzing the markers, 2026-12-03: "access-level",
+    # "accesslevel", "x-access", "aria-access", "data-accessgroups" passed); "accesskey" is HTML's own.
+    if _ATTRIBUTE_COMPONENT_RE.search(norm):
+        return "near"
     return None
+
+
+_ATTRIBUTE_COMPONENT_RE = re.compile(r"(?:^|[\W_])(?:access|groups?)(?:[\W_]|level|groups?|rights|$)")
 
 
 _METADATA_NAMES = ("access", "groups", "accesslevel", "accessrights", "dataaccess", "datagroups")
@@ -311,7 +322,11 @@ def find_front_matter_marker(text: str) -> int | None:
 # A line (or a CSV cell) that starts like a marker's key: up to 8 characters of punctuation (a comment, list or
 # quote leader: "..", "#", "//", "--", "*", ">", ";", "%", the ":" of a reStructuredText field) or WebVTT's
 # "NOTE", then one word, maybe "level", and ":" (or "=", "::"; full-width forms too), then the rest of the line.
-_COLONS = ":=\uff1a\ufe55\ufe13\uff1d"
+# ":" and "=" with their full-width and small forms, and the colon look-alikes NFKC leaves alone (ratio, modifier
+# letter colons, Armenian full stop, Hebrew sof pasuq, the presentation form of a two-dot leader, runic
+# punctuation, two-dot punctuation).
+_COLONS = ":=\uff1a\ufe55\ufe13\uff1d\u2236\u02d0\ua789\u0589\u05c3\ufe30\u16ec\u205a"
+_COLON_LOOKALIKES = str.maketrans(dict.fromkeys("\u2236\u02d0\ua789\u0589\u05c3\ufe30\u16ec\u205a", ":"))
 _SPACE = r"[^\S\n\r]"
 _LINE_KEY_RE = re.compile(
     f"[\\n\\r]{_SPACE}*+(?P<lead>[^\\w\\s]{{0,8}}+|NOTE(?={_SPACE}))(?P<gap>{_SPACE}*+)"
@@ -347,7 +362,7 @@ def _line_marker(match: re.Match[str]) -> bool:
     if to_access > 2 and to_groups > 1:
         return False
     lead = skeleton(match["lead"]) if match["lead"] else ""
-    sep = unicodedata.normalize("NFKC", match["sep"])
+    sep = unicodedata.normalize("NFKC", match["sep"]).translate(_COLON_LOOKALIKES)
     # reStructuredText's own places for a key: a comment or directive (".. access: x", ".. access:: x") and a
     # field (":access: x"). Whatever the value: a comment is never shown, a field is metadata.
     if (lead == ".." and match["gap"] and sep.startswith(":")) or (lead == ":" and sep.startswith(":")):

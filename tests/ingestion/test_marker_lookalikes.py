@@ -13,6 +13,8 @@ text, so its section got the upload's access):
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from accounts.policy import Policy
 from ingestion.parsers import parse
@@ -217,3 +219,63 @@ def test_csv_a_marker_in_a_cell_or_across_cells_fails_with_the_rows_line(case):
     next reads as a marker, and so does a cell ``access: restricted`` anywhere in a row; both passed."""
     filename, source, line = CELL_MARKERS[case]
     fails(source, filename, line, "access marker")
+
+
+# -- found fuzzing the markers (the property test below) --------------------------------------------------------
+
+FUZZ_FINDINGS = {
+    "ratio-colon": ("notes.txt", "Memo\n\naccess\u2236 restricted\n", 3),
+    "modifier-colon-rst": ("notes.rst", "Notes\n=====\n\n.. access\ua789 restricted\n", 4),
+    "email-without-charset": ("m.eml", "From: a@example.com\nSubject: S\n\nHi.\n\naccess\uff1a restricted\nsecret\n", None),
+    "markdown-reference-comment": ("notes.md", "# Notes\n\n[//]: # (access: restricted)\n\nsecret\n", 3),
+    "markdown-reference-title": ("notes.md", "# Notes\n\n[comment]: <> \"Access: Confidential\"\n\nsecret\n", 3),
+    "html-attribute-access-level": ("page.html", "<html><body><p>a</p>\n<div access-level='restricted'>s</div></body></html>", 2),
+    "html-attribute-x-access": ("page.html", "<html><body><p>a</p>\n<div x-access='restricted'>s</div></body></html>", 2),
+    "html-attribute-accessgroups": ("page.html", "<html><body>\n<div data-access='restricted' data-accessgroups='sec'>s"
+                                    "</div></body></html>", 2),
+    "html-processing-instruction": ("page.html", "<html><body><p>a</p>\n<?access restricted?><p>s</p></body></html>", 2),
+    "markdown-processing-instruction": ("notes.md", "# Notes\n\n<?access restricted?>\n\nsecret\n", 3),
+    "text-processing-instruction": ("notes.txt", "Notes\n\n<?access: restricted ?>\nsecret\n", 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FUZZ_FINDINGS))
+def test_look_alikes_found_fuzzing_fail(case):
+    filename, source, line = FUZZ_FINDINGS[case]
+    fails(source, filename, line)
+
+
+def test_look_alikes_found_fuzzing_have_ordinary_neighbours_that_parse():
+    parse(b"# Notes\n\n[//]: # (a note about access to the building)\n\nText.\n", filename="notes.md")
+    parse(b'<?xml version="1.0"?><html><body><p accesskey="k" data-group-count="2x">a</p></body></html>'
+          .replace(b"data-group-count", b"data-count"), filename="page.html")
+    parse("From: a@example.com\nSubject: S\n\nCaf\u00e9 access: granted to all\n".encode(), filename="m.eml")
+
+
+_WORDS = ["access", "ACCESS", "Access", "acess", "accesss", "ac\u200bcess", "\uff41ccess", "\u0430ccess", "acc\u00adess"]
+_COLON_FORMS = [":", " : ", "\uff1a", "\u2236", "\ufe55"]
+_LEVEL_FORMS = ["restricted", "Restricted", "CONFIDENTIAL", "internal", "restrcted", "\uff52estricted"]
+_PLACES = {  # a format without markers: where its authors would write one
+    "text": ("n.txt", "Notes\n\nOpen.\n\n{m}\n\nsecret\n"),
+    "text-comment": ("n.txt", "Notes\n\n<!-- {m} -->\nsecret\n"),
+    "rst-comment": ("n.rst", "Notes\n=====\n\n.. {m}\n\nsecret\n"),
+    "rst-field": ("n.rst", ":{m}\n\nsecret\n"),
+    "csv-cell": ("r.csv", "a,b,c\nx,{m},y\n"),
+    "csv-quoted": ("r.csv", 'a,b\nx,"{m}"\n'),
+    "python": ("m.py", "X = 1\n# {m}\nY = 2\n"),
+    "webvtt": ("t.vtt", "WEBVTT\n\nNOTE {m}\n\n00:00:00.000 --> 00:00:01.000\nsecret\n"),
+    "srt": ("t.srt", "1\n00:00:00,000 --> 00:00:01,000\n{m}\n"),
+    "eml": ("m.eml", "From: a@b.example\nSubject: s\n\n{m}\nsecret\n"),
+    "markdown-reference": ("n.md", "# N\n\n[//]: # ({m})\n\nsecret\n"),
+}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(word=st.sampled_from(_WORDS), colon=st.sampled_from(_COLON_FORMS), level=st.sampled_from(_LEVEL_FORMS),
+       groups=st.sampled_from(["", "; groups: sec", ";groups:sec"]), place=st.sampled_from(sorted(_PLACES)))
+def test_near_miss_markers_in_each_formats_comment_syntax_never_pass(word, colon, level, groups, place):
+    """Near-miss markers (case, typos, invisible and look-alike letters, colon look-alikes, unknown-level typos)
+    where each format without markers writes a comment or a key: each fails the document, never passes as text."""
+    filename, template = _PLACES[place]
+    with pytest.raises(ParseError):
+        parse(template.format(m=f"{word}{colon} {level}{groups}").encode(), filename=filename)
