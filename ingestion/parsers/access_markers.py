@@ -44,7 +44,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -93,8 +93,10 @@ _BANG = r"(?:!|\uff01|\ufe57|&excl;|&#0*33;?|&#x0*21;?)"
 _DASH = f"(?:[{_DASHES}]|&#0*45;?|&#x0*2d;?|&(?:dash|hyphen|minus|ndash|mdash|horbar);)"
 # The dashes may be missing or spaced ("<!access:", "<! -- access:", "< !-- access:"): not a comment,
 # or HTML's "bogus comment", which renders as nothing too.
-_COMMENT_OPEN_RE = re.compile(f"{_LT}\\s*{_BANG}(?:\\s*{_DASH}+|\\[CDATA\\[)?", re.IGNORECASE)
-_COMMENT_OPEN_HINT_RE = re.compile("<\\s*!|[&\uff1c\ufe64]")
+# "<?" too: a processing instruction, which HTML reads as a comment (found fuzzing the markers, 2026-12-03:
+# "<?access restricted?>" passed in every format).
+_COMMENT_OPEN_RE = re.compile(f"{_LT}\\s*(?:{_BANG}(?:\\s*{_DASH}+|\\[CDATA\\[)?|\\?)", re.IGNORECASE)
+_COMMENT_OPEN_HINT_RE = re.compile("<\\s*[!?]|[&\uff1c\ufe64]")
 # How far a marker's first word is looked for, after the comment opener and any run of padding.
 _COMMENT_HEAD = 80
 # Padding between the opener and a marker's first word: whitespace, dashes, invisible characters, and
@@ -186,7 +188,9 @@ def find_marker_comment(text: str, start: int = 0, end: int | None = None) -> in
 
 
 def looks_like_marker_comment(content: str) -> bool:
-    """True when an HTML comment's *content* (between ``<!--`` and ``-->``) looks like a marker."""
+    """True when an HTML comment's *content* (between ``<!--`` and ``-->``, or ``<?`` and ``>``) looks like a
+    marker."""
+    content = content[1:] if content.startswith("?") else content
     return _comment_head_is_marker(_head(content, 0, len(content)))
 
 
@@ -219,7 +223,28 @@ def attribute_marker_kind(name: str) -> str | None:
         return "near"
     if core == norm and (edit_distance(norm, _ACCESS, 1) <= 1 or edit_distance(norm, _GROUPS, 1) <= 1):
         return "near"
+    # "access"/"group(s)" as a component of the name (found fuzzing the markers, 2026-12-03: "access-level",
+    # "accesslevel", "x-access", "aria-access", "data-accessgroups" passed); "accesskey" is HTML's own.
+    if _ATTRIBUTE_COMPONENT_RE.search(norm):
+        return "near"
     return None
+
+
+_ATTRIBUTE_COMPONENT_RE = re.compile(r"(?:^|[\W_])(?:access|groups?)(?:[\W_]|level|groups?|rights|$)")
+
+
+_METADATA_NAMES = ("access", "groups", "accesslevel", "accessrights", "dataaccess", "datagroups")
+
+
+@lru_cache(maxsize=1024)
+def metadata_name_is_marker(name: str) -> bool:
+    """Whether the name of a metadata field (an HTML ``<meta name=...>``, ``property``...) looks like an access
+    marker: its last component (after ``:`` or ``.``, as in ``og:access`` or ``DC.accessRights``), without
+    separators, is within distance 1 of ``access``, ``groups``, ``access-level``, ``accessRights``,
+    ``data-access`` or ``data-groups``. Schema.org's ``accessMode`` or ``accessibilitySummary`` are not."""
+    last = re.split(r"[:.]", skeleton(html.unescape(name) if "&" in name else name))[-1]
+    core = re.sub(r"[\W_]+", "", last)
+    return bool(core) and any(edit_distance(core, target, 1) <= 1 for target in _METADATA_NAMES)
 
 
 @lru_cache(maxsize=1024)
@@ -294,12 +319,85 @@ def find_front_matter_marker(text: str) -> int | None:
     return None
 
 
+# A line (or a CSV cell) that starts like a marker's key: up to 8 characters of punctuation (a comment, list or
+# quote leader: "..", "#", "//", "--", "*", ">", ";", "%", the ":" of a reStructuredText field) or WebVTT's
+# "NOTE", then one word, maybe "level", and ":" (or "=", "::"; full-width forms too), then the rest of the line.
+# ":" and "=" with their full-width and small forms, and the colon look-alikes NFKC leaves alone (ratio, modifier
+# letter colons, Armenian full stop, Hebrew sof pasuq, the presentation form of a two-dot leader, runic
+# punctuation, two-dot punctuation).
+_COLONS = ":=\uff1a\ufe55\ufe13\uff1d\u2236\u02d0\ua789\u0589\u05c3\ufe30\u16ec\u205a"
+_COLON_LOOKALIKES = str.maketrans(dict.fromkeys("\u2236\u02d0\ua789\u0589\u05c3\ufe30\u16ec\u205a", ":"))
+_SPACE = r"[^\S\n\r]"
+_LINE_KEY_RE = re.compile(
+    f"[\\n\\r]{_SPACE}*+(?P<lead>[^\\w\\s]{{0,8}}+|NOTE(?={_SPACE}))(?P<gap>{_SPACE}*+)"
+    f"(?P<key>[^\\s{_COLONS}]{{3,40}}+)(?P<level>{_SPACE}+level)?{_SPACE}*+"
+    f"(?P<sep>[{_COLONS}]{{1,2}})(?P<value>[^\\n\\r]{{0,120}})",
+    re.IGNORECASE,
+)
+_LEVEL_VALUE_RE = re.compile(r"[\W_]*(?P<word>[^\W\d_]+)(?P<rest>.*)", re.DOTALL)
+
+
+@lru_cache(maxsize=8192)
+def _line_key(key: str) -> tuple[int, int]:
+    """A line marker's key's distances to ``access`` and ``groups`` (capped at 3 and 2), compared as its
+    skeleton without leading punctuation or a trailing "level"."""
+    norm = re.sub(r"^[\W_]+", "", skeleton(key))
+    if len(norm) > len("level") + 2:
+        norm = re.sub(r"[\W_]*level$", "", norm)
+    return edit_distance(norm, _ACCESS), edit_distance(norm, _GROUPS, 1)
+
+
+def _is_level_value(value: str) -> bool:
+    """Whether ``value`` (what follows a key's ":") is a level (within distance 1 of one, any case) that ends
+    the line, or is followed by punctuation only, or by ";"/"," and anything (``restricted; groups: a``)."""
+    match = _LEVEL_VALUE_RE.match(skeleton(value))
+    if match is None or not any(edit_distance(match["word"], level, 1) <= 1 for level in LEVEL_NAMES):
+        return False
+    rest = match["rest"].strip()
+    return not rest or rest[0] in ";," or not re.search(r"[^\W_]", rest)
+
+
+def _line_marker(match: re.Match[str]) -> bool:
+    to_access, to_groups = _line_key(match["key"] + (match["level"] or ""))
+    if to_access > 2 and to_groups > 1:
+        return False
+    lead = skeleton(match["lead"]) if match["lead"] else ""
+    sep = unicodedata.normalize("NFKC", match["sep"]).translate(_COLON_LOOKALIKES)
+    # reStructuredText's own places for a key: a comment or directive (".. access: x", ".. access:: x") and a
+    # field (":access: x"). Whatever the value: a comment is never shown, a field is metadata.
+    if (lead == ".." and match["gap"] and sep.startswith(":")) or (lead == ":" and sep.startswith(":")):
+        return True
+    if sep.startswith("=") and not lead:
+        return False  # "access = 'restricted'" is code (an assignment); "# access = restricted" is not
+    return to_access <= 1 and _is_level_value(match["value"])
+
+
+def find_line_marker(text: str, start: int = 0, end: int | None = None) -> int | None:
+    """Offset of the first line of ``text[start:end]`` that starts like a marker's key and value, written the way
+    a format without HTML comments would: ``access: restricted``, ``# access: restricted; groups: a``,
+    ``Access: Confidential``, reStructuredText's ``.. access: restricted`` and ``:access: restricted`` (those two
+    whatever the value, and ``groups`` too), WebVTT's ``NOTE access: internal``. Prose is not: a level must
+    follow ``access:`` and end the line or be followed by ``;``/``,`` ("Access: granted to everyone",
+    "Access: restricted to staff on weekdays" are text)."""
+    end = len(text) if end is None else end
+    # The pattern starts with the line break before the line (a fast scan); the first line gets one.
+    first = _LINE_KEY_RE.match("\n" + text[start : min(end, start + 400)])
+    if first is not None and first.start() == 0 and _line_marker(first):
+        return start
+    for match in _LINE_KEY_RE.finditer(text, start, end):
+        if _line_marker(match):
+            return match.start() + 1
+    return None
+
+
 def find_unread_marker(text: str) -> int | None:
     """Offset of the first thing in ``text`` that is or looks like an access marker of any format
-    (a marker comment, a ``data-access``-like attribute in a tag, an ``access:`` front matter key)."""
+    (a marker comment, a ``data-access``-like attribute in a tag, an ``access:`` front matter key, a line
+    that starts like a marker's key and value)."""
     found = [
         offset
-        for offset in (find_marker_comment(text), find_policy_attribute(text), find_front_matter_marker(text))
+        for offset in (find_marker_comment(text), find_policy_attribute(text), find_front_matter_marker(text),
+                       find_line_marker(text))
         if offset is not None
     ]
     return min(found) if found else None
@@ -318,6 +416,61 @@ def reject_unread_markers(text: str) -> None:
         "HTML documents; in this format it would be ignored and the text would get the upload's access. "
         "Upload the document as text/markdown (or text/html) for its markers to apply, or remove the marker",
         line=line,
+    )
+
+
+_TAG_HINT_RE = re.compile("[<&\uff1c\ufe64]")
+_TAG_LEFT_OPEN_RE = re.compile(r"<[^<>\n]*\n")
+
+
+def _row_of(rows: Sequence[Sequence[str]], between_cells: str, offset: int) -> int:
+    """The index of the row at ``offset`` of the rows' text (rows joined by line breaks, cells by
+    ``between_cells``)."""
+    position = 0
+    for index, row in enumerate(rows):
+        position += sum(len(cell) for cell in row) + len(between_cells) * max(len(row) - 1, 0) + 1
+        if offset < position:
+            return index
+    return len(rows) - 1
+
+
+def reject_cell_markers(rows: Sequence[tuple[int, Sequence[str]]]) -> None:
+    """:class:`ParseError` with the row's line when the cells of a table row (``(line, cells)``) look like an
+    access marker, each alone (a cell ``access: restricted`` in the middle of a row: each cell is read as a line)
+    or read across the row as a spreadsheet shows it (``<!--`` in one cell, ``access: restricted -->`` in the
+    next). The rows are checked together, a few regular-expression scans for all of them; the file's raw text
+    is checked as any text."""
+    cells = [row for _, row in rows]
+    found: list[tuple[int, str]] = []
+    text = "\n".join("\n".join(row) for row in cells)
+    offset = find_line_marker(text)
+    if offset is not None:
+        found.append((_row_of(cells, "\n", offset), text[offset:]))
+    if _TAG_HINT_RE.search(text) is not None:
+        # A tag left open at the end of a cell ("<div" | "data-access='restricted'>"): only those rows are read
+        # for attributes across their cells (a tag closed in its cell is in the raw text's check).
+        open_tags = [] if _TAG_LEFT_OPEN_RE.search(text) is None else [
+            index for index, row in enumerate(cells) if any(c.rfind("<") > c.rfind(">") for c in row[:-1])]
+        for between in (" ", ""):
+            across = "\n".join(between.join(row) for row in cells)
+            offset = find_marker_comment(across)
+            if offset is not None:
+                found.append((_row_of(cells, between, offset), across[offset:]))
+            if open_tags:
+                tagged = [cells[index] for index in open_tags]
+                across = "\n".join(between.join(row) for row in tagged)
+                offset = find_policy_attribute(across)
+                if offset is not None:
+                    found.append((open_tags[_row_of(tagged, between, offset)], across[offset:]))
+    if not found:
+        return
+    index, rest = min(found, key=lambda hit: hit[0])
+    excerpt = re.match(r".*?-->|[^\n>]*>?", rest[:80])[0]
+    raise ParseError(
+        f"the cells of this row ({_excerpt(excerpt.strip())}) look like an access marker, but access markers are only "
+        "read in Markdown and HTML documents; in a table it would be ignored and the row would get the upload's "
+        "access. Remove it, or put the protected rows in a Markdown (or HTML) document with markers",
+        line=rows[index][0],
     )
 
 
@@ -344,15 +497,26 @@ def parse_level(value: object, *, line: int | None, where: str = "access level")
         raise ParseError(f"unknown {where} {value!r} (expected one of: {', '.join(LEVEL_NAMES)})", line=line) from None
 
 
-def parse_groups(value: object, *, line: int | None) -> tuple[str, ...]:
-    """Group slugs from ``"a, b"``, ``"a b"``, ``"[a, b]"`` or a YAML list; :class:`ParseError` on bad syntax."""
-    if value is None:
-        return ()
+def parse_groups(value: object, *, line: int | None, key: str = "groups") -> tuple[str, ...]:
+    """Group slugs from ``"a, b"``, ``"a b"``, ``"[a, b]"`` or a YAML list; :class:`ParseError` on bad syntax.
+
+    ``value`` is what a ``groups`` key that *is there* says: nothing at all (``groups:`` with no value,
+    a YAML null, ``data-groups=""``) or only separators (``groups: ,``) is a forgotten value, not "no
+    groups", and fails. No groups is said with an explicit empty list (``[]``) or by leaving the key out.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        named, none = ('data-groups="a b"', 'data-groups="[]"') if key == "data-groups" else ("groups: a, b", "groups: []")
+        raise ParseError(
+            f"'{key}' is given without a value, which is ambiguous (a forgotten value?): name the groups ('{named}'), "
+            f"write '{none}' for none, or leave it out", line=line)
     if isinstance(value, str):
         stripped = value.strip()
-        if stripped.startswith("[") and stripped.endswith("]"):
+        explicit_empty = stripped.startswith("[") and stripped.endswith("]")
+        if explicit_empty:
             stripped = stripped[1:-1]
         items: list[object] = [item for item in _GROUP_SPLIT_RE.split(stripped) if item]
+        if not items and (stripped.strip() or not explicit_empty):
+            raise ParseError(f"invalid groups {value!r}: separators without group names", line=line)
     elif isinstance(value, list | tuple):
         items = list(value)
     else:

@@ -344,6 +344,11 @@ def _unindexed_text(message: Message) -> Iterator[str]:
                 yield extra
         if part.get_content_maintype() == "text" and not part.is_multipart():
             yield _part_text(part)
+            # Also as UTF-8, as a client that guesses it shows a part whose charset is missing or another (found
+            # fuzzing the markers, 2026-12-03: "access\uff1a restricted" undeclared was U+FFFDs to the reader).
+            raw = part.get_payload(decode=True)
+            if isinstance(raw, bytes) and not raw.isascii():
+                yield raw.decode("utf-8", "replace")
     if not message.is_multipart() and isinstance(message.get_payload(), str):
         yield message.get_payload()
 

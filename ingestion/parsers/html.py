@@ -405,7 +405,7 @@ def _policy(tag: Element) -> Policy | None:
     line = _line(tag)
     return Policy(
         level=access_markers.parse_level(level, line=line, where="data-access level"),
-        groups=access_markers.parse_groups(groups, line=line),
+        groups=access_markers.parse_groups(groups, line=line, key="data-groups") if groups is not None else (),
     )
 
 
@@ -491,6 +491,20 @@ def _check_marker_names(root: Element) -> None:
                 raise ParseError(
                     f"an attribute of {_tag(node.tag)} holds what looks like an access marker comment, which is never "
                     "read in an attribute: move the marker to the page itself, or remove it", line=_line(node))
+        if node.get("data-access") is not None or node.get("data-groups") is not None:
+            unread = _never_indexed(node)
+            if unread is not None:
+                where = "is" if unread is node else f"is inside {_tag(unread.tag)}, which is"
+                raise ParseError(
+                    f"{_tag(node.tag)} with data-access/data-groups {where} never indexed (not shown as page "
+                    "content), so the policy would be ignored: put it on an element around the content it protects, "
+                    "or remove it", line=_line(node))
+        if node.tag == "meta" and any(access_markers.metadata_name_is_marker(node.get(name) or "")
+                                      for name in _META_NAMES):
+            raise ParseError(
+                f"a {_tag('meta')} names what looks like an access marker (name=\"access\", \"groups\", "
+                "\"DC.accessRights\"...), which is never read: access is set with data-access on the page's elements, "
+                "or remove it", line=_line(node))
         for name in names:
             if name in checked:
                 continue
@@ -508,6 +522,22 @@ def _check_marker_names(root: Element) -> None:
                 f"{_tag(node.tag)} shows markup as text, and it holds what looks like an access marker or attribute, "
                 "which would be shown and not applied: put the content in ordinary elements with data-access, "
                 "or remove it", line=_line(node))
+
+
+# The attributes of <meta> that name its value (HTML, RDFa, microdata).
+_META_NAMES = ("name", "property", "http-equiv", "itemprop")
+
+
+def _never_indexed(node: Element) -> Element | None:
+    """``node`` or the ancestor of it that the walk drops whole (``<template>``, ``<noscript>``, ``<head>``, page
+    chrome outside a content root...), else None. Found closing the markers' open gaps (2026-12-03): a policy
+    there was ignored without a word."""
+    for element in (node, *node.iterancestors()):
+        if element.tag in _DROPPED:
+            return element
+        if element.tag in _CHROME and not any(a.tag in _CONTENT_ROOTS for a in element.iterancestors()):
+            return element
+    return None
 
 
 # Elements whose content is text that is not markup, where a marker comment is never read (found attacking the

@@ -318,10 +318,11 @@ class _MarkdownParser:
                 )
             access_markers.reject_invisible(data["access"], line=line, where="front matter 'access'")
             level = access_markers.parse_level(data["access"], line=line, where="access level in front matter")
-            groups = access_markers.parse_groups(data.get("groups"), line=key_lines.get("groups", line))
+            groups = (access_markers.parse_groups(data["groups"], line=key_lines.get("groups", line))
+                      if "groups" in data else ())
             self.default_policy = Policy(level=level, groups=groups)
             self.default_policy_line = line
-        elif data.get("groups"):
+        elif "groups" in data:  # even "groups:" or "groups: []": a policy needs its level
             raise ParseError(
                 "front matter sets 'groups' without 'access': give the level too", line=key_lines.get("groups", 1)
             )

@@ -271,6 +271,20 @@ def _inline_children(content: str) -> list[Token] | None:
     return list(tokens[0].children or []) if tokens else []
 
 
+_DEFINITION_PARTS_RE = re.compile("[\\[\\]\"'()<>]")
+
+
+def _definition_marker(source: str) -> int | None:
+    """Offset of marker-like text in a link reference definition's source, else None: anything
+    :func:`~ingestion.parsers.access_markers.find_unread_marker` finds, and a line marker as its label,
+    destination or title (``[//]: # (access: restricted)``, the usual Markdown "comment": found fuzzing the
+    markers, 2026-12-03) -- each part read as a line of its own (the brackets and quotes become line breaks)."""
+    found = access_markers.find_unread_marker(source)
+    if found is None:
+        found = access_markers.find_line_marker(_DEFINITION_PARTS_RE.sub("\n", source))
+    return found
+
+
 class MarkdownHidden:
     """The hidden ranges of a Markdown file, from its block tokens (see the module docstring)."""
 
@@ -291,7 +305,7 @@ class MarkdownHidden:
         if references:  # link reference definitions: never rendered (``[//]: # (a "comment")``)
             for first, last in references:  # cut, a marker in one must fail, never pass silently
                 start, end = self.lines.start(first), self.lines.end(max(first, last - 1))
-                if last > first and (found := access_markers.find_unread_marker(text[start:end])) is not None:
+                if last > first and (found := _definition_marker(text[start:end])) is not None:
                     raise ParseError(
                         f"{text[start + found:start + found + 60].splitlines()[0]!r} in a link reference definition "
                         "looks like an access marker, but a definition is never shown and its markers are not read; "

@@ -30,6 +30,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 
+from ingestion.parsers.access_markers import reject_cell_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.tables import column_names, serialize_row
@@ -40,6 +41,8 @@ SNIFF_CHARS = 64 * 1024
 SNIFF_DELIMITERS = ",;\t|"
 SCORE_ROWS = 200
 CLEAR_MARGIN = 0.1
+# Rows whose cells are checked for access markers together (access_markers.reject_cell_markers).
+_CHECKED_ROWS = 2000
 
 
 class _LineFeed:
@@ -128,6 +131,7 @@ def parse_table_text(text: str, *, title: str, tabs: bool = False) -> ParsedDocu
     blocks: list[Block] = []
     previous_end = 0
     row_number = 0
+    checked: list[tuple[int, list[str]]] = []  # rows whose cells are not checked for markers yet
     try:
         for row in reader:
             row_start, row_end = _trim(text, previous_end, feed.consumed)
@@ -135,6 +139,10 @@ def parse_table_text(text: str, *, title: str, tabs: bool = False) -> ParsedDocu
             previous_end = feed.consumed
             if row_start >= row_end or not any(cell.strip() for cell in row):
                 continue
+            checked.append((first_line, row))
+            if len(checked) >= _CHECKED_ROWS:
+                reject_cell_markers(checked)
+                checked.clear()
             if header is None:
                 header, header_span, header_line = row, (row_start, row_end), first_line
                 names = column_names(header, len(header))
@@ -145,6 +153,7 @@ def parse_table_text(text: str, *, title: str, tabs: bool = False) -> ParsedDocu
                                 metadata={"row": row_number, "line": first_line}))
     except csv.Error as exc:
         raise ParseError(f"malformed CSV: {exc}", line=reader.line_num or None) from None
+    reject_cell_markers(checked)
     if header is None:
         return ParsedDocument(text=text, sections=[root], title=title or None, metadata={"format": "csv"})
     table_start = header_span[0]

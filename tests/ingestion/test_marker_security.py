@@ -827,11 +827,11 @@ def test_f7_html_errors_quote_document_tag_names(markup):
     assert "line 1" in safe, safe
 
 
-@pytest.mark.parametrize("where", ['<html data-access="restricted"><head>', '<html><head data-groups="sec">',
-                                   '<html><head><title data-access="confidential">'])
+@pytest.mark.parametrize("where", ['<html data-access="restricted"><head>', '<html data-groups="sec" data-access="restricted"><head>'])
 def test_an_html_title_under_a_policy_is_not_the_documents_title(where):
     """A document's title is shown to every reader of any of its sections; a <title> inside an element
-    with a policy belongs to that policy (found by an attack: it was the title for everyone)."""
+    with a policy belongs to that policy (found by an attack: it was the title for everyone). A policy on
+    ``<head>`` or ``<title>`` itself now fails the document (test_marker_lookalikes.py: never indexed)."""
     opened = where + ("" if where.endswith("<title data-access=\"confidential\">") else "<title>")
     doc = parse_html(f"{opened}Project Falcon layoffs</title></head><body><p>body</p></body></html>".encode())
     assert doc.title in (None, "")
