@@ -1014,8 +1014,15 @@ _PADDING = "An ordinary paragraph of visible words that a terminal shows as it i
     f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[1;8m{PAYLOAD}\x1b[28m", f"\x1b[8m{PAYLOAD}\x1b[m",
     PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line",
     f"\x1b[8mconcealed \x1b[38;5;0m{PAYLOAD}\x1b[0m", f"\x1b[8mconcealed \x1b[48;2;0;0;0m{PAYLOAD}\x1b[m",
+    # 2026-12-03 (listed as not evaluated before): a colour its background's.
+    f"\x1b[30;40m{PAYLOAD}\x1b[0m", f"\x1b[37;47m{PAYLOAD}\x1b[49m", f"\x1b[97;107m{PAYLOAD}\x1b[39m",
+    f"\x1b[38;5;196;48;5;196m{PAYLOAD}\x1b[m", f"\x1b[38;2;10;20;30m\x1b[48;2;10;20;30m{PAYLOAD}\x1b[0m",
+    f"\x1b[38:2::5:5:5;48:2::5:5:5m{PAYLOAD}\x1b[0m", f"\x1b[30;48;5;16m{PAYLOAD}\x1b[0m",
+    f"\x1b[38;2;1;1;1;48;2;0;0;0m{PAYLOAD}\x1b[0m", f"\x1b[40;30;7m{PAYLOAD}\x1b[0m",
 ], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike", "colour-0-is-no-reset",
-        "true-colour-0-is-no-reset"])
+        "true-colour-0-is-no-reset", "black-on-black", "white-on-white", "bright-white-on-bright-white",
+        "256-colour-pair", "true-colour-pair", "true-colour-colon-pair", "basic-on-256-black", "nearly-black-on-black",
+        "reversed-pair"])
 def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
     """Found attacking hidden text (2026-12-03): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
     a backspace goes back over; the escape and backspace characters were removed, the text stayed."""
@@ -1026,10 +1033,16 @@ def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
 @pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", f"\x1b[38;5;8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[48;2;8;8;8m{PAYLOAD}\x1b[0m", f"\x1b[38:5:8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[8;0m{PAYLOAD}", "".join(f"{c}\b{c}" for c in PAYLOAD),
-                                  "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r"])
+                                  "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r",
+                                  f"\x1b[31;40m{PAYLOAD}\x1b[0m", f"\x1b[30;47m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[30m{PAYLOAD}\x1b[0m", f"\x1b[47m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[90;40m{PAYLOAD}\x1b[0m", f"\x1b[30;40mx\x1b[49m{PAYLOAD}",
+                                  f"\x1b[30;40mx\x1b[0m{PAYLOAD}", f"\x1b[38;2;0;0;0;48;2;0;0;255m{PAYLOAD}\x1b[0m"])
 def test_plain_text_a_terminal_shows_stays(line):
     """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return alone (a
-    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept."""
+    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept. Colours: red on
+    black, black on white, black or a white background alone (the terminal's own colours are not known here),
+    bright black on black, text after the background or everything is reset, black on blue."""
     doc = parsed(f"{_PADDING}{VISIBLE} {line} {AFTER}\n", "notes.txt")
     assert PAYLOAD in doc.text and AFTER in doc.text
 
