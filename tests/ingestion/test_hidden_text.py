@@ -1047,6 +1047,53 @@ def test_plain_text_a_terminal_shows_stays(line):
     assert PAYLOAD in doc.text and AFTER in doc.text
 
 
+
+_MODULE = "# An ordinary comment at the top of a module, long enough to read as text.\n" * 30 + """import os
+{import_line}
+
+
+def first(path):
+    \"\"\"Visiblealpha: {docstring}\"\"\"
+    return os.path.basename(path)  {comment}
+
+
+class Reader:
+    def read(self, path,  {signature}
+             size=10):
+        return first(path)[:size] + sys.platform + "Visibleomega"
+"""
+
+
+@pytest.mark.parametrize("where", ["comment", "docstring", "import_line", "signature"])
+@pytest.mark.parametrize("how", [f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[30;40m{PAYLOAD}\x1b[0m",
+                                 PAYLOAD + "\b" * len(PAYLOAD) + "#" * len(PAYLOAD)],
+                         ids=["conceal", "black-on-black", "overstrike"])
+def test_code_text_a_terminal_does_not_show_never_reaches_the_model(where, how):
+    """Listed as not evaluated before (2026-12-03): a Python file's ANSI sequences, concealed or coloured-as-the-
+    background text and backspace overstrikes reached the model (the code parser did not run ``terminal_hidden``).
+    ``cat`` of the file shows none of it; decided: cut, as from plain text -- in the text and in the context lines
+    (imports, signatures) repeated in every chunk."""
+    fields = {"import_line": "import sys", "docstring": "reads a path.", "comment": "# the name", "signature": "#"}
+    fields[where] = {"import_line": f"import sys  # {how}", "docstring": f"reads {how} a path.",
+                     "comment": f"# {how}", "signature": f"# {how}"}[where]
+    doc = parsed(_MODULE.format(**fields), "reader.py")
+    assert_hidden(doc)
+    assert not any(PAYLOAD in line for section in doc.sections for _, line in section.context_parts)
+
+
+def test_code_text_a_terminal_shows_stays():
+    """Escape sequences written as text (``"\\x1b[8m"``: backslash, x, 1, b) are no control; a colour shows its
+    text; a concealed marker still fails with its line."""
+    source = _MODULE.format(import_line="import sys", docstring=f"reads \\x1b[8m{PAYLOAD}\\x1b[0m a path.",
+                            comment=f"# \x1b[31m{AFTER}red\x1b[0m", signature="#")
+    doc = parsed(source, "reader.py")
+    assert PAYLOAD in doc.text and f"# {AFTER}red\n" in doc.text and "[31m" not in doc.text
+    with pytest.raises(ParseError) as failure:
+        parsed(_MODULE.format(import_line="import sys", docstring="reads.", signature="#",
+                              comment="# \x1b[8m<!-- access: restricted -->\x1b[0m"), "reader.py")
+    assert failure.value.line == 37
+
+
 # -- PDF ----------------------------------------------------------------------------------------------
 
 
