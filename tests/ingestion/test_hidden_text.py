@@ -1862,6 +1862,20 @@ COLLAPSED_COLUMNS = {
     "header-cell-in-thead": ('<col><col style="visibility:collapse">',
                              f"<thead><tr><th>Name</th><th>{PAYLOAD}</th></tr></thead><tbody><tr><td>a</td><td>b</td></tr></tbody>",
                              ""),
+    # 2026-12-03 (listed as not evaluated before): the keyword set through var() -- the custom property on the
+    # <col>, inherited from the table or the page, a fallback, a rule, a <colgroup>, nested var()s.
+    "var-on-the-col": ('<col><col style="--v:collapse;visibility:var(--v)">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                       ""),
+    "var-from-the-page": ('<col><col class="gone">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                          "<style>:root{--v:collapse} .gone{visibility:var(--v)}</style>"),
+    "var-from-the-table": ('<col><col style="visibility:var(--v)">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                           "<style>table{--v:collapse}</style>"),
+    "var-fallback": ('<col><col style="visibility:var(--unset, collapse)">',
+                     f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
+    "var-on-the-colgroup": ('<col><colgroup style="--v:collapse;visibility:var(--v)"><col></colgroup>',
+                            f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
+    "var-nested": ('<col><col style="--a:collapse;--b:var(--a);visibility:var(--b)">',
+                   f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
 }
 
 
@@ -1880,8 +1894,14 @@ def test_html_a_cell_of_a_collapsed_column_never_reaches_the_model(vector):
     ('<col><col style="visibility:collapse">', f"<tr><td>{PAYLOAD}</td><td>x</td></tr>"),
     ('<col><col style="visibility:collapse">',
      f"<tbody><tr><td rowspan=3>x</td></tr></tbody><tbody><tr><td>{PAYLOAD}</td></tr></tbody>"),
+    ('<col><col style="--v:visible;visibility:var(--v)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
+    ('<col><col style="visibility:var(--unset)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
+    ('<colgroup style="visibility:collapse"><col style="--v:visible;visibility:var(--v)"></colgroup>',
+     f"<tr><td>{PAYLOAD}</td></tr>"),
+    ('<col style="--v:collapse"><col style="visibility:var(--v)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
 ], ids=["spans-a-drawn-column", "moved-right-by-a-rowspan", "col-visible-in-a-collapsed-group", "other-column",
-        "rowspan-ends-with-its-row-group"])
+        "rowspan-ends-with-its-row-group", "var-visible", "var-unresolved", "var-visible-in-a-collapsed-group",
+        "var-set-on-a-sibling-col"])
 def test_html_a_cell_of_a_drawn_column_stays(cols, rows):
     doc = parsed(_table(cols, rows), "page.html")
     assert PAYLOAD in doc.text and AFTER in doc.text
