@@ -87,14 +87,16 @@ _BLEND_MODES = {"/Multiply": "multiply", "/Screen": "screen", "/Overlay": "overl
                 "/Exclusion": "exclusion", "/Hue": "hue", "/Saturation": "saturation", "/Color": "color",
                 "/Luminosity": "luminosity"}
 _CURVE_STEPS = 16  # a curve of a filled path is flattened into this many segments
-# The work spent on the fills painted over a page's text (glyph boxes times path edges, :meth:`_Tracker._cover`):
-# past it, a later fill covers what lies inside its bounding box (fail closed: a superset of the path).
-MAX_COVER_WORK = 2_000_000
+# The work spent on the fills painted over a page's text (glyph boxes looked at, times the path's edges when inside
+# its bounding box, :meth:`_Tracker._cover`): past it, the fills left are not looked at one by one; every glyph drawn
+# before the last of them inside the bounding box of them all is taken as covered (fail closed, :meth:`_Tracker.finish`).
+MAX_COVER_WORK = 1_000_000
+MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
 # A fill may leave this much of the glyph box uncovered above and below (ems): the box is the font's whole ascent and
 # descent (accents, the deepest descender), a browser's layout rounds a box over a line by a pixel (at 16 px, 0.03 em),
 # and strips of 0.05 em show no readable letter.
 COVER_TOLERANCE = 0.05
-_CELL = 64.0  # the side of the grid cells the page's text is indexed by for the fills over it (points)
+_CELL = 16.0  # the side of the grid cells the page's glyphs are indexed by (their boxes' lower left corners), points
 # A clipping path this thin (2 px, CSS's hair: ``css_visibility._too_small``) or thinner shows no text.
 MIN_CLIP_POINTS = 1.5
 OCR_FLAG = "invisible text layer over a page image (OCR): kept, not checked against the image"
@@ -370,15 +372,6 @@ def _winding(edges: list, x: float, y: float) -> int:
 
 
 @dataclass
-class _Drawn:
-    """One string of text shown on the page, for the fills painted after it (:meth:`_Tracker._cover`)."""
-
-    seq: int  # the showing operation's number in the page's operations (the same in every pass)
-    index: int  # the string's place among its operation's operands (in a ``TJ`` array: its index there)
-    boxes: dict  # code number -> the glyph's box in device space (``left, bottom, right, top``), not yet covered
-
-
-@dataclass
 class _Tracker:
     """The graphics state along a content stream; empties the text operations of one kind (see module)."""
 
@@ -409,9 +402,15 @@ class _Tracker:
     subpaths: list = field(default_factory=list)  # the path being built, flattened: lists of device points
     path_points: int = 0
     text_clip: bool = False  # a string shown in a clipping mode inside the current text object
-    pending: list = field(default_factory=list)  # strings drawn since the last fill (not yet in :attr:`grid`)
-    grid: dict = field(default_factory=dict)  # (column, row) -> the strings whose boxes reach that cell
+    pending: list = field(default_factory=list)  # glyphs drawn since the last fill (not yet in :attr:`grid`)
+    # (column, row) -> {(operation number, string index, code number): the glyph's box} of the glyphs not yet covered
+    grid: dict = field(default_factory=dict)
+    span: list = field(default_factory=lambda: [math.inf, math.inf, -math.inf, -math.inf])  # the cells in use
+    top_row: float = -math.inf  # the highest row of cells a glyph's box reaches
+    right_column: float = -math.inf  # the rightmost column
     work: int = 0  # :data:`MAX_COVER_WORK`
+    overflow: tuple | None = None  # past the work bound: (the last fill's number, the fills' bounding box)
+    budget: list = field(default_factory=lambda: [MAX_COVER_WORK_DOCUMENT])  # the document's work left (shared)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -617,15 +616,6 @@ class _Tracker:
                                                for s, q1, q2, q3 in zip(start, p1, p2, p3, strict=True)))
         self.path_points += len(points) * (_CURVE_STEPS if operator in (b"c", b"v", b"y") else 1)
 
-    def _index(self, drawn: _Drawn) -> None:
-        left = min(box[0] for box in drawn.boxes.values())
-        bottom = min(box[1] for box in drawn.boxes.values())
-        right = max(box[2] for box in drawn.boxes.values())
-        top = max(box[3] for box in drawn.boxes.values())
-        for column in range(int(left // _CELL), int(right // _CELL) + 1):
-            for row in range(int(bottom // _CELL), int(top // _CELL) + 1):
-                self.grid.setdefault((column, row), []).append(drawn)
-
     def _cover(self, operator: bytes) -> None:
         """Note the glyphs drawn so far that this fill paints over (see :func:`page_text`): the fill hides what
         is under it (:func:`_fill_hides`: opaque enough under its blend mode, no soft mask), is not in optional
@@ -636,40 +626,101 @@ class _Tracker:
         if (state.soft_mask or state.text_clipped or any(self.marked)
                 or not _fill_hides(state.blend, state.fill, state.fill_alpha)):
             return
-        for drawn in self.pending:
-            self._index(drawn)
+        span = self.span
+        for key, box in self.pending:
+            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
+            self.grid.setdefault(cell, {})[key] = box
+            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
+            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
+            self.top_row = max(self.top_row, int(box[3] // _CELL))
+            self.right_column = max(self.right_column, int(box[2] // _CELL))
         self.pending.clear()
         if not self.grid:
             return
         left, bottom, right, top = self._clip(self.path)
         if left >= right or bottom >= top:
             return
-        exact = self.work < MAX_COVER_WORK and self.path_points < MAX_COVER_WORK
-        edges = [(points[i - 1], points[i]) for points in self.subpaths if len(points) > 2
-                 for i in range(len(points))] if exact else []
-        columns = range(max(int(left // _CELL), min(c for c, _ in self.grid)),
-                        min(int(right // _CELL), max(c for c, _ in self.grid)) + 1)
-        rows = range(max(int(bottom // _CELL), min(r for _, r in self.grid)),
-                     min(int(top // _CELL), max(r for _, r in self.grid)) + 1)
-        seen: set[int] = set()
-        for column in columns:
-            for row in rows:
-                for drawn in self.grid.get((column, row), ()):
-                    if id(drawn) in seen or not drawn.boxes:
+        if self.work >= min(MAX_COVER_WORK, self.budget[0]) or self.path_points >= MAX_COVER_WORK:
+            self._overflow(left, bottom, right, top)
+            return
+        limit = min(MAX_COVER_WORK, self.budget[0])
+        # The path's edges by the rows of cells they reach (for the winding number at a glyph's middle) and by the
+        # cells their bounding boxes reach (for an edge through a glyph's box).
+        rows: dict[int, list] = {}
+        cells: dict[tuple[int, int], list] = {}
+        for points in self.subpaths:
+            if len(points) < 3:
+                continue
+            for i in range(len(points)):
+                p, q = points[i - 1], points[i]
+                edge = (min(p[0], q[0]), min(p[1], q[1]), max(p[0], q[0]), max(p[1], q[1]), p, q)
+                first, last = max(int(edge[1] // _CELL), span[1]), min(int(edge[3] // _CELL), self.top_row)
+                self.work += 1 + max(0, last - first)
+                if self.work > limit:
+                    self._overflow(left, bottom, right, top)
+                    return
+                low, high = max(int(edge[0] // _CELL), span[0]), min(int(edge[2] // _CELL), self.right_column)
+                self.work += max(0, last - first + 1) * max(0, high - low + 1)
+                if self.work > limit:
+                    self._overflow(left, bottom, right, top)
+                    return
+                for row in range(first, last + 1):
+                    rows.setdefault(row, []).append(edge)
+                    for column in range(low, high + 1):
+                        cells.setdefault((column, row), []).append(edge)
+        even_odd = operator in _EVEN_ODD
+        for column in range(max(int(left // _CELL), span[0]), min(int(right // _CELL), span[2]) + 1):
+            for row in range(max(int(bottom // _CELL), span[1]), min(int(top // _CELL), span[3]) + 1):
+                glyphs = self.grid.get((column, row))
+                if not glyphs:
+                    continue
+                covered = []
+                for key, box in glyphs.items():
+                    self.work += 1
+                    if box[2] > right or box[3] > top or box[0] < left or box[1] < bottom:
                         continue
-                    seen.add(id(drawn))
-                    for number, box in list(drawn.boxes.items()):
-                        if box[0] < left or box[1] < bottom or box[2] > right or box[3] > top:
-                            continue
-                        if exact:
-                            self.work += len(edges) + 1
-                            if any(_crosses(box, p, q) for p, q in edges):
-                                continue
-                            winding = _winding(edges, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-                            if not (winding % 2 if operator in _EVEN_ODD else winding):
-                                continue
-                        del drawn.boxes[number]
-                        self.covered.setdefault(drawn.seq, {}).setdefault(drawn.index, set()).add(number)
+                    b0, b1, b2, b3 = box
+                    middle = (b1 + b3) / 2
+                    ray = rows.get(int(middle // _CELL), ())
+                    near = [edge for c in range(int(b0 // _CELL), int(b2 // _CELL) + 1)
+                            for r in range(int(b1 // _CELL), int(b3 // _CELL) + 1) for edge in cells.get((c, r), ())]
+                    self.work += len(near) + len(ray)
+                    if self.work > limit:  # this fill and the rest: their bounding boxes (:meth:`finish`)
+                        for key in covered:
+                            del glyphs[key]
+                            self._covered(key)
+                        self._overflow(left, bottom, right, top)
+                        return
+                    if any(_crosses(box, p, q) for x0, y0, x1, y1, p, q in near
+                           if x1 > b0 and x0 < b2 and y1 > b1 and y0 < b3):
+                        continue
+                    centre = (b0 + b2) / 2
+                    winding = _winding([(p, q) for _, _, x1, _, p, q in ray if x1 > centre], centre, middle)
+                    if winding % 2 if even_odd else winding:
+                        covered.append(key)
+                for key in covered:
+                    del glyphs[key]
+                    self._covered(key)
+
+    def _overflow(self, left: float, bottom: float, right: float, top: float) -> None:
+        _, (l0, b0, r0, t0) = self.overflow or (0, (left, bottom, right, top))
+        self.overflow = (self.seq, (min(l0, left), min(b0, bottom), max(r0, right), max(t0, top)))
+
+    def _covered(self, key: tuple) -> None:
+        seq, index, number = key
+        self.covered.setdefault(seq, {}).setdefault(index, set()).add(number)
+
+    def finish(self) -> None:
+        """After the page: past the work bound, the glyphs drawn before the last fill left unexamined, inside the
+        bounding box of all of those fills, are taken as covered (fail closed)."""
+        self.budget[0] -= self.work
+        if self.overflow is None:
+            return
+        last, (left, bottom, right, top) = self.overflow
+        for glyphs in self.grid.values():
+            for key, box in glyphs.items():
+                if key[0] < last and box[0] >= left and box[1] >= bottom and box[2] <= right and box[3] <= top:
+                    self._covered(key)
 
     def _clip(self, box: tuple) -> tuple:
         """The clip of the current state intersected with ``box`` (device space)."""
@@ -909,8 +960,7 @@ class _Tracker:
                 box = (max(min(xs), left), max(min(ys), bottom), min(max(xs), right), min(max(ys), top))
                 if box[0] < box[2] and box[1] < box[3]:
                     boxes[number] = box
-            if boxes:
-                self.pending.append(_Drawn(self.seq, index, boxes))
+            self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:
         self.emptied += 1
@@ -1024,11 +1074,13 @@ def page_text(page, fonts: dict | None = None) -> PageText:
     resources = page.get("/Resources")
     resources = resources.get_object() if resources is not None else None
     fonts = {} if fonts is None else fonts
-    seen = _Tracker(box, resources, off=off, font_widths=fonts, record=True)
+    budget = fonts.setdefault("cover work left", (None, [MAX_COVER_WORK_DOCUMENT]))[1]
+    seen = _Tracker(box, resources, off=off, font_widths=fonts, record=True, budget=budget)
     try:
         text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
     finally:
         seen.restore()
+    seen.finish()
     covered = seen.covered
     if covered:  # text painted over: read again, its glyphs cut
         seen = _Tracker(box, resources, off=off, font_widths=fonts, covered=covered)

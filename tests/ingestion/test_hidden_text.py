@@ -1538,9 +1538,9 @@ def test_pdf_printed_by_chromium_loses_only_the_text_under_opaque_boxes():
 
 
 def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
-    """The work spent testing glyphs against fills' edges is bounded on a page (``MAX_COVER_WORK``); past it a fill
-    covers what lies inside its bounding box (fail closed). A triangle over the first letters: its shape covers
-    fewer of them than its box."""
+    """The work spent testing glyphs against fills' edges is bounded on a page (``MAX_COVER_WORK``); past it the
+    fills left cover what lies inside their bounding box (fail closed). A triangle over the first letters: its shape
+    covers fewer of them than its box."""
     from ingestion.parsers import pdf_hidden
 
     pdf = _pdf(text_op(PAYLOAD, y=650) + "q 0 g 60 640 m 120 640 l 60 700 l h f Q\n")
