@@ -26,19 +26,28 @@ people than its class or module embeds neither (:func:`~ingestion.structure.rest
 A file that does not parse (a syntax error, a newer Python) is not refused: it
 becomes one root section with blank-line-separated ``code`` blocks, and
 ``metadata["syntax_error"]`` says why.
+
+What a terminal hides (:func:`~ingestion.parsers.visible_text.terminal_hidden`: ANSI sequences, the text they
+conceal or colour as its background, backspace overstrikes) is cut, as from plain text (2026-12-03): an editor
+shows the escape character and the text after it, ``cat`` or ``less -R`` of the file shows neither -- the
+model gets only what every reader sees. The tree is built on the file as uploaded (its line numbers), then the
+hidden ranges are cut from the text, the spans and the context lines (imports, signatures).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import os
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import merge_ranges, remove_ranges, terminal_hidden
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
 MAX_CONTEXT_IMPORTS = 8
@@ -51,6 +60,21 @@ class _Source:
     text: str
     index: LineIndex
     lines: list[str]
+    hidden: list[tuple[int, int]] = field(default_factory=list)  # what a terminal hides (sorted, not overlapping)
+
+    def shown(self, start: int, end: int) -> str:
+        """The text from ``start`` to ``end`` without what a terminal hides."""
+        if not self.hidden:
+            return self.text[start:end]
+        parts, at = [], start
+        for low, high in self.hidden[max(0, bisect.bisect_right(self.hidden, (start, start)) - 1):]:
+            if low >= end:
+                break
+            if high > at:
+                parts.append(self.text[at:max(at, low)])
+                at = max(at, high)
+        parts.append(self.text[at:end] if at < end else "")
+        return "".join(parts)
 
     def span(self, first: int, last: int) -> tuple[int, int]:
         """Offsets of 0-based lines ``first..last`` (inclusive), trimmed."""
@@ -85,13 +109,13 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, sour
     last = _header_last(node, source)
     if last is None:
         # A one-liner: up to the first colon outside brackets (a best guess without tokens).
-        text = line = source.lines[node.lineno - 1].strip()
+        text = line = source.shown(source.index.start(node.lineno - 1), source.index.end(node.lineno - 1)).strip()
         for cut, char in enumerate(line):
             if char == ":" and line[:cut].count("(") == line[:cut].count(")"):
                 text = line[: cut + 1]
                 break
     else:
-        text = " ".join(source.lines[i].strip() for i in range(node.lineno - 1, last + 1))
+        text = source.shown(source.index.start(node.lineno - 1), source.index.end(last))
     text = " ".join(text.split())
     return text if len(text) <= MAX_SIGNATURE_CHARS else text[: MAX_SIGNATURE_CHARS - 3] + "..."
 
@@ -168,7 +192,7 @@ def _imports(tree: ast.Module, source: _Source) -> list[_Import]:
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             start, end = source.span(node.lineno - 1, (node.end_lineno or node.lineno) - 1)
-            text = " ".join(source.text[start:end].split())
+            text = " ".join(source.shown(start, end).split())
             bound = {(alias.asname or alias.name).split(".")[0] for alias in node.names}
             found.append(_Import(text, bound))
     return found
@@ -257,10 +281,12 @@ def _decode(data: bytes) -> str:
         raise
 
 
-def parse_python_text(text: str, *, filename: str = "module.py") -> ParsedDocument:
-    """Build the section tree of already-decoded Python source (offsets index ``text``)."""
+def parse_python_text(text: str, *, filename: str = "module.py",
+                      hidden: list[tuple[int, int]] | None = None) -> ParsedDocument:
+    """Build the section tree of already-decoded Python source (offsets index ``text``); ``hidden``: ranges of it
+    a terminal hides, left out of the context lines (the caller cuts them from the text)."""
     index = LineIndex(text)
-    source = _Source(text, index, [index.line(i) for i in range(index.count)])
+    source = _Source(text, index, [index.line(i) for i in range(index.count)], merge_ranges(hidden or []))
     try:
         tree = ast.parse(text, filename=filename)
     except SyntaxError as exc:
@@ -290,4 +316,9 @@ def parse_python(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a Python module into function and class sections (see the module docstring)."""
     # Never an untitled root: its title in a heading path is what tells a policy change that the
     # module's imports left (or joined) its definitions' context (kb.services.apply_policies).
-    return parse_python_text(_decode(data), filename=os.path.basename(filename or "") or "module.py")
+    text = _decode(data)
+    hidden = terminal_hidden(text)
+    if hidden:
+        reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
+    return remove_ranges(parse_python_text(text, filename=os.path.basename(filename or "") or "module.py",
+                                           hidden=hidden), hidden)

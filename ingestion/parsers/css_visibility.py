@@ -1534,8 +1534,19 @@ class Visibility:
         return self._column_cells[table].get(cell)
 
     def _column_visibility(self, element: etree._Element) -> str | None:
-        """The ``visibility`` keyword a ``<col>``/``<colgroup>`` sets itself (None: inherited)."""
-        return _keyword(_tokens(self._cascade(element).get("visibility", [])))
+        """The ``visibility`` keyword a ``<col>``/``<colgroup>`` sets itself (None: inherited), a ``var()`` (and
+        ``env()``, ``attr()``) in it replaced as in any declaration: by the custom properties the element inherits
+        and sets (found attacking hidden text, 2026-12-03: ``visibility: var(--v)`` on a ``<col>`` was no keyword
+        here, so its cells' text reached the model); one that resolves to nothing leaves it unset."""
+        values = self._cascade(element)
+        value = values.get("visibility", [])
+        if _has_var(value):
+            parent = element.getparent()
+            inherited = self._states.get(parent) if parent is not None else None
+            custom = {**((inherited.custom if inherited is not None else None) or {}),
+                      **{name: v for name, v in values.items() if name.startswith("--")}}
+            value = _substitute(value, custom, element=element) or []
+        return _keyword(_tokens(value))
 
     def _display(self, element: etree._Element) -> str:
         """An element's ``display`` keyword (its tag's default when no rule sets one this reader reads)."""

@@ -31,11 +31,17 @@ before pypdf reads it:
   device space (its control points too: a superset of what it clips), intersected down the state, thinner than
   :data:`MIN_CLIP_POINTS` hides everything, and a glyph outside it is off the page (:meth:`_Tracker._layout`).
 * drawn by a ``Type3`` glyph procedure that paints nothing (:func:`_blank_glyphs`).
+* painted over, glyph by glyph: a fill later in the content stream (a form's included) whose region -- the path
+  under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
+  font's descent to ascent less :data:`COVER_TOLERANCE`), and which leaves nothing under it readable
+  (:func:`_fill_hides`: opacity and blend mode; a soft mask, a text clip or a layer that is off: not covering).
+  Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut.
 
 A page whose text is *all* in an invisible render mode and that shows an image is a scanned
 page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over (or under a white rectangle), the widths of Type3 fonts and of composite fonts with
+shape of a clipping path (its bounding box only), text painted over by a stroke, an image or a shading (fills
+only), white text on a dark fill (taken as white on the page), the widths of Type3 fonts and of composite fonts with
 other encodings (the bounded rule above applies to them), colours in pattern, separation and indexed spaces
 (taken as visible), blend modes and soft masks.
 """
@@ -45,6 +51,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from ingestion.parsers.css_visibility import (
     MIN_CONTRAST,
@@ -52,6 +59,8 @@ from ingestion.parsers.css_visibility import (
     MIN_OPACITY,
     OVERLAID_LETTERS,
     OVERLAID_WORDS,
+    _blended,
+    _over,
     contrast,
 )
 
@@ -68,6 +77,26 @@ _COMPONENTS = {"/DeviceGray": 1, "/G": 1, "/CalGray": 1, "/DeviceRGB": 3, "/RGB"
 _SHOW = (b"Tj", b"TJ", b"'", b'"')
 _PATH_POINTS = {b"m": 2, b"l": 2, b"c": 6, b"v": 4, b"y": 4, b"re": 4}  # path construction: its operands
 _PATH_ENDS = frozenset((b"n", b"f", b"F", b"f*", b"S", b"s", b"B", b"B*", b"b", b"b*"))
+_FILLS = frozenset((b"f", b"F", b"f*", b"B", b"B*", b"b", b"b*"))  # the path ends that fill (the rest: even-odd)
+_EVEN_ODD = frozenset((b"f*", b"B*", b"b*"))
+# PDF's blend modes as :mod:`css_visibility` names them (the same modes: CSS took them from PDF); any other name,
+# /Normal and /Compatible among them, is the normal mode (the specification: an unknown one is /Normal).
+_BLEND_MODES = {"/Multiply": "multiply", "/Screen": "screen", "/Overlay": "overlay", "/Darken": "darken",
+                "/Lighten": "lighten", "/ColorDodge": "color-dodge", "/ColorBurn": "color-burn",
+                "/HardLight": "hard-light", "/SoftLight": "soft-light", "/Difference": "difference",
+                "/Exclusion": "exclusion", "/Hue": "hue", "/Saturation": "saturation", "/Color": "color",
+                "/Luminosity": "luminosity"}
+_CURVE_STEPS = 16  # a curve of a filled path is flattened into this many segments
+# The work spent on the fills painted over a page's text (glyph boxes looked at, times the path's edges when inside
+# its bounding box, :meth:`_Tracker._cover`): past it, the fills left are not looked at one by one; every glyph drawn
+# before the last of them inside the bounding box of them all is taken as covered (fail closed, :meth:`_Tracker.finish`).
+MAX_COVER_WORK = 1_000_000
+MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
+# A fill may leave this much of the glyph box uncovered above and below (ems): the box is the font's whole ascent and
+# descent (accents, the deepest descender), a browser's layout rounds a box over a line by a pixel (at 16 px, 0.03 em),
+# and strips of 0.05 em show no readable letter.
+COVER_TOLERANCE = 0.05
+_CELL = 16.0  # the side of the grid cells the page's glyphs are indexed by (their boxes' lower left corners), points
 # A clipping path this thin (2 px, CSS's hair: ``css_visibility._too_small``) or thinner shows no text.
 MIN_CLIP_POINTS = 1.5
 OCR_FLAG = "invisible text layer over a page image (OCR): kept, not checked against the image"
@@ -125,6 +154,12 @@ class _State:
     # The clipping path's bounding box in device space (``left, bottom, right, top``; None: not clipped here): the
     # boxes of the ``W``/``W*`` paths and of the forms' ``/BBox``, intersected (:meth:`_Tracker._clip`).
     clip: tuple | None = None
+    blend: str = "normal"  # the blend mode (``gs`` ``/BM``), a :mod:`css_visibility` name
+    soft_mask: bool = False  # a soft mask (``gs`` ``/SMask``) is set: what a fill shows is not known here
+    text_clipped: bool = False  # text in a clipping render mode (4 to 7) clips what is painted after it
+    metrics: _Widths | None = None  # the glyph widths for the box a glyph is drawn in (:func:`_font_box`)
+    ascent: float = 0.7  # the glyph box above and below the baseline, in ems (:func:`_font_box`)
+    descent: float = -0.2
 
 
 @dataclass(frozen=True)
@@ -262,6 +297,80 @@ def _blank_glyphs(font) -> frozenset:
         return frozenset()
 
 
+def _font_box(font) -> tuple[_Widths | None, float, float]:
+    """The box a glyph of ``font`` is drawn in, for what is painted over it: the glyph widths (the font's own,
+    :func:`_font_widths`, else the standard metrics of one of the 14 standard fonts that lists none, which a
+    viewer uses), and the ascent and descent of its descriptor (or of the standard font), in ems, bounded to 0.6
+    to 1.2 above the baseline and 0.15 to 0.5 below: a thin rule through the letters never covers them, and a
+    font cannot claim boxes no fill can cover."""
+    from pypdf.generic._font import Font
+
+    widths = _font_widths(font)
+    ascent, descent = 0.7, -0.2
+    try:
+        read = Font.from_font_resource(font)
+        if widths is None and font.get("/Subtype") in ("/Type1", "/TrueType") and font.get("/Widths") is None:
+            measured = {code: read.character_widths[chr(code)] / 1000 for code in range(256)
+                        if chr(code) in read.character_widths}
+            if measured:
+                widths = _Widths(measured, read.character_widths.get("default", 1000) / 1000)
+        if font.get("/Subtype") != "/Type3":  # a Type3 font's metrics are in its own matrix: the defaults
+            ascent, descent = float(read.font_descriptor.ascent) / 1000, float(read.font_descriptor.descent) / 1000
+    except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font: the defaults
+        pass
+    ascent = min(max(ascent if math.isfinite(ascent) else 0.7, 0.6), 1.2)
+    descent = max(min(descent if math.isfinite(descent) else -0.2, -0.15), -0.5)
+    return widths, ascent, descent
+
+
+@lru_cache(maxsize=1024)
+def _fill_hides(mode: str, color: tuple | None, alpha: float) -> bool:
+    """Whether a fill of ``color`` at ``alpha`` under blend ``mode`` leaves nothing it is painted over readable:
+    over any two of a sample of backdrops (nine greys, the six primaries and secondaries) the results differ by
+    a contrast under :data:`MIN_CONTRAST`. A colour this reader cannot read (pattern, separation, indexed) is taken
+    as black in the normal mode (any opaque colour hides; black the least when translucent) and as not hiding
+    under another mode."""
+    if color is None:
+        if mode != "normal":
+            return False
+        color = _BLACK
+    top = (color[0], color[1], color[2], min(max(alpha, 0.0), 1.0))
+    samples = [(v / 8, v / 8, v / 8, 1.0) for v in range(9)] + [
+        (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0), (0.0, 0.0, 1.0, 1.0),
+        (0.0, 1.0, 1.0, 1.0), (1.0, 0.0, 1.0, 1.0), (1.0, 1.0, 0.0, 1.0)]
+    shown = [_over(top, behind) if mode == "normal" else _blended(mode, behind, top) for behind in samples]
+    return all(contrast(x, y) < MIN_CONTRAST for i, x in enumerate(shown) for y in shown[i + 1:])
+
+
+def _crosses(box: tuple, p: tuple, q: tuple) -> bool:
+    """Whether the segment ``p``-``q`` passes through the inside of ``box`` (its edges excluded): Liang-Barsky."""
+    left, bottom, right, top = box
+    t0, t1 = 0.0, 1.0
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    for step, room in ((-dx, p[0] - left), (dx, right - p[0]), (-dy, p[1] - bottom), (dy, top - p[1])):
+        if step == 0:
+            if room <= 0:
+                return False
+        else:
+            t = room / step
+            if step < 0:
+                t0 = max(t0, t)
+            else:
+                t1 = min(t1, t)
+    return t0 < t1
+
+
+def _winding(edges: list, x: float, y: float) -> int:
+    """The winding number of the closed edges around ``(x, y)``."""
+    number = 0
+    for (x1, y1), (x2, y2) in edges:
+        if y1 <= y < y2 and (x2 - x1) * (y - y1) - (x - x1) * (y2 - y1) > 0:
+            number += 1
+        elif y2 <= y < y1 and (x2 - x1) * (y - y1) - (x - x1) * (y2 - y1) < 0:
+            number -= 1
+    return number
+
+
 @dataclass
 class _Tracker:
     """The graphics state along a content stream; empties the text operations of one kind (see module)."""
@@ -283,6 +392,25 @@ class _Tracker:
     font_widths: dict = field(default_factory=dict)  # :meth:`_widths`, by font object (shared by a document's pages)
     path: tuple | None = None  # the bounding box (device space) of the path being built, its control points too
     clipping: bool = False  # a W or W* met: the path, once ended, intersects the clip
+    # Text painted over (:meth:`_cover`): ``record`` (the first pass) notes each string shown and, at each fill,
+    # which of its glyphs the fill covers (``covered``: operation number -> string index -> code numbers); the
+    # later passes are given ``covered`` and cut those glyphs.
+    record: bool = False
+    covered: dict = field(default_factory=dict)
+    seq: int = 0  # the number of the operation being visited
+    exact: float | None = 0.0  # where the next glyph starts along the line when every width so far is known
+    subpaths: list = field(default_factory=list)  # the path being built, flattened: lists of device points
+    path_points: int = 0
+    text_clip: bool = False  # a string shown in a clipping mode inside the current text object
+    pending: list = field(default_factory=list)  # glyphs drawn since the last fill (not yet in :attr:`grid`)
+    # (column, row) -> {(operation number, string index, code number): the glyph's box} of the glyphs not yet covered
+    grid: dict = field(default_factory=dict)
+    span: list = field(default_factory=lambda: [math.inf, math.inf, -math.inf, -math.inf])  # the cells in use
+    top_row: float = -math.inf  # the highest row of cells a glyph's box reaches
+    right_column: float = -math.inf  # the rightmost column
+    work: int = 0  # :data:`MAX_COVER_WORK`
+    overflow: tuple | None = None  # past the work bound: (the last fill's number, the fills' bounding box)
+    budget: list = field(default_factory=lambda: [MAX_COVER_WORK_DOCUMENT])  # the document's work left (shared)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -323,6 +451,7 @@ class _Tracker:
     # -- the visitor ----------------------------------------------------------------------------------
 
     def before(self, operator: bytes, operands: list, cm, tm) -> None:
+        self.seq += 1
         state = self.state
         if operator == b"q":
             self.stack.append(state)
@@ -358,7 +487,7 @@ class _Tracker:
                         self.path = None
                         self._extend_path(b"re", [bbox[0], bbox[1], bbox[2] - bbox[0], bbox[3] - bbox[1]])
                         self.state = replace(self.state, clip=self._clip(self.path))
-                        self.path = None
+                        self.path, self.subpaths, self.path_points = None, [], 0
             except (KeyError, TypeError, AttributeError, ValueError):
                 pass
         elif operator == b"Tr":
@@ -368,15 +497,17 @@ class _Tracker:
         elif operator == b"Tf" and len(operands) >= 2:
             values = _numbers(operands[1:2])
             if values:
+                metrics, ascent, descent = self._box(operands[0])
                 self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]),
-                                     widths=self._widths(operands[0]), blank=self._blank(operands[0]))
+                                     widths=self._widths(operands[0]), blank=self._blank(operands[0]),
+                                     metrics=metrics, ascent=ascent, descent=descent)
         elif operator in (b"Tc", b"Tw", b"TL"):
             values = _numbers(operands[:1])
             if values:
                 name = {b"Tc": "char_spacing", b"Tw": "word_spacing", b"TL": "leading"}[operator]
                 self.state = replace(state, **{name: values[0]})
         elif operator in (b"BT", b"Td", b"TD", b"Tm", b"T*"):
-            self.pen = (0.0, 0.0)
+            self.pen, self.exact = (0.0, 0.0), 0.0
             values = _numbers(operands[1:2]) if operator == b"TD" else None
             if values:
                 self.state = replace(state, leading=-values[0])
@@ -412,17 +543,35 @@ class _Tracker:
                 if graphics is not None:
                     self.state = replace(state, fill_alpha=float(graphics.get("/ca", state.fill_alpha)),
                                          stroke_alpha=float(graphics.get("/CA", state.stroke_alpha)))
-            except (TypeError, ValueError):
+                    blend = graphics.get("/BM")
+                    if blend is not None:
+                        blend = blend.get_object()
+                        names = [str(n) for n in blend] if isinstance(blend, list) else [str(blend)]
+                        known = [n for n in names if n in _BLEND_MODES or n in ("/Normal", "/Compatible")]
+                        self.state = replace(self.state, blend=_BLEND_MODES.get(known[0], "normal") if known
+                                             else "normal")
+                    mask = graphics.get("/SMask")
+                    if mask is not None:
+                        self.state = replace(self.state, soft_mask=str(mask.get_object()) != "/None")
+            except (TypeError, ValueError, AttributeError):
                 pass
         elif operator in _PATH_POINTS:
             self._extend_path(operator, operands)
         elif operator in (b"W", b"W*"):
             self.clipping = True
         elif operator in _PATH_ENDS:
+            if operator in _FILLS and self.record and self.path is not None:
+                self._cover(operator)
             if self.clipping and self.path is not None:
                 self.state = replace(state, clip=self._clip(self.path))
-            self.path, self.clipping = None, False
+            self.path, self.clipping, self.subpaths, self.path_points = None, False, [], 0
+        elif operator == b"ET":
+            if self.text_clip:  # what is painted next shows only inside these glyphs' outlines
+                self.state = replace(state, text_clipped=True)
+            self.text_clip = False
         elif operator in _SHOW:
+            if state.render >= 4:
+                self.text_clip = True
             self._show(operator, operands, tm)
 
     def _extend_path(self, operator: bytes, operands: list) -> None:
@@ -439,6 +588,139 @@ class _Tracker:
         if self.path is not None:
             xs, ys = xs + [self.path[0], self.path[2]], ys + [self.path[1], self.path[3]]
         self.path = (min(xs), min(ys), max(xs), max(ys))
+        if self.record:
+            self._flatten(operator, points)
+
+    def _flatten(self, operator: bytes, points: list) -> None:
+        """Add a path construction to :attr:`subpaths`, its curves flattened (for what a fill covers)."""
+        if operator == b"re":
+            x0, y0 = points[0]
+            self.subpaths.append([points[0], points[1], points[3], points[2]])
+            self.subpaths.append([(x0, y0)])  # a rectangle leaves the current point at its start
+        elif operator == b"m" or not self.subpaths:
+            self.subpaths.append([points[-1]])
+        elif operator == b"l":
+            self.subpaths[-1].append(points[0])
+        else:
+            start = self.subpaths[-1][-1]
+            if operator == b"c":
+                p1, p2, p3 = points
+            elif operator == b"v":
+                p1, (p2, p3) = start, points
+            else:
+                (p1, p3), p2 = points, points[1]
+            for i in range(1, _CURVE_STEPS + 1):
+                t = i / _CURVE_STEPS
+                u = 1 - t
+                self.subpaths[-1].append(tuple(u ** 3 * s + 3 * u * u * t * q1 + 3 * u * t * t * q2 + t ** 3 * q3
+                                               for s, q1, q2, q3 in zip(start, p1, p2, p3, strict=True)))
+        self.path_points += len(points) * (_CURVE_STEPS if operator in (b"c", b"v", b"y") else 1)
+
+    def _cover(self, operator: bytes) -> None:
+        """Note the glyphs drawn so far that this fill paints over (see :func:`page_text`): the fill hides what
+        is under it (:func:`_fill_hides`: opaque enough under its blend mode, no soft mask), is not in optional
+        content that is off nor clipped by text, and a glyph's box lies inside its region -- the path under its
+        winding rule (no edge through the box, the box inside), within the clip's bounding box (a superset of the
+        clip: fail closed)."""
+        state = self.state
+        if (state.soft_mask or state.text_clipped or any(self.marked)
+                or not _fill_hides(state.blend, state.fill, state.fill_alpha)):
+            return
+        span = self.span
+        for key, box in self.pending:
+            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
+            self.grid.setdefault(cell, {})[key] = box
+            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
+            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
+            self.top_row = max(self.top_row, int(box[3] // _CELL))
+            self.right_column = max(self.right_column, int(box[2] // _CELL))
+        self.pending.clear()
+        if not self.grid:
+            return
+        left, bottom, right, top = self._clip(self.path)
+        if left >= right or bottom >= top:
+            return
+        if self.work >= min(MAX_COVER_WORK, self.budget[0]) or self.path_points >= MAX_COVER_WORK:
+            self._overflow(left, bottom, right, top)
+            return
+        limit = min(MAX_COVER_WORK, self.budget[0])
+        # The path's edges by the rows of cells they reach (for the winding number at a glyph's middle) and by the
+        # cells their bounding boxes reach (for an edge through a glyph's box).
+        rows: dict[int, list] = {}
+        cells: dict[tuple[int, int], list] = {}
+        for points in self.subpaths:
+            if len(points) < 3:
+                continue
+            for i in range(len(points)):
+                p, q = points[i - 1], points[i]
+                edge = (min(p[0], q[0]), min(p[1], q[1]), max(p[0], q[0]), max(p[1], q[1]), p, q)
+                first, last = max(int(edge[1] // _CELL), span[1]), min(int(edge[3] // _CELL), self.top_row)
+                self.work += 1 + max(0, last - first)
+                if self.work > limit:
+                    self._overflow(left, bottom, right, top)
+                    return
+                low, high = max(int(edge[0] // _CELL), span[0]), min(int(edge[2] // _CELL), self.right_column)
+                self.work += max(0, last - first + 1) * max(0, high - low + 1)
+                if self.work > limit:
+                    self._overflow(left, bottom, right, top)
+                    return
+                for row in range(first, last + 1):
+                    rows.setdefault(row, []).append(edge)
+                    for column in range(low, high + 1):
+                        cells.setdefault((column, row), []).append(edge)
+        even_odd = operator in _EVEN_ODD
+        for column in range(max(int(left // _CELL), span[0]), min(int(right // _CELL), span[2]) + 1):
+            for row in range(max(int(bottom // _CELL), span[1]), min(int(top // _CELL), span[3]) + 1):
+                glyphs = self.grid.get((column, row))
+                if not glyphs:
+                    continue
+                covered = []
+                for key, box in glyphs.items():
+                    self.work += 1
+                    if box[2] > right or box[3] > top or box[0] < left or box[1] < bottom:
+                        continue
+                    b0, b1, b2, b3 = box
+                    middle = (b1 + b3) / 2
+                    ray = rows.get(int(middle // _CELL), ())
+                    near = [edge for c in range(int(b0 // _CELL), int(b2 // _CELL) + 1)
+                            for r in range(int(b1 // _CELL), int(b3 // _CELL) + 1) for edge in cells.get((c, r), ())]
+                    self.work += len(near) + len(ray)
+                    if self.work > limit:  # this fill and the rest: their bounding boxes (:meth:`finish`)
+                        for key in covered:
+                            del glyphs[key]
+                            self._covered(key)
+                        self._overflow(left, bottom, right, top)
+                        return
+                    if any(_crosses(box, p, q) for x0, y0, x1, y1, p, q in near
+                           if x1 > b0 and x0 < b2 and y1 > b1 and y0 < b3):
+                        continue
+                    centre = (b0 + b2) / 2
+                    winding = _winding([(p, q) for _, _, x1, _, p, q in ray if x1 > centre], centre, middle)
+                    if winding % 2 if even_odd else winding:
+                        covered.append(key)
+                for key in covered:
+                    del glyphs[key]
+                    self._covered(key)
+
+    def _overflow(self, left: float, bottom: float, right: float, top: float) -> None:
+        _, (l0, b0, r0, t0) = self.overflow or (0, (left, bottom, right, top))
+        self.overflow = (self.seq, (min(l0, left), min(b0, bottom), max(r0, right), max(t0, top)))
+
+    def _covered(self, key: tuple) -> None:
+        seq, index, number = key
+        self.covered.setdefault(seq, {}).setdefault(index, set()).add(number)
+
+    def finish(self) -> None:
+        """After the page: past the work bound, the glyphs drawn before the last fill left unexamined, inside the
+        bounding box of all of those fills, are taken as covered (fail closed)."""
+        self.budget[0] -= self.work
+        if self.overflow is None:
+            return
+        last, (left, bottom, right, top) = self.overflow
+        for glyphs in self.grid.values():
+            for key, box in glyphs.items():
+                if key[0] < last and box[0] >= left and box[1] >= bottom and box[2] <= right and box[3] <= top:
+                    self._covered(key)
 
     def _clip(self, box: tuple) -> tuple:
         """The clip of the current state intersected with ``box`` (device space)."""
@@ -455,7 +737,7 @@ class _Tracker:
             values = _numbers(operands[:2]) if operator == b'"' else None
             if values and len(values) == 2:
                 self.state = replace(self.state, word_spacing=values[0], char_spacing=values[1])
-            self.pen = (0.0, 0.0)
+            self.pen, self.exact = (0.0, 0.0), 0.0
             try:  # the next line (T*) first: pypdf moves its text matrix only after this visitor
                 a, b, c, d, e, f = (float(v) for v in tm)
                 tm = (a, b, c, d, e - self.state.leading * c, f - self.state.leading * d)
@@ -463,6 +745,8 @@ class _Tracker:
                 pass
         reason = self.hidden(operands, tm)
         unseen = self._layout(operator, operands, tm)
+        for _container, index, _codes, hidden in unseen if self.seq in self.covered else ():
+            hidden.update(self.covered[self.seq].get(index, ()))
         if reason is not None or not any(hidden for *_, hidden in unseen):
             if (reason is not None) == self.keep_visible:
                 self._empty(operator, operands)
@@ -539,6 +823,16 @@ class _Tracker:
             self.font_widths[id(font)] = (font, _font_widths(font))  # the font held: its id is not reused
         return self.font_widths[id(font)][1]
 
+    def _box(self, name: object) -> tuple[_Widths | None, float, float]:
+        """:func:`_font_box` of the font named ``name``, read once per font object."""
+        font = self._resource("/Font", name)
+        if font is None:
+            return None, 0.7, -0.2
+        key = ("box", id(font))
+        if key not in self.font_widths:
+            self.font_widths[key] = (font, _font_box(font))
+        return self.font_widths[key][1]
+
     def _blank(self, name: object) -> frozenset:
         """:func:`_blank_glyphs` of the font named ``name``, read once per font object."""
         font = self._resource("/Font", name)
@@ -582,6 +876,9 @@ class _Tracker:
         e, f = e + c * state.rise, f + d * state.rise
         em = size * stretch  # a glyph of 1 em, along the line (text space)
         low, high = self.pen
+        exact = self.exact
+        # The glyphs' spans along the line (text space) by string, for what is painted over them later.
+        spans: dict[tuple[int, int], list[tuple[int, float, float]]] = {}
         strings: dict[tuple[int, int], tuple[list[bytes], set[int]]] = {}
         # (string, code number, a space, spacing after, the glyph's width in ems or None where the font gives none)
         glyphs: list[tuple[tuple[int, int], int, bool, float, float | None]] = []
@@ -603,6 +900,15 @@ class _Tracker:
                         off.add(number)
                     space = code == b" " and width == 1
                     spacing = state.char_spacing + (state.word_spacing if space else 0.0)
+                    if self.record:
+                        if exact is not None and state.metrics is not None:
+                            advance = state.metrics.of(code) * em
+                            spans.setdefault(key, []).append((number, min(exact, exact + advance),
+                                                              max(exact, exact + advance)))
+                            exact += advance + spacing * stretch
+                        else:
+                            exact = None
+                            spans.setdefault(key, []).append((number, *ends))
                     glyphs.append((key, number, space, spacing, state.widths.of(code) if state.widths else None))
                     steps = sorted(((spacing) * stretch, (size + spacing) * stretch))
                     low, high = low + steps[0], high + steps[1]
@@ -613,10 +919,13 @@ class _Tracker:
                     continue
                 moved = number / 1000 * em
                 low, high = low - moved, high - moved
+                exact = exact - moved if exact is not None else None
                 if glyphs:
                     key, code, space, spacing, glyph_width = glyphs[-1]
                     glyphs[-1] = (key, code, space, spacing - number / 1000 * size, glyph_width)
-        self.pen = (low, high)
+        self.pen, self.exact = (low, high), exact
+        if spans:
+            self._record(spans, items, (a, b, c, d, e, f), (left, bottom, right, top))
         if size:
             for key, number, space, spacing, glyph_width in glyphs:
                 closer = spacing / size  # in ems, negative: towards the glyph before
@@ -629,6 +938,29 @@ class _Tracker:
             strings[key][1].update(range(len(strings[key][0])))
         return [(container, index, *strings[(id(container), index)]) for container, index in items
                 if (id(container), index) in strings]
+
+    def _record(self, spans: dict, items: list, matrix: tuple, region: tuple) -> None:
+        """Note the strings just shown, each glyph by its box in device space (the span along the line, the
+        font's descent to ascent across it, cut to the page and the clip), for the fills painted after them."""
+        a, b, c, d, e, f = matrix
+        state = self.state
+        low, high = sorted(((state.descent + COVER_TOLERANCE) * state.font_size,
+                            (state.ascent - COVER_TOLERANCE) * state.font_size))
+        left, bottom, right, top = region
+        if not all(math.isfinite(v) for v in region):
+            return
+        for container, index in items:
+            glyphs = spans.get((id(container), index))
+            if not glyphs:
+                continue
+            boxes = {}
+            for number, x0, x1 in glyphs:
+                xs = (e + a * x0 + c * low, e + a * x1 + c * low, e + a * x0 + c * high, e + a * x1 + c * high)
+                ys = (f + b * x0 + d * low, f + b * x1 + d * low, f + b * x0 + d * high, f + b * x1 + d * high)
+                box = (max(min(xs), left), max(min(ys), bottom), min(max(xs), right), min(max(ys), top))
+                if box[0] < box[2] and box[1] < box[3]:
+                    boxes[number] = box
+            self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:
         self.emptied += 1
@@ -742,16 +1074,25 @@ def page_text(page, fonts: dict | None = None) -> PageText:
     resources = page.get("/Resources")
     resources = resources.get_object() if resources is not None else None
     fonts = {} if fonts is None else fonts
-    seen = _Tracker(box, resources, off=off, font_widths=fonts)
+    budget = fonts.setdefault("cover work left", (None, [MAX_COVER_WORK_DOCUMENT]))[1]
+    seen = _Tracker(box, resources, off=off, font_widths=fonts, record=True, budget=budget)
     try:
         text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
     finally:
         seen.restore()
+    seen.finish()
+    covered = seen.covered
+    if covered:  # text painted over: read again, its glyphs cut
+        seen = _Tracker(box, resources, off=off, font_widths=fonts, covered=covered)
+        try:
+            text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
+        finally:
+            seen.restore()
     if not seen.emptied:
         return PageText(text)
     if not text.strip() and seen.invisible_mode_only and _shows_image(page):
         return PageText(page.extract_text() or "", ocr_layer=True)
-    unseen = _Tracker(box, resources, keep_visible=False, off=off, font_widths=fonts)
+    unseen = _Tracker(box, resources, keep_visible=False, off=off, font_widths=fonts, covered=covered)
     try:
         hidden = page.extract_text(visitor_operand_before=unseen.before, visitor_operand_after=unseen.after) or ""
     finally:

@@ -322,49 +322,106 @@ def _clean_value(value: object) -> object:
 
 _CSI_RE = re.compile(r"\x1b\[([0-9;:?<=>]*)[ -/]*([@-~])")
 _SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
+# xterm's default palette for the 16 basic colours (30-37 and 90-97 foreground, 40-47 and 100-107 background).
+_PALETTE = ((0, 0, 0), (205, 0, 0), (0, 205, 0), (205, 205, 0), (0, 0, 238), (205, 0, 205), (0, 205, 205),
+            (229, 229, 229), (127, 127, 127), (255, 0, 0), (0, 255, 0), (255, 255, 0), (92, 92, 255),
+            (255, 0, 255), (0, 255, 255), (255, 255, 255))
 
 
-def _sgr_codes(params: str) -> list[str]:
-    """The attribute codes of an SGR sequence's parameters, without the arguments of an extended colour: in
+def _sgr(params: str) -> list[tuple[str, list[str]]]:
+    """The attribute codes of an SGR sequence's parameters, each with the arguments of an extended colour: in
     ``38;5;8`` (colour 8 of 256) and ``48;2;0;0;0`` (a true colour) the 8 and the 0s are a colour, not conceal or
     reset (read as codes, a colour concealed a log's text, or a colour of 0 ended a conceal early); a colon group
-    (``38:5:8``) is one code with its arguments."""
+    (``38:5:8``, ``38:2::0:0:0``) is one code with its arguments."""
     parts = params.split(";")
-    codes: list[str] = []
+    codes: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(parts):
-        code = parts[i].split(":")[0]
-        codes.append(code)
-        if ":" not in parts[i] and code in ("38", "48", "58") and i + 1 < len(parts):
-            i += {"5": 2, "2": 4}.get(parts[i + 1], 0)
+        code, *arguments = parts[i].split(":")
+        if not arguments and code in ("38", "48", "58") and i + 1 < len(parts):
+            taken = {"5": 2, "2": 4}.get(parts[i + 1], 0)
+            arguments = parts[i + 1:i + 1 + taken]
+            i += taken
+        codes.append((code, arguments))
         i += 1
     return codes
+
+
+def _colour(code: str, arguments: list[str]) -> tuple[int, int, int] | None:
+    """The colour an SGR colour code sets (basic colours as xterm's palette, 256 colours by the xterm cube and
+    greys, true colours as given), or None (a default, or not one read here)."""
+    number = int(code) if code.isdigit() else -1
+    if 30 <= number <= 37 or 40 <= number <= 47:
+        return _PALETTE[number % 10]
+    if 90 <= number <= 97 or 100 <= number <= 107:
+        return _PALETTE[number % 10 + 8]
+    values = [int(a) if a.isdigit() else None for a in arguments]
+    if values[:1] == [5] and len(values) >= 2 and values[1] is not None and values[1] < 256:
+        index = values[1]
+        if index < 16:
+            return _PALETTE[index]
+        if index < 232:
+            steps = (0, 95, 135, 175, 215, 255)
+            index -= 16
+            return steps[index // 36], steps[index // 6 % 6], steps[index % 6]
+        return (8 + 10 * (index - 232),) * 3  # type: ignore[return-value]
+    if values[:1] == [2] and len(values) >= 4 and all(v is not None and v < 256 for v in values[-3:]):
+        red, green, blue = values[-3:]
+        return red, green, blue  # type: ignore[return-value]
+    return None
+
+
+def _same_colour(foreground: tuple[int, int, int] | None, background: tuple[int, int, int] | None) -> bool:
+    """Whether text of ``foreground`` on ``background`` (both set: the terminal's own colours are not known here) is
+    unreadable: a contrast under :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`, as in HTML."""
+    if foreground is None or background is None:
+        return False
+    from ingestion.parsers.css_visibility import MIN_CONTRAST, contrast
+
+    return contrast((*(v / 255 for v in foreground), 1.0), (*(v / 255 for v in background), 1.0)) < MIN_CONTRAST
 
 
 def terminal_hidden(text: str) -> list[tuple[int, int]]:
     """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-03; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
     cursor move -- the escape character alone was removed, its parameters stayed), the text they conceal
-    (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), and a character a backspace overstrikes (``a\bb``
+    (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), text whose colour is its background's (2026-12-03:
+    ``ESC[30;40m``, ``ESC[37;47m``, 256-colour and true-colour pairs; both set, a contrast under 1.2: up to a
+    reset of either, ``39``, ``49`` or ``0``), and a character a backspace overstrikes (``a\bb``
     shows ``b``; a man page's ``_\bX`` and ``X\bX`` show ``X``: the later character stays). A carriage return
     alone is not taken as overstriking: a browser and most editors show it as a line break, and a file of old Mac
     line endings is nothing but those."""
     if "\x1b" not in text and "\b" not in text:
         return []
     ranges: list[tuple[int, int]] = []
-    concealed: int | None = None
+    concealed = False
+    foreground: tuple[int, int, int] | None = None
+    background: tuple[int, int, int] | None = None
+    hidden_from: int | None = None
     for match in _CSI_RE.finditer(text):
         ranges.append(match.span())
         if match[2] != "m":
             continue
-        for code in _sgr_codes(match[1]):  # in order, as a terminal applies them: "8;0" conceals nothing
-            if concealed is None and code == _SGR_CONCEAL:
-                concealed = match.end()
-            elif concealed is not None and code in _SGR_REVEAL:
-                ranges.append((concealed, match.start()))
-                concealed = None
-    if concealed is not None:
-        ranges.append((concealed, len(text)))
+        for code, arguments in _sgr(match[1]):  # in order, as a terminal applies them: "8;0" conceals nothing
+            number = int(code) if code.isdigit() else -1
+            if code == _SGR_CONCEAL:
+                concealed = True
+            elif code in _SGR_REVEAL:
+                concealed = False
+                if code != "28":  # a reset: the colours too
+                    foreground = background = None
+            elif 30 <= number <= 39 or 90 <= number <= 97:  # 39: the default (unknown here)
+                foreground = _colour(code, arguments)
+            elif 40 <= number <= 49 or 100 <= number <= 107:
+                background = _colour(code, arguments)
+        hidden = concealed or _same_colour(foreground, background)
+        if hidden and hidden_from is None:
+            hidden_from = match.end()
+        elif not hidden and hidden_from is not None:
+            ranges.append((hidden_from, match.start()))
+            hidden_from = None
+    if hidden_from is not None:
+        ranges.append((hidden_from, len(text)))
     position = 0
     for line in text.split("\n"):
         if "\b" in line:

@@ -83,7 +83,8 @@ def set_run_property(run, name: str, **attributes: str) -> None:
 
 def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None = None,
               widths: dict[str, tuple[int, list[int], int | None]] | None = None) -> bytes:
-    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request).
+    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request: a
+    number, or a name such as ``"/Multiply"``, by key).
     ``widths`` adds Helvetica again under other names with the glyph widths a hostile editor chose: name ->
     (``/FirstChar``, ``/Widths`` in thousandths of an em, the descriptor's ``/MissingWidth`` or None)."""
     from pypdf import PdfWriter
@@ -120,7 +121,8 @@ def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None 
             resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Im1"): writer._add_object(picture)})
         if graphics:
             resources[NameObject("/ExtGState")] = DictionaryObject({
-                NameObject(name): DictionaryObject({NameObject(key): FloatObject(value) for key, value in state.items()})
+                NameObject(name): DictionaryObject({NameObject(key): NameObject(value) if isinstance(value, str)
+                                                    else FloatObject(value) for key, value in state.items()})
                 for name, state in graphics.items()
             })
         page[NameObject("/Resources")] = resources

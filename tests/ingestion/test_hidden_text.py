@@ -1014,8 +1014,15 @@ _PADDING = "An ordinary paragraph of visible words that a terminal shows as it i
     f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[1;8m{PAYLOAD}\x1b[28m", f"\x1b[8m{PAYLOAD}\x1b[m",
     PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line",
     f"\x1b[8mconcealed \x1b[38;5;0m{PAYLOAD}\x1b[0m", f"\x1b[8mconcealed \x1b[48;2;0;0;0m{PAYLOAD}\x1b[m",
+    # 2026-12-03 (listed as not evaluated before): a colour its background's.
+    f"\x1b[30;40m{PAYLOAD}\x1b[0m", f"\x1b[37;47m{PAYLOAD}\x1b[49m", f"\x1b[97;107m{PAYLOAD}\x1b[39m",
+    f"\x1b[38;5;196;48;5;196m{PAYLOAD}\x1b[m", f"\x1b[38;2;10;20;30m\x1b[48;2;10;20;30m{PAYLOAD}\x1b[0m",
+    f"\x1b[38:2::5:5:5;48:2::5:5:5m{PAYLOAD}\x1b[0m", f"\x1b[30;48;5;16m{PAYLOAD}\x1b[0m",
+    f"\x1b[38;2;1;1;1;48;2;0;0;0m{PAYLOAD}\x1b[0m", f"\x1b[40;30;7m{PAYLOAD}\x1b[0m",
 ], ids=["conceal-reset", "conceal-28", "conceal-bare-reset", "backspace-overstrike", "colour-0-is-no-reset",
-        "true-colour-0-is-no-reset"])
+        "true-colour-0-is-no-reset", "black-on-black", "white-on-white", "bright-white-on-bright-white",
+        "256-colour-pair", "true-colour-pair", "true-colour-colon-pair", "basic-on-256-black", "nearly-black-on-black",
+        "reversed-pair"])
 def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
     """Found attacking hidden text (2026-12-03): ``cat`` of the file conceals ``ESC[8m`` text and overstrikes what
     a backspace goes back over; the escape and backspace characters were removed, the text stayed."""
@@ -1026,12 +1033,65 @@ def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
 @pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", f"\x1b[38;5;8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[48;2;8;8;8m{PAYLOAD}\x1b[0m", f"\x1b[38:5:8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[8;0m{PAYLOAD}", "".join(f"{c}\b{c}" for c in PAYLOAD),
-                                  "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r"])
+                                  "".join(f"_\b{c}" for c in PAYLOAD), f"{PAYLOAD}\r\n", f"{PAYLOAD}\r",
+                                  f"\x1b[31;40m{PAYLOAD}\x1b[0m", f"\x1b[30;47m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[30m{PAYLOAD}\x1b[0m", f"\x1b[47m{PAYLOAD}\x1b[0m",
+                                  f"\x1b[90;40m{PAYLOAD}\x1b[0m", f"\x1b[30;40mx\x1b[49m{PAYLOAD}",
+                                  f"\x1b[30;40mx\x1b[0m{PAYLOAD}", f"\x1b[38;2;0;0;0;48;2;0;0;255m{PAYLOAD}\x1b[0m"])
 def test_plain_text_a_terminal_shows_stays(line):
     """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return alone (a
-    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept."""
+    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept. Colours: red on
+    black, black on white, black or a white background alone (the terminal's own colours are not known here),
+    bright black on black, text after the background or everything is reset, black on blue."""
     doc = parsed(f"{_PADDING}{VISIBLE} {line} {AFTER}\n", "notes.txt")
     assert PAYLOAD in doc.text and AFTER in doc.text
+
+
+
+_MODULE = "# An ordinary comment at the top of a module, long enough to read as text.\n" * 30 + """import os
+{import_line}
+
+
+def first(path):
+    \"\"\"Visiblealpha: {docstring}\"\"\"
+    return os.path.basename(path)  {comment}
+
+
+class Reader:
+    def read(self, path,  {signature}
+             size=10):
+        return first(path)[:size] + sys.platform + "Visibleomega"
+"""
+
+
+@pytest.mark.parametrize("where", ["comment", "docstring", "import_line", "signature"])
+@pytest.mark.parametrize("how", [f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[30;40m{PAYLOAD}\x1b[0m",
+                                 PAYLOAD + "\b" * len(PAYLOAD) + "#" * len(PAYLOAD)],
+                         ids=["conceal", "black-on-black", "overstrike"])
+def test_code_text_a_terminal_does_not_show_never_reaches_the_model(where, how):
+    """Listed as not evaluated before (2026-12-03): a Python file's ANSI sequences, concealed or coloured-as-the-
+    background text and backspace overstrikes reached the model (the code parser did not run ``terminal_hidden``).
+    ``cat`` of the file shows none of it; decided: cut, as from plain text -- in the text and in the context lines
+    (imports, signatures) repeated in every chunk."""
+    fields = {"import_line": "import sys", "docstring": "reads a path.", "comment": "# the name", "signature": "#"}
+    fields[where] = {"import_line": f"import sys  # {how}", "docstring": f"reads {how} a path.",
+                     "comment": f"# {how}", "signature": f"# {how}"}[where]
+    doc = parsed(_MODULE.format(**fields), "reader.py")
+    assert_hidden(doc)
+    assert not any(PAYLOAD in line for section in doc.sections for _, line in section.context_parts)
+
+
+def test_code_text_a_terminal_shows_stays():
+    """Escape sequences written as text (``"\\x1b[8m"``: backslash, x, 1, b) are no control; a colour shows its
+    text; a concealed marker still fails with its line."""
+    source = _MODULE.format(import_line="import sys", docstring=f"reads \\x1b[8m{PAYLOAD}\\x1b[0m a path.",
+                            comment=f"# \x1b[31m{AFTER}red\x1b[0m", signature="#")
+    doc = parsed(source, "reader.py")
+    assert PAYLOAD in doc.text and f"# {AFTER}red\n" in doc.text and "[31m" not in doc.text
+    with pytest.raises(ParseError) as failure:
+        parsed(_MODULE.format(import_line="import sys", docstring="reads.", signature="#",
+                              comment="# \x1b[8m<!-- access: restricted -->\x1b[0m"), "reader.py")
+    assert failure.value.line == 37
 
 
 # -- PDF ----------------------------------------------------------------------------------------------
@@ -1375,6 +1435,121 @@ def test_pdf_text_in_a_type3_font_that_draws_its_glyphs_stays(procedure):
     assert f"{PAYLOAD} words" in doc.text and removed(doc) == 0
 
 
+# Text painted over (2026-12-03; listed as not evaluated before): drawn, then an opaque fill drawn over it later in
+# the content stream, covering the glyphs' boxes -- a viewer shows the fill, the text layer reached the model.
+_OVER = "60 640 200 30 re f"  # a rectangle around the payload's line (Helvetica 12 pt at 72, 650)
+PAINTED_OVER = {
+    "black-rectangle": text_op(PAYLOAD, y=650) + f"q 0 g {_OVER} Q\n",
+    "red-rectangle": text_op(PAYLOAD, y=650) + f"q 1 0 0 rg {_OVER} Q\n",
+    "white-rectangle": text_op(PAYLOAD, y=650) + f"q 1 g {_OVER} Q\n",
+    # As tight as the standard font's metrics: 0.207 em below the baseline, 0.718 above, the glyphs' widths.
+    "tight-rectangle": text_op(PAYLOAD, y=650) + "q 0 g 71 647 95 12 re f Q\n",
+    "as-a-path": text_op(PAYLOAD, y=650) + "q 0 0 1 rg 60 640 m 260 640 l 260 670 l 60 670 l h f Q\n",
+    "curved-path": text_op(PAYLOAD, y=650) + "q 0 g 60 655 m 60 700 260 700 260 655 c 260 610 60 610 60 655 c f Q\n",
+    "filled-and-stroked": text_op(PAYLOAD, y=650) + "q 0 g 1 0 0 RG 60 640 200 30 re B Q\n",
+    "two-rectangles-nonzero": text_op(PAYLOAD, y=650) + "q 0 g 40 620 300 60 re 60 640 200 30 re f Q\n",
+    "nearly-opaque": "q /G95 gs " + text_op(PAYLOAD, y=650) + f"0 g {_OVER} Q\n",
+    "multiply-black": "q /GM gs " + text_op(PAYLOAD, y=650) + f"0 g {_OVER} Q\n",
+    "pattern-colour": text_op(PAYLOAD, y=650) + f"q /Pattern cs /P1 scn {_OVER} Q\n",
+    "scaled-rectangle": text_op(PAYLOAD, y=650) + "q 10 0 0 10 0 0 cm 0 g 6 64 20 3 re f Q\n",
+    "inside-a-clip": text_op(PAYLOAD, y=650) + f"q 50 600 300 100 re W n 0 g {_OVER} Q\n",
+    "rotated-text": "q 0 1 -1 0 400 300 cm " + text_op(PAYLOAD, x=0, y=0) + "Q q 0 g 380 290 30 200 re f Q\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAINTED_OVER))
+def test_pdf_text_painted_over_never_reaches_the_model(case):
+    graphics = {"/G95": {"/ca": 0.95}, "/GM": {"/BM": "/Multiply"}}
+    assert_hidden(parsed(_pdf(PAINTED_OVER[case], graphics=graphics), "report.pdf"))
+
+
+def test_pdf_text_painted_over_in_a_form_never_reaches_the_model():
+    """The text drawn in a form, the fill after it on the page; and the text on the page, the fill in a form."""
+    pdf = _pdf_page_changed(_layered("q /Fm1 Do Q " + f"q 0 g {_OVER} Q "), _form([0, 0, 612, 792],
+                                                                                  text_op(PAYLOAD, y=650)))
+    assert_hidden(parsed(pdf, "report.pdf"))
+    pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + "q /Fm1 Do Q "), _form([0, 0, 612, 792],
+                                                                                     f"0 g {_OVER}"))
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+def test_pdf_text_partly_painted_over_keeps_what_shows():
+    """A rectangle over the first letters: those go, the rest of the word stays (a reader sees it)."""
+    doc = parsed(_pdf(text_op(PAYLOAD, y=650) + "q 0 g 60 640 40 30 re f Q\n"), "report.pdf")
+    assert PAYLOAD not in doc.text and PAYLOAD[4:] in doc.text and removed(doc) == 4
+
+
+@pytest.mark.parametrize("case", [
+    "q 0.9 0.9 1 rg 60 640 200 30 re f Q " + text_op(PAYLOAD, y=650),  # a cell's background, then its text
+    text_op(PAYLOAD, y=650) + "q 0 g 72 647 100 1 re f Q",  # an underline drawn as a filled rectangle
+    text_op(PAYLOAD, y=650) + "q 0 g 72 652 100 1.5 re f Q",  # a strike-through
+    "q /GM gs " + text_op(PAYLOAD, y=650) + f"1 1 0 rg {_OVER} Q",  # a highlight flattened into the page (Multiply)
+    "q /GH gs " + text_op(PAYLOAD, y=650) + f"0 g {_OVER} Q",  # a translucent fill (0.5)
+    "q /GD gs " + text_op(PAYLOAD, y=650) + f"0.5 g {_OVER} Q",  # Difference with grey: text still differs
+    "q /GS gs " + text_op(PAYLOAD, y=650) + f"0 g {_OVER} Q",  # a soft mask: what it shows is not known
+    text_op(PAYLOAD, y=650) + "q 0 g 40 620 300 60 re 60 640 200 30 re f* Q",  # even-odd: the text in the hole
+    text_op(PAYLOAD, y=650) + f"q 0 0 100 100 re W n 0 g {_OVER} Q",  # the fill clipped away from the text
+    text_op(PAYLOAD, y=650) + f"q 0 g {_OVER[:-1]}S Q",  # stroked, not filled
+    text_op(PAYLOAD, y=650) + f"q 0 g {_OVER[:-1]}n Q",  # a path ended without painting
+    "q BT /F1 30 Tf 7 Tr 300 300 Td (Big) Tj 0 Tr ET " + text_op(PAYLOAD, y=650)
+    + "0 g 0 0 612 792 re f Q",  # the fill clipped to a text's outlines (a text clip): paints only inside them
+    "/OC /oc1 BDC q 0 g 60 640 200 30 re f Q EMC",  # (the layer is off: _pdf_with_layer below)
+], ids=["background-before", "underline", "strike-through", "multiply-highlight", "translucent", "difference",
+        "soft-mask", "even-odd-hole", "clipped-away", "stroked", "not-painted", "text-clip", "fill-in-layer-off"])
+def test_pdf_text_with_a_fill_that_does_not_cover_it_stays(case):
+    graphics = {"/GM": {"/BM": "/Multiply"}, "/GH": {"/ca": 0.5}, "/GD": {"/BM": "/Difference"},
+                "/GS": {"/SMask": "/Luminosity"}}
+    if case.startswith("/OC"):
+        pdf = _pdf_with_layer(_layered(text_op(PAYLOAD, y=650) + case + "\n"))
+    else:
+        pdf = _pdf(case + "\n", graphics=graphics)
+    doc = parsed(pdf, "report.pdf")
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text
+
+
+def test_pdf_text_under_a_highlight_annotation_stays():
+    """A highlight annotation is drawn by the viewer over the page, translucent: not a fill of the content."""
+    from pypdf.annotations import Highlight
+    from pypdf.generic import ArrayObject, FloatObject
+
+    def change(writer, page):
+        quad = ArrayObject([FloatObject(v) for v in (60, 670, 260, 670, 60, 640, 260, 640)])
+        writer.add_annotation(0, Highlight(rect=(60, 640, 260, 670), quad_points=quad, highlight_color="ffff00"))
+    doc = parsed(_pdf_page_changed(_layered(text_op(PAYLOAD, y=650)), change), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_pdf_printed_by_chromium_loses_only_the_text_under_opaque_boxes():
+    """A page chromium printed (tests/fixtures/pdf/chromium-painted-over.html): what a reader sees over backgrounds,
+    highlights, decoration lines, a shadowed box and a translucent overlay stays; the two lines under an opaque
+    positioned box drawn after them (a browser's layout leaves the box's edge half a pixel inside the font's
+    ascent: :data:`~ingestion.parsers.pdf_hidden.COVER_TOLERANCE`) go."""
+    from pathlib import Path
+
+    data = (Path(__file__).resolve().parents[1] / "fixtures" / "pdf" / "chromium-painted-over.pdf").read_bytes()
+    doc = parsed(data, "report.pdf")
+    for line in ("Heading on a blue band", "Cell on a yellow background", "underlined words here",
+                 "struck words here", "Some marked text and a yellow background.", "Every line decorating this",
+                 "A rounded box with a shadow", "Half covered words stay readable", "Visibleomega closes the page."):
+        assert line in doc.text, line
+    assert_hidden(doc, PAYLOAD, "Visibleomega")
+    assert "Zanzibarwhitebox" not in doc.text and removed(doc) == len("Zanzibarpayloadunderablackbox"
+                                                                      "Zanzibarwhiteboxunderawhitebox")
+
+
+def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
+    """The work spent testing glyphs against fills' edges is bounded on a page (``MAX_COVER_WORK``); past it the
+    fills left cover what lies inside their bounding box (fail closed). A triangle over the first letters: its shape
+    covers fewer of them than its box."""
+    from ingestion.parsers import pdf_hidden
+
+    pdf = _pdf(text_op(PAYLOAD, y=650) + "q 0 g 60 640 m 120 640 l 60 700 l h f Q\n")
+    shaped = removed(parsed(pdf, "report.pdf"))
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    boxed = removed(parsed(pdf, "report.pdf"))
+    assert 0 < shaped < boxed < len(PAYLOAD)
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
@@ -1687,6 +1862,20 @@ COLLAPSED_COLUMNS = {
     "header-cell-in-thead": ('<col><col style="visibility:collapse">',
                              f"<thead><tr><th>Name</th><th>{PAYLOAD}</th></tr></thead><tbody><tr><td>a</td><td>b</td></tr></tbody>",
                              ""),
+    # 2026-12-03 (listed as not evaluated before): the keyword set through var() -- the custom property on the
+    # <col>, inherited from the table or the page, a fallback, a rule, a <colgroup>, nested var()s.
+    "var-on-the-col": ('<col><col style="--v:collapse;visibility:var(--v)">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                       ""),
+    "var-from-the-page": ('<col><col class="gone">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                          "<style>:root{--v:collapse} .gone{visibility:var(--v)}</style>"),
+    "var-from-the-table": ('<col><col style="visibility:var(--v)">', f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>",
+                           "<style>table{--v:collapse}</style>"),
+    "var-fallback": ('<col><col style="visibility:var(--unset, collapse)">',
+                     f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
+    "var-on-the-colgroup": ('<col><colgroup style="--v:collapse;visibility:var(--v)"><col></colgroup>',
+                            f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
+    "var-nested": ('<col><col style="--a:collapse;--b:var(--a);visibility:var(--b)">',
+                   f"<tr><td>Name</td><td>{PAYLOAD}</td></tr>", ""),
 }
 
 
@@ -1705,8 +1894,14 @@ def test_html_a_cell_of_a_collapsed_column_never_reaches_the_model(vector):
     ('<col><col style="visibility:collapse">', f"<tr><td>{PAYLOAD}</td><td>x</td></tr>"),
     ('<col><col style="visibility:collapse">',
      f"<tbody><tr><td rowspan=3>x</td></tr></tbody><tbody><tr><td>{PAYLOAD}</td></tr></tbody>"),
+    ('<col><col style="--v:visible;visibility:var(--v)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
+    ('<col><col style="visibility:var(--unset)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
+    ('<colgroup style="visibility:collapse"><col style="--v:visible;visibility:var(--v)"></colgroup>',
+     f"<tr><td>{PAYLOAD}</td></tr>"),
+    ('<col style="--v:collapse"><col style="visibility:var(--v)">', f"<tr><td>x</td><td>{PAYLOAD}</td></tr>"),
 ], ids=["spans-a-drawn-column", "moved-right-by-a-rowspan", "col-visible-in-a-collapsed-group", "other-column",
-        "rowspan-ends-with-its-row-group"])
+        "rowspan-ends-with-its-row-group", "var-visible", "var-unresolved", "var-visible-in-a-collapsed-group",
+        "var-set-on-a-sibling-col"])
 def test_html_a_cell_of_a_drawn_column_stays(cols, rows):
     doc = parsed(_table(cols, rows), "page.html")
     assert PAYLOAD in doc.text and AFTER in doc.text

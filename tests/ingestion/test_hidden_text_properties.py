@@ -268,6 +268,8 @@ PDF_HIDING = {
     "tiny": lambda text, y: text_op(text, y=y, size=0.4),
     "off-page": lambda text, y: text_op(text, x=-4000, y=y),
     "transparent": lambda text, y: "q /G0 gs " + text_op(text, y=y) + "Q ",
+    # Painted over by a rectangle drawn after it (its line between two blocks' lines: the fill covers no other).
+    "painted-over": lambda text, y: text_op(text, y=y) + f"q 0 g 60 {y - 4} 540 14 re f Q ",
 }
 
 
@@ -279,7 +281,7 @@ def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
     y = 740
     for index, block in enumerate(blocks):
         if index == target:
-            content.append(PDF_HIDING[how](payload, y - 10 * position))
+            content.append(PDF_HIDING[how](payload, y - 20 if how == "painted-over" else y - 10 * position))
         content.append(text_op(" ".join(block) + ".", y=y))
         y -= 40
     doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}), "report.pdf")
