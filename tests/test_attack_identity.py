@@ -81,6 +81,7 @@ def test_the_lockout_counts_an_address_however_it_is_spelt(victim_and_hostile_pr
     assert _guess(attacker, spellings[-1], PASSWORD) == 429
 
 
+@pytest.mark.django_db(transaction=True)  # the mail thread reads the rows on its own connection
 @pytest.mark.parametrize("fate", ["membership deactivated", "user deactivated"])
 def test_a_reset_link_dies_when_its_account_stops_being_let_in(smtp_inbox, fate):
     """A reset link is mailed only to an active user with an active membership; one mailed before the
