@@ -126,6 +126,9 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=12, db_index=True)
     key_hash = models.CharField(max_length=64, unique=True)
+    # The admin who minted it (and saw its key); None: minted on the server (kb_user, kb_demo). A token
+    # works only while its minter may still mint (accounts.services.api_token_authenticate).
+    created_by = models.ForeignKey(Membership, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

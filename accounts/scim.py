@@ -9,7 +9,8 @@ that matches nothing yet). What is mapped where:
   (``userName`` when it is an address, else the primary e-mail) names the Bulkhead user, who is
   created if new and is **never changed**: other tenants share that user, so a provider that
   changes an address moves the membership to the user of the new address instead (an account
-  takeover through an e-mail change would otherwise be one PATCH away). ``active`` is the
+  takeover through an e-mail change would otherwise be one PATCH away) -- and, another person's now,
+  the membership loses its single sign-on links and its API tokens are revoked. ``active`` is the
   membership's (but a membership holding more than SCIM gives is not reactivated: that is an admin's, in
   the console); ``DELETE`` removes the membership. Both end its sessions' and tokens' authority
   at their next request (nothing of it is cached). New members are viewers with
@@ -68,7 +69,13 @@ from scim2_models.exceptions import (
 from accounts.models import Group, Membership, MemberSource, Role, ScimToken, Tenant, User
 from accounts.models import GroupMembership as GroupLink
 from accounts.policy import AccessLevel
-from accounts.services import last_active_admin, parse_level
+from accounts.services import (
+    last_active_admin,
+    may_mint,
+    membership_identity_reset,
+    parse_level,
+    tokens_minted_by_revoke,
+)
 from accounts.tenancy import tenant_activate_for_scim_token
 from audit.models import Action
 from audit.services import audit_record
@@ -109,13 +116,13 @@ def scim_token_create(*, tenant: Tenant, name: str = "", actor: Membership | Non
 
 
 def scim_token_list(*, tenant: Tenant):
-    return ScimToken.objects.filter(tenant=tenant).order_by("-created_at", "-id")
+    return ScimToken.objects.filter(tenant=tenant).select_related("created_by__user").order_by("-created_at", "-id")
 
 
 @transaction.atomic
 def scim_token_revoke(*, tenant: Tenant, token_id: int, actor: Membership | None = None) -> ScimToken | None:
     """Revoke one of the tenant's SCIM tokens (None: no such token of the tenant). Idempotent."""
-    token = scim_token_list(tenant=tenant).select_for_update().filter(pk=token_id).first()
+    token = ScimToken.objects.filter(tenant=tenant).select_for_update().filter(pk=token_id).first()
     if token is not None and token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
@@ -132,9 +139,13 @@ def scim_token_authenticate(key: str) -> ScimToken | None:
     digest = _hash(key)
     if tenant_activate_for_scim_token(digest) is None:
         return None
-    token = ScimToken.objects.select_related("tenant").filter(prefix=parts[1], revoked_at__isnull=True).filter(
-        key_hash=digest).first()
+    token = ScimToken.objects.select_related("tenant", "created_by__user").filter(
+        prefix=parts[1], revoked_at__isnull=True).filter(key_hash=digest).first()
     if token is None or not secrets.compare_digest(token.key_hash, digest):
+        return None
+    # A token an admin minted works while they are an active admin (it is revoked when they stop being
+    # one; this holds for what bypasses that). None: minted on the server (kb_tenant).
+    if token.created_by_id is not None and not may_mint(token.created_by, token.tenant_id):
         return None
     now = timezone.now()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
@@ -338,11 +349,15 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
     if _name_taken(membership.tenant, user_name, besides=membership.pk) or _name_taken(
             membership.tenant, email, besides=membership.pk):
         raise UniquenessException(detail=f"userName {user_name!r} is already a member of this tenant")
+    moved = {}
     if email != membership.user.email:  # the membership moves to that address's user; no user changes
         _beyond_scim_guard(membership)
         membership.user = _user_for(email)
+        # Another person now: the old one's link at the provider and the keys they hold end here.
+        moved = membership_identity_reset(membership=membership, actor=None, reason="its member's address changed")
     active = resource.active is True  # "active" removed by a replace or a patch: inactive (closed)
-    if membership.is_active and not active:
+    deactivated = membership.is_active and not active
+    if deactivated:
         _last_admin_guard(membership)
     if active and not membership.is_active:
         _beyond_scim_guard(membership, what="reactivate it", who="an admin reactivates that person in the console")
@@ -353,7 +368,9 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
     if after != before:
         audit_record(action=Action.MEMBERSHIP_UPDATE, actor=None, tenant_id=membership.tenant_id,
                      target_type="membership", target_id=membership.pk,
-                     details={"via": "scim", "before": before, "after": after})
+                     details={"via": "scim", "before": before, "after": after, **moved})
+    if deactivated:
+        tokens_minted_by_revoke(membership=membership, actor=None, reason="its minter was deactivated")
     return membership
 
 
@@ -372,6 +389,7 @@ def user_delete(*, membership: Membership) -> None:
     _last_admin_guard(membership)
     before = _view(membership)
     pk, tenant_id = membership.pk, membership.tenant_id
+    tokens_minted_by_revoke(membership=membership, actor=None, reason="its minter was removed")
     membership.delete()
     audit_record(action=Action.MEMBERSHIP_DELETE, actor=None, tenant_id=tenant_id, target_type="membership",
                  target_id=pk, details={"via": "scim", "before": before})

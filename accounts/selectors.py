@@ -81,7 +81,7 @@ def api_token_list(*, tenant: Tenant) -> QuerySet[ApiToken]:
     """The tenant's API tokens (never their keys), newest first."""
     return (
         ApiToken.objects.filter(membership__tenant=tenant)
-        .select_related("membership__user")
+        .select_related("membership__user", "created_by__user")
         .order_by("-created_at", "-id")
     )
 

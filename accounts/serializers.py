@@ -116,6 +116,10 @@ class TokenOutputSerializer(serializers.Serializer):
     prefix = serializers.CharField()
     membership_id = serializers.IntegerField()
     email = serializers.CharField(source="membership.user.email")
+    created_by_id = serializers.IntegerField(allow_null=True, help_text="The membership that minted it; null: "
+                                             "minted on the server")
+    created_by_email = serializers.EmailField(source="created_by.user.email", allow_null=True,
+                                              help_text="The e-mail of the admin who minted it")
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)

@@ -12,7 +12,7 @@ from django.utils.text import slugify
 
 from accounts import policy
 from accounts.errors import ApplicationError, Conflict
-from accounts.models import ApiToken, Group, GroupMembership, Membership, Role, Tenant, User
+from accounts.models import ApiToken, Group, GroupMembership, Membership, Role, ScimToken, SsoIdentity, Tenant, User
 from accounts.policy import AccessLevel, Policy
 from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token
 from audit.models import Action
@@ -143,7 +143,8 @@ def api_token_create(
     ``actor``: the admin minting it (None: an internal caller), for the audit trail."""
     prefix = secrets.token_hex(TOKEN_PREFIX_LENGTH // 2)
     key = f"bkh_{prefix}_{secrets.token_urlsafe(32)}"
-    token = ApiToken.objects.create(membership=membership, name=name, prefix=prefix, key_hash=_hash_key(key))
+    token = ApiToken.objects.create(membership=membership, name=name, prefix=prefix, key_hash=_hash_key(key),
+                                    created_by=actor)
     audit_record(action=Action.TOKEN_CREATE, actor=actor, tenant_id=membership.tenant_id, target_type="token",
                  target_id=token.pk, details={"after": _token_view(token)})
     return token, key
@@ -158,18 +159,75 @@ def api_token_authenticate(key: str) -> ApiToken | None:
     # The one lookup before the tenant is known, which also acts for it (accounts.tenancy).
     if tenant_activate_for_token(digest) is None:
         return None
-    for token in ApiToken.objects.select_related("membership__tenant", "membership__user").filter(
+    for token in ApiToken.objects.select_related("membership__tenant", "membership__user", "created_by__user").filter(
         prefix=parts[1], revoked_at__isnull=True
     ):
         if secrets.compare_digest(token.key_hash, digest):
             membership = token.membership
             if not membership.is_active or not membership.user.is_active:
                 return None
+            # A token minted for another member works while its minter, who saw the key, is still an active
+            # admin (revoked when they stop being one; this holds for what bypasses that, e.g. a user
+            # deactivated on the server). One's own token acts with one's own, current rights.
+            if token.created_by_id not in (None, membership.pk) and not may_mint(token.created_by, membership.tenant_id):
+                return None
             now = timezone.now()
             if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
                 ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
             return token
     return None
+
+
+def may_mint(minter: Membership | None, tenant_id: int) -> bool:
+    """Whether ``minter`` may still mint tokens of ``tenant_id``: an active admin of it with an active account."""
+    return (minter is not None and minter.tenant_id == tenant_id and minter.role == Role.ADMIN and minter.is_active
+            and minter.user.is_active)
+
+
+def _scim_token_view(token: ScimToken) -> dict:
+    return {"prefix": token.prefix, "name": token.name}  # as accounts.scim records a SCIM token
+
+
+def _revoke_each(tokens, *, scim: bool, actor: Membership | None, tenant_id: int, reason: str) -> list[str]:
+    """Revoke ``tokens`` (locked rows; API tokens, or SCIM tokens), one audit record each naming ``reason``;
+    returns their prefixes."""
+    action, target, view = ((Action.SCIM_TOKEN_REVOKE, "scim_token", _scim_token_view) if scim
+                            else (Action.TOKEN_REVOKE, "token", _token_view))
+    now = timezone.now()
+    revoked = []
+    for token in tokens:
+        token.revoked_at = now
+        token.save(update_fields=["revoked_at"])
+        audit_record(action=action, actor=actor, tenant_id=tenant_id, target_type=target, target_id=token.pk,
+                     details={"before": view(token), "reason": reason})
+        revoked.append(token.prefix)
+    return revoked
+
+
+def tokens_minted_by_revoke(*, membership: Membership, actor: Membership | None, reason: str,
+                            others_only: bool = False) -> list[str]:
+    """Revoke the live API and SCIM tokens ``membership`` minted -- it saw their keys -- (``others_only``:
+    not the API tokens of its own membership, which act with its own rights); each recorded. Called when
+    the minter is deactivated or removed (all) or demoted below admin (those acting for others)."""
+    api = ApiToken.objects.select_for_update().filter(created_by=membership, revoked_at__isnull=True).order_by("pk")
+    if others_only:
+        api = api.exclude(membership=membership)
+    scim = ScimToken.objects.select_for_update().filter(created_by=membership, revoked_at__isnull=True).order_by("pk")
+    tenant_id = membership.tenant_id
+    return (_revoke_each(api, scim=False, actor=actor, tenant_id=tenant_id, reason=reason)
+            + _revoke_each(scim, scim=True, actor=actor, tenant_id=tenant_id, reason=reason))
+
+
+def membership_identity_reset(*, membership: Membership, actor: Membership | None, reason: str) -> dict:
+    """The membership now belongs to another person (its address changed): its single sign-on links
+    (the old person's subject at the provider) are removed and its live API tokens (held by the old
+    person) revoked, each token recorded. Returns what was done, for the caller's audit record."""
+    links = SsoIdentity.objects.filter(membership=membership)
+    unlinked = sorted(links.values_list("issuer", flat=True))
+    links.delete()
+    tokens = ApiToken.objects.select_for_update().filter(membership=membership, revoked_at__isnull=True).order_by("pk")
+    revoked = _revoke_each(tokens, scim=False, actor=actor, tenant_id=membership.tenant_id, reason=reason)
+    return {"sso_unlinked": unlinked, "tokens_revoked": revoked}
 
 
 @transaction.atomic
@@ -227,6 +285,7 @@ def membership_update(
     """
     membership = Membership.objects.select_for_update().select_related("user").get(pk=membership.pk)
     before = _membership_view(membership)
+    was_minter = membership.role == Role.ADMIN and membership.is_active
     if acting is not None and acting.pk == membership.pk:
         if (role is not None and role != Role.ADMIN) or is_active is False:
             raise Conflict("you cannot demote or deactivate your own membership; ask another admin")
@@ -250,6 +309,12 @@ def membership_update(
     if after != before:
         audit_record(action=Action.MEMBERSHIP_UPDATE, actor=acting, tenant_id=membership.tenant_id,
                      target_type="membership", target_id=membership.pk, details={"before": before, "after": after})
+    # The tokens this person minted (and saw the keys of) end with their authority to mint them.
+    if before["is_active"] and not membership.is_active:
+        tokens_minted_by_revoke(membership=membership, actor=acting, reason="its minter was deactivated")
+    elif was_minter and membership.role != Role.ADMIN:
+        tokens_minted_by_revoke(membership=membership, actor=acting, reason="its minter is no longer an admin",
+                                others_only=True)
     return membership
 
 

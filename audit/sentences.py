@@ -269,6 +269,12 @@ def _membership_update(event, names: Names) -> tuple[Part, ...]:
     changes = _changes(before, after, {"role": "role", "clearance": "clearance", "groups": "groups"})
     if "is_active" in after and before.get("is_active") != after.get("is_active"):
         changes.append("reactivated them" if after.get("is_active") else "deactivated them")
+    if before.get("email") and after.get("email") and before.get("email") != after.get("email"):
+        changes.append(f"address from {_text(before.get('email'))} to {_text(after.get('email'))}")
+    if details.get("sso_unlinked"):
+        changes.append("unlinked their single sign-on")
+    if details.get("tokens_revoked"):
+        changes.append("revoked their API tokens")
     said = ": " + "; ".join(changes) if changes else ""
     return (_actor(event), " changed ", _membership_name(event, names, after or before), said)
 
@@ -312,12 +318,19 @@ def _token_create(event, names: Names) -> tuple[Part, ...]:
     return tuple(parts)
 
 
+def _because(details: dict) -> str:
+    """`` (its minter was deactivated)``: why a token was revoked without an admin's click."""
+    reason = _text(details.get("reason"))
+    return f" ({reason})" if reason else ""
+
+
 def _token_revoke(event, names: Names) -> tuple[Part, ...]:
-    before = _dict(_dict(event.details).get("before"))
+    details = _dict(event.details)
+    before = _dict(details.get("before"))
     parts: list[Part] = [_actor(event), " revoked the API token", _token(before)]
     if before.get("membership") is not None:
         parts += [" of ", names.member(before["membership"])]
-    return tuple(parts)
+    return (*parts, _because(details))
 
 
 def _version_activate(event, names: Names) -> tuple[Part, ...]:
@@ -391,7 +404,8 @@ def _password_reset(event, names: Names) -> tuple[Part, ...]:
 def _scim_token(verb: str) -> Renderer:
     def render(event, names: Names) -> tuple[Part, ...]:
         details = _dict(event.details)
-        return (_actor(event), f" {verb} the SCIM token", _token(_dict(details.get("after") or details.get("before"))))
+        return (_actor(event), f" {verb} the SCIM token", _token(_dict(details.get("after") or details.get("before"))),
+                _because(details))
     return render
 
 

@@ -81,6 +81,7 @@ def test_the_lockout_counts_an_address_however_it_is_spelt(victim_and_hostile_pr
     assert _guess(attacker, spellings[-1], PASSWORD) == 429
 
 
+@pytest.mark.django_db(transaction=True)  # the mail thread reads the rows on its own connection
 @pytest.mark.parametrize("fate", ["membership deactivated", "user deactivated"])
 def test_a_reset_link_dies_when_its_account_stops_being_let_in(smtp_inbox, fate):
     """A reset link is mailed only to an active user with an active membership; one mailed before the
@@ -211,3 +212,105 @@ def test_a_tenants_provider_never_opens_the_operators_admin(monkeypatch):
     assert operator.post("/admin/login/?next=/admin/", {"username": "root@ops.example", "password": PASSWORD}
                          ).status_code == 302
     assert b"victim@home.example" in operator.get("/admin/accounts/membership/").content
+
+
+def _api(key: str) -> int:
+    return Client().get("/api/v1/documents/", HTTP_AUTHORIZATION=f"Token {key}").status_code
+
+
+def _scim_status(key: str) -> int:
+    return Client().get("/scim/v2/Users", HTTP_AUTHORIZATION=f"Bearer {key}").status_code
+
+
+def test_an_address_change_over_scim_ends_the_old_persons_sign_on_link_and_tokens(monkeypatch):
+    """Found attacking identity (2026-12-03): a SCIM change of a member's address moves the membership to the
+    user of the new address, but kept the old person's link at the provider (issuer, subject) and the API
+    tokens they held: Alice, renamed to Bob by the provider (a reassigned seat, or a hostile PATCH), still
+    signed in with her own provider account -- into Bob's account -- and her token acted as Bob. The move
+    now removes the membership's single sign-on links and revokes its tokens, in the trail."""
+    import json
+
+    from accounts.models import ApiToken, Membership, SsoIdentity, User
+    from accounts.scim import scim_token_create
+    from accounts.services import api_token_create
+    from audit.models import Action, AuditEvent
+
+    tenant = tenant_create(slug="moving", name="Moving")
+    admin = membership_create(tenant=tenant, email="admin@moving.example", role="admin", clearance="restricted")
+    alice = membership_create(tenant=tenant, email="alice@moving.example", role="viewer", clearance="public")
+    config = SsoConfig.objects.create(tenant=tenant, enabled=True, issuer=ISSUER, client_id="c",
+                                      admit_domains=["moving.example"])
+    SsoIdentity.objects.create(tenant=tenant, issuer=ISSUER, subject="alice-at-idp", membership=alice)
+    token, key = api_token_create(membership=alice, name="laptop", actor=admin)
+    assert _api(key) == 200
+    _, scim_key = scim_token_create(tenant=tenant, name="idp", actor=admin)
+    moved = Client(HTTP_AUTHORIZATION=f"Bearer {scim_key}").patch(
+        f"/scim/v2/Users/{alice.pk}", content_type="application/scim+json", data=json.dumps({
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [
+                {"op": "replace", "path": "userName", "value": "bob@moving.example"},
+                {"op": "replace", "path": "emails", "value": [{"value": "bob@moving.example", "primary": True}]}]}))
+    assert moved.status_code == 200, moved.content
+    assert Membership.objects.get(pk=alice.pk).user.email == "bob@moving.example"
+    assert not SsoIdentity.objects.filter(membership_id=alice.pk).exists()
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is not None and _api(key) == 401
+    # Alice signs in with her own provider account: she is Alice (a new member), never Bob.
+    claims = {"iss": ISSUER, "sub": "alice-at-idp", "email": "alice@moving.example", "email_verified": True}
+    monkeypatch.setattr("console.views.sso.oidc_client", lambda config, url_check: _Provider(claims))
+    monkeypatch.setattr("console.views.sso.oidc_check_metadata", lambda client, config, url_check: {})
+    signed_in = Client()
+    assert signed_in.get("/sso/moving/callback/?code=c&state=s").status_code == 302
+    assert int(signed_in.session["_auth_user_id"]) == User.objects.get(email="alice@moving.example").pk
+    assert config.pk and SsoIdentity.objects.get(subject="alice-at-idp").membership_id != alice.pk
+    record = AuditEvent.objects.get(tenant_id=tenant.pk, action=Action.MEMBERSHIP_UPDATE, target_id=str(alice.pk),
+                                    details__via="scim")
+    assert record.details["sso_unlinked"] == [ISSUER] and record.details["tokens_revoked"] == [token.prefix]
+    assert AuditEvent.objects.filter(tenant_id=tenant.pk, action=Action.TOKEN_REVOKE, target_id=str(token.pk),
+                                     details__reason="its member's address changed").exists()
+
+
+@pytest.mark.parametrize("fate", ["deactivated", "demoted", "account deactivated on the server"])
+def test_tokens_die_with_their_minters_authority(fate):
+    """Found attacking identity (2026-12-03): API and SCIM tokens outlived the admin who minted them (and saw
+    their keys): a rogue admin minted a token for the tenant's bot member and a SCIM token, was deactivated
+    or demoted by the other admins, and kept both -- the bot's rights over the API, and provisioning over
+    SCIM. Who minted each token is kept (and listed); deactivating the minter revokes every token they
+    minted, demoting them below admin revokes those acting for others and the SCIM tokens (their own token
+    acts with their own, lower rights), each in the trail; and a token works only while its minter is an
+    active admin with an active account (which also holds when an account is deactivated on the server)."""
+    from accounts.models import ApiToken, ScimToken, User
+    from accounts.scim import scim_token_create
+    from accounts.services import api_token_create, membership_update
+    from audit.models import Action, AuditEvent
+    from tests.api_helpers import console_client
+
+    tenant = tenant_create(slug="minting", name="Minting")
+    boss = membership_create(tenant=tenant, email="boss@minting.example", role="admin", clearance="restricted")
+    rogue = membership_create(tenant=tenant, email="rogue@minting.example", role="admin", clearance="restricted")
+    bot = membership_create(tenant=tenant, email="bot@minting.example", role="editor", clearance="restricted")
+    for_bot, bot_key = api_token_create(membership=bot, name="deploy", actor=rogue)
+    own, own_key = api_token_create(membership=rogue, name="mine", actor=rogue)
+    scim_token, scim_key = scim_token_create(tenant=tenant, name="idp", actor=rogue)
+    assert (_api(bot_key), _api(own_key), _scim_status(scim_key)) == (200, 200, 200)
+    listed = console_client(boss).get("/tokens/").content.decode()
+    assert listed.count('<td class="minted-by">rogue@minting.example</td>') == 2
+    assert 'class="minted-by">rogue@minting.example<' in console_client(boss).get("/settings/scim/").content.decode()
+    if fate == "deactivated":
+        membership_update(membership=rogue, acting=boss, is_active=False)
+    elif fate == "demoted":
+        membership_update(membership=rogue, acting=boss, role="viewer")
+    else:
+        User.objects.filter(pk=rogue.user_id).update(is_active=False)
+    assert _api(bot_key) == 401 and _scim_status(scim_key) == 401
+    assert _api(own_key) == (200 if fate == "demoted" else 401)  # one's own token: one's own current rights
+    revoked = {ApiToken.objects.get(pk=for_bot.pk).revoked_at is not None,
+               ScimToken.objects.get(pk=scim_token.pk).revoked_at is not None}
+    if fate == "account deactivated on the server":
+        assert revoked == {False}  # nothing ran to revoke them: the check at each request refuses them
+        return
+    assert revoked == {True}
+    assert (ApiToken.objects.get(pk=own.pk).revoked_at is None) == (fate == "demoted")
+    reasons = set(AuditEvent.objects.filter(tenant_id=tenant.pk, action__in=[Action.TOKEN_REVOKE,
+                                                                            Action.SCIM_TOKEN_REVOKE])
+                  .values_list("action", "target_id", "details__reason"))
+    why = "its minter was deactivated" if fate == "deactivated" else "its minter is no longer an admin"
+    assert {(Action.TOKEN_REVOKE, str(for_bot.pk), why), (Action.SCIM_TOKEN_REVOKE, str(scim_token.pk), why)} <= reasons

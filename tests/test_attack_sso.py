@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 
 import pytest
@@ -164,3 +165,41 @@ def test_the_discovery_documents_endpoints_inside_the_network_are_never_fetched(
         for server in (internal, public):
             server.shutdown()
             server.server_close()
+
+
+def test_a_hostile_page_cannot_sign_a_visitor_into_a_tenant_of_its_choosing(settings):
+    """Login CSRF (found attacking identity, 2026-12-03): ``GET /sso/<tenant>/`` redirected to the tenant's
+    provider at once, so any page could send a visitor there (a link, an image, a redirect); a provider that
+    knew the attacker answered at once, and the visitor was signed into the attacker's tenant -- what they
+    then uploaded was the attacker's. The GET now shows a page whose button, a POST carrying this server's
+    CSRF token, starts the sign-in; the POST answers 303 to the provider, which the page's ``form-action``
+    allows (a browser checks a form's redirects against it)."""
+    settings.BULKHEAD_SSO_ALLOW_PRIVATE_ADDRESSES = True  # the test's provider listens on loopback
+    discovery: dict = {}
+    asked: list = []
+    server = json_server(PUBLIC, 0, discovery, asked)
+    issuer = f"http://{PUBLIC}:{server.server_address[1]}"
+    discovery.update(issuer=issuer, authorization_endpoint=f"{issuer}/authorize", token_endpoint=f"{issuer}/token",
+                     jwks_uri=f"{issuer}/jwks")
+    try:
+        tenant = tenant_create(slug="attacker", name="Attacker")
+        SsoConfig.objects.create(tenant=tenant, issuer=issuer, client_id="c", enabled=True,
+                                 admit_domains=["attacker.example"])
+        visitor = Client(enforce_csrf_checks=True)
+        # What a hostile page can make the browser do: a GET, and a POST without this server's token.
+        landed = visitor.get("/sso/attacker/")
+        assert landed.status_code == 200, landed.status_code
+        assert "Location" not in landed and b'id="sso-start-button"' in landed.content
+        assert not [key for key in visitor.session.keys() if key.startswith("_state_")]  # no sign-in begun
+        assert visitor.post("/sso/attacker/").status_code == 403
+        assert not [key for key in visitor.session.keys() if key.startswith("_state_")]
+        # The visitor's own click: to the provider, which the page's form may lead to (and nowhere else).
+        policy = landed["Content-Security-Policy"]
+        assert f"form-action 'self' {issuer};" in policy, policy
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', landed.content).group(1).decode()
+        started = visitor.post("/sso/attacker/", {"csrfmiddlewaretoken": token})
+        assert started.status_code == 303 and started["Location"].startswith(f"{issuer}/authorize?")
+        assert [key for key in visitor.session.keys() if key.startswith("_state_")]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -89,19 +89,40 @@ def sso_choose(request):
     return redirect(reverse("console:sign-in") + "?" + urlencode({"organisation": slug}))
 
 
+def _origin(url: str) -> str:
+    """The origin (scheme://host[:port]) of ``url``, as a Content-Security-Policy source."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
+
+
 @never_cache
-@require_GET
+@require_http_methods(["GET", "POST"])
 def sso_start(request, slug: str):
+    """The start of a sign-in with the organisation's provider: a GET shows a page whose button (a POST,
+    CSRF-protected) starts it, so no other site can sign a visitor into a tenant of its choosing (login
+    CSRF, found attacking identity: a GET redirected to the provider at once, and a provider that knew
+    the attacker signed the visitor into the attacker's tenant). The POST answers 303 to the provider;
+    the page's Content-Security-Policy lets its form lead there (``form-action``: this server and the
+    provider's authorization endpoint alone), since a browser checks a form's redirects against it."""
     config = _config(slug)
     if config is None:
         return _refused(request, NOT_OFFERED, 404)
     try:
         client = oidc_client(config, provider_url_check)
-        oidc_check_metadata(client, config, provider_url_check)
-        return client.authorize_redirect(request, _callback_url(request, slug))
+        metadata = oidc_check_metadata(client, config, provider_url_check)
+        if request.method == "POST":
+            response = client.authorize_redirect(request, _callback_url(request, slug))
+            response.status_code = 303  # the POST's answer: GET the provider's authorization endpoint
+            return response
     except Exception as exc:  # noqa: BLE001 -- the provider unreachable or misconfigured: say so, log it
         logger.warning("single sign-on of %s could not start: %s", slug, exc)
         return _refused(request, "Your organisation's identity provider could not be reached. Try again later.", 502)
+    response = render(request, "console/sso/start.html", {"slug": slug})
+    # What django-csp's csp_update decorator sets, here per response: the provider is the tenant's.
+    response._csp_update = {"form-action": [_origin(str(metadata["authorization_endpoint"]))]}
+    return response
 
 
 @never_cache

@@ -53,11 +53,14 @@ def acme(oidc_provider, transactional_db):  # noqa: F811
     return tenant
 
 
-def _start(page, organisation="acme"):
+def _start(page, organisation="acme", *, confirm=True):
+    """The sign-in page's box, its link, and the start page's button (a POST: the person's own click)."""
     page.goto("/sign-in/")
     page.fill("#sso-organisation", organisation)
     page.click("#sso-box button[type=submit]")
     page.click("#sso-continue")
+    if confirm:
+        page.click("#sso-start-button")
 
 
 def _at_provider(page, username):
@@ -110,8 +113,10 @@ def _callback_url(page, live_server):
     """A genuine callback URL (a code and its state) for this browser, not yet visited: the round trip
     made with the browser's own cookies (its request context), stopping before the last redirect.
     (Playwright cannot hold a redirect the browser follows.) The provider already knows the person."""
-    start = page.request.get(f"{live_server.url}/sso/acme/", max_redirects=0)
-    assert start.status == 302, start.status
+    page.goto("/sso/acme/")
+    token = page.locator("#sso-start input[name=csrfmiddlewaretoken]").get_attribute("value")
+    start = page.request.post(f"{live_server.url}/sso/acme/", form={"csrfmiddlewaretoken": token}, max_redirects=0)
+    assert start.status == 303, start.status
     at_provider = page.request.get(start.headers["location"], max_redirects=0)
     assert at_provider.status == 302, at_provider.status
     url = at_provider.headers["location"]
@@ -161,7 +166,7 @@ def test_what_the_provider_sends_must_check_out(page, acme, oidc_provider, usern
 def test_a_provider_that_is_not_the_configured_issuer_is_refused(page, acme, oidc_provider):  # noqa: F811
     # The same provider reached by another name: its discovery document names another issuer (a mix-up).
     SsoConfig.objects.filter(tenant=acme).update(issuer=oidc_provider.issuer.replace("127.0.0.1", "localhost"))
-    _start(page)
+    _start(page, confirm=False)  # refused on the start page already: its discovery is read there
     assert "could not be reached" in page.locator("#sso-refused").inner_text()
     # An answer that says it comes from another issuer (RFC 9207) is refused before anything is exchanged.
     page.goto("/sso/acme/callback/?code=x&state=y&iss=https%3A%2F%2Fevil.example")
