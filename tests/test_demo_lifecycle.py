@@ -59,8 +59,10 @@ def _free_port() -> int:
 
 
 def _servers(action: str, env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "bulkhead.embedded_services", action], cwd=ROOT, env=env,
-                   capture_output=True, timeout=300, check=action == "start")
+    done = subprocess.run([sys.executable, "-m", "bulkhead.embedded_services", action], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    if action == "start" and done.returncode != 0:  # say why, not only that it failed
+        raise AssertionError(f"embedded_services start failed ({done.returncode}): {done.stderr[-2000:]}")
 
 
 def _kb_demo(*args: str) -> list[str]:
