@@ -35,13 +35,31 @@ class QueryParametersSerializer(serializers.Serializer):
 
     extra_parameters: tuple[str, ...] = ()
 
+    @classmethod
+    def known_parameters(cls) -> set[str]:
+        """The names this serializer takes, ``format`` included."""
+        return {*cls._declared_fields, *cls.extra_parameters, "format"}
+
+    @classmethod
+    def check_names(cls, data) -> None:
+        """Refuse (a ValidationError naming it) a parameter of ``data`` (a QueryDict) this serializer does not
+        know, or one given more than once. Also run before every API GET (``accounts.apis.MemberAPIView``)."""
+        if not hasattr(data, "getlist"):
+            return
+        known = cls.known_parameters()
+        for name in sorted(data):
+            if name not in known:
+                listed = ", ".join(sorted(known - {"format"})) or "none"
+                raise serializers.ValidationError({name: [f"unknown query parameter; known: {listed}"]})
+            if len(data.getlist(name)) > 1:
+                raise serializers.ValidationError({name: ["given more than once; give it once"]})
+
     def to_internal_value(self, data):
-        if hasattr(data, "getlist"):
-            known = {*self.fields, *self.extra_parameters, "format"}
-            for name in sorted(data):
-                if name not in known:
-                    raise serializers.ValidationError(
-                        {name: [f"unknown query parameter; known: {', '.join(sorted(known - {'format'}))}"]})
-                if len(data.getlist(name)) > 1:
-                    raise serializers.ValidationError({name: ["given more than once; give it once"]})
+        self.check_names(data)
         return super().to_internal_value(data)
+
+
+class PageParameters(QueryParametersSerializer):
+    """A list's query string without filters: the pagination's ``limit`` and ``offset`` alone."""
+
+    extra_parameters = ("limit", "offset")

@@ -16,6 +16,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from accounts import selectors, services
+from accounts.api_fields import PageParameters, QueryParametersSerializer
 from accounts.authentication import TokenAuthentication
 from accounts.errors import ApplicationError
 from accounts.models import Membership
@@ -44,7 +45,7 @@ class RequestTooLarge(ApplicationError):
 class ErrorAwareAutoSchema(AutoSchema):
     """Adds the error responses every operation can give, in the one error shape, where a view
     did not declare them: 401/403/429 always, 404 with a path id, 400/413/415 with a body, 400
-    on a paginated list (bad ``limit``/``offset``)."""
+    on a GET (an unknown query parameter; a bad ``limit``/``offset``)."""
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
@@ -55,7 +56,7 @@ class ErrorAwareAutoSchema(AutoSchema):
             codes.add(404)
         if method in ("POST", "PUT", "PATCH"):
             codes |= {400, 413, 415}
-        if method == "GET" and any(p.get("name") == "limit" for p in operation.get("parameters", [])):
+        if method == "GET":  # a query parameter it does not take, or a bad ``limit``/``offset``
             codes.add(400)
         error = self.resolve_serializer(ErrorSerializer, "response").ref
         for code, entry in error_responses(*codes).items():
@@ -111,6 +112,11 @@ class MemberAPIView(GenericAPIView):
     parser_classes = [SafeJSONParser]
     pagination_class = StrictLimitOffsetPagination
     schema = ErrorAwareAutoSchema()
+    # What a GET may be asked in its query string, checked before the handler runs: a parameter it does not
+    # take is a 400 naming it (ignored, a misspelt one -- ``?limt=5`` -- answered as if it were absent). None
+    # by default; ``PageParameters`` on a list; a filtered list's own filter serializer, which the view also
+    # validates the values with. The OpenAPI schema documents the same names (tests/test_api_query_parameters.py).
+    query_parameters: type[QueryParametersSerializer] = QueryParametersSerializer
 
     def initial(self, request, *args, **kwargs):
         # Before authentication (whose CSRF check may read a form body) and before request.data
@@ -127,6 +133,8 @@ class MemberAPIView(GenericAPIView):
                 f"the request body is {length} bytes; the limit is {limit} bytes", details={"limit": limit}
             )
         super().initial(request, *args, **kwargs)
+        if request.method in ("GET", "HEAD"):  # after authentication: an anonymous call is still a 401
+            self.query_parameters.check_names(request.query_params)
 
     @property
     def member(self) -> Membership:
@@ -148,6 +156,7 @@ class GroupListApi(MemberAPIView):
     """``/api/v1/groups/`` (admins)."""
 
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=["admin"], summary="List the tenant's groups", responses={
         200: GroupOutputSerializer(many=True), **error_responses()})
@@ -186,6 +195,7 @@ class MembershipListApi(MemberAPIView):
     """``/api/v1/memberships/`` (admins)."""
 
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=["admin"], summary="List the tenant's memberships", responses={
         200: MembershipOutputSerializer(many=True), **error_responses()})
@@ -237,6 +247,7 @@ class TokenListApi(MemberAPIView):
     """``/api/v1/tokens/`` (admins)."""
 
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=["admin"], summary="List the tenant's API tokens (never their keys)", responses={
         200: TokenOutputSerializer(many=True), **error_responses()})

@@ -13,7 +13,8 @@ that matches nothing yet). What is mapped where:
   the membership loses its single sign-on links and its API tokens are revoked. ``active`` is the
   membership's (but a membership holding more than SCIM gives is not reactivated: that is an admin's, in
   the console); ``DELETE`` removes the membership. Both end its sessions' and tokens' authority
-  at their next request (nothing of it is cached). New members are viewers with
+  at their next request (nothing of it is cached), and deactivating revokes its API tokens: a member
+  reactivated later needs new ones. New members are viewers with
   ``BULKHEAD_SCIM_CLEARANCE`` (default ``public``, the lowest): provisioning never sets a role or a
   clearance -- an admin does, in the console.
 * a SCIM **Group** is a group of the tenant; ``members`` are membership ids of the tenant (any
@@ -72,6 +73,7 @@ from accounts.policy import AccessLevel
 from accounts.services import (
     last_active_admin,
     may_mint,
+    membership_deactivated_revoke,
     membership_identity_reset,
     parse_level,
     tokens_minted_by_revoke,
@@ -370,7 +372,7 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
                      target_type="membership", target_id=membership.pk,
                      details={"via": "scim", "before": before, "after": after, **moved})
     if deactivated:
-        tokens_minted_by_revoke(membership=membership, actor=None, reason="its minter was deactivated")
+        membership_deactivated_revoke(membership=membership, actor=None)
     return membership
 
 

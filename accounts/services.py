@@ -218,6 +218,17 @@ def tokens_minted_by_revoke(*, membership: Membership, actor: Membership | None,
             + _revoke_each(scim, scim=True, actor=actor, tenant_id=tenant_id, reason=reason))
 
 
+def membership_deactivated_revoke(*, membership: Membership, actor: Membership | None) -> list[str]:
+    """The membership was deactivated: revoke the tokens it minted (:func:`tokens_minted_by_revoke`) and
+    then every live API token of its own, whoever minted it, each recorded; returns their prefixes.
+    A token is a key someone holds: reactivating the member does not bring back the ones that were out
+    there while they were away -- a reactivated member needs new tokens."""
+    minted = tokens_minted_by_revoke(membership=membership, actor=actor, reason="its minter was deactivated")
+    own = ApiToken.objects.select_for_update().filter(membership=membership, revoked_at__isnull=True).order_by("pk")
+    return minted + _revoke_each(own, scim=False, actor=actor, tenant_id=membership.tenant_id,
+                                 reason="its member was deactivated")
+
+
 def membership_identity_reset(*, membership: Membership, actor: Membership | None, reason: str) -> dict:
     """The membership now belongs to another person (its address changed): its single sign-on links
     (the old person's subject at the provider) are removed and its live API tokens (held by the old
@@ -309,9 +320,10 @@ def membership_update(
     if after != before:
         audit_record(action=Action.MEMBERSHIP_UPDATE, actor=acting, tenant_id=membership.tenant_id,
                      target_type="membership", target_id=membership.pk, details={"before": before, "after": after})
-    # The tokens this person minted (and saw the keys of) end with their authority to mint them.
+    # The tokens this person minted (and saw the keys of) end with their authority to mint them; their own
+    # end with the membership (a reactivated member needs new ones).
     if before["is_active"] and not membership.is_active:
-        tokens_minted_by_revoke(membership=membership, actor=acting, reason="its minter was deactivated")
+        membership_deactivated_revoke(membership=membership, actor=acting)
     elif was_minter and membership.role != Role.ADMIN:
         tokens_minted_by_revoke(membership=membership, actor=acting, reason="its minter is no longer an admin",
                                 others_only=True)

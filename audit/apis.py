@@ -30,6 +30,8 @@ TAGS = ["audit"]
 class AuditListApi(MemberAPIView):
     """``/api/v1/audit/`` (admins): the tenant's records, newest first."""
 
+    query_parameters = AuditFilterSerializer
+
     permission_classes = [IsAdmin]
 
     @extend_schema(tags=TAGS, summary="The tenant's audit records, newest first, filtered",
@@ -54,6 +56,8 @@ class _AnyAccept(BaseContentNegotiation):
 
 class AuditExportApi(MemberAPIView):
     """``/api/v1/audit/export/`` (admins): the same records as a CSV or JSON lines file, streamed."""
+
+    query_parameters = AuditExportFilterSerializer
 
     permission_classes = [IsAdmin]
     pagination_class = None

@@ -61,7 +61,8 @@ class AuditEventOutputSerializer(serializers.Serializer):
     query_hash = serializers.CharField(help_text="HMAC-SHA256 of a search's text, keyed per tenant.")
     mode = serializers.CharField()
     index_version_id = serializers.UUIDField(allow_null=True)
-    plan = serializers.CharField()
+    plan = serializers.CharField(help_text="Blank: a search's plan is no longer kept (it is chosen against every "
+                                           "tenant's chunks); records before 2026-12-03 may hold one.")
     chunk_ids = serializers.ListField(child=serializers.UUIDField())
     section_ids = serializers.ListField(child=serializers.UUIDField())
     latency_ms = serializers.FloatField(allow_null=True)

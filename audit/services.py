@@ -193,18 +193,20 @@ def audit_record_read(
 
 
 def audit_record_search(
-    *, member, query: str, mode: str, index_version_id: uuid.UUID | None, plan: str, chunk_ids: Iterable[uuid.UUID],
+    *, member, query: str, mode: str, index_version_id: uuid.UUID | None, chunk_ids: Iterable[uuid.UUID],
     section_ids: Iterable[uuid.UUID], document_ids: Iterable[uuid.UUID], latency_ms: float,
     searched_as=None,
 ) -> bool:
     """A search by ``member`` (``searched_as``: the member whose eyes an admin searched with, in the
     console), best effort (:func:`audit_record_read`). The text is kept unless the tenant keeps
-    only its hash (then the database blanks it); the hash is always kept."""
+    only its hash (then the database blanks it); the hash is always kept. The plan is not kept (the
+    column stays blank): it is chosen against the shared index, every tenant's chunks, and the trail is
+    the tenant's to read."""
     details = {"as_member": searched_as.pk} if searched_as is not None else {}
     return audit_record_read(
         action=Action.SEARCH, actor=member, document_ids=document_ids, details=details,
         query_text=query, query_hash=query_hash(tenant_id=member.tenant_id, query=query), mode=mode[:16],
-        index_version_id=index_version_id, plan=(plan or "")[:64], chunk_ids=list(chunk_ids),
+        index_version_id=index_version_id, chunk_ids=list(chunk_ids),
         section_ids=list(dict.fromkeys(section_ids)), latency_ms=round(latency_ms, 3),
     )
 

@@ -974,12 +974,26 @@ class Actors:
 
 
     def toggle(self, client: Http, admin: MemberRecord, member: MemberRecord) -> None:
-        """Deactivate the member, probe at once (must be refused), then reactivate."""
+        """Deactivate the member, probe at once (must be refused), then reactivate and give them a new token."""
         if self.set_membership(client, admin, member, is_active=False) != 200:
             return
+        self.deactivated_token(member)
         self.call(client, member, "probe_inactive", "GET", "/api/v1/documents/")  # judged with the rest
         self.recorder.stop.wait(0.5)
-        self.set_membership(client, admin, member, is_active=True)
+        if self.set_membership(client, admin, member, is_active=True) == 200:
+            self.reissue_token(client, admin, member)
+
+    def deactivated_token(self, member: MemberRecord) -> None:
+        """Deactivating a member revoked their tokens: their current key must be refused from now on."""
+        member.revoked.setdefault(member.token, now())
+
+    def reissue_token(self, client: Http, admin: MemberRecord, member: MemberRecord) -> None:
+        """A new token for a reactivated member (their thread switches to it): the old one stays revoked."""
+        status, payload, _, _ = self.call(client, admin, "token_create", "POST", "/api/v1/tokens/",
+                                          {"membership_id": member.membership_id, "name": "reactivated"})
+        if status == 201:
+            answer = json.loads(payload)
+            member.token, member.token_id = answer["key"], answer["id"]
 
     # ------------------------------------------------------------------ the identity provider (SCIM)
 
@@ -1010,12 +1024,16 @@ class Actors:
         """Deprovision the member over SCIM, probe at once (must be refused), then provision again."""
         if self.scim_set_active(client, tenant, admin, member, False) != 200:
             return
+        self.deactivated_token(member)
         self.call(client, member, "probe_deprovisioned", "GET", "/api/v1/documents/")  # judged with the rest
         self.recorder.stop.wait(0.5)
-        if self.scim_set_active(client, tenant, admin, member, True) == 409:
+        status = self.scim_set_active(client, tenant, admin, member, True)
+        if status == 409:
             # SCIM does not bring back a member an admin gave more than it gives (a role above viewer, a
             # clearance above its own): an admin reactivates them, as the product says.
-            self.set_membership(client, admin, member, is_active=True)
+            status = self.set_membership(client, admin, member, is_active=True)
+        if status == 200:
+            self.reissue_token(client, admin, member)
 
     def scim_group(self, client: Http, tenant: Tenant, admin: MemberRecord, member: MemberRecord, group: str,
                    rng: random.Random) -> None:
@@ -1450,10 +1468,14 @@ def fault_revoke_and_deactivate(ctx: Context) -> dict:
     try:
         actors.rotate_token(client, tenant.admin, next(m for m in tenant.readers if m.name.endswith("r-all")))
         status = actors.set_membership(client, tenant.admin, reader, is_active=False)
+        if status == 200:
+            actors.deactivated_token(reader)
         probe, _, _, _ = actors.call(client, reader, "probe_inactive", "GET", "/api/v1/documents/")
         results = {"injected": True, "deactivate_status": status, "probe_status": probe}
         ctx.recorder.stop.wait(3)
         results["reactivate_status"] = actors.set_membership(client, tenant.admin, reader, is_active=True)
+        if results["reactivate_status"] == 200:
+            actors.reissue_token(client, tenant.admin, reader)  # deactivation revoked their tokens
     finally:
         client.close()
     return results

@@ -134,6 +134,8 @@ UPLOAD_REQUEST = {
 class DocumentListApi(KbAPIView):
     """``/api/v1/documents/``: list (members) and upload (editors, admins)."""
 
+    query_parameters = DocumentFilterSerializer
+
     parser_classes = [SafeJSONParser, MultiPartParser]
     method_permissions = {"POST": [IsEditor]}
 
@@ -203,6 +205,8 @@ class DocumentDetailApi(KbAPIView):
 class DocumentSectionsApi(KbAPIView):
     """``/api/v1/documents/{id}/sections/``: the readable section tree, whole (up to ``SECTIONS_PAGE_MAX``
     sections) or a slice of it (``?offset=&limit=``; ``X-Sections-Total`` says how many there are)."""
+
+    query_parameters = SectionPageSerializer
 
     pagination_class = None
 
@@ -341,6 +345,8 @@ class ScreeningSettingsApi(KbAPIView):
 class ReviewQueueApi(KbAPIView):
     """``/api/v1/review/``: flagged chunks the reviewer (an admin) may read. Nothing -- no item, no
     count -- of flagged chunks in sections they may not read."""
+
+    query_parameters = ReviewQueueFilterSerializer
 
     permission_classes = [IsAdmin]
     pagination_class = None

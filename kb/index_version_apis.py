@@ -12,6 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from accounts.api_fields import PageParameters
 from accounts.permissions import IsAdmin
 from accounts.selectors import reader_for
 from accounts.serializers import error_responses
@@ -41,6 +42,8 @@ class _VersionAPIView(KbAPIView):
 
 class IndexVersionListApi(_VersionAPIView):
     """``/api/v1/index-versions/``: list and create (admins)."""
+
+    query_parameters = PageParameters
 
     @extend_schema(
         tags=TAGS, summary="The tenant's index versions with counts (active first)",

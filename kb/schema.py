@@ -13,11 +13,28 @@ from __future__ import annotations
 import threading
 
 from drf_spectacular.views import SpectacularAPIView
+from rest_framework.renderers import JSONRenderer
+
+from accounts.api_fields import QueryParametersSerializer
 
 _generating = threading.Lock()
 
 
+class SchemaParameters(QueryParametersSerializer):
+    """What drf-spectacular's view reads of the query string (``format`` is always known)."""
+
+    extra_parameters = ("lang", "version")
+
+
 class SchemaApi(SpectacularAPIView):
     def get(self, request, *args, **kwargs):
+        # A parameter it does not take is a 400 naming it, as on every other API GET (accounts.apis.MemberAPIView).
+        SchemaParameters.check_names(request.query_params)
         with _generating:
             return super().get(request, *args, **kwargs)
+
+    def handle_exception(self, exc):
+        # An error in the API's one JSON shape, not rendered as the schema is (YAML by default).
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return response

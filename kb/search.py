@@ -186,7 +186,7 @@ def search(
         # The console's "search as": the admin searched (``within``), seeing as ``member``.
         audit_record_search(
             member=within or member, searched_as=member if within is not None else None, query=query, mode=mode,
-            index_version_id=version.pk, plan=plan,
+            index_version_id=version.pk,
             chunk_ids=[hit.chunk_id for hit in hits],
             section_ids=[hit.section_id for hit in hits] + [context.section_id for context in contexts],
             document_ids=[hit.document_id for hit in hits], latency_ms=(time.perf_counter() - started) * 1000,

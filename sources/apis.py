@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from accounts.api_fields import PageParameters
 from accounts.apis import MemberAPIView, id_parameter
 from accounts.errors import ApplicationError
 from accounts.permissions import IsAdmin
@@ -47,6 +48,7 @@ def _fields(request, *, creating: bool) -> dict:
 
 class SourceListApi(MemberAPIView):
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=TAGS, summary="The tenant's sources", responses={200: SourceOutputSerializer(many=True)})
     def get(self, request):
@@ -107,6 +109,7 @@ class SourceSyncApi(MemberAPIView):
 
 class SourceSyncListApi(MemberAPIView):
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=TAGS, summary="A source's syncs, newest first", parameters=[SOURCE_ID],
                    responses={200: SyncOutputSerializer(many=True), **error_responses(404)})

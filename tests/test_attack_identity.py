@@ -314,3 +314,57 @@ def test_tokens_die_with_their_minters_authority(fate):
                   .values_list("action", "target_id", "details__reason"))
     why = "its minter was deactivated" if fate == "deactivated" else "its minter is no longer an admin"
     assert {(Action.TOKEN_REVOKE, str(for_bot.pk), why), (Action.SCIM_TOKEN_REVOKE, str(scim_token.pk), why)} <= reasons
+
+
+@pytest.mark.parametrize("way", ["console", "api", "scim"])
+def test_a_reactivated_member_needs_new_tokens(way):
+    """Found attacking identity (2026-12-03): deactivating a membership only blocked its API tokens while it
+    was inactive; reactivated, the member's old tokens (a laptop's, a script's: keys the tenant may have
+    written off with the person) worked again. Deactivation -- in the console, over the API or over SCIM --
+    revokes every live token of the membership, each in the trail, so a reactivated member needs new ones."""
+    import json
+
+    from accounts.models import ApiToken
+    from accounts.scim import scim_token_create
+    from accounts.services import api_token_create
+    from audit.models import Action, AuditEvent
+    from tests.api_helpers import console_client
+
+    tenant = tenant_create(slug="returning", name="Returning")
+    boss = membership_create(tenant=tenant, email="boss@returning.example", role="admin", clearance="restricted")
+    # A member SCIM may reactivate: a viewer at SCIM's clearance.
+    ann = membership_create(tenant=tenant, email="ann@returning.example", role="viewer", clearance="public")
+    by_admin, by_admin_key = api_token_create(membership=ann, name="laptop", actor=boss)
+    unminted, unminted_key = api_token_create(membership=ann, name="script")  # an internal caller's (no minter)
+    _, boss_key = api_token_create(membership=boss, name="admin's", actor=boss)
+    _, scim_key = scim_token_create(tenant=tenant, name="idp", actor=boss)
+    assert (_api(by_admin_key), _api(unminted_key)) == (200, 200)
+
+    def set_active(active: bool) -> None:
+        if way == "console":
+            answer = console_client(boss).post(f"/members/{ann.pk}/active/", {"is_active": str(active).lower()})
+            assert answer.status_code == 302, answer.content[:300]
+        elif way == "api":
+            answer = Client().patch(f"/api/v1/memberships/{ann.pk}/", data=json.dumps({"is_active": active}),
+                                    content_type="application/json", HTTP_AUTHORIZATION=f"Token {boss_key}")
+            assert answer.status_code == 200, answer.content
+        else:
+            answer = Client(HTTP_AUTHORIZATION=f"Bearer {scim_key}").patch(
+                f"/scim/v2/Users/{ann.pk}", content_type="application/scim+json", data=json.dumps({
+                    "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+                    "Operations": [{"op": "replace", "path": "active", "value": active}]}))
+            assert answer.status_code == 200, answer.content
+
+    set_active(False)
+    assert (_api(by_admin_key), _api(unminted_key)) == (401, 401)
+    set_active(True)
+    ann.refresh_from_db()
+    assert ann.is_active
+    assert (_api(by_admin_key), _api(unminted_key)) == (401, 401)
+    for token in (by_admin, unminted):
+        assert ApiToken.objects.get(pk=token.pk).revoked_at is not None
+        assert AuditEvent.objects.filter(tenant_id=tenant.pk, action=Action.TOKEN_REVOKE, target_id=str(token.pk),
+                                         details__reason="its member was deactivated").count() == 1
+    # A new token works; the admin's own token, the SCIM token and the other members' are untouched.
+    _, new_key = api_token_create(membership=ann, name="new laptop", actor=boss)
+    assert (_api(new_key), _api(boss_key), _scim_status(scim_key)) == (200, 200, 200)

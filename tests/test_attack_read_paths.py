@@ -161,9 +161,11 @@ def test_the_search_page_shows_no_viewer_a_plan_that_moves_with_chunks_they_may_
     every chunk of every tenant (``pg_class.reltuples``). The console's search page showed it to every member,
     so a viewer who reads more rows than the floor read off, by narrowing their own search with filters until
     the plan flipped, about how many chunks the tenant holds above their access -- or every other tenant holds.
-    The plan is shown to admins only, who see the tenant's chunk counts on the index versions page anyway."""
+    The plan was then shown to admins only; since 2026-12-03 it is shown to no one (an admin read the other
+    tenants' volume from it: ``test_a_tenants_search_answers_do_not_move_with_another_tenants_volume``)."""
     from django.db import connection
 
+    from kb.search import search
     from tests.api_helpers import console_client, make_document
 
     tenant = tenant_create(slug="plan-shown", name="Plan shown")
@@ -178,11 +180,88 @@ def test_the_search_page_shows_no_viewer_a_plan_that_moves_with_chunks_they_may_
         retrieval.count_cache.clear()
         return _plan_shown(console_client(member))
 
-    before = shown(viewer), shown(admin)
+    def planned() -> str:
+        return search(member=admin, query="reporting desk", mode="vector", expand="none", audit=False).plan
+
+    before = shown(viewer), shown(admin), planned()
     secret = make_document(tenant, title="Board", default=3, sections=[
         (f"r{i}", None, f"Board {i}", 3, [], "Restricted board minutes.") for i in range(200)])
     assert not Section.objects.filter(document=secret, access_level__lte=1).exists()
-    after = shown(viewer), shown(admin)
-    assert before[0] == after[0], "the viewer's page moved with 200 chunks they may not read"
-    assert before[0] is None
-    assert before[1] and after[1] and before[1] != after[1], "admins still see the plan (and the test moved it)"
+    after = shown(viewer), shown(admin), planned()
+    assert before[2] != after[2], "the test did not move the plan"
+    assert before[:2] == after[:2] == (None, None), "a page shows the plan"
+
+
+# ----------------------------------------------------------------------------- another tenant's volume
+
+
+def _without_clock(page: bytes) -> str:
+    """A console page less what changes on every render: the CSRF token and the server's milliseconds."""
+    text = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', 'name="csrfmiddlewaretoken"', page.decode())
+    text = re.sub(r'"X-CSRFToken": "[^"]*"', '"X-CSRFToken"', text)
+    return re.sub(r"server [\d.,]+ ms", "server ms", text)
+
+
+@pytest.mark.django_db
+def test_a_tenants_search_answers_do_not_move_with_another_tenants_volume(monkeypatch):
+    """Found reviewing what search shows (2026-12-03): for a tenant without an index of its own, the plan
+    (``exact`` up to a fifth of the shared index's rows, ``hnsw`` above) is chosen against every chunk of
+    every tenant (``kb.retrieval.index_rows``), and the console's search page (its "search as" too) showed it
+    to admins and each search's audit record kept it: an admin read off about how many chunks the other
+    tenants hold, and when that changed. What a tenant's members and admins get from a search -- the API's
+    and MCP's answers, the console's page as themselves and as another member, the trail's records -- is the
+    same, wall-clock milliseconds aside, with and without a second tenant holding many chunks."""
+    from django.db import connection
+
+    from accounts.models import Membership
+    from audit.models import AuditEvent
+    from kb.mcp_server import Caller, search_work
+    from kb.search import search
+    from tests.api_helpers import console_client, make_document, member_with_token
+
+    tenant = tenant_create(slug="volume-a", name="Volume A")
+    admin, admin_key = member_with_token(tenant, "admin@volume.example", "admin", "restricted")
+    viewer, viewer_key = member_with_token(tenant, "viewer@volume.example", "viewer", "internal")
+    make_document(tenant, sections=[(f"s{i}", None, f"Desk {i}", 1 + i % 3, [], f"The reporting desk {i} answers.")
+                                    for i in range(8)])
+    monkeypatch.setattr(retrieval, "EXACT_MAX_ROWS", 0)  # the threshold: a fifth of the index serving the query
+    bodies = [{"query": "reporting desk", "mode": mode, "expand": "parent", "top_k": 5} for mode in ("vector", "hybrid")]
+
+    def answers() -> tuple[dict, str]:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE kb_chunk")  # the planner's row count, which the threshold reads
+        retrieval.count_cache.clear()
+        seen_before = AuditEvent.objects.filter(tenant_id=tenant.pk).values_list("pk", flat=True)
+        last = max(seen_before, default=0)
+        got = {}
+        for name, member, key in (("admin", admin, admin_key), ("viewer", viewer, viewer_key)):
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+            for body in bodies:
+                answer = client.post("/api/v1/search/", body, format="json")
+                assert answer.status_code == 200, answer.content
+                got[f"api {name} {body['mode']}"] = answer.json()
+                got[f"mcp {name} {body['mode']}"] = search_work(dict(body))(
+                    member, Caller(lambda m=member: m, "http://testserver"))
+        console = console_client(Membership.objects.get(pk=admin.pk))
+        for as_member in ("", str(viewer.pk)):
+            for body in bodies:
+                page = console.get("/search/", {**body, "as_member": as_member})
+                assert page.status_code == 200
+                got[f"console as {as_member or 'self'} {body['mode']}"] = _without_clock(page.content)
+        records = AuditEvent.objects.filter(tenant_id=tenant.pk, pk__gt=last).order_by("pk")
+        got["audit"] = [{f: v for f, v in row.items() if f not in ("id", "created_at", "latency_ms")}
+                        for row in records.values()]
+        assert len(got["audit"]) == 12, got["audit"]
+        plan = search(member=viewer, query="reporting desk", mode="vector", audit=False).plan
+        return got, plan
+
+    alone, plan_alone = answers()
+    other = tenant_create(slug="volume-b", name="Volume B")
+    make_document(other, sections=[(f"b{i}", None, f"Other {i}", 1, [], f"Another tenant's desk {i}.")
+                                   for i in range(300)])
+    beside, plan_beside = answers()
+    assert plan_alone != plan_beside, "the test did not move the plan"  # hnsw alone, exact beside the other
+    assert any(hit["text"] for hit in alone["api viewer vector"]["results"]), "nothing was found"
+    for key in alone:
+        assert alone[key] == beside[key], key

@@ -55,8 +55,8 @@ def playground(request):
                 result["as_member"] = as_member
         except ApplicationError as exc:
             error = exc.message
-    # ``admin`` also shows each answer's plan: it is chosen against every chunk of the index serving the query (the
-    # tenant's, or every tenant's), so it moves with chunks a viewer may not read (docs/security.md, the web console).
+    # No answer shows its plan (``response.plan``), to admins neither: it is chosen against every chunk of the
+    # index serving the query -- every tenant's, for a tenant without its own (docs/security.md, Decisions: Timing).
     context = {"member": member, "nav": "search", "form": form, "results": results, "error": error, "admin": admin,
                "query": form.cleaned_data.get("query", "") if form.is_bound and form.is_valid() else ""}
     return render(request, "console/search/playground.html", context)
