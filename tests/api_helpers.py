@@ -32,6 +32,22 @@ def console_client(membership: Membership, **client_options) -> Client:
     return client
 
 
+def invitation_accept_mailed(email: str, *, password: str = "an invitation accepting test pass") -> Membership:
+    """Accept, as the person would, the last invitation mailed to ``email`` (Django's test outbox: adding a
+    member through the console or the API invites them, and they join only by accepting). ``password``: the
+    one a new person sets, or an existing account's own."""
+    import re
+
+    from django.core import mail
+
+    from accounts.invitations import invitation_accept
+
+    sent = [m for m in mail.outbox if email in m.to]
+    assert sent, f"no invitation was mailed to {email}"
+    key = re.search(r"/invitation/([^/\s]+)/", sent[-1].body).group(1)
+    return invitation_accept(key=key, password=password)
+
+
 ACTORS = ["anonymous", "other_tenant", "low_clearance", "viewer", "editor", "admin"]
 
 
