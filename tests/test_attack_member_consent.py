@@ -80,14 +80,6 @@ def _add_by_console(admin, key, email):
         response.get("Location")]
 
 
-def _add_by_console_invite_form(admin, key, email):
-    response = console_client(admin).post("/members/invite/", {
-        "invite-email": email, "invite-role": "editor", "invite-clearance": "confidential"})
-    follow = console_client(admin).get("/members/")
-    return response.status_code, [m.message.replace(email, "EMAIL") for m in follow.context["messages"]] + [
-        response.get("Location")]
-
-
 def _shape(body):
     """An answer with the address and the ids and times taken out: what must not differ."""
     if isinstance(body, dict):
@@ -96,8 +88,7 @@ def _shape(body):
     return body
 
 
-@pytest.mark.parametrize("add", [_add_by_api, _add_by_console, _add_by_console_invite_form],
-                         ids=["api", "console", "console-invite-form"])
+@pytest.mark.parametrize("add", [_add_by_api, _add_by_console], ids=["api", "console"])
 def test_adding_another_tenants_member_is_an_invitation_answered_as_for_a_new_address(tenants, add):
     a, b, admin, key = tenants
     known_status, known_body = add(admin, key, KNOWN)
