@@ -19,6 +19,7 @@ from accounts import selectors, services
 from accounts.api_fields import PageParameters, QueryParametersSerializer
 from accounts.authentication import TokenAuthentication
 from accounts.errors import ApplicationError
+from accounts.invitations import invitation_create
 from accounts.models import Membership
 from accounts.parsers import SafeJSONParser
 from accounts.permissions import IsAdmin, IsMember, SessionMemberAuthentication, request_member
@@ -27,6 +28,7 @@ from accounts.serializers import (
     GroupCreateInputSerializer,
     GroupOutputSerializer,
     GroupUpdateInputSerializer,
+    InvitationOutputSerializer,
     MembershipCreateInputSerializer,
     MembershipOutputSerializer,
     MembershipUpdateInputSerializer,
@@ -202,19 +204,23 @@ class MembershipListApi(MemberAPIView):
     def get(self, request):
         return self.paginated(selectors.membership_list(tenant=self.member.tenant), MembershipOutputSerializer)
 
-    @extend_schema(tags=["admin"], summary="Add a user (created if new) to the tenant",
+    @extend_schema(tags=["admin"], summary="Add a person: an invitation e-mailed to them, which they accept",
+                   description="The person joins with this role, clearance and groups when they accept the "
+                               "e-mailed invitation (a new address sets a password; an account that already "
+                               "exists signs in with its own), never at once: the answer and the state are the "
+                               "same whether the address has an account or not. 409: already a member of "
+                               "this tenant; 400 `mail_failed`: the e-mail could not be sent, nothing changed.",
                    request=MembershipCreateInputSerializer,
-                   responses={201: MembershipOutputSerializer, **error_responses(400, 409, 415)})
+                   responses={202: InvitationOutputSerializer, **error_responses(400, 409, 415)})
     def post(self, request):
         serializer = MembershipCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        membership = services.membership_create(
+        invitation = invitation_create(
             tenant=self.member.tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
-            group_slugs=data["groups"], actor=self.member,
+            group_slugs=data["groups"], actor=self.member, request=request,
         )
-        membership = selectors.membership_get_by_id(tenant=self.member.tenant, membership_id=membership.pk)
-        return Response(MembershipOutputSerializer(membership).data, status=status.HTTP_201_CREATED)
+        return Response(InvitationOutputSerializer(invitation).data, status=status.HTTP_202_ACCEPTED)
 
 
 class MembershipDetailApi(MemberAPIView):

@@ -227,7 +227,8 @@ def invitation_accept(*, key: str, password: str, address: str = "") -> Membersh
     if Membership.objects.filter(tenant_id=invitation.tenant_id, user=user).exists():
         raise Conflict("You are already a member of this tenant.")
     membership = Membership.objects.create(user=user, tenant_id=invitation.tenant_id, role=Role(invitation.role),
-                                           clearance=invitation.clearance, source=MemberSource.INVITED)
+                                           clearance=invitation.clearance, source=MemberSource.INVITED,
+                                           consented=True)
     membership_set_groups(membership=membership, groups=Group.objects.filter(tenant_id=invitation.tenant_id,
                                                                               pk__in=invitation.group_ids))
     invitation.accepted_at = timezone.now()
@@ -244,9 +245,11 @@ def invitation_accept(*, key: str, password: str, address: str = "") -> Membersh
 
 
 def active_memberships_of(user: User) -> list[Membership]:
+    """The user's active memberships they agreed to (``Membership.consented``): the tenants their password
+    opens, so the ones a reset is recorded in (and mailed for)."""
     acting_user_activate(user.pk)
     try:
-        return list(Membership.objects.select_related("user").filter(user=user, is_active=True))
+        return list(Membership.objects.select_related("user").filter(user=user, is_active=True, consented=True))
     finally:
         acting_user_activate(None)
 

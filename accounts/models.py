@@ -96,6 +96,13 @@ class Membership(models.Model):
     # What a SCIM client sent for this membership (userName, externalId, name, displayName, emails): the
     # tenant's own view of the person. Never copied onto the user, whom other tenants share.
     scim_profile = models.JSONField(default=dict, blank=True)
+    # Whether the person agreed to this membership: they accepted an invitation, or it is the membership
+    # their account was made for (a new address), or an operator made it on the server. One that a
+    # tenant's identity provider made for an account that already belongs to another tenant (SCIM, a first
+    # single sign-on) is not: it works only in a single sign-on session of its tenant, is not offered at a
+    # password sign-in and receives none of the account's failed sign-ins or password resets
+    # (docs/security.md, "People"). False by default: a new way in must decide.
+    consented = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True, null=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -52,6 +52,8 @@ class SessionMemberAuthentication(authentication.SessionAuthentication):
         scope = request._request.session.get(SSO_TENANT_KEY)  # a single sign-on session: that tenant alone
         if scope is not None:
             memberships = memberships.filter(tenant_id=scope)
+        else:  # a password session: the tenants the person agreed to (accounts.models.Membership.consented)
+            memberships = memberships.filter(consented=True)
         slug = request.headers.get(TENANT_HEADER, "").strip()
         if slug:
             membership = memberships.filter(tenant__slug=slug).first()

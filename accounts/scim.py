@@ -10,7 +10,9 @@ that matches nothing yet). What is mapped where:
   created if new and is **never changed**: other tenants share that user, so a provider that
   changes an address moves the membership to the user of the new address instead (an account
   takeover through an e-mail change would otherwise be one PATCH away) -- and, another person's now,
-  the membership loses its single sign-on links and its API tokens are revoked. ``active`` is the
+  the membership loses its single sign-on links and its API tokens are revoked. An address whose
+  account belongs to another tenant is answered as a new one, but its membership is not the person's
+  consent (``Membership.consented``): it works in this tenant's single sign-on sessions alone. ``active`` is the
   membership's (but a membership holding more than SCIM gives is not reactivated: that is an admin's, in
   the console); ``DELETE`` removes the membership. Both end its sessions' and tokens' authority
   at their next request (nothing of it is cached), and deactivating revokes its API tokens: a member
@@ -71,6 +73,7 @@ from accounts.models import Group, Membership, MemberSource, Role, ScimToken, Te
 from accounts.models import GroupMembership as GroupLink
 from accounts.policy import AccessLevel
 from accounts.services import (
+    account_belongs_elsewhere,
     last_active_admin,
     may_mint,
     membership_deactivated_revoke,
@@ -331,8 +334,14 @@ def user_create(*, tenant: Tenant, resource: ScimUser) -> Membership:
     user_name = resource.user_name or email
     if _name_taken(tenant, user_name) or _name_taken(tenant, email):
         raise UniquenessException(detail=f"userName {user_name!r} is already a member of this tenant")
+    user = _user_for(email)
+    # Another tenant's account joins by the person's consent alone (found by an attack on the demo: a tenant
+    # enrolled another's member and received their failed sign-ins): the membership is made -- the answer and
+    # the state are the same as for a new address, so the provider learns nothing of the account -- but not
+    # agreed to, so it works in this tenant's single sign-on sessions only (Membership.consented).
     membership = Membership.objects.create(
-        user=_user_for(email), tenant=tenant, role=Role.VIEWER, source=MemberSource.SCIM,
+        user=user, tenant=tenant, role=Role.VIEWER, source=MemberSource.SCIM,
+        consented=not account_belongs_elsewhere(user, tenant.pk),
         clearance=parse_level(settings.BULKHEAD_SCIM_CLEARANCE), is_active=resource.active is not False,
         scim_profile={k: v for k, v in _profile(resource).items() if k != "activeRemoved"},
     )
@@ -355,6 +364,7 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
     if email != membership.user.email:  # the membership moves to that address's user; no user changes
         _beyond_scim_guard(membership)
         membership.user = _user_for(email)
+        membership.consented = not account_belongs_elsewhere(membership.user, membership.tenant_id)
         # Another person now: the old one's link at the provider and the keys they hold end here.
         moved = membership_identity_reset(membership=membership, actor=None, reason="its member's address changed")
     active = resource.active is True  # "active" removed by a replace or a patch: inactive (closed)

@@ -10,7 +10,7 @@ from rest_framework import serializers
 
 from accounts import policy
 from accounts.api_fields import LimitedCharField
-from accounts.models import Role
+from accounts.models import Group, Role
 from accounts.policy import AccessLevel
 
 LEVEL_NAMES = list(policy.LEVEL_NAMES)  # the schema's AccessLevelEnum (settings.SPECTACULAR_SETTINGS)
@@ -98,6 +98,29 @@ class MembershipCreateInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.values, default=Role.VIEWER.value)
     clearance = serializers.ChoiceField(choices=LEVEL_NAMES, default="internal")
     groups = slug_list(required=False, default=list)
+
+
+class InvitationOutputSerializer(serializers.Serializer):
+    """What adding a member answers: the invitation the person accepts (the same for every address)."""
+
+    id = serializers.IntegerField(help_text="The invitation's id (not a membership's)")
+    email = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.values)
+    clearance = serializers.SerializerMethodField()
+    groups = serializers.SerializerMethodField()
+    status = serializers.SerializerMethodField(help_text="Always `invited`: the person joins when they accept")
+    expires_at = serializers.DateTimeField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=LEVEL_NAMES))
+    def get_clearance(self, obj) -> str:
+        return AccessLevel(obj.clearance).label
+
+    def get_groups(self, obj) -> list[str]:
+        return sorted(Group.objects.filter(tenant_id=obj.tenant_id, pk__in=obj.group_ids).values_list("slug", flat=True))
+
+    @extend_schema_field(serializers.ChoiceField(choices=["invited"]))
+    def get_status(self, obj) -> str:
+        return "invited"
 
 
 class MembershipUpdateInputSerializer(serializers.Serializer):

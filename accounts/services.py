@@ -104,12 +104,27 @@ def _membership_view(membership: Membership) -> dict:
     }
 
 
+def account_belongs_elsewhere(user: User, tenant_id: int) -> bool:
+    """Whether ``user`` has a membership (in any state) of a tenant other than ``tenant_id``: an account
+    that tenant's identity provider did not make, so a membership it makes for it is not the person's
+    consent (``Membership.consented``). Read as the user (their own memberships in every tenant are
+    visible then: ``accounts.tenancy``), the acting user cleared after; the tenant acted for is kept."""
+    acting_user_activate(user.pk)
+    try:
+        return Membership.objects.filter(user=user).exclude(tenant_id=tenant_id).exists()
+    finally:
+        acting_user_activate(None)
+
+
 @transaction.atomic
 def membership_create(
     *, tenant: Tenant, email: str, role: str, clearance: str, group_slugs: Iterable[str] = (),
     actor: Membership | None = None,
 ) -> Membership:
-    """Add a user (created if new) to a tenant with a role, a clearance and groups. ``actor``: the
+    """Add a user (created if new) to a tenant with a role, a clearance and groups, at once: for an
+    operator on the server (``kb_user create``, ``kb_demo``, benchmarks), whose word counts as the
+    person's consent. An admin in the console or the API invites instead
+    (:func:`accounts.invitations.invitation_create`): the person joins when they accept. ``actor``: the
     admin (None: an internal caller), for the audit trail."""
     role_value = parse_role(role)
     level = parse_level(clearance)
@@ -120,7 +135,8 @@ def membership_create(
     user = User.objects.filter(email=email).first() or User.objects.create_user(email)
     if Membership.objects.filter(user=user, tenant=tenant).exists():
         raise Conflict(f"{email} is already a member of tenant {tenant.slug!r}")
-    membership = Membership.objects.create(user=user, tenant=tenant, role=role_value, clearance=level)
+    membership = Membership.objects.create(user=user, tenant=tenant, role=role_value, clearance=level,
+                                           consented=True)
     membership_set_groups(membership=membership, groups=groups)
     audit_record(action=Action.MEMBERSHIP_CREATE, actor=actor, tenant_id=tenant.pk, target_type="membership",
                  target_id=membership.pk, details={"after": _membership_view(membership)})
@@ -334,8 +350,10 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
     """Record a console sign-in attempt. Best effort, as reads are (``audit.services.audit_record_read``):
     a sign-in never fails on the audit.
 
-    * A failed one goes to every tenant where the e-mail's user has an active membership (the
-      account it was tried against reaches each of them), or to no tenant when there is none.
+    * A failed one goes to every tenant where the e-mail's user has an active membership they agreed to
+      (``Membership.consented``: the account it was tried against reaches each of them, by the person's
+      own choice), or to no tenant when there is none. A membership a tenant's identity provider made for
+      another tenant's account hears nothing of it: the tries belong to the account's own tenants.
     * A successful one is recorded when the person enters a tenant (:func:`tenant_entered_record`),
       in that tenant alone: one tenant does not learn when a member it shares with another works
       there. With no active membership (nothing to enter) it goes to no tenant.
@@ -351,7 +369,8 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
     if user is not None:
         acting_user_activate(user.pk)
         try:
-            memberships = list(Membership.objects.select_related("user").filter(user=user, is_active=True))
+            memberships = list(Membership.objects.select_related("user").filter(user=user, is_active=True,
+                                                                                 consented=True))
         finally:
             acting_user_activate(None)
     if memberships and succeeded:

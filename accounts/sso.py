@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.errors import ApplicationError, PermissionRefused
 from accounts.models import Group, GroupMembership, Membership, MemberSource, Role, SsoConfig, SsoIdentity, Tenant, User
 from accounts.policy import LEVEL_NAMES, AccessLevel
-from accounts.services import parse_level
+from accounts.services import account_belongs_elsewhere, parse_level
 from audit.models import Action
 from audit.services import audit_record
 
@@ -175,8 +175,11 @@ def sso_sign_in(*, config: SsoConfig, claims: dict, address: str = "") -> Member
         user = User.objects.filter(email=decision.email).first() or User.objects.create_user(decision.email)
         membership = Membership.objects.filter(tenant=tenant, user=user).first()
         if membership is None:
+            # The provider vouches for the person here only: for another tenant's account, the membership
+            # is not the person's consent (it works in this tenant's single sign-on sessions alone).
             membership = Membership.objects.create(user=user, tenant=tenant, role=Role.VIEWER,
-                                                   clearance=decision.clearance, source=MemberSource.SSO)
+                                                   clearance=decision.clearance, source=MemberSource.SSO,
+                                                   consented=not account_belongs_elsewhere(user, tenant.pk))
             audit_record(action=Action.MEMBERSHIP_CREATE, actor=None, tenant_id=tenant.pk, target_type="membership",
                          target_id=membership.pk, details={"via": "sso", "after": {"email": decision.email}})
         elif SsoIdentity.objects.filter(membership=membership, issuer=issuer).exists():

@@ -26,9 +26,10 @@ SESSION_KEY = "console_membership_id"
 
 
 def active_memberships(user, request=None):
-    """The user's active memberships in every tenant (visible to them alone: ``accounts.tenancy``) -- in
-    the one tenant a single sign-on session was made for, when it was (``accounts.sso``: that tenant's
-    provider vouched for the person there, nowhere else)."""
+    """The user's active memberships in every tenant (visible to them alone: ``accounts.tenancy``) that
+    they agreed to (``Membership.consented``) -- in the one tenant a single sign-on session was made for,
+    when it was (``accounts.sso``: that tenant's provider vouched for the person there, nowhere else; there
+    its membership counts whether agreed to or not)."""
     acting_user_activate(user.pk)
     rows = (
         Membership.objects.select_related("tenant", "user")
@@ -36,7 +37,7 @@ def active_memberships(user, request=None):
         .order_by("tenant__name", "tenant__slug")
     )
     scope = request.session.get(SSO_TENANT_KEY) if request is not None else None
-    return rows.filter(tenant_id=scope) if scope is not None else rows
+    return rows.filter(tenant_id=scope) if scope is not None else rows.filter(consented=True)
 
 
 def console_member(request) -> Membership | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.test import Client
 from rest_framework.test import APIClient
 
-from accounts.models import ApiToken, Group, GroupMembership, Membership
+from accounts.models import ApiToken, Group, GroupMembership, Invitation, Membership
 from accounts.policy import AccessLevel
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from audit.models import AuditSettings
@@ -30,6 +30,22 @@ def console_client(membership: Membership, **client_options) -> Client:
     session[SESSION_KEY] = membership.pk
     session.save()
     return client
+
+
+def invitation_accept_mailed(email: str, *, password: str = "an invitation accepting test pass") -> Membership:
+    """Accept, as the person would, the last invitation mailed to ``email`` (Django's test outbox: adding a
+    member through the console or the API invites them, and they join only by accepting). ``password``: the
+    one a new person sets, or an existing account's own."""
+    import re
+
+    from django.core import mail
+
+    from accounts.invitations import invitation_accept
+
+    sent = [m for m in mail.outbox if email in m.to]
+    assert sent, f"no invitation was mailed to {email}"
+    key = re.search(r"/invitation/([^/\s]+)/", sent[-1].body).group(1)
+    return invitation_accept(key=key, password=password)
 
 
 ACTORS = ["anonymous", "other_tenant", "low_clearance", "viewer", "editor", "admin"]
@@ -152,7 +168,10 @@ def snapshot() -> dict:
         "chunks": Chunk.objects.values_list("id", "access_level", "access_groups", "review"),
         "jobs": IngestionJob.objects.values_list("id", "status"),
         "groups": Group.objects.values_list("id", "tenant_id", "slug", "name"),
-        "memberships": Membership.objects.values_list("id", "tenant_id", "user_id", "role", "clearance", "is_active"),
+        "memberships": Membership.objects.values_list("id", "tenant_id", "user_id", "role", "clearance", "is_active",
+                                                      "consented"),
+        "invitations": Invitation.objects.values_list("id", "tenant_id", "email", "role", "clearance", "group_ids",
+                                                      "accepted_at", "revoked_at"),
         "group_memberships": GroupMembership.objects.values_list("membership_id", "group_id"),
         "tokens": ApiToken.objects.values_list("id", "membership_id", "revoked_at"),
         # Audit records are written by reads too (searches, content reads); the settings only by an admin.

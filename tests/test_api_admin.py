@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accounts.models import ApiToken, Group, Membership
-from tests.api_helpers import Actor, snapshot
+from tests.api_helpers import Actor, invitation_accept_mailed, snapshot
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.api_fixtures"]
@@ -37,8 +37,15 @@ def test_membership_create_and_update(world):
     admin = world.client("admin")
     created = admin.post("/api/v1/memberships/", {"email": "Zed@Example.com", "role": "editor",
                                                   "clearance": "confidential", "groups": ["finance"]}, format="json")
-    assert created.status_code == 201, created.content
-    data = created.json()
+    # Adding a person is an invitation (whatever the address: docs/security.md, "People"); they join by accepting.
+    assert created.status_code == 202, created.content
+    invited = created.json()
+    assert (invited["email"], invited["role"], invited["clearance"], invited["groups"], invited["status"]) == (
+        "zed@example.com", "editor", "confidential", ["finance"], "invited")
+    assert not Membership.objects.filter(user__email="zed@example.com").exists()
+    accepted = invitation_accept_mailed("zed@example.com")
+    data = admin.get("/api/v1/memberships/?limit=100").json()["results"]
+    data = next(m for m in data if m["id"] == accepted.pk)
     assert (data["email"], data["role"], data["clearance"], data["groups"], data["is_active"]) == (
         "zed@example.com", "editor", "confidential", ["finance"], True)
     updated = admin.patch(f"/api/v1/memberships/{data['id']}/",

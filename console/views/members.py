@@ -4,7 +4,8 @@ Every page reads through ``accounts.selectors`` and writes through ``accounts.se
 the calls the accounts REST API makes, with the same arguments -- so the console and the API
 follow one set of rules and refuse the same things (an admin demoting or deactivating
 themselves, an unknown group, a member who already is one); a refusal is shown beside the
-form that caused it, with the HTTP status the API would answer.
+form that caused it, with the HTTP status the API would answer. A person is added by an invitation
+they accept (``accounts.invitations``), never at once: an account may belong to another tenant too.
 
 A new token's key is in the response to the POST that minted it and nowhere else: it is
 neither stored in clear nor put in the session, and that response is not cached.
@@ -21,7 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services
 from accounts.errors import ApplicationError
-from accounts.invitations import invitation_listed
+from accounts.invitations import invitation_create, invitation_listed
 from accounts.models import Role
 from accounts.policy import LEVEL_NAMES, AccessLevel
 from console.forms import (
@@ -62,8 +63,7 @@ def _render(request, template: str, context: dict, status: int = 200):
 # ----------------------------------------------------------------------------- members
 
 
-def _members_page(request, *, create_form=None, create_error: str = "", row_errors=None, status: int = 200,
-                  invite_form=None, invite_error: str = ""):
+def _members_page(request, *, row_errors=None, status: int = 200, invite_form=None, invite_error: str = ""):
     tenant = request.member.tenant
     slugs = [g.slug for g in selectors.group_list(tenant=tenant)]
     page = _page(request, selectors.membership_list(tenant=tenant))
@@ -74,33 +74,41 @@ def _members_page(request, *, create_form=None, create_error: str = "", row_erro
     ]
     return _render(request, "console/members/list.html", {
         "tab": "members", "rows": rows, "page": page, "group_slugs": slugs, "roles": Role.choices, "levels": LEVEL_NAMES,
-        "form": create_form or MemberCreateForm(groups=slugs), "create_error": create_error,
         "invite_form": invite_form or MemberCreateForm(groups=slugs, prefix="invite"), "invite_error": invite_error,
         "invitations": [{"i": i, "clearance": AccessLevel(i.clearance).label}
                         for i in invitation_listed(tenant=tenant)[:PAGE_SIZE]],
     }, status)
 
 
+def member_invite(request, *, prefix: str | None):
+    """Add a person: an invitation they accept (``POST /api/v1/memberships/``), whatever the address --
+    a new one or another tenant's member's account -- so the page answers the same for both and the
+    person joins only by their own consent. ``prefix``: the form's (the page's form, or an older
+    unprefixed post to the members list)."""
+    tenant = request.member.tenant
+    form = MemberCreateForm(request.POST, groups=[g.slug for g in selectors.group_list(tenant=tenant)],
+                            prefix=prefix)
+    if not form.is_valid():
+        return _members_page(request, invite_form=form, status=400)
+    data = form.cleaned_data
+    try:
+        invitation = invitation_create(
+            tenant=tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
+            group_slugs=data["groups"], actor=request.member, request=request,
+        )
+    except ApplicationError as exc:
+        return _members_page(request, invite_form=form, invite_error=exc.message, status=exc.status_code)
+    messages.success(request, f"An invitation was sent to {invitation.email}; they join when they accept it.")
+    return redirect("console:members")
+
+
 @admin_required
 @require_http_methods(["GET", "POST"])
 def member_index(request):
-    """The members list; POST adds a member (``POST /api/v1/memberships/``)."""
+    """The members list; POST invites a person (:func:`member_invite`)."""
     if request.method == "GET":
         return _members_page(request)
-    tenant = request.member.tenant
-    form = MemberCreateForm(request.POST, groups=[g.slug for g in selectors.group_list(tenant=tenant)])
-    if not form.is_valid():
-        return _members_page(request, create_form=form, status=400)
-    data = form.cleaned_data
-    try:
-        membership = services.membership_create(
-            tenant=tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
-            group_slugs=data["groups"], actor=request.member,
-        )
-    except ApplicationError as exc:
-        return _members_page(request, create_form=form, create_error=exc.message, status=exc.status_code)
-    messages.success(request, f"{membership.user.email} is now a member ({membership.role}).")
-    return redirect("console:members")
+    return member_invite(request, prefix=None)
 
 
 @admin_required

@@ -16,13 +16,12 @@ from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import invitations, selectors
+from accounts import invitations
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
-from console.forms import MemberCreateForm
 from console.membership import found, member_required, tenant_enter
-from console.views.members import _members_page
+from console.views.members import member_invite
 
 INVITATION_SESSION_KEY = "console_invitation_key"
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -38,22 +37,8 @@ def _address(request) -> str:
 @member_required(Role.ADMIN)
 @require_POST
 def invitation_create_view(request):
-    """Invite an address (the members page's "Invite" form)."""
-    tenant = request.member.tenant
-    form = MemberCreateForm(request.POST, groups=[g.slug for g in selectors.group_list(tenant=tenant)],
-                            prefix="invite")
-    if not form.is_valid():
-        return _members_page(request, invite_form=form, status=400)
-    data = form.cleaned_data
-    try:
-        invitation = invitations.invitation_create(
-            tenant=tenant, email=data["email"], role=data["role"], clearance=data["clearance"],
-            group_slugs=data["groups"], actor=request.member, request=request,
-        )
-    except ApplicationError as exc:
-        return _members_page(request, invite_form=form, invite_error=exc.message, status=exc.status_code)
-    messages.success(request, f"An invitation was sent to {invitation.email}.")
-    return redirect("console:members")
+    """Invite an address (the members page's "Invite" form): ``console.views.members.member_invite``."""
+    return member_invite(request, prefix="invite")
 
 
 @member_required(Role.ADMIN)

@@ -1,5 +1,5 @@
 """Members, groups and API tokens in a real browser (admins only), through the accounts services:
-an admin adds a member, changes their clearance and groups, deactivates them (their next page
+an admin adds a member (an invitation she accepts), changes their clearance and groups, deactivates them (their next page
 load is refused); the same self-demotion refusal as the API; a token's key shown once, working
 against the REST API until revoked; everyone else gets 403."""
 
@@ -9,9 +9,10 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from accounts.models import ApiToken, Group, Membership, User
+from accounts.models import ApiToken, Group, Invitation, Membership, User
 from accounts.passwords import user_set_password
 from accounts.services import group_create, tenant_create
+from tests.api_helpers import invitation_accept_mailed
 from tests.browser.conftest import PASSWORD, TIMEOUT_MS, console_member, sign_in
 
 pytestmark = pytest.mark.browser
@@ -41,12 +42,16 @@ def _message(page, text: str) -> None:
 def test_admin_adds_a_member_changes_clearance_and_groups_then_deactivates_them(page, browser, live_server, world):
     sign_in(page, "admin@acme.test", PASSWORD)
     page.get_by_role("link", name="Members").click()
-    new = page.locator("#new-member")
+    new = page.locator("#invite-member")
     new.get_by_label("E-mail").fill("nia@acme.test")
     new.get_by_label("Role").select_option("editor")
     new.get_by_label("Clearance").select_option("public")
-    page.get_by_role("button", name="Add member").click()
-    _message(page, "nia@acme.test is now a member (editor).")
+    page.get_by_role("button", name="Send invitation").click()
+    # Adding a person is an invitation: she joins when she accepts it (docs/security.md, "People").
+    _message(page, "An invitation was sent to nia@acme.test; they join when they accept it.")
+    assert not Membership.objects.filter(user__email="nia@acme.test").exists()
+    invitation_accept_mailed("nia@acme.test", password=PASSWORD)
+    page.goto("/members/")
     created = Membership.objects.get(user__email="nia@acme.test")
     assert (created.tenant_id, created.role, created.clearance, created.is_active) == (world["tenant"].pk, "editor", 0, True)
 
@@ -112,11 +117,13 @@ def test_an_admin_cannot_demote_or_deactivate_themselves_as_the_api_refuses(page
 def test_an_unknown_or_taken_email_is_refused_inline(page, world):
     sign_in(page, "admin@acme.test", PASSWORD)
     page.goto("/members/")
-    new = page.locator("#new-member")
+    new = page.locator("#invite-member")
     new.get_by_label("E-mail").fill("viewer@acme.test")
-    page.get_by_role("button", name="Add member").click()
-    assert "viewer@acme.test is already a member of tenant 'acme'" in page.locator("#new-member [role=alert]").inner_text()
+    page.get_by_role("button", name="Send invitation").click()
+    assert "viewer@acme.test is already a member of this tenant" in page.locator(
+        "#invite-member [role=alert]").inner_text()
     assert Membership.objects.filter(tenant=world["tenant"]).count() == 2
+    assert not Invitation.objects.filter(tenant=world["tenant"]).exists()
 
 
 def test_groups_are_created_and_renamed_their_slug_stays(page, world):

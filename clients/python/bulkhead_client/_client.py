@@ -166,6 +166,8 @@ class _Operations:
 
     def create_member(self, email: str, *, role: str | None = None, clearance: str | None = None,
                       groups: list[str] | None = None) -> dict:
+        """Invite ``email``: the answer is the invitation (``status`` ``invited``); the person joins when they
+        accept the e-mailed link, never at once."""
         body = _clean({"email": email, "role": role, "clearance": clearance, "groups": groups})
         return self._send(_Request("POST", "/api/v1/memberships/", json=body))
 
