@@ -1550,6 +1550,116 @@ def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
     assert 0 < shaped < boxed < len(PAYLOAD)
 
 
+def _images(writer, page):
+    """A page change adding image XObjects (1 x 1 grey): opaque ones (``/Opaque``; ``/Decoded``, its samples mapped
+    by ``/Decode``) and ones with transparent pixels (a soft mask, a colour-key ``/Mask``, a stencil mask, a JPEG
+    2000 alpha channel); and ExtGStates for the strokes (``/GL``: a line width of 20; ``/GHS``: a stroke at 0.5)."""
+    from pypdf.generic import (
+        ArrayObject,
+        BooleanObject,
+        DictionaryObject,
+        FloatObject,
+        NameObject,
+        NumberObject,
+        StreamObject,
+    )
+
+    def image(**extra):
+        picture = StreamObject()
+        picture.set_data(b"\x00")
+        picture.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Image"),
+                        NameObject("/Width"): NumberObject(1), NameObject("/Height"): NumberObject(1),
+                        NameObject("/BitsPerComponent"): NumberObject(8),
+                        NameObject("/ColorSpace"): NameObject("/DeviceGray")})
+        picture.update({NameObject("/" + key): value for key, value in extra.items()})
+        return writer._add_object(picture)
+
+    images = {
+        "/Opaque": image(),
+        "/Decoded": image(Decode=ArrayObject([NumberObject(1), NumberObject(0)])),
+        "/SoftMasked": image(SMask=image()),
+        "/ColourKeyed": image(Mask=ArrayObject([NumberObject(0), NumberObject(0)])),
+        "/JpxAlpha": image(SMaskInData=NumberObject(1)),
+        "/Stencil": image(ImageMask=BooleanObject(True), BitsPerComponent=NumberObject(1)),
+    }
+    del writer.get_object(images["/Stencil"])[NameObject("/ColorSpace")]
+    page["/Resources"][NameObject("/XObject")] = DictionaryObject({NameObject(k): v for k, v in images.items()})
+    page["/Resources"][NameObject("/ExtGState")] = DictionaryObject({
+        NameObject("/GL"): DictionaryObject({NameObject("/LW"): FloatObject(20)}),
+        NameObject("/GHS"): DictionaryObject({NameObject("/CA"): FloatObject(0.5)}),
+        NameObject("/GH"): DictionaryObject({NameObject("/ca"): FloatObject(0.5)}),
+        NameObject("/G97"): DictionaryObject({NameObject("/ca"): FloatObject(0.97)}),
+        NameObject("/GM"): DictionaryObject({NameObject("/BM"): NameObject("/Multiply")}),
+        NameObject("/GS"): DictionaryObject({NameObject("/SMask"): NameObject("/Luminosity")}),
+    })
+
+
+# Text covered by an image or a thick stroke (2026-12-03; listed as not evaluated before): an opaque image (an image
+# XObject or an inline image, the unit square under its matrix) or a stroke whose width covers the glyphs' boxes,
+# drawn after the text -- a viewer shows the image or the line, the text layer reached the model.
+_OVER_IMAGE = "q 200 0 0 30 60 640 cm {} Q"  # the unit square stretched over the payload's line
+COVERED_BY_IMAGES_AND_STROKES = {
+    "image": _OVER_IMAGE.format("/Opaque Do"),
+    "image-decoded": _OVER_IMAGE.format("/Decoded Do"),  # /Decode maps samples to colours: still opaque
+    "image-nearly-opaque": "q /G97 gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # a fill of any colour at it hides
+    "image-rotated": "q 0 30 -200 0 260 640 cm /Opaque Do Q",
+    "inline-image": _OVER_IMAGE.format("BI /W 1 /H 1 /CS /G /BPC 8 ID \x80 EI"),
+    "inline-image-long-keys": _OVER_IMAGE.format("BI /Width 1 /Height 1 /ColorSpace /DeviceRGB "
+                                                 "/BitsPerComponent 8 ID \xff\xff\xff EI"),
+    "thick-stroke": "q 0 G 20 w 60 653 m 260 653 l S Q",
+    "thick-white-stroke": "q 1 G 20 w 60 653 m 260 653 l S Q",
+    "thick-stroke-scaled": "q 10 0 0 10 0 0 cm 0 G 2 w 6 65.3 m 26 65.3 l S Q",
+    "thick-stroke-line-width-by-gs": "q /GL gs 0 G 60 653 m 260 653 l S Q",
+    "thick-stroke-closed": "q 0 G 20 w 60 653 m 260 653 l 260 700 l s Q",
+    "thick-stroke-of-a-fill-and-stroke": "q 0 G 1 g 20 w 60 653 m 260 653 l 260 654 l B Q",
+}
+
+
+@pytest.mark.parametrize("case", sorted(COVERED_BY_IMAGES_AND_STROKES))
+def test_pdf_text_under_an_opaque_image_or_a_thick_stroke_never_reaches_the_model(case):
+    pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + COVERED_BY_IMAGES_AND_STROKES[case] + "\n"), _images)
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("case", [
+    _OVER_IMAGE.format("/SoftMasked Do"),  # a soft mask: transparent pixels
+    _OVER_IMAGE.format("/ColourKeyed Do"),  # a colour-key mask: the pixels in the ranges are transparent
+    _OVER_IMAGE.format("/JpxAlpha Do"),  # a JPEG 2000 image's own alpha channel
+    _OVER_IMAGE.format("/Stencil Do"),  # a stencil mask paints only its set bits
+    _OVER_IMAGE.format("BI /W 1 /H 1 /IM true /D [1 0] ID \x00 EI"),  # an inline stencil, inverted by /Decode
+    "q /GH gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # at half opacity
+    "q /GM gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # multiplied: a white image leaves the text
+    "q /GS gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # a soft mask in the graphics state
+    "q 40 0 0 30 60 640 cm /Opaque Do Q",  # an image beside the text (over its first letters only: kept below)
+    "q 0 G 2 w 60 653 m 260 653 l S Q",  # a strike-through
+    "q 0 G 4 w 72 646 m 260 646 l S Q",  # a thick underline
+    "q 0 G 20 w [4 4] 0 d 60 653 m 260 653 l S Q",  # dashed: the text shows through the gaps
+    "q /GHS gs 0 G 20 w 60 653 m 260 653 l S Q",  # a translucent stroke
+    "q 0 G 20 w 60 653 m 260 653 l n Q",  # a path ended without painting
+    "q 0 G 20 w 60 653 m 260 653 l f Q",  # filled (a line fills nothing), not stroked
+], ids=["image-soft-mask", "image-colour-key-mask", "image-jpx-alpha", "image-stencil", "inline-stencil-decoded",
+        "image-translucent", "image-multiply", "image-gs-soft-mask", "image-beside", "stroke-strike-through",
+        "stroke-underline", "stroke-dashed", "stroke-translucent", "stroke-not-painted", "line-filled"])
+def test_pdf_text_with_an_image_or_a_stroke_that_does_not_cover_it_stays(case):
+    pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + case + "\n"), _images)
+    doc = parsed(pdf, "report.pdf")
+    assert PAYLOAD[4:] in doc.text and VISIBLE in doc.text and AFTER in doc.text
+
+
+def test_pdf_text_all_under_an_image_is_a_scan_kept_and_flagged():
+    """A page whose only text is drawn under an opaque image (an OCR "sandwich": the text, then the scan over it)
+    is read as the OCR layer of a scan: kept and flagged, as text in an invisible mode under a page image is. With
+    other text on the page, the text under the image goes."""
+    scan = _pdf_page_changed(text_op(f"{PAYLOAD} scanned words") + "q 600 0 0 780 0 0 cm /Opaque Do Q\n", _images)
+    doc = parsed(scan, "scan.pdf")
+    assert PAYLOAD in doc.text and not reaches_model(doc, PAYLOAD)
+    assert any(OCR_FLAG in s.hidden_text_flags for s in doc.sections)
+    mixed = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + "q 200 0 0 30 60 640 cm /Opaque Do Q\n"), _images)
+    doc = parsed(mixed, "mixed.pdf")
+    assert_hidden(doc)
+    assert not any(s.hidden_text_flags for s in doc.sections)
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
