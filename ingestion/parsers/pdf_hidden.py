@@ -409,6 +409,14 @@ def _stroke_quads(subpaths: list, ctm: tuple, width: float, closed: bool) -> lis
     return quads
 
 
+def _widest(ctm: tuple, width: float) -> float:
+    """The most a stroke of ``width`` (user space) can be wide in device space under ``ctm`` (its largest
+    singular value times the width)."""
+    a, b, c, d = ctm[:4]
+    total, det = a * a + b * b + c * c + d * d, a * d - b * c
+    return abs(width) * math.sqrt(max(0.0, (total + math.sqrt(max(0.0, total * total - 4 * det * det))) / 2))
+
+
 def _dashed(array) -> bool:
     """Whether a dash array strokes with gaps: any array but an empty one (unreadable: dashed)."""
     try:
@@ -476,6 +484,9 @@ class _Tracker:
     # The glyphs of ``covered`` an opaque image paints over (operation number, string index, code number): a page
     # whose text is all under images (or invisible) is a scan over its text, as an OCR layer (:func:`page_text`).
     under_images: set = field(default_factory=set)
+    # The least side of a glyph box noted so far: a stroke narrower than it covers no glyph (a table's rules, an
+    # underline: not looked at, and not counted against the work bound)
+    least_side: float = math.inf
     seq: int = 0  # the number of the operation being visited
     exact: float | None = 0.0  # where the next glyph starts along the line when every width so far is known
     subpaths: list = field(default_factory=list)  # the path being built, flattened: lists of device points
@@ -660,7 +671,8 @@ class _Tracker:
         elif operator in _PATH_ENDS:
             if operator in _FILLS and self.record and self.path is not None:
                 self._cover(operator, _fill_hides(state.blend, state.fill, state.fill_alpha), self.subpaths, self.path)
-            if operator in _STROKES and self.record and self.path is not None and not state.dashed:
+            if (operator in _STROKES and self.record and self.path is not None and not state.dashed
+                    and _widest(state.ctm, state.line_width) >= self.least_side):
                 quads = _stroke_quads(self.subpaths, state.ctm, state.line_width, operator in _CLOSE_STROKES)
                 if quads:
                     xs, ys = [x for quad in quads for x, _ in quad], [y for quad in quads for _, y in quad]
@@ -1080,6 +1092,7 @@ class _Tracker:
                 box = (max(min(xs), left), max(min(ys), bottom), min(max(xs), right), min(max(ys), top))
                 if box[0] < box[2] and box[1] < box[3]:
                     boxes[number] = box
+                    self.least_side = min(self.least_side, box[2] - box[0], box[3] - box[1])
             self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:

@@ -1660,6 +1660,17 @@ def test_pdf_text_all_under_an_image_is_a_scan_kept_and_flagged():
     assert not any(s.hidden_text_flags for s in doc.sections)
 
 
+def test_pdf_strokes_narrower_than_every_glyph_are_not_counted_against_the_work_bound(monkeypatch):
+    """A stroke thinner than the least side of every glyph box so far covers none (a table's rules, a frame, an
+    underline): not looked at. Past the work bound (here at once) a stroke that is looked at covers its bounding box
+    (fail closed), so a thin frame around the text would have cut it."""
+    from ingestion.parsers import pdf_hidden
+
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    doc = parsed(_pdf(text_op(PAYLOAD, y=650) + "q 0 G 0.5 w 60 640 200 30 re S Q\n"), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
