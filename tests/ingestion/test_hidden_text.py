@@ -1061,7 +1061,10 @@ _WRITTEN_OVER = {
 
 @pytest.mark.parametrize("case", sorted(_WRITTEN_OVER))
 def test_plain_text_a_carriage_return_writes_over_never_reaches_the_model(case):
-    assert_hidden(parsed(f"{_PADDING}{_WRITTEN_OVER[case]}", "notes.txt"))
+    """No part of the payload either: a control sequence takes no column, a wide character two."""
+    doc = parsed(f"{_PADDING}{_WRITTEN_OVER[case]}", "notes.txt")
+    assert_hidden(doc)
+    assert PAYLOAD[-4:] not in doc.text
 
 
 def test_plain_text_carriage_returns_that_write_over_nothing_stay():
