@@ -35,15 +35,17 @@ before pypdf reads it:
   under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
   font's descent to ascent less :data:`COVER_TOLERANCE`), and which leaves nothing under it readable
   (:func:`_fill_hides`: opacity and blend mode; a soft mask, a text clip or a layer that is off: not covering).
-  Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut.
+  Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut. So is text under
+  an opaque image (an image XObject or an inline image: the unit square under its matrix, :func:`_image_opaque`,
+  :func:`_image_hides`) or a stroke whose width covers the glyph's box (:func:`_stroke_quads`; not dashed).
 
-A page whose text is *all* in an invisible render mode and that shows an image is a scanned
-page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
+A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
+scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a stroke, an image or a shading (fills
-only), white text on a dark fill (taken as white on the page), the widths of Type3 fonts and of composite fonts with
-other encodings (the bounded rule above applies to them), colours in pattern, separation and indexed spaces
-(taken as visible), blend modes and soft masks.
+shape of a clipping path (its bounding box only), text painted over by a shading, white text on a dark fill
+(taken as white on the page), the widths of Type3 fonts and of composite fonts with other encodings (the
+bounded rule above applies to them), colours in pattern, separation and indexed spaces (taken as visible),
+blend modes and soft masks.
 """
 
 from __future__ import annotations
