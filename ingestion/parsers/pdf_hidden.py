@@ -676,10 +676,7 @@ class _Tracker:
             if (operator in _STROKES and self.record and self.path is not None and not state.dashed
                     and _widest(state.ctm, state.line_width) >= self.least_side):
                 quads = _stroke_quads(self.subpaths, state.ctm, state.line_width, operator in _CLOSE_STROKES)
-                if quads:
-                    xs, ys = [x for quad in quads for x, _ in quad], [y for quad in quads for _, y in quad]
-                    self._cover(b"f", _fill_hides(state.blend, state.stroke, state.stroke_alpha), quads,
-                                (min(xs), min(ys), max(xs), max(ys)))
+                self._cover_quads(quads, _fill_hides(state.blend, state.stroke, state.stroke_alpha))
             if self.clipping and self.path is not None:
                 self.state = replace(state, clip=self._clip(self.path))
             self.path, self.clipping, self.subpaths, self.path_points = None, False, [], 0
@@ -756,15 +753,7 @@ class _Tracker:
         state = self.state
         if state.soft_mask or state.text_clipped or any(self.marked) or not hides:
             return
-        span = self.span
-        for key, box in self.pending:
-            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
-            self.grid.setdefault(cell, {})[key] = box
-            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
-            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
-            self.top_row = max(self.top_row, int(box[3] // _CELL))
-            self.right_column = max(self.right_column, int(box[2] // _CELL))
-        self.pending.clear()
+        span = self._index_pending()
         if not self.grid:
             return
         left, bottom, right, top = self._clip(region)
@@ -831,6 +820,57 @@ class _Tracker:
                 for key in covered:
                     del glyphs[key]
                     self._covered(key, image)
+
+    def _index_pending(self) -> list:
+        """Move the glyphs drawn since the last fill into :attr:`grid`; the span of cells in use."""
+        span = self.span
+        for key, box in self.pending:
+            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
+            self.grid.setdefault(cell, {})[key] = box
+            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
+            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
+            self.top_row = max(self.top_row, int(box[3] // _CELL))
+            self.right_column = max(self.right_column, int(box[2] // _CELL))
+        self.pending.clear()
+        return span
+
+    def _cover_quads(self, quads: list, hides: bool) -> None:
+        """Note the glyphs a stroke paints over (:func:`_stroke_quads`): as :meth:`_cover`, a glyph's box inside one
+        segment's quadrilateral (convex: its four corners on the inner side of the four edges), within the clip's
+        bounding box. Each quadrilateral looks only at the glyphs of the cells under it (the path's edges are not
+        indexed: a long stroke costs what it passes over); past the work bound the quadrilaterals left cover their
+        bounding box (fail closed, :meth:`finish`)."""
+        state = self.state
+        if state.soft_mask or state.text_clipped or any(self.marked) or not hides:
+            return
+        span = self._index_pending()
+        if not self.grid:
+            return
+        limit = min(MAX_COVER_WORK, self.budget[0])
+        for quad in quads:
+            xs, ys = [x for x, _ in quad], [y for _, y in quad]
+            left, bottom, right, top = self._clip((min(xs), min(ys), max(xs), max(ys)))
+            if left >= right or bottom >= top:
+                continue
+            self.work += 1
+            if self.work > limit:
+                self._overflow(left, bottom, right, top)
+                continue
+            edges = [(quad[i - 1], quad[i]) for i in range(4)]
+            turn = sum((q[0] - p[0]) * (q[1] + p[1]) for p, q in edges)  # the shoelace sum: the quad's orientation
+            for column in range(max(int(left // _CELL), span[0]), min(int(right // _CELL), span[2]) + 1):
+                for row in range(max(int(bottom // _CELL), span[1]), min(int(top // _CELL), span[3]) + 1):
+                    glyphs = self.grid.get((column, row))
+                    if not glyphs:
+                        continue
+                    self.work += len(glyphs)
+                    covered = [key for key, (b0, b1, b2, b3) in glyphs.items()
+                               if b0 >= left and b1 >= bottom and b2 <= right and b3 <= top
+                               and all(((q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0])) * turn <= 0
+                                       for p, q in edges for x, y in ((b0, b1), (b2, b1), (b0, b3), (b2, b3)))]
+                    for key in covered:
+                        del glyphs[key]
+                        self._covered(key)
 
     def _overflow(self, left: float, bottom: float, right: float, top: float) -> None:
         _, (l0, b0, r0, t0) = self.overflow or (0, (left, bottom, right, top))

@@ -1750,6 +1750,18 @@ def test_pdf_strokes_narrower_than_every_glyph_are_not_counted_against_the_work_
     assert PAYLOAD in doc.text and removed(doc) == 0
 
 
+def test_pdf_strokes_past_the_work_bound_cover_their_bounding_box(monkeypatch):
+    """As fills: past the bound, a thick stroke's segments left cover their bounding box (fail closed). A thick
+    diagonal over the first letters: its shape covers fewer of them than its box."""
+    from ingestion.parsers import pdf_hidden
+
+    pdf = _pdf(text_op(PAYLOAD, y=650) + "q 0 G 20 w 60 630 m 110 700 l S Q\n")
+    shaped = removed(parsed(pdf, "report.pdf"))
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    boxed = removed(parsed(pdf, "report.pdf"))
+    assert shaped < boxed < len(PAYLOAD)
+
+
 def test_pdf_a_marker_in_invisible_text_still_fails():
     with pytest.raises(ParseError):
         parsed(_pdf(text_op("<!-- access: restricted -->", y=650, before="3 Tr")), "report.pdf")
