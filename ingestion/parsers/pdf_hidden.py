@@ -35,15 +35,17 @@ before pypdf reads it:
   under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
   font's descent to ascent less :data:`COVER_TOLERANCE`), and which leaves nothing under it readable
   (:func:`_fill_hides`: opacity and blend mode; a soft mask, a text clip or a layer that is off: not covering).
-  Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut.
+  Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut. So is text under
+  an opaque image (an image XObject or an inline image: the unit square under its matrix, :func:`_image_opaque`,
+  :func:`_image_hides`) or a stroke whose width covers the glyph's box (:func:`_stroke_quads`; not dashed).
 
-A page whose text is *all* in an invisible render mode and that shows an image is a scanned
-page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
+A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
+scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a stroke, an image or a shading (fills
-only), white text on a dark fill (taken as white on the page), the widths of Type3 fonts and of composite fonts with
-other encodings (the bounded rule above applies to them), colours in pattern, separation and indexed spaces
-(taken as visible), blend modes and soft masks.
+shape of a clipping path (its bounding box only), text painted over by a shading, white text on a dark fill
+(taken as white on the page), the widths of Type3 fonts and of composite fonts with other encodings (the
+bounded rule above applies to them), colours in pattern, separation and indexed spaces (taken as visible),
+blend modes and soft masks.
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ _PATH_POINTS = {b"m": 2, b"l": 2, b"c": 6, b"v": 4, b"y": 4, b"re": 4}  # path c
 _PATH_ENDS = frozenset((b"n", b"f", b"F", b"f*", b"S", b"s", b"B", b"B*", b"b", b"b*"))
 _FILLS = frozenset((b"f", b"F", b"f*", b"B", b"B*", b"b", b"b*"))  # the path ends that fill (the rest: even-odd)
 _EVEN_ODD = frozenset((b"f*", b"B*", b"b*"))
+_STROKES = frozenset((b"S", b"s", b"B", b"B*", b"b", b"b*"))  # the path ends that stroke
+_CLOSE_STROKES = frozenset((b"s", b"b", b"b*"))  # ... having closed the subpath
 # PDF's blend modes as :mod:`css_visibility` names them (the same modes: CSS took them from PDF); any other name,
 # /Normal and /Compatible among them, is the normal mode (the specification: an unknown one is /Normal).
 _BLEND_MODES = {"/Multiply": "multiply", "/Screen": "screen", "/Overlay": "overlay", "/Darken": "darken",
@@ -160,6 +164,8 @@ class _State:
     metrics: _Widths | None = None  # the glyph widths for the box a glyph is drawn in (:func:`_font_box`)
     ascent: float = 0.7  # the glyph box above and below the baseline, in ems (:func:`_font_box`)
     descent: float = -0.2
+    line_width: float = 1.0  # ``w`` (``gs`` ``/LW``), in user space
+    dashed: bool = False  # a dash pattern (``d``, ``gs`` ``/D``) with a dash or gap: a stroke with gaps
 
 
 @dataclass(frozen=True)
@@ -342,6 +348,86 @@ def _fill_hides(mode: str, color: tuple | None, alpha: float) -> bool:
     return all(contrast(x, y) < MIN_CONTRAST for i, x in enumerate(shown) for y in shown[i + 1:])
 
 
+_SAMPLE_COLOURS = tuple((v / 4, v / 4, v / 4, 1.0) for v in range(5)) + (
+    (1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0), (0.0, 0.0, 1.0, 1.0),
+    (0.0, 1.0, 1.0, 1.0), (1.0, 0.0, 1.0, 1.0), (1.0, 1.0, 0.0, 1.0))
+
+
+@lru_cache(maxsize=256)
+def _image_hides(mode: str, alpha: float) -> bool:
+    """Whether an image drawn at ``alpha`` under blend ``mode`` leaves nothing under it readable whatever its
+    pixels' colours (they are not read here): a fill of each of a sample of colours (greys, primaries,
+    secondaries) would (:func:`_fill_hides`). An opaque image in the normal mode does; one at a lower opacity
+    only where a fill of any colour at it would (0.97 does; 0.95 does not: a mid grey at it still differs over black
+    and over white); under most other modes none."""
+    return all(_fill_hides(mode, colour, alpha) for colour in _SAMPLE_COLOURS)
+
+
+def _image_opaque(image, inline: bool = False) -> bool:
+    """Whether every pixel of an image (an image XObject's dictionary, or an inline image's settings) is painted
+    opaque: not a stencil mask (``/ImageMask``: only its set bits paint, which ``/Decode`` can invert), no soft mask
+    (``/SMask``, a JPEG 2000 image's ``/SMaskInData``) nor ``/Mask`` (a stencil or colour-key ranges: transparent
+    pixels). ``/Decode`` of any other image maps its samples to colours and leaves it opaque. Anything unreadable:
+    not opaque (the text under it is kept)."""
+    try:
+        names = ("/IM", "/ImageMask") if inline else ("/ImageMask",)
+        if any(str(image.get(name, "false")).lower() == "true" for name in names):
+            return False
+        for name in ("/SMask", "/Mask"):
+            value = image.get(name)
+            if value is not None and str(value.get_object() if hasattr(value, "get_object") else value) != "/None":
+                return False
+        return _number(image.get("/SMaskInData", 0), 1.0) == 0
+    except (KeyError, TypeError, AttributeError, ValueError):
+        return False
+
+
+def _stroke_quads(subpaths: list, ctm: tuple, width: float, closed: bool) -> list:
+    """The region a stroke of ``width`` (user space) paints along the flattened ``subpaths`` (device points), as
+    one quadrilateral per segment: the segment widened by half the width on each side under ``ctm`` -- a butt
+    cap's and a miter-less join's shape, the least any cap and join paints (round and square caps and joins add to
+    it). ``closed``: the subpaths' closing segments too (``s``, ``b``, ``b*``). The quadrilaterals turn the same
+    way, so under the nonzero rule a point inside any of them is inside."""
+    a, b, c, d = ctm[:4]
+    det = a * d - b * c
+    if not width or not det or not all(math.isfinite(v) for v in (a, b, c, d, width)):
+        return []
+    half = abs(width) / 2
+    quads = []
+    for points in subpaths:
+        pairs = list(zip(points, points[1:], strict=False))
+        if closed and len(points) > 2:
+            pairs.append((points[-1], points[0]))
+        for p, q in pairs:
+            dx, dy = q[0] - p[0], q[1] - p[1]
+            ux, uy = (d * dx - c * dy) / det, (a * dy - b * dx) / det  # the segment in user space
+            length = math.hypot(ux, uy)
+            if not length:
+                continue
+            nx, ny = -uy / length * half, ux / length * half  # its normal, half the width long
+            ox, oy = a * nx + c * ny, b * nx + d * ny  # in device space
+            quads.append([(p[0] + ox, p[1] + oy), (q[0] + ox, q[1] + oy), (q[0] - ox, q[1] - oy),
+                          (p[0] - ox, p[1] - oy)])
+    return quads
+
+
+def _widest(ctm: tuple, width: float) -> float:
+    """The most a stroke of ``width`` (user space) can be wide in device space under ``ctm`` (its largest
+    singular value times the width)."""
+    a, b, c, d = ctm[:4]
+    total, det = a * a + b * b + c * c + d * d, a * d - b * c
+    return abs(width) * math.sqrt(max(0.0, (total + math.sqrt(max(0.0, total * total - 4 * det * det))) / 2))
+
+
+def _dashed(array) -> bool:
+    """Whether a dash array strokes with gaps: any array but an empty one (unreadable: dashed)."""
+    try:
+        array = array.get_object() if hasattr(array, "get_object") else array
+        return len(array) > 0
+    except TypeError:
+        return True
+
+
 def _crosses(box: tuple, p: tuple, q: tuple) -> bool:
     """Whether the segment ``p``-``q`` passes through the inside of ``box`` (its edges excluded): Liang-Barsky."""
     left, bottom, right, top = box
@@ -397,6 +483,12 @@ class _Tracker:
     # later passes are given ``covered`` and cut those glyphs.
     record: bool = False
     covered: dict = field(default_factory=dict)
+    # The glyphs of ``covered`` an opaque image paints over (operation number, string index, code number): a page
+    # whose text is all under images (or invisible) is a scan over its text, as an OCR layer (:func:`page_text`).
+    under_images: set = field(default_factory=set)
+    # The least side of a glyph box noted so far: a stroke narrower than it covers no glyph (a table's rules, an
+    # underline: not looked at, and not counted against the work bound)
+    least_side: float = math.inf
     seq: int = 0  # the number of the operation being visited
     exact: float | None = 0.0  # where the next glyph starts along the line when every width so far is known
     subpaths: list = field(default_factory=list)  # the path being built, flattened: lists of device points
@@ -488,8 +580,20 @@ class _Tracker:
                         self._extend_path(b"re", [bbox[0], bbox[1], bbox[2] - bbox[0], bbox[3] - bbox[1]])
                         self.state = replace(self.state, clip=self._clip(self.path))
                         self.path, self.subpaths, self.path_points = None, [], 0
+                elif (self.record and xobject is not None and xobject.get("/Subtype") == "/Image"
+                      and _image_opaque(xobject)):
+                    self._paint_image()
             except (KeyError, TypeError, AttributeError, ValueError):
                 pass
+        elif operator == b"w":
+            values = _numbers(operands[:1])
+            if values:
+                self.state = replace(state, line_width=values[0])
+        elif operator == b"d" and operands:
+            self.state = replace(state, dashed=_dashed(operands[0]))
+        elif operator == b"INLINE IMAGE":
+            if self.record and isinstance(operands, dict) and _image_opaque(operands.get("settings", {}), True):
+                self._paint_image()
         elif operator == b"Tr":
             values = _numbers(operands)
             if values:
@@ -550,6 +654,13 @@ class _Tracker:
                         known = [n for n in names if n in _BLEND_MODES or n in ("/Normal", "/Compatible")]
                         self.state = replace(self.state, blend=_BLEND_MODES.get(known[0], "normal") if known
                                              else "normal")
+                    width = graphics.get("/LW")
+                    if width is not None:
+                        self.state = replace(self.state, line_width=_number(width, self.state.line_width))
+                    dash = graphics.get("/D")
+                    if dash is not None:
+                        dash = list(dash.get_object())
+                        self.state = replace(self.state, dashed=_dashed(dash[0]) if dash else False)
                     mask = graphics.get("/SMask")
                     if mask is not None:
                         self.state = replace(self.state, soft_mask=str(mask.get_object()) != "/None")
@@ -561,7 +672,11 @@ class _Tracker:
             self.clipping = True
         elif operator in _PATH_ENDS:
             if operator in _FILLS and self.record and self.path is not None:
-                self._cover(operator)
+                self._cover(operator, _fill_hides(state.blend, state.fill, state.fill_alpha), self.subpaths, self.path)
+            if (operator in _STROKES and self.record and self.path is not None and not state.dashed
+                    and _widest(state.ctm, state.line_width) >= self.least_side):
+                quads = _stroke_quads(self.subpaths, state.ctm, state.line_width, operator in _CLOSE_STROKES)
+                self._cover_quads(quads, _fill_hides(state.blend, state.stroke, state.stroke_alpha))
             if self.clipping and self.path is not None:
                 self.state = replace(state, clip=self._clip(self.path))
             self.path, self.clipping, self.subpaths, self.path_points = None, False, [], 0
@@ -616,28 +731,32 @@ class _Tracker:
                                                for s, q1, q2, q3 in zip(start, p1, p2, p3, strict=True)))
         self.path_points += len(points) * (_CURVE_STEPS if operator in (b"c", b"v", b"y") else 1)
 
-    def _cover(self, operator: bytes) -> None:
+    def _paint_image(self) -> None:
+        """An opaque image (:func:`_image_opaque`) is drawn: it paints the unit square under the current matrix,
+        a fill of it (:meth:`_cover`) whatever its pixels' colours (:func:`_image_hides`)."""
+        saved = self.path, self.subpaths, self.path_points
+        self.path, self.subpaths, self.path_points = None, [], 0
+        self._extend_path(b"re", [0.0, 0.0, 1.0, 1.0])
+        if self.path is not None:
+            state = self.state
+            self._cover(b"f", _image_hides(state.blend, state.fill_alpha), self.subpaths, self.path, image=True)
+        self.path, self.subpaths, self.path_points = saved
+
+    def _cover(self, operator: bytes, hides: bool, subpaths: list, region: tuple, image: bool = False) -> None:
         """Note the glyphs drawn so far that this fill paints over (see :func:`page_text`): the fill hides what
-        is under it (:func:`_fill_hides`: opaque enough under its blend mode, no soft mask), is not in optional
-        content that is off nor clipped by text, and a glyph's box lies inside its region -- the path under its
-        winding rule (no edge through the box, the box inside), within the clip's bounding box (a superset of the
-        clip: fail closed)."""
+        is under it (``hides``: :func:`_fill_hides`, opaque enough under its blend mode; for a stroke of its
+        colour, for an image :func:`_image_hides`), no soft mask is set, it is not in optional content that is off
+        nor clipped by text, and a glyph's box lies inside its region -- ``subpaths`` (the path's, a stroke's
+        quadrilaterals, an image's square; ``region``: their bounding box) under its winding rule (no edge through
+        the box, the box inside), within the clip's bounding box (a superset of the clip: fail closed). ``image``:
+        the glyphs it covers are noted as under an image (:attr:`under_images`)."""
         state = self.state
-        if (state.soft_mask or state.text_clipped or any(self.marked)
-                or not _fill_hides(state.blend, state.fill, state.fill_alpha)):
+        if state.soft_mask or state.text_clipped or any(self.marked) or not hides:
             return
-        span = self.span
-        for key, box in self.pending:
-            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
-            self.grid.setdefault(cell, {})[key] = box
-            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
-            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
-            self.top_row = max(self.top_row, int(box[3] // _CELL))
-            self.right_column = max(self.right_column, int(box[2] // _CELL))
-        self.pending.clear()
+        span = self._index_pending()
         if not self.grid:
             return
-        left, bottom, right, top = self._clip(self.path)
+        left, bottom, right, top = self._clip(region)
         if left >= right or bottom >= top:
             return
         if self.work >= min(MAX_COVER_WORK, self.budget[0]) or self.path_points >= MAX_COVER_WORK:
@@ -648,7 +767,7 @@ class _Tracker:
         # cells their bounding boxes reach (for an edge through a glyph's box).
         rows: dict[int, list] = {}
         cells: dict[tuple[int, int], list] = {}
-        for points in self.subpaths:
+        for points in subpaths:
             if len(points) < 3:
                 continue
             for i in range(len(points)):
@@ -688,7 +807,7 @@ class _Tracker:
                     if self.work > limit:  # this fill and the rest: their bounding boxes (:meth:`finish`)
                         for key in covered:
                             del glyphs[key]
-                            self._covered(key)
+                            self._covered(key, image)
                         self._overflow(left, bottom, right, top)
                         return
                     if any(_crosses(box, p, q) for x0, y0, x1, y1, p, q in near
@@ -700,15 +819,68 @@ class _Tracker:
                         covered.append(key)
                 for key in covered:
                     del glyphs[key]
-                    self._covered(key)
+                    self._covered(key, image)
+
+    def _index_pending(self) -> list:
+        """Move the glyphs drawn since the last fill into :attr:`grid`; the span of cells in use."""
+        span = self.span
+        for key, box in self.pending:
+            cell = (int(box[0] // _CELL), int(box[1] // _CELL))
+            self.grid.setdefault(cell, {})[key] = box
+            span[0], span[1] = min(span[0], cell[0]), min(span[1], cell[1])
+            span[2], span[3] = max(span[2], cell[0]), max(span[3], cell[1])
+            self.top_row = max(self.top_row, int(box[3] // _CELL))
+            self.right_column = max(self.right_column, int(box[2] // _CELL))
+        self.pending.clear()
+        return span
+
+    def _cover_quads(self, quads: list, hides: bool) -> None:
+        """Note the glyphs a stroke paints over (:func:`_stroke_quads`): as :meth:`_cover`, a glyph's box inside one
+        segment's quadrilateral (convex: its four corners on the inner side of the four edges), within the clip's
+        bounding box. Each quadrilateral looks only at the glyphs of the cells under it (the path's edges are not
+        indexed: a long stroke costs what it passes over); past the work bound the quadrilaterals left cover their
+        bounding box (fail closed, :meth:`finish`)."""
+        state = self.state
+        if state.soft_mask or state.text_clipped or any(self.marked) or not hides:
+            return
+        span = self._index_pending()
+        if not self.grid:
+            return
+        limit = min(MAX_COVER_WORK, self.budget[0])
+        for quad in quads:
+            xs, ys = [x for x, _ in quad], [y for _, y in quad]
+            left, bottom, right, top = self._clip((min(xs), min(ys), max(xs), max(ys)))
+            if left >= right or bottom >= top:
+                continue
+            self.work += 1
+            if self.work > limit:
+                self._overflow(left, bottom, right, top)
+                continue
+            edges = [(quad[i - 1], quad[i]) for i in range(4)]
+            turn = sum((q[0] - p[0]) * (q[1] + p[1]) for p, q in edges)  # the shoelace sum: the quad's orientation
+            for column in range(max(int(left // _CELL), span[0]), min(int(right // _CELL), span[2]) + 1):
+                for row in range(max(int(bottom // _CELL), span[1]), min(int(top // _CELL), span[3]) + 1):
+                    glyphs = self.grid.get((column, row))
+                    if not glyphs:
+                        continue
+                    self.work += len(glyphs)
+                    covered = [key for key, (b0, b1, b2, b3) in glyphs.items()
+                               if b0 >= left and b1 >= bottom and b2 <= right and b3 <= top
+                               and all(((q[0] - p[0]) * (y - p[1]) - (q[1] - p[1]) * (x - p[0])) * turn <= 0
+                                       for p, q in edges for x, y in ((b0, b1), (b2, b1), (b0, b3), (b2, b3)))]
+                    for key in covered:
+                        del glyphs[key]
+                        self._covered(key)
 
     def _overflow(self, left: float, bottom: float, right: float, top: float) -> None:
         _, (l0, b0, r0, t0) = self.overflow or (0, (left, bottom, right, top))
         self.overflow = (self.seq, (min(l0, left), min(b0, bottom), max(r0, right), max(t0, top)))
 
-    def _covered(self, key: tuple) -> None:
+    def _covered(self, key: tuple, image: bool = False) -> None:
         seq, index, number = key
         self.covered.setdefault(seq, {}).setdefault(index, set()).add(number)
+        if image:
+            self.under_images.add(key)
 
     def finish(self) -> None:
         """After the page: past the work bound, the glyphs drawn before the last fill left unexamined, inside the
@@ -753,7 +925,9 @@ class _Tracker:
                 if reason is not None and self.state.render not in (3, 7):
                     self.invisible_mode_only = False
             return
-        self.invisible_mode_only = False
+        if not all(all((self.seq, index, number) in self.under_images for number in hidden)
+                   for _container, index, _codes, hidden in unseen):
+            self.invisible_mode_only = False  # (text all under images is kept as a scan's layer: :func:`page_text`)
         for container, index, codes, hidden in unseen:
             original = container[index]
             if not isinstance(original, bytes) or self.state.code_bytes != 1:
@@ -960,6 +1134,7 @@ class _Tracker:
                 box = (max(min(xs), left), max(min(ys), bottom), min(max(xs), right), min(max(ys), top))
                 if box[0] < box[2] and box[1] < box[3]:
                     boxes[number] = box
+                    self.least_side = min(self.least_side, box[2] - box[0], box[3] - box[1])
             self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:
@@ -1083,7 +1258,8 @@ def page_text(page, fonts: dict | None = None) -> PageText:
     seen.finish()
     covered = seen.covered
     if covered:  # text painted over: read again, its glyphs cut
-        seen = _Tracker(box, resources, off=off, font_widths=fonts, covered=covered)
+        seen = _Tracker(box, resources, off=off, font_widths=fonts, covered=covered,
+                        under_images=seen.under_images)
         try:
             text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
         finally:

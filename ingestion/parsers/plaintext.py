@@ -212,7 +212,7 @@ def parse_text(text: str) -> ParsedDocument:
 def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a plain-text file (UTF-8; see the module docstring for what counts as a heading)."""
     text = decode_text(data)
-    hidden = terminal_hidden(text)
+    hidden = terminal_hidden(text, carriage_returns=True)
     if hidden:
         reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
     return remove_ranges(parse_text(text), hidden)

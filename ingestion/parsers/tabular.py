@@ -30,11 +30,12 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 
-from ingestion.parsers.access_markers import reject_cell_markers
+from ingestion.parsers.access_markers import reject_cell_markers, reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.tables import column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
+from ingestion.parsers.visible_text import terminal_hidden, terminal_shown
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
 SNIFF_CHARS = 64 * 1024
@@ -175,13 +176,29 @@ def _title(filename: str | None) -> str:
     return os.path.basename(filename) if filename else ""
 
 
+def _parse_shown(text: str, *, title: str, tabs: bool = False) -> ParsedDocument:
+    """:func:`parse_table_text` of what a terminal shows of ``text`` (2026-12-03): a cell hiding words from a
+    terminal reader (``cat``, ``less -R``: ANSI conceal, a colour its background's, characters a backspace
+    overstrikes -- :func:`~ingestion.parsers.visible_text.terminal_hidden`, as for plain text) never reaches the
+    model. A spreadsheet shows that text; the model gets only what every reader sees. The rows and cells are read
+    from the text shown (a row's embed text is built from its cells), the count of what went is the table's (or
+    the root's); a marker in what is cut still fails, with its line."""
+    if not terminal_hidden(text):
+        return parse_table_text(text, title=title, tabs=tabs)
+    reject_unread_markers(text)
+    shown, removed = terminal_shown(text)
+    doc = parse_table_text(shown, title=title, tabs=tabs)
+    doc.sections[-1].hidden_chars_removed += removed
+    return doc
+
+
 @register(content_types=["text/csv", "application/csv", "text/comma-separated-values"], extensions=[".csv"])
 def parse_csv(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a CSV file (dialect sniffed) into one table section of row blocks."""
-    return parse_table_text(decode_text(data), title=_title(filename))
+    return _parse_shown(decode_text(data), title=_title(filename))
 
 
 @register(content_types=["text/tab-separated-values"], extensions=[".tsv", ".tab"])
 def parse_tsv(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse a TSV file (tab-delimited unless the sniffer is sure otherwise) into one table section."""
-    return parse_table_text(decode_text(data), title=_title(filename), tabs=True)
+    return _parse_shown(decode_text(data), title=_title(filename), tabs=True)

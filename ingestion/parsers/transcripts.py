@@ -19,7 +19,8 @@ A malformed timing line is a :class:`ParseError` naming the line: skipping the c
 would silently drop what was said, and a broken file is better fixed at the source.
 NOTE, STYLE and REGION blocks of WebVTT, and what else a player never shows (:mod:`webvtt_hidden`: tag
 classes, cue text hidden by the STYLE blocks...), are cut from the document text once the structure is
-built on the file as written.
+built on the file as written.  So is what a terminal never shows (ANSI conceal, a colour its background's,
+backspace overstrikes: :func:`~ingestion.parsers.visible_text.terminal_hidden`, as for plain text).
 
 Formats: ``.vtt`` (text/vtt), ``.srt`` (application/x-subrip), and plain
 transcripts as ``.transcript`` files or the content type ``text/x-transcript``
@@ -39,7 +40,7 @@ from ingestion.parsers.css_visibility import MIN_OPACITY
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import remove_ranges
+from ingestion.parsers.visible_text import remove_ranges, terminal_hidden
 from ingestion.parsers.webvtt_hidden import CueSpan, StyleBlock, hidden_cue_text
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
@@ -294,7 +295,7 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     # Markers are checked on the file as uploaded (the registry sees only what is left): a marker in what is
     # cut still fails, with its line.
     reject_unread_markers(text)
-    return remove_ranges(doc, hidden.ranges)
+    return remove_ranges(doc, hidden.ranges + terminal_hidden(text))
 
 
 def _srt_unshown(text: str, index: LineIndex, cues: list[_Cue]) -> list[tuple[int, int]]:
@@ -339,7 +340,7 @@ def parse_srt_text(text: str, *, filename: str = "") -> ParsedDocument:
     cues = _cues(lines, 0, vtt=False)
     doc = _document(text, index, cues, filename=filename, title=None, fmt="srt")
     unshown = sorted(_cue_lines_unshown(index, lines, cues) + _srt_unshown(text, index, cues)
-                     + _never_shown(index, cues))
+                     + _never_shown(index, cues) + terminal_hidden(text))
     reject_unread_markers(text)  # on the file as uploaded: a marker in what is cut still fails
     return remove_ranges(doc, unshown)
 
@@ -387,7 +388,11 @@ def parse_plain_transcript_text(text: str, *, filename: str = "") -> ParsedDocum
     if preamble:
         start, end = _span(index, preamble[0], preamble[-1])
         root_blocks.append(Block(start=start, end=end, kind="prose"))
-    return _document(text, index, cues, filename=filename, title=None, fmt="transcript", root_blocks=root_blocks)
+    doc = _document(text, index, cues, filename=filename, title=None, fmt="transcript", root_blocks=root_blocks)
+    hidden = terminal_hidden(text)
+    if hidden:
+        reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
+    return remove_ranges(doc, hidden)
 
 
 @register(content_types=["text/vtt"], extensions=[".vtt"])

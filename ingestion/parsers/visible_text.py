@@ -381,25 +381,45 @@ def _same_colour(foreground: tuple[int, int, int] | None, background: tuple[int,
     return contrast((*(v / 255 for v in foreground), 1.0), (*(v / 255 for v in background), 1.0)) < MIN_CONTRAST
 
 
-def terminal_hidden(text: str) -> list[tuple[int, int]]:
+_OVERWRITING_CR_RE = re.compile(r"\r[^\r\n]")  # a carriage return with text after it on its line
+_TAB_STOP = 8
+
+
+def _columns(char: str) -> int:
+    """The terminal columns a character takes: 2 for East Asian wide and full-width ones, 0 for a combining mark."""
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[int, int]]:
     """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-03; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
     cursor move -- the escape character alone was removed, its parameters stayed), the text they conceal
     (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), text whose colour is its background's (2026-12-03:
     ``ESC[30;40m``, ``ESC[37;47m``, 256-colour and true-colour pairs; both set, a contrast under 1.2: up to a
     reset of either, ``39``, ``49`` or ``0``), and a character a backspace overstrikes (``a\bb``
-    shows ``b``; a man page's ``_\bX`` and ``X\bX`` show ``X``: the later character stays). A carriage return
-    alone is not taken as overstriking: a browser and most editors show it as a line break, and a file of old Mac
-    line endings is nothing but those."""
-    if "\x1b" not in text and "\b" not in text:
+    shows ``b``; a man page's ``_\bX`` and ``X\bX`` show ``X``: the later character stays).
+
+    ``carriage_returns`` (plain text, 2026-12-03): in a text with line feeds, a carriage return not followed by one
+    sends the cursor back to the line's start, and what follows overwrites what it drew (``visible words\rHIDDEN``
+    shows ``HIDDENe words``, ``AAAAAAAA\rBB`` shows ``BBAAAAAA``): the characters written over go, the later ones
+    and the carriage return (a line break to a browser or an editor) stay. A text without any line feed is a file
+    of old Mac line endings: its carriage returns are line breaks, nothing is overwritten. Columns are a terminal's:
+    a tab moves to the next stop of 8 without writing, a wide character takes two, a combining mark none, a control
+    sequence none."""
+    overwrite = carriage_returns and "\n" in text and _OVERWRITING_CR_RE.search(text) is not None
+    if "\x1b" not in text and "\b" not in text and not overwrite:
         return []
     ranges: list[tuple[int, int]] = []
     concealed = False
     foreground: tuple[int, int, int] | None = None
     background: tuple[int, int, int] | None = None
     hidden_from: int | None = None
+    sequences: list[tuple[int, int]] = []  # the control sequences: no column on a terminal
     for match in _CSI_RE.finditer(text):
         ranges.append(match.span())
+        sequences.append(match.span())
         if match[2] != "m":
             continue
         for code, arguments in _sgr(match[1]):  # in order, as a terminal applies them: "8;0" conceals nothing
@@ -422,24 +442,42 @@ def terminal_hidden(text: str) -> list[tuple[int, int]]:
             hidden_from = None
     if hidden_from is not None:
         ranges.append((hidden_from, len(text)))
+    starts = [start for start, _ in sequences]
     position = 0
     for line in text.split("\n"):
-        if "\b" in line:
-            columns: list[int] = []  # the character at each column of the line, by its offset
+        if "\b" in line or (overwrite and "\r" in line):
+            columns: dict[int, int] = {}  # the offset of the character each column of the line shows
             cursor = 0
             for offset, char in enumerate(line, position):
+                at = bisect.bisect_right(starts, offset) - 1
+                if at >= 0 and offset < sequences[at][1]:
+                    continue
                 if char == "\b":
                     ranges.append((offset, offset + 1))
                     cursor = max(0, cursor - 1)
-                elif cursor < len(columns):
-                    ranges.append((columns[cursor], columns[cursor] + 1))
-                    columns[cursor] = offset
-                    cursor += 1
+                elif char == "\r" and overwrite:
+                    cursor = 0
+                elif char == "\t":
+                    cursor = (cursor // _TAB_STOP + 1) * _TAB_STOP
                 else:
-                    columns.append(offset)
-                    cursor += 1
+                    width = _columns(char)
+                    for column in range(cursor, cursor + width):
+                        if column in columns:
+                            ranges.append((columns[column], columns[column] + 1))
+                        columns[column] = offset
+                    cursor += width
         position += len(line) + 1
     return merge_ranges(ranges)
+
+
+def terminal_shown(text: str) -> tuple[str, int]:
+    """``text`` as a terminal shows it, for a parser that reads its structure from the text shown (CSV: the cells a
+    row's embed text is built from): what :func:`terminal_hidden` finds cut out but line breaks (a terminal still
+    breaks the line a concealed run spans, so line numbers stay), and how many characters went (:func:`counted`).
+    A marker in what is cut is the caller's to check on ``text`` first."""
+    ranges = [(start + piece.start(), start + piece.end()) for start, end in terminal_hidden(text)
+              for piece in re.finditer(r"[^\r\n]+", text[start:end])]
+    return _cut(text, ranges), sum(counted(text[start:end]) for start, end in ranges)
 
 
 def strip_invisible(doc: ParsedDocument) -> ParsedDocument:

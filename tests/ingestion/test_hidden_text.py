@@ -1039,13 +1039,92 @@ def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
                                   f"\x1b[90;40m{PAYLOAD}\x1b[0m", f"\x1b[30;40mx\x1b[49m{PAYLOAD}",
                                   f"\x1b[30;40mx\x1b[0m{PAYLOAD}", f"\x1b[38;2;0;0;0;48;2;0;0;255m{PAYLOAD}\x1b[0m"])
 def test_plain_text_a_terminal_shows_stays(line):
-    """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return alone (a
-    browser and most editors show it as a line break; a terminal's overwrite is not taken): kept. Colours: red on
+    """A colour, a man page's bold and underline overstrikes, Windows line endings, a carriage return the text
+    after it writes over the line's start with (``Visiblealpha `` goes, the rest shows): kept. Colours: red on
     black, black on white, black or a white background alone (the terminal's own colours are not known here),
     bright black on black, text after the background or everything is reset, black on blue."""
     doc = parsed(f"{_PADDING}{VISIBLE} {line} {AFTER}\n", "notes.txt")
     assert PAYLOAD in doc.text and AFTER in doc.text
 
+
+
+# 2026-12-03 (listed as not evaluated before): a carriage return alone in a text with line feeds sends a
+# terminal's cursor back to the line's start; what follows writes over what it drew (``cat`` shows none of it).
+_WRITTEN_OVER = {
+    "cr-overwrite": f"{PAYLOAD} words\r{VISIBLE} is written over them, then {AFTER}\n",
+    "cr-twice": f"{PAYLOAD}\r{PAYLOAD}0\r{'-' * 20}\n{VISIBLE} {AFTER}\n",
+    "cr-after-a-colour": f"\x1b[1m{PAYLOAD}\x1b[0m\r{'=' * len(PAYLOAD)}\n{VISIBLE} {AFTER}\n",  # no column
+    "cr-wide-characters": f"{PAYLOAD}\r{'全' * 8}\n{VISIBLE} {AFTER}\n",  # two columns each
+    "cr-crlf-file": f"{VISIBLE} first line\r\n{PAYLOAD}\r{'-' * 20}\r\n{AFTER} last line\r\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_WRITTEN_OVER))
+def test_plain_text_a_carriage_return_writes_over_never_reaches_the_model(case):
+    """No part of the payload either: a control sequence takes no column, a wide character two."""
+    doc = parsed(f"{_PADDING}{_WRITTEN_OVER[case]}", "notes.txt")
+    assert_hidden(doc)
+    assert PAYLOAD[-4:] not in doc.text
+
+
+def test_plain_text_carriage_returns_that_write_over_nothing_stay():
+    """Line ends of ``\r\n`` or of ``\r`` alone throughout (old Mac files: no line feed anywhere) parse as the same
+    text with ``\n``; a carriage return before another or at the end of the text writes nothing; a shorter text
+    written over a longer one leaves its tail (``AAAAAAAA\rBB`` shows ``BBAAAAAA``)."""
+    lines = ["Heading", "=======", "", f"{VISIBLE} {PAYLOAD} words.", "", f"{AFTER} closes the text.", ""]
+    unix = parsed("\n".join(lines), "notes.txt")
+    for ending in ("\r\n", "\r"):
+        doc = parsed(ending.join(lines), "notes.txt")
+        assert doc.text.replace(ending, "\n") == unix.text and removed(doc) == 0
+        assert [(s.title, len(s.blocks)) for s in doc.sections] == [(s.title, len(s.blocks)) for s in unix.sections]
+    doc = parsed(f"{VISIBLE} {PAYLOAD}\r\r\n{AFTER}\r", "notes.txt")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+    doc = parsed(f"AAAAAAAA\rBB\n{VISIBLE} {PAYLOAD} {AFTER}\n", "notes.txt")
+    assert "AAAAAA" in doc.text and "BB" in doc.text and PAYLOAD in doc.text and removed(doc) == 2
+
+
+# 2026-12-03 (listed as not evaluated before): CSV and TSV cells, caption cues and transcript turns hiding words
+# from a terminal reader, as plain text does (the same rule: ``visible_text.terminal_hidden``).
+_LONG = "ordinary words of a long cell, cue or turn " * 40
+_TERMINAL_HIDING = {"conceal": f"\x1b[8m{PAYLOAD}\x1b[0m", "black-on-black": f"\x1b[30;40m{PAYLOAD}\x1b[0m",
+                    "overstrike": PAYLOAD + "\b" * len(PAYLOAD) + "written over it with more"}
+_TERMINAL_FORMATS = {
+    "csv": ("table.csv", "name,note\nfirst,{VISIBLE} {x} words\nsecond,{AFTER}\nthird,{LONG}\n"),
+    "tsv": ("table.tsv", "name\tnote\nfirst\t{VISIBLE} {x} words\nsecond\t{AFTER}\nthird\t{LONG}\n"),
+    "csv-across-cells": ("table.csv", "name,note,more\nfirst,{VISIBLE} \x1b[8m{PAYLOAD},{PAYLOAD}\x1b[0m,{x}\n"
+                                      "second,{AFTER},x\nthird,{LONG},x\n"),
+    "vtt": ("talk.vtt", "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n{VISIBLE} {x} said\n\n"
+                        "00:00:03.000 --> 00:00:04.000\n{AFTER}\n\n00:00:05.000 --> 00:00:09.000\n{LONG}\n"),
+    "srt": ("talk.srt", "1\n00:00:01,000 --> 00:00:02,000\n{VISIBLE} {x} said\n\n2\n00:00:03,000 --> 00:00:04,000\n"
+                        "{AFTER}\n\n3\n00:00:05,000 --> 00:00:09,000\n{LONG}\n"),
+    "transcript": ("talk.transcript", "Ann: {VISIBLE} {x} said\nBob: {AFTER}\nAnn: {LONG}\n"),
+}
+
+
+@pytest.mark.parametrize("vector", sorted(_TERMINAL_HIDING))
+@pytest.mark.parametrize("fmt", sorted(_TERMINAL_FORMATS))
+def test_cells_cues_and_turns_a_terminal_does_not_show_never_reach_the_model(fmt, vector):
+    filename, template = _TERMINAL_FORMATS[fmt]
+    text = template.replace("{x}", _TERMINAL_HIDING[vector]).replace("{VISIBLE}", VISIBLE).replace("{AFTER}", AFTER)
+    text = text.replace("{LONG}", _LONG)  # (a short file of 15 backspaces is not text: too many controls)
+    assert_hidden(parsed(text.replace("{PAYLOAD}", PAYLOAD), filename))
+
+
+@pytest.mark.parametrize("fmt", sorted(_TERMINAL_FORMATS))
+def test_cells_cues_and_turns_a_terminal_shows_stay_and_a_hidden_marker_fails(fmt):
+    """A coloured cell, cue or turn is kept; a marker a terminal conceals there fails the file (checked on the file
+    as written)."""
+    filename, template = _TERMINAL_FORMATS[fmt]
+
+    def text(x: str) -> str:
+        filled = template.replace("{x}", x).replace("{VISIBLE}", VISIBLE).replace("{AFTER}", AFTER)
+        filled = filled.replace("{LONG}", _LONG)
+        return filled.replace("{PAYLOAD}", "more")
+
+    doc = parsed(text(f"\x1b[31m{PAYLOAD}\x1b[0m"), filename)
+    assert PAYLOAD in " ".join(model_texts(doc)) and AFTER in doc.text
+    with pytest.raises(ParseError):
+        parsed(text("\x1b[8m<!-- access: restricted -->\x1b[0m"), filename)
 
 
 _MODULE = "# An ordinary comment at the top of a module, long enough to read as text.\n" * 30 + """import os
@@ -1548,6 +1627,139 @@ def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
     monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
     boxed = removed(parsed(pdf, "report.pdf"))
     assert 0 < shaped < boxed < len(PAYLOAD)
+
+
+def _images(writer, page):
+    """A page change adding image XObjects (1 x 1 grey): opaque ones (``/Opaque``; ``/Decoded``, its samples mapped
+    by ``/Decode``) and ones with transparent pixels (a soft mask, a colour-key ``/Mask``, a stencil mask, a JPEG
+    2000 alpha channel); and ExtGStates for the strokes (``/GL``: a line width of 20; ``/GHS``: a stroke at 0.5)."""
+    from pypdf.generic import (
+        ArrayObject,
+        BooleanObject,
+        DictionaryObject,
+        FloatObject,
+        NameObject,
+        NumberObject,
+        StreamObject,
+    )
+
+    def image(**extra):
+        picture = StreamObject()
+        picture.set_data(b"\x00")
+        picture.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Image"),
+                        NameObject("/Width"): NumberObject(1), NameObject("/Height"): NumberObject(1),
+                        NameObject("/BitsPerComponent"): NumberObject(8),
+                        NameObject("/ColorSpace"): NameObject("/DeviceGray")})
+        picture.update({NameObject("/" + key): value for key, value in extra.items()})
+        return writer._add_object(picture)
+
+    images = {
+        "/Opaque": image(),
+        "/Decoded": image(Decode=ArrayObject([NumberObject(1), NumberObject(0)])),
+        "/SoftMasked": image(SMask=image()),
+        "/ColourKeyed": image(Mask=ArrayObject([NumberObject(0), NumberObject(0)])),
+        "/JpxAlpha": image(SMaskInData=NumberObject(1)),
+        "/Stencil": image(ImageMask=BooleanObject(True), BitsPerComponent=NumberObject(1)),
+    }
+    del writer.get_object(images["/Stencil"])[NameObject("/ColorSpace")]
+    page["/Resources"][NameObject("/XObject")] = DictionaryObject({NameObject(k): v for k, v in images.items()})
+    page["/Resources"][NameObject("/ExtGState")] = DictionaryObject({
+        NameObject("/GL"): DictionaryObject({NameObject("/LW"): FloatObject(20)}),
+        NameObject("/GHS"): DictionaryObject({NameObject("/CA"): FloatObject(0.5)}),
+        NameObject("/GH"): DictionaryObject({NameObject("/ca"): FloatObject(0.5)}),
+        NameObject("/G97"): DictionaryObject({NameObject("/ca"): FloatObject(0.97)}),
+        NameObject("/GM"): DictionaryObject({NameObject("/BM"): NameObject("/Multiply")}),
+        NameObject("/GS"): DictionaryObject({NameObject("/SMask"): NameObject("/Luminosity")}),
+    })
+
+
+# Text covered by an image or a thick stroke (2026-12-03; listed as not evaluated before): an opaque image (an image
+# XObject or an inline image, the unit square under its matrix) or a stroke whose width covers the glyphs' boxes,
+# drawn after the text -- a viewer shows the image or the line, the text layer reached the model.
+_OVER_IMAGE = "q 200 0 0 30 60 640 cm {} Q"  # the unit square stretched over the payload's line
+COVERED_BY_IMAGES_AND_STROKES = {
+    "image": _OVER_IMAGE.format("/Opaque Do"),
+    "image-decoded": _OVER_IMAGE.format("/Decoded Do"),  # /Decode maps samples to colours: still opaque
+    "image-nearly-opaque": "q /G97 gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # a fill of any colour at it hides
+    "image-rotated": "q 0 30 -200 0 260 640 cm /Opaque Do Q",
+    "inline-image": _OVER_IMAGE.format("BI /W 1 /H 1 /CS /G /BPC 8 ID \x80 EI"),
+    "inline-image-long-keys": _OVER_IMAGE.format("BI /Width 1 /Height 1 /ColorSpace /DeviceRGB "
+                                                 "/BitsPerComponent 8 ID \xff\xff\xff EI"),
+    "thick-stroke": "q 0 G 20 w 60 653 m 260 653 l S Q",
+    "thick-white-stroke": "q 1 G 20 w 60 653 m 260 653 l S Q",
+    "thick-stroke-scaled": "q 10 0 0 10 0 0 cm 0 G 2 w 6 65.3 m 26 65.3 l S Q",
+    "thick-stroke-line-width-by-gs": "q /GL gs 0 G 60 653 m 260 653 l S Q",
+    "thick-stroke-closed": "q 0 G 20 w 60 653 m 260 653 l 260 700 l s Q",
+    "thick-stroke-of-a-fill-and-stroke": "q 0 G 1 g 20 w 60 653 m 260 653 l 260 654 l B Q",
+}
+
+
+@pytest.mark.parametrize("case", sorted(COVERED_BY_IMAGES_AND_STROKES))
+def test_pdf_text_under_an_opaque_image_or_a_thick_stroke_never_reaches_the_model(case):
+    pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + COVERED_BY_IMAGES_AND_STROKES[case] + "\n"), _images)
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("case", [
+    _OVER_IMAGE.format("/SoftMasked Do"),  # a soft mask: transparent pixels
+    _OVER_IMAGE.format("/ColourKeyed Do"),  # a colour-key mask: the pixels in the ranges are transparent
+    _OVER_IMAGE.format("/JpxAlpha Do"),  # a JPEG 2000 image's own alpha channel
+    _OVER_IMAGE.format("/Stencil Do"),  # a stencil mask paints only its set bits
+    _OVER_IMAGE.format("BI /W 1 /H 1 /IM true /D [1 0] ID \x00 EI"),  # an inline stencil, inverted by /Decode
+    "q /GH gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # at half opacity
+    "q /GM gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # multiplied: a white image leaves the text
+    "q /GS gs " + _OVER_IMAGE.format("/Opaque Do") + " Q",  # a soft mask in the graphics state
+    "q 40 0 0 30 60 640 cm /Opaque Do Q",  # an image beside the text (over its first letters only: kept below)
+    "q 0 G 2 w 60 653 m 260 653 l S Q",  # a strike-through
+    "q 0 G 4 w 72 646 m 260 646 l S Q",  # a thick underline
+    "q 0 G 20 w [4 4] 0 d 60 653 m 260 653 l S Q",  # dashed: the text shows through the gaps
+    "q /GHS gs 0 G 20 w 60 653 m 260 653 l S Q",  # a translucent stroke
+    "q 0 G 20 w 60 653 m 260 653 l n Q",  # a path ended without painting
+    "q 0 G 20 w 60 653 m 260 653 l f Q",  # filled (a line fills nothing), not stroked
+], ids=["image-soft-mask", "image-colour-key-mask", "image-jpx-alpha", "image-stencil", "inline-stencil-decoded",
+        "image-translucent", "image-multiply", "image-gs-soft-mask", "image-beside", "stroke-strike-through",
+        "stroke-underline", "stroke-dashed", "stroke-translucent", "stroke-not-painted", "line-filled"])
+def test_pdf_text_with_an_image_or_a_stroke_that_does_not_cover_it_stays(case):
+    pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + case + "\n"), _images)
+    doc = parsed(pdf, "report.pdf")
+    assert PAYLOAD[4:] in doc.text and VISIBLE in doc.text and AFTER in doc.text
+
+
+def test_pdf_text_all_under_an_image_is_a_scan_kept_and_flagged():
+    """A page whose only text is drawn under an opaque image (an OCR "sandwich": the text, then the scan over it)
+    is read as the OCR layer of a scan: kept and flagged, as text in an invisible mode under a page image is. With
+    other text on the page, the text under the image goes."""
+    scan = _pdf_page_changed(text_op(f"{PAYLOAD} scanned words") + "q 600 0 0 780 0 0 cm /Opaque Do Q\n", _images)
+    doc = parsed(scan, "scan.pdf")
+    assert PAYLOAD in doc.text and not reaches_model(doc, PAYLOAD)
+    assert any(OCR_FLAG in s.hidden_text_flags for s in doc.sections)
+    mixed = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + "q 200 0 0 30 60 640 cm /Opaque Do Q\n"), _images)
+    doc = parsed(mixed, "mixed.pdf")
+    assert_hidden(doc)
+    assert not any(s.hidden_text_flags for s in doc.sections)
+
+
+def test_pdf_strokes_narrower_than_every_glyph_are_not_counted_against_the_work_bound(monkeypatch):
+    """A stroke thinner than the least side of every glyph box so far covers none (a table's rules, a frame, an
+    underline): not looked at. Past the work bound (here at once) a stroke that is looked at covers its bounding box
+    (fail closed), so a thin frame around the text would have cut it."""
+    from ingestion.parsers import pdf_hidden
+
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    doc = parsed(_pdf(text_op(PAYLOAD, y=650) + "q 0 G 0.5 w 60 640 200 30 re S Q\n"), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
+def test_pdf_strokes_past_the_work_bound_cover_their_bounding_box(monkeypatch):
+    """As fills: past the bound, a thick stroke's segments left cover their bounding box (fail closed). A thick
+    diagonal over the first letters: its shape covers fewer of them than its box."""
+    from ingestion.parsers import pdf_hidden
+
+    pdf = _pdf(text_op(PAYLOAD, y=650) + "q 0 G 20 w 60 630 m 110 700 l S Q\n")
+    shaped = removed(parsed(pdf, "report.pdf"))
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    boxed = removed(parsed(pdf, "report.pdf"))
+    assert shaped < boxed < len(PAYLOAD)
 
 
 def test_pdf_a_marker_in_invisible_text_still_fails():
