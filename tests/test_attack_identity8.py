@@ -28,7 +28,7 @@ from accounts.services import api_token_create, membership_create, tenant_create
 from accounts.sso import SESSION_TENANT_KEY
 from audit.models import AuditEvent
 from console.membership import SESSION_KEY
-from tests.api_helpers import invitation_accept_mailed
+from tests.api_helpers import console_client, invitation_accept_mailed
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
@@ -230,3 +230,30 @@ def test_a_non_consented_membership_reaches_nothing_outside_a(tenants, monkeypat
     assert _password_session(KNOWN, PASSWORD).session.get(SESSION_KEY) in (None, in_b.pk)
     # Nothing was mailed to the person by any of it.
     assert [m.to for m in mail.outbox] == []
+    # A's provider making a new address's account (no password) cannot give it one from its session either.
+    fresh = _sso_as(monkeypatch, NEW)
+    assert fresh.post("/password/", {"old_password": "", "new_password1": "a new long pass 123",
+                                     "new_password2": "a new long pass 123"}).status_code == 200
+    assert not Membership.objects.get(tenant=a, user__email=NEW).user.has_usable_password()
+
+
+@pytest.mark.parametrize("how", ["api", "console"])
+def test_adding_a_person_makes_the_same_calls_for_another_tenants_account_and_a_new_address(tenants, how):
+    """The invitation answers alike (tests/test_attack_member_consent.py); the work behind it is alike too."""
+    a, b, admin, *_ = tenants
+    _, key = api_token_create(membership=admin, name="admin")
+
+    def add(email: str) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            if how == "api":
+                api = APIClient()
+                api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+                assert api.post("/api/v1/memberships/", {"email": email, "role": "viewer", "clearance": "public"},
+                                format="json").status_code == 202
+            else:
+                assert console_client(admin).post("/members/", {"email": email, "role": "viewer",
+                                                                "clearance": "public"}).status_code == 302
+        return len(queries)
+
+    add("warm@b.example")
+    assert add(KNOWN) == add(NEW)
