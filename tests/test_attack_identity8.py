@@ -206,6 +206,11 @@ def test_scim_filters_answer_alike_for_another_tenants_account_and_a_new_address
         _scim(scim_key, "post", "Users", _scim_user(NEW))
     listed = _scim(scim_key, "get", "Users?startIndex=2&count=5")[1]["Resources"]
     assert _same(*[r for r in listed if r["userName"] in (KNOWN, NEW)])
+    # A's trail records the two enrolments alike.
+    a = tenants[0]
+    records = {e.details["after"]["email"]: (e.action, e.membership_id, e.user_id, e.details) for e in AuditEvent.objects.filter(
+        tenant_id=a.pk, action="membership.create")}
+    assert _same(records[KNOWN], records[NEW])
 
 
 def test_a_non_consented_membership_reaches_nothing_outside_a(tenants, monkeypatch):
@@ -257,3 +262,26 @@ def test_adding_a_person_makes_the_same_calls_for_another_tenants_account_and_a_
 
     add("warm@b.example")
     assert add(KNOWN) == add(NEW)
+
+
+# ----------------------------------------------------------------------------- found: the account's id in A's trail
+
+
+def test_a_tenants_trail_gives_no_account_id_to_tell_an_old_account_from_a_new_one(tenants, monkeypatch):
+    """Found attacking identity: A's provider enrols ``KNOWN`` and ``NEW`` and signs in as each (or A's admin
+    mints them tokens); A's trail (``GET /api/v1/audit/``, the export) gave each record's ``user_id``, the
+    account's id across every tenant: ``KNOWN``'s, older than A's own admin's, told A the address had an
+    account before A enrolled it. The trail names the membership (A's own id) and the e-mail, not the account."""
+    a, b, admin, *_ = tenants
+    for email in (KNOWN, NEW):
+        _sso_as(monkeypatch, email).get("/")
+    _, key = api_token_create(membership=admin, name="admin")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    listed = api.get("/api/v1/audit/", {"action": "sign_in", "limit": 50}).json()["results"]
+    exported = [json.loads(line) for line in b"".join(
+        api.get("/api/v1/audit/export/", {"action": "sign_in"}).streaming_content).decode().splitlines()]
+    for records in (listed, exported):
+        by_email = {r["actor_email"]: r for r in records}
+        assert {KNOWN, NEW} <= set(by_email), records
+        assert [r.get("user_id") for r in records] == [None] * len(records)
