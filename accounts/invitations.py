@@ -38,7 +38,13 @@ from accounts.models import Group, Invitation, Membership, MemberSource, Role, T
 from accounts.passwords import validate_new_password
 from accounts.policy import AccessLevel
 from accounts.ratelimit import rate_hit
-from accounts.services import groups_by_slugs, membership_set_groups, parse_level, parse_role
+from accounts.services import (
+    groups_by_slugs,
+    membership_set_groups,
+    parse_level,
+    parse_role,
+    provider_memberships_unconsent,
+)
 from accounts.tenancy import acting_user_activate, tenant_activate
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
@@ -217,11 +223,14 @@ def invitation_accept(*, key: str, password: str, address: str = "") -> Membersh
         if not user.check_password(password or ""):
             raise ApplicationError("That is not the password of your account.", code="invalid_password")
     else:
+        had_account = user is not None  # made by a tenant's identity provider (no password yet)
         if user is None:
             user = User.objects.create_user(invitation.email)
         validate_new_password(password, user)
         user.set_password(password)
         user.save(update_fields=["password"])
+        if had_account:  # the account's first password is this tenant's, not the providers' that made it
+            provider_memberships_unconsent(user=user, keep_tenant_id=invitation.tenant_id)
     if not user.is_active:
         raise NotFound("This invitation link is not valid: it was used, revoked or has expired.")
     if Membership.objects.filter(tenant_id=invitation.tenant_id, user=user).exists():

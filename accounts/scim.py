@@ -80,6 +80,7 @@ from accounts.services import (
     membership_identity_reset,
     parse_level,
     tokens_minted_by_revoke,
+    user_for_address,
 )
 from accounts.tenancy import tenant_activate_for_scim_token
 from audit.models import Action
@@ -324,8 +325,9 @@ def _pk(value: str) -> int | None:
 
 
 def _user_for(email: str) -> User:
-    """The user of ``email``, created (without a password) if new; an existing one is never changed."""
-    return User.objects.filter(email=email).first() or User.objects.create_user(email)
+    """The user of ``email``, created (without a password) if new; an existing one is never changed. The same
+    database calls either way (``accounts.services.user_for_address``): the provider cannot time the difference."""
+    return user_for_address(email)
 
 
 @transaction.atomic

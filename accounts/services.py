@@ -6,13 +6,25 @@ import hashlib
 import secrets
 from collections.abc import Iterable
 
+from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts import policy
 from accounts.errors import ApplicationError, Conflict
-from accounts.models import ApiToken, Group, GroupMembership, Membership, Role, ScimToken, SsoIdentity, Tenant, User
+from accounts.models import (
+    ApiToken,
+    Group,
+    GroupMembership,
+    Membership,
+    MemberSource,
+    Role,
+    ScimToken,
+    SsoIdentity,
+    Tenant,
+    User,
+)
 from accounts.policy import AccessLevel, Policy
 from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token
 from audit.models import Action
@@ -114,6 +126,40 @@ def account_belongs_elsewhere(user: User, tenant_id: int) -> bool:
         return Membership.objects.filter(user=user).exclude(tenant_id=tenant_id).exists()
     finally:
         acting_user_activate(None)
+
+
+def user_for_address(email: str) -> User:
+    """The user of ``email`` (lower-cased already), created without a password if new, **in the same database
+    calls either way**: an INSERT that does nothing when the address has an account, then the read. A tenant's
+    identity provider enrols addresses through this (SCIM, a first single sign-on); a lookup followed by an
+    INSERT for a new address alone made one call more for it, so the provider could time whether an address
+    has an account elsewhere (found attacking identity, 2026-12-03). An existing user is never changed."""
+    email = User.objects.normalize_email(email).lower()  # as create_user writes it
+    User.objects.bulk_create([User(email=email, password=make_password(None))], ignore_conflicts=True)
+    return User.objects.get(email=email)
+
+
+def provider_memberships_unconsent(*, user: User, keep_tenant_id: int) -> None:
+    """``user``'s first password was just chosen to join ``keep_tenant_id``: the memberships other tenants'
+    identity providers made for the account (SCIM, a first single sign-on) while it had no other tenant --
+    consented then, as the tenant's own account -- are not the person's choice of that password, so they stop
+    counting as agreed to (``Membership.consented``; they still work in their tenant's single sign-on
+    sessions). Found attacking identity, 2026-12-03: a tenant enrolled the address of another tenant's new
+    hire first, and heard their failed sign-ins once they joined. No record and no ``updated_at`` change in
+    those tenants (either would tell them the person joined another). Leaves the connection acting for
+    ``keep_tenant_id``."""
+    acting_user_activate(user.pk)
+    try:
+        others = list(Membership.objects.filter(user=user, consented=True, source__in=[
+            MemberSource.SCIM, MemberSource.SSO]).exclude(tenant_id=keep_tenant_id).values_list("pk", "tenant_id"))
+    finally:
+        acting_user_activate(None)
+    try:
+        for pk, tenant_id in others:
+            tenant_activate(tenant_id)  # the wall lets a tenant's rows be written acting for it alone
+            Membership.objects.filter(pk=pk).update(consented=False)  # a queryset update: updated_at kept
+    finally:
+        tenant_activate(keep_tenant_id)
 
 
 @transaction.atomic

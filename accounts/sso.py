@@ -34,9 +34,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.errors import ApplicationError, PermissionRefused
-from accounts.models import Group, GroupMembership, Membership, MemberSource, Role, SsoConfig, SsoIdentity, Tenant, User
+from accounts.models import Group, GroupMembership, Membership, MemberSource, Role, SsoConfig, SsoIdentity, Tenant
 from accounts.policy import LEVEL_NAMES, AccessLevel
-from accounts.services import account_belongs_elsewhere, parse_level
+from accounts.services import account_belongs_elsewhere, parse_level, user_for_address
 from audit.models import Action
 from audit.services import audit_record
 
@@ -172,7 +172,7 @@ def sso_sign_in(*, config: SsoConfig, claims: dict, address: str = "") -> Member
     if link is not None:
         membership = link.membership
     else:
-        user = User.objects.filter(email=decision.email).first() or User.objects.create_user(decision.email)
+        user = user_for_address(decision.email)  # the same calls for a new address and an account
         membership = Membership.objects.filter(tenant=tenant, user=user).first()
         if membership is None:
             # The provider vouches for the person here only: for another tenant's account, the membership

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.api_fields import QueryParametersSerializer
@@ -51,7 +52,9 @@ class AuditEventOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     action = serializers.ChoiceField(choices=Action.choices)
     membership_id = serializers.IntegerField(allow_null=True, help_text="The acting membership (null: the system).")
-    user_id = serializers.IntegerField(allow_null=True)
+    user_id = serializers.SerializerMethodField(help_text="Always null: the account's id is shared by every tenant "
+                                                "of the person, and its age told a tenant that an address had an "
+                                                "account elsewhere (2026-12-03). `membership_id` names the actor.")
     actor_email = serializers.CharField(help_text="The actor's e-mail when it acted.")
     target_type = serializers.CharField()
     target_id = serializers.CharField()
@@ -66,6 +69,10 @@ class AuditEventOutputSerializer(serializers.Serializer):
     chunk_ids = serializers.ListField(child=serializers.UUIDField())
     section_ids = serializers.ListField(child=serializers.UUIDField())
     latency_ms = serializers.FloatField(allow_null=True)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_user_id(self, obj) -> None:
+        return None
 
 
 class AuditSettingsSerializer(serializers.Serializer):
