@@ -29,6 +29,7 @@ def event_dict(event: AuditEvent) -> dict:
     row = {name: getattr(event, name) for name in COLUMNS}
     row["created_at"] = event.created_at.isoformat()
     row["user_id"] = None  # the account's id, every tenant's: never a tenant's to read (audit.serializers)
+    row["plan"] = ""  # chosen against every tenant's chunks; records before 2026-12-03 hold one (audit.serializers)
     for name in _ARRAYS:
         row[name] = [str(value) for value in row[name]]
     row["index_version_id"] = str(event.index_version_id) if event.index_version_id else None

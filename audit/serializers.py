@@ -64,8 +64,9 @@ class AuditEventOutputSerializer(serializers.Serializer):
     query_hash = serializers.CharField(help_text="HMAC-SHA256 of a search's text, keyed per tenant.")
     mode = serializers.CharField()
     index_version_id = serializers.UUIDField(allow_null=True)
-    plan = serializers.CharField(help_text="Blank: a search's plan is no longer kept (it is chosen against every "
-                                           "tenant's chunks); records before 2026-12-03 may hold one.")
+    plan = serializers.SerializerMethodField(help_text="Always blank: a search's plan is chosen against every "
+                                             "tenant's chunks, so it is not a tenant's to read; records kept "
+                                             "before 2026-12-03 hold one, never shown (2026-12-04).")
     chunk_ids = serializers.ListField(child=serializers.UUIDField())
     section_ids = serializers.ListField(child=serializers.UUIDField())
     latency_ms = serializers.FloatField(allow_null=True)
@@ -73,6 +74,10 @@ class AuditEventOutputSerializer(serializers.Serializer):
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_user_id(self, obj) -> None:
         return None
+
+    @extend_schema_field(serializers.CharField())
+    def get_plan(self, obj) -> str:
+        return ""
 
 
 class AuditSettingsSerializer(serializers.Serializer):

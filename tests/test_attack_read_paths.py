@@ -265,3 +265,25 @@ def test_a_tenants_search_answers_do_not_move_with_another_tenants_volume(monkey
     assert any(hit["text"] for hit in alone["api viewer vector"]["results"]), "nothing was found"
     for key in alone:
         assert alone[key] == beside[key], key
+
+
+@pytest.mark.django_db
+def test_a_search_record_kept_before_the_plan_was_blanked_shows_no_plan():
+    """Records of searches kept before 2026-12-03 hold the plan (chosen against every tenant's chunks, so
+    another tenant's volume at the time); the trail is append-only, so they are not rewritten: the list and
+    both export files give every record's plan blank."""
+    from audit.models import Action, AuditEvent
+    from tests.api_helpers import member_with_token
+
+    tenant = tenant_create(slug="old-plan", name="Old plan")
+    admin, key = member_with_token(tenant, "admin@old-plan.example", "admin", "internal")
+    AuditEvent.objects.create(tenant_id=tenant.pk, membership_id=admin.pk, actor_email="admin@old-plan.example",
+                              action=Action.SEARCH, query_text="reporting desk", mode="vector", plan="hnsw+exact")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    listed = client.get("/api/v1/audit/", {"action": "search"}).json()["results"]
+    assert [r["plan"] for r in listed] == [""]
+    for file in ("jsonl", "csv"):
+        exported = b"".join(client.get("/api/v1/audit/export/", {"action": "search", "file": file})
+                            .streaming_content).decode()
+        assert "reporting desk" in exported and "hnsw" not in exported, exported
