@@ -171,14 +171,26 @@ def membership_create(
     operator on the server (``kb_user create``, ``kb_demo``, benchmarks), whose word counts as the
     person's consent. An admin in the console or the API invites instead
     (:func:`accounts.invitations.invitation_create`): the person joins when they accept. ``actor``: the
-    admin (None: an internal caller), for the audit trail."""
+    admin (None: an internal caller), for the audit trail.
+
+    An account that already existed without a usable password (one a tenant's identity provider made: SCIM, a
+    first single sign-on) joins ``tenant`` here by the operator's word, and its first password (``kb_user
+    set-password``, or a reset link) is then this tenant's: as when such an account accepts an invitation
+    (:func:`accounts.invitations.invitation_accept`), the memberships providers made for it earlier stop
+    counting as agreed to (:func:`provider_memberships_unconsent`; nothing is recorded or changed that their
+    tenants can see). Done here rather than when the password is set: here the tenant being joined is known,
+    and every way the password then comes is covered. An account with a password keeps its memberships as they
+    are, as accepting an invitation with the current password does."""
     role_value = parse_role(role)
     level = parse_level(clearance)
     groups = groups_by_slugs(tenant=tenant, slugs=group_slugs)
     email = email.strip().lower()
     if "@" not in email:
         raise ApplicationError(f"invalid email address {email!r}")
-    user = User.objects.filter(email=email).first() or User.objects.create_user(email)
+    user = User.objects.filter(email=email).first()
+    had_no_password = user is not None and not user.has_usable_password()
+    if user is None:
+        user = User.objects.create_user(email)
     if Membership.objects.filter(user=user, tenant=tenant).exists():
         raise Conflict(f"{email} is already a member of tenant {tenant.slug!r}")
     membership = Membership.objects.create(user=user, tenant=tenant, role=role_value, clearance=level,
@@ -186,6 +198,8 @@ def membership_create(
     membership_set_groups(membership=membership, groups=groups)
     audit_record(action=Action.MEMBERSHIP_CREATE, actor=actor, tenant_id=tenant.pk, target_type="membership",
                  target_id=membership.pk, details={"after": _membership_view(membership)})
+    if had_no_password:
+        provider_memberships_unconsent(user=user, keep_tenant_id=tenant.pk)
     return membership
 
 

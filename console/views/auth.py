@@ -1,4 +1,4 @@
-"""Sign-in, sign-out, choosing a tenant, changing one's own password.
+"""Sign-in, sign-out, choosing a tenant, changing one's own password (from a password sign-in only).
 
 Failed sign-ins are counted by django-axes (per e-mail and client address); past the
 limit the sign-in page answers 429 with the time to wait, whatever the password.
@@ -111,6 +111,12 @@ def tenant_switch(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def password_change(request):
+    if request.session.get(SSO_TENANT_KEY) is not None:
+        # A single sign-on session was vouched for by one tenant's provider, for that tenant alone; the password
+        # opens every tenant of the account. Such a session may neither try the password nor change it, so it is
+        # refused before any check or count: a hostile tenant's provider signs its admin in as another tenant's
+        # member, and the count alone still let that session guess the member's password here and change it.
+        return render(request, "console/password_change_sso.html", {"member": console_member(request)}, status=403)
     form = PasswordChangeForm(request.user, request.POST or None)
     if request.method == "POST":
         # The current password is checked here without django-axes: count the tries per account, or the page
