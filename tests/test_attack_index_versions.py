@@ -172,3 +172,53 @@ def test_a_shadow_build_and_its_evaluation_show_nothing_of_a_section_above_the_a
     for key in ("rows", "chunks", "versions", "build"):
         assert plain[key] == dense[key], key
     assert plain["rows"][1][1] != "-"  # the evaluation measured something
+
+
+# ----------------------------------------------------------------------------- a document as a member, a section's readers
+
+
+def _strip_ids(value):
+    """An answer without what names its tenant: ids of documents, sections and memberships, e-mail addresses."""
+    if isinstance(value, dict):
+        return {k: _strip_ids(v) for k, v in value.items() if k not in ("id", "section_id", "document_id", "email")}
+    if isinstance(value, list):
+        return [_strip_ids(v) for v in value]
+    return value
+
+
+def test_as_member_and_readers_show_an_admin_nothing_of_a_section_above_them():
+    """An internal admin looks at a handbook through a restricted member's eyes and asks who reads its hidden
+    part, in a tenant where that part says one thing or another (its title and words, of the same lengths): the
+    answers -- sections, heading paths, excerpts, reasons, chunk counts, readers and groups -- are the same but
+    for ids, and name nothing of it. The same admin asking about another tenant's document, section or member
+    gets the 404 of a made-up id."""
+    answers = {}
+    for which, (title, body) in {"one": ("Vault", "The code is 4711 and rotates."),
+                                 "two": ("Cache", "The key is 0815 and is fixed.")}.items():
+        tenant, low = _tenant(f"as-{which}")
+        sections = [
+            ("root", None, "Handbook", AccessLevel.INTERNAL, [], "The lobby opens at eight."),
+            ("secret", "root", title, AccessLevel.RESTRICTED, [], body),
+            ("parking", "root", "Parking", AccessLevel.INTERNAL, [], "Staff park on the lower deck."),
+        ]
+        document = make_document(tenant, title="handbook.md", sections=sections)
+        member = membership_create(tenant=tenant, email=f"top@as-{which}.test", role="viewer", clearance="restricted")
+        api = _api(low)
+        as_member = api.get(f"/api/v1/documents/{document.pk}/as/{member.pk}/")
+        readers = api.get(f"/api/v1/sections/{document.section_ids['secret']}/readers/")
+        assert as_member.status_code == readers.status_code == 200
+        for answer in (as_member, readers):
+            text = answer.content.decode()
+            assert title not in text and body not in text and body.split()[3] not in text
+        answers[which] = (_strip_ids(as_member.json()), _strip_ids(readers.json()), api, document, member)
+    assert answers["one"][:2] == answers["two"][:2]
+
+    _, _, api, own_document, own_member = answers["one"]
+    _, _, _, other_document, other_member = answers["two"]
+    made_up = api.get(f"/api/v1/sections/{uuid.uuid4()}/readers/")
+    assert made_up.status_code == 404
+    for path in (f"/api/v1/documents/{other_document.pk}/as/{own_member.pk}/",
+                 f"/api/v1/documents/{own_document.pk}/as/{other_member.pk}/",
+                 f"/api/v1/sections/{other_document.section_ids['secret']}/readers/"):
+        response = api.get(path)
+        assert (response.status_code, response.json()) == (404, made_up.json()), path
