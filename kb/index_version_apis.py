@@ -36,8 +36,8 @@ class _VersionAPIView(KbAPIView):
     method_permissions = {"GET": [IsAdmin], "POST": [IsAdmin]}
 
     def counted(self, version):
-        """The version again, with its chunk and document counts."""
-        return versions.index_version_list(tenant=self.member.tenant).get(pk=version.pk)
+        """The version again, with its chunk and document counts (of what the admin may read)."""
+        return versions.index_version_list(tenant=self.member.tenant, reader=reader_for(self.member)).get(pk=version.pk)
 
 
 class IndexVersionListApi(_VersionAPIView):
@@ -50,7 +50,8 @@ class IndexVersionListApi(_VersionAPIView):
         responses={200: IndexVersionOutputSerializer(many=True)},
     )
     def get(self, request):
-        return self.paginated(versions.index_version_list(tenant=self.member.tenant), IndexVersionOutputSerializer)
+        listed = versions.index_version_list(tenant=self.member.tenant, reader=reader_for(self.member))
+        return self.paginated(listed, IndexVersionOutputSerializer)
 
     @extend_schema(
         tags=TAGS, summary="Create a shadow version from a config (the same config returns the existing one)",

@@ -32,8 +32,8 @@ class IndexVersionOutputSerializer(serializers.Serializer):
     is_active = serializers.BooleanField()
     config = serializers.DictField()
     summary = serializers.SerializerMethodField()
-    chunk_count = serializers.IntegerField(default=0)
-    document_count = serializers.IntegerField(default=0)
+    chunk_count = serializers.IntegerField(default=0, help_text="Chunks of the version you may read.")
+    document_count = serializers.IntegerField(default=0, help_text="Documents with chunks of the version you may read.")
     created_at = serializers.DateTimeField()
     activated_at = serializers.DateTimeField(allow_null=True)
 

@@ -74,7 +74,7 @@ def _names(member, events: list, members, also_document=None) -> Names:
     actions = {e.action for e in events}
     versions = {
         str(v.pk): Name(v.short_id, PLAIN, url=reverse("console:index-version", kwargs={"ref": v.short_id}))
-        for v in index_version_list(tenant=member.tenant, with_counts=False)
+        for v in index_version_list(tenant=member.tenant, reader=None, with_counts=False)
     } if actions & VERSION_ACTIONS else {}
     sources = {
         str(s.pk): Name(s.name, TITLE, url=reverse("console:source", kwargs={"source_id": s.pk}))

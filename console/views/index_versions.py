@@ -48,7 +48,7 @@ def _version(request, ref: str):
         raise Http404("Not found.") from None
     except ApplicationError as exc:
         raise BadRequest(exc.message) from None
-    return versions.index_version_list(tenant=tenant).get(pk=version.pk)
+    return versions.index_version_list(tenant=tenant, reader=reader_for(request.member)).get(pk=version.pk)
 
 
 def _render(request, template: str, context: dict, status: int = 200):
@@ -80,7 +80,8 @@ def version_index(request):
                 messages.success(request, f"Version {version.short_id} was created." if created else
                                  f"This configuration is version {version.short_id}, which exists already.")
                 return redirect("console:index-version", ref=version.short_id)
-    rows = [{"v": v, "summary": versions.config_summary(v.config)} for v in versions.index_version_list(tenant=tenant)]
+    listed = versions.index_version_list(tenant=tenant, reader=reader_for(request.member))
+    rows = [{"v": v, "summary": versions.config_summary(v.config)} for v in listed]
     return _render(request, "console/index_versions/list.html", {"rows": rows, "form": form}, status)
 
 

@@ -38,7 +38,7 @@ def playground(request):
     admin = is_admin(member)
     # Choices of the form: names only (no groups of each member, no chunk counts of each version).
     members = list(membership_list(tenant=member.tenant).filter(is_active=True).prefetch_related(None)) if admin else []
-    versions = list(index_version_list(tenant=member.tenant, with_counts=False)) if admin else []
+    versions = list(index_version_list(tenant=member.tenant, reader=None, with_counts=False)) if admin else []
     form = SearchForm(request.GET or None, members=members, versions=versions)
     results, error = [], ""
     if form.is_bound and form.is_valid():

@@ -114,7 +114,7 @@ class Command(BaseCommand):
         self.stdout.write(f"dropped {version.short_id} and {deleted} chunks")
 
     def _list(self, tenant, options):
-        rows = list(versions.index_version_list(tenant=tenant))
+        rows = list(versions.index_version_list(tenant=tenant, reader=None))
         if options["json"]:
             self.stdout.write(json.dumps([versions.version_as_dict(v) for v in rows], indent=2))
             return
