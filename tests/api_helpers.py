@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from accounts.models import ApiToken, Group, GroupMembership, Invitation, Membership
 from accounts.policy import AccessLevel
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
-from audit.models import AuditSettings
+from audit.models import AuditEvent, AuditSettings
 from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IngestionJob, ScreeningSettings, Section
 from tests import factories
@@ -205,3 +205,15 @@ def build_world() -> World:
     doc = make_document(tenant, sections=POLICY_SECTIONS, tags=["security"], source="policies/security.md")
     other_doc = make_document(other, title="Globex secrets", sections=POLICY_SECTIONS, source="globex.md")
     return World(tenant, other, actors, doc, other_doc, doc.section_ids)
+
+
+def sign_in_failures_heard(tenant, action: str) -> list[str]:
+    """The client addresses of ``tenant``'s trail records of ``action`` (failed sign-ins, oldest first): what a
+    tenant hears of a person's sign-ins."""
+    return [d.get("address", "") for d in AuditEvent.objects.filter(tenant_id=tenant.pk, action=action)
+            .order_by("pk").values_list("details", flat=True)]
+
+
+def sign_in_fail(email: str, address: str) -> None:
+    """One failed password sign-in of ``email`` from ``address`` (the form is shown again)."""
+    assert Client(REMOTE_ADDR=address).post("/sign-in/", {"username": email, "password": "not it"}).status_code == 200

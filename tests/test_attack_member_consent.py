@@ -25,9 +25,8 @@ from accounts.passwords import user_set_password
 from accounts.scim import scim_token_create
 from accounts.services import api_token_create, membership_create, tenant_create
 from accounts.sso import SESSION_TENANT_KEY
-from audit.models import AuditEvent
 from console.membership import SESSION_KEY
-from tests.api_helpers import console_client, invitation_accept_mailed
+from tests.api_helpers import console_client, invitation_accept_mailed, sign_in_fail, sign_in_failures_heard
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
@@ -45,16 +44,6 @@ def tenants():
     admin = membership_create(tenant=a, email="admin@a.example", role="admin", clearance="restricted")
     _, key = api_token_create(membership=admin, name="admin")
     return a, b, admin, key
-
-
-def _trail(tenant, action: str) -> list[str]:
-    return [d.get("address", "") for d in
-            AuditEvent.objects.filter(tenant_id=tenant.pk, action=action).order_by("pk").values_list("details",
-                                                                                                    flat=True)]
-
-
-def _fail_sign_in(email: str, address: str) -> None:
-    assert Client(REMOTE_ADDR=address).post("/sign-in/", {"username": email, "password": "not it"}).status_code == 200
 
 
 def _signs_straight_into(email: str, tenant) -> bool:
@@ -103,15 +92,16 @@ def test_adding_another_tenants_member_is_an_invitation_answered_as_for_a_new_ad
     assert sorted(pending.values_list("email", flat=True)) == [KNOWN, NEW]
     assert sorted(m.to[0] for m in mail.outbox) == [KNOWN, NEW]
     # Until the person accepts, A hears nothing of the account and the person is not asked to choose A.
-    _fail_sign_in(KNOWN, "203.0.113.21")
-    assert _trail(a, "sign_in.failed") == [] and _trail(b, "sign_in.failed") == ["203.0.113.21"]
+    sign_in_fail(KNOWN, "203.0.113.21")
+    assert sign_in_failures_heard(a, "sign_in.failed") == []
+    assert sign_in_failures_heard(b, "sign_in.failed") == ["203.0.113.21"]
     assert _signs_straight_into(KNOWN, b)
     # Accepting (with the account's own password) is the consent: from then on A is one of the account's tenants.
     joined = invitation_accept_mailed(KNOWN, password=PASSWORD)
     assert (joined.tenant_id, joined.role, joined.source, joined.consented) == (a.pk, "editor", MemberSource.INVITED,
                                                                                 True)
-    _fail_sign_in(KNOWN, "203.0.113.22")
-    assert _trail(a, "sign_in.failed") == ["203.0.113.22"]
+    sign_in_fail(KNOWN, "203.0.113.22")
+    assert sign_in_failures_heard(a, "sign_in.failed") == ["203.0.113.22"]
     assert not _signs_straight_into(KNOWN, b)  # two tenants now, by the person's choice
 
 
@@ -149,8 +139,9 @@ def test_a_scim_user_with_another_tenants_account_is_answered_as_a_new_one_and_j
     # But the account is B's: A hears none of its failed sign-ins or password resets, and its password
     # sign-in goes straight into B (not asked to choose A) -- the API's session too.
     in_a = Membership.objects.get(tenant=a, user__email=KNOWN)
-    _fail_sign_in(KNOWN, "203.0.113.31")
-    assert _trail(a, "sign_in.failed") == [] and _trail(b, "sign_in.failed") == ["203.0.113.31"]
+    sign_in_fail(KNOWN, "203.0.113.31")
+    assert sign_in_failures_heard(a, "sign_in.failed") == []
+    assert sign_in_failures_heard(b, "sign_in.failed") == ["203.0.113.31"]
     # (what a password reset is recorded in, and mailed for: accounts.invitations._password_reset_work)
     assert [m.tenant_id for m in active_memberships_of(in_a.user)] == [b.pk]
     assert _signs_straight_into(KNOWN, b)
@@ -165,8 +156,8 @@ def test_a_scim_user_with_another_tenants_account_is_answered_as_a_new_one_and_j
     stored.save()
     assert sso.get("/").status_code == 200 and sso.session[SESSION_KEY] == in_a.pk
     # The new address's account is A's own: its failed sign-ins are A's.
-    _fail_sign_in(NEW, "203.0.113.33")
-    assert _trail(a, "sign_in.failed") == ["203.0.113.33"]
+    sign_in_fail(NEW, "203.0.113.33")
+    assert sign_in_failures_heard(a, "sign_in.failed") == ["203.0.113.33"]
 
 
 class _Provider:
@@ -191,6 +182,7 @@ def test_a_first_single_sign_on_with_another_tenants_account_joins_that_tenant_a
     assert response.status_code == 302 and response["Location"] == "/", response.content[:300]
     assert signed_in.get("/").status_code == 200  # in A, by A's provider
     assert not Membership.objects.get(tenant=a, user__email=KNOWN).consented
-    _fail_sign_in(KNOWN, "203.0.113.41")
-    assert _trail(a, "sign_in.failed") == [] and _trail(b, "sign_in.failed") == ["203.0.113.41"]
+    sign_in_fail(KNOWN, "203.0.113.41")
+    assert sign_in_failures_heard(a, "sign_in.failed") == []
+    assert sign_in_failures_heard(b, "sign_in.failed") == ["203.0.113.41"]
     assert _signs_straight_into(KNOWN, b)
