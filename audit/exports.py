@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
-from audit.models import AuditEvent
+from audit.models import Action, AuditEvent
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 COLUMNS = [
@@ -24,9 +24,29 @@ _ARRAYS = ("document_ids", "chunk_ids", "section_ids")
 _FORMULA_STARTS = frozenset("=+-@\t\r")
 
 
+# What records of these actions held before 2026-12-04 and is never shown: a document's size in bytes, in
+# the ``before``/``after`` views of an upload, a replacement or a deletion (``kb.services._document_view``
+# records it no more). Every admin of the tenant reads the trail, and the size is of a document an admin
+# may see no part of -- it moved with its restricted text.
+_DOCUMENT_ACTIONS = frozenset({Action.DOCUMENT_CREATE, Action.DOCUMENT_REPLACE, Action.DOCUMENT_DELETE})
+_NEVER_SHOWN = ("size_bytes",)
+
+
+def shown_details(event: AuditEvent) -> object:
+    """``event.details`` as the API, the export and the console show it: a document's size left out of the
+    views of old upload, replacement and deletion records (any other details as recorded)."""
+    details = event.details
+    if event.action not in _DOCUMENT_ACTIONS or not isinstance(details, dict):
+        return details
+    return {key: ({k: v for k, v in view.items() if k not in _NEVER_SHOWN}
+                  if key in ("before", "after") and isinstance(view, dict) else view)
+            for key, view in details.items()}
+
+
 def event_dict(event: AuditEvent) -> dict:
     """One record with the API's field names; ids as strings."""
     row = {name: getattr(event, name) for name in COLUMNS}
+    row["details"] = shown_details(event)
     row["created_at"] = event.created_at.isoformat()
     row["user_id"] = None  # the account's id, every tenant's: never a tenant's to read (audit.serializers)
     row["plan"] = ""  # chosen against every tenant's chunks; records before 2026-12-03 hold one (audit.serializers)

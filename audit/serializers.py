@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.api_fields import QueryParametersSerializer
-from audit.exports import FORMATS
+from audit.exports import FORMATS, shown_details
 from audit.models import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS, Action
 
 BIGINT = 2**63 - 1
@@ -59,7 +59,9 @@ class AuditEventOutputSerializer(serializers.Serializer):
     target_type = serializers.CharField()
     target_id = serializers.CharField()
     document_ids = serializers.ListField(child=serializers.UUIDField())
-    details = serializers.DictField(help_text="What changed ({before, after}), an address, a chosen section, ...")
+    details = serializers.SerializerMethodField(
+        help_text="What changed ({before, after}), an address, a chosen section, ... A document's size is never "
+        "shown (records before 2026-12-04 hold one).")
     query_text = serializers.CharField(help_text="A search's text; empty when the tenant keeps only its hash.")
     query_hash = serializers.CharField(help_text="HMAC-SHA256 of a search's text, keyed per tenant.")
     mode = serializers.CharField()
@@ -78,6 +80,10 @@ class AuditEventOutputSerializer(serializers.Serializer):
     @extend_schema_field(serializers.CharField())
     def get_plan(self, obj) -> str:
         return ""
+
+    @extend_schema_field(serializers.DictField())
+    def get_details(self, obj):
+        return shown_details(obj)
 
 
 class AuditSettingsSerializer(serializers.Serializer):

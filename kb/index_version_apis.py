@@ -17,6 +17,7 @@ from accounts.permissions import IsAdmin
 from accounts.selectors import reader_for
 from accounts.serializers import error_responses
 from kb import index_versions as versions
+from kb import selectors
 from kb.apis import KbAPIView
 from kb.index_version_serializers import (
     IndexVersionActivateInputSerializer,
@@ -78,6 +79,7 @@ class IndexVersionBuildApi(_VersionAPIView):
     def post(self, request, version_id: str):
         version = versions.index_version_get(tenant=self.member.tenant, ref=version_id)
         job = versions.index_version_build(version=version, created_by=request.user)
+        job = selectors.job_get(member=self.member, job_id=job.pk)  # read as the caller (``progress_shown``)
         return Response(JobOutputSerializer(job, context=self.job_context(job)).data, status=status.HTTP_202_ACCEPTED)
 
 

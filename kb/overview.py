@@ -1,30 +1,27 @@
 """Reads for the console's lists and dashboard -- as one member, through the same rules as the API.
 
 ``job_list`` admits exactly the jobs ``kb.selectors.job_get`` admits (admins: every job of
-the tenant; others: the jobs they created and the jobs of documents they can see), and a
-job's document title is shown only where the member can see the document.
+the tenant; others: the jobs they created and the jobs of documents they can see), a
+job's document title is shown only where the member can see the document, and its numbers
+(progress, the numbers of its error) only where ``progress_shown`` (``kb.selectors.jobs_shown``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models import Count, QuerySet, Sum
 
-from accounts.models import Membership, Role
-from accounts.selectors import reader_for
+from accounts.models import Membership
 from kb.models import Document, IndexVersion, IngestionJob
-from kb.selectors import active_index_version, document_list, document_visible_q
+from kb.selectors import active_index_version, document_list, jobs_shown
 
 UNFINISHED = (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)
 
 
 def job_list(*, member: Membership, status: str = "", kind: str = "") -> QuerySet[IngestionJob]:
-    """Jobs the member may see, newest first, annotated ``document_visible``."""
-    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
-    jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(document_visible=Exists(visible_document))
-    if member.role != Role.ADMIN:
-        jobs = jobs.filter(Q(created_by_id=member.user_id) | Q(document_visible=True))
+    """Jobs the member may see, newest first, annotated ``document_visible`` and ``progress_shown``."""
+    jobs = jobs_shown(member=member)
     if status:
         jobs = jobs.filter(status=status)
     if kind:

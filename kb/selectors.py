@@ -10,7 +10,9 @@ Visibility rules (the API documents them; tests pin them):
   readable ancestor instead (or null), ``level`` is the depth in that readable
   tree, and ``heading_path`` holds only titles of readable ancestors-or-self.
 - A **job** is visible to its creator, to the tenant's admins, and to members who
-  can see its document.
+  can see its document. Its numbers (progress ``done``/``total``: its document's size in
+  chunks; numbers in its error) are shown only to those who can see its document or uploaded
+  the bytes it parses (``progress_shown``, :func:`jobs_shown`).
 - Anything else -- another tenant's, unreadable, nonexistent, or a malformed id -- is
   :class:`~accounts.errors.NotFound`, with the same message.
 """
@@ -25,7 +27,19 @@ from dataclasses import dataclass
 from asgiref.local import Local
 from django.core.signals import request_finished, request_started
 from django.db import connection
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from accounts.access import readable_q
@@ -367,20 +381,47 @@ def section_node(*, member: Membership, section: Section) -> SectionNode:
 # ----------------------------------------------------------------------------- jobs
 
 
+def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
+    """The jobs ``member`` may see, each annotated, in the same query, with
+
+    * ``document_visible``: the member can see the job's document (:func:`document_visible_q`);
+    * ``progress_shown``: the member may see the job's numbers -- its progress (``done``/``total``
+      counts all of its document's chunks: the document's size) and the numbers of its error: a job
+      without a document (a batch, an index build: it counts documents, as the build's answers do), a
+      document the member can see, or bytes the member uploaded themselves (``content_by``). An admin
+      sees every job of the tenant, but not the size of a document they can see no part of.
+
+    Admins: every job of the tenant; others: the jobs they created and those of documents they can see.
+    """
+    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
+    jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
+        document_visible=Exists(visible_document),
+    ).annotate(
+        progress_shown=ExpressionWrapper(
+            Q(document_id__isnull=True) | Q(document_visible=True) | _uploaded_by(member),
+            output_field=BooleanField(),
+        ),
+    )
+    if member.role != Role.ADMIN:
+        jobs = jobs.filter(Q(created_by_id=member.user_id) | Q(document_visible=True))
+    return jobs
+
+
+def _uploaded_by(member: Membership) -> Q:
+    """Jobs whose bytes ``member`` uploaded (``content_by``; never a job uploaded by no one)."""
+    if member.user_id is None:
+        return Q(pk__in=[])
+    return Q(**{f"stats__{CONTENT_BY}": member.user_id})
+
+
 def job_get(*, member: Membership, job_id) -> IngestionJob:
     """A job of the member's tenant that they created, or that any admin asks for, or whose
-    document the member can see; otherwise NotFound."""
+    document the member can see (annotated as :func:`jobs_shown` annotates); otherwise NotFound."""
     pk = parse_uuid(job_id)
-    job = IngestionJob.objects.filter(tenant_id=member.tenant_id, pk=pk).first() if pk else None
+    job = jobs_shown(member=member).filter(pk=pk).first() if pk else None
     if job is None:
         raise _not_found()
-    if member.role == Role.ADMIN or (job.created_by_id is not None and job.created_by_id == member.user_id):
-        return job
-    if job.document_id is not None:
-        reader = reader_for(member)
-        if Document.objects.filter(tenant_id=member.tenant_id, pk=job.document_id).filter(document_visible_q(reader)).exists():
-            return job
-    raise _not_found()
+    return job
 
 
 # ----------------------------------------------------------------------------- index versions

@@ -64,15 +64,24 @@ def safe_error(message: str) -> str:
     return message
 
 
-def error_for(obj, full: bool) -> str:
+# A number of an error: digits, with their thousands separators and decimals ("100,000", "1.5").
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def error_for(obj, full: bool, *, numbers: bool) -> str:
     """``obj.error`` as one caller may see it: in full, or through :func:`safe_error` -- for everyone when the
     screening detector flags the full message. An error quotes document text (a marker, a heading, a cue line),
     and it reaches a reader's model through MCP's ``list_documents`` and the API: a planted instruction in a
     marker came back whole, unscreened, in the error its uploader's and every admin's agent read (found attacking
-    the demo). Held as a planted title is: the line and the kind of problem are left."""
+    the demo). Held as a planted title is: the line and the kind of problem are left.
+
+    ``numbers``: whether the caller may see the numbers of the document it failed on -- a line number, a count
+    of sections or chunks are its size (``progress_shown`` of ``kb.selectors.jobs_shown``; always for a
+    document's own error, shown only to those who see the document). Without, each number reads ``…``."""
     if not obj.error:
         return obj.error
-    return obj.error if full and not _error_flagged(obj.error) else safe_error(obj.error)
+    shown = obj.error if full and not _error_flagged(obj.error) else safe_error(obj.error)
+    return shown if numbers else _NUMBER.sub("…", shown)
 
 
 @lru_cache(maxsize=1024)
@@ -287,7 +296,7 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
 
     def get_error(self, obj) -> str:
         """``context["full_errors"]``: ids of the documents whose full error this caller may see."""
-        return error_for(obj, obj.pk in self.context.get("full_errors", ()))
+        return error_for(obj, obj.pk in self.context.get("full_errors", ()), numbers=True)  # a document it sees
 
 
 # ----------------------------------------------------------------------------- sections
@@ -349,15 +358,24 @@ class JobProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+def progress_shown(job) -> bool:
+    """Whether the caller may see ``job``'s numbers: ``progress_shown`` as ``kb.selectors.jobs_shown`` annotates it
+    (a job read otherwise shows none)."""
+    return bool(getattr(job, "progress_shown", False))
+
+
 class JobOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     kind = serializers.ChoiceField(choices=IngestionJob.Kind.values)
     document_id = serializers.UUIDField(allow_null=True)
     status = serializers.ChoiceField(choices=JOB_STATUSES)
     stage = serializers.CharField()
-    progress = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField(
+        help_text="Null for a document you can see no part of and did not upload: its total of chunks is its size."
+    )
     error = serializers.SerializerMethodField(
-        help_text="Why the job failed. Quoted document text is shown only to the job's creator and admins."
+        help_text="Why the job failed. Quoted document text is shown only to the uploader of the bytes and admins "
+        "who may read every section; its numbers (a line, a count) only where progress is shown."
     )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -372,9 +390,13 @@ class JobOutputSerializer(serializers.Serializer):
 
     def get_error(self, obj) -> str:
         """``context["full_error"]``: whether this caller may see the full message (else redacted)."""
-        return error_for(obj, bool(self.context.get("full_error")))
+        return error_for(obj, bool(self.context.get("full_error")), numbers=progress_shown(obj))
 
-    def get_progress(self, obj) -> JobProgressSerializer:
+    @extend_schema_field(JobProgressSerializer(allow_null=True))
+    def get_progress(self, obj):
+        """``obj`` read through ``kb.selectors.job_get``: its ``progress_shown`` (else no progress)."""
+        if not progress_shown(obj):
+            return None
         return JobProgressSerializer({"done": obj.done, "total": obj.total}).data
 
 

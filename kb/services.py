@@ -112,8 +112,10 @@ def _policy_view(level: int | None, group_ids) -> dict | None:
 
 def _document_view(document: Document) -> dict:
     """A document as the audit trail records it. Not its title or hash: a tenant's admins read the
-    trail, and an admin may be below a document's level (its title is then not theirs to read)."""
-    return {"size_bytes": document.size_bytes, "content_type": document.content_type,
+    trail, and an admin may be below a document's level (its title is then not theirs to read). Nor its
+    size (since 2026-12-04): that is the size of a document the admin may see no part of, and moved with
+    its restricted text (``audit.exports.shown_details`` leaves it out of records kept before)."""
+    return {"content_type": document.content_type,
             "policy": _policy_view(document.access_level, document.access_groups)}
 
 

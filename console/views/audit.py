@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import Role
 from accounts.selectors import membership_list
-from audit.exports import FORMATS, export_lines
+from audit.exports import FORMATS, export_lines, shown_details
 from audit.models import Action
 from audit.selectors import audit_list
 from audit.sentences import (
@@ -108,6 +108,8 @@ def audit_index(request):
     records = list(page.object_list)
     document_filter = arguments.get("document_id")
     names = _names(member, records, members, also_document=document_filter)
+    for event in records:
+        event.shown_details = shown_details(event)  # the record's details as the API and the export show them
     rows = [(event, sentence_of(event, names)) for event in records]
     query = params.copy()
     query.pop("page", None)

@@ -190,7 +190,7 @@ def _document_context(member, document: Document) -> dict:
     from kb.screening import document_screening_summary
 
     return {
-        "member": member, "nav": "documents", "document": document, "error": error_for(document, full),
+        "member": member, "nav": "documents", "document": document, "error": error_for(document, full, numbers=True),
         "document_title": shown_title_of(document), "document_title_flagged": title_flagged_of(document),
         "document_source": shown_source_of(document),
         "screening": document_screening_summary(member=member, document_id=document.pk),

@@ -2,7 +2,8 @@
 
 Jobs are read through ``kb.overview.job_list`` / ``kb.selectors.job_get`` (one rule: admins
 every job of the tenant, others the jobs they created and those of documents they can see);
-errors as ``kb.serializers.error_for`` shows them to this member; a retry is
+errors as ``kb.serializers.error_for`` shows them to this member, and numbers (progress, an error's)
+only where ``progress_shown``, else a dash (``console/jobs/_progress_numbers.html``); a retry is
 ``kb.services.job_retry``, which checks who may.
 """
 
@@ -28,8 +29,9 @@ FINISHED = (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED)
 
 
 def _shown_error(member, job: IngestionJob) -> str:
-    """In full for admins and the job's creator; others see it without document text."""
-    return error_for(job, error_in_full(member=member, job=job))
+    """In full for the uploader of the bytes and admins who may read every section; others see it without
+    document text, and without numbers where the job's ``progress_shown`` is not (``kb.selectors.jobs_shown``)."""
+    return error_for(job, error_in_full(member=member, job=job), numbers=job.progress_shown)
 
 
 @member_required()
@@ -56,7 +58,7 @@ def _job(member, job_id) -> IngestionJob:
         job = job_get(member=member, job_id=job_id)
     except NotFound:
         raise Http404("No such job.") from None
-    # The same job from the list, for ``document_visible`` (its title only where the member sees it).
+    # The same job from the list, with its document and creator (its title only where ``document_visible``).
     return job_list(member=member).get(pk=job.pk)
 
 

@@ -72,7 +72,9 @@ class Job(TypedDict, total=False):
     document_id: str | None
     status: str
     stage: str
-    progress: dict
+    # {"done", "total"}; None where the job's document is one you can see no part of and did not upload
+    # (a document job's total counts all of its document's chunks: its size). Its error's numbers read "…" then.
+    progress: dict | None
     error: str
     created_at: str
     finished_at: str | None
