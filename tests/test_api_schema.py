@@ -149,6 +149,9 @@ def test_schema_and_docs_are_served(client):
                  "/api/v1/audit/", "/api/v1/audit/export/", "/api/v1/audit/settings/", "/api/v1/review/",
                  "/api/v1/review/{chunk_id}/", "/api/v1/settings/screening/"):
         assert path in paths
+    # A job's progress is null where its document is one the caller can see no part of (its total is the size).
+    progress = schema_response.json()["components"]["schemas"]["JobOutput"]["properties"]["progress"]
+    assert progress["nullable"] is True and progress["allOf"] == [{"$ref": "#/components/schemas/JobProgress"}]
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"/static/drf_spectacular_sidecar/" in docs.content  # assets served locally, no CDN
