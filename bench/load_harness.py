@@ -536,7 +536,8 @@ class Cluster:
         self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "BULKHEAD_OWNER_DATABASE_URL", "REDIS_URL", "CACHE_URL")}
         self.env.update(HARNESS_ENV)
         self.env["BULKHEAD_DATA_DIR"] = str(embedded_services.data_path())
-        # The sync scenario's Git repositories: a folder every process it starts allows as a source.
+        # The sync scenario's Git repositories: a folder every process it starts allows as a source (each tenant reads
+        # only its own folder below it, <root>/<tenant slug>).
         self.source_root = run_dir / "sources"
         roots = [r for r in self.env.get("BULKHEAD_SOURCE_ROOTS", "").split(os.pathsep) if r.strip()]
         self.env["BULKHEAD_SOURCE_ROOTS"] = os.pathsep.join([*roots, str(self.source_root)])
@@ -1900,7 +1901,7 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     tenant = ctx.tenants[0]
     rng = random.Random(29)
     n_files = max(40, int(ctx.events.get("sync_files") or SYNC_FILES))
-    repo = ctx.cluster.source_root / f"repo-{secrets.token_hex(3)}"
+    repo = ctx.cluster.source_root / tenant.slug / f"repo-{secrets.token_hex(3)}"  # the tenant's own folder
     files = sync_repository_files(n_files, rng)
     _git_commit(repo, files, "first")
     client = Http(ctx.port)

@@ -46,7 +46,8 @@ def run(docs: str, *, out: Callable[[str], None], ingest: bool = True, ingest_ch
     ``ingest_changes_only``: the first sync's jobs go nowhere, the re-syncs' go through a private worker (the
     one-file-changed re-sync's ingestion measured on a machine where the whole first one would take hours)."""
     root = Path(tempfile.mkdtemp(prefix="bench-sources-"))
-    repo = root / "docs"
+    slug = f"bench-sources-{uuid.uuid4().hex[:8]}"
+    repo = root / slug / "docs"  # below the tenant's own folder, the only one its sources read
     files = [p for p in Path(docs).rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES]
     for path in files:
         target = repo / path.relative_to(docs)
@@ -58,7 +59,7 @@ def run(docs: str, *, out: Callable[[str], None], ingest: bool = True, ingest_ch
     out(f"repository: {len(files)} files, {megabytes:.1f} MB")
     settings.BULKHEAD_SOURCE_ROOTS = [str(root)]
     settings.BULKHEAD_SOURCE_CACHE_DIR = str(root / "cache")
-    tenant = tenant_create(slug=f"bench-sources-{uuid.uuid4().hex[:8]}", name="sources benchmark")
+    tenant = tenant_create(slug=slug, name="sources benchmark")
     admin = membership_create(tenant=tenant, email="bench@example.com", role="admin", clearance="restricted")
     source = source_create(actor=admin, tenant=tenant, kind="git", name="docs", url=str(repo))
     rows = {}

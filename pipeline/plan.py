@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from accounts.models import Group
-from accounts.policy import DocumentAccess, Policy
+from accounts.policy import AccessLevel, DocumentAccess, Policy, policy_implies
 from ingestion import costs, limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.config import ChunkingConfig
@@ -201,11 +201,30 @@ def _title_chains(rows) -> dict:
     return chains
 
 
+# Section.metadata key: the policy the file itself gave the section when it was stored (its markers, inherited
+# within the file, under the document's default): {"level": rank, "groups": [id, ...]}. An API override is carried
+# over to new content only while the new file does not narrow the section past it (see _carry_overrides).
+FILE_POLICY = "file_policy"
+
+
+def _file_policy(row: Section) -> tuple[int, list[int]] | None:
+    recorded = (row.metadata or {}).get(FILE_POLICY)
+    if not isinstance(recorded, dict):
+        return None  # stored before file policies were recorded
+    return int(recorded["level"]), list(recorded.get("groups") or ())
+
+
 def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
     """Give each new section the API policy of the old section with the same headings and kind.
 
     An override that matches no single new section fails the job rather than being dropped: the
-    policy an admin set must never silently disappear with an edit of the text."""
+    policy an admin set must never silently disappear with an edit of the text. Nor may it silently
+    widen the section past what the new file says: an override that does not imply the new file's policy
+    for the section is carried over only when that policy is no narrower than the one the old file gave
+    it (the admin widened that very policy); else -- the new file's marker narrows the section, or the old
+    section was stored before its file policy was recorded -- the job fails naming the section (found
+    attacking policies: an override made for ``internal`` text silently opened text newly marked
+    ``restricted``)."""
     overrides = [r for r in existing.values() if (r.metadata or {}).get("override")]
     if not overrides:
         return
@@ -224,6 +243,17 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
                 "keeping that heading"
             )
         target = matches[0]
+        now, before = _file_policy(target), _file_policy(override)
+        if now is not None and override.own_level is not None and not policy_implies(
+                override.own_level, override.own_groups or (), *now) and (
+                before is None or not policy_implies(*before, *now)):
+            title = " > ".join(t for t in old_chains[override.id][0] if t) or "(the document)"
+            raise TerminalIngestionError(
+                f"the section {title!r} has an access policy set through the API that is wider than the new content "
+                f"gives it ({AccessLevel(now[0]).name.lower()}{' and groups' if now[1] else ''}"
+                f"{'' if before is not None else '; the old content recorded none to compare with'}); it is not "
+                "carried over: return the section to inheriting (PATCH the section with inherit: true), replace the "
+                "content, then set its policy again")
         target.own_level, target.own_groups = override.own_level, list(override.own_groups or [])
         target.metadata = {**target.metadata, "override": True}
 
@@ -247,7 +277,8 @@ def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Sectio
                 own_groups=list(own.groups) if own else None,
                 access_level=int(section.effective.rank),
                 access_groups=list(section.effective.groups),
-                metadata=jsonable(section.metadata),
+                metadata={**jsonable(section.metadata), FILE_POLICY: {
+                    "level": int(section.effective.rank), "groups": sorted(section.effective.groups)}},
                 hidden_chars_removed=section.hidden_chars_removed,
                 hidden_text_flags=list(section.hidden_text_flags),
             )

@@ -14,6 +14,7 @@ folders. A sync lists without one, in its worker.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -33,18 +34,36 @@ from sources.entries import Entry, Listing, ListingError, OutOfTime, RenameFinde
 from sources.models import Source
 
 
-def _real_roots() -> list[Path]:
-    return [Path(os.path.realpath(r)) for r in settings.BULKHEAD_SOURCE_ROOTS]
+def tenant_folders(tenant_slug: str) -> list[Path]:
+    """The folders a tenant's sources may read: ``<root>/<tenant slug>`` below each of
+    ``BULKHEAD_SOURCE_ROOTS`` (the root resolved, the tenant's own folder not: a tenant folder that is itself a
+    symbolic link leads nowhere). A root is shared by every tenant, so no tenant reads the root itself (found
+    attacking sources: an admin of one tenant pointed a folder source at another tenant's files)."""
+    if not tenant_slug or "/" in tenant_slug or tenant_slug in (".", ".."):
+        raise ListingError("a local source belongs to a tenant")
+    return [Path(os.path.realpath(r)) / tenant_slug for r in settings.BULKHEAD_SOURCE_ROOTS]
 
 
-def allowed_local_path(path: str) -> Path:
-    """``path`` resolved, if it lies below one of ``BULKHEAD_SOURCE_ROOTS`` (symbolic links resolved
-    first, so a link cannot lead out); else :class:`ListingError`."""
+def _allowed_places(tenant_slug: str) -> str:
+    places = [str(Path(r) / tenant_slug) for r in settings.BULKHEAD_SOURCE_ROOTS]
+    if not places:
+        return "the operator allows no folder (BULKHEAD_SOURCE_ROOTS is empty)"
+    return f"this tenant may read only below {' or '.join(places)} (BULKHEAD_SOURCE_ROOTS/<tenant slug>)"
+
+
+def _within(real: Path, folders: list[Path]) -> bool:
+    return any(real == folder or folder in real.parents for folder in folders)
+
+
+def allowed_local_path(path: str, tenant_slug: str) -> Path:
+    """``path`` resolved, if it lies below the folder of the tenant ``tenant_slug`` under one of
+    ``BULKHEAD_SOURCE_ROOTS`` (:func:`tenant_folders`; symbolic links and ``..`` resolved first, so neither
+    leads out); else :class:`ListingError` naming the place it may be."""
     if not path or not os.path.isabs(path):
-        raise ListingError("a folder source needs an absolute path")
+        raise ListingError(f"a local source needs an absolute path; {_allowed_places(tenant_slug)}")
     real = Path(os.path.realpath(path))
-    if not any(real == root or root in real.parents for root in _real_roots()):
-        raise ListingError(f"{path} is not below a folder the operator allows (BULKHEAD_SOURCE_ROOTS)")
+    if not _within(real, tenant_folders(tenant_slug)):
+        raise ListingError(f"{path} is not below this tenant's folder: {_allowed_places(tenant_slug)}")
     return real
 
 
@@ -86,7 +105,7 @@ def _not_utf8(rel: str) -> dict | None:
 
 
 def list_folder(source: Source, deadline: float | None = None) -> Listing:
-    root = allowed_local_path(source.path)
+    root = allowed_local_path(source.path, source.tenant.slug)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
@@ -133,8 +152,9 @@ LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 GIT_URL_FORMS = "a local path, a file://, https:// or ssh:// URL, or user@host:path"
 
 
-def git_location(url: str) -> str | ScpAddress:
-    """A Git source's ``url`` as the fetch uses it: a local path (below ``BULKHEAD_SOURCE_ROOTS``), an
+def git_location(url: str, tenant_slug: str) -> str | ScpAddress:
+    """A Git source's ``url`` as the fetch uses it: a local path (below the folder of the tenant ``tenant_slug``
+    under one of ``BULKHEAD_SOURCE_ROOTS``: :func:`allowed_local_path`), an
     http(s) or ssh URL, or an :class:`ScpAddress`; :class:`ListingError` for anything else. Git's own
     reading decides between a local path and the scp-like form (:func:`git_url_form`). No name is
     resolved here: the fetch checks the host's addresses."""
@@ -143,9 +163,9 @@ def git_location(url: str) -> str | ScpAddress:
     if form == "scp":
         return scp_address(url)
     if form == "local":
-        return str(allowed_local_path(url))
+        return str(allowed_local_path(url, tenant_slug))
     if url.startswith("file://"):
-        return str(allowed_local_path(url[len("file://"):]))
+        return str(allowed_local_path(url[len("file://"):], tenant_slug))
     if url.startswith(("https://", "http://", "ssh://")):
         if not urlsplit(url).hostname:
             raise ListingError("url: a Git URL names its host")
@@ -244,6 +264,51 @@ def _cut_connections(opened: list, cut: threading.Event) -> None:
             pass
 
 
+def _local_repo(path: str, tenant_slug: str):
+    """The local repository at ``path`` (below the tenant's folder), opened once, if nothing it reads leads out
+    of the tenant's folder: a ``.git`` file's ``gitdir:``, a ``commondir``, ``objects/info/alternates`` and every
+    symbolic link inside its Git folders (a loose object or a pack linked to another tenant's repository would be
+    read as this one's); else :class:`ListingError`."""
+    from dulwich.repo import Repo
+
+    folders = tenant_folders(tenant_slug)
+    try:
+        repo = Repo(path)
+    except Exception as exc:  # noqa: BLE001 - not a repository, unreadable
+        raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
+    try:
+        places = {repo.controldir(), repo.commondir(), repo.object_store.path,
+                  *(store.path for store in repo.object_store.alternates)}
+        for place in sorted(places):
+            if not _within(Path(os.path.realpath(place)), folders):
+                raise ListingError(f"the repository reads {place}, outside this tenant's folder: "
+                                   f"{_allowed_places(tenant_slug)}")
+        for place in sorted({repo.controldir(), repo.commondir()}):
+            for directory, subdirs, files in os.walk(place):
+                for name in subdirs + files:
+                    full = os.path.join(directory, name)
+                    if os.path.islink(full) and not _within(Path(os.path.realpath(full)), folders):
+                        raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
+                                           f"tenant's folder: {_allowed_places(tenant_slug)}")
+    except BaseException:
+        repo.close()
+        raise
+    return repo
+
+
+def _local_client(path: str, tenant_slug: str):
+    """dulwich's local client reading only the repository :func:`_local_repo` checked (never opened again)."""
+    from dulwich.client import LocalGitClient
+
+    checked = _local_repo(path, tenant_slug)
+
+    class CheckedLocalClient(LocalGitClient):
+        def _open_repo(self, _path):
+            return contextlib.closing(checked)
+
+    return CheckedLocalClient()
+
+
 # The paths a Git listing may walk, per file a sync may take: include/exclude may narrow a larger listing to
 # BULKHEAD_SOURCE_MAX_FILES, yet the walk is bounded (found attacking sources: a tree naming one subtree under
 # many names, and that one another, made 10^9 paths of a few kilobytes).
@@ -256,11 +321,11 @@ FETCH_STOPPED = "while fetching the repository (the fetch had not finished; noth
 def list_git(source: Source, credentials: dict | None = None, deadline: float | None = None) -> Listing:
     """The files of the source's branch at the commit fetched now; within ``deadline`` (``time.monotonic()``, a
     preview's) when given, else :class:`OutOfTime`."""
-    from dulwich.client import LocalGitClient, default_urllib3_manager, get_transport_and_path
+    from dulwich.client import default_urllib3_manager, get_transport_and_path
     from dulwich.objects import Commit, Tag
     from dulwich.repo import Repo
 
-    location = git_location(source.url)
+    location = git_location(source.url, source.tenant.slug)
     cache = git_cache_path(source)
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
@@ -304,7 +369,7 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             if watchdog is not None:
                 watchdog.start()
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
-            client, path = LocalGitClient(), location
+            client, path = _local_client(location, source.tenant.slug), location
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise

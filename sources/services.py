@@ -100,15 +100,15 @@ def access_map_names(source: Source) -> list[dict]:
              "groups": sorted(slugs.get(g, "?") for g in e.get("groups") or ())} for e in source.access_map]
 
 
-def _check_location(kind: str, url: str, path: str) -> None:
+def _check_location(kind: str, url: str, path: str, tenant_slug: str) -> None:
     if kind == Source.Kind.FOLDER:
         try:
-            allowed_local_path(path)
+            allowed_local_path(path, tenant_slug)
         except ListingError as exc:
             raise ApplicationError(str(exc), details={"field": "path"}) from None
     elif kind == Source.Kind.GIT:
         try:
-            git_location(url)  # the fetch's own reading of the url (Git's: a local path, a URL or user@host:path)
+            git_location(url, tenant_slug)  # the fetch's own reading of the url (Git's: a local path, a URL or user@host:path)
         except ListingError as exc:
             raise ApplicationError(str(exc), details={"field": "url"}) from None
     elif kind == Source.Kind.WEB:
@@ -174,7 +174,7 @@ def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
         source.schedule_minutes = int(minutes) if minutes else None
     if not source.name:
         raise ApplicationError("a source needs a name", details={"field": "name"})
-    _check_location(source.kind, source.url, source.path)
+    _check_location(source.kind, source.url, source.path, tenant.slug)
 
 
 # ----------------------------------------------------------------------------- sources

@@ -10,14 +10,23 @@ from pathlib import Path
 from dulwich import porcelain
 from dulwich.repo import Repo
 
+from accounts.models import Tenant
 from kb.models import IngestionJob
 from sources.models import SourceSync
 from sources.services import JOB_STATS_KEY
 from tests.conftest import SOURCE_ROOT
 
 
-def new_folder(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=SOURCE_ROOT))
+def tenant_folder(tenant: Tenant | str) -> Path:
+    """The tenant's own folder below the tests' source root, the only place its sources may read (made if new)."""
+    folder = SOURCE_ROOT / (tenant if isinstance(tenant, str) else tenant.slug)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def new_folder(tenant: Tenant | str, prefix: str) -> Path:
+    """A new folder in ``tenant``'s own folder (a tenant or its slug)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=tenant_folder(tenant)))
 
 
 def write(root: Path, files: dict[str, str | bytes | None]) -> None:

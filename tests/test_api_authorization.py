@@ -26,7 +26,7 @@ def _source(world):
     from tests.conftest import SOURCE_ROOT
 
     return Source.objects.get_or_create(tenant=world.tenant, name="wiki", defaults={
-        "kind": "folder", "path": str(SOURCE_ROOT)})[0]
+        "kind": "folder", "path": str(SOURCE_ROOT / world.tenant.slug)})[0]
 
 
 NEW_SOURCE = {"kind": "folder", "name": "new", "path": "/"}  # refused (not below a root) only once allowed

@@ -83,7 +83,7 @@ def _real_ids(world) -> dict[str, str]:
     Chunk.objects.filter(pk=flagged.pk).update(
         screening_flagged=True, screening={"flagged": True, "score": 1.0, "reasons": ["override"], "detector": "test",
                                            "spans": [[0, 5]]})
-    source = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / "schema"))
+    source = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / world.tenant.slug / "schema"))
     sync = SourceSync.objects.create(tenant=world.tenant, source=source, status="failed", error="gone")
     return {
         "source_id": str(source.id),

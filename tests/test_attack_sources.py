@@ -57,7 +57,7 @@ def test_a_file_name_that_is_not_utf8_fails_its_item_and_never_the_sync(admin, k
     stopped every sync of its source at that item ("the sync stopped: UnicodeEncodeError"), for good:
     the items after it were never synced and a file deleted at the source stayed in search. Now that
     item fails with the reason, the others sync, and what was deleted is deleted."""
-    root = new_folder(f"odd-{kind}-")
+    root = new_folder(admin.tenant, f"odd-{kind}-")
     files = {"a.md": "# A\n\nalpha\n", "gone.md": "# Gone\n\nwithdrawn text\n"}
     if kind == "git":
         git_commit(root, files)
@@ -96,7 +96,7 @@ def test_a_file_swapped_for_a_named_pipe_after_the_listing_is_skipped_not_read(a
     from sources.entries import Skip
     from sources.listing import list_folder
 
-    root = new_folder("fifo-")
+    root = new_folder(admin.tenant, "fifo-")
     write(root, {"a.md": "# A\n\nalpha\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="fifo", path=str(root))
     entry = next(e for e in list_folder(source).entries if e.path == "a.md")
@@ -148,7 +148,7 @@ def test_a_git_host_that_rebinds_after_the_check_is_never_connected_to_its_new_a
 
     internal = json_server(INTERNAL, 0, {}, internal_asked)
     port = internal.server_address[1]
-    served = new_folder("rebind-served-")
+    served = new_folder(admin.tenant, "rebind-served-")
     git_commit(served, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
     public = make_server(PUBLIC, port, make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))})),
                          handler_class=Quiet)
@@ -271,7 +271,7 @@ def test_a_git_tree_that_names_one_subtree_many_times_is_listed_within_a_bound(a
     from sources.listing import list_git
 
     settings.BULKHEAD_SOURCE_MAX_FILES = 100
-    root = new_folder("tree-bomb-")
+    root = new_folder(admin.tenant, "tree-bomb-")
     git_commit(root, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="bomb", url=str(root))
     first = _run(source)
@@ -367,7 +367,7 @@ def test_a_source_preview_has_one_deadline_for_a_whole_crawl(admin, settings):
 def test_a_source_preview_out_of_time_says_so_for_every_kind(admin, settings, kind):
     """The same deadline for a folder's walk and a local repository's fetch and tree (none left here: 0 s)."""
     settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 0
-    root = new_folder(f"late-{kind}-")
+    root = new_folder(admin.tenant, f"late-{kind}-")
     files = {"a.md": "# A\n\nalpha\n"}
     if kind == "git":
         git_commit(root, files)
@@ -397,7 +397,7 @@ def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
     from sources.listing import git_cache_path
 
     settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 1
-    served = new_folder("slow-git-")
+    served = new_folder(admin.tenant, "slow-git-")
     noise = base64.b64encode(random.Random(7).randbytes(3 << 20)).decode()  # ~3 MB that does not compress much
     git_commit(served, {"guide.md": "# Guide\n\nThe stork protocol.\n", "data.md": f"# Data\n\n{noise}\n"})
     app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))}))
@@ -495,7 +495,7 @@ def test_a_git_blob_that_inflates_past_the_upload_limit_is_refused_by_its_header
     from sources.listing import list_git
 
     settings.BULKHEAD_MAX_UPLOAD_BYTES = 1 << 20
-    root = new_folder("blob-bomb-")
+    root = new_folder(admin.tenant, "blob-bomb-")
     git_commit(root, {"guide.md": "# Guide\n\nThe crane protocol.\n", "gone.md": "# Gone\n\nwithdrawn text\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="blob-bomb", url=str(root))
     first = _run(source)
@@ -628,12 +628,14 @@ def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, setti
     from kb.web_slots import Busy, tenant_slot
     from tests.api_helpers import console_client
 
-    root = new_folder("slots-")
+    root = new_folder(admin.tenant, "slots-")
     write(root, {"a.md": "# A\n\nThe heron rota.\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="slots", path=str(root))
     other = membership_create(tenant=tenant_create(slug="src-attack-b", name="Sources B"), email="admin@b.example",
                               role="admin", clearance="restricted")
-    theirs = source_create(actor=other, tenant=other.tenant, kind="folder", name="theirs", path=str(root))
+    their_root = new_folder(other.tenant, "slots-")  # a tenant reads only its own folder
+    write(their_root, {"a.md": "# A\n\nThe heron rota.\n"})
+    theirs = source_create(actor=other, tenant=other.tenant, kind="folder", name="theirs", path=str(their_root))
     _, key = api_token_create(membership=admin, name="t")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
@@ -695,7 +697,7 @@ def test_a_source_preview_stops_rename_detection_at_its_deadline(admin, settings
 
     settings.BULKHEAD_SOURCE_PREVIEW_SECONDS = 3
     n = 12
-    root = new_folder("renames-late-")
+    root = new_folder(admin.tenant, "renames-late-")
     old = {f"old/{i:02d}.md": f"# Page {i}\n\n" + "".join(f"Line {j} of the page {i} on herons.\n" for j in range(12))
            for i in range(n)}
     git_commit(root, old)
@@ -775,3 +777,75 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
+    """Found attacking sources: every tenant's folder and local Git sources could read anything below
+    ``BULKHEAD_SOURCE_ROOTS``, so an admin of one tenant pointed a source at the folder holding another
+    tenant's files and synced them into its own search. Now a tenant reads only ``<root>/<tenant slug>``:
+    anything else -- another tenant's folder (even one whose slug starts with this one's), the root itself,
+    a ``..`` or a symbolic link leading there, a tenant folder that is itself a link -- is refused naming
+    the allowed place, when the source is saved and again when it is listed; a local repository whose
+    ``.git`` file, alternates or linked objects lead out is refused too."""
+    from pathlib import Path
+
+    from accounts.errors import ApplicationError
+    from sources.models import Source
+    from tests.conftest import SOURCE_ROOT
+
+    mine = Path(SOURCE_ROOT / admin.tenant.slug)
+    other = tenant_create(slug=f"{admin.tenant.slug}-other", name="Other")  # "src-attack-other": a prefix of mine
+    theirs = new_folder(other, "theirs-")
+    write(theirs, {"secret.md": "# Secret\n\nThe other tenant's heron plan.\n"})
+    git_commit(theirs, {"secret.md": "# Secret\n\nThe other tenant's heron plan.\n"})
+    own = new_folder(admin.tenant, "own-")
+    os.symlink(theirs, own / "to-theirs")
+    refused = {
+        "theirs": str(theirs), "the root": str(SOURCE_ROOT), "dotdot": f"{own}/../../{other.slug}/{theirs.name}",
+        "link": str(own / "to-theirs"), "prefix": f"{mine}-other/{theirs.name}",
+    }
+    for name, path in refused.items():
+        with pytest.raises(ApplicationError, match=f"only below {mine} ") as raised:
+            source_create(actor=admin, tenant=admin.tenant, kind="folder", name=name, path=path)
+        assert raised.value.details == {"field": "path"}, name
+        for url in (path, f"file://{path}"):
+            with pytest.raises(ApplicationError, match=f"only below {mine} "):
+                source_create(actor=admin, tenant=admin.tenant, kind="git", name=name, url=url)
+
+    # A source saved before the rule (or a folder swapped for a link since) is refused when listed: nothing read.
+    for kind, field in (("folder", "path"), ("git", "url")):
+        saved = Source.objects.create(tenant=admin.tenant, name=f"old-{kind}", kind=kind, **{field: str(theirs)})
+        sync = _run(saved)
+        assert sync.status == "failed" and f"only below {mine} " in sync.error, sync.error
+    assert not Document.objects.filter(tenant=admin.tenant).exists()
+
+    # A tenant folder that is itself a link to another tenant's folder leads nowhere.
+    linked = tenant_create(slug="src-attack-linked", name="Linked")
+    if (SOURCE_ROOT / linked.slug).is_symlink():  # from an earlier run
+        (SOURCE_ROOT / linked.slug).unlink()
+    os.symlink(theirs.parent, SOURCE_ROOT / linked.slug)
+    linked_admin = membership_create(tenant=linked, email="admin@linked.example", role="admin", clearance="restricted")
+    with pytest.raises(ApplicationError, match="only below"):
+        source_create(actor=linked_admin, tenant=linked, kind="folder", name="l", path=str(SOURCE_ROOT / linked.slug))
+
+    # A repository in the tenant's own folder whose Git folder, alternates or objects lead to another tenant's.
+    pointer = new_folder(admin.tenant, "gitdir-")
+    (pointer / ".git").write_text(f"gitdir: {theirs / '.git'}\n")
+    alternate = new_folder(admin.tenant, "alternates-")
+    git_commit(alternate, {"a.md": "# A\n\nalpha\n"})
+    (alternate / ".git" / "objects" / "info" / "alternates").write_text(f"{theirs / '.git' / 'objects'}\n")
+    linked_objects = new_folder(admin.tenant, "linked-objects-")
+    git_commit(linked_objects, {"a.md": "# A\n\nalpha\n"})
+    os.symlink(theirs / ".git" / "objects" / "pack", linked_objects / ".git" / "objects" / "theirs-pack")
+    for n, repo in enumerate((pointer, alternate, linked_objects)):
+        source = source_create(actor=admin, tenant=admin.tenant, kind="git", name=f"escape-{n}", url=str(repo))
+        sync = _run(source)
+        assert sync.status == "failed" and "outside this tenant's folder" in sync.error, (repo, sync.error)
+    assert not Document.objects.filter(tenant=admin.tenant).exists()
+
+    # Its own folder it reads.
+    write(own, {"mine.md": "# Mine\n\nThe heron rota.\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="own", path=str(own))
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+

@@ -144,11 +144,12 @@ def cworld(world, settings) -> ConsoleWorld:
         # Links from e-mails are bearer secrets of no tenant: a wrong one is wrong for everyone alike.
         "invitation_key": ["k" * 43],
         "reset": [f"{other_uid}.cw0f1a-0123456789abcdef0123456789abcdef"],
-        "source": [Source.objects.create(tenant=other, name="theirs", kind="folder", path=str(SOURCE_ROOT)).pk],
+        "source": [Source.objects.create(tenant=other, name="theirs", kind="folder",
+                                         path=str(SOURCE_ROOT / other.slug)).pk],
         # A flagged chunk of the other tenant, in its review queue.
         "chunk": [_flag(Chunk.objects.get(section_id=world.other_doc.section_ids["intro"]))],
     }
-    Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT))
+    Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / world.tenant.slug))
     _flag(Chunk.objects.get(section_id=world.doc.section_ids["intro"]))
     return ConsoleWorld(world, job, batch, active, shadow, foreign)
 
@@ -212,6 +213,12 @@ class Ctx:
     actor: str
     target: object  # the route's path id
     client: Client
+
+
+def _own_folder(ctx: Ctx) -> str:
+    """The actor's tenant's own folder below the source root (the only place its sources may read)."""
+    tenant = ctx.w.api.other if ctx.actor == "other_tenant" else ctx.w.api.tenant
+    return str(SOURCE_ROOT / tenant.slug)
 
 
 def _upload_preview(ctx: Ctx) -> dict:
@@ -451,10 +458,10 @@ _ROWS: list[tuple[str, Case]] = [
                                post=E("302", "404", "403", "403", "403", "302*"))),
     # Sources (issue 29): admins only; adding one, a sync started.
     ("sources", Case("sources", ADMINS, data=lambda ctx: {
-        "name": f"new-{ctx.actor}", "kind": "folder", "path": str(SOURCE_ROOT), "access_level": "internal"},
+        "name": f"new-{ctx.actor}", "kind": "folder", "path": _own_folder(ctx), "access_level": "internal"},
         post=E("302", "302*", "403", "403", "403", "302*"))),
     ("sources (preview)", Case("sources", ADMINS, data=lambda ctx: {
-        "name": "p", "kind": "folder", "path": str(SOURCE_ROOT), "access_level": "internal", "action": "preview"},
+        "name": "p", "kind": "folder", "path": _own_folder(ctx), "access_level": "internal", "action": "preview"},
         post=E("302", "200", "403", "403", "403", "200"))),
     ("source", Case("source", ADMIN_OF_IT, "source", lambda w: Source.objects.get(tenant=w.tenant).pk)),
     ("source-progress", Case("source-progress", ADMIN_OF_IT, "source", lambda w: Source.objects.get(tenant=w.tenant).pk)),

@@ -323,6 +323,64 @@ def test_api_overrides_survive_a_content_replacement(celery_worker, tenant):
     assert sorted(Chunk.objects.filter(document=document).values_list("id", flat=True)) == before
 
 
+def test_an_api_override_is_not_carried_over_a_narrower_marker_in_new_content(celery_worker, tenant):
+    """Found attacking policies: a section's policy widened through the API (``confidential`` by its marker,
+    opened to ``internal``) was carried over to new content whose marker for that section is narrower
+    (``restricted``): the new restricted text went to every internal reader, with no one asked. Now the
+    file's own policy is recorded per section (``Section.metadata["file_policy"]``) and an override wider
+    than the new file's is carried over only when the new file is no narrower than the old one was: else
+    the job fails naming the section and the old content keeps serving. A section stored before the file
+    policy was recorded has nothing to compare with: an override wider than the new file fails too."""
+    internal = membership_create(tenant=tenant, email="int3@w.io", role="viewer", clearance="internal")
+
+    def doc(marker: str, word: str) -> bytes:
+        return (f"# Handbook\nIntro text for everyone who works here.\n\n## Logistics <!-- access: {marker} -->\n"
+                f"Trucks carry the {word} crates at dawn.\n").encode()
+
+    def replace(content: bytes) -> IngestionJob:
+        _, job = document_replace(document=document, created_by=None, upload=Upload(
+            content=content, title="Handbook", content_type="text/markdown"))
+        (job,) = wait_for_jobs([job.id])
+        return job
+
+    def found(word: str) -> bool:
+        return bool(search(member=internal, query=word, mode="keyword", top_k=5).results)
+
+    document, _ = _ingest(tenant, doc("confidential", "quokka").decode())
+    logistics = Section.objects.get(document=document, title="Logistics")
+    assert logistics.metadata["file_policy"] == {"level": int(AccessLevel.CONFIDENTIAL), "groups": []}
+    section_set_access(actor=None, section=logistics, access_level="internal", groups=[])  # widened on purpose
+    _wait_document_jobs(document)
+    assert found("quokka")
+
+    # The new content marks the section narrower: the override is not carried over, the job fails naming it.
+    before = sorted(Chunk.objects.filter(document=document).values_list("id", flat=True))
+    job = replace(doc("restricted", "wombat"))
+    assert job.status == "failed" and "'Handbook > Logistics'" in job.error and "wider" in job.error, job.error
+    assert sorted(Chunk.objects.filter(document=document).values_list("id", flat=True)) == before
+    assert not found("wombat") and found("quokka")
+
+    # The same marker as the one the admin widened: the override is carried over, as before.
+    job = replace(doc("confidential", "numbat"))
+    assert job.status == "succeeded", job.error
+    new = Section.objects.get(document=document, title="Logistics")
+    assert new.metadata["override"] and new.access_level == AccessLevel.INTERNAL and found("numbat")
+
+    # A section stored before file policies were recorded: nothing to compare with, so the override that is
+    # wider than the new file's policy fails the job (fail closed) rather than carrying over.
+    Section.objects.filter(pk=new.pk).update(metadata={k: v for k, v in new.metadata.items() if k != "file_policy"})
+    job = replace(doc("confidential", "bilby"))
+    assert job.status == "failed" and "'Handbook > Logistics'" in job.error and "recorded none" in job.error
+    assert not found("bilby")
+    # Returned to inheriting, the replacement goes through; set again, the override is explicit.
+    section_set_access(actor=None, section=Section.objects.get(pk=new.pk), access_level=None, groups=None,
+                       inherit=True)
+    _wait_document_jobs(document)
+    job = replace(doc("restricted", "dingo"))
+    assert job.status == "succeeded", job.error
+    assert not found("dingo")
+
+
 def test_section_ids_are_keyed_not_a_plain_hash_of_the_bytes(tenant, settings):
     """A section id must not let a reader confirm a guess of hidden text offline."""
     import hashlib

@@ -76,7 +76,7 @@ def test_git_over_ssh_with_a_private_key_that_is_never_shown_again(admin, fake_s
     from accounts.services import api_token_create
     from audit.models import AuditEvent
 
-    repo = new_folder("ssh-served-")
+    repo = new_folder(admin.tenant, "ssh-served-")
     git_commit(repo, {"guide.md": "# Guide\n\nThe heron handbook.\n"})
     _, token = api_token_create(membership=admin, name="k")
     client = APIClient()
@@ -125,7 +125,7 @@ GUIDE = "".join(f"Line {i} of the guide: the otter keeps the ledger of the river
 
 
 def test_a_git_file_moved_with_edits_keeps_its_document_and_is_ingested_again(admin, settings):
-    repo = new_folder("renames-")
+    repo = new_folder(admin.tenant, "renames-")
     git_commit(repo, {"guide.md": "# Guide\n\n" + GUIDE, "notes.md": "# Notes\n\nThe badger minutes.\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="moves", url=str(repo))
     sync = _run(source)
@@ -170,7 +170,7 @@ def test_the_preview_shows_a_git_rename_as_the_sync_makes_it_and_nothing_of_anot
     from sources.selectors import source_preview
     from tests.api_helpers import console_client
 
-    repo = new_folder("preview-renames-")
+    repo = new_folder(admin.tenant, "preview-renames-")
     git_commit(repo, {"guide.md": "# Guide\n\n" + GUIDE, "notes.md": "# Notes\n\nThe badger minutes.\n",
                       "same.md": SAME})
     source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="moves", url=str(repo))
@@ -181,7 +181,7 @@ def test_the_preview_shows_a_git_rename_as_the_sync_makes_it_and_nothing_of_anot
     other_tenant = tenant_create(slug="src-git-other", name="Other")
     other_admin = membership_create(tenant=other_tenant, email="admin@other.example", role="admin",
                                     clearance="restricted")
-    other_repo = new_folder("other-tenant-")
+    other_repo = new_folder(other_tenant, "other-tenant-")
     git_commit(other_repo, {"canary-b/ledger.md": LEDGER, "canary-b/guide.md": "# Guide\n\n" + GUIDE,
                             "canary-b/same.md": SAME})
     other = source_create(actor=other_admin, tenant=other_tenant, kind="git", name="other", url=str(other_repo))

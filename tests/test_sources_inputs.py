@@ -47,7 +47,7 @@ def _paths(source) -> set[str]:
 def test_a_folder_source_stays_below_its_root_and_fails_closed(admin, settings):
     outside = Path(tempfile.mkdtemp(prefix="outside-"))  # not below the tests' source root
     write(outside, {"secret.md": "# Secret\n\nOutside the source.\n"})
-    root = new_folder("folder-")
+    root = new_folder(admin.tenant, "folder-")
     write(root, {"a.md": "# A\n\nalpha\n", "sub/b.md": "# B\n\nbeta\n", "blob.md": b"# x\0\0\0binary"})
     os.symlink(outside / "secret.md", root / "escape.md")
     os.symlink(outside, root / "escape-dir")
@@ -212,7 +212,7 @@ def test_an_access_file_that_cannot_be_read_fails_every_item(admin):
     """``.bulkhead-access.yaml`` as a symbolic link (shared between repositories, say) is skipped like any
     link -- and was then silently left out, so every file got the wider default it was there to narrow.
     Found attacking the demo. Now every item fails, naming it, in the sync and the preview alike."""
-    root = new_folder("access-link-")
+    root = new_folder(admin.tenant, "access-link-")
     write(root, {"a.md": "# A\n\nalpha\n", "shared-access.yaml": "- path: '**'\n  access_level: restricted\n"})
     os.symlink(root / "shared-access.yaml", root / ".bulkhead-access.yaml")
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="linked", path=str(root),
@@ -267,7 +267,7 @@ def git_server():
 
     from tests.sources_helpers import git_commit
 
-    repo_dir = new_folder("served-")
+    repo_dir = new_folder("git-server", "served-")
     git_commit(repo_dir, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
     app = make_wsgi_chain(DictBackend({"/repo.git": Repo(str(repo_dir))}))
     wanted = "Basic " + base64.b64encode(f"reader:{PASSWORD}".encode()).decode()
@@ -340,7 +340,7 @@ def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin
     from accounts.services import api_token_create
     from tests.api_helpers import console_client
 
-    root = new_folder("owned-")
+    root = new_folder(admin.tenant, "owned-")
     write(root, {"a.md": "# A\n\nalpha\n"})
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="owned", path=str(root))
     _run(source)
@@ -387,7 +387,7 @@ def test_a_git_url_in_the_scp_like_form_is_ssh_and_a_local_path_with_a_colon_sta
         ("example.com:repo.git", ScpAddress("", "example.com", "repo.git")),
         ("foo:bar", ScpAddress("", "foo", "bar")),  # as `git clone foo:bar`: the host foo, not a file
     ]):
-        assert git_location(url) == wanted
+        assert git_location(url, admin.tenant.slug) == wanted
         source = source_create(actor=admin, tenant=admin.tenant, kind="git", name=f"scp-{n}", url=url)
         assert source.url == url  # kept as written
 
@@ -420,9 +420,9 @@ def test_a_git_url_in_the_scp_like_form_is_ssh_and_a_local_path_with_a_colon_sta
     assert not SourceItem.objects.exists()
 
     # A '/' before the first ':' is a local path, fetched from the disk -- never a host named "/srv/...".
-    repo = new_folder("colon-") / "team:handbook"
+    repo = new_folder(admin.tenant, "colon-") / "team:handbook"
     git_commit(repo, {"guide.md": "# Guide\n\nThe colon is part of the folder's name.\n"})
-    assert git_location(str(repo)) == str(repo)
+    assert git_location(str(repo), admin.tenant.slug) == str(repo)
     local = source_create(actor=admin, tenant=admin.tenant, kind="git", name="colon", url=str(repo))
     sync = _run(local)
     assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)

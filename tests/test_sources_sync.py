@@ -52,7 +52,7 @@ def test_a_git_source_stays_in_sync_with_access_mapped_at_the_source(celery_work
     admin = membership_create(tenant=tenant, email="admin@src.example", role="admin", clearance="restricted")
     members = {name: membership_create(tenant=tenant, email=f"{name}@src.example", role="viewer", clearance=level,
                                        group_slugs=groups) for name, (level, groups) in READERS.items()}
-    repo = new_folder("git-")
+    repo = new_folder(tenant, "git-")
     first = git_commit(repo, FILES, "first")
     source = source_create(actor=admin, tenant=tenant, kind="git", name="handbook", url=f"file://{repo}",
                            branch="master", access_level="internal",

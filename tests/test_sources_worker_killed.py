@@ -39,7 +39,7 @@ def test_a_sync_resumes_without_duplicates_after_its_worker_is_killed(worker_fac
         worker = worker_factory("sources-killed", pool="prefork", queues=QUEUE)
         tenant = tenant_create(slug="src-killed", name="Killed")
         admin = membership_create(tenant=tenant, email="a@killed.example", role="admin", clearance="restricted")
-        root = new_folder("killed-")
+        root = new_folder(tenant, "killed-")
         write(root, {f"d{i // 40}/f{i:03}.md": f"# File {i}\n\nThe body of file number {i}.\n" for i in range(FILES)})
         source = source_create(actor=admin, tenant=tenant, kind="folder", name="many", path=str(root))
         sync, _ = sync_start(actor=admin, source=source)

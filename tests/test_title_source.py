@@ -117,7 +117,7 @@ def test_a_source_file_renamed_to_a_planted_name_is_held_as_its_new_source():
     tenant = tenant_create(slug=f"title-rename-{uuid.uuid4().hex[:6]}", name="Rename Co")
     admin, _ = member_with_token(tenant, f"admin@{tenant.slug}.test", "admin", "restricted")
     viewer, token = member_with_token(tenant, f"viewer@{tenant.slug}.test", "viewer", "internal")
-    root = new_folder("rename-")
+    root = new_folder(tenant, "rename-")
     write(root, {"notes.md": "# Wombat care\n\nWombats need a burrow and fresh grass.\n"})
     source = source_create(actor=admin, tenant=tenant, kind="folder", name="docs", path=str(root))
 
