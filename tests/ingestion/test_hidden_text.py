@@ -1048,6 +1048,48 @@ def test_plain_text_a_terminal_shows_stays(line):
 
 
 
+# 2026-12-04: a terminal's control strings -- OSC (a window title, a hyperlink's address), DCS, SOS, PM, APC -- run
+# up to their terminator and draw nothing; only the ESC was removed before, the payload reached the model.
+_CONTROL_STRINGS = {
+    "osc-title-bel": f"\x1b]0;{PAYLOAD}\x07",
+    "osc-title-st": f"\x1b]2;{PAYLOAD}\x1b\\",
+    "osc-hyperlink-address": f"\x1b]8;;https://example.org/{PAYLOAD}\x1b\\link\x1b]8;;\x1b\\",
+    "osc-clipboard": f"\x1b]52;c;{PAYLOAD}\x07",
+    "dcs": f"\x1bP1$r{PAYLOAD}\x1b\\",
+    "dcs-bel-is-no-end": f"\x1bPq\x07{PAYLOAD}\x1b\\",
+    "sos": f"\x1bX{PAYLOAD}\x1b\\",
+    "pm": f"\x1b^{PAYLOAD}\x1b\\",
+    "apc": f"\x1b_{PAYLOAD}\x1b\\",
+    "c1-osc": f"\x9d0;{PAYLOAD}\x9c",
+    "c1-apc": f"\x9f{PAYLOAD}\x07\x9c",
+    "ended-by-another-escape": f"\x1b_{PAYLOAD}\x1b[0m",
+    "cancelled-by-can": f"\x1b]0;{PAYLOAD}\x18",
+    "a-csi-ends-a-string": f"\x1b]0;{PAYLOAD}\x1b[31mred\x1b[0m",
+    "a-c1-control-ends-a-string": f"\x1bP{PAYLOAD}\x9b0m",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CONTROL_STRINGS))
+def test_plain_text_a_terminal_control_string_never_reaches_the_model(case):
+    doc = parsed(f"{_PADDING}{VISIBLE} {_CONTROL_STRINGS[case]} {AFTER}\n", "notes.txt")
+    assert_hidden(doc)
+    assert "0;" not in doc.text and "52;" not in doc.text
+
+
+def test_plain_text_a_control_string_left_open_runs_to_the_end_and_hyperlink_text_stays():
+    """A terminal draws nothing after an OSC left open (up to the end of the text here); a hyperlink's text, between
+    its two OSC 8 strings, is drawn and stays; so do the cells and cues of the other formats' strings' neighbours."""
+    doc = parsed(f"{_PADDING}{VISIBLE} words.\n\n\x1b]0;{PAYLOAD}\n\nmore {PAYLOAD} lines\n", "notes.txt")
+    assert VISIBLE in doc.text and PAYLOAD not in doc.text and removed(doc) > 0
+    doc = parsed(f"{_PADDING}{VISIBLE} \x1b]8;;https://example.org/\x1b\\{PAYLOAD}\x1b]8;;\x1b\\ {AFTER}\n",
+                 "notes.txt")
+    assert f"{VISIBLE} {PAYLOAD} {AFTER}" in doc.text and "example.org" not in doc.text
+    for fmt in ("csv", "vtt", "transcript"):
+        filename, template = _TERMINAL_FORMATS[fmt]
+        text = template.replace("{x}", _CONTROL_STRINGS["osc-title-bel"]).replace("{VISIBLE}", VISIBLE)
+        assert_hidden(parsed(text.replace("{AFTER}", AFTER).replace("{LONG}", _LONG), filename))
+
+
 # 2026-12-03 (listed as not evaluated before): a carriage return alone in a text with line feeds sends a
 # terminal's cursor back to the line's start; what follows writes over what it drew (``cat`` shows none of it).
 _WRITTEN_OVER = {
