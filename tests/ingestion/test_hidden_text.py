@@ -309,6 +309,68 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     assert_hidden(doc)
 
 
+_DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
+_IMPORTS = {
+    "url-quoted": f'@import url("{_DATA_SHEET}");',
+    "url-unquoted": f"@import url({_DATA_SHEET});",
+    "string": f'@import "{_DATA_SHEET}";',
+    "base64": '@import url("data:text/css;base64,LnggeyBjb2xvcjogI2ZmZiB9");',  # .x { color: #fff }
+    "screen": f'@import url("{_DATA_SHEET}") screen;',
+    "media-query": f'@import url("{_DATA_SHEET}") screen and (min-width: 1px);',
+    "layer-and-supports": f'@import url("{_DATA_SHEET}") layer(base) supports(display: grid);',
+    "nested": '@import url("data:text/css,@import url(%22data:text/css%2C.x%257Bopacity%253A0%257D%22);");',
+    "after-a-rule": f'p {{ margin: 0 }} @import url("{_DATA_SHEET}");',
+    "print-and-screen": f'@import url("{_DATA_SHEET}") print, screen;',
+}
+
+
+@pytest.mark.parametrize("case", sorted(_IMPORTS))
+def test_html_an_imported_data_url_stylesheet_hides_text(case):
+    """Found attacking hidden text (2026-12-04): ``@import`` was ignored, so the rules of a ``data:`` sheet it brings
+    hid nothing and the text reached the model. Read where it stands; a condition (media other than screen, a
+    ``supports()``, an import after other rules, which a browser ignores) reads it for what hides by itself only."""
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>',
+                      head=f"<style>{_IMPORTS[case]}</style>"), "page.html")
+    assert_hidden(doc)
+    if case == "string":
+        doc = parsed(f"<style>{_IMPORTS[case]}</style>\n\n{VISIBLE} <span class=\"x\">{PAYLOAD}</span> {AFTER}\n"
+                     .encode(), "notes.md")
+        assert_hidden(doc)
+
+
+@pytest.mark.parametrize("sheet", [
+    f'@import url("{_DATA_SHEET}") print;',
+    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (min-width: 1px);',  # a colour under a condition
+    '@import url("https://example.org/hide.css");',
+    '@import url("data:text/plain,.x%7Bdisplay%3Anone%7D");',
+    '@import url("data:text/css,.x%7Bdisplay%3Ablock%7D");',
+])
+def test_html_an_import_that_hides_nothing_keeps_the_text(sheet):
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{sheet}</style>"),
+                 "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+def test_html_imports_nested_past_the_bound_fail_with_the_line_of_their_sheet():
+    """Each nested import is a part of the sheet above it; past ``MAX_IMPORT_DEPTH`` levels the page fails (not
+    reading them would keep what they hide)."""
+    from urllib.parse import quote
+
+    from ingestion.parsers.css_visibility import MAX_IMPORT_DEPTH
+
+    def page(levels: int) -> bytes:
+        sheet = ".x{display:none}"
+        for _ in range(levels):
+            sheet = f'@import url("data:text/css,{quote(sheet)}");'
+        return f"<html><head>\n\n<style>{sheet}</style></head><body><h1>Title</h1><p>{VISIBLE} <span class=\"x\">" \
+               f"{PAYLOAD}</span> {AFTER}</p></body></html>".encode()
+
+    assert_hidden(parsed(page(MAX_IMPORT_DEPTH), "page.html"))
+    with pytest.raises(ParseError) as failure:
+        parsed(page(MAX_IMPORT_DEPTH + 1), "page.html")
+    assert failure.value.line == 3 and "nested more than" in failure.value.message
+
+
 @pytest.mark.parametrize("markup", [
     f'<div style="visibility:hidden"><span style="visibility:visible">{PAYLOAD}</span></div>',
     f'<span hidden style="display:inline">{PAYLOAD}</span>',

@@ -64,7 +64,8 @@ HTML_HIDING = [
     ('<span style="opacity:0.01">', "</span>"), ('<span style="color:#FFFFFF">', "</span>"),
     ('<span style="color:rgb(255, 255, 255)">', "</span>"), ('<font color="white">', "</font>"),
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
-    ('<span id="away">', "</span>"), ("<template>", "</template>"), ("<!-- ", " -->"),
+    ('<span id="away">', "</span>"), ('<span class="imported">', "</span>"), ("<template>", "</template>"),
+    ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
      "</i></span>"),
@@ -73,7 +74,8 @@ HTML_HIDING = [
                                                                  '(<number>), 1)">', "</span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
-HTML_STYLE = "<style>.gone{display:none} #away{ color : white }</style>"
+HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D"); .gone{display:none} '
+              "#away{ color : white }</style>")
 
 
 def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:
@@ -209,7 +211,7 @@ def test_terminal_control_strings_change_nothing_a_reader_sees(layout, strings, 
     text as the file without them (a terminal draws none of a string, nor does it change what comes after)."""
     blocks = layout[0]
     rows = [" ".join(block) for block in blocks]
-    padding = ["ordinary words of a long first row " * 60]  # (a short file of many controls is no text file)
+    padding = ["ordinary words of a long first row " * 150]  # (a short file of many controls is no text file)
     plain = parsed(UNICODE_FILES[filename](padding + rows), filename)
     marked = []
     for row in rows:
