@@ -1400,6 +1400,86 @@ def test_pdf_text_in_a_layer_that_is_on_and_after_a_layer_stays():
     assert "Zanzibarafter" in doc.text and PAYLOAD not in doc.text  # the sequence ends at its EMC
 
 
+def _pdf_with_membership(policy: str | None = None, members: tuple = ("on",), expression=None) -> bytes:
+    """A PDF whose payload is marked ``/OC /oc1``, an optional content membership dictionary (OCMD) over two
+    groups, ``on`` (shown in the default view) and ``off`` (listed ``/OFF``): its ``/OCGs`` are ``members``, its
+    policy ``/P`` is ``policy``, its visibility expression ``/VE`` is ``expression`` (nested tuples of an operator
+    name and operands, the groups named "on" and "off")."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, TextStringObject
+
+    marked = "/OC /oc1 BDC " + text_op(PAYLOAD, y=650) + "EMC "
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes([_layered(marked)]))))
+    groups = {name: writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/OCG"),
+                                                         NameObject("/Name"): TextStringObject(name)}))
+              for name in ("on", "off")}
+    writer._root_object[NameObject("/OCProperties")] = writer._add_object(DictionaryObject({
+        NameObject("/OCGs"): ArrayObject(groups.values()),
+        NameObject("/D"): DictionaryObject({NameObject("/OFF"): ArrayObject([groups["off"]])})}))
+
+    def built(node):
+        if isinstance(node, str):
+            return groups[node]
+        return ArrayObject([NameObject(node[0]), *(built(operand) for operand in node[1:])])
+
+    membership = DictionaryObject({NameObject("/Type"): NameObject("/OCMD"),
+                                   NameObject("/OCGs"): ArrayObject([groups[m] for m in members])})
+    if policy is not None:
+        membership[NameObject("/P")] = NameObject(policy)
+    if expression == "shared":  # 2 ** 40 operands, each level the one below twice (one object): the bound
+        level = groups["on"]
+        for _ in range(40):
+            level = writer._add_object(ArrayObject([NameObject("/And"), level, level]))
+        membership[NameObject("/VE")] = level
+    elif expression is not None:
+        membership[NameObject("/VE")] = built(expression)
+    writer.pages[0]["/Resources"][NameObject("/Properties")] = DictionaryObject(
+        {NameObject("/oc1"): writer._add_object(membership)})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+_MEMBERSHIPS_OFF = {
+    "all-off-over-a-group-on": dict(policy="/AllOff", members=("on",)),
+    "all-off-over-one-on-one-off": dict(policy="/AllOff", members=("on", "off")),
+    "any-off-over-groups-on": dict(policy="/AnyOff", members=("on",)),
+    "any-on-over-groups-off": dict(policy="/AnyOn", members=("off",)),
+    "all-on-over-one-off": dict(policy="/AllOn", members=("on", "off")),
+    "unknown-policy": dict(policy="/Sometimes", members=("on",)),
+    "expression-not-on": dict(expression=("/Not", "on")),
+    "expression-and": dict(expression=("/And", "on", ("/Not", "on"))),
+    "expression-or-of-offs": dict(expression=("/Or", "off", ("/Not", ("/Or", "on", "off")))),
+    "expression-over-the-policy": dict(policy="/AnyOn", members=("on",), expression=("/Not", "on")),
+    "expression-unknown-operator": dict(expression=("/Xor", "on", "off")),
+    "expression-not-of-two": dict(expression=("/Not", "on", "on")),
+    "expression-past-the-bound": dict(expression="shared"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MEMBERSHIPS_OFF))
+def test_pdf_text_in_optional_content_a_membership_shows_off_never_reaches_the_model(case):
+    """Found attacking hidden text (2026-12-04): an OCMD was taken as off only when one of its groups was, so a
+    policy that hides content whose groups are on (``/AllOff``, ``/AnyOff``) and every visibility expression
+    ``/VE`` (``[/Not on]``) let the text through, though a viewer shows none of it. Unreadable ones count as off."""
+    assert_hidden(parsed(_pdf_with_membership(**_MEMBERSHIPS_OFF[case]), "report.pdf"))
+
+
+@pytest.mark.parametrize("case", [
+    dict(members=("on", "off")), dict(policy="/AnyOn", members=("on", "off")), dict(policy="/AnyOff",
+                                                                                    members=("on", "off")),
+    dict(policy="/AllOff", members=("off",)), dict(policy="/AllOn", members=("on",)), dict(policy="/AllOff", members=()),
+    dict(expression=("/Not", "off")), dict(expression=("/Or", "on", "off")),
+    dict(policy="/AllOff", members=("on",), expression=("/And", "on", ("/Not", "off"))),
+], ids=["default-any-on", "any-on", "any-off", "all-off", "all-on", "no-group", "expression-not-off", "expression-or",
+        "expression-over-the-policy"])
+def test_pdf_text_in_optional_content_a_membership_shows_on_stays(case):
+    doc = parsed(_pdf_with_membership(**case), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+
+
 # Helvetica's own widths for the printable ASCII codes (its AFM), and the same font with widths a hostile editor
 # chose: every glyph 0 wide (the text stacked into one smudge at its first letter), 0.05 em wide, and a font that
 # lists only the space so that every letter takes the descriptor's missing width (0 when it gives none).
