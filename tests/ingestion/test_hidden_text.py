@@ -309,6 +309,54 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     assert_hidden(doc)
 
 
+# 2026-12-04 (found attacking hidden text): text pushed out of the screen by its own box or line -- a padding or a
+# border of 1,000 px or more on its left or top, a line box so tall that its text sits 1,000 px down, a baseline
+# shifted that far, letters or words spaced that far apart. Each reached the model.
+PUSHED_OFF = {
+    "padding-left": f'<span style="padding-left:10000px">{PAYLOAD}</span>',
+    "padding-shorthand-left": f'<span style="padding:0 0 0 9999px">{PAYLOAD}</span>',
+    "padding-top": f'<div style="padding-top:5000px">{PAYLOAD}</div>',
+    "padding-inline-start": f'<span style="padding-inline-start:20000px">{PAYLOAD}</span>',
+    "padding-block": f'<div style="padding-block:80em 0">{PAYLOAD}</div>',
+    "border-left": f'<span style="border-left:10000px solid transparent">{PAYLOAD}</span>',
+    "border-width": f'<span style="border-style:solid;border-width:0 0 0 9999px">{PAYLOAD}</span>',
+    "border-top-width": f'<div style="border-top-width:3000px;border-style:solid">{PAYLOAD}</div>',
+    "border-inline-start": f'<span style="border-inline-start:1100px solid white">{PAYLOAD}</span>',
+    "line-height-px": f'<div style="line-height:5000px">{PAYLOAD}</div>',
+    "line-height-number": f'<div style="line-height:1000">{PAYLOAD}</div>',
+    "line-height-inherited": f'<div style="line-height:300em"><b style="line-height:normal">{PAYLOAD}</b></div>',
+    "vertical-align-down": f'<span style="vertical-align:-10000px">{PAYLOAD}</span>',
+    "vertical-align-up": f'<span style="vertical-align:9999px">{PAYLOAD}</span>',
+    "letter-spacing-far": f'<span style="letter-spacing:2000px">{PAYLOAD}</span>',
+    "word-spacing-far": f'<span style="word-spacing:5000px">x {PAYLOAD}</span>',
+    "padding-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{padding-left:10000px}}}}</style>'
+                               f'<span class="p">{PAYLOAD}</span>',
+    "padding-shorthand-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{padding:0 0 0 10000px}}}}</style>'
+                                         f'<span class="p">{PAYLOAD}</span>',
+    "line-height-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{line-height:9000px}}}}</style>'
+                                   f'<span class="p">{PAYLOAD}</span>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(PUSHED_OFF))
+def test_html_text_pushed_off_screen_by_its_box_or_line_never_reaches_the_model(case):
+    doc = parsed(html(f"<p>{VISIBLE} {PUSHED_OFF[case]} {AFTER}</p>"), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="padding:2em">{PAYLOAD}</span>', f'<span style="padding-right:10000px">{PAYLOAD}</span>',
+    f'<span style="border:1px solid red">{PAYLOAD}</span>', f'<div style="border-bottom:5000px solid">{PAYLOAD}</div>',
+    f'<div style="line-height:1.5">{PAYLOAD}</div>', f'<div style="line-height:100px">{PAYLOAD}</div>',
+    f'<span style="vertical-align:-2px">{PAYLOAD}</span>', f'<span style="vertical-align:super">{PAYLOAD}</span>',
+    f'<span style="vertical-align:50%">{PAYLOAD}</span>', f'<span style="letter-spacing:2px">{PAYLOAD}</span>',
+    f'<span style="word-spacing:1em">{PAYLOAD}</span>', f'<span style="padding-left:-10000px">{PAYLOAD}</span>',
+])
+def test_html_text_with_an_ordinary_box_or_line_stays(markup):
+    doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',

@@ -65,6 +65,7 @@ HTML_HIDING = [
     ('<span style="color:rgb(255, 255, 255)">', "</span>"), ('<font color="white">', "</font>"),
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
     ('<span id="away">', "</span>"), ('<span class="imported">', "</span>"), ("<template>", "</template>"),
+    ('<span style="padding-left:10000px">', "</span>"), ('<span style="line-height:5000px">', "</span>"),
     ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
