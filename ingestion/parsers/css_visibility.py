@@ -11,7 +11,8 @@ page itself says -- a browser would show the same:
   (:data:`UA_HIDDEN`: ``<datalist>``, ``<rp>``, ...); the legacy ``<font color>``, ``bgcolor`` and
   ``<body text>`` colours;
 * **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
-  ones aside) and ``<link rel=stylesheet>`` with a ``data:`` URL, cascaded as a browser
+  ones aside), ``<link rel=stylesheet>`` with a ``data:`` URL and ``@import`` of a ``data:`` URL
+  (:data:`MAX_IMPORT_DEPTH` deep), cascaded as a browser
   does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
   by cssselect: those of tags, ids and classes joined by descendant or child combinators are
   matched right to left from an index of the page, the others run as an XPath); custom
@@ -71,10 +72,15 @@ from cssselect import HTMLTranslator, SelectorError
 from cssselect import parse as parse_selectors
 from lxml import etree
 
+from ingestion.structure import ParseError
+
 MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
 MIN_FONT_PX = 8 / 3  # 2 pt
 MIN_OPACITY = 0.1
 OFF_SCREEN_PX = 1000.0
+# Box edges that push an element's text right or down by their size (2026-12-04): a padding or border of
+# OFF_SCREEN_PX or more moves it off the screen, as a margin does (the right and bottom ones move nothing).
+_PUSHING = ("padding-left", "padding-top", "border-left-width", "border-top-width")
 # Letters spaced closer than half the font size each are drawn over the one before (typography's
 # tightest tracking is a few hundredths of an em).
 OVERLAID_LETTERS = 0.5
@@ -98,6 +104,8 @@ Color = tuple[float, float, float, float]
 _UNITS_PX = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 96 / 25.4, "q": 96 / 101.6}
 _FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
                   "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}
+# ``@import`` of ``data:`` style sheets inside one another: read this deep (a page's own sheets are depth 0).
+MAX_IMPORT_DEPTH = 8
 _PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
 
 
@@ -168,11 +176,17 @@ _LOGICAL = {
     "inset-block-start": "top", "inset-block-end": "bottom", "inset-inline-start": "left", "inset-inline-end": "right",
     "margin-block-start": "margin-top", "margin-inline-start": "margin-left",
     "overflow-block": "overflow-y", "overflow-inline": "overflow-x",
+    "padding-block-start": "padding-top", "padding-inline-start": "padding-left",
+    "border-block-start-width": "border-top-width", "border-inline-start-width": "border-left-width",
+    "border-block-start": "border-top", "border-inline-start": "border-left", "border-block": "border-top",
+    "border-inline": "border-left",
 }
 # Their two-value shorthands: (start, end); an end margin moves nothing (as margin-right is not evaluated).
 _LOGICAL_PAIRS = {
     "inset-block": ("top", "bottom"), "inset-inline": ("left", "right"),
     "margin-block": ("margin-top", None), "margin-inline": ("margin-left", None),
+    "padding-block": ("padding-top", None), "padding-inline": ("padding-left", None),
+    "border-block-width": ("border-top-width", None), "border-inline-width": ("border-left-width", None),
 }
 
 
@@ -486,14 +500,61 @@ class _Sheets:
     def __init__(self) -> None:
         # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
         self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
+        self.line: int | None = None  # the source line of the sheet being read (for an error)
 
-    def add(self, css: str, *, conditional: bool = False) -> None:
+    def add(self, css: str, *, conditional: bool = False, depth: int = 0) -> None:
         """A style sheet's rules; ``conditional``: it applies under a condition this reader does not
-        evaluate (a ``media`` attribute), so only what hides by itself counts."""
-        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional)
+        evaluate (a ``media`` attribute), so only what hides by itself counts. ``depth``: how many
+        ``@import`` rules led here."""
+        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional,
+                    depth)
 
-    def _rules(self, nodes: list, parent: str | None, conditional: bool) -> None:
+    def _import(self, prelude: list, conditional: bool, depth: int) -> None:
+        """An ``@import`` of a ``data:`` style sheet (found attacking hidden text, 2026-12-04: ignored, so the rules
+        it brings hid nothing and the text reached the model): its rules read where the import stands, as a browser
+        reads them; under a media query list that is not plain ``screen``/``all``, or a ``supports()`` condition,
+        conditionally (only what hides by itself). A print-only import is ignored, as are sheets from elsewhere (not
+        fetched). Imports of ``data:`` sheets nested deeper than :data:`MAX_IMPORT_DEPTH` fail the document with the
+        line of the sheet (each level is a part of the one above, so the bound keeps the work linear; not reading
+        them would keep what they hide)."""
+        tokens = _tokens(prelude)
+        if not tokens:
+            return
+        first = tokens[0]
+        href = None
+        if first.type in ("url", "string"):
+            href = first.value
+        elif first.type == "function" and first.lower_name == "url":
+            strings = [t for t in _tokens(first.arguments) if t.type == "string"]
+            href = strings[0].value if len(strings) == 1 else None
+        if href is None:
+            return
+        rest = tokens[1:]
+        if rest and (rest[0].type == "ident" and rest[0].lower_value == "layer"
+                     or rest[0].type == "function" and rest[0].lower_name == "layer"):
+            rest = rest[1:]
+        if rest and rest[0].type == "function" and rest[0].lower_name == "supports":
+            conditional, rest = True, rest[1:]
+        media = tinycss2.serialize(rest).strip().lower()
+        if media and _print_only(media):
+            return
+        css = _data_url_text(href)
+        if css and depth >= MAX_IMPORT_DEPTH:
+            raise ParseError(f"a style sheet imports data: style sheets nested more than {MAX_IMPORT_DEPTH} deep",
+                             line=self.line)
+        if css:
+            self.add(css, conditional=conditional or media not in ("", "all", "screen"), depth=depth + 1)
+
+    def _rules(self, nodes: list, parent: str | None, conditional: bool, depth: int = 0) -> None:
+        late = False  # a rule other than @charset, @layer and @import came before: a later @import is ignored
         for node in nodes:
+            if node.type == "at-rule" and node.lower_at_keyword == "import":
+                if parent is None:  # (a browser reads it only at the top of a sheet; after other rules, where it
+                    # applies nowhere, its rules are read as conditional: they may hide, never un-hide)
+                    self._import(node.prelude, conditional or late, depth)
+                continue
+            if not (node.type == "at-rule" and node.lower_at_keyword in ("charset", "layer") and node.content is None):
+                late = True
             if node.type == "qualified-rule":
                 selector = tinycss2.serialize(node.prelude).strip()
                 if parent is not None:
@@ -509,7 +570,7 @@ class _Sheets:
                     self._add(selector, declarations, conditional)
                 nested = [item for item in contents if item.type in ("qualified-rule", "at-rule")]
                 if nested:
-                    self._rules(nested, selector, conditional)
+                    self._rules(nested, selector, conditional, depth)
             elif node.type == "at-rule" and node.content is not None:
                 keyword = node.lower_at_keyword
                 if keyword == "media" and _print_only(tinycss2.serialize(node.prelude)):
@@ -521,7 +582,7 @@ class _Sheets:
                         if declarations:
                             self._add(parent, declarations, True)
                     self._rules([item for item in inner if item.type in ("qualified-rule", "at-rule")], parent,
-                                conditional or keyword != "layer")
+                                conditional or keyword != "layer", depth)
 
     def _add(self, selector: str, declarations: list[_Declaration], conditional: bool) -> None:
         compiled = _compile(selector)
@@ -657,6 +718,7 @@ def _style_sheets(root: etree._Element) -> _Sheets:
                 continue  # not a style sheet, or one the page does not apply unless its reader picks it
             css = _data_url_text(node.get("href") or "")
         if css:
+            sheets.line = node.sourceline
             sheets.add(css, conditional=media not in ("", "all", "screen"))
             if "<![CDATA[" in css:
                 # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
@@ -840,6 +902,28 @@ def _colors_in(tokens: list) -> list[Color]:
 
 def _offset_far(tokens: list, font_px: float) -> bool:
     return any((px := _length_px(token, font_px)) is not None and abs(px) >= OFF_SCREEN_PX for token in tokens)
+
+
+def _pushes_far(tokens: list, font_px: float) -> bool:
+    """A padding or border width of :data:`OFF_SCREEN_PX` or more (a negative one is invalid: ignored by browsers)."""
+    return len(tokens) == 1 and (px := _length_px(tokens[0], font_px)) is not None and px >= OFF_SCREEN_PX
+
+
+def _line_off_screen(tokens: dict[str, list], font_px: float) -> bool:
+    """Whether a ``line-height`` or ``vertical-align`` moves the text :data:`OFF_SCREEN_PX` or more (2026-12-04): a
+    line box of height L draws its text (L - font size) / 2 below its top, and ``vertical-align`` shifts the baseline
+    by its length (a percentage of the line height, taken as 1.2 em); the reader would scroll past a screen of nothing
+    to find it, as for a margin. Inherited (``line-height``): a child's line stays in its parent's tall line box."""
+    height = tokens.get("line-height", [])
+    if len(height) == 1:
+        token = height[0]
+        number = token.value if token.type == "number" else None
+        line = number * font_px if number is not None else _length_px(token, font_px, basis=font_px)
+        if line is not None and (line - font_px) / 2 >= OFF_SCREEN_PX:
+            return True
+    shift = tokens.get("vertical-align", [])
+    return len(shift) == 1 and (px := _length_px(shift[0], font_px, basis=1.2 * font_px)) is not None \
+        and abs(px) >= OFF_SCREEN_PX
 
 
 _ANGLE_RADIANS = {"deg": math.pi / 180, "rad": 1.0, "grad": math.pi / 200, "turn": 2 * math.pi}
@@ -1229,6 +1313,14 @@ def _hides_alone(declaration: _Declaration) -> bool:
         return size == 0
     if name in ("left", "right", "top", "bottom", "inset", "margin-left", "margin-top", "text-indent", "translate"):
         return _offset_far(tokens, _DEFAULT_FONT_PX)
+    if name in _PUSHING:
+        return _pushes_far(tokens, _DEFAULT_FONT_PX)
+    if name in ("padding", "border-width", "border", "border-left", "border-top"):
+        return any(_pushes_far(_tokens(value), _DEFAULT_FONT_PX) for longhand, value in _expand(declaration)
+                   if longhand in _PUSHING)
+    if name in ("line-height", "vertical-align"):  # alone, only an absolute length says how far
+        absolute = len(tokens) == 1 and tokens[0].type == "dimension" and tokens[0].lower_unit in _UNITS_PX
+        return absolute and _line_off_screen({name: tokens}, 0.0)
     if name in ("clip", "clip-path"):
         return _clip_gone(name, tokens, _DEFAULT_FONT_PX)
     if name in _MASK_PROPERTIES:
@@ -1240,6 +1332,9 @@ def _hides_alone(declaration: _Declaration) -> bool:
             token.type == "dimension" and token.lower_unit == "em"))
         gap = _length_px(token, _DEFAULT_FONT_PX, basis=_DEFAULT_FONT_PX) if relative else None
         limit = OVERLAID_LETTERS if name == "letter-spacing" else OVERLAID_WORDS
+        if token is not None and token.type == "dimension" and token.lower_unit in _UNITS_PX \
+                and token.value * _UNITS_PX[token.lower_unit] >= OFF_SCREEN_PX:
+            return True  # spaced off the screen at any font size
         return gap is not None and gap <= -limit * _DEFAULT_FONT_PX
     if name == "transform":
         scale, far = _transform(tokens, _DEFAULT_FONT_PX)
@@ -1340,7 +1435,8 @@ RELEVANT = frozenset({
     "clip-path", "width", "height", "max-width", "max-height", "overflow", "overflow-x", "overflow-y", "filter",
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
     "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
-    "-webkit-text-security", *_MASK_PROPERTIES,
+    "-webkit-text-security", *_MASK_PROPERTIES, *_PUSHING, "padding", "border", "border-left", "border-top",
+    "border-width", "line-height", "vertical-align",
 })
 
 
@@ -1700,6 +1796,9 @@ class Visibility:
         if far or any(_offset_far(tokens.get(name, []), font_px)
                       for name in (*offsets, "margin-left", "margin-top", "text-indent", "translate")):
             gone = gone or "positioned off screen"
+        if any(_pushes_far(tokens.get(name, []), font_px) for name in _PUSHING) \
+                or _line_off_screen(tokens, font_px):
+            gone = gone or "pushed off screen (a padding, border, line height or vertical-align)"
         if any(_clip_gone(name, tokens.get(name, []), font_px) for name in ("clip", "clip-path")):
             gone = gone or "clipped"
         if any(_mask_gone(tokens.get(name, [])) for name in _MASK_PROPERTIES):
@@ -1725,10 +1824,16 @@ class Visibility:
         if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
                 and gap <= -OVERLAID_LETTERS * font_px:
             gone = gone or "letters drawn over one another"
+        if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
+                and gap >= OFF_SCREEN_PX:
+            gone = gone or "letters spaced off the screen"
         spacing = tokens.get("word-spacing", [])
         if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
                 and gap <= -OVERLAID_WORDS * font_px:
             gone = gone or "words drawn over one another"
+        if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
+                and gap >= OFF_SCREEN_PX:
+            gone = gone or "words spaced off the screen"
         backface = tokens.get("backface-visibility") or tokens.get("-webkit-backface-visibility") or []
         if _keyword(backface) == "hidden" and _faces_away(tokens):
             gone = gone or "a face turned away (backface-visibility: hidden)"
@@ -2073,4 +2178,19 @@ def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
         return [("margin-top", [top]), ("margin-left", [left])]
     if name == "overflow":
         return [("overflow-x", tokens[:1]), ("overflow-y", tokens[-1:])]
+    if name in ("padding", "border-width"):
+        parts = tokens[:4]
+        if not parts:
+            return []
+        left = parts[3] if len(parts) == 4 else parts[1] if len(parts) >= 2 else parts[0]
+        suffix = "" if name == "padding" else "-width"
+        side = name.split("-")[0]
+        return [(f"{side}-top{suffix}", [parts[0]]), (f"{side}-left{suffix}", [left])]
+    if name in ("border", "border-left", "border-top"):
+        # The width among a style and a colour (any style counted: fail closed, a border of style none is 0 wide).
+        widths = [t for t in tokens if t.type in ("dimension", "number") or (t.type == "function" and t.lower_name in
+                                                                             _MATH)]
+        width = widths[:1] or [_ident("medium")]
+        sides = ("top", "left") if name == "border" else (name.split("-")[1],)
+        return [(f"border-{side}-width", width) for side in sides]
     return [(name, value)]

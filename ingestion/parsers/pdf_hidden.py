@@ -55,6 +55,8 @@ import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from pypdf.generic import NullObject
+
 from ingestion.parsers.css_visibility import (
     MIN_CONTRAST,
     MIN_FONT_PX,
@@ -94,6 +96,9 @@ _CURVE_STEPS = 16  # a curve of a filled path is flattened into this many segmen
 # The work spent on the fills painted over a page's text (glyph boxes looked at, times the path's edges when inside
 # its bounding box, :meth:`_Tracker._cover`): past it, the fills left are not looked at one by one; every glyph drawn
 # before the last of them inside the bounding box of them all is taken as covered (fail closed, :meth:`_Tracker.finish`).
+# An optional content membership dictionary's visibility expression: at most this many operands are looked at
+# (a shared sub-expression each time it is met); past it the content counts as off (fail closed).
+MAX_OC_EXPRESSION = 1_000
 MAX_COVER_WORK = 1_000_000
 MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
 # A fill may leave this much of the glyph box uncovered above and below (ems): the box is the font's whole ascent and
@@ -508,18 +513,56 @@ class _Tracker:
         self.state = replace(self.state, resources=self.resources)
 
     def _optional_off(self, group) -> bool:
-        """Whether optional content (an OCG, or an OCMD naming OCGs) is off in the default view. An OCMD is
-        taken as off when any of its groups is (fail closed)."""
+        """Whether optional content (an OCG, or an OCMD) is off in the default view. An OCMD (2026-12-04: its
+        policy and expression were not read, so ``/P /AllOff`` over a group that is on, or ``/VE [/Not ...]``, showed
+        nothing in a viewer and reached the model) is judged by its visibility expression ``/VE`` when it has one
+        (``/And``, ``/Or``, ``/Not`` over groups, nested), else by its policy ``/P`` over its groups ``/OCGs``:
+        ``/AnyOn`` (the default), ``/AllOn``, ``/AnyOff``, ``/AllOff``; an OCMD of no group has no effect. A policy or
+        expression this reader cannot read, one nested past :data:`MAX_OC_EXPRESSION` operands, counts as off
+        (fail closed)."""
         try:
             group = group.get_object()
-            if group.get("/Type") == "/OCMD":
-                members = group.get("/OCGs")
-                members = members.get_object() if members is not None else []
-                members = members if isinstance(members, list) else [members]
-                return any(_reference(m) in self.off for m in members)
-            return _reference(group) in self.off
+            if group.get("/Type") != "/OCMD":
+                return _reference(group) in self.off
         except (KeyError, TypeError, AttributeError, ValueError):
             return False
+        try:
+            expression = group.get("/VE")
+            if expression is not None:
+                return not self._expression_on(expression, [MAX_OC_EXPRESSION])
+            members = group.get("/OCGs")
+            members = members.get_object() if members is not None else []
+            members = [m for m in (members if isinstance(members, list) else [members]) if m is not None
+                       and not isinstance(m.get_object(), NullObject)]
+            if not members:
+                return False
+            on = [_reference(m) not in self.off for m in members]
+            policy = str(group.get("/P", "/AnyOn"))
+            shown = {"/AnyOn": any(on), "/AllOn": all(on), "/AnyOff": not all(on), "/AllOff": not any(on)}.get(policy)
+            return shown is not True
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError):
+            return True
+
+    def _expression_on(self, expression, budget: list[int]) -> bool:
+        """Whether an OCMD's visibility expression holds (a group: on in the default view); ValueError for one this
+        reader cannot read or past the operands' ``budget`` (shared, so a shared sub-expression counts each time)."""
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError("visibility expression too large")
+        expression = expression.get_object()
+        if not isinstance(expression, list):
+            if not hasattr(expression, "get"):
+                raise ValueError("not a group")
+            return _reference(expression) not in self.off
+        if not expression:
+            raise ValueError("an empty expression")
+        operator, operands = str(expression[0]), list(expression[1:])
+        if operator == "/Not" and len(operands) == 1:
+            return not self._expression_on(operands[0], budget)
+        if operator in ("/And", "/Or") and operands:
+            values = [self._expression_on(operand, budget) for operand in operands]
+            return all(values) if operator == "/And" else any(values)
+        raise ValueError(f"operator {operator}")
 
     # -- resources ------------------------------------------------------------------------------------
 
@@ -555,7 +598,7 @@ class _Tracker:
             if values and len(values) == 6:
                 self.state = replace(state, ctm=_multiply(tuple(values), state.ctm))
         elif operator in (b"BDC", b"BMC"):
-            optional = (operator == b"BDC" and len(operands) >= 2 and str(operands[0]) == "/OC" and self.off)
+            optional = operator == b"BDC" and len(operands) >= 2 and str(operands[0]) == "/OC"
             self.marked.append(bool(optional) and self._optional_off(self._resource("/Properties", operands[1])
                                                                   or operands[1]))
         elif operator == b"EMC":
@@ -565,7 +608,7 @@ class _Tracker:
             self.stack.append(state)
             xobject = self._resource("/XObject", operands[0]) if operands else None
             # A form in optional content that is off shows none of its text: as a marked sequence of its own.
-            self.marked.append(bool(self.off) and xobject is not None and xobject.get("/OC") is not None
+            self.marked.append(xobject is not None and xobject.get("/OC") is not None
                                and self._optional_off(xobject["/OC"]))
             try:
                 if xobject is not None and xobject.get("/Subtype") == "/Form":

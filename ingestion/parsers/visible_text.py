@@ -320,7 +320,18 @@ def _clean_value(value: object) -> object:
     return value
 
 
-_CSI_RE = re.compile(r"\x1b\[([0-9;:?<=>]*)[ -/]*([@-~])")
+# A control string (found attacking hidden text, 2026-12-04: only its ESC was removed, its payload reached the model):
+# an OSC (ESC ] or C1 U+009D: a window title, a hyperlink's address, a clipboard write), a DCS (ESC P, U+0090), SOS
+# (ESC X, U+0098), PM (ESC ^, U+009E) or APC (ESC _, U+009F) runs up to its string terminator (ESC \ or U+009C; BEL
+# ends an OSC too, as xterm reads it). As in the DEC parser's state machine, CAN and SUB cancel it and any other ESC
+# or C1 control ends it and starts a sequence of its own (so a CSI after it is read as one); one left open runs to
+# the text's end. A terminal draws none of it.
+_CONTROL_RE = re.compile(
+    r"(?:\x1b\]|\x9d)[^\x07\x1b\x18\x1a\x80-\x9f]*(?:\x07|\x1b\\|[\x9c\x18\x1a])?"
+    r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x18\x1a\x80-\x9f]*(?:\x1b\\|[\x9c\x18\x1a])?"
+    r"|(?:\x1b\[|\x9b)(?P<params>[0-9;:?<=>]*)[ -/]*(?P<final>[@-~])"
+)
+_CONTROL_START_RE = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 _SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
 # xterm's default palette for the 16 basic colours (30-37 and 90-97 foreground, 40-47 and 100-107 background).
 _PALETTE = ((0, 0, 0), (205, 0, 0), (0, 205, 0), (205, 205, 0), (0, 0, 238), (205, 0, 205), (0, 205, 205),
@@ -395,7 +406,9 @@ def _columns(char: str) -> int:
 def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[int, int]]:
     """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-03; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
-    cursor move -- the escape character alone was removed, its parameters stayed), the text they conceal
+    cursor move -- the escape character alone was removed, its parameters stayed), control strings up to their
+    terminator (OSC ``ESC ] ... BEL``, DCS, SOS, PM, APC: a window title or a hyperlink's address; 2026-12-04,
+    only the introducer was removed before), the text they conceal
     (``ESC[8m`` up to ``ESC[0m``, ``ESC[28m`` or ``ESC[m``), text whose colour is its background's (2026-12-03:
     ``ESC[30;40m``, ``ESC[37;47m``, 256-colour and true-colour pairs; both set, a contrast under 1.2: up to a
     reset of either, ``39``, ``49`` or ``0``), and a character a backspace overstrikes (``a\bb``
@@ -409,7 +422,7 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
     a tab moves to the next stop of 8 without writing, a wide character takes two, a combining mark none, a control
     sequence none."""
     overwrite = carriage_returns and "\n" in text and _OVERWRITING_CR_RE.search(text) is not None
-    if "\x1b" not in text and "\b" not in text and not overwrite:
+    if _CONTROL_START_RE.search(text) is None and "\b" not in text and not overwrite:
         return []
     ranges: list[tuple[int, int]] = []
     concealed = False
@@ -417,12 +430,12 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
     background: tuple[int, int, int] | None = None
     hidden_from: int | None = None
     sequences: list[tuple[int, int]] = []  # the control sequences: no column on a terminal
-    for match in _CSI_RE.finditer(text):
+    for match in _CONTROL_RE.finditer(text):
         ranges.append(match.span())
         sequences.append(match.span())
-        if match[2] != "m":
-            continue
-        for code, arguments in _sgr(match[1]):  # in order, as a terminal applies them: "8;0" conceals nothing
+        if match["final"] != "m":
+            continue  # a control string, or a CSI that sets no attribute
+        for code, arguments in _sgr(match["params"]):  # in order, as a terminal applies them: "8;0" conceals nothing
             number = int(code) if code.isdigit() else -1
             if code == _SGR_CONCEAL:
                 concealed = True

@@ -309,6 +309,116 @@ def test_html_style_rules_from_a_data_url_stylesheet_and_a_body_style_element_ap
     assert_hidden(doc)
 
 
+# 2026-12-04 (found attacking hidden text): text pushed out of the screen by its own box or line -- a padding or a
+# border of 1,000 px or more on its left or top, a line box so tall that its text sits 1,000 px down, a baseline
+# shifted that far, letters or words spaced that far apart. Each reached the model.
+PUSHED_OFF = {
+    "padding-left": f'<span style="padding-left:10000px">{PAYLOAD}</span>',
+    "padding-shorthand-left": f'<span style="padding:0 0 0 9999px">{PAYLOAD}</span>',
+    "padding-top": f'<div style="padding-top:5000px">{PAYLOAD}</div>',
+    "padding-inline-start": f'<span style="padding-inline-start:20000px">{PAYLOAD}</span>',
+    "padding-block": f'<div style="padding-block:80em 0">{PAYLOAD}</div>',
+    "border-left": f'<span style="border-left:10000px solid transparent">{PAYLOAD}</span>',
+    "border-width": f'<span style="border-style:solid;border-width:0 0 0 9999px">{PAYLOAD}</span>',
+    "border-top-width": f'<div style="border-top-width:3000px;border-style:solid">{PAYLOAD}</div>',
+    "border-inline-start": f'<span style="border-inline-start:1100px solid white">{PAYLOAD}</span>',
+    "line-height-px": f'<div style="line-height:5000px">{PAYLOAD}</div>',
+    "line-height-number": f'<div style="line-height:1000">{PAYLOAD}</div>',
+    "line-height-inherited": f'<div style="line-height:300em"><b style="line-height:normal">{PAYLOAD}</b></div>',
+    "vertical-align-down": f'<span style="vertical-align:-10000px">{PAYLOAD}</span>',
+    "vertical-align-up": f'<span style="vertical-align:9999px">{PAYLOAD}</span>',
+    "letter-spacing-far": f'<span style="letter-spacing:2000px">{PAYLOAD}</span>',
+    "word-spacing-far": f'<span style="word-spacing:5000px">x {PAYLOAD}</span>',
+    "padding-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{padding-left:10000px}}}}</style>'
+                               f'<span class="p">{PAYLOAD}</span>',
+    "padding-shorthand-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{padding:0 0 0 10000px}}}}</style>'
+                                         f'<span class="p">{PAYLOAD}</span>',
+    "line-height-in-a-media-rule": f'<style>@media (min-width:1px){{.p{{line-height:9000px}}}}</style>'
+                                   f'<span class="p">{PAYLOAD}</span>',
+}
+
+
+@pytest.mark.parametrize("case", sorted(PUSHED_OFF))
+def test_html_text_pushed_off_screen_by_its_box_or_line_never_reaches_the_model(case):
+    doc = parsed(html(f"<p>{VISIBLE} {PUSHED_OFF[case]} {AFTER}</p>"), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="padding:2em">{PAYLOAD}</span>', f'<span style="padding-right:10000px">{PAYLOAD}</span>',
+    f'<span style="border:1px solid red">{PAYLOAD}</span>', f'<div style="border-bottom:5000px solid">{PAYLOAD}</div>',
+    f'<div style="line-height:1.5">{PAYLOAD}</div>', f'<div style="line-height:100px">{PAYLOAD}</div>',
+    f'<span style="vertical-align:-2px">{PAYLOAD}</span>', f'<span style="vertical-align:super">{PAYLOAD}</span>',
+    f'<span style="vertical-align:50%">{PAYLOAD}</span>', f'<span style="letter-spacing:2px">{PAYLOAD}</span>',
+    f'<span style="word-spacing:1em">{PAYLOAD}</span>', f'<span style="padding-left:-10000px">{PAYLOAD}</span>',
+])
+def test_html_text_with_an_ordinary_box_or_line_stays(markup):
+    doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+_DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
+_IMPORTS = {
+    "url-quoted": f'@import url("{_DATA_SHEET}");',
+    "url-unquoted": f"@import url({_DATA_SHEET});",
+    "string": f'@import "{_DATA_SHEET}";',
+    "base64": '@import url("data:text/css;base64,LnggeyBjb2xvcjogI2ZmZiB9");',  # .x { color: #fff }
+    "screen": f'@import url("{_DATA_SHEET}") screen;',
+    "media-query": f'@import url("{_DATA_SHEET}") screen and (min-width: 1px);',
+    "layer-and-supports": f'@import url("{_DATA_SHEET}") layer(base) supports(display: grid);',
+    "nested": '@import url("data:text/css,@import url(%22data:text/css%2C.x%257Bopacity%253A0%257D%22);");',
+    "after-a-rule": f'p {{ margin: 0 }} @import url("{_DATA_SHEET}");',
+    "print-and-screen": f'@import url("{_DATA_SHEET}") print, screen;',
+}
+
+
+@pytest.mark.parametrize("case", sorted(_IMPORTS))
+def test_html_an_imported_data_url_stylesheet_hides_text(case):
+    """Found attacking hidden text (2026-12-04): ``@import`` was ignored, so the rules of a ``data:`` sheet it brings
+    hid nothing and the text reached the model. Read where it stands; a condition (media other than screen, a
+    ``supports()``, an import after other rules, which a browser ignores) reads it for what hides by itself only."""
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>',
+                      head=f"<style>{_IMPORTS[case]}</style>"), "page.html")
+    assert_hidden(doc)
+    if case == "string":
+        doc = parsed(f"<style>{_IMPORTS[case]}</style>\n\n{VISIBLE} <span class=\"x\">{PAYLOAD}</span> {AFTER}\n"
+                     .encode(), "notes.md")
+        assert_hidden(doc)
+
+
+@pytest.mark.parametrize("sheet", [
+    f'@import url("{_DATA_SHEET}") print;',
+    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (min-width: 1px);',  # a colour under a condition
+    '@import url("https://example.org/hide.css");',
+    '@import url("data:text/plain,.x%7Bdisplay%3Anone%7D");',
+    '@import url("data:text/css,.x%7Bdisplay%3Ablock%7D");',
+])
+def test_html_an_import_that_hides_nothing_keeps_the_text(sheet):
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{sheet}</style>"),
+                 "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+def test_html_imports_nested_past_the_bound_fail_with_the_line_of_their_sheet():
+    """Each nested import is a part of the sheet above it; past ``MAX_IMPORT_DEPTH`` levels the page fails (not
+    reading them would keep what they hide)."""
+    from urllib.parse import quote
+
+    from ingestion.parsers.css_visibility import MAX_IMPORT_DEPTH
+
+    def page(levels: int) -> bytes:
+        sheet = ".x{display:none}"
+        for _ in range(levels):
+            sheet = f'@import url("data:text/css,{quote(sheet)}");'
+        return f"<html><head>\n\n<style>{sheet}</style></head><body><h1>Title</h1><p>{VISIBLE} <span class=\"x\">" \
+               f"{PAYLOAD}</span> {AFTER}</p></body></html>".encode()
+
+    assert_hidden(parsed(page(MAX_IMPORT_DEPTH), "page.html"))
+    with pytest.raises(ParseError) as failure:
+        parsed(page(MAX_IMPORT_DEPTH + 1), "page.html")
+    assert failure.value.line == 3 and "nested more than" in failure.value.message
+
+
 @pytest.mark.parametrize("markup", [
     f'<div style="visibility:hidden"><span style="visibility:visible">{PAYLOAD}</span></div>',
     f'<span hidden style="display:inline">{PAYLOAD}</span>',
@@ -1048,6 +1158,48 @@ def test_plain_text_a_terminal_shows_stays(line):
 
 
 
+# 2026-12-04: a terminal's control strings -- OSC (a window title, a hyperlink's address), DCS, SOS, PM, APC -- run
+# up to their terminator and draw nothing; only the ESC was removed before, the payload reached the model.
+_CONTROL_STRINGS = {
+    "osc-title-bel": f"\x1b]0;{PAYLOAD}\x07",
+    "osc-title-st": f"\x1b]2;{PAYLOAD}\x1b\\",
+    "osc-hyperlink-address": f"\x1b]8;;https://example.org/{PAYLOAD}\x1b\\link\x1b]8;;\x1b\\",
+    "osc-clipboard": f"\x1b]52;c;{PAYLOAD}\x07",
+    "dcs": f"\x1bP1$r{PAYLOAD}\x1b\\",
+    "dcs-bel-is-no-end": f"\x1bPq\x07{PAYLOAD}\x1b\\",
+    "sos": f"\x1bX{PAYLOAD}\x1b\\",
+    "pm": f"\x1b^{PAYLOAD}\x1b\\",
+    "apc": f"\x1b_{PAYLOAD}\x1b\\",
+    "c1-osc": f"\x9d0;{PAYLOAD}\x9c",
+    "c1-apc": f"\x9f{PAYLOAD}\x07\x9c",
+    "ended-by-another-escape": f"\x1b_{PAYLOAD}\x1b[0m",
+    "cancelled-by-can": f"\x1b]0;{PAYLOAD}\x18",
+    "a-csi-ends-a-string": f"\x1b]0;{PAYLOAD}\x1b[31mred\x1b[0m",
+    "a-c1-control-ends-a-string": f"\x1bP{PAYLOAD}\x9b0m",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CONTROL_STRINGS))
+def test_plain_text_a_terminal_control_string_never_reaches_the_model(case):
+    doc = parsed(f"{_PADDING}{VISIBLE} {_CONTROL_STRINGS[case]} {AFTER}\n", "notes.txt")
+    assert_hidden(doc)
+    assert "0;" not in doc.text and "52;" not in doc.text
+
+
+def test_plain_text_a_control_string_left_open_runs_to_the_end_and_hyperlink_text_stays():
+    """A terminal draws nothing after an OSC left open (up to the end of the text here); a hyperlink's text, between
+    its two OSC 8 strings, is drawn and stays; so do the cells and cues of the other formats' strings' neighbours."""
+    doc = parsed(f"{_PADDING}{VISIBLE} words.\n\n\x1b]0;{PAYLOAD}\n\nmore {PAYLOAD} lines\n", "notes.txt")
+    assert VISIBLE in doc.text and PAYLOAD not in doc.text and removed(doc) > 0
+    doc = parsed(f"{_PADDING}{VISIBLE} \x1b]8;;https://example.org/\x1b\\{PAYLOAD}\x1b]8;;\x1b\\ {AFTER}\n",
+                 "notes.txt")
+    assert f"{VISIBLE} {PAYLOAD} {AFTER}" in doc.text and "example.org" not in doc.text
+    for fmt in ("csv", "vtt", "transcript"):
+        filename, template = _TERMINAL_FORMATS[fmt]
+        text = template.replace("{x}", _CONTROL_STRINGS["osc-title-bel"]).replace("{VISIBLE}", VISIBLE)
+        assert_hidden(parsed(text.replace("{AFTER}", AFTER).replace("{LONG}", _LONG), filename))
+
+
 # 2026-12-03 (listed as not evaluated before): a carriage return alone in a text with line feeds sends a
 # terminal's cursor back to the line's start; what follows writes over what it drew (``cat`` shows none of it).
 _WRITTEN_OVER = {
@@ -1294,6 +1446,86 @@ def test_pdf_text_in_a_layer_that_is_on_and_after_a_layer_stays():
     assert PAYLOAD in doc.text and removed(doc) == 0
     doc = parsed(_pdf_with_layer(_layered(marked + text_op("Zanzibarafter", y=630))), "report.pdf")
     assert "Zanzibarafter" in doc.text and PAYLOAD not in doc.text  # the sequence ends at its EMC
+
+
+def _pdf_with_membership(policy: str | None = None, members: tuple = ("on",), expression=None) -> bytes:
+    """A PDF whose payload is marked ``/OC /oc1``, an optional content membership dictionary (OCMD) over two
+    groups, ``on`` (shown in the default view) and ``off`` (listed ``/OFF``): its ``/OCGs`` are ``members``, its
+    policy ``/P`` is ``policy``, its visibility expression ``/VE`` is ``expression`` (nested tuples of an operator
+    name and operands, the groups named "on" and "off")."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, TextStringObject
+
+    marked = "/OC /oc1 BDC " + text_op(PAYLOAD, y=650) + "EMC "
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes([_layered(marked)]))))
+    groups = {name: writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/OCG"),
+                                                         NameObject("/Name"): TextStringObject(name)}))
+              for name in ("on", "off")}
+    writer._root_object[NameObject("/OCProperties")] = writer._add_object(DictionaryObject({
+        NameObject("/OCGs"): ArrayObject(groups.values()),
+        NameObject("/D"): DictionaryObject({NameObject("/OFF"): ArrayObject([groups["off"]])})}))
+
+    def built(node):
+        if isinstance(node, str):
+            return groups[node]
+        return ArrayObject([NameObject(node[0]), *(built(operand) for operand in node[1:])])
+
+    membership = DictionaryObject({NameObject("/Type"): NameObject("/OCMD"),
+                                   NameObject("/OCGs"): ArrayObject([groups[m] for m in members])})
+    if policy is not None:
+        membership[NameObject("/P")] = NameObject(policy)
+    if expression == "shared":  # 2 ** 40 operands, each level the one below twice (one object): the bound
+        level = groups["on"]
+        for _ in range(40):
+            level = writer._add_object(ArrayObject([NameObject("/And"), level, level]))
+        membership[NameObject("/VE")] = level
+    elif expression is not None:
+        membership[NameObject("/VE")] = built(expression)
+    writer.pages[0]["/Resources"][NameObject("/Properties")] = DictionaryObject(
+        {NameObject("/oc1"): writer._add_object(membership)})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+_MEMBERSHIPS_OFF = {
+    "all-off-over-a-group-on": dict(policy="/AllOff", members=("on",)),
+    "all-off-over-one-on-one-off": dict(policy="/AllOff", members=("on", "off")),
+    "any-off-over-groups-on": dict(policy="/AnyOff", members=("on",)),
+    "any-on-over-groups-off": dict(policy="/AnyOn", members=("off",)),
+    "all-on-over-one-off": dict(policy="/AllOn", members=("on", "off")),
+    "unknown-policy": dict(policy="/Sometimes", members=("on",)),
+    "expression-not-on": dict(expression=("/Not", "on")),
+    "expression-and": dict(expression=("/And", "on", ("/Not", "on"))),
+    "expression-or-of-offs": dict(expression=("/Or", "off", ("/Not", ("/Or", "on", "off")))),
+    "expression-over-the-policy": dict(policy="/AnyOn", members=("on",), expression=("/Not", "on")),
+    "expression-unknown-operator": dict(expression=("/Xor", "on", "off")),
+    "expression-not-of-two": dict(expression=("/Not", "on", "on")),
+    "expression-past-the-bound": dict(expression="shared"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MEMBERSHIPS_OFF))
+def test_pdf_text_in_optional_content_a_membership_shows_off_never_reaches_the_model(case):
+    """Found attacking hidden text (2026-12-04): an OCMD was taken as off only when one of its groups was, so a
+    policy that hides content whose groups are on (``/AllOff``, ``/AnyOff``) and every visibility expression
+    ``/VE`` (``[/Not on]``) let the text through, though a viewer shows none of it. Unreadable ones count as off."""
+    assert_hidden(parsed(_pdf_with_membership(**_MEMBERSHIPS_OFF[case]), "report.pdf"))
+
+
+@pytest.mark.parametrize("case", [
+    dict(members=("on", "off")), dict(policy="/AnyOn", members=("on", "off")), dict(policy="/AnyOff",
+                                                                                    members=("on", "off")),
+    dict(policy="/AllOff", members=("off",)), dict(policy="/AllOn", members=("on",)), dict(policy="/AllOff", members=()),
+    dict(expression=("/Not", "off")), dict(expression=("/Or", "on", "off")),
+    dict(policy="/AllOff", members=("on",), expression=("/And", "on", ("/Not", "off"))),
+], ids=["default-any-on", "any-on", "any-off", "all-off", "all-on", "no-group", "expression-not-off", "expression-or",
+        "expression-over-the-policy"])
+def test_pdf_text_in_optional_content_a_membership_shows_on_stays(case):
+    doc = parsed(_pdf_with_membership(**case), "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
 
 
 # Helvetica's own widths for the printable ASCII codes (its AFM), and the same font with widths a hostile editor

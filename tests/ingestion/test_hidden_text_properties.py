@@ -64,7 +64,9 @@ HTML_HIDING = [
     ('<span style="opacity:0.01">', "</span>"), ('<span style="color:#FFFFFF">', "</span>"),
     ('<span style="color:rgb(255, 255, 255)">', "</span>"), ('<font color="white">', "</font>"),
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
-    ('<span id="away">', "</span>"), ("<template>", "</template>"), ("<!-- ", " -->"),
+    ('<span id="away">', "</span>"), ('<span class="imported">', "</span>"), ("<template>", "</template>"),
+    ('<span style="padding-left:10000px">', "</span>"), ('<span style="line-height:5000px">', "</span>"),
+    ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
      "</i></span>"),
@@ -73,7 +75,8 @@ HTML_HIDING = [
                                                                  '(<number>), 1)">', "</span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
-HTML_STYLE = "<style>.gone{display:none} #away{ color : white }</style>"
+HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D"); .gone{display:none} '
+              "#away{ color : white }</style>")
 
 
 def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:
@@ -183,6 +186,47 @@ def test_unicode_smuggled_payloads_never_reach_a_chunk(layout, payload, filename
     hidden = {"tags": smuggled(payload, "tags")[:3], "rlo": payload[::-1][:6], "selectors": "\U000e0100"}[how]
     check(doc, hidden, blocks)
     assert not reaches_model(doc, payload)
+
+
+# A terminal's control strings (2026-12-04): OSC, DCS, SOS, PM, APC, 7-bit or C1, each up to one of its terminators;
+# a body of words, numbers and the separators of OSC parameters, never a terminator, an ESC or a C1 control (which
+# end it: an ESC [ there starts a CSI of its own, as a terminal reads it).
+# Not in a Python file: there a string's ``ESC \`` terminator escapes the quote after it, another program.
+CONTROL_INTRODUCERS = ["\x1b]", "\x9d", "\x1bP", "\x90", "\x1bX", "\x98", "\x1b^", "\x9e", "\x1b_", "\x9f"]
+string_bodies = st.text("abcdefghijklmnopqrstuvwxyzZ0123456789 ;=./?$éß", max_size=30)
+
+
+@st.composite
+def control_strings(draw) -> str:
+    introducer = draw(st.sampled_from(CONTROL_INTRODUCERS))
+    osc = introducer in ("\x1b]", "\x9d")
+    terminator = draw(st.sampled_from(["\x1b\\", "\x9c", "\x18", "\x1a"] + (["\x07"] if osc else [])))
+    return introducer + draw(string_bodies) + terminator
+
+
+@SETTINGS
+@given(layouts(), st.lists(control_strings(), min_size=1, max_size=4), st.randoms(use_true_random=False),
+       st.sampled_from(sorted(set(UNICODE_FILES) - {"module.py"})))
+def test_terminal_control_strings_change_nothing_a_reader_sees(layout, strings, random, filename):
+    """Random equivalence: a file with control strings put anywhere between its words parses to the same document
+    text as the file without them (a terminal draws none of a string, nor does it change what comes after)."""
+    blocks = layout[0]
+    rows = [" ".join(block) for block in blocks]
+    padding = ["ordinary words of a long first row " * 150]  # (a short file of many controls is no text file)
+    plain = parsed(UNICODE_FILES[filename](padding + rows), filename)
+    marked = []
+    for row in rows:
+        words_of = row.split(" ")
+        for control in strings:
+            if random.random() < 0.5:
+                at = random.randint(0, len(words_of) - 1)
+                words_of[at] = (words_of[at] + control) if random.random() < 0.5 else (control + words_of[at])
+        marked.append(" ".join(words_of))
+    doc = parsed(UNICODE_FILES[filename](padding + marked), filename)
+    assert_well_formed(doc)
+    assert doc.text == plain.text
+    assert [b.embed_text for s in doc.sections for b in s.blocks] == \
+        [b.embed_text for s in plain.sections for b in s.blocks]
 
 
 # -- WebVTT -----------------------------------------------------------------------------------------------
