@@ -39,6 +39,7 @@ from kb.models import Chunk, Document
 from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
 from kb.titles import document_title_screen, source_flagging
 from sources import access
+from sources.addresses import credential_origin
 from sources.crypto import credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, OutOfTime, Skip, content_hash
 from sources.listing import allowed_local_path, git_location, list_source
@@ -134,6 +135,7 @@ EDITABLE = ("name", "url", "path", "branch", "include", "exclude", "access_level
 
 
 def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
+    stored_origin = credential_origin(source.url) if source.pk is not None and source.credentials else None
     for key in fields:
         if key not in EDITABLE:
             raise ApplicationError(f"unknown field {key!r}", details={"field": key})
@@ -175,6 +177,12 @@ def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
     if not source.name:
         raise ApplicationError("a source needs a name", details={"field": "name"})
     _check_location(source.kind, source.url, source.path, tenant.slug)
+    if stored_origin is not None and "credentials" not in fields and credential_origin(source.url) != stored_origin:
+        # Found attacking sources: a url edited to another host took the stored password or key there with the
+        # next fetch (an admin who may edit a source never sees its credentials, and may not send them elsewhere).
+        raise ApplicationError(
+            "the url now names another scheme, host or port than the stored credentials were given for: give the "
+            "credentials again with the new url (or clear them: credentials: {})", details={"field": "credentials"})
 
 
 # ----------------------------------------------------------------------------- sources
