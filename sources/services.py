@@ -449,26 +449,15 @@ def sync_run(sync_id: str) -> str:
 def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], timings: dict) -> None:
     sync, source = run.sync, run.source
     t0 = time.perf_counter()
-    access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
     entries = [e for e in listing.entries if e.path != access.ACCESS_FILE
                and access.path_selected(e.path, source.include, source.exclude)]
     if len(entries) > settings.BULKHEAD_SOURCE_MAX_FILES:
         _finish(sync, error=f"the source lists {len(entries)} files; the limit is {settings.BULKHEAD_SOURCE_MAX_FILES} "
                             "(BULKHEAD_SOURCE_MAX_FILES): narrow it with include/exclude", timings=timings)
         return
-    access_file = access.AccessFile()
-    if access_entry is not None and access_entry.skip:
-        # A link, a Git LFS pointer...: what it narrows cannot be read, and without it every item would
-        # get the wider policy the file was there to narrow -- every item fails instead (fail closed).
-        access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {access_entry.skip}; it is not read")
-    elif access_entry is not None:
-        try:
-            group_ids = {slug: gid for gid, slug in run.slugs.items()}
-            access_file = access.parse_access_file(
-                access_entry.read(), group_ids=group_ids, default_level=source.access_level,
-                default_groups=source.access_groups)
-        except Skip as exc:
-            access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {exc}")
+    access_file = access.source_access_file(
+        listing.entries, group_ids={slug: gid for gid, slug in run.slugs.items()}, default_level=source.access_level,
+        default_groups=source.access_groups)
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),

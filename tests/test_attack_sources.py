@@ -849,3 +849,40 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
     sync = _run(source)
     assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
 
+
+@pytest.mark.parametrize("name", [
+    ".bulkhead-access.yml", ".Bulkhead-Access.yaml", ".bulkhead-access.yaml.bak", ".bulkhеad-access.yaml",  # Cyrillic е
+    "docs/.bulkhead-access.yaml", ".bulkhead\u200b-access.yaml", ".bulkhed-acess.yaml",
+])
+def test_a_file_named_like_the_access_file_fails_every_item(admin, name):
+    """Found attacking sources: a file named like ``.bulkhead-access.yaml`` but not exactly it (another
+    extension, case or separator, a backup copy, look-alike letters, one in a subfolder) was silently not
+    read -- nor ingested, being YAML -- so every file got the wider policy its author meant it to narrow.
+    Now such a name fails every item of the sync and of the preview, naming it; nothing is ingested
+    until it is renamed or removed. A name merely about the subject (``bulkhead-access-guide.md``) is not
+    one."""
+    from accounts.policy import AccessLevel
+    from sources.access import lookalike_access_file
+
+    narrowing = "- path: 'secret/**'\n  access_level: restricted\n"
+    root = new_folder(admin.tenant, "lookalike-")
+    write(root, {"a.md": "# A\n\nalpha\n", "secret/b.md": "# B\n\nThe restricted heron plan.\n",
+                 "bulkhead-access-guide.md": "# Guide\n\nHow access works.\n", name: narrowing})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="lookalike", path=str(root))
+    preview = source_preview(source=source)
+    assert name in preview["error"] and ".bulkhead-access.yaml" in preview["error"], preview["error"]
+    rows = {i["path"]: i for i in preview["items"]}
+    for path in ("a.md", "secret/b.md", "bulkhead-access-guide.md"):
+        assert rows[path]["action"] == "fail" and name in rows[path]["reason"], rows[path]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("failed", 0), sync.errors
+    failed = {e["path"]: e["error"] for e in sync.errors}
+    assert {"a.md", "secret/b.md", "bulkhead-access-guide.md"} <= set(failed) and name in failed["a.md"], failed
+    assert not Document.objects.filter(metadata__source_id=source.pk).exists()
+    assert not lookalike_access_file("bulkhead-access-guide.md") and not lookalike_access_file(".bulkhead-access.yaml")
+
+    # Renamed to exactly the access file: it is read, and narrows.
+    os.replace(root / name, root / ".bulkhead-access.yaml")
+    sync = _run(source)
+    assert (sync.status, sync.added, sync.failed) == ("succeeded", 3, 0), sync.errors
+    assert SourceItem.objects.get(source=source, path="secret/b.md").access_level == AccessLevel.RESTRICTED
