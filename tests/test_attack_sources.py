@@ -779,14 +779,15 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
         server.server_close()
 
 
-def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
+def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings):
     """Found attacking sources: every tenant's folder and local Git sources could read anything below
     ``BULKHEAD_SOURCE_ROOTS``, so an admin of one tenant pointed a source at the folder holding another
     tenant's files and synced them into its own search. Now a tenant reads only ``<root>/<tenant slug>``:
     anything else -- another tenant's folder (even one whose slug starts with this one's), the root itself,
-    a ``..`` or a symbolic link leading there, a tenant folder that is itself a link -- is refused naming
-    the allowed place, when the source is saved and again when it is listed; a local repository whose
-    ``.git`` file, alternates or linked objects lead out is refused too."""
+    a ``..`` or a symbolic link leading there, a tenant folder that is itself a link, another tenant's folder
+    of a root configured inside this tenant's, the Git mirrors -- is refused naming the allowed place, when
+    the source is saved and again when it is listed; a local repository whose ``.git`` file, alternates or
+    linked objects lead out is refused too."""
     from pathlib import Path
 
     from accounts.errors import ApplicationError
@@ -848,6 +849,18 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="own", path=str(own))
     sync = _run(source)
     assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
+
+    # A root configured inside another (this tenant's folder of the outer root is the inner root): the inner root's
+    # other tenants' folders are not this tenant's. Nor are the Git mirrors, wherever the operator put them.
+    inner = mine / "inner-root"
+    (inner / other.slug).mkdir(parents=True, exist_ok=True)
+    settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT), str(inner)]
+    with pytest.raises(ApplicationError, match="only below"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="nested", path=str(inner / other.slug))
+    settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT)]
+    settings.BULKHEAD_SOURCE_CACHE_DIR = str(mine / "mirrors")
+    with pytest.raises(ApplicationError, match="only below"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="mirrors", path=str(mine / "mirrors"))
 
 
 @pytest.mark.parametrize("name", [
