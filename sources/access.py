@@ -25,6 +25,8 @@ from functools import lru_cache
 import yaml
 
 from accounts.policy import AccessLevel, UnknownAccessLevel, parse_level, policy_implies
+from ingestion.parsers.access_markers import edit_distance, skeleton
+from sources.entries import Entry, Skip
 
 ACCESS_FILE = ".bulkhead-access.yaml"
 ENTRY_KEYS = {"path", "access_level", "groups"}
@@ -181,6 +183,46 @@ def parse_access_file(
                                     f"({AccessLevel(default_level).name.lower()}); the file may only narrow it")
         rules.append(Rule(path_node.value, level, tuple(sorted(groups)), line))
     return AccessFile(rules=tuple(rules))
+
+
+# Latin look-alikes of the letters of "bulkhead" that the markers' skeleton does not map (it maps those of "access").
+_NAME_CONFUSABLES = str.maketrans({"к": "k", "һ": "h", "ӏ": "l", "ⅼ": "l", "Ь": "b", "ь": "b", "ս": "u", "ʜ": "h"})
+_NAME_CORE = "bulkheadaccess"
+
+
+def lookalike_access_file(path: str) -> bool:
+    """Whether ``path`` looks like :data:`ACCESS_FILE` without being it: the same name in a subfolder (only the
+    source's root's is read), another case, extension or separator (``.bulkhead-access.yml``,
+    ``.Bulkhead-Access.yaml``, ``.bulkhead_access.yaml.bak``, ``copy of .bulkhead-access.yaml``), look-alike
+    letters of other scripts, or a name within two edits of it (``.bulkhed-acess.yaml``): a part of the name between
+    dots, its separators dropped, within two edits of ``bulkheadaccess``. Someone meant it to narrow access, and it would not: fail closed."""
+    if path == ACCESS_FILE:
+        return False
+    name = path.rsplit("/", 1)[-1]
+    squashed = re.sub(r"[^a-z0-9.]", "", skeleton(name).translate(_NAME_CONFUSABLES))
+    return any(edit_distance(part, _NAME_CORE) <= 2 for part in squashed.split("."))
+
+
+def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int], default_level: int,
+                       default_groups: Sequence[int]) -> AccessFile:
+    """The access file of a listing (the sync's and the preview's one reading). Refused -- so every item fails --
+    when it cannot be read (a link, a Git LFS pointer: without it every item would get the wider policy it was
+    there to narrow) or when any path of the listing merely looks like it (:func:`lookalike_access_file`)."""
+    lookalike = next((e.path for e in entries if lookalike_access_file(e.path)), None)
+    if lookalike is not None:
+        return AccessFile(error=f"{lookalike}: named like {ACCESS_FILE} but not it (only {ACCESS_FILE} at the "
+                                f"source's root is read, exactly so named): rename or remove it; nothing is synced "
+                                f"until then")
+    entry = next((e for e in entries if e.path == ACCESS_FILE), None)
+    if entry is None:
+        return AccessFile()
+    if entry.skip:
+        return AccessFile(error=f"{ACCESS_FILE}: {entry.skip}; it is not read")
+    try:
+        return parse_access_file(entry.read(), group_ids=group_ids, default_level=default_level,
+                                 default_groups=default_groups)
+    except Skip as exc:
+        return AccessFile(error=f"{ACCESS_FILE}: {exc}")
 
 
 class ItemAccessError(ValueError):

@@ -119,3 +119,24 @@ def scp_address(url: str) -> ScpAddress:
     if path.startswith("-"):
         raise ListingError("url: a repository path starting with '-' is refused")
     return ScpAddress(user=user, host=host, path=path)
+
+
+def credential_origin(url: str) -> tuple[str, str, int | None]:
+    """Where a Git source's credentials go for ``url``: (scheme, host, port), the port Git's default when the url
+    names none; ``("local", "", None)`` for a local path. ``ssh://host/path`` and ``host:path`` are the same
+    origin; ``http`` and ``https`` are not. A url that cannot be read is its own origin (it matches no other)."""
+    url = url.strip()
+    form = git_url_form(url)
+    if form == "local":
+        return ("local", "", None)
+    if form == "scp":
+        login = url.split(":", 1)[0]
+        return ("ssh", login.rpartition("@")[2].lower(), 22)
+    try:
+        parts = urlsplit(url)
+        scheme, host, port = parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+    except ValueError:  # a port that is not a number
+        return ("unreadable", url, None)
+    if scheme == "file":
+        return ("local", "", None)
+    return (scheme, host, port or {"http": 80, "https": 443, "ssh": 22}.get(scheme))

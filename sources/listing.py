@@ -55,6 +55,16 @@ def _within(real: Path, folders: list[Path]) -> bool:
     return any(real == folder or folder in real.parents for folder in folders)
 
 
+def _tenant_may_read(real: Path, tenant_slug: str) -> bool:
+    """Whether the resolved path ``real`` is the tenant's to read: below its folder of every root that holds it (a
+    root configured inside another root is a root too: its other tenants' folders are not this one's) and not in
+    the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every tenant's, whatever slug names its folder)."""
+    folders = tenant_folders(tenant_slug)
+    holding = [folder for folder in folders if _within(real, [folder.parent])]
+    cache = Path(os.path.realpath(settings.BULKHEAD_SOURCE_CACHE_DIR))
+    return bool(holding) and all(_within(real, [folder]) for folder in holding) and not _within(real, [cache])
+
+
 def allowed_local_path(path: str, tenant_slug: str) -> Path:
     """``path`` resolved, if it lies below the folder of the tenant ``tenant_slug`` under one of
     ``BULKHEAD_SOURCE_ROOTS`` (:func:`tenant_folders`; symbolic links and ``..`` resolved first, so neither
@@ -62,7 +72,7 @@ def allowed_local_path(path: str, tenant_slug: str) -> Path:
     if not path or not os.path.isabs(path):
         raise ListingError(f"a local source needs an absolute path; {_allowed_places(tenant_slug)}")
     real = Path(os.path.realpath(path))
-    if not _within(real, tenant_folders(tenant_slug)):
+    if not _tenant_may_read(real, tenant_slug):
         raise ListingError(f"{path} is not below this tenant's folder: {_allowed_places(tenant_slug)}")
     return real
 
@@ -271,7 +281,6 @@ def _local_repo(path: str, tenant_slug: str):
     read as this one's); else :class:`ListingError`."""
     from dulwich.repo import Repo
 
-    folders = tenant_folders(tenant_slug)
     try:
         repo = Repo(path)
     except Exception as exc:  # noqa: BLE001 - not a repository, unreadable
@@ -280,14 +289,14 @@ def _local_repo(path: str, tenant_slug: str):
         places = {repo.controldir(), repo.commondir(), repo.object_store.path,
                   *(store.path for store in repo.object_store.alternates)}
         for place in sorted(places):
-            if not _within(Path(os.path.realpath(place)), folders):
+            if not _tenant_may_read(Path(os.path.realpath(place)), tenant_slug):
                 raise ListingError(f"the repository reads {place}, outside this tenant's folder: "
                                    f"{_allowed_places(tenant_slug)}")
         for place in sorted({repo.controldir(), repo.commondir()}):
             for directory, subdirs, files in os.walk(place):
                 for name in subdirs + files:
                     full = os.path.join(directory, name)
-                    if os.path.islink(full) and not _within(Path(os.path.realpath(full)), folders):
+                    if os.path.islink(full) and not _tenant_may_read(Path(os.path.realpath(full)), tenant_slug):
                         raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
                                            f"tenant's folder: {_allowed_places(tenant_slug)}")
     except BaseException:

@@ -134,19 +134,9 @@ def _stopped(source: Source, exc: OutOfTime) -> str:
 
 
 def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: float | None = None) -> dict:
-    access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
-    access_file = access.AccessFile()
-    if access_entry is not None and access_entry.skip:
-        # A link, a Git LFS pointer...: what it narrows cannot be read, and without it every item would
-        # get the wider policy the file was there to narrow -- every item fails instead (fail closed).
-        access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {access_entry.skip}; it is not read")
-    elif access_entry is not None:
-        try:
-            access_file = access.parse_access_file(
-                access_entry.read(), group_ids={s: g for g, s in slugs.items()},
-                default_level=source.access_level, default_groups=source.access_groups)
-        except Skip as exc:
-            access_file = access.AccessFile(error=str(exc))
+    access_file = access.source_access_file(
+        listing.entries, group_ids={s: g for g, s in slugs.items()}, default_level=source.access_level,
+        default_groups=source.access_groups)
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))
     entries = [e for e in listing.entries

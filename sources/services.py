@@ -39,6 +39,7 @@ from kb.models import Chunk, Document
 from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
 from kb.titles import document_title_screen, source_flagging
 from sources import access
+from sources.addresses import credential_origin
 from sources.crypto import credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, OutOfTime, Skip, content_hash
 from sources.listing import allowed_local_path, git_location, list_source
@@ -134,6 +135,7 @@ EDITABLE = ("name", "url", "path", "branch", "include", "exclude", "access_level
 
 
 def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
+    stored_origin = credential_origin(source.url) if source.pk is not None and source.credentials else None
     for key in fields:
         if key not in EDITABLE:
             raise ApplicationError(f"unknown field {key!r}", details={"field": key})
@@ -175,6 +177,12 @@ def _apply(source: Source, tenant: Tenant, fields: dict) -> None:
     if not source.name:
         raise ApplicationError("a source needs a name", details={"field": "name"})
     _check_location(source.kind, source.url, source.path, tenant.slug)
+    if stored_origin is not None and "credentials" not in fields and credential_origin(source.url) != stored_origin:
+        # Found attacking sources: a url edited to another host took the stored password or key there with the
+        # next fetch (an admin who may edit a source never sees its credentials, and may not send them elsewhere).
+        raise ApplicationError(
+            "the url now names another scheme, host or port than the stored credentials were given for: give the "
+            "credentials again with the new url (or clear them: credentials: {})", details={"field": "credentials"})
 
 
 # ----------------------------------------------------------------------------- sources
@@ -441,26 +449,15 @@ def sync_run(sync_id: str) -> str:
 def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], timings: dict) -> None:
     sync, source = run.sync, run.source
     t0 = time.perf_counter()
-    access_entry = next((e for e in listing.entries if e.path == access.ACCESS_FILE), None)
     entries = [e for e in listing.entries if e.path != access.ACCESS_FILE
                and access.path_selected(e.path, source.include, source.exclude)]
     if len(entries) > settings.BULKHEAD_SOURCE_MAX_FILES:
         _finish(sync, error=f"the source lists {len(entries)} files; the limit is {settings.BULKHEAD_SOURCE_MAX_FILES} "
                             "(BULKHEAD_SOURCE_MAX_FILES): narrow it with include/exclude", timings=timings)
         return
-    access_file = access.AccessFile()
-    if access_entry is not None and access_entry.skip:
-        # A link, a Git LFS pointer...: what it narrows cannot be read, and without it every item would
-        # get the wider policy the file was there to narrow -- every item fails instead (fail closed).
-        access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {access_entry.skip}; it is not read")
-    elif access_entry is not None:
-        try:
-            group_ids = {slug: gid for gid, slug in run.slugs.items()}
-            access_file = access.parse_access_file(
-                access_entry.read(), group_ids=group_ids, default_level=source.access_level,
-                default_groups=source.access_groups)
-        except Skip as exc:
-            access_file = access.AccessFile(error=f"{access.ACCESS_FILE}: {exc}")
+    access_file = access.source_access_file(
+        listing.entries, group_ids={slug: gid for gid, slug in run.slugs.items()}, default_level=source.access_level,
+        default_groups=source.access_groups)
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),

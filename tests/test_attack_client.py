@@ -123,3 +123,42 @@ def test_a_retry_after_that_is_not_a_number_of_seconds_is_the_back_off(retriever
         server.shutdown()
         server.server_close()
     assert waits == [0.5, 1.0, 0.5, 1.0], waits
+
+
+def test_ids_are_sent_as_one_path_segment_and_dot_ids_are_refused(live_server, world, retrievers):  # noqa: F811
+    """Found attacking the client: every method put its id into the path as it was, so an id an application
+    took from elsewhere named another endpoint -- ``get_document("../sections/ID/readers")`` was normalised
+    by httpx to ``/api/v1/sections/ID/readers/`` and answered who reads that section, as if a document; a
+    ``?`` or ``#`` cut the path short. Now an id is percent-encoded whole as one segment (``/``, ``?``, ``#``,
+    ``%``), and ``""``, ``.`` and ``..`` raise ValueError before any request, in both clients."""
+    from bulkhead_client import AsyncClient, Client, NotFound
+
+    from kb.models import Section
+
+    _, key = world["members"]["security"]  # an admin
+    document = world["docs"][0]
+    section = Section.objects.filter(document=document).first()
+    with Client(live_server.url, key) as kb:
+        assert kb.get_document(str(document.pk))["id"] == str(document.pk)
+        for hostile in (f"../sections/{section.pk}/readers", f"..%2F..%2Fsections%2F{section.pk}%2Freaders",
+                        f"{document.pk}?x=", f"{document.pk}#x", "%2e%2e", f"{document.pk}%2F"):
+            with pytest.raises(NotFound):
+                kb.get_document(hostile)
+        with pytest.raises(NotFound):
+            kb.section_readers(f"{section.pk}/../../../documents/{document.pk}")
+        for dot in ("", ".", ".."):
+            for method, args in ((kb.get_document, (dot,)), (kb.delete_document, (dot,)),
+                                 (kb.set_section_access, (dot,)), (kb.revoke_token, (dot,)),
+                                 (kb.document_as_member, (str(document.pk), dot))):
+                with pytest.raises(ValueError, match="is not an id"):
+                    method(*args)
+        assert kb.get_document(str(document.pk))["id"] == str(document.pk)  # nothing was deleted
+
+    async def dots() -> None:
+        async with AsyncClient(live_server.url, key) as kb:
+            with pytest.raises(ValueError, match="is not an id"):
+                await kb.delete_document("..")
+            with pytest.raises(NotFound):
+                await kb.get_document(f"../sections/{section.pk}/readers")
+
+    asyncio.run(dots())

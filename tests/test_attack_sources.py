@@ -779,14 +779,15 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
         server.server_close()
 
 
-def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
+def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings):
     """Found attacking sources: every tenant's folder and local Git sources could read anything below
     ``BULKHEAD_SOURCE_ROOTS``, so an admin of one tenant pointed a source at the folder holding another
     tenant's files and synced them into its own search. Now a tenant reads only ``<root>/<tenant slug>``:
     anything else -- another tenant's folder (even one whose slug starts with this one's), the root itself,
-    a ``..`` or a symbolic link leading there, a tenant folder that is itself a link -- is refused naming
-    the allowed place, when the source is saved and again when it is listed; a local repository whose
-    ``.git`` file, alternates or linked objects lead out is refused too."""
+    a ``..`` or a symbolic link leading there, a tenant folder that is itself a link, another tenant's folder
+    of a root configured inside this tenant's, the Git mirrors -- is refused naming the allowed place, when
+    the source is saved and again when it is listed; a local repository whose ``.git`` file, alternates or
+    linked objects lead out is refused too."""
     from pathlib import Path
 
     from accounts.errors import ApplicationError
@@ -849,3 +850,52 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin):
     sync = _run(source)
     assert (sync.status, sync.added) == ("succeeded", 1), (sync.error, sync.errors)
 
+    # A root configured inside another (this tenant's folder of the outer root is the inner root): the inner root's
+    # other tenants' folders are not this tenant's. Nor are the Git mirrors, wherever the operator put them.
+    inner = mine / "inner-root"
+    (inner / other.slug).mkdir(parents=True, exist_ok=True)
+    settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT), str(inner)]
+    with pytest.raises(ApplicationError, match="only below"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="nested", path=str(inner / other.slug))
+    settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT)]
+    settings.BULKHEAD_SOURCE_CACHE_DIR = str(mine / "mirrors")
+    with pytest.raises(ApplicationError, match="only below"):
+        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="mirrors", path=str(mine / "mirrors"))
+
+
+@pytest.mark.parametrize("name", [
+    ".bulkhead-access.yml", ".Bulkhead-Access.yaml", ".bulkhead-access.yaml.bak", ".bulkhеad-access.yaml",  # Cyrillic е
+    "docs/.bulkhead-access.yaml", ".bulkhead\u200b-access.yaml", ".bulkhed-acess.yaml",
+])
+def test_a_file_named_like_the_access_file_fails_every_item(admin, name):
+    """Found attacking sources: a file named like ``.bulkhead-access.yaml`` but not exactly it (another
+    extension, case or separator, a backup copy, look-alike letters, one in a subfolder) was silently not
+    read -- nor ingested, being YAML -- so every file got the wider policy its author meant it to narrow.
+    Now such a name fails every item of the sync and of the preview, naming it; nothing is ingested
+    until it is renamed or removed. A name merely about the subject (``bulkhead-access-guide.md``) is not
+    one."""
+    from accounts.policy import AccessLevel
+    from sources.access import lookalike_access_file
+
+    narrowing = "- path: 'secret/**'\n  access_level: restricted\n"
+    root = new_folder(admin.tenant, "lookalike-")
+    write(root, {"a.md": "# A\n\nalpha\n", "secret/b.md": "# B\n\nThe restricted heron plan.\n",
+                 "bulkhead-access-guide.md": "# Guide\n\nHow access works.\n", name: narrowing})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="lookalike", path=str(root))
+    preview = source_preview(source=source)
+    assert name in preview["error"] and ".bulkhead-access.yaml" in preview["error"], preview["error"]
+    rows = {i["path"]: i for i in preview["items"]}
+    for path in ("a.md", "secret/b.md", "bulkhead-access-guide.md"):
+        assert rows[path]["action"] == "fail" and name in rows[path]["reason"], rows[path]
+    sync = _run(source)
+    assert (sync.status, sync.added) == ("failed", 0), sync.errors
+    failed = {e["path"]: e["error"] for e in sync.errors}
+    assert {"a.md", "secret/b.md", "bulkhead-access-guide.md"} <= set(failed) and name in failed["a.md"], failed
+    assert not Document.objects.filter(metadata__source_id=source.pk).exists()
+    assert not lookalike_access_file("bulkhead-access-guide.md") and not lookalike_access_file(".bulkhead-access.yaml")
+
+    # Renamed to exactly the access file: it is read, and narrows.
+    os.replace(root / name, root / ".bulkhead-access.yaml")
+    sync = _run(source)
+    assert (sync.status, sync.added, sync.failed) == ("succeeded", 3, 0), sync.errors
+    assert SourceItem.objects.get(source=source, path="secret/b.md").access_level == AccessLevel.RESTRICTED

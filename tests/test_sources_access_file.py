@@ -4,6 +4,9 @@ naming the line, and the file then fails every item as any refused file does."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from sources.access import MAX_ACCESS_FILE_BYTES, MAX_ACCESS_FILE_ENTRIES, parse_access_file
 
 
@@ -45,3 +48,30 @@ def test_a_file_over_the_size_cap_is_not_read():
     parsed = _parse(text)
     assert parsed.rules == () and "larger than 64 KB" in parsed.error
     assert _parse(text[:MAX_ACCESS_FILE_BYTES]).error == ""  # the same file, just under the cap, is read
+
+
+@given(st.lists(st.sampled_from(["upper", "separator", "extension", "folder", "invisible", "cyrillic"]),
+                min_size=1, max_size=4, unique=True))
+def test_every_near_spelling_of_the_access_file_is_a_lookalike(changes):
+    """Whatever mix of case, separators, extension, folder, invisible characters and look-alike letters turns
+    ``.bulkhead-access.yaml`` into another name, that name is a look-alike (and fails the sync); the exact name
+    at the root is not."""
+    from sources.access import ACCESS_FILE, lookalike_access_file
+
+    name = ACCESS_FILE
+    for change in changes:
+        if change == "upper":
+            name = name.replace("bulkhead", "Bulkhead").replace("access", "ACCESS")
+        elif change == "separator":
+            name = name.replace("-", "_")
+        elif change == "extension":
+            name = name.replace(".yaml", ".yml.orig")
+        elif change == "folder":
+            name = f"docs/{name}"
+        elif change == "invisible":
+            name = name.replace("access", "ac\u200bcess")
+        elif change == "cyrillic":
+            name = name.replace("a", "\u0430", 1)
+    assert name != ACCESS_FILE and lookalike_access_file(name), name
+    assert not lookalike_access_file(ACCESS_FILE)
+    assert not any(lookalike_access_file(n) for n in ("bulkhead-access-guide.md", "access.yaml", "README.md"))

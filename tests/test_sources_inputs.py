@@ -20,7 +20,7 @@ from sources.addresses import UnsafeAddress, check_url_host
 from sources.entries import ListingError
 from sources.models import SourceItem, SourceSync
 from sources.selectors import source_preview
-from sources.services import source_create, sync_run
+from sources.services import source_create, source_update, sync_run
 from tests.network_helpers import serve
 from tests.sources_helpers import new_folder, write
 
@@ -332,6 +332,58 @@ def test_git_over_http_with_credentials_that_are_never_shown_again(admin, git_se
     assert ("source.create", admin.pk) in actions and ("source.update", admin.pk) in actions
     update = AuditEvent.objects.get(action="source.update", tenant_id=admin.tenant_id)
     assert update.details["after"]["has_credentials"] is True and "credentials" not in update.details["after"]
+
+
+def test_stored_git_credentials_never_follow_the_url_to_another_scheme_host_or_port(admin, git_server):
+    """Found attacking sources: the url of a Git source with credentials could be edited to any other host
+    (or to plain http, or another port) without giving them again, and the next fetch sent the stored
+    password there -- to a host of the editor's choosing. Now such an edit is refused (400, ``details.field``
+    ``credentials``) unless the credentials are given again or cleared in the same request; a url on the
+    same scheme, host and port keeps them."""
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create
+    from sources.addresses import credential_origin
+    from sources.models import Source
+
+    _, key = api_token_create(membership=admin, name="k")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    created = client.post("/api/v1/sources/", {"kind": "git", "name": "served", "url": git_server,
+                                                "credentials": {"username": "reader", "password": PASSWORD}},
+                          format="json")
+    assert created.status_code == 201, created.json()
+    source_id = created.json()["id"]
+    stored = Source.objects.get(pk=source_id).credentials
+    port = int(git_server.split(":")[2].split("/")[0])
+    elsewhere = [git_server.replace("127.0.0.1", "localhost"), git_server.replace(f":{port}/", f":{port + 1}/"),
+                 git_server.replace("http://", "https://"), f"ssh://reader@127.0.0.1:{port}/repo.git",
+                 "git@127.0.0.1:repo.git"]
+    for url in elsewhere:
+        answer = client.patch(f"/api/v1/sources/{source_id}/", {"url": url}, format="json")
+        assert answer.status_code == 400, (url, answer.json())
+        error = answer.json()["error"]
+        assert error["details"] == {"field": "credentials"} and "give the credentials again" in error["message"], url
+        row = Source.objects.get(pk=source_id)
+        assert (row.url, row.credentials) == (git_server, stored), url  # nothing changed
+        with pytest.raises(ApplicationError, match="give the credentials again"):
+            source_update(actor=admin, source=row, url=url)
+    # The same scheme, host and port (another path, the default port written out) keeps them.
+    same = git_server.replace("/repo.git", "/other.git")
+    assert client.patch(f"/api/v1/sources/{source_id}/", {"url": same}, format="json").status_code == 200
+    assert Source.objects.get(pk=source_id).credentials == stored
+    # Given again, or cleared, with the new url: accepted.
+    answer = client.patch(f"/api/v1/sources/{source_id}/", {"url": elsewhere[0], "credentials": {
+        "username": "reader", "password": "another-pass-qq"}}, format="json")
+    assert answer.status_code == 200 and Source.objects.get(pk=source_id).credentials != stored
+    answer = client.patch(f"/api/v1/sources/{source_id}/", {"url": elsewhere[1], "credentials": {}}, format="json")
+    assert answer.status_code == 200 and answer.json()["has_credentials"] is False
+    # Without stored credentials a url moves freely.
+    assert client.patch(f"/api/v1/sources/{source_id}/", {"url": git_server}, format="json").status_code == 200
+    # Git's two ssh forms name one origin; http and https, or another port, do not.
+    assert credential_origin("ssh://git@Example.com/org/repo.git") == credential_origin("git@example.com:org/r.git")
+    assert credential_origin("https://example.com/r.git") == credential_origin("https://example.com:443/x.git")
+    assert credential_origin("http://example.com/r.git") != credential_origin("https://example.com/r.git")
 
 
 def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin):

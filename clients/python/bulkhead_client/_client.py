@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -59,6 +60,17 @@ class RetryPolicy:
             if math.isfinite(seconds):  # "nan" or "inf" from a server: the back-off, never a crash or a wait forever
                 return min(max(seconds, 0.0), self.max_wait)
         return min(self.backoff * 2**attempt, self.max_wait)
+
+
+def _segment(value: str | int) -> str:
+    """``value`` (an id) as one path segment: percent-encoded whole (``/``, ``?``, ``#``, ``%`` and every other
+    character outside the unreserved ones), so that an id an application got from elsewhere can never name
+    another path, add a query or cut the path short. ``""``, ``.`` and ``..`` are no segment (they would
+    name the collection, or its parent): :class:`ValueError`, before any request."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise ValueError(f"{text!r} is not an id")
+    return quote(text, safe="")
 
 
 def _clean(values: Mapping[str, Any]) -> dict:
@@ -108,7 +120,7 @@ class _Operations:
         return self._send(_Request("GET", "/api/v1/documents/", params=params))
 
     def get_document(self, document_id: str) -> Document:
-        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/"))
+        return self._send(_Request("GET", f"/api/v1/documents/{_segment(document_id)}/"))
 
     def upload_document(self, content: str | bytes | Path, *, title: str | None = None,
                         content_type: str | None = None, source: str | None = None, tags: list[str] | None = None,
@@ -133,32 +145,32 @@ class _Operations:
                          groups: list[str] | None = None) -> dict:
         parts = _upload(content, title=title, content_type=content_type, source=source, tags=tags,
                         access_level=access_level, groups=groups)
-        return self._send(_Request("PUT", f"/api/v1/documents/{document_id}/", **parts))
+        return self._send(_Request("PUT", f"/api/v1/documents/{_segment(document_id)}/", **parts))
 
     def delete_document(self, document_id: str) -> None:
-        return self._send(_Request("DELETE", f"/api/v1/documents/{document_id}/"))
+        return self._send(_Request("DELETE", f"/api/v1/documents/{_segment(document_id)}/"))
 
     def document_sections(self, document_id: str, *, offset: int | None = None, limit: int | None = None) -> list[dict]:
         """The section tree you may read, in document order: whole, or past 10,000 sections (the server then
         refuses the whole tree: ``ValidationError`` code ``too_many_sections``) a page of ``limit`` from ``offset``."""
         params = _clean({"offset": offset, "limit": limit})
-        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/sections/", params=params or None))
+        return self._send(_Request("GET", f"/api/v1/documents/{_segment(document_id)}/sections/", params=params or None))
 
     def set_section_access(self, section_id: str, *, access_level: str | None = None,
                            groups: list[str] | None = None, inherit: bool | None = None) -> dict:
         """Change a section's policy (editors, admins): a level, groups, or ``inherit=True``."""
         body = _clean({"access_level": access_level, "groups": groups, "inherit": inherit})
-        return self._send(_Request("PATCH", f"/api/v1/sections/{section_id}/", json=body))
+        return self._send(_Request("PATCH", f"/api/v1/sections/{_segment(section_id)}/", json=body))
 
     def document_as_member(self, document_id: str, membership_id: int) -> dict:
-        return self._send(_Request("GET", f"/api/v1/documents/{document_id}/as/{membership_id}/"))
+        return self._send(_Request("GET", f"/api/v1/documents/{_segment(document_id)}/as/{_segment(membership_id)}/"))
 
     def section_readers(self, section_id: str) -> dict:
-        return self._send(_Request("GET", f"/api/v1/sections/{section_id}/readers/"))
+        return self._send(_Request("GET", f"/api/v1/sections/{_segment(section_id)}/readers/"))
 
     # -- jobs
     def get_job(self, job_id: str) -> Job:
-        return self._send(_Request("GET", f"/api/v1/jobs/{job_id}/"))
+        return self._send(_Request("GET", f"/api/v1/jobs/{_segment(job_id)}/"))
 
     # -- members, groups, tokens (admins)
     def members_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
@@ -174,7 +186,7 @@ class _Operations:
     def update_member(self, membership_id: int, *, role: str | None = None, clearance: str | None = None,
                       groups: list[str] | None = None, is_active: bool | None = None) -> dict:
         body = _clean({"role": role, "clearance": clearance, "groups": groups, "is_active": is_active})
-        return self._send(_Request("PATCH", f"/api/v1/memberships/{membership_id}/", json=body))
+        return self._send(_Request("PATCH", f"/api/v1/memberships/{_segment(membership_id)}/", json=body))
 
     def groups_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
         return self._send(_Request("GET", "/api/v1/groups/", params={"limit": limit, "offset": offset}))
@@ -183,7 +195,7 @@ class _Operations:
         return self._send(_Request("POST", "/api/v1/groups/", json=_clean({"slug": slug, "name": name})))
 
     def rename_group(self, group_id: int, name: str) -> dict:
-        return self._send(_Request("PATCH", f"/api/v1/groups/{group_id}/", json={"name": name}))
+        return self._send(_Request("PATCH", f"/api/v1/groups/{_segment(group_id)}/", json={"name": name}))
 
     def tokens_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
         return self._send(_Request("GET", "/api/v1/tokens/", params={"limit": limit, "offset": offset}))
@@ -194,7 +206,7 @@ class _Operations:
         return self._send(_Request("POST", "/api/v1/tokens/", json=body))
 
     def revoke_token(self, token_id: int) -> dict:
-        return self._send(_Request("POST", f"/api/v1/tokens/{token_id}/revoke/"))
+        return self._send(_Request("POST", f"/api/v1/tokens/{_segment(token_id)}/revoke/"))
 
     # -- index versions (admins)
     def index_versions_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
@@ -205,10 +217,10 @@ class _Operations:
         return self._send(_Request("POST", "/api/v1/index-versions/", json=body))
 
     def build_index_version(self, version_id: str) -> dict:
-        return self._send(_Request("POST", f"/api/v1/index-versions/{version_id}/build/"))
+        return self._send(_Request("POST", f"/api/v1/index-versions/{_segment(version_id)}/build/"))
 
     def activate_index_version(self, version_id: str, *, force: bool = False) -> dict:
-        return self._send(_Request("POST", f"/api/v1/index-versions/{version_id}/activate/", json={"force": force}))
+        return self._send(_Request("POST", f"/api/v1/index-versions/{_segment(version_id)}/activate/", json={"force": force}))
 
     # -- audit (admins)
     def audit_page(self, *, limit: int = 50, offset: int = 0, member: int | None = None, action: str | None = None,
