@@ -78,6 +78,9 @@ MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
 MIN_FONT_PX = 8 / 3  # 2 pt
 MIN_OPACITY = 0.1
 OFF_SCREEN_PX = 1000.0
+# A transform that shears a letter's axes closer than this to one another draws it as a band of strokes (a skew of
+# 65 degrees or more; rendered in chromium: at 70 nothing reads, at 60 words still do).
+MIN_AXES_DEGREES = 25.0
 # Box edges that push an element's text right or down by their size (2026-12-04): a padding or border of
 # OFF_SCREEN_PX or more moves it off the screen, as a margin does (the right and bottom ones move nothing).
 _PUSHING = ("padding-left", "padding-top", "border-left-width", "border-top-width")
@@ -996,7 +999,28 @@ def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
                 scale *= _rotation_scale(tuple(axis), angle)  # type: ignore[arg-type]
         elif name.startswith("translate"):
             far = far or _offset_far(arguments, font_px)
-    return scale, far
+    return min(scale, _readable_scale(_linear_part(tokens))), far
+
+
+def _readable_scale(matrix: Matrix | None) -> float:
+    """How much of a letter's size a transform leaves readable (2026-12-04; found attacking hidden text: a skew near
+    90 degrees, ``skewX(80deg)``, and a matrix squashing one axis, ``matrix(1, 0, 0, 0.15, 0, 0)``, drew unreadable
+    smears that reached the model -- the square root of the determinant, the scale read before, is 1 for any skew and
+    0.39 for that matrix). Of the projected 2D part (columns ``u`` along the baseline, ``v`` up the letters): the
+    height across the baseline (``|det| / |u|``) and the width across the letters' stems (``|det| / |v|``), the
+    smaller of the two, which the 2 pt rule then judges; 0 when the axes are sheared within
+    :data:`MIN_AXES_DEGREES` of one another (rendered in chromium: a skew of 70 degrees or more draws a band of
+    strokes, at 60 words still show, at 45 and 20 they read). 1 for a transform this reader cannot read."""
+    if matrix is None:
+        return 1.0
+    (a, c, _), (b, d, _), _ = matrix
+    determinant = abs(a * d - b * c)
+    along, up = math.hypot(a, b), math.hypot(c, d)
+    if along == 0 or up == 0 or determinant == 0:
+        return 0.0
+    if determinant / (along * up) < math.sin(math.radians(MIN_AXES_DEGREES)):
+        return 0.0
+    return min(determinant / along, determinant / up)
 
 
 Matrix = tuple[tuple[float, float, float], ...]
@@ -1032,8 +1056,16 @@ def _linear_part(tokens: list) -> Matrix | None:
         arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
         numbers = [_number(t) for t in arguments]
         step: Matrix | None = _IDENTITY
-        if name.startswith("translate") or name == "perspective" or name.startswith("skew"):
-            pass  # a skew keeps the z axis and the facing
+        if name.startswith("translate") or name == "perspective":
+            pass
+        elif name in ("skew", "skewx", "skewy") and 1 <= len(arguments) <= (2 if name == "skew" else 1):
+            angles = [_angle(argument) for argument in arguments]
+            if None in angles:
+                step = None
+            else:  # a shear keeps the z axis and the facing
+                x = math.tan(angles[0]) if name != "skewy" else 0.0  # type: ignore[arg-type]
+                y = math.tan(angles[0]) if name == "skewy" else math.tan(angles[1]) if len(angles) == 2 else 0.0  # type: ignore[arg-type]
+                step = ((1.0, x, 0.0), (y, 1.0, 0.0), (0.0, 0.0, 1.0))
         elif name in ("rotate", "rotatez", "rotatex", "rotatey") and len(arguments) == 1:
             angle = _angle(arguments[0])
             axis = {"rotatex": (1.0, 0.0, 0.0), "rotatey": (0.0, 1.0, 0.0)}.get(name, (0.0, 0.0, 1.0))

@@ -357,6 +357,36 @@ def test_html_text_with_an_ordinary_box_or_line_stays(markup):
     assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
 
 
+# 2026-12-04 (found attacking hidden text; rendered in chromium: a skew of 70 degrees or more draws a band of strokes):
+# text sheared or squashed past reading -- the determinant's square root, the scale read before, is 1 for any skew.
+SHEARED = {
+    "skew-x-80": "skewX(80deg)", "skew-x-70": "skewX(70deg)", "skew-75-0": "skew(75deg, 0)",
+    "skew-y-80": "skewY(80deg)", "skew-both-40": "skew(40deg, 40deg)", "skew-x-turn": "skewX(0.23turn)",
+    "composed-skews": "skewX(40deg) skewX(40deg) skewX(40deg)", "matrix-squashed": "matrix(1, 0, 0, 0.15, 0, 0)",
+    "matrix-sheared": "matrix(1, 0, 5, 1, 0, 0)", "matrix-stretched-and-squashed": "matrix(20, 0, 0, 0.1, 0, 0)",
+    "skew-after-a-rotation": "rotate(30deg) skewY(85deg)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHEARED))
+def test_html_text_sheared_or_squashed_past_reading_never_reaches_the_model(case):
+    markup = f'<span style="display:inline-block;transform:{SHEARED[case]}">{PAYLOAD}</span>'
+    assert_hidden(parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html"))
+    rule = f"<style>@media (min-width: 1px) {{ .s {{ transform: {SHEARED[case]} }} }}</style>"
+    assert_hidden(parsed(html(f'<p>{VISIBLE} <span class="s">{PAYLOAD}</span> {AFTER}</p>', head=rule), "page.html"))
+
+
+@pytest.mark.parametrize("transform", [
+    "skewX(20deg)", "skewX(-15deg)", "skew(10deg, 10deg)", "skewX(45deg)", "matrix(1, 0, 0.3, 1, 0, 0)",
+    "rotate(45deg)", "matrix(0.7071, 0.7071, -0.7071, 0.7071, 0, 0)", "scaleX(-1)", "matrix(2, 0, 0, 2, 0, 0)",
+    "skewX(40deg) skewX(-40deg)", "skewX(1rad) translate(10px)",
+])
+def test_html_text_with_a_small_shear_or_a_rotation_stays(transform):
+    doc = parsed(html(f'<p>{VISIBLE} <span style="display:inline-block;transform:{transform}">{PAYLOAD}</span> '
+                      f"{AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',
