@@ -387,6 +387,32 @@ def test_html_text_with_a_small_shear_or_a_rotation_stays(transform):
     assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
 
 
+@pytest.mark.parametrize("markup", [
+    f'<span style="font-size-adjust:0">{PAYLOAD}</span>',
+    f'<div style="font-size-adjust:0"><b>{PAYLOAD}</b></div>',
+    f'<span style="font-size-adjust:cap-height 0">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:0.05">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:ex-height calc(0.02 * 2)">{PAYLOAD}</span>',
+    f'<style>@media (min-width: 1px) {{ .a {{ font-size-adjust: 0 }} }}</style><span class="a">{PAYLOAD}</span>',
+    f'<span style="font-size:8px;font-size-adjust:0.15">{PAYLOAD}</span>',
+], ids=["zero", "inherited", "cap-height-zero", "tiny", "calc", "media-rule", "small-font-small-adjust"])
+def test_html_a_font_adjusted_to_nothing_never_reaches_the_model(markup):
+    """Found attacking hidden text (2026-12-04): ``font-size-adjust: 0`` draws the font at size 0 (it scales the font
+    so that its x height is that share of the size); the declaration was not read and the text reached the model."""
+    assert_hidden(parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html"))
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="font-size-adjust:0.5">{PAYLOAD}</span>', f'<span style="font-size-adjust:none">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:from-font">{PAYLOAD}</span>',
+    f'<div style="font-size-adjust:0"><b style="font-size-adjust:none">{PAYLOAD}</b></div>',
+    f'<span style="font-size:1px;font-size-adjust:10">{PAYLOAD}</span>',
+])
+def test_html_a_font_adjusted_to_a_readable_size_stays(markup):
+    doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',

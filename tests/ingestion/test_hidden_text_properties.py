@@ -66,6 +66,7 @@ HTML_HIDING = [
     ('<span style="position:absolute;left:-10000px">', "</span>"), ('<span class="gone">', "</span>"),
     ('<span id="away">', "</span>"), ('<span class="imported">', "</span>"), ("<template>", "</template>"),
     ('<span style="padding-left:10000px">', "</span>"), ('<span style="line-height:5000px">', "</span>"),
+    ('<span style="font-size-adjust:0">', "</span>"),
     ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
