@@ -413,6 +413,65 @@ def test_html_a_font_adjusted_to_a_readable_size_stays(markup):
     assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
 
 
+# 2026-12-04 (found attacking hidden text): a colour set under a condition that holds on a screen -- only what hides by
+# itself was read inside @media/@supports, so white text there reached the model. A second cascade pass applies the
+# rules as a desktop screen does (1280 px wide, light, a mouse); text hidden in either pass is hidden.
+SCREEN_CONDITIONS = {
+    "media-screen": "@media screen { .c { color: white } }",
+    "media-min-width": "@media (min-width: 600px) { .c { color: #fff } }",
+    "media-range": "@media (300px <= width <= 4000px) { .c { color: #fefefe } }",
+    "media-light-scheme": "@media (prefers-color-scheme: light) { .c { color: white } }",
+    "media-only-screen-and-hover": "@media only screen and (hover: hover) and (orientation: landscape) "
+                                   "{ .c { color: rgb(255 255 255) } }",
+    "media-list": "@media print, (min-resolution: 1dppx) { .c { color: white } }",
+    "media-not-print": "@media not print { .c { color: white } }",
+    "media-background": "@media (min-width: 1px) { .wrap { background: #000 } .c { color: #000 } }",
+    "supports": "@supports (color: red) { .c { color: #fff } }",
+    "nested": "@media screen { @supports (display: grid) and (opacity: 1) { .c { color: #fff } } }",
+    "inside-a-rule": ".c { @media (min-width: 1px) { color: #fff } }",
+    "style-media-attribute": "",
+    "import-media": '@import url("data:text/css,.c%7Bcolor%3A%23fff%7D") screen and (min-width: 1px);',
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCREEN_CONDITIONS))
+def test_html_a_colour_set_under_a_condition_that_holds_on_a_screen_never_reaches_the_model(case):
+    head = (f"<style>{SCREEN_CONDITIONS[case]}</style>" if SCREEN_CONDITIONS[case]
+            else '<style media="screen and (min-width: 1px)">.c { color: #fff }</style>')
+    doc = parsed(html(f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>'
+                      .replace(f"<p>{VISIBLE}", f"<p style='color:#777'>{VISIBLE}") if case == "media-background"
+                      else f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>',
+                      head=head), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("sheet", [
+    "@media (max-width: 600px) { .c { color: #fff } }",
+    "@media (prefers-color-scheme: dark) { .c { color: #fff } }",
+    "@media print { .c { color: #fff } }",
+    "@media (min-width: 1px) { .c { color: #fff; background: #000 } }",
+    "@media (unknown-feature: 1) { .c { color: #fff } }",
+    "@media not screen { .c { color: #fff } }",
+    "@media (min-width: 1px) or (max-width: 2px) { .c { color: #fff } }",
+    "@supports not (display: grid) { .c { color: #fff } }",
+    "@supports selector(:has(a)) { .c { color: #fff } }",
+    "@container (min-width: 1px) { .c { color: #fff } }",
+    ".c { color: #fff } @media (min-width: 1px) { .c { color: #000 } } @media (min-width: 1px) { body { } }",
+], ids=["phone-only", "dark-scheme", "print", "white-on-black", "unknown-feature", "not-screen", "level-4-or",
+        "supports-not", "supports-selector", "container", "white-then-black"])
+def test_html_a_colour_under_a_condition_that_does_not_hold_or_shows_stays(sheet):
+    """Kept: a condition that does not hold on a desktop screen or that this reader cannot evaluate (the first pass
+    still applies what hides by itself there), a readable pair. Not kept, ``white-then-black``: the passes disagree
+    (the first, without the condition's colour: white; the second: black) -- hidden in either is hidden, so a
+    condition never un-hides."""
+    doc = parsed(html(f'<p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{sheet}</style>"),
+                 "page.html")
+    if sheet.startswith(".c { color: #fff }"):
+        assert PAYLOAD not in doc.text
+    else:
+        assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',
@@ -444,7 +503,7 @@ def test_html_an_imported_data_url_stylesheet_hides_text(case):
 
 @pytest.mark.parametrize("sheet", [
     f'@import url("{_DATA_SHEET}") print;',
-    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (min-width: 1px);',  # a colour under a condition
+    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (max-width: 600px);',  # a colour, on a phone only
     '@import url("https://example.org/hide.css");',
     '@import url("data:text/plain,.x%7Bdisplay%3Anone%7D");',
     '@import url("data:text/css,.x%7Bdisplay%3Ablock%7D");',
