@@ -1315,6 +1315,56 @@ def test_plain_text_a_control_string_left_open_runs_to_the_end_and_hyperlink_tex
         assert_hidden(parsed(text.replace("{AFTER}", AFTER).replace("{LONG}", _LONG), filename))
 
 
+# 2026-12-04 (found attacking hidden text): cursor moves and erasures within a line -- only the ESC was removed, the
+# text they write over or erase reached the model. Each holds the payload first on its line, the visible words after.
+_CURSOR_HIDING = {
+    "back-and-overwrite": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "=" * len(PAYLOAD),
+    "back-one-at-a-time": PAYLOAD + "\x1b[D" * len(PAYLOAD) + "-" * len(PAYLOAD),
+    "to-a-column": f"{PAYLOAD}\x1b[1G" + "-" * len(PAYLOAD),
+    "erase-line": f"{PAYLOAD}\x1b[2K",
+    "erase-to-start": f"{PAYLOAD}\x1b[1K",
+    "erase-to-end": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[K",
+    "erase-to-end-0": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[0K",
+    "erase-characters": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[{len(PAYLOAD)}X",
+    "forward-then-erase": f"\x1b[5C{PAYLOAD}\x1b[99D\x1b[K",
+    "c1-csi": f"{PAYLOAD}\x9b2K",
+    "after-a-tab": f"\t{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "=" * len(PAYLOAD),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CURSOR_HIDING))
+def test_plain_text_a_terminal_cursor_writes_over_or_erases_never_reaches_the_model(case):
+    doc = parsed(f"{_PADDING}{_CURSOR_HIDING[case]} {VISIBLE} {AFTER}\n", "notes.txt")
+    assert_hidden(doc)
+    assert PAYLOAD[-4:] not in doc.text
+
+
+def test_plain_text_cursor_moves_that_erase_nothing_keep_the_text():
+    """What a terminal still shows: a forward move, an erasure after the text, a move back written over by the same
+    letters (a progress line), the cursor hidden and shown, ``tput sgr0``'s charset designation, a keypad mode."""
+    for line in (f"{VISIBLE}\x1b[3C{PAYLOAD} {AFTER}", f"{VISIBLE} {PAYLOAD} {AFTER}\x1b[K",
+                 f"\x1b[?25l{VISIBLE} {PAYLOAD} {AFTER}\x1b[?25h", f"\x1b(B\x1b[m{VISIBLE} {PAYLOAD}\x1b= {AFTER}",
+                 f"{VISIBLE} {PAYLOAD}\x1b[2D\x1b[Xad {AFTER}"):
+        doc = parsed(f"{_PADDING}{line}\n", "notes.txt")
+        assert VISIBLE in doc.text and PAYLOAD in doc.text and AFTER in doc.text, line
+
+
+@pytest.mark.parametrize("sequence", ["\x1b[2J", "\x1b[H", "\x1b[1;1H", "\x1b[3;5f", "\x1b[A", "\x1b[3B",
+                                      "\x1b[E", "\x1b[2F", "\x1b[5d", "\x1b[S", "\x1b[T", "\x1bc", "\x1bM",
+                                      "\x1bD", "\x1bE", "\x1b7", "\x1b8", "\x1b#8", "\x1b[s", "\x1b[?1049h",
+                                      "\x1b[5P", "\x1b[4@", "\x1b[4h", "\x1b[3K", "\x1b[1;2C", "\x1b[ q",
+                                      "\x9bH"])
+def test_plain_text_a_cursor_move_between_lines_or_an_unknown_sequence_fails_with_its_line(sequence):
+    """A terminal that moves between lines, clears the screen or does what this reader does not follow shows
+    something else than a line-by-line reading of the file: the upload fails, naming the line (fail closed)."""
+    with pytest.raises(ParseError) as failure:
+        parsed(f"{_PADDING}first line\n{VISIBLE} {sequence}{PAYLOAD} {AFTER}\n", "notes.txt")
+    assert failure.value.line == 4 and "terminal control sequence" in failure.value.message
+    with pytest.raises(ParseError) as failure:
+        parsed(f"name,note\nfirst,{_LONG}\nsecond,{VISIBLE} {sequence}{PAYLOAD}\n", "table.csv")
+    assert failure.value.line == 3
+
+
 # 2026-12-03 (listed as not evaluated before): a carriage return alone in a text with line feeds sends a
 # terminal's cursor back to the line's start; what follows writes over what it drew (``cat`` shows none of it).
 _WRITTEN_OVER = {
@@ -1354,7 +1404,9 @@ def test_plain_text_carriage_returns_that_write_over_nothing_stay():
 # from a terminal reader, as plain text does (the same rule: ``visible_text.terminal_hidden``).
 _LONG = "ordinary words of a long cell, cue or turn " * 40
 _TERMINAL_HIDING = {"conceal": f"\x1b[8m{PAYLOAD}\x1b[0m", "black-on-black": f"\x1b[30;40m{PAYLOAD}\x1b[0m",
-                    "overstrike": PAYLOAD + "\b" * len(PAYLOAD) + "written over it with more"}
+                    "overstrike": PAYLOAD + "\b" * len(PAYLOAD) + "written over it with more",
+                    # 2026-12-04: the cursor moved back over it, and written over
+                    "cursor-back": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "#" * len(PAYLOAD)}
 _TERMINAL_FORMATS = {
     "csv": ("table.csv", "name,note\nfirst,{VISIBLE} {x} words\nsecond,{AFTER}\nthird,{LONG}\n"),
     "tsv": ("table.tsv", "name\tnote\nfirst\t{VISIBLE} {x} words\nsecond\t{AFTER}\nthird\t{LONG}\n"),
