@@ -343,8 +343,9 @@ _CONTROL_RE = re.compile(
 _IN_LINE = frozenset("CDGKX")
 _HARMLESS_ESCAPES = frozenset("=>\\")
 _CHARSET_INTERMEDIATES = frozenset("()*+-./")
-# Cursor moves and erasures tracked in a text: at most this many columns looked at (a hostile text of alternating
-# moves and erasures over a long line); past it the text fails (fail closed).
+# Cursor moves and erasures tracked in a text: at most this many empty columns looked at (a hostile text of moves
+# and erasures over the holes of a long line); past it the text fails (fail closed). Erased columns do not count:
+# each was written first.
 MAX_CURSOR_WORK = 2_000_000
 _CONTROL_START_RE = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 _SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
@@ -498,11 +499,12 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
                 bisect.bisect_left(moved, position) < bisect.bisect_left(moved, end):
             columns: dict[int, int] = {}  # the offset of the character each column of the line shows
             cursor = 0
+            right = [-1]  # at least the rightmost column written (:func:`_move`)
             for offset, char in enumerate(line, position):
                 at = bisect.bisect_right(starts, offset) - 1
                 if at >= 0 and offset < sequences[at][1]:
                     if offset in moves:
-                        cursor = _move(text, offset, moves[offset], cursor, columns, ranges, work)
+                        cursor = _move(text, offset, moves[offset], cursor, columns, ranges, work, right)
                     continue
                 if char == "\b":
                     ranges.append((offset, offset + 1))
@@ -518,6 +520,7 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
                             ranges.append((columns[column], columns[column] + 1))
                         columns[column] = offset
                     cursor += width
+                    right[0] = max(right[0], cursor - 1)
         position += len(line) + 1
     return merge_ranges(ranges)
 
@@ -530,9 +533,11 @@ def _unfollowed(text: str, offset: int, sequence: str) -> None:
 
 
 def _move(text: str, offset: int, move: tuple[str, str], cursor: int, columns: dict[int, int],
-          ranges: list[tuple[int, int]], work: list[int]) -> int:
+          ranges: list[tuple[int, int]], work: list[int], right: list[int]) -> int:
     """Apply a cursor move or erasure in a line (:data:`_IN_LINE`) at ``offset``: the cursor's new column; what it
-    erases is added to ``ranges`` and leaves ``columns``."""
+    erases is added to ``ranges`` and leaves ``columns``. ``right``: at least the rightmost column written (lowered
+    by an erasure to the end or of the line). Columns looked at that hold nothing count against ``work`` (those that
+    are erased were written first: their cost is the text's own length)."""
     final, params = move
     number = int(params) if params else None
     if final == "C":
@@ -545,17 +550,26 @@ def _move(text: str, offset: int, move: tuple[str, str], cursor: int, columns: d
         mode = number or 0
         if mode > 2:
             _unfollowed(text, offset, f"ESC [{params}K")
-        erased = [column for column in columns if mode == 2 or (column >= cursor if mode == 0 else column <= cursor)]
+        first, last = (cursor, right[0]) if mode == 0 else (0, cursor) if mode == 1 else (0, right[0])
     else:  # X: erase characters from the cursor on, without moving it
-        last = cursor + (number or 1)
-        erased = [column for column in columns if cursor <= column < last]
-    work[0] -= len(columns) + 1
-    if work[0] < 0:
-        raise ParseError(f"terminal cursor moves and erasures past {MAX_CURSOR_WORK:,} columns looked at: too costly "
-                         "to follow", line=text.count("\n", 0, offset) + 1)
-    for column in erased:
-        ranges.append((columns[column], columns[column] + 1))
-        del columns[column]
+        first, last = cursor, min(right[0], cursor + (number or 1) - 1)
+    if last >= first and columns:
+        if last - first + 1 <= len(columns):
+            looked, candidates = last - first + 1, range(first, last + 1)
+        else:
+            looked, candidates = len(columns), [column for column in columns if first <= column <= last]
+        erased = 0
+        for column in candidates:
+            written = columns.pop(column, None)
+            if written is not None:
+                ranges.append((written, written + 1))
+                erased += 1
+        work[0] -= looked - erased
+        if work[0] < 0:
+            raise ParseError(f"terminal cursor moves and erasures past {MAX_CURSOR_WORK:,} empty columns looked at: "
+                             "too costly to follow", line=text.count("\n", 0, offset) + 1)
+    if final == "K" and mode != 1:
+        right[0] = min(right[0], cursor - 1) if mode == 0 else -1
     return cursor
 
 

@@ -1349,6 +1349,19 @@ def test_plain_text_cursor_moves_that_erase_nothing_keep_the_text():
         assert VISIBLE in doc.text and PAYLOAD in doc.text and AFTER in doc.text, line
 
 
+def test_plain_text_cursor_erasures_over_empty_columns_past_the_bound_fail_with_their_line():
+    """Erasing written characters costs what writing them did; looking at empty columns is bounded
+    (``MAX_CURSOR_WORK``): a line of 5,000 letters, a letter 5,000 columns on, then 600 erasures of the empty
+    columns between looks at 3 million of them -- the upload fails at that line (fail closed), at once."""
+    hostile = "a" * 5000 + "\x1b[5000Cy\x1b[5001G" + "\x1b[9999X" * 600
+    padding = "An ordinary line of words that a terminal shows as it is written, long enough.\n" * 120
+    with pytest.raises(ParseError) as failure:
+        parsed(f"{padding}{hostile}\n{VISIBLE}\n", "notes.txt")
+    assert failure.value.line == 121 and "too costly" in failure.value.message
+    doc = parsed(f"{padding}{'a' * 5000}\x1b[5000Cy\x1b[5001G" + "\x1b[9999X" * 100 + f"\n{VISIBLE}\n", "notes.txt")
+    assert VISIBLE in doc.text and "y" not in doc.text.splitlines()[120]
+
+
 @pytest.mark.parametrize("sequence", ["\x1b[2J", "\x1b[H", "\x1b[1;1H", "\x1b[3;5f", "\x1b[A", "\x1b[3B",
                                       "\x1b[E", "\x1b[2F", "\x1b[5d", "\x1b[S", "\x1b[T", "\x1bc", "\x1bM",
                                       "\x1bD", "\x1bE", "\x1b7", "\x1b8", "\x1b#8", "\x1b[s", "\x1b[?1049h",
