@@ -508,6 +508,7 @@ class _Tracker:
     work: int = 0  # :data:`MAX_COVER_WORK`
     overflow: tuple | None = None  # past the work bound: (the last fill's number, the fills' bounding box)
     budget: list = field(default_factory=lambda: [MAX_COVER_WORK_DOCUMENT])  # the document's work left (shared)
+    memberships: dict = field(default_factory=dict)  # OCMDs judged on this page: off or not
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -526,6 +527,12 @@ class _Tracker:
                 return _reference(group) in self.off
         except (KeyError, TypeError, AttributeError, ValueError):
             return False
+        key = _reference(group)
+        if key not in self.memberships:  # (judged once a page: content marked with it many times costs one look)
+            self.memberships[key] = self._membership_off(group)
+        return self.memberships[key]
+
+    def _membership_off(self, group) -> bool:
         try:
             expression = group.get("/VE")
             if expression is not None:

@@ -41,7 +41,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from ingestion.structure import ParsedDocument, Section
+from ingestion.structure import ParsedDocument, ParseError, Section
 
 # -- classification --------------------------------------------------------------------------------
 
@@ -329,8 +329,24 @@ def _clean_value(value: object) -> object:
 _CONTROL_RE = re.compile(
     r"(?:\x1b\]|\x9d)[^\x07\x1b\x18\x1a\x80-\x9f]*(?:\x07|\x1b\\|[\x9c\x18\x1a])?"
     r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x1b\x18\x1a\x80-\x9f]*(?:\x1b\\|[\x9c\x18\x1a])?"
-    r"|(?:\x1b\[|\x9b)(?P<params>[0-9;:?<=>]*)[ -/]*(?P<final>[@-~])"
+    r"|(?:\x1b\[|\x9b)(?P<params>[0-9;:?<=>]*)(?P<middle>[ -/]*)(?P<final>[@-~])"
+    r"|\x1b(?P<intermediate>[ -/]*)(?P<escape>[0-~])"
 )
+# What a terminal does with the sequences it draws within a line (2026-12-04): cursor forward (C), back (D), to a
+# column (G); erase in the line (K) and erase characters (X) -- tracked, so what they write over or erase goes. The SGR
+# (m) and the cursor's visibility (?25 h/l) draw nothing. Every other CSI -- one that moves between lines (A, B, E,
+# F, H, f, d), clears the screen (J), scrolls, inserts or deletes, switches screens, or any this reader does not
+# know -- and the escapes that reset the terminal or move between lines (ESC c, D, E, M, 7, 8, #...) fail the text
+# with their line: what a terminal shows after them is not a line-by-line reading of the file (fail closed). An
+# escape that designates a character set (``ESC ( B``, as ``tput sgr0`` writes) or a keypad mode (``ESC =``, ``ESC >``)
+# draws nothing: cut.
+_IN_LINE = frozenset("CDGKX")
+_HARMLESS_ESCAPES = frozenset("=>\\")
+_CHARSET_INTERMEDIATES = frozenset("()*+-./")
+# Cursor moves and erasures tracked in a text: at most this many empty columns looked at (a hostile text of moves
+# and erasures over the holes of a long line); past it the text fails (fail closed). Erased columns do not count:
+# each was written first.
+MAX_CURSOR_WORK = 2_000_000
 _CONTROL_START_RE = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 _SGR_CONCEAL, _SGR_REVEAL = "8", frozenset({"", "0", "28"})
 # xterm's default palette for the 16 basic colours (30-37 and 90-97 foreground, 40-47 and 100-107 background).
@@ -420,7 +436,12 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
     and the carriage return (a line break to a browser or an editor) stay. A text without any line feed is a file
     of old Mac line endings: its carriage returns are line breaks, nothing is overwritten. Columns are a terminal's:
     a tab moves to the next stop of 8 without writing, a wide character takes two, a combining mark none, a control
-    sequence none."""
+    sequence none.
+
+    Cursor moves and erasures within a line (2026-12-04): ``ESC[nC``/``D``/``G`` move the cursor, ``ESC[nK`` and
+    ``ESC[nX`` erase; what they let be written over or erase goes. A sequence that moves between lines, clears the
+    screen or is not one of these (nor an SGR, nor the cursor's visibility) raises :class:`ParseError` naming its
+    line (:data:`_IN_LINE`, :func:`_unfollowed`)."""
     overwrite = carriage_returns and "\n" in text and _OVERWRITING_CR_RE.search(text) is not None
     if _CONTROL_START_RE.search(text) is None and "\b" not in text and not overwrite:
         return []
@@ -430,11 +451,24 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
     background: tuple[int, int, int] | None = None
     hidden_from: int | None = None
     sequences: list[tuple[int, int]] = []  # the control sequences: no column on a terminal
+    moves: dict[int, tuple[str, str]] = {}  # by a sequence's start: (final, parameters) of one tracked in a line
     for match in _CONTROL_RE.finditer(text):
         ranges.append(match.span())
         sequences.append(match.span())
+        if match["escape"] is not None:
+            if not (match["intermediate"] and match["intermediate"][0] in _CHARSET_INTERMEDIATES
+                    or not match["intermediate"] and match["escape"] in _HARMLESS_ESCAPES):
+                _unfollowed(text, match.start(), f"ESC {match['intermediate']}{match['escape']}")
+            continue
+        if match["final"] is not None and match["final"] != "m":
+            final, params = match["final"], match["params"]
+            if final in _IN_LINE and not match["middle"] and (params.isdigit() or params == ""):
+                moves[match.start()] = (final, params)
+            elif not (final in "hl" and params in ("?25", "?12") and not match["middle"]):
+                _unfollowed(text, match.start(), f"ESC [{params}{match['middle']}{final}")
+            continue
         if match["final"] != "m":
-            continue  # a control string, or a CSI that sets no attribute
+            continue  # a control string
         for code, arguments in _sgr(match["params"]):  # in order, as a terminal applies them: "8;0" conceals nothing
             number = int(code) if code.isdigit() else -1
             if code == _SGR_CONCEAL:
@@ -456,14 +490,21 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
     if hidden_from is not None:
         ranges.append((hidden_from, len(text)))
     starts = [start for start, _ in sequences]
+    moved = sorted(moves)
+    work = [MAX_CURSOR_WORK]
     position = 0
     for line in text.split("\n"):
-        if "\b" in line or (overwrite and "\r" in line):
+        end = position + len(line)
+        if "\b" in line or (overwrite and "\r" in line) or \
+                bisect.bisect_left(moved, position) < bisect.bisect_left(moved, end):
             columns: dict[int, int] = {}  # the offset of the character each column of the line shows
             cursor = 0
+            right = [-1]  # at least the rightmost column written (:func:`_move`)
             for offset, char in enumerate(line, position):
                 at = bisect.bisect_right(starts, offset) - 1
                 if at >= 0 and offset < sequences[at][1]:
+                    if offset in moves:
+                        cursor = _move(text, offset, moves[offset], cursor, columns, ranges, work, right)
                     continue
                 if char == "\b":
                     ranges.append((offset, offset + 1))
@@ -479,8 +520,57 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
                             ranges.append((columns[column], columns[column] + 1))
                         columns[column] = offset
                     cursor += width
+                    right[0] = max(right[0], cursor - 1)
         position += len(line) + 1
     return merge_ranges(ranges)
+
+
+def _unfollowed(text: str, offset: int, sequence: str) -> None:
+    """Fail the text at a control sequence whose effect is not a line-by-line reading of it (fail closed)."""
+    raise ParseError(f"terminal control sequence {sequence!r} moves the cursor between lines, clears the screen or "
+                     "is not one this reader follows: what a terminal shows is not the file's text, remove it",
+                     line=text.count("\n", 0, offset) + 1)
+
+
+def _move(text: str, offset: int, move: tuple[str, str], cursor: int, columns: dict[int, int],
+          ranges: list[tuple[int, int]], work: list[int], right: list[int]) -> int:
+    """Apply a cursor move or erasure in a line (:data:`_IN_LINE`) at ``offset``: the cursor's new column; what it
+    erases is added to ``ranges`` and leaves ``columns``. ``right``: at least the rightmost column written (lowered
+    by an erasure to the end or of the line). Columns looked at that hold nothing count against ``work`` (those that
+    are erased were written first: their cost is the text's own length)."""
+    final, params = move
+    number = int(params) if params else None
+    if final == "C":
+        return cursor + (number or 1)
+    if final == "D":
+        return max(0, cursor - (number or 1))
+    if final == "G":
+        return max(0, (number or 1) - 1)
+    if final == "K":
+        mode = number or 0
+        if mode > 2:
+            _unfollowed(text, offset, f"ESC [{params}K")
+        first, last = (cursor, right[0]) if mode == 0 else (0, cursor) if mode == 1 else (0, right[0])
+    else:  # X: erase characters from the cursor on, without moving it
+        first, last = cursor, min(right[0], cursor + (number or 1) - 1)
+    if last >= first and columns:
+        if last - first + 1 <= len(columns):
+            looked, candidates = last - first + 1, range(first, last + 1)
+        else:
+            looked, candidates = len(columns), [column for column in columns if first <= column <= last]
+        erased = 0
+        for column in candidates:
+            written = columns.pop(column, None)
+            if written is not None:
+                ranges.append((written, written + 1))
+                erased += 1
+        work[0] -= looked - erased
+        if work[0] < 0:
+            raise ParseError(f"terminal cursor moves and erasures past {MAX_CURSOR_WORK:,} empty columns looked at: "
+                             "too costly to follow", line=text.count("\n", 0, offset) + 1)
+    if final == "K" and mode != 1:
+        right[0] = min(right[0], cursor - 1) if mode == 0 else -1
+    return cursor
 
 
 def terminal_shown(text: str) -> tuple[str, int]:

@@ -357,6 +357,121 @@ def test_html_text_with_an_ordinary_box_or_line_stays(markup):
     assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
 
 
+# 2026-12-04 (found attacking hidden text; rendered in chromium: a skew of 70 degrees or more draws a band of strokes):
+# text sheared or squashed past reading -- the determinant's square root, the scale read before, is 1 for any skew.
+SHEARED = {
+    "skew-x-80": "skewX(80deg)", "skew-x-70": "skewX(70deg)", "skew-75-0": "skew(75deg, 0)",
+    "skew-y-80": "skewY(80deg)", "skew-both-40": "skew(40deg, 40deg)", "skew-x-turn": "skewX(0.23turn)",
+    "composed-skews": "skewX(40deg) skewX(40deg) skewX(40deg)", "matrix-squashed": "matrix(1, 0, 0, 0.15, 0, 0)",
+    "matrix-sheared": "matrix(1, 0, 5, 1, 0, 0)", "matrix-stretched-and-squashed": "matrix(20, 0, 0, 0.1, 0, 0)",
+    "skew-after-a-rotation": "rotate(30deg) skewY(85deg)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHEARED))
+def test_html_text_sheared_or_squashed_past_reading_never_reaches_the_model(case):
+    markup = f'<span style="display:inline-block;transform:{SHEARED[case]}">{PAYLOAD}</span>'
+    assert_hidden(parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html"))
+    rule = f"<style>@media (min-width: 1px) {{ .s {{ transform: {SHEARED[case]} }} }}</style>"
+    assert_hidden(parsed(html(f'<p>{VISIBLE} <span class="s">{PAYLOAD}</span> {AFTER}</p>', head=rule), "page.html"))
+
+
+@pytest.mark.parametrize("transform", [
+    "skewX(20deg)", "skewX(-15deg)", "skew(10deg, 10deg)", "skewX(45deg)", "matrix(1, 0, 0.3, 1, 0, 0)",
+    "rotate(45deg)", "matrix(0.7071, 0.7071, -0.7071, 0.7071, 0, 0)", "scaleX(-1)", "matrix(2, 0, 0, 2, 0, 0)",
+    "skewX(40deg) skewX(-40deg)", "skewX(1rad) translate(10px)",
+])
+def test_html_text_with_a_small_shear_or_a_rotation_stays(transform):
+    doc = parsed(html(f'<p>{VISIBLE} <span style="display:inline-block;transform:{transform}">{PAYLOAD}</span> '
+                      f"{AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="font-size-adjust:0">{PAYLOAD}</span>',
+    f'<div style="font-size-adjust:0"><b>{PAYLOAD}</b></div>',
+    f'<span style="font-size-adjust:cap-height 0">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:0.05">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:ex-height calc(0.02 * 2)">{PAYLOAD}</span>',
+    f'<style>@media (min-width: 1px) {{ .a {{ font-size-adjust: 0 }} }}</style><span class="a">{PAYLOAD}</span>',
+    f'<span style="font-size:8px;font-size-adjust:0.15">{PAYLOAD}</span>',
+], ids=["zero", "inherited", "cap-height-zero", "tiny", "calc", "media-rule", "small-font-small-adjust"])
+def test_html_a_font_adjusted_to_nothing_never_reaches_the_model(markup):
+    """Found attacking hidden text (2026-12-04): ``font-size-adjust: 0`` draws the font at size 0 (it scales the font
+    so that its x height is that share of the size); the declaration was not read and the text reached the model."""
+    assert_hidden(parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html"))
+
+
+@pytest.mark.parametrize("markup", [
+    f'<span style="font-size-adjust:0.5">{PAYLOAD}</span>', f'<span style="font-size-adjust:none">{PAYLOAD}</span>',
+    f'<span style="font-size-adjust:from-font">{PAYLOAD}</span>',
+    f'<div style="font-size-adjust:0"><b style="font-size-adjust:none">{PAYLOAD}</b></div>',
+    f'<span style="font-size:1px;font-size-adjust:10">{PAYLOAD}</span>',
+])
+def test_html_a_font_adjusted_to_a_readable_size_stays(markup):
+    doc = parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+# 2026-12-04 (found attacking hidden text): a colour set under a condition that holds on a screen -- only what hides by
+# itself was read inside @media/@supports, so white text there reached the model. A second cascade pass applies the
+# rules as a desktop screen does (1280 px wide, light, a mouse); text hidden in either pass is hidden.
+SCREEN_CONDITIONS = {
+    "media-screen": "@media screen { .c { color: white } }",
+    "media-min-width": "@media (min-width: 600px) { .c { color: #fff } }",
+    "media-range": "@media (300px <= width <= 4000px) { .c { color: #fefefe } }",
+    "media-light-scheme": "@media (prefers-color-scheme: light) { .c { color: white } }",
+    "media-only-screen-and-hover": "@media only screen and (hover: hover) and (orientation: landscape) "
+                                   "{ .c { color: rgb(255 255 255) } }",
+    "media-list": "@media print, (min-resolution: 1dppx) { .c { color: white } }",
+    "media-not-print": "@media not print { .c { color: white } }",
+    "media-background": "@media (min-width: 1px) { .wrap { background: #000 } .c { color: #000 } }",
+    "supports": "@supports (color: red) { .c { color: #fff } }",
+    "nested": "@media screen { @supports (display: grid) and (opacity: 1) { .c { color: #fff } } }",
+    "inside-a-rule": ".c { @media (min-width: 1px) { color: #fff } }",
+    "style-media-attribute": "",
+    "import-media": '@import url("data:text/css,.c%7Bcolor%3A%23fff%7D") screen and (min-width: 1px);',
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCREEN_CONDITIONS))
+def test_html_a_colour_set_under_a_condition_that_holds_on_a_screen_never_reaches_the_model(case):
+    head = (f"<style>{SCREEN_CONDITIONS[case]}</style>" if SCREEN_CONDITIONS[case]
+            else '<style media="screen and (min-width: 1px)">.c { color: #fff }</style>')
+    doc = parsed(html(f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>'
+                      .replace(f"<p>{VISIBLE}", f"<p style='color:#777'>{VISIBLE}") if case == "media-background"
+                      else f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>',
+                      head=head), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("sheet", [
+    "@media (max-width: 600px) { .c { color: #fff } }",
+    "@media (prefers-color-scheme: dark) { .c { color: #fff } }",
+    "@media print { .c { color: #fff } }",
+    "@media (min-width: 1px) { .c { color: #fff; background: #000 } }",
+    "@media (unknown-feature: 1) { .c { color: #fff } }",
+    "@media not screen { .c { color: #fff } }",
+    "@media (min-width: 1px) or (max-width: 2px) { .c { color: #fff } }",
+    "@supports not (display: grid) { .c { color: #fff } }",
+    "@supports selector(:has(a)) { .c { color: #fff } }",
+    "@container (min-width: 1px) { .c { color: #fff } }",
+    ".c { color: #fff } @media (min-width: 1px) { .c { color: #000 } } @media (min-width: 1px) { body { } }",
+], ids=["phone-only", "dark-scheme", "print", "white-on-black", "unknown-feature", "not-screen", "level-4-or",
+        "supports-not", "supports-selector", "container", "white-then-black"])
+def test_html_a_colour_under_a_condition_that_does_not_hold_or_shows_stays(sheet):
+    """Kept: a condition that does not hold on a desktop screen or that this reader cannot evaluate (the first pass
+    still applies what hides by itself there), a readable pair. Not kept, ``white-then-black``: the passes disagree
+    (the first, without the condition's colour: white; the second: black) -- hidden in either is hidden, so a
+    condition never un-hides."""
+    doc = parsed(html(f'<p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{sheet}</style>"),
+                 "page.html")
+    if sheet.startswith(".c { color: #fff }"):
+        assert PAYLOAD not in doc.text
+    else:
+        assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',
@@ -388,7 +503,7 @@ def test_html_an_imported_data_url_stylesheet_hides_text(case):
 
 @pytest.mark.parametrize("sheet", [
     f'@import url("{_DATA_SHEET}") print;',
-    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (min-width: 1px);',  # a colour under a condition
+    '@import url("data:text/css,.x%7Bcolor%3A%23fff%7D") (max-width: 600px);',  # a colour, on a phone only
     '@import url("https://example.org/hide.css");',
     '@import url("data:text/plain,.x%7Bdisplay%3Anone%7D");',
     '@import url("data:text/css,.x%7Bdisplay%3Ablock%7D");',
@@ -1200,6 +1315,69 @@ def test_plain_text_a_control_string_left_open_runs_to_the_end_and_hyperlink_tex
         assert_hidden(parsed(text.replace("{AFTER}", AFTER).replace("{LONG}", _LONG), filename))
 
 
+# 2026-12-04 (found attacking hidden text): cursor moves and erasures within a line -- only the ESC was removed, the
+# text they write over or erase reached the model. Each holds the payload first on its line, the visible words after.
+_CURSOR_HIDING = {
+    "back-and-overwrite": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "=" * len(PAYLOAD),
+    "back-one-at-a-time": PAYLOAD + "\x1b[D" * len(PAYLOAD) + "-" * len(PAYLOAD),
+    "to-a-column": f"{PAYLOAD}\x1b[1G" + "-" * len(PAYLOAD),
+    "erase-line": f"{PAYLOAD}\x1b[2K",
+    "erase-to-start": f"{PAYLOAD}\x1b[1K",
+    "erase-to-end": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[K",
+    "erase-to-end-0": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[0K",
+    "erase-characters": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D\x1b[{len(PAYLOAD)}X",
+    "forward-then-erase": f"\x1b[5C{PAYLOAD}\x1b[99D\x1b[K",
+    "c1-csi": f"{PAYLOAD}\x9b2K",
+    "after-a-tab": f"\t{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "=" * len(PAYLOAD),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CURSOR_HIDING))
+def test_plain_text_a_terminal_cursor_writes_over_or_erases_never_reaches_the_model(case):
+    doc = parsed(f"{_PADDING}{_CURSOR_HIDING[case]} {VISIBLE} {AFTER}\n", "notes.txt")
+    assert_hidden(doc)
+    assert PAYLOAD[-4:] not in doc.text
+
+
+def test_plain_text_cursor_moves_that_erase_nothing_keep_the_text():
+    """What a terminal still shows: a forward move, an erasure after the text, a move back written over by the same
+    letters (a progress line), the cursor hidden and shown, ``tput sgr0``'s charset designation, a keypad mode."""
+    for line in (f"{VISIBLE}\x1b[3C{PAYLOAD} {AFTER}", f"{VISIBLE} {PAYLOAD} {AFTER}\x1b[K",
+                 f"\x1b[?25l{VISIBLE} {PAYLOAD} {AFTER}\x1b[?25h", f"\x1b(B\x1b[m{VISIBLE} {PAYLOAD}\x1b= {AFTER}",
+                 f"{VISIBLE} {PAYLOAD}\x1b[2D\x1b[Xad {AFTER}"):
+        doc = parsed(f"{_PADDING}{line}\n", "notes.txt")
+        assert VISIBLE in doc.text and PAYLOAD in doc.text and AFTER in doc.text, line
+
+
+def test_plain_text_cursor_erasures_over_empty_columns_past_the_bound_fail_with_their_line():
+    """Erasing written characters costs what writing them did; looking at empty columns is bounded
+    (``MAX_CURSOR_WORK``): a line of 5,000 letters, a letter 5,000 columns on, then 600 erasures of the empty
+    columns between looks at 3 million of them -- the upload fails at that line (fail closed), at once."""
+    hostile = "a" * 5000 + "\x1b[5000Cy\x1b[5001G" + "\x1b[9999X" * 600
+    padding = "An ordinary line of words that a terminal shows as it is written, long enough.\n" * 120
+    with pytest.raises(ParseError) as failure:
+        parsed(f"{padding}{hostile}\n{VISIBLE}\n", "notes.txt")
+    assert failure.value.line == 121 and "too costly" in failure.value.message
+    doc = parsed(f"{padding}{'a' * 5000}\x1b[5000Cy\x1b[5001G" + "\x1b[9999X" * 100 + f"\n{VISIBLE}\n", "notes.txt")
+    assert VISIBLE in doc.text and "y" not in doc.text.splitlines()[120]
+
+
+@pytest.mark.parametrize("sequence", ["\x1b[2J", "\x1b[H", "\x1b[1;1H", "\x1b[3;5f", "\x1b[A", "\x1b[3B",
+                                      "\x1b[E", "\x1b[2F", "\x1b[5d", "\x1b[S", "\x1b[T", "\x1bc", "\x1bM",
+                                      "\x1bD", "\x1bE", "\x1b7", "\x1b8", "\x1b#8", "\x1b[s", "\x1b[?1049h",
+                                      "\x1b[5P", "\x1b[4@", "\x1b[4h", "\x1b[3K", "\x1b[1;2C", "\x1b[ q",
+                                      "\x9bH"])
+def test_plain_text_a_cursor_move_between_lines_or_an_unknown_sequence_fails_with_its_line(sequence):
+    """A terminal that moves between lines, clears the screen or does what this reader does not follow shows
+    something else than a line-by-line reading of the file: the upload fails, naming the line (fail closed)."""
+    with pytest.raises(ParseError) as failure:
+        parsed(f"{_PADDING}first line\n{VISIBLE} {sequence}{PAYLOAD} {AFTER}\n", "notes.txt")
+    assert failure.value.line == 4 and "terminal control sequence" in failure.value.message
+    with pytest.raises(ParseError) as failure:
+        parsed(f"name,note\nfirst,{_LONG}\nsecond,{VISIBLE} {sequence}{PAYLOAD}\n", "table.csv")
+    assert failure.value.line == 3
+
+
 # 2026-12-03 (listed as not evaluated before): a carriage return alone in a text with line feeds sends a
 # terminal's cursor back to the line's start; what follows writes over what it drew (``cat`` shows none of it).
 _WRITTEN_OVER = {
@@ -1239,7 +1417,9 @@ def test_plain_text_carriage_returns_that_write_over_nothing_stay():
 # from a terminal reader, as plain text does (the same rule: ``visible_text.terminal_hidden``).
 _LONG = "ordinary words of a long cell, cue or turn " * 40
 _TERMINAL_HIDING = {"conceal": f"\x1b[8m{PAYLOAD}\x1b[0m", "black-on-black": f"\x1b[30;40m{PAYLOAD}\x1b[0m",
-                    "overstrike": PAYLOAD + "\b" * len(PAYLOAD) + "written over it with more"}
+                    "overstrike": PAYLOAD + "\b" * len(PAYLOAD) + "written over it with more",
+                    # 2026-12-04: the cursor moved back over it, and written over
+                    "cursor-back": f"{PAYLOAD}\x1b[{len(PAYLOAD)}D" + "#" * len(PAYLOAD)}
 _TERMINAL_FORMATS = {
     "csv": ("table.csv", "name,note\nfirst,{VISIBLE} {x} words\nsecond,{AFTER}\nthird,{LONG}\n"),
     "tsv": ("table.tsv", "name\tnote\nfirst\t{VISIBLE} {x} words\nsecond\t{AFTER}\nthird\t{LONG}\n"),
