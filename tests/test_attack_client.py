@@ -130,7 +130,8 @@ def test_ids_are_sent_as_one_path_segment_and_dot_ids_are_refused(live_server, w
     took from elsewhere named another endpoint -- ``get_document("../sections/ID/readers")`` was normalised
     by httpx to ``/api/v1/sections/ID/readers/`` and answered who reads that section, as if a document; a
     ``?`` or ``#`` cut the path short. Now an id is percent-encoded whole as one segment (``/``, ``?``, ``#``,
-    ``%``), and ``""``, ``.`` and ``..`` raise ValueError before any request, in both clients."""
+    ``%``), and ``""``, ``.``, ``..`` and any id holding a ``/`` (the server decodes ``%2F`` before it routes)
+    raise ValueError before any request, in both clients."""
     from bulkhead_client import AsyncClient, Client, NotFound
 
     from kb.models import Section
@@ -140,11 +141,14 @@ def test_ids_are_sent_as_one_path_segment_and_dot_ids_are_refused(live_server, w
     section = Section.objects.filter(document=document).first()
     with Client(live_server.url, key) as kb:
         assert kb.get_document(str(document.pk))["id"] == str(document.pk)
-        for hostile in (f"../sections/{section.pk}/readers", f"..%2F..%2Fsections%2F{section.pk}%2Freaders",
+        for hostile in (f"..%2F..%2Fsections%2F{section.pk}%2Freaders",
                         f"{document.pk}?x=", f"{document.pk}#x", "%2e%2e", f"{document.pk}%2F"):
             with pytest.raises(NotFound):
                 kb.get_document(hostile)
-        with pytest.raises(NotFound):
+        for slashed in (f"../sections/{section.pk}/readers", f"{document.pk}/sections", "/"):
+            with pytest.raises(ValueError, match="is not an id"):
+                kb.get_document(slashed)  # the server decodes %2F before it routes: never sent
+        with pytest.raises(ValueError, match="is not an id"):
             kb.section_readers(f"{section.pk}/../../../documents/{document.pk}")
         for dot in ("", ".", ".."):
             for method, args in ((kb.get_document, (dot,)), (kb.delete_document, (dot,)),
@@ -158,7 +162,9 @@ def test_ids_are_sent_as_one_path_segment_and_dot_ids_are_refused(live_server, w
         async with AsyncClient(live_server.url, key) as kb:
             with pytest.raises(ValueError, match="is not an id"):
                 await kb.delete_document("..")
-            with pytest.raises(NotFound):
+            with pytest.raises(ValueError, match="is not an id"):
                 await kb.get_document(f"../sections/{section.pk}/readers")
+            with pytest.raises(NotFound):
+                await kb.get_document(f"{document.pk}?x=")
 
     asyncio.run(dots())

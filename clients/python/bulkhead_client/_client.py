@@ -66,9 +66,10 @@ def _segment(value: str | int) -> str:
     """``value`` (an id) as one path segment: percent-encoded whole (``/``, ``?``, ``#``, ``%`` and every other
     character outside the unreserved ones), so that an id an application got from elsewhere can never name
     another path, add a query or cut the path short. ``""``, ``.`` and ``..`` are no segment (they would
-    name the collection, or its parent): :class:`ValueError`, before any request."""
+    name the collection, or its parent), and no id holds a ``/``: the server decodes ``%2F`` before it routes,
+    so ``ID/sections`` would still reach another endpoint: :class:`ValueError`, before any request."""
     text = str(value)
-    if text in ("", ".", ".."):
+    if text in ("", ".", "..") or "/" in text:
         raise ValueError(f"{text!r} is not an id")
     return quote(text, safe="")
 
