@@ -111,6 +111,9 @@ _FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.
                   "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}
 # ``@import`` of ``data:`` style sheets inside one another: read this deep (a page's own sheets are depth 0).
 MAX_IMPORT_DEPTH = 8
+# ... and at most this many characters of them in a page (the same sheet imported twice counts twice): a page's
+# imports cost no more than a sheet of that size written in it; past it the page fails with the line of its sheet.
+MAX_IMPORTED_CSS = 2_000_000
 _PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
 
 
@@ -642,6 +645,7 @@ class _Sheets:
         self.screen_rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
         self.screen_differs = False
         self.line: int | None = None  # the source line of the sheet being read (for an error)
+        self.imported = 0  # characters of imported sheets read (:data:`MAX_IMPORTED_CSS`)
 
     def add(self, css: str, *, conditional: bool = False, depth: int = 0, screen: bool = True) -> None:
         """A style sheet's rules; ``conditional``: it applies under a condition (a ``media`` attribute), so only
@@ -683,6 +687,10 @@ class _Sheets:
         if media and _print_only(media):
             return
         css = _data_url_text(href)
+        self.imported += len(css)
+        if self.imported > MAX_IMPORTED_CSS:
+            raise ParseError(f"a page's style sheets import more than {MAX_IMPORTED_CSS:,} characters of data: style "
+                             "sheets", line=self.line)
         if css and depth >= MAX_IMPORT_DEPTH:
             raise ParseError(f"a style sheet imports data: style sheets nested more than {MAX_IMPORT_DEPTH} deep",
                              line=self.line)

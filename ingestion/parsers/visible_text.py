@@ -500,29 +500,67 @@ def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[
             columns: dict[int, int] = {}  # the offset of the character each column of the line shows
             cursor = 0
             right = [-1]  # at least the rightmost column written (:func:`_move`)
-            for offset, char in enumerate(line, position):
-                at = bisect.bisect_right(starts, offset) - 1
-                if at >= 0 and offset < sequences[at][1]:
-                    if offset in moves:
-                        cursor = _move(text, offset, moves[offset], cursor, columns, ranges, work, right)
-                    continue
-                if char == "\b":
-                    ranges.append((offset, offset + 1))
-                    cursor = max(0, cursor - 1)
-                elif char == "\r" and overwrite:
-                    cursor = 0
-                elif char == "\t":
-                    cursor = (cursor // _TAB_STOP + 1) * _TAB_STOP
-                else:
-                    width = _columns(char)
-                    for column in range(cursor, cursor + width):
-                        if column in columns:
-                            ranges.append((columns[column], columns[column] + 1))
-                        columns[column] = offset
-                    cursor += width
-                    right[0] = max(right[0], cursor - 1)
-        position += len(line) + 1
+            offset = position
+            following = bisect.bisect_right(starts, position) - 1
+            if following >= 0 and sequences[following][1] > position:
+                offset = sequences[following][1]  # the line starts inside a control string of the line before
+            following = bisect.bisect_left(starts, offset)
+            while offset < end:
+                stop = starts[following] if following < len(starts) and starts[following] < end else end
+                if offset < stop:
+                    cursor = _write(text, offset, stop, cursor, columns, ranges, right, overwrite)
+                if stop == end:
+                    break
+                if stop in moves:
+                    cursor = _move(text, stop, moves[stop], cursor, columns, ranges, work, right)
+                offset = sequences[following][1]
+                following += 1
+        position = end + 1
     return merge_ranges(ranges)
+
+
+_PLAIN_RUN_RE = re.compile("[ -~]+")  # printable ASCII: one column a character
+
+
+def _write(text: str, start: int, stop: int, cursor: int, columns: dict[int, int], ranges: list[tuple[int, int]],
+           right: list[int], overwrite: bool) -> int:
+    """Write ``text[start:stop]`` (no control sequence in it) on a line at column ``cursor``: each character written
+    over goes to ``ranges``; the cursor's new column. A run of printable ASCII past everything written is one update."""
+    i = start
+    while i < stop:
+        run = _PLAIN_RUN_RE.match(text, i, stop)
+        if run is not None:
+            n = run.end() - i
+            if cursor > right[0]:  # nothing written at or after the cursor: nothing written over
+                columns.update(zip(range(cursor, cursor + n), range(i, i + n)))
+            else:
+                for k in range(n):
+                    written = columns.get(cursor + k)
+                    if written is not None:
+                        ranges.append((written, written + 1))
+                    columns[cursor + k] = i + k
+            cursor += n
+            right[0] = max(right[0], cursor - 1)
+            i = run.end()
+            continue
+        char = text[i]
+        if char == "\b":
+            ranges.append((i, i + 1))
+            cursor = max(0, cursor - 1)
+        elif char == "\r" and overwrite:
+            cursor = 0
+        elif char == "\t":
+            cursor = (cursor // _TAB_STOP + 1) * _TAB_STOP
+        else:
+            width = _columns(char)
+            for column in range(cursor, cursor + width):
+                if column in columns:
+                    ranges.append((columns[column], columns[column] + 1))
+                columns[column] = i
+            cursor += width
+            right[0] = max(right[0], cursor - 1)
+        i += 1
+    return cursor
 
 
 def _unfollowed(text: str, offset: int, sequence: str) -> None:

@@ -532,6 +532,15 @@ def test_html_imports_nested_past_the_bound_fail_with_the_line_of_their_sheet():
     with pytest.raises(ParseError) as failure:
         parsed(page(MAX_IMPORT_DEPTH + 1), "page.html")
     assert failure.value.line == 3 and "nested more than" in failure.value.message
+    # The same sheet imported over and over: at most MAX_IMPORTED_CSS characters of imports a page.
+    from ingestion.parsers.css_visibility import MAX_IMPORTED_CSS
+
+    sheet = quote(".x{display:none}" + " " * 10_000)
+    imports = f'@import url("data:text/css,{sheet}");' * (MAX_IMPORTED_CSS // 10_000 + 1)
+    with pytest.raises(ParseError) as failure:
+        parsed(f"<html><head>\n<style>{imports}</style></head><body><p>{VISIBLE}</p></body></html>".encode(),
+               "page.html")
+    assert failure.value.line == 2 and "import more than" in failure.value.message
 
 
 @pytest.mark.parametrize("markup", [
