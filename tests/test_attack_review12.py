@@ -51,3 +51,54 @@ def test_a_builds_failure_is_quoted_in_full_only_to_who_may_read_every_section()
         assert "malformed access marker &#x27;codename Bluebird&#x27;" in full, full  # may read every section
     finally:
         Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+@pytest.fixture
+def src_admin(db):
+    from accounts.services import membership_create
+
+    tenant = tenant_create(slug="src-review12", name="Sources reviewed")
+    return membership_create(tenant=tenant, email="admin@review12.example", role="admin", clearance="restricted")
+
+
+@pytest.mark.parametrize("escape", ["nested-alternates", "links-in-an-alternate"])
+def test_a_local_repository_reads_no_object_of_another_tenant_through_its_alternates(src_admin, escape):
+    """``_local_repo`` checked the repository's own alternates and the links inside its own Git folders. But an
+    alternate is an object folder of its own: its ``info/alternates`` is followed in turn (dulwich, as Git, reads an
+    alternate's alternates), and links inside it are read as objects. A repository in the tenant's folder whose
+    branch names a commit of another tenant's repository, with an alternate in the tenant's folder leading there
+    (by its own alternates, or by links to the other repository's object folders), synced that tenant's file.
+    Now every object folder the fetch may read, down the alternates, is checked as the repository's own."""
+    from dulwich import porcelain
+
+    from accounts.services import tenant_create as make_tenant
+    from kb.models import Document
+    from sources.models import SourceSync
+    from sources.services import source_create, sync_run
+    from tests.sources_helpers import git_commit, new_folder
+
+    other = make_tenant(slug=f"src-review12-{escape}", name="Other")
+    theirs = new_folder(other, "theirs-")
+    head = git_commit(theirs, {"secret.md": "# Secret\n\nThe other tenant's pelican plan.\n"})
+    their_objects = theirs / ".git" / "objects"
+
+    middle = new_folder(src_admin.tenant, "middle-")  # an object folder in this tenant's own folder
+    if escape == "nested-alternates":
+        (middle / "info").mkdir()
+        (middle / "info" / "alternates").write_text(f"{their_objects}\n")
+    else:
+        for part in their_objects.iterdir():
+            if len(part.name) == 2:
+                os.symlink(part, middle / part.name)
+    repo = new_folder(src_admin.tenant, "borrower-")
+    porcelain.init(str(repo))
+    (repo / ".git" / "objects" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "objects" / "info" / "alternates").write_text(f"{middle}\n")
+    (repo / ".git" / "refs" / "heads" / "master").write_text(head.decode() + "\n")
+
+    source = source_create(actor=src_admin, tenant=src_admin.tenant, kind="git", name="borrower", url=str(repo))
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+    sync_run(str(sync.pk))
+    sync = SourceSync.objects.get(pk=sync.pk)
+    assert not Document.objects.filter(tenant=src_admin.tenant).exists(), (sync.status, sync.error)
+    assert sync.status == "failed" and "outside this tenant's folder" in sync.error, sync.error
