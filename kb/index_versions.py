@@ -185,7 +185,7 @@ def index_version_build_report(*, job: IngestionJob) -> dict:
         for c in children.filter(stats__has_key="skipped")
     ]
     failed = [
-        {"document_id": str(c.document_id), "title": shown_title_of(c.document), "error": c.error}
+        {"document_id": str(c.document_id), "job_id": str(c.pk), "title": shown_title_of(c.document), "error": c.error}
         for c in children.filter(status=IngestionJob.Status.FAILED)
     ]
     return {

@@ -274,11 +274,31 @@ def _cut_connections(opened: list, cut: threading.Event) -> None:
             pass
 
 
+MAX_OBJECT_FOLDERS = 8  # a local repository's object folder and its alternates, down the chain (Git reads 5 deep)
+
+
+def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
+    """:class:`ListingError` unless the folder ``place`` of a local repository, and every symbolic link inside it,
+    stays in the tenant's folder (links not looked for again inside a folder of ``walked``, which gets this one)."""
+    real = Path(os.path.realpath(place))
+    if not _tenant_may_read(real, tenant_slug):
+        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}")
+    if _within(real, walked):
+        return
+    walked.append(real)
+    for directory, subdirs, files in os.walk(place):
+        for name in subdirs + files:
+            full = os.path.join(directory, name)
+            if os.path.islink(full) and not _tenant_may_read(Path(os.path.realpath(full)), tenant_slug):
+                raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
+                                   f"tenant's folder: {_allowed_places(tenant_slug)}")
+
+
 def _local_repo(path: str, tenant_slug: str):
     """The local repository at ``path`` (below the tenant's folder), opened once, if nothing it reads leads out
-    of the tenant's folder: a ``.git`` file's ``gitdir:``, a ``commondir``, ``objects/info/alternates`` and every
-    symbolic link inside its Git folders (a loose object or a pack linked to another tenant's repository would be
-    read as this one's); else :class:`ListingError`."""
+    of the tenant's folder: a ``.git`` file's ``gitdir:``, a ``commondir``, ``objects/info/alternates`` (and each
+    alternate's own, down the chain) and every symbolic link inside its Git folders and its alternates (a loose
+    object or a pack linked to another tenant's repository would be read as this one's); else :class:`ListingError`."""
     from dulwich.repo import Repo
 
     try:
@@ -286,19 +306,26 @@ def _local_repo(path: str, tenant_slug: str):
     except Exception as exc:  # noqa: BLE001 - not a repository, unreadable
         raise ListingError(f"could not fetch the repository: {type(exc).__name__}") from None
     try:
-        places = {repo.controldir(), repo.commondir(), repo.object_store.path,
-                  *(store.path for store in repo.object_store.alternates)}
-        for place in sorted(places):
-            if not _tenant_may_read(Path(os.path.realpath(place)), tenant_slug):
-                raise ListingError(f"the repository reads {place}, outside this tenant's folder: "
-                                   f"{_allowed_places(tenant_slug)}")
+        walked: list[Path] = []
         for place in sorted({repo.controldir(), repo.commondir()}):
-            for directory, subdirs, files in os.walk(place):
-                for name in subdirs + files:
-                    full = os.path.join(directory, name)
-                    if os.path.islink(full) and not _tenant_may_read(Path(os.path.realpath(full)), tenant_slug):
-                        raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
-                                           f"tenant's folder: {_allowed_places(tenant_slug)}")
+            _check_folder(place, tenant_slug, walked)
+        # Every object folder the fetch may read: the repository's, its alternates, and theirs in turn (an
+        # alternate's own ``info/alternates`` is read as Git reads it; found reviewing the 2026-12-04 fix: only the
+        # first ones were checked, and links inside an alternate were never looked at). Each is checked before its
+        # own alternates are read.
+        seen: set[str] = set()
+        stores = [repo.object_store]
+        while stores:
+            store = stores.pop()
+            real = os.path.realpath(store.path)
+            if real in seen:
+                continue
+            seen.add(real)
+            if len(seen) > MAX_OBJECT_FOLDERS:
+                raise ListingError(f"the repository reads more than {MAX_OBJECT_FOLDERS} object folders "
+                                   "(alternates); it is not read")
+            _check_folder(store.path, tenant_slug, walked)
+            stores.extend(store.alternates)
     except BaseException:
         repo.close()
         raise

@@ -25,7 +25,8 @@ from console.membership import member_required
 from kb import evaluation
 from kb import index_versions as versions
 from kb.jobs import UNFINISHED
-from kb.selectors import active_index_version, document_list
+from kb.selectors import active_index_version, document_list, error_in_full, jobs_shown
+from kb.serializers import error_for
 
 admin_required = member_required(Role.ADMIN)
 
@@ -100,6 +101,13 @@ def _build(member, version) -> dict | None:
     named = {str(i) for i in document_list(member=member).filter(
         pk__in=[d["document_id"] for d in report["skipped"] + report["failed"]]
     ).values_list("pk", flat=True)}
+    # A failed child's error as the job pages show it (found in review, 2026-12-04: quoted here in full, unscreened,
+    # to any admin who saw the document): in full only for its uploader and admins who may read every section.
+    failed_jobs = {str(j.pk): j for j in jobs_shown(member=member).filter(pk__in=[d["job_id"] for d in report["failed"]])}
+    for entry in report["failed"]:
+        child = failed_jobs.get(entry.pop("job_id"))
+        entry["error"] = "" if child is None else error_for(
+            child, error_in_full(member=member, job=child), numbers=child.progress_shown)
     for entry in report["skipped"] + report["failed"]:
         entry["visible"] = entry["document_id"] in named
         if not entry["visible"]:
