@@ -113,7 +113,7 @@ _FONT_KEYWORDS = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.
 MAX_IMPORT_DEPTH = 8
 # ... and at most this many characters of them in a page (the same sheet imported twice counts twice): a page's
 # imports cost no more than a sheet of that size written in it; past it the page fails with the line of its sheet.
-MAX_IMPORTED_CSS = 2_000_000
+MAX_IMPORTED_CSS = 200_000
 _PRINT_ONLY_RE = re.compile(r"^\s*(only\s+)?(print|speech)\b", re.IGNORECASE)
 
 
