@@ -532,7 +532,7 @@ def _write(text: str, start: int, stop: int, cursor: int, columns: dict[int, int
         if run is not None:
             n = run.end() - i
             if cursor > right[0]:  # nothing written at or after the cursor: nothing written over
-                columns.update(zip(range(cursor, cursor + n), range(i, i + n)))
+                columns.update(zip(range(cursor, cursor + n), range(i, i + n), strict=True))
             else:
                 for k in range(n):
                     written = columns.get(cursor + k)

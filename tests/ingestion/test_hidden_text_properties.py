@@ -120,6 +120,39 @@ def test_email_html_hidden_payloads_never_reach_a_chunk(layout, payload, hiding,
     check(doc, payload, blocks)
 
 
+# Random equivalence (2026-12-04): colour rules written under a condition that holds on a desktop screen hide exactly
+# what they hide written plainly (the second cascade pass), whatever the colours, the classes and the nesting.
+COLOURS = ["white", "#fefefe", "black", "#777", "rgb(0 0 0)", "yellow"]
+
+
+@st.composite
+def colour_rules(draw) -> list[str]:
+    rules = []
+    for name in ("a", "b", "c"):
+        declarations = []
+        if draw(st.booleans()):
+            declarations.append(f"color: {draw(st.sampled_from(COLOURS))}")
+        if draw(st.booleans()):
+            declarations.append(f"background: {draw(st.sampled_from(COLOURS))}")
+        if declarations:
+            rules.append(f".{name} {{ {'; '.join(declarations)} }}")
+    return rules
+
+
+@SETTINGS
+@given(colour_rules(), st.lists(words, min_size=3, max_size=3),
+       st.sampled_from(["@media screen and (min-width: 600px)", "@media (prefers-color-scheme: light)",
+                        "@supports (color: red)", "@media all"]))
+def test_colours_under_a_condition_that_holds_hide_what_they_hide_unconditionally(rules, texts, condition):
+    body = (f'<div class="a"><p>{texts[0]}</p><div class="b"><p>{texts[1]} <span class="c">{texts[2]}</span></p>'
+            "</div></div>")
+    plain = parsed(f"<html><head><style>{' '.join(rules)}</style></head><body><h1>Title</h1>{body}</body></html>"
+                   .encode(), "page.html")
+    wrapped = parsed(f"<html><head><style>{condition} {{ {' '.join(rules)} }}</style></head><body><h1>Title</h1>"
+                     f"{body}</body></html>".encode(), "page.html")
+    assert wrapped.text == plain.text
+
+
 # -- Markdown -------------------------------------------------------------------------------------------
 
 MARKDOWN_INLINE = [
