@@ -390,9 +390,10 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
       document's chunks: the document's size): a job without a document (a batch, an index build: it
       counts documents, as the build's answers do), a document the member can see that holds sections, or
       bytes the member uploaded themselves (``content_by``). An admin sees every job of the tenant, but not
-      the size of a document they can see no part of. Not while the document has no sections (found
-      reviewing the 2026-12-04 fix): a new document is then visible by its upload default alone, and the
-      running job's total is the size of bytes whose markers may put every section above the member;
+      the size of a document they can see no part of. Not while the document is not ``ready`` with its
+      sections (found reviewing the 2026-12-04 fix): a new document is then visible by its upload default
+      alone, and new bytes replacing a document by the old content's sections, while the running job's total
+      is the size of bytes whose markers may put every section above the member;
     * ``error_numbers_shown``: the member may see the numbers of the job's error (a line, a count), as the
       document's own error shows them: the same, but for a visible document with or without sections.
 
@@ -401,7 +402,9 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
         document_visible=Exists(visible_document),
-        document_stored=Exists(Section.objects.filter(document_id=OuterRef("document_id"))),
+        # Its document holds the sections of its current bytes: ready (not new, nor new bytes being ingested or failed).
+        document_stored=Exists(Section.objects.filter(document_id=OuterRef("document_id"),
+                                                      document__status=Document.Status.READY)),
     ).annotate(
         progress_shown=ExpressionWrapper(
             Q(document_id__isnull=True) | (Q(document_visible=True) & Q(document_stored=True)) | _uploaded_by(member),

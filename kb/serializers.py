@@ -377,7 +377,7 @@ class JobOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=JOB_STATUSES)
     stage = serializers.CharField()
     progress = serializers.SerializerMethodField(
-        help_text="Null for a document you can see no part of and did not upload, or that holds no sections yet: its "
+        help_text="Null for a document you can see no part of and did not upload, or not ready with its sections (being ingested): its "
         "total of chunks is its size."
     )
     error = serializers.SerializerMethodField(
