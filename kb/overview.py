@@ -3,7 +3,8 @@
 ``job_list`` admits exactly the jobs ``kb.selectors.job_get`` admits (admins: every job of
 the tenant; others: the jobs they created and the jobs of documents they can see), a
 job's document title is shown only where the member can see the document, and its numbers
-(progress, the numbers of its error) only where ``progress_shown`` (``kb.selectors.jobs_shown``).
+(progress, the numbers of its error) only where ``progress_shown`` and ``error_numbers_shown``
+(``kb.selectors.jobs_shown``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Visibility rules (the API documents them; tests pin them):
 - A **job** is visible to its creator, to the tenant's admins, and to members who
   can see its document. Its numbers (progress ``done``/``total``: its document's size in
   chunks; numbers in its error) are shown only to those who can see its document or uploaded
-  the bytes it parses (``progress_shown``, :func:`jobs_shown`).
+  the bytes it parses -- its progress only once the document holds sections (``progress_shown``,
+  ``error_numbers_shown``, :func:`jobs_shown`).
 - Anything else -- another tenant's, unreadable, nonexistent, or a malformed id -- is
   :class:`~accounts.errors.NotFound`, with the same message.
 """
@@ -385,19 +386,31 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     """The jobs ``member`` may see, each annotated, in the same query, with
 
     * ``document_visible``: the member can see the job's document (:func:`document_visible_q`);
-    * ``progress_shown``: the member may see the job's numbers -- its progress (``done``/``total``
-      counts all of its document's chunks: the document's size) and the numbers of its error: a job
-      without a document (a batch, an index build: it counts documents, as the build's answers do), a
-      document the member can see, or bytes the member uploaded themselves (``content_by``). An admin
-      sees every job of the tenant, but not the size of a document they can see no part of.
+    * ``progress_shown``: the member may see the job's progress (``done``/``total`` counts all of its
+      document's chunks: the document's size): a job without a document (a batch, an index build: it
+      counts documents, as the build's answers do), a document the member can see that holds sections, or
+      bytes the member uploaded themselves (``content_by``). An admin sees every job of the tenant, but not
+      the size of a document they can see no part of. Not while the document is not ``ready`` with its
+      sections (found reviewing the 2026-12-04 fix): a new document is then visible by its upload default
+      alone, and new bytes replacing a document by the old content's sections, while the running job's total
+      is the size of bytes whose markers may put every section above the member;
+    * ``error_numbers_shown``: the member may see the numbers of the job's error (a line, a count), as the
+      document's own error shows them: the same, but for a visible document with or without sections.
 
     Admins: every job of the tenant; others: the jobs they created and those of documents they can see.
     """
     visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
         document_visible=Exists(visible_document),
+        # Its document holds the sections of its current bytes: ready (not new, nor new bytes being ingested or failed).
+        document_stored=Exists(Section.objects.filter(document_id=OuterRef("document_id"),
+                                                      document__status=Document.Status.READY)),
     ).annotate(
         progress_shown=ExpressionWrapper(
+            Q(document_id__isnull=True) | (Q(document_visible=True) & Q(document_stored=True)) | _uploaded_by(member),
+            output_field=BooleanField(),
+        ),
+        error_numbers_shown=ExpressionWrapper(
             Q(document_id__isnull=True) | Q(document_visible=True) | _uploaded_by(member),
             output_field=BooleanField(),
         ),

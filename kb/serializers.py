@@ -76,7 +76,7 @@ def error_for(obj, full: bool, *, numbers: bool) -> str:
     the demo). Held as a planted title is: the line and the kind of problem are left.
 
     ``numbers``: whether the caller may see the numbers of the document it failed on -- a line number, a count
-    of sections or chunks are its size (``progress_shown`` of ``kb.selectors.jobs_shown``; always for a
+    of sections or chunks are its size (``error_numbers_shown`` of ``kb.selectors.jobs_shown``; always for a
     document's own error, shown only to those who see the document). Without, each number reads ``…``."""
     if not obj.error:
         return obj.error
@@ -359,9 +359,15 @@ class JobProgressSerializer(serializers.Serializer):
 
 
 def progress_shown(job) -> bool:
-    """Whether the caller may see ``job``'s numbers: ``progress_shown`` as ``kb.selectors.jobs_shown`` annotates it
+    """Whether the caller may see ``job``'s progress: ``progress_shown`` as ``kb.selectors.jobs_shown`` annotates it
     (a job read otherwise shows none)."""
     return bool(getattr(job, "progress_shown", False))
+
+
+def error_numbers_shown(job) -> bool:
+    """Whether the caller may see the numbers of ``job``'s error: ``error_numbers_shown`` of
+    ``kb.selectors.jobs_shown`` (a job read otherwise shows none)."""
+    return bool(getattr(job, "error_numbers_shown", False))
 
 
 class JobOutputSerializer(serializers.Serializer):
@@ -371,11 +377,12 @@ class JobOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=JOB_STATUSES)
     stage = serializers.CharField()
     progress = serializers.SerializerMethodField(
-        help_text="Null for a document you can see no part of and did not upload: its total of chunks is its size."
+        help_text="Null for a document you can see no part of and did not upload, or not ready with its sections (being ingested): its "
+        "total of chunks is its size."
     )
     error = serializers.SerializerMethodField(
         help_text="Why the job failed. Quoted document text is shown only to the uploader of the bytes and admins "
-        "who may read every section; its numbers (a line, a count) only where progress is shown."
+        "who may read every section; its numbers (a line, a count) only where you see its document or uploaded it."
     )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -390,7 +397,7 @@ class JobOutputSerializer(serializers.Serializer):
 
     def get_error(self, obj) -> str:
         """``context["full_error"]``: whether this caller may see the full message (else redacted)."""
-        return error_for(obj, bool(self.context.get("full_error")), numbers=progress_shown(obj))
+        return error_for(obj, bool(self.context.get("full_error")), numbers=error_numbers_shown(obj))
 
     @extend_schema_field(JobProgressSerializer(allow_null=True))
     def get_progress(self, obj):

@@ -195,12 +195,25 @@ def lookalike_access_file(path: str) -> bool:
     source's root's is read), another case, extension or separator (``.bulkhead-access.yml``,
     ``.Bulkhead-Access.yaml``, ``.bulkhead_access.yaml.bak``, ``copy of .bulkhead-access.yaml``), look-alike
     letters of other scripts, or a name within two edits of it (``.bulkhed-acess.yaml``): a part of the name between
-    dots, its separators dropped, within two edits of ``bulkheadaccess``. Someone meant it to narrow access, and it would not: fail closed."""
+    dots, or a run of such parts joined (``.bulkhead.access.yaml``), its separators dropped, within two edits of
+    ``bulkheadaccess``. Someone meant it to narrow access, and it would not: fail closed."""
     if path == ACCESS_FILE:
         return False
     name = path.rsplit("/", 1)[-1]
     squashed = re.sub(r"[^a-z0-9.]", "", skeleton(name).translate(_NAME_CONFUSABLES))
-    return any(edit_distance(part, _NAME_CORE) <= 2 for part in squashed.split("."))
+    parts = squashed.split(".")
+    # Consecutive parts joined too: a dot is a separator like any other (``.bulkhead.access.yaml``; found reviewing
+    # the 2026-12-04 fix: only a part between dots was compared, so that name was silently not read). Runs no
+    # longer than the core and its two edits, so a name of many dots costs little.
+    for start in range(len(parts)):
+        joined = ""
+        for part in parts[start:]:
+            joined += part
+            if len(joined) > len(_NAME_CORE) + 2:
+                break
+            if edit_distance(joined, _NAME_CORE) <= 2:
+                return True
+    return False
 
 
 def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int], default_level: int,

@@ -102,3 +102,59 @@ def test_a_local_repository_reads_no_object_of_another_tenant_through_its_altern
     sync = SourceSync.objects.get(pk=sync.pk)
     assert not Document.objects.filter(tenant=src_admin.tenant).exists(), (sync.status, sync.error)
     assert sync.status == "failed" and "outside this tenant's folder" in sync.error, sync.error
+
+
+def test_a_running_jobs_progress_is_not_shown_before_its_bytes_have_sections():
+    """``progress_shown`` admitted anyone who could see the job's document. A new document has no sections until
+    its job stores them, and a document without sections is visible to whoever its upload default admits -- so
+    while its job ran, an internal member read its total of chunks (its size) through the API and the console,
+    though the bytes' own markers then put every section above them. Now a job's progress is shown, besides to
+    its uploader, only once its document holds sections the member may see (the numbers of its error, as the
+    document's own error, still where the document is visible)."""
+    from kb.services import Upload, document_create, document_replace
+    from pipeline.claim import job_claim
+    from pipeline.services import _plan_or_finish, jobs_run
+    from tests.api_helpers import console_client, member_with_token
+
+    tenant = tenant_create(slug=f"window-{uuid.uuid4().hex[:6]}", name="Window Co")
+    try:
+        uploader, uploader_key = member_with_token(tenant, f"up@{tenant.slug}.test", "editor", "restricted")
+        internal, internal_key = member_with_token(tenant, f"int@{tenant.slug}.test", "editor", "internal")
+        text = "---\naccess: restricted\n---\n" + "".join(
+            f"# Board item {i}\n\n" + f"The board discussed item {i} at length. " * 12 + "\n\n" for i in range(6))
+        document, job = document_create(tenant=tenant, created_by=uploader, upload=Upload(
+            content=text.encode(), title="Board", content_type="text/markdown", access_level="internal"))
+        claimed = job_claim(job.pk, task_id=None)
+        assert _plan_or_finish(claimed) is not None  # planned: its total is set, nothing stored yet
+        total = IngestionJob.objects.get(pk=job.pk).total
+        assert total > 1
+
+        def api(key, job_id=job.pk):
+            from rest_framework.test import APIClient
+
+            client = APIClient()
+            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+            return client.get(f"/api/v1/jobs/{job_id}/").json()
+
+        assert api(uploader_key)["progress"] == {"done": 0, "total": total}
+        seen = api(internal_key)
+        assert seen["progress"] is None, seen  # the job is theirs to see (the document is, by its default), not its size
+        for page in ("/jobs/", f"/jobs/{job.pk}/", f"/jobs/{job.pk}/card/", "/"):
+            body = console_client(internal).get(page).content.decode()
+            assert f"/{total}<" not in body and "<progress" not in body, page
+
+        # The same for new bytes replacing a document the member reads: the old content's sections serve while the
+        # job runs, and its total is the new bytes' size. Shown again once the new content is stored and theirs.
+        notes, first = document_create(tenant=tenant, created_by=uploader, upload=Upload(
+            content=b"# Notes\n\nOrdinary notes for everyone.\n", title="Notes", content_type="text/markdown",
+            access_level="internal"))
+        jobs_run([first.pk])
+        assert api(internal_key, first.pk)["progress"] == {"done": 1, "total": 1}  # stored, and theirs to read
+        _, replacing = document_replace(document=notes, created_by=uploader, upload=Upload(
+            content=text.encode(), title="Notes", content_type="text/markdown", access_level="internal"))
+        claimed = job_claim(replacing.pk, task_id=None)
+        assert _plan_or_finish(claimed) is not None
+        assert api(uploader_key, replacing.pk)["progress"] == {"done": 0, "total": total}
+        assert api(internal_key, replacing.pk)["progress"] is None
+    finally:
+        Tenant.objects.filter(pk=tenant.pk).delete()

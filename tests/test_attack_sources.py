@@ -866,6 +866,7 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settin
 @pytest.mark.parametrize("name", [
     ".bulkhead-access.yml", ".Bulkhead-Access.yaml", ".bulkhead-access.yaml.bak", ".bulkhеad-access.yaml",  # Cyrillic е
     "docs/.bulkhead-access.yaml", ".bulkhead\u200b-access.yaml", ".bulkhed-acess.yaml",
+    ".bulkhead.access.yaml", "bulkhead.access.yml",  # a dot as the separator (review 12: was not one)
 ])
 def test_a_file_named_like_the_access_file_fails_every_item(admin, name):
     """Found attacking sources: a file named like ``.bulkhead-access.yaml`` but not exactly it (another

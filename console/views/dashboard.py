@@ -16,7 +16,7 @@ def dashboard(request):
     overview = tenant_overview(member=member)
     for job in overview.recent_failures:
         # In full for admins and whoever uploaded the bytes; others see the error without document text,
-        # and without numbers where the document is not theirs to see (``progress_shown``).
-        job.shown_error = error_for(job, error_in_full(member=member, job=job), numbers=job.progress_shown)
+        # and without numbers where the document is not theirs to see (``error_numbers_shown``).
+        job.shown_error = error_for(job, error_in_full(member=member, job=job), numbers=job.error_numbers_shown)
     template = "console/_dashboard_jobs.html" if request.htmx else "console/dashboard.html"
     return render(request, template, {"member": member, "overview": overview, "nav": "dashboard"})

@@ -107,7 +107,7 @@ def _build(member, version) -> dict | None:
     for entry in report["failed"]:
         child = failed_jobs.get(entry.pop("job_id"))
         entry["error"] = "" if child is None else error_for(
-            child, error_in_full(member=member, job=child), numbers=child.progress_shown)
+            child, error_in_full(member=member, job=child), numbers=child.error_numbers_shown)
     for entry in report["skipped"] + report["failed"]:
         entry["visible"] = entry["document_id"] in named
         if not entry["visible"]:

@@ -2,8 +2,9 @@
 
 Jobs are read through ``kb.overview.job_list`` / ``kb.selectors.job_get`` (one rule: admins
 every job of the tenant, others the jobs they created and those of documents they can see);
-errors as ``kb.serializers.error_for`` shows them to this member, and numbers (progress, an error's)
-only where ``progress_shown``, else a dash (``console/jobs/_progress_numbers.html``); a retry is
+errors as ``kb.serializers.error_for`` shows them to this member (an error's numbers only where
+``error_numbers_shown``), and progress only where ``progress_shown``, else a dash
+(``console/jobs/_progress_numbers.html``); a retry is
 ``kb.services.job_retry``, which checks who may.
 """
 
@@ -30,8 +31,8 @@ FINISHED = (IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED)
 
 def _shown_error(member, job: IngestionJob) -> str:
     """In full for the uploader of the bytes and admins who may read every section; others see it without
-    document text, and without numbers where the job's ``progress_shown`` is not (``kb.selectors.jobs_shown``)."""
-    return error_for(job, error_in_full(member=member, job=job), numbers=job.progress_shown)
+    document text, and without numbers where the job's ``error_numbers_shown`` is not (``kb.selectors.jobs_shown``)."""
+    return error_for(job, error_in_full(member=member, job=job), numbers=job.error_numbers_shown)
 
 
 @member_required()
