@@ -393,13 +393,16 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
       the size of a document they can see no part of. Not while the document is not ``ready`` with its
       sections (found reviewing the 2026-12-04 fix): a new document is then visible by its upload default
       alone, and new bytes replacing a document by the old content's sections, while the running job's total
-      is the size of bytes whose markers may put every section above the member;
+      is the size of bytes whose markers may put every section above the member. A member who may read every
+      section a document could hold (:func:`reads_every_section`) sees every job's progress;
     * ``error_numbers_shown``: the member may see the numbers of the job's error (a line, a count), as the
       document's own error shows them: the same, but for a visible document with or without sections.
 
     Admins: every job of the tenant; others: the jobs they created and those of documents they can see.
     """
     visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
+    # Whoever may read every section a document could hold (``reads_every_section``) may know any bytes' size.
+    everything = Q(pk__isnull=False) if reads_every_section(member) else Q(pk__in=[])
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
         document_visible=Exists(visible_document),
         # Its document holds the sections of its current bytes: ready (not new, nor new bytes being ingested or failed).
@@ -407,7 +410,8 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
                                                       document__status=Document.Status.READY)),
     ).annotate(
         progress_shown=ExpressionWrapper(
-            Q(document_id__isnull=True) | (Q(document_visible=True) & Q(document_stored=True)) | _uploaded_by(member),
+            Q(document_id__isnull=True) | (Q(document_visible=True) & Q(document_stored=True)) | _uploaded_by(member)
+            | everything,
             output_field=BooleanField(),
         ),
         error_numbers_shown=ExpressionWrapper(

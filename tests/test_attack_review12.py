@@ -137,6 +137,8 @@ def test_a_running_jobs_progress_is_not_shown_before_its_bytes_have_sections():
             return client.get(f"/api/v1/jobs/{job_id}/").json()
 
         assert api(uploader_key)["progress"] == {"done": 0, "total": total}
+        _, everything_key = member_with_token(tenant, f"top@{tenant.slug}.test", "admin", "restricted")
+        assert api(everything_key)["progress"] == {"done": 0, "total": total}  # may read every section: any size
         seen = api(internal_key)
         assert seen["progress"] is None, seen  # the job is theirs to see (the document is, by its default), not its size
         for page in ("/jobs/", f"/jobs/{job.pk}/", f"/jobs/{job.pk}/card/", "/"):
