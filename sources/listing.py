@@ -55,14 +55,26 @@ def _within(real: Path, folders: list[Path]) -> bool:
     return any(real == folder or folder in real.parents for folder in folders)
 
 
+def _private_folders() -> list[Path]:
+    """What no tenant reads, whatever slug names its folder: the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every
+    tenant's) and the embedded PostgreSQL's and Redis's files (every tenant's rows), resolved."""
+    from bulkhead.embedded_services import data_path
+
+    data = data_path()
+    return [Path(os.path.realpath(p)) for p in (settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis")]
+
+
 def _tenant_may_read(real: Path, tenant_slug: str) -> bool:
     """Whether the resolved path ``real`` is the tenant's to read: below its folder of every root that holds it (a
-    root configured inside another root is a root too: its other tenants' folders are not this one's) and not in
-    the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every tenant's, whatever slug names its folder)."""
+    root configured inside another root is a root too: its other tenants' folders are not this one's), neither in
+    nor above a private folder (:func:`_private_folders`: a folder above one would walk into it; found reviewing
+    the rule: a root set above the data folder let a tenant whose slug named a folder on the way read the
+    database's files, a tenant folder holding the mirrors listed them)."""
     folders = tenant_folders(tenant_slug)
     holding = [folder for folder in folders if _within(real, [folder.parent])]
-    cache = Path(os.path.realpath(settings.BULKHEAD_SOURCE_CACHE_DIR))
-    return bool(holding) and all(_within(real, [folder]) for folder in holding) and not _within(real, [cache])
+    private = _private_folders()
+    return (bool(holding) and all(_within(real, [folder]) for folder in holding)
+            and not _within(real, private) and not any(_within(p, [real]) for p in private))
 
 
 def allowed_local_path(path: str, tenant_slug: str) -> Path:

@@ -779,7 +779,7 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
         server.server_close()
 
 
-def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings):
+def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings, monkeypatch):
     """Found attacking sources: every tenant's folder and local Git sources could read anything below
     ``BULKHEAD_SOURCE_ROOTS``, so an admin of one tenant pointed a source at the folder holding another
     tenant's files and synced them into its own search. Now a tenant reads only ``<root>/<tenant slug>``:
@@ -859,8 +859,20 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settin
         source_create(actor=admin, tenant=admin.tenant, kind="folder", name="nested", path=str(inner / other.slug))
     settings.BULKHEAD_SOURCE_ROOTS = [str(SOURCE_ROOT)]
     settings.BULKHEAD_SOURCE_CACHE_DIR = str(mine / "mirrors")
-    with pytest.raises(ApplicationError, match="only below"):
-        source_create(actor=admin, tenant=admin.tenant, kind="folder", name="mirrors", path=str(mine / "mirrors"))
+    (mine / "mirrors").mkdir(exist_ok=True)
+    for name, path in (("mirrors", mine / "mirrors"), ("above the mirrors", mine)):  # above: the walk goes in
+        with pytest.raises(ApplicationError, match="only below"):
+            source_create(actor=admin, tenant=admin.tenant, kind="folder", name=name, path=str(path))
+    settings.BULKHEAD_SOURCE_CACHE_DIR = str(SOURCE_ROOT.parent / "mirrors-elsewhere")
+    # The data folder below the tenant's (a root set above it, a slug naming a folder on the way): the embedded
+    # PostgreSQL's and Redis's files, every tenant's rows, are nobody's to list -- nor any folder above them.
+    data = mine / "data-below"
+    for private in ("pg", "redis"):
+        (data / private).mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("BULKHEAD_DATA_DIR", str(data))
+    for name, path in (("pg", data / "pg"), ("redis", data / "redis"), ("above them", data), ("mine", mine)):
+        with pytest.raises(ApplicationError, match="only below"):
+            source_create(actor=admin, tenant=admin.tenant, kind="folder", name=name, path=str(path))
 
 
 @pytest.mark.parametrize("name", [
