@@ -307,6 +307,8 @@ BULKHEAD_SOURCE_ROOTS = [p for p in os.environ.get("BULKHEAD_SOURCE_ROOTS", "").
 BULKHEAD_SOURCE_KEY = os.environ.get("BULKHEAD_SOURCE_KEY", "")
 # Where Git sources are fetched to (bare mirrors).
 BULKHEAD_SOURCE_CACHE_DIR = os.environ.get("BULKHEAD_SOURCE_CACHE_DIR") or str(embedded_services.data_path() / "sources")
+# The data folder (the embedded PostgreSQL in pg/, Redis in redis/): no source lists it (sources.listing).
+BULKHEAD_DATA_PATH = str(embedded_services.data_path())
 # Web and Git over HTTP: private, loopback and link-local addresses are refused unless this is on.
 BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES = env_bool("BULKHEAD_SOURCE_ALLOW_PRIVATE_ADDRESSES", False)
 # Single sign-on: the provider's host and its discovery document's endpoints must be public unless this is on

@@ -58,9 +58,7 @@ def _within(real: Path, folders: list[Path]) -> bool:
 def _private_folders() -> list[Path]:
     """What no tenant reads, whatever slug names its folder: the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every
     tenant's) and the embedded PostgreSQL's and Redis's files (every tenant's rows), resolved."""
-    from bulkhead.embedded_services import data_path
-
-    data = data_path()
+    data = Path(settings.BULKHEAD_DATA_PATH)
     return [Path(os.path.realpath(p)) for p in (settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis")]
 
 

@@ -779,7 +779,7 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
         server.server_close()
 
 
-def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings, monkeypatch):
+def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settings):
     """Found attacking sources: every tenant's folder and local Git sources could read anything below
     ``BULKHEAD_SOURCE_ROOTS``, so an admin of one tenant pointed a source at the folder holding another
     tenant's files and synced them into its own search. Now a tenant reads only ``<root>/<tenant slug>``:
@@ -869,7 +869,7 @@ def test_a_tenant_reads_only_its_own_folder_below_the_source_roots(admin, settin
     data = mine / "data-below"
     for private in ("pg", "redis"):
         (data / private).mkdir(parents=True, exist_ok=True)
-    monkeypatch.setenv("BULKHEAD_DATA_DIR", str(data))
+    settings.BULKHEAD_DATA_PATH = str(data)
     for name, path in (("pg", data / "pg"), ("redis", data / "redis"), ("above them", data), ("mine", mine)):
         with pytest.raises(ApplicationError, match="only below"):
             source_create(actor=admin, tenant=admin.tenant, kind="folder", name=name, path=str(path))
