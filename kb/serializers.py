@@ -80,12 +80,14 @@ def error_for(obj, full: bool, *, numbers: bool) -> str:
     document's own error, shown only to those who see the document). Without, each number reads ``…``."""
     if not obj.error:
         return obj.error
-    shown = obj.error if full and not _error_flagged(obj.error) else safe_error(obj.error)
+    shown = obj.error if full and not _error_flagged(obj.tenant_id, obj.error) else safe_error(obj.error)
     return shown if numbers else _NUMBER.sub("…", shown)
 
 
 @lru_cache(maxsize=1024)
-def _error_flagged(message: str) -> bool:
+def _error_flagged(tenant_id: int, message: str) -> bool:
+    """Cached per tenant: a cache shared by every tenant would answer one tenant's request faster when another
+    tenant's error held the same text (a timing oracle on another tenant's document text, however faint)."""
     from ingestion.screening import screen_chunks
 
     return screen_chunks([message])[0].flagged
