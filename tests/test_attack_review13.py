@@ -82,3 +82,44 @@ def test_a_replacement_never_tells_its_uploader_an_old_heading_they_may_not_read
         assert job.status == "failed" and "'Handbook > Salaries'" in job.error, job.error
     finally:
         Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+@pytest.mark.django_db
+def test_no_answer_carrying_what_a_member_may_read_may_be_kept_by_a_cache():
+    """No page, API answer, MCP result or export said ``Cache-Control``: the browser kept the restricted document
+    page (back after signing out on a shared machine) and any cache on the way could. Now every answer that says
+    nothing of caching is ``no-store`` (``bulkhead.middleware.NoStoreMiddleware``); the sign-in page, the API's
+    errors and an anonymous 404 too."""
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    from accounts.policy import AccessLevel
+    from tests.api_helpers import console_client, make_document, member_with_token
+
+    tenant = tenant_create(slug=f"nostore13-{uuid.uuid4().hex[:6]}", name="No store")
+    admin, key = member_with_token(tenant, f"admin@{tenant.slug}.test", "admin", "restricted")
+    document = make_document(tenant, title="Nightjar", default=AccessLevel.RESTRICTED, sections=[
+        ("root", None, "Nightjar", AccessLevel.RESTRICTED, [], "The codename is Osprey."),
+    ])
+    section = document.section_ids["root"]
+    console = console_client(admin)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    answers = {
+        "document page": console.get(f"/documents/{document.pk}/"),
+        "search page": console.get("/search/", {"q": "Osprey"}),
+        "audit export (console)": console.get("/audit/", {"export": "csv"}),
+        "API document": api.get(f"/api/v1/documents/{document.pk}/"),
+        "API sections": api.get(f"/api/v1/documents/{document.pk}/sections/"),
+        "API section readers": api.get(f"/api/v1/sections/{section}/readers/"),
+        "API search": api.post("/api/v1/search/", {"query": "Osprey", "mode": "keyword"}, format="json"),
+        "API audit export": api.get("/api/v1/audit/export/", {"file": "jsonl"}),
+        "API error": api.get("/api/v1/documents/not-an-id/"),
+        "sign-in page": Client().get("/sign-in/"),
+    }
+    assert answers["document page"].status_code == 200 and b"Osprey" in answers["document page"].content
+    assert all(answers[n].status_code == 200 for n in answers if n not in ("API error",)), {
+        n: a.status_code for n, a in answers.items()}
+    for name, answer in answers.items():
+        directives = {d.strip() for d in answer.get("Cache-Control", "").split(",")}
+        assert {"no-store", "private"} <= directives, (name, answer.status_code, answer.get("Cache-Control"))
