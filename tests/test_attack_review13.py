@@ -123,3 +123,80 @@ def test_no_answer_carrying_what_a_member_may_read_may_be_kept_by_a_cache():
     for name, answer in answers.items():
         directives = {d.strip() for d in answer.get("Cache-Control", "").split(",")}
         assert {"no-store", "private"} <= directives, (name, answer.status_code, answer.get("Cache-Control"))
+
+
+@pytest.mark.django_db
+def test_a_tenant_that_takes_a_slug_given_up_reads_no_folder_left_for_the_one_before(settings):
+    """The known gap of 2026-12-04: a tenant's folders are ``<root>/<slug>``, so a tenant deleted (or renamed) left
+    its files there, and a new tenant given the same slug read them with its first folder source. Now the database
+    records every slug a tenant gave up (a trigger on ``accounts_tenant``: deletion and rename alike), and a tenant
+    holding a slug another tenant held before reads no folder -- at save and at each listing -- until the operator,
+    having moved the folders away, releases the slug (``kb_tenant release-folder``). The application's login cannot
+    read or change those records."""
+    from django.core.management import call_command
+    from django.db import ProgrammingError, connection, transaction
+
+    from accounts.errors import ApplicationError
+    from accounts.services import membership_create
+    from sources.models import Source, SourceSync
+    from sources.services import source_create, sync_run
+    from tests.sources_helpers import tenant_folder, write
+
+    def admin_of(tenant):
+        return membership_create(tenant=tenant, email=f"admin@{tenant.slug}.test", role="admin", clearance="restricted")
+
+    def sync(source) -> SourceSync:
+        run = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+        sync_run(str(run.pk))
+        return SourceSync.objects.get(pk=run.pk)
+
+    slug = f"reused13-{uuid.uuid4().hex[:6]}"
+    first = tenant_create(slug=slug, name="First")
+    wiki = tenant_folder(first) / "wiki"
+    write(wiki, {"payroll.md": "# Payroll\n\nThe first tenant's wages, heron.\n"})
+    assert source_create(actor=admin_of(first), tenant=first, kind="folder", name="wiki", path=str(wiki)).pk
+    Tenant.objects.filter(pk=first.pk).delete()  # the operator deletes it; its folder stays
+
+    second = tenant_create(slug=slug, name="Second")
+    admin = admin_of(second)
+    for kind, field in (("folder", "path"), ("git", "url")):
+        with pytest.raises(ApplicationError, match=f"release-folder {slug}") as refused:
+            source_create(actor=admin, tenant=second, kind=kind, name=f"inherited-{kind}", **{field: str(wiki)})
+        assert refused.value.details == {"field": field}
+    saved = Source.objects.create(tenant=second, name="saved", kind="folder", path=str(wiki))  # saved before the rule
+    run = sync(saved)
+    assert run.status == "failed" and "release-folder" in run.error, run.error
+    from kb.models import Document
+
+    assert not Document.objects.filter(tenant=second).exists()
+
+    # A rename gives the old slug up as well; renamed back, a tenant reads its own folders again.
+    renamed = tenant_create(slug=f"{slug}-r", name="Renamed")
+    Tenant.objects.filter(pk=renamed.pk).update(slug=f"{slug}-moved")
+    taker = tenant_create(slug=f"{slug}-r", name="Taker")
+    write(tenant_folder(taker) / "notes", {"a.md": "# A\n\nalpha\n"})
+    with pytest.raises(ApplicationError, match="release-folder"):
+        source_create(actor=admin_of(taker), tenant=taker, kind="folder", name="n", path=str(tenant_folder(taker) / "notes"))
+    Tenant.objects.filter(pk=taker.pk).delete()
+    Tenant.objects.filter(pk=renamed.pk).update(slug=f"{slug}-r")
+    renamed.refresh_from_db()
+    # ... but the slug was also given up by the taker, another tenant: still refused until released.
+    with pytest.raises(ApplicationError, match="release-folder"):
+        source_create(actor=admin_of(renamed), tenant=renamed, kind="folder", name="n",
+                      path=str(tenant_folder(renamed) / "notes"))
+
+    # The application's login neither reads nor forgets the records (it only asks the one question).
+    from tests.test_tenant_wall import application_role
+
+    with transaction.atomic(), application_role(), connection.cursor() as cursor:
+        with pytest.raises(ProgrammingError, match="permission denied"), transaction.atomic():
+            cursor.execute("DELETE FROM accounts_retiredtenantslug")
+        cursor.execute("SELECT bulkhead_tenant_slug_inherited(%s)", [slug])
+        assert cursor.fetchone()[0] is True
+
+    # The operator moved the folder away and releases the slug: the tenant holding it reads its folders.
+    wiki.rename(wiki.with_name(f"moved-{uuid.uuid4().hex[:6]}"))
+    write(wiki, {"handbook.md": "# Handbook\n\nThe second tenant's own page.\n"})
+    call_command("kb_tenant", "release-folder", slug)
+    source = source_create(actor=admin, tenant=second, kind="folder", name="own", path=str(wiki))
+    assert sync(source).status == "succeeded"
