@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models.functions import Now
 
 from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
 
@@ -33,6 +34,23 @@ class UserManager(BaseUserManager):
         extra.setdefault("is_staff", True)
         extra.setdefault("is_superuser", True)
         return self.create_user(email, password, **extra)
+
+
+class RetiredTenantSlug(models.Model):
+    """A slug a tenant held and gave up -- deleted, or renamed away -- with that tenant's id. Written by the
+    database alone (a trigger on ``accounts_tenant``: whatever deletes or renames a tenant, the Django admin, a
+    script, raw SQL) and read only through ``bulkhead_tenant_slug_inherited`` (``accounts/migrations/0009``); the
+    application's login has no right on the table. A tenant's source folders are named by its slug
+    (``sources.listing.tenant_folders``), so a tenant that takes a slug later would read what was left there for
+    the one before: its folders are refused until the operator, having moved them away, releases the slug
+    (``manage.py kb_tenant release-folder SLUG``)."""
+
+    slug = models.CharField(max_length=63, db_index=True)
+    tenant_id = models.BigIntegerField()
+    retired_at = models.DateTimeField(db_default=Now())
+
+    def __str__(self) -> str:
+        return f"{self.slug} (tenant {self.tenant_id})"
 
 
 class User(AbstractUser):

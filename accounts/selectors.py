@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from accounts.errors import NotFound
@@ -15,6 +16,16 @@ def reader_for(membership: Membership) -> Reader:
     # to groups would plan both tables' policies on every search.
     group_ids = frozenset(GroupMembership.objects.filter(membership_id=membership.pk).values_list("group_id", flat=True))
     return Reader(tenant_id=membership.tenant_id, clearance=membership.clearance, group_ids=group_ids)
+
+
+def tenant_slug_inherited(*, slug: str) -> bool:
+    """Whether a tenant other than the one holding ``slug`` now held it before (deleted, or renamed away:
+    ``accounts.models.RetiredTenantSlug``), until the operator releases it. Asked through
+    ``bulkhead_tenant_slug_inherited`` (``accounts/migrations/0009``), which tells this and nothing else: the
+    application's login cannot read the retired slugs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT bulkhead_tenant_slug_inherited(%s)", [slug])
+        return bool(cursor.fetchone()[0])
 
 
 def tenant_get(*, slug: str) -> Tenant:

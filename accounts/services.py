@@ -47,6 +47,20 @@ def tenant_create(*, slug: str, name: str) -> Tenant:
     return Tenant.objects.create(slug=slug, name=name or slug)
 
 
+def tenant_slug_release(*, slug: str) -> int:
+    """The operator's word that the folders named by ``slug`` below ``BULKHEAD_SOURCE_ROOTS`` hold nothing of a
+    tenant that gave the slug up (they were moved away): the tenant holding it now may read them
+    (``sources.listing.tenant_folders``). Forgets the retired slug's rows, as the owner (the application's login
+    has no right on them); returns how many. Run by ``manage.py kb_tenant release-folder`` only."""
+    from accounts.models import RetiredTenantSlug
+    from accounts.tenancy import owner_path
+
+    _valid_slug(slug, "tenant")
+    with owner_path():
+        deleted, _ = RetiredTenantSlug.objects.filter(slug=slug).delete()
+    return deleted
+
+
 @transaction.atomic
 def group_create(*, tenant: Tenant, slug: str, name: str = "", actor: Membership | None = None) -> Group:
     """A new group of ``tenant``; ``actor`` (the admin; None: an internal caller) for the audit trail."""

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.signals import request_finished
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.utils.cache import add_never_cache_headers
 
 from accounts.tenancy import owner_path, tenant_context_reset_if_connected, tenant_context_reset_if_set
 from kb.errors import database_unavailable_response, error_body
@@ -109,3 +110,21 @@ class RequestSizeLimitMiddleware:
             return HttpResponse(f"<!doctype html><title>Too large</title><h1>Too large</h1><p>{message}.</p>",
                                 status=413, content_type="text/html; charset=utf-8")
         return self.get_response(request)
+
+
+class NoStoreMiddleware:
+    """Every answer that has not said how it may be cached is not to be kept: ``Cache-Control: no-store`` (with
+    ``no-cache, must-revalidate, private``, ``max-age=0`` and ``Expires``: Django's ``add_never_cache_headers``).
+    Pages, API answers, MCP results and exports carry what their member may read; without a word on caching a
+    browser kept them (back after signing out on a shared machine showed the document page) and a cache on the
+    way could (found attacking review 13: no answer said ``Cache-Control``). Static files say their own
+    (WhiteNoise's ``public, max-age``), and so does a view that sets it."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not response.has_header("Cache-Control"):
+            add_never_cache_headers(response)
+        return response

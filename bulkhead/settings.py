@@ -121,6 +121,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "bulkhead.middleware.NoStoreMiddleware",  # an answer that says nothing of caching is not kept (no-store)
     "bulkhead.middleware.DatabaseUnavailableMiddleware",  # OperationalError/InterfaceError in a view -> 503
     "bulkhead.middleware.TenantContextMiddleware",  # each request starts (and ends) acting for no tenant
     "audit.middleware.ReadRecordsAfterResponseMiddleware",  # search/read records written after the answer

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from accounts.models import Group
-from accounts.policy import AccessLevel, DocumentAccess, Policy, policy_implies
+from accounts.models import Group, Membership
+from accounts.policy import AccessLevel, DocumentAccess, Policy, Reader, can_read, policy_implies
+from accounts.selectors import reader_for
 from ingestion import costs, limits
 from ingestion.chunking.chunker import Chunk as PlannedChunk
 from ingestion.chunking.config import ChunkingConfig
@@ -22,7 +23,7 @@ from ingestion.structure import ParsedDocument, ParseError, resolve_policies, re
 from kb.embedder import embedder
 from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE
-from kb.models import ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
+from kb.models import CONTENT_BY, ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
 from kb.services import document_access_of, recompute_policies
 from pipeline.claim import is_shadow
 
@@ -214,7 +215,22 @@ def _file_policy(row: Section) -> tuple[int, list[int]] | None:
     return int(recorded["level"]), list(recorded.get("groups") or ())
 
 
-def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
+def _content_reader(job: IngestionJob, document: Document) -> Reader | None:
+    """The access-rule view of whoever uploaded the bytes ``job`` parses (``CONTENT_BY``), in the document's
+    tenant; :data:`NO_READER` when that person is no active member there any more; None for bytes no person
+    uploaded (a source's sync, an internal caller)."""
+    user_id = (job.stats or {}).get(CONTENT_BY)
+    if user_id is None:
+        return None
+    membership = Membership.objects.filter(tenant_id=document.tenant_id, user_id=user_id, is_active=True).first()
+    return reader_for(membership) if membership is not None else NO_READER
+
+
+# Reads nothing: the uploader of a job's bytes who is no active member of the document's tenant.
+NO_READER = Reader(tenant_id=0, clearance=-1, group_ids=frozenset())
+
+
+def _carry_overrides(rows: list[Section], existing: dict[str, Section], uploader: Reader | None = None) -> None:
     """Give each new section the API policy of the old section with the same headings and kind.
 
     An override that matches no single new section fails the job rather than being dropped: the
@@ -228,6 +244,16 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section]) -> None:
     overrides = [r for r in existing.values() if (r.metadata or {}).get("override")]
     if not overrides:
         return
+    if uploader is not None and not all(can_read(uploader, level=r.access_level, group_ids=r.access_groups)
+                                        for r in overrides):
+        # Before any comparison with the new content, and naming no old heading: the error is the uploader's to
+        # read in full (kb.selectors.error_in_full), and whether the new headings match an old section's would
+        # confirm a guess of its title (found attacking review 13: an internal admin's replacement failed
+        # quoting 'Handbook > Salaries', a restricted section's heading, and one with that heading went through).
+        raise TerminalIngestionError(
+            "a section of the present content has an access policy set through the API, and the new content's "
+            "uploader may not read that section, so its policy is not carried over: a member who may read it "
+            "replaces the content, or an admin returns the section to inheriting (PATCH it with inherit: true)")
     old_chains = _title_chains(list(existing.values()))
     candidates: dict[tuple, list[Section]] = {}
     for row_id, chain in _title_chains(rows).items():
@@ -349,7 +375,7 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         rows = _new_section_rows(document, parsed)
         if existing:
             # New content: policies set through the API on the old sections carry over to the new ones.
-            _carry_overrides(rows, existing)
+            _carry_overrides(rows, existing, _content_reader(job, document))
     # The document's access view (kb.services.document_access_of), the one derivation: effective
     # policies; each heading path without the titles of ancestors that some reader of the section
     # may not read, so neither a returned path nor an embedded prefix tells them anything; the same
