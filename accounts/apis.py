@@ -142,9 +142,9 @@ class MemberAPIView(GenericAPIView):
     def member(self) -> Membership:
         return request_member(self.request)
 
-    def paginated(self, queryset, serializer_class) -> Response:
+    def paginated(self, queryset, serializer_class, context: dict | None = None) -> Response:
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(serializer_class(page, many=True).data)
+        return self.get_paginated_response(serializer_class(page, many=True, context=context or {}).data)
 
 
 def id_parameter(name: str, description: str, type_=int) -> OpenApiParameter:

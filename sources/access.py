@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import yaml
 
-from accounts.policy import AccessLevel, UnknownAccessLevel, parse_level, policy_implies
+from accounts.policy import AccessLevel, Reader, UnknownAccessLevel, can_read, parse_level, policy_implies
 from ingestion.parsers.access_markers import edit_distance, skeleton
 from sources.entries import Entry, Skip
 
@@ -90,6 +90,7 @@ class Rule:
 class AccessFile:
     rules: tuple[Rule, ...] = ()
     error: str = ""  # set: the file is refused, and every item with it
+    lookalike: str = ""  # the path of a file named like it, which the error names
 
 
 def map_rules(access_map: Iterable[Mapping]) -> tuple[Rule, ...]:
@@ -225,7 +226,7 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
     if lookalike is not None:
         return AccessFile(error=f"{lookalike}: named like {ACCESS_FILE} but not it (only {ACCESS_FILE} at the "
                                 f"source's root is read, exactly so named): rename or remove it; nothing is synced "
-                                f"until then")
+                                f"until then", lookalike=lookalike)
     entry = next((e for e in entries if e.path == ACCESS_FILE), None)
     if entry is None:
         return AccessFile()
@@ -260,3 +261,80 @@ def item_policy(
                                       f"the source's access map gives {path!r}; the file may only narrow it")
             return rule.level, rule.groups
     return level, groups
+
+
+# ----------------------------------------------------------------------------- who may see an item
+
+# An item whose policy could not be decided (its access file refused, an entry that would widen): shown only to an
+# admin who may read every level and group.
+UNDECIDED: dict = {"level": None}
+
+
+def item_access(policy: tuple[int, Sequence[int]] | None, *, document_id=None,
+                sections: Iterable[tuple[int, Sequence[int]]] | None = None) -> dict:
+    """What decides who may see one item of a source -- a preview's row, a sync's error or skip, with its path
+    (docs/sources.md, "Who sees a source's paths"): the policy the source gives the path (``None``: undecided,
+    :data:`UNDECIDED`), the document the path is stored as (``document_id``: whoever may not see it may not see
+    its path either -- its markers may have narrowed every section), and, for a document deleted with the item
+    (a skip), the policies of the sections it had (``sections``), as :func:`item_shown` reads them. Kept as JSON
+    on the sync's rows."""
+    if policy is None:
+        return dict(UNDECIDED)
+    record: dict = {"level": int(policy[0]), "groups": sorted(int(g) for g in policy[1])}
+    if document_id:
+        record["document"] = str(document_id)
+    if sections is not None:
+        record["sections"] = [[int(level), sorted(int(g) for g in groups)] for level, groups in sections]
+    return record
+
+
+def path_access(path: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule], access_file: AccessFile,
+                document_id=None) -> dict:
+    """:func:`item_access` of ``path`` under its :func:`item_policy` (undecided when that fails): for a path a
+    listing names in an error, which is no item of it."""
+    try:
+        policy = item_policy(path, default=default, access_map=access_map, access_file=access_file)
+    except ItemAccessError:
+        return item_access(None)
+    return item_access(policy, document_id=document_id)
+
+
+def item_shown(record: Mapping | None, reader: Reader, *, everything: bool, visible_documents: set[str]) -> bool:
+    """Whether an item whose :func:`item_access` is ``record`` is shown to ``reader`` (an admin): all of it to
+    one who may read every level and group (``everything``); else only when its policy was decided and they may
+    read it, the document it is stored as is one they can see (``visible_documents``: ``kb.selectors``'s rule,
+    asked by the caller; a document gone since is not), and, for a deleted one, they could read one of its
+    sections (a document is seen by a readable section). Fail closed: a row without a record (one kept before
+    this rule) is not shown."""
+    if everything:
+        return True
+    if not isinstance(record, Mapping) or record.get("level") is None:
+        return False
+    if not can_read(reader, level=record["level"], group_ids=record.get("groups") or ()):
+        return False
+    if record.get("document") and record["document"] not in visible_documents:
+        return False
+    sections = record.get("sections")
+    if sections is not None and not any(can_read(reader, level=level, group_ids=groups) for level, groups in sections):
+        return False
+    return True
+
+
+# A quoted piece of a message (Python's repr): what the access file's own words are, in its errors; a quote left
+# over opens words that were not closed (cut there).
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+_STRAY_QUOTE = re.compile(r"'…'|(?P<stray>(?<!\w)'|\")")
+
+
+def access_file_error_without_words(access_file: AccessFile) -> str:
+    """The access file's error without its words -- each quoted piece (a glob, a key, a group) and a look-alike's
+    path read ``…`` -- for an admin who may not read every level and group: a glob of the file names a path as
+    much as the path does. The line and the kind of fault are left."""
+    error = access_file.error
+    if access_file.lookalike:  # the message starts with it
+        error = "…" + error[len(access_file.lookalike):] if error.startswith(access_file.lookalike) else "…"
+    error = _QUOTED.sub("'…'", error)
+    for match in _STRAY_QUOTE.finditer(error):
+        if match.group("stray"):
+            return error[: match.start()] + "…"
+    return error

@@ -52,14 +52,16 @@ class SourceListApi(MemberAPIView):
 
     @extend_schema(tags=TAGS, summary="The tenant's sources", responses={200: SourceOutputSerializer(many=True)})
     def get(self, request):
-        return self.paginated(selectors.source_list(member=self.member), SourceOutputSerializer)
+        return self.paginated(selectors.source_list(member=self.member), SourceOutputSerializer,
+                              context={"member": self.member})
 
     @extend_schema(tags=TAGS, summary="Add a source", request=SourceInputSerializer,
                    responses={201: SourceOutputSerializer, **error_responses(400, 409, 415)})
     def post(self, request):
         data = _fields(request, creating=True)
         source = services.source_create(actor=self.member, tenant=self.member.tenant, **data)
-        return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
+        return Response(SourceOutputSerializer(source, context={"member": self.member}).data,
+                        status=status.HTTP_201_CREATED)
 
 
 class SourcePreviewApi(MemberAPIView):
@@ -70,7 +72,7 @@ class SourcePreviewApi(MemberAPIView):
     def post(self, request):
         data = _fields(request, creating=True)
         source = services.source_unsaved(actor=self.member, tenant=self.member.tenant, **data)
-        return Response(selectors.source_preview(source=source))
+        return Response(selectors.source_preview(member=self.member, source=source))
 
 
 class SourceDetailApi(MemberAPIView):
@@ -79,14 +81,15 @@ class SourceDetailApi(MemberAPIView):
     @extend_schema(tags=TAGS, summary="A source and its last sync", parameters=[SOURCE_ID],
                    responses={200: SourceOutputSerializer, **error_responses(404)})
     def get(self, request, source_id: str):
-        return Response(SourceOutputSerializer(selectors.source_get(member=self.member, source_id=source_id)).data)
+        source = selectors.source_get(member=self.member, source_id=source_id)
+        return Response(SourceOutputSerializer(source, context={"member": self.member}).data)
 
     @extend_schema(tags=TAGS, summary="Change a source", parameters=[SOURCE_ID], request=SourceInputSerializer,
                    responses={200: SourceOutputSerializer, **error_responses(400, 404, 409, 415)})
     def patch(self, request, source_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
         source = services.source_update(actor=self.member, source=source, **_fields(request, creating=False))
-        return Response(SourceOutputSerializer(source).data)
+        return Response(SourceOutputSerializer(source, context={"member": self.member}).data)
 
     @extend_schema(tags=TAGS, summary="Delete a source and the documents it owns", parameters=[SOURCE_ID],
                    responses={204: None, **error_responses(404, 409)})
@@ -115,7 +118,7 @@ class SourceSyncListApi(MemberAPIView):
                    responses={200: SyncOutputSerializer(many=True), **error_responses(404)})
     def get(self, request, source_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
-        return self.paginated(selectors.sync_list(source=source), SyncOutputSerializer)
+        return self.paginated(selectors.sync_list(source=source), SyncOutputSerializer, context={"member": self.member})
 
 
 class SourceSyncDetailApi(MemberAPIView):
@@ -126,7 +129,8 @@ class SourceSyncDetailApi(MemberAPIView):
                    responses={200: SyncOutputSerializer, **error_responses(404)})
     def get(self, request, source_id: str, sync_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
-        return Response(SyncOutputSerializer(selectors.sync_get(source=source, sync_id=sync_id)).data)
+        sync = selectors.sync_get(source=source, sync_id=sync_id)
+        return Response(SyncOutputSerializer(sync, context={"member": self.member}).data)
 
 
 class SourcePreviewSavedApi(MemberAPIView):
@@ -136,7 +140,7 @@ class SourcePreviewSavedApi(MemberAPIView):
                    responses={200: PreviewOutputSerializer, **error_responses(404)})
     def get(self, request, source_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
-        return Response(selectors.source_preview(source=source))
+        return Response(selectors.source_preview(member=self.member, source=source))
 
 
 class SourceDocumentDetachApi(MemberAPIView):

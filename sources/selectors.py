@@ -14,8 +14,10 @@ from django.db.models import Count, Q
 
 from accounts.errors import NotFound
 from accounts.models import Group, Membership
-from accounts.policy import AccessLevel
-from kb.models import IngestionJob
+from accounts.policy import AccessLevel, Reader
+from accounts.selectors import reader_for
+from kb.models import Document, IngestionJob
+from kb.selectors import document_visible_q, reads_every_section
 from kb.web_slots import tenant_slot
 from sources import access
 from sources.crypto import credentials_decrypt
@@ -87,15 +89,21 @@ def source_document_count(source: Source) -> int:
 # ----------------------------------------------------------------------------- preview
 
 
-def source_preview(*, source: Source) -> dict:
-    """What a sync of ``source`` (saved or not) would do now, item by item, and under which policy.
-    Reads the source (a fetch, a crawl) but writes nothing to the database.
+def source_preview(*, member: Membership, source: Source) -> dict:
+    """What a sync of ``source`` (saved or not) would do now, item by item, and under which policy, as the admin
+    ``member`` may see it (:func:`preview_shown`). Reads the source (a fetch, a crawl) but writes nothing to the
+    database.
 
     It runs in a web thread, so it has ``BULKHEAD_SOURCE_PREVIEW_SECONDS`` in all -- the listing (a whole crawl,
     a Git fetch) and the comparison together; past them it answers an error saying how far it got and to sync
     the source instead (a sync lists in a worker, under its own limits). It takes one of the tenant's
     ``BULKHEAD_PREVIEWS_PER_TENANT`` preview slots, shared with the upload preview (``kb.web_slots``): one more
     raises :class:`kb.web_slots.Busy` (429 ``busy``)."""
+    return preview_shown(member=member, preview=_preview(source))
+
+
+def _preview(source: Source) -> dict:
+    """:func:`source_preview` whole: every row with what decides who sees it (``access``)."""
     from sources.listing import list_source
 
     deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
@@ -149,27 +157,31 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
             raise OutOfTime(f"after listing {len(listing.entries)} items and comparing {n} of them")
         shown = len(items) < PREVIEW_MAX_ITEMS
         row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": ""}
+        item = stored.get(entry.path)
+        try:
+            level, groups = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+        except access.ItemAccessError as exc:
+            row.update(action="skip" if entry.skip else "fail", reason=entry.skip or str(exc),
+                       access=access.item_access(None))
+            if shown:
+                items.append(row)
+            continue
+        # Who may see the row: who may read the policy and see the document the path is (or takes over).
+        row["access"] = access.item_access((level, groups), document_id=item.document_id if item else None)
         if entry.skip:
             row.update(action="skip", reason=entry.skip)
             if shown:
                 items.append(row)
             continue
-        try:
-            level, groups = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
-        except access.ItemAccessError as exc:
-            row.update(action="fail", reason=str(exc))
-            if shown:
-                items.append(row)
-            continue
         row.update(access_level=AccessLevel(level).name.lower(), groups=sorted(slugs.get(g, "?") for g in groups))
-        item = stored.get(entry.path)
         try:
             if item is None or not item.document_id:
                 # As the sync: a new path may take over a vanished one's document (read only if one is left).
                 renamed, edited = renames.take(entry.path, content_hash(entry.read())) if renames.open() else (None, False)
                 if renamed is not None:
                     row.update(action="rename", renamed_from=renamed.path,
-                               reason="moved with edits: ingested again" if edited else "")
+                               reason="moved with edits: ingested again" if edited else "",
+                               access=access.item_access((level, groups), document_id=renamed.document_id))
                 else:
                     row["action"] = "add"
             elif not shown:
@@ -183,9 +195,73 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
             row.update(action="skip", reason=str(exc))
         if shown:
             items.append(row)
-    for path in sorted(renames.vanished):
+    for path, item in sorted(renames.vanished.items()):
         items.append({"path": path, "action": "delete" if listing.complete else "keep (listing incomplete)",
-                      "access_level": None, "groups": [], "reason": "", "renamed_from": ""})
-    counts = Counter(i["action"] for i in items)
-    return {"error": access_file.error, "items": items, "counts": dict(counts), "listed": len(entries),
-            "errors": listing.errors, "revision": listing.revision}
+                      "access_level": None, "groups": [], "reason": "", "renamed_from": "",
+                      "access": access.item_access((item.access_level, item.access_groups),
+                                                   document_id=item.document_id)})
+    errors = []
+    for error in listing.errors:  # a path, shown as an item would be
+        item = stored.get(error["path"])
+        errors.append({**error, "access": access.path_access(error["path"], default=default, access_map=rules,
+                                                             access_file=access_file,
+                                                             document_id=item.document_id if item else None)})
+    return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
+            "listed": len(entries), "errors": errors, "revision": listing.revision}
+
+
+def access_file_words(access_file: access.AccessFile) -> str:
+    """The access file's error as an admin who may not read every level and group reads it ("" when none)."""
+    return access.access_file_error_without_words(access_file) if access_file.error else ""
+
+
+# ----------------------------------------------------------------------------- what an admin may see of items
+
+
+def _viewer(member: Membership | None) -> tuple[Reader | None, bool]:
+    """The reader of ``member`` and whether they may read every level and group (``kb.selectors``)."""
+    if member is None:
+        return None, False
+    return reader_for(member), reads_every_section(member)
+
+
+def rows_shown(*, member: Membership | None, rows: list[dict]) -> tuple[list[dict], int]:
+    """The rows of a source's items (a preview's items or errors, a sync's errors or skips) that ``member`` may see,
+    each without its ``access``, and how many others there are: an admin sees an item -- its path, its action,
+    policy, reason, error, the path it was renamed from -- only when :func:`sources.access.item_shown` says so (the
+    policy the source gives it, the document it is stored as); the others are left out, counted (their place in
+    the list would tell where their names sort). Without a member: none (fail closed)."""
+    reader, everything = _viewer(member)
+    if reader is None:
+        return [], len(rows)
+    documents = {r["access"]["document"] for r in rows
+                 if isinstance(r.get("access"), dict) and r["access"].get("document")}
+    visible = set()
+    if documents and not everything:
+        visible = {str(pk) for pk in Document.objects.filter(tenant_id=member.tenant_id, pk__in=documents)
+                   .filter(document_visible_q(reader)).values_list("pk", flat=True)}
+    shown = [{k: v for k, v in row.items() if k != "access"} for row in rows
+             if access.item_shown(row.get("access"), reader, everything=everything, visible_documents=visible)]
+    return shown, len(rows) - len(shown)
+
+
+def preview_shown(*, member: Membership | None, preview: dict) -> dict:
+    """A preview (:func:`_preview`) as ``member`` may see it: the rows of :func:`rows_shown` (``hidden``,
+    ``errors_hidden``: how many are left out), the counts of the rows shown, and the access file's error without
+    its words below the top clearance and every group."""
+    reader, everything = _viewer(member)
+    items, hidden = rows_shown(member=member, rows=preview.get("items", []))
+    errors, errors_hidden = rows_shown(member=member, rows=preview.get("errors", []))
+    shown = {k: v for k, v in preview.items() if k != "error_without_words"}
+    if preview.get("error_without_words") and not everything:
+        shown["error"] = preview["error_without_words"]
+    return {**shown, "items": items, "counts": dict(Counter(i["action"] for i in items)), "hidden": hidden,
+            "errors": errors, "errors_hidden": errors_hidden}
+
+
+def sync_rows_shown(*, member: Membership | None, sync: SourceSync) -> dict:
+    """A sync's ``errors`` and ``skips`` as ``member`` may see them (:func:`rows_shown`), with
+    ``errors_hidden`` and ``skips_hidden``."""
+    errors, errors_hidden = rows_shown(member=member, rows=list(sync.errors or ()))
+    skips, skips_hidden = rows_shown(member=member, rows=list(sync.skips or ()))
+    return {"errors": errors, "skips": skips, "errors_hidden": errors_hidden, "skips_hidden": skips_hidden}

@@ -3,6 +3,7 @@ Credentials are write-only: no output has them (``has_credentials`` says whether
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.policy import LEVEL_NAMES, AccessLevel
@@ -55,6 +56,10 @@ class SourceInputSerializer(serializers.Serializer):
         return attrs
 
 
+# Rows of a source's items: {"path", "error"} (errors) or {"path", "reason"} (skips), ...
+ROWS = serializers.ListField(child=serializers.DictField())
+
+
 class SyncOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.SerializerMethodField()
@@ -70,8 +75,11 @@ class SyncOutputSerializer(serializers.Serializer):
     skipped = serializers.IntegerField()
     failed = serializers.SerializerMethodField()
     error = serializers.CharField()
-    errors = serializers.JSONField()
-    skips = serializers.JSONField()
+    # The items the caller may see (``sources.selectors.sync_rows_shown``: context ``member``); the others counted.
+    errors = serializers.SerializerMethodField()
+    skips = serializers.SerializerMethodField()
+    errors_hidden = serializers.SerializerMethodField()
+    skips_hidden = serializers.SerializerMethodField()
     revision = serializers.CharField()
     timings = serializers.JSONField()
     attempts = serializers.IntegerField()
@@ -84,6 +92,26 @@ class SyncOutputSerializer(serializers.Serializer):
         if sync.pk not in cache:
             cache[sync.pk] = selectors.sync_state(sync)
         return cache[sync.pk]
+
+    def _rows(self, sync) -> dict:
+        cache = self.context.setdefault("_rows", {})
+        if sync.pk not in cache:
+            cache[sync.pk] = selectors.sync_rows_shown(member=self.context.get("member"), sync=sync)
+        return cache[sync.pk]
+
+    @extend_schema_field(ROWS)
+    def get_errors(self, sync) -> list[dict]:
+        return self._rows(sync)["errors"]
+
+    @extend_schema_field(ROWS)
+    def get_skips(self, sync) -> list[dict]:
+        return self._rows(sync)["skips"]
+
+    def get_errors_hidden(self, sync) -> int:
+        return self._rows(sync)["errors_hidden"]
+
+    def get_skips_hidden(self, sync) -> int:
+        return self._rows(sync)["skips_hidden"]
 
     def get_status(self, sync) -> str:
         return self._state(sync)["status"]
@@ -143,5 +171,8 @@ class SyncStartedOutputSerializer(serializers.Serializer):
 
 class PreviewOutputSerializer(serializers.Serializer):
     error = serializers.CharField()
-    items = serializers.JSONField()
-    counts = serializers.JSONField()
+    items = serializers.JSONField()  # the items the caller may see (sources.selectors.preview_shown)
+    counts = serializers.JSONField()  # of those items, by action
+    hidden = serializers.IntegerField()  # items left out: the caller may not read them
+    errors = serializers.JSONField()  # the listing's errors the caller may see
+    errors_hidden = serializers.IntegerField()

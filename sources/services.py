@@ -35,7 +35,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from audit.models import Action
 from audit.services import audit_record
 from kb.jobs import BULK, enqueue_after_commit
-from kb.models import Chunk, Document
+from kb.models import Chunk, Document, Section
 from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
 from kb.titles import document_title_screen, source_flagging
 from sources import access
@@ -462,8 +462,11 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     default = (source.access_level, tuple(source.access_groups))
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),
                                                  revision=listing.revision, heartbeat_at=timezone.now())
-    for error in listing.errors:
-        run.errors[error["path"]] = error
+    for error in listing.errors:  # a path, shown as an item would be (sources.access.item_access)
+        item = stored.get(error["path"])
+        run.errors[error["path"]] = {**error, "access": access.path_access(
+            error["path"], default=default, access_map=rules, access_file=access_file,
+            document_id=item.document_id if item is not None else None)}
     t_renames = time.perf_counter()
     run.renames = rename_plan(listing, entries, stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
@@ -483,7 +486,8 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
                 run.progress(len(entries), deleted=1)
     elif vanished:
         run.errors.setdefault("(deletions)", {"path": "(deletions)", "error": (
-            f"the listing was incomplete: {len(vanished)} missing items were not deleted")})
+            f"the listing was incomplete: {len(vanished)} missing items were not deleted"),
+            "access": access.item_access((AccessLevel.PUBLIC, ()))})  # names no item: every admin sees it
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
@@ -559,15 +563,19 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
     sync = run.sync
     run.errors.pop(entry.path, None)
     run.skips.pop(entry.path, None)
-    if entry.skip:
-        _skip(run, n, entry, item, entry.skip)
-        return
     try:
-        policy = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+        policy, refused = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file), ""
     except access.ItemAccessError as exc:
-        run.errors[entry.path] = {"path": entry.path, "error": str(exc)}
+        policy, refused = None, str(exc)
+    if entry.skip:
+        _skip(run, n, entry, item, entry.skip, policy)
+        return
+    if policy is None:
+        run.errors[entry.path] = {"path": entry.path, "error": refused, "access": access.item_access(None)}
         run.progress(n)
         return
+    # Who may see this item's error: who may read its policy and see the document it is stored as.
+    shown_to = access.item_access(policy, document_id=item.document_id if item is not None else None)
     same_policy = item is not None and (item.access_level, tuple(sorted(item.access_groups))) == policy
     if item is not None and item.document_id and item.version == entry.version and entry.version and same_policy:
         run.unchanged_seen(n, item_counted(item, sync))
@@ -575,10 +583,11 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
     try:
         content = entry.read()
     except Skip as exc:
-        _skip(run, n, entry, item, str(exc))
+        _skip(run, n, entry, item, str(exc), policy)
         return
     except OSError as exc:
-        run.errors[entry.path] = {"path": entry.path, "error": f"unreadable: {exc.strerror or type(exc).__name__}"}
+        run.errors[entry.path] = {"path": entry.path, "error": f"unreadable: {exc.strerror or type(exc).__name__}",
+                                  "access": shown_to}
         run.progress(n)
         return
     digest = content_hash(content)
@@ -589,13 +598,13 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         return
     reason = _content_check(entry, content)
     if reason:
-        _skip(run, n, entry, item, reason)
+        _skip(run, n, entry, item, reason, policy)
         return
     run.bytes_read += len(content)
     if run.bytes_read > settings.BULKHEAD_SOURCE_MAX_BYTES:
         run.errors[entry.path] = {"path": entry.path, "error": (
             f"over the sync's byte limit ({settings.BULKHEAD_SOURCE_MAX_BYTES} bytes, BULKHEAD_SOURCE_MAX_BYTES); "
-            "it follows in the next sync")}
+            "it follows in the next sync"), "access": shown_to}
         run.progress(n)
         return
     fields = dict(version=entry.version, etag=entry.etag, last_modified=entry.last_modified, content_hash=digest,
@@ -647,19 +656,32 @@ def item_counted(item: SourceItem, sync: SourceSync) -> bool:
     return item.synced_by == sync.pk
 
 
-def _skip(run: _Run, n: int, entry: Entry, item: SourceItem | None, reason: str) -> None:
-    """Not ingested, with the reason; a document the path had before goes (it no longer stands for the source)."""
-    run.skips[entry.path] = {"path": entry.path, "reason": reason}
+def _skip(run: _Run, n: int, entry: Entry, item: SourceItem | None, reason: str,
+          policy: tuple[int, tuple[int, ...]] | None) -> None:
+    """Not ingested, with the reason; a document the path had before goes (it no longer stands for the source).
+    ``policy``: the one the source gives the path (None: undecided), for who may see the skip
+    (:func:`sources.access.item_access`; with the policies of the deleted document's sections)."""
     with transaction.atomic():
-        deleted = 0
+        deleted, sections = 0, None
         if item is not None:
             if item.document_id:
                 document = Document.objects.filter(pk=item.document_id).first()
                 if document is not None:
+                    sections = _section_policies(document)
                     document_delete(document=document, actor=None)
                     deleted = 1
             item.delete()
+        run.skips[entry.path] = {"path": entry.path, "reason": reason,
+                                 "access": access.item_access(policy, sections=sections)}
         run.progress(n, deleted=deleted)
+
+
+def _section_policies(document: Document) -> list[tuple[int, tuple[int, ...]]]:
+    """The distinct policies of ``document``'s sections (its own policy when it has none): who could see it
+    (``kb.selectors.document_visible_q``: a readable section), kept with a skip that deletes it."""
+    found = {(level, tuple(sorted(groups))) for level, groups in
+             Section.objects.filter(document=document).values_list("access_level", "access_groups")}
+    return sorted(found) or [(document.access_level, tuple(sorted(document.access_groups)))]
 
 
 def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None) -> None:

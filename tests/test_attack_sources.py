@@ -75,7 +75,7 @@ def test_a_file_name_that_is_not_utf8_fails_its_item_and_never_the_sync(admin, k
         write(root, {"gone.md": None, "z.md": "# Z\n\nzeta\n"})
         with open(os.path.join(os.fsencode(root), ODD), "wb") as handle:
             handle.write(b"# Odd\n\nodd\n")
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert any("not UTF-8" in e["error"] for e in preview["errors"]), preview
     sync = _run(source)
     assert not Document.objects.filter(pk=gone).exists(), (sync.status, sync.error)  # withdrawn: out of search
@@ -244,7 +244,7 @@ def test_a_hostile_sites_page_is_read_within_the_size_and_time_of_one_upload(adm
                                options={"rate_per_second": 50})
         tracemalloc.start()
         try:
-            preview = source_preview(source=source)
+            preview = source_preview(member=admin, source=source)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -295,7 +295,7 @@ def test_a_git_tree_that_names_one_subtree_many_times_is_listed_within_a_bound(a
                                committer=b"T <t@example.com>")
     with pytest.raises(ListingError, match="more than 1000 paths"):
         list_git(source)
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert "more than 1000 paths" in preview["error"] and preview["items"] == [], preview["error"]
     sync = _run(source)
     assert sync.status == "failed" and "more than 1000 paths" in sync.error, (sync.status, sync.error)
@@ -347,7 +347,7 @@ def test_a_source_preview_has_one_deadline_for_a_whole_crawl(admin, settings):
         source = source_create(actor=admin, tenant=admin.tenant, kind="web", name="slow", url=f"{site}/docs/",
                                options={"rate_per_second": 50})
         started = time.monotonic()
-        preview = source_preview(source=source)
+        preview = source_preview(member=admin, source=source)
         assert time.monotonic() - started < 10  # generous: the whole crawl takes at least 3 s, and 10 s lets it end
         read = [p for p in _SlowSite.served if p.startswith("/docs/p")]
         assert len(read) < _SlowSite.pages, read  # it stopped before the end of the site
@@ -375,7 +375,7 @@ def test_a_source_preview_out_of_time_says_so_for_every_kind(admin, settings, ki
     else:
         write(root, files)
         source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="late", path=str(root))
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert preview["items"] == [] and preview["error"].startswith(
         "The preview stopped at its time limit (0 s, BULKHEAD_SOURCE_PREVIEW_SECONDS) while "), preview["error"]
     sync = _run(source)
@@ -431,7 +431,7 @@ def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
                                url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")
         shutil.rmtree(git_cache_path(source), ignore_errors=True)  # a mirror left by another test of these ids
         started = time.monotonic()
-        preview = source_preview(source=source)
+        preview = source_preview(member=admin, source=source)
         assert time.monotonic() - started < 20  # generous: the whole pack takes more than 10 s to come
         assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
         assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
@@ -524,7 +524,7 @@ def test_a_git_blob_that_inflates_past_the_upload_limit_is_refused_by_its_header
 
     tracemalloc.start()
     try:
-        preview = source_preview(source=source)
+        preview = source_preview(member=admin, source=source)
         sync = _run(source)  # gone.md vanished: the rename detection compares the new blobs with it
         peak = tracemalloc.get_traced_memory()[1]
     finally:
@@ -605,7 +605,7 @@ def test_a_website_crawl_holds_at_most_a_total_of_bytes(admin, settings):
         assert peak < 10 << 20, f"the sync held {peak} bytes at once ({_BigSite.pages} stored pages of 1 MB)"
         assert set(SourceItem.objects.filter(source=source).values_list("document_id", flat=True)) == documents
         assert Document.objects.filter(pk__in=documents).count() == len(documents)
-        preview = source_preview(source=source)  # no conditional requests: every page read anew, the same bound
+        preview = source_preview(member=admin, source=source)  # no conditional requests: every page read anew, the same bound
         assert preview["items"] == [] and "BULKHEAD_SOURCE_MAX_CRAWL_BYTES" in preview["error"], preview["error"]
     finally:
         server.shutdown()
@@ -654,7 +654,7 @@ def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, setti
                 held.enter_context(tenant_slot("preview", admin.tenant_id, limit=settings.BULKHEAD_PREVIEWS_PER_TENANT,
                                                seconds=60, what="preview"))
             with pytest.raises(Busy, match="previews of this tenant are running already"):
-                source_preview(source=source)
+                source_preview(member=admin, source=source)
             saved = api.get(f"/api/v1/sources/{source.pk}/preview/")
             unsaved = api.post("/api/v1/sources/preview/", {"kind": "folder", "name": "new", "path": str(root),
                                                             "access_level": "internal"}, format="json")
@@ -667,8 +667,8 @@ def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, setti
                                                              "path": str(root), "access_level": "internal"})
             assert form.status_code == 429 and "running already" in form.content.decode()
             assert listed == []  # none of them read the source
-            assert [i["path"] for i in source_preview(source=theirs)["items"]] == ["a.md"]  # not held up by A
-        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]  # released: A previews again
+            assert [i["path"] for i in source_preview(member=other, source=theirs)["items"]] == ["a.md"]  # not held up by A
+        assert [i["path"] for i in source_preview(member=admin, source=source)["items"]] == ["a.md"]  # released: A previews again
 
         # A running source preview holds its slot: with one slot, an upload preview (or another) waits its turn.
         settings.BULKHEAD_PREVIEWS_PER_TENANT = 1
@@ -683,7 +683,7 @@ def test_a_tenant_runs_at_most_its_preview_slots_of_source_previews(admin, setti
             return real_list_source(source, **kwargs)
 
         patch.setattr(sources.listing, "list_source", while_listing)
-        assert [i["path"] for i in source_preview(source=source)["items"]] == ["a.md"]
+        assert [i["path"] for i in source_preview(member=admin, source=source)["items"]] == ["a.md"]
         assert refused == ["slots"]
 
 
@@ -718,7 +718,7 @@ def test_a_source_preview_stops_rename_detection_at_its_deadline(admin, settings
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(dulwich.diff_tree, "_similarity_score", slow_score)
-        preview = source_preview(source=source)
+        preview = source_preview(member=admin, source=source)
         assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
         assert f"while detecting renames ({n} vanished and {n} new files)" in preview["error"], preview["error"]
         assert len(compared) == 1  # it stopped at the next pair, not after all n x n
@@ -767,7 +767,7 @@ def test_a_source_preview_stops_a_git_ref_advertisement_dripped_at_its_deadline(
         source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="dripping-refs",
                                url=f"{site}/repo.git")
         started = time.monotonic()
-        preview = source_preview(source=source)
+        preview = source_preview(member=admin, source=source)
         assert time.monotonic() - started < 30  # generous: only to prove it ends
         assert preview["items"] == [] and "BULKHEAD_SOURCE_PREVIEW_SECONDS" in preview["error"], preview
         assert "while fetching the repository (the fetch had not finished" in preview["error"], preview["error"]
@@ -895,7 +895,7 @@ def test_a_file_named_like_the_access_file_fails_every_item(admin, name):
     write(root, {"a.md": "# A\n\nalpha\n", "secret/b.md": "# B\n\nThe restricted heron plan.\n",
                  "bulkhead-access-guide.md": "# Guide\n\nHow access works.\n", name: narrowing})
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="lookalike", path=str(root))
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert name in preview["error"] and ".bulkhead-access.yaml" in preview["error"], preview["error"]
     rows = {i["path"]: i for i in preview["items"]}
     for path in ("a.md", "secret/b.md", "bulkhead-access-guide.md"):

@@ -193,7 +193,7 @@ def test_the_preview_shows_a_git_rename_as_the_sync_makes_it_and_nothing_of_anot
                       "ledger.md": LEDGER}, "move, rewrite, add")
     wanted = {"manual/guide.md": ("rename", "guide.md"), "archive/same.md": ("rename", "same.md"),
               "minutes.md": ("add", ""), "ledger.md": ("add", ""), "notes.md": ("delete", "")}
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert {i["path"]: (i["action"], i["renamed_from"]) for i in preview["items"]} == wanted, preview["items"]
     assert preview["counts"] == {"rename": 2, "add": 2, "delete": 1}
     reasons = {i["path"]: i["reason"] for i in preview["items"]}

@@ -62,7 +62,7 @@ def test_a_folder_source_stays_below_its_root_and_fails_closed(admin, settings):
         source_create(actor=viewer, tenant=admin.tenant, kind="folder", name="x", path=str(root))
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="docs", path=str(root))
 
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert {i["path"]: (i["action"], i["access_level"]) for i in preview["items"]} == {
         "a.md": ("add", "internal"), "sub/b.md": ("add", "internal"), "blob.md": ("add", "internal"),
         "escape.md": ("skip", None), "escape-dir": ("skip", None)}
@@ -217,7 +217,7 @@ def test_an_access_file_that_cannot_be_read_fails_every_item(admin):
     os.symlink(root / "shared-access.yaml", root / ".bulkhead-access.yaml")
     source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="linked", path=str(root),
                            include=["*.md"])
-    preview = source_preview(source=source)
+    preview = source_preview(member=admin, source=source)
     assert ".bulkhead-access.yaml" in preview["error"] and "symbolic link" in preview["error"]
     sync = _run(source)
     assert (sync.status, sync.added) == ("failed", 0), sync.errors

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.errors import ApplicationError, NotFound
-from accounts.models import Role
+from accounts.models import Membership, Role
 from accounts.policy import LEVEL_NAMES
 from console.membership import member_required
 from kb.web_slots import Busy
@@ -92,7 +92,7 @@ def source_index(request):
             try:
                 if request.POST.get("action") == "preview":
                     unsaved = services.source_unsaved(actor=request.member, tenant=request.member.tenant, **fields)
-                    preview, status = selectors.source_preview(source=unsaved), 200
+                    preview, status = selectors.source_preview(member=request.member, source=unsaved), 200
                 else:
                     source = services.source_create(actor=request.member, tenant=request.member.tenant, **fields)
                     messages.success(request, f"Source {source.name} was added. Sync it to ingest its documents.")
@@ -106,13 +106,14 @@ def source_index(request):
     return _render(request, "console/sources/list.html", {"rows": rows, "form": form, "preview": preview}, status)
 
 
-def _progress_context(source: Source) -> dict:
+def _progress_context(source: Source, member: Membership) -> dict:
     sync = selectors.last_sync(source)
     if sync is None:
         return {"source": source, "sync": None}
     state = selectors.sync_state(sync)
     running = state["status"] in ("queued", "running")
     return {"source": source, "sync": sync, "state": state, "running": running,
+            "rows": selectors.sync_rows_shown(member=member, sync=sync),  # the errors and skips the admin may see
             "bar_max": max(sync.total, 1), "bar_value": min(sync.done, max(sync.total, 1))}
 
 
@@ -123,11 +124,11 @@ def source_detail(request, source_id: int):
     preview, status = None, 200
     if request.GET.get("preview"):
         try:
-            preview = selectors.source_preview(source=source)
+            preview = selectors.source_preview(member=request.member, source=source)
         except Busy as exc:  # the tenant's previews are all running: said in the preview's place (429)
             preview, status = {"error": exc.message, "items": [], "counts": {}}, exc.status_code
     return _render(request, "console/sources/detail.html", {
-        **_progress_context(source), "access_map": services.access_map_names(source),
+        **_progress_context(source, request.member), "access_map": services.access_map_names(source),
         "history": [(s, selectors.sync_state(s)) for s in selectors.sync_list(source=source)[:20]],
         "preview": preview,
     }, status)
@@ -137,7 +138,8 @@ def source_detail(request, source_id: int):
 @require_GET
 def source_progress(request, source_id: int):
     """The fragment the detail page polls while a sync runs."""
-    return _render(request, "console/sources/_progress.html", _progress_context(_source(request, source_id)))
+    return _render(request, "console/sources/_progress.html",
+                   _progress_context(_source(request, source_id), request.member))
 
 
 @admin_required
@@ -146,5 +148,5 @@ def source_sync(request, source_id: int):
     source = _source(request, source_id)
     services.sync_start(actor=request.member, source=source)
     if request.htmx:
-        return _render(request, "console/sources/_progress.html", _progress_context(source))
+        return _render(request, "console/sources/_progress.html", _progress_context(source, request.member))
     return redirect("console:source", source_id=source.pk)
