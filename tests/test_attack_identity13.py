@@ -1,0 +1,92 @@
+"""Attacking identity (2026-12-05): the console session of a person who belongs to two tenants, or who leaves one.
+
+* Every signed-in page and API answer was cacheable: no ``Cache-Control``, so the browser kept A's pages --
+  search results, documents, the trail -- and showed them again from its cache on "back", after a sign-out
+  on a shared computer or a switch to another tenant. They are ``no-store, private`` now.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from accounts.models import Membership
+from accounts.passwords import user_set_password
+from accounts.services import api_token_create, membership_create, tenant_create
+
+pytestmark = pytest.mark.django_db
+PASSWORD = "correct horse battery staple"
+PERSON = "both@example.com"
+
+
+@pytest.fixture
+def two_tenants():
+    """``PERSON``: an editor with confidential clearance in tenants A and B (and B's own admin)."""
+    a = tenant_create(slug="tenant-a", name="Tenant A")
+    b = tenant_create(slug="tenant-b", name="Tenant B")
+    membership_create(tenant=a, email="admin@a.example", role="admin", clearance="restricted")
+    membership_create(tenant=b, email="admin@b.example", role="admin", clearance="restricted")
+    in_a = membership_create(tenant=a, email=PERSON, role="editor", clearance="confidential")
+    in_b = membership_create(tenant=b, email=PERSON, role="editor", clearance="confidential")
+    user_set_password(email=PERSON, password=PASSWORD)
+    return in_a, in_b
+
+
+_FORM_TOKEN = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _form_token(response) -> str:
+    """The CSRF token of the first form of a page: what that page's forms post."""
+    assert response.status_code == 200, response.content[:300]
+    return _FORM_TOKEN.search(response.content).group(1).decode()
+
+
+def _signed_in(membership: Membership) -> Client:
+    """A browser (CSRF checked, as a browser's posts are) signed in with the password, in ``membership``'s tenant."""
+    browser = Client(enforce_csrf_checks=True)
+    token = _form_token(browser.get("/sign-in/"))
+    assert browser.post("/sign-in/", {"username": PERSON, "password": PASSWORD,
+                                      "csrfmiddlewaretoken": token}).status_code == 302
+    _switch(browser, membership)
+    return browser
+
+
+def _switch(browser: Client, membership: Membership) -> None:
+    """The tenant switcher, as another tab would use it: its own page, its own form."""
+    token = _form_token(browser.get("/tenant/"))
+    response = browser.post("/tenant/", {"membership": str(membership.pk), "csrfmiddlewaretoken": token})
+    assert response.status_code == 302 and response["Location"] == "/", response.content[:300]
+
+
+def _no_store(response) -> bool:
+    directives = {d.strip() for d in response.get("Cache-Control", "").lower().split(",")}
+    return {"no-store", "private"} <= directives
+
+
+@pytest.mark.parametrize("path", ["/", "/documents/", "/search/?q=plan", "/audit/", "/members/", "/tenant/",
+                                  "/jobs/"])
+def test_a_signed_in_page_is_never_kept_by_the_browser(two_tenants, path):
+    """Without ``Cache-Control`` a browser kept these pages and showed them again on "back" -- after a sign-out
+    on a shared computer, or after a switch to the other tenant -- and a shared cache could keep them too."""
+    in_a, _ = two_tenants
+    Membership.objects.filter(pk=in_a.pk).update(role="admin")  # the trail and the members pages too
+    browser = _signed_in(in_a)
+    response = browser.get(path)
+    assert response.status_code == 200, response.content[:300]
+    assert _no_store(response), response.get("Cache-Control")
+
+
+def test_an_api_answer_is_never_kept_by_a_cache(two_tenants):
+    """The API's answers to a token and to a session alike."""
+    in_a, _ = two_tenants
+    _, key = api_token_create(membership=in_a)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    response = api.get("/api/v1/documents/")
+    assert response.status_code == 200 and _no_store(response), response.get("Cache-Control")
+    browser = _signed_in(in_a)
+    response = browser.get("/api/v1/documents/", HTTP_X_BULKHEAD_TENANT="tenant-a")
+    assert response.status_code == 200 and _no_store(response), response.get("Cache-Control")
