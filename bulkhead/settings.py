@@ -423,6 +423,8 @@ LOGOUT_REDIRECT_URL = "console:sign-in"
 SESSION_COOKIE_HTTPONLY = True
 # No script reads the CSRF cookie: base.html gives htmx the token (hx-headers), forms carry it in a field.
 CSRF_COOKIE_HTTPONLY = True
+# A refused form says why in words (a page shown before a sign-in or a tenant switch: console.membership).
+CSRF_FAILURE_VIEW = "console.views.auth.csrf_failure"
 # Session and CSRF cookies only over HTTPS, except under DEBUG. Browsers count http://127.0.0.1 and
 # http://localhost as secure, so the demo signs in as it is; BULKHEAD_SECURE_COOKIES=0 is for a
 # plain-HTTP server reached by another name (a LAN address, a container's host name).

@@ -4,6 +4,12 @@ A signed-in person may belong to several tenants; the session remembers the one 
 chose (``SESSION_KEY``). With a single active membership it is chosen for them. A
 membership that was deactivated, or a user who was, stops working on the next request:
 nothing about authority is cached in the session but the membership's id.
+
+That id is one value for every tab of the browser, so a page shown for one tenant must not act in another
+(found attacking identity, 2026-12-05: a form of tenant A -- an upload previewed there -- posted after the
+person switched to tenant B in another tab, or after A removed them and B was chosen for them, stored A's
+document in B). Whenever the session's tenant changes, the CSRF token is rotated: every form and htmx request
+of the pages shown before is refused (403); and a request that finds its tenant gone changes nothing.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 
 from accounts.errors import NotFound, PermissionRefused
@@ -23,6 +30,7 @@ from accounts.tenancy import acting_user_activate, tenant_activate
 from kb.selectors import DocumentChanged
 
 SESSION_KEY = "console_membership_id"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
 
 def active_memberships(user, request=None):
@@ -51,7 +59,13 @@ def console_member(request) -> Membership | None:
         if found is not None:
             tenant_activate(found.tenant_id)
             return found
+        # The tenant the session acted for is gone (removed, deactivated): the pages shown for it end here, and
+        # a form posted from one of them changes nothing -- the person chooses again (given their only one on a
+        # GET), or it would act in the tenant chosen for them.
         request.session.pop(SESSION_KEY, None)
+        rotate_token(request)
+        if request.method not in SAFE_METHODS:
+            return None
     only = list(memberships[:2])
     if len(only) == 1:
         tenant_enter(request, only[0])
@@ -60,7 +74,12 @@ def console_member(request) -> Membership | None:
 
 
 def tenant_enter(request, membership: Membership) -> None:
-    """From this request on, the session acts as ``membership`` (recorded in its tenant's trail)."""
+    """From this request on, the session acts as ``membership`` (recorded in its tenant's trail). When it acted
+    for another membership before, the CSRF token is rotated: forms and htmx requests of the pages shown for
+    that one are refused, never carried out in this one (the module's docstring)."""
+    previous = request.session.get(SESSION_KEY)
+    if previous is not None and previous != membership.pk:
+        rotate_token(request)
     request.session[SESSION_KEY] = membership.pk
     tenant_activate(membership.tenant_id)
     tenant_entered_record(membership=membership, address=request.META.get("REMOTE_ADDR", "")[:64])

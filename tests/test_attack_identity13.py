@@ -1,5 +1,11 @@
 """Attacking identity (2026-12-05): the console session of a person who belongs to two tenants, or who leaves one.
 
+* A page shown for one tenant acted in another: the session's tenant is one value shared by every tab, so a
+  form rendered while the person was in tenant A (an upload that was previewed there, an invitation) and
+  posted after they switched to tenant B in another tab -- or after A removed them and the console gave
+  them their only other tenant -- was carried out in B: A's confidential document was stored in B, for B's
+  readers. A switch now ends every form and htmx request of the pages shown before it (the CSRF token is
+  rotated), and a request that finds its tenant gone changes nothing.
 * Every signed-in page and API answer was cacheable: no ``Cache-Control``, so the browser kept A's pages --
   search results, documents, the trail -- and showed them again from its cache on "back", after a sign-out
   on a shared computer or a switch to another tenant. They are ``no-store, private`` now.
@@ -16,10 +22,12 @@ from rest_framework.test import APIClient
 from accounts.models import Membership
 from accounts.passwords import user_set_password
 from accounts.services import api_token_create, membership_create, tenant_create
+from kb.models import Document
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
 PERSON = "both@example.com"
+SECRET_TITLE = "A's merger plan"
 
 
 @pytest.fixture
@@ -59,6 +67,55 @@ def _switch(browser: Client, membership: Membership) -> None:
     token = _form_token(browser.get("/tenant/"))
     response = browser.post("/tenant/", {"membership": str(membership.pk), "csrfmiddlewaretoken": token})
     assert response.status_code == 302 and response["Location"] == "/", response.content[:300]
+
+
+def _upload(action: str, token: str, digest: str = "") -> dict:
+    return {"title": SECRET_TITLE, "text": "# Plan\nWe buy the competitor in March.", "content_type": "text/markdown",
+            "access_level": "confidential", "tags": "", "action": action, "preview_digest": digest,
+            "csrfmiddlewaretoken": token}
+
+
+def test_a_form_shown_for_one_tenant_never_acts_in_the_tenant_switched_to(two_tenants):
+    """Tab 1 shows A's upload page and previews A's document there; in tab 2 the person switches to B; then
+    "Ingest" in tab 1. Before the fix the session's tenant, B, took it: A's confidential text was stored in B,
+    read by B's confidential readers. The switch rotates the CSRF token, so tab 1's post is refused (403)
+    and nothing is stored anywhere; the page shown after the switch works."""
+    in_a, in_b = two_tenants
+    browser = _signed_in(in_a)
+    page_token = _form_token(browser.get("/documents/upload/"))
+    preview = browser.post("/documents/upload/", _upload("preview", page_token))
+    digest = re.search(rb'name="preview_digest" value="([0-9a-f]+)"', preview.content).group(1).decode()
+    _switch(browser, in_b)  # another tab
+    ingest = browser.post("/documents/upload/", _upload("ingest", page_token, digest))
+    assert ingest.status_code == 403, ingest.content[:300]
+    assert b"reload" in ingest.content.lower()
+    assert not Document.objects.filter(title=SECRET_TITLE).exists()
+    # A page of B, shown after the switch, posts in B.
+    fresh = _form_token(browser.get("/documents/upload/"))
+    preview = browser.post("/documents/upload/", _upload("preview", fresh))
+    digest = re.search(rb'name="preview_digest" value="([0-9a-f]+)"', preview.content).group(1).decode()
+    assert browser.post("/documents/upload/", _upload("ingest", fresh, digest)).status_code == 200
+    assert list(Document.objects.filter(title=SECRET_TITLE).values_list("tenant_id", flat=True)) == [in_b.tenant_id]
+
+
+def test_a_form_posted_after_its_tenant_removed_the_person_changes_nothing(two_tenants):
+    """A removes the person while their tab shows A's upload page; its "Ingest" found A's membership gone and
+    the console handed the request the person's only other tenant, B, which stored A's document. A request
+    that finds its tenant gone now changes nothing (it is sent to choose a tenant), and the pages shown
+    before are ended with it (the CSRF token is rotated): the same post again is refused."""
+    in_a, in_b = two_tenants
+    browser = _signed_in(in_a)
+    page_token = _form_token(browser.get("/documents/upload/"))
+    preview = browser.post("/documents/upload/", _upload("preview", page_token))
+    digest = re.search(rb'name="preview_digest" value="([0-9a-f]+)"', preview.content).group(1).decode()
+    Membership.objects.filter(pk=in_a.pk).delete()  # A's admin removes the person
+    ingest = browser.post("/documents/upload/", _upload("ingest", page_token, digest))
+    assert ingest.status_code == 302 and ingest["Location"] == "/tenant/", ingest.content[:300]
+    assert not Document.objects.filter(title=SECRET_TITLE).exists()
+    again = browser.post("/documents/upload/", _upload("ingest", page_token, digest))
+    assert again.status_code == 403
+    assert not Document.objects.filter(title=SECRET_TITLE).exists()
+    assert browser.get("/documents/upload/").status_code == 200  # now in B, chosen for them on a GET
 
 
 def _no_store(response) -> bool:

@@ -517,7 +517,8 @@ class Session:
 
 
 def _csrf_refusal(response) -> bool:
-    return b"CSRF verification failed" in response.content
+    """The CSRF refusal's own page (``console.views.auth.csrf_failure``), not a role's 403."""
+    return b"This page has expired" in response.content and b"nothing was done" in response.content
 
 
 def _check(case: Case, response, changed: bool, expected: str, actor: str) -> str | None:

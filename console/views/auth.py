@@ -6,6 +6,8 @@ limit the sign-in page answers 429 with the time to wait, whatever the password.
 
 from __future__ import annotations
 
+import logging
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -20,6 +22,8 @@ from accounts.ratelimit import RateLimited, rate_hit
 from accounts.services import sign_in_record
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
 from console.membership import SESSION_KEY, active_memberships, console_member, tenant_enter
+
+logger = logging.getLogger(__name__)
 
 
 class SignInForm(AuthenticationForm):
@@ -135,3 +139,20 @@ def password_change(request):
         messages.success(request, "Your password was changed.")
         return redirect("console:dashboard")
     return render(request, "console/password_change.html", {"form": form, "member": console_member(request)})
+
+
+CSRF_FAILURE_PAGE = (
+    "<!doctype html><title>This page has expired</title><h1>This page has expired</h1>"
+    "<p>It was shown before you signed in or out, or switched to another tenant (in this tab or another one), "
+    "so nothing was done. Reload the page and try again.</p><p><a href=\"/\">Go to the console</a></p>"
+)
+
+
+def csrf_failure(request, reason: str = ""):
+    """``CSRF_FAILURE_VIEW``: a form or htmx request whose CSRF token is not this session's -- most often a page
+    shown for another tenant before a switch (``console.membership.tenant_enter`` rotates the token), or before a
+    sign-in -- is refused with one plain 403 that says so and what to do; Django's reason stays in the log."""
+    from django.http import HttpResponseForbidden
+
+    logger.info("CSRF refused %s %s: %s", request.method, request.path, reason)
+    return HttpResponseForbidden(CSRF_FAILURE_PAGE, content_type="text/html; charset=utf-8")
