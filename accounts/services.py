@@ -26,9 +26,9 @@ from accounts.models import (
     User,
 )
 from accounts.policy import AccessLevel, Policy
-from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token
+from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token, tenant_context_reset
 from audit.models import Action
-from audit.services import audit_record, audit_record_read
+from audit.services import audit_after_answer, audit_record, audit_record_read
 
 TOKEN_PREFIX_LENGTH = 8
 
@@ -433,6 +433,17 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
       there. With no active membership (nothing to enter) it goes to no tenant.
     """
     email = (email or "").strip().lower()[:254]
+    if not succeeded:
+        # Looked up and written after the answer (found attacking identity, 2026-12-05): in the request, the
+        # memberships' lookup and the tenants acted for made a known address's failure several database round
+        # trips slower than an unknown one's -- an account oracle by timing, open to anyone.
+        audit_after_answer(lambda: _sign_in_record_now(email=email, succeeded=False, address=address,
+                                                       reason=reason))
+        return
+    _sign_in_record_now(email=email, succeeded=True, address=address, reason=reason)
+
+
+def _sign_in_record_now(*, email: str, succeeded: bool, address: str, reason: str) -> None:
     action = Action.SIGN_IN if succeeded else Action.SIGN_IN_FAILED
     details = {"address": address, **({"reason": reason} if reason else {})}
     # Before any tenant is chosen (or anyone signed in): the e-mail's own memberships in every tenant
@@ -458,6 +469,8 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
             tenant_activate(None)
     if not memberships:
         audit_record_read(action=action, tenant_id=None, details=details, actor_email=email)
+    if not succeeded:  # the connection left as cleared whatever the address (the next request's start alike)
+        tenant_context_reset()
 
 
 def tenant_entered_record(*, membership: Membership, address: str = "") -> None:

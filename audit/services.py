@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
@@ -145,7 +145,7 @@ def _write_read_record(event: AuditEvent, timeout: str) -> bool:
 
 # The read records of the request this thread is answering, kept until its answer has been sent
 # (None: not in a request -- a command, a task, a benchmark -- so written at once).
-_deferred: contextvars.ContextVar[list[tuple[AuditEvent, str]] | None] = contextvars.ContextVar(
+_deferred: contextvars.ContextVar[list[tuple[AuditEvent, str] | Callable[[], None]] | None] = contextvars.ContextVar(
     "bulkhead_audit_deferred", default=None)
 
 
@@ -158,10 +158,36 @@ def audit_reads_defer() -> None:
 
 
 def audit_reads_flush() -> int:
-    """Write the kept read records, and stop keeping them; how many were written."""
+    """Write the kept read records (and do the work kept by :func:`audit_after_answer`, in order), and stop
+    keeping them; how many records were written from the list itself."""
     pending = _deferred.get()
     _deferred.set(None)
-    return sum(_write_read_record(event, timeout) for event, timeout in pending or ())
+    written = 0
+    for item in pending or ():
+        if callable(item):
+            _run_after_answer(item)
+        else:
+            written += _write_read_record(*item)
+    return written
+
+
+def audit_after_answer(work: Callable[[], None]) -> None:
+    """Do ``work`` -- the lookups and records of an answer that must not take longer for one input than for
+    another (a failed sign-in of a known address and of an unknown one: ``accounts.services.sign_in_record``)
+    -- after this request's answer has been sent, with its read records; outside a request, at once. Best
+    effort, as a read record: an error is logged, never raised."""
+    pending = _deferred.get()
+    if pending is not None:
+        pending.append(work)
+    else:
+        _run_after_answer(work)
+
+
+def _run_after_answer(work: Callable[[], None]) -> None:
+    try:
+        work()
+    except Exception:  # noqa: BLE001 -- best effort, as every read record; the answer is gone already
+        logger.exception("audit: work kept for after the answer failed")
 
 
 @contextmanager

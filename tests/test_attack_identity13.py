@@ -9,6 +9,9 @@
 * Every signed-in page and API answer was cacheable: no ``Cache-Control``, so the browser kept A's pages --
   search results, documents, the trail -- and showed them again from its cache on "back", after a sign-out
   on a shared computer or a switch to another tenant. They are ``no-store, private`` now.
+* A failed password sign-in of a known address made more database calls before its answer than one of an
+  unknown address (its memberships looked up, to record the failure in each of its tenants): a timing oracle of
+  accounts, open to anyone. The lookup and the records come after the answer now.
 """
 
 from __future__ import annotations
@@ -147,3 +150,64 @@ def test_an_api_answer_is_never_kept_by_a_cache(two_tenants):
     browser = _signed_in(in_a)
     response = browser.get("/api/v1/documents/", HTTP_X_BULKHEAD_TENANT="tenant-a")
     assert response.status_code == 200 and _no_store(response), response.get("Cache-Control")
+
+
+# ----------------------------------------------------------------------------- a failed sign-in's time
+
+
+def _in_the_answer(email: str) -> list[str]:
+    """The database calls a failed password sign-in of ``email`` makes before its answer is sent (what its
+    time is made of; the work after it, ``audit.middleware``, is not), with the address, the clock and the
+    savepoints' names taken out. Each request starts from a cleared connection."""
+    from django.core.signals import request_finished
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.tenancy import tenant_context_reset
+    from audit.middleware import _write_after_the_answer
+
+    uid = "bulkhead-audit-reads-after-response"
+    before_flush: list[int] = []
+
+    def counted_then_written(**kwargs):
+        before_flush.append(len(connection.queries))
+        _write_after_the_answer(**kwargs)
+
+    tenant_context_reset()
+    request_finished.disconnect(dispatch_uid=uid)
+    request_finished.connect(counted_then_written, dispatch_uid=uid)
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            assert Client(REMOTE_ADDR="203.0.113.20").post("/sign-in/", {"username": email,
+                                                                         "password": "a guess"}).status_code == 200
+    finally:
+        request_finished.disconnect(dispatch_uid=uid)
+        request_finished.connect(_write_after_the_answer, dispatch_uid=uid)
+    answered = queries.captured_queries[:before_flush[0] - queries.initial_queries]
+    out = []
+    for query in answered:
+        sql = query["sql"].replace(email, "ADDRESS")
+        sql = re.sub(r"'\d{4}-\d\d-\d\d[ T][\d:.]+\+00:00'", "'TIME'", sql)
+        out.append(re.sub(r'"s\d+_x\d+"', '"SAVEPOINT"', sql))
+    return out
+
+
+def test_a_failed_sign_in_takes_the_same_calls_for_a_known_and_an_unknown_address(two_tenants):
+    """Found attacking identity (2026-12-05): a failed sign-in looked up the address's memberships in the request
+    -- naming the user, reading them, acting for each tenant to keep its record -- five database round trips
+    (more with more tenants) an unknown address never made before the answer: anyone could time whether an
+    address has an account, as "forgot password" once let them. The lookup and the records are made after the
+    answer now (``audit.services.audit_after_answer``); each of the person's tenants still hears the failure,
+    and an unknown address is still recorded in no tenant."""
+    from accounts.models import Membership as M
+    from audit.models import Action, AuditEvent
+
+    in_a, in_b = two_tenants
+    assert M.objects.filter(user__email=PERSON).count() == 2
+    known, unknown = _in_the_answer(PERSON), _in_the_answer("nobody@example.com")
+    assert known == unknown
+    for membership in (in_a, in_b):
+        assert AuditEvent.objects.filter(tenant_id=membership.tenant_id, action=Action.SIGN_IN_FAILED,
+                                         actor_email=PERSON).count() == 1
+    assert AuditEvent.objects.filter(tenant_id=None, action=Action.SIGN_IN_FAILED,
+                                     actor_email="nobody@example.com").count() == 1
