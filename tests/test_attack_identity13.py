@@ -12,6 +12,9 @@
 * A failed password sign-in of a known address made more database calls before its answer than one of an
   unknown address (its memberships looked up, to record the failure in each of its tenants): a timing oracle of
   accounts, open to anyone. The lookup and the records come after the answer now.
+* A token minted by an admin whom the operator then deleted (their membership, or their account, in the Django
+  admin) lost its minter -- and no minter means "minted on the server", which always works. Deleting a
+  membership revokes what it minted first.
 """
 
 from __future__ import annotations
@@ -211,3 +214,50 @@ def test_a_failed_sign_in_takes_the_same_calls_for_a_known_and_an_unknown_addres
                                          actor_email=PERSON).count() == 1
     assert AuditEvent.objects.filter(tenant_id=None, action=Action.SIGN_IN_FAILED,
                                      actor_email="nobody@example.com").count() == 1
+
+
+# ----------------------------------------------------------------------------- a minter removed on the server
+
+
+def _api_status(key: str) -> int:
+    return Client().get("/api/v1/documents/", HTTP_AUTHORIZATION=f"Token {key}").status_code
+
+
+def _scim_status(key: str) -> int:
+    return Client().get("/scim/v2/Users", HTTP_AUTHORIZATION=f"Bearer {key}").status_code
+
+
+@pytest.mark.parametrize("removed", ["membership", "user"])
+def test_tokens_die_with_a_minter_the_operator_deletes(removed):
+    """Found attacking identity (2026-12-05): a token minted by an admin works only while they are an active admin
+    (``accounts.services.may_mint``), but a token's minter is a nullable link (``ApiToken.created_by``,
+    ``ScimToken.created_by``: ``SET_NULL``) and no minter means "minted on the server", which always works. An
+    operator offboarding a rogue admin in the Django admin -- deleting their membership, or their whole account
+    -- nulled the link: the bot's token and the SCIM token the rogue admin had minted, and still held, became
+    the server's and worked for good. Deleting a membership, in any way, now revokes the tokens it minted
+    first, each in the trail ("its minter was removed")."""
+    from accounts.models import ApiToken, ScimToken, User
+    from accounts.scim import scim_token_create
+    from audit.models import Action, AuditEvent
+
+    tenant = tenant_create(slug="offboard", name="Offboard")
+    membership_create(tenant=tenant, email="boss@offboard.example", role="admin", clearance="restricted")
+    rogue = membership_create(tenant=tenant, email="rogue@offboard.example", role="admin", clearance="restricted")
+    bot = membership_create(tenant=tenant, email="bot@offboard.example", role="editor", clearance="restricted")
+    for_bot, bot_key = api_token_create(membership=bot, name="deploy", actor=rogue)
+    scim_token, scim_key = scim_token_create(tenant=tenant, name="idp", actor=rogue)
+    assert (_api_status(bot_key), _scim_status(scim_key)) == (200, 200)
+    operator = Client()
+    operator.force_login(User.objects.create_superuser("root@offboard.example", PASSWORD))
+    target = f"/admin/accounts/membership/{rogue.pk}/delete/" if removed == "membership" else \
+        f"/admin/accounts/user/{rogue.user_id}/delete/"
+    assert operator.post(target, {"post": "yes"}).status_code == 302
+    assert not Membership.objects.filter(pk=rogue.pk).exists()
+    assert (_api_status(bot_key), _scim_status(scim_key)) == (401, 401)
+    assert ApiToken.objects.get(pk=for_bot.pk).revoked_at is not None
+    assert ScimToken.objects.get(pk=scim_token.pk).revoked_at is not None
+    reasons = set(AuditEvent.objects.filter(tenant_id=tenant.pk, action__in=[Action.TOKEN_REVOKE,
+                                                                            Action.SCIM_TOKEN_REVOKE])
+                  .values_list("action", "target_id", "details__reason"))
+    assert {(Action.TOKEN_REVOKE, str(for_bot.pk), "its minter was removed"),
+            (Action.SCIM_TOKEN_REVOKE, str(scim_token.pk), "its minter was removed")} <= reasons
