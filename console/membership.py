@@ -9,7 +9,9 @@ That id is one value for every tab of the browser, so a page shown for one tenan
 (found attacking identity, 2026-12-05: a form of tenant A -- an upload previewed there -- posted after the
 person switched to tenant B in another tab, or after A removed them and B was chosen for them, stored A's
 document in B). Whenever the session's tenant changes, the CSRF token is rotated: every form and htmx request
-of the pages shown before is refused (403); and a request that finds its tenant gone changes nothing.
+of the pages shown before is refused (403); and a request that finds its tenant gone changes nothing. A
+page's htmx requests name the membership it was shown for (``SHOWN_FOR_HEADER``): another one is answered 409
+with ``HX-Refresh``, so a page of A never fills with B's partials (a poll, after a switch in another tab).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 
@@ -31,6 +33,8 @@ from kb.selectors import DocumentChanged
 
 SESSION_KEY = "console_membership_id"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
+# The membership a page was shown for, sent by its htmx requests (base.html's hx-headers).
+SHOWN_FOR_HEADER = "X-Bulkhead-Membership"
 
 
 def active_memberships(user, request=None):
@@ -100,6 +104,12 @@ def member_required(role: Role = Role.VIEWER):
                 return render(
                     request, "console/forbidden.html", {"member": member, "needed": role.label}, status=403
                 )
+            shown_for = request.headers.get(SHOWN_FOR_HEADER)
+            if shown_for is not None and shown_for != str(member.pk):
+                # An htmx request of a page shown for another membership (a switch in another tab since): never
+                # that page filled with this tenant's rows -- htmx reloads the whole page instead.
+                return HttpResponse("This page was shown for another tenant; it is reloaded.", status=409,
+                                    content_type="text/plain; charset=utf-8", headers={"HX-Refresh": "true"})
             request.member = member
             try:
                 return view(request, *args, **kwargs)

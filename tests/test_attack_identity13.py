@@ -5,7 +5,8 @@
   posted after they switched to tenant B in another tab -- or after A removed them and the console gave
   them their only other tenant -- was carried out in B: A's confidential document was stored in B, for B's
   readers. A switch now ends every form and htmx request of the pages shown before it (the CSRF token is
-  rotated), and a request that finds its tenant gone changes nothing.
+  rotated), a request that finds its tenant gone changes nothing, and an htmx request of a page shown for
+  another membership reloads the page instead of filling it with the new tenant's rows.
 * Every signed-in page and API answer was cacheable: no ``Cache-Control``, so the browser kept A's pages --
   search results, documents, the trail -- and showed them again from its cache on "back", after a sign-out
   on a shared computer or a switch to another tenant. They are ``no-store, private`` now.
@@ -122,6 +123,23 @@ def test_a_form_posted_after_its_tenant_removed_the_person_changes_nothing(two_t
     assert again.status_code == 403
     assert not Document.objects.filter(title=SECRET_TITLE).exists()
     assert browser.get("/documents/upload/").status_code == 200  # now in B, chosen for them on a GET
+
+
+def test_a_page_shown_for_one_tenant_never_fills_with_anothers_partials(two_tenants):
+    """Tab 1 shows A's dashboard, whose job list htmx refreshes every 2 s; in tab 2 the person switches to B. The
+    refresh then brought B's jobs into A's page, under A's name in the header. A page's htmx requests name the
+    membership it was shown for (``X-Bulkhead-Membership``, in ``base.html``'s ``hx-headers``); another one is
+    answered 409 with ``HX-Refresh``, so htmx reloads the whole page -- B's, named B -- and no B rows reach A's."""
+    in_a, in_b = two_tenants
+    browser = _signed_in(in_a)
+    page = browser.get("/")
+    assert f'"X-Bulkhead-Membership": "{in_a.pk}"'.encode() in page.content
+    assert browser.get("/", HTTP_HX_REQUEST="true", HTTP_X_BULKHEAD_MEMBERSHIP=str(in_a.pk)).status_code == 200
+    _switch(browser, in_b)  # another tab
+    stale = browser.get("/", HTTP_HX_REQUEST="true", HTTP_X_BULKHEAD_MEMBERSHIP=str(in_a.pk))
+    assert stale.status_code == 409 and stale["HX-Refresh"] == "true", (stale.status_code, stale.content[:200])
+    assert b"Tenant B" not in stale.content and b"dashboard-jobs" not in stale.content
+    assert browser.get("/", HTTP_HX_REQUEST="true", HTTP_X_BULKHEAD_MEMBERSHIP=str(in_b.pk)).status_code == 200
 
 
 def _no_store(response) -> bool:
