@@ -317,6 +317,22 @@ def mail_thread_drained() -> None:
     _mailer.submit(lambda: None).result()
 
 
+@transaction.atomic
+def password_reset_save(*, user: User, password_hash: str) -> bool:
+    """Write a reset link's new password, hashed already (the slow part, done before this), and only the password:
+    if the account may still be mailed a link (an active user, locked here, with an active membership they agreed
+    to: :func:`_password_reset_work`'s rule); False, writing nothing, otherwise. Found attacking identity,
+    2026-12-05: the link's view checked the account when it found the link's user, then hashed and saved the whole
+    user it had read -- a deactivation committed in between still had the password set, and a user deactivated
+    then was active again."""
+    locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
+    if locked is None or not active_memberships_of(locked):
+        return False
+    locked.password = password_hash
+    locked.save(update_fields=["password"])
+    return True
+
+
 def password_reset_record(*, user: User, address: str) -> None:
     """A reset link was used and a new password set: recorded in each tenant of the user."""
     _record_everywhere(action=Action.PASSWORD_RESET, email=user.email, memberships=active_memberships_of(user),

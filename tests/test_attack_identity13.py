@@ -16,6 +16,8 @@
 * A token minted by an admin whom the operator then deleted (their membership, or their account, in the Django
   admin) lost its minter -- and no minter means "minted on the server", which always works. Deleting a
   membership revokes what it minted first.
+* A password reset racing a deactivation set the password, and -- Django's form saving the whole user it had
+  read -- made a user deactivated in between active again. The password alone is written, if still let in.
 """
 
 from __future__ import annotations
@@ -279,3 +281,56 @@ def test_tokens_die_with_a_minter_the_operator_deletes(removed):
                   .values_list("action", "target_id", "details__reason"))
     assert {(Action.TOKEN_REVOKE, str(for_bot.pk), "its minter was removed"),
             (Action.SCIM_TOKEN_REVOKE, str(scim_token.pk), "its minter was removed")} <= reasons
+
+
+# ----------------------------------------------------------------------------- a reset racing a deactivation
+
+
+@pytest.mark.parametrize("fate", ["membership deactivated", "user deactivated"])
+def test_a_reset_racing_a_deactivation_sets_no_password(monkeypatch, fate):
+    """A reset link opens only while its account may still be mailed one (an active user with an active
+    membership), checked when the view finds the link's user. The new password was then hashed (a million
+    PBKDF2 rounds) and saved without looking again: a deactivation committed in between -- the admins ending a
+    leaver's access while the leaver, holding the mail, submits the form -- still had the deactivated account's
+    password set. The deactivation here is made right after that check, as another request's commit would be;
+    the password is saved only if the account is still let in, after the hash, else the one 404 of a link
+    that is not valid. Worse, Django's form saved the whole user object it had read before: a user deactivated
+    in between was active again. Only the password is written now."""
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    from accounts.models import User
+    from accounts.tenancy import acting_tenant
+    from console.views.people import PasswordResetConfirm
+
+    tenant = tenant_create(slug="reset-race", name="Reset race")
+    membership_create(tenant=tenant, email="boss@race.example", role="admin", clearance="restricted")
+    leaver = membership_create(tenant=tenant, email="leaver@race.example", role="editor", clearance="internal")
+    user_set_password(email="leaver@race.example", password=PASSWORD)
+    user = User.objects.get(pk=leaver.user_id)
+    link = f"/password/reset/{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}/"
+    browser = Client()
+    shown = browser.get(link, follow=True)
+    assert shown.status_code == 200 and b"new_password1" in shown.content
+    form_url = shown.redirect_chain[-1][0]
+    checked = PasswordResetConfirm.get_user
+
+    def checked_then_deactivated(self, uidb64):
+        found = checked(self, uidb64)
+        if self.request.method == "POST" and found is not None:
+            if fate == "membership deactivated":
+                with acting_tenant(tenant.pk):  # as the admins' request would (the request acts for no tenant)
+                    assert Membership.objects.filter(pk=leaver.pk).update(is_active=False) == 1
+            else:
+                User.objects.filter(pk=user.pk).update(is_active=False)
+        return found
+
+    monkeypatch.setattr(PasswordResetConfirm, "get_user", checked_then_deactivated)
+    new = "a brand new passphrase 7"
+    response = browser.post(form_url, {"new_password1": new, "new_password2": new})
+    user.refresh_from_db()
+    # Django's form saved the whole user it had read before the deactivation: it was active again, too.
+    assert user.is_active == (fate != "user deactivated")
+    assert response.status_code == 404 and b"not valid" in response.content, response.status_code
+    assert user.check_password(PASSWORD) and not user.check_password(new)

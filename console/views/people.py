@@ -10,7 +10,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.views import PasswordResetCompleteView, PasswordResetConfirmView
+from django.contrib.auth.views import INTERNAL_RESET_SESSION_TOKEN, PasswordResetCompleteView, PasswordResetConfirmView
+from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
@@ -164,9 +165,17 @@ class PasswordResetConfirm(PasswordResetConfirmView):
         return super().render_to_response(context, **kwargs)
 
     def form_valid(self, form):
-        response = super().form_valid(form)
+        """Django's, but the password alone is written, and only while the account is still let in
+        (:func:`accounts.invitations.password_reset_save`, after the hash): a deactivation since :meth:`get_user`
+        makes the link not valid (found attacking identity: the password was set, and the whole user as read
+        before saved -- a deactivated user was active again)."""
+        form.save(commit=False)  # hashes the new password into form.user; nothing written
+        self.request.session.pop(INTERNAL_RESET_SESSION_TOKEN, None)
+        if not invitations.password_reset_save(user=form.user, password_hash=form.user.password):
+            self.validlink = False
+            return self.render_to_response(self.get_context_data())
         invitations.password_reset_record(user=form.user, address=_address(self.request))
-        return response
+        return HttpResponseRedirect(self.get_success_url())
 
 
 def password_reset_link(request, link: str):
