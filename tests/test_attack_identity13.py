@@ -18,6 +18,7 @@
   membership revokes what it minted first.
 * A password reset racing a deactivation set the password, and -- Django's form saving the whole user it had
   read -- made a user deactivated in between active again. The password alone is written, if still let in.
+  The console's password change did the same with the session's user.
 """
 
 from __future__ import annotations
@@ -334,3 +335,35 @@ def test_a_reset_racing_a_deactivation_sets_no_password(monkeypatch, fate):
     assert user.is_active == (fate != "user deactivated")
     assert response.status_code == 404 and b"not valid" in response.content, response.status_code
     assert user.check_password(PASSWORD) and not user.check_password(new)
+
+
+def test_a_password_change_racing_a_deactivation_never_brings_the_account_back(monkeypatch):
+    """The console's "change password" saved the whole user its request had read (Django's form): an operator
+    deactivating the account while the change was being checked and hashed -- the session's owner changing the
+    password as they were offboarded -- had it saved back active. The password alone is written now, and only
+    while the account is active; otherwise nothing is, and the session ends."""
+    from django.contrib.auth.forms import PasswordChangeForm
+
+    from accounts.models import User
+
+    tenant = tenant_create(slug="change-race", name="Change race")
+    membership_create(tenant=tenant, email="boss@change.example", role="admin", clearance="restricted")
+    leaver = membership_create(tenant=tenant, email="leaver@change.example", role="editor", clearance="internal")
+    user_set_password(email="leaver@change.example", password=PASSWORD)
+    browser = Client()
+    assert browser.post("/sign-in/", {"username": "leaver@change.example", "password": PASSWORD}).status_code == 302
+    checked = PasswordChangeForm.clean_old_password
+
+    def checked_then_deactivated(self):
+        value = checked(self)
+        User.objects.filter(pk=leaver.user_id).update(is_active=False)  # the operator, in the Django admin
+        return value
+
+    monkeypatch.setattr(PasswordChangeForm, "clean_old_password", checked_then_deactivated)
+    new = "a brand new passphrase 8"
+    response = browser.post("/password/", {"old_password": PASSWORD, "new_password1": new, "new_password2": new})
+    user = User.objects.get(pk=leaver.user_id)
+    assert not user.is_active
+    assert user.check_password(PASSWORD) and not user.check_password(new)
+    assert response.status_code == 302 and response["Location"].startswith("/sign-in/"), response.status_code
+    assert browser.get("/").status_code == 302  # the session is over

@@ -11,13 +11,14 @@ import logging
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import update_session_auth_hash
+from django.contrib.auth import logout, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm, PasswordChangeForm
 from django.contrib.auth.views import LoginView, LogoutView
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from accounts.passwords import password_save_if_active
 from accounts.ratelimit import RateLimited, rate_hit
 from accounts.services import sign_in_record
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
@@ -134,7 +135,11 @@ def password_change(request):
             return render(request, "console/password_change.html",
                           {"form": form, "member": console_member(request), "error": exc.message}, status=429)
     if request.method == "POST" and form.is_valid():
-        user = form.save()
+        user = form.save(commit=False)  # the new password hashed into the session's user; nothing written
+        if not password_save_if_active(user=user, password_hash=user.password):
+            # Deactivated since the request began: Django's form saved the whole user as read, active again.
+            logout(request)
+            return redirect("console:sign-in")
         update_session_auth_hash(request, user)  # stay signed in here; other sessions end
         messages.success(request, "Your password was changed.")
         return redirect("console:dashboard")
