@@ -367,3 +367,73 @@ def test_a_password_change_racing_a_deactivation_never_brings_the_account_back(m
     assert user.check_password(PASSWORD) and not user.check_password(new)
     assert response.status_code == 302 and response["Location"].startswith("/sign-in/"), response.status_code
     assert browser.get("/").status_code == 302  # the session is over
+
+
+# ----------------------------------------------------------------------------- held (2026-12-05)
+
+
+def test_held_a_session_made_before_a_sign_in_is_never_the_signed_in_one(two_tenants, monkeypatch):
+    """Session fixation: a session key planted before the sign-in (a password, a single sign-on, an accepted
+    invitation) is not the one signed in; the planted one stays anonymous."""
+    import hashlib
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from accounts.models import Invitation, SsoConfig
+
+    in_a, _ = two_tenants
+
+    def planted() -> tuple[Client, str]:
+        browser = Client()
+        browser.get("/sign-in/")
+        session = browser.session
+        session["planted"] = True
+        session.save()
+        browser.cookies["sessionid"] = session.session_key
+        return browser, session.session_key
+
+    def anonymous(key: str) -> bool:
+        replay = Client()
+        replay.cookies["sessionid"] = key
+        return replay.get("/").status_code == 302
+
+    browser, key = planted()
+    assert browser.post("/sign-in/", {"username": PERSON, "password": PASSWORD}).status_code == 302
+    assert browser.cookies["sessionid"].value != key and anonymous(key)
+
+    SsoConfig.objects.create(tenant=in_a.tenant, enabled=True, issuer="https://idp.a.example", client_id="c",
+                             admit_domains=["example.com"])
+    claims = {"iss": "https://idp.a.example", "sub": "both", "email": PERSON, "email_verified": True}
+
+    class _Provider:
+        def authorize_access_token(self, request, **kwargs):
+            return {"id_token": "checked", "userinfo": dict(claims)}
+
+    monkeypatch.setattr("console.views.sso.oidc_client", lambda config, url_check: _Provider())
+    monkeypatch.setattr("console.views.sso.oidc_check_metadata", lambda client, config, url_check: {})
+    browser, key = planted()
+    assert browser.get("/sso/tenant-a/callback/?code=c&state=s").status_code == 302
+    assert browser.cookies["sessionid"].value != key and anonymous(key)
+
+    inviter = Membership.objects.get(tenant=in_a.tenant, user__email="admin@a.example")
+    Invitation.objects.create(tenant=in_a.tenant, email="new@example.com", role="viewer", clearance=0,
+                              key_hash=hashlib.sha256(b"the-key").hexdigest(), invited_by=inviter,
+                              expires_at=timezone.now() + timedelta(days=1))
+    browser, key = planted()
+    assert browser.get("/invitation/the-key/").status_code == 302
+    accepted = browser.post("/invitation/accept/", {"password": "a brand new passphrase 9",
+                                                    "password2": "a brand new passphrase 9"})
+    assert accepted.status_code == 302, accepted.content[:300]
+    assert browser.cookies["sessionid"].value != key and anonymous(key)
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "/\\evil.example/",
+                                    "\\\\evil.example", "https:evil.example", " //evil.example"])
+def test_held_a_sign_in_never_leads_to_another_site(two_tenants, target):
+    """``next=`` after a password sign-in, and for a signed-in visitor of the sign-in page: this site only."""
+    browser = Client()
+    signed_in = browser.post(f"/sign-in/?next={target}", {"username": PERSON, "password": PASSWORD, "next": target})
+    assert signed_in.status_code == 302 and signed_in["Location"] == "/", signed_in["Location"]
+    again = browser.get("/sign-in/", {"next": target})
+    assert again.status_code == 302 and again["Location"] == "/", again["Location"]
