@@ -1241,6 +1241,208 @@ def test_docx_a_marker_in_a_hidden_run_still_fails():
     assert "does not show" in failure.value.message
 
 
+# -- DOCX table styles (w:tblStyle) -------------------------------------------------------------------------
+
+_W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _table_style(style_id: str, inner: str, based_on: str | None = None, default: bool = False) -> str:
+    """A table style (``w:style w:type="table"``), for the document's styles: ``inner`` is its XML body
+    (``w:rPr``, ``w:pPr``, ``w:tcPr``, ``w:tblPr``, ``w:tblStylePr``...)."""
+    based = f'<w:basedOn w:val="{based_on}"/>' if based_on else ""
+    flag = ' w:default="1"' if default else ""
+    return (f'<w:style {_W_NS} w:type="table"{flag} w:styleId="{style_id}"><w:name w:val="{style_id}"/>{based}{inner}'
+            "</w:style>")
+
+
+def _styled_table(styles: list[str], *, style: str | None = "Hiding", look: str | None = "firstRow",
+                  at: tuple[int, int] = (1, 1), rows: int = 4, cols: int = 3, background: str | None = None,
+                  normal_size: int | None = None, header_row: int | None = None):
+    """A document whose table (``rows`` x ``cols``) has table style ``style`` and the ``w:tblLook`` given
+    (``None``: no ``w:tblLook`` at all; otherwise the names of the conditional formats it turns on, or a
+    ``val=HEX`` bitmask), PAYLOAD in cell ``at`` and visible words in the others."""
+    def build(document):
+        from docx.oxml import parse_xml
+        from lxml import etree
+
+        W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+        for xml in styles:
+            element = parse_xml(xml)
+            if element.get(f"{{{W}}}default"):  # the document's default table style instead of Word's "Normal Table"
+                for other in document.styles.element.iterchildren(f"{{{W}}}style"):
+                    if other.get(f"{{{W}}}type") == "table":
+                        other.attrib.pop(f"{{{W}}}default", None)
+            document.styles.element.append(element)
+        if normal_size:
+            document.styles["Normal"].font.size = Pt(normal_size / 2)
+        if background:
+            document.element.insert(0, parse_xml(f'<w:background xmlns:w="{W}" w:color="{background}"/>'))
+        document.add_heading("Report", 1)
+        document.add_paragraph(VISIBLE)
+        table = document.add_table(rows=rows, cols=cols)
+        properties = table._tbl.tblPr
+        for child in list(properties):
+            if etree.QName(child).localname in ("tblStyle", "tblLook"):
+                properties.remove(child)
+        if style:
+            properties.insert(0, parse_xml(f'<w:tblStyle xmlns:w="{W}" w:val="{style}"/>'))
+        if look is not None:
+            if look.startswith("val="):
+                attributes = f'w:val="{look[4:]}"'
+            else:
+                names = ("firstRow", "lastRow", "firstColumn", "lastColumn", "noHBand", "noVBand")
+                attributes = " ".join(f'w:{name}="{int(name in look.split())}"' for name in names)
+            properties.append(parse_xml(f'<w:tblLook xmlns:w="{W}" {attributes}/>'))
+        if header_row is not None:
+            table.rows[header_row]._tr.get_or_add_trPr().append(parse_xml(f'<w:tblHeader xmlns:w="{W}"/>'))
+        for r in range(rows):
+            for c in range(cols):
+                table.cell(r, c).text = PAYLOAD if (r, c) == at else f"Cell{r}{c}"
+        document.add_paragraph(AFTER)
+    return build
+
+
+
+def _conditional(kind: str, inner: str) -> str:
+    return f'<w:tblStylePr w:type="{kind}">{inner}</w:tblStylePr>'
+
+
+_WHITE_TEXT = '<w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
+_VANISH = "<w:rPr><w:vanish/></w:rPr>"
+_WHITE_ON_NAVY = '<w:rPr><w:color w:val="FFFFFF"/></w:rPr><w:tcPr><w:shd w:val="clear" w:fill="1F3864"/></w:tcPr>'
+_WHITE_SHADING = '<w:tcPr><w:shd w:val="clear" w:color="auto" w:fill="FFFFFF"/></w:tcPr>'
+_NAVY_ON_NAVY = '<w:rPr><w:color w:val="1F3864"/></w:rPr><w:tcPr><w:shd w:val="clear" w:color="auto" w:fill="1F3864"/></w:tcPr>'
+
+# Text a table style hides (listed as not evaluated before, 2026-12-04: the table style's run and cell properties
+# were not read at all, so each of these reached the model).
+TABLE_STYLE_HIDING = {
+    "style-vanish": dict(styles=[_table_style("Hiding", _VANISH)]),
+    "style-white-text-on-the-white-page": dict(styles=[_table_style("Hiding", _WHITE_TEXT)]),
+    "style-tiny-font": dict(styles=[_table_style("Hiding", '<w:rPr><w:sz w:val="1"/></w:rPr>')]),
+    "style-text-like-its-cell-shading": dict(styles=[_table_style("Hiding", _NAVY_ON_NAVY)]),
+    "style-black-text-on-a-black-page": dict(styles=[_table_style("Hiding", '<w:rPr><w:color w:val="000000"/></w:rPr>')],
+                                             background="000000"),
+    "style-shading-by-theme-fill": dict(styles=[_table_style(
+        "Hiding", '<w:rPr><w:color w:val="000000"/></w:rPr><w:tcPr><w:shd w:val="clear" w:color="auto" '
+                  'w:fill="FFFFFF" w:themeFill="text1"/></w:tcPr>')]),
+    "based-on-a-hiding-style": dict(styles=[_table_style("Base", _VANISH), _table_style("Hiding", "", "Base")]),
+    "default-table-style": dict(styles=[_table_style("Quiet", _VANISH, default=True)], style=None),
+    "first-row-white": dict(styles=[_table_style("Hiding", _conditional("firstRow", _WHITE_TEXT))], at=(0, 1)),
+    "last-row-vanish": dict(styles=[_table_style("Hiding", _conditional("lastRow", _VANISH))], look="lastRow",
+                            at=(3, 1)),
+    "first-column-navy": dict(styles=[_table_style("Hiding", _conditional("firstCol", _NAVY_ON_NAVY))],
+                              look="firstColumn", at=(2, 0)),
+    "last-column-by-bitmask": dict(styles=[_table_style("Hiding", _conditional("lastCol", _VANISH))],
+                                   look="val=0100", at=(2, 2)),
+    "odd-band-of-rows": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _NAVY_ON_NAVY))],
+                             at=(1, 1)),  # first row on: the second row is the first band
+    "even-band-of-columns": dict(styles=[_table_style("Hiding", _conditional("band2Vert", _WHITE_TEXT))],
+                                 look="", at=(2, 1)),
+    "banding-when-no-look": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _VANISH))], look=None,
+                                 at=(0, 1)),
+    "whole-table-conditional": dict(styles=[_table_style("Hiding", _conditional("wholeTable", _WHITE_TEXT))]),
+    "top-left-corner": dict(styles=[_table_style("Hiding", _conditional("nwCell", _VANISH))],
+                            look="firstRow firstColumn", at=(0, 0)),
+    "inherited-conditional": dict(styles=[_table_style("Base", _conditional("firstRow", _VANISH)),
+                                          _table_style("Hiding", "", "Base")], at=(0, 2)),
+    # a cell in both a row's and a column's format: the row's wins (its white shading behind the first column's
+    # white text), as LibreOffice reads Word and as Word's own styles need (RunVisibility._table_layers)
+    "first-row-over-first-column": dict(styles=[_table_style("Hiding", _conditional(
+        "firstCol", _WHITE_ON_NAVY) + _conditional("firstRow", _WHITE_SHADING))],
+        look="firstRow firstColumn", at=(0, 0)),
+    # LibreOffice's default look when the table has none (04A0: first row on) is judged too
+    "first-row-when-no-look": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))], look=None,
+                                   at=(0, 1)),
+    # a row marked as a repeated header (w:tblHeader) takes the first row's format (LibreOffice's reading of Word)
+    "header-row-mark": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))], at=(1, 1),
+                            header_row=1),
+    # Word 2007's compatibility: a table style's font size outranks the Normal style's (fail closed: taken too)
+    "style-tiny-font-over-normal": dict(styles=[_table_style("Hiding", '<w:rPr><w:sz w:val="1"/></w:rPr>')],
+                                        normal_size=22),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TABLE_STYLE_HIDING))
+def test_docx_text_a_table_style_hides_never_reaches_the_model(case):
+    doc = parsed(docx_bytes(_styled_table(**TABLE_STYLE_HIDING[case])), "report.docx")
+    assert_hidden(doc)
+
+
+# Text a table style leaves readable: each stays (and nothing is counted removed).
+TABLE_STYLE_SHOWING = {
+    "white-on-its-dark-shading": dict(styles=[_table_style("Hiding", _WHITE_ON_NAVY)]),
+    "header-white-on-its-accent": dict(styles=[_table_style("Hiding", _conditional(
+        "firstRow", '<w:rPr><w:color w:val="FFFFFF"/></w:rPr><w:tcPr><w:shd w:val="clear" w:fill="4472C4"/></w:tcPr>'))],
+        at=(0, 1)),
+    "conditional-turned-off-by-the-look": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))],
+                                               look="lastRow", at=(0, 1)),
+    "band-off-by-the-look": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _VANISH))],
+                                 look="firstRow noHBand", at=(1, 1)),
+    "the-other-band": dict(styles=[_table_style("Hiding", _conditional("band2Horz", _VANISH))], at=(1, 1), rows=2),
+    "paragraph-style-colour-wins": dict(styles=[_table_style("Hiding", _WHITE_TEXT)]),
+    "white-on-a-black-page": dict(styles=[_table_style("Hiding", _WHITE_TEXT)], background="000000"),
+    # the row's format wins over the column's: the header's navy shading behind its white text
+    "first-row-over-first-column": dict(styles=[_table_style("Hiding", _conditional(
+        "firstRow", _WHITE_ON_NAVY) + _conditional("firstCol", _WHITE_SHADING))], look="firstRow firstColumn",
+        at=(0, 0)),
+    "corner-without-both-formats": dict(styles=[_table_style("Hiding", _conditional("nwCell", _VANISH))],
+                                        look="firstRow", at=(0, 0)),
+    "header-row-mark-not-first": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))],
+                                      look="", at=(0, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TABLE_STYLE_SHOWING))
+def test_docx_text_a_table_style_leaves_readable_stays(case):
+    arguments = dict(TABLE_STYLE_SHOWING[case])
+    build = _styled_table(**arguments)
+    if case == "paragraph-style-colour-wins":  # Normal, the cells' paragraph style, sets black: it outranks the table
+        inner = build
+
+        def build(document):
+            document.styles["Normal"].font.color.rgb = RGBColor(0, 0, 0)
+            inner(document)
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert removed(doc) == 0
+
+
+def test_docx_direct_formatting_outranks_the_table_style():
+    """A run's own ``w:vanish w:val="0"`` and colour win over the table style's (toggle: direct formatting decides)."""
+    inner = _styled_table([_table_style("Hiding", '<w:rPr><w:vanish/><w:color w:val="FFFFFF"/></w:rPr>')])
+
+    def build(document):
+        inner(document)
+        run = document.tables[0].cell(1, 1).paragraphs[0].runs[0]
+        set_run_property(run, "vanish", val="0")
+        set_run_property(run, "color", val="000000")
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert PAYLOAD in doc.text and "Cell00" not in doc.text and "Cell32" not in doc.text
+
+
+def test_docx_the_built_in_table_styles_hide_nothing():
+    """Every table style of python-docx's default template (Word's built-in ones: Light Shading, Medium Grid,
+    Dark List... with their header, banding and first-column formats) with every conditional format on: no
+    cell's text is taken for hidden."""
+    import docx as python_docx
+
+    ids = [s.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}styleId")
+           for s in python_docx.Document().styles.element
+           if s.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}type") == "table"]
+    assert len(ids) > 50
+    for style_id in ids:
+        for look in ("firstRow lastRow firstColumn lastColumn", "firstRow firstColumn noVBand", None):
+            doc = parsed(docx_bytes(_styled_table([], style=style_id, look=look, at=(2, 1), rows=5, cols=4)),
+                         "report.docx")
+            assert PAYLOAD in doc.text, (style_id, look)
+            if style_id == "ColorfulShading-Accent3":  # every look here turns on the first row and column
+                # The one built-in style without the corner formats its siblings have: its first column's white
+                # text sits on its first row's white shading -- white on white in the top corner(s).
+                assert "Cell00" not in doc.text and removed(doc) in (6, 12), (look, removed(doc))
+            else:
+                assert removed(doc) == 0, (style_id, look)
+
+
 _PADDING = "An ordinary paragraph of visible words that a terminal shows as it is written. " * 30 + "\n\n"
 
 
