@@ -2252,6 +2252,110 @@ def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
     assert 0 < shaped < boxed < len(PAYLOAD)
 
 
+# Text drawn over an opaque fill painted *before* it, of the text's own colour (listed as not evaluated before,
+# 2026-12-04: judged against the white page, so black text on a black rectangle reached the model).
+_UNDER = "60 640 200 30 re f"  # a rectangle around the payload's line, painted before it
+ON_ITS_OWN_COLOUR = {
+    "black-on-a-black-rectangle": f"q 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "red-on-a-red-rectangle": f"q 1 0 0 rg {_UNDER} Q q 1 0 0 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "black-on-a-cmyk-black-rectangle": f"q 0 0 0 1 k {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "nearly-black-on-black": f"q 0 g {_UNDER} Q q 0.02 0.02 0.02 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "navy-on-a-navy-path": "q 0 0 0.3 rg 60 655 m 60 700 260 700 260 655 c 260 610 60 610 60 655 c f Q "
+                           "q 0 0 0.3 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    # the last opaque fill under the glyph decides: blue over black, then blue text
+    "blue-on-blue-over-black": f"q 0 g 50 630 300 50 re f 0 0 1 rg {_UNDER} Q q 0 0 1 rg "
+                               + text_op(PAYLOAD, y=650) + "Q ",
+    "on-a-thick-stroke": "q 0 G 30 w 60 655 m 260 655 l S Q " + text_op(PAYLOAD, y=650),
+    "black-on-black-over-white": f"q 1 g 50 630 300 50 re f 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "outlined-in-the-fill-colour": f"q 0 g {_UNDER} Q q 0 G " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
+    "translucent-on-its-colour": f"q 0 g {_UNDER} Q q /GH gs " + text_op(PAYLOAD, y=650) + "Q ",
+    "rectangle-in-a-form": "q /Fm1 Do Q " + text_op(PAYLOAD, y=650),
+    "rectangle-scaled": "q 10 0 0 10 0 0 cm 0 g 6 64 20 3 re f Q " + text_op(PAYLOAD, y=650),
+    "after-an-image": "q 200 0 0 30 60 640 cm /Opaque Do Q q 0 g 60 640 200 30 re f Q " + text_op(PAYLOAD, y=650),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ON_ITS_OWN_COLOUR))
+def test_pdf_text_on_an_earlier_fill_of_its_colour_never_reaches_the_model(case):
+    content = ON_ITS_OWN_COLOUR[case]
+    if case == "rectangle-in-a-form":
+        pdf = _pdf_page_changed(_layered(content), _form([0, 0, 612, 792], f"0 g {_UNDER}"))
+    elif case == "after-an-image":
+        pdf = _pdf_page_changed(_layered(content), _images)
+    else:
+        pdf = _pdf(content, graphics={"/GH": {"/ca": 0.5}})
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("content", [
+    f"q 0 g 50 630 300 50 re f 1 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # black text on white over black
+    f"q 0.5 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on grey
+    f"q 1 1 0 rg {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a highlight
+    f"q 0 g {_UNDER} Q q 1 0 0 rg " + text_op(PAYLOAD, y=650) + "Q ",  # red on black
+    f"q /GH gs 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a translucent black fill: grey
+    f"q /GS gs 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a soft-masked fill: not known to paint
+    f"q 0 0 100 100 re W n 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # the fill clipped away from the text
+    f"q 0 g {_UNDER[:-1]}S Q " + text_op(PAYLOAD, y=650),  # a rectangle stroked, not filled
+    "q 0 g 40 620 300 60 re 60 640 200 30 re f* Q " + text_op(PAYLOAD, y=650),  # in an even-odd hole
+    "q 0 g 60 655 200 30 re f Q " + text_op(PAYLOAD, y=650),  # a band over the top of the line only
+    f"q 0 g {_UNDER} Q q 200 0 0 30 60 640 cm /Opaque Do Q " + text_op(PAYLOAD, y=650),  # an image over the fill
+    f"q 0 g {_UNDER} Q q 0 0 612 792 re W n /Sh1 sh Q " + text_op(PAYLOAD, y=650),  # a shading over the fill
+    text_op(PAYLOAD, y=650) + f"q 0 g {_UNDER} Q " + text_op("Later words", y=500),  # the fill after the text ...
+], ids=["on-white-over-black", "on-grey", "on-yellow", "red-on-black", "on-translucent-black", "soft-masked-fill",
+        "fill-clipped-away", "stroked", "even-odd-hole", "band-over-the-top", "image-over-the-fill",
+        "shading-over-the-fill", "fill-after-the-text-elsewhere"])
+def test_pdf_text_on_an_earlier_fill_of_another_colour_stays(content):
+    graphics = {"/GH": {"/ca": 0.5}, "/GS": {"/SMask": "/Luminosity"}}
+    if "/Opaque" in content:
+        pdf = _pdf_page_changed(_layered(content), _images)
+    elif "/Sh1" in content:
+        pdf = _pdf_page_changed(_layered(content), _shading)
+    else:
+        pdf = _pdf(content, graphics=graphics)
+    doc = parsed(pdf, "report.pdf")
+    if "Later words" in content:  # ... paints over the text (its own rule), not under the text after it
+        assert PAYLOAD not in doc.text and "Later words" in doc.text
+        return
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+def test_pdf_text_partly_on_a_fill_of_its_colour_keeps_what_shows():
+    """A black rectangle under the first letters only: those go, the rest of the word stays."""
+    doc = parsed(_pdf("q 0 g 60 640 40 30 re f Q " + text_op(PAYLOAD, y=650)), "report.pdf")
+    assert PAYLOAD not in doc.text and PAYLOAD[4:] in doc.text and removed(doc) == 4
+
+
+def test_pdf_fills_under_text_past_the_work_bound_hide_what_their_bounding_box_holds(monkeypatch):
+    """The work spent finding the fill under each glyph is bounded on a page (``MAX_COVER_WORK``); past it a glyph
+    inside the bounding box of any fill of its colour drawn before it is taken as on it (fail closed): a black
+    triangle under the first letters hides fewer of them by its shape than by its box; text on a white rectangle
+    with no black fill around it stays."""
+    from ingestion.parsers import pdf_hidden
+
+    pdf = _pdf("q 0 g 60 640 m 120 640 l 60 700 l h f Q " + text_op(PAYLOAD, y=650))
+    shaped = removed(parsed(pdf, "report.pdf"))
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    boxed = removed(parsed(pdf, "report.pdf"))
+    assert 0 < shaped < boxed < len(PAYLOAD)
+    kept = parsed(_pdf(f"q 1 0 0 rg 50 630 300 50 re f 1 g {_UNDER} Q " + text_op(PAYLOAD, y=650)), "report.pdf")
+    assert PAYLOAD in kept.text and removed(kept) == 0
+
+
+def _shading(writer, page):
+    """A page change adding an axial shading ``/Sh1`` (black to white across the page)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject
+
+    function = DictionaryObject({NameObject("/FunctionType"): NumberObject(2), NameObject("/N"): NumberObject(1),
+                                 NameObject("/Domain"): ArrayObject([FloatObject(0), FloatObject(1)]),
+                                 NameObject("/C0"): ArrayObject([FloatObject(0)]),
+                                 NameObject("/C1"): ArrayObject([FloatObject(1)])})
+    shading = DictionaryObject({NameObject("/ShadingType"): NumberObject(2),
+                                NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+                                NameObject("/Coords"): ArrayObject([FloatObject(v) for v in (0, 0, 612, 0)]),
+                                NameObject("/Function"): function})
+    page["/Resources"][NameObject("/Shading")] = DictionaryObject({NameObject("/Sh1"): writer._add_object(shading)})
+
+
 def _images(writer, page):
     """A page change adding image XObjects (1 x 1 grey): opaque ones (``/Opaque``; ``/Decoded``, its samples mapped
     by ``/Decode``) and ones with transparent pixels (a soft mask, a colour-key ``/Mask``, a stencil mask, a JPEG
