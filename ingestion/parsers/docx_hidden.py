@@ -1,8 +1,9 @@
 """Which runs of a Word paragraph a reader sees: hidden, white-on-white and tiny text out (pure).
 
 :class:`RunVisibility` resolves each run's properties as Word does -- document defaults, the
-paragraph style and the character style (each with its ``w:basedOn`` chain), then the run's
-own -- and says why a run is not shown:
+table style of the run's table (its conditional formats included), the paragraph style and the
+character style (each with its ``w:basedOn`` chain), then the run's own -- and says why a run is
+not shown:
 
 * ``w:vanish`` (hidden text), ``w:specVanish``, ``w:webHidden``. Hidden text is a *toggle*
   property: direct formatting decides; without it, any style that sets it hides (Word would
@@ -18,8 +19,16 @@ own -- and says why a run is not shown:
   ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
   with the background behind it is under
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`: the run's highlight, else its
-  shading, else the paragraph's, else the table cell's, else the page colour
-  (``w:background``), else white. ``auto`` is always readable.
+  shading, else the paragraph's, else the table cell's (its own, else its table style's), else the
+  table's, else the page colour (``w:background``), else white. ``auto`` is always readable.
+  A shading's ``w:themeFill`` (tinted or shaded) is the colour Word paints, not its ``w:fill``.
+
+Table styles (``w:tblStyle``, else the document's default table style): the style's run, paragraph
+and cell properties, and those of its conditional formats (``w:tblStylePr``) that apply to the
+cell -- by the table's ``w:tblLook`` and the cell's row and column -- layered as ECMA-376 17.7.6
+orders them (whole table, column bands, row bands, first/last row, first/last column, corners;
+each through the style's ``w:basedOn`` chain). Where Word's behaviour is not certain, every
+reading is judged and a run hidden in any of them is hidden (:meth:`RunVisibility._table_layers`).
 
 Headers, footers, footnotes, comments, text boxes and any part the document does not show are
 never read by the parser; deleted revisions (``w:del``) and field codes (``w:instrText``) are
@@ -27,6 +36,9 @@ not text to python-docx.
 """
 
 from __future__ import annotations
+
+import copy
+from typing import NamedTuple
 
 from lxml import etree
 
@@ -69,6 +81,15 @@ _THEME_SLOTS = {"dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2"
                 "accent2": "accent2", "accent3": "accent3", "accent4": "accent4", "accent5": "accent5",
                 "accent6": "accent6", "hyperlink": "hlink", "followedHyperlink": "folHlink"}
 _SCHEME_SLOTS = {"bg1": "lt1", "tx1": "dk1", "bg2": "lt2", "tx2": "dk2"}
+# w:tblLook's attributes and the bits of its older hexadecimal w:val (ECMA-376 17.4.56; Word 2007 writes the bits).
+_LOOK_BITS = {"firstRow": 0x0020, "lastRow": 0x0040, "firstColumn": 0x0080, "lastColumn": 0x0100,
+              "noHBand": 0x0200, "noVBand": 0x0400}
+# A w:tblLook with none of its attributes or bits: banding on, the first and last rows and columns off (ECMA-376's
+# defaults). Without any w:tblLook, that and LibreOffice's reading of Word (04A0) are both judged.
+_DEFAULT_LOOK: frozenset[str] = frozenset()
+_LIBREOFFICE_LOOK = frozenset({"firstRow", "firstColumn", "noVBand"})
+# Table styles followed through w:basedOn at most this deep (as paragraph and character styles are).
+MAX_STYLE_CHAIN = 64
 _THEME_DEFAULTS = {"dk1": "000000", "lt1": "FFFFFF", "dk2": "44546A", "lt2": "E7E6E6"}
 
 
@@ -127,16 +148,100 @@ def _on(element: etree._Element | None) -> bool | None:
     return (element.get(_w("val")) or "true").strip().lower() not in _FALSE
 
 
+def _hex(color: tuple[float, float, float, float] | None) -> str | None:
+    return "".join(f"{round(c * 255):02X}" for c in color[:3]) if color is not None else None
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "on")
+
+
+# Elements a table's rows, or a row's cells, may be wrapped in (content controls, custom XML): walked through.
+_WRAPPERS = frozenset(f"{{{_W}}}{name}" for name in ("sdt", "sdtContent", "customXml"))
+
+
+def _children(parent: etree._Element, tag: str) -> list[etree._Element]:
+    """The ``w:tag`` children of ``parent``, and those inside :data:`_WRAPPERS` (not inside a nested table)."""
+    found: list[etree._Element] = []
+    for child in parent:
+        if child.tag == _w(tag):
+            found.append(child)
+        elif child.tag in _WRAPPERS:
+            found.extend(_children(child, tag))
+    return found
+
+
+def _ancestor(element: etree._Element | None, tag: str) -> etree._Element | None:
+    while element is not None and element.tag != _w(tag):
+        element = element.getparent()
+    return element
+
+
+class _TableLayer(NamedTuple):
+    """What a table style gives the runs of one cell under one reading of it, each nearest first."""
+
+    run: tuple[etree._Element, ...] = ()        # w:rPr: below the paragraph style, above the document defaults
+    paragraph: tuple[etree._Element, ...] = ()  # w:pPr: below the paragraph style's
+    cell: tuple[etree._Element, ...] = ()       # w:tcPr: below the cell's own
+    table: tuple[etree._Element, ...] = ()      # w:tblPr of the style: below the table's own
+
+
+_NO_TABLE = _TableLayer()
+
+# What this reader reads of a table style's parts: their other properties never hide text.
+_READ = {
+    "rPr": frozenset(_w(name) for name in ("vanish", "specVanish", "webHidden", "sz", "szCs", "w", "position", "spacing",
+                                           "color", "highlight", "shd", "cs", "rtl")) | frozenset(
+        f"{{{_W14}}}{name}" for name in ("textFill", "textOutline")),
+    "pPr": frozenset(_w(name) for name in ("shd", "ind", "framePr", "spacing")),
+    "tcPr": frozenset({_w("shd")}),
+    "tblPr": frozenset(_w(name) for name in ("shd", "tblStyleRowBandSize", "tblStyleColBandSize")),
+}
+_HIDING_TAGS = frozenset(_w(name) for name in ("vanish", "specVanish", "webHidden"))
+
+
+def _merged(pieces: list[dict[str, etree._Element]], own: etree._Element | None,
+            read: frozenset[str]) -> dict[str, etree._Element]:
+    """Property elements by tag, nearest first: ``own``'s children (its first of a tag, as ``find`` reads it),
+    then each piece's. A hiding toggle on at any level stays on (any style that sets it hides)."""
+    merged: dict[str, etree._Element] = {}
+    for source in ([{child.tag: child for child in reversed(own) if child.tag in read}] if own is not None else []) \
+            + pieces:
+        for tag, element in source.items():
+            if tag not in merged or (tag in _HIDING_TAGS and _on(element) and not _on(merged[tag])):
+                merged[tag] = element
+    return merged
+
+
+def _properties(part: str, merged: dict[str, etree._Element]) -> tuple[etree._Element, ...]:
+    """``merged`` as one ``w:part`` element (copies: the style's own stay where they are), or none."""
+    if not merged:
+        return ()
+    element = etree.Element(_w(part), nsmap={"w": _W, "w14": _W14})
+    element.extend(copy.deepcopy(merged[tag]) for tag in sorted(merged))
+    return (element,)
+
+
 class RunVisibility:
     """Run visibility for one document (its styles, theme and page colour read once)."""
 
     def __init__(self, document) -> None:
         self.styles: dict[str, etree._Element] = {}
         self.default_paragraph_style: str | None = None
+        self.default_table_style: str | None = None
         self.default_run_properties: etree._Element | None = None
         self.theme: dict[str, str] = dict(_THEME_DEFAULTS)
         self.page = "FFFFFF"
         self._chains: dict[str | None, list[etree._Element]] = {}
+        self._pieces: dict[tuple[str, str | None, str], dict[str, etree._Element]] = {}
+        self._conditionals: dict[etree._Element, dict[str, etree._Element]] = {}
+        self._layer_cache: dict[tuple, _TableLayer] = {}
+        self._sequences: dict[tuple[str, tuple[str, ...]], _TableLayer] = {}
+        self._layers: dict[etree._Element, tuple[_TableLayer, ...]] = {}
+        self._placed: dict[tuple, tuple[_TableLayer, ...]] = {}
+        self._facts: dict[etree._Element, tuple[str, set[frozenset[str]], int, int] | None] = {}
+        self._table_rows: dict[etree._Element, dict[etree._Element, int]] = {}
+        self._row_cells: dict[etree._Element, dict[etree._Element, tuple[int, int]]] = {}
         try:
             styles = document.styles.element
         except (AttributeError, KeyError, ValueError):
@@ -146,8 +251,11 @@ class RunVisibility:
                 style_id = style.get(_w("styleId"))
                 if style_id:
                     self.styles.setdefault(style_id, style)
-                if style.get(_w("type")) == "paragraph" and (style.get(_w("default")) or "") in ("1", "true"):
-                    self.default_paragraph_style = self.default_paragraph_style or style_id
+                if (style.get(_w("default")) or "") in ("1", "true"):
+                    if style.get(_w("type")) == "paragraph":
+                        self.default_paragraph_style = self.default_paragraph_style or style_id
+                    elif style.get(_w("type")) == "table":
+                        self.default_table_style = self.default_table_style or style_id
             self.default_run_properties = styles.find("w:docDefaults/w:rPrDefault/w:rPr", _NS)
         self._read_theme(document)
         background = document.element.find("w:background", _NS)
@@ -196,9 +304,190 @@ class RunVisibility:
         self._chains[style_id] = chain
         return chain
 
-    def _levels(self, run: etree._Element, paragraph: etree._Element) -> list[etree._Element]:
-        """The run's property sets, nearest first: its own, its character style's, its paragraph style's,
-        the document defaults."""
+    def _piece(self, style_id: str | None, kind: str | None, part: str, depth: int = 0) -> dict[str, etree._Element]:
+        """What table style ``style_id`` gives of the properties this reader reads in its ``part`` (``rPr``,
+        ``pPr``, ``tcPr``, ``tblPr``) -- of its conditional format ``kind`` (None: of the style itself) -- by tag:
+        its own, else its base style's (``w:basedOn``, cycles and chains past :data:`MAX_STYLE_CHAIN` cut). A
+        hiding toggle set on at any level of the chain stays on. Merged once a style, kind and part, so a cell's
+        table style costs its runs one property set however deep the chain."""
+        if not style_id or depth >= MAX_STYLE_CHAIN:
+            return {}
+        key = (style_id, kind, part)
+        if key in self._pieces:
+            return self._pieces[key]
+        self._pieces[key] = {}  # a cycle back to this style reads nothing further
+        style = self.styles.get(style_id)
+        if style is None:
+            return {}
+        source = style if kind is None else self._conditional(style, kind)
+        own = source.find(f"w:{part}", _NS) if source is not None else None
+        based = style.find("w:basedOn", _NS)
+        merged = _merged([self._piece(based.get(_w("val")) if based is not None else None, kind, part, depth + 1)],
+                         own, _READ[part])
+        self._pieces[key] = merged
+        return merged
+
+    def _conditional(self, style: etree._Element, kind: str) -> etree._Element | None:
+        """The style's first ``w:tblStylePr`` of type ``kind`` (indexed once a style)."""
+        conditionals = self._conditionals.get(style)
+        if conditionals is None:
+            conditionals = self._conditionals[style] = {}
+            for conditional in style.iterchildren(_w("tblStylePr")):
+                conditionals.setdefault(conditional.get(_w("type")) or "", conditional)
+        return conditionals.get(kind)
+
+    def _position(self, row: etree._Element, table: etree._Element, cell: etree._Element
+                  ) -> tuple[int, int, int, int, int]:
+        """The cell's row and the table's row count, its place among the row's cells, their count, and its grid
+        column (``w:gridBefore`` and the spans before it). Counted once a table and once a row."""
+        rows = self._table_rows.get(table)
+        if rows is None:
+            rows = self._table_rows[table] = {tr: index for index, tr in enumerate(_children(table, "tr"))}
+        cells = self._row_cells.get(row)
+        if cells is None:
+            before = row.find("w:trPr/w:gridBefore", _NS)
+            column = int(_number(before.get(_w("val"))) or 0) if before is not None else 0
+            cells = {}
+            for index, tc in enumerate(_children(row, "tc")):
+                cells[tc] = (index, column)
+                span = tc.find("w:tcPr/w:gridSpan", _NS)
+                column += max(int(_number(span.get(_w("val"))) or 1), 1) if span is not None else 1
+            self._row_cells[row] = cells
+        index, column = cells.get(cell, (len(cells), len(cells)))
+        return rows.get(row, len(rows)), len(rows), index, len(cells), column
+
+    @staticmethod
+    def _looks(look: etree._Element | None) -> set[frozenset[str]]:
+        """Which conditional formats ``w:tblLook`` turns on (its attributes, else the bits of its ``w:val``; no
+        look: row and column banding only, as Word reads it). Attributes and bits that disagree: both readings."""
+        if look is None:
+            return {_DEFAULT_LOOK}
+        looks: set[frozenset[str]] = set()
+        if any(look.get(_w(name)) is not None for name in _LOOK_BITS):
+            looks.add(frozenset(name for name in _LOOK_BITS if _truthy(look.get(_w(name)))))
+        try:
+            bits = int(look.get(_w("val")) or "", 16)
+        except ValueError:
+            bits = None
+        if bits is not None:
+            looks.add(frozenset(name for name, bit in _LOOK_BITS.items() if bits & bit))
+        return looks or {_DEFAULT_LOOK}
+
+    @staticmethod
+    def _band_size(properties: etree._Element | None, style: dict[str, etree._Element], name: str) -> int:
+        element = properties.find(f"w:{name}", _NS) if properties is not None else None
+        element = element if element is not None else style.get(_w(name))
+        return max(int(_number(element.get(_w("val"))) or 1), 1) if element is not None else 1
+
+    def _table_layers(self, cell: etree._Element | None) -> tuple[_TableLayer, ...]:
+        """What the cell's table style gives its runs: one :class:`_TableLayer` per reading of it that Word may
+        make, deduplicated (one when the table has no style).
+
+        The conditional formats that apply to the cell, as LibreOffice's Word import reads them
+        (``writerfilter``'s ``DomainMapperTableHandler`` and ``TableStyleSheetEntry``): a first row (the first,
+        when the look turns it on, or any row marked ``w:tblHeader``) or a last row, else a row band -- odd or
+        even counting from the row after a first row that is on, in groups of ``w:tblStyleRowBandSize`` --
+        unless ``noHBand``; a first or last column (the first or last cell of its row), else a column band
+        likewise (by the cell's place in its row and, when a span or ``w:gridBefore`` moves it, by its grid
+        column too); a corner (``nwCell``...) when both its row's and its column's formats apply. They are
+        layered whole table, row bands, column bands, last and first column, last and first row, corners (the
+        last wins). The rows win over the columns: Word's own "Colorful Shading" sets black text in its top-left
+        cell, on the first row's white, over the first column's dark shading -- read the other way it would
+        be black on black. Fail closed, two more readings: the bands in the order of ECMA-376 17.7.6's text
+        (column bands under row bands), and, without a ``w:tblLook``, both the standard's default (bands only)
+        and LibreOffice's (``04A0``: first row, first column, row bands)."""
+        if cell is None:
+            return (_NO_TABLE,)
+        cached = self._layers.get(cell)
+        if cached is not None:
+            return cached
+        row = _ancestor(cell, "tr")
+        table = _ancestor(row, "tbl")
+        facts = self._table_facts(table) if row is not None and table is not None else None
+        if facts is None:
+            self._layers[cell] = (_NO_TABLE,)
+            return self._layers[cell]
+        style_id, looks, row_band, column_band = facts
+        i, rows, j, cells, column = self._position(row, table, cell)
+        header = bool(_on(row.find("w:trPr/w:tblHeader", _NS)))
+        # Cells in the same place as far as the formats go share their layers.
+        place = (id(table), i == 0, i == rows - 1, i // row_band % 2, (i - 1) // row_band % 2, header and 0 < i,
+                 j == 0, j == cells - 1, *(p // column_band % 2 for p in (j, j - 1, column, column - 1)))
+        shared = self._placed.get(place)
+        if shared is not None:
+            self._layers[cell] = shared
+            return shared
+        sequences: set[tuple[str, ...]] = set()
+        for look in looks:
+            first_row = ("firstRow" in look and i == 0) or bool(header and 0 < i < rows - 1)
+            last_row = "lastRow" in look and i == rows - 1 and not first_row
+            first_col = "firstColumn" in look and j == 0
+            last_col = "lastColumn" in look and j == cells - 1 and not first_col
+            row_bands: tuple[str, ...] = ()
+            if "noHBand" not in look and not (first_row or last_row):
+                k = i - (1 if "firstRow" in look else 0)
+                row_bands = ("band1Horz" if k // row_band % 2 == 0 else "band2Horz",)
+            column_bands: set[str] = set()
+            if "noVBand" not in look and not (first_col or last_col):
+                for at in {j, column}:
+                    k = at - (1 if "firstColumn" in look else 0)
+                    column_bands.add("band1Vert" if k // column_band % 2 == 0 else "band2Vert")
+            columns = ("lastCol",) if last_col else ("firstCol",) if first_col else ()
+            row_formats = ("lastRow",) if last_row else ("firstRow",) if first_row else ()
+            corner = {("firstRow", "firstCol"): "nwCell", ("firstRow", "lastCol"): "neCell",
+                      ("lastRow", "firstCol"): "swCell", ("lastRow", "lastCol"): "seCell"}.get((*row_formats,
+                                                                                               *columns))
+            corners = (corner,) if corner else ()
+            for vertical in column_bands or {None}:
+                verticals = (vertical,) if vertical else ()
+                sequences.add(("wholeTable", *row_bands, *verticals, *columns, *row_formats, *corners))
+                sequences.add(("wholeTable", *verticals, *row_bands, *columns, *row_formats, *corners))
+        layers = {id(layer): layer for layer in (self._layer(style_id, sequence) for sequence in sorted(sequences))}
+        self._layers[cell] = self._placed[place] = tuple(layers.values())
+        return self._layers[cell]
+
+    def _table_facts(self, table: etree._Element) -> tuple[str, set[frozenset[str]], int, int] | None:
+        """The table's style (None: no style this document defines), its looks and band sizes -- read once."""
+        if table in self._facts:
+            return self._facts[table]
+        properties = table.find("w:tblPr", _NS)
+        style = properties.find("w:tblStyle", _NS) if properties is not None else None
+        style_id = style.get(_w("val")) if style is not None else self.default_table_style
+        facts = None
+        if style_id and style_id in self.styles:
+            style_table = self._piece(style_id, None, "tblPr")
+            look = properties.find("w:tblLook", _NS) if properties is not None else None
+            facts = (style_id, self._looks(look) if look is not None else {_DEFAULT_LOOK, _LIBREOFFICE_LOOK},
+                     self._band_size(properties, style_table, "tblStyleRowBandSize"),
+                     self._band_size(properties, style_table, "tblStyleColBandSize"))
+        self._facts[table] = facts
+        return facts
+
+    def _layer(self, style_id: str, sequence: tuple[str, ...]) -> _TableLayer:
+        """The table style's properties with its conditional formats ``sequence`` applied in that order (the last
+        wins), one property set a part; the same properties give the same layer (so readings that agree are
+        judged once). Built once a style and sequence: a table of many cells has a handful of sequences."""
+        built = self._sequences.get((style_id, sequence))
+        if built is not None:
+            return built
+        parts = []
+        for part in ("rPr", "pPr", "tcPr"):
+            pieces = [self._piece(style_id, kind, part) for kind in reversed(sequence)]
+            parts.append(_merged([*pieces, self._piece(style_id, None, part)], None, _READ[part]))
+        parts.append(self._piece(style_id, None, "tblPr"))
+        built_parts = tuple(_properties(part, merged) for part, merged in zip(("rPr", "pPr", "tcPr", "tblPr"), parts,
+                                                                              strict=True))
+        key = tuple(etree.tostring(element) for elements in built_parts for element in elements)
+        layer = self._layer_cache.get(key)
+        if layer is None:
+            layer = self._layer_cache[key] = _TableLayer(*built_parts)
+        self._sequences[(style_id, sequence)] = layer
+        return layer
+
+    def _levels(self, run: etree._Element, paragraph: etree._Element,
+                layer: _TableLayer = _NO_TABLE) -> list[etree._Element]:
+        """The run's property sets, nearest first: its own, its character style's, its paragraph style's, its
+        table style's, the document defaults."""
         levels: list[etree._Element] = []
         own = run.find("w:rPr", _NS)
         if own is not None:
@@ -209,6 +498,7 @@ class RunVisibility:
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         levels.extend(self._chain(paragraph_style.get(_w("val")) if paragraph_style is not None
                                   else self.default_paragraph_style))
+        levels.extend(layer.run)
         if self.default_run_properties is not None:
             levels.append(self.default_run_properties)
         return levels
@@ -225,28 +515,36 @@ class RunVisibility:
             return "auto"
         return _rgb(value)
 
-    @staticmethod
-    def _shading(element: etree._Element | None) -> str | None:
+    def _theme_hex(self, element: etree._Element, name: str, tint: str, shade: str) -> str | None:
+        """A shading's theme colour (``w:themeFill`` / ``w:themeColor``, tinted or shaded) as hex, or None."""
+        slot = _THEME_SLOTS.get(element.get(_w(name)) or "")
+        value = self.theme.get(slot) if slot else None
+        return _hex(_tinted(_rgb(value), element.get(_w(tint)), element.get(_w(shade)))) if value else None
+
+    def _shading(self, element: etree._Element | None) -> str | None:
         """The colour a ``w:shd`` paints (a solid pattern paints its ``w:color``; a percentage pattern ``pctN`` that
         share of its ``w:color``, black when ``auto``, over its fill -- found attacking hidden text, 2026-12-03:
-        black text on a ``pct95`` black shading was judged against the white fill), or None."""
+        black text on a ``pct95`` black shading was judged against the white fill), or None. A theme colour
+        (``w:themeFill``, ``w:themeColor``, with their tints and shades) is what Word paints, not the hex beside it
+        (2026-12-04: Word's own table styles shade by theme; ``w:fill="FFFFFF" w:themeFill="text1"`` is black)."""
         if element is None:
             return None
         pattern = element.get(_w("val")) or ""
-        value = element.get(_w("color")) if pattern == "solid" else element.get(_w("fill"))
+        fill = self._theme_hex(element, "themeFill", "themeFillTint", "themeFillShade") or element.get(_w("fill"))
+        ink = self._theme_hex(element, "themeColor", "themeTint", "themeShade") or element.get(_w("color"))
+        value = ink if pattern == "solid" else fill
         share = _number(pattern[3:]) if pattern.startswith("pct") else None
         if share is not None and 0 < share <= 100:
-            color = element.get(_w("color"))
-            ink = _rgb("000000" if color is None or color.lower() == "auto" else color)
+            ink_rgb = _rgb("000000" if ink is None or ink.lower() == "auto" else ink)
             ground = _rgb(value if value is not None and value.lower() != "auto" else "FFFFFF")
-            if ink is not None and ground is not None:
-                mixed = (round((i * share + g * (100 - share)) / 100 * 255) for i, g in zip(ink[:3], ground[:3],
+            if ink_rgb is not None and ground is not None:
+                mixed = (round((i * share + g * (100 - share)) / 100 * 255) for i, g in zip(ink_rgb[:3], ground[:3],
                                                                                              strict=True))
                 return "".join(f"{channel:02X}" for channel in mixed)
         return value if _rgb(value) is not None else None
 
     def _background(self, run_levels: list[etree._Element], paragraph: etree._Element,
-                    cell: etree._Element | None) -> str:
+                    cell: etree._Element | None, layer: _TableLayer = _NO_TABLE) -> str:
         for properties in run_levels:
             highlight = properties.find("w:highlight", _NS)
             if highlight is not None and highlight.get(_w("val")) in _HIGHLIGHTS:
@@ -260,24 +558,31 @@ class RunVisibility:
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
-        if style is not None:
-            shading = self._shading(style.find("w:pPr/w:shd", _NS))
+        for properties in (style.find("w:pPr", _NS) if style is not None else None, *layer.paragraph):
+            shading = self._shading(properties.find("w:shd", _NS)) if properties is not None else None
             if shading:
                 return shading
         if cell is not None:
-            shading = self._shading(cell.find("w:tcPr/w:shd", _NS))
-            if shading:
-                return shading
+            # The cell's shading (its own, else its table style's), else the row's exceptions' and the table's.
+            row = _ancestor(cell, "tr")
+            table = _ancestor(row, "tbl")
+            for properties in (cell.find("w:tcPr", _NS), *layer.cell,
+                               row.find("w:tblPrEx", _NS) if row is not None else None,
+                               table.find("w:tblPr", _NS) if table is not None else None, *layer.table):
+                shading = self._shading(properties.find("w:shd", _NS)) if properties is not None else None
+                if shading:
+                    return shading
         return self.page
 
-    def _off_the_page(self, paragraph: etree._Element) -> bool:
+    def _off_the_page(self, paragraph: etree._Element, layer: _TableLayer = _NO_TABLE) -> bool:
         """An indent (``w:ind``) or a frame's position (``w:framePr``) of the paragraph, or of its style, that puts
         it off the page (:data:`MAX_OFFSET_TWIPS` back, :data:`MAX_FORWARD_TWIPS` forward; found attacking the
         demo). Word shows none of it; legitimate indents and frames stay on the page."""
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
-        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None,
+                           *layer.paragraph):
             if properties is None:
                 continue
             for name, attributes in (("ind", _INDENTS), ("framePr", ("x", "y"))):
@@ -288,14 +593,16 @@ class RunVisibility:
                     return True
         return False
 
-    def _clipped_flat(self, paragraph: etree._Element, cell: etree._Element | None) -> bool:
+    def _clipped_flat(self, paragraph: etree._Element, cell: etree._Element | None,
+                      layer: _TableLayer = _NO_TABLE) -> bool:
         """An exact line height (``w:spacing w:lineRule="exact"``, the paragraph's or its style's) or an exact height
         of the cell's table row (``w:trHeight w:hRule="exact"``) under :data:`MIN_EXACT_HEIGHT_TWIPS`: Word clips
         the text to it. ``atLeast`` (or no rule) grows with the text; an exact height of a line (240: 12 pt) shows it."""
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
-        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None,
+                           *layer.paragraph):
             spacing = properties.find("w:spacing", _NS) if properties is not None else None
             if spacing is not None and spacing.get(_w("line")) is not None:  # the paragraph's own wins over its style's
                 line = _number(spacing.get(_w("line")))
@@ -310,7 +617,7 @@ class RunVisibility:
         return False
 
     def _unpainted(self, fill: etree._Element, levels: list[etree._Element], paragraph: etree._Element,
-                   cell: etree._Element | None) -> bool:
+                   cell: etree._Element | None, layer: _TableLayer = _NO_TABLE) -> bool:
         """Whether a Word 2010 text fill (``w14:textFill``, which Word paints instead of ``w:color``) leaves the
         text unseen: no fill, a solid fill under :data:`MIN_OPACITY` (``w14:alpha`` is its transparency, in
         thousandths of a percent) or of a colour like the background -- unless an outline (``w14:textOutline``)
@@ -332,7 +639,7 @@ class RunVisibility:
         value = color_element.get(f"{{{_W14}}}val")
         if etree.QName(color_element).localname == "schemeClr":  # DrawingML's names: bg1, tx1, accent1, dk1...
             value = self.theme.get(_SCHEME_SLOTS.get(value or "", value or ""))
-        color, background = _rgb(value), _rgb(self._background(levels, paragraph, cell))
+        color, background = _rgb(value), _rgb(self._background(levels, paragraph, cell, layer))
         return color is not None and background is not None and contrast(color, background) < MIN_CONTRAST
 
     @staticmethod
@@ -349,8 +656,17 @@ class RunVisibility:
         return any(low <= ord(c) <= high for c in text for low, high in _COMPLEX_SCRIPTS)
 
     def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
-        """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None."""
-        levels = self._levels(run, paragraph)
+        """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None: hidden in
+        any reading of its table style is hidden."""
+        for layer in self._table_layers(cell):
+            reason = self._hidden(run, paragraph, cell, layer)
+            if reason:
+                return reason
+        return None
+
+    def _hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None,
+                layer: _TableLayer) -> str | None:
+        levels = self._levels(run, paragraph, layer)
         own = run.find("w:rPr", _NS)
         for name in _HIDING:
             direct = _on(own.find(f"w:{name}", _NS)) if own is not None else None
@@ -361,6 +677,7 @@ class RunVisibility:
         if self._complex_script(run, levels):
             sizes.append(next((level.find("w:szCs", _NS) for level in levels
                                if level.find("w:szCs", _NS) is not None), None))
+        sizes.extend(self._table_sizes(run, paragraph, layer))
         for element in sizes:
             if element is not None:
                 try:
@@ -384,9 +701,9 @@ class RunVisibility:
         size_points = (_number(size.get(_w("val"))) or 20) / 2 if size is not None else 10
         if spacing is not None and spacing / 20 <= -OVERLAID_LETTERS * size_points:
             return "letters drawn over one another"
-        if self._off_the_page(paragraph):
+        if self._off_the_page(paragraph, layer):
             return "a paragraph moved off the page"
-        if self._clipped_flat(paragraph, cell):
+        if self._clipped_flat(paragraph, cell, layer):
             return "text clipped to an exact line or row height under 2 pt"
         fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
         fit_twips = _number(fit.get(_w("val"))) if fit is not None else None
@@ -395,16 +712,41 @@ class RunVisibility:
             return "text fitted into a width too narrow to read"
         fill = next((level.find("w14:textFill", _NS) for level in levels
                      if level.find("w14:textFill", _NS) is not None), None)
-        if fill is not None and self._unpainted(fill, levels, paragraph, cell):
+        if fill is not None and self._unpainted(fill, levels, paragraph, cell, layer):
             return "text filled with nothing, or transparent or like its background (w14:textFill)"
         color_element = next((level.find("w:color", _NS) for level in levels
                               if level.find("w:color", _NS) is not None), None)
         if color_element is not None:
             color = self._color(color_element)
-            background = _rgb(self._background(levels, paragraph, cell))
+            background = _rgb(self._background(levels, paragraph, cell, layer))
             if isinstance(color, tuple) and background is not None and contrast(color, background) < MIN_CONTRAST:
                 return "text coloured like its background"
         return None
+
+    def _table_sizes(self, run: etree._Element, paragraph: etree._Element, layer: _TableLayer) -> list:
+        """The table style's font sizes (``w:sz``, ``w:szCs``) when Word may draw the run at them though the
+        paragraph style sets its own: in a paragraph of the default style, unless the run or its character style
+        sets the size -- Word 2007's reading (without ``overrideTableStyleFontSizeAndJustification``) puts the
+        table style's size over the Normal style's; both readings are judged (fail closed)."""
+        if not layer.run:
+            return []
+        paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
+        if paragraph_style is not None and paragraph_style.get(_w("val")) != self.default_paragraph_style:
+            return []
+        own = run.find("w:rPr", _NS)
+        run_style = own.find("w:rStyle", _NS) if own is not None else None
+        nearer = ([own] if own is not None else []) + (self._chain(run_style.get(_w("val")))
+                                                      if run_style is not None else [])
+        sizes = []
+        for name in ("sz", "szCs"):
+            if any(level.find(f"w:{name}", _NS) is not None for level in nearer):
+                continue
+            element = next((level.find(f"w:{name}", _NS) for level in layer.run
+                            if level.find(f"w:{name}", _NS) is not None), None)
+            if element is not None and (name == "sz" or self._complex_script(run, self._levels(run, paragraph,
+                                                                                               layer))):
+                sizes.append(element)
+        return sizes
 
     def paragraph_text(self, paragraph: etree._Element, cell: etree._Element | None = None,
                        hidden: list[str] | None = None) -> str:

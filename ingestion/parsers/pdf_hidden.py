@@ -38,12 +38,18 @@ before pypdf reads it:
   Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut. So is text under
   an opaque image (an image XObject or an inline image: the unit square under its matrix, :func:`_image_opaque`,
   :func:`_image_hides`) or a stroke whose width covers the glyph's box (:func:`_stroke_quads`; not dashed).
+* drawn on a fill of its own colour painted *before* it: the last opaque fill (or stroke, image, shading) drawn
+  earlier on the page whose region holds the glyph's box is its backdrop (:meth:`_Tracker._backdrop`); a glyph
+  whose fill (or stroke, for the modes that stroke) differs from a backdrop of known colour by a contrast under
+  :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST` is cut (black text on a black rectangle). An image or a
+  shading is a backdrop of unknown colour: the glyph is judged against the white page only.
 
 A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
 scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a shading, white text on a dark fill
-(taken as white on the page), the widths of Type3 fonts and of composite fonts with other encodings (the
+shape of a clipping path (its bounding box only), text painted over by a shading, white (or pale) text on a dark
+fill (taken as white on the page: cut), paint after the backdrop that covers part of a glyph (the glyph is judged
+against the backdrop: fail closed), the widths of Type3 fonts and of composite fonts with other encodings (the
 bounded rule above applies to them), colours in pattern, separation and indexed spaces (taken as visible),
 blend modes and soft masks.
 """
@@ -106,6 +112,8 @@ MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
 # and strips of 0.05 em show no readable letter.
 COVER_TOLERANCE = 0.05
 _CELL = 16.0  # the side of the grid cells the page's glyphs are indexed by (their boxes' lower left corners), points
+_BACKDROP_CELL = 64.0  # the side of the grid cells the fills painted before text are indexed by (every cell they reach)
+_MAX_BACKDROP_COLOURS = 256  # the colours of fills under text kept apart past the work bound (then: any colour)
 # A clipping path this thin (2 px, CSS's hair: ``css_visibility._too_small``) or thinner shows no text.
 MIN_CLIP_POINTS = 1.5
 OCR_FLAG = "invisible text layer over a page image (OCR): kept, not checked against the image"
@@ -462,6 +470,49 @@ def _winding(edges: list, x: float, y: float) -> int:
     return number
 
 
+@dataclass(frozen=True)
+class _Backdrop:
+    """Something opaque painted on the page, for the text drawn over it later: its colour (None: not known -- an
+    image, a shading, a pattern), its region's bounding box in device space (within the clip's), and its closed
+    edges (empty: the region is that box) under the winding rule given."""
+
+    colour: tuple | None
+    box: tuple
+    edges: tuple = ()
+    even_odd: bool = False
+
+
+def _holds(backdrop: _Backdrop, box: tuple) -> tuple[bool, int]:
+    """Whether ``backdrop``'s region holds all of ``box`` (no edge through it, its middle inside), and the edges
+    looked at."""
+    left, bottom, right, top = backdrop.box
+    if box[0] < left or box[1] < bottom or box[2] > right or box[3] > top:
+        return False, 1
+    if not backdrop.edges:
+        return True, 1
+    b0, b1, b2, b3 = box
+    if any(_crosses(box, p, q) for p, q in backdrop.edges
+           if max(p[0], q[0]) > b0 and min(p[0], q[0]) < b2 and max(p[1], q[1]) > b1 and min(p[1], q[1]) < b3):
+        return False, len(backdrop.edges)
+    winding = _winding(list(backdrop.edges), (b0 + b2) / 2, (b1 + b3) / 2)
+    return bool(winding % 2 if backdrop.even_odd else winding), 2 * len(backdrop.edges)
+
+
+def _unseen_on(state: _State, colour: tuple) -> bool:
+    """Whether text drawn in ``state`` shows nothing on a backdrop of ``colour``: its fill (for the modes that
+    fill) and its stroke (for those that stroke), over the backdrop at their alphas, differ from it by a contrast
+    under :data:`MIN_CONTRAST` (a colour this reader cannot read: seen)."""
+    fills, strokes = state.render in (0, 2, 4, 6), state.render in (1, 2, 5, 6)
+
+    def seen(paint, alpha: float) -> bool:
+        if paint is None:
+            return True
+        shown = _over((paint[0], paint[1], paint[2], min(max(alpha, 0.0), 1.0)), colour)
+        return contrast(shown, colour) >= MIN_CONTRAST
+
+    return not ((fills and seen(state.fill, state.fill_alpha)) or (strokes and seen(state.stroke, state.stroke_alpha)))
+
+
 @dataclass
 class _Tracker:
     """The graphics state along a content stream; empties the text operations of one kind (see module)."""
@@ -509,6 +560,14 @@ class _Tracker:
     overflow: tuple | None = None  # past the work bound: (the last fill's number, the fills' bounding box)
     budget: list = field(default_factory=lambda: [MAX_COVER_WORK_DOCUMENT])  # the document's work left (shared)
     memberships: dict = field(default_factory=dict)  # OCMDs judged on this page: off or not
+    # What is painted before the text (:meth:`_backdrop`): the opaque fills, strokes, images and shadings in order,
+    # indexed by the cells of :data:`_BACKDROP_CELL` their regions reach; past the work bound only the bounding box
+    # of each colour's fills is kept (:attr:`backdrop_colours`: colour -> box; None: any colour, past
+    # :data:`_MAX_BACKDROP_COLOURS`).
+    backdrops: list = field(default_factory=list)
+    backdrop_cells: dict = field(default_factory=dict)
+    backdrop_overflow: bool = False
+    backdrop_colours: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -641,6 +700,10 @@ class _Tracker:
                 self.state = replace(state, line_width=values[0])
         elif operator == b"d" and operands:
             self.state = replace(state, dashed=_dashed(operands[0]))
+        elif operator == b"sh" and self.record:
+            # A shading paints the whole clip (the page where there is none): a backdrop of unknown colour.
+            if _fill_hides(state.blend, None, state.fill_alpha):
+                self._paint_backdrop(None, self.box, [], False)
         elif operator == b"INLINE IMAGE":
             if self.record and isinstance(operands, dict) and _image_opaque(operands.get("settings", {}), True):
                 self._paint_image()
@@ -722,11 +785,20 @@ class _Tracker:
             self.clipping = True
         elif operator in _PATH_ENDS:
             if operator in _FILLS and self.record and self.path is not None:
-                self._cover(operator, _fill_hides(state.blend, state.fill, state.fill_alpha), self.subpaths, self.path)
+                hides = _fill_hides(state.blend, state.fill, state.fill_alpha)
+                self._cover(operator, hides, self.subpaths, self.path)
+                if hides:
+                    self._paint_backdrop(state.fill, self.path, self.subpaths, operator in _EVEN_ODD)
             if (operator in _STROKES and self.record and self.path is not None and not state.dashed
-                    and _widest(state.ctm, state.line_width) >= self.least_side):
+                    and _widest(state.ctm, state.line_width) >= min(self.least_side, MIN_POINTS)):
                 quads = _stroke_quads(self.subpaths, state.ctm, state.line_width, operator in _CLOSE_STROKES)
-                self._cover_quads(quads, _fill_hides(state.blend, state.stroke, state.stroke_alpha))
+                hides = _fill_hides(state.blend, state.stroke, state.stroke_alpha)
+                if _widest(state.ctm, state.line_width) >= self.least_side:
+                    self._cover_quads(quads, hides)
+                if hides:
+                    for quad in quads:
+                        xs, ys = [x for x, _ in quad], [y for _, y in quad]
+                        self._paint_backdrop(state.stroke, (min(xs), min(ys), max(xs), max(ys)), [quad], False)
             if self.clipping and self.path is not None:
                 self.state = replace(state, clip=self._clip(self.path))
             self.path, self.clipping, self.subpaths, self.path_points = None, False, [], 0
@@ -789,7 +861,10 @@ class _Tracker:
         self._extend_path(b"re", [0.0, 0.0, 1.0, 1.0])
         if self.path is not None:
             state = self.state
-            self._cover(b"f", _image_hides(state.blend, state.fill_alpha), self.subpaths, self.path, image=True)
+            hides = _image_hides(state.blend, state.fill_alpha)
+            self._cover(b"f", hides, self.subpaths, self.path, image=True)
+            if hides:
+                self._paint_backdrop(None, self.path, self.subpaths, False)
         self.path, self.subpaths, self.path_points = saved
 
     def _cover(self, operator: bytes, hides: bool, subpaths: list, region: tuple, image: bool = False) -> None:
@@ -870,6 +945,74 @@ class _Tracker:
                 for key in covered:
                     del glyphs[key]
                     self._covered(key, image)
+
+    def _paint_backdrop(self, colour: tuple | None, region: tuple, subpaths: list, even_odd: bool) -> None:
+        """Note something opaque just painted (a fill, a stroke's segment, an image, a shading; ``colour`` None:
+        not known) for the text drawn over it later (:meth:`_backdrop`): unless a soft mask, a text clip or a layer
+        that is off makes what it paints unknown (then it is not noted: the text is judged against what was
+        noted before it -- fail closed). Its region: the ``subpaths`` (closed) within ``region``, their bounding
+        box, cut to the clip's bounding box and the page."""
+        state = self.state
+        if state.soft_mask or state.text_clipped or any(self.marked):
+            return
+        left, bottom, right, top = self._clip(region)
+        left, bottom = max(left, self.box[0]), max(bottom, self.box[1])
+        right, top = min(right, self.box[2]), min(top, self.box[3])
+        if not (left < right and bottom < top) or not all(math.isfinite(v) for v in (left, bottom, right, top)):
+            return
+        box = (left, bottom, right, top)
+        if colour is not None:  # past the work bound, each colour's fills by their bounding box (:meth:`_backdrop`)
+            key = tuple(round(c * 255) for c in colour[:3])
+            if key not in self.backdrop_colours and len(self.backdrop_colours) >= _MAX_BACKDROP_COLOURS:
+                key = None
+            known = self.backdrop_colours.get(key)
+            self.backdrop_colours[key] = box if known is None else (
+                min(known[0], left), min(known[1], bottom), max(known[2], right), max(known[3], top))
+        if self.backdrop_overflow:
+            return
+        closed = [points for points in subpaths if len(points) >= 3]
+        edges = [(points[i - 1], points[i]) for points in closed for i in range(len(points))]
+        if len(closed) == 1 and len(edges) == 4 and all(p[0] == q[0] or p[1] == q[1] for p, q in edges):
+            edges = []  # an upright rectangle: its box is its region
+        columns = range(int(left // _BACKDROP_CELL), int(right // _BACKDROP_CELL) + 1)
+        rows = range(int(bottom // _BACKDROP_CELL), int(top // _BACKDROP_CELL) + 1)
+        self.work += len(edges) + len(columns) * len(rows)
+        if self.work > min(MAX_COVER_WORK, self.budget[0]):
+            self.backdrop_overflow = True
+            return
+        index = len(self.backdrops)
+        self.backdrops.append(_Backdrop(colour, box, tuple(edges), even_odd))
+        for column in columns:
+            for row in rows:
+                self.backdrop_cells.setdefault((column, row), []).append(index)
+
+    def _backdrop(self, box: tuple) -> tuple | None | bool:
+        """The colour of what lies under a glyph's ``box`` (device space): that of the last backdrop noted whose
+        region holds the whole box (None: one of unknown colour, or none: the white page). Past the work bound
+        (:data:`MAX_COVER_WORK`, shared with :meth:`_cover`): False, and :meth:`_on_a_like_colour` decides."""
+        if self.backdrop_overflow:
+            return False
+        candidates = self.backdrop_cells.get((int(box[0] // _BACKDROP_CELL), int(box[1] // _BACKDROP_CELL)), ())
+        limit = min(MAX_COVER_WORK, self.budget[0])
+        for index in reversed(candidates):
+            backdrop = self.backdrops[index]
+            holds, work = _holds(backdrop, box)
+            self.work += work
+            if self.work > limit:
+                self.backdrop_overflow = True
+                return False
+            if holds:
+                return backdrop.colour
+        return None
+
+    def _on_a_like_colour(self, box: tuple) -> bool:
+        """Past the work bound: whether ``box`` lies inside the bounding box of the fills of some colour under which
+        the text would show nothing (or of any colour, past :data:`_MAX_BACKDROP_COLOURS`) -- fail closed."""
+        for key, (left, bottom, right, top) in self.backdrop_colours.items():
+            if box[0] >= left and box[1] >= bottom and box[2] <= right and box[3] <= top and (
+                    key is None or _unseen_on(self.state, (key[0] / 255, key[1] / 255, key[2] / 255, 1.0))):
+                return True
+        return False
 
     def _index_pending(self) -> list:
         """Move the glyphs drawn since the last fill into :attr:`grid`; the span of cells in use."""
@@ -1185,6 +1328,11 @@ class _Tracker:
                 if box[0] < box[2] and box[1] < box[3]:
                     boxes[number] = box
                     self.least_side = min(self.least_side, box[2] - box[0], box[3] - box[1])
+                    if self.backdrops or self.backdrop_overflow:  # drawn on a fill of its own colour
+                        colour = self._backdrop(box)
+                        if (self._on_a_like_colour(box) if colour is False
+                                else colour is not None and _unseen_on(state, colour)):
+                            self._covered((self.seq, index, number))
             self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:

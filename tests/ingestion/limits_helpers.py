@@ -96,8 +96,9 @@ def noisy(value: int) -> int:
     return value
 
 
-def docx_with_body(body_xml: str) -> bytes:
-    """A real DOCX (python-docx's blank document) whose body is ``body_xml``."""
+def docx_with_body(body_xml: str, styles: str = "") -> bytes:
+    """A real DOCX (python-docx's blank document) whose body is ``body_xml`` (and ``styles``, ``w:style`` elements,
+    added to its styles part)."""
     base = io.BytesIO()
     docx.Document().save(base)
     source = zipfile.ZipFile(io.BytesIO(base.getvalue()))
@@ -110,6 +111,8 @@ def docx_with_body(body_xml: str) -> bytes:
             data = source.read(item)
             if item.filename == "word/document.xml":
                 data = (head + "<w:body>" + body_xml + "<w:sectPr/></w:body>" + tail).encode()
+            elif item.filename == "word/styles.xml" and styles:
+                data = data.decode().replace("</w:styles>", styles + "</w:styles>").encode()
             archive.writestr(item, data)
     return out.getvalue()
 

@@ -1241,6 +1241,208 @@ def test_docx_a_marker_in_a_hidden_run_still_fails():
     assert "does not show" in failure.value.message
 
 
+# -- DOCX table styles (w:tblStyle) -------------------------------------------------------------------------
+
+_W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _table_style(style_id: str, inner: str, based_on: str | None = None, default: bool = False) -> str:
+    """A table style (``w:style w:type="table"``), for the document's styles: ``inner`` is its XML body
+    (``w:rPr``, ``w:pPr``, ``w:tcPr``, ``w:tblPr``, ``w:tblStylePr``...)."""
+    based = f'<w:basedOn w:val="{based_on}"/>' if based_on else ""
+    flag = ' w:default="1"' if default else ""
+    return (f'<w:style {_W_NS} w:type="table"{flag} w:styleId="{style_id}"><w:name w:val="{style_id}"/>{based}{inner}'
+            "</w:style>")
+
+
+def _styled_table(styles: list[str], *, style: str | None = "Hiding", look: str | None = "firstRow",
+                  at: tuple[int, int] = (1, 1), rows: int = 4, cols: int = 3, background: str | None = None,
+                  normal_size: int | None = None, header_row: int | None = None):
+    """A document whose table (``rows`` x ``cols``) has table style ``style`` and the ``w:tblLook`` given
+    (``None``: no ``w:tblLook`` at all; otherwise the names of the conditional formats it turns on, or a
+    ``val=HEX`` bitmask), PAYLOAD in cell ``at`` and visible words in the others."""
+    def build(document):
+        from docx.oxml import parse_xml
+        from lxml import etree
+
+        W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+        for xml in styles:
+            element = parse_xml(xml)
+            if element.get(f"{{{W}}}default"):  # the document's default table style instead of Word's "Normal Table"
+                for other in document.styles.element.iterchildren(f"{{{W}}}style"):
+                    if other.get(f"{{{W}}}type") == "table":
+                        other.attrib.pop(f"{{{W}}}default", None)
+            document.styles.element.append(element)
+        if normal_size:
+            document.styles["Normal"].font.size = Pt(normal_size / 2)
+        if background:
+            document.element.insert(0, parse_xml(f'<w:background xmlns:w="{W}" w:color="{background}"/>'))
+        document.add_heading("Report", 1)
+        document.add_paragraph(VISIBLE)
+        table = document.add_table(rows=rows, cols=cols)
+        properties = table._tbl.tblPr
+        for child in list(properties):
+            if etree.QName(child).localname in ("tblStyle", "tblLook"):
+                properties.remove(child)
+        if style:
+            properties.insert(0, parse_xml(f'<w:tblStyle xmlns:w="{W}" w:val="{style}"/>'))
+        if look is not None:
+            if look.startswith("val="):
+                attributes = f'w:val="{look[4:]}"'
+            else:
+                names = ("firstRow", "lastRow", "firstColumn", "lastColumn", "noHBand", "noVBand")
+                attributes = " ".join(f'w:{name}="{int(name in look.split())}"' for name in names)
+            properties.append(parse_xml(f'<w:tblLook xmlns:w="{W}" {attributes}/>'))
+        if header_row is not None:
+            table.rows[header_row]._tr.get_or_add_trPr().append(parse_xml(f'<w:tblHeader xmlns:w="{W}"/>'))
+        for r in range(rows):
+            for c in range(cols):
+                table.cell(r, c).text = PAYLOAD if (r, c) == at else f"Cell{r}{c}"
+        document.add_paragraph(AFTER)
+    return build
+
+
+
+def _conditional(kind: str, inner: str) -> str:
+    return f'<w:tblStylePr w:type="{kind}">{inner}</w:tblStylePr>'
+
+
+_WHITE_TEXT = '<w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
+_VANISH = "<w:rPr><w:vanish/></w:rPr>"
+_WHITE_ON_NAVY = '<w:rPr><w:color w:val="FFFFFF"/></w:rPr><w:tcPr><w:shd w:val="clear" w:fill="1F3864"/></w:tcPr>'
+_WHITE_SHADING = '<w:tcPr><w:shd w:val="clear" w:color="auto" w:fill="FFFFFF"/></w:tcPr>'
+_NAVY_ON_NAVY = '<w:rPr><w:color w:val="1F3864"/></w:rPr><w:tcPr><w:shd w:val="clear" w:color="auto" w:fill="1F3864"/></w:tcPr>'
+
+# Text a table style hides (listed as not evaluated before, 2026-12-04: the table style's run and cell properties
+# were not read at all, so each of these reached the model).
+TABLE_STYLE_HIDING = {
+    "style-vanish": dict(styles=[_table_style("Hiding", _VANISH)]),
+    "style-white-text-on-the-white-page": dict(styles=[_table_style("Hiding", _WHITE_TEXT)]),
+    "style-tiny-font": dict(styles=[_table_style("Hiding", '<w:rPr><w:sz w:val="1"/></w:rPr>')]),
+    "style-text-like-its-cell-shading": dict(styles=[_table_style("Hiding", _NAVY_ON_NAVY)]),
+    "style-black-text-on-a-black-page": dict(styles=[_table_style("Hiding", '<w:rPr><w:color w:val="000000"/></w:rPr>')],
+                                             background="000000"),
+    "style-shading-by-theme-fill": dict(styles=[_table_style(
+        "Hiding", '<w:rPr><w:color w:val="000000"/></w:rPr><w:tcPr><w:shd w:val="clear" w:color="auto" '
+                  'w:fill="FFFFFF" w:themeFill="text1"/></w:tcPr>')]),
+    "based-on-a-hiding-style": dict(styles=[_table_style("Base", _VANISH), _table_style("Hiding", "", "Base")]),
+    "default-table-style": dict(styles=[_table_style("Quiet", _VANISH, default=True)], style=None),
+    "first-row-white": dict(styles=[_table_style("Hiding", _conditional("firstRow", _WHITE_TEXT))], at=(0, 1)),
+    "last-row-vanish": dict(styles=[_table_style("Hiding", _conditional("lastRow", _VANISH))], look="lastRow",
+                            at=(3, 1)),
+    "first-column-navy": dict(styles=[_table_style("Hiding", _conditional("firstCol", _NAVY_ON_NAVY))],
+                              look="firstColumn", at=(2, 0)),
+    "last-column-by-bitmask": dict(styles=[_table_style("Hiding", _conditional("lastCol", _VANISH))],
+                                   look="val=0100", at=(2, 2)),
+    "odd-band-of-rows": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _NAVY_ON_NAVY))],
+                             at=(1, 1)),  # first row on: the second row is the first band
+    "even-band-of-columns": dict(styles=[_table_style("Hiding", _conditional("band2Vert", _WHITE_TEXT))],
+                                 look="", at=(2, 1)),
+    "banding-when-no-look": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _VANISH))], look=None,
+                                 at=(0, 1)),
+    "whole-table-conditional": dict(styles=[_table_style("Hiding", _conditional("wholeTable", _WHITE_TEXT))]),
+    "top-left-corner": dict(styles=[_table_style("Hiding", _conditional("nwCell", _VANISH))],
+                            look="firstRow firstColumn", at=(0, 0)),
+    "inherited-conditional": dict(styles=[_table_style("Base", _conditional("firstRow", _VANISH)),
+                                          _table_style("Hiding", "", "Base")], at=(0, 2)),
+    # a cell in both a row's and a column's format: the row's wins (its white shading behind the first column's
+    # white text), as LibreOffice reads Word and as Word's own styles need (RunVisibility._table_layers)
+    "first-row-over-first-column": dict(styles=[_table_style("Hiding", _conditional(
+        "firstCol", _WHITE_ON_NAVY) + _conditional("firstRow", _WHITE_SHADING))],
+        look="firstRow firstColumn", at=(0, 0)),
+    # LibreOffice's default look when the table has none (04A0: first row on) is judged too
+    "first-row-when-no-look": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))], look=None,
+                                   at=(0, 1)),
+    # a row marked as a repeated header (w:tblHeader) takes the first row's format (LibreOffice's reading of Word)
+    "header-row-mark": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))], at=(1, 1),
+                            header_row=1),
+    # Word 2007's compatibility: a table style's font size outranks the Normal style's (fail closed: taken too)
+    "style-tiny-font-over-normal": dict(styles=[_table_style("Hiding", '<w:rPr><w:sz w:val="1"/></w:rPr>')],
+                                        normal_size=22),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TABLE_STYLE_HIDING))
+def test_docx_text_a_table_style_hides_never_reaches_the_model(case):
+    doc = parsed(docx_bytes(_styled_table(**TABLE_STYLE_HIDING[case])), "report.docx")
+    assert_hidden(doc)
+
+
+# Text a table style leaves readable: each stays (and nothing is counted removed).
+TABLE_STYLE_SHOWING = {
+    "white-on-its-dark-shading": dict(styles=[_table_style("Hiding", _WHITE_ON_NAVY)]),
+    "header-white-on-its-accent": dict(styles=[_table_style("Hiding", _conditional(
+        "firstRow", '<w:rPr><w:color w:val="FFFFFF"/></w:rPr><w:tcPr><w:shd w:val="clear" w:fill="4472C4"/></w:tcPr>'))],
+        at=(0, 1)),
+    "conditional-turned-off-by-the-look": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))],
+                                               look="lastRow", at=(0, 1)),
+    "band-off-by-the-look": dict(styles=[_table_style("Hiding", _conditional("band1Horz", _VANISH))],
+                                 look="firstRow noHBand", at=(1, 1)),
+    "the-other-band": dict(styles=[_table_style("Hiding", _conditional("band2Horz", _VANISH))], at=(1, 1), rows=2),
+    "paragraph-style-colour-wins": dict(styles=[_table_style("Hiding", _WHITE_TEXT)]),
+    "white-on-a-black-page": dict(styles=[_table_style("Hiding", _WHITE_TEXT)], background="000000"),
+    # the row's format wins over the column's: the header's navy shading behind its white text
+    "first-row-over-first-column": dict(styles=[_table_style("Hiding", _conditional(
+        "firstRow", _WHITE_ON_NAVY) + _conditional("firstCol", _WHITE_SHADING))], look="firstRow firstColumn",
+        at=(0, 0)),
+    "corner-without-both-formats": dict(styles=[_table_style("Hiding", _conditional("nwCell", _VANISH))],
+                                        look="firstRow", at=(0, 0)),
+    "header-row-mark-not-first": dict(styles=[_table_style("Hiding", _conditional("firstRow", _VANISH))],
+                                      look="", at=(0, 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TABLE_STYLE_SHOWING))
+def test_docx_text_a_table_style_leaves_readable_stays(case):
+    arguments = dict(TABLE_STYLE_SHOWING[case])
+    build = _styled_table(**arguments)
+    if case == "paragraph-style-colour-wins":  # Normal, the cells' paragraph style, sets black: it outranks the table
+        inner = build
+
+        def build(document):
+            document.styles["Normal"].font.color.rgb = RGBColor(0, 0, 0)
+            inner(document)
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert removed(doc) == 0
+
+
+def test_docx_direct_formatting_outranks_the_table_style():
+    """A run's own ``w:vanish w:val="0"`` and colour win over the table style's (toggle: direct formatting decides)."""
+    inner = _styled_table([_table_style("Hiding", '<w:rPr><w:vanish/><w:color w:val="FFFFFF"/></w:rPr>')])
+
+    def build(document):
+        inner(document)
+        run = document.tables[0].cell(1, 1).paragraphs[0].runs[0]
+        set_run_property(run, "vanish", val="0")
+        set_run_property(run, "color", val="000000")
+    doc = parsed(docx_bytes(build), "report.docx")
+    assert PAYLOAD in doc.text and "Cell00" not in doc.text and "Cell32" not in doc.text
+
+
+def test_docx_the_built_in_table_styles_hide_nothing():
+    """Every table style of python-docx's default template (Word's built-in ones: Light Shading, Medium Grid,
+    Dark List... with their header, banding and first-column formats) with every conditional format on: no
+    cell's text is taken for hidden."""
+    import docx as python_docx
+
+    ids = [s.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}styleId")
+           for s in python_docx.Document().styles.element
+           if s.get("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}type") == "table"]
+    assert len(ids) > 50
+    for style_id in ids:
+        for look in ("firstRow lastRow firstColumn lastColumn", "firstRow firstColumn noVBand", None):
+            doc = parsed(docx_bytes(_styled_table([], style=style_id, look=look, at=(2, 1), rows=5, cols=4)),
+                         "report.docx")
+            assert PAYLOAD in doc.text, (style_id, look)
+            if style_id == "ColorfulShading-Accent3":  # every look here turns on the first row and column
+                # The one built-in style without the corner formats its siblings have: its first column's white
+                # text sits on its first row's white shading -- white on white in the top corner(s).
+                assert "Cell00" not in doc.text and removed(doc) in (6, 12), (look, removed(doc))
+            else:
+                assert removed(doc) == 0, (style_id, look)
+
+
 _PADDING = "An ordinary paragraph of visible words that a terminal shows as it is written. " * 30 + "\n\n"
 
 
@@ -2048,6 +2250,110 @@ def test_pdf_fills_past_the_work_bound_cover_their_bounding_box(monkeypatch):
     monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
     boxed = removed(parsed(pdf, "report.pdf"))
     assert 0 < shaped < boxed < len(PAYLOAD)
+
+
+# Text drawn over an opaque fill painted *before* it, of the text's own colour (listed as not evaluated before,
+# 2026-12-04: judged against the white page, so black text on a black rectangle reached the model).
+_UNDER = "60 640 200 30 re f"  # a rectangle around the payload's line, painted before it
+ON_ITS_OWN_COLOUR = {
+    "black-on-a-black-rectangle": f"q 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "red-on-a-red-rectangle": f"q 1 0 0 rg {_UNDER} Q q 1 0 0 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "black-on-a-cmyk-black-rectangle": f"q 0 0 0 1 k {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "nearly-black-on-black": f"q 0 g {_UNDER} Q q 0.02 0.02 0.02 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "navy-on-a-navy-path": "q 0 0 0.3 rg 60 655 m 60 700 260 700 260 655 c 260 610 60 610 60 655 c f Q "
+                           "q 0 0 0.3 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    # the last opaque fill under the glyph decides: blue over black, then blue text
+    "blue-on-blue-over-black": f"q 0 g 50 630 300 50 re f 0 0 1 rg {_UNDER} Q q 0 0 1 rg "
+                               + text_op(PAYLOAD, y=650) + "Q ",
+    "on-a-thick-stroke": "q 0 G 30 w 60 655 m 260 655 l S Q " + text_op(PAYLOAD, y=650),
+    "black-on-black-over-white": f"q 1 g 50 630 300 50 re f 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),
+    "outlined-in-the-fill-colour": f"q 0 g {_UNDER} Q q 0 G " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
+    "translucent-on-its-colour": f"q 0 g {_UNDER} Q q /GH gs " + text_op(PAYLOAD, y=650) + "Q ",
+    "rectangle-in-a-form": "q /Fm1 Do Q " + text_op(PAYLOAD, y=650),
+    "rectangle-scaled": "q 10 0 0 10 0 0 cm 0 g 6 64 20 3 re f Q " + text_op(PAYLOAD, y=650),
+    "after-an-image": "q 200 0 0 30 60 640 cm /Opaque Do Q q 0 g 60 640 200 30 re f Q " + text_op(PAYLOAD, y=650),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ON_ITS_OWN_COLOUR))
+def test_pdf_text_on_an_earlier_fill_of_its_colour_never_reaches_the_model(case):
+    content = ON_ITS_OWN_COLOUR[case]
+    if case == "rectangle-in-a-form":
+        pdf = _pdf_page_changed(_layered(content), _form([0, 0, 612, 792], f"0 g {_UNDER}"))
+    elif case == "after-an-image":
+        pdf = _pdf_page_changed(_layered(content), _images)
+    else:
+        pdf = _pdf(content, graphics={"/GH": {"/ca": 0.5}})
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("content", [
+    f"q 0 g 50 630 300 50 re f 1 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # black text on white over black
+    f"q 0.5 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on grey
+    f"q 1 1 0 rg {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a highlight
+    f"q 0 g {_UNDER} Q q 1 0 0 rg " + text_op(PAYLOAD, y=650) + "Q ",  # red on black
+    f"q /GH gs 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a translucent black fill: grey
+    f"q /GS gs 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # on a soft-masked fill: not known to paint
+    f"q 0 0 100 100 re W n 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),  # the fill clipped away from the text
+    f"q 0 g {_UNDER[:-1]}S Q " + text_op(PAYLOAD, y=650),  # a rectangle stroked, not filled
+    "q 0 g 40 620 300 60 re 60 640 200 30 re f* Q " + text_op(PAYLOAD, y=650),  # in an even-odd hole
+    "q 0 g 60 655 200 30 re f Q " + text_op(PAYLOAD, y=650),  # a band over the top of the line only
+    f"q 0 g {_UNDER} Q q 200 0 0 30 60 640 cm /Opaque Do Q " + text_op(PAYLOAD, y=650),  # an image over the fill
+    f"q 0 g {_UNDER} Q q 0 0 612 792 re W n /Sh1 sh Q " + text_op(PAYLOAD, y=650),  # a shading over the fill
+    text_op(PAYLOAD, y=650) + f"q 0 g {_UNDER} Q " + text_op("Later words", y=500),  # the fill after the text ...
+], ids=["on-white-over-black", "on-grey", "on-yellow", "red-on-black", "on-translucent-black", "soft-masked-fill",
+        "fill-clipped-away", "stroked", "even-odd-hole", "band-over-the-top", "image-over-the-fill",
+        "shading-over-the-fill", "fill-after-the-text-elsewhere"])
+def test_pdf_text_on_an_earlier_fill_of_another_colour_stays(content):
+    graphics = {"/GH": {"/ca": 0.5}, "/GS": {"/SMask": "/Luminosity"}}
+    if "/Opaque" in content:
+        pdf = _pdf_page_changed(_layered(content), _images)
+    elif "/Sh1" in content:
+        pdf = _pdf_page_changed(_layered(content), _shading)
+    else:
+        pdf = _pdf(content, graphics=graphics)
+    doc = parsed(pdf, "report.pdf")
+    if "Later words" in content:  # ... paints over the text (its own rule), not under the text after it
+        assert PAYLOAD not in doc.text and "Later words" in doc.text
+        return
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+def test_pdf_text_partly_on_a_fill_of_its_colour_keeps_what_shows():
+    """A black rectangle under the first letters only: those go, the rest of the word stays."""
+    doc = parsed(_pdf("q 0 g 60 640 40 30 re f Q " + text_op(PAYLOAD, y=650)), "report.pdf")
+    assert PAYLOAD not in doc.text and PAYLOAD[4:] in doc.text and removed(doc) == 4
+
+
+def test_pdf_fills_under_text_past_the_work_bound_hide_what_their_bounding_box_holds(monkeypatch):
+    """The work spent finding the fill under each glyph is bounded on a page (``MAX_COVER_WORK``); past it a glyph
+    inside the bounding box of any fill of its colour drawn before it is taken as on it (fail closed): a black
+    triangle under the first letters hides fewer of them by its shape than by its box; text on a white rectangle
+    with no black fill around it stays."""
+    from ingestion.parsers import pdf_hidden
+
+    pdf = _pdf("q 0 g 60 640 m 120 640 l 60 700 l h f Q " + text_op(PAYLOAD, y=650))
+    shaped = removed(parsed(pdf, "report.pdf"))
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 0)
+    boxed = removed(parsed(pdf, "report.pdf"))
+    assert 0 < shaped < boxed < len(PAYLOAD)
+    kept = parsed(_pdf(f"q 1 0 0 rg 50 630 300 50 re f 1 g {_UNDER} Q " + text_op(PAYLOAD, y=650)), "report.pdf")
+    assert PAYLOAD in kept.text and removed(kept) == 0
+
+
+def _shading(writer, page):
+    """A page change adding an axial shading ``/Sh1`` (black to white across the page)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, FloatObject, NameObject, NumberObject
+
+    function = DictionaryObject({NameObject("/FunctionType"): NumberObject(2), NameObject("/N"): NumberObject(1),
+                                 NameObject("/Domain"): ArrayObject([FloatObject(0), FloatObject(1)]),
+                                 NameObject("/C0"): ArrayObject([FloatObject(0)]),
+                                 NameObject("/C1"): ArrayObject([FloatObject(1)])})
+    shading = DictionaryObject({NameObject("/ShadingType"): NumberObject(2),
+                                NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+                                NameObject("/Coords"): ArrayObject([FloatObject(v) for v in (0, 0, 612, 0)]),
+                                NameObject("/Function"): function})
+    page["/Resources"][NameObject("/Shading")] = DictionaryObject({NameObject("/Sh1"): writer._add_object(shading)})
 
 
 def _images(writer, page):
