@@ -50,9 +50,15 @@ page itself says -- a browser would show the same:
   or of layers all sized 0 (``mask-size: 0``);
   an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
   ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
-  browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours as a light page paints
-  them, ``light-dark()`` as its light value; a colour function this reader cannot evaluate
+  browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours and ``light-dark()`` as the
+  element's colour scheme paints them; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
+* the browser's own colours: ``<mark>``'s yellow behind black text (the user-agent sheet's ``Mark`` and
+  ``MarkText``), links, and the page's **colour scheme** (:meth:`Visibility._page_dark`): a root whose
+  ``color-scheme`` (else the first ``<meta name="color-scheme">``) lists ``dark`` but not ``light`` paints the
+  canvas #121212 and its default text white; ``color-scheme`` on any element gives its ``light-dark()`` and
+  system colours their dark values (:data:`_DARK_SYSTEM_COLORS`). A page read another way (an e-mail, Markdown:
+  ``either_scheme``) that asks for a dark scheme is judged in both schemes: hidden in either is hidden.
 
 Not evaluated (docs/security.md, "Hidden text"): stylesheets fetched from elsewhere, scripts,
 pseudo-element content, text covered by another element, and a background image's pixels
@@ -292,6 +298,7 @@ class _State:
     blend: tuple | None = None
     group_backdrop: Color | None = None
     painted: bool = False  # an element here or above paints a background (the bare canvas is not blended with)
+    dark: bool = False  # the element's colour scheme is dark: its system colours and light-dark() are the dark ones
 
 
 @dataclass(frozen=True)
@@ -400,6 +407,29 @@ _SYSTEM_COLORS: dict[str, Color] = {
     "marktext": _BLACK, "accentcolor": (0.0, 0.47, 0.84, 1.0), "accentcolortext": _WHITE,
     "selecteditem": (0.0, 0.47, 0.84, 1.0), "selecteditemtext": _WHITE,
 }
+# The same in a dark colour scheme (chromium 156's values, read with getComputedStyle: the canvas #121212, its
+# text white; Mark and MarkText do not change).
+_DARK_SYSTEM_COLORS: dict[str, Color] = {
+    **_SYSTEM_COLORS, "canvas": (18 / 255, 18 / 255, 18 / 255, 1.0), "field": (59 / 255, 59 / 255, 59 / 255, 1.0),
+    "buttonface": (107 / 255, 107 / 255, 107 / 255, 1.0), "buttonborder": _WHITE, "canvastext": _WHITE,
+    "fieldtext": _WHITE, "buttontext": _WHITE, "graytext": (0.5, 0.5, 0.5, 1.0), "highlight": (0.0, 65 / 255, 198 / 255, 0.8),
+    "linktext": (158 / 255, 158 / 255, 1.0, 1.0), "visitedtext": (208 / 255, 173 / 255, 240 / 255, 1.0),
+    "selecteditem": (153 / 255, 200 / 255, 1.0, 1.0), "selecteditemtext": (59 / 255, 59 / 255, 59 / 255, 1.0),
+}
+DARK_CANVAS: Color = _DARK_SYSTEM_COLORS["canvas"]
+# <mark>: the user-agent sheet's ``background-color: Mark; color: MarkText`` (yellow, black in both schemes).
+# Checked in chromium 156 (headless, Playwright, each page screenshotted and the text's pixels compared with the
+# commonest pixel of its box; 2026-12-04): <mark> text #ee0 or yellow shows nothing (contrast 1.16, 1.00), black
+# text in a <mark> on a black page shows (19.6); ``mark { background: transparent }`` on a black page, or
+# ``color: inherit`` of white, hides it. A root ``color-scheme: dark`` (or the first <meta name="color-scheme">
+# saying dark: in the body too, any case; ``normal`` on the root defers to it) paints the canvas #121212 and the
+# default text white, #111 and black text on it show nothing; ``light dark``/``dark light`` stay light; a second
+# meta, or ``color-scheme`` on the body or a div, changes neither the canvas nor the inherited colour, but a dark
+# div's ``CanvasText`` and ``light-dark(black, white)`` are white (nothing drawn on the white page).
+MARK_BACKGROUND: Color = (1.0, 1.0, 0.0, 1.0)
+# The properties whose colours a dark scheme changes (system colours, light-dark()).
+_SCHEMED = frozenset({"color", "-webkit-text-fill-color", "background-color", "background-image", "text-shadow",
+                      "-webkit-text-stroke", "-webkit-text-stroke-color"})
 # Functions a browser paints as a colour. One this reader cannot evaluate (``color-mix()``, the relative
 # ``rgb(from white r g b)``...) is taken as transparent -- the colour of whatever is behind it, so text
 # in it is judged hidden: fail closed, as for a selector this reader does not know.
@@ -1643,7 +1673,8 @@ def _shadow_unslotted(root: etree._Element) -> tuple[set[etree._Element], set[et
 
 
 # Elements that hide or colour by themselves.
-_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, **dict.fromkeys(UA_HIDDEN, True)}
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, "mark": True,
+            **dict.fromkeys(UA_HIDDEN, True)}
 # The properties this reader evaluates (other declarations are not kept).
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
@@ -1654,7 +1685,7 @@ RELEVANT = frozenset({
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
     "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
     "-webkit-text-security", *_MASK_PROPERTIES, *_PUSHING, "padding", "border", "border-left", "border-top",
-    "border-width", "line-height", "vertical-align", "font-size-adjust",
+    "border-width", "line-height", "vertical-align", "font-size-adjust", "color-scheme",
 })
 
 
@@ -1722,11 +1753,19 @@ def _reason(state: _State) -> str | None:
 class Visibility:
     """Text visibility of every element of an lxml HTML tree (computed once, top down)."""
 
-    def __init__(self, root: etree._Element, *, screen_rules: list | None = None) -> None:
+    def __init__(self, root: etree._Element, *, screen_rules: list | None = None, either_scheme: bool = False,
+                 light: bool = False) -> None:
         """``screen_rules``: this is the second pass, cascading the rules as a desktop screen applies them (a
         colour under a condition that holds there too); a page whose conditional rules bring such declarations
-        is judged by both passes: text hidden in either is hidden, so the second pass never un-hides."""
+        is judged by both passes: text hidden in either is hidden, so the second pass never un-hides.
+        ``either_scheme``: the page is not shown by a browser that follows its colour scheme (an e-mail, which
+        Apple Mail shows in the scheme it asks for and Gmail does not; Markdown, whose viewer keeps its own): one
+        that asks for a dark scheme is judged in the light one too. ``light``: that light reading (every colour
+        scheme the page sets ignored)."""
         self.root = root
+        self._light_only = light
+        self._meta_dark = not light and _meta_scheme_dark(root)
+        self._light: Visibility | None = None
         self._states: dict[etree._Element, _State] = {}
         # Declarative shadow roots: the hosts whose own text no slot shows, the children no slot shows.
         self._host_text_unslotted, self._unslotted = _shadow_unslotted(root)
@@ -1739,13 +1778,18 @@ class Visibility:
         # A link's colour: the browser's own (:link { color: #0000EE }, not inherited), or the <body link> hint.
         body = next(root.iter("body"), None)
         hint = _legacy_color(body.get("link")) if body is not None else None
-        self._link_color = ((False, 1 if hint else 0, (0, 0, 0), 0), [_ColorToken(hint or LINK_COLOR)])
+        self._link_token = _ColorToken(hint or LINK_COLOR)  # (LinkText: the dark scheme's when the browser's own)
+        self._ua_link = hint is None
+        self._link_color = ((False, 1 if hint else 0, (0, 0, 0), 0), [self._link_token])
+        self._mark = {"background-color": ((False, 0, (0, 0, 0), 0), [_ColorToken(MARK_BACKGROUND)]),
+                      "color": ((False, 0, (0, 0, 0), 0), [_ColorToken(_BLACK)])}
         self._second: Visibility | None = None
         if screen_rules is None:
             sheets = _style_sheets(root)
             rules = sheets.rules
             if sheets.screen_differs:
-                self._second = Visibility(root, screen_rules=sheets.screen_rules)
+                self._second = Visibility(root, screen_rules=sheets.screen_rules, either_scheme=either_scheme,
+                                          light=light)
         else:
             rules = screen_rules
         if rules:
@@ -1778,6 +1822,8 @@ class Visibility:
                 for element in found:
                     self._matched.setdefault(element, []).append((specificity, order, declarations))
         self._compute()
+        if either_scheme and self.page_dark:  # the light reading too (its own second pass included)
+            self._light = Visibility(root, screen_rules=screen_rules, light=True)
 
     # -- queries --------------------------------------------------------------------------------------
 
@@ -1786,6 +1832,8 @@ class Visibility:
         reason = self._text_hidden(element)
         if reason is None and self._second is not None:
             reason = self._second._text_hidden(element)
+        if reason is None and self._light is not None:
+            reason = self._light.text_hidden(element)
         return reason
 
     def _text_hidden(self, element: etree._Element) -> str | None:
@@ -1806,21 +1854,42 @@ class Visibility:
             return True
         distinct = {id(state): state for state in self._states.values()}
         return any(self._reasons.setdefault(key, _reason(state)) is not None for key, state in distinct.items()) \
-            or (self._second is not None and self._second.hides_anything)
+            or (self._second is not None and self._second.hides_anything) \
+            or (self._light is not None and self._light.hides_anything)
 
     def subtree_hidden(self, element: etree._Element) -> str | None:
         """Why nothing inside ``element`` is shown (display: none and the like), or None (in either pass)."""
         state = self._states.get(element)
         if state is not None and state.gone:
             return state.gone
-        if self._second is not None:
-            return self._second.subtree_hidden(element)
+        if self._second is not None and (reason := self._second.subtree_hidden(element)):
+            return reason
+        if self._light is not None:
+            return self._light.subtree_hidden(element)
         return None
 
     # -- the cascade ----------------------------------------------------------------------------------
 
+    def _page_dark(self) -> bool:
+        """Whether the page's colour scheme is dark (checked in chromium 156, docs/security.md): the root's
+        ``color-scheme`` when it names ``light`` or ``dark`` (``var()`` resolved), else -- no value, ``normal`` --
+        the first ``<meta name="color-scheme">``. A list naming ``light`` is light (the reader prefers light;
+        ``light dark`` follows the reader's preference, not evaluated); one naming ``dark`` alone is dark. Only
+        the root's: ``color-scheme`` on the body or below leaves the canvas as it is."""
+        if self._light_only:
+            return False
+        values = self._cascade(self.root)
+        value = values.get("color-scheme")
+        if value is not None and _has_var(value):
+            custom = {name: v for name, v in values.items() if name.startswith("--")} or None
+            value = _substitute(value, custom, element=self.root)
+        scheme = _scheme_dark(_tokens(value)) if value else None
+        return self._meta_dark if scheme is None else scheme
+
     def _compute(self) -> None:
-        initial = _State()
+        self.page_dark = self._page_dark()
+        # A dark page: the canvas #121212, its default text white (CanvasText).
+        initial = _State(color=_WHITE, backdrop=(DARK_CANVAS,), dark=True) if self.page_dark else _State()
         states = self._states
         memo: dict[tuple, tuple[_State, tuple]] = {}
         clamped: set[etree._Element] = set()  # elements that start past a line clamp's last line
@@ -1963,6 +2032,8 @@ class Visibility:
             winners["color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(hint_color)])
         if link:  # one token for every link: their states are memoised together
             winners["color"] = self._link_color
+        if tag == "mark":  # the user-agent sheet: yellow behind black text, under any author rule
+            winners.update(self._mark)
         background = _legacy_color(element.get("bgcolor"))
         if background is not None:
             winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])
@@ -1993,6 +2064,16 @@ class Visibility:
             substituted = _substitute(value, custom, element=element) if _has_var(value) else value
             if substituted is not None:  # a var() that resolves to nothing: the property is unset
                 tokens[name] = _tokens(substituted)
+        dark = parent.dark
+        if "color-scheme" in tokens and not self._light_only:
+            scheme = _scheme_dark(tokens["color-scheme"])
+            if scheme is not None:
+                dark = scheme
+            elif _keyword(tokens["color-scheme"]) == "normal":
+                dark = self._meta_dark
+        if dark:  # system colours and light-dark() as a dark scheme paints them
+            for name in _SCHEMED.intersection(tokens):
+                tokens[name] = _in_dark(tokens[name], self._link_token if self._ua_link else None)
         display = _keyword(tokens.get("display", []))
         if display == "none":
             gone = gone or "display: none"
@@ -2156,7 +2237,7 @@ class Visibility:
                        adjust=adjust, color=color,
                        backdrop=backdrop, outlined=outlined, shadowed=shadowed, stroked=stroked, stroke_px=stroke_px,
                        opacity=opacity, custom=custom, filters=filters, blend=blend, group_backdrop=group_backdrop,
-                       painted=painted)
+                       painted=painted, dark=dark)
 
     @staticmethod
     def _outline(tokens: list, backdrop: tuple[Color, ...] | None) -> bool:
@@ -2398,6 +2479,44 @@ class _ColorToken:
 
     def __init__(self, color: Color) -> None:
         self.color = color
+
+
+def _scheme_dark(tokens: list) -> bool | None:
+    """A ``color-scheme`` value's scheme for a reader who prefers light: False when it names ``light``, True when
+    it names ``dark`` (and not ``light``), None otherwise (``normal``, ``inherit``, nothing this reader knows)."""
+    names = {t.lower_value for t in tokens if getattr(t, "type", None) == "ident"}
+    return False if "light" in names else True if "dark" in names else None
+
+
+def _meta_scheme_dark(root: etree._Element) -> bool:
+    """Whether the page's first ``<meta name="color-scheme">`` (anywhere, any case) asks for a dark scheme only."""
+    for meta in root.iter("meta"):
+        if (meta.get("name") or "").strip().lower() == "color-scheme":
+            names = set((meta.get("content") or "").lower().split())
+            return "dark" in names and "light" not in names
+    return False
+
+
+def _in_dark(tokens: list, link: _ColorToken | None) -> list:
+    """``tokens`` with the system colours, the browser's own link colour (``link``) and ``light-dark()`` as a dark
+    colour scheme paints them (``light-dark()``: its second colour; inside other functions too)."""
+    out = []
+    for token in tokens:
+        kind = getattr(token, "type", None)
+        if kind == "ident" and token.lower_value in _DARK_SYSTEM_COLORS:
+            token = _ColorToken(_DARK_SYSTEM_COLORS[token.lower_value])
+        elif link is not None and token is link:
+            token = _ColorToken(_DARK_SYSTEM_COLORS["linktext"])
+        elif kind == "function" and token.lower_name == "light-dark":
+            arguments = _tokens(token.arguments)
+            comma = next((i for i, t in enumerate(arguments) if t.type == "literal" and t.value == ","), None)
+            second = [t for t in arguments[comma + 1:]] if comma is not None else []
+            token = _in_dark(second, link)[0] if second else _ColorToken(_UNJUDGED)
+        elif kind == "function":
+            token = tinycss2.ast.FunctionBlock(token.source_line, token.source_column, token.name,
+                                               _in_dark(token.arguments, link))
+        out.append(token)
+    return out
 
 
 def _expand(declaration: _Declaration) -> list[tuple[str, list]]:

@@ -852,7 +852,7 @@ def strip_hidden_html(markup: str, hidden: list[str]) -> str:
     except etree.ParserError:
         return ""  # nothing to read (e.g. only a comment)
     _refuse_if_too_deep(parser)
-    visibility = Visibility(root)
+    visibility = Visibility(root, either_scheme=True)  # a mail client may follow the message's colour scheme or not
     _check_carried_formatting(markup, root, visibility)
     removed = []
     for node in root.iter():

@@ -419,7 +419,7 @@ class MarkdownHidden:
     def _hidden_anchors(self, page: _Page) -> set[int]:
         markup = "".join(page.parts)
         root = lxml.html.document_fromstring(markup, parser=lxml.html.HTMLParser(huge_tree=True))
-        visibility = Visibility(root)
+        visibility = Visibility(root, either_scheme=True)  # a Markdown viewer keeps its own colour scheme
         seen: set[int] = set()
         state: dict[int, bool] = {}
         parents: dict[int, etree._Element] = {}

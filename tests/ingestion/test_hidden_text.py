@@ -692,6 +692,102 @@ def test_html_a_link_a_reader_sees_stays(body):
                                                                               CONFIG, COUNTER))
 
 
+# <mark> and a dark colour scheme (listed as not evaluated before, 2026-12-04). Each case was rendered in chromium 156
+# (headless, Playwright; the page exactly as html() builds it): a hidden case draws no pixel of the payload that differs
+# from what is behind it by a contrast of 1.2 or more, and draws the visible words; a kept case draws all three. What
+# chromium showed: <mark> paints yellow behind black text (the user-agent sheet: background Mark, colour MarkText;
+# the same in a dark page); the page's colour scheme is its root's `color-scheme` (else the first
+# <meta name="color-scheme">, in the head or the body, any case; `normal` on the root defers to it): a list with
+# `light` in it is light (the reader prefers light), one with only `dark` is dark -- the canvas #121212, the default
+# text white, links #9e9eff, light-dark() its second colour, system colours their dark values; `color-scheme` on the
+# body or any other element leaves the canvas and the inherited text colour alone, but gives that element's
+# light-dark() and system colours their dark values (CanvasText white on the white page).
+_DARK_META = '<meta name="color-scheme" content="dark">'
+
+
+def _three(style: str, wrap: tuple[str, str] = ("", "")) -> str:
+    """The visible words, the payload in a paragraph of ``style`` (inside ``wrap``), the visible words."""
+    return f'<p>{VISIBLE}</p>{wrap[0]}<p style="{style}">{PAYLOAD}</p>{wrap[1]}<p>{AFTER}</p>'
+
+
+def _marked(style: str = "", inner: str = "{}") -> str:
+    mark = f'<mark style="{style}">' if style else "<mark>"
+    return f"<p>{VISIBLE} {mark}{inner.format(PAYLOAD)}</mark> {AFTER}</p>"
+
+
+MARK_AND_SCHEME_HIDING = {  # (body, head)
+    "mark-text-like-its-yellow": (_marked("color:#ee0"), ""),
+    "mark-nested-text-like-its-yellow": (_marked(inner='<span style="color:#f0f000">{}</span>'), ""),
+    "mark-rule-colour-like-its-yellow": (_marked(), "<style>mark { color: #eeee00 }</style>"),
+    "meta-dark-dark-text": (_three("color:#111"), _DARK_META),
+    "meta-only-dark": (_three("color:#111"), '<meta name="color-scheme" content="only dark">'),
+    "meta-dark-in-the-body": (_DARK_META + _three("color:#111"), ""),
+    "meta-dark-upper-case": (_three("color:#111"), '<META NAME="Color-Scheme" CONTENT="DARK">'),
+    "root-rule-dark-black-text": (_three("color:black"), "<style>:root { color-scheme: dark }</style>"),
+    "html-rule-dark-inherited": (_three("", ('<div style="color:#111">', "</div>")),
+                                 "<style>html { color-scheme: dark }</style>"),
+    "root-dark-by-var": (_three("color:#111"), "<style>:root { --s: dark; color-scheme: var(--s) }</style>"),
+    "root-dark-under-a-screen-query": (_three("color:#111"),
+                                       "<style>@media screen { :root { color-scheme: dark } }</style>"),
+    "root-normal-meta-dark": (_three("color:#111"), _DARK_META + "<style>:root { color-scheme: normal }</style>"),
+    "light-dark-in-a-dark-page": (_three("color:light-dark(#111, #121212)"), _DARK_META),
+    "canvas-text-in-a-dark-box-on-a-light-page": (_three("color:CanvasText", ('<div style="color-scheme:dark">',
+                                                                             "</div>")), ""),
+    "light-dark-in-a-dark-box-on-a-light-page": (_three("color:light-dark(black, white)",
+                                                        ('<div style="color-scheme:dark">', "</div>")), ""),
+    # the page painted white under a dark scheme: its default text is still the dark scheme's white
+    "default-text-on-a-white-page-of-a-dark-scheme": (
+        f'<p style="color:#111">{VISIBLE}</p><p>{PAYLOAD}</p><p style="color:#111">{AFTER}</p>',
+        _DARK_META + "<style>html { background: white }</style>"),
+    "dark-table-cell": (f'<p>{VISIBLE}</p><table><tr><td style="color:#111">{PAYLOAD}</td></tr></table><p>{AFTER}</p>',
+                        _DARK_META),
+}
+MARK_AND_SCHEME_SHOWING = {  # (body, head)
+    "mark-on-a-black-page": (f'<p>{VISIBLE} <span style="color:#000"><mark>{PAYLOAD}</mark></span> {AFTER}</p>',
+                             "<style>body { background: #000; color: #fff }</style>"),
+    "mark-default": (_marked(), ""),
+    "mark-in-yellow-text-on-black": ('<div style="background:black;color:yellow">' + _marked() + "</div>", ""),
+    "meta-dark-white-text": (_three("color:white"), _DARK_META),
+    "meta-dark-default-text": (_three(""), _DARK_META),
+    "meta-light-dark": (_three("color:#111"), '<meta name="color-scheme" content="light dark">'),
+    "meta-dark-light": (_three("color:#111"), '<meta name="color-scheme" content="dark light">'),
+    "meta-dark-page-background-white": (_three("color:#111"), _DARK_META + "<style>html { background: white } "
+                                                                           "body { color: #222 }</style>"),
+    "meta-dark-link": (f'<p>{VISIBLE}</p><p><a href="#x">{PAYLOAD}</a></p><p>{AFTER}</p>', _DARK_META),
+    "first-meta-light-wins": (_three("color:#111"), '<meta name="color-scheme" content="light">' + _DARK_META),
+    "root-light-over-meta-dark": (_three("color:#111"), _DARK_META + "<style>:root { color-scheme: light }</style>"),
+    "dark-box-on-a-light-page": (_three("color:black", ('<div style="color-scheme:dark">', "</div>")), ""),
+    "body-dark-on-a-light-page": (_three("color:#111"), "<style>body { color-scheme: dark }</style>"),
+    "dark-only-for-a-dark-preference": (_three("color:#111"), "<style>@media (prefers-color-scheme: dark) "
+                                                              "{ :root { color-scheme: dark } }</style>"),
+    "light-box-in-a-dark-page": (_three("", ('<div style="color-scheme:light">', "</div>")), _DARK_META),
+    "mark-in-a-dark-page": (_marked(), _DARK_META),
+}
+
+@pytest.mark.parametrize("case", sorted(MARK_AND_SCHEME_HIDING))
+def test_html_text_a_mark_or_a_dark_colour_scheme_hides_never_reaches_the_model(case):
+    body, head = MARK_AND_SCHEME_HIDING[case]
+    assert_hidden(parsed(html(body, head), "page.html"))
+
+
+@pytest.mark.parametrize("case", sorted(MARK_AND_SCHEME_SHOWING))
+def test_html_text_a_mark_or_a_dark_colour_scheme_shows_stays(case):
+    body, head = MARK_AND_SCHEME_SHOWING[case]
+    doc = parsed(html(body, head), "page.html")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded and AFTER in embedded and removed(doc) == 0
+
+
+@pytest.mark.parametrize("colour", ["#111", "white"])
+def test_an_email_or_markdown_asking_for_a_dark_scheme_is_judged_in_both(colour):
+    """A mail client may follow the message's colour scheme (Apple Mail) or not (Gmail), and a Markdown viewer
+    keeps its own: text unseen in either the light or the dark reading is left out (fail closed) -- dark text on
+    the dark canvas, white text on the white one."""
+    markup = f'{_DARK_META}<p>{VISIBLE}</p><p style="color:{colour}">{PAYLOAD}</p><p style="color:#777">{AFTER}</p>'
+    assert_hidden(parsed(html_mail(markup), "mail.eml"))
+    assert_hidden(parsed(f"# Title\n\n{markup}\n", "note.md"))
+
+
 @pytest.mark.parametrize("head", [
     "<style>.x{display:none} @media (min-width: 1px) { .x { display: block !important } }</style>",
     '<style>.x{display:none}</style><style media="not all">.x{display:inline !important}</style>',
