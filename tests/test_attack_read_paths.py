@@ -177,6 +177,11 @@ def test_the_search_page_shows_no_viewer_a_plan_that_moves_with_chunks_they_may_
     def shown(member) -> str | None:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE kb_chunk")  # the planner's row count, which the threshold reads
+            # The shared HNSW graph rebuilt on the rows there are: earlier tests of this process leave their rolled-back
+            # chunks in it, and the approximate plan then missed one of this tenant's 8 chunks once (a suite run,
+            # 2026-12-04) -- recall at the margin, which docs/security.md accepts ("Timing"); this test is about what
+            # the answers carry of the plan, so the approximate plan must find what the exact one does here.
+            cursor.execute("REINDEX INDEX chunk_embedding_hnsw")
         retrieval.count_cache.clear()
         return _plan_shown(console_client(member))
 
@@ -230,6 +235,11 @@ def test_a_tenants_search_answers_do_not_move_with_another_tenants_volume(monkey
     def answers() -> tuple[dict, str]:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE kb_chunk")  # the planner's row count, which the threshold reads
+            # The shared HNSW graph rebuilt on the rows there are: earlier tests of this process leave their rolled-back
+            # chunks in it, and the approximate plan then missed one of this tenant's 8 chunks once (a suite run,
+            # 2026-12-04) -- recall at the margin, which docs/security.md accepts ("Timing"); this test is about what
+            # the answers carry of the plan, so the approximate plan must find what the exact one does here.
+            cursor.execute("REINDEX INDEX chunk_embedding_hnsw")
         retrieval.count_cache.clear()
         seen_before = AuditEvent.objects.filter(tenant_id=tenant.pk).values_list("pk", flat=True)
         last = max(seen_before, default=0)
