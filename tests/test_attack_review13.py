@@ -271,3 +271,55 @@ def test_a_replacement_never_tells_its_uploader_an_ancestor_heading_they_may_not
         assert job.status == "failed" and "'Handbook > Salaries > Bands'" in job.error, job.error
     finally:
         Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+@pytest.mark.django_db
+def test_a_page_of_syncs_reads_the_member_and_the_documents_once():
+    """Found reviewing review 13's source rule: each sync of ``GET /api/v1/sources/{id}/syncs/`` read the admin's
+    reader, the tenant's groups and the documents its errors and skips name again, twice (errors, skips): about
+    six queries a sync, 297 for a page of 40, where the list read one (its ingestion counts). Now a page's rows
+    are decided at once (``sources.selectors.syncs_rows_shown``): the queries grow by one a sync, as before the
+    rule, for an admin who reads everything and one who does not; and the sources list reads the member once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create, membership_create
+    from sources import access
+    from sources.models import Source, SourceSync
+
+    tenant = tenant_create(slug=f"pages13-{uuid.uuid4().hex[:6]}", name="Pages")
+    group_create(tenant=tenant, slug="finance")
+    top = membership_create(tenant=tenant, email="top@pages.test", role="admin", clearance="restricted",
+                            group_slugs=["finance"])
+    low = membership_create(tenant=tenant, email="low@pages.test", role="admin", clearance="internal")
+    source = Source.objects.create(tenant=tenant, name="wiki", kind="folder", path="/nowhere")
+    rows = [{"path": f"page-{i}.md", "error": "unreadable", "access": access.item_access((1, ()), document_id=uuid.uuid4())}
+            for i in range(20)]
+
+    def queries(member, count: int) -> tuple[int, int]:
+        SourceSync.objects.filter(source__tenant=tenant).delete()
+        Source.objects.filter(tenant=tenant).exclude(pk=source.pk).delete()
+        for n in range(count):
+            SourceSync.objects.create(tenant=tenant, source=source, errors=rows, skips=rows, status="succeeded")
+            other = Source.objects.create(tenant=tenant, name=f"other-{n}", kind="folder", path="/nowhere")
+            SourceSync.objects.create(tenant=tenant, source=other, errors=rows, skips=rows, status="succeeded")
+        _, key = api_token_create(membership=member, name=f"k{count}")
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        with CaptureQueriesContext(connection) as syncs:
+            answer = api.get(f"/api/v1/sources/{source.pk}/syncs/")
+        assert answer.status_code == 200 and len(answer.json()["results"]) == count
+        # The documents are gone: below the top, none of their paths; the top admin sees every row.
+        assert all(r["errors_hidden"] == (0 if member == top else 20) for r in answer.json()["results"])
+        with CaptureQueriesContext(connection) as sources:
+            assert api.get("/api/v1/sources/").status_code == 200
+        return len(syncs.captured_queries), len(sources.captured_queries)
+
+    for member in (top, low):
+        few, many = queries(member, 2), queries(member, 8)
+        # One a sync (its ingestion counts), and the connection's set-up, which varies by one between requests.
+        assert many[0] - few[0] <= 6 + 2, (member.clearance, few, many)
+        # A source's row reads its last sync, documents, groups and ingestion counts (and, below the top, the
+        # documents its rows name): five a source, not the member again.
+        assert many[1] - few[1] <= 6 * 5 + 2, (member.clearance, few, many)
