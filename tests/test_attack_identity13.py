@@ -337,6 +337,49 @@ def test_a_reset_racing_a_deactivation_sets_no_password(monkeypatch, fate):
     assert user.check_password(PASSWORD) and not user.check_password(new)
 
 
+def test_a_reset_link_made_dead_while_its_form_is_checked_sets_no_password(monkeypatch):
+    """Found reviewing the fix above (review 13): the link's token was checked when the view found its user, and
+    the new password written after the hash (a million PBKDF2 rounds) under the lock -- but the token was not
+    checked again there. A link dies with the password it was made for: the owner of the account, seeing a reset
+    they did not ask for, changes their password (their own session, the console's page) while the holder of the
+    mail submits the link's form; or the same link is submitted twice at once. Before: the reset's password was
+    written over the owner's new one (the second submission over the first). Now the link is checked again on the
+    locked row (``accounts.invitations.password_reset_save``): a link made dead meanwhile sets nothing."""
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    from accounts.models import User
+    from console.views.people import PasswordResetConfirm
+
+    tenant = tenant_create(slug="reset-dead", name="Reset dead")
+    membership_create(tenant=tenant, email="owner@dead.example", role="editor", clearance="internal")
+    user_set_password(email="owner@dead.example", password=PASSWORD)
+    user = User.objects.get(email="owner@dead.example")
+    link = f"/password/reset/{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}/"
+    browser = Client()
+    shown = browser.get(link, follow=True)
+    assert shown.status_code == 200 and b"new_password1" in shown.content
+    form_url = shown.redirect_chain[-1][0]
+    checked = PasswordResetConfirm.get_user
+    owners = "the owner's own new passphrase 9"
+
+    def checked_then_dead(self, uidb64):
+        found = checked(self, uidb64)
+        if self.request.method == "POST" and found is not None:
+            # Committed by another request right after this one's check, as the owner's or the twin's would be.
+            User.objects.filter(pk=user.pk).update(password=make_password(owners))
+        return found
+
+    monkeypatch.setattr(PasswordResetConfirm, "get_user", checked_then_dead)
+    new = "the holder's passphrase 10"
+    response = browser.post(form_url, {"new_password1": new, "new_password2": new})
+    user.refresh_from_db()
+    assert user.check_password(owners) and not user.check_password(new)
+    assert response.status_code == 404 and b"not valid" in response.content, response.status_code
+
+
 def test_a_password_change_racing_a_deactivation_never_brings_the_account_back(monkeypatch):
     """The console's "change password" saved the whole user its request had read (Django's form): an operator
     deactivating the account while the change was being checked and hashed -- the session's owner changing the
