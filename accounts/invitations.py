@@ -318,15 +318,19 @@ def mail_thread_drained() -> None:
 
 
 @transaction.atomic
-def password_reset_save(*, user: User, password_hash: str) -> bool:
+def password_reset_save(*, user: User, password_hash: str, token: str) -> bool:
     """Write a reset link's new password, hashed already (the slow part, done before this), and only the password:
     if the account may still be mailed a link (an active user, locked here, with an active membership they agreed
-    to: :func:`_password_reset_work`'s rule); False, writing nothing, otherwise. Found attacking identity,
-    2026-12-05: the link's view checked the account when it found the link's user, then hashed and saved the whole
-    user it had read -- a deactivation committed in between still had the password set, and a user deactivated
-    then was active again."""
+    to: :func:`_password_reset_work`'s rule) and the link's ``token`` is still good for it; False, writing nothing,
+    otherwise. Found attacking identity, 2026-12-05: the link's view checked the account when it found the link's
+    user, then hashed and saved the whole user it had read -- a deactivation committed in between still had the
+    password set, and a user deactivated then was active again. The token is checked again on the locked row
+    (found reviewing that fix): a link dies with the password it was made for, and a password changed meanwhile
+    -- by the account's owner, or by the same link submitted twice at once -- was written over."""
     locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
     if locked is None or not active_memberships_of(locked):
+        return False
+    if not token or not default_token_generator.check_token(locked, token):
         return False
     locked.password = password_hash
     locked.save(update_fields=["password"])

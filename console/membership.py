@@ -12,16 +12,21 @@ document in B). Whenever the session's tenant changes, the CSRF token is rotated
 of the pages shown before is refused (403); and a request that finds its tenant gone changes nothing. A
 page's htmx requests name the membership it was shown for (``SHOWN_FOR_HEADER``): another one is answered 409
 with ``HX-Refresh``, so a page of A never fills with B's partials (a poll, after a switch in another tab).
+Django sends a request's own CSRF cookie back with every page that shows a form, so a page asked for before a
+switch and answered after it set the old token again (found reviewing the rule): the session remembers the token
+its tenant was entered with (``TOKEN_KEY``), and a request bearing another gets a new one, changing nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
-from django.middleware.csrf import rotate_token
+from django.middleware.csrf import get_token, rotate_token
 from django.shortcuts import redirect, render
 
 from accounts.errors import NotFound, PermissionRefused
@@ -32,6 +37,8 @@ from accounts.tenancy import acting_user_activate, tenant_activate
 from kb.selectors import DocumentChanged
 
 SESSION_KEY = "console_membership_id"
+# A digest of the CSRF token the session's tenant was entered with (:func:`tenant_enter`).
+TOKEN_KEY = "console_membership_token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 # The membership a page was shown for, sent by its htmx requests (base.html's hx-headers).
 SHOWN_FOR_HEADER = "X-Bulkhead-Membership"
@@ -60,6 +67,14 @@ def console_member(request) -> Membership | None:
     chosen = request.session.get(SESSION_KEY)
     if chosen is not None:
         found = memberships.filter(pk=chosen).first()
+        if found is not None and not _token_kept(request):
+            # The browser bears a CSRF token other than the one the session's tenant was entered with: a page asked
+            # for before a switch and answered after it set the old one again (Django renews the request's own
+            # cookie with every form). A new token now; a post from a page of before changes nothing.
+            rotate_token(request)
+            _token_remember(request)
+            if request.method not in SAFE_METHODS:
+                return None
         if found is not None:
             tenant_activate(found.tenant_id)
             return found
@@ -85,8 +100,32 @@ def tenant_enter(request, membership: Membership) -> None:
     if previous is not None and previous != membership.pk:
         rotate_token(request)
     request.session[SESSION_KEY] = membership.pk
+    _token_remember(request)
     tenant_activate(membership.tenant_id)
     tenant_entered_record(membership=membership, address=request.META.get("REMOTE_ADDR", "")[:64])
+
+
+def _token_digest(request) -> str:
+    """A digest of the CSRF secret this request's answer bears (made now if it has none)."""
+    if not request.META.get("CSRF_COOKIE"):
+        get_token(request)  # none yet: a new one, sent with the answer
+    return hashlib.sha256(request.META["CSRF_COOKIE"].encode()).hexdigest()
+
+
+def _token_remember(request) -> None:
+    """The session's tenant was entered with this request's CSRF token: remembered (a digest), so that an old token
+    set again by a late answer is recognised (:func:`_token_kept`)."""
+    request.session[TOKEN_KEY] = _token_digest(request)
+
+
+def _token_kept(request) -> bool:
+    """Whether the request bears the CSRF token its session's tenant was entered with. A session from before this
+    rule remembers none: this one is taken (nothing to compare with)."""
+    remembered = request.session.get(TOKEN_KEY)
+    if remembered is None:
+        _token_remember(request)
+        return True
+    return hmac.compare_digest(remembered, _token_digest(request))
 
 
 def member_required(role: Role = Role.VIEWER):

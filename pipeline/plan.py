@@ -245,11 +245,13 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], uploader
     if not overrides:
         return
     if uploader is not None and not all(can_read(uploader, level=r.access_level, group_ids=r.access_groups)
-                                        for r in overrides):
+                                        for r in _with_ancestors(overrides, existing)):
         # Before any comparison with the new content, and naming no old heading: the error is the uploader's to
         # read in full (kb.selectors.error_in_full), and whether the new headings match an old section's would
         # confirm a guess of its title (found attacking review 13: an internal admin's replacement failed
         # quoting 'Handbook > Salaries', a restricted section's heading, and one with that heading went through).
+        # Every section on an override's heading chain, its ancestors too: an override may widen a section past
+        # its parent, and the chain compared and quoted holds the parent's title (found reviewing review 13).
         raise TerminalIngestionError(
             "a section of the present content has an access policy set through the API, and the new content's "
             "uploader may not read that section, so its policy is not carried over: a member who may read it "
@@ -282,6 +284,18 @@ def _carry_overrides(rows: list[Section], existing: dict[str, Section], uploader
                 "content, then set its policy again")
         target.own_level, target.own_groups = override.own_level, list(override.own_groups or [])
         target.metadata = {**target.metadata, "override": True}
+
+
+def _with_ancestors(rows: list[Section], existing: dict[str, Section]) -> list[Section]:
+    """``rows`` and every section above them (the sections whose titles :func:`_title_chains` gives them)."""
+    by_id = {r.id: r for r in existing.values()}
+    found: dict = {}
+    for row in rows:
+        node = row
+        while node is not None and node.id not in found:
+            found[node.id] = node
+            node = by_id.get(node.parent_id)
+    return list(found.values())
 
 
 def _new_section_rows(document: Document, parsed: ParsedDocument) -> list[Section]:

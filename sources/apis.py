@@ -118,7 +118,10 @@ class SourceSyncListApi(MemberAPIView):
                    responses={200: SyncOutputSerializer(many=True), **error_responses(404)})
     def get(self, request, source_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
-        return self.paginated(selectors.sync_list(source=source), SyncOutputSerializer, context={"member": self.member})
+        page = self.paginate_queryset(selectors.sync_list(source=source))
+        # The page's rows read at once: the member and the documents once, not per sync.
+        context = {"member": self.member, "_rows": selectors.syncs_rows_shown(member=self.member, syncs=page)}
+        return self.get_paginated_response(SyncOutputSerializer(page, many=True, context=context).data)
 
 
 class SourceSyncDetailApi(MemberAPIView):

@@ -7,7 +7,9 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Count, Q
@@ -218,11 +220,42 @@ def access_file_words(access_file: access.AccessFile) -> str:
 # ----------------------------------------------------------------------------- what an admin may see of items
 
 
-def _viewer(member: Membership | None) -> tuple[Reader | None, bool]:
-    """The reader of ``member`` and whether they may read every level and group (``kb.selectors``)."""
+@dataclass(frozen=True)
+class Viewer:
+    """What decides which items of a source a member may see (:func:`viewer_of`), read once per answer."""
+
+    member: Membership | None
+    reader: Reader | None
+    everything: bool  # may read every level and group (``kb.selectors.reads_every_section``)
+
+
+def viewer_of(member: Membership | None) -> Viewer:
+    """``member``'s :class:`Viewer`: their reader and whether they may read every level and group. Read once for a
+    whole answer (a page of syncs, a list of sources): two queries, not two per row."""
     if member is None:
-        return None, False
-    return reader_for(member), reads_every_section(member)
+        return Viewer(None, None, False)
+    return Viewer(member, reader_for(member), reads_every_section(member))
+
+
+def _visible_documents(viewer: Viewer, rows: Iterable[dict]) -> set[str]:
+    """The documents named by ``rows``' records that ``viewer`` can see: one query for all of them."""
+    if viewer.reader is None or viewer.everything:
+        return set()
+    documents = {r["access"]["document"] for r in rows
+                 if isinstance(r.get("access"), dict) and r["access"].get("document")}
+    if not documents:
+        return set()
+    return {str(pk) for pk in Document.objects.filter(tenant_id=viewer.member.tenant_id, pk__in=documents)
+            .filter(document_visible_q(viewer.reader)).values_list("pk", flat=True)}
+
+
+def _shown(viewer: Viewer, visible: set[str], rows: list[dict]) -> tuple[list[dict], int]:
+    if viewer.reader is None:
+        return [], len(rows)
+    shown = [{k: v for k, v in row.items() if k != "access"} for row in rows
+             if access.item_shown(row.get("access"), viewer.reader, everything=viewer.everything,
+                                  visible_documents=visible)]
+    return shown, len(rows) - len(shown)
 
 
 def rows_shown(*, member: Membership | None, rows: list[dict]) -> tuple[list[dict], int]:
@@ -231,37 +264,43 @@ def rows_shown(*, member: Membership | None, rows: list[dict]) -> tuple[list[dic
     policy, reason, error, the path it was renamed from -- only when :func:`sources.access.item_shown` says so (the
     policy the source gives it, the document it is stored as); the others are left out, counted (their place in
     the list would tell where their names sort). Without a member: none (fail closed)."""
-    reader, everything = _viewer(member)
-    if reader is None:
-        return [], len(rows)
-    documents = {r["access"]["document"] for r in rows
-                 if isinstance(r.get("access"), dict) and r["access"].get("document")}
-    visible = set()
-    if documents and not everything:
-        visible = {str(pk) for pk in Document.objects.filter(tenant_id=member.tenant_id, pk__in=documents)
-                   .filter(document_visible_q(reader)).values_list("pk", flat=True)}
-    shown = [{k: v for k, v in row.items() if k != "access"} for row in rows
-             if access.item_shown(row.get("access"), reader, everything=everything, visible_documents=visible)]
-    return shown, len(rows) - len(shown)
+    viewer = viewer_of(member)
+    return _shown(viewer, _visible_documents(viewer, rows), rows)
 
 
 def preview_shown(*, member: Membership | None, preview: dict) -> dict:
     """A preview (:func:`_preview`) as ``member`` may see it: the rows of :func:`rows_shown` (``hidden``,
     ``errors_hidden``: how many are left out), the counts of the rows shown, and the access file's error without
     its words below the top clearance and every group."""
-    reader, everything = _viewer(member)
-    items, hidden = rows_shown(member=member, rows=preview.get("items", []))
-    errors, errors_hidden = rows_shown(member=member, rows=preview.get("errors", []))
+    viewer = viewer_of(member)
+    visible = _visible_documents(viewer, [*preview.get("items", []), *preview.get("errors", [])])
+    items, hidden = _shown(viewer, visible, preview.get("items", []))
+    errors, errors_hidden = _shown(viewer, visible, preview.get("errors", []))
     shown = {k: v for k, v in preview.items() if k != "error_without_words"}
-    if preview.get("error_without_words") and not everything:
+    if preview.get("error_without_words") and not viewer.everything:
         shown["error"] = preview["error_without_words"]
     return {**shown, "items": items, "counts": dict(Counter(i["action"] for i in items)), "hidden": hidden,
             "errors": errors, "errors_hidden": errors_hidden}
 
 
-def sync_rows_shown(*, member: Membership | None, sync: SourceSync) -> dict:
+def sync_rows_shown(*, member: Membership | None, sync: SourceSync, viewer: Viewer | None = None) -> dict:
     """A sync's ``errors`` and ``skips`` as ``member`` may see them (:func:`rows_shown`), with
     ``errors_hidden`` and ``skips_hidden``."""
-    errors, errors_hidden = rows_shown(member=member, rows=list(sync.errors or ()))
-    skips, skips_hidden = rows_shown(member=member, rows=list(sync.skips or ()))
-    return {"errors": errors, "skips": skips, "errors_hidden": errors_hidden, "skips_hidden": skips_hidden}
+    return syncs_rows_shown(member=member, syncs=[sync], viewer=viewer)[sync.pk]
+
+
+def syncs_rows_shown(*, member: Membership | None, syncs: Iterable[SourceSync],
+                     viewer: Viewer | None = None) -> dict:
+    """:func:`sync_rows_shown` of each of ``syncs`` (a page of a source's syncs), by id: the member read once
+    (``viewer``, or read here) and the documents of all their rows in one query -- not a few queries per sync
+    (found reviewing review 13: the list of syncs read the member and their documents again for each one)."""
+    syncs = list(syncs)
+    viewer = viewer or viewer_of(member)
+    visible = _visible_documents(viewer, [r for s in syncs for r in (*(s.errors or ()), *(s.skips or ()))])
+    found = {}
+    for sync in syncs:
+        errors, errors_hidden = _shown(viewer, visible, list(sync.errors or ()))
+        skips, skips_hidden = _shown(viewer, visible, list(sync.skips or ()))
+        found[sync.pk] = {"errors": errors, "skips": skips, "errors_hidden": errors_hidden,
+                          "skips_hidden": skips_hidden}
+    return found

@@ -94,9 +94,14 @@ class SyncOutputSerializer(serializers.Serializer):
         return cache[sync.pk]
 
     def _rows(self, sync) -> dict:
+        """The rows the caller may see: the context's ``_rows`` (a page's, by ``selectors.syncs_rows_shown``) or
+        read here, with the caller's viewer read once per answer (``_viewer``)."""
         cache = self.context.setdefault("_rows", {})
         if sync.pk not in cache:
-            cache[sync.pk] = selectors.sync_rows_shown(member=self.context.get("member"), sync=sync)
+            if "_viewer" not in self.context:
+                self.context["_viewer"] = selectors.viewer_of(self.context.get("member"))
+            cache[sync.pk] = selectors.sync_rows_shown(member=self.context.get("member"), sync=sync,
+                                                       viewer=self.context["_viewer"])
         return cache[sync.pk]
 
     @extend_schema_field(ROWS)

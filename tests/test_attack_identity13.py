@@ -108,6 +108,43 @@ def test_a_form_shown_for_one_tenant_never_acts_in_the_tenant_switched_to(two_te
     assert list(Document.objects.filter(title=SECRET_TITLE).values_list("tenant_id", flat=True)) == [in_b.tenant_id]
 
 
+def test_a_page_answered_after_a_switch_never_brings_the_old_csrf_token_back(two_tenants):
+    """Found reviewing the fix above (review 13): the switch rotated the CSRF token, but Django sends the request's
+    own CSRF cookie back with every page that shows a form (``get_token`` renews it) -- and every console page does
+    (``base.html``'s htmx headers). A page asked for before the switch's answer reached the browser (tab 1
+    navigating, a click in a third tab) and answered after it carried the old cookie, and set it again: the
+    browser held A's token once more while the session acted for B, and tab 1's "Ingest" stored A's document in B.
+    Now the session remembers the token its tenant was entered with (``console.membership.tenant_enter``); a
+    request bearing another is answered with a new one (a GET) or changes nothing (a post), so the old token
+    never comes back."""
+    in_a, in_b = two_tenants
+    browser = _signed_in(in_a)
+    page_token = _form_token(browser.get("/documents/upload/"))
+    preview = browser.post("/documents/upload/", _upload("preview", page_token))
+    digest = re.search(rb'name="preview_digest" value="([0-9a-f]+)"', preview.content).group(1).decode()
+    old_cookie = browser.cookies["csrftoken"].value
+    _switch(browser, in_b)  # another tab
+    assert browser.cookies["csrftoken"].value != old_cookie
+    # A page asked for before the switch's answer arrived: its request carried the old cookie.
+    browser.cookies["csrftoken"] = old_cookie
+    late = browser.get("/documents/")
+    assert late.status_code == 200
+    assert browser.cookies["csrftoken"].value != old_cookie  # never set again
+    ingest = browser.post("/documents/upload/", _upload("ingest", page_token, digest))
+    assert ingest.status_code in (302, 403), ingest.status_code
+    assert not Document.objects.filter(title=SECRET_TITLE).exists()
+    # Answered concurrently instead (the session read before the switch was saved): the old cookie is back in the
+    # browser, the session acts for B -- a post with it changes nothing, and the next page brings a new token.
+    browser.cookies["csrftoken"] = old_cookie
+    ingest = browser.post("/documents/upload/", _upload("ingest", page_token, digest))
+    assert ingest.status_code == 302 and ingest["Location"] == "/tenant/", ingest.status_code
+    assert not Document.objects.filter(title=SECRET_TITLE).exists()
+    fresh = _form_token(browser.get("/documents/upload/"))
+    assert browser.cookies["csrftoken"].value != old_cookie
+    preview = browser.post("/documents/upload/", _upload("preview", fresh))
+    assert preview.status_code == 200  # a page shown now works
+
+
 def test_a_form_posted_after_its_tenant_removed_the_person_changes_nothing(two_tenants):
     """A removes the person while their tab shows A's upload page; its "Ingest" found A's membership gone and
     the console handed the request the person's only other tenant, B, which stored A's document. A request
@@ -335,6 +372,49 @@ def test_a_reset_racing_a_deactivation_sets_no_password(monkeypatch, fate):
     assert user.is_active == (fate != "user deactivated")
     assert response.status_code == 404 and b"not valid" in response.content, response.status_code
     assert user.check_password(PASSWORD) and not user.check_password(new)
+
+
+def test_a_reset_link_made_dead_while_its_form_is_checked_sets_no_password(monkeypatch):
+    """Found reviewing the fix above (review 13): the link's token was checked when the view found its user, and
+    the new password written after the hash (a million PBKDF2 rounds) under the lock -- but the token was not
+    checked again there. A link dies with the password it was made for: the owner of the account, seeing a reset
+    they did not ask for, changes their password (their own session, the console's page) while the holder of the
+    mail submits the link's form; or the same link is submitted twice at once. Before: the reset's password was
+    written over the owner's new one (the second submission over the first). Now the link is checked again on the
+    locked row (``accounts.invitations.password_reset_save``): a link made dead meanwhile sets nothing."""
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.tokens import default_token_generator
+    from django.utils.encoding import force_bytes
+    from django.utils.http import urlsafe_base64_encode
+
+    from accounts.models import User
+    from console.views.people import PasswordResetConfirm
+
+    tenant = tenant_create(slug="reset-dead", name="Reset dead")
+    membership_create(tenant=tenant, email="owner@dead.example", role="editor", clearance="internal")
+    user_set_password(email="owner@dead.example", password=PASSWORD)
+    user = User.objects.get(email="owner@dead.example")
+    link = f"/password/reset/{urlsafe_base64_encode(force_bytes(user.pk))}.{default_token_generator.make_token(user)}/"
+    browser = Client()
+    shown = browser.get(link, follow=True)
+    assert shown.status_code == 200 and b"new_password1" in shown.content
+    form_url = shown.redirect_chain[-1][0]
+    checked = PasswordResetConfirm.get_user
+    owners = "the owner's own new passphrase 9"
+
+    def checked_then_dead(self, uidb64):
+        found = checked(self, uidb64)
+        if self.request.method == "POST" and found is not None:
+            # Committed by another request right after this one's check, as the owner's or the twin's would be.
+            User.objects.filter(pk=user.pk).update(password=make_password(owners))
+        return found
+
+    monkeypatch.setattr(PasswordResetConfirm, "get_user", checked_then_dead)
+    new = "the holder's passphrase 10"
+    response = browser.post(form_url, {"new_password1": new, "new_password2": new})
+    user.refresh_from_db()
+    assert user.check_password(owners) and not user.check_password(new)
+    assert response.status_code == 404 and b"not valid" in response.content, response.status_code
 
 
 def test_a_password_change_racing_a_deactivation_never_brings_the_account_back(monkeypatch):

@@ -200,3 +200,126 @@ def test_a_tenant_that_takes_a_slug_given_up_reads_no_folder_left_for_the_one_be
     call_command("kb_tenant", "release-folder", slug)
     source = source_create(actor=admin, tenant=second, kind="folder", name="own", path=str(wiki))
     assert sync(source).status == "succeeded"
+
+
+NESTED = """# Handbook
+Welcome aboard, everyone.
+
+## Salaries <!-- access: restricted; groups: security-team -->
+The chief executive earns a great deal.
+
+### Bands
+Band A to band F, published.
+
+## Holidays
+Twenty-five days a year.
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
+def test_a_replacement_never_tells_its_uploader_an_ancestor_heading_they_may_not_read(celery_worker):
+    """Found reviewing the fix above (review 13): the uploader was checked against the override sections only, but
+    an override's heading chain -- compared with the new content's, and quoted when none matches -- holds its
+    ancestors' titles too. An override may widen a section past its parent (``Bands``, internal, under the
+    restricted ``Salaries``): the internal admin may read ``Bands`` -- its heading path leaves ``Salaries`` out --
+    so the check passed, and the job failed quoting 'Handbook > Salaries > Bands' to them; new content holding
+    "## Salaries / ### Bands" went through (an oracle of the restricted heading). Now every section on an
+    override's chain must be readable by the uploader, else the job fails naming none, whatever the content."""
+    from rest_framework.test import APIClient
+
+    from tests.api_helpers import member_with_token
+
+    tenant = tenant_create(slug=f"chain13-{uuid.uuid4().hex[:6]}", name="Chain Co")
+    try:
+        group_create(tenant=tenant, slug="security-team")
+        high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted", ["security-team"])
+        low, low_key = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+        document, job = document_create(tenant=tenant, created_by=high, upload=Upload(
+            content=NESTED.encode(), title="Handbook", content_type="text/markdown", access_level="internal"))
+        (job,) = wait_for_jobs([job.id])
+        assert job.status == "succeeded", job.error
+        bands = Section.objects.get(document=document, title="Bands")
+        section_set_access(actor=high, section=bands, access_level="internal", groups=[])
+        wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
+        bands.refresh_from_db()
+        assert bands.access_level == 1 and not bands.access_groups  # internal: the low admin reads it
+
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Token {low_key}")
+        sections = api.get(f"/api/v1/documents/{document.pk}/sections/").content
+        assert b"Bands" in sections and b"Salaries" not in sections  # what the low admin is shown
+
+        def replace(text: str) -> dict:
+            answer = api.put(f"/api/v1/documents/{document.pk}/", {"title": "Handbook", "content": text,
+                                                                    "content_type": "text/markdown"}, format="json")
+            assert answer.status_code == 200, answer.content
+            wait_for_jobs([answer.json()["job"]["id"]])
+            return api.get(f"/api/v1/jobs/{answer.json()['job']['id']}/").json()
+
+        without = replace("# Handbook\nWelcome aboard, version two.\n\n## Holidays\nTwenty-six days.\n")
+        assert without["status"] == "failed", without
+        assert "Salaries" not in without["error"], without["error"]
+        guessed = replace("# Handbook\nWelcome.\n\n## Salaries\nNo comment.\n\n### Bands\nA to F.\n\n## Holidays\nSame.\n")
+        assert guessed["status"] == "failed" and guessed["error"] == without["error"], (guessed, without)
+        assert "Salaries" not in api.get(f"/api/v1/documents/{document.pk}/").content.decode()
+
+        # Who may read the whole chain is told which section, as before.
+        _, job = document_replace(document=document, created_by=high, upload=Upload(
+            content=b"# Handbook\nWelcome.\n", title="Handbook", content_type="text/markdown"))
+        (job,) = wait_for_jobs([job.id])
+        assert job.status == "failed" and "'Handbook > Salaries > Bands'" in job.error, job.error
+    finally:
+        Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+@pytest.mark.django_db
+def test_a_page_of_syncs_reads_the_member_and_the_documents_once():
+    """Found reviewing review 13's source rule: each sync of ``GET /api/v1/sources/{id}/syncs/`` read the admin's
+    reader, the tenant's groups and the documents its errors and skips name again, twice (errors, skips): about
+    six queries a sync, 297 for a page of 40, where the list read one (its ingestion counts). Now a page's rows
+    are decided at once (``sources.selectors.syncs_rows_shown``): the queries grow by one a sync, as before the
+    rule, for an admin who reads everything and one who does not; and the sources list reads the member once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from accounts.services import api_token_create, membership_create
+    from sources import access
+    from sources.models import Source, SourceSync
+
+    tenant = tenant_create(slug=f"pages13-{uuid.uuid4().hex[:6]}", name="Pages")
+    group_create(tenant=tenant, slug="finance")
+    top = membership_create(tenant=tenant, email="top@pages.test", role="admin", clearance="restricted",
+                            group_slugs=["finance"])
+    low = membership_create(tenant=tenant, email="low@pages.test", role="admin", clearance="internal")
+    source = Source.objects.create(tenant=tenant, name="wiki", kind="folder", path="/nowhere")
+    rows = [{"path": f"page-{i}.md", "error": "unreadable", "access": access.item_access((1, ()), document_id=uuid.uuid4())}
+            for i in range(20)]
+
+    def queries(member, count: int) -> tuple[int, int]:
+        SourceSync.objects.filter(source__tenant=tenant).delete()
+        Source.objects.filter(tenant=tenant).exclude(pk=source.pk).delete()
+        for n in range(count):
+            SourceSync.objects.create(tenant=tenant, source=source, errors=rows, skips=rows, status="succeeded")
+            other = Source.objects.create(tenant=tenant, name=f"other-{n}", kind="folder", path="/nowhere")
+            SourceSync.objects.create(tenant=tenant, source=other, errors=rows, skips=rows, status="succeeded")
+        _, key = api_token_create(membership=member, name=f"k{count}")
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        with CaptureQueriesContext(connection) as syncs:
+            answer = api.get(f"/api/v1/sources/{source.pk}/syncs/")
+        assert answer.status_code == 200 and len(answer.json()["results"]) == count
+        # The documents are gone: below the top, none of their paths; the top admin sees every row.
+        assert all(r["errors_hidden"] == (0 if member == top else 20) for r in answer.json()["results"])
+        with CaptureQueriesContext(connection) as sources:
+            assert api.get("/api/v1/sources/").status_code == 200
+        return len(syncs.captured_queries), len(sources.captured_queries)
+
+    for member in (top, low):
+        few, many = queries(member, 2), queries(member, 8)
+        # One a sync (its ingestion counts), and the connection's set-up, which varies by one between requests.
+        assert many[0] - few[0] <= 6 + 2, (member.clearance, few, many)
+        # A source's row reads its last sync, documents, groups and ingestion counts (and, below the top, the
+        # documents its rows name): five a source, not the member again.
+        assert many[1] - few[1] <= 6 * 5 + 2, (member.clearance, few, many)

@@ -165,13 +165,13 @@ class PasswordResetConfirm(PasswordResetConfirmView):
         return super().render_to_response(context, **kwargs)
 
     def form_valid(self, form):
-        """Django's, but the password alone is written, and only while the account is still let in
-        (:func:`accounts.invitations.password_reset_save`, after the hash): a deactivation since :meth:`get_user`
-        makes the link not valid (found attacking identity: the password was set, and the whole user as read
+        """Django's, but the password alone is written, and only while the account is still let in and the link
+        still good for it (:func:`accounts.invitations.password_reset_save`, after the hash): a deactivation or a
+        password change since :meth:`get_user` makes the link not valid (found attacking identity: the password was set, and the whole user as read
         before saved -- a deactivated user was active again)."""
         form.save(commit=False)  # hashes the new password into form.user; nothing written
-        self.request.session.pop(INTERNAL_RESET_SESSION_TOKEN, None)
-        if not invitations.password_reset_save(user=form.user, password_hash=form.user.password):
+        token = self.request.session.pop(INTERNAL_RESET_SESSION_TOKEN, None)  # checked again on the locked row
+        if not invitations.password_reset_save(user=form.user, password_hash=form.user.password, token=token or ""):
             self.validlink = False
             return self.render_to_response(self.get_context_data())
         invitations.password_reset_record(user=form.user, address=_address(self.request))
