@@ -30,6 +30,15 @@ Twenty-five days a year.
 """
 
 
+def _replaced_through_the_api(api, document, text: str) -> dict:
+    """PUT new Markdown content for ``document`` as ``api``'s token, wait for its job, and return the job's answer."""
+    answer = api.put(f"/api/v1/documents/{document.pk}/", {"title": "Handbook", "content": text,
+                                                            "content_type": "text/markdown"}, format="json")
+    assert answer.status_code == 200, answer.content
+    wait_for_jobs([answer.json()["job"]["id"]])
+    return api.get(f"/api/v1/jobs/{answer.json()['job']['id']}/").json()
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_a_replacement_never_tells_its_uploader_an_old_heading_they_may_not_read(celery_worker):
@@ -61,11 +70,7 @@ def test_a_replacement_never_tells_its_uploader_an_old_heading_they_may_not_read
         api.credentials(HTTP_AUTHORIZATION=f"Token {low_key}")
 
         def replace(text: str) -> dict:
-            answer = api.put(f"/api/v1/documents/{document.pk}/", {"title": "Handbook", "content": text,
-                                                                    "content_type": "text/markdown"}, format="json")
-            assert answer.status_code == 200, answer.content
-            wait_for_jobs([answer.json()["job"]["id"]])
-            return api.get(f"/api/v1/jobs/{answer.json()['job']['id']}/").json()
+            return _replaced_through_the_api(api, document, text)
 
         without = replace("# Handbook\nWelcome aboard, version two.\n\n## Holidays\nTwenty-six days.\n")
         assert without["status"] == "failed", without
@@ -251,11 +256,7 @@ def test_a_replacement_never_tells_its_uploader_an_ancestor_heading_they_may_not
         assert b"Bands" in sections and b"Salaries" not in sections  # what the low admin is shown
 
         def replace(text: str) -> dict:
-            answer = api.put(f"/api/v1/documents/{document.pk}/", {"title": "Handbook", "content": text,
-                                                                    "content_type": "text/markdown"}, format="json")
-            assert answer.status_code == 200, answer.content
-            wait_for_jobs([answer.json()["job"]["id"]])
-            return api.get(f"/api/v1/jobs/{answer.json()['job']['id']}/").json()
+            return _replaced_through_the_api(api, document, text)
 
         without = replace("# Handbook\nWelcome aboard, version two.\n\n## Holidays\nTwenty-six days.\n")
         assert without["status"] == "failed", without
