@@ -26,7 +26,7 @@ import yaml
 
 from accounts.policy import AccessLevel, Reader, UnknownAccessLevel, can_read, parse_level, policy_implies
 from ingestion.parsers.access_markers import edit_distance, skeleton
-from sources.entries import Entry, Skip
+from sources.entries import Entry, Listing, Skip
 
 ACCESS_FILE = ".bulkhead-access.yaml"
 ENTRY_KEYS = {"path", "access_level", "groups"}
@@ -84,6 +84,7 @@ class Rule:
     level: int
     groups: tuple[int, ...]
     line: int = 0  # in the access file; 0 for the access map
+    file: str = ACCESS_FILE  # the access file, named relative to the tenant's folder when above the source's root
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,9 @@ class AccessFile:
     rules: tuple[Rule, ...] = ()
     error: str = ""  # set: the file is refused, and every item with it
     lookalike: str = ""  # the path of a file named like it, which the error names
+    # The access files above a folder source's root, outermost first: (the root relative to the file's folder, its
+    # rules), applied before ``rules`` (:func:`listing_access_file`).
+    above: tuple[tuple[str, tuple[Rule, ...]], ...] = ()
 
 
 def map_rules(access_map: Iterable[Mapping]) -> tuple[Rule, ...]:
@@ -225,7 +229,7 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
     lookalike = next((e.path for e in entries if lookalike_access_file(e.path)), None)
     if lookalike is not None:
         return AccessFile(error=f"{lookalike}: named like {ACCESS_FILE} but not it (only {ACCESS_FILE} at the "
-                                f"source's root is read, exactly so named): rename or remove it; nothing is synced "
+                                f"source's root, and in a folder above it, is read, exactly so named): rename or remove it; nothing is synced "
                                 f"until then", lookalike=lookalike)
     entry = next((e for e in entries if e.path == ACCESS_FILE), None)
     if entry is None:
@@ -237,6 +241,31 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
                                  default_groups=default_groups)
     except Skip as exc:
         return AccessFile(error=f"{ACCESS_FILE}: {exc}")
+
+
+def listing_access_file(listing: Listing, *, group_ids: Mapping[str, int], default_level: int,
+                        default_groups: Sequence[int]) -> AccessFile:
+    """The access files of a listing: the source's own (:func:`source_access_file`) and, for a folder source rooted
+    below the tenant's folder, those of the folders above its root (``listing.above``), each read as if the source
+    were rooted at its folder -- its globs relative to it -- and refused the same way (a look-alike, a link, a
+    fault), naming its path relative to the tenant's folder; any refusal refuses the whole, so every item fails.
+    Their entries only narrow, checked per path (:func:`item_policy`): an entry for a path of another folder is
+    none of this source's business, so they are not held to the source's default when read."""
+    own = source_access_file(listing.entries, group_ids=group_ids, default_level=default_level,
+                             default_groups=default_groups)
+    above = []
+    for folder in listing.above:
+        where = f"{folder.folder}/" if folder.folder else ""
+        read = source_access_file(folder.entries, group_ids=group_ids, default_level=int(AccessLevel.PUBLIC),
+                                  default_groups=())
+        if read.error:
+            lookalike = f"{where}{read.lookalike}" if read.lookalike else ""
+            error = where + read.error + (f" (an access file above the source's root, in "
+                                          f"{folder.folder or 'the tenant folder'})")
+            return AccessFile(error=error, lookalike=lookalike)
+        file = f"{where}{ACCESS_FILE}"
+        above.append((folder.prefix, tuple(Rule(r.path, r.level, r.groups, r.line, file) for r in read.rules)))
+    return AccessFile(rules=own.rules, error=own.error, lookalike=own.lookalike, above=tuple(above))
 
 
 class ItemAccessError(ValueError):
@@ -254,12 +283,17 @@ def item_policy(
         if glob_match(rule.path, path):
             level, groups = rule.level, rule.groups
             break
-    for rule in access_file.rules:
-        if glob_match(rule.path, path):
-            if not policy_implies(rule.level, rule.groups, level, groups):
-                raise ItemAccessError(f"{ACCESS_FILE} line {rule.line}: {rule.path!r} would widen the policy "
-                                      f"the source's access map gives {path!r}; the file may only narrow it")
-            return rule.level, rule.groups
+    # The files above the root first (outermost first), then the root's own: each may only narrow what it is given.
+    for prefix, rules in (*access_file.above, ("", access_file.rules)):
+        there = f"{prefix}/{path}" if prefix else path
+        for rule in rules:
+            if glob_match(rule.path, there):
+                if not policy_implies(rule.level, rule.groups, level, groups):
+                    raise ItemAccessError(f"{rule.file} line {rule.line}: {rule.path!r} would widen the policy the "
+                                          f"source's access map (or an access file above) gives {path!r}; the file "
+                                          f"may only narrow it")
+                level, groups = rule.level, rule.groups
+                break
     return level, groups
 
 

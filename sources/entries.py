@@ -47,6 +47,16 @@ class Entry:
 
 
 @dataclass
+class AccessAbove:
+    """A folder between the tenant's folder and a folder source's root (the root's parent included): its files
+    that are the access file or named like it, each an :class:`Entry` named by its file name."""
+
+    folder: str  # relative to the tenant's folder ("": the tenant's folder itself)
+    prefix: str  # the source's root relative to ``folder``: its globs match ``prefix/<path>``
+    entries: list[Entry]
+
+
+@dataclass
 class Listing:
     entries: list[Entry]
     revision: str = ""
@@ -54,6 +64,8 @@ class Listing:
     errors: list[dict] = field(default_factory=list)
     # Content renames beyond identical content (Git's rename detection); None: identical content only.
     renames: RenameFinder | None = None
+    # A folder source rooted below the tenant's folder: the folders above its root, outermost first.
+    above: list[AccessAbove] = field(default_factory=list)
 
 
 def content_hash(data: bytes) -> str:

@@ -31,7 +31,17 @@ from django.conf import settings
 
 from accounts.selectors import tenant_slug_inherited
 from sources.addresses import ScpAddress, check_host, check_url_host, git_url_form, scp_address
-from sources.entries import Entry, Listing, ListingError, OutOfTime, RenameFinder, Skip, content_hash, out_of_time  # noqa: F401 - content_hash re-exported
+from sources.entries import (  # noqa: F401 - content_hash re-exported
+    AccessAbove,
+    Entry,
+    Listing,
+    ListingError,
+    OutOfTime,
+    RenameFinder,
+    Skip,
+    content_hash,
+    out_of_time,
+)
 from sources.models import Source
 
 
@@ -165,7 +175,43 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
             st = child.stat(follow_symlinks=False)
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
-    return Listing(entries, errors=errors)
+    return Listing(entries, errors=errors, above=_access_above(root, source.tenant.slug, deadline))
+
+
+def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -> list[AccessAbove]:
+    """The access files of the folders from the tenant's folder down to ``root``'s parent, outermost first (found
+    reviewing sources, review 13: a source rooted at ``<tenant folder>/board`` read none of them, so its admin gave
+    ``board/layoffs-2027.md`` whatever policy they liked). Each folder's files named :data:`ACCESS_FILE` or like it
+    (``sources.access.lookalike_access_file``), read later as the source's own: a link is skipped, so refused. One
+    listing of each folder on the way: at most the depth of the root."""
+    from sources.access import ACCESS_FILE, lookalike_access_file
+
+    holding = [f for f in tenant_folders(tenant_slug) if f in root.parents]
+    if not holding:  # the root is the tenant's folder: nothing above it is the tenant's
+        return []
+    top = min(holding, key=lambda f: len(f.parts))  # a root configured inside the tenant's folder: the outer one
+    above = []
+    for folder in [top, *reversed([p for p in root.parents if top in p.parents])]:
+        if out_of_time(deadline):
+            raise OutOfTime("while reading the access files above the source's folder")
+        try:
+            children = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            raise ListingError(f"could not list {folder}: {exc.strerror}") from None
+        found = []
+        for child in children:
+            if child.is_dir(follow_symlinks=False):
+                continue
+            if child.name != ACCESS_FILE and not lookalike_access_file(child.name):
+                continue
+            if child.is_symlink() or not child.is_file(follow_symlinks=False):
+                found.append(Entry(child.name, "", _never, skip="a symbolic link or not a file (not followed)"))
+                continue
+            found.append(Entry(child.name, "", _read_file(Path(child.path), top),
+                               size=child.stat(follow_symlinks=False).st_size))
+        above.append(AccessAbove(str(folder.relative_to(top)) if folder != top else "",
+                                 str(root.relative_to(folder)), found))
+    return above
 
 
 def _never() -> bytes:

@@ -144,8 +144,8 @@ def _stopped(source: Source, exc: OutOfTime) -> str:
 
 
 def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: float | None = None) -> dict:
-    access_file = access.source_access_file(
-        listing.entries, group_ids={s: g for g, s in slugs.items()}, default_level=source.access_level,
+    access_file = access.listing_access_file(
+        listing, group_ids={s: g for g, s in slugs.items()}, default_level=source.access_level,
         default_groups=source.access_groups)
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))

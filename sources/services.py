@@ -455,8 +455,8 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
         _finish(sync, error=f"the source lists {len(entries)} files; the limit is {settings.BULKHEAD_SOURCE_MAX_FILES} "
                             "(BULKHEAD_SOURCE_MAX_FILES): narrow it with include/exclude", timings=timings)
         return
-    access_file = access.source_access_file(
-        listing.entries, group_ids={slug: gid for gid, slug in run.slugs.items()}, default_level=source.access_level,
+    access_file = access.listing_access_file(
+        listing, group_ids={slug: gid for gid, slug in run.slugs.items()}, default_level=source.access_level,
         default_groups=source.access_groups)
     rules = access.map_rules(source.access_map)
     default = (source.access_level, tuple(source.access_groups))
