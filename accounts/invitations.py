@@ -322,7 +322,7 @@ def password_reset_save(*, user: User, password_hash: str, token: str) -> bool:
     """Write a reset link's new password, hashed already (the slow part, done before this), and only the password:
     if the account may still be mailed a link (an active user, locked here, with an active membership they agreed
     to: :func:`_password_reset_work`'s rule) and the link's ``token`` is still good for it; False, writing nothing,
-    otherwise. Found attacking identity, 2026-12-05: the link's view checked the account when it found the link's
+    otherwise. Found attacking identity, 2026-12-04: the link's view checked the account when it found the link's
     user, then hashed and saved the whole user it had read -- a deactivation committed in between still had the
     password set, and a user deactivated then was active again. The token is checked again on the locked row
     (found reviewing that fix): a link dies with the password it was made for, and a password changed meanwhile

@@ -434,7 +434,7 @@ def sign_in_record(*, email: str, succeeded: bool, address: str = "", reason: st
     """
     email = (email or "").strip().lower()[:254]
     if not succeeded:
-        # Looked up and written after the answer (found attacking identity, 2026-12-05): in the request, the
+        # Looked up and written after the answer (found attacking identity, 2026-12-04): in the request, the
         # memberships' lookup and the tenants acted for made a known address's failure several database round
         # trips slower than an unknown one's -- an account oracle by timing, open to anyone.
         audit_after_answer(lambda: _sign_in_record_now(email=email, succeeded=False, address=address,

@@ -15,7 +15,7 @@ def minted_tokens_revoke_before_delete(sender, instance: Membership, origin=None
     """A membership deleted in any way -- over SCIM, or by an operator in the Django admin, its own or its user's
     deletion -- first revokes the API and SCIM tokens it minted, each in the trail: their ``created_by`` is
     ``SET_NULL``, and no minter reads as "minted on the server", which always works (found attacking identity,
-    2026-12-05: an operator deleted a rogue admin's account, and the bot token and SCIM token that admin had
+    2026-12-04: an operator deleted a rogue admin's account, and the bot token and SCIM token that admin had
     minted, and held the keys of, worked for good). A whole tenant being deleted takes its tokens with it."""
     if isinstance(origin, Tenant) or getattr(origin, "model", None) is Tenant:
         return

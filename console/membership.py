@@ -6,7 +6,7 @@ membership that was deactivated, or a user who was, stops working on the next re
 nothing about authority is cached in the session but the membership's id.
 
 That id is one value for every tab of the browser, so a page shown for one tenant must not act in another
-(found attacking identity, 2026-12-05: a form of tenant A -- an upload previewed there -- posted after the
+(found attacking identity, 2026-12-04: a form of tenant A -- an upload previewed there -- posted after the
 person switched to tenant B in another tab, or after A removed them and B was chosen for them, stored A's
 document in B). Whenever the session's tenant changes, the CSRF token is rotated: every form and htmx request
 of the pages shown before is refused (403); and a request that finds its tenant gone changes nothing. A

@@ -1,4 +1,4 @@
-"""Attacking identity (2026-12-05): the console session of a person who belongs to two tenants, or who leaves one.
+"""Attacking identity (2026-12-04): the console session of a person who belongs to two tenants, or who leaves one.
 
 * A page shown for one tenant acted in another: the session's tenant is one value shared by every tab, so a
   form rendered while the person was in tenant A (an upload that was previewed there, an invitation) and
@@ -254,7 +254,7 @@ def _in_the_answer(email: str) -> list[str]:
 
 
 def test_a_failed_sign_in_takes_the_same_calls_for_a_known_and_an_unknown_address(two_tenants):
-    """Found attacking identity (2026-12-05): a failed sign-in looked up the address's memberships in the request
+    """Found attacking identity (2026-12-04): a failed sign-in looked up the address's memberships in the request
     -- naming the user, reading them, acting for each tenant to keep its record -- five database round trips
     (more with more tenants) an unknown address never made before the answer: anyone could time whether an
     address has an account, as "forgot password" once let them. The lookup and the records are made after the
@@ -287,7 +287,7 @@ def _scim_status(key: str) -> int:
 
 @pytest.mark.parametrize("removed", ["membership", "user"])
 def test_tokens_die_with_a_minter_the_operator_deletes(removed):
-    """Found attacking identity (2026-12-05): a token minted by an admin works only while they are an active admin
+    """Found attacking identity (2026-12-04): a token minted by an admin works only while they are an active admin
     (``accounts.services.may_mint``), but a token's minter is a nullable link (``ApiToken.created_by``,
     ``ScimToken.created_by``: ``SET_NULL``) and no minter means "minted on the server", which always works. An
     operator offboarding a rogue admin in the Django admin -- deleting their membership, or their whole account
@@ -449,7 +449,7 @@ def test_a_password_change_racing_a_deactivation_never_brings_the_account_back(m
     assert browser.get("/").status_code == 302  # the session is over
 
 
-# ----------------------------------------------------------------------------- held (2026-12-05)
+# ----------------------------------------------------------------------------- held (2026-12-04)
 
 
 def test_held_a_session_made_before_a_sign_in_is_never_the_signed_in_one(two_tenants, monkeypatch):

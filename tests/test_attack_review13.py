@@ -30,6 +30,21 @@ Twenty-five days a year.
 """
 
 
+def _two_admins_and_a_handbook(tenant, content: str):
+    """A restricted admin in the security team and an internal admin (with API tokens) of ``tenant``, and
+    ``content`` ingested as the internal "Handbook" by the first: (that admin, the internal admin's key, the document)."""
+    from tests.api_helpers import member_with_token
+
+    group_create(tenant=tenant, slug="security-team")
+    high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted", ["security-team"])
+    _, low_key = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
+    document, job = document_create(tenant=tenant, created_by=high, upload=Upload(
+        content=content.encode(), title="Handbook", content_type="text/markdown", access_level="internal"))
+    (job,) = wait_for_jobs([job.id])
+    assert job.status == "succeeded", job.error
+    return high, low_key, document
+
+
 def _replaced_through_the_api(api, document, text: str) -> dict:
     """PUT new Markdown content for ``document`` as ``api``'s token, wait for its job, and return the job's answer."""
     answer = api.put(f"/api/v1/documents/{document.pk}/", {"title": "Handbook", "content": text,
@@ -49,17 +64,9 @@ def test_a_replacement_never_tells_its_uploader_an_old_heading_they_may_not_read
     uploader of the bytes); and new content holding "## Salaries" went through, confirming the guess. Now the
     job fails before any comparison, naming no heading, whatever the new content holds; one who may read the
     section still gets the heading named."""
-    from tests.api_helpers import member_with_token
-
     tenant = tenant_create(slug=f"carry13-{uuid.uuid4().hex[:6]}", name="Carry Co")
     try:
-        group_create(tenant=tenant, slug="security-team")
-        high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted", ["security-team"])
-        low, low_key = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
-        document, job = document_create(tenant=tenant, created_by=high, upload=Upload(
-            content=HANDBOOK.encode(), title="Handbook", content_type="text/markdown", access_level="internal"))
-        (job,) = wait_for_jobs([job.id])
-        assert job.status == "succeeded", job.error
+        high, low_key, document = _two_admins_and_a_handbook(tenant, HANDBOOK)
         salaries = Section.objects.get(document=document, title="Salaries")
         section_set_access(actor=high, section=salaries, access_level="restricted", groups=["security-team"])
         wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
@@ -233,17 +240,9 @@ def test_a_replacement_never_tells_its_uploader_an_ancestor_heading_they_may_not
     override's chain must be readable by the uploader, else the job fails naming none, whatever the content."""
     from rest_framework.test import APIClient
 
-    from tests.api_helpers import member_with_token
-
     tenant = tenant_create(slug=f"chain13-{uuid.uuid4().hex[:6]}", name="Chain Co")
     try:
-        group_create(tenant=tenant, slug="security-team")
-        high, _ = member_with_token(tenant, f"high@{tenant.slug}.test", "admin", "restricted", ["security-team"])
-        low, low_key = member_with_token(tenant, f"low@{tenant.slug}.test", "admin", "internal")
-        document, job = document_create(tenant=tenant, created_by=high, upload=Upload(
-            content=NESTED.encode(), title="Handbook", content_type="text/markdown", access_level="internal"))
-        (job,) = wait_for_jobs([job.id])
-        assert job.status == "succeeded", job.error
+        high, low_key, document = _two_admins_and_a_handbook(tenant, NESTED)
         bands = Section.objects.get(document=document, title="Bands")
         section_set_access(actor=high, section=bands, access_level="internal", groups=[])
         wait_for_jobs(IngestionJob.objects.filter(document=document).values_list("id", flat=True))
