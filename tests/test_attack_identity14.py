@@ -5,19 +5,28 @@
   memberships the password opens is revoked, one ``token.revoke`` record in its own tenant, and a membership the
   person did not agree to hears nothing. The account's other signed-in sessions end at a reset and at the
   owner's password change (Django's session hash is of the password: checked here, as it was already so).
+* Tokens whose minter was deleted before a deletion revoked what it minted read as minted on the server (no
+  minter) and worked for good. The trail's creation records tell them apart: the data migration
+  ``accounts/0010_revoke_tokens_of_unknown_minters`` revokes every live token without a minter that its tenant's
+  trail does not show was minted on the server.
 """
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from django.contrib.auth.tokens import default_token_generator
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from rest_framework.test import APIClient
 
-from accounts.models import ApiToken, Membership, MemberSource, Role, User
+from accounts.models import ApiToken, Membership, MemberSource, Role, ScimToken, User
 from accounts.passwords import user_set_password
+from accounts.scim import scim_token_create
 from accounts.services import api_token_create, membership_create, tenant_create
 from audit.models import AuditEvent
 
@@ -148,3 +157,82 @@ def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice
 def test_a_reset_form_without_tokens_offers_nothing_to_revoke(person):
     _, _, page = _reset_form(User.objects.get(email=PERSON))
     assert b"revoke_tokens" not in page and b"API token" not in page
+
+
+# ----------------------------------------------------------------------------- tokens whose minter is unknown
+
+BEFORE = ("accounts", "0009_retired_tenant_slugs")
+AFTER = ("accounts", "0010_revoke_tokens_of_unknown_minters")
+
+
+def _migrate(target) -> None:
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([target])
+
+
+def _scim_key_works(key: str) -> bool:
+    return Client(HTTP_AUTHORIZATION=f"Bearer {key}").get("/scim/v2/Users").status_code == 200
+
+
+@pytest.mark.parametrize("as_role", [False, True], ids=["as-the-owner", "as-a-role-under-the-wall"])
+def test_the_migration_revokes_tokens_not_shown_minted_on_the_server(as_role, settings):
+    """Before the migration: ``rogue``, an admin of one, minted a token for the bot and a SCIM token, and was
+    deleted before a deletion revoked what it minted -- both tokens lost their minter and worked for good, as the
+    server's do. A token without a minter and without a creation record (expired from the trail, or made without
+    one) cannot be shown the server's either. The migration revokes those three, one record each by no one in its
+    tenant, with why; it keeps the tokens the trail shows the server minted (``kb_user``, ``kb_tenant``), and those
+    with a minter, in either tenant -- also when it runs as a role the tenant wall holds."""
+    _migrate(BEFORE)
+    one = tenant_create(slug="t-one", name="One")
+    boss = membership_create(tenant=one, email="boss@one.example", role="admin", clearance="restricted")
+    rogue = membership_create(tenant=one, email="rogue@one.example", role="admin", clearance="restricted")
+    bot = membership_create(tenant=one, email="bot@one.example", role="viewer", clearance="public")
+    by_rogue, by_rogue_key = api_token_create(membership=bot, name="from rogue", actor=rogue)
+    scim_by_rogue, scim_by_rogue_key = scim_token_create(tenant=one, name="rogue's idp", actor=rogue)
+    by_server, by_server_key = api_token_create(membership=bot, name="kb_user")
+    scim_by_server, scim_by_server_key = scim_token_create(tenant=one, name="kb_tenant")
+    by_boss, by_boss_key = api_token_create(membership=bot, name="from boss", actor=boss)
+    unrecorded_key = "bkh_0badc0de_no-record-of-this-one"
+    unrecorded = ApiToken.objects.create(membership=bot, name="no record", prefix="0badc0de",
+                                         key_hash=hashlib.sha256(unrecorded_key.encode()).hexdigest())
+    already, _ = api_token_create(membership=bot, name="revoked before", actor=rogue)
+    ApiToken.objects.filter(pk=already.pk).update(revoked_at="2026-01-02T03:04:05Z")
+    two = tenant_create(slug="t-two", name="Two")
+    membership_create(tenant=two, email="boss@two.example", role="admin", clearance="restricted")
+    member_two = membership_create(tenant=two, email="member@two.example", role="viewer", clearance="public")
+    two_by_server, two_by_server_key = api_token_create(membership=member_two, name="kb_user")
+    # The rogue deleted as before a deletion revoked anything: the link nulled (SET_NULL), then the row gone.
+    ApiToken.objects.filter(created_by=rogue).update(created_by=None)
+    ScimToken.objects.filter(created_by=rogue).update(created_by=None)
+    Membership.objects.filter(pk=rogue.pk).delete()
+    assert _key_works(by_rogue_key) and _scim_key_works(scim_by_rogue_key) and _key_works(unrecorded_key)
+    records_before = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+
+    if as_role:
+        with connection.cursor() as cursor:
+            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
+    try:
+        _migrate(AFTER)
+    finally:
+        if as_role:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET ROLE")
+
+    assert {t.pk for t in ApiToken.objects.filter(revoked_at__isnull=False)} == {by_rogue.pk, unrecorded.pk, already.pk}
+    assert {t.pk for t in ScimToken.objects.filter(revoked_at__isnull=False)} == {scim_by_rogue.pk}
+    assert ApiToken.objects.get(pk=already.pk).revoked_at.isoformat() == "2026-01-02T03:04:05+00:00"
+    records = [(e.tenant_id, e.action, e.target_type, e.target_id, e.membership_id, e.user_id, e.actor_email,
+                e.details) for e in AuditEvent.objects.filter(pk__gt=records_before).order_by("pk")]
+    removed, unknown = "its minter was removed", "who minted it is not recorded"
+    assert records == [
+        (one.pk, "token.revoke", "token", str(by_rogue.pk), None, None, "",
+         {"before": {"prefix": by_rogue.prefix, "name": "from rogue", "membership": bot.pk}, "reason": removed}),
+        (one.pk, "token.revoke", "token", str(unrecorded.pk), None, None, "",
+         {"before": {"prefix": "0badc0de", "name": "no record", "membership": bot.pk}, "reason": unknown}),
+        (one.pk, "scim_token.revoke", "scim_token", str(scim_by_rogue.pk), None, None, "",
+         {"before": {"prefix": scim_by_rogue.prefix, "name": "rogue's idp"}, "reason": removed}),
+    ]
+    assert not _key_works(by_rogue_key) and not _scim_key_works(scim_by_rogue_key) and not _key_works(unrecorded_key)
+    assert all(_key_works(k) for k in (by_server_key, by_boss_key, two_by_server_key))
+    assert _scim_key_works(scim_by_server_key)
