@@ -1,4 +1,4 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
@@ -23,16 +23,55 @@ class UserAdmin(BaseUserAdmin):
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
 
 
+# A membership's rights change only through accounts.services, which record the change in the tenant's trail and
+# revoke what must end with it (tokens on a deactivation or a demotion, the last admin kept): the admin shows them.
+MEMBERSHIP_READ_ONLY = (
+    "Memberships are read-only here: their role, clearance, groups and active flag change through the console's "
+    "Members page (or PATCH /api/v1/memberships/ID/), as a tenant admin, which records the change in the tenant's "
+    "audit trail and revokes the tokens a deactivation or demotion ends. An operator adds a member with "
+    "`manage.py kb_user create`. Deleting a membership here revokes the tokens it minted first."
+)
+
+
 class GroupMembershipInline(admin.TabularInline):
     model = GroupMembership
     extra = 0
 
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    """Shown, and deletable (``accounts.signals`` revokes what a deleted membership minted), never added or
+    changed here: a save here would bypass ``accounts.services.membership_update`` -- no audit record, no token
+    revoked on a deactivation or demotion (found attacking identity, 2026-12-04)."""
+
     list_display = ("user", "tenant", "role", "clearance", "is_active")
     list_filter = ("tenant", "role", "clearance")
     inlines = [GroupMembershipInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, MEMBERSHIP_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, MEMBERSHIP_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 @admin.register(Group)

@@ -10,7 +10,9 @@
   time: the request counts the rate limits and hands the address to the mail thread, which looks it up,
   records the request and sends the mail (Django's token, single-use because it hashes the password,
   expiring after ``PASSWORD_RESET_TIMEOUT``) only to an active user with an active membership. Both
-  pages are rate limited per address and per client.
+  pages are rate limited per address and per client. Setting the new password ends the account's other
+  sessions (Django's session hash is of the password) and, as the person chooses on the form (checked by
+  default), revokes their API tokens in each tenant the password opens (:func:`password_reset_save`).
 
 Everything is recorded in the audit trail of the tenant(s) concerned, never with the key.
 """
@@ -34,13 +36,14 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.errors import ApplicationError, Conflict, NotFound
-from accounts.models import Group, Invitation, Membership, MemberSource, Role, Tenant, User
+from accounts.models import ApiToken, Group, Invitation, Membership, MemberSource, Role, Tenant, User
 from accounts.passwords import validate_new_password
 from accounts.policy import AccessLevel
 from accounts.ratelimit import rate_hit
 from accounts.services import (
     groups_by_slugs,
     membership_set_groups,
+    membership_tokens_revoke,
     parse_level,
     parse_role,
     provider_memberships_unconsent,
@@ -317,8 +320,26 @@ def mail_thread_drained() -> None:
     _mailer.submit(lambda: None).result()
 
 
+RESET_TOKENS_REASON = "its member reset their password"
+
+
+def reset_tokens_count(user: User) -> int:
+    """How many live API tokens a reset of ``user``'s password may revoke: those of the memberships the password
+    opens (:func:`active_memberships_of`, the tenants the reset is recorded in), each counted acting for its
+    tenant. A membership the person did not agree to (a tenant's provider made it) is not among them: its tenant
+    must not hear of the account's reset, and a revocation there would be its record."""
+    memberships = active_memberships_of(user)
+    total = 0
+    for membership in memberships:
+        tenant_activate(membership.tenant_id)
+        total += ApiToken.objects.filter(membership=membership, revoked_at__isnull=True).count()
+    if memberships:
+        tenant_activate(None)
+    return total
+
+
 @transaction.atomic
-def password_reset_save(*, user: User, password_hash: str, token: str) -> bool:
+def password_reset_save(*, user: User, password_hash: str, token: str, revoke_tokens: bool = False) -> bool:
     """Write a reset link's new password, hashed already (the slow part, done before this), and only the password:
     if the account may still be mailed a link (an active user, locked here, with an active membership they agreed
     to: :func:`_password_reset_work`'s rule) and the link's ``token`` is still good for it; False, writing nothing,
@@ -326,14 +347,29 @@ def password_reset_save(*, user: User, password_hash: str, token: str) -> bool:
     user, then hashed and saved the whole user it had read -- a deactivation committed in between still had the
     password set, and a user deactivated then was active again. The token is checked again on the locked row
     (found reviewing that fix): a link dies with the password it was made for, and a password changed meanwhile
-    -- by the account's owner, or by the same link submitted twice at once -- was written over."""
+    -- by the account's owner, or by the same link submitted twice at once -- was written over.
+
+    ``revoke_tokens`` (the form's "Also revoke my API tokens", checked by default): every live API token of the
+    memberships the password opens is revoked with the password, in the same transaction, each a ``token.revoke``
+    record in its own tenant by the person's membership there, "its member reset their password" -- a reset is
+    often the recovery of a compromised account, and a token outlives any password (found attacking identity,
+    2026-12-04). Each tenant's records name its own tokens alone; a membership not agreed to is left alone (no
+    record may reach its tenant). The account's other sessions end anyway: Django's session hash is of the
+    password."""
     locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
-    if locked is None or not active_memberships_of(locked):
+    memberships = active_memberships_of(locked) if locked is not None else []
+    if not memberships:
         return False
     if not token or not default_token_generator.check_token(locked, token):
         return False
     locked.password = password_hash
     locked.save(update_fields=["password"])
+    if revoke_tokens:
+        # Each tenant's tokens read and written acting for it; a failure rolls the setting back with the rest.
+        for membership in memberships:
+            tenant_activate(membership.tenant_id)
+            membership_tokens_revoke(membership=membership, actor=membership, reason=RESET_TOKENS_REASON)
+        tenant_activate(None)
     return True
 
 

@@ -319,6 +319,14 @@ def membership_deactivated_revoke(*, membership: Membership, actor: Membership |
                                  reason="its member was deactivated")
 
 
+def membership_tokens_revoke(*, membership: Membership, actor: Membership | None, reason: str) -> list[str]:
+    """Revoke every live API token of ``membership``, whoever minted it, each a ``token.revoke`` record in its
+    tenant naming ``reason``; returns their prefixes. The caller acts for the membership's tenant, in a
+    transaction."""
+    own = ApiToken.objects.select_for_update().filter(membership=membership, revoked_at__isnull=True).order_by("pk")
+    return _revoke_each(own, scim=False, actor=actor, tenant_id=membership.tenant_id, reason=reason)
+
+
 def membership_identity_reset(*, membership: Membership, actor: Membership | None, reason: str) -> dict:
     """The membership now belongs to another person (its address changed): its single sign-on links
     (the old person's subject at the provider) are removed and its live API tokens (held by the old

@@ -101,3 +101,56 @@ def test_admin_still_lists_and_shows_them(world, superuser):
     for name, obj in (("document", world.doc), ("section", chunk.section), ("chunk", chunk)):
         assert client.get(reverse(f"admin:kb_{name}_changelist")).status_code == 200
         assert client.get(reverse(f"admin:kb_{name}_change", args=[obj.pk])).status_code == 200
+
+
+# ----------------------------------------------------------------------------- memberships
+
+
+def _membership_change_post(membership, user: User, group) -> object:
+    """What the membership's change form posted before it was read-only: made an admin with the highest
+    clearance, deactivated (``is_active`` left out, as an unticked box), and put in ``group`` by the inline."""
+    client = Client()
+    client.force_login(user)
+    prefix = "groupmembership_set"
+    data = {
+        "user": membership.user_id, "tenant": membership.tenant_id, "role": "admin",
+        "clearance": str(int(AccessLevel.RESTRICTED)), "source": membership.source, "scim_profile": "{}",
+        "consented": "on",
+        f"{prefix}-TOTAL_FORMS": "1", f"{prefix}-INITIAL_FORMS": "0", f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000", f"{prefix}-0-id": "", f"{prefix}-0-membership": membership.pk,
+        f"{prefix}-0-group": group.pk,
+    }
+    return client.post(reverse("admin:accounts_membership_change", args=[membership.pk]), data)
+
+
+def test_membership_change_form_cannot_change_role_clearance_groups_or_active(superuser):
+    """An operator's save in the admin bypassed ``accounts.services.membership_update``: a deactivation revoked none
+    of the member's tokens (a reactivation later brought the keys back), a demotion none of the tokens the admin had
+    minted for others, and nothing reached the tenant's trail. The change form is read-only now, pointing to the
+    console; a post changes nothing."""
+    from accounts.models import ApiToken, Membership
+    from accounts.services import api_token_create, group_create, membership_create, tenant_create
+    from audit.models import AuditEvent
+
+    tenant = tenant_create(slug="admin-edit", name="Admin edit")
+    membership_create(tenant=tenant, email="boss@edit.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="member@edit.example", role="editor", clearance="internal")
+    group = group_create(tenant=tenant, slug="inner-circle")
+    token, _ = api_token_create(membership=member, name="laptop")
+    records = AuditEvent.objects.count()
+
+    def state():
+        m = Membership.objects.get(pk=member.pk)
+        return m.role, m.clearance, m.is_active, list(m.groups.values_list("slug", flat=True))
+
+    before = state()
+    response = _membership_change_post(member, superuser, group)
+    assert response.status_code == 403, response.status_code
+    assert state() == before == ("editor", AccessLevel.INTERNAL, True, [])
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is None and AuditEvent.objects.count() == records
+    client = Client()
+    client.force_login(superuser)
+    page = client.get(reverse("admin:accounts_membership_change", args=[member.pk]))
+    assert page.status_code == 200 and b"read-only here" in page.content and b"Members page" in page.content
+    assert client.get(reverse("admin:accounts_membership_add")).status_code == 403
+    assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.views import INTERNAL_RESET_SESSION_TOKEN, PasswordResetCompleteView, PasswordResetConfirmView
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -143,12 +144,33 @@ def password_forgot(request):
                   status=400 if request.method == "POST" else 200)
 
 
+class ResetForm(SetPasswordForm):
+    """Django's new-password form, and -- when the person has API tokens in the tenants the password opens --
+    "Also revoke my N API tokens", checked by default: a reset is often the recovery of an account someone else
+    has used, and the tokens would outlive the password."""
+
+    def __init__(self, user, *args, tokens: int = 0, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        if tokens:
+            self.fields["revoke_tokens"] = forms.BooleanField(
+                required=False, initial=True,
+                label=f"Also revoke my {tokens} API token{'' if tokens == 1 else 's'}",
+                help_text="Recommended if someone else may have used your account. Scripts and apps using them stop "
+                          "working; an admin mints new ones. Your other signed-in sessions end either way.")
+
+
 class PasswordResetConfirm(PasswordResetConfirmView):
     """Django's view (token check, the token moved out of the address, the validators); an invalid
     or used link answers 404."""
 
     template_name = "console/people/reset_confirm.html"
     success_url = reverse_lazy("console:password-reset-complete")
+    form_class = ResetForm
+
+    def get_form_kwargs(self):
+        # Django builds the form for a link that is not valid too (and shows none): no user, nothing counted.
+        tokens = invitations.reset_tokens_count(self.user) if self.validlink else 0
+        return {**super().get_form_kwargs(), "tokens": tokens}
 
     def get_user(self, uidb64):
         """The link's user while they may still be mailed one -- active, with an active membership
@@ -171,10 +193,14 @@ class PasswordResetConfirm(PasswordResetConfirmView):
         before saved -- a deactivated user was active again)."""
         form.save(commit=False)  # hashes the new password into form.user; nothing written
         token = self.request.session.pop(INTERNAL_RESET_SESSION_TOKEN, None)  # checked again on the locked row
-        if not invitations.password_reset_save(user=form.user, password_hash=form.user.password, token=token or ""):
+        revoke = bool(form.cleaned_data.get("revoke_tokens"))
+        if not invitations.password_reset_save(user=form.user, password_hash=form.user.password, token=token or "",
+                                               revoke_tokens=revoke):
             self.validlink = False
             return self.render_to_response(self.get_context_data())
         invitations.password_reset_record(user=form.user, address=_address(self.request))
+        if revoke:
+            messages.success(self.request, "Your API tokens were revoked.")
         return HttpResponseRedirect(self.get_success_url())
 
 

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from accounts.models import Membership, MemberSource, User
-from accounts.services import group_create, tenant_create
+from accounts.models import ApiToken, Membership, MemberSource, User
+from accounts.services import api_token_create, group_create, tenant_create
 from tests.browser.conftest import PASSWORD, console_member, screenshot, sign_in
 from tests.mail_server import link_in
 
@@ -53,6 +53,8 @@ def test_an_invitation_from_the_members_page_to_the_dashboard(page, another_page
 
 
 def test_forgot_password_mails_a_link_that_sets_a_new_one(page, admin, smtp_inbox):
+    """... and offers to revoke the person's API tokens, checked: a reset is often an account's recovery."""
+    token, _ = api_token_create(membership=admin, name="laptop")
     page.goto("/sign-in/")
     page.click("#forgot-password")
     page.fill("#id_email", "admin@acme.test")
@@ -63,9 +65,13 @@ def test_forgot_password_mails_a_link_that_sets_a_new_one(page, admin, smtp_inbo
     page.wait_for_url(re.compile(r"set-password/$"))
     page.fill("#id_new_password1", NEW_PASSWORD)
     page.fill("#id_new_password2", NEW_PASSWORD)
+    assert page.locator("#revoke-tokens label").inner_text().strip() == "Also revoke my 1 API token"
+    assert page.is_checked("#id_revoke_tokens")
     page.click("button[type=submit]")
     page.locator("#reset-complete").wait_for()
+    page.get_by_role("status").filter(has_text="Your API tokens were revoked.").wait_for()
     assert User.objects.get(email="admin@acme.test").check_password(NEW_PASSWORD)
+    assert ApiToken.objects.get(pk=token.pk).revoked_at is not None
     sign_in(page, "admin@acme.test", NEW_PASSWORD)
     page.wait_for_url("/")  # the dashboard: r"/$" would match the sign-in page it leaves
     page.goto(path)  # used: refused
