@@ -142,12 +142,20 @@ def _not_utf8(rel: str) -> dict | None:
     return None
 
 
+def _not_utf8_shown(rel: str) -> str:
+    """``rel`` as it can be stored and shown: a name that is not UTF-8 with U+FFFD in place."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path, source.tenant.slug)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
     errors: list[dict] = []
+    # The access files above the root first, then the root's own (listed first): whatever subfolder fails to list
+    # later, they decide who may read its name (ListingError.listing).
+    above = _access_above(root, source.tenant.slug, deadline)
     stack = [root]
     while stack:
         if out_of_time(deadline):
@@ -156,11 +164,21 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
         try:
             children = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            raise ListingError(f"could not list {directory}: {exc.strerror}") from None
+            if directory == root:  # the source's own folder: its path is the source's setting
+                raise ListingError(f"could not list {directory}: {exc.strerror}") from None
+            # A subfolder's name is a path of the source (found reviewing sources, review 14: "could not list
+            # .../board/2027-layoffs" reached every admin): named only to who may read it.
+            rel = _not_utf8_shown(str(directory.relative_to(root))) + "/"
+            raise ListingError(
+                f"could not list a folder of the source ({exc.strerror}; nothing was synced or deleted): {rel}", path=rel,
+                without_path=f"a folder you may not read could not be listed ({exc.strerror}); nothing was synced "
+                             "or deleted", listing=Listing(list(entries), errors=list(errors), above=above)) from None
         for child in children:
             rel = str(Path(child.path).relative_to(root))
             odd = _not_utf8(rel)
             if odd is not None:  # a folder of that name is not entered either
+                if child.is_dir(follow_symlinks=False):
+                    odd["path"] += "/"  # a folder: judged as one (sources.access.folder_access)
                 errors.append(odd)
                 continue
             if child.is_symlink():
@@ -175,7 +193,7 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
             st = child.stat(follow_symlinks=False)
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
-    return Listing(entries, errors=errors, above=_access_above(root, source.tenant.slug, deadline))
+    return Listing(entries, errors=errors, above=above)
 
 
 def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -> list[AccessAbove]:
@@ -345,8 +363,13 @@ def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
     """:class:`ListingError` unless the folder ``place`` of a local repository, and every symbolic link inside it,
     stays in the tenant's folder (links not looked for again inside a folder of ``walked``, which gets this one)."""
     real = Path(os.path.realpath(place))
+    # The folders a repository's Git files lead to, and the names inside them (a branch's ref, an alternate's folder
+    # elsewhere in the tenant's folder), are no paths of the source: the source gives them no policy, so they are
+    # named only to an admin who may read every level and group (ListingError without a listing: undecided).
     if not _tenant_may_read(real, tenant_slug):
-        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}")
+        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}",
+                           path=str(place), without_path="the repository reads a folder outside this tenant's folder "
+                                                         f"(not named here): {_allowed_places(tenant_slug)}")
     if _within(real, walked):
         return
     walked.append(real)
@@ -355,7 +378,9 @@ def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
             full = os.path.join(directory, name)
             if os.path.islink(full) and not _tenant_may_read(Path(os.path.realpath(full)), tenant_slug):
                 raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
-                                   f"tenant's folder: {_allowed_places(tenant_slug)}")
+                                   f"tenant's folder: {_allowed_places(tenant_slug)}", path=full,
+                                   without_path="a file of the repository's Git folders (not named here) links "
+                                                f"outside this tenant's folder: {_allowed_places(tenant_slug)}")
 
 
 def _local_repo(path: str, tenant_slug: str):
