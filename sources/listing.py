@@ -451,6 +451,7 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
     from dulwich.repo import Repo
 
     location = git_location(source.url, source.tenant.slug)
+    above: list[AccessAbove] = []  # a local repository's: the access files of the folders above it
     cache = git_cache_path(source)
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
@@ -494,6 +495,12 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             if watchdog is not None:
                 watchdog.start()
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
+            # A repository inside the tenant's folder is under the access files of the folders above it, as a folder
+            # source is (found reviewing sources, review 14: it read only its own, so a repository an operator placed
+            # in a folder restricted by an access file above gave its files whatever policy its source's admin set).
+            worktree = Path(location)
+            above = _access_above(worktree.parent if worktree.name == ".git" else worktree, source.tenant.slug,
+                                  deadline)
             client, path = _local_client(location, source.tenant.slug), location
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
@@ -542,7 +549,7 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors)
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors, above=above)
 
 
 def _git_renames(repo, deadline: float | None = None) -> RenameFinder:
