@@ -713,10 +713,14 @@ def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, So
     without_path = exc.without_path or LISTING_FAILED_ON_A_PATH
     if exc.listing is None:
         return dict(access.UNDECIDED), without_path
-    access_file = access.listing_access_file(exc.listing, group_ids=group_ids, default_level=source.access_level,
-                                             default_groups=source.access_groups)
-    return error_path_access(path, stored=stored, default=(source.access_level, tuple(source.access_groups)),
-                             access_map=access.map_rules(source.access_map), access_file=access_file), without_path
+    try:
+        access_file = access.listing_access_file(exc.listing, group_ids=group_ids, default_level=source.access_level,
+                                                 default_groups=source.access_groups)
+        return error_path_access(path, stored=stored, default=(source.access_level, tuple(source.access_groups)),
+                                 access_map=access.map_rules(source.access_map), access_file=access_file), without_path
+    except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
+        logger.exception("who may read a failed listing's error could not be decided")
+        return dict(access.UNDECIDED), without_path
 
 
 def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None, error_access: dict | None = None,
