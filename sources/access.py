@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import yaml
 
@@ -92,7 +92,7 @@ class AccessFile:
     rules: tuple[Rule, ...] = ()
     error: str = ""  # set: the file is refused, and every item with it
     lookalike: str = ""  # the path of a file named like it, which the error names
-    # The access files above a folder source's root, outermost first: (the root relative to the file's folder, its
+    # The access files above a folder source's root (or a local Git repository), outermost first: (the root relative to the file's folder, its
     # rules), applied before ``rules`` (:func:`listing_access_file`).
     above: tuple[tuple[str, tuple[Rule, ...]], ...] = ()
 
@@ -246,7 +246,7 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
 def listing_access_file(listing: Listing, *, group_ids: Mapping[str, int], default_level: int,
                         default_groups: Sequence[int]) -> AccessFile:
     """The access files of a listing: the source's own (:func:`source_access_file`) and, for a folder source rooted
-    below the tenant's folder, those of the folders above its root (``listing.above``), each read as if the source
+    below the tenant's folder or a local Git repository inside it, those of the folders above its root (``listing.above``), each read as if the source
     were rooted at its folder -- its globs relative to it -- and refused the same way (a look-alike, a link, a
     fault), naming its path relative to the tenant's folder; any refusal refuses the whole, so every item fails.
     Their entries only narrow, checked per path (:func:`item_policy`): an entry for a path of another folder is
@@ -323,14 +323,114 @@ def item_access(policy: tuple[int, Sequence[int]] | None, *, document_id=None,
 
 
 def path_access(path: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule], access_file: AccessFile,
-                document_id=None) -> dict:
+                document_id=None, folder_documents: Iterable = ()) -> dict:
     """:func:`item_access` of ``path`` under its :func:`item_policy` (undecided when that fails): for a path a
-    listing names in an error, which is no item of it."""
+    listing names in an error, which is no item of it. A path ending in ``/`` is a folder: :func:`folder_access`
+    (``folder_documents``: the documents stored below it)."""
+    if path.endswith("/"):
+        return folder_access(path, default=default, access_map=access_map, access_file=access_file,
+                             document_ids=folder_documents)
     try:
         policy = item_policy(path, default=default, access_map=access_map, access_file=access_file)
     except ItemAccessError:
         return item_access(None)
     return item_access(policy, document_id=document_id)
+
+
+def _glob_tokens(glob: str) -> tuple[str, ...]:
+    """``glob`` as :func:`glob_regex` reads it: ``**/``, ``**``, ``*``, ``?`` and single characters."""
+    glob_regex(glob)  # refused as there
+    out, i = [], 0
+    while i < len(glob):
+        for token in ("**/", "**", "*", "?"):
+            if glob.startswith(token, i):
+                out.append(token)
+                i += len(token)
+                break
+        else:
+            out.append(glob[i])
+            i += 1
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def glob_may_match_below(glob: str, folder: str) -> bool:
+    """Whether ``glob`` matches some path below ``folder`` (``a/b/``, ending in ``/``): whether any string starting
+    with ``folder`` is matched. Every glob's rest can be matched once ``folder`` is read (its pieces are literals,
+    ``?``, ``*``, ``**``), so it is whether ``folder`` can be read to its end."""
+    tokens = _glob_tokens(glob)
+
+    @cache
+    def read(t: int, at: int) -> bool:
+        if at == len(folder):
+            return True
+        if t == len(tokens):
+            return False
+        token, c = tokens[t], folder[at]
+        if token == "**":
+            return True  # anything, the rest of ``folder`` included
+        if token == "*":
+            return read(t + 1, at) or (c != "/" and read(t, at + 1))
+        if token == "**/":  # (?:[^/]+/)*
+            if read(t + 1, at):
+                return True
+            end = folder.find("/", at)
+            if end == -1:
+                return True  # inside a segment when ``folder`` ends
+            return end > at and read(t, end + 1)
+        if token == "?":
+            return c != "/" and read(t + 1, at + 1)
+        return token == c and read(t + 1, at + 1)
+
+    return read(0, 0)
+
+
+def glob_covers(glob: str, folder: str) -> bool:
+    """Whether ``glob`` certainly matches every path below ``folder`` (``a/b/``): ``**``, or ``<an ancestor or
+    the folder itself>/**`` written without wildcards. Other globs may match some paths below it only."""
+    if glob == "**":
+        return True
+    if not glob.endswith("/**"):
+        return False
+    base = glob[:-2]  # "a/"
+    return not any(c in base for c in "*?") and folder.startswith(base)
+
+
+def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule],
+                  access_file: AccessFile, document_ids: Iterable = ()) -> dict:
+    """What decides who may read the name of ``folder`` (``a/b/``, relative to the source's root) -- a folder the
+    listing names in an error (it could not be listed, its name is not UTF-8) -- as :func:`item_access` does for
+    a path. The folder's files are not known, so it is every policy the source could give a file below it,
+    fail closed: the map's entries that may match a path below it up to one that matches every such path (else the
+    default too), and every entry of an access file (above the root, then the root's) that may match one
+    (``policies``: an admin must be able to read **each**), and the documents stored below it (``documents``: each
+    must be one they can see). An access file refused, or an entry that may match and does not narrow what comes
+    before it (it would fail its items), leaves it undecided (:data:`UNDECIDED`)."""
+    if access_file.error:
+        return dict(UNDECIDED)
+    folder = folder if folder.endswith("/") else folder + "/"
+    given: list[tuple[int, tuple[int, ...]]] = []
+    for rule in access_map:
+        if glob_may_match_below(rule.path, folder):
+            given.append((rule.level, tuple(rule.groups)))
+            if glob_covers(rule.path, folder):
+                break
+    else:
+        given.append((int(default[0]), tuple(sorted(default[1]))))
+    for prefix, rules in (*access_file.above, ("", access_file.rules)):
+        there = f"{prefix}/{folder}" if prefix else folder
+        narrowed = []
+        for rule in rules:
+            if glob_may_match_below(rule.path, there):
+                if not all(policy_implies(rule.level, rule.groups, level, groups) for level, groups in given):
+                    return dict(UNDECIDED)
+                narrowed.append((rule.level, tuple(rule.groups)))
+        given.extend(narrowed)
+    policies = sorted(set(given))
+    record = item_access(policies[-1], document_id=None)
+    record["policies"] = [[int(level), sorted(int(g) for g in groups)] for level, groups in policies]
+    record["documents"] = sorted({str(d) for d in document_ids if d})
+    return record
 
 
 def item_shown(record: Mapping | None, reader: Reader, *, everything: bool, visible_documents: set[str]) -> bool:
@@ -347,6 +447,11 @@ def item_shown(record: Mapping | None, reader: Reader, *, everything: bool, visi
     if not can_read(reader, level=record["level"], group_ids=record.get("groups") or ()):
         return False
     if record.get("document") and record["document"] not in visible_documents:
+        return False
+    # A folder (folder_access): every policy a file below it could get, every document stored below it.
+    if any(not can_read(reader, level=level, group_ids=groups) for level, groups in record.get("policies") or ()):
+        return False
+    if any(d not in visible_documents for d in record.get("documents") or ()):
         return False
     sections = record.get("sections")
     if sections is not None and not any(can_read(reader, level=level, group_ids=groups) for level, groups in sections):

@@ -12,7 +12,17 @@ RenameFinder = Callable[[dict[str, str], dict[str, str]], dict[str, str]]
 
 
 class ListingError(Exception):
-    pass
+    """A listing that failed. When its message names a path of the source -- a subfolder that could not be listed
+    (``path`` ending in ``/``, relative to the source's root), a website's page -- ``path`` says which,
+    ``without_path`` is the message as an admin who may not read that path reads it, and ``listing`` is what had
+    been listed by then (the access files read so far: the root's and those above it), which decides who may
+    (``sources.services.listing_error_access``; docs/sources.md, "Who sees a source's paths")."""
+
+    def __init__(self, message: str = "", *, path: str = "", without_path: str = "", listing: Listing | None = None):
+        super().__init__(message)
+        self.path = path
+        self.without_path = without_path
+        self.listing = listing
 
 
 class OutOfTime(ListingError):
@@ -48,7 +58,8 @@ class Entry:
 
 @dataclass
 class AccessAbove:
-    """A folder between the tenant's folder and a folder source's root (the root's parent included): its files
+    """A folder between the tenant's folder and a folder source's root or a local Git repository (its parent
+    included): its files
     that are the access file or named like it, each an :class:`Entry` named by its file name."""
 
     folder: str  # relative to the tenant's folder ("": the tenant's folder itself)
@@ -64,7 +75,7 @@ class Listing:
     errors: list[dict] = field(default_factory=list)
     # Content renames beyond identical content (Git's rename detection); None: identical content only.
     renames: RenameFinder | None = None
-    # A folder source rooted below the tenant's folder: the folders above its root, outermost first.
+    # A folder source, or a local Git repository, below the tenant's folder: the folders above its root, outermost first.
     above: list[AccessAbove] = field(default_factory=list)
 
 

@@ -142,12 +142,20 @@ def _not_utf8(rel: str) -> dict | None:
     return None
 
 
+def _not_utf8_shown(rel: str) -> str:
+    """``rel`` as it can be stored and shown: a name that is not UTF-8 with U+FFFD in place."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path, source.tenant.slug)
     if not root.is_dir():
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
     errors: list[dict] = []
+    # The access files above the root first, then the root's own (listed first): whatever subfolder fails to list
+    # later, they decide who may read its name (ListingError.listing).
+    above = _access_above(root, source.tenant.slug, deadline)
     stack = [root]
     while stack:
         if out_of_time(deadline):
@@ -156,11 +164,21 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
         try:
             children = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            raise ListingError(f"could not list {directory}: {exc.strerror}") from None
+            if directory == root:  # the source's own folder: its path is the source's setting
+                raise ListingError(f"could not list {directory}: {exc.strerror}") from None
+            # A subfolder's name is a path of the source (found reviewing sources, review 14: "could not list
+            # .../board/2027-layoffs" reached every admin): named only to who may read it.
+            rel = _not_utf8_shown(str(directory.relative_to(root))) + "/"
+            raise ListingError(
+                f"could not list a folder of the source ({exc.strerror}; nothing was synced or deleted): {rel}", path=rel,
+                without_path=f"a folder you may not read could not be listed ({exc.strerror}); nothing was synced "
+                             "or deleted", listing=Listing(list(entries), errors=list(errors), above=above)) from None
         for child in children:
             rel = str(Path(child.path).relative_to(root))
             odd = _not_utf8(rel)
             if odd is not None:  # a folder of that name is not entered either
+                if child.is_dir(follow_symlinks=False):
+                    odd["path"] += "/"  # a folder: judged as one (sources.access.folder_access)
                 errors.append(odd)
                 continue
             if child.is_symlink():
@@ -175,7 +193,7 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
             st = child.stat(follow_symlinks=False)
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
-    return Listing(entries, errors=errors, above=_access_above(root, source.tenant.slug, deadline))
+    return Listing(entries, errors=errors, above=above)
 
 
 def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -> list[AccessAbove]:
@@ -345,8 +363,13 @@ def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
     """:class:`ListingError` unless the folder ``place`` of a local repository, and every symbolic link inside it,
     stays in the tenant's folder (links not looked for again inside a folder of ``walked``, which gets this one)."""
     real = Path(os.path.realpath(place))
+    # The folders a repository's Git files lead to, and the names inside them (a branch's ref, an alternate's folder
+    # elsewhere in the tenant's folder), are no paths of the source: the source gives them no policy, so they are
+    # named only to an admin who may read every level and group (ListingError without a listing: undecided).
     if not _tenant_may_read(real, tenant_slug):
-        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}")
+        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}",
+                           path=str(place), without_path="the repository reads a folder outside this tenant's folder "
+                                                         f"(not named here): {_allowed_places(tenant_slug)}")
     if _within(real, walked):
         return
     walked.append(real)
@@ -355,7 +378,9 @@ def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
             full = os.path.join(directory, name)
             if os.path.islink(full) and not _tenant_may_read(Path(os.path.realpath(full)), tenant_slug):
                 raise ListingError(f"the repository's {os.path.relpath(full, place)} links outside this "
-                                   f"tenant's folder: {_allowed_places(tenant_slug)}")
+                                   f"tenant's folder: {_allowed_places(tenant_slug)}", path=full,
+                                   without_path="a file of the repository's Git folders (not named here) links "
+                                                f"outside this tenant's folder: {_allowed_places(tenant_slug)}")
 
 
 def _local_repo(path: str, tenant_slug: str):
@@ -426,6 +451,7 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
     from dulwich.repo import Repo
 
     location = git_location(source.url, source.tenant.slug)
+    above: list[AccessAbove] = []  # a local repository's: the access files of the folders above it
     cache = git_cache_path(source)
     cache.parent.mkdir(parents=True, exist_ok=True)
     repo = Repo(str(cache)) if (cache / "objects").exists() else Repo.init_bare(str(cache), mkdir=True)
@@ -469,6 +495,12 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             if watchdog is not None:
                 watchdog.start()
         else:  # a local path, given to the local client as it is (never parsed again: "a:b" is not a host here)
+            # A repository inside the tenant's folder is under the access files of the folders above it, as a folder
+            # source is (found reviewing sources, review 14: it read only its own, so a repository an operator placed
+            # in a folder restricted by an access file above gave its files whatever policy its source's admin set).
+            worktree = Path(location)
+            above = _access_above(worktree.parent if worktree.name == ".git" else worktree, source.tenant.slug,
+                                  deadline)
             client, path = _local_client(location, source.tenant.slug), location
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
@@ -517,7 +549,7 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             entries.append(Entry(rel, "", _never, skip="a symbolic link (not followed)"))
             continue
         entries.append(Entry(rel, item.sha.decode(), _blob_reader(repo, item.sha)))
-    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors)
+    return Listing(entries, revision=obj.id.decode(), renames=_git_renames(repo, deadline), errors=errors, above=above)
 
 
 def _git_renames(repo, deadline: float | None = None) -> RenameFinder:

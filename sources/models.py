@@ -91,6 +91,10 @@ class SourceSync(models.Model):
     errors = models.JSONField(default=list, blank=True)
     skips = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True, default="")  # the sync's own failure (a listing that failed)
+    # Who may read ``error`` (sources.access.item_access; it may name a subfolder or a page), and what the others read.
+    # None with an error: recorded before the rule, read only by an admin who may read every level and group.
+    error_access = models.JSONField(null=True, blank=True, default=None)
+    error_without_path = models.TextField(blank=True, default="")
     revision = models.CharField(max_length=100, blank=True, default="")  # git: the commit synced
     timings = models.JSONField(default=dict, blank=True)  # seconds per stage
     attempts = models.PositiveIntegerField(default=0)

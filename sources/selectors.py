@@ -25,7 +25,7 @@ from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
-from sources.services import JOB_STATS_KEY, rename_plan
+from sources.services import JOB_STATS_KEY, error_path_access, listing_error_access, rename_plan
 
 PREVIEW_MAX_ITEMS = 2000
 
@@ -127,7 +127,10 @@ def _preview(source: Source) -> dict:
         except OutOfTime as exc:
             return {"error": _stopped(source, exc), "items": [], "counts": {}}
         except (ListingError, ValueError) as exc:
-            return {"error": str(exc), "items": [], "counts": {}}
+            shown_to, without_path = listing_error_access(exc, source=source, stored=stored,
+                                                          group_ids={s: g for g, s in slugs.items()})
+            return {"error": str(exc), "error_access": shown_to, "error_without_path": without_path,
+                    "items": [], "counts": {}}
         try:
             return _preview_of(source, listing, stored, slugs, deadline)
         except OutOfTime as exc:
@@ -203,11 +206,9 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                       "access": access.item_access((item.access_level, item.access_groups),
                                                    document_id=item.document_id)})
     errors = []
-    for error in listing.errors:  # a path, shown as an item would be
-        item = stored.get(error["path"])
-        errors.append({**error, "access": access.path_access(error["path"], default=default, access_map=rules,
-                                                             access_file=access_file,
-                                                             document_id=item.document_id if item else None)})
+    for error in listing.errors:  # a path (a file's, a folder's), shown as an item would be
+        errors.append({**error, "access": error_path_access(error["path"], stored=stored, default=default,
+                                                            access_map=rules, access_file=access_file)})
     return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
             "listed": len(entries), "errors": errors, "revision": listing.revision}
 
@@ -238,11 +239,17 @@ def viewer_of(member: Membership | None) -> Viewer:
 
 
 def _visible_documents(viewer: Viewer, rows: Iterable[dict]) -> set[str]:
-    """The documents named by ``rows``' records that ``viewer`` can see: one query for all of them."""
+    """The documents named by ``rows``' records that ``viewer`` can see: one query for all of them (a folder's
+    record names every document stored below it)."""
     if viewer.reader is None or viewer.everything:
         return set()
-    documents = {r["access"]["document"] for r in rows
-                 if isinstance(r.get("access"), dict) and r["access"].get("document")}
+    documents = set()
+    for row in rows:
+        record = row.get("access")
+        if isinstance(record, dict):
+            documents.update(str(d) for d in (record.get("documents") or ()) if d)
+            if record.get("document"):
+                documents.add(str(record["document"]))
     if not documents:
         return set()
     return {str(pk) for pk in Document.objects.filter(tenant_id=viewer.member.tenant_id, pk__in=documents)
@@ -268,24 +275,50 @@ def rows_shown(*, member: Membership | None, rows: list[dict]) -> tuple[list[dic
     return _shown(viewer, _visible_documents(viewer, rows), rows)
 
 
+# A sync's own error recorded before who may read it was (``SourceSync.error_access``): it may name a subfolder.
+ERROR_RECORDED_BEFORE = ("the sync failed; its error was recorded before errors were checked for the paths they "
+                         "name, so only an admin who may read every level and group reads it (sync again to see yours)")
+
+
+def _error_shown(viewer: Viewer, visible: set[str], error: str, record, without_path: str) -> tuple[str, int]:
+    """A failed listing's ``error`` as ``viewer`` may read it (its :func:`sources.services.listing_error_access`
+    ``record``): itself, or ``without_path`` -- "a folder you may not read could not be listed" -- and 1 counted
+    hidden. No error: ("", 0)."""
+    if not error:
+        return "", 0
+    if record is None:
+        record, without_path = dict(access.UNDECIDED), ERROR_RECORDED_BEFORE
+    if viewer.reader is not None and access.item_shown(record, viewer.reader, everything=viewer.everything,
+                                                       visible_documents=visible):
+        return error, 0
+    return without_path or ERROR_RECORDED_BEFORE, 1
+
+
 def preview_shown(*, member: Membership | None, preview: dict) -> dict:
     """A preview (:func:`_preview`) as ``member`` may see it: the rows of :func:`rows_shown` (``hidden``,
-    ``errors_hidden``: how many are left out), the counts of the rows shown, and the access file's error without
-    its words below the top clearance and every group."""
+    ``errors_hidden``: how many are left out), the counts of the rows shown, the access file's error without
+    its words below the top clearance and every group, and a failed listing's error without the path it names to
+    an admin who may not read that path (counted in ``errors_hidden``)."""
     viewer = viewer_of(member)
-    visible = _visible_documents(viewer, [*preview.get("items", []), *preview.get("errors", [])])
+    failed = {"access": preview["error_access"]} if "error_access" in preview else {}
+    visible = _visible_documents(viewer, [*preview.get("items", []), *preview.get("errors", []), failed])
     items, hidden = _shown(viewer, visible, preview.get("items", []))
     errors, errors_hidden = _shown(viewer, visible, preview.get("errors", []))
-    shown = {k: v for k, v in preview.items() if k != "error_without_words"}
+    shown = {k: v for k, v in preview.items() if k not in ("error_without_words", "error_access", "error_without_path")}
     if preview.get("error_without_words") and not viewer.everything:
         shown["error"] = preview["error_without_words"]
+    if "error_access" in preview:
+        shown["error"], error_hidden = _error_shown(viewer, visible, preview.get("error", ""),
+                                                    preview["error_access"], preview.get("error_without_path", ""))
+        errors_hidden += error_hidden
     return {**shown, "items": items, "counts": dict(Counter(i["action"] for i in items)), "hidden": hidden,
             "errors": errors, "errors_hidden": errors_hidden}
 
 
 def sync_rows_shown(*, member: Membership | None, sync: SourceSync, viewer: Viewer | None = None) -> dict:
-    """A sync's ``errors`` and ``skips`` as ``member`` may see them (:func:`rows_shown`), with
-    ``errors_hidden`` and ``skips_hidden``."""
+    """A sync's ``error`` (its failed listing's: :func:`_error_shown`), ``errors`` and ``skips`` as ``member`` may
+    see them (:func:`rows_shown`), with ``errors_hidden`` (the error too, when it is not shown) and
+    ``skips_hidden``."""
     return syncs_rows_shown(member=member, syncs=[sync], viewer=viewer)[sync.pk]
 
 
@@ -296,11 +329,14 @@ def syncs_rows_shown(*, member: Membership | None, syncs: Iterable[SourceSync],
     (found reviewing review 13: the list of syncs read the member and their documents again for each one)."""
     syncs = list(syncs)
     viewer = viewer or viewer_of(member)
-    visible = _visible_documents(viewer, [r for s in syncs for r in (*(s.errors or ()), *(s.skips or ()))])
+    visible = _visible_documents(viewer, [r for s in syncs for r in (*(s.errors or ()), *(s.skips or ()),
+                                                                     {"access": s.error_access})])
     found = {}
     for sync in syncs:
         errors, errors_hidden = _shown(viewer, visible, list(sync.errors or ()))
         skips, skips_hidden = _shown(viewer, visible, list(sync.skips or ()))
-        found[sync.pk] = {"errors": errors, "skips": skips, "errors_hidden": errors_hidden,
+        # The sync's own error (a failed listing's) may name a subfolder or a page: read as its record says.
+        error, error_hidden = _error_shown(viewer, visible, sync.error, sync.error_access, sync.error_without_path)
+        found[sync.pk] = {"error": error, "errors": errors, "skips": skips, "errors_hidden": errors_hidden + error_hidden,
                           "skips_hidden": skips_hidden}
     return found

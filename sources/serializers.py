@@ -74,7 +74,9 @@ class SyncOutputSerializer(serializers.Serializer):
     unchanged = serializers.IntegerField()
     skipped = serializers.IntegerField()
     failed = serializers.SerializerMethodField()
-    error = serializers.CharField()
+    # The sync's own error (a failed listing's) as the caller may read it: without the subfolder or page it names
+    # unless they may read that path (``sources.selectors.sync_rows_shown``; then counted in ``errors_hidden``).
+    error = serializers.SerializerMethodField()
     # The items the caller may see (``sources.selectors.sync_rows_shown``: context ``member``); the others counted.
     errors = serializers.SerializerMethodField()
     skips = serializers.SerializerMethodField()
@@ -103,6 +105,9 @@ class SyncOutputSerializer(serializers.Serializer):
             cache[sync.pk] = selectors.sync_rows_shown(member=self.context.get("member"), sync=sync,
                                                        viewer=self.context["_viewer"])
         return cache[sync.pk]
+
+    def get_error(self, sync) -> str:
+        return self._rows(sync)["error"]
 
     @extend_schema_field(ROWS)
     def get_errors(self, sync) -> list[dict]:

@@ -434,7 +434,9 @@ def sync_run(sync_id: str) -> str:
                           for p, i in stored.items() if i.document_id}
         listing = list_source(source, credentials=credentials_decrypt(source.credentials), stored=web_stored)
     except (ListingError, ValueError) as exc:
-        _finish(sync, error=str(exc)[:2000])
+        shown_to, without_path = listing_error_access(exc, source=source, stored=stored,
+                                                      group_ids={s: g for g, s in run.slugs.items()})
+        _finish(sync, error=str(exc)[:2000], error_access=shown_to, error_without_path=without_path[:2000])
         return SourceSync.Status.FAILED
     timings["listing"] = round(time.perf_counter() - t0, 3)
     try:
@@ -463,10 +465,8 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),
                                                  revision=listing.revision, heartbeat_at=timezone.now())
     for error in listing.errors:  # a path, shown as an item would be (sources.access.item_access)
-        item = stored.get(error["path"])
-        run.errors[error["path"]] = {**error, "access": access.path_access(
-            error["path"], default=default, access_map=rules, access_file=access_file,
-            document_id=item.document_id if item is not None else None)}
+        run.errors[error["path"]] = {**error, "access": error_path_access(
+            error["path"], stored=stored, default=default, access_map=rules, access_file=access_file)}
     t_renames = time.perf_counter()
     run.renames = rename_plan(listing, entries, stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
@@ -684,12 +684,57 @@ def _section_policies(document: Document) -> list[tuple[int, tuple[int, ...]]]:
     return sorted(found) or [(document.access_level, tuple(sorted(document.access_groups)))]
 
 
-def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None) -> None:
+def error_path_access(path: str, *, stored: dict[str, SourceItem], default, access_map, access_file) -> dict:
+    """Who may see a path a listing names in an error (``sources.access.path_access``): a file's by its policy and
+    the document it is stored as, a folder's (``a/b/``) by every policy a file below it could get and every document
+    stored below it."""
+    item = stored.get(path)
+    below = [i.document_id for p, i in stored.items() if p.startswith(path)] if path.endswith("/") else ()
+    return access.path_access(path, default=default, access_map=access_map, access_file=access_file,
+                              document_id=item.document_id if item is not None else None, folder_documents=below)
+
+
+# A failed listing's error that names no path: every admin of the source reads it.
+EVERY_ADMIN = access.item_access((int(AccessLevel.PUBLIC), ()))
+LISTING_FAILED_ON_A_PATH = "the listing failed on a path you may not read (not named here); nothing was synced or deleted"
+
+
+def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, SourceItem],
+                         group_ids: dict[str, int]) -> tuple[dict, str]:
+    """Who may read a failed listing's error, and what the others read instead (docs/sources.md, "Who sees a
+    source's paths"; found reviewing sources, review 14: "could not list .../board/2027-layoffs" reached every
+    admin). An error naming no path of the source: every admin (``""``). One naming a subfolder or a page
+    (``ListingError.path``): who may read it by the access files read before the listing failed -- the root's and
+    those above it (``ListingError.listing``; a folder: :func:`sources.access.folder_access`); without them
+    (a Git folder's, no path of the source): only an admin who may read every level and group."""
+    path = getattr(exc, "path", "")
+    if not path:
+        return dict(EVERY_ADMIN), ""
+    without_path = exc.without_path or LISTING_FAILED_ON_A_PATH
+    if exc.listing is None:
+        return dict(access.UNDECIDED), without_path
+    try:
+        access_file = access.listing_access_file(exc.listing, group_ids=group_ids, default_level=source.access_level,
+                                                 default_groups=source.access_groups)
+        return error_path_access(path, stored=stored, default=(source.access_level, tuple(source.access_groups)),
+                                 access_map=access.map_rules(source.access_map), access_file=access_file), without_path
+    except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
+        logger.exception("who may read a failed listing's error could not be decided")
+        return dict(access.UNDECIDED), without_path
+
+
+def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None, error_access: dict | None = None,
+            error_without_path: str = "") -> None:
+    """End the sync. ``error``: its own failure, read by who ``error_access`` says (every admin when not given: it
+    names no path), the others reading ``error_without_path``."""
     sync.refresh_from_db()
     failed = bool(error) or sync.failed > 0
+    if error and error_access is None:
+        error_access = dict(EVERY_ADMIN)
     SourceSync.objects.filter(pk=sync.pk, status__in=UNFINISHED).update(
         status=SourceSync.Status.FAILED if failed else SourceSync.Status.SUCCEEDED, stage="done",
-        error=error, finished_at=timezone.now(), heartbeat_at=timezone.now(),
+        error=error, error_access=error_access, error_without_path=error_without_path,
+        finished_at=timezone.now(), heartbeat_at=timezone.now(),
         **({"timings": timings} if timings is not None else {}),
     )
     sync.refresh_from_db()

@@ -238,9 +238,15 @@ def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Lis
                 continue
             held += len(content)
             if held > most:
+                # The page is a path of the source: named only to who may read it (ListingError.path).
                 raise ListingError(f"the site's pages pass {most} bytes in all (BULKHEAD_SOURCE_MAX_CRAWL_BYTES) at "
                                    f"page {len(entries) + 1} ({url[:200]}); narrow the source (options.prefix, "
-                                   "options.max_pages): nothing was synced or deleted")
+                                   "options.max_pages): nothing was synced or deleted", path=url,
+                                   without_path=f"the site's pages pass {most} bytes in all "
+                                                f"(BULKHEAD_SOURCE_MAX_CRAWL_BYTES) at page {len(entries) + 1} (a "
+                                                "page you may not read); narrow the source (options.prefix, "
+                                                "options.max_pages): nothing was synced or deleted",
+                                   listing=Listing(list(entries), errors=list(errors)))
             entries.append(entry)
             if (entry.content_type or "text/html") in HTML_TYPES:
                 for link in page_links(response.url, content):

@@ -16,7 +16,7 @@ from accounts.services import api_token_create, group_create, membership_create,
 from sources.models import SourceItem
 from sources.selectors import source_preview
 from sources.services import source_create, sync_start
-from tests.sources_helpers import tenant_folder, wait_for_sync, write
+from tests.sources_helpers import git_commit, tenant_folder, wait_for_sync, write
 
 # The tenant folder's file: a group-only entry first (the first match wins), then the whole board restricted.
 ABOVE = ("- path: 'board/minutes/budget-*.md'\n  access_level: internal\n  groups: [finance]\n"
@@ -136,3 +136,51 @@ def test_a_refused_or_look_alike_file_above_the_root_fails_the_preview(db, where
         assert theirs["error"] and theirs["items"] == [] and "nobody" not in theirs["error"], theirs
         assert "Bulkhead-Access" not in theirs["error"] and ".bak" not in theirs["error"], theirs["error"]
         assert not [w for w in NAMES if w in str(theirs)], theirs
+
+
+def _run(source):
+    from sources.models import SourceSync
+    from sources.services import sync_run
+
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+    sync_run(str(sync.pk))
+    return SourceSync.objects.get(pk=sync.pk)
+
+
+@pytest.mark.parametrize("form", ["{repo}", "file://{repo}"])
+def test_a_local_git_repository_reads_the_access_files_above_it(db, form):
+    """A Git repository an operator placed below a folder of the tenant's folder restricted by an access file above
+    it (found reviewing sources, review 14: only the repository's own file was read, so its source's admin gave its
+    files whatever policy they liked) is under those files as a folder source is: the same folders, read the same
+    way (``sources.listing._access_above``, ``sources.access.listing_access_file``)."""
+    tenant, finance, internal, top, folder = _tenant(f"src-above-git{'-file' if 'file' in form else ''}")
+    repo = folder / "board/minutes"
+    git_commit(repo, {"budget-2027.md": FILES["board/minutes/budget-2027.md"],
+                      "notes-2027.md": FILES["board/minutes/notes-2027.md"]})
+    source = source_create(actor=top, tenant=tenant, kind="git", name="minutes", url=form.format(repo=repo),
+                           access_level="internal")
+    expected = {"budget-2027.md": ("add", INTERNAL, ("finance",)), "notes-2027.md": ("add", RESTRICTED, ("finance",))}
+    full = source_preview(member=top, source=source)
+    assert full["error"] == "" and _policies(full) == expected, full
+    theirs = source_preview(member=internal, source=source)
+    assert theirs["items"] == [] and theirs["hidden"] == 2 and not [w for w in NAMES if w in str(theirs)], theirs
+    _, token = api_token_create(membership=internal, name="k")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    answer = api.post("/api/v1/sources/preview/", {"kind": "git", "name": "again", "access_level": "public",
+                                                   "url": form.format(repo=repo)}, format="json")
+    assert answer.status_code == 200 and answer.json()["hidden"] == 2, answer.content
+    assert not [w for w in NAMES if w in answer.content.decode()], answer.content
+
+    sync = _run(source)
+    assert (sync.status, sync.added, sync.failed) == ("succeeded", 2, 0), (sync.error, sync.errors)
+    stored = {i.path: (AccessLevel(i.access_level).name.lower(),
+                       tuple("finance" for g in i.access_groups if g == finance.pk))
+              for i in SourceItem.objects.filter(source=source)}
+    assert stored == {p: v[1:] for p, v in expected.items()}, stored
+
+    # A file named like the access file in a folder above the repository fails every item, naming it.
+    write(folder, {"board/.bulkhead-access.yml": "- path: '**'\n  access_level: public\n"})
+    sync = _run(source)
+    assert (sync.failed, sync.changed) == (2, 0), (sync.error, sync.errors)
+    assert all("board/.bulkhead-access.yml" in e["error"] for e in sync.errors), sync.errors
