@@ -289,7 +289,26 @@ STYLE_SHEETS = {
     "text-security-in-media-rule": ("@media (min-width: 1px) { .x { -webkit-text-security: disc } }", 'class="x"'),
     "custom-property-from-root": (":root { --hide: none } .x { display: var(--hide) }", 'class="x"'),
     "custom-property-on-ancestor": (".wrap { --ink: white } .y { color: var(--ink) }", 'class="y"'),
+    # Shown only while selected (2026-12-04, decided; chromium 156: no pixel unselected): a ::selection rule styles
+    # nothing a reader sees until they select the text, so the text is judged by its own colour.
+    "selection-only-reveal": (".x { color: transparent } .x::selection { color: black; background: yellow }",
+                              'class="x"'),
+    "selection-only-reveal-vendor": (".x { color: #fff } .x::-moz-selection { color: #000 }", 'class="x"'),
+    "selection-only-reveal-text-fill": (".x { -webkit-text-fill-color: transparent } "
+                                        ".x::selection { -webkit-text-fill-color: black }", 'class="x"'),
 }
+
+
+@pytest.mark.parametrize("rule", [".x::selection { color: transparent }", ".x::-moz-selection { color: transparent }",
+                                  ".x::selection { display: none }", ".x::target-text { color: transparent }",
+                                  ".x::highlight(h) { color: transparent }"])
+def test_html_text_hidden_only_while_selected_or_highlighted_stays(rule):
+    """A ::selection (or highlight) rule that hides: a reader sees the text until they select it (chromium 156:
+    drawn). A vendor pseudo-element this reader does not know is read without it only for what hides by itself."""
+    doc = parsed(html(f'<p>{VISIBLE} <span class="x">{PAYLOAD}</span> {AFTER}</p>', head=f"<style>{rule}</style>"),
+                 "page.html")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and removed(doc) == 0
 
 
 @pytest.mark.parametrize("case", sorted(STYLE_SHEETS))
@@ -1082,6 +1101,70 @@ def test_markdown_raw_html_attributes_never_reach_the_model(markup):
         doc = parsed(source, "note.md")
         assert not reaches_model(doc, PAYLOAD), source
         assert VISIBLE in doc.text
+
+
+# Form controls (2026-12-04, decided): what a reader sees of a control is its box -- a text field's value, a greyed
+# placeholder while it is empty, a textarea's text, a select's chosen option (the others on a click, which the browser
+# itself opens, as a closed <details>), a button's label; a hidden input shows nothing. The HTML page parser drops the
+# controls whole (page chrome, `html._DROPPED`: their visible text is lost, nothing hidden gained); Markdown and e-mail
+# keep the text of a textarea, an option and a button, judged by the CSS rules as any element's; no parser reads an
+# attribute value of a control (a value, a placeholder, a name). Found deciding it: a Markdown block-level <textarea>
+# kept its start tag whole, so its attribute values reached the model (`markdown_hidden._Page.raw_element`).
+FORM_CONTROLS_UNSEEN = {
+    "hidden-input": f'<input type="hidden" name="token" value="{PAYLOAD}">',
+    "text-input-value": f'<input type="text" value="{PAYLOAD}">',
+    "placeholder": f'<input placeholder="{PAYLOAD}">',
+    "submit-value": f'<input type="submit" value="{PAYLOAD}">',
+    "textarea-placeholder": f'<textarea placeholder="{PAYLOAD}"></textarea>',
+    "textarea-attributes": f'<textarea name="{PAYLOAD}" data-note=\'{PAYLOAD}\' class={PAYLOAD}>text</textarea>',
+    "hidden-textarea": f'<textarea hidden>{PAYLOAD}</textarea>',
+    "textarea-display-none": f'<textarea style="display:none">{PAYLOAD}</textarea>',
+    "hidden-option": f'<select><option>first</option><option hidden>{PAYLOAD}</option></select>',
+    "option-value": f'<select><option value="{PAYLOAD}">first</option></select>',
+}
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown", "email"])
+@pytest.mark.parametrize("case", sorted(FORM_CONTROLS_UNSEEN))
+def test_form_control_values_and_hidden_inputs_never_reach_the_model(case, fmt):
+    control = FORM_CONTROLS_UNSEEN[case]
+    if fmt == "html":
+        doc = parsed(html(f"<p>{VISIBLE}</p><form>{control}</form><p>{AFTER}</p>"), "page.html")
+    elif fmt == "email":
+        doc = parsed(html_mail(f"<p>{VISIBLE}</p><form>{control}</form><p>{AFTER}</p>"), "mail.eml")
+    else:  # an HTML block of its own (the textarea's start tag kept whole before) and inline
+        doc = parsed(f"# Title\n\n{VISIBLE}\n\n{control}\n\nMore {control} words\n\n{AFTER}\n", "note.md")
+    assert not reaches_model(doc, PAYLOAD), [t for t in model_texts(doc) if PAYLOAD in t]
+    assert VISIBLE in doc.text and AFTER in doc.text
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "email"])
+def test_form_control_text_a_reader_sees_stays_in_markdown_and_email(fmt):
+    controls = (f'<textarea title="tip">{PAYLOAD}one</textarea> <select><option>{PAYLOAD}two</option>'
+                f'<option>{PAYLOAD}three</option></select> <button>{PAYLOAD}four</button>')
+    doc = (parsed(f"# Title\n\n{VISIBLE}\n\n{controls}\n\n{AFTER}\n", "note.md") if fmt == "markdown"
+           else parsed(html_mail(f"<p>{VISIBLE}</p><form>{controls}</form><p>{AFTER}</p>"), "mail.eml"))
+    for word in ("one", "two", "three", "four"):
+        assert f"{PAYLOAD}{word}" in doc.text, word
+    assert "tip" in doc.text if fmt == "markdown" else True
+
+
+# Struck-through and inserted text (2026-12-04, decided): a reader sees <del>, <s> and <strike> text drawn with a line
+# through it and <ins> text underlined (chromium 156: both drawn) -- kept as text, screened as any; the model is not
+# told it is struck through. A <del> hidden by CSS goes as any element.
+@pytest.mark.parametrize("markup", [f"<del>{PAYLOAD}</del>", f'<del cite="https://example.org/x">{PAYLOAD}</del>',
+                                    f"<ins>{PAYLOAD}</ins>", f"<s>{PAYLOAD}</s>", f"<strike>{PAYLOAD}</strike>"])
+def test_struck_through_and_inserted_text_a_reader_sees_stays(markup):
+    page = f"<p>{VISIBLE} {markup} {AFTER}</p>"
+    for doc in (parsed(html(page), "page.html"), parsed(html_mail(page), "mail.eml"),
+                parsed(f"# Title\n\n{VISIBLE} {markup} {AFTER}\n", "note.md")):
+        embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+        assert PAYLOAD in embedded and removed(doc) == 0
+
+
+def test_struck_through_text_hidden_by_css_never_reaches_the_model():
+    assert_hidden(parsed(html(f"<p>{VISIBLE} <del>{PAYLOAD}</del> {AFTER}</p>", "<style>del { display: none }</style>"),
+                         "page.html"))
 
 
 def test_markdown_raw_html_keeps_what_its_links_and_images_keep():
