@@ -1651,6 +1651,130 @@ def test_docx_text_a_table_style_leaves_readable_stays(case):
     assert removed(doc) == 0
 
 
+def _with_cnf_style(build, where: str, cnf: str, at=(1, 1)):
+    """``build`` with a ``w:cnfStyle`` (``cnf``: its attributes) on the row, cell, paragraph or run of cell ``at``."""
+    def wrapped(document):
+        from docx.oxml import parse_xml
+        build(document)
+        cell = document.tables[0].cell(*at)
+        element = parse_xml(f'<w:cnfStyle {_W_NS} {cnf}/>')
+        if where == "row":
+            cell._tc.getparent().get_or_add_trPr().insert(0, element)
+        elif where == "cell":
+            cell._tc.get_or_add_tcPr().insert(0, element)
+        elif where == "paragraph":
+            cell.paragraphs[0]._p.get_or_add_pPr().insert(0, element)
+        else:
+            cell.paragraphs[0].runs[0]._r.get_or_add_rPr().insert(0, element)
+    return wrapped
+
+
+# w:cnfStyle (2026-12-04; left open by the table-style round): a row, cell, paragraph or run naming a conditional format
+# explicitly -- here the first row's, on a cell of the second row with the look's first row off -- was not read, so
+# the format's vanish or white text reached the model (read as one more reading: `RunVisibility._table_layers`).
+@pytest.mark.parametrize("where", ["row", "cell", "paragraph", "run"])
+@pytest.mark.parametrize("cnf", ['w:firstRow="1"', 'w:val="100000000000"'], ids=["attribute", "bits"])
+def test_docx_text_a_conditional_format_named_by_cnf_style_hides_never_reaches_the_model(where, cnf):
+    build = _styled_table([_table_style("Hiding", _conditional("firstRow", _VANISH))], look="")
+    assert_hidden(parsed(docx_bytes(_with_cnf_style(build, where, cnf)), "report.docx"))
+
+
+@pytest.mark.parametrize("style, cnf", [
+    (_conditional("firstRow", _WHITE_ON_NAVY), 'w:firstRow="1"'),  # the named format leaves it readable
+    (_conditional("firstRow", _VANISH), 'w:val="000000000000"'),  # names nothing
+    (_conditional("firstRow", _VANISH), 'w:lastRow="1"'),  # names a format the style does not set
+], ids=["readable-format", "nothing-named", "format-not-in-the-style"])
+def test_docx_text_under_a_cnf_style_that_leaves_it_readable_stays(style, cnf):
+    build = _styled_table([_table_style("Hiding", style)], look="")
+    doc = parsed(docx_bytes(_with_cnf_style(build, "cell", cnf)), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert removed(doc) == 0
+
+
+_FLAT_ROW = '<w:trPr><w:trHeight w:val="1" w:hRule="exact"/></w:trPr>'
+
+
+# A table style's row height (2026-12-04; left open by the exact-height round): w:trHeight hRule="exact" under 2 pt set
+# by the table's style or one of its conditional formats clips the row as the row's own does.
+@pytest.mark.parametrize("styles, at", [
+    ([_table_style("Hiding", _FLAT_ROW)], (1, 1)),
+    ([_table_style("Hiding", _conditional("firstRow", _FLAT_ROW))], (0, 1)),
+    ([_table_style("Base", _FLAT_ROW), _table_style("Hiding", "", "Base")], (2, 1)),
+], ids=["style", "first-row-format", "base-style"])
+def test_docx_a_row_a_table_style_makes_flat_never_reaches_the_model(styles, at):
+    assert_hidden(parsed(docx_bytes(_styled_table(styles, at=at)), "report.docx"))
+
+
+@pytest.mark.parametrize("inner, own", [
+    ('<w:trPr><w:trHeight w:val="1" w:hRule="atLeast"/></w:trPr>', None),
+    ('<w:trPr><w:trHeight w:val="400" w:hRule="exact"/></w:trPr>', None),
+    (_FLAT_ROW, '<w:trHeight w:val="1" w:hRule="atLeast"/>'),  # the row's own height wins
+], ids=["style-at-least", "style-exact-20pt", "own-at-least-over-the-style"])
+def test_docx_a_row_height_from_a_table_style_that_shows_the_text_stays(inner, own):
+    build = _styled_table([_table_style("Hiding", inner)])
+
+    def wrapped(document):
+        from docx.oxml import parse_xml
+        build(document)
+        if own:
+            document.tables[0].rows[1]._tr.get_or_add_trPr().append(parse_xml(own.replace("<w:trHeight",
+                                                                                            f"<w:trHeight {_W_NS}")))
+    doc = parsed(docx_bytes(wrapped), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    if own:  # the other rows, of the style's height alone, are clipped
+        assert "Cell00" not in doc.text and "Cell12" in doc.text
+    else:
+        assert removed(doc) == 0
+
+
+def _listed(level_ppr: str = "", level_rpr: str = "", *, override: bool = False, by_style: bool = False):
+    """A document whose PAYLOAD paragraph is on a list whose level 0 has ``level_ppr``/``level_rpr`` (in its
+    abstract definition, or in a ``w:lvlOverride``), numbered directly or through its paragraph style."""
+    def build(document):
+        from docx.oxml import parse_xml
+        numbering = document.part.numbering_part.element
+        level = (f'<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/>'
+                 f'<w:pPr>{level_ppr}</w:pPr><w:rPr>{level_rpr}</w:rPr></w:lvl>')
+        plain = '<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>'
+        numbering.insert(0, parse_xml(f'<w:abstractNum {_W_NS} w:abstractNumId="77">'
+                                      f'{plain if override else level}</w:abstractNum>'))
+        over = f'<w:lvlOverride w:ilvl="0">{level}</w:lvlOverride>' if override else ""
+        numbering.append(parse_xml(f'<w:num {_W_NS} w:numId="77"><w:abstractNumId w:val="77"/>{over}</w:num>'))
+        num_pr = f'<w:numPr {_W_NS}><w:ilvl w:val="0"/><w:numId w:val="77"/></w:numPr>'
+        document.add_heading("Report", 1)
+        document.add_paragraph(VISIBLE)
+        paragraph = document.add_paragraph(PAYLOAD)
+        if by_style:
+            style = document.styles.add_style("Listed", 1)
+            style.element.get_or_add_pPr().append(parse_xml(num_pr))
+            paragraph.style = style
+        else:
+            paragraph._p.get_or_add_pPr().append(parse_xml(num_pr))
+        document.add_paragraph(AFTER)
+    return build
+
+
+# A list level's paragraph properties (2026-12-04; found checking numbering): a paragraph on a list takes its level's
+# w:ind and w:spacing (under its own, over its style's); a level indented off the page or given an exact line height
+# under 2 pt hid the paragraph's text, and it reached the model.
+@pytest.mark.parametrize("case", ["indent-off-the-page", "exact-line", "override", "through-the-style"])
+def test_docx_a_paragraph_a_list_level_moves_off_the_page_never_reaches_the_model(case):
+    level = ('<w:spacing w:line="1" w:lineRule="exact"/>' if case == "exact-line"
+             else '<w:ind w:left="-20000" w:hanging="360"/>')
+    build = _listed(level, override=case == "override", by_style=case == "through-the-style")
+    assert_hidden(parsed(docx_bytes(build), "report.docx"))
+
+
+@pytest.mark.parametrize("level_ppr, level_rpr", [
+    ('<w:ind w:left="720" w:hanging="360"/>', ""),
+    ("", '<w:vanish/><w:color w:val="FFFFFF"/><w:sz w:val="1"/>'),  # styles the generated number only
+], ids=["ordinary-indent", "number-hidden"])
+def test_docx_a_list_paragraph_a_reader_sees_stays(level_ppr, level_rpr):
+    doc = parsed(docx_bytes(_listed(level_ppr, level_rpr)), "report.docx")
+    assert PAYLOAD in " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert removed(doc) == 0
+
+
 def test_docx_direct_formatting_outranks_the_table_style():
     """A run's own ``w:vanish w:val="0"`` and colour win over the table style's (toggle: direct formatting decides)."""
     inner = _styled_table([_table_style("Hiding", '<w:rPr><w:vanish/><w:color w:val="FFFFFF"/></w:rPr>')])
