@@ -2716,6 +2716,55 @@ def test_pdf_text_on_an_earlier_fill_of_another_colour_stays(content):
     assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
 
 
+# Pale text on a dark fill (2026-12-04; listed as not evaluated before, a false positive: white text on a black
+# rectangle was cut as white on the white page, though a viewer shows it). The backdrop rule is now symmetric: pale
+# text drawn after some fill of a known colour is judged glyph by glyph against the last paint holding its box --
+# kept where it contrasts with it, cut on the page, on a pale fill, on an image or shading (colour unknown), or
+# where no single fill holds the glyph.
+PALE_ON_A_DARK_FILL = {
+    "white-on-a-black-rectangle": f"q 0 g {_UNDER} Q q 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "yellow-on-navy": f"q 0 0 0.3 rg {_UNDER} Q q 1 1 0 rg " + text_op(PAYLOAD, y=650) + "Q ",
+    "pale-grey-on-dark-grey": f"q 0.2 g {_UNDER} Q q 0.95 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-outline-on-black": f"q 0 g {_UNDER} Q q 1 G " + text_op(PAYLOAD, y=650, before="1 Tr") + "Q ",
+    "white-on-a-cmyk-black-path": "q 0 0 0 1 k 60 655 m 60 700 260 700 260 655 c 260 610 60 610 60 655 c f Q "
+                                  "q 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+}
+
+
+@pytest.mark.parametrize("case", sorted(PALE_ON_A_DARK_FILL))
+def test_pdf_pale_text_on_a_dark_fill_stays(case):
+    doc = parsed(_pdf(PALE_ON_A_DARK_FILL[case]), "report.pdf")
+    embedded = " ".join(chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER))
+    assert PAYLOAD in embedded and VISIBLE in embedded and AFTER in embedded and removed(doc) == 0
+
+
+PALE_STILL_UNSEEN = {
+    "white-beside-a-black-fill": "q 0 g 300 100 100 30 re f Q q 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-on-white-over-black": f"q 0 g 50 630 300 50 re f 1 g {_UNDER} Q q 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "pale-on-a-pale-fill": f"q 0 g 300 100 100 30 re f 0.9 g {_UNDER} Q q 0.95 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "white-on-black-under-an-image": f"q 0 g {_UNDER} Q q 200 0 0 30 60 640 cm /Opaque Do Q q 1 g "
+                                     + text_op(PAYLOAD, y=650) + "Q ",
+    "white-on-black-painted-over-in-white": f"q 0 g {_UNDER} Q q 1 g " + text_op(PAYLOAD, y=650)
+                                            + f"Q q 1 g {_UNDER} Q ",
+    "transparent-white-on-black": f"q 0 g {_UNDER} Q q /G0 gs 1 g " + text_op(PAYLOAD, y=650) + "Q ",
+    "black-on-black": f"q 0 g {_UNDER} Q " + text_op(PAYLOAD, y=650),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PALE_STILL_UNSEEN))
+def test_pdf_pale_text_where_no_dark_fill_holds_it_never_reaches_the_model(case):
+    content = PALE_STILL_UNSEEN[case]
+    pdf = (_pdf_page_changed(_layered(content), _images) if "/Opaque" in content
+           else _pdf(content, graphics={"/G0": {"/ca": 0.0}}))
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+def test_pdf_white_text_partly_on_a_black_fill_keeps_only_what_it_holds():
+    """A black rectangle under the first letters of white text: those show, the rest (white on the page) go."""
+    doc = parsed(_pdf("q 0 g 60 640 40 30 re f Q q 1 g " + text_op(PAYLOAD, y=650) + "Q "), "report.pdf")
+    assert PAYLOAD not in doc.text and PAYLOAD[:4] in doc.text and removed(doc) == len(PAYLOAD) - 4
+
+
 def test_pdf_text_partly_on_a_fill_of_its_colour_keeps_what_shows():
     """A black rectangle under the first letters only: those go, the rest of the word stays."""
     doc = parsed(_pdf("q 0 g 60 640 40 30 re f Q " + text_op(PAYLOAD, y=650)), "report.pdf")
