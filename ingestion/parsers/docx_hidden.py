@@ -264,6 +264,7 @@ class RunVisibility:
         # Each list's level paragraph properties (w:numbering: w:num -> w:abstractNum's w:lvl, or a w:lvlOverride's
         # w:lvl), by (numId, ilvl): a list level's w:ind sits under the paragraph's own, over its style's.
         self.numbering: dict[tuple[str, str], etree._Element] = {}
+        self._list_levels: dict[etree._Element, etree._Element | None] = {}  # by paragraph: :meth:`_list_level`
         self._read_numbering(document)
         try:
             styles = document.styles.element
@@ -315,15 +316,20 @@ class RunVisibility:
         style's), or None."""
         if not self.numbering:
             return None
+        if paragraph in self._list_levels:  # (asked for each run of the paragraph)
+            return self._list_levels[paragraph]
+        found = None
         for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
             numbered = properties.find("w:numPr", _NS) if properties is not None else None
             if numbered is not None:
                 number, level = numbered.find("w:numId", _NS), numbered.find("w:ilvl", _NS)
                 if number is None:
                     continue
-                return self.numbering.get((number.get(_w("val")) or "",
-                                           (level.get(_w("val")) or "0") if level is not None else "0"))
-        return None
+                found = self.numbering.get((number.get(_w("val")) or "",
+                                            (level.get(_w("val")) or "0") if level is not None else "0"))
+                break
+        self._list_levels[paragraph] = found
+        return found
 
     def _read_theme(self, document) -> None:
         try:
