@@ -59,6 +59,8 @@ page itself says -- a browser would show the same:
   canvas #121212 and its default text white; ``color-scheme`` on any element gives its ``light-dark()`` and
   system colours their dark values (:data:`_DARK_SYSTEM_COLORS`). A page read another way (an e-mail, Markdown:
   ``either_scheme``) that asks for a dark scheme is judged in both schemes: hidden in either is hidden.
+  A page whose sheets, ``style`` attributes or ``<meta>`` name a colour scheme is also judged as a reader who
+  prefers dark sees it (the dark pass: ``prefers-color-scheme: dark`` holds, ``light dark`` is dark).
 
 Not evaluated (docs/security.md, "Hidden text"): stylesheets fetched from elsewhere, scripts,
 pseudo-element content, text covered by another element, and a background image's pixels
@@ -170,8 +172,9 @@ def _compare(left: float, operator: str, right: float) -> bool:
         operator]
 
 
-def _feature_holds(feature: str) -> bool | None:
-    """Whether a media feature test (the text inside its parentheses) holds on the assumed screen; None: unknown."""
+def _feature_holds(feature: str, dark: bool = False) -> bool | None:
+    """Whether a media feature test (the text inside its parentheses) holds on the assumed screen; None: unknown.
+    ``dark``: the screen of a reader who prefers a dark colour scheme (the dark pass)."""
     if ":" in feature:
         name, value = (part.strip() for part in feature.split(":", 1))
         bound = name[:4] if name.startswith(("min-", "max-")) else None
@@ -183,7 +186,7 @@ def _feature_holds(feature: str) -> bool | None:
             actual = _SCREEN_NUMBERS[base]
             return actual >= number if bound == "min-" else actual <= number if bound == "max-" else actual == number
         if base in _SCREEN_KEYWORDS and not bound:
-            return _SCREEN_KEYWORDS[base] == value
+            return ("dark" if dark and base == "prefers-color-scheme" else _SCREEN_KEYWORDS[base]) == value
         return None
     if feature in _SCREEN_NUMBERS:
         return _SCREEN_NUMBERS[feature] != 0
@@ -204,7 +207,7 @@ def _feature_holds(feature: str) -> bool | None:
     return held
 
 
-def _query_holds(query: str) -> bool | None:
+def _query_holds(query: str, dark: bool = False) -> bool | None:
     """Whether one media query holds on the assumed screen; None: unknown."""
     negated = False
     if query.startswith("not "):
@@ -220,17 +223,17 @@ def _query_holds(query: str) -> bool | None:
             results.append(False)  # print, speech, a type no screen is
         elif part.startswith("(") and part.endswith(")") and part.count("(") == 1 \
                 and not re.search(r"\b(or|not)\b", part):
-            results.append(_feature_holds(part[1:-1].strip()))
+            results.append(_feature_holds(part[1:-1].strip(), dark))
         else:
             results.append(None)
     held = False if False in results else None if None in results else True
     return None if held is None else held != negated
 
 
-def _media_holds(media: str) -> bool:
+def _media_holds(media: str, dark: bool = False) -> bool:
     """Whether a media query list surely holds on a desktop screen (:data:`_SCREEN_NUMBERS`, :data:`_SCREEN_KEYWORDS`):
-    one query of it does."""
-    return any(_query_holds(query.strip().lower()) is True for query in media.split(",") if query.strip())
+    one query of it does. ``dark``: the screen of a reader who prefers a dark colour scheme."""
+    return any(_query_holds(query.strip().lower(), dark) is True for query in media.split(",") if query.strip())
 
 
 def _supports_holds(condition: str) -> bool:
@@ -250,9 +253,9 @@ def _supports_holds(condition: str) -> bool:
     return True
 
 
-def _condition_holds(keyword: str, prelude: list) -> bool:
+def _condition_holds(keyword: str, prelude: list, dark: bool = False) -> bool:
     if keyword == "media":
-        return _media_holds(tinycss2.serialize(prelude))
+        return _media_holds(tinycss2.serialize(prelude), dark)
     if keyword == "supports":
         return _supports_holds(tinycss2.serialize(prelude))
     return False  # @container (the element's own size), @scope, @starting-style (before a transition), @document
@@ -665,7 +668,12 @@ class _Sheets:
     """The document's style rules: each selector as a compiled XPath (cssselect), with its specificity
     and its declarations, in source order."""
 
-    def __init__(self) -> None:
+    def __init__(self, dark: bool = False) -> None:
+        # The screen the second pass assumes prefers a dark colour scheme (the dark pass, 2026-12-04).
+        self.dark = dark
+        # Some sheet or media list names a colour scheme (``prefers-color-scheme``, ``color-scheme``): the page may
+        # differ for a reader who prefers dark, so :class:`Visibility` judges it in a dark pass too.
+        self.schemes = False
         # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
         self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
         # The second pass (2026-12-04): the rules as a desktop screen applies them -- a conditional rule whose
@@ -681,6 +689,7 @@ class _Sheets:
         """A style sheet's rules; ``conditional``: it applies under a condition (a ``media`` attribute), so only
         what hides by itself counts in the first pass; ``screen``: that condition holds on a desktop screen, so
         the second pass takes all of it. ``depth``: how many ``@import`` rules led here."""
+        self.schemes = self.schemes or "color-scheme" in css.lower()
         self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional,
                     depth, screen)
 
@@ -713,7 +722,7 @@ class _Sheets:
             screen = screen and _supports_holds(tinycss2.serialize(rest[0].arguments))
             conditional, rest = True, rest[1:]
         media = tinycss2.serialize(prelude[prelude.index(rest[0]):]).strip().lower() if rest else ""
-        screen = screen and (not media or _media_holds(media))
+        screen = screen and (not media or _media_holds(media, self.dark))
         if media and _print_only(media):
             return
         css = _data_url_text(href)
@@ -760,7 +769,7 @@ class _Sheets:
                     continue
                 if keyword == "layer" or keyword in _CONDITIONAL_AT_RULES:
                     inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
-                    holds = screen and (keyword == "layer" or _condition_holds(keyword, node.prelude))
+                    holds = screen and (keyword == "layer" or _condition_holds(keyword, node.prelude, self.dark))
                     if parent is not None:  # declarations right inside a nested conditional rule
                         declarations = _declarations(inner)
                         first = [d for d in declarations if _hides_alone(d)]
@@ -893,8 +902,9 @@ def _subject_needs(tree) -> tuple[frozenset[str], str | None, str | None]:
     return frozenset(classes), ident, name
 
 
-def _style_sheets(root: etree._Element) -> _Sheets:
-    sheets = _Sheets()
+def _style_sheets(root: etree._Element, dark: bool = False) -> _Sheets:
+    """The page's style sheets; ``dark``: their second pass as a reader who prefers a dark scheme applies them."""
+    sheets = _Sheets(dark)
     for node in root.iter("style", "link"):
         if any(ancestor.tag == "template" for ancestor in node.iterancestors()):
             continue
@@ -910,7 +920,9 @@ def _style_sheets(root: etree._Element) -> _Sheets:
             css = _data_url_text(node.get("href") or "")
         if css:
             sheets.line = node.sourceline
-            sheets.add(css, conditional=media not in ("", "all", "screen"), screen=not media or _media_holds(media))
+            sheets.schemes = sheets.schemes or "color-scheme" in media
+            sheets.add(css, conditional=media not in ("", "all", "screen"),
+                       screen=not media or _media_holds(media, dark))
             if "<![CDATA[" in css:
                 # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
                 # HTML it is no rule (found attacking hidden text, 2026-12-03: <style><![CDATA[.x{display:none}]]>
@@ -1754,17 +1766,21 @@ class Visibility:
     """Text visibility of every element of an lxml HTML tree (computed once, top down)."""
 
     def __init__(self, root: etree._Element, *, screen_rules: list | None = None, either_scheme: bool = False,
-                 light: bool = False) -> None:
+                 light: bool = False, prefers_dark: bool = False) -> None:
         """``screen_rules``: this is the second pass, cascading the rules as a desktop screen applies them (a
         colour under a condition that holds there too); a page whose conditional rules bring such declarations
         is judged by both passes: text hidden in either is hidden, so the second pass never un-hides.
         ``either_scheme``: the page is not shown by a browser that follows its colour scheme (an e-mail, which
         Apple Mail shows in the scheme it asks for and Gmail does not; Markdown, whose viewer keeps its own): one
         that asks for a dark scheme is judged in the light one too. ``light``: that light reading (every colour
-        scheme the page sets ignored)."""
+        scheme the page sets ignored). ``prefers_dark``: the dark pass -- the page as a reader who prefers a dark
+        colour scheme sees it (``prefers-color-scheme: dark`` holds, ``color-scheme: light dark`` is dark); a page
+        whose sheets, ``style`` attributes or ``<meta>`` name a colour scheme is judged in it too, hidden in any pass
+        is hidden."""
         self.root = root
         self._light_only = light
-        self._meta_dark = not light and _meta_scheme_dark(root)
+        self._prefers_dark = prefers_dark
+        self._meta_dark = not light and _meta_scheme_dark(root, prefers_dark)
         self._light: Visibility | None = None
         self._states: dict[etree._Element, _State] = {}
         # Declarative shadow roots: the hosts whose own text no slot shows, the children no slot shows.
@@ -1784,12 +1800,17 @@ class Visibility:
         self._mark = {"background-color": ((False, 0, (0, 0, 0), 0), [_ColorToken(MARK_BACKGROUND)]),
                       "color": ((False, 0, (0, 0, 0), 0), [_ColorToken(_BLACK)])}
         self._second: Visibility | None = None
+        self._dark: Visibility | None = None
         if screen_rules is None:
             sheets = _style_sheets(root)
             rules = sheets.rules
             if sheets.screen_differs:
                 self._second = Visibility(root, screen_rules=sheets.screen_rules, either_scheme=either_scheme,
                                           light=light)
+            if not light and (sheets.schemes or _names_a_scheme(root)):
+                # The dark pass (2026-12-04): the rules as a desktop screen of a reader who prefers dark applies them.
+                self._dark = Visibility(root, screen_rules=_style_sheets(root, dark=True).screen_rules,
+                                        either_scheme=either_scheme, prefers_dark=True)
         else:
             rules = screen_rules
         if rules:
@@ -1834,6 +1855,8 @@ class Visibility:
             reason = self._second._text_hidden(element)
         if reason is None and self._light is not None:
             reason = self._light.text_hidden(element)
+        if reason is None and self._dark is not None:
+            reason = self._dark.text_hidden(element)
         return reason
 
     def _text_hidden(self, element: etree._Element) -> str | None:
@@ -1855,7 +1878,8 @@ class Visibility:
         distinct = {id(state): state for state in self._states.values()}
         return any(self._reasons.setdefault(key, _reason(state)) is not None for key, state in distinct.items()) \
             or (self._second is not None and self._second.hides_anything) \
-            or (self._light is not None and self._light.hides_anything)
+            or (self._light is not None and self._light.hides_anything) \
+            or (self._dark is not None and self._dark.hides_anything)
 
     def subtree_hidden(self, element: etree._Element) -> str | None:
         """Why nothing inside ``element`` is shown (display: none and the like), or None (in either pass)."""
@@ -1864,8 +1888,10 @@ class Visibility:
             return state.gone
         if self._second is not None and (reason := self._second.subtree_hidden(element)):
             return reason
-        if self._light is not None:
-            return self._light.subtree_hidden(element)
+        if self._light is not None and (reason := self._light.subtree_hidden(element)):
+            return reason
+        if self._dark is not None:
+            return self._dark.subtree_hidden(element)
         return None
 
     # -- the cascade ----------------------------------------------------------------------------------
@@ -1883,7 +1909,7 @@ class Visibility:
         if value is not None and _has_var(value):
             custom = {name: v for name, v in values.items() if name.startswith("--")} or None
             value = _substitute(value, custom, element=self.root)
-        scheme = _scheme_dark(_tokens(value)) if value else None
+        scheme = _scheme_dark(_tokens(value), self._prefers_dark) if value else None
         return self._meta_dark if scheme is None else scheme
 
     def _compute(self) -> None:
@@ -2066,7 +2092,7 @@ class Visibility:
                 tokens[name] = _tokens(substituted)
         dark = parent.dark
         if "color-scheme" in tokens and not self._light_only:
-            scheme = _scheme_dark(tokens["color-scheme"])
+            scheme = _scheme_dark(tokens["color-scheme"], self._prefers_dark)
             if scheme is not None:
                 dark = scheme
             elif _keyword(tokens["color-scheme"]) == "normal":
@@ -2481,19 +2507,36 @@ class _ColorToken:
         self.color = color
 
 
-def _scheme_dark(tokens: list) -> bool | None:
+def _scheme_dark(tokens: list, prefers_dark: bool = False) -> bool | None:
     """A ``color-scheme`` value's scheme for a reader who prefers light: False when it names ``light``, True when
-    it names ``dark`` (and not ``light``), None otherwise (``normal``, ``inherit``, nothing this reader knows)."""
+    it names ``dark`` (and not ``light``), None otherwise (``normal``, ``inherit``, nothing this reader knows).
+    For a reader who prefers dark (``prefers_dark``): True when it names ``dark`` (``light dark`` too), False when
+    it names ``light`` alone (checked in chromium 156: ``light dark`` paints the canvas #121212 for that reader)."""
     names = {t.lower_value for t in tokens if getattr(t, "type", None) == "ident"}
+    if prefers_dark:
+        return True if "dark" in names else False if "light" in names else None
     return False if "light" in names else True if "dark" in names else None
 
 
-def _meta_scheme_dark(root: etree._Element) -> bool:
-    """Whether the page's first ``<meta name="color-scheme">`` (anywhere, any case) asks for a dark scheme only."""
+def _meta_scheme_dark(root: etree._Element, prefers_dark: bool = False) -> bool:
+    """Whether the page's first ``<meta name="color-scheme">`` (anywhere, any case) asks for a dark scheme only
+    (``prefers_dark``: names a dark one, which a reader who prefers dark then gets)."""
     for meta in root.iter("meta"):
         if (meta.get("name") or "").strip().lower() == "color-scheme":
             names = set((meta.get("content") or "").lower().split())
-            return "dark" in names and "light" not in names
+            return "dark" in names and (prefers_dark or "light" not in names)
+    return False
+
+
+def _names_a_scheme(root: etree._Element) -> bool:
+    """Whether a ``<meta name="color-scheme">`` or a ``style`` attribute of the page names a colour scheme (its
+    style sheets are asked by :attr:`_Sheets.schemes`): the page may look otherwise to a reader who prefers dark."""
+    for element in root.iter(etree.Element):
+        if element.tag == "meta" and (element.get("name") or "").strip().lower() == "color-scheme":
+            return True
+        style = element.get("style")
+        if style and "color-scheme" in style.lower():
+            return True
     return False
 
 

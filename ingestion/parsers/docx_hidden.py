@@ -184,6 +184,7 @@ class _TableLayer(NamedTuple):
     paragraph: tuple[etree._Element, ...] = ()  # w:pPr: below the paragraph style's
     cell: tuple[etree._Element, ...] = ()       # w:tcPr: below the cell's own
     table: tuple[etree._Element, ...] = ()      # w:tblPr of the style: below the table's own
+    row: tuple[etree._Element, ...] = ()        # w:trPr (its w:trHeight): below the row's own
 
 
 _NO_TABLE = _TableLayer()
@@ -196,7 +197,25 @@ _READ = {
     "pPr": frozenset(_w(name) for name in ("shd", "ind", "framePr", "spacing")),
     "tcPr": frozenset({_w("shd")}),
     "tblPr": frozenset(_w(name) for name in ("shd", "tblStyleRowBandSize", "tblStyleColBandSize")),
+    "trPr": frozenset({_w("trHeight")}),
 }
+# w:cnfStyle (ECMA-376 17.3.1.8, on a row, a cell, a paragraph or a run): the conditional formats it names, by its
+# attributes or the positions of its 12-character w:val, as the table style's w:tblStylePr types.
+_CNF_KINDS = (("firstRow", "firstRow"), ("lastRow", "lastRow"), ("firstColumn", "firstCol"),
+              ("lastColumn", "lastCol"), ("oddVBand", "band1Vert"), ("evenVBand", "band2Vert"),
+              ("oddHBand", "band1Horz"), ("evenHBand", "band2Horz"), ("firstRowFirstColumn", "nwCell"),
+              ("firstRowLastColumn", "neCell"), ("lastRowFirstColumn", "swCell"), ("lastRowLastColumn", "seCell"))
+# ... layered as the looks' formats are (the last wins): bands, columns, rows, corners.
+_CNF_ORDER = ("band1Horz", "band2Horz", "band1Vert", "band2Vert", "lastCol", "firstCol", "lastRow", "firstRow",
+              "nwCell", "neCell", "swCell", "seCell")
+
+
+def _cnf_kinds(element: etree._Element) -> frozenset[str]:
+    """The conditional formats a ``w:cnfStyle`` names (its attributes, else its ``w:val`` bits)."""
+    named = {kind for attribute, kind in _CNF_KINDS if _truthy(element.get(_w(attribute)))}
+    value = element.get(_w("val")) or ""
+    named.update(kind for (_, kind), bit in zip(_CNF_KINDS, value, strict=False) if bit == "1")
+    return frozenset(named)
 _HIDING_TAGS = frozenset(_w(name) for name in ("vanish", "specVanish", "webHidden"))
 
 
@@ -242,6 +261,11 @@ class RunVisibility:
         self._facts: dict[etree._Element, tuple[str, set[frozenset[str]], int, int] | None] = {}
         self._table_rows: dict[etree._Element, dict[etree._Element, int]] = {}
         self._row_cells: dict[etree._Element, dict[etree._Element, tuple[int, int]]] = {}
+        # Each list's level paragraph properties (w:numbering: w:num -> w:abstractNum's w:lvl, or a w:lvlOverride's
+        # w:lvl), by (numId, ilvl): a list level's w:ind sits under the paragraph's own, over its style's.
+        self.numbering: dict[tuple[str, str], etree._Element] = {}
+        self._list_levels: dict[etree._Element, etree._Element | None] = {}  # by paragraph: :meth:`_list_level`
+        self._read_numbering(document)
         try:
             styles = document.styles.element
         except (AttributeError, KeyError, ValueError):
@@ -261,6 +285,51 @@ class RunVisibility:
         background = document.element.find("w:background", _NS)
         if background is not None and _rgb(background.get(_w("color"))) is not None:
             self.page = background.get(_w("color"))
+
+    def _read_numbering(self, document) -> None:
+        """Each list level's ``w:pPr`` (2026-12-04: a level's indent put its list's paragraphs off the page, and a
+        level's exact line height clipped them, and neither was read)."""
+        try:
+            numbering = document.part.numbering_part.element
+        except (AttributeError, KeyError, NotImplementedError, ValueError):
+            return
+        abstract: dict[str, dict[str, etree._Element]] = {}
+        for definition in numbering.iterchildren(_w("abstractNum")):
+            levels = {}
+            for level in definition.iterchildren(_w("lvl")):
+                properties = level.find("w:pPr", _NS)
+                if properties is not None:
+                    levels.setdefault(level.get(_w("ilvl")) or "0", properties)
+            abstract.setdefault(definition.get(_w("abstractNumId")) or "", levels)
+        for number in numbering.iterchildren(_w("num")):
+            base = number.find("w:abstractNumId", _NS)
+            levels = dict(abstract.get(base.get(_w("val")) or "", {})) if base is not None else {}
+            for override in number.iterchildren(_w("lvlOverride")):
+                properties = override.find("w:lvl/w:pPr", _NS)
+                if properties is not None:
+                    levels[override.get(_w("ilvl")) or "0"] = properties
+            for level, properties in levels.items():
+                self.numbering.setdefault((number.get(_w("numId")) or "", level), properties)
+
+    def _list_level(self, paragraph: etree._Element, style: etree._Element | None) -> etree._Element | None:
+        """The paragraph properties of the list level the paragraph is on (its own ``w:numPr``, else its
+        style's), or None."""
+        if not self.numbering:
+            return None
+        if paragraph in self._list_levels:  # (asked for each run of the paragraph)
+            return self._list_levels[paragraph]
+        found = None
+        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None):
+            numbered = properties.find("w:numPr", _NS) if properties is not None else None
+            if numbered is not None:
+                number, level = numbered.find("w:numId", _NS), numbered.find("w:ilvl", _NS)
+                if number is None:
+                    continue
+                found = self.numbering.get((number.get(_w("val")) or "",
+                                            (level.get(_w("val")) or "0") if level is not None else "0"))
+                break
+        self._list_levels[paragraph] = found
+        return found
 
     def _read_theme(self, document) -> None:
         try:
@@ -410,9 +479,20 @@ class RunVisibility:
         style_id, looks, row_band, column_band = facts
         i, rows, j, cells, column = self._position(row, table, cell)
         header = bool(_on(row.find("w:trPr/w:tblHeader", _NS)))
+        # The formats a w:cnfStyle names on the row, the cell, its paragraphs or their runs (2026-12-04): one more
+        # reading, those formats over the whole table's (fail closed: whether Word follows them or recomputes them
+        # from the look, hidden in either is hidden; Word writes them as the look gives them).
+        named: set[str] = set()
+        for holder in (row.find("w:trPr", _NS), cell.find("w:tcPr", _NS)):
+            for cnf in holder.iterchildren(_w("cnfStyle")) if holder is not None else ():
+                named |= _cnf_kinds(cnf)
+        for paragraph in cell.iterchildren(_w("p")):
+            for cnf in paragraph.iter(_w("cnfStyle")):
+                named |= _cnf_kinds(cnf)
         # Cells in the same place as far as the formats go share their layers.
         place = (id(table), i == 0, i == rows - 1, i // row_band % 2, (i - 1) // row_band % 2, header and 0 < i,
-                 j == 0, j == cells - 1, *(p // column_band % 2 for p in (j, j - 1, column, column - 1)))
+                 j == 0, j == cells - 1, *(p // column_band % 2 for p in (j, j - 1, column, column - 1)),
+                 frozenset(named))
         shared = self._placed.get(place)
         if shared is not None:
             self._layers[cell] = shared
@@ -442,6 +522,8 @@ class RunVisibility:
                 verticals = (vertical,) if vertical else ()
                 sequences.add(("wholeTable", *row_bands, *verticals, *columns, *row_formats, *corners))
                 sequences.add(("wholeTable", *verticals, *row_bands, *columns, *row_formats, *corners))
+        if named:
+            sequences.add(("wholeTable", *(kind for kind in _CNF_ORDER if kind in named)))
         layers = {id(layer): layer for layer in (self._layer(style_id, sequence) for sequence in sorted(sequences))}
         self._layers[cell] = self._placed[place] = tuple(layers.values())
         return self._layers[cell]
@@ -475,8 +557,10 @@ class RunVisibility:
             pieces = [self._piece(style_id, kind, part) for kind in reversed(sequence)]
             parts.append(_merged([*pieces, self._piece(style_id, None, part)], None, _READ[part]))
         parts.append(self._piece(style_id, None, "tblPr"))
-        built_parts = tuple(_properties(part, merged) for part, merged in zip(("rPr", "pPr", "tcPr", "tblPr"), parts,
-                                                                              strict=True))
+        parts.append(_merged([*(self._piece(style_id, kind, "trPr") for kind in reversed(sequence)),
+                              self._piece(style_id, None, "trPr")], None, _READ["trPr"]))
+        built_parts = tuple(_properties(part, merged) for part, merged in zip(("rPr", "pPr", "tcPr", "tblPr", "trPr"),
+                                                                              parts, strict=True))
         key = tuple(etree.tostring(element) for elements in built_parts for element in elements)
         layer = self._layer_cache.get(key)
         if layer is None:
@@ -581,8 +665,8 @@ class RunVisibility:
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
-        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None,
-                           *layer.paragraph):
+        for properties in (paragraph.find("w:pPr", _NS), self._list_level(paragraph, style),
+                           style.find("w:pPr", _NS) if style is not None else None, *layer.paragraph):
             if properties is None:
                 continue
             for name, attributes in (("ind", _INDENTS), ("framePr", ("x", "y"))):
@@ -601,8 +685,8 @@ class RunVisibility:
         paragraph_style = paragraph.find("w:pPr/w:pStyle", _NS)
         style = self.styles.get(paragraph_style.get(_w("val")) if paragraph_style is not None
                                 else self.default_paragraph_style or "")
-        for properties in (paragraph.find("w:pPr", _NS), style.find("w:pPr", _NS) if style is not None else None,
-                           *layer.paragraph):
+        for properties in (paragraph.find("w:pPr", _NS), self._list_level(paragraph, style),
+                           style.find("w:pPr", _NS) if style is not None else None, *layer.paragraph):
             spacing = properties.find("w:spacing", _NS) if properties is not None else None
             if spacing is not None and spacing.get(_w("line")) is not None:  # the paragraph's own wins over its style's
                 line = _number(spacing.get(_w("line")))
@@ -611,6 +695,8 @@ class RunVisibility:
                 break
         row = cell.getparent() if cell is not None else None
         height = row.find("w:trPr/w:trHeight", _NS) if row is not None else None
+        if height is None and layer.row:  # the row's own height wins over its table style's (2026-12-04)
+            height = layer.row[0].find("w:trHeight", _NS)
         if height is not None and height.get(_w("hRule")) == "exact":
             value = _number(height.get(_w("val")))
             return value is not None and 0 <= value < MIN_EXACT_HEIGHT_TWIPS

@@ -205,16 +205,33 @@ class _Page:
             if not closing and name in _FORMATTING and _MAY_HIDE_RE.search(source):
                 self.hiding_formatting = True
 
-    def raw_element(self, content: _Content, start: int, end: int, name: str, source: str) -> None:
+    def raw_element(self, content: _Content, start: int, end: int, name: str, source: str, tag_end: int) -> None:
         """A raw-text element (``<style>...</style>``) whole: CSS kept for the page; shown only for
-        ``textarea``/``xmp``, whose visibility is the element's own (an attribute anchor)."""
+        ``textarea``/``xmp``, whose visibility is the element's own (an attribute anchor). ``tag_end``: where its
+        start tag ends in ``source``."""
         if name in _NEVER_SHOWN:
             self.parts.append(source if name == "style" else f"<{name}></{name}>")
             self.pieces.append(_Piece(content, start, end, always=True))
             return
+        # The start tag's attribute values, as any tag's (2026-12-04, found deciding form controls: a block-level
+        # <textarea placeholder="..." name="..." data-x="..."> kept its start tag whole, and the values reached the
+        # model): removed but a title (a tooltip, shown while the element is). A placeholder goes too -- drawn
+        # greyed only while the box is empty -- as an <input>'s value and placeholder do.
+        for attribute in _ATTRIBUTE_RE.finditer(source[:tag_end]):
+            group = next(g for g in ("value", "value2", "value3") if attribute[g] is not None)
+            first, last = attribute.span(group)
+            if last > first and attribute["name"].lower() not in _ATTRIBUTES_KEPT_EVERYWHERE:
+                self.pieces.append(_Piece(content, start + first, start + last, always=True))
         number = self.anchors
         self.anchors += 1
-        self.parts.append(f'<{name} {self.anchor_attribute}="{number}"></{name}>')
+        # Emitted with its own attributes (2026-12-04, found deciding form controls: emitted bare, a block-level
+        # <textarea hidden>, style="display:none" or a class a rule hides was judged shown, and its text reached
+        # the model).
+        match = _TAG_NAME_RE.match(source)
+        opening, split = source[:tag_end], match.end() if match else 0
+        if not (match and opening.endswith(">")):
+            opening, split = f"<{name}>", len(name) + 1
+        self.parts.append(f'{opening[:split]} {self.anchor_attribute}="{number}"{opening[split:]}</{name}>')
         self.pieces.append(_Piece(content, start, end, [number]))
 
 
@@ -565,7 +582,7 @@ class MarkdownHidden:
                 close = _RAW_END[name].search(text, end)
                 element_end = text.find(">", close.end() - 1) + 1 if close else len(text)
                 element_end = element_end if element_end > 0 else len(text)
-                page.raw_element(content, start, element_end, name, text[start:element_end])
+                page.raw_element(content, start, element_end, name, text[start:element_end], end - start)
                 position = element_end
                 continue
             page.tag(content, start, end, match[0])

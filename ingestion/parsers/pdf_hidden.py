@@ -43,12 +43,14 @@ before pypdf reads it:
   whose fill (or stroke, for the modes that stroke) differs from a backdrop of known colour by a contrast under
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST` is cut (black text on a black rectangle). An image or a
   shading is a backdrop of unknown colour: the glyph is judged against the white page only.
+  Both ways (2026-12-04): pale text (unseen on the white page, opaque, its colour known) drawn after some fill of
+  a known colour is judged glyph by glyph against that backdrop too, and kept where it contrasts with it (white
+  text on a black rectangle); on the page, a pale fill or an image it is cut (:meth:`_Tracker._pale`).
 
 A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
 scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a shading, white (or pale) text on a dark
-fill (taken as white on the page: cut), paint after the backdrop that covers part of a glyph (the glyph is judged
+shape of a clipping path (its bounding box only), text painted over by a shading, paint after the backdrop that covers part of a glyph (the glyph is judged
 against the backdrop: fail closed), the widths of Type3 fonts and of composite fonts with other encodings (the
 bounded rule above applies to them), colours in pattern, separation and indexed spaces (taken as visible),
 blend modes and soft masks.
@@ -568,6 +570,11 @@ class _Tracker:
     backdrop_cells: dict = field(default_factory=dict)
     backdrop_overflow: bool = False
     backdrop_colours: dict = field(default_factory=dict)
+    # The showing operations (by number) of pale text -- unseen on the white page, opaque, its colour known -- drawn
+    # after some fill of a known colour (2026-12-04): judged glyph by glyph against the backdrop under each
+    # (:meth:`_record`) instead of emptied whole. Decided on the first pass (the only one that notes backdrops) and
+    # given to the later ones.
+    pale: set = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.state = replace(self.state, resources=self.resources)
@@ -1156,7 +1163,10 @@ class _Tracker:
 
         if not ((fills and paints(state.fill, state.fill_alpha)) or (strokes and paints(state.stroke,
                                                                                       state.stroke_alpha))):
-            return "white or transparent text"
+            if self.record and self._pale(state):
+                self.pale.add(self.seq)
+            if self.seq not in self.pale:
+                return "white or transparent text"
         try:
             matrix = _multiply(tuple(float(v) for v in tm), state.ctm)
         except (TypeError, ValueError):
@@ -1171,6 +1181,15 @@ class _Tracker:
         if height < MIN_POINTS or width < MIN_POINTS / 10 or across < MIN_POINTS:
             return "a font too small to read"
         return None  # where its glyphs are: :meth:`_layout`
+
+    def _pale(self, state: _State) -> bool:
+        """Whether text unseen on the white page may show on a fill noted before it (2026-12-04: pale text on a dark
+        fill was cut as white on the page): opaque enough in a colour this reader knows (fill, or stroke for the
+        modes that stroke), and some opaque fill of a known colour noted on the page so far."""
+        fills, strokes = state.render in (0, 2, 4, 6), state.render in (1, 2, 5, 6)
+        return any(key is not None for key in self.backdrop_colours) and (
+            (fills and state.fill is not None and state.fill_alpha >= MIN_OPACITY)
+            or (strokes and state.stroke is not None and state.stroke_alpha >= MIN_OPACITY))
 
     def _code_bytes(self, name: object) -> int:
         """Bytes per character code of the font named ``name``: 2 for a composite (``Type0``) font -- its
@@ -1328,11 +1347,17 @@ class _Tracker:
                 if box[0] < box[2] and box[1] < box[3]:
                     boxes[number] = box
                     self.least_side = min(self.least_side, box[2] - box[0], box[3] - box[1])
-                    if self.backdrops or self.backdrop_overflow:  # drawn on a fill of its own colour
+                    if self.seq in self.pale:  # pale text: seen only on a backdrop it contrasts with
+                        colour = self._backdrop(box)
+                        if colour is False or colour is None or _unseen_on(state, colour):
+                            self._covered((self.seq, index, number))  # (past the bound, or on the page: cut)
+                    elif self.backdrops or self.backdrop_overflow:  # drawn on a fill of its own colour
                         colour = self._backdrop(box)
                         if (self._on_a_like_colour(box) if colour is False
                                 else colour is not None and _unseen_on(state, colour)):
                             self._covered((self.seq, index, number))
+                elif self.seq in self.pale:  # a pale glyph with no box on the page: on nothing it shows on
+                    self._covered((self.seq, index, number))
             self.pending.extend(((self.seq, index, number), box) for number, box in boxes.items())
 
     def _empty(self, operator: bytes, operands: list) -> None:
@@ -1454,10 +1479,10 @@ def page_text(page, fonts: dict | None = None) -> PageText:
     finally:
         seen.restore()
     seen.finish()
-    covered = seen.covered
+    covered, pale = seen.covered, seen.pale
     if covered:  # text painted over: read again, its glyphs cut
         seen = _Tracker(box, resources, off=off, font_widths=fonts, covered=covered,
-                        under_images=seen.under_images)
+                        under_images=seen.under_images, pale=seen.pale)
         try:
             text = page.extract_text(visitor_operand_before=seen.before, visitor_operand_after=seen.after) or ""
         finally:
@@ -1466,7 +1491,7 @@ def page_text(page, fonts: dict | None = None) -> PageText:
         return PageText(text)
     if not text.strip() and seen.invisible_mode_only and _shows_image(page):
         return PageText(page.extract_text() or "", ocr_layer=True)
-    unseen = _Tracker(box, resources, keep_visible=False, off=off, font_widths=fonts, covered=covered)
+    unseen = _Tracker(box, resources, keep_visible=False, off=off, font_widths=fonts, covered=covered, pale=pale)
     try:
         hidden = page.extract_text(visitor_operand_before=unseen.before, visitor_operand_after=unseen.after) or ""
     finally:

@@ -67,6 +67,7 @@ HTML_HIDING = [
     ('<span id="away">', "</span>"), ('<span class="imported">', "</span>"), ("<template>", "</template>"),
     ('<span style="padding-left:10000px">', "</span>"), ('<span style="line-height:5000px">', "</span>"),
     ('<span style="font-size-adjust:0">', "</span>"), ('<span class="screen-white">', "</span>"),
+    ('<span class="dark-white">', "</span>"),
     ("<!-- ", " -->"),
     ('<span style="visibility:hidden"><span style="visibility:inherit">', "</span></span>"),
     ('<span style="display:-webkit-box;-webkit-box-orient:vertical;-webkit-line-clamp:1;overflow:hidden"><br><i>',
@@ -79,7 +80,8 @@ HTML_HIDING = [
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
 HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D"); .gone{display:none} '
-              "#away{ color : white } @media screen and (min-width: 600px) { .screen-white { color: #fff } }</style>")
+              "#away{ color : white } @media screen and (min-width: 600px) { .screen-white { color: #fff } } "
+              "@media (prefers-color-scheme: dark) { .dark-white { color: #fff } }</style>")
 
 
 def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:
