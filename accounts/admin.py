@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
+from accounts.services import api_tokens_revoke
 
 
 @admin.register(Tenant)
@@ -80,8 +81,49 @@ class GroupAdmin(admin.ModelAdmin):
     list_filter = ("tenant",)
 
 
+# A token's revocation, its minter and its member are what decide whether its key works (``accounts.services``):
+# each change there is recorded in the tenant's trail. The admin shows tokens and revokes them through the service.
+TOKEN_READ_ONLY = (
+    "API tokens are read-only here: a tenant admin mints and revokes them on the console's Members > API tokens "
+    "page (or `POST /api/v1/tokens/` and `POST /api/v1/tokens/ID/revoke/`), and an operator mints one with `manage.py kb_user create`. "
+    "\u201cRevoke the selected tokens\u201d below revokes them here, each recorded in its tenant's audit trail. "
+    "SCIM tokens are on Members > SCIM and `manage.py kb_tenant scim-token`."
+)
+OPERATOR_REVOKED = "an operator revoked it on the server"
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "membership", "name", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
+    """Shown, and revoked through ``accounts.services.api_token_revoke`` (recorded), never added, changed or
+    deleted here: a save set ``revoked_at`` back to empty (the key worked again), ``created_by`` to none (read as
+    minted on the server, which always works) or ``membership`` to another member, with nothing in the trail; a
+    deletion ended a token with no record of it (found attacking identity, 2026-12-04). SCIM tokens are not
+    registered here at all."""
+
+    list_display = ("prefix", "membership", "name", "created_by", "created_at", "last_used_at", "revoked_at")
     list_filter = ("membership__tenant",)
+    actions = ["revoke_selected"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens (recorded in each tenant's audit trail)")
+    def revoke_selected(self, request, queryset):
+        revoked = api_tokens_revoke(tokens=queryset, reason=OPERATOR_REVOKED)
+        self.message_user(request, f"{revoked} token{'' if revoked == 1 else 's'} revoked.", messages.SUCCESS)
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)

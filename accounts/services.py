@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Iterable
 
 from django.contrib.auth.hashers import make_password
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -26,7 +26,7 @@ from accounts.models import (
     User,
 )
 from accounts.policy import AccessLevel, Policy
-from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token, tenant_context_reset
+from accounts.tenancy import acting_tenant, acting_user_activate, tenant_activate, tenant_activate_for_token, tenant_context_reset
 from audit.models import Action
 from audit.services import audit_after_answer, audit_record, audit_record_read
 
@@ -350,6 +350,20 @@ def api_token_revoke(*, token: ApiToken, actor: Membership | None = None) -> Api
         audit_record(action=Action.TOKEN_REVOKE, actor=actor, tenant_id=token.membership.tenant_id,
                      target_type="token", target_id=token.pk, details={"before": _token_view(token)})
     return token
+
+
+def api_tokens_revoke(*, tokens, reason: str) -> int:
+    """Revoke the live ones of ``tokens`` (a queryset of API tokens, any tenants: the operator's Django admin), each
+    a ``token.revoke`` record by no one in its own tenant naming ``reason``, acting for that tenant; returns how
+    many were revoked. One already revoked is left as it is, unrecorded."""
+    using = router.db_for_write(ApiToken)  # the owner's, in the admin
+    with transaction.atomic(using=using):
+        live = list(ApiToken.objects.select_for_update().select_related("membership").filter(
+            pk__in=tokens.values("pk"), revoked_at__isnull=True).order_by("pk"))
+        for token in live:
+            with acting_tenant(token.membership.tenant_id, using=using):
+                _revoke_each([token], scim=False, actor=None, tenant_id=token.membership.tenant_id, reason=reason)
+    return len(live)
 
 
 @transaction.atomic

@@ -154,3 +154,59 @@ def test_membership_change_form_cannot_change_role_clearance_groups_or_active(su
     assert page.status_code == 200 and b"read-only here" in page.content and b"Members page" in page.content
     assert client.get(reverse("admin:accounts_membership_add")).status_code == 403
     assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200
+
+
+# ----------------------------------------------------------------------------- API tokens
+
+
+def test_token_admin_changes_and_deletes_nothing_and_revokes_through_the_service(superuser):
+    """Found attacking identity (2026-12-04): the API token's change form saved ``revoked_at`` (emptied: a revoked
+    key worked again), ``created_by`` (emptied: read as minted on the server, which always works) and
+    ``membership`` (moved to another member) straight to the row, and its deletion ended a token with no record --
+    nothing reached the tenant's trail. Tokens are view-only now; "Revoke the selected tokens" revokes through the
+    service, each recorded in its own tenant. SCIM tokens are not in the admin at all."""
+    from accounts.models import ApiToken, ScimToken
+    from accounts.services import api_token_create, membership_create, tenant_create
+    from audit.models import Action, AuditEvent
+
+    tenant = tenant_create(slug="admin-tokens", name="Admin tokens")
+    boss = membership_create(tenant=tenant, email="boss@tokens.example", role="admin", clearance="restricted")
+    bot = membership_create(tenant=tenant, email="bot@tokens.example", role="editor", clearance="internal")
+    other = tenant_create(slug="admin-tokens-2", name="Admin tokens 2")
+    stranger = membership_create(tenant=other, email="x@tokens2.example", role="admin", clearance="restricted")
+    revoked, _ = api_token_create(membership=bot, name="old laptop", actor=boss)
+    ApiToken.objects.filter(pk=revoked.pk).update(revoked_at="2026-01-02T03:04:05Z")
+    live, _ = api_token_create(membership=bot, name="deploy", actor=boss)
+    theirs, _ = api_token_create(membership=stranger, name="theirs", actor=stranger)
+
+    def state():
+        return sorted(ApiToken.objects.values_list("pk", "membership_id", "created_by_id", "revoked_at", "name"))
+
+    before, records = state(), AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+    change = reverse("admin:accounts_apitoken_change", args=[revoked.pk])
+    answers = [
+        client.post(change, {"membership": stranger.pk, "name": "old laptop", "created_by": "", "revoked_at_0": "",
+                             "revoked_at_1": ""}).status_code,
+        client.post(reverse("admin:accounts_apitoken_delete", args=[live.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_apitoken_add"), {"membership": bot.pk, "name": "minted here"}).status_code,
+        client.post(reverse("admin:accounts_apitoken_changelist"),
+                    {"action": "delete_selected", "_selected_action": [live.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before and AuditEvent.objects.count() == records
+    page = client.get(change)
+    assert page.status_code == 200 and b"read-only here" in page.content and b"kb_user create" in page.content
+    assert ScimToken not in admin.site._registry
+
+    response = client.post(reverse("admin:accounts_apitoken_changelist"),
+                           {"action": "revoke_selected", "_selected_action": [revoked.pk, live.pk, theirs.pk]})
+    assert response.status_code == 302, response.status_code
+    assert ApiToken.objects.filter(revoked_at__isnull=True).count() == 0
+    assert str(ApiToken.objects.get(pk=revoked.pk).revoked_at.isoformat()) == "2026-01-02T03:04:05+00:00"
+    events = sorted((e.tenant_id, e.action, e.target_id, e.actor_email, e.details["reason"])
+                    for e in AuditEvent.objects.order_by("pk")[records:])
+    reason = "an operator revoked it on the server"
+    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "", reason),
+                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "", reason)])
