@@ -1,7 +1,10 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
+from accounts.services import api_tokens_revoke, user_active_set
 
 
 @admin.register(Tenant)
@@ -10,17 +13,54 @@ class TenantAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name")
 
 
+# An account's password and active flag reach every tenant it belongs to: the admin writes neither straight to the row.
+USER_PASSWORD_AND_ACTIVE = (
+    "A password is not set here: the person resets it from the sign-in page (\u201cForgot password?\u201d), or an "
+    "operator runs `manage.py kb_user set-password EMAIL` on the server. Turning \u201cActive\u201d off here "
+    "deactivates the account in every tenant it belongs to: the API tokens of its memberships and the tokens they "
+    "minted are revoked, and each tenant's audit trail records it (turned on again, the account needs new tokens). "
+    "Deleting an account or a membership here is recorded in each tenant's trail too."
+)
+
+
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
+    """An account's change page: its password is never set here (no password field, the password page refused),
+    and "Active" changes through ``accounts.services.user_active_set`` (recorded in each tenant, tokens revoked
+    on a deactivation). Found attacking identity, 2026-12-04: both were written straight to the row -- no tenant's
+    trail heard of a deactivation, and its tokens worked again once the account was turned back on; the password
+    page saved the whole user it had read."""
+
     ordering = ("email",)
     list_display = ("email", "is_staff", "is_active", "date_joined")
     search_fields = ("email",)
     fieldsets = (
-        (None, {"fields": ("email", "password")}),
+        (None, {"fields": ("email",)}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser")}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+
+    def save_model(self, request, obj, form, change):
+        if not change or "is_active" not in form.changed_data:
+            return super().save_model(request, obj, form, change)
+        wanted = obj.is_active
+        obj.is_active = not wanted  # as stored: the service writes the change, with what comes with it
+        super().save_model(request, obj, form, change)
+        revoked = user_active_set(user=obj, is_active=wanted)
+        obj.is_active = wanted
+        if revoked:
+            self.message_user(request, f"{len(revoked)} token{'' if len(revoked) == 1 else 's'} revoked.",
+                              messages.SUCCESS)
+
+    def user_change_password(self, request, id, form_url=""):
+        self.message_user(request, USER_PASSWORD_AND_ACTIVE, messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:accounts_user_change", args=[id]))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, USER_PASSWORD_AND_ACTIVE, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # A membership's rights change only through accounts.services, which record the change in the tenant's trail and
@@ -80,8 +120,49 @@ class GroupAdmin(admin.ModelAdmin):
     list_filter = ("tenant",)
 
 
+# A token's revocation, its minter and its member are what decide whether its key works (``accounts.services``):
+# each change there is recorded in the tenant's trail. The admin shows tokens and revokes them through the service.
+TOKEN_READ_ONLY = (
+    "API tokens are read-only here: a tenant admin mints and revokes them on the console's Members > API tokens "
+    "page (or `POST /api/v1/tokens/` and `POST /api/v1/tokens/ID/revoke/`), and an operator mints one with `manage.py kb_user create`. "
+    "\u201cRevoke the selected tokens\u201d below revokes them here, each recorded in its tenant's audit trail. "
+    "SCIM tokens are on Members > SCIM and `manage.py kb_tenant scim-token`."
+)
+OPERATOR_REVOKED = "an operator revoked it on the server"
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "membership", "name", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
+    """Shown, and revoked through ``accounts.services.api_token_revoke`` (recorded), never added, changed or
+    deleted here: a save set ``revoked_at`` back to empty (the key worked again), ``created_by`` to none (read as
+    minted on the server, which always works) or ``membership`` to another member, with nothing in the trail; a
+    deletion ended a token with no record of it (found attacking identity, 2026-12-04). SCIM tokens are not
+    registered here at all."""
+
+    list_display = ("prefix", "membership", "name", "created_by", "created_at", "last_used_at", "revoked_at")
     list_filter = ("membership__tenant",)
+    actions = ["revoke_selected"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens (recorded in each tenant's audit trail)")
+    def revoke_selected(self, request, queryset):
+        revoked = api_tokens_revoke(tokens=queryset, reason=OPERATOR_REVOKED)
+        self.message_user(request, f"{revoked} token{'' if revoked == 1 else 's'} revoked.", messages.SUCCESS)
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)

@@ -338,8 +338,13 @@ def reset_tokens_count(user: User) -> int:
     return total
 
 
+class ResetTokensChanged(Conflict):
+    """The person's live API tokens are not as many as the reset form offered to revoke: nothing was written."""
+
+
 @transaction.atomic
-def password_reset_save(*, user: User, password_hash: str, token: str, revoke_tokens: bool = False) -> bool:
+def password_reset_save(*, user: User, password_hash: str, token: str, tokens_offered: int,
+                        revoke_tokens: bool = False) -> bool:
     """Write a reset link's new password, hashed already (the slow part, done before this), and only the password:
     if the account may still be mailed a link (an active user, locked here, with an active membership they agreed
     to: :func:`_password_reset_work`'s rule) and the link's ``token`` is still good for it; False, writing nothing,
@@ -355,13 +360,23 @@ def password_reset_save(*, user: User, password_hash: str, token: str, revoke_to
     often the recovery of a compromised account, and a token outlives any password (found attacking identity,
     2026-12-04). Each tenant's records name its own tokens alone; a membership not agreed to is left alone (no
     record may reach its tenant). The account's other sessions end anyway: Django's session hash is of the
-    password."""
+    password.
+
+    ``tokens_offered``: how many tokens the form offered (0: it offered no choice). When the live count differs
+    -- a token minted, or revoked, since the form was shown -- :class:`ResetTokensChanged` is raised before anything
+    is written, so the person chooses again (found attacking identity, 2026-12-04: a token minted after the form
+    was shown, with no checkbox or with N, was kept silently). Counted on the locked user, just before the write;
+    a token minted between this count and the commit is not held off (nothing here locks against a mint), and is
+    revoked with the others when the person chose to revoke."""
     locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
     memberships = active_memberships_of(locked) if locked is not None else []
     if not memberships:
         return False
     if not token or not default_token_generator.check_token(locked, token):
         return False
+    live = reset_tokens_count(locked)
+    if live != tokens_offered:
+        raise ResetTokensChanged(f"the person has {live} API tokens now, not {tokens_offered}")
     locked.password = password_hash
     locked.save(update_fields=["password"])
     if revoke_tokens:

@@ -77,6 +77,7 @@ from accounts.services import (
     last_active_admin,
     may_mint,
     membership_deactivated_revoke,
+    membership_delete_recorded_by_caller,
     membership_identity_reset,
     parse_level,
     tokens_minted_by_revoke,
@@ -404,7 +405,8 @@ def user_delete(*, membership: Membership) -> None:
     before = _view(membership)
     pk, tenant_id = membership.pk, membership.tenant_id
     tokens_minted_by_revoke(membership=membership, actor=None, reason="its minter was removed")
-    membership.delete()
+    with membership_delete_recorded_by_caller():  # below, with ``via``
+        membership.delete()
     audit_record(action=Action.MEMBERSHIP_DELETE, actor=None, tenant_id=tenant_id, target_type="membership",
                  target_id=pk, details={"via": "scim", "before": before})
 

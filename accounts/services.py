@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.contrib.auth.hashers import make_password
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -26,7 +28,13 @@ from accounts.models import (
     User,
 )
 from accounts.policy import AccessLevel, Policy
-from accounts.tenancy import acting_user_activate, tenant_activate, tenant_activate_for_token, tenant_context_reset
+from accounts.tenancy import (
+    acting_tenant,
+    acting_user_activate,
+    tenant_activate,
+    tenant_activate_for_token,
+    tenant_context_reset,
+)
 from audit.models import Action
 from audit.services import audit_after_answer, audit_record, audit_record_read
 
@@ -319,6 +327,61 @@ def membership_deactivated_revoke(*, membership: Membership, actor: Membership |
                                  reason="its member was deactivated")
 
 
+ACCOUNT_CHANGES = {False: "deactivated", True: "reactivated"}
+
+
+def user_active_set(*, user: User, is_active: bool) -> list[str]:
+    """The operator turns an account off, or on again, on the server -- for every tenant it belongs to (the Django
+    admin's "Active" box). In each tenant of the account, acting for it: turned off, what a deactivated membership
+    loses (:func:`membership_deactivated_revoke`: the tokens it minted, then its own API tokens, each recorded --
+    turned on again, the account needs new ones); either way a ``membership.update`` record, ``"account":
+    "deactivated"`` or ``"reactivated"``. Found attacking identity, 2026-12-04: the admin's box wrote the flag
+    alone -- no tenant heard of it, and the tokens, only refused while the account was off, worked again when it
+    was turned back on. Returns the prefixes revoked; nothing when the flag is already so."""
+    using = router.db_for_write(User)  # the owner's, in the admin
+    with transaction.atomic(using=using):
+        locked = User.objects.select_for_update().get(pk=user.pk)
+        if locked.is_active == is_active:
+            return []
+        locked.is_active = is_active
+        locked.save(update_fields=["is_active"])
+        revoked: list[str] = []
+        for membership in Membership.objects.select_related("user").filter(user=locked).order_by("pk"):
+            with acting_tenant(membership.tenant_id, using=using):
+                if not is_active:
+                    revoked += membership_deactivated_revoke(membership=membership, actor=None)
+                view = _membership_view(membership)
+                audit_record(action=Action.MEMBERSHIP_UPDATE, actor=None, tenant_id=membership.tenant_id,
+                             target_type="membership", target_id=membership.pk,
+                             details={"before": view, "after": view, "account": ACCOUNT_CHANGES[is_active]})
+    return revoked
+
+
+_delete_recorded_by_caller: ContextVar[bool] = ContextVar("membership_delete_recorded_by_caller", default=False)
+
+
+@contextmanager
+def membership_delete_recorded_by_caller() -> Iterator[None]:
+    """Inside the block, a membership's deletion is recorded by its caller (SCIM's ``DELETE``, with ``via``),
+    not by ``accounts.signals``' receiver."""
+    token = _delete_recorded_by_caller.set(True)
+    try:
+        yield
+    finally:
+        _delete_recorded_by_caller.reset(token)
+
+
+def membership_deleted_record(*, membership: Membership) -> None:
+    """Record ``membership``'s deletion in its tenant (a ``membership.delete`` by no one, its rights before), unless
+    the caller records it (:func:`membership_delete_recorded_by_caller`). For ``accounts.signals``' receiver, before
+    the row goes, acting for the tenant: found attacking identity, 2026-12-04, the operator's deletion of a
+    membership, or of its account, in the Django admin reached no tenant's trail."""
+    if _delete_recorded_by_caller.get():
+        return
+    audit_record(action=Action.MEMBERSHIP_DELETE, actor=None, tenant_id=membership.tenant_id,
+                 target_type="membership", target_id=membership.pk, details={"before": _membership_view(membership)})
+
+
 def membership_tokens_revoke(*, membership: Membership, actor: Membership | None, reason: str) -> list[str]:
     """Revoke every live API token of ``membership``, whoever minted it, each a ``token.revoke`` record in its
     tenant naming ``reason``; returns their prefixes. The caller acts for the membership's tenant, in a
@@ -350,6 +413,20 @@ def api_token_revoke(*, token: ApiToken, actor: Membership | None = None) -> Api
         audit_record(action=Action.TOKEN_REVOKE, actor=actor, tenant_id=token.membership.tenant_id,
                      target_type="token", target_id=token.pk, details={"before": _token_view(token)})
     return token
+
+
+def api_tokens_revoke(*, tokens, reason: str) -> int:
+    """Revoke the live ones of ``tokens`` (a queryset of API tokens, any tenants: the operator's Django admin), each
+    a ``token.revoke`` record by no one in its own tenant naming ``reason``, acting for that tenant; returns how
+    many were revoked. One already revoked is left as it is, unrecorded."""
+    using = router.db_for_write(ApiToken)  # the owner's, in the admin
+    with transaction.atomic(using=using):
+        live = list(ApiToken.objects.select_for_update().select_related("membership").filter(
+            pk__in=tokens.values("pk"), revoked_at__isnull=True).order_by("pk"))
+        for token in live:
+            with acting_tenant(token.membership.tenant_id, using=using):
+                _revoke_each([token], scim=False, actor=None, tenant_id=token.membership.tenant_id, reason=reason)
+    return len(live)
 
 
 @transaction.atomic

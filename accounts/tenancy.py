@@ -142,14 +142,15 @@ def current_tenant_id(*, using: str = "default") -> int | None:
 
 
 @contextmanager
-def acting_tenant(tenant_id: int) -> Iterator[None]:
-    """Act for ``tenant_id`` inside the block (management commands, tests), then for the one before."""
-    previous = current_tenant_id()
-    tenant_activate(tenant_id)
+def acting_tenant(tenant_id: int, *, using: str = "default") -> Iterator[None]:
+    """Act for ``tenant_id`` inside the block (management commands, tests; ``using``: the connection the block
+    writes with, e.g. a deletion's), then for the one before."""
+    previous = current_tenant_id(using=using)
+    tenant_activate(tenant_id, using=using)
     try:
         yield
     finally:
-        tenant_activate(previous)
+        tenant_activate(previous, using=using)
 
 
 @contextmanager

@@ -275,6 +275,8 @@ def _membership_update(event, names: Names) -> tuple[Part, ...]:
         changes.append("unlinked their single sign-on")
     if details.get("tokens_revoked"):
         changes.append("revoked their API tokens")
+    if details.get("account") in ("deactivated", "reactivated"):
+        changes.append(f"{details['account']} their account on the server")
     said = ": " + "; ".join(changes) if changes else ""
     return (_actor(event), " changed ", _membership_name(event, names, after or before), said)
 

@@ -154,3 +154,171 @@ def test_membership_change_form_cannot_change_role_clearance_groups_or_active(su
     assert page.status_code == 200 and b"read-only here" in page.content and b"Members page" in page.content
     assert client.get(reverse("admin:accounts_membership_add")).status_code == 403
     assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200
+
+
+# ----------------------------------------------------------------------------- API tokens
+
+
+def test_token_admin_changes_and_deletes_nothing_and_revokes_through_the_service(superuser):
+    """Found attacking identity (2026-12-04): the API token's change form saved ``revoked_at`` (emptied: a revoked
+    key worked again), ``created_by`` (emptied: read as minted on the server, which always works) and
+    ``membership`` (moved to another member) straight to the row, and its deletion ended a token with no record --
+    nothing reached the tenant's trail. Tokens are view-only now; "Revoke the selected tokens" revokes through the
+    service, each recorded in its own tenant. SCIM tokens are not in the admin at all."""
+    from accounts.models import ApiToken, ScimToken
+    from accounts.services import api_token_create, membership_create, tenant_create
+    from audit.models import Action, AuditEvent
+
+    tenant = tenant_create(slug="admin-tokens", name="Admin tokens")
+    boss = membership_create(tenant=tenant, email="boss@tokens.example", role="admin", clearance="restricted")
+    bot = membership_create(tenant=tenant, email="bot@tokens.example", role="editor", clearance="internal")
+    other = tenant_create(slug="admin-tokens-2", name="Admin tokens 2")
+    stranger = membership_create(tenant=other, email="x@tokens2.example", role="admin", clearance="restricted")
+    revoked, _ = api_token_create(membership=bot, name="old laptop", actor=boss)
+    ApiToken.objects.filter(pk=revoked.pk).update(revoked_at="2026-01-02T03:04:05Z")
+    live, _ = api_token_create(membership=bot, name="deploy", actor=boss)
+    theirs, _ = api_token_create(membership=stranger, name="theirs", actor=stranger)
+
+    def state():
+        return sorted(ApiToken.objects.values_list("pk", "membership_id", "created_by_id", "revoked_at", "name"))
+
+    before, records = state(), AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+    change = reverse("admin:accounts_apitoken_change", args=[revoked.pk])
+    answers = [
+        client.post(change, {"membership": stranger.pk, "name": "old laptop", "created_by": "", "revoked_at_0": "",
+                             "revoked_at_1": ""}).status_code,
+        client.post(reverse("admin:accounts_apitoken_delete", args=[live.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_apitoken_add"), {"membership": bot.pk, "name": "minted here"}).status_code,
+        client.post(reverse("admin:accounts_apitoken_changelist"),
+                    {"action": "delete_selected", "_selected_action": [live.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before and AuditEvent.objects.count() == records
+    page = client.get(change)
+    assert page.status_code == 200 and b"read-only here" in page.content and b"kb_user create" in page.content
+    assert ScimToken not in admin.site._registry
+
+    response = client.post(reverse("admin:accounts_apitoken_changelist"),
+                           {"action": "revoke_selected", "_selected_action": [revoked.pk, live.pk, theirs.pk]})
+    assert response.status_code == 302, response.status_code
+    assert ApiToken.objects.filter(revoked_at__isnull=True).count() == 0
+    assert str(ApiToken.objects.get(pk=revoked.pk).revoked_at.isoformat()) == "2026-01-02T03:04:05+00:00"
+    events = sorted((e.tenant_id, e.action, e.target_id, e.actor_email, e.details["reason"])
+                    for e in AuditEvent.objects.order_by("pk")[records:])
+    reason = "an operator revoked it on the server"
+    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "", reason),
+                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "", reason)])
+
+
+# ----------------------------------------------------------------------------- accounts
+
+
+def _user_change_post(client: Client, user: User, **changes):
+    """The account's change form as the admin posts it: its fields as they are, ``changes`` on top (``is_active``
+    None: the box unticked, left out)."""
+    data = {"email": user.email, "is_staff": "", "is_superuser": "", "is_active": "on",
+            "last_login_0": "", "last_login_1": "",
+            "date_joined_0": user.date_joined.strftime("%Y-%m-%d"), "date_joined_1": user.date_joined.strftime("%H:%M:%S")}
+    data.update(changes)
+    data = {k: v for k, v in data.items() if v is not None and v != ""} | {"email": user.email}
+    return client.post(reverse("admin:accounts_user_change", args=[user.pk]), data)
+
+
+def test_user_admin_sets_no_password_and_deactivates_through_the_service(superuser):
+    """Found attacking identity (2026-12-04): the account's "Active" box and its password page wrote the row
+    alone -- a deactivation revoked none of the tokens of the account's memberships nor those they minted (refused
+    while the account was off, they worked again when it was turned back on), and no tenant's trail heard of
+    either. "Active" now goes through ``accounts.services.user_active_set``: each tenant of the account records it
+    and, turned off, the tokens go as a deactivated membership's do; the password page sets nothing and says how."""
+    from accounts.models import ApiToken
+    from accounts.passwords import user_set_password
+    from accounts.services import api_token_create, membership_create, tenant_create
+    from audit.models import Action, AuditEvent
+
+    a, b = tenant_create(slug="acct-a", name="A"), tenant_create(slug="acct-b", name="B")
+    boss_a = membership_create(tenant=a, email="boss@a.example", role="admin", clearance="restricted")
+    membership_create(tenant=b, email="boss@b.example", role="admin", clearance="restricted")
+    in_a = membership_create(tenant=a, email="leaver@example.com", role="editor", clearance="internal")
+    in_b = membership_create(tenant=b, email="leaver@example.com", role="admin", clearance="restricted")
+    bot = membership_create(tenant=b, email="bot@b.example", role="viewer", clearance="public")
+    own_a, _ = api_token_create(membership=in_a, name="laptop", actor=boss_a)
+    own_b, _ = api_token_create(membership=in_b, name="own", actor=in_b)
+    for_bot, _ = api_token_create(membership=bot, name="deploy", actor=in_b)
+    kept, _ = api_token_create(membership=boss_a, name="boss's", actor=boss_a)
+    user_set_password(email="leaver@example.com", password="the old passphrase 14")
+    leaver = User.objects.get(email="leaver@example.com")
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    client = Client()
+    client.force_login(superuser)
+
+    password_page = reverse("admin:auth_user_password_change", args=[leaver.pk])
+    for answer in (client.get(password_page),
+                   client.post(password_page, {"password1": "an operator's 14 pass", "password2": "an operator's 14 pass",
+                                               "usable_password": "true"})):
+        assert answer.status_code == 302 and answer["Location"].endswith(f"/accounts/user/{leaver.pk}/change/")
+    assert User.objects.get(pk=leaver.pk).check_password("the old passphrase 14")
+    page = client.get(reverse("admin:accounts_user_change", args=[leaver.pk]))
+    assert page.status_code == 200 and b"kb_user set-password" in page.content and b"../password/" not in page.content
+
+    assert _user_change_post(client, leaver, is_active=None).status_code == 302
+    assert User.objects.get(pk=leaver.pk).is_active is False
+    live = set(ApiToken.objects.filter(revoked_at__isnull=True).values_list("pk", flat=True))
+    assert live == {kept.pk}
+    events = [(e.tenant_id, e.action, e.target_id, e.actor_email, e.details.get("account"), e.details.get("reason"))
+              for e in AuditEvent.objects.filter(pk__gt=records).order_by("pk")]
+    assert sorted(events, key=str) == sorted([
+        (a.pk, Action.TOKEN_REVOKE, str(own_a.pk), "", None, "its member was deactivated"),
+        (a.pk, Action.MEMBERSHIP_UPDATE, str(in_a.pk), "", "deactivated", None),
+        (b.pk, Action.TOKEN_REVOKE, str(for_bot.pk), "", None, "its minter was deactivated"),
+        (b.pk, Action.TOKEN_REVOKE, str(own_b.pk), "", None, "its minter was deactivated"),
+        (b.pk, Action.MEMBERSHIP_UPDATE, str(in_b.pk), "", "deactivated", None),
+    ], key=str)
+
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    assert _user_change_post(client, leaver, is_active="on").status_code == 302
+    assert User.objects.get(pk=leaver.pk).is_active is True
+    assert set(ApiToken.objects.filter(revoked_at__isnull=True).values_list("pk", flat=True)) == {kept.pk}
+    assert sorted((e.tenant_id, e.action, e.details.get("account")) for e in AuditEvent.objects.filter(pk__gt=records)) \
+        == sorted([(a.pk, Action.MEMBERSHIP_UPDATE, "reactivated"), (b.pk, Action.MEMBERSHIP_UPDATE, "reactivated")])
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    assert _user_change_post(client, leaver, is_active="on", is_staff="on").status_code == 302  # "Active" as it was
+    assert not AuditEvent.objects.filter(pk__gt=records).exists() and User.objects.get(pk=leaver.pk).is_staff
+
+
+@pytest.mark.parametrize("removed", ["membership", "user", "scim"])
+def test_a_membership_deleted_in_the_admin_is_recorded_in_its_tenant(superuser, removed):
+    """Found attacking identity (2026-12-04): deleting a membership in the admin, or its account (every membership
+    with it), reached no tenant's trail -- the member was simply gone from the Members page. Each deletion is now a
+    ``membership.delete`` record in its own tenant, its rights before; SCIM's ``DELETE`` records its own, once."""
+    from accounts.scim import user_delete
+    from accounts.services import membership_create, tenant_create
+    from audit.models import Action, AuditEvent
+
+    a, b = tenant_create(slug="gone-a", name="A"), tenant_create(slug="gone-b", name="B")
+    for t in (a, b):
+        membership_create(tenant=t, email=f"boss@{t.slug}.example", role="admin", clearance="restricted")
+    in_a = membership_create(tenant=a, email="gone@example.com", role="editor", clearance="internal")
+    in_b = membership_create(tenant=b, email="gone@example.com", role="viewer", clearance="public")
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    client = Client()
+    client.force_login(superuser)
+    if removed == "scim":
+        user_delete(membership=in_a)
+    else:
+        target = reverse("admin:accounts_membership_delete", args=[in_a.pk]) if removed == "membership" else \
+            reverse("admin:accounts_user_delete", args=[in_a.user_id])
+        assert client.post(target, {"post": "yes"}).status_code == 302
+    deletions = [(e.tenant_id, e.target_id, e.actor_email, e.details)
+                 for e in AuditEvent.objects.filter(pk__gt=records, action=Action.MEMBERSHIP_DELETE).order_by("pk")]
+
+    def view(membership, clearance):
+        return {"email": "gone@example.com", "role": membership.role, "clearance": clearance, "is_active": True,
+                "groups": []}
+
+    if removed == "scim":
+        assert [(t, pk, who, d.get("via")) for t, pk, who, d in deletions] == [(a.pk, str(in_a.pk), "", "scim")]
+    else:
+        assert deletions == [(a.pk, str(in_a.pk), "", {"before": view(in_a, "internal")})] + (
+            [(b.pk, str(in_b.pk), "", {"before": view(in_b, "public")})] if removed == "user" else [])

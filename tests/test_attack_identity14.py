@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 from django.contrib.auth.tokens import default_token_generator
@@ -28,6 +29,7 @@ from accounts.models import ApiToken, Membership, MemberSource, Role, ScimToken,
 from accounts.passwords import user_set_password
 from accounts.scim import scim_token_create
 from accounts.services import api_token_create, membership_create, tenant_create
+from accounts.tenancy import acting_tenant
 from audit.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +130,7 @@ def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice
     browser, form_url, page = _reset_form(user)
     assert b"Also revoke my 3 API tokens" in page
     assert b'name="revoke_tokens"' in page and b"checked" in page.split(b'name="revoke_tokens"')[1].split(b">")[0]
-    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD, "tokens_offered": _offered(page)}
     if choice == "revoke":
         data["revoke_tokens"] = "on"  # as the checked box posts it
     response = browser.post(form_url, data, follow=True)
@@ -157,6 +159,69 @@ def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice
 def test_a_reset_form_without_tokens_offers_nothing_to_revoke(person):
     _, _, page = _reset_form(User.objects.get(email=PERSON))
     assert b"revoke_tokens" not in page and b"API token" not in page
+
+
+def _offered(page: bytes) -> str:
+    """The number of tokens the form offered to revoke, as its hidden field holds it (a browser posts it back)."""
+    found = re.search(rb'name="tokens_offered" value="(\d+)"', page)
+    assert found, page[:2000]
+    return found.group(1).decode()
+
+
+def _revoke_box_checked(page: bytes) -> bool:
+    return b"checked" in page.split(b'name="revoke_tokens"')[1].split(b">")[0]
+
+
+@pytest.mark.parametrize("shown_with", [0, 2], ids=["no-box", "two-tokens"])
+@pytest.mark.parametrize("minted", ["after-the-page", "after-the-forms-check"])
+def test_a_token_minted_after_the_reset_form_was_shown_is_offered_again(person, monkeypatch, shown_with, minted):
+    """Found attacking identity (2026-12-04): the reset form counted the person's tokens when it was shown; a
+    token minted before the post -- by a script of whoever holds the account, or an admin -- was kept silently,
+    with no box (none shown) or with "revoke my N" (it revoked the live ones, the new one too, or kept them all
+    unchecked, never knowing). The form carries the number it offered; a post when the live number differs writes
+    nothing and shows the form again: the new number, the box checked, "You have N API tokens now; choose again."
+    Minted after the page, the form's own check catches it; minted after that check (between it and the write, the
+    hash in between), the reset's save counts again on the locked user."""
+    from console.views.people import ResetForm
+
+    tokens = [api_token_create(membership=person, name=f"script {i}")[1] for i in range(shown_with)]
+    user = User.objects.get(email=PERSON)
+    browser, form_url, page = _reset_form(user)
+    assert _offered(page) == str(shown_with) and (b'name="revoke_tokens"' in page) == bool(shown_with)
+    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD, "tokens_offered": _offered(page)}
+    if shown_with:
+        data["revoke_tokens"] = "on"
+    late: list[str] = []
+    if minted == "after-the-page":
+        late.append(api_token_create(membership=person, name="minted meanwhile")[1])
+    else:
+        checked = ResetForm.clean
+
+        def checked_then_minted(form):
+            cleaned = checked(form)
+            if not late:  # committed by another request right after this one's check, acting for the tenant
+                with acting_tenant(person.tenant_id):
+                    late.append(api_token_create(membership=person, name="minted meanwhile")[1])
+            return cleaned
+
+        monkeypatch.setattr(ResetForm, "clean", checked_then_minted)
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+
+    again = browser.post(form_url, data)
+    now = shown_with + 1
+    assert again.status_code == 200, again.status_code
+    assert f"You have {now} API token{'s' if now > 1 else ''} now; choose again.".encode() in again.content
+    assert f"Also revoke my {now} API token".encode() in again.content and _revoke_box_checked(again.content)
+    assert _offered(again.content) == str(now)
+    assert User.objects.get(pk=user.pk).check_password(PASSWORD)  # nothing written
+    assert all(_key_works(key) for key in (*tokens, *late))
+    assert not AuditEvent.objects.filter(pk__gt=records).exclude(action="token.create").exists()
+
+    monkeypatch.undo()
+    response = browser.post(form_url, {**data, "tokens_offered": _offered(again.content), "revoke_tokens": "on"})
+    assert response.status_code == 302, response.content[:500]
+    assert User.objects.get(pk=user.pk).check_password(NEW_PASSWORD)
+    assert not any(_key_works(key) for key in (*tokens, *late))
 
 
 # ----------------------------------------------------------------------------- tokens whose minter is unknown

@@ -112,6 +112,10 @@ def test_members_and_settings_in_words():
                   "groups": ["finance"]}})
     assert str(render(update, Names())) == ("alice@acme.test changed bob@acme.test: role from viewer to editor; "
                                             "groups from none to finance; deactivated them")
+    bob = {"email": "bob@acme.test", "role": "viewer", "clearance": "internal", "is_active": True, "groups": []}
+    account = _event(Action.MEMBERSHIP_UPDATE, actor_email="", target_type="membership", target_id="8",
+                     details={"before": bob, "after": bob, "account": "deactivated"})
+    assert str(render(account, Names())) == "Bulkhead itself changed bob@acme.test: deactivated their account on the server"
     scim = _event(Action.MEMBERSHIP_CREATE, actor_email="", target_type="membership", target_id="9",
                   details={"via": "scim", "after": {"email": "dan@acme.test", "role": "viewer", "clearance": "public"}})
     assert str(render(scim, Names())) == "SCIM provisioning added dan@acme.test as viewer with public clearance"
