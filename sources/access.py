@@ -241,6 +241,9 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
                                  default_groups=default_groups)
     except Skip as exc:
         return AccessFile(error=f"{ACCESS_FILE}: {exc}")
+    except OSError as exc:  # gone or unreadable since the listing: refused, never the wider policy
+        return AccessFile(error=f"{ACCESS_FILE}: it could not be read ({exc.strerror or type(exc).__name__}); "
+                                "it is not read")
 
 
 def listing_access_file(listing: Listing, *, group_ids: Mapping[str, int], default_level: int,

@@ -25,7 +25,7 @@ from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
-from sources.services import JOB_STATS_KEY, error_path_access, listing_error_access, rename_plan
+from sources.services import JOB_STATS_KEY, error_path_access, listing_error_access, listing_os_error, rename_plan
 
 PREVIEW_MAX_ITEMS = 2000
 
@@ -131,6 +131,8 @@ def _preview(source: Source) -> dict:
                                                           group_ids={s: g for g, s in slugs.items()})
             return {"error": str(exc), "error_access": shown_to, "error_without_path": without_path,
                     "items": [], "counts": {}}
+        except OSError as exc:  # as the sync: its reason, naming no path
+            return {"error": listing_os_error(exc), "items": [], "counts": {}}
         try:
             return _preview_of(source, listing, stored, slugs, deadline)
         except OutOfTime as exc:

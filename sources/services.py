@@ -438,6 +438,12 @@ def sync_run(sync_id: str) -> str:
                                                       group_ids={s: g for g, s in run.slugs.items()})
         _finish(sync, error=str(exc)[:2000], error_access=shown_to, error_without_path=without_path[:2000])
         return SourceSync.Status.FAILED
+    except OSError as exc:
+        # Any other OSError of a listing (a file or folder gone or unreadable mid-walk, a full disk under the Git
+        # mirror) ends the sync failed, never "running" until its attempts run out; its reason names no path.
+        logger.exception("sync %s: the listing failed", sync_id)
+        _finish(sync, error=listing_os_error(exc))
+        return SourceSync.Status.FAILED
     timings["listing"] = round(time.perf_counter() - t0, 3)
     try:
         _apply_listing(run, listing, stored, timings)
@@ -721,6 +727,12 @@ def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, So
     except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
         logger.exception("who may read a failed listing's error could not be decided")
         return dict(access.UNDECIDED), without_path
+
+
+def listing_os_error(exc: OSError) -> str:
+    """A listing's unexpected OSError as every admin reads it: its reason, never the path it names."""
+    return (f"the listing failed ({exc.strerror or type(exc).__name__}); nothing was synced or deleted; "
+            "sync again")
 
 
 def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None, error_access: dict | None = None,
