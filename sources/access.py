@@ -436,6 +436,29 @@ def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map
     return record
 
 
+def all_of(records: Sequence[Mapping]) -> dict:
+    """One record (:func:`item_access`, :func:`folder_access`) read as all of ``records``: shown only to who may see
+    each -- every policy and every document any names (a website page's error that names the redirect's hop it
+    failed at: the page's and the hop's). Undecided when any is."""
+    if any(not isinstance(r, Mapping) or r.get("level") is None for r in records):
+        return dict(UNDECIDED)
+    first = records[0]
+    record: dict = {"level": first["level"], "groups": list(first.get("groups") or ())}
+    policies = {(int(first["level"]), tuple(first.get("groups") or ()))}
+    documents: set[str] = set()
+    for r in records:
+        policies.add((int(r["level"]), tuple(sorted(r.get("groups") or ()))))
+        policies.update((int(level), tuple(sorted(groups))) for level, groups in r.get("policies") or ())
+        documents.update(str(d) for d in r.get("documents") or ())
+        if r.get("document"):
+            documents.add(str(r["document"]))
+        if r.get("sections") is not None:  # a skip's deleted document: not an error's; fail closed
+            return dict(UNDECIDED)
+    record["policies"] = [[level, list(groups)] for level, groups in sorted(policies)]
+    record["documents"] = sorted(documents)
+    return record
+
+
 def item_shown(record: Mapping | None, reader: Reader, *, everything: bool, visible_documents: set[str]) -> bool:
     """Whether an item whose :func:`item_access` is ``record`` is shown to ``reader`` (an admin): all of it to
     one who may read every level and group (``everything``); else only when its policy was decided and they may

@@ -25,7 +25,13 @@ from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
-from sources.services import JOB_STATS_KEY, error_path_access, listing_error_access, listing_os_error, rename_plan
+from sources.services import (
+    JOB_STATS_KEY,
+    listing_error_access,
+    listing_error_row,
+    listing_os_error,
+    rename_plan,
+)
 
 PREVIEW_MAX_ITEMS = 2000
 
@@ -209,8 +215,8 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                                                    document_id=item.document_id)})
     errors = []
     for error in listing.errors:  # a path (a file's, a folder's), shown as an item would be
-        errors.append({**error, "access": error_path_access(error["path"], stored=stored, default=default,
-                                                            access_map=rules, access_file=access_file)})
+        errors.append(listing_error_row(error, source=source, stored=stored, default=default, access_map=rules,
+                                        access_file=access_file))
     return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
             "listed": len(entries), "errors": errors, "revision": listing.revision}
 

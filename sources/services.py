@@ -471,8 +471,8 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),
                                                  revision=listing.revision, heartbeat_at=timezone.now())
     for error in listing.errors:  # a path, shown as an item would be (sources.access.item_access)
-        run.errors[error["path"]] = {**error, "access": error_path_access(
-            error["path"], stored=stored, default=default, access_map=rules, access_file=access_file)}
+        run.errors[error["path"]] = listing_error_row(error, source=source, stored=stored, default=default,
+                                                      access_map=rules, access_file=access_file)
     t_renames = time.perf_counter()
     run.renames = rename_plan(listing, entries, stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
@@ -690,14 +690,35 @@ def _section_policies(document: Document) -> list[tuple[int, tuple[int, ...]]]:
     return sorted(found) or [(document.access_level, tuple(sorted(document.access_groups)))]
 
 
-def error_path_access(path: str, *, stored: dict[str, SourceItem], default, access_map, access_file) -> dict:
+def error_path_access(path: str, *, stored: dict[str, SourceItem], default, access_map, access_file,
+                      web: bool = False) -> dict:
     """Who may see a path a listing names in an error (``sources.access.path_access``): a file's by its policy and
     the document it is stored as, a folder's (``a/b/``) by every policy a file below it could get and every document
-    stored below it."""
+    stored below it. A website's address (``web``) is a page, never a folder, whatever it ends with: judged as an
+    item's path (found reviewing sources, review 14b: a page ending in ``/`` named every document stored below it)."""
     item = stored.get(path)
+    if web:
+        try:
+            policy = access.item_policy(path, default=default, access_map=access_map, access_file=access_file)
+        except access.ItemAccessError:
+            return access.item_access(None)
+        return access.item_access(policy, document_id=item.document_id if item is not None else None)
     below = [i.document_id for p, i in stored.items() if p.startswith(path)] if path.endswith("/") else ()
     return access.path_access(path, default=default, access_map=access_map, access_file=access_file,
                               document_id=item.document_id if item is not None else None, folder_documents=below)
+
+
+def listing_error_row(error: dict, *, source: Source, stored: dict[str, SourceItem], default, access_map,
+                      access_file) -> dict:
+    """A listing's error about one path (a file's, a folder's, a page's), with who may see it (``access``): as the
+    path would be; a page's that names the redirect's hop it failed at (``hop``, dropped from the row) as the page
+    and the hop both (``sources.web._at_hop``; found reviewing sources, review 14b: the hop -- a private address, a
+    token in its query -- was named to whoever could read the page)."""
+    web = source.kind == Source.Kind.WEB
+    row = {k: v for k, v in error.items() if k != "hop"}
+    records = [error_path_access(p, stored=stored, default=default, access_map=access_map, access_file=access_file,
+                                 web=web) for p in (error["path"], *([error["hop"]] if error.get("hop") else []))]
+    return {**row, "access": records[0] if len(records) == 1 else access.all_of(records)}
 
 
 # A failed listing's error that names no path: every admin of the source reads it.
@@ -723,7 +744,8 @@ def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, So
         access_file = access.listing_access_file(exc.listing, group_ids=group_ids, default_level=source.access_level,
                                                  default_groups=source.access_groups)
         return error_path_access(path, stored=stored, default=(source.access_level, tuple(source.access_groups)),
-                                 access_map=access.map_rules(source.access_map), access_file=access_file), without_path
+                                 access_map=access.map_rules(source.access_map), access_file=access_file,
+                                 web=source.kind == Source.Kind.WEB), without_path
     except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
         logger.exception("who may read a failed listing's error could not be decided")
         return dict(access.UNDECIDED), without_path

@@ -5,19 +5,26 @@
    stayed "running" until the tick sent it again and its attempts ran out. Made for real, also for a worker running as
    root: a file whose folder's path is under PATH_MAX (4096 bytes) but whose own path is past it is listed by the
    folder's ``scandir`` and refused by its ``stat`` ("File name too long"); a source folder whose real path is past
-   PATH_MAX is refused by ``Path.is_dir`` (Python 3.11 raises what it does not take for "missing")."""
+   PATH_MAX is refused by ``Path.is_dir`` (Python 3.11 raises what it does not take for "missing").
+2. A website request that failed after a redirect named the hop it failed at -- an address the site chose -- to whoever
+   could read the page it asked for (the start page: every admin); the hop is now judged as a path of the source."""
 
 from __future__ import annotations
 
+import http.server
 import os
 from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
 
+from accounts.policy import AccessLevel
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from kb.models import Document
-from sources.services import source_create, sync_start
+from sources import access
+from sources.services import source_create, source_update, sync_start
+from tests.api_helpers import console_client
+from tests.network_helpers import serve
 from tests.sources_helpers import new_folder, wait_for_sync, write
 
 NAME = 250  # a folder name's length (the limit is 255)
@@ -116,3 +123,100 @@ def test_a_file_whose_stat_fails_mid_walk_fails_its_item_and_ends_the_sync(celer
     assert (sync.status, sync.deleted) == ("failed", 0), (sync.status, sync.error)
     assert sync.error == f"could not read the folder {link}: File name too long", sync.error
     assert Document.objects.filter(pk=plan.pk).exists()
+
+
+# 2. A website's redirect hop named to every admin: a page (or the start page) redirected to an address the site chose
+# -- here a restricted page with a token in its query -- that then failed was named in the error to whoever could read
+# the page (the start page: every admin). The hop is now judged as a path of the source too.
+
+SECRET = "layoffs-2027?token=s3cret"
+
+
+class _RedirectingSite(http.server.BaseHTTPRequestHandler):
+    """``/docs/`` (``/docs/start/`` redirects to the hop), linking ``/docs/a.html``; both redirect to a restricted page
+    whose answer cannot be read (an encoding the crawl refuses)."""
+
+    start_redirects = False
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path in ("/docs/a.html", "/docs/start/") and (self.path == "/docs/a.html" or self.start_redirects):
+            self.send_response(302)
+            self.send_header("Location", f"/docs/board/{SECRET}")
+            self.end_headers()
+        elif self.path.startswith("/docs/board/"):
+            body = b"compressed"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Encoding", "br")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif self.path in ("/docs/", "/docs/start/"):
+            body = b"<html><body><h1>Docs</h1><p>The handbook.</p><a href='/docs/a.html'>a</a></body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
+def test_a_failed_crawl_names_a_redirects_hop_only_to_admins_who_may_read_it(celery_worker):
+    tenant = tenant_create(slug="src14w", name="Sources 14 web")
+    internal = membership_create(tenant=tenant, email="internal@s14w.example", role="admin", clearance="internal")
+    top = membership_create(tenant=tenant, email="top@s14w.example", role="admin", clearance="restricted")
+    server, site = serve(_RedirectingSite)
+    try:
+        board = {"path": f"{site}/docs/board/**", "access_level": "restricted"}
+        source = source_create(actor=top, tenant=tenant, kind="web", name="site", url=f"{site}/docs/",
+                               access_level="internal", access_map=[board], options={"rate_per_second": 50})
+        # 1. A page's redirect: the page is internal, the hop restricted.
+        sync, _ = sync_start(actor=top, source=source)
+        sync = wait_for_sync(sync.pk)
+        assert (sync.status, sync.added, sync.failed) == ("failed", 1, 1), (sync.error, sync.errors)
+        assert SECRET in sync.errors[0]["error"] and "hop" not in sync.errors[0], sync.errors
+        answers = {
+            "sync": lambda m: _api(m).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/"),
+            "preview": lambda m: _api(m).get(f"/api/v1/sources/{source.pk}/preview/"),
+            "progress": lambda m: console_client(m).get(f"/sources/{source.pk}/progress/"),
+        }
+        for name, answer in answers.items():
+            theirs, seen = answer(internal), answer(top)
+            assert theirs.status_code == seen.status_code == 200, (name, theirs.status_code, seen.status_code)
+            assert "s3cret" not in theirs.content.decode(), (name, theirs.content[:500])
+            assert "s3cret" in seen.content.decode() and "hop" not in seen.content.decode(), (name, seen.content[:500])
+        assert _api(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()["errors_hidden"] == 1
+
+        # 2. The start page's redirect: the sync's own error names the hop only to who may read it.
+        source = source_update(actor=top, source=source, url=f"{site}/docs/start/")
+        _RedirectingSite.start_redirects = True
+        sync, _ = sync_start(actor=top, source=source)
+        sync = wait_for_sync(sync.pk)
+        assert sync.status == "failed" and SECRET in sync.error and sync.deleted == 0, sync.error
+        for name, answer in answers.items():
+            theirs, seen = answer(internal), answer(top)
+            assert "s3cret" not in theirs.content.decode(), (name, theirs.content[:500])
+            assert "redirected to an address you may not read" in theirs.content.decode(), (name, theirs.content[:500])
+            assert "s3cret" in seen.content.decode(), (name, seen.content[:500])
+    finally:
+        _RedirectingSite.start_redirects = False
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_pages_record_with_its_hop_asks_for_both():
+    """``all_of``: every policy and document of each record; undecided when one is."""
+    page = access.item_access((int(AccessLevel.INTERNAL), ()), document_id="d1")
+    hop = access.item_access((int(AccessLevel.RESTRICTED), (7,)))
+    both = access.all_of([page, hop])
+    assert both["policies"] == [[int(AccessLevel.INTERNAL), []], [int(AccessLevel.RESTRICTED), [7]]]
+    assert both["documents"] == ["d1"]
+    assert access.all_of([page, access.item_access(None)]) == access.UNDECIDED
