@@ -326,13 +326,13 @@ def item_access(policy: tuple[int, Sequence[int]] | None, *, document_id=None,
 
 
 def path_access(path: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule], access_file: AccessFile,
-                document_id=None, folder_documents: Iterable = ()) -> dict:
+                document_id=None, folder_documents: Iterable = (), max_documents: int | None = None) -> dict:
     """:func:`item_access` of ``path`` under its :func:`item_policy` (undecided when that fails): for a path a
     listing names in an error, which is no item of it. A path ending in ``/`` is a folder: :func:`folder_access`
     (``folder_documents``: the documents stored below it)."""
     if path.endswith("/"):
         return folder_access(path, default=default, access_map=access_map, access_file=access_file,
-                             document_ids=folder_documents)
+                             document_ids=folder_documents, max_documents=max_documents)
     try:
         policy = item_policy(path, default=default, access_map=access_map, access_file=access_file)
     except ItemAccessError:
@@ -400,7 +400,7 @@ def glob_covers(glob: str, folder: str) -> bool:
 
 
 def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule],
-                  access_file: AccessFile, document_ids: Iterable = ()) -> dict:
+                  access_file: AccessFile, document_ids: Iterable = (), max_documents: int | None = None) -> dict:
     """What decides who may read the name of ``folder`` (``a/b/``, relative to the source's root) -- a folder the
     listing names in an error (it could not be listed, its name is not UTF-8) -- as :func:`item_access` does for
     a path. The folder's files are not known, so it is every policy the source could give a file below it,
@@ -408,8 +408,12 @@ def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map
     default too), and every entry of an access file (above the root, then the root's) that may match one
     (``policies``: an admin must be able to read **each**), and the documents stored below it (``documents``: each
     must be one they can see). An access file refused, or an entry that may match and does not narrow what comes
-    before it (it would fail its items), leaves it undecided (:data:`UNDECIDED`)."""
+    before it (it would fail its items), leaves it undecided (:data:`UNDECIDED`); so do more documents below it than
+    ``max_documents`` (the record is kept on the sync's row: bounded, never shown)."""
     if access_file.error:
+        return dict(UNDECIDED)
+    document_ids = sorted({str(d) for d in document_ids if d})
+    if max_documents is not None and len(document_ids) > max_documents:
         return dict(UNDECIDED)
     folder = folder if folder.endswith("/") else folder + "/"
     given: list[tuple[int, tuple[int, ...]]] = []
@@ -432,7 +436,7 @@ def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map
     policies = sorted(set(given))
     record = item_access(policies[-1], document_id=None)
     record["policies"] = [[int(level), sorted(int(g) for g in groups)] for level, groups in policies]
-    record["documents"] = sorted({str(d) for d in document_ids if d})
+    record["documents"] = document_ids
     return record
 
 

@@ -27,6 +27,7 @@ from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_
 from sources.models import Source, SourceItem, SourceSync
 from sources.services import (
     JOB_STATS_KEY,
+    DocumentBudget,
     listing_error_access,
     listing_error_row,
     listing_os_error,
@@ -213,10 +214,10 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                       "access_level": None, "groups": [], "reason": "", "renamed_from": "",
                       "access": access.item_access((item.access_level, item.access_groups),
                                                    document_id=item.document_id)})
-    errors = []
+    errors, budget = [], DocumentBudget()
     for error in listing.errors:  # a path (a file's, a folder's), shown as an item would be
         errors.append(listing_error_row(error, source=source, stored=stored, default=default, access_map=rules,
-                                        access_file=access_file))
+                                        access_file=access_file, budget=budget))
     return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
             "listed": len(entries), "errors": errors, "revision": listing.revision}
 

@@ -111,6 +111,15 @@ def test_a_file_whose_stat_fails_mid_walk_fails_its_item_and_ends_the_sync(celer
     assert [e["path"] for e in seen["errors"]] == [f"{folder}/{name}"] and seen["errors_hidden"] == 0, seen
     preview = _api(internal).get(f"/api/v1/sources/{source.pk}/preview/")
     assert preview.status_code == 200 and "layoffs-" not in preview.content.decode(), preview.content[:300]
+    # What decides who reads the row (its ``access``: the document it is stored as) never leaves the server.
+    assert sync.errors[0]["access"]["document"] == str(plan.pk)
+    for member in (internal, top):
+        for url in (f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/", f"/api/v1/sources/{source.pk}/syncs/",
+                    f"/api/v1/sources/{source.pk}/", f"/api/v1/sources/{source.pk}/preview/"):
+            body = _api(member).get(url).content.decode()
+            assert str(plan.pk) not in body and '"access"' not in body, (member.clearance, url, body[:300])
+        body = console_client(member).get(f"/sources/{source.pk}/progress/").content.decode()
+        assert str(plan.pk) not in body, (member.clearance, body[:300])
 
     # 2. The source's own folder is now past PATH_MAX: the listing fails naming the source's path (its setting).
     deeper = long / folder
@@ -220,3 +229,33 @@ def test_a_pages_record_with_its_hop_asks_for_both():
     assert both["policies"] == [[int(AccessLevel.INTERNAL), []], [int(AccessLevel.RESTRICTED), [7]]]
     assert both["documents"] == ["d1"]
     assert access.all_of([page, access.item_access(None)]) == access.UNDECIDED
+
+
+# 3. What decides who reads a listing's error stays on the server (``access``: never in an answer, see the test of 1)
+# and is bounded: a folder's record names every document stored below it, and a sync's row keeps up to 500 such rows.
+
+
+def test_the_documents_a_syncs_folder_records_name_are_bounded(settings):
+    """At most ``BULKHEAD_SOURCE_MAX_FILES`` documents in all the records of one listing's errors (and in its own
+    error's): a folder past what is left is undecided, read only by the top admin."""
+    import uuid
+
+    from sources.entries import Listing, ListingError
+    from sources.models import Source, SourceItem
+    from sources.services import DocumentBudget, listing_error_access, listing_error_row
+
+    settings.BULKHEAD_SOURCE_MAX_FILES = 3
+    source = Source(kind="folder", access_level=int(AccessLevel.INTERNAL), access_groups=[], access_map=[])
+    stored = {p: SourceItem(path=p, document_id=uuid.uuid4())
+              for p in ("n1/a.md", "n1/b.md", "n2/a.md", "n2/b.md", "n3/a.md", "n3/b.md", "n3/c.md", "n3/d.md")}
+    default = (int(AccessLevel.INTERNAL), ())
+    budget = DocumentBudget()
+    rows = [listing_error_row({"path": f"{n}/", "error": "the file name is not UTF-8"}, source=source, stored=stored,
+                              default=default, access_map=(), access_file=access.AccessFile(), budget=budget)
+            for n in ("n1", "n2")]
+    assert len(rows[0]["access"]["documents"]) == 2 and rows[1]["access"] == access.UNDECIDED, rows
+    # The sync's own error: one record, at most BULKHEAD_SOURCE_MAX_FILES documents.
+    for folder, named in (("n1/", 2), ("n3/", None)):
+        record, _ = listing_error_access(ListingError("x", path=folder, without_path="y", listing=Listing([])),
+                                         source=source, stored=stored, group_ids={})
+        assert (len(record["documents"]) if named else record) == (named or access.UNDECIDED), record
