@@ -149,7 +149,11 @@ def _not_utf8_shown(rel: str) -> str:
 
 def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path, source.tenant.slug)
-    if not root.is_dir():
+    try:
+        is_folder = root.is_dir()
+    except OSError as exc:  # Path.is_dir raises what it does not take for "missing" (File name too long, EACCES)
+        raise ListingError(f"could not read the folder {source.path}: {_reason(exc)}") from None
+    if not is_folder:
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
     errors: list[dict] = []
@@ -190,10 +194,33 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
                 continue
             if not child.is_file(follow_symlinks=False):
                 continue
-            st = child.stat(follow_symlinks=False)
+            try:
+                st = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                # Gone since the folder was read, or its path cannot be asked about (File name too long): as a file
+                # that cannot be read -- the item fails (its document stays; a file gone is deleted by the next
+                # sync), never the worker's walk (found reviewing sources, review 14: the OSError left the sync
+                # "running" until its attempts ran out).
+                entries.append(Entry(rel, "", _unreadable(exc)))
+                continue
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
     return Listing(entries, errors=errors, above=above)
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason without the path it names (a path of the source, named only where a rule allows)."""
+    return exc.strerror or type(exc).__name__
+
+
+def _unreadable(exc: OSError) -> Callable[[], bytes]:
+    """A reader that fails as ``exc`` did, without its file name (the item's error names its path by the rule)."""
+    errno, reason = exc.errno, _reason(exc)
+
+    def read() -> bytes:
+        raise OSError(errno, reason)
+
+    return read
 
 
 def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -> list[AccessAbove]:
@@ -225,8 +252,12 @@ def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -
             if child.is_symlink() or not child.is_file(follow_symlinks=False):
                 found.append(Entry(child.name, "", _never, skip="a symbolic link or not a file (not followed)"))
                 continue
-            found.append(Entry(child.name, "", _read_file(Path(child.path), top),
-                               size=child.stat(follow_symlinks=False).st_size))
+            try:
+                size = child.stat(follow_symlinks=False).st_size
+            except OSError as exc:  # an access file that cannot be read: refused (every item fails)
+                found.append(Entry(child.name, "", _unreadable(exc)))
+                continue
+            found.append(Entry(child.name, "", _read_file(Path(child.path), top), size=size))
         above.append(AccessAbove(str(folder.relative_to(top)) if folder != top else "",
                                  str(root.relative_to(folder)), found))
     return above
