@@ -83,6 +83,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   keyword arguments), a hash binding's README in reST (line blocks of method lists, caveats, a long
   changelog of terse bullets) and a URL library's README and towncrier changelog (the aio-libs template of
   frozenlist and propcache), the first three whole, wcwidth and yarl cut at a paragraph boundary; no tables.
+* thirteenth round: a regional rail freight operator's annual report written by hand (``written/``:
+  five sections, eight one-line paragraphs of about 455-490 tokens, one blank line between blocks and
+  none between a lead-in and its table); six bare-row tables, three small (5-6 rows and a header, 4-5
+  columns: a five-year record whose rows are years, traffic by commodity, revenue by business) and three
+  large (12-13 rows and a header, 6-7 columns, wordy cells: flows with customers and routes, terminals
+  and depots, projects); two tables follow a paragraph whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -218,7 +224,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -233,6 +239,7 @@ WRITTEN = [
     "report-leasing",
     "report-ferries",  # eleventh round
     "report-waste",  # twelfth round
+    "report-railfreight",  # thirteenth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
