@@ -212,6 +212,24 @@ def shown_source_of(document: Document, mode: str | None = None) -> str:
     return shown_source(source, record, mode or screening_mode(tenant_id=document.tenant_id))
 
 
+def tag_flagged(*, tenant_id: int, tags: Iterable[str]) -> int | None:
+    """The position in ``tags`` of the first one screening flags, or None (none does, or the tenant turned screening
+    off). A tag is a label the uploader writes -- typed at upload, or in a Markdown file's front matter -- listed
+    wherever its document is (the documents list and detail, MCP's ``list_documents``, the console) and so read by
+    the model of every reader's agent, with no verdict of its own to hold it by; one that reads as an instruction to
+    a model is refused where it is written (found attacking the demo, 2026-12-04: "Ignore all previous instructions
+    and ..." came back unscreened, in quarantine mode, to every agent that listed documents). Each is screened alone,
+    standing for its document, as a typed title is (:func:`document_title_screen`)."""
+    from ingestion.screening import screen_chunks
+
+    given = [(index, str(tag).strip()) for index, tag in enumerate(tags)]
+    given = [(index, tag) for index, tag in given if tag]
+    if not given or screening_mode(tenant_id=tenant_id) == ScreeningMode.OFF:
+        return None
+    verdicts = screen_chunks([tag for _, tag in given])
+    return next((index for (index, _), verdict in zip(given, verdicts, strict=True) if verdict.flagged), None)
+
+
 def document_title_screen(document: Document) -> None:
     """Give ``document`` (in memory) a verdict of its title, and of its source, when its record has none: a
     title typed at upload is listed from then on, before ingestion screens it with the document's text (and

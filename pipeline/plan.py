@@ -25,6 +25,7 @@ from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE
 from kb.models import CONTENT_BY, ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
 from kb.services import document_access_of, recompute_policies
+from kb.titles import tag_flagged
 from pipeline.claim import is_shadow
 
 
@@ -366,6 +367,15 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
     reuse = bool(existing) and document.text == parsed.text and all(
         section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
     )
+    if not reuse and parsed.tags:
+        # The file's own tags join the document's (pipeline.store): one that reads as an instruction to a model fails
+        # the content as a typed one is refused (kb.services.tags_check); stored content keeps what it was stored with.
+        flagged = tag_flagged(tenant_id=document.tenant_id, tags=parsed.tags)
+        if flagged is not None:
+            where = f" (line {parsed.tags_line})" if parsed.tags_line else ""
+            raise TerminalIngestionError(
+                f"tag {flagged + 1} of the front matter reads as an instruction to a model (screening flagged it); a "
+                f"tag is a short label, listed to every reader of the document and their agents{where}")
     shadow = is_shadow(job)
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
