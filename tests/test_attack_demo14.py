@@ -133,3 +133,41 @@ def test_a_tag_that_reads_as_an_instruction_to_a_model_is_refused(world):
     off = editor.post("/api/v1/documents/", {"content": "# Lunch\n\nSoup.\n", "title": "Lunch",
                                              "tags": [PLANTED]}, format="json")
     assert off.status_code == 201, off.content
+
+
+# ----------------------------------------------------------------------------- the outbox below a tenant's folder
+
+
+@pytest.mark.django_db
+def test_the_mail_folder_is_no_tenants_to_read(settings):
+    """Found attacking the demo (2026-12-04): the rule that keeps the embedded PostgreSQL's and Redis's files from a
+    tenant whose folder holds the data folder (a source root set above it, a slug naming a folder on the way) left
+    the data folder's ``mail/`` out -- where the demo's e-mail backend writes every tenant's invitation and
+    password reset links (``BULKHEAD_EMAIL_DIR``) -- so that tenant's admin synced the outbox into its own search
+    and read a reset link of another tenant's admin. The outbox is private wherever it is, as the mirrors are."""
+    from pathlib import Path
+
+    from accounts.errors import ApplicationError
+    from sources.services import source_create
+    from tests.conftest import SOURCE_ROOT
+    from tests.sources_helpers import write
+
+    tenant = tenant_create(slug="outbox-attack", name="Outbox")
+    admin = membership_create(tenant=tenant, email="admin@outbox.example", role="admin", clearance="restricted")
+    mine = Path(SOURCE_ROOT / tenant.slug)
+    data = mine / "data-below"
+    for private in ("pg", "redis"):
+        (data / private).mkdir(parents=True, exist_ok=True)
+    reset = ("Subject: Reset your Bulkhead password\nTo: admin@acme.example\n\n"
+             "Choose a new password here: http://127.0.0.1:8000/password-reset/abc123/\n")
+    write(data / "mail", {"20261204-101010-1.log": reset})
+    write(mine / "outbox", {"20261204-101011-1.log": reset})
+    settings.BULKHEAD_DATA_PATH = str(data)
+    for name, outbox in (("the data folder's", data / "mail"), ("one set elsewhere", mine / "outbox")):
+        settings.EMAIL_FILE_PATH = str(outbox)
+        for path in (outbox, outbox.parent):  # the outbox, and a folder above it (a listing walks into it)
+            with pytest.raises(ApplicationError, match="only below"):
+                source_create(actor=admin, tenant=tenant, kind="folder", name=f"{name} {path.name}", path=str(path))
+    # The tenant's other folders stay its own.
+    write(mine / "notes", {"a.md": "# Notes\n\nThe heron rota.\n"})
+    assert source_create(actor=admin, tenant=tenant, kind="folder", name="notes", path=str(mine / "notes")).pk
