@@ -171,3 +171,67 @@ def test_the_mail_folder_is_no_tenants_to_read(settings):
     # The tenant's other folders stay its own.
     write(mine / "notes", {"a.md": "# Notes\n\nThe heron rota.\n"})
     assert source_create(actor=admin, tenant=tenant, kind="folder", name="notes", path=str(mine / "notes")).pk
+
+
+# ----------------------------------------------------------------------------- the Python client and a redirect
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_the_client_takes_a_redirect_for_an_error_never_for_success(status):
+    """Found attacking the demo (2026-12-04): the client follows no redirect (its token would go with it), but took
+    a 3xx answer for success -- behind a proxy that sends ``http://`` on to ``https://`` (or a base URL without its
+    path), ``delete_document`` and ``revoke_token`` returned None as when they were done, a narrowing
+    ``set_section_access`` too, and ``search`` answered None: nothing was deleted, revoked or narrowed, and the
+    application never knew. Now any answer outside 2xx raises, a redirect naming where it leads."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bulkhead_client import AsyncClient, BulkheadError, Client
+
+    asked: list[tuple[str, str, str | None]] = []
+
+    class Moved(BaseHTTPRequestHandler):
+        def _answer(self):
+            asked.append((self.command, self.path, self.headers.get("Authorization")))
+            self.send_response(status)
+            self.send_header("Location", f"https://kb.example{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_DELETE = do_PATCH = _answer  # noqa: N815 -- the standard library's names
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Moved)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    calls = {
+        "delete_document": lambda kb: kb.delete_document("d1"),
+        "revoke_token": lambda kb: kb.revoke_token(7),
+        "set_section_access": lambda kb: kb.set_section_access("s1", access_level="restricted"),
+        "search": lambda kb: kb.search("the heron rota"),
+        "get_document": lambda kb: kb.get_document("d1"),
+    }
+    try:
+        with Client(base, "bkh_x") as kb:
+            for name, call in calls.items():
+                with pytest.raises(BulkheadError) as raised:
+                    call(kb)
+                assert raised.value.status == status and "https://kb.example/api/v1/" in raised.value.message, name
+
+        async def the_async_client():
+            async with AsyncClient(base, "bkh_x") as kb:
+                for name in ("delete_document", "revoke_token"):
+                    with pytest.raises(BulkheadError) as raised:
+                        await calls[name](kb)
+                    assert raised.value.status == status, name
+
+        import asyncio
+
+        asyncio.run(the_async_client())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert {path for _, path, _ in asked} >= {"/api/v1/documents/d1/", "/api/v1/tokens/7/revoke/"}
+    assert {token for _, _, token in asked} == {"Token bkh_x"}  # and only this server was asked: none followed
