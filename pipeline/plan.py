@@ -93,7 +93,11 @@ def section_id(document: Document, key: str) -> uuid.UUID:
 
 
 def chunk_id(version: IndexVersion, document: Document, chunk: PlannedChunk) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"chunk:{version.pk}:{document.pk}:{chunk.ordinal}:{chunk.content_hash}")
+    """Deterministic for the same text, but keyed with the server's secret, as :func:`section_id`: the plain hash of
+    the embedded text (``content_hash``) let whoever is shown the id of a chunk they may not read -- an admin below its
+    level, in a search's audit record -- confirm a guess of its words offline (found attacking the demo, 2026-12-04)."""
+    keyed = hmac.new(settings.SECRET_KEY.encode(), chunk.content_hash.encode(), hashlib.sha256).hexdigest()
+    return uuid.uuid5(ID_NAMESPACE, f"chunk:{version.pk}:{document.pk}:{chunk.ordinal}:{keyed}")
 
 
 def _upload_default(document: Document) -> Policy:

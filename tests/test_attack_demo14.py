@@ -235,3 +235,48 @@ def test_the_client_takes_a_redirect_for_an_error_never_for_success(status):
         server.server_close()
     assert {path for _, path, _ in asked} >= {"/api/v1/documents/d1/", "/api/v1/tokens/7/revoke/"}
     assert {token for _, _, token in asked} == {"Token bkh_x"}  # and only this server was asked: none followed
+
+
+# ----------------------------------------------------------------------------- chunk ids as a hash of their text
+
+
+@pytest.mark.django_db
+def test_a_chunk_id_confirms_no_guess_of_its_text(world):
+    """Found attacking the demo (2026-12-04): a chunk's id was a plain hash of public inputs -- its index version,
+    document, ordinal and the SHA-256 of the model's name and its embedded text -- and the trail's search records
+    give every admin the ids a search returned, whatever the admin may read. An admin with internal clearance read
+    a restricted member's search and confirmed a guess of a restricted chunk's words offline ("within fifteen
+    minutes", not five or ten), without limit or trace. Section ids were keyed with the server's secret for this
+    reason (#17); chunk ids are now too."""
+    import hashlib
+    import uuid
+
+    from accounts.policy import AccessLevel
+    from kb.models import ID_NAMESPACE, Chunk
+    from tests.api_helpers import member_with_token
+
+    secret = "the on-call engineer pages the incident commander within fifteen minutes"
+    text = f"# Runbook\n\nEveryone reads this.\n\n## Paging <!-- access: restricted -->\n\nThen {secret}.\n"
+    document = ingest_markdown(world.tenant, world.actors["admin"].membership, "Runbook", text)
+    [restricted] = Chunk.objects.filter(document=document, access_level=AccessLevel.RESTRICTED)  # what a search gives
+    found = world.client("admin").post("/api/v1/search/", {"query": "pages the incident commander", "mode": "keyword",
+                                                          "filters": {"document_ids": [str(document.pk)]}},
+                                       format="json")
+    assert str(restricted.pk) in {hit["chunk_id"] for hit in found.json()["results"]}, found.content
+
+    _, key = member_with_token(world.tenant, "internal-admin@example.com", "admin", "internal")
+    below = APIClient()
+    below.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    records = below.get("/api/v1/audit/", {"action": "search", "limit": 500}).json()["results"]
+    shown = {chunk for record in records for chunk in record["chunk_ids"]}
+    assert str(restricted.pk) in shown  # the trail names it to an admin who may not read it (as designed)
+
+    # The guess, offline: the version and the document are in the same record, the model in the version's config.
+    model = world.client("admin").get("/api/v1/index-versions/").json()["results"][0]["config"]["model"]
+    prefix = restricted.embed_text[: restricted.embed_text.index("Then ")]  # the headings: guessed as well
+    for guess in ("within five minutes", "within ten minutes", "within fifteen minutes"):
+        embedded = prefix + f"Then {secret.replace('within fifteen minutes', guess)}."
+        digest = hashlib.sha256(f"{model}\x00{embedded}".encode()).hexdigest()
+        computed = {str(uuid.uuid5(ID_NAMESPACE, f"chunk:{restricted.index_version_id}:{document.pk}:{ordinal}:{digest}"))
+                    for ordinal in range(20)}
+        assert not computed & shown, guess
