@@ -280,3 +280,54 @@ def test_a_chunk_id_confirms_no_guess_of_its_text(world):
         computed = {str(uuid.uuid5(ID_NAMESPACE, f"chunk:{restricted.index_version_id}:{document.pk}:{ordinal}:{digest}"))
                     for ordinal in range(20)}
         assert not computed & shown, guess
+
+
+# ----------------------------------------------------------------------------- a search typed for another tenant
+
+
+def _page_form(response, form_id: str) -> dict[str, str]:
+    """The hidden fields of a page's form (what the browser sends with what was typed)."""
+    import re
+
+    assert response.status_code == 200, response.content[:300]
+    page = response.content.decode()
+    form = page[page.index(f'id="{form_id}"'):]
+    form = form[:form.index("</form>")]
+    return dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+
+
+@pytest.mark.django_db
+def test_a_search_typed_on_a_page_of_one_tenant_never_runs_in_another():
+    """Found attacking the demo (2026-12-04): the search playground's form is a GET, so the CSRF rotation of a tenant
+    switch does not reach it -- a person shown the playground for tenant A, who switched to B in another tab, then
+    searched A's page: the words typed for A ran in B, and B's trail kept them (``query_text``) for B's admins to
+    read. A search names the membership its page was shown for; another one is not run, and the page says so."""
+    from django.test import Client
+
+    from accounts.passwords import user_set_password
+
+    a = tenant_create(slug="search-a", name="Tenant A")
+    b = tenant_create(slug="search-b", name="Tenant B")
+    in_a = membership_create(tenant=a, email="both@search.example", role="viewer", clearance="internal")
+    in_b = membership_create(tenant=b, email="both@search.example", role="viewer", clearance="internal")
+    user_set_password(email="both@search.example", password="correct horse battery staple")
+    browser = Client()
+    assert browser.post("/sign-in/", {"username": "both@search.example",
+                                      "password": "correct horse battery staple"}).status_code == 302
+
+    def switch(membership):
+        assert browser.post("/tenant/", {"membership": str(membership.pk)}).status_code == 302
+
+    switch(in_a)
+    shown_for_a = _page_form(browser.get("/search/"), "search-form")  # tab 1: the playground, for A
+    switch(in_b)  # tab 2: the switcher
+    typed = "the Initech acquisition price for tenant A"
+    answer = browser.get("/search/", {**shown_for_a, "query": typed})  # tab 1's search, sent now
+    assert answer.status_code == 200 and b"was not run" in answer.content, answer.content[-600:]
+    assert not AuditEvent.objects.filter(action="search", query_text=typed).exists()  # neither in B nor in A
+
+    # The page shown for B searches in B (and B's trail records it), as a link without the field does.
+    again = browser.get("/search/", {**_page_form(answer, "search-form"), "query": typed})
+    assert again.status_code == 200 and b"was not run" not in again.content
+    assert list(AuditEvent.objects.filter(action="search", query_text=typed).values_list("tenant_id", flat=True)) == [b.pk]
+    assert b"was not run" not in browser.get("/search/", {"query": "a bookmark"}).content
