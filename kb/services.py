@@ -31,7 +31,7 @@ from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import CONTENT_BY, DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
-from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone, tag_flagged
+from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone, tag_refused
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -136,12 +136,13 @@ def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document
 
 def tags_check(*, tenant: Tenant, tags: Sequence[str]) -> None:
     """A tag that reads as an instruction to a model is refused (400, ``details.field`` ``tags``), never stored: it
-    would be listed to every reader's agent (:func:`kb.titles.tag_flagged`). The message names its place alone."""
-    flagged = tag_flagged(tenant_id=tenant.pk, tags=tags)
-    if flagged is not None:
+    would be listed to every reader's agent (:func:`kb.titles.tag_refused`). The message names its place alone."""
+    refused = tag_refused(tenant_id=tenant.pk, tags=tags)
+    if refused is not None:
+        place = f"tags[{refused}] reads" if refused < len(tags) else "the tags, read together, read"
         raise ApplicationError(
-            f"tags[{flagged}] reads as an instruction to a model (screening flagged it); a tag is a short label, "
-            "listed to every reader of the document and their agents: name it otherwise", details={"field": "tags"})
+            f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
+            "reader of the document and their agents: name it otherwise", details={"field": "tags"})
 
 
 def _document_write(

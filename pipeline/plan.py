@@ -25,7 +25,7 @@ from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE
 from kb.models import CONTENT_BY, ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
 from kb.services import document_access_of, recompute_policies
-from kb.titles import tag_flagged
+from kb.titles import tag_refused
 from pipeline.claim import is_shadow
 
 
@@ -374,12 +374,14 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
     if not reuse and parsed.tags:
         # The file's own tags join the document's (pipeline.store): one that reads as an instruction to a model fails
         # the content as a typed one is refused (kb.services.tags_check); stored content keeps what it was stored with.
-        flagged = tag_flagged(tenant_id=document.tenant_id, tags=parsed.tags)
-        if flagged is not None:
+        refused = tag_refused(tenant_id=document.tenant_id, tags=parsed.tags)
+        if refused is not None:
             where = f" (line {parsed.tags_line})" if parsed.tags_line else ""
+            place = f"tag {refused + 1} of the front matter reads" if refused < len(parsed.tags) else (
+                "the front matter's tags, read together, read")
             raise TerminalIngestionError(
-                f"tag {flagged + 1} of the front matter reads as an instruction to a model (screening flagged it); a "
-                f"tag is a short label, listed to every reader of the document and their agents{where}")
+                f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
+                f"reader of the document and their agents{where}")
     shadow = is_shadow(job)
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")
