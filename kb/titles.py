@@ -212,6 +212,45 @@ def shown_source_of(document: Document, mode: str | None = None) -> str:
     return shown_source(source, record, mode or screening_mode(tenant_id=document.tenant_id))
 
 
+# A tag is a label of a word or a few. The detector reads labels near its vocabulary as instructions -- "email",
+# "chatbot", "AI assistants", "respond" as addressing a model (its hijack family), "do not delete, prompt injection,
+# system prompt" as an override -- which a label may well be. What a label never holds: a family that tells the model
+# what to do (its answer, code, where to send data) or a chat template's role token, two families at once, or (a tag
+# alone) a flagged sentence.
+TAG_ACTING = frozenset({"answer_manipulation", "code_injection", "exfiltration", "role_tokens"})
+TAG_SENTENCE_WORDS = 5
+
+
+def _tag_refused(text: str, verdict, *, alone: bool) -> bool:
+    """Whether screening's ``verdict`` of ``text`` (one tag ``alone``, or the tags as a list reads) refuses it."""
+    if not verdict.flagged:
+        return False
+    reasons = set(verdict.reasons)
+    return bool(reasons & TAG_ACTING) or len(reasons) >= 2 or (alone and len(text.split()) >= TAG_SENTENCE_WORDS)
+
+
+def tag_refused(*, tenant_id: int, tags: Iterable[str]) -> int | None:
+    """Where ``tags`` read as an instruction to a model: the position of the first tag that does, ``len(tags)`` when
+    they do read together (an instruction cut into short tags: a list of tags is read as one), or None (they do not,
+    or the tenant turned screening off). A tag is a label the uploader writes -- typed at upload, or in a Markdown
+    file's front matter -- listed wherever its document is (the documents list and detail, MCP's
+    ``list_documents``, the console) and so read by the model of every reader's agent, with no verdict of its own to
+    hold it by; one that reads as an instruction is refused where it is written (found attacking the demo,
+    2026-12-04: "Ignore all previous instructions and ..." came back unscreened, in quarantine mode, to every agent
+    that listed documents). Each tag is screened alone (its verdict never depends on its neighbours), then the list
+    as one text, under the label rule above (:func:`_tag_refused`)."""
+    from ingestion.screening import screen_chunks
+
+    given = [str(tag).strip() for tag in tags]
+    if not any(given) or screening_mode(tenant_id=tenant_id) == ScreeningMode.OFF:
+        return None
+    for index, tag in enumerate(given):
+        if tag and _tag_refused(tag, screen_chunks([tag])[0], alone=True):
+            return index
+    together = ", ".join(tag for tag in given if tag)
+    return len(given) if _tag_refused(together, screen_chunks([together])[0], alone=False) else None
+
+
 def document_title_screen(document: Document) -> None:
     """Give ``document`` (in memory) a verdict of its title, and of its source, when its record has none: a
     title typed at upload is listed from then on, before ingestion screens it with the document's text (and

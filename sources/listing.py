@@ -75,9 +75,15 @@ def _within(real: Path, folders: list[Path]) -> bool:
 
 def _private_folders() -> list[Path]:
     """What no tenant reads, whatever slug names its folder: the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every
-    tenant's) and the embedded PostgreSQL's and Redis's files (every tenant's rows), resolved."""
+    tenant's), the embedded PostgreSQL's and Redis's files (every tenant's rows), and the outbox of an e-mail backend
+    that writes files (``EMAIL_FILE_PATH``, set with ``BULKHEAD_EMAIL_DIR`` or the demo's ``mail/``: every tenant's
+    invitation and password reset links; found attacking the demo, 2026-12-04: a tenant whose folder held the data
+    folder synced it), resolved."""
     data = Path(settings.BULKHEAD_DATA_PATH)
-    return [Path(os.path.realpath(p)) for p in (settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis")]
+    private = [settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis"]
+    if getattr(settings, "EMAIL_FILE_PATH", None):  # a file backend's (bulkhead/settings.py sets it for no other)
+        private.append(settings.EMAIL_FILE_PATH)
+    return [Path(os.path.realpath(p)) for p in private]
 
 
 def _tenant_may_read(real: Path, tenant_slug: str) -> bool:
