@@ -400,6 +400,12 @@ def _password_reset_request(event, names: Names) -> tuple[Part, ...]:
 
 
 def _password_reset(event, names: Names) -> tuple[Part, ...]:
+    details = _dict(event.details)
+    if details.get("on_server"):  # ``manage.py kb_user set-password`` (accounts.invitations.operator_password_set)
+        revoked = " and revoked their API tokens" if _list(details.get("tokens_revoked")) else ""
+        who = _actor(event) if event.actor_email else Name("An operator")
+        return (who, " set a new password for ", _membership_name(event, names, details), " on the server",
+                revoked)
     return (_actor(event), " set a new password with a reset link" + _address(event))
 
 
