@@ -283,8 +283,57 @@ def test_user_admin_sets_no_password_and_deactivates_through_the_service(superus
     assert sorted((e.tenant_id, e.action, e.details.get("account")) for e in AuditEvent.objects.filter(pk__gt=records)) \
         == sorted([(a.pk, Action.MEMBERSHIP_UPDATE, "reactivated"), (b.pk, Action.MEMBERSHIP_UPDATE, "reactivated")])
     records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
-    assert _user_change_post(client, leaver, is_active="on", is_staff="on").status_code == 302  # "Active" as it was
-    assert not AuditEvent.objects.filter(pk__gt=records).exists() and User.objects.get(pk=leaver.pk).is_staff
+    assert _user_change_post(client, leaver, is_active="on", last_login_0="2026-12-01", last_login_1="10:00:00"
+                             ).status_code == 302  # "Active" as it was
+    assert not AuditEvent.objects.filter(pk__gt=records).exists()
+    assert User.objects.get(pk=leaver.pk).last_login.isoformat() == "2026-12-01T10:00:00+00:00"
+
+
+def test_user_admin_changes_no_address_nor_staff_flags_and_adds_no_account(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the account's change page
+    saved a new address straight to the row -- unlike SCIM's move (``accounts.services.membership_identity_reset``)
+    it kept the account's single sign-on links and API tokens, the old person's, and no tenant heard of it --, and
+    ticked "Staff status" and "Superuser status", which open this admin across every tenant; the add page made an
+    account with a password and nothing recorded. The three are read-only now and adding is refused, each saying
+    where it is done."""
+    from accounts.models import ApiToken, SsoIdentity
+    from accounts.services import api_token_create, membership_create, tenant_create
+    from audit.models import AuditEvent
+
+    tenant = tenant_create(slug="acct-edit", name="Acct edit")
+    membership_create(tenant=tenant, email="boss@edit.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="held@edit.example", role="editor", clearance="internal")
+    SsoIdentity.objects.create(tenant=tenant, membership=member, issuer="https://idp.edit.example", subject="held-1")
+    token, _ = api_token_create(membership=member, name="laptop")
+    held = User.objects.get(email="held@edit.example")
+    records = AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+
+    def state():
+        user = User.objects.get(pk=held.pk)
+        return (user.email, user.is_staff, user.is_superuser, user.is_active, ApiToken.objects.get(pk=token.pk).revoked_at,
+                list(SsoIdentity.objects.filter(membership=member).values_list("subject", flat=True)))
+
+    before = state()
+    answer = client.post(reverse("admin:accounts_user_change", args=[held.pk]), {
+        "email": "new-person@edit.example", "is_active": "on", "is_staff": "on", "is_superuser": "on",
+        "last_login_0": "", "last_login_1": "", "date_joined_0": held.date_joined.strftime("%Y-%m-%d"),
+        "date_joined_1": held.date_joined.strftime("%H:%M:%S")})
+    assert answer.status_code == 302, answer.status_code
+    assert state() == before == ("held@edit.example", False, False, True, None, ["held-1"])
+    page = client.get(reverse("admin:accounts_user_change", args=[held.pk]))
+    assert page.status_code == 200 and b"createsuperuser" in page.content and b'name="email"' not in page.content
+    assert b'name="is_staff"' not in page.content and b'name="is_superuser"' not in page.content
+
+    users = User.objects.count()
+    add = reverse("admin:accounts_user_add")
+    for answer in (client.get(add), client.post(add, {"email": "made@edit.example", "password1": "a made-up 14 pass",
+                                                       "password2": "a made-up 14 pass", "usable_password": "true"})):
+        assert answer.status_code == 302 and answer["Location"] == reverse("admin:accounts_user_changelist")
+    assert User.objects.count() == users and AuditEvent.objects.count() == records
+    listing = client.get(reverse("admin:accounts_user_changelist"))
+    assert listing.status_code == 200 and b"kb_user create" in listing.content and add.encode() not in listing.content
 
 
 @pytest.mark.parametrize("removed", ["membership", "user", "scim"])
