@@ -142,10 +142,45 @@ class MembershipAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
 
+# A group's slug is what documents' access markers name, its id what chunks' policies hold, and its members decide who
+# reads what: it is made and renamed through ``accounts.services`` (recorded in the tenant's trail). The admin shows it.
+GROUP_READ_ONLY = (
+    "Groups are read-only here: a tenant admin creates and renames them on the console's Groups page (or `POST "
+    "/api/v1/groups/` and `PATCH /api/v1/groups/ID/`), and puts members in them on the Members page, each recorded in "
+    "the tenant's audit trail; an operator creates one with `manage.py kb_group create SLUG --tenant T`. A group its "
+    "tenant's identity provider made changes over SCIM."
+)
+
+
 @admin.register(Group)
 class GroupAdmin(admin.ModelAdmin):
-    list_display = ("slug", "tenant", "name")
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+    second follow-up): a save wrote the slug -- which documents' access markers name: a new slug left every marker
+    naming the old one unknown, and another tenant's move was a form field away -- and the name straight to the row,
+    an add made a group and a deletion removed one with its members, none of it in the tenant's trail. The services
+    (``accounts.services.group_create``, ``group_update``) record the console's, the API's and ``kb_group``'s."""
+
+    list_display = ("slug", "tenant", "name", "source")
     list_filter = ("tenant",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # A token's revocation, its minter and its member are what decide whether its key works (``accounts.services``):

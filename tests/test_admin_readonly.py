@@ -156,6 +156,46 @@ def test_membership_change_form_cannot_change_role_clearance_groups_or_active(su
     assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200
 
 
+def test_group_admin_adds_changes_and_deletes_nothing(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the group's change form saved
+    its slug (which documents' access markers name), its name and its tenant straight to the row, the add form made a
+    group and a deletion removed one with its members -- none of it in the tenant's trail. Groups are view-only now,
+    pointing to the console's Groups page and the API, whose services record each change."""
+    from accounts.models import GroupMembership
+    from accounts.services import group_create, membership_create, membership_update, tenant_create
+    from audit.models import AuditEvent
+
+    tenant = tenant_create(slug="admin-groups", name="Admin groups")
+    other = tenant_create(slug="admin-groups-2", name="Admin groups 2")
+    membership_create(tenant=tenant, email="boss@groups.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="m@groups.example", role="viewer", clearance="public")
+    group = group_create(tenant=tenant, slug="security-team", name="Security")
+    membership_update(membership=member, group_slugs=["security-team"])
+
+    def state():
+        return (sorted(Group.objects.values_list("pk", "tenant_id", "slug", "name")),
+                sorted(GroupMembership.objects.values_list("membership_id", "group_id")))
+
+    before, records = state(), AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+    answers = [
+        client.post(reverse("admin:accounts_group_change", args=[group.pk]),
+                    {"tenant": other.pk, "slug": "renamed", "name": "Renamed", "source": "manual",
+                     "scim_external_id": ""}).status_code,
+        client.post(reverse("admin:accounts_group_delete", args=[group.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_group_add"), {"tenant": tenant.pk, "slug": "made-here", "name": "",
+                                                          "source": "manual", "scim_external_id": ""}).status_code,
+        client.post(reverse("admin:accounts_group_changelist"),
+                    {"action": "delete_selected", "_selected_action": [group.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before and AuditEvent.objects.count() == records
+    page = client.get(reverse("admin:accounts_group_change", args=[group.pk]))
+    assert page.status_code == 200 and b"read-only here" in page.content and b"Groups page" in page.content
+    assert client.get(reverse("admin:accounts_group_changelist")).status_code == 200
+
+
 # ----------------------------------------------------------------------------- API tokens
 
 
