@@ -248,8 +248,8 @@ def test_token_admin_changes_and_deletes_nothing_and_revokes_through_the_service
     events = sorted((e.tenant_id, e.action, e.target_id, e.actor_email, e.details["reason"])
                     for e in AuditEvent.objects.order_by("pk")[records:])
     reason = "an operator revoked it on the server"
-    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "", reason),
-                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "", reason)])
+    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "root@example.com", reason),
+                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "root@example.com", reason)])
 
 
 # ----------------------------------------------------------------------------- accounts
@@ -308,13 +308,26 @@ def test_user_admin_sets_no_password_and_deactivates_through_the_service(superus
     assert live == {kept.pk}
     events = [(e.tenant_id, e.action, e.target_id, e.actor_email, e.details.get("account"), e.details.get("reason"))
               for e in AuditEvent.objects.filter(pk__gt=records).order_by("pk")]
+    root = "root@example.com"  # the operator signed in to the admin (``audit.services.audit_operator``)
     assert sorted(events, key=str) == sorted([
-        (a.pk, Action.TOKEN_REVOKE, str(own_a.pk), "", None, "its member was deactivated"),
-        (a.pk, Action.MEMBERSHIP_UPDATE, str(in_a.pk), "", "deactivated", None),
-        (b.pk, Action.TOKEN_REVOKE, str(for_bot.pk), "", None, "its minter was deactivated"),
-        (b.pk, Action.TOKEN_REVOKE, str(own_b.pk), "", None, "its minter was deactivated"),
-        (b.pk, Action.MEMBERSHIP_UPDATE, str(in_b.pk), "", "deactivated", None),
+        (a.pk, Action.TOKEN_REVOKE, str(own_a.pk), root, None, "its member was deactivated"),
+        (a.pk, Action.MEMBERSHIP_UPDATE, str(in_a.pk), root, "deactivated", None),
+        (b.pk, Action.TOKEN_REVOKE, str(for_bot.pk), root, None, "its minter was deactivated"),
+        (b.pk, Action.TOKEN_REVOKE, str(own_b.pk), root, None, "its minter was deactivated"),
+        (b.pk, Action.MEMBERSHIP_UPDATE, str(in_b.pk), root, "deactivated", None),
     ], key=str)
+    from audit.sentences import Names, render
+
+    said = {str(render(e, Names())) for e in AuditEvent.objects.filter(pk__gt=records, tenant_id=b.pk)}
+    assert said == {
+        "The operator root@example.com on the server changed leaver@example.com: deactivated their account",
+        "The operator root@example.com on the server revoked the API token “deploy” "
+        f"({for_bot.prefix}…) of a removed member (its minter was deactivated)",
+        f"The operator root@example.com on the server revoked the API token “own” ({own_b.prefix}…) of a removed "
+        "member (its minter was deactivated)",
+    }
+    assert {(e.membership_id, e.user_id, e.details.get("operator")) for e in
+            AuditEvent.objects.filter(pk__gt=records)} == {(None, superuser.pk, True)}
 
     records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
     assert _user_change_post(client, leaver, is_active="on").status_code == 302
@@ -407,7 +420,10 @@ def test_a_membership_deleted_in_the_admin_is_recorded_in_its_tenant(superuser, 
                 "groups": []}
 
     if removed == "scim":
-        assert [(t, pk, who, d.get("via")) for t, pk, who, d in deletions] == [(a.pk, str(in_a.pk), "", "scim")]
+        assert [(t, pk, who, d.get("via"), d.get("operator")) for t, pk, who, d in deletions] == [
+            (a.pk, str(in_a.pk), "", "scim", None)]
     else:
-        assert deletions == [(a.pk, str(in_a.pk), "", {"before": view(in_a, "internal")})] + (
-            [(b.pk, str(in_b.pk), "", {"before": view(in_b, "public")})] if removed == "user" else [])
+        root = "root@example.com"  # the operator who deleted it, marked as the operator
+        assert deletions == [(a.pk, str(in_a.pk), root, {"operator": True, "before": view(in_a, "internal")})] + (
+            [(b.pk, str(in_b.pk), root, {"operator": True, "before": view(in_b, "public")})] if removed == "user"
+            else [])
