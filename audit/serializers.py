@@ -53,7 +53,9 @@ class AuditEventOutputSerializer(serializers.Serializer):
         "row number, which every tenant's records advance (2026-12-04).")
     created_at = serializers.DateTimeField()
     action = serializers.ChoiceField(choices=Action.choices)
-    membership_id = serializers.IntegerField(allow_null=True, help_text="The acting membership (null: the system).")
+    membership_id = serializers.IntegerField(allow_null=True, help_text="The acting membership (null: the system, or the "
+                                             "installation's operator -- `details.operator` true, `actor_email` "
+                                             "theirs -- in the operator's admin).")
     user_id = serializers.SerializerMethodField(help_text="Always null: the account's id is shared by every tenant "
                                                 "of the person, and its age told a tenant that an address had an "
                                                 "account elsewhere (2026-12-03). `membership_id` names the actor.")
