@@ -1,5 +1,7 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db import router, transaction
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
@@ -70,13 +72,23 @@ class UserAdmin(BaseUserAdmin):
         return super().changelist_view(request, extra_context)
 
     def save_model(self, request, obj, form, change):
-        if not change or "is_active" not in form.changed_data:
-            return super().save_model(request, obj, form, change)
-        wanted = obj.is_active
-        obj.is_active = not wanted  # as stored: the service writes the change, with what comes with it
-        super().save_model(request, obj, form, change)
-        revoked = user_active_set(user=obj, is_active=wanted)
-        obj.is_active = wanted
+        """Only the fields the form changed are written, under the account's row lock (the view's transaction
+        holds it), and "Active" through the service. Found attacking identity, 2026-12-04 (the fourteenth session's
+        third follow-up): the whole row the page had read was saved, so a deactivation or a new password committed
+        between the form's read and its save -- ``kb_user set-password``, a reset link, the console, another
+        operator -- was written back over: the account active again, the old password restored."""
+        if not change:  # no account is added here (``has_add_permission``)
+            raise PermissionDenied
+        using = router.db_for_write(User)
+        fields = [name for name in form.changed_data
+                  if name != "is_active" and name in {f.name for f in User._meta.concrete_fields}]
+        with transaction.atomic(using=using):
+            User.objects.using(using).select_for_update().filter(pk=obj.pk).first()
+            if fields:
+                obj.save(using=using, update_fields=fields)
+        if "is_active" not in form.changed_data:
+            return
+        revoked = user_active_set(user=obj, is_active=obj.is_active)
         if revoked:
             self.message_user(request, f"{len(revoked)} token{'' if len(revoked) == 1 else 's'} revoked.",
                               messages.SUCCESS)
