@@ -9,10 +9,47 @@ from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant
 from accounts.services import api_tokens_revoke, user_active_set
 
 
+# A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
+# the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
+TENANT_READ_ONLY = (
+    "Tenants are read-only here: an operator creates one with `manage.py kb_tenant create SLUG --name NAME`, lists "
+    "them with `kb_tenant list`, mints a tenant's SCIM token with `kb_tenant scim-token SLUG`, and, once the folders a "
+    "deleted or renamed tenant left under its slug are moved away, lets the tenant now holding that slug read its "
+    "folders with `kb_tenant release-folder SLUG`. A tenant is not renamed or deleted here: its slug names its source "
+    "folders, and a deletion takes its documents, members and audit trail with it."
+)
+
+
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+    third follow-up): the change form saved a new slug -- which names the tenant's source folders: its sources,
+    below the old slug's folder, stopped syncing, and a tenant given the old slug later is refused its folders until
+    an operator releases it -- and a new name straight to the row, and a deletion removed the tenant with everything
+    it held; nothing recorded either where an operator or a tenant reads (the database's retired-slug record
+    aside). ``manage.py kb_tenant`` creates tenants (``accounts.services.tenant_create``)."""
+
     list_display = ("slug", "name", "created_at")
     search_fields = ("slug", "name")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # An account's password and active flag reach every tenant it belongs to: the admin writes neither straight to the row.

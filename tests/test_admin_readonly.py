@@ -468,3 +468,42 @@ def test_an_account_saved_in_the_admin_never_writes_back_what_changed_since_its_
     assert saved.last_login.isoformat() == "2026-12-02T09:30:00+00:00"  # what the form changed is written
     assert saved.is_active is (meanwhile == "password set")
     assert saved.check_password(old if meanwhile == "deactivated" else new)
+
+
+# ----------------------------------------------------------------------------- tenants
+
+
+def test_tenant_admin_adds_changes_and_deletes_nothing(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): the tenant's change form saved
+    a new slug -- which names the tenant's source folders (``sources.listing.tenant_folders``) -- and name straight
+    to the row, the add form made a tenant, and a deletion removed one with everything it held, none of it recorded
+    anywhere an operator or a tenant reads. Tenants are view-only now, the pages naming ``manage.py kb_tenant``'s
+    subcommands."""
+    from accounts.models import Membership, RetiredTenantSlug, Tenant
+    from accounts.services import membership_create, tenant_create
+
+    tenant = tenant_create(slug="admin-tenant", name="Admin tenant")
+    membership_create(tenant=tenant, email="boss@tenant.example", role="admin", clearance="restricted")
+
+    def state():
+        return (sorted(Tenant.objects.values_list("pk", "slug", "name")), Membership.objects.count(),
+                RetiredTenantSlug.objects.count())
+
+    before = state()
+    client = Client()
+    client.force_login(superuser)
+    change = reverse("admin:accounts_tenant_change", args=[tenant.pk])
+    answers = [
+        client.post(change, {"slug": "renamed-tenant", "name": "Renamed"}).status_code,
+        client.post(reverse("admin:accounts_tenant_delete", args=[tenant.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_tenant_add"), {"slug": "made-here", "name": "Made here"}).status_code,
+        client.post(reverse("admin:accounts_tenant_changelist"),
+                    {"action": "delete_selected", "_selected_action": [tenant.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before
+    for page in (client.get(change), client.get(reverse("admin:accounts_tenant_changelist"))):
+        assert page.status_code == 200 and b"read-only here" in page.content
+        for command in (b"kb_tenant create", b"kb_tenant list", b"kb_tenant scim-token", b"kb_tenant release-folder"):
+            assert command in page.content, command
+    assert b'name="slug"' not in client.get(change).content
