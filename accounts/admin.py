@@ -8,7 +8,6 @@ from django.urls import reverse
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
 from accounts.services import api_tokens_revoke, user_active_set
 
-
 # A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
 # the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
 TENANT_READ_ONLY = (
