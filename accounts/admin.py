@@ -1,16 +1,54 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db import router, transaction
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
 from accounts.services import api_tokens_revoke, user_active_set
 
+# A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
+# the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
+TENANT_READ_ONLY = (
+    "Tenants are read-only here: an operator creates one with `manage.py kb_tenant create SLUG --name NAME`, lists "
+    "them with `kb_tenant list`, mints a tenant's SCIM token with `kb_tenant scim-token SLUG`, and, once the folders a "
+    "deleted or renamed tenant left under its slug are moved away, lets the tenant now holding that slug read its "
+    "folders with `kb_tenant release-folder SLUG`. A tenant is not renamed or deleted here: its slug names its source "
+    "folders, and a deletion takes its documents, members and audit trail with it."
+)
+
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+    third follow-up): the change form saved a new slug -- which names the tenant's source folders: its sources,
+    below the old slug's folder, stopped syncing, and a tenant given the old slug later is refused its folders until
+    an operator releases it -- and a new name straight to the row, and a deletion removed the tenant with everything
+    it held; nothing recorded either where an operator or a tenant reads (the database's retired-slug record
+    aside). ``manage.py kb_tenant`` creates tenants (``accounts.services.tenant_create``)."""
+
     list_display = ("slug", "name", "created_at")
     search_fields = ("slug", "name")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # An account's password and active flag reach every tenant it belongs to: the admin writes neither straight to the row.
@@ -70,13 +108,23 @@ class UserAdmin(BaseUserAdmin):
         return super().changelist_view(request, extra_context)
 
     def save_model(self, request, obj, form, change):
-        if not change or "is_active" not in form.changed_data:
-            return super().save_model(request, obj, form, change)
-        wanted = obj.is_active
-        obj.is_active = not wanted  # as stored: the service writes the change, with what comes with it
-        super().save_model(request, obj, form, change)
-        revoked = user_active_set(user=obj, is_active=wanted)
-        obj.is_active = wanted
+        """Only the fields the form changed are written, under the account's row lock (the view's transaction
+        holds it), and "Active" through the service. Found attacking identity, 2026-12-04 (the fourteenth session's
+        third follow-up): the whole row the page had read was saved, so a deactivation or a new password committed
+        between the form's read and its save -- ``kb_user set-password``, a reset link, the console, another
+        operator -- was written back over: the account active again, the old password restored."""
+        if not change:  # no account is added here (``has_add_permission``)
+            raise PermissionDenied
+        using = router.db_for_write(User)
+        fields = [name for name in form.changed_data
+                  if name != "is_active" and name in {f.name for f in User._meta.concrete_fields}]
+        with transaction.atomic(using=using):
+            User.objects.using(using).select_for_update().filter(pk=obj.pk).first()
+            if fields:
+                obj.save(using=using, update_fields=fields)
+        if "is_active" not in form.changed_data:
+            return
+        revoked = user_active_set(user=obj, is_active=obj.is_active)
         if revoked:
             self.message_user(request, f"{len(revoked)} token{'' if len(revoked) == 1 else 's'} revoked.",
                               messages.SUCCESS)

@@ -427,3 +427,83 @@ def test_a_membership_deleted_in_the_admin_is_recorded_in_its_tenant(superuser, 
         assert deletions == [(a.pk, str(in_a.pk), root, {"operator": True, "before": view(in_a, "internal")})] + (
             [(b.pk, str(in_b.pk), root, {"operator": True, "before": view(in_b, "public")})] if removed == "user"
             else [])
+
+
+@pytest.mark.parametrize("meanwhile", ["deactivated", "password set", "password set as it is turned off"])
+def test_an_account_saved_in_the_admin_never_writes_back_what_changed_since_its_page_read_it(superuser, monkeypatch,
+                                                                                          meanwhile):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): an account's change page saved
+    the whole row it had read (Django's ``save()``), so what another request committed between the form's read and
+    its save -- a deactivation, a new password (``kb_user set-password``, a reset link, the console) -- was written
+    back over: the account active again, the old password restored. Only the fields the form changed are written now,
+    under the account's row lock, and "Active" through ``accounts.services.user_active_set``. The other request's
+    commit is made here right after the form is read and checked, before the admin saves it."""
+    from accounts.admin import UserAdmin
+    from accounts.passwords import user_set_password
+    from accounts.services import membership_create, tenant_create, user_active_set
+
+    tenant = tenant_create(slug="acct-race", name="Acct race")
+    membership_create(tenant=tenant, email="boss@race14.example", role="admin", clearance="restricted")
+    membership_create(tenant=tenant, email="held@race14.example", role="editor", clearance="internal")
+    old, new = "the old passphrase 15", "the new passphrase 16"
+    user_set_password(email="held@race14.example", password=old)
+    held = User.objects.get(email="held@race14.example")
+    read_then_saved = UserAdmin.save_form
+
+    def meanwhile_committed(self, request, form, change):
+        if meanwhile == "deactivated":
+            user_active_set(user=held, is_active=False)  # another operator, in another tab
+        else:
+            user_set_password(email=held.email, password=new)  # ``kb_user set-password``, as the reset link's save
+        return read_then_saved(self, request, form, change)
+
+    monkeypatch.setattr(UserAdmin, "save_form", meanwhile_committed)
+    client = Client()
+    client.force_login(superuser)
+    turned_off = meanwhile == "password set as it is turned off"
+    answer = _user_change_post(client, held, is_active=None if turned_off else "on",
+                               last_login_0="2026-12-02", last_login_1="09:30:00")
+    assert answer.status_code == 302, answer.status_code
+    saved = User.objects.get(pk=held.pk)
+    assert saved.last_login.isoformat() == "2026-12-02T09:30:00+00:00"  # what the form changed is written
+    assert saved.is_active is (meanwhile == "password set")
+    assert saved.check_password(old if meanwhile == "deactivated" else new)
+
+
+# ----------------------------------------------------------------------------- tenants
+
+
+def test_tenant_admin_adds_changes_and_deletes_nothing(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): the tenant's change form saved
+    a new slug -- which names the tenant's source folders (``sources.listing.tenant_folders``) -- and name straight
+    to the row, the add form made a tenant, and a deletion removed one with everything it held, none of it recorded
+    anywhere an operator or a tenant reads. Tenants are view-only now, the pages naming ``manage.py kb_tenant``'s
+    subcommands."""
+    from accounts.models import Membership, RetiredTenantSlug, Tenant
+    from accounts.services import membership_create, tenant_create
+
+    tenant = tenant_create(slug="admin-tenant", name="Admin tenant")
+    membership_create(tenant=tenant, email="boss@tenant.example", role="admin", clearance="restricted")
+
+    def state():
+        return (sorted(Tenant.objects.values_list("pk", "slug", "name")), Membership.objects.count(),
+                RetiredTenantSlug.objects.count())
+
+    before = state()
+    client = Client()
+    client.force_login(superuser)
+    change = reverse("admin:accounts_tenant_change", args=[tenant.pk])
+    answers = [
+        client.post(change, {"slug": "renamed-tenant", "name": "Renamed"}).status_code,
+        client.post(reverse("admin:accounts_tenant_delete", args=[tenant.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_tenant_add"), {"slug": "made-here", "name": "Made here"}).status_code,
+        client.post(reverse("admin:accounts_tenant_changelist"),
+                    {"action": "delete_selected", "_selected_action": [tenant.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before
+    for page in (client.get(change), client.get(reverse("admin:accounts_tenant_changelist"))):
+        assert page.status_code == 200 and b"read-only here" in page.content
+        for command in (b"kb_tenant create", b"kb_tenant list", b"kb_tenant scim-token", b"kb_tenant release-folder"):
+            assert command in page.content, command
+    assert b'name="slug"' not in client.get(change).content

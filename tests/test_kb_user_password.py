@@ -138,6 +138,30 @@ def test_an_unknown_user_is_refused(user):
         _set("nobody@pw.example", io.StringIO(GOOD + "\n"))
 
 
+def test_a_deactivated_accounts_password_is_set_with_a_warning(user, client):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): on a deactivated account the
+    command set the password and said only "password set", so the operator told the person it would work, and it
+    did not. It is still set (the account may be turned on again), and the command says plainly that it cannot sign
+    in until then; an active account gets no warning."""
+    from accounts.services import user_active_set
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("kb_user", "set-password", user.email, stdin=io.StringIO(GOOD + "\n"), stdout=out, stderr=err)
+    assert (out.getvalue(), err.getvalue()) == ("password set for pat@pw.example; recorded in 1 tenant\n", "")
+
+    user_active_set(user=user, is_active=False)
+    other = GOOD + " again"
+    out, err = io.StringIO(), io.StringIO()
+    call_command("kb_user", "set-password", user.email, stdin=io.StringIO(other + "\n"), stdout=out, stderr=err)
+    assert out.getvalue() == "password set for pat@pw.example; recorded in 1 tenant\n"
+    assert err.getvalue() == ("warning: the account pat@pw.example is deactivated: it cannot sign in until it is "
+                              'reactivated ("Active" on its page in the Django admin)\n')
+    user.refresh_from_db()
+    assert user.check_password(other) and not user.is_active
+    response = client.post("/sign-in/", {"username": user.email, "password": other})
+    assert response.status_code == 200 and "_auth_user_id" not in client.session, response.status_code  # refused
+
+
 def test_the_password_signs_in_to_the_console(user, client):
     _set(user.email, io.StringIO(GOOD + "\n"))
     response = client.post("/sign-in/", {"username": user.email, "password": GOOD})

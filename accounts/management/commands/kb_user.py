@@ -74,6 +74,9 @@ class Command(BaseCommand):
             f"password set for {done.user.email}; recorded in {done.tenants} tenant{'' if done.tenants == 1 else 's'}"
             + (f"; {revoked} API token{'' if revoked == 1 else 's'} revoked" if options["revoke_tokens"] else "")
         )
+        if not done.user.is_active:  # as the password's transaction found it, its row locked
+            self.stderr.write(f"warning: the account {done.user.email} is deactivated: it cannot sign in until it is "
+                              f"reactivated (\"Active\" on its page in the Django admin)", style_func=lambda text: text)
 
     @staticmethod
     def _read_password(stdin) -> str:
