@@ -247,8 +247,18 @@ def tag_refused(*, tenant_id: int, tags: Iterable[str]) -> int | None:
     for index, tag in enumerate(given):
         if tag and _tag_refused(tag, screen_chunks([tag])[0], alone=True):
             return index
-    together = ", ".join(tag for tag in given if tag)
-    return len(given) if _tag_refused(together, screen_chunks([together])[0], alone=False) else None
+    # Read together as given, and as the document keeps and lists them (:func:`tags_as_stored`: sorted): found
+    # reviewing the rule (2026-12-04), an instruction cut into tags prefixed "a ", "b ", "c ", "d " and given in
+    # reverse passed as a list, and was stored -- and listed to every agent -- in the order that reads as one.
+    readings = list(dict.fromkeys((", ".join(tag for tag in given if tag), ", ".join(tags_as_stored(given)))))
+    verdicts = screen_chunks(readings)
+    refused = any(_tag_refused(text, verdict, alone=False) for text, verdict in zip(readings, verdicts, strict=True))
+    return len(given) if refused else None
+
+
+def tags_as_stored(tags: Iterable[str]) -> list[str]:
+    """``tags`` as a document keeps them, and every surface lists them: stripped, each once, sorted."""
+    return sorted({str(tag).strip() for tag in tags if str(tag).strip()})
 
 
 def document_title_screen(document: Document) -> None:
