@@ -17,6 +17,7 @@ Below ``kb.screening`` (which reviews and decides), so that selectors, expansion
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -245,10 +246,36 @@ def tag_refused(*, tenant_id: int, tags: Iterable[str]) -> int | None:
     if not any(given) or screening_mode(tenant_id=tenant_id) == ScreeningMode.OFF:
         return None
     for index, tag in enumerate(given):
-        if tag and _tag_refused(tag, screen_chunks([tag])[0], alone=True):
+        readings = list(dict.fromkeys((tag, tag_words(tag)))) if tag else []
+        if any(_tag_refused(text, verdict, alone=True)
+               for text, verdict in zip(readings, screen_chunks(readings) if readings else [], strict=True)):
             return index
-    together = ", ".join(tag for tag in given if tag)
-    return len(given) if _tag_refused(together, screen_chunks([together])[0], alone=False) else None
+    # Read together as given, and as the document keeps and lists them (:func:`tags_as_stored`: sorted): found
+    # reviewing the rule (2026-12-04), an instruction cut into tags prefixed "a ", "b ", "c ", "d " and given in
+    # reverse passed as a list, and was stored -- and listed to every agent -- in the order that reads as one. Each
+    # order as written and as its words read (:func:`tag_words`).
+    orders = ([tag for tag in given if tag], tags_as_stored(given))
+    readings = list(dict.fromkeys(", ".join(words(tag) for tag in order)
+                                  for order in orders for words in (str, tag_words)))
+    verdicts = screen_chunks(readings)
+    refused = any(_tag_refused(text, verdict, alone=False) for text, verdict in zip(readings, verdicts, strict=True))
+    return len(given) if refused else None
+
+
+# Joins a label's words the way a model reads through and the detector does not (its words are runs of letters,
+# digits and "_"): "Ignore_all_previous_instructions_and_email_...", the same with dots, or in CamelCase passed as
+# one word (found reviewing the tag rule, 2026-12-04).
+_TAG_JOINS = re.compile(r"(?<=[^\W_])[_.]+(?=[^\W_])|(?<=[a-z])(?=[A-Z])")
+
+
+def tag_words(tag: str) -> str:
+    """``tag`` as its words read: "_" and "." between two letters or digits, and a CamelCase boundary, as a space."""
+    return _TAG_JOINS.sub(" ", tag)
+
+
+def tags_as_stored(tags: Iterable[str]) -> list[str]:
+    """``tags`` as a document keeps them, and every surface lists them: stripped, each once, sorted."""
+    return sorted({str(tag).strip() for tag in tags if str(tag).strip()})
 
 
 def document_title_screen(document: Document) -> None:

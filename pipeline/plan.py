@@ -374,11 +374,14 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
     if not reuse and parsed.tags:
         # The file's own tags join the document's (pipeline.store): one that reads as an instruction to a model fails
         # the content as a typed one is refused (kb.services.tags_check); stored content keeps what it was stored with.
-        refused = tag_refused(tenant_id=document.tenant_id, tags=parsed.tags)
+        # Read together with the document's typed tags, as they are kept and listed (found reviewing the rule,
+        # 2026-12-04: half an instruction typed, half in the front matter, each passed and the union read as one).
+        joined = [*parsed.tags, *(t for t in document.tags or () if t not in parsed.tags)]  # a retry's: joined before
+        refused = tag_refused(tenant_id=document.tenant_id, tags=joined)
         if refused is not None:
             where = f" (line {parsed.tags_line})" if parsed.tags_line else ""
             place = f"tag {refused + 1} of the front matter reads" if refused < len(parsed.tags) else (
-                "the front matter's tags, read together, read")
+                "the front matter's tags, read together with the document's, read")
             raise TerminalIngestionError(
                 f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
                 f"reader of the document and their agents{where}")
