@@ -468,7 +468,41 @@ def _local_client(path: str, tenant_slug: str):
         def _open_repo(self, _path):
             return contextlib.closing(checked)
 
-    return CheckedLocalClient()
+    client = CheckedLocalClient()
+    client.checked = checked
+    return client
+
+
+def _repository_roots(worktree: Path, repo) -> list[Path]:
+    """The folders whose access files above apply to a local repository opened at ``worktree`` (``repo``: as
+    :func:`_local_repo` checked it): the working tree (or the bare repository) given, and the repository of every
+    Git folder the fetch reads -- a ``.git`` file's ``gitdir:``, its ``commondir`` (a ``git worktree add`` tree
+    reads its main repository's refs and objects: that repository's folders apply too), each alternate's -- a
+    ``.git`` folder standing for the working tree that holds it, a bare one for itself. Each once, the one given
+    first; the others as their real paths (each checked inside the tenant's folder by :func:`_local_repo`)."""
+    def root_of(git_folder: Path) -> Path:
+        if git_folder.parent.name == "worktrees" and git_folder.parent.parent.name == ".git":
+            git_folder = git_folder.parent.parent  # a linked worktree's own folder: its main repository's
+        return git_folder.parent if git_folder.name == ".git" else git_folder
+
+    roots = [worktree.parent if worktree.name == ".git" else worktree]
+    folders = [repo.controldir(), repo.commondir()]
+    stores, seen = [repo.object_store], set()
+    while stores:  # the object folders, as _local_repo walked them (bounded there)
+        store = stores.pop()
+        real = os.path.realpath(store.path)
+        if real in seen:
+            continue
+        seen.add(real)
+        folders.append(os.path.dirname(real))  # an object folder's repository (``<repo>/.git/objects``: ``.git``)
+        stores.extend(store.alternates)
+    known = {os.path.realpath(roots[0])}
+    for folder in folders:
+        root = root_of(Path(os.path.realpath(folder)))
+        if str(root) not in known:
+            known.add(str(root))
+            roots.append(root)
+    return roots
 
 
 # The paths a Git listing may walk, per file a sync may take: include/exclude may narrow a larger listing to
@@ -535,10 +569,15 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             # A repository inside the tenant's folder is under the access files of the folders above it, as a folder
             # source is (found reviewing sources, review 14: it read only its own, so a repository an operator placed
             # in a folder restricted by an access file above gave its files whatever policy its source's admin set).
+            # And under those above every folder the fetch reads (found following up review 14: a working tree's
+            # ``.git`` file whose ``gitdir:`` led to a repository in a restricted folder of the tenant's got the
+            # access files above the working tree only, so the restricted repository's files took the policy of
+            # wherever its pointer was put): the Git folder, its common folder, each alternate's repository.
             worktree = Path(location)
-            above = _access_above(worktree.parent if worktree.name == ".git" else worktree, source.tenant.slug,
-                                  deadline)
             client, path = _local_client(location, source.tenant.slug), location
+            above = []
+            for root in _repository_roots(worktree, client.checked):
+                above += _access_above(root, source.tenant.slug, deadline)
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise
