@@ -212,7 +212,8 @@ class _DocumentFieldsInputSerializer(serializers.Serializer):
     )
     source = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
     tags = serializers.ListField(
-        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
+        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list,
+        help_text="Labels. A replace without tags keeps the document's, with their verdict (held ones stay held).",
     )
     access_level = serializers.ChoiceField(
         choices=LEVEL_NAMES, default="internal",

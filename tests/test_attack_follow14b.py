@@ -143,3 +143,47 @@ def test_a_held_tag_list_is_matched_by_no_tag_filter_of_its_stored_words(tagged)
     released = _tag_found(tagged, "viewer", PLANTED)
     assert released == {k: {planted} for k in released}, released
     assert _tag_found(tagged, "viewer", TAGS_HELD) == {k: set() for k in released}
+
+
+def test_a_replace_keeps_a_held_tag_list_held_instead_of_refusing_it():
+    """The console's replace re-sent the stored tags, which the tag rule refused as typed: a document with held tags
+    could not be given new content (400). A replace now keeps the document's tags with their verdict -- the console's
+    always, the API's when it names no tags -- so a held list stays held for a reviewer; tags typed on a replace are
+    judged as typed (the held words re-sent are refused, as before: nothing tells whether they were the stored ones)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    with routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
+        tenant = tenant_create(slug=f"tag-replace-{uuid.uuid4().hex[:6]}", name="Tag Replace Co")
+        admin = member_with_token(tenant, f"admin@{tenant.slug}.test", "admin", "internal")[0]
+        editor, key = member_with_token(tenant, f"editor@{tenant.slug}.test", "editor", "internal")
+        api = Actor("editor", editor, key).client()
+        screening_settings_update(actor=admin, mode="off")
+        created = api.post("/api/v1/documents/", {"content": "# Lunch\n\nSoup.\n", "title": "Lunch",
+                                                  "tags": ["menu", PLANTED], "content_type": "text/markdown"},
+                           format="json")
+        assert created.status_code == 201, created.content
+        document_id = created.json()["id"]
+        screening_settings_update(actor=admin, mode="quarantine")
+        assert api.get(f"/api/v1/documents/{document_id}/").json()["tags"] == [TAGS_HELD]
+
+        console = console_client(editor)
+        replaced = console.post(f"/documents/{document_id}/replace/", {
+            "file": SimpleUploadedFile("lunch.md", b"# Lunch\n\nSoup and bread.\n"), "title": ""})
+        assert replaced.status_code == 302, replaced.content.decode()[-2000:]
+        assert Document.objects.get(pk=document_id).tags == sorted(["menu", PLANTED])
+        assert api.get(f"/api/v1/documents/{document_id}/").json()["tags"] == [TAGS_HELD]
+
+        put = api.put(f"/api/v1/documents/{document_id}/", {"content": "# Lunch\n\nBread.\n", "title": "Lunch",
+                                                            "content_type": "text/markdown"}, format="json")
+        assert put.status_code == 200, put.content
+        assert Document.objects.get(pk=document_id).tags == sorted(["menu", PLANTED])
+        assert api.get(f"/api/v1/documents/{document_id}/").json()["tags"] == [TAGS_HELD]
+        resent = api.put(f"/api/v1/documents/{document_id}/", {
+            "content": "# Lunch\n\nBread.\n", "title": "Lunch", "content_type": "text/markdown",
+            "tags": ["menu", PLANTED]}, format="json")
+        assert resent.status_code == 400 and resent.json()["error"]["details"]["field"] == "tags", resent.content
+        renamed = api.put(f"/api/v1/documents/{document_id}/", {
+            "content": "# Lunch\n\nBread.\n", "title": "Lunch", "content_type": "text/markdown", "tags": ["lunch"]},
+            format="json")
+        assert renamed.status_code == 200, renamed.content
+        assert api.get(f"/api/v1/documents/{document_id}/").json()["tags"] == ["lunch"]
