@@ -165,6 +165,9 @@ class ReviewItemSerializer(serializers.Serializer):
     document_source = serializers.CharField(
         allow_blank=True, help_text="As stored: a source held for review flags every chunk of its document, and a "
                                     "decision on one of them is one on the source too.")
+    document_tags = serializers.ListField(
+        child=serializers.CharField(), help_text="As stored: held tags flag every chunk of their document, and a "
+                                                 "decision on one of them is one on the tags too.")
     section_id = serializers.UUIDField()
     heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
     text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")

@@ -187,3 +187,29 @@ def test_a_replace_keeps_a_held_tag_list_held_instead_of_refusing_it():
             format="json")
         assert renamed.status_code == 200, renamed.content
         assert api.get(f"/api/v1/documents/{document_id}/").json()["tags"] == ["lunch"]
+
+
+def test_the_review_queue_shows_a_held_tag_list_as_stored():
+    """The queue showed a reviewer the document's title and source as stored, never its tags -- yet releasing a chunk
+    releases the held tags with it. Each item now lists them as stored, for a reviewer who may read the chunk's
+    section (the queue shows no other); the document's readers still see the placeholder."""
+    with routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
+        tenant = tenant_create(slug=f"tag-review-{uuid.uuid4().hex[:6]}", name="Tag Review Co")
+        admin, admin_key = member_with_token(tenant, f"admin@{tenant.slug}.test", "admin", "internal")
+        editor, key = member_with_token(tenant, f"editor@{tenant.slug}.test", "editor", "internal")
+        screening_settings_update(actor=admin, mode="off")
+        created = Actor("editor", editor, key).client().post("/api/v1/documents/", {
+            "content": "# Lunch\n\nSoup of the day.\n", "title": "Lunch", "tags": ["menu", PLANTED],
+            "content_type": "text/markdown"}, format="json")
+        assert created.status_code == 201, created.content
+        screening_settings_update(actor=admin, mode="quarantine")
+        jobs_run(list(IngestionJob.objects.filter(document_id=created.json()["id"]).values_list("id", flat=True)))
+    queue = Actor("admin", admin, admin_key).client().get("/api/v1/review/")
+    assert queue.status_code == 200, queue.content
+    items = queue.json()
+    items = items["results"] if isinstance(items, dict) else items
+    assert items and all(item["document_tags"] == sorted(["menu", PLANTED]) for item in items), items
+    page = console_client(admin).get("/review/")
+    assert page.status_code == 200 and PLANTED in page.content.decode()
+    listed = Actor("editor", editor, key).client().get(f"/api/v1/documents/{created.json()['id']}/").json()
+    assert listed["tags"] == [TAGS_HELD]
