@@ -4,6 +4,10 @@
   matched a held tag list's stored words: a member shown "(tags held for review)" typed a guess of a held tag and the
   document came back, confirming it. Filters now see the tags as shown (``kb.titles.shown_tags_sql``): a held list
   matches only the placeholder, as a held title or source does.
+* The console's replace of a document with held tags answered 400 (the stored tags re-sent, refused as typed); a
+  replace now keeps the document's tags with their verdict (the API's ``PUT`` too when it names none).
+* The review queue showed a reviewer the document's title and source, not the tags a release releases: listed as
+  stored now. (Tags edited in Django's admin: ``tests/test_admin_readonly.py``.)
 """
 
 from __future__ import annotations
