@@ -5,7 +5,9 @@ and embeds each section's readable heading path into its chunks' text, so a poli
 change through the services that update sections and chunks together
 (``kb.services.section_set_access``, ``document_set_access``); text only through a new
 ingestion. Sections and chunks are wholly read-only (every field of theirs is derived from
-the document by ingestion); a document keeps its title and tags editable.
+the document by ingestion); a document keeps its title editable (an edited title has no verdict: held in
+quarantine mode, ``kb.titles.title_held``). Its tags are read-only: a list edited here had no verdict and was
+listed as stored to every reader's agent (``kb.titles.shown_tags``), past the tag rule.
 """
 
 from django.contrib import admin
@@ -33,7 +35,7 @@ class DocumentAdmin(admin.ModelAdmin):
     search_fields = ("title", "source")
     exclude = ("raw", "text")  # the bytes and the whole text: large, and never edited here
     readonly_fields = (
-        "tenant", "source", "content_type", "access_level", "access_groups", "sha256", "size_bytes", "metadata",
+        "tenant", "source", "tags", "content_type", "access_level", "access_groups", "sha256", "size_bytes", "metadata",
         "status", "error", "created_by", "created_at", "updated_at",
     )
 

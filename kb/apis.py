@@ -110,8 +110,10 @@ def upload_from_request(request, current=None) -> Upload:
             access_level = AccessLevel(current.access_level).label
         if "groups" not in request.data:
             groups = tuple(Group.objects.filter(id__in=current.access_groups).values_list("slug", flat=True))
+    # A replace without tags keeps the document's, as they are (a held list stays held: re-sent, it is judged as typed).
+    tags = None if current is not None and "tags" not in request.data else tuple(data["tags"])
     return Upload(
-        content=content, title=title, content_type=content_type, source=source, tags=tuple(data["tags"]),
+        content=content, title=title, content_type=content_type, source=source, tags=tags,
         access_level=access_level, groups=groups,
     )
 

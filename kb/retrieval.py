@@ -66,7 +66,7 @@ from kb.models import Chunk
 from kb.screening import returnable_q
 from kb.search_types import SearchFilters
 from kb.tenant_indexes import tenant_index_rows
-from kb.titles import shown_source_sql
+from kb.titles import TAGS_HELD, shown_source_sql, shown_tags_sql
 
 RRF_K = 60
 
@@ -215,8 +215,10 @@ def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilter
     )
     if filters.document_ids:
         qs = qs.filter(document_id__in=list(filters.document_ids))
-    if filters.tags:
-        qs = qs.filter(document__tags__overlap=list(filters.tags))
+    if filters.tags:  # the tags as shown: a held list never matches by its stored words (kb.titles.shown_tags_sql)
+        stored = {} if TAGS_HELD in filters.tags else {"document__tags__overlap": list(filters.tags)}
+        qs = qs.alias(document_tags_shown=shown_tags_sql(filters.screening_mode, "document__")).filter(
+            document_tags_shown__overlap=list(filters.tags), **stored)
     if filters.content_types:
         qs = qs.filter(document__content_type__in=list(filters.content_types))
     if filters.source_prefix:  # the source as shown: a held one never matches by its stored words (kb.titles)

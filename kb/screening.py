@@ -286,6 +286,7 @@ class ReviewItem:
     document_id: uuid.UUID
     document_title: str
     document_source: str  # as stored, as the title: a held source flags the chunk too (pipeline.screen)
+    document_tags: list[str]  # as stored, as the title: held tags flag every chunk too (kb.titles.tags_flagging)
     section_id: uuid.UUID
     heading_path: list[str]
     text: str
@@ -320,13 +321,16 @@ def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
     rows = list(chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
     # Titles as stored: a reviewer sees what they release (of sections they may read, the forest's rule).
     forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False, mode=None)
-    sources = dict(Document.objects.filter(pk__in={row[1] for row in rows}).values_list("pk", "source"))
+    stored = {pk: (source, tags) for pk, source, tags in
+              Document.objects.filter(pk__in={row[1] for row in rows}).values_list("pk", "source", "tags")}
     items = []
     for chunk_id, document_id, section_id, text, screening, review in rows:
         held = _held(mode, review)
         items.append(ReviewItem(
             chunk_id=chunk_id, document_id=document_id, document_title=forest.document_titles.get(document_id, ""),
-            document_source=sources.get(document_id, "") if document_id in forest.document_titles else "",
+            document_source=stored.get(document_id, ("", []))[0] if document_id in forest.document_titles else "",
+            document_tags=list(stored.get(document_id, ("", []))[1] or []) if document_id in forest.document_titles
+            else [],
             section_id=section_id, heading_path=forest.heading_path(section_id) if section_id in forest.nodes else [],
             text=text, screening={**_verdict(screening), "review": review or ""}, review=review or "", held=held,
         ))

@@ -61,9 +61,11 @@ from ingestion.chunking.config import ChunkingConfig
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.titles import (
+    TAGS_HELD,
     TITLE_HELD,
     screening_mode,
     shown_source_sql,
+    shown_tags_sql,
     shown_title,
     shown_title_of,
     shown_title_sql,
@@ -206,13 +208,14 @@ def document_list(
         )
     if status:
         documents = documents.filter(status=status)
-    if tag:
-        documents = documents.filter(tags__contains=[tag])
     if content_type:
         documents = documents.filter(content_type=content_type)
     # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
     # held one matches and sorts as its placeholder, never by its stored words (kb.titles.shown_title_sql).
     mode = screening_mode(tenant_id=member.tenant_id)
+    if tag:  # the tags as shown (a held list: its placeholder); the stored column too unless the placeholder is asked
+        documents = documents.alias(tags_shown=shown_tags_sql(mode)).filter(  # for: its index narrows the rows first
+            tags_shown__contains=[tag], **({} if tag == TAGS_HELD else {"tags__contains": [tag]}))
     documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
     if source:  # the stored column too, unless the placeholder is asked for: its index narrows the rows first
         documents = documents.filter(source_shown=source, **({} if source == TITLE_HELD else {"source": source}))

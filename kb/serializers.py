@@ -165,6 +165,9 @@ class ReviewItemSerializer(serializers.Serializer):
     document_source = serializers.CharField(
         allow_blank=True, help_text="As stored: a source held for review flags every chunk of its document, and a "
                                     "decision on one of them is one on the source too.")
+    document_tags = serializers.ListField(
+        child=serializers.CharField(), help_text="As stored: held tags flag every chunk of their document, and a "
+                                                 "decision on one of them is one on the tags too.")
     section_id = serializers.UUIDField()
     heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
     text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")
@@ -212,7 +215,8 @@ class _DocumentFieldsInputSerializer(serializers.Serializer):
     )
     source = LimitedCharField(max_length=1000, required=False, allow_blank=True, default="")
     tags = serializers.ListField(
-        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list
+        child=LimitedCharField(max_length=100), max_length=100, required=False, default=list,
+        help_text="Labels. A replace without tags keeps the document's, with their verdict (held ones stay held).",
     )
     access_level = serializers.ChoiceField(
         choices=LEVEL_NAMES, default="internal",

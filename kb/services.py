@@ -67,7 +67,9 @@ class Upload:
     title: str
     content_type: str = ""
     source: str = ""
-    tags: Sequence[str] = ()
+    # None on a replace: the document keeps its tags, with their verdict -- not judged again as typed by the uploader
+    # (a held list is refused as typed: it stays held, for a reviewer); on a new document, none.
+    tags: Sequence[str] | None = ()
     access_level: str = "internal"
     groups: Sequence[str] = ()
 
@@ -131,7 +133,7 @@ def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document
                                    content=upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
-    tags_check(tenant=tenant, tags=upload.tags)
+    tags_check(tenant=tenant, tags=upload.tags or ())
 
 
 def tags_check(*, tenant: Tenant, tags: Sequence[str]) -> None:
@@ -153,7 +155,7 @@ def _document_write(
     if created_by is not None:
         upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
     else:
-        tags_check(tenant=tenant, tags=upload.tags)
+        tags_check(tenant=tenant, tags=upload.tags or ())
     upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     before = _document_view(document) if document is not None else None
@@ -175,7 +177,8 @@ def _document_write(
     document.raw = upload.content
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
     document.size_bytes = len(upload.content)
-    document.tags = sorted({t.strip() for t in upload.tags if t.strip()})
+    if upload.tags is not None:  # None: a replace keeps the document's tags, and their verdict
+        document.tags = sorted({t.strip() for t in upload.tags if t.strip()})
     document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
     document.status, document.error = Document.Status.PENDING, ""
     # Who uploaded these bytes: an ingestion error may quote any of them, so only they (and admins)

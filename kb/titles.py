@@ -21,7 +21,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.db.models import F, Func, TextField
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import CharField, F, Func, TextField
 
 from accounts.policy import policy_implies
 from kb.models import (
@@ -486,3 +487,45 @@ def shown_source_sql(mode: str, prefix: str = ""):
     """A document's source (``prefix`` + ``source``) as :func:`shown_source_of` shows it under ``mode``, as a
     query expression (as :func:`shown_title_sql`)."""
     return _Shown(F(f"{prefix}source"), F(f"{prefix}metadata"), source=True, holds=_holds(mode))
+
+
+# Python's whitespace (what ``str.strip`` removes), as a PostgreSQL string of characters (``btrim``'s second argument).
+_SPACES_SQL = "E'" + "".join(f"\\u{ord(c):04x}" for c in map(chr, range(0x3001)) if c.isspace()) + "'"
+
+
+class _ShownTags(Func):
+    """SQL of :func:`shown_tags_of` of a row's ``tags`` and ``metadata`` columns under a mode that holds or not
+    (``holds``, as :class:`_Shown`): ``ARRAY['(tags held for review)']`` when the tags' verdict holds them, else the
+    tags as stored. The verdict's key is :func:`tags_name`'s digest, computed by PostgreSQL from the tags as
+    :func:`tags_as_stored` reads them (stripped of Python's whitespace, each once, in code point order -- the ``C``
+    collation's byte order of UTF-8 -- after a NUL, NUL between them: bytes, as text holds no NUL)."""
+
+    output_field = ArrayField(CharField(max_length=100))
+
+    def __init__(self, tags, metadata, *, holds: bool = True):
+        super().__init__(tags, metadata)
+        self.holds = holds
+
+    def as_sql(self, compiler, connection, **extra):
+        compiled = [compiler.compile(e) for e in self.get_source_expressions()]
+        if any(params for _, params in compiled):
+            raise ValueError("the shown tags' SQL takes columns only")  # each column is repeated below
+        (tags, _), (metadata, _) = compiled
+        record = f"({metadata} -> '{TITLE_SCREENING}')"
+        name = _TAGS_NAME.encode().hex()
+        stored = (f"(SELECT string_agg(convert_to(t, 'UTF8'), '\\x00'::bytea ORDER BY t) FROM (SELECT DISTINCT "
+                  f"btrim(u, {_SPACES_SQL}) COLLATE \"C\" AS t FROM unnest({tags}) AS u) AS s WHERE t <> '')")
+        entry = (f"({record} -> 'titles' -> left(encode(sha256('\\x{name}'::bytea || {stored}), 'hex'), 32))")
+        review = ChunkReview.RELEASED if self.holds else ChunkReview.KEPT_OUT
+        decided = f"COALESCE({entry} -> 'review' = '\"{review.value}\"'::jsonb, false)"
+        held = (f"(COALESCE(jsonb_typeof({entry}) = 'object', false) "
+                f"AND NOT COALESCE({entry} -> 'flagged' = 'false'::jsonb, false) "
+                f"AND {'NOT ' if self.holds else ''}{decided})")
+        return f"(CASE WHEN {held} THEN ARRAY[%s]::varchar(100)[] ELSE {tags} END)", [TAGS_HELD]
+
+
+def shown_tags_sql(mode: str, prefix: str = ""):
+    """A document's tags (``prefix`` + ``tags``) as :func:`shown_tags_of` shows them under ``mode``, as a query
+    expression: what a tag filter must use (a held list matches as ``["(tags held for review)"]``, never by its stored
+    words: docs/security.md, "Planted instructions")."""
+    return _ShownTags(F(f"{prefix}tags"), F(f"{prefix}metadata"), holds=_holds(mode))

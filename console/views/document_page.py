@@ -299,7 +299,7 @@ def document_replace_view(request, document_id):
         upload = Upload(
             content=content, title=form.cleaned_data["title"] or document.title,
             content_type=detect_content_type(file.name, content) or "", source=document.source or file.name,
-            tags=tuple(document.tags), access_level=_label(document.access_level),
+            tags=None, access_level=_label(document.access_level),  # its tags stay, with their verdict
             groups=tuple(slugs[g] for g in document.access_groups if g in slugs),
         )
         document, job = document_replace(document=document, created_by=member, upload=upload)
