@@ -222,6 +222,10 @@ class Chunk(models.Model):
     # A reviewer's decision on a flagged chunk (docs/screening.md, "Quarantine and review"): none yet
     # (held in quarantine mode), released (returned like any chunk), kept out (never returned).
     review = models.CharField(max_length=16, choices=ChunkReview.choices, blank=True, default=ChunkReview.NONE)
+    # The chunk's pieces (issue 30): its sentences' and lines' vectors, pooled from the chunk's own forward pass
+    # (``ingestion.pieces``), as n x 384 little-endian float16 (``pack_pieces``). Written only for an index
+    # version whose config has ``piece_weight`` > 0 (null otherwise); read by search for its candidates only.
+    pieces = models.BinaryField(null=True, blank=True, editable=False)
     search_vector = models.GeneratedField(
         expression=SearchVector("embed_text", config="english"),
         output_field=SearchVectorField(),
@@ -269,6 +273,9 @@ class EmbeddingCacheEntry(models.Model):
     model = models.CharField(max_length=200)
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # The text's pieces, as ``Chunk.pieces`` stores them; null when it was embedded for a version without them
+    # (a version with pieces then embeds it again, and the store step adds them here).
+    pieces = models.BinaryField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
