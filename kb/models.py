@@ -19,7 +19,7 @@ from pgvector.django import HnswIndex, VectorField
 
 from accounts.models import Tenant, User
 from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
-from ingestion.chunking.config import ChunkingConfig
+from ingestion.chunking.config import ADDED_OFF, valid_piece_weight
 
 # Ids of sections, chunks and index versions derive from their content (uuid5 in this namespace).
 ID_NAMESPACE = uuid.UUID("6f1c5a0e-7b9e-4c1f-9a47-0d2d3b7e5a11")
@@ -81,8 +81,9 @@ class IndexVersion(models.Model):
     @property
     def piece_weight(self) -> float:
         """The config's ``piece_weight`` (issue 30): > 0, its chunks store their pieces and its searches
-        score candidates with them; 0 (every config stored before it existed), neither."""
-        return ChunkingConfig.from_dict(self.config).piece_weight if self.config else 0.0
+        score candidates with them; 0 (every config stored before it existed), neither. Only this key is read (a
+        search does not re-validate the whole config); a malformed weight is an error, never "off"."""
+        return valid_piece_weight((self.config or {}).get("piece_weight", ADDED_OFF["piece_weight"]))
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}:{self.short_id}{' (active)' if self.is_active else ''}"

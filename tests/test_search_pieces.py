@@ -257,3 +257,15 @@ def test_kb_eval_set_piece_weight_loads_corpora_into_a_version_with_pieces(celer
     assert Chunk.objects.filter(index_version=pieced).count() == 3
     assert not Chunk.objects.filter(index_version=pieced, pieces__isnull=True).exists()
     assert not Chunk.objects.filter(tenant=tenant, pieces__isnull=False).exclude(index_version=pieced).exists()
+
+
+def test_a_version_reads_only_its_piece_weight_and_a_malformed_one_is_an_error():
+    """Search asks the version for its weight: a config stored before the option (or a benchmark's, with keys of
+    its own) means 0; a weight outside [0, 1) is an error, never "off"."""
+    assert IndexVersion(config={}).piece_weight == 0
+    assert IndexVersion(config={"benchmark": True}).piece_weight == 0
+    assert IndexVersion(config={"target_tokens": 64}).piece_weight == 0
+    assert IndexVersion(config={"piece_weight": 0.4}).piece_weight == 0.4
+    for broken in (1, 1.5, -0.1, "0.4", True, None):
+        with pytest.raises(ValueError, match="piece_weight"):
+            IndexVersion(config={"piece_weight": broken}).piece_weight  # noqa: B018

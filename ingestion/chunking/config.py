@@ -51,6 +51,13 @@ ADDED_OFF = {
 HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, **ADDED_OFF}
 
 
+def valid_piece_weight(value) -> float:
+    """``value`` as a ``piece_weight`` (a number in [0, 1), 0 = off); anything else is a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ValueError(f"piece_weight must be a number in [0, 1) (0 = off), got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class ChunkingConfig:
     """How documents are cut into chunks.
@@ -221,9 +228,7 @@ class ChunkingConfig:
                 raise ValueError(f"{name} must be a bool")
         if isinstance(self.table_rows_over, bool) or not isinstance(self.table_rows_over, int) or self.table_rows_over < 0:
             raise ValueError(f"table_rows_over must be a non-negative integer (0 = off), got {self.table_rows_over!r}")
-        if (isinstance(self.piece_weight, bool) or not isinstance(self.piece_weight, int | float)
-                or not 0 <= self.piece_weight < 1):
-            raise ValueError(f"piece_weight must be a number in [0, 1) (0 = off), got {self.piece_weight!r}")
+        valid_piece_weight(self.piece_weight)
         if self.boundaries not in BOUNDARIES:
             raise ValueError(f"unknown boundaries {self.boundaries!r}; expected one of {BOUNDARIES}")
         if self.inner not in INNER_SPLITTERS:
