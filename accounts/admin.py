@@ -1,16 +1,54 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db import router, transaction
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
 from accounts.services import api_tokens_revoke, user_active_set
 
+# A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
+# the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
+TENANT_READ_ONLY = (
+    "Tenants are read-only here: an operator creates one with `manage.py kb_tenant create SLUG --name NAME`, lists "
+    "them with `kb_tenant list`, mints a tenant's SCIM token with `kb_tenant scim-token SLUG`, and, once the folders a "
+    "deleted or renamed tenant left under its slug are moved away, lets the tenant now holding that slug read its "
+    "folders with `kb_tenant release-folder SLUG`. A tenant is not renamed or deleted here: its slug names its source "
+    "folders, and a deletion takes its documents, members and audit trail with it."
+)
+
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+    third follow-up): the change form saved a new slug -- which names the tenant's source folders: its sources,
+    below the old slug's folder, stopped syncing, and a tenant given the old slug later is refused its folders until
+    an operator releases it -- and a new name straight to the row, and a deletion removed the tenant with everything
+    it held; nothing recorded either where an operator or a tenant reads (the database's retired-slug record
+    aside). ``manage.py kb_tenant`` creates tenants (``accounts.services.tenant_create``)."""
+
     list_display = ("slug", "name", "created_at")
     search_fields = ("slug", "name")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # An account's password and active flag reach every tenant it belongs to: the admin writes neither straight to the row.
@@ -19,7 +57,17 @@ USER_PASSWORD_AND_ACTIVE = (
     "operator runs `manage.py kb_user set-password EMAIL` on the server. Turning \u201cActive\u201d off here "
     "deactivates the account in every tenant it belongs to: the API tokens of its memberships and the tokens they "
     "minted are revoked, and each tenant's audit trail records it (turned on again, the account needs new tokens). "
-    "Deleting an account or a membership here is recorded in each tenant's trail too."
+    "Deleting an account or a membership here is recorded in each tenant's trail too. An account's address, and "
+    "its staff and superuser flags, are not changed here: a tenant's identity provider moves a membership to a new "
+    "address over SCIM (which unlinks its single sign-on and revokes the old person's tokens), or a tenant admin "
+    "removes the member and invites the new address; an operator makes a staff account with `manage.py "
+    "createsuperuser` and changes the flags in `manage.py shell`."
+)
+USER_ADD_REFUSED = (
+    "Accounts are not added here: an operator adds a person to a tenant with `manage.py kb_user create EMAIL "
+    "--tenant T --role R --clearance L` (recorded in the tenant's audit trail), a tenant admin invites them from the "
+    "console's Members page (or `POST /api/v1/memberships/`), and a staff account is made with `manage.py "
+    "createsuperuser`."
 )
 
 
@@ -29,7 +77,13 @@ class UserAdmin(BaseUserAdmin):
     and "Active" changes through ``accounts.services.user_active_set`` (recorded in each tenant, tokens revoked
     on a deactivation). Found attacking identity, 2026-12-04: both were written straight to the row -- no tenant's
     trail heard of a deactivation, and its tokens worked again once the account was turned back on; the password
-    page saved the whole user it had read."""
+    page saved the whole user it had read.
+
+    The address and the staff and superuser flags are read-only, and no account is added here (found attacking
+    identity, 2026-12-04, the second follow-up): a new address kept the account's single sign-on links and API
+    tokens -- SCIM's move, ``accounts.services.membership_identity_reset``, ends both -- with no record in any
+    tenant; the flags open this admin, across every tenant; and the add form made an account with a password, no
+    tenant, and nothing recorded."""
 
     ordering = ("email",)
     list_display = ("email", "is_staff", "is_active", "date_joined")
@@ -39,16 +93,38 @@ class UserAdmin(BaseUserAdmin):
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser")}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
-    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "password1", "password2")}),)
+    readonly_fields = ("email", "is_staff", "is_superuser")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def add_view(self, request, form_url="", extra_context=None):
+        self.message_user(request, USER_ADD_REFUSED, messages.ERROR)
+        return HttpResponseRedirect(reverse("admin:accounts_user_changelist"))
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, USER_ADD_REFUSED, messages.INFO)
+        return super().changelist_view(request, extra_context)
 
     def save_model(self, request, obj, form, change):
-        if not change or "is_active" not in form.changed_data:
-            return super().save_model(request, obj, form, change)
-        wanted = obj.is_active
-        obj.is_active = not wanted  # as stored: the service writes the change, with what comes with it
-        super().save_model(request, obj, form, change)
-        revoked = user_active_set(user=obj, is_active=wanted)
-        obj.is_active = wanted
+        """Only the fields the form changed are written, under the account's row lock (the view's transaction
+        holds it), and "Active" through the service. Found attacking identity, 2026-12-04 (the fourteenth session's
+        third follow-up): the whole row the page had read was saved, so a deactivation or a new password committed
+        between the form's read and its save -- ``kb_user set-password``, a reset link, the console, another
+        operator -- was written back over: the account active again, the old password restored."""
+        if not change:  # no account is added here (``has_add_permission``)
+            raise PermissionDenied
+        using = router.db_for_write(User)
+        fields = [name for name in form.changed_data
+                  if name != "is_active" and name in {f.name for f in User._meta.concrete_fields}]
+        with transaction.atomic(using=using):
+            User.objects.using(using).select_for_update().filter(pk=obj.pk).first()
+            if fields:
+                obj.save(using=using, update_fields=fields)
+        if "is_active" not in form.changed_data:
+            return
+        revoked = user_active_set(user=obj, is_active=obj.is_active)
         if revoked:
             self.message_user(request, f"{len(revoked)} token{'' if len(revoked) == 1 else 's'} revoked.",
                               messages.SUCCESS)
@@ -114,10 +190,45 @@ class MembershipAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
 
+# A group's slug is what documents' access markers name, its id what chunks' policies hold, and its members decide who
+# reads what: it is made and renamed through ``accounts.services`` (recorded in the tenant's trail). The admin shows it.
+GROUP_READ_ONLY = (
+    "Groups are read-only here: a tenant admin creates and renames them on the console's Groups page (or `POST "
+    "/api/v1/groups/` and `PATCH /api/v1/groups/ID/`), and puts members in them on the Members page, each recorded in "
+    "the tenant's audit trail; an operator creates one with `manage.py kb_group create SLUG --tenant T`. A group its "
+    "tenant's identity provider made changes over SCIM."
+)
+
+
 @admin.register(Group)
 class GroupAdmin(admin.ModelAdmin):
-    list_display = ("slug", "tenant", "name")
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+    second follow-up): a save wrote the slug -- which documents' access markers name: a new slug left every marker
+    naming the old one unknown, and another tenant's move was a form field away -- and the name straight to the row,
+    an add made a group and a deletion removed one with its members, none of it in the tenant's trail. The services
+    (``accounts.services.group_create``, ``group_update``) record the console's, the API's and ``kb_group``'s."""
+
+    list_display = ("slug", "tenant", "name", "source")
     list_filter = ("tenant",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        if request.method == "GET":
+            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
+        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # A token's revocation, its minter and its member are what decide whether its key works (``accounts.services``):

@@ -37,7 +37,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from accounts.errors import ApplicationError, Conflict, NotFound
 from accounts.models import ApiToken, Group, Invitation, Membership, MemberSource, Role, Tenant, User
-from accounts.passwords import validate_new_password
+from accounts.passwords import user_set_password, validate_new_password
 from accounts.policy import AccessLevel
 from accounts.ratelimit import rate_hit
 from accounts.services import (
@@ -48,7 +48,7 @@ from accounts.services import (
     parse_role,
     provider_memberships_unconsent,
 )
-from accounts.tenancy import acting_user_activate, tenant_activate
+from accounts.tenancy import acting_tenant, acting_user_activate, tenant_activate
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
 
@@ -392,3 +392,40 @@ def password_reset_record(*, user: User, address: str) -> None:
     """A reset link was used and a new password set: recorded in each tenant of the user."""
     _record_everywhere(action=Action.PASSWORD_RESET, email=user.email, memberships=active_memberships_of(user),
                        details={"address": address})
+
+
+OPERATOR_PASSWORD_TOKENS_REASON = "an operator set their password on the server"
+
+
+@dataclass(frozen=True)
+class OperatorPasswordSet:
+    """What :func:`operator_password_set` did: the user, the tenants whose trail recorded it, the tokens revoked."""
+
+    user: User
+    tenants: int
+    tokens_revoked: list[str]
+
+
+@transaction.atomic
+def operator_password_set(*, email: str, password: str, revoke_tokens: bool = False) -> OperatorPasswordSet:
+    """``manage.py kb_user set-password``: the operator gives the account ``email`` a new password on the server
+    (:func:`accounts.passwords.user_set_password`, its validators) and records it, in the same transaction, in
+    each tenant the password opens -- the account's active memberships it agreed to (:func:`active_memberships_of`,
+    a reset's rule: a membership another tenant's provider made, not agreed to, hears nothing, nor does a
+    deactivated one) --, a ``password_reset.done`` record by no one naming the membership, ``"on_server": true``.
+    ``revoke_tokens``: every live API token of those memberships is revoked too, as a reset revokes them
+    (:func:`accounts.services.membership_tokens_revoke`), each a ``token.revoke`` record in its tenant, "an
+    operator set their password on the server". Found attacking identity, 2026-12-04: the command set the
+    password alone -- no tenant heard of it, and a compromised account's tokens outlived the new password."""
+    user = user_set_password(email=email, password=password)
+    memberships = active_memberships_of(user)
+    revoked: list[str] = []
+    for membership in memberships:
+        with acting_tenant(membership.tenant_id):
+            mine = (membership_tokens_revoke(membership=membership, actor=None, reason=OPERATOR_PASSWORD_TOKENS_REASON)
+                    if revoke_tokens else [])
+            audit_record(action=Action.PASSWORD_RESET, actor=None, tenant_id=membership.tenant_id,
+                         target_type="membership", target_id=membership.pk,
+                         details={"on_server": True, "email": user.email, "tokens_revoked": mine})
+            revoked += mine
+    return OperatorPasswordSet(user=user, tenants=len(memberships), tokens_revoked=revoked)

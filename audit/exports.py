@@ -4,11 +4,14 @@ The API (``GET /api/v1/audit/export/``) and the console's audit page give the sa
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import io
 import json
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
@@ -43,9 +46,21 @@ def shown_details(event: AuditEvent) -> object:
             for key, view in details.items()}
 
 
+def shown_id(event: AuditEvent) -> str:
+    """The record's id as its tenant reads it (the API's list, both exports): a digest of the row's id keyed with
+    the server's secret and the tenant, the same in every answer and never two the same in a tenant. The row's own
+    id is the table's sequence, which every tenant's records advance: an admin read off how many records the other
+    tenants made between two of theirs -- their searches and reads, and the one record a failed sign-in or a
+    password reset request makes in each tenant of the address, so how many tenants an address belongs to (found
+    attacking the demo, 2026-12-04)."""
+    key = settings.SECRET_KEY.encode()
+    return hmac.new(key, f"audit-record\x00{event.tenant_id}\x00{event.pk}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
 def event_dict(event: AuditEvent) -> dict:
     """One record with the API's field names; ids as strings."""
     row = {name: getattr(event, name) for name in COLUMNS}
+    row["id"] = shown_id(event)
     row["details"] = shown_details(event)
     row["created_at"] = event.created_at.isoformat()
     row["user_id"] = None  # the account's id, every tenant's: never a tenant's to read (audit.serializers)

@@ -138,7 +138,14 @@ def _policy(view: object) -> str:
     return f"{level} (groups: {', '.join(groups)})" if groups else level
 
 
+def _operator(event) -> bool:
+    """Made by the installation's operator (the Django admin: ``audit.services.audit_operator``), not a member."""
+    return bool(_dict(event.details).get("operator")) and bool(event.actor_email)
+
+
 def _actor(event) -> Name:
+    if _operator(event):
+        return Name(f"The operator {event.actor_email} on the server")
     if event.actor_email:
         return Name(event.actor_email, MEMBER)
     via = _text(_dict(event.details).get("via"))
@@ -276,7 +283,7 @@ def _membership_update(event, names: Names) -> tuple[Part, ...]:
     if details.get("tokens_revoked"):
         changes.append("revoked their API tokens")
     if details.get("account") in ("deactivated", "reactivated"):
-        changes.append(f"{details['account']} their account on the server")
+        changes.append(f"{details['account']} their account" + ("" if _operator(event) else " on the server"))
     said = ": " + "; ".join(changes) if changes else ""
     return (_actor(event), " changed ", _membership_name(event, names, after or before), said)
 
@@ -400,6 +407,12 @@ def _password_reset_request(event, names: Names) -> tuple[Part, ...]:
 
 
 def _password_reset(event, names: Names) -> tuple[Part, ...]:
+    details = _dict(event.details)
+    if details.get("on_server"):  # ``manage.py kb_user set-password`` (accounts.invitations.operator_password_set)
+        revoked = " and revoked their API tokens" if _list(details.get("tokens_revoked")) else ""
+        who = _actor(event) if event.actor_email else Name("An operator")
+        return (who, " set a new password for ", _membership_name(event, names, details), " on the server",
+                revoked)
     return (_actor(event), " set a new password with a reset link" + _address(event))
 
 

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.api_fields import QueryParametersSerializer
-from audit.exports import FORMATS, shown_details
+from audit.exports import FORMATS, shown_details, shown_id
 from audit.models import MAX_RETENTION_DAYS, MIN_RETENTION_DAYS, Action
 
 BIGINT = 2**63 - 1
@@ -48,10 +48,14 @@ class AuditExportFilterSerializer(AuditFilterSerializer):
 
 
 class AuditEventOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = serializers.SerializerMethodField(
+        help_text="The record's id in this tenant's trail (the exports give the same): opaque, never the database's "
+        "row number, which every tenant's records advance (2026-12-04).")
     created_at = serializers.DateTimeField()
     action = serializers.ChoiceField(choices=Action.choices)
-    membership_id = serializers.IntegerField(allow_null=True, help_text="The acting membership (null: the system).")
+    membership_id = serializers.IntegerField(allow_null=True, help_text="The acting membership (null: the system, or the "
+                                             "installation's operator -- `details.operator` true, `actor_email` "
+                                             "theirs -- in the operator's admin).")
     user_id = serializers.SerializerMethodField(help_text="Always null: the account's id is shared by every tenant "
                                                 "of the person, and its age told a tenant that an address had an "
                                                 "account elsewhere (2026-12-03). `membership_id` names the actor.")
@@ -72,6 +76,10 @@ class AuditEventOutputSerializer(serializers.Serializer):
     chunk_ids = serializers.ListField(child=serializers.UUIDField())
     section_ids = serializers.ListField(child=serializers.UUIDField())
     latency_ms = serializers.FloatField(allow_null=True)
+
+    @extend_schema_field(serializers.CharField())
+    def get_id(self, obj) -> str:
+        return shown_id(obj)
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_user_id(self, obj) -> None:

@@ -59,13 +59,35 @@ def audit_channel(name: str) -> Iterator[None]:
         _channel.reset(token)
 
 
+_operator: contextvars.ContextVar[object | None] = contextvars.ContextVar("bulkhead_audit_operator", default=None)
+
+
+@contextmanager
+def audit_operator(user) -> Iterator[None]:
+    """Every record made inside without an acting membership names ``user`` (an account, with ``pk`` and ``email``)
+    as its actor: the installation's operator, who has no membership in the tenants the records go to -- the Django
+    admin's requests (``bulkhead.admin_site``). Such a record has no ``membership_id``, the operator's account in
+    ``user_id`` and ``actor_email``, and ``details["operator"]`` true (a failed single sign-on also has an e-mail
+    and no membership: the mark tells them apart). Found attacking identity, 2026-12-04: the admin's records named
+    no one ("Bulkhead itself"), so a tenant could not tell which operator deactivated a member or revoked a token."""
+    token = _operator.set(user)
+    try:
+        yield
+    finally:
+        _operator.reset(token)
+
+
 def _event(
     *, action: str, actor=None, tenant_id: int | None = None, target_type: str = "", target_id: object = "",
     document_ids: Iterable[uuid.UUID] = (), details: dict | None = None, **fields,
 ) -> AuditEvent:
+    operator = _operator.get()
     if actor is not None:
         tenant_id = actor.tenant_id
         fields.update(membership_id=actor.pk, user_id=actor.user_id, actor_email=actor.user.email)
+    elif operator is not None and not fields.get("actor_email"):
+        fields.update(user_id=operator.pk, actor_email=operator.email)
+        details = {"operator": True, **(details or {})}
     channel = _channel.get()
     if channel is not None:
         details = {"via": channel, **(details or {})}

@@ -87,23 +87,52 @@ def evaluate(questions: Sequence[Question], texts: dict[str, str], chunkers: dic
     qvec = embedder.embed([q.question for q in questions])
     runs = []
     for name, chunker in chunkers.items():
+        weight = pieces_weight(name)
         spans: dict[str, list[tuple[int, int]]] = {}
         vectors: dict[str, np.ndarray] = {}
+        texts_of: dict[str, list[str]] = {}
         total = 0
         for doc, text in texts.items():
             chunks = chunker(text)
             spans[doc] = [(c.start, c.end) for c in chunks]
             vectors[doc] = embedder.embed([c.embed_text for c in chunks])
+            texts_of[doc] = [c.embed_text for c in chunks]
             total += len(chunks)
         recall = np.zeros(len(questions))
         iou = np.zeros(len(questions))
         for i, (q, v) in enumerate(zip(questions, qvec, strict=True)):
             sims = vectors[q.document] @ v
             order = np.lexsort((np.arange(len(sims)), -sims))[:k]
+            if weight:
+                order = pieces_rerank(sims, v, embedder, texts_of[q.document], weight, k)
             s = score_question(q.spans, [spans[q.document][j] for j in order])
             recall[i], iou[i] = s.recall, s.iou
         runs.append(Run(name, recall, iou, total))
     return runs
+
+
+PIECES_DEPTH = 20  # the candidates a hybrid search fetches for a page of 5 (kb.retrieval.hybrid_mode)
+
+
+def pieces_weight(name: str) -> float:
+    """The piece weight a chunker's display name asks for (``bulkhead (pieces=0.4)``), else 0."""
+    for part in name.replace("(", ",").replace(")", ",").split(","):
+        key, _, value = part.strip().partition("=")
+        if key == "pieces":
+            return float(value)
+    return 0.0
+
+
+def pieces_rerank(sims: np.ndarray, query: np.ndarray, embedder, embed_texts: list[str], weight: float, k: int):
+    """The top ``k`` of the first :data:`PIECES_DEPTH` chunks by cosine, re-ordered by
+    :func:`ingestion.pieces.piece_score` (each chunk's own similarity beside its best piece's)."""
+    from ingestion.pieces import best_piece, piece_score
+
+    depth = np.lexsort((np.arange(len(sims)), -sims))[:PIECES_DEPTH]
+    pieces = embedder.pieces([embed_texts[j] for j in depth])
+    scores = np.array([piece_score(float(sims[j]), best_piece(p, query), weight)
+                       for j, p in zip(depth, pieces, strict=True)])
+    return depth[np.lexsort((np.arange(len(scores)), -scores))][:k]
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, *, rounds: int = 2000, seed: int = 0) -> tuple[float, float, float]:

@@ -9,6 +9,8 @@ groups, tokens and every account in the admin). The operator signs in with their
 
 from __future__ import annotations
 
+from functools import wraps
+
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 
@@ -18,6 +20,23 @@ class BulkheadAdminSite(admin.AdminSite):
         from accounts.sso import SESSION_TENANT_KEY
 
         return super().has_permission(request) and request.session.get(SESSION_TENANT_KEY) is None
+
+    def admin_view(self, view, cacheable=False):
+        """Every admin page (each model's pages and actions too: ``ModelAdmin.get_urls`` wraps them here) runs with
+        the signed-in operator as the actor of the records it makes without a membership
+        (``audit.services.audit_operator``): a deactivation, a token revoked, a membership deleted -- each tenant's
+        trail names the operator's account, not "Bulkhead itself"."""
+        from audit.services import audit_operator
+
+        inner = super().admin_view(view, cacheable)
+
+        @wraps(inner)
+        def as_operator(request, *args, **kwargs):
+            user = request.user if request.user.is_authenticated else None
+            with audit_operator(user):
+                return inner(request, *args, **kwargs)
+
+        return as_operator
 
 
 class BulkheadAdminConfig(AdminConfig):

@@ -103,6 +103,7 @@ class ParsedDocument:
     sections: list[Section]  # document order; sections[0] is the root
     title: str | None = None
     tags: tuple[str, ...] = ()
+    tags_line: int | None = None  # the line of the front matter's ``tags:`` (its errors name it)
     # Document default from the file itself (front matter); None: use the upload's.
     default_policy: Policy | None = None
     # 1-based line of the marker that set ``default_policy`` (e.g. front matter ``access:``).

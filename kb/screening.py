@@ -58,6 +58,7 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     flagging_titles,
     screening_mode,
     source_flagging,
+    tags_flagging,
     title_flagged,
     title_held,
     titles_digest,
@@ -407,11 +408,11 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
 
 def _titles_decide(member: Membership, document: Document, chunk: Chunk, review: str) -> dict:
     """A decision on a chunk that titles flag (:data:`TITLES_KEY`) is one on those titles too, as far as the
-    reviewer saw them beside it: the document's title and source, and the headings above the chunk that they
+    reviewer saw them beside it: the document's title, source and tags, and the headings above the chunk that they
     may read. Only when those are exactly the titles that flag it (the same digest) -- else none changes (fail
     closed). Returns what it decided, for the audit event (no text): ``{"document_title": bool, "source": bool,
-    "headings": n}``."""
-    none = {"document_title": False, "source": False, "headings": 0}
+    "tags": bool, "headings": n}``."""
+    none = {"document_title": False, "source": False, "tags": False, "headings": 0}
     digest = flagging_titles(chunk.screening)
     if not digest:
         return none
@@ -428,8 +429,10 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     titles = [t for t in dict.fromkeys(named) if flagged(t, record)]
     # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
     source = [name for name, _ in filter(None, [source_flagging(document, named)])]
+    # Held tags likewise (kb.titles.tags_flagging), under the name their verdict is kept under.
+    tags = [name for name, _ in filter(None, [tags_flagging(document)])]
     headings = [s for s in chain if flagged(s.title, (s.metadata or {}).get(TITLE_SCREENING))]
-    if titles_digest(sorted({*titles, *source, *(s.title for s in headings)})) != digest:
+    if titles_digest(sorted({*titles, *source, *tags, *(s.title for s in headings)})) != digest:
         return none
     reader = reader_for(member)
 
@@ -437,7 +440,7 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
         entry = {**_entry(title, record), "review": str(review)}
         return {**record, "titles": {**_entries(record), titles_digest([title]): entry}}
 
-    for name in [t for t in titles if t == document.title] + source:
+    for name in [t for t in titles if t == document.title] + source + tags:
         record = decided(name, record)
     if record is not (document.metadata or {}).get(TITLE_SCREENING):
         document.metadata = {**document.metadata, TITLE_SCREENING: record}
@@ -446,7 +449,8 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     for section in readable:
         section.metadata = {**section.metadata, TITLE_SCREENING: decided(section.title, section.metadata[TITLE_SCREENING])}
     Section.objects.bulk_update(readable, ["metadata"])
-    return {"document_title": document.title in titles, "source": bool(source), "headings": len(readable)}
+    return {"document_title": document.title in titles, "source": bool(source), "tags": bool(tags),
+            "headings": len(readable)}
 
 
 # ----------------------------------------------------------------------------- a document's state

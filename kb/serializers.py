@@ -18,7 +18,7 @@ from accounts.policy import AccessLevel
 from accounts.serializers import LEVEL_NAMES, slug_list
 from kb import search_modes
 from kb.models import Document, IngestionJob
-from kb.titles import shown_source_of, shown_title_of, title_flagged_of
+from kb.titles import shown_source_of, shown_tags_of, shown_title_of, title_flagged_of
 
 DOCUMENT_STATUSES = list(Document.Status.values)
 JOB_STATUSES = list(IngestionJob.Status.values)
@@ -273,7 +273,10 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     error = serializers.SerializerMethodField(
         help_text="Why ingestion failed. Quoted document text is shown only to the uploader and admins."
     )
-    tags = serializers.ListField(child=serializers.CharField())
+    tags = serializers.SerializerMethodField(
+        help_text='Tags screening holds for review (quarantine mode; a tag list stored with screening off or before '
+                  'tags were screened, judged by the re-screen job) read ["(tags held for review)"].'
+    )
     sections_count = serializers.IntegerField(help_text="Sections you may read.")
     chunks_count = serializers.IntegerField(help_text="Chunks you may read, in the active index version.")
     created_at = serializers.DateTimeField()
@@ -292,6 +295,9 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
 
     def get_source(self, obj) -> str:
         return shown_source_of(obj, self.context.get("screening_mode"))
+
+    def get_tags(self, obj) -> list[str]:
+        return shown_tags_of(obj, self.context.get("screening_mode"))
 
     def get_title_flagged(self, obj) -> bool:
         return title_flagged_of(obj, self.context.get("screening_mode"))

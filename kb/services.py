@@ -31,7 +31,7 @@ from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import CONTENT_BY, DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
-from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone
+from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone, tag_refused
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -122,7 +122,8 @@ def _document_view(document: Document) -> dict:
 def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document: Document | None) -> None:
     """What the API refuses before anything is stored: another tenant's or a viewer's write; a
     document the member may not change (see ``kb.selectors.document_get_for_change``); a content
-    type no parser reads (415); a default policy the member may not set (400/403)."""
+    type no parser reads (415); a default policy the member may not set (400/403); a tag that reads as an
+    instruction to a model (400: :func:`tags_check`)."""
     permissions.writer_check(member=member, tenant_id=tenant.pk)
     if document is not None:
         selectors.document_get_for_change(member=member, document_id=document.pk)
@@ -130,6 +131,18 @@ def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document
                                    content=upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
+    tags_check(tenant=tenant, tags=upload.tags)
+
+
+def tags_check(*, tenant: Tenant, tags: Sequence[str]) -> None:
+    """A tag that reads as an instruction to a model is refused (400, ``details.field`` ``tags``), never stored: it
+    would be listed to every reader's agent (:func:`kb.titles.tag_refused`). The message names its place alone."""
+    refused = tag_refused(tenant_id=tenant.pk, tags=tags)
+    if refused is not None:
+        place = f"tags[{refused}] reads" if refused < len(tags) else "the tags, read together, read"
+        raise ApplicationError(
+            f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
+            "reader of the document and their agents: name it otherwise", details={"field": "tags"})
 
 
 def _document_write(
@@ -139,6 +152,8 @@ def _document_write(
     user = _user(created_by)
     if created_by is not None:
         upload_check(member=created_by, tenant=tenant, upload=upload, document=document)
+    else:
+        tags_check(tenant=tenant, tags=upload.tags)
     upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     before = _document_view(document) if document is not None else None

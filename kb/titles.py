@@ -17,6 +17,7 @@ Below ``kb.screening`` (which reviews and decides), so that selectors, expansion
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -212,6 +213,153 @@ def shown_source_of(document: Document, mode: str | None = None) -> str:
     return shown_source(source, record, mode or screening_mode(tenant_id=document.tenant_id))
 
 
+# A tag is a label of a word or a few. The detector reads labels near its vocabulary as instructions -- "email",
+# "chatbot", "AI assistants", "respond" as addressing a model (its hijack family), "do not delete, prompt injection,
+# system prompt" as an override -- which a label may well be. What a label never holds: a family that tells the model
+# what to do (its answer, code, where to send data) or a chat template's role token, two families at once, or (a tag
+# alone) a flagged sentence.
+TAG_ACTING = frozenset({"answer_manipulation", "code_injection", "exfiltration", "role_tokens"})
+TAG_SENTENCE_WORDS = 5
+
+
+def _tag_refused(text: str, verdict, *, alone: bool) -> bool:
+    """Whether screening's ``verdict`` of ``text`` (one tag ``alone``, or the tags as a list reads) refuses it."""
+    if not verdict.flagged:
+        return False
+    reasons = set(verdict.reasons)
+    return bool(reasons & TAG_ACTING) or len(reasons) >= 2 or (alone and len(text.split()) >= TAG_SENTENCE_WORDS)
+
+
+def tag_refused(*, tenant_id: int, tags: Iterable[str]) -> int | None:
+    """Where ``tags`` read as an instruction to a model: the position of the first tag that does, ``len(tags)`` when
+    they do read together (an instruction cut into short tags: a list of tags is read as one), or None (they do not,
+    or the tenant turned screening off). A tag is a label the uploader writes -- typed at upload, or in a Markdown
+    file's front matter -- listed wherever its document is (the documents list and detail, MCP's
+    ``list_documents``, the console) and so read by the model of every reader's agent; one that reads as an
+    instruction is refused where it is written (found attacking the demo, 2026-12-04: "Ignore all previous
+    instructions and ..." came back unscreened, in quarantine mode, to every agent that listed documents). Each tag
+    is screened alone (its verdict never depends on its neighbours), then the list as one text, under the label
+    rule above (:func:`_tag_refused`). What a tenant stored with screening off is judged all the same and kept as
+    the document's tags' verdict (:func:`document_tags_screen`), which holds them once screening is on."""
+    given = [str(tag).strip() for tag in tags]
+    if not any(given) or screening_mode(tenant_id=tenant_id) == ScreeningMode.OFF:
+        return None
+    return _tags_judged(given)[0]
+
+
+def _tags_judged(given: list[str]) -> tuple[int | None, list[str]]:
+    """:func:`tag_refused`'s reading of the stripped tags ``given`` in every mode: where they read as an instruction
+    (or None), and the reasons of the verdicts that refuse them."""
+    from ingestion.screening import screen_chunks
+
+    if not any(given):
+        return None, []
+    for index, tag in enumerate(given):
+        readings = list(dict.fromkeys((tag, tag_words(tag)))) if tag else []
+        refusing = [verdict for text, verdict in zip(readings, screen_chunks(readings) if readings else [], strict=True)
+                    if _tag_refused(text, verdict, alone=True)]
+        if refusing:
+            return index, list(dict.fromkeys(r for verdict in refusing for r in verdict.reasons))
+    # Read together as given, and as the document keeps and lists them (:func:`tags_as_stored`: sorted): found
+    # reviewing the rule (2026-12-04), an instruction cut into tags prefixed "a ", "b ", "c ", "d " and given in
+    # reverse passed as a list, and was stored -- and listed to every agent -- in the order that reads as one. Each
+    # order as written and as its words read (:func:`tag_words`).
+    orders = ([tag for tag in given if tag], tags_as_stored(given))
+    readings = list(dict.fromkeys(", ".join(words(tag) for tag in order)
+                                  for order in orders for words in (str, tag_words)))
+    refusing = [verdict for text, verdict in zip(readings, screen_chunks(readings), strict=True)
+                if _tag_refused(text, verdict, alone=False)]
+    if refusing:
+        return len(given), list(dict.fromkeys(r for verdict in refusing for r in verdict.reasons))
+    return None, []
+
+
+# Joins a label's words the way a model reads through and the detector does not (its words are runs of letters,
+# digits and "_"): "Ignore_all_previous_instructions_and_email_...", the same with dots, or in CamelCase passed as
+# one word (found reviewing the tag rule, 2026-12-04).
+_TAG_JOINS = re.compile(r"(?<=[^\W_])[_.]+(?=[^\W_])|(?<=[a-z])(?=[A-Z])")
+
+
+def tag_words(tag: str) -> str:
+    """``tag`` as its words read: "_" and "." between two letters or digits, and a CamelCase boundary, as a space."""
+    return _TAG_JOINS.sub(" ", tag)
+
+
+def tags_as_stored(tags: Iterable[str]) -> list[str]:
+    """``tags`` as a document keeps them, and every surface lists them: stripped, each once, sorted."""
+    return sorted({str(tag).strip() for tag in tags if str(tag).strip()})
+
+
+# What held tags are shown as (quarantine mode), to everyone: one placeholder for the list.
+TAGS_HELD = "(tags held for review)"
+# The text a document's tags' verdict is kept under in its :data:`~kb.models.TITLE_SCREENING` record: the tags as
+# stored, after a NUL -- which no stored title, source or heading holds (PostgreSQL's text cannot) -- so a tag list
+# never shares an entry with a title that reads the same.
+_TAGS_NAME = "\x00tags\x00"
+
+
+def tags_name(tags: Iterable[str]) -> str:
+    """The name ``tags``' verdict is kept under ("" when there are none): the tags as stored (:func:`tags_as_stored`)."""
+    stored = tags_as_stored(tags)
+    return _TAGS_NAME + "\x00".join(stored) if stored else ""
+
+
+def document_tags_screen(document: Document, tags: Iterable[str] | None = None) -> None:
+    """Give ``document`` (in memory) a verdict of its tags (``tags``: those it will list, by default its own) when its
+    record has none: the label rule (:func:`tag_refused`) in every mode -- a tenant with screening off stores what it
+    types, and a tag list stored before the rule (2026-12-04) was never read -- kept as a title's is
+    (:func:`title_record`'s entry), flagged when the rule refuses the tags. It holds the tags wherever they are shown
+    (:func:`shown_tags_of`) once screening is on, and flags every chunk of the document (:func:`tags_flagging`), so a
+    reviewer's release of a chunk releases them (``kb.screening.review_decide``). Written at upload, at ingestion
+    (the front matter's tags joined) and by the re-screen job (``pipeline.rescreen``)."""
+    stored = tags_as_stored(document.tags if tags is None else tags)
+    name = tags_name(stored)
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    if not name or _entry(name, record) is not None:
+        return
+    refused, reasons = _tags_judged(stored)
+    entry = {"flagged": refused is not None, "reasons": reasons if refused is not None else [], "review": ""}
+    from ingestion.screening import DETECTOR_VERSION
+
+    base = record if isinstance(record, dict) else {"detector": DETECTOR_VERSION, "titles": {}}
+    document.metadata = {**(document.metadata or {}),
+                         TITLE_SCREENING: {**base, "titles": {**_entries(record), titles_digest([name]): entry}}}
+
+
+def tags_flagging(document: Document, tags: Iterable[str] | None = None) -> tuple[str, dict] | None:
+    """The document's tags (``tags``: those it will list, by default its own) as they flag every chunk of it, as a
+    held source does (:func:`source_flagging`): the name their verdict is kept under and that verdict, when it holds
+    them in quarantine mode (flagged, or unreadable: fail closed); None when clean or absent. Gives the document a
+    verdict first when it has none (:func:`document_tags_screen`)."""
+    document_tags_screen(document, tags)
+    name = tags_name(document.tags if tags is None else tags)
+    entry = _entry(name, (document.metadata or {}).get(TITLE_SCREENING)) if name else None
+    if entry is not None and entry.get("flagged") is not False:
+        return name, entry
+    return None
+
+
+def shown_tags(tags: list[str], record, mode: str) -> list[str]:
+    """A document's tags as shown under the one rule: ``[TAGS_HELD]`` when their verdict holds them
+    (:func:`title_held`: flagged in quarantine mode and not released, or kept out in any mode); as stored otherwise
+    -- a list with no verdict (stored before tags had one, until the re-screen job judges it) too."""
+    name = tags_name(tags)
+    if name and _entry(name, record) is not None and title_held(name, record, mode):
+        return [TAGS_HELD]
+    return list(tags)
+
+
+def shown_tags_of(document: Document, mode: str | None = None) -> list[str]:
+    """:func:`shown_tags` of ``document``'s tags (``mode`` as for :func:`shown_title_of`)."""
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    tags = list(document.tags or ())
+    name = tags_name(tags)
+    entry = _entry(name, record) if name else None
+    if entry is None or entry.get("flagged") is False:
+        return tags
+    return shown_tags(tags, record, mode or screening_mode(tenant_id=document.tenant_id))
+
+
 def document_title_screen(document: Document) -> None:
     """Give ``document`` (in memory) a verdict of its title, and of its source, when its record has none: a
     title typed at upload is listed from then on, before ingestion screens it with the document's text (and
@@ -221,6 +369,7 @@ def document_title_screen(document: Document) -> None:
     side); ingestion makes the title's record again with the document's text (``pipeline.store``)."""
     from ingestion.screening import DETECTOR_VERSION, screen_chunks
 
+    document_tags_screen(document)  # its tags, by the label rule (listed beside the title from now on)
     record = (document.metadata or {}).get(TITLE_SCREENING)
     wanted = [t for t in dict.fromkeys((document.title, document.source or ""))
               if not _title_clean(t, record) and _entry(t, record) is None]
@@ -250,13 +399,15 @@ def source_flagging(document: Document, titles: Iterable[str]) -> tuple[str, dic
 
 
 def source_entries_kept(document: Document, record: dict) -> dict:
-    """``record`` (the document's new :data:`~kb.models.TITLE_SCREENING` record) with the verdict of its source
-    kept from the record it replaces, where the new one has none (the source is screened at upload only:
-    :func:`document_title_screen`)."""
+    """``record`` (the document's new :data:`~kb.models.TITLE_SCREENING` record) with the verdicts of its source
+    and its tags kept from the record it replaces, where the new one has none (the source is screened at upload
+    only: :func:`document_title_screen`; the tags when they change: :func:`document_tags_screen`)."""
     previous = _entries((document.metadata or {}).get(TITLE_SCREENING))
     source = document.source or ""
-    kept = {key: previous[key] for key in {titles_digest([source]), titles_digest([source[:500]])}
-            if key in previous and key not in record["titles"]}
+    keys = {titles_digest([source]), titles_digest([source[:500]])}
+    if name := tags_name(document.tags or ()):
+        keys.add(titles_digest([name]))  # the tags' verdict (document_tags_screen), and a reviewer's decision on it
+    kept = {key: previous[key] for key in keys if key in previous and key not in record["titles"]}
     return {**record, "titles": {**record["titles"], **kept}}
 
 

@@ -25,6 +25,7 @@ from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE
 from kb.models import CONTENT_BY, ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
 from kb.services import document_access_of, recompute_policies
+from kb.titles import tag_refused
 from pipeline.claim import is_shadow
 
 
@@ -94,7 +95,11 @@ def section_id(document: Document, key: str) -> uuid.UUID:
 
 
 def chunk_id(version: IndexVersion, document: Document, chunk: PlannedChunk) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"chunk:{version.pk}:{document.pk}:{chunk.ordinal}:{chunk.content_hash}")
+    """Deterministic for the same text, but keyed with the server's secret, as :func:`section_id`: the plain hash of
+    the embedded text (``content_hash``) let whoever is shown the id of a chunk they may not read -- an admin below its
+    level, in a search's audit record -- confirm a guess of its words offline (found attacking the demo, 2026-12-04)."""
+    keyed = hmac.new(settings.SECRET_KEY.encode(), chunk.content_hash.encode(), hashlib.sha256).hexdigest()
+    return uuid.uuid5(ID_NAMESPACE, f"chunk:{version.pk}:{document.pk}:{chunk.ordinal}:{keyed}")
 
 
 def _upload_default(document: Document) -> Policy:
@@ -368,6 +373,20 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
     reuse = bool(existing) and document.text == parsed.text and all(
         section_id(document, s.key) == getattr(existing.get(s.key), "id", None) for s in parsed.sections
     )
+    if not reuse and parsed.tags:
+        # The file's own tags join the document's (pipeline.store): one that reads as an instruction to a model fails
+        # the content as a typed one is refused (kb.services.tags_check); stored content keeps what it was stored with.
+        # Read together with the document's typed tags, as they are kept and listed (found reviewing the rule,
+        # 2026-12-04: half an instruction typed, half in the front matter, each passed and the union read as one).
+        joined = [*parsed.tags, *(t for t in document.tags or () if t not in parsed.tags)]  # a retry's: joined before
+        refused = tag_refused(tenant_id=document.tenant_id, tags=joined)
+        if refused is not None:
+            where = f" (line {parsed.tags_line})" if parsed.tags_line else ""
+            place = f"tag {refused + 1} of the front matter reads" if refused < len(parsed.tags) else (
+                "the front matter's tags, read together with the document's, read")
+            raise TerminalIngestionError(
+                f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
+                f"reader of the document and their agents{where}")
     shadow = is_shadow(job)
     if shadow and not reuse:
         raise BuildSkipped("the document's content changed and is not re-ingested yet; rebuild after its ingestion")

@@ -27,7 +27,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from kb.titles import document_title_screen, source_flagging, title_decisions
+from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions
 from pipeline.screen import (
     SCREENED_BY,
     readable_document_texts,
@@ -106,12 +106,14 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
                                    *(((s.metadata or {}).get(TITLE_SCREENING), (s.access_level, s.access_groups))
                                      for s in sections)])
         # A source stored before sources were screened has no verdict: screened alone now, as at upload, and kept;
-        # a held one flags every chunk (kb.titles.source_flagging), as at ingestion.
+        # a held one flags every chunk (kb.titles.source_flagging), as at ingestion. Its tags too: judged by the tag
+        # rule when they have no verdict (stored with screening off, or before the rule), held ones flag every chunk.
         document_title_screen(document)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
+            tags=tags_flagging(document),
         )
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)

@@ -10,7 +10,15 @@ from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.titles import UNTITLED, TitleDecisions, source_entries_kept, source_flagging, title_record, titles_digest
+from kb.titles import (
+    UNTITLED,
+    TitleDecisions,
+    source_entries_kept,
+    source_flagging,
+    tags_flagging,
+    title_record,
+    titles_digest,
+)
 from pipeline.plan import Plan
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
@@ -19,10 +27,13 @@ from pipeline.plan import Plan
 # sections: a held one is shown nowhere); since "titles3", that a held source flags them as a title does
 # (``kb.titles.source_flagging``); since "readers", that a chunk is compared with the document's text as its
 # readers may read it (:func:`readable_document_texts`); since "readers2", that a flagged title's score on a chunk
-# is made over that text too (:func:`screen_document`). Verdicts stored before (the detector on the body alone;
-# no titles' records; no source's flag; a chunk compared with the whole text, restricted sections included) are
-# stale, and the re-screen job screens them again (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2"
+# is made over that text too (:func:`screen_document`); since "tags", that the document's tags have a verdict
+# (``kb.titles.document_tags_screen``, in every mode) and held ones flag every chunk as a held source does
+# (``kb.titles.tags_flagging``). Verdicts stored before (the detector on the body alone; no titles' records; no
+# source's flag; a chunk compared with the whole text, restricted sections included; tags never judged -- stored
+# with screening off, or before the tag rule) are stale, and the re-screen job screens them again
+# (``pipeline.rescreen``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -38,6 +49,8 @@ def screen_plans(plans: list[Plan]) -> None:
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
+            # The tags it will list: the front matter's join the document's (pipeline.store).
+            tags=tags_flagging(plan.document, [*(plan.document.tags or ()), *map(str, plan.parsed.tags or ())]),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 
@@ -100,7 +113,7 @@ class DocumentScreening:
 
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
                     titles: Sequence[str] = (), headings: Iterable[str] = (),
-                    source: tuple[str, dict] | None = None,
+                    source: tuple[str, dict] | None = None, tags: tuple[str, dict] | None = None,
                     chunk_documents: Sequence[str] | None = None) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
@@ -132,7 +145,8 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     ``source``: the document's source and its verdict when that holds it (``kb.titles.source_flagging``: screened
     alone at upload, never again with the text) -- it flags every chunk as a title does, so the document is held
     until a reviewer releases a chunk of it, which releases the source too (a flagged source that flagged no chunk
-    was in no review queue: held for good).
+    was in no review queue: held for good). ``tags``: the document's tags likewise (``kb.titles.tags_flagging``:
+    judged by the label rule in every mode; a tenant that had screening off, or tags stored before the rule).
 
     ``chunk_documents``: for each chunk, the document's text as every reader of it may read it
     (:func:`readable_document_texts`), which its units are compared with; without it, ``document_text``."""
@@ -168,11 +182,12 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     flagged = {name: (round(v.score, 4), list(v.reasons)) for name, v in screened.items() if v.flagged}
     verdicts = {name: verdict.as_dict() for name, verdict in screened.items()}
     everywhere = list(shown)
-    if source is not None and source[0] not in screened:
-        name, entry = source
-        reasons = entry.get("reasons")
-        flagged[name] = (0.0, [str(r) for r in reasons] if isinstance(reasons, list) and reasons else ["source"])
-        everywhere.append(name)
+    for given, default in ((source, "source"), (tags, "tags")):
+        if given is not None and given[0] not in screened:
+            name, entry = given
+            reasons = entry.get("reasons")
+            flagged[name] = (0.0, [str(r) for r in reasons] if isinstance(reasons, list) and reasons else [default])
+            everywhere.append(name)
     if not flagged:
         return DocumentScreening(out, verdicts)
     # Which titles flag a chunk is decided over the whole text, as their own records are (shown as held); the

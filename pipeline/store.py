@@ -16,7 +16,7 @@ from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
 from kb.services import apply_policies, decision_kept, document_title_follow, text_digest
-from kb.titles import title_decisions
+from kb.titles import document_tags_screen, title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
@@ -130,6 +130,7 @@ def store_plan(plan: Plan) -> None:
                               access=None if plan.reuse_sections else plan.access)
         if plan.parsed.tags:  # front matter tags join the upload's
             document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
+        document_tags_screen(document)  # the tags it lists now: their verdict, as screening read them (pipeline.screen)
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
             **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),

@@ -241,6 +241,9 @@ def source_access_file(entries: Sequence[Entry], *, group_ids: Mapping[str, int]
                                  default_groups=default_groups)
     except Skip as exc:
         return AccessFile(error=f"{ACCESS_FILE}: {exc}")
+    except OSError as exc:  # gone or unreadable since the listing: refused, never the wider policy
+        return AccessFile(error=f"{ACCESS_FILE}: it could not be read ({exc.strerror or type(exc).__name__}); "
+                                "it is not read")
 
 
 def listing_access_file(listing: Listing, *, group_ids: Mapping[str, int], default_level: int,
@@ -323,13 +326,13 @@ def item_access(policy: tuple[int, Sequence[int]] | None, *, document_id=None,
 
 
 def path_access(path: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule], access_file: AccessFile,
-                document_id=None, folder_documents: Iterable = ()) -> dict:
+                document_id=None, folder_documents: Iterable = (), max_documents: int | None = None) -> dict:
     """:func:`item_access` of ``path`` under its :func:`item_policy` (undecided when that fails): for a path a
     listing names in an error, which is no item of it. A path ending in ``/`` is a folder: :func:`folder_access`
     (``folder_documents``: the documents stored below it)."""
     if path.endswith("/"):
         return folder_access(path, default=default, access_map=access_map, access_file=access_file,
-                             document_ids=folder_documents)
+                             document_ids=folder_documents, max_documents=max_documents)
     try:
         policy = item_policy(path, default=default, access_map=access_map, access_file=access_file)
     except ItemAccessError:
@@ -397,7 +400,7 @@ def glob_covers(glob: str, folder: str) -> bool:
 
 
 def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map: Sequence[Rule],
-                  access_file: AccessFile, document_ids: Iterable = ()) -> dict:
+                  access_file: AccessFile, document_ids: Iterable = (), max_documents: int | None = None) -> dict:
     """What decides who may read the name of ``folder`` (``a/b/``, relative to the source's root) -- a folder the
     listing names in an error (it could not be listed, its name is not UTF-8) -- as :func:`item_access` does for
     a path. The folder's files are not known, so it is every policy the source could give a file below it,
@@ -405,8 +408,12 @@ def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map
     default too), and every entry of an access file (above the root, then the root's) that may match one
     (``policies``: an admin must be able to read **each**), and the documents stored below it (``documents``: each
     must be one they can see). An access file refused, or an entry that may match and does not narrow what comes
-    before it (it would fail its items), leaves it undecided (:data:`UNDECIDED`)."""
+    before it (it would fail its items), leaves it undecided (:data:`UNDECIDED`); so do more documents below it than
+    ``max_documents`` (the record is kept on the sync's row: bounded, never shown)."""
     if access_file.error:
+        return dict(UNDECIDED)
+    document_ids = sorted({str(d) for d in document_ids if d})
+    if max_documents is not None and len(document_ids) > max_documents:
         return dict(UNDECIDED)
     folder = folder if folder.endswith("/") else folder + "/"
     given: list[tuple[int, tuple[int, ...]]] = []
@@ -429,7 +436,30 @@ def folder_access(folder: str, *, default: tuple[int, Sequence[int]], access_map
     policies = sorted(set(given))
     record = item_access(policies[-1], document_id=None)
     record["policies"] = [[int(level), sorted(int(g) for g in groups)] for level, groups in policies]
-    record["documents"] = sorted({str(d) for d in document_ids if d})
+    record["documents"] = document_ids
+    return record
+
+
+def all_of(records: Sequence[Mapping]) -> dict:
+    """One record (:func:`item_access`, :func:`folder_access`) read as all of ``records``: shown only to who may see
+    each -- every policy and every document any names (a website page's error that names the redirect's hop it
+    failed at: the page's and the hop's). Undecided when any is."""
+    if any(not isinstance(r, Mapping) or r.get("level") is None for r in records):
+        return dict(UNDECIDED)
+    first = records[0]
+    record: dict = {"level": first["level"], "groups": list(first.get("groups") or ())}
+    policies = {(int(first["level"]), tuple(first.get("groups") or ()))}
+    documents: set[str] = set()
+    for r in records:
+        policies.add((int(r["level"]), tuple(sorted(r.get("groups") or ()))))
+        policies.update((int(level), tuple(sorted(groups))) for level, groups in r.get("policies") or ())
+        documents.update(str(d) for d in r.get("documents") or ())
+        if r.get("document"):
+            documents.add(str(r["document"]))
+        if r.get("sections") is not None:  # a skip's deleted document: not an error's; fail closed
+            return dict(UNDECIDED)
+    record["policies"] = [[level, list(groups)] for level, groups in sorted(policies)]
+    record["documents"] = sorted(documents)
     return record
 
 

@@ -75,9 +75,15 @@ def _within(real: Path, folders: list[Path]) -> bool:
 
 def _private_folders() -> list[Path]:
     """What no tenant reads, whatever slug names its folder: the Git mirrors (``BULKHEAD_SOURCE_CACHE_DIR``, every
-    tenant's) and the embedded PostgreSQL's and Redis's files (every tenant's rows), resolved."""
+    tenant's), the embedded PostgreSQL's and Redis's files (every tenant's rows), and the outbox of an e-mail backend
+    that writes files (``EMAIL_FILE_PATH``, set with ``BULKHEAD_EMAIL_DIR`` or the demo's ``mail/``: every tenant's
+    invitation and password reset links; found attacking the demo, 2026-12-04: a tenant whose folder held the data
+    folder synced it), resolved."""
     data = Path(settings.BULKHEAD_DATA_PATH)
-    return [Path(os.path.realpath(p)) for p in (settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis")]
+    private = [settings.BULKHEAD_SOURCE_CACHE_DIR, data / "pg", data / "redis"]
+    if getattr(settings, "EMAIL_FILE_PATH", None):  # a file backend's (bulkhead/settings.py sets it for no other)
+        private.append(settings.EMAIL_FILE_PATH)
+    return [Path(os.path.realpath(p)) for p in private]
 
 
 def _tenant_may_read(real: Path, tenant_slug: str) -> bool:
@@ -149,7 +155,11 @@ def _not_utf8_shown(rel: str) -> str:
 
 def list_folder(source: Source, deadline: float | None = None) -> Listing:
     root = allowed_local_path(source.path, source.tenant.slug)
-    if not root.is_dir():
+    try:
+        is_folder = root.is_dir()
+    except OSError as exc:  # Path.is_dir raises what it does not take for "missing" (File name too long, EACCES)
+        raise ListingError(f"could not read the folder {source.path}: {_reason(exc)}") from None
+    if not is_folder:
         raise ListingError(f"the folder {source.path} does not exist or is not a folder")
     entries: list[Entry] = []
     errors: list[dict] = []
@@ -190,10 +200,33 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
                 continue
             if not child.is_file(follow_symlinks=False):
                 continue
-            st = child.stat(follow_symlinks=False)
+            try:
+                st = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                # Gone since the folder was read, or its path cannot be asked about (File name too long): as a file
+                # that cannot be read -- the item fails (its document stays; a file gone is deleted by the next
+                # sync), never the worker's walk (found reviewing sources, review 14: the OSError left the sync
+                # "running" until its attempts ran out).
+                entries.append(Entry(rel, "", _unreadable(exc)))
+                continue
             entries.append(Entry(rel, f"{st.st_size}:{st.st_mtime_ns}", _read_file(Path(child.path), root),
                                  size=st.st_size))
     return Listing(entries, errors=errors, above=above)
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError's reason without the path it names (a path of the source, named only where a rule allows)."""
+    return exc.strerror or type(exc).__name__
+
+
+def _unreadable(exc: OSError) -> Callable[[], bytes]:
+    """A reader that fails as ``exc`` did, without its file name (the item's error names its path by the rule)."""
+    errno, reason = exc.errno, _reason(exc)
+
+    def read() -> bytes:
+        raise OSError(errno, reason)
+
+    return read
 
 
 def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -> list[AccessAbove]:
@@ -225,8 +258,12 @@ def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -
             if child.is_symlink() or not child.is_file(follow_symlinks=False):
                 found.append(Entry(child.name, "", _never, skip="a symbolic link or not a file (not followed)"))
                 continue
-            found.append(Entry(child.name, "", _read_file(Path(child.path), top),
-                               size=child.stat(follow_symlinks=False).st_size))
+            try:
+                size = child.stat(follow_symlinks=False).st_size
+            except OSError as exc:  # an access file that cannot be read: refused (every item fails)
+                found.append(Entry(child.name, "", _unreadable(exc)))
+                continue
+            found.append(Entry(child.name, "", _read_file(Path(child.path), top), size=size))
         above.append(AccessAbove(str(folder.relative_to(top)) if folder != top else "",
                                  str(root.relative_to(folder)), found))
     return above
@@ -431,7 +468,41 @@ def _local_client(path: str, tenant_slug: str):
         def _open_repo(self, _path):
             return contextlib.closing(checked)
 
-    return CheckedLocalClient()
+    client = CheckedLocalClient()
+    client.checked = checked
+    return client
+
+
+def _repository_roots(worktree: Path, repo) -> list[Path]:
+    """The folders whose access files above apply to a local repository opened at ``worktree`` (``repo``: as
+    :func:`_local_repo` checked it): the working tree (or the bare repository) given, and the repository of every
+    Git folder the fetch reads -- a ``.git`` file's ``gitdir:``, its ``commondir`` (a ``git worktree add`` tree
+    reads its main repository's refs and objects: that repository's folders apply too), each alternate's -- a
+    ``.git`` folder standing for the working tree that holds it, a bare one for itself. Each once, the one given
+    first; the others as their real paths (each checked inside the tenant's folder by :func:`_local_repo`)."""
+    def root_of(git_folder: Path) -> Path:
+        if git_folder.parent.name == "worktrees" and git_folder.parent.parent.name == ".git":
+            git_folder = git_folder.parent.parent  # a linked worktree's own folder: its main repository's
+        return git_folder.parent if git_folder.name == ".git" else git_folder
+
+    roots = [worktree.parent if worktree.name == ".git" else worktree]
+    folders = [repo.controldir(), repo.commondir()]
+    stores, seen = [repo.object_store], set()
+    while stores:  # the object folders, as _local_repo walked them (bounded there)
+        store = stores.pop()
+        real = os.path.realpath(store.path)
+        if real in seen:
+            continue
+        seen.add(real)
+        folders.append(os.path.dirname(real))  # an object folder's repository (``<repo>/.git/objects``: ``.git``)
+        stores.extend(store.alternates)
+    known = {os.path.realpath(roots[0])}
+    for folder in folders:
+        root = root_of(Path(os.path.realpath(folder)))
+        if str(root) not in known:
+            known.add(str(root))
+            roots.append(root)
+    return roots
 
 
 # The paths a Git listing may walk, per file a sync may take: include/exclude may narrow a larger listing to
@@ -498,10 +569,15 @@ def list_git(source: Source, credentials: dict | None = None, deadline: float | 
             # A repository inside the tenant's folder is under the access files of the folders above it, as a folder
             # source is (found reviewing sources, review 14: it read only its own, so a repository an operator placed
             # in a folder restricted by an access file above gave its files whatever policy its source's admin set).
+            # And under those above every folder the fetch reads (found following up review 14: a working tree's
+            # ``.git`` file whose ``gitdir:`` led to a repository in a restricted folder of the tenant's got the
+            # access files above the working tree only, so the restricted repository's files took the policy of
+            # wherever its pointer was put): the Git folder, its common folder, each alternate's repository.
             worktree = Path(location)
-            above = _access_above(worktree.parent if worktree.name == ".git" else worktree, source.tenant.slug,
-                                  deadline)
             client, path = _local_client(location, source.tenant.slug), location
+            above = []
+            for root in _repository_roots(worktree, client.checked):
+                above += _access_above(root, source.tenant.slug, deadline)
         result = client.fetch(path, repo, progress=progress if deadline is not None else None)
     except ListingError:
         raise

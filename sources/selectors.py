@@ -25,7 +25,14 @@ from sources import access
 from sources.crypto import credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
-from sources.services import JOB_STATS_KEY, error_path_access, listing_error_access, rename_plan
+from sources.services import (
+    JOB_STATS_KEY,
+    DocumentBudget,
+    listing_error_access,
+    listing_error_row,
+    listing_os_error,
+    rename_plan,
+)
 
 PREVIEW_MAX_ITEMS = 2000
 
@@ -131,6 +138,8 @@ def _preview(source: Source) -> dict:
                                                           group_ids={s: g for g, s in slugs.items()})
             return {"error": str(exc), "error_access": shown_to, "error_without_path": without_path,
                     "items": [], "counts": {}}
+        except OSError as exc:  # as the sync: its reason, naming no path
+            return {"error": listing_os_error(exc), "items": [], "counts": {}}
         try:
             return _preview_of(source, listing, stored, slugs, deadline)
         except OutOfTime as exc:
@@ -205,10 +214,10 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                       "access_level": None, "groups": [], "reason": "", "renamed_from": "",
                       "access": access.item_access((item.access_level, item.access_groups),
                                                    document_id=item.document_id)})
-    errors = []
+    errors, budget = [], DocumentBudget()
     for error in listing.errors:  # a path (a file's, a folder's), shown as an item would be
-        errors.append({**error, "access": error_path_access(error["path"], stored=stored, default=default,
-                                                            access_map=rules, access_file=access_file)})
+        errors.append(listing_error_row(error, source=source, stored=stored, default=default, access_map=rules,
+                                        access_file=access_file, budget=budget))
     return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
             "listed": len(entries), "errors": errors, "revision": listing.revision}
 

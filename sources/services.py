@@ -438,6 +438,12 @@ def sync_run(sync_id: str) -> str:
                                                       group_ids={s: g for g, s in run.slugs.items()})
         _finish(sync, error=str(exc)[:2000], error_access=shown_to, error_without_path=without_path[:2000])
         return SourceSync.Status.FAILED
+    except OSError as exc:
+        # Any other OSError of a listing (a file or folder gone or unreadable mid-walk, a full disk under the Git
+        # mirror) ends the sync failed, never "running" until its attempts run out; its reason names no path.
+        logger.exception("sync %s: the listing failed", sync_id)
+        _finish(sync, error=listing_os_error(exc))
+        return SourceSync.Status.FAILED
     timings["listing"] = round(time.perf_counter() - t0, 3)
     try:
         _apply_listing(run, listing, stored, timings)
@@ -464,9 +470,10 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     default = (source.access_level, tuple(source.access_groups))
     SourceSync.objects.filter(pk=sync.pk).update(stage="syncing", total=len(entries), listed=len(listing.entries),
                                                  revision=listing.revision, heartbeat_at=timezone.now())
+    budget = DocumentBudget()
     for error in listing.errors:  # a path, shown as an item would be (sources.access.item_access)
-        run.errors[error["path"]] = {**error, "access": error_path_access(
-            error["path"], stored=stored, default=default, access_map=rules, access_file=access_file)}
+        run.errors[error["path"]] = listing_error_row(error, source=source, stored=stored, default=default,
+                                                      access_map=rules, access_file=access_file, budget=budget)
     t_renames = time.perf_counter()
     run.renames = rename_plan(listing, entries, stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
@@ -684,14 +691,55 @@ def _section_policies(document: Document) -> list[tuple[int, tuple[int, ...]]]:
     return sorted(found) or [(document.access_level, tuple(sorted(document.access_groups)))]
 
 
-def error_path_access(path: str, *, stored: dict[str, SourceItem], default, access_map, access_file) -> dict:
+def error_path_access(path: str, *, stored: dict[str, SourceItem], default, access_map, access_file,
+                      web: bool = False, max_documents: int | None = None) -> dict:
     """Who may see a path a listing names in an error (``sources.access.path_access``): a file's by its policy and
     the document it is stored as, a folder's (``a/b/``) by every policy a file below it could get and every document
-    stored below it."""
+    stored below it. A website's address (``web``) is a page, never a folder, whatever it ends with: judged as an
+    item's path (found reviewing sources, review 14b: a page ending in ``/`` named every document stored below it). A folder's record names at most ``max_documents`` (else
+    ``BULKHEAD_SOURCE_MAX_FILES``) documents: one with more below it is undecided (only the top admin reads it)."""
     item = stored.get(path)
+    if max_documents is None:
+        max_documents = settings.BULKHEAD_SOURCE_MAX_FILES
+    if web:
+        try:
+            policy = access.item_policy(path, default=default, access_map=access_map, access_file=access_file)
+        except access.ItemAccessError:
+            return access.item_access(None)
+        return access.item_access(policy, document_id=item.document_id if item is not None else None)
     below = [i.document_id for p, i in stored.items() if p.startswith(path)] if path.endswith("/") else ()
     return access.path_access(path, default=default, access_map=access_map, access_file=access_file,
-                              document_id=item.document_id if item is not None else None, folder_documents=below)
+                              document_id=item.document_id if item is not None else None, folder_documents=below,
+                              max_documents=max_documents)
+
+
+class DocumentBudget:
+    """The documents the records of one sync's (or preview's) listing errors may name in all:
+    ``BULKHEAD_SOURCE_MAX_FILES`` (a folder's record names every document stored below it, and a sync's row keeps up
+    to ``MAX_LISTED_ERRORS`` rows; found reviewing sources, review 14b: nothing bounded their sum). A record past it is
+    undecided: only the top admin reads its row."""
+
+    def __init__(self) -> None:
+        self.left = settings.BULKHEAD_SOURCE_MAX_FILES
+
+    def spend(self, record: dict) -> dict:
+        self.left -= len(record.get("documents") or ())
+        return record
+
+
+def listing_error_row(error: dict, *, source: Source, stored: dict[str, SourceItem], default, access_map,
+                      access_file, budget: DocumentBudget | None = None) -> dict:
+    """A listing's error about one path (a file's, a folder's, a page's), with who may see it (``access``): as the
+    path would be; a page's that names the redirect's hop it failed at (``hop``, dropped from the row) as the page
+    and the hop both (``sources.web._at_hop``; found reviewing sources, review 14b: the hop -- a private address, a
+    token in its query -- was named to whoever could read the page)."""
+    web = source.kind == Source.Kind.WEB
+    row = {k: v for k, v in error.items() if k != "hop"}
+    budget = budget or DocumentBudget()
+    records = [budget.spend(error_path_access(p, stored=stored, default=default, access_map=access_map,
+                                              access_file=access_file, web=web, max_documents=max(budget.left, 0)))
+               for p in (error["path"], *([error["hop"]] if error.get("hop") else []))]
+    return {**row, "access": records[0] if len(records) == 1 else access.all_of(records)}
 
 
 # A failed listing's error that names no path: every admin of the source reads it.
@@ -717,10 +765,17 @@ def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, So
         access_file = access.listing_access_file(exc.listing, group_ids=group_ids, default_level=source.access_level,
                                                  default_groups=source.access_groups)
         return error_path_access(path, stored=stored, default=(source.access_level, tuple(source.access_groups)),
-                                 access_map=access.map_rules(source.access_map), access_file=access_file), without_path
+                                 access_map=access.map_rules(source.access_map), access_file=access_file,
+                                 web=source.kind == Source.Kind.WEB), without_path
     except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
         logger.exception("who may read a failed listing's error could not be decided")
         return dict(access.UNDECIDED), without_path
+
+
+def listing_os_error(exc: OSError) -> str:
+    """A listing's unexpected OSError as every admin reads it: its reason, never the path it names."""
+    return (f"the listing failed ({exc.strerror or type(exc).__name__}); nothing was synced or deleted; "
+            "sync again")
 
 
 def _finish(sync: SourceSync, *, error: str = "", timings: dict | None = None, error_access: dict | None = None,

@@ -84,31 +84,55 @@ def _read_body(response: httpx.Response, url: str, deadline: float) -> bytes:
 def safe_get(client: httpx.Client, url: str, headers: dict | None = None, until: float | None = None) -> Response:
     """GET ``url``, following redirects by hand, each hop checked as the first; each hop's answer within
     ``BULKHEAD_SOURCE_TIMEOUT_SECONDS`` in all (and before ``until``, ``time.monotonic()``, when given) and one
-    upload's bytes (:func:`_read_body`)."""
+    upload's bytes (:func:`_read_body`). A failure after a redirect names the hop it failed at as the
+    :class:`ListingError`'s ``path`` (:func:`_at_hop`)."""
+    start = url
     for _ in range(MAX_REDIRECTS + 1):
-        address = check_url_host(url)
-        parts = urlsplit(url)
-        host_header = parts.netloc.rsplit("@", 1)[-1]
-        ip_host = f"[{address}]" if ":" in address else address
-        netloc = ip_host + (f":{parts.port}" if parts.port else "")
-        target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
-        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
-        deadline = time.monotonic() + settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
-        if until is not None:
-            deadline = min(deadline, until)
         try:
-            with client.stream("GET", target, extensions=extensions, timeout=max(deadline - time.monotonic(), 0.001),
-                               headers={**(headers or {}), "Host": host_header, "User-Agent": USER_AGENT,
-                                        "Accept-Encoding": "gzip, deflate"}) as response:
-                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
-                    url = urljoin(url, response.headers["location"])
-                    continue
-                return Response(url, response.status_code, response.headers, _read_body(response, url, deadline))
-        except httpx.TimeoutException:
-            raise ListingError(f"{url[:200]}: timed out") from None
-        except httpx.HTTPError as exc:
-            raise ListingError(f"{url[:200]}: {type(exc).__name__}") from None
-    raise ListingError(f"{url[:200]}: more than {MAX_REDIRECTS} redirects")
+            response = _get_once(client, url, headers, until)
+        except ListingError as exc:
+            raise _at_hop(exc, start, url) from None
+        if isinstance(response, str):
+            url = response
+            continue
+        return response
+    raise _at_hop(ListingError(f"{url[:200]}: more than {MAX_REDIRECTS} redirects"), start, url)
+
+
+def _at_hop(exc: ListingError, start: str, hop: str) -> ListingError:
+    """``exc`` as the request for ``start`` fails: unchanged when it failed there; after a redirect, naming ``hop``
+    as its ``path`` -- an address the site chose (a private page, a token in its query), named only to who may read
+    it as a path of the source (docs/sources.md, "Who sees a source's paths") -- and, for the others, ``start``
+    alone."""
+    if hop == start:
+        return exc
+    return ListingError(f"{start[:200]}: redirected to {exc}", path=hop, listing=Listing([]),
+                        without_path=f"{start[:200]}: redirected to an address you may not read, which failed")
+
+
+def _get_once(client: httpx.Client, url: str, headers: dict | None, until: float | None) -> Response | str:
+    """One request of :func:`safe_get`: its answer, or the URL a redirect leads to."""
+    address = check_url_host(url)
+    parts = urlsplit(url)
+    host_header = parts.netloc.rsplit("@", 1)[-1]
+    ip_host = f"[{address}]" if ":" in address else address
+    netloc = ip_host + (f":{parts.port}" if parts.port else "")
+    target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+    deadline = time.monotonic() + settings.BULKHEAD_SOURCE_TIMEOUT_SECONDS
+    if until is not None:
+        deadline = min(deadline, until)
+    try:
+        with client.stream("GET", target, extensions=extensions, timeout=max(deadline - time.monotonic(), 0.001),
+                           headers={**(headers or {}), "Host": host_header, "User-Agent": USER_AGENT,
+                                    "Accept-Encoding": "gzip, deflate"}) as response:
+            if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
+                return urljoin(url, response.headers["location"])
+            return Response(url, response.status_code, response.headers, _read_body(response, url, deadline))
+    except httpx.TimeoutException:
+        raise ListingError(f"{url[:200]}: timed out") from None
+    except httpx.HTTPError as exc:
+        raise ListingError(f"{url[:200]}: {type(exc).__name__}") from None
 
 
 class _Links(HTMLParser):
@@ -215,7 +239,8 @@ def crawl(source: Source, *, stored: dict, deadline: float | None = None) -> Lis
             except ListingError as exc:
                 if url == source.url and not entries:
                     raise
-                errors.append({"path": url, "error": str(exc)})
+                # A redirect's hop it failed at (``exc.path``): who reads the error may read that address too.
+                errors.append({"path": url, "error": str(exc), **({"hop": exc.path} if exc.path else {})})
                 continue
             if not response.url.startswith(prefix):
                 continue  # redirected out of the prefix: not this source's page

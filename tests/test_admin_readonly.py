@@ -156,6 +156,46 @@ def test_membership_change_form_cannot_change_role_clearance_groups_or_active(su
     assert client.get(reverse("admin:accounts_membership_changelist")).status_code == 200
 
 
+def test_group_admin_adds_changes_and_deletes_nothing(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the group's change form saved
+    its slug (which documents' access markers name), its name and its tenant straight to the row, the add form made a
+    group and a deletion removed one with its members -- none of it in the tenant's trail. Groups are view-only now,
+    pointing to the console's Groups page and the API, whose services record each change."""
+    from accounts.models import GroupMembership
+    from accounts.services import group_create, membership_create, membership_update, tenant_create
+    from audit.models import AuditEvent
+
+    tenant = tenant_create(slug="admin-groups", name="Admin groups")
+    other = tenant_create(slug="admin-groups-2", name="Admin groups 2")
+    membership_create(tenant=tenant, email="boss@groups.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="m@groups.example", role="viewer", clearance="public")
+    group = group_create(tenant=tenant, slug="security-team", name="Security")
+    membership_update(membership=member, group_slugs=["security-team"])
+
+    def state():
+        return (sorted(Group.objects.values_list("pk", "tenant_id", "slug", "name")),
+                sorted(GroupMembership.objects.values_list("membership_id", "group_id")))
+
+    before, records = state(), AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+    answers = [
+        client.post(reverse("admin:accounts_group_change", args=[group.pk]),
+                    {"tenant": other.pk, "slug": "renamed", "name": "Renamed", "source": "manual",
+                     "scim_external_id": ""}).status_code,
+        client.post(reverse("admin:accounts_group_delete", args=[group.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_group_add"), {"tenant": tenant.pk, "slug": "made-here", "name": "",
+                                                          "source": "manual", "scim_external_id": ""}).status_code,
+        client.post(reverse("admin:accounts_group_changelist"),
+                    {"action": "delete_selected", "_selected_action": [group.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before and AuditEvent.objects.count() == records
+    page = client.get(reverse("admin:accounts_group_change", args=[group.pk]))
+    assert page.status_code == 200 and b"read-only here" in page.content and b"Groups page" in page.content
+    assert client.get(reverse("admin:accounts_group_changelist")).status_code == 200
+
+
 # ----------------------------------------------------------------------------- API tokens
 
 
@@ -208,8 +248,8 @@ def test_token_admin_changes_and_deletes_nothing_and_revokes_through_the_service
     events = sorted((e.tenant_id, e.action, e.target_id, e.actor_email, e.details["reason"])
                     for e in AuditEvent.objects.order_by("pk")[records:])
     reason = "an operator revoked it on the server"
-    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "", reason),
-                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "", reason)])
+    assert events == sorted([(tenant.pk, Action.TOKEN_REVOKE, str(live.pk), "root@example.com", reason),
+                             (other.pk, Action.TOKEN_REVOKE, str(theirs.pk), "root@example.com", reason)])
 
 
 # ----------------------------------------------------------------------------- accounts
@@ -268,13 +308,26 @@ def test_user_admin_sets_no_password_and_deactivates_through_the_service(superus
     assert live == {kept.pk}
     events = [(e.tenant_id, e.action, e.target_id, e.actor_email, e.details.get("account"), e.details.get("reason"))
               for e in AuditEvent.objects.filter(pk__gt=records).order_by("pk")]
+    root = "root@example.com"  # the operator signed in to the admin (``audit.services.audit_operator``)
     assert sorted(events, key=str) == sorted([
-        (a.pk, Action.TOKEN_REVOKE, str(own_a.pk), "", None, "its member was deactivated"),
-        (a.pk, Action.MEMBERSHIP_UPDATE, str(in_a.pk), "", "deactivated", None),
-        (b.pk, Action.TOKEN_REVOKE, str(for_bot.pk), "", None, "its minter was deactivated"),
-        (b.pk, Action.TOKEN_REVOKE, str(own_b.pk), "", None, "its minter was deactivated"),
-        (b.pk, Action.MEMBERSHIP_UPDATE, str(in_b.pk), "", "deactivated", None),
+        (a.pk, Action.TOKEN_REVOKE, str(own_a.pk), root, None, "its member was deactivated"),
+        (a.pk, Action.MEMBERSHIP_UPDATE, str(in_a.pk), root, "deactivated", None),
+        (b.pk, Action.TOKEN_REVOKE, str(for_bot.pk), root, None, "its minter was deactivated"),
+        (b.pk, Action.TOKEN_REVOKE, str(own_b.pk), root, None, "its minter was deactivated"),
+        (b.pk, Action.MEMBERSHIP_UPDATE, str(in_b.pk), root, "deactivated", None),
     ], key=str)
+    from audit.sentences import Names, render
+
+    said = {str(render(e, Names())) for e in AuditEvent.objects.filter(pk__gt=records, tenant_id=b.pk)}
+    assert said == {
+        "The operator root@example.com on the server changed leaver@example.com: deactivated their account",
+        "The operator root@example.com on the server revoked the API token “deploy” "
+        f"({for_bot.prefix}…) of a removed member (its minter was deactivated)",
+        f"The operator root@example.com on the server revoked the API token “own” ({own_b.prefix}…) of a removed "
+        "member (its minter was deactivated)",
+    }
+    assert {(e.membership_id, e.user_id, e.details.get("operator")) for e in
+            AuditEvent.objects.filter(pk__gt=records)} == {(None, superuser.pk, True)}
 
     records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
     assert _user_change_post(client, leaver, is_active="on").status_code == 302
@@ -283,8 +336,57 @@ def test_user_admin_sets_no_password_and_deactivates_through_the_service(superus
     assert sorted((e.tenant_id, e.action, e.details.get("account")) for e in AuditEvent.objects.filter(pk__gt=records)) \
         == sorted([(a.pk, Action.MEMBERSHIP_UPDATE, "reactivated"), (b.pk, Action.MEMBERSHIP_UPDATE, "reactivated")])
     records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
-    assert _user_change_post(client, leaver, is_active="on", is_staff="on").status_code == 302  # "Active" as it was
-    assert not AuditEvent.objects.filter(pk__gt=records).exists() and User.objects.get(pk=leaver.pk).is_staff
+    assert _user_change_post(client, leaver, is_active="on", last_login_0="2026-12-01", last_login_1="10:00:00"
+                             ).status_code == 302  # "Active" as it was
+    assert not AuditEvent.objects.filter(pk__gt=records).exists()
+    assert User.objects.get(pk=leaver.pk).last_login.isoformat() == "2026-12-01T10:00:00+00:00"
+
+
+def test_user_admin_changes_no_address_nor_staff_flags_and_adds_no_account(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the account's change page
+    saved a new address straight to the row -- unlike SCIM's move (``accounts.services.membership_identity_reset``)
+    it kept the account's single sign-on links and API tokens, the old person's, and no tenant heard of it --, and
+    ticked "Staff status" and "Superuser status", which open this admin across every tenant; the add page made an
+    account with a password and nothing recorded. The three are read-only now and adding is refused, each saying
+    where it is done."""
+    from accounts.models import ApiToken, SsoIdentity
+    from accounts.services import api_token_create, membership_create, tenant_create
+    from audit.models import AuditEvent
+
+    tenant = tenant_create(slug="acct-edit", name="Acct edit")
+    membership_create(tenant=tenant, email="boss@edit.example", role="admin", clearance="restricted")
+    member = membership_create(tenant=tenant, email="held@edit.example", role="editor", clearance="internal")
+    SsoIdentity.objects.create(tenant=tenant, membership=member, issuer="https://idp.edit.example", subject="held-1")
+    token, _ = api_token_create(membership=member, name="laptop")
+    held = User.objects.get(email="held@edit.example")
+    records = AuditEvent.objects.count()
+    client = Client()
+    client.force_login(superuser)
+
+    def state():
+        user = User.objects.get(pk=held.pk)
+        return (user.email, user.is_staff, user.is_superuser, user.is_active, ApiToken.objects.get(pk=token.pk).revoked_at,
+                list(SsoIdentity.objects.filter(membership=member).values_list("subject", flat=True)))
+
+    before = state()
+    answer = client.post(reverse("admin:accounts_user_change", args=[held.pk]), {
+        "email": "new-person@edit.example", "is_active": "on", "is_staff": "on", "is_superuser": "on",
+        "last_login_0": "", "last_login_1": "", "date_joined_0": held.date_joined.strftime("%Y-%m-%d"),
+        "date_joined_1": held.date_joined.strftime("%H:%M:%S")})
+    assert answer.status_code == 302, answer.status_code
+    assert state() == before == ("held@edit.example", False, False, True, None, ["held-1"])
+    page = client.get(reverse("admin:accounts_user_change", args=[held.pk]))
+    assert page.status_code == 200 and b"createsuperuser" in page.content and b'name="email"' not in page.content
+    assert b'name="is_staff"' not in page.content and b'name="is_superuser"' not in page.content
+
+    users = User.objects.count()
+    add = reverse("admin:accounts_user_add")
+    for answer in (client.get(add), client.post(add, {"email": "made@edit.example", "password1": "a made-up 14 pass",
+                                                       "password2": "a made-up 14 pass", "usable_password": "true"})):
+        assert answer.status_code == 302 and answer["Location"] == reverse("admin:accounts_user_changelist")
+    assert User.objects.count() == users and AuditEvent.objects.count() == records
+    listing = client.get(reverse("admin:accounts_user_changelist"))
+    assert listing.status_code == 200 and b"kb_user create" in listing.content and add.encode() not in listing.content
 
 
 @pytest.mark.parametrize("removed", ["membership", "user", "scim"])
@@ -318,7 +420,90 @@ def test_a_membership_deleted_in_the_admin_is_recorded_in_its_tenant(superuser, 
                 "groups": []}
 
     if removed == "scim":
-        assert [(t, pk, who, d.get("via")) for t, pk, who, d in deletions] == [(a.pk, str(in_a.pk), "", "scim")]
+        assert [(t, pk, who, d.get("via"), d.get("operator")) for t, pk, who, d in deletions] == [
+            (a.pk, str(in_a.pk), "", "scim", None)]
     else:
-        assert deletions == [(a.pk, str(in_a.pk), "", {"before": view(in_a, "internal")})] + (
-            [(b.pk, str(in_b.pk), "", {"before": view(in_b, "public")})] if removed == "user" else [])
+        root = "root@example.com"  # the operator who deleted it, marked as the operator
+        assert deletions == [(a.pk, str(in_a.pk), root, {"operator": True, "before": view(in_a, "internal")})] + (
+            [(b.pk, str(in_b.pk), root, {"operator": True, "before": view(in_b, "public")})] if removed == "user"
+            else [])
+
+
+@pytest.mark.parametrize("meanwhile", ["deactivated", "password set", "password set as it is turned off"])
+def test_an_account_saved_in_the_admin_never_writes_back_what_changed_since_its_page_read_it(superuser, monkeypatch,
+                                                                                          meanwhile):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): an account's change page saved
+    the whole row it had read (Django's ``save()``), so what another request committed between the form's read and
+    its save -- a deactivation, a new password (``kb_user set-password``, a reset link, the console) -- was written
+    back over: the account active again, the old password restored. Only the fields the form changed are written now,
+    under the account's row lock, and "Active" through ``accounts.services.user_active_set``. The other request's
+    commit is made here right after the form is read and checked, before the admin saves it."""
+    from accounts.admin import UserAdmin
+    from accounts.passwords import user_set_password
+    from accounts.services import membership_create, tenant_create, user_active_set
+
+    tenant = tenant_create(slug="acct-race", name="Acct race")
+    membership_create(tenant=tenant, email="boss@race14.example", role="admin", clearance="restricted")
+    membership_create(tenant=tenant, email="held@race14.example", role="editor", clearance="internal")
+    old, new = "the old passphrase 15", "the new passphrase 16"
+    user_set_password(email="held@race14.example", password=old)
+    held = User.objects.get(email="held@race14.example")
+    read_then_saved = UserAdmin.save_form
+
+    def meanwhile_committed(self, request, form, change):
+        if meanwhile == "deactivated":
+            user_active_set(user=held, is_active=False)  # another operator, in another tab
+        else:
+            user_set_password(email=held.email, password=new)  # ``kb_user set-password``, as the reset link's save
+        return read_then_saved(self, request, form, change)
+
+    monkeypatch.setattr(UserAdmin, "save_form", meanwhile_committed)
+    client = Client()
+    client.force_login(superuser)
+    turned_off = meanwhile == "password set as it is turned off"
+    answer = _user_change_post(client, held, is_active=None if turned_off else "on",
+                               last_login_0="2026-12-02", last_login_1="09:30:00")
+    assert answer.status_code == 302, answer.status_code
+    saved = User.objects.get(pk=held.pk)
+    assert saved.last_login.isoformat() == "2026-12-02T09:30:00+00:00"  # what the form changed is written
+    assert saved.is_active is (meanwhile == "password set")
+    assert saved.check_password(old if meanwhile == "deactivated" else new)
+
+
+# ----------------------------------------------------------------------------- tenants
+
+
+def test_tenant_admin_adds_changes_and_deletes_nothing(superuser):
+    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): the tenant's change form saved
+    a new slug -- which names the tenant's source folders (``sources.listing.tenant_folders``) -- and name straight
+    to the row, the add form made a tenant, and a deletion removed one with everything it held, none of it recorded
+    anywhere an operator or a tenant reads. Tenants are view-only now, the pages naming ``manage.py kb_tenant``'s
+    subcommands."""
+    from accounts.models import Membership, RetiredTenantSlug, Tenant
+    from accounts.services import membership_create, tenant_create
+
+    tenant = tenant_create(slug="admin-tenant", name="Admin tenant")
+    membership_create(tenant=tenant, email="boss@tenant.example", role="admin", clearance="restricted")
+
+    def state():
+        return (sorted(Tenant.objects.values_list("pk", "slug", "name")), Membership.objects.count(),
+                RetiredTenantSlug.objects.count())
+
+    before = state()
+    client = Client()
+    client.force_login(superuser)
+    change = reverse("admin:accounts_tenant_change", args=[tenant.pk])
+    answers = [
+        client.post(change, {"slug": "renamed-tenant", "name": "Renamed"}).status_code,
+        client.post(reverse("admin:accounts_tenant_delete", args=[tenant.pk]), {"post": "yes"}).status_code,
+        client.post(reverse("admin:accounts_tenant_add"), {"slug": "made-here", "name": "Made here"}).status_code,
+        client.post(reverse("admin:accounts_tenant_changelist"),
+                    {"action": "delete_selected", "_selected_action": [tenant.pk], "post": "yes"}).status_code,
+    ]
+    assert answers[:3] == [403, 403, 403] and answers[3] in (200, 302), answers
+    assert state() == before
+    for page in (client.get(change), client.get(reverse("admin:accounts_tenant_changelist"))):
+        assert page.status_code == 200 and b"read-only here" in page.content
+        for command in (b"kb_tenant create", b"kb_tenant list", b"kb_tenant scim-token", b"kb_tenant release-folder"):
+            assert command in page.content, command
+    assert b'name="slug"' not in client.get(change).content

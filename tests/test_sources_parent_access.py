@@ -184,3 +184,37 @@ def test_a_local_git_repository_reads_the_access_files_above_it(db, form):
     sync = _run(source)
     assert (sync.failed, sync.changed) == (2, 0), (sync.error, sync.errors)
     assert all("board/.bulkhead-access.yml" in e["error"] for e in sync.errors), sync.errors
+
+
+def test_a_working_tree_pointing_at_a_repository_elsewhere_reads_the_access_files_above_that_repository(db):
+    """Found following up review 14: a working tree whose ``.git`` file's ``gitdir:`` leads to a repository elsewhere
+    in the tenant's folder -- here ``board/minutes``, restricted by the access files above it -- got the access files
+    above the working tree only (``handbook/``: none), so the board's files took the policy its source's admin gave.
+    The access files above every folder the fetch reads apply (``sources.listing._repository_roots``): the pointer's,
+    as a worktree that ``git worktree add`` made reads its main repository's."""
+    import subprocess
+
+    tenant, finance, internal, top, folder = _tenant("src-above-gitdir")
+    repo = folder / "board/minutes"
+    git_commit(repo, {"budget-2027.md": FILES["board/minutes/budget-2027.md"],
+                      "notes-2027.md": FILES["board/minutes/notes-2027.md"]})
+    pointer = folder / "handbook/wt"
+    pointer.mkdir(parents=True)
+    (pointer / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    # A linked worktree, as git makes it: its .git file leads to board/minutes/.git/worktrees/, its commondir on.
+    linked = folder / "handbook/linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", "-b", "side", str(linked)], check=True,
+                   capture_output=True)
+    assert (linked / ".git").read_text().startswith("gitdir: ")
+    expected = {"budget-2027.md": ("add", INTERNAL, ("finance",)), "notes-2027.md": ("add", RESTRICTED, ("finance",))}
+    for name, where in (("pointer", pointer), ("linked", linked)):
+        source = source_create(actor=top, tenant=tenant, kind="git", name=name, url=str(where),
+                               access_level="internal", branch="side" if name == "linked" else "")
+        full = source_preview(member=top, source=source)
+        assert full["error"] == "" and _policies(full) == expected, (name, full)
+        theirs = source_preview(member=internal, source=source)
+        assert theirs["items"] == [] and theirs["hidden"] == 2, (name, theirs)
+        sync = _run(source)
+        assert (sync.status, sync.added, sync.failed) == ("succeeded", 2, 0), (name, sync.error, sync.errors)
+        stored = {i.path: AccessLevel(i.access_level).name.lower() for i in SourceItem.objects.filter(source=source)}
+        assert stored == {"budget-2027.md": INTERNAL, "notes-2027.md": RESTRICTED}, (name, stored)

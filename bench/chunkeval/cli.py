@@ -65,7 +65,8 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
     family, _, arg = name.partition(":")
     family = family.strip().lower()
     if family == "bulkhead":
-        config = _config_from_spec(arg)
+        # ``pieces=W`` is not a chunking option: bench.transfer_suite re-ranks by the chunks' pieces
+        config = _config_from_spec(",".join(i for i in arg.split(",") if i and not i.startswith("pieces=")))
         label = "bulkhead" + (f" ({arg})" if arg else "")
         return label, baselines.structure_chunker(config)
     if family == "fixed":

@@ -37,6 +37,7 @@ class CachedEmbedder:
         self._index: dict[str, int] = {}
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._dirty = False
+        self._pieces: dict[str, np.ndarray] | None = None
         self._load()
 
     def _files(self) -> tuple[Path, Path] | None:
@@ -79,6 +80,40 @@ class CachedEmbedder:
                 path = model_path()
             self._model = SentenceTransformer(path, device="cpu")
         return self._model
+
+    def pieces(self, texts: Sequence[str], *, batch_size: int = 32) -> list[np.ndarray]:
+        """Each text's piece vectors (:mod:`ingestion.pieces`), pooled from the text's own forward pass;
+        cached beside the vectors (one pickle per model), computed only for texts not seen."""
+        import pickle
+
+        from ingestion.pieces import piece_spans, pool_pieces
+
+        if self._pieces is None:
+            self._pieces = {}
+            files = self._files()
+            if files and files[0].with_suffix(".pieces.pkl").exists():
+                self._pieces = pickle.loads(files[0].with_suffix(".pieces.pkl").read_bytes())
+        keys = [text_key(t) for t in texts]
+        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in self._pieces}
+        if missing:
+            model = self._load_model()
+            todo = list(missing.items())
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start : start + batch_size]
+                tokens = model.encode([t for _, t in batch], batch_size=batch_size, output_value="token_embeddings",
+                                      convert_to_numpy=False, show_progress_bar=False)
+                enc = model.tokenizer([t for _, t in batch], return_offsets_mapping=True, truncation=True,
+                                      max_length=model.max_seq_length)
+                for i, ((key, text), vectors) in enumerate(zip(batch, tokens, strict=True)):
+                    self._pieces[key] = pool_pieces(vectors.float().cpu().numpy(), enc["offset_mapping"][i],
+                                                    piece_spans(text))
+            files = self._files()
+            if files:
+                files[0].parent.mkdir(parents=True, exist_ok=True)
+                tmp = files[0].with_suffix(".pieces.tmp")
+                tmp.write_bytes(pickle.dumps(self._pieces))
+                os.replace(tmp, files[0].with_suffix(".pieces.pkl"))
+        return [self._pieces[key] for key in keys]
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Normalised embeddings of ``texts`` (one row each), computing only uncached ones."""

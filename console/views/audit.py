@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import Role
 from accounts.selectors import membership_list
-from audit.exports import FORMATS, export_lines, shown_details
+from audit.exports import FORMATS, export_lines, shown_details, shown_id
 from audit.models import Action
 from audit.selectors import audit_list
 from audit.sentences import (
@@ -110,6 +110,9 @@ def audit_index(request):
     names = _names(member, records, members, also_document=document_filter)
     for event in records:
         event.shown_details = shown_details(event)  # the record's details as the API and the export show them
+        # Its id as the API and the exports give it: the row's own is the sequence every tenant's records advance
+        # (found reviewing the 2026-12-04 fix: the page's rows were still named by it).
+        event.shown_id = shown_id(event)
     rows = [(event, sentence_of(event, names)) for event in records]
     query = params.copy()
     query.pop("page", None)

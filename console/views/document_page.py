@@ -50,7 +50,7 @@ from kb.services import (
     document_replace,
     section_set_access,
 )
-from kb.titles import shown_source_of, shown_title_of, title_flagged_of
+from kb.titles import shown_source_of, shown_tags_of, shown_title_of, title_flagged_of
 
 editor_required = member_required(Role.EDITOR)
 
@@ -193,6 +193,7 @@ def _document_context(member, document: Document) -> dict:
         "member": member, "nav": "documents", "document": document, "error": error_for(document, full, numbers=True),
         "document_title": shown_title_of(document), "document_title_flagged": title_flagged_of(document),
         "document_source": shown_source_of(document),
+        "document_tags": shown_tags_of(document),
         "screening": document_screening_summary(member=member, document_id=document.pk),
         "default_level": _label(document.access_level),
         "default_groups": sorted(slugs.get(g, str(g)) for g in document.access_groups),

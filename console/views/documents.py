@@ -14,7 +14,7 @@ from console.pagination import CURSOR_PARAMS, seek_page
 from kb.models import Document
 from kb.selectors import document_get_for_change, document_list, group_slugs
 from kb.services import document_delete, document_set_access
-from kb.titles import screening_mode, shown_source_of, shown_title_of, title_flagged_of
+from kb.titles import screening_mode, shown_source_of, shown_tags_of, shown_title_of, title_flagged_of
 
 # The Type filter: the formats Bulkhead reads, each with the content types it is stored under.
 TYPES = {
@@ -74,6 +74,7 @@ def document_index(request):
     for d in page.object_list:
         d.shown_title, d.title_flagged = shown_title_of(d, mode), title_flagged_of(d, mode)  # held: a placeholder
         d.shown_source = shown_source_of(d, mode)  # an untitled file's name is its title: held with it
+        d.shown_tags = shown_tags_of(d, mode)  # held tags: one placeholder
         d.type_name = TYPE_NAMES.get(d.content_type, d.content_type)
         d.level_label = _level(d.strictest_level if d.strictest_level is not None else d.access_level)
         d.level_mixed = d.loosest_level is not None and d.loosest_level != d.strictest_level

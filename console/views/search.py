@@ -32,6 +32,13 @@ def _run(form: SearchForm, member, as_member, version_id):
     return {"response": response, "server_ms": (time.perf_counter() - started) * 1000, "version": version}
 
 
+# The membership the playground's form was shown for (a hidden field of the form). The form is a GET, so the CSRF
+# rotation of a tenant switch (console.membership) does not reach it: a search typed on a page shown for tenant A and
+# sent after a switch to B in another tab ran in B, and B's trail kept the words typed for A (found attacking the demo,
+# 2026-12-04). Such a search is not run; a link without the field (a bookmark) runs as before.
+SHOWN_FOR_FIELD = "shown_for"
+
+
 @member_required()
 def playground(request):
     member = request.member
@@ -39,6 +46,13 @@ def playground(request):
     # Choices of the form: names only (no groups of each member, no chunk counts of each version).
     members = list(membership_list(tenant=member.tenant).filter(is_active=True).prefetch_related(None)) if admin else []
     versions = list(index_version_list(tenant=member.tenant, reader=None, with_counts=False)) if admin else []
+    shown_for = request.GET.get(SHOWN_FOR_FIELD)
+    if shown_for is not None and shown_for != str(member.pk):
+        form = SearchForm(None, members=members, versions=versions, initial={"query": request.GET.get("query", "")})
+        return render(request, "console/search/playground.html", {
+            "member": member, "nav": "search", "form": form, "results": [], "admin": admin, "query": "",
+            "error": "This search was typed on a page shown for another of your tenants, and was not run here "
+                     f"(you switched to {member.tenant.name} since, in another tab): search again to run it here."})
     form = SearchForm(request.GET or None, members=members, versions=versions)
     results, error = [], ""
     if form.is_bound and form.is_valid():

@@ -2,7 +2,7 @@
 
     python evaluation/transfer/build_transfer.py
 
-Sixty-eight sources, one folder each under ``corpora/`` (the folder is the source):
+Seventy-two sources, one folder each under ``corpora/`` (the folder is the source):
 
 * six package READMEs, read from the installed distributions' metadata (email-validator,
   threadpoolctl, pyrate-limiter, celery, psutil, orjson; versions in LICENSES), each cut
@@ -76,6 +76,19 @@ Sixty-eight sources, one folder each under ``corpora/`` (the folder is the sourc
   tables, three small (5-6 rows and a header, 4-5 columns: a five-year record whose rows are years,
   materials sold, revenue by segment) and three large (11-13 rows and a header, 6-7 columns, wordy cells:
   council contracts, sites, projects); two tables follow a paragraph whose last sentence is their lead-in.
+* thirteenth round: the sixth round's rule continued after transformers (typer, wcwidth, xxhash, yarl:
+  ``PACKAGES``; only four distributions remain after transformers that meet it): a CLI library's README
+  (HTML, console blocks of help screens drawn with box characters, a dependency list), a terminal-width
+  library's README in reST (doctest blocks with escape sequences, a section per function, defaults of
+  keyword arguments), a hash binding's README in reST (line blocks of method lists, caveats, a long
+  changelog of terse bullets) and a URL library's README and towncrier changelog (the aio-libs template of
+  frozenlist and propcache), the first three whole, wcwidth and yarl cut at a paragraph boundary; no tables.
+* thirteenth round: a regional rail freight operator's annual report written by hand (``written/``:
+  five sections, eight one-line paragraphs of about 455-490 tokens, one blank line between blocks and
+  none between a lead-in and its table); six bare-row tables, three small (5-6 rows and a header, 4-5
+  columns: a five-year record whose rows are years, traffic by commodity, revenue by business) and three
+  large (12-13 rows and a header, 6-7 columns, wordy cells: flows with customers and routes, terminals
+  and depots, projects); two tables follow a paragraph whose last sentence is their lead-in.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -142,6 +155,11 @@ PACKAGES = {  # source folder: (distribution, file name, characters kept)
     "pkg-sortedcontainers": ("sortedcontainers", "README.rst", 20000),
     "pkg-sympy": ("sympy", "README.md", 20000),
     "pkg-transformers": ("transformers", "README.md", 20000),
+    # Thirteenth round: the same rule continued after transformers (the four that remain).
+    "pkg-typer": ("typer", "README.md", 20000),
+    "pkg-wcwidth": ("wcwidth", "README.rst", 20000),
+    "pkg-xxhash": ("xxhash", "README.rst", 20000),
+    "pkg-yarl": ("yarl", "README.rst", 20000),
 }
 # Third round (issue 30): Markdown pipe tables whose cells are words, and API guides. Each is a
 # window of a file the distribution installs: (distribution, file inside the package or None for
@@ -206,7 +224,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -221,6 +239,7 @@ WRITTEN = [
     "report-leasing",
     "report-ferries",  # eleventh round
     "report-waste",  # twelfth round
+    "report-railfreight",  # thirteenth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000

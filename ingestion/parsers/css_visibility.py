@@ -1685,8 +1685,13 @@ def _shadow_unslotted(root: etree._Element) -> tuple[set[etree._Element], set[et
 
 
 # Elements that hide or colour by themselves.
-_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, "mark": True,
-            **dict.fromkeys(UA_HIDDEN, True)}
+_SPECIAL = {"template": True, "dialog": True, "font": True, "body": True, "mark": True, "option": True,
+            **dict.fromkeys(UA_HIDDEN, True), **dict.fromkeys(("input", "textarea", "select", "button"), True)}
+# Form controls paint their own box (the user-agent sheet, chromium 156, 2026-12-04): a field (``input``,
+# ``textarea``, ``select``) ``background-color: Field; color: FieldText``, a button (``button``, an input of type
+# submit, reset or button) ``ButtonFace``/``ButtonText`` -- white text in a field on a white page shows nothing,
+# a field on a black paragraph shows black on white. System colours: a dark scheme darkens them.
+_BUTTON_INPUTS = frozenset({"submit", "reset", "button"})
 # The properties this reader evaluates (other declarations are not kept).
 RELEVANT = frozenset({
     "display", "visibility", "content-visibility", "opacity", "font-size", "font", "color",
@@ -1799,6 +1804,10 @@ class Visibility:
         self._link_color = ((False, 1 if hint else 0, (0, 0, 0), 0), [self._link_token])
         self._mark = {"background-color": ((False, 0, (0, 0, 0), 0), [_ColorToken(MARK_BACKGROUND)]),
                       "color": ((False, 0, (0, 0, 0), 0), [_ColorToken(_BLACK)])}
+        self._field = {"background-color": ((False, 0, (0, 0, 0), 0), [_ident("field")]),
+                       "color": ((False, 0, (0, 0, 0), 0), [_ident("fieldtext")])}
+        self._button = {"background-color": ((False, 0, (0, 0, 0), 0), [_ident("buttonface")]),
+                        "color": ((False, 0, (0, 0, 0), 0), [_ident("buttontext")])}
         self._second: Visibility | None = None
         self._dark: Visibility | None = None
         if screen_rules is None:
@@ -2049,7 +2058,11 @@ class Visibility:
         if not (matched or element.get("style") or element.get("hidden") is not None
                 or element.get("bgcolor") or _SPECIAL.get(tag) or link):
             return winners  # nothing to cascade
-        if element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN:
+        # An option with a label shows the label instead of its text (checked in chromium 156, 2026-12-04: closed and
+        # open): its text is drawn nowhere.
+        labelled = tag == "option" and bool(element.get("label"))  # even blank: then nothing shows
+        if (element.get("hidden") is not None or (tag == "dialog" and element.get("open") is None) or tag in UA_HIDDEN
+                or labelled):
             offer(_Declaration("display", [_ident("none")], False), 0, (0, 0, 0), 0)
         hint_color = _legacy_color(element.get("color")) if tag == "font" else None
         if tag == "body" and element.get("text"):
@@ -2060,6 +2073,9 @@ class Visibility:
             winners["color"] = self._link_color
         if tag == "mark":  # the user-agent sheet: yellow behind black text, under any author rule
             winners.update(self._mark)
+        elif tag in ("input", "textarea", "select", "button"):  # the control's own box, under any author rule
+            button = tag == "button" or (tag == "input" and (element.get("type") or "").strip().lower() in _BUTTON_INPUTS)
+            winners.update(self._button if button else self._field)
         background = _legacy_color(element.get("bgcolor"))
         if background is not None:
             winners["background-color"] = ((False, 1, (0, 0, 0), 0), [_ColorToken(background)])

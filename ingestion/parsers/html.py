@@ -67,7 +67,7 @@ from ingestion.structure import Block, ParsedDocument, ParseError
 
 _DROPPED = frozenset({
     "script", "style", "nav", "aside", "noscript", "template", "head", "svg", "math", "canvas", "iframe",
-    "object", "embed", "select", "button", "input", "textarea", "map", "audio", "video", "picture",
+    "object", "embed", "map", "audio", "video", "picture",
 })
 _CHROME = frozenset({"header", "footer"})
 _CONTENT_ROOTS = frozenset({"article", "section", "main"})
@@ -215,6 +215,13 @@ class _Extractor:
         name = tag.tag
         if name in _DROPPED or (name in _CHROME and not self.content_roots):
             return False
+        if name == "input":  # a void element: what its box shows, judged as the input's own text
+            shown, unseen = input_text(tag)
+            self.text(shown, tag)
+            self.hide(unseen)
+            return False
+        if name == "option":  # options are listed apart (a closed select shows one, its list the rest)
+            self.buffer.append(" ")
         policy = _policy(tag)
         if name in _HEADINGS:
             self.heading(tag, policy)
@@ -260,6 +267,8 @@ class _Extractor:
 
     def exit(self, tag: Element) -> None:
         name = tag.tag
+        if name == "option":
+            self.buffer.append(" ")
         if name in _CONTENT_ROOTS:
             self.content_roots -= 1
         if name == "li":
@@ -841,6 +850,42 @@ def _refuse_if_too_deep(parser) -> None:
                              line=error.line)
 
 
+# Form controls (2026-12-04, checked in chromium 156): an <input> shows its value in its box when the value is text --
+# a text field (no type, an unknown type, text, search, url, tel, email; a number only when it is a number, else the
+# browser empties it) or a button (submit, reset, button: its label). A single-line field shows about ``size``
+# characters (default 20; chromium drew 26 of a longer value at 20, 7 at 5): the rest is scrolled out of sight, and
+# cut (fail closed). A password shows dots, a hidden input nothing, a checkbox, radio, file, colour, range or date
+# input no text of the page. A placeholder is not read: drawn greyed only while the field is empty, and styled by
+# ``::placeholder``, which this reader does not evaluate. A textarea's text, a button's content and the options'
+# text are the elements' own text (an option with a label shows the label instead: its text is hidden,
+# ``css_visibility``). The options a closed select does not show are kept, as a closed <details> is: the browser
+# itself lists them on a click.
+_TEXT_INPUTS = frozenset({"text", "search", "url", "tel", "email"})
+_INPUT_TYPES = _TEXT_INPUTS | {"hidden", "password", "checkbox", "radio", "file", "image", "color", "range", "date",
+                               "datetime-local", "month", "week", "time", "number", "submit", "reset", "button"}
+_NUMBER_RE = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_DEFAULT_FIELD_SIZE = 20
+
+
+def input_text(tag: Element) -> tuple[str, str]:
+    """What an ``<input>`` shows of its value, and the rest of the value (which no reader sees)."""
+    value = tag.get("value") or ""
+    kind = (tag.get("type") or "").strip().lower()
+    if kind in ("submit", "reset", "button"):
+        return value, ""
+    if kind not in _INPUT_TYPES:
+        kind = "text"  # an unknown type is a text field
+    if kind == "number":
+        shown = value if _NUMBER_RE.fullmatch(value.strip()) else ""
+        return shown, value if not shown else ""
+    if kind not in _TEXT_INPUTS:
+        return "", value
+    value = value.replace("\r", "").replace("\n", "")  # a single-line field drops line breaks
+    size = (tag.get("size") or "").strip()
+    width = int(size) if size.isdigit() and 0 < int(size) < 10_000 else _DEFAULT_FIELD_SIZE
+    return value[:width], value[width:]
+
+
 def strip_hidden_html(markup: str, hidden: list[str]) -> str:
     """``markup`` re-serialised without the text a reader does not see (appended to ``hidden``), comments
     and templates: for HTML read another way (an e-mail's body), with the same rules as this parser."""
@@ -871,7 +916,27 @@ def strip_hidden_html(markup: str, hidden: list[str]) -> str:
     for node in removed:
         if node.getparent() is not None:
             node.drop_tree() if hasattr(node, "drop_tree") else node.getparent().remove(node)
+    _controls_as_text(root, visibility, hidden)
     return lxml.html.tostring(root, encoding="unicode")
+
+
+def _controls_as_text(root: Element, visibility: Visibility, hidden: list[str]) -> None:
+    """An input as the text its box shows (a span), options apart: for HTML read another way (an e-mail)."""
+    for node in list(root.iter("input", "option")):
+        parent = node.getparent()
+        if parent is None:
+            continue
+        if node.tag == "option":
+            node.tail = " " + (node.tail or "")
+            continue
+        shown, unseen = input_text(node)
+        if shown and visibility.text_hidden(node):
+            shown, unseen = "", shown + unseen
+        if unseen:
+            hidden.append(unseen)
+        span = node.makeelement("span", {})
+        span.text, span.tail = (f" {shown} " if shown else None), node.tail
+        parent.replace(node, span)
 
 
 def parse_html_text(markup: str) -> ParsedDocument:

@@ -205,6 +205,7 @@ class _MarkdownParser:
         self.title: str | None = None
         self.first_h1: str | None = None
         self.tags: tuple[str, ...] = ()
+        self.tags_line: int | None = None
         self.default_policy: Policy | None = None
         self.default_policy_line: int | None = None
         self.front_matter: dict[str, Any] = {}
@@ -310,6 +311,7 @@ class _MarkdownParser:
         if tags is not None:
             items = tags if isinstance(tags, list) else str(tags).replace(",", " ").split()
             self.tags = tuple(str(tag).strip() for tag in items if str(tag).strip())
+            self.tags_line = key_lines.get("tags")
         if "access" in data:
             line = key_lines.get("access", 1)
             if not isinstance(data["access"], str):
@@ -359,6 +361,7 @@ class _MarkdownParser:
             sections=sections,
             title=self.title or self.first_h1,
             tags=self.tags,
+            tags_line=self.tags_line,
             default_policy=self.default_policy,
             default_policy_line=self.default_policy_line,
             metadata={"front_matter": self.front_matter} if self.front_matter else {},

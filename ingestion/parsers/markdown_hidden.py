@@ -40,6 +40,7 @@ from markdown_it.token import Token
 
 from ingestion.parsers import access_markers
 from ingestion.parsers.css_visibility import Visibility
+from ingestion.parsers.html import input_text
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.visible_text import merge_ranges
 from ingestion.structure import ParseError
@@ -182,6 +183,7 @@ class _Page:
             # (a link's address and title, an image's alt text) stays, as it does for them: screened --
             # while the element itself is shown (judged by an anchor on the element: a void one has no text).
             allowed = _ATTRIBUTES_KEPT.get(name, set()) | _ATTRIBUTES_KEPT_EVERYWHERE
+            shown = _input_shown(source) if name == "input" else ""
             for attribute in _ATTRIBUTE_RE.finditer(source):
                 group = next(g for g in ("value", "value2", "value3") if attribute[g] is not None)
                 first, last = attribute.span(group)
@@ -189,6 +191,13 @@ class _Page:
                     continue
                 if attribute["name"].lower() in allowed:
                     kept.append((first, last))
+                elif shown and attribute["name"].lower() == "value" and source[first:first + len(shown)] == shown:
+                    # What an input's box shows of its value (``html.input_text``), judged as its own text; the
+                    # rest of the value (past the box) is removed. Written with a character reference: removed.
+                    kept.append((first, first + len(shown)))
+                    if first + len(shown) < last:
+                        self.pieces.append(_Piece(content, start + first + len(shown), start + last, always=True))
+                    shown = ""  # the first value only, as a browser reads it
                 else:
                     self.pieces.append(_Piece(content, start + first, start + last, always=True))
         if kept and match and name != "plaintext":
@@ -233,6 +242,15 @@ class _Page:
             opening, split = f"<{name}>", len(name) + 1
         self.parts.append(f'{opening[:split]} {self.anchor_attribute}="{number}"{opening[split:]}</{name}>')
         self.pieces.append(_Piece(content, start, end, [number]))
+
+
+def _input_shown(source: str) -> str:
+    """What an ``<input>`` start tag's box shows of its value (``html.input_text``); "" when unreadable."""
+    try:
+        element = lxml.html.fragment_fromstring(source)
+    except (etree.ParserError, ValueError):
+        return ""
+    return input_text(element)[0] if element.tag == "input" else ""
 
 
 def _drop_or_keep(source: str) -> bool:

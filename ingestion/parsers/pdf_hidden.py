@@ -50,10 +50,25 @@ before pypdf reads it:
 A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
 scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a shading, paint after the backdrop that covers part of a glyph (the glyph is judged
-against the backdrop: fail closed), the widths of Type3 fonts and of composite fonts with other encodings (the
-bounded rule above applies to them), colours in pattern, separation and indexed spaces (taken as visible),
-blend modes and soft masks.
+shape of a clipping path (its bounding box only), text painted over by a shading, the widths of Type3 fonts and of
+composite fonts with other encodings (the bounded rule above applies to them), colours in pattern, separation and
+indexed spaces (taken as visible), blend modes and soft masks.
+
+What the backdrop rule does not see, and which way it errs -- the same gaps for dark and for pale text, with the
+opposite result since pale text is judged both ways (2026-12-04):
+
+* a fill clipped to a shape with a hole (an even-odd clip, a ring): the fill's region is cut to the clip's bounding
+  box, so a glyph in the hole -- on the white page -- is judged against the fill. Dark text there is cut though it
+  shows (visible text lost: the safe side); **pale text there is kept though it is white on white** (hidden text
+  reaches the model);
+* paint after the backdrop (and before the text) that covers only part of a glyph -- a pale band across the line,
+  an image, a fill under a soft mask or a text clip (never noted) -- is not looked at: the glyph is judged against
+  the backdrop under it. Dark text on a dark fill with a white band over most of each letter is cut (visible text
+  lost); **pale text on a dark fill under a pale band over most of each letter is kept**, however little of it
+  shows.
+
+A glyph's backdrop is therefore the last paint that holds its whole box, whatever lies between; only pale text on
+a dark fill gains from a gap (an attacker who controls the page can use it), dark text loses visible text.
 """
 
 from __future__ import annotations

@@ -282,10 +282,42 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
+# A phrase written as one word (found reviewing the tag rule, 2026-12-04): "_" or "." between two letters or digits,
+# or a CamelCase boundary, where a sentence has its spaces -- "Ignore_all_previous_instructions", the same with dots
+# or in CamelCase. None of the hand features (each written with spaces between its words) fired on it. A token of
+# :data:`JOINED_WORDS` parts or more between "_" or ".", or with a part of that many CamelCase words, is also read with
+# spaces (:func:`joined_as_words`); a shorter identifier is not (``get_queryset``, ``django.db.models``, and
+# ``h11.EndOfMessage``: read as words, "end of message" flagged a clean chunk of the development set).
+_SEPARATED = re.compile(r"(?<=[^\W_])[_.]+(?=[^\W_])")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_TOKEN = re.compile(r"\S+")
+JOINED_WORDS = 4
+
+
+def joined_as_words(unit_text: str) -> str | None:
+    """``unit_text`` with each token written as a phrase of :data:`JOINED_WORDS` words or more (joined by "_" or ".",
+    or in CamelCase) read as those words with spaces, or None when it holds none (the unit is scored as it is, and
+    this as a unit too)."""
+    changed = False
+
+    def spaced(match: re.Match[str]) -> str:
+        nonlocal changed
+        token = match.group(0)
+        parts = _SEPARATED.split(token)
+        if len(parts) < JOINED_WORDS and all(len(_CAMEL.findall(part)) + 1 < JOINED_WORDS for part in parts):
+            return token
+        changed = True
+        return " ".join(_CAMEL.sub(" ", part) for part in parts)
+
+    found = _TOKEN.sub(spaced, unit_text)
+    return found if changed else None
+
+
 def units(text: str) -> list[Unit]:
     """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs. In a row of a
     bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`), and
-    the row after its first cell and each cell of three words or more are units too."""
+    the row after its first cell and each cell of three words or more are units too. A sentence holding a phrase
+    written as one word is also scored with its words spaced (:func:`joined_as_words`), over the same span."""
     out: list[Unit] = []
     pos = 0
     lines = text.split("\n")
@@ -296,6 +328,9 @@ def units(text: str) -> list[Unit]:
         for start, end in _pieces(text, line_start, line_start + len(line)):
             unit_text = normalize(text[start:end])
             out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
+            if (spaced := joined_as_words(text[start:end])) is not None:  # before normalising: CamelCase is case
+                unit_text = normalize(spaced)
+                out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
         if row:
             out.extend(_cell_units(text, line_start, line))
             # The row after its first cell (the row's label), so that what the cells say together starts

@@ -1,4 +1,4 @@
-"""Property (Hypothesis): for every format, a document that hides a payload -- by any vector of its
+"""Property (Hypothesis): for every format, a document that hides a payload -- by each vector of its
 format, anywhere in its structure (a paragraph, a heading, a list item, a table cell, a quote),
 inside visible markup or around it -- never yields a chunk whose embedded text (which the keyword
 index is built from), nor a document text, title or heading path, that holds the payload unflagged;
@@ -11,6 +11,9 @@ the cue text its STYLE blocks hide until 2026-12-03).
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +32,17 @@ from tests.ingestion.hidden_payloads import (
 )
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Every hiding style of every format runs on every run (2026-12-04: ~30 examples drawn from ~28 styles left a style
+# undrawn on most runs, so a regression in one passed most runs): the tests below are parametrized over their styles,
+# and Hypothesis draws the payload, the document around it and its place, a few times per style.
+PER_STYLE = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PER_SLOW_STYLE = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # DOCX
+
+
+def style_ids(styles) -> list[str]:
+    """Readable test ids: the style's number and its markup, squeezed to letters and digits."""
+    return [f"{number}-" + re.sub(r"[^a-z0-9]+", "-", str(style).lower()).strip("-")[:48]
+            for number, style in enumerate(styles)]
 
 words = st.text(alphabet="bcdfghjklmnpqrstvwxz", min_size=4, max_size=8).map(lambda w: "v" + w)
 payloads = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=5, max_size=8).map(lambda w: f"Zq{w}payload")
@@ -106,16 +120,18 @@ def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> 
     return "".join(parts)
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(HTML_HIDING), st.sampled_from(HTML_VISIBLE))
+@pytest.mark.parametrize("hiding", HTML_HIDING, ids=style_ids(HTML_HIDING))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads, wrapper=st.sampled_from(HTML_VISIBLE))
 def test_html_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper):
     body = html_document(*layout, payload, hiding, wrapper)
     doc = parsed(f"<html><head>{HTML_STYLE}</head><body>{body}</body></html>", "page.html")
     check(doc, payload, layout[0])
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(HTML_HIDING), st.sampled_from(HTML_VISIBLE))
+@pytest.mark.parametrize("hiding", HTML_HIDING, ids=style_ids(HTML_HIDING))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads, wrapper=st.sampled_from(HTML_VISIBLE))
 def test_email_html_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper):
     blocks, kinds, target, position = layout
     kinds = ["paragraph" if kind == "quote" else kind for kind in kinds]  # a quote is a reply: dropped
@@ -172,9 +188,9 @@ def markdown_block(kind: str, text: str) -> str:
             "cell": f"| Name | Note |\n|---|---|\n| x | {text} |"}.get(kind, text)
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(MARKDOWN_INLINE), st.sampled_from(MARKDOWN_VISIBLE),
-       st.booleans())
+@pytest.mark.parametrize("hiding", MARKDOWN_INLINE, ids=style_ids(MARKDOWN_INLINE))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads, wrapper=st.sampled_from(MARKDOWN_VISIBLE), as_block=st.booleans())
 def test_markdown_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper, as_block):
     blocks, kinds, target, position = layout
     parts = ["<style>.gone { visibility: hidden }</style>", "# Title"]
@@ -210,8 +226,10 @@ def smuggled(payload: str, how: str) -> str:
     return "\U0001f600" + "".join(chr(0xE0100 + byte) for byte in payload.encode())  # variation selectors
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(sorted(UNICODE_FILES)), st.sampled_from(["tags", "rlo", "selectors"]))
+@pytest.mark.parametrize("how", ["tags", "rlo", "selectors"])
+@pytest.mark.parametrize("filename", sorted(UNICODE_FILES))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads)
 def test_unicode_smuggled_payloads_never_reach_a_chunk(layout, payload, filename, how):
     blocks, _, target, position = layout
     rows = []
@@ -279,8 +297,9 @@ VTT_HIDING = [
 VTT_VISIBLE = [("", ""), ("<b>", "</b>"), ("<c.seen>", "</c>"), ("<i>", "</i>")]
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(VTT_HIDING), st.sampled_from(VTT_VISIBLE), st.booleans())
+@pytest.mark.parametrize("hiding", VTT_HIDING, ids=style_ids(VTT_HIDING))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads, wrapper=st.sampled_from(VTT_VISIBLE), in_a_note=st.booleans())
 def test_webvtt_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, wrapper, in_a_note):
     blocks, _, target, position = layout
     style, open_hidden, close_hidden = hiding
@@ -316,8 +335,9 @@ def hide_run(run, how: str) -> None:
         run.style = "Ghost"
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(DOCX_HIDING))
+@pytest.mark.parametrize("how", DOCX_HIDING)
+@PER_SLOW_STYLE
+@given(layout=layouts(), payload=payloads)
 def test_docx_hidden_payloads_never_reach_a_chunk(layout, payload, how):
     blocks, kinds, target, position = layout
 
@@ -355,8 +375,9 @@ PDF_HIDING = {
 }
 
 
-@SETTINGS
-@given(layouts(), payloads, st.sampled_from(sorted(PDF_HIDING)))
+@pytest.mark.parametrize("how", sorted(PDF_HIDING))
+@PER_STYLE
+@given(layout=layouts(), payload=payloads)
 def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
     blocks, _, target, position = layout
     content = []

@@ -4,8 +4,9 @@ Both share :class:`_Operations`: each method describes its request and hands it 
 the sync client runs at once and the async client returns as a coroutine. Retries: a 429 or 503 is
 tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
 ``max_retries`` times; a connection error is tried again the same way for idempotent methods only.
-Every other answer >= 400 raises :class:`BulkheadError` (or a subclass) carrying the API's one
-error shape: ``code``, ``message``, ``details`` and the HTTP ``status``.
+Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
+error shape: ``code``, ``message``, ``details`` and the HTTP ``status``; a redirect is never followed (the token
+would go with it) and raises too (code ``redirect``).
 """
 
 from __future__ import annotations
@@ -249,7 +250,9 @@ def _headers(token: str) -> dict:
 
 
 def _result(request: _Request, response: httpx.Response):
-    if response.status_code >= 400:
+    if not 200 <= response.status_code < 300:
+        # A redirect is not followed (the token would go with it) and is no success either: a 3xx taken for one had
+        # a deletion, a revocation or a narrowing answer None as when done, behind a proxy sending http on to https.
         raise error_for(response)
     if request.raw:
         return response.content

@@ -1,5 +1,5 @@
-"""Errors: every answer >= 400 of the API, with its one error shape
-(``{"error": {"code", "message", "details"}}``)."""
+"""Errors: every answer of the API outside 2xx, with its one error shape
+(``{"error": {"code", "message", "details"}}``); a redirect, never followed, is one (code ``redirect``)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,11 @@ def error_for(response: httpx.Response) -> BulkheadError:
         error = None
     if not isinstance(error, dict):
         error = {"code": "http_error", "message": response.reason_phrase or "error", "details": {}}
+    if response.is_redirect:  # never followed: the client's base URL is not where the API answers
+        where = response.headers.get("Location", "")
+        error = {"code": "redirect", "details": {"location": where},
+                 "message": f"the server redirects to {where or 'another address'}; the client follows no redirect "
+                            "(its token would go with it): give that address as the base URL"}
     try:
         retry_after = float(response.headers["Retry-After"]) if "Retry-After" in response.headers else None
     except ValueError:
