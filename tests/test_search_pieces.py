@@ -269,3 +269,53 @@ def test_a_version_reads_only_its_piece_weight_and_a_malformed_one_is_an_error()
     for broken in (1, 1.5, -0.1, "0.4", True, None):
         with pytest.raises(ValueError, match="piece_weight"):
             IndexVersion(config={"piece_weight": broken}).piece_weight  # noqa: B018
+
+
+def test_search_with_pieces_never_returns_unreadable_text(celery_worker):
+    """``tests/test_search_leaks.py``'s property with pieces on: both tenants search a version with
+    ``piece_weight`` 0.4 (active before anything is ingested), in the modes pieces re-score, under every vector
+    plan; every returned text lies in sections the caller may read."""
+    from collections import Counter
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests import test_search_leaks as leaks
+
+    stats: Counter = Counter()
+
+    def pieces_tenant(tag: str):
+        tenant = leaks._tenant(tag)
+        versions.index_version_activate(version=_pieces_version(tenant))
+        return tenant
+
+    @settings(deadline=None, max_examples=4, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.function_scoped_fixture])
+    @given(docs=st.lists(leaks.markdown_document(), min_size=1, max_size=3), other_doc=leaks.markdown_document(),
+           members=leaks.members_strategy, words=st.lists(st.sampled_from(leaks.VOCAB), min_size=1, max_size=3),
+           plan=st.sampled_from(leaks.PLANS))
+    def run(docs, other_doc, members, words, plan):
+        retrieval.count_cache.clear()
+        tenant, other = pieces_tenant("pa"), pieces_tenant("pb")
+        documents = leaks._ingest(tenant, docs)
+        other_documents = leaks._ingest(other, [other_doc, docs[0]])
+        assert not Chunk.objects.filter(tenant__in=[tenant, other], pieces__isnull=True).exists()
+        oracle = leaks.Oracle(tenant, documents)
+        foreign = set(leaks.Oracle(other, other_documents).by_marker) - set(oracle.by_marker)
+        query = " ".join(words)
+        vector = embed_query(query)
+        with leaks.planned(plan, [tenant, other]):
+            for i, (clearance, groups) in enumerate(members):
+                member = membership_create(tenant=tenant, email=f"m{i}@{tenant.slug}.io", role="viewer",
+                                           clearance=clearance, group_slugs=groups)
+                reader = reader_for(member)
+                stats["unreadable"] += len(oracle.sections) - len(oracle.readable_sections(reader))
+                for mode in ("vector", "hybrid"):
+                    for expand, level in (("none", "leaf"), ("parent", "leaf")):
+                        response = search(member=member, query=query, top_k=8, mode=mode, expand=expand,
+                                          expand_level=level, query_vector=vector, audit=False)
+                        leaks.check_response(response, reader, oracle, foreign, stats)
+
+    run()
+    assert stats["hits"] > 30 and stats["unreadable"] > 5, stats  # not vacuous
