@@ -64,6 +64,30 @@ def pool_pieces(
     return np.asarray(rows, dtype=np.float32).reshape(len(rows), dims)
 
 
+# Stored form (``kb.models.Chunk.pieces``): the rows as little-endian float16, one after another. Half
+# precision keeps a cosine to about 1e-3 (the rows are unit vectors) at half float32's bytes.
+STORED_DTYPE = np.dtype("<f2")
+
+
+def pack_pieces(pieces: np.ndarray) -> bytes:
+    """``pieces`` (n x dims, unit rows) as stored: n x dims little-endian float16 values."""
+    if pieces.ndim != 2:
+        raise ValueError(f"pieces must be a matrix, got shape {pieces.shape}")
+    return np.ascontiguousarray(pieces, dtype=STORED_DTYPE).tobytes()
+
+
+def unpack_pieces(data: bytes | memoryview | None, dims: int) -> np.ndarray | None:
+    """The stored pieces as a float32 matrix of ``dims`` columns (None when none are stored); bytes that
+    are not whole rows are an error (fail closed: never a matrix read from half a row)."""
+    if data is None:
+        return None
+    raw = bytes(data)
+    row_bytes = dims * STORED_DTYPE.itemsize
+    if not raw or len(raw) % row_bytes:
+        raise ValueError(f"stored pieces of {len(raw)} bytes are not whole rows of {dims} float16 values")
+    return np.frombuffer(raw, dtype=STORED_DTYPE).astype(np.float32).reshape(-1, dims)
+
+
 def best_piece(pieces: np.ndarray | None, query: np.ndarray) -> float | None:
     """The cosine similarity of ``query`` (unit length) to the nearest piece; None without pieces."""
     if pieces is None or len(pieces) == 0:

@@ -53,7 +53,7 @@ class SectionAdmin(DerivedRowAdmin):
 class ChunkAdmin(DerivedRowAdmin):
     list_display = ("id", "document", "ordinal", "token_count", "access_level", "index_version")
     list_filter = ("tenant", "access_level")
-    exclude = ("embedding",)
+    exclude = ("embedding", "pieces")
 
 
 @admin.register(IndexVersion)

@@ -111,6 +111,7 @@ def config_summary(config: Mapping) -> str:
     return (
         f"{c.strategy} target={c.target_tokens} overlap={c.overlap:g} max={c.max_tokens} prefix={c.prefix}"
         f"{' semantic' if c.semantic_split else ''} {c.model.rsplit('/', 1)[-1]}/{c.embedding_dimensions}d"
+        f"{f' pieces={c.piece_weight:g}' if c.piece_weight else ''}"
     )
 
 

@@ -19,6 +19,7 @@ from pgvector.django import HnswIndex, VectorField
 
 from accounts.models import Tenant, User
 from accounts.policy import LEVEL_CHOICES, MAX_LEVEL, AccessLevel
+from ingestion.chunking.config import ADDED_OFF, valid_piece_weight
 
 # Ids of sections, chunks and index versions derive from their content (uuid5 in this namespace).
 ID_NAMESPACE = uuid.UUID("6f1c5a0e-7b9e-4c1f-9a47-0d2d3b7e5a11")
@@ -76,6 +77,13 @@ class IndexVersion(models.Model):
     @property
     def short_id(self) -> str:
         return self.config_hash[:12]
+
+    @property
+    def piece_weight(self) -> float:
+        """The config's ``piece_weight`` (issue 30): > 0, its chunks store their pieces and its searches
+        score candidates with them; 0 (every config stored before it existed), neither. Only this key is read (a
+        search does not re-validate the whole config); a malformed weight is an error, never "off"."""
+        return valid_piece_weight((self.config or {}).get("piece_weight", ADDED_OFF["piece_weight"]))
 
     def __str__(self) -> str:
         return f"{self.tenant.slug}:{self.short_id}{' (active)' if self.is_active else ''}"
@@ -222,6 +230,10 @@ class Chunk(models.Model):
     # A reviewer's decision on a flagged chunk (docs/screening.md, "Quarantine and review"): none yet
     # (held in quarantine mode), released (returned like any chunk), kept out (never returned).
     review = models.CharField(max_length=16, choices=ChunkReview.choices, blank=True, default=ChunkReview.NONE)
+    # The chunk's pieces (issue 30): its sentences' and lines' vectors, pooled from the chunk's own forward pass
+    # (``ingestion.pieces``), as n x 384 little-endian float16 (``pack_pieces``). Written only for an index
+    # version whose config has ``piece_weight`` > 0 (null otherwise); read by search for its candidates only.
+    pieces = models.BinaryField(null=True, blank=True, editable=False)
     search_vector = models.GeneratedField(
         expression=SearchVector("embed_text", config="english"),
         output_field=SearchVectorField(),
@@ -269,6 +281,9 @@ class EmbeddingCacheEntry(models.Model):
     model = models.CharField(max_length=200)
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # The text's pieces, as ``Chunk.pieces`` stores them; null when it was embedded for a version without them
+    # (a version with pieces then embeds it again, and the store step adds them here).
+    pieces = models.BinaryField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

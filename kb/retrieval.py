@@ -41,6 +41,17 @@ rank over the first keyword hit's), else weighted reciprocal rank fusion. The ke
 evaluation suite (docs/benchmarks.md, "Hybrid vs vector through the real search"), the fusion on issue 30's
 transfer suite (docs/benchmarks.md, "Eleventh round"; convex 0.7 was the default for one round before and
 was reversed by the rule registered for the next, "Eighth round").
+
+Pieces (issue 30, ``ChunkingConfig.piece_weight``)
+--------------------------------------------------
+On a version whose config has ``piece_weight`` w > 0 every chunk stores its pieces (its sentences' and lines'
+vectors, :mod:`ingestion.pieces`), and each candidate's cosine similarity s becomes
+(1 - w) x s + w x its best piece's (:func:`by_pieces`): ``vector`` fetches ``max(4 * top_k, 20)`` candidates,
+re-scores and keeps the best ``top_k``; ``hybrid`` re-scores every candidate of both lists (a keyword hit
+carries its distance) before :func:`fuse`, and the vector list's order (its ranks) follows. The pieces are
+read for the candidates' ids only, through :func:`readable_chunks` (a candidate that query no longer returns
+is dropped). A re-scored row's ``distance`` is 1 - its re-scored similarity: an answer says no more about the
+pieces than its score does. ``keyword`` has no query vector and is unchanged.
 """
 
 from __future__ import annotations
@@ -52,8 +63,9 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
@@ -62,7 +74,8 @@ from pgvector.django import CosineDistance
 
 from accounts.access import readable_q
 from accounts.policy import Reader
-from kb.models import Chunk
+from ingestion.pieces import best_piece, piece_score, unpack_pieces
+from kb.models import EMBEDDING_DIMENSIONS, Chunk
 from kb.screening import returnable_q
 from kb.search_types import SearchFilters
 from kb.tenant_indexes import tenant_index_rows
@@ -539,6 +552,32 @@ def fuse(
 
 
 
+def by_pieces(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, lists: list[list[Row]], vector, weight: float
+) -> list[list[Row]]:
+    """Each list's rows with their distance re-scored by their pieces: 1 - piece_score(1 - distance, best piece,
+    ``weight``) (:mod:`ingestion.pieces`); rows without a distance are kept as they are. The pieces of every
+    candidate are read in one statement, through :func:`readable_chunks` (the access rule in its WHERE clause):
+    a candidate it does not return is dropped (fail closed), one without pieces keeps its similarity."""
+    ids = sorted({row.id for rows in lists for row in rows if row.distance is not None})
+    if not ids:
+        return lists
+    stored = dict(readable_chunks(reader, version_id, filters).filter(id__in=ids).values_list("id", "pieces"))
+    query = np.asarray(vector, dtype=np.float32)
+    query = query / max(float(np.linalg.norm(query)), 1e-12)
+    similarity = {cid: best_piece(unpack_pieces(stored[cid], EMBEDDING_DIMENSIONS), query) for cid in stored}
+    out = []
+    for rows in lists:
+        scored = []
+        for row in rows:
+            if row.distance is None:
+                scored.append(row)
+            elif row.id in stored:
+                scored.append(replace(row, distance=1.0 - piece_score(1.0 - row.distance, similarity[row.id], weight)))
+        out.append(scored)
+    return out
+
+
 # ----------------------------------------------------------------------------- the modes
 
 Ranked = tuple[Row, float, int | None, int | None]  # a candidate, its score, its vector rank, its keyword rank
@@ -553,8 +592,9 @@ class Retrieved:
     plan: str = ""
 
 
-# A mode's candidates: (reader, version id, filters, query, query vector or None, top_k) -> Retrieved.
-Retriever = Callable[[Reader, uuid.UUID, SearchFilters, str, object, int], Retrieved]
+# A mode's candidates: (reader, version id, filters, query, query vector or None, top_k) -> Retrieved; called
+# with ``piece_weight=`` the version's (``IndexVersion.piece_weight``, 0 = no pieces).
+Retriever = Callable[..., Retrieved]
 
 
 @dataclass(frozen=True)
@@ -566,21 +606,36 @@ class RetrievalMode:
     retrieve: Retriever
 
 
-def vector_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
-    rows, plan = vector_candidates(reader, version_id, filters, vector, top_k)
+def vector_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
+                piece_weight: float = 0.0) -> Retrieved:
+    """The nearest ``top_k``; with pieces, the best ``top_k`` of ``max(4 * top_k, 20)`` re-scored (:func:`by_pieces`)."""
+    if not piece_weight:
+        rows, plan = vector_candidates(reader, version_id, filters, vector, top_k)
+    else:
+        rows, plan = vector_candidates(reader, version_id, filters, vector, max(4 * top_k, 20))
+        (rows,) = by_pieces(reader, version_id, filters, [rows], vector, piece_weight)
+        rows = sorted(rows, key=lambda r: (r.distance, r.id))[:top_k]
     return Retrieved([(r, 1.0 - r.distance, i, None) for i, r in enumerate(rows, 1)], plan)
 
 
-def keyword_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
+def keyword_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
+                 piece_weight: float = 0.0) -> Retrieved:
+    """Full-text matches (no query vector: pieces play no part)."""
     rows = keyword_candidates(reader, version_id, filters, query, top_k)
     return Retrieved([(r, float(r.rank), None, i) for i, r in enumerate(rows, 1)])
 
 
-def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int) -> Retrieved:
-    """Both lists, each fetched deeper than the page (``max(4 * top_k, 20)``), fused as :data:`KEYWORD` says."""
+def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
+                piece_weight: float = 0.0) -> Retrieved:
+    """Both lists, each fetched deeper than the page (``max(4 * top_k, 20)``), fused as :data:`KEYWORD` says;
+    with pieces, every candidate's similarity re-scored first (:func:`by_pieces`)."""
     depth = max(4 * top_k, 20)
     vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
     keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
+    if piece_weight:
+        vector_rows, keyword_rows = by_pieces(reader, version_id, filters, [vector_rows, keyword_rows], vector,
+                                              piece_weight)
+        vector_rows.sort(key=lambda r: (r.distance, r.id))
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,

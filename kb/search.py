@@ -153,7 +153,7 @@ def search(
         vector = query_vector if query_vector is not None else embed_query(query)
         timings["embed"] = (time.perf_counter() - clock) * 1000
     clock = time.perf_counter()
-    retrieved = retrieval.retrieve(reader, version.pk, filters, query, vector, top_k)
+    retrieved = retrieval.retrieve(reader, version.pk, filters, query, vector, top_k, piece_weight=version.piece_weight)
     ranked, plan = retrieved.ranked[:top_k], retrieved.plan
     timings["retrieve"] = (time.perf_counter() - clock) * 1000
 

@@ -61,6 +61,8 @@ class Plan:
     shadow: bool = False
     snapshot: tuple = ()
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    # The chunks' stored pieces by content hash (``ingestion.pieces.pack_pieces``): only for a version with pieces.
+    pieces: dict[str, bytes | None] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     counts: limits.ChunkCounts | None = None  # the preview's plan: counts instead of chunks
     access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from

@@ -104,6 +104,7 @@ def store_plan(plan: Plan) -> None:
                     section_id=section.id, index_version=plan.version, ordinal=chunk.ordinal, start=chunk.start,
                     end=chunk.end, text=chunk.text, embed_text=chunk.embed_text, token_count=chunk.token_count,
                     content_hash=chunk.content_hash, embedding=plan.vectors[chunk.content_hash],
+                    pieces=plan.pieces.get(chunk.content_hash),  # a version with pieces only (pipeline.embed)
                     access_level=section.access_level, access_groups=section.access_groups,
                     **screening_fields(verdict),
                     review=carried_review(decisions, kept_out, chunk=chunk, verdict=verdict,
@@ -112,10 +113,12 @@ def store_plan(plan: Plan) -> None:
             )
         Chunk.objects.bulk_create(rows, batch_size=500)
         # What the model embedded, cached under the policies just stored (the locked rows'), never the plan's.
-        cached = {(row.content_hash, row.access_level, tuple(sorted(row.access_groups))): row.embedding
+        # With its pieces, for a version with pieces (an entry cached before without them gets them).
+        cached = {(row.content_hash, row.access_level, tuple(sorted(row.access_groups))): (row.embedding, row.pieces)
                   for row in rows if row.content_hash in plan.embedded}
         EmbeddingCache(embedder_name()).put(
-            [((document.tenant_id, level, groups), h) for h, level, groups in cached], list(cached.values()))
+            [((document.tenant_id, level, groups), h) for h, level, groups in cached],
+            [vector for vector, _ in cached.values()], [stored for _, stored in cached.values()])
         if plan.shadow:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         if plan.reuse_sections:  # the stored rows' records, made again (the new rows' were made before they were)

@@ -44,10 +44,18 @@ ADDED_OFF = {
     "long_sentence_lines": False,
     "table_rows_over": 0,
     "table_label_columns": False,
+    "piece_weight": 0.0,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
 HASH_STABLE_DEFAULTS = {"embedding_dimensions": 384, **ADDED_OFF}
+
+
+def valid_piece_weight(value) -> float:
+    """``value`` as a ``piece_weight`` (a number in [0, 1), 0 = off); anything else is a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        raise ValueError(f"piece_weight must be a number in [0, 1) (0 = off), got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,15 @@ class ChunkingConfig:
       under the first's lead-in and header.  A fix, on by default since issue 30's twelfth round (found
       reading that round's report; it changes the chunks of no other document of the repository's
       suites, docs/benchmarks.md); off in configs stored before (``ADDED_OFF``), which keep their chunks.
+    - ``piece_weight`` (0 = off; 0 <= w < 1): not a chunking option but a search one, recorded here because it
+      decides what a version stores.  With w > 0 each chunk also stores its *pieces* (its sentences and lines,
+      each a vector mean-pooled from the chunk's own forward pass, :mod:`ingestion.pieces`; no extra model
+      work), and a search on the version scores each candidate (1 - w) x its cosine similarity + w x its best
+      piece's (:func:`ingestion.pieces.piece_score`; ``kb.retrieval``): an answer sentence inside a chunk
+      about something else is no longer diluted by the rest of the chunk.  The chunks themselves (spans,
+      embedded texts, vectors) are those of the same config with w = 0.  Off by default: its gain was
+      measured on the chunker-alone bench only (issue 30, docs/benchmarks.md, "Pieces in the product"); off
+      in configs stored before (``ADDED_OFF``), which keep their hash.
     """
 
     strategy: str = "structure"
@@ -172,6 +189,7 @@ class ChunkingConfig:
     long_sentence_lines: bool = False
     table_rows_over: int = 192
     table_label_columns: bool = True
+    piece_weight: float = 0.0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -210,6 +228,7 @@ class ChunkingConfig:
                 raise ValueError(f"{name} must be a bool")
         if isinstance(self.table_rows_over, bool) or not isinstance(self.table_rows_over, int) or self.table_rows_over < 0:
             raise ValueError(f"table_rows_over must be a non-negative integer (0 = off), got {self.table_rows_over!r}")
+        valid_piece_weight(self.piece_weight)
         if self.boundaries not in BOUNDARIES:
             raise ValueError(f"unknown boundaries {self.boundaries!r}; expected one of {BOUNDARIES}")
         if self.inner not in INNER_SPLITTERS:

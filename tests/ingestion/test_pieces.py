@@ -62,3 +62,22 @@ def test_one_forward_pass_gives_the_texts_vectors_and_its_pieces():
     question = embedder.embed(["How many ships were added to the fleet?"])[0]
     assert float(pieces[2][0] @ question) > float(pieces[2][1] @ question)
     assert best_piece(pieces[2], question) > float(vectors[2] @ question)
+
+
+def test_stored_pieces_round_trip_as_half_floats_and_half_a_row_is_an_error():
+    from ingestion.pieces import pack_pieces, unpack_pieces
+
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(5, 384)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    stored = pack_pieces(rows)
+    assert len(stored) == 5 * 384 * 2  # float16: 768 bytes a piece
+    back = unpack_pieces(memoryview(stored), 384)
+    assert back.dtype == np.float32 and back.shape == (5, 384)
+    assert np.max(np.abs(back @ rows[0] - rows @ rows[0])) < 2e-3  # cosines kept to about 1e-3
+    assert unpack_pieces(None, 384) is None
+    for broken in (stored[:-2], stored[: 384 * 2 - 1], b""):
+        with pytest.raises(ValueError, match="whole rows"):
+            unpack_pieces(broken, 384)
+    with pytest.raises(ValueError, match="matrix"):
+        pack_pieces(rows[0])

@@ -78,6 +78,10 @@ class Command(BaseCommand):
         ingest.add_argument("paths", nargs="+", help="files or folders of real documents")
         ingest.add_argument("--min-chunks", type=int, default=2000, help="stop adding files past this many chunks")
         ingest.add_argument("--json", dest="json_out", help="also write the numbers as JSON here")
+        ingest.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                            help="ingest into a version of the default config with these keys (e.g. piece_weight=0.4)")
+        ingest.add_argument("--queries", default="",
+                            help="a golden .jsonl: also time search() (vector and hybrid) over the ingested corpus")
         sources = sub.add_parser("sources", help="a Git source made from a documentation tree: sync stages")
         sources.add_argument("docs", help="a folder of documentation (e.g. Django's docs/)")
         sources.add_argument("--no-ingest", action="store_true", help="time the sync's stages only (no worker)")
@@ -185,7 +189,8 @@ class Command(BaseCommand):
 
         from bench.ingest_bench import run
 
-        result = run(options["paths"], min_chunks=options["min_chunks"], out=self.stdout.write)
+        result = run(options["paths"], min_chunks=options["min_chunks"], out=self.stdout.write,
+                     settings=options["set"], queries=options["queries"])
         if options["json_out"]:
             Path(options["json_out"]).write_text(json.dumps(result, indent=2))
 

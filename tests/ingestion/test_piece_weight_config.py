@@ -1,0 +1,41 @@
+"""``ChunkingConfig.piece_weight`` (issue 30, "Pieces in the product"): validated, off by default, and left out
+of the hash while off, so every config stored before keeps its hash (and its index version's id)."""
+
+import math
+
+import pytest
+
+from ingestion.chunking.config import ADDED_OFF, HASH_STABLE_DEFAULTS, ChunkingConfig
+
+# The default's hash since issue 30's twelfth round (tests/ingestion/test_text_tables.py pins it too).
+DEFAULT_HASH = "031cf0d7df70"
+# The default with pieces at 0.4: a version of its own (pinned, so a change to how it hashes is seen).
+PIECES_HASH = "8b6f21a3160e"
+
+
+def test_piece_weight_is_off_by_default_and_keeps_every_stored_hash():
+    assert ChunkingConfig().piece_weight == 0.0
+    assert ADDED_OFF["piece_weight"] == 0.0 and HASH_STABLE_DEFAULTS["piece_weight"] == 0.0
+    assert ChunkingConfig().config_hash().startswith(DEFAULT_HASH)
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "piece_weight"}
+    assert ChunkingConfig.from_dict(stored) == ChunkingConfig()  # a stored config without the key reads it as off
+    assert ChunkingConfig.from_dict(stored).config_hash() == ChunkingConfig().config_hash()
+    assert ChunkingConfig(piece_weight=0).config_hash() == ChunkingConfig().config_hash()  # 0 and 0.0 alike
+
+
+def test_a_piece_weight_is_a_version_of_its_own():
+    pieces = ChunkingConfig(piece_weight=0.4)
+    assert pieces.config_hash().startswith(PIECES_HASH)
+    assert pieces.config_hash() != ChunkingConfig(piece_weight=0.5).config_hash() != ChunkingConfig().config_hash()
+    assert ChunkingConfig.from_dict(pieces.as_dict()) == pieces
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.0, 1, 2.5, True, False, "0.4", None, math.nan, math.inf])
+def test_piece_weight_outside_zero_to_one_is_refused(weight):
+    with pytest.raises(ValueError, match="piece_weight"):
+        ChunkingConfig(piece_weight=weight)
+
+
+@pytest.mark.parametrize("weight", [0, 0.0, 0.4, 0.999])
+def test_piece_weight_inside_zero_to_one_is_taken(weight):
+    assert ChunkingConfig(piece_weight=weight).piece_weight == weight
