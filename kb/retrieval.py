@@ -51,7 +51,8 @@ re-scores and keeps the best ``top_k``; ``hybrid`` re-scores every candidate of 
 carries its distance) before :func:`fuse`, and the vector list's order (its ranks) follows. The pieces are
 read for the candidates' ids only, through :func:`readable_chunks` (a candidate that query no longer returns
 is dropped). A re-scored row's ``distance`` is 1 - its re-scored similarity: an answer says no more about the
-pieces than its score does. ``keyword`` has no query vector and is unchanged.
+pieces than its score does. ``keyword`` has no query vector and is unchanged. w = 0.5 in the default config
+since issue 30's thirteenth round (docs/benchmarks.md); versions stored before have no pieces (w = 0).
 """
 
 from __future__ import annotations

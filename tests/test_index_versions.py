@@ -381,7 +381,8 @@ def test_a_tenant_before_compact_table_headers_reaches_them_by_a_shadow_build(ce
     before keeps its config, its id and its chunks, and the new default is a new version that a shadow
     build fills with row chunks."""
     old, new = _stored_before_then_shadow_build(
-        slug="versions-padded", dropped=("compact_table_header", "table_rows_over", "table_label_columns"), old_hash="22a414f1b4de",
+        slug="versions-padded", dropped=("compact_table_header", "table_rows_over", "table_label_columns", "piece_weight"),
+        old_hash="22a414f1b4de",
         upload=Upload(content=PADDED.encode(), title="detectors", source="detectors.md.txt", content_type="text/plain"),
     )
     row_texts = [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]  # one chunk per row, header in the first
@@ -404,7 +405,7 @@ def test_a_tenant_before_whole_small_tables_reaches_them_by_a_shadow_build(celer
     the new default is a new version whose shadow build holds the table whole, with its lead-in."""
     text = "Our five-year record is set out below.\n" + SMALL_TABLE + "\nVolumes grew in every year.\n"
     old, new = _stored_before_then_shadow_build(
-        slug="versions-small-table", dropped=("table_rows_over", "table_label_columns"), old_hash="7c01f80ad24d",
+        slug="versions-small-table", dropped=("table_rows_over", "table_label_columns", "piece_weight"), old_hash="7c01f80ad24d",
         upload=Upload(content=text.encode(), title="record", source="record.txt", content_type="text/plain"),
     )
     lines = SMALL_TABLE.split("\n")

@@ -101,6 +101,11 @@ def office(celery_worker):
     retrieval.count_cache.clear()
     tenant = tenant_create(slug=f"pieces-{uuid.uuid4().hex[:8]}", name="Pieces Co")
     admin = membership_create(tenant=tenant, email=f"admin@{tenant.slug}.io", role="admin", clearance="restricted")
+    # A tenant whose active version has no pieces (every version stored before the option), as the default
+    # (pieces 0.5 since issue 30's thirteenth round) would otherwise make it.
+    plain, _ = versions.index_version_create(
+        tenant=tenant, config=versions.index_version_config(settings=["piece_weight=0"]), name="plain")
+    versions.index_version_activate(version=plain)
     ids = _ingest(tenant, DOCUMENTS)
     return tenant, admin, ids
 
@@ -235,7 +240,7 @@ def test_pieces_never_bring_a_reader_a_chunk_above_their_access(celery_worker):
     assert {r.id for r in scored} == {r.id for r in rows} - {secret.pk}
 
 
-def test_kb_eval_set_piece_weight_loads_corpora_into_a_version_with_pieces(celery_worker, tmp_path):
+def test_kb_eval_loads_corpora_into_the_default_with_pieces_and_set_makes_one_without(celery_worker, tmp_path):
     corpora = tmp_path / "corpora"
     corpora.mkdir()
     for title in ("garden", "generator room", "power"):
@@ -246,14 +251,15 @@ def test_kb_eval_set_piece_weight_loads_corpora_into_a_version_with_pieces(celer
                                   "spans": [[start, start + len(ANSWER)]]}) + "\n")
     out = tmp_path / "eval.json"
     before = set(Tenant.objects.values_list("pk", flat=True))
+    # The default has pieces (0.5 since issue 30's thirteenth round); --set makes one more version without.
     call_command("kb_eval", "--load-corpora", str(corpora), "--golden", str(golden), "--k", "1,3", "--mode",
-                 "vector", "--set", "piece_weight=0.4", "--json", str(out), "--keep")
+                 "vector", "--set", "piece_weight=0", "--json", str(out), "--keep")
     data = json.loads(out.read_text())
-    assert [("pieces=0.4" in v["config"]) for v in data["versions"]] == [False, True]
+    assert [("pieces=0.5" in v["config"]) for v in data["versions"]] == [True, False]
     # Through the real search: the garden is the first hit with pieces, not without.
-    assert [v["document"]["1"]["hit"]["mean"] for v in data["versions"]] == [0.0, 1.0]
+    assert [v["document"]["1"]["hit"]["mean"] for v in data["versions"]] == [1.0, 0.0]
     (tenant,) = Tenant.objects.exclude(pk__in=before)
-    pieced = IndexVersion.objects.get(tenant=tenant, config_hash=_pieces_version_hash(0.4))
+    pieced = IndexVersion.objects.get(tenant=tenant, config_hash=_pieces_version_hash(0.5))
     assert Chunk.objects.filter(index_version=pieced).count() == 3
     assert not Chunk.objects.filter(index_version=pieced, pieces__isnull=True).exists()
     assert not Chunk.objects.filter(tenant=tenant, pieces__isnull=False).exclude(index_version=pieced).exists()

@@ -1,5 +1,6 @@
-"""``ChunkingConfig.piece_weight`` (issue 30, "Pieces in the product"): validated, off by default, and left out
-of the hash while off, so every config stored before keeps its hash (and its index version's id)."""
+"""``ChunkingConfig.piece_weight`` (issue 30, "Pieces in the product"): validated, 0.5 by default since the
+thirteenth round, and off -- left out of the hash -- in every config stored before, so each keeps its hash (and
+its index version's id)."""
 
 import math
 
@@ -7,26 +8,29 @@ import pytest
 
 from ingestion.chunking.config import ADDED_OFF, HASH_STABLE_DEFAULTS, ChunkingConfig
 
-# The default's hash since issue 30's twelfth round (tests/ingestion/test_text_tables.py pins it too).
-DEFAULT_HASH = "031cf0d7df70"
+# The default's hash since issue 30's thirteenth round (pieces at 0.5), and the twelfth round's before it (the
+# same config with pieces off: what every config stored before the option reads as).
+DEFAULT_HASH = "65c18ffca265"
+TWELFTH_HASH = "031cf0d7df70"
 # The default with pieces at 0.4: a version of its own (pinned, so a change to how it hashes is seen).
 PIECES_HASH = "8b6f21a3160e"
 
 
-def test_piece_weight_is_off_by_default_and_keeps_every_stored_hash():
-    assert ChunkingConfig().piece_weight == 0.0
+def test_pieces_are_on_by_default_and_every_stored_config_keeps_its_hash():
+    assert ChunkingConfig().piece_weight == 0.5
     assert ADDED_OFF["piece_weight"] == 0.0 and HASH_STABLE_DEFAULTS["piece_weight"] == 0.0
     assert ChunkingConfig().config_hash().startswith(DEFAULT_HASH)
     stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "piece_weight"}
-    assert ChunkingConfig.from_dict(stored) == ChunkingConfig()  # a stored config without the key reads it as off
-    assert ChunkingConfig.from_dict(stored).config_hash() == ChunkingConfig().config_hash()
-    assert ChunkingConfig(piece_weight=0).config_hash() == ChunkingConfig().config_hash()  # 0 and 0.0 alike
+    # a config stored before the option has no key: it reads as off, and keeps the twelfth round's hash
+    assert ChunkingConfig.from_dict(stored) == ChunkingConfig(piece_weight=0.0)
+    assert ChunkingConfig.from_dict(stored).config_hash().startswith(TWELFTH_HASH)
+    assert ChunkingConfig(piece_weight=0).config_hash() == ChunkingConfig(piece_weight=0.0).config_hash()  # alike
 
 
 def test_a_piece_weight_is_a_version_of_its_own():
     pieces = ChunkingConfig(piece_weight=0.4)
     assert pieces.config_hash().startswith(PIECES_HASH)
-    assert pieces.config_hash() != ChunkingConfig(piece_weight=0.5).config_hash() != ChunkingConfig().config_hash()
+    assert pieces.config_hash() != ChunkingConfig(piece_weight=0.0).config_hash() != ChunkingConfig().config_hash()
     assert ChunkingConfig.from_dict(pieces.as_dict()) == pieces
 
 

@@ -228,14 +228,14 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
     previous = ChunkingConfig(
         table_context=False, boundaries="sentence", prose_overlap=True, table_rows=False, topic_sentence=False,
         table_delimiter_rows=False, markdown_table_rows=False, compact_table_header=False, long_sentence_lines=False,
-        table_rows_over=0, table_label_columns=False,
+        table_rows_over=0, table_label_columns=False, piece_weight=0.0,
     )
     stored = {
         k: v
         for k, v in previous.as_dict().items()
         if k not in ("boundaries", "inner", "prose_overlap", "table_context", "table_rows", "topic_sentence",
                      "table_delimiter_rows", "markdown_table_rows", "compact_table_header", "long_sentence_lines",
-                     "table_rows_over", "table_label_columns")
+                     "table_rows_over", "table_label_columns", "piece_weight")
     }
     assert ChunkingConfig.from_dict(stored) == previous
     assert previous.config_hash() == "fda07a387c5d8b1925e2e0becd91c28ff2b80b5b9cfc45dfbcb629cd939f2b7a"

@@ -215,9 +215,9 @@ def test_the_default_cuts_a_markdown_word_table_one_row_per_chunk():
 def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
     # the default before round 3
     previous = ChunkingConfig(markdown_table_rows=False, compact_table_header=False, table_rows_over=0,
-                              table_label_columns=False)
+                              table_label_columns=False, piece_weight=0.0)
     stored = {k: v for k, v in previous.as_dict().items()
-              if k not in ("markdown_table_rows", "table_rows_over", "table_label_columns")}
+              if k not in ("markdown_table_rows", "table_rows_over", "table_label_columns", "piece_weight")}
     assert ChunkingConfig.from_dict(stored) == previous  # a stored version without the key reads it as off
     assert previous.config_hash() == "e1d951495b6cb24ccc045115e51226dc1172a948ecb99ee33b322662f4f091b0"
     assert ChunkingConfig().config_hash() != previous.config_hash()
@@ -261,12 +261,12 @@ def test_a_padded_markdown_table_gets_one_row_chunk_per_row_with_its_header_word
 
 
 def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks():
-    later = ("compact_table_header", "long_sentence_lines", "table_rows_over", "table_label_columns")
+    later = ("compact_table_header", "long_sentence_lines", "table_rows_over", "table_label_columns", "piece_weight")
     stored = {k: v for k, v in FIXED.as_dict().items() if k not in later}
     previous = ChunkingConfig.from_dict(stored)  # a version stored before reads the three as off
     # the third round's default (the default until the sixth round made compact_table_header on), unchanged
     assert previous == ChunkingConfig(compact_table_header=False, long_sentence_lines=False, table_rows_over=0,
-                                      table_label_columns=False)
+                                      table_label_columns=False, piece_weight=0.0)
     assert previous.config_hash() == "22a414f1b4de2818f27d4427233b961744b2ccaab85caa8b732a953b1502d69f"
     assert FIXED.config_hash() != previous.config_hash() != ChunkingConfig().config_hash()
     assert ChunkingConfig(compact_table_header=True).config_hash() != previous.config_hash()
@@ -279,11 +279,14 @@ def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks()
 def test_the_default_cuts_a_padded_markdown_table_one_row_per_chunk_with_a_compact_header():
     """The sixth round of issue 30 made ``compact_table_header`` the default (``7c01f80ad24d…``), the tenth
     ``table_rows_over=192`` (``b21e1fb0477b…``, which leaves Markdown tables cut per row), the twelfth
-    ``table_label_columns`` (``031cf0d7df70…``): a padded table gets one chunk per row."""
+    ``table_label_columns`` (``031cf0d7df70…``), the thirteenth ``piece_weight=0.5`` (``65c18ffca265…``, the
+    same chunks): a padded table gets one chunk per row."""
     assert ChunkingConfig().compact_table_header is True
-    assert ChunkingConfig().config_hash().startswith("031cf0d7df70")
-    assert ChunkingConfig(table_label_columns=False).config_hash().startswith("b21e1fb0477b")
-    assert ChunkingConfig(table_rows_over=0, table_label_columns=False).config_hash().startswith("7c01f80ad24d")
+    assert ChunkingConfig().config_hash().startswith("65c18ffca265")
+    assert ChunkingConfig(piece_weight=0.0).config_hash().startswith("031cf0d7df70")
+    assert ChunkingConfig(piece_weight=0.0, table_label_columns=False).config_hash().startswith("b21e1fb0477b")
+    assert ChunkingConfig(piece_weight=0.0, table_rows_over=0, table_label_columns=False).config_hash().startswith(
+        "7c01f80ad24d")
     chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
     start, end = PADDED.index(PADDED_HEADER), PADDED.index("\n\nBoth")
     inside = [c for c in chunks if c.start >= start and c.end <= end]
