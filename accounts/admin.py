@@ -8,28 +8,12 @@ from django.urls import reverse
 from accounts.models import ApiToken, Group, GroupMembership, Membership, Tenant, User
 from accounts.services import api_tokens_revoke, user_active_set
 
-# A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
-# the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
-TENANT_READ_ONLY = (
-    "Tenants are read-only here: an operator creates one with `manage.py kb_tenant create SLUG --name NAME`, lists "
-    "them with `kb_tenant list`, mints a tenant's SCIM token with `kb_tenant scim-token SLUG`, and, once the folders a "
-    "deleted or renamed tenant left under its slug are moved away, lets the tenant now holding that slug read its "
-    "folders with `kb_tenant release-folder SLUG`. A tenant is not renamed or deleted here: its slug names its source "
-    "folders, and a deletion takes its documents, members and audit trail with it."
-)
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted here (a subclass may allow deleting); ``read_only_message`` says, on
+    the list and on each row's page, how the rows do change (the services, which record each change)."""
 
-@admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):
-    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
-    third follow-up): the change form saved a new slug -- which names the tenant's source folders: its sources,
-    below the old slug's folder, stopped syncing, and a tenant given the old slug later is refused its folders until
-    an operator releases it -- and a new name straight to the row, and a deletion removed the tenant with everything
-    it held; nothing recorded either where an operator or a tenant reads (the database's retired-slug record
-    aside). ``manage.py kb_tenant`` creates tenants (``accounts.services.tenant_create``)."""
-
-    list_display = ("slug", "name", "created_at")
-    search_fields = ("slug", "name")
+    read_only_message = ""
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -42,13 +26,37 @@ class TenantAdmin(admin.ModelAdmin):
 
     def changelist_view(self, request, extra_context=None):
         if request.method == "GET":
-            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+            self.message_user(request, self.read_only_message, messages.INFO)
         return super().changelist_view(request, extra_context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         if request.method == "GET":
-            self.message_user(request, TENANT_READ_ONLY, messages.INFO)
+            self.message_user(request, self.read_only_message, messages.INFO)
         return super().change_view(request, object_id, form_url, extra_context)
+
+# A tenant's slug names its source folders (``sources.listing.tenant_folders``) and every slug given up is recorded by
+# the database (``accounts/0009``): the tenant is made and looked after with ``manage.py kb_tenant``. The admin shows it.
+TENANT_READ_ONLY = (
+    "Tenants are read-only here: an operator creates one with `manage.py kb_tenant create SLUG --name NAME`, lists "
+    "them with `kb_tenant list`, mints a tenant's SCIM token with `kb_tenant scim-token SLUG`, and, once the folders a "
+    "deleted or renamed tenant left under its slug are moved away, lets the tenant now holding that slug read its "
+    "folders with `kb_tenant release-folder SLUG`. A tenant is not renamed or deleted here: its slug names its source "
+    "folders, and a deletion takes its documents, members and audit trail with it."
+)
+
+
+@admin.register(Tenant)
+class TenantAdmin(ReadOnlyAdmin):
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the thirteenth session's
+    third follow-up): the change form saved a new slug -- which names the tenant's source folders: its sources,
+    below the old slug's folder, stopped syncing, and a tenant given the old slug later is refused its folders until
+    an operator releases it -- and a new name straight to the row, and a deletion removed the tenant with everything
+    it held; nothing recorded either where an operator or a tenant reads (the database's retired-slug record
+    aside). ``manage.py kb_tenant`` creates tenants (``accounts.services.tenant_create``)."""
+
+    read_only_message = TENANT_READ_ONLY
+    list_display = ("slug", "name", "created_at")
+    search_fields = ("slug", "name")
 
 
 # An account's password and active flag reach every tenant it belongs to: the admin writes neither straight to the row.
@@ -109,7 +117,7 @@ class UserAdmin(BaseUserAdmin):
 
     def save_model(self, request, obj, form, change):
         """Only the fields the form changed are written, under the account's row lock (the view's transaction
-        holds it), and "Active" through the service. Found attacking identity, 2026-12-04 (the fourteenth session's
+        holds it), and "Active" through the service. Found attacking identity, 2026-12-04 (the thirteenth session's
         third follow-up): the whole row the page had read was saved, so a deactivation or a new password committed
         between the form's read and its save -- ``kb_user set-password``, a reset link, the console, another
         operator -- was written back over: the account active again, the old password restored."""
@@ -164,30 +172,18 @@ class GroupMembershipInline(admin.TabularInline):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ReadOnlyAdmin):
     """Shown, and deletable (``accounts.signals`` revokes what a deleted membership minted), never added or
     changed here: a save here would bypass ``accounts.services.membership_update`` -- no audit record, no token
     revoked on a deactivation or demotion (found attacking identity, 2026-12-04)."""
 
+    read_only_message = MEMBERSHIP_READ_ONLY
     list_display = ("user", "tenant", "role", "clearance", "is_active")
     list_filter = ("tenant", "role", "clearance")
     inlines = [GroupMembershipInline]
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def changelist_view(self, request, extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, MEMBERSHIP_READ_ONLY, messages.INFO)
-        return super().changelist_view(request, extra_context)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, MEMBERSHIP_READ_ONLY, messages.INFO)
-        return super().change_view(request, object_id, form_url, extra_context)
+    def has_delete_permission(self, request, obj=None) -> bool:  # deletable: accounts.signals records it
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
 
 # A group's slug is what documents' access markers name, its id what chunks' policies hold, and its members decide who
@@ -201,34 +197,16 @@ GROUP_READ_ONLY = (
 
 
 @admin.register(Group)
-class GroupAdmin(admin.ModelAdmin):
-    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the fourteenth session's
+class GroupAdmin(ReadOnlyAdmin):
+    """Shown, never added, changed or deleted here (found attacking identity, 2026-12-04, the thirteenth session's
     second follow-up): a save wrote the slug -- which documents' access markers name: a new slug left every marker
     naming the old one unknown, and another tenant's move was a form field away -- and the name straight to the row,
     an add made a group and a deletion removed one with its members, none of it in the tenant's trail. The services
     (``accounts.services.group_create``, ``group_update``) record the console's, the API's and ``kb_group``'s."""
 
+    read_only_message = GROUP_READ_ONLY
     list_display = ("slug", "tenant", "name", "source")
     list_filter = ("tenant",)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-    def changelist_view(self, request, extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
-        return super().changelist_view(request, extra_context)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, GROUP_READ_ONLY, messages.INFO)
-        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # A token's revocation, its minter and its member are what decide whether its key works (``accounts.services``):
@@ -243,37 +221,19 @@ OPERATOR_REVOKED = "an operator revoked it on the server"
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ReadOnlyAdmin):
     """Shown, and revoked through ``accounts.services.api_token_revoke`` (recorded), never added, changed or
     deleted here: a save set ``revoked_at`` back to empty (the key worked again), ``created_by`` to none (read as
     minted on the server, which always works) or ``membership`` to another member, with nothing in the trail; a
     deletion ended a token with no record of it (found attacking identity, 2026-12-04). SCIM tokens are not
     registered here at all."""
 
+    read_only_message = TOKEN_READ_ONLY
     list_display = ("prefix", "membership", "name", "created_by", "created_at", "last_used_at", "revoked_at")
     list_filter = ("membership__tenant",)
     actions = ["revoke_selected"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.action(description="Revoke the selected tokens (recorded in each tenant's audit trail)")
     def revoke_selected(self, request, queryset):
         revoked = api_tokens_revoke(tokens=queryset, reason=OPERATOR_REVOKED)
         self.message_user(request, f"{revoked} token{'' if revoked == 1 else 's'} revoked.", messages.SUCCESS)
-
-    def changelist_view(self, request, extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
-        return super().changelist_view(request, extra_context)
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "GET":
-            self.message_user(request, TOKEN_READ_ONLY, messages.INFO)
-        return super().change_view(request, object_id, form_url, extra_context)

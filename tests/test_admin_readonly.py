@@ -168,7 +168,7 @@ def test_membership_change_form_cannot_change_role_clearance_groups_or_active(su
 
 
 def test_group_admin_adds_changes_and_deletes_nothing(superuser):
-    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the group's change form saved
+    """Found attacking identity (2026-12-04, the thirteenth session's second follow-up): the group's change form saved
     its slug (which documents' access markers name), its name and its tenant straight to the row, the add form made a
     group and a deletion removed one with its members -- none of it in the tenant's trail. Groups are view-only now,
     pointing to the console's Groups page and the API, whose services record each change."""
@@ -354,7 +354,7 @@ def test_user_admin_sets_no_password_and_deactivates_through_the_service(superus
 
 
 def test_user_admin_changes_no_address_nor_staff_flags_and_adds_no_account(superuser):
-    """Found attacking identity (2026-12-04, the fourteenth session's second follow-up): the account's change page
+    """Found attacking identity (2026-12-04, the thirteenth session's second follow-up): the account's change page
     saved a new address straight to the row -- unlike SCIM's move (``accounts.services.membership_identity_reset``)
     it kept the account's single sign-on links and API tokens, the old person's, and no tenant heard of it --, and
     ticked "Staff status" and "Superuser status", which open this admin across every tenant; the add page made an
@@ -443,7 +443,7 @@ def test_a_membership_deleted_in_the_admin_is_recorded_in_its_tenant(superuser, 
 @pytest.mark.parametrize("meanwhile", ["deactivated", "password set", "password set as it is turned off"])
 def test_an_account_saved_in_the_admin_never_writes_back_what_changed_since_its_page_read_it(superuser, monkeypatch,
                                                                                           meanwhile):
-    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): an account's change page saved
+    """Found attacking identity (2026-12-04, the thirteenth session's third follow-up): an account's change page saved
     the whole row it had read (Django's ``save()``), so what another request committed between the form's read and
     its save -- a deactivation, a new password (``kb_user set-password``, a reset link, the console) -- was written
     back over: the account active again, the old password restored. Only the fields the form changed are written now,
@@ -485,7 +485,7 @@ def test_an_account_saved_in_the_admin_never_writes_back_what_changed_since_its_
 
 
 def test_tenant_admin_adds_changes_and_deletes_nothing(superuser):
-    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): the tenant's change form saved
+    """Found attacking identity (2026-12-04, the thirteenth session's third follow-up): the tenant's change form saved
     a new slug -- which names the tenant's source folders (``sources.listing.tenant_folders``) -- and name straight
     to the row, the add form made a tenant, and a deletion removed one with everything it held, none of it recorded
     anywhere an operator or a tenant reads. Tenants are view-only now, the pages naming ``manage.py kb_tenant``'s

@@ -1,4 +1,4 @@
-"""Found attacking the demo, 2026-12-04 (fourteenth session).
+"""Found attacking the demo, 2026-12-04 (thirteenth session).
 
 * The audit trail's record ids were the table's own sequence, shared by every tenant: an admin of one tenant read
   off how many records every other tenant's activity made between two of their own (searches, reads, sign-ins),

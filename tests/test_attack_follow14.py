@@ -1,4 +1,4 @@
-"""Found following up the fourteenth session's review (2026-12-04).
+"""Found following up the thirteenth session's review (2026-12-04).
 
 * Tags are refused where they are written when they read as an instruction (``kb.titles.tag_refused``) -- unless the
   tenant has screening off, and never for tags stored before the rule. Turning screening on, or a newer rule, then

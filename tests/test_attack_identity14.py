@@ -1,4 +1,4 @@
-"""Attacking identity (2026-12-04, the fourteenth session): three gaps left open before.
+"""Attacking identity (2026-12-04, the thirteenth session): three gaps left open before.
 
 * A password reset -- often the recovery of an account someone else has used -- left every API token of the
   account working. The reset form now offers "Also revoke my N API tokens", checked by default: each token of the

@@ -1,4 +1,4 @@
-"""Found reviewing the fourteenth session's changes (2026-12-04).
+"""Found reviewing the thirteenth session's changes (2026-12-04).
 
 * The audit trail's record ids were made opaque in the API's list and both exports (``audit.exports.shown_id``), but
   the console's audit page still named each row by the table's own sequence (``<tr id="event-{{ e.pk }}">``): an

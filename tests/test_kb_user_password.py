@@ -139,7 +139,7 @@ def test_an_unknown_user_is_refused(user):
 
 
 def test_a_deactivated_accounts_password_is_set_with_a_warning(user, client):
-    """Found attacking identity (2026-12-04, the fourteenth session's third follow-up): on a deactivated account the
+    """Found attacking identity (2026-12-04, the thirteenth session's third follow-up): on a deactivated account the
     command set the password and said only "password set", so the operator told the person it would work, and it
     did not. It is still set (the account may be turned on again), and the command says plainly that it cannot sign
     in until then; an active account gets no warning."""

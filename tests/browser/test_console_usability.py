@@ -71,7 +71,7 @@ def test_an_admin_reads_plain_words_defaults_and_one_version_id(page, world):
     alert = page.locator("[role=alert]").inner_text()
     assert "Type what you are looking for" in alert and "required" not in alert and "expand_level" not in alert
     # Every control has a label in words and help text tied to it.
-    controls = page.locator("#search-form select, #search-form input")
+    controls = page.locator("#search-form select, #search-form input:not([type=hidden])")  # hidden: no control
     assert controls.count() >= 9
     for i in range(controls.count()):
         described = controls.nth(i).get_attribute("aria-describedby")
