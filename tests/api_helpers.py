@@ -77,6 +77,14 @@ class World:
         return self.actors[actor].client()
 
 
+def token_client(membership: Membership) -> APIClient:
+    """An API client holding a new token of ``membership``."""
+    _, token = api_token_create(membership=membership, name="k")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return api
+
+
 def member_with_token(tenant, email, role, clearance, groups=()):
     membership = membership_create(tenant=tenant, email=email, role=role, clearance=clearance, group_slugs=groups)
     _, key = api_token_create(membership=membership, name=email)

@@ -3,6 +3,7 @@ for a sync and the ingestion it started."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +39,22 @@ def write(root: Path, files: dict[str, str | bytes | None]) -> None:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
+def deep_folders(base: Path, names: list[str]) -> None:
+    """Folders ``names`` nested below ``base``, made one by one relative to the last (past PATH_MAX too)."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in names:
+            try:
+                os.mkdir(name, dir_fd=fd)
+            except FileExistsError:
+                pass
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
 
 
 def git_commit(root: Path, files: dict[str, str | bytes | None], message: str = "change") -> bytes:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from rest_framework.test import APIClient
 
-from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from accounts.services import group_create, membership_create, tenant_create
 from kb.models import Document
 from sources.selectors import source_preview
 from sources.services import source_create, sync_start
-from tests.api_helpers import console_client
+from tests.api_helpers import console_client, token_client
 from tests.sources_helpers import git_commit, new_folder, wait_for_sync, write
 
 ACCESS = ("- path: 'board/**'\n  access_level: restricted\n"
@@ -36,16 +35,9 @@ RESTRICTED = ("layoffs", "payroll", "severance", "merger", "-2027")
 FINANCE = ("q3-forecast",)
 
 
-def _api(member) -> APIClient:
-    _, token = api_token_create(membership=member, name="k")
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return api
-
-
 def _bodies(member, source, sync_id) -> dict[str, str]:
     """Every answer that tells of the source's items, raw, as ``member``."""
-    api, page = _api(member), console_client(member)
+    api, page = token_client(member), console_client(member)
     answers = {
         "api preview": api.get(f"/api/v1/sources/{source.pk}/preview/"),
         "api sync": api.get(f"/api/v1/sources/{source.pk}/syncs/{sync_id}/"),
@@ -125,10 +117,10 @@ def test_a_sources_paths_are_shown_only_to_admins_who_may_read_them(celery_worke
     assert not _traces(unsaved, ("layoffs", "payroll", "severance", "merger-memo", "-2027") + FINANCE)
     assert all("handbook/welcome.md" in body for body in (seen["api preview"], seen["console preview"],
                                                            *unsaved.values()))
-    api_preview = _api(internal).get(f"/api/v1/sources/{source.pk}/preview/").json()
+    api_preview = token_client(internal).get(f"/api/v1/sources/{source.pk}/preview/").json()
     assert [i["path"] for i in api_preview["items"]] == ["handbook/welcome.md"], api_preview
     assert api_preview["hidden"] == 4 and api_preview["counts"] == {"unchanged": 1}, api_preview
-    shown_sync = _api(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()
+    shown_sync = token_client(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()
     assert (shown_sync["errors"], shown_sync["skips"]) == ([], []), shown_sync
     assert (shown_sync["errors_hidden"], shown_sync["skips_hidden"]) == (1, 2), shown_sync
     assert "you may not read" in seen["console progress"] and "you may not read" in seen["console preview"]
@@ -155,7 +147,7 @@ def test_a_git_sources_preview_names_no_path_above_its_admin(db):
     assert not [w for w in RESTRICTED + FINANCE if w in str(theirs)], theirs
     assert {i["path"] for i in source_preview(member=top, source=source)["items"]} == {
         "handbook/welcome.md", "board/layoffs-2027.md", "board/payroll-2027.png", "finance/q3-forecast.md"}
-    answer = _api(internal).post("/api/v1/sources/preview/", {"kind": "git", "name": "again", "url": str(repo)},
+    answer = token_client(internal).post("/api/v1/sources/preview/", {"kind": "git", "name": "again", "url": str(repo)},
                                  format="json")
     assert answer.status_code == 200 and not [w for w in RESTRICTED + FINANCE if w in answer.content.decode()]
     assert [i["path"] for i in answer.json()["items"]] == ["handbook/welcome.md"]

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
-from rest_framework.test import APIClient
 
 from accounts.policy import AccessLevel
-from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from accounts.services import group_create, membership_create, tenant_create
 from kb.models import Document
 from sources import access
 from sources.services import source_create, sync_start
-from tests.api_helpers import console_client
-from tests.sources_helpers import new_folder, wait_for_sync, write
+from tests.api_helpers import console_client, token_client
+from tests.sources_helpers import deep_folders, new_folder, wait_for_sync, write
 
 NAME = 250  # a folder name's length (the limit is 255)
 FILES = {
@@ -38,32 +36,9 @@ MERGER_FILE = "/".join(MERGER) + "/memo.md"
 PLAIN = "a folder you may not read could not be listed"
 
 
-def _deep(base: Path, names: list[str]) -> None:
-    """Folders ``names`` nested below ``base``, made one by one relative to the last (past PATH_MAX too)."""
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for name in names:
-            try:
-                os.mkdir(name, dir_fd=fd)
-            except FileExistsError:
-                pass
-            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-    finally:
-        os.close(fd)
-
-
-def _api(member) -> APIClient:
-    _, token = api_token_create(membership=member, name="k")
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return api
-
-
 def _bodies(member, source, sync_id, *, unsaved: bool = True) -> dict[str, str]:
     """Every answer that tells of the source's failed listing, raw, as ``member``."""
-    api, page = _api(member), console_client(member)
+    api, page = token_client(member), console_client(member)
     answers = {
         "api preview": api.get(f"/api/v1/sources/{source.pk}/preview/"),
         "api sync": api.get(f"/api/v1/sources/{source.pk}/syncs/{sync_id}/"),
@@ -88,7 +63,7 @@ def _traces(bodies: dict[str, str], word: str) -> list[str]:
 
 
 def _api_answers(member, source, sync_id) -> list[dict]:
-    api = _api(member)
+    api = token_client(member)
     sync = api.get(f"/api/v1/sources/{source.pk}/syncs/{sync_id}/").json()
     preview = api.get(f"/api/v1/sources/{source.pk}/preview/").json()
     return [sync, preview]
@@ -145,7 +120,7 @@ def test_a_failed_listing_names_its_subfolder_only_to_admins_who_may_read_it(cel
 
     # 2. board/2027-layoffs/…/: restricted by the source's access file.
     shutil.rmtree(long / "notes")
-    _deep(long, ["board", "2027-layoffs", *["d" * NAME] * 3])
+    deep_folders(long, ["board", "2027-layoffs", *["d" * NAME] * 3])
     sync, _ = sync_start(actor=top, source=source)
     sync = wait_for_sync(sync.pk)
     assert sync.status == "failed" and "2027-layoffs" in sync.error, sync.error
@@ -158,7 +133,7 @@ def test_a_failed_listing_names_its_subfolder_only_to_admins_who_may_read_it(cel
 
     # 3. handbook/archive-2026/…/: internal, nothing restricted below it -- the internal admin reads its name.
     shutil.rmtree(long / "board" / "2027-layoffs" / ("d" * NAME))
-    _deep(long, ["handbook", "archive-2026", *["d" * NAME] * 3])
+    deep_folders(long, ["handbook", "archive-2026", *["d" * NAME] * 3])
     sync, _ = sync_start(actor=top, source=source)
     sync = wait_for_sync(sync.pk)
     assert sync.status == "failed" and "archive-2026" in sync.error, sync.error

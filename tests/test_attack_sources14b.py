@@ -13,44 +13,19 @@ from __future__ import annotations
 
 import http.server
 import os
-from pathlib import Path
 
 import pytest
-from rest_framework.test import APIClient
 
 from accounts.policy import AccessLevel
-from accounts.services import api_token_create, group_create, membership_create, tenant_create
+from accounts.services import group_create, membership_create, tenant_create
 from kb.models import Document
 from sources import access
 from sources.services import source_create, source_update, sync_start
-from tests.api_helpers import console_client
+from tests.api_helpers import console_client, token_client
 from tests.network_helpers import serve
-from tests.sources_helpers import new_folder, wait_for_sync, write
+from tests.sources_helpers import deep_folders, new_folder, wait_for_sync, write
 
 NAME = 250  # a folder name's length (the limit is 255)
-
-
-def _deep(base: Path, names: list[str]) -> None:
-    """Folders ``names`` nested below ``base``, made one by one relative to the last (past PATH_MAX too)."""
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for name in names:
-            try:
-                os.mkdir(name, dir_fd=fd)
-            except FileExistsError:
-                pass
-            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-    finally:
-        os.close(fd)
-
-
-def _api(member) -> APIClient:
-    _, token = api_token_create(membership=member, name="k")
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    return api
 
 
 def _segments(length: int) -> list[str]:
@@ -104,26 +79,26 @@ def test_a_file_whose_stat_fails_mid_walk_fails_its_item_and_ends_the_sync(celer
     assert [(e["path"], e["error"]) for e in sync.errors] == [(f"{folder}/{name}", "unreadable: File name too long")]
     assert Document.objects.filter(pk=plan.pk).exists()
     # Its path is named as an item's: to who may read its policy (restricted by the access file) and its document.
-    theirs = _api(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/")
+    theirs = token_client(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/")
     assert theirs.status_code == 200 and "layoffs-" not in theirs.content.decode(), theirs.content[:300]
     assert (theirs.json()["status"], theirs.json()["errors_hidden"], theirs.json()["errors"]) == ("failed", 1, [])
-    seen = _api(top).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()
+    seen = token_client(top).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()
     assert [e["path"] for e in seen["errors"]] == [f"{folder}/{name}"] and seen["errors_hidden"] == 0, seen
-    preview = _api(internal).get(f"/api/v1/sources/{source.pk}/preview/")
+    preview = token_client(internal).get(f"/api/v1/sources/{source.pk}/preview/")
     assert preview.status_code == 200 and "layoffs-" not in preview.content.decode(), preview.content[:300]
     # What decides who reads the row (its ``access``: the document it is stored as) never leaves the server.
     assert sync.errors[0]["access"]["document"] == str(plan.pk)
     for member in (internal, top):
         for url in (f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/", f"/api/v1/sources/{source.pk}/syncs/",
                     f"/api/v1/sources/{source.pk}/", f"/api/v1/sources/{source.pk}/preview/"):
-            body = _api(member).get(url).content.decode()
+            body = token_client(member).get(url).content.decode()
             assert str(plan.pk) not in body and '"access"' not in body, (member.clearance, url, body[:300])
         body = console_client(member).get(f"/sources/{source.pk}/progress/").content.decode()
         assert str(plan.pk) not in body, (member.clearance, body[:300])
 
     # 2. The source's own folder is now past PATH_MAX: the listing fails naming the source's path (its setting).
     deeper = long / folder
-    _deep(deeper, ["e" * NAME])
+    deep_folders(deeper, ["e" * NAME])
     (deeper / "inner").symlink_to("e" * NAME)
     link.unlink()
     link.symlink_to(deeper / "inner")
@@ -193,8 +168,8 @@ def test_a_failed_crawl_names_a_redirects_hop_only_to_admins_who_may_read_it(cel
         assert (sync.status, sync.added, sync.failed) == ("failed", 1, 1), (sync.error, sync.errors)
         assert SECRET in sync.errors[0]["error"] and "hop" not in sync.errors[0], sync.errors
         answers = {
-            "sync": lambda m: _api(m).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/"),
-            "preview": lambda m: _api(m).get(f"/api/v1/sources/{source.pk}/preview/"),
+            "sync": lambda m: token_client(m).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/"),
+            "preview": lambda m: token_client(m).get(f"/api/v1/sources/{source.pk}/preview/"),
             "progress": lambda m: console_client(m).get(f"/sources/{source.pk}/progress/"),
         }
         for name, answer in answers.items():
@@ -202,7 +177,7 @@ def test_a_failed_crawl_names_a_redirects_hop_only_to_admins_who_may_read_it(cel
             assert theirs.status_code == seen.status_code == 200, (name, theirs.status_code, seen.status_code)
             assert "s3cret" not in theirs.content.decode(), (name, theirs.content[:500])
             assert "s3cret" in seen.content.decode() and "hop" not in seen.content.decode(), (name, seen.content[:500])
-        assert _api(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()["errors_hidden"] == 1
+        assert token_client(internal).get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()["errors_hidden"] == 1
 
         # 2. The start page's redirect: the sync's own error names the hop only to who may read it.
         source = source_update(actor=top, source=source, url=f"{site}/docs/start/")
