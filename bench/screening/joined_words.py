@@ -30,23 +30,9 @@ def planted_text(attack: str, way: str) -> str:
 
 
 def main() -> None:
-    from bench.screening.devset import load
-    from ingestion.screening import DETECTOR_VERSION, screen_chunks
+    from bench.screening.table_rows import planted_flags
 
-    _clean, planted = load()
-    split_of: dict[str, str] = {}
-    for r in planted:
-        text = r["attack"]["text"]
-        if r["split"] in ("val", "test4", "test5") and "\n" not in text:
-            split_of.setdefault(text, r["split"])
-    out: dict = {"detector": DETECTOR_VERSION}
-    for way in ("prose", "underscores", "dots", "camel"):
-        flags: dict[str, list[bool]] = {}
-        for attack, split in sorted(split_of.items()):
-            text = planted_text(attack, way)
-            flags.setdefault(split, []).append(screen_chunks([text], document_text=text)[0].flagged)
-        out[way] = {split: f"{sum(v)}/{len(v)}" for split, v in sorted(flags.items())}
-    print(json.dumps(out))
+    print(json.dumps(planted_flags(planted_text, ("prose", "underscores", "dots", "camel"))))
 
 
 if __name__ == "__main__":

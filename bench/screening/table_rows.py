@@ -38,7 +38,9 @@ def planted_text(attack: str, way: str) -> str:
     return "\n".join([LEAD, *rows])
 
 
-def main() -> None:
+def planted_flags(planted_text, ways: tuple[str, ...]) -> dict:
+    """For each way of writing (``planted_text(attack, way)``), how many of the development set's one-line planted
+    instructions (its val, test4 and test5 splits) the detector flags, per split."""
     from bench.screening.devset import load
     from ingestion.screening import DETECTOR_VERSION, screen_chunks
 
@@ -49,13 +51,17 @@ def main() -> None:
         if r["split"] in ("val", "test4", "test5") and "\n" not in text:
             split_of.setdefault(text, r["split"])
     out: dict = {"detector": DETECTOR_VERSION}
-    for way in ("prose", "cell", "spread", "narrow"):
+    for way in ways:
         flags: dict[str, list[bool]] = {}
         for attack, split in sorted(split_of.items()):
             text = planted_text(attack, way)
             flags.setdefault(split, []).append(screen_chunks([text], document_text=text)[0].flagged)
         out[way] = {split: f"{sum(v)}/{len(v)}" for split, v in sorted(flags.items())}
-    print(json.dumps(out))
+    return out
+
+
+def main() -> None:
+    print(json.dumps(planted_flags(planted_text, ("prose", "cell", "spread", "narrow"))))
 
 
 if __name__ == "__main__":
