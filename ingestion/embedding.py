@@ -64,35 +64,34 @@ class Embedder:
         return vectors.astype(np.float32, copy=False)
 
     def embed_with_pieces(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """:meth:`embed`'s vectors and, for each text, its pieces' vectors (:mod:`ingestion.pieces`),
-        from one forward pass: the model's token vectors are mean-pooled over the whole text (the
-        text's vector, as the model's own mean pooling and normalisation make it) and over each piece."""
-        from ingestion.pieces import piece_spans, pool_pieces
-
+        """:meth:`embed`'s vectors and, for each text, its pieces' vectors (:func:`vectors_and_pieces`)."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32), []
         with self._lock:
             self.model_calls += 1
             self.texts_embedded += len(texts)
-            tokens = self.model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                output_value="token_embeddings",
-                convert_to_numpy=False,
-                show_progress_bar=False,
-            )
-            limit = self.model.max_seq_length
-            encoded = self.model.tokenizer(
-                list(texts), return_offsets_mapping=True, truncation=True, max_length=limit
-            )
-        vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        pieces: list[np.ndarray] = []
-        for i, (text, token_vectors) in enumerate(zip(texts, tokens, strict=True)):
-            matrix = token_vectors.float().cpu().numpy()
-            mean = matrix.mean(axis=0)
-            vectors[i] = mean / max(float(np.linalg.norm(mean)), 1e-12)
-            pieces.append(pool_pieces(matrix, encoded["offset_mapping"][i], piece_spans(text)))
-        return vectors, pieces
+            return vectors_and_pieces(self.model, texts, batch_size=self.batch_size)
+
+
+def vectors_and_pieces(model, texts: Sequence[str], *, batch_size: int = 32) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each text's vector and its pieces' vectors (:mod:`ingestion.pieces`) from one forward pass of a
+    sentence-transformers ``model``: its token vectors mean-pooled over the whole text (the text's vector, as the
+    model's own mean pooling and normalisation make it) and over each piece (the tokens' character offsets from the
+    model's tokenizer, truncated as the model truncates)."""
+    from ingestion.pieces import piece_spans, pool_pieces
+
+    tokens = model.encode(list(texts), batch_size=batch_size, output_value="token_embeddings", convert_to_numpy=False,
+                          show_progress_bar=False)
+    encoded = model.tokenizer(list(texts), return_offsets_mapping=True, truncation=True,
+                              max_length=model.max_seq_length)
+    vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    pieces: list[np.ndarray] = []
+    for i, (text, token_vectors) in enumerate(zip(texts, tokens, strict=True)):
+        matrix = token_vectors.float().cpu().numpy()
+        mean = matrix.mean(axis=0)
+        vectors[i] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        pieces.append(pool_pieces(matrix, encoded["offset_mapping"][i], piece_spans(text)))
+    return vectors, pieces
 
 
 @lru_cache(maxsize=4)

@@ -86,7 +86,7 @@ class CachedEmbedder:
         cached beside the vectors (one pickle per model), computed only for texts not seen."""
         import pickle
 
-        from ingestion.pieces import piece_spans, pool_pieces
+        from ingestion.embedding import vectors_and_pieces
 
         if self._pieces is None:
             self._pieces = {}
@@ -100,13 +100,8 @@ class CachedEmbedder:
             todo = list(missing.items())
             for start in range(0, len(todo), batch_size):
                 batch = todo[start : start + batch_size]
-                tokens = model.encode([t for _, t in batch], batch_size=batch_size, output_value="token_embeddings",
-                                      convert_to_numpy=False, show_progress_bar=False)
-                enc = model.tokenizer([t for _, t in batch], return_offsets_mapping=True, truncation=True,
-                                      max_length=model.max_seq_length)
-                for i, ((key, text), vectors) in enumerate(zip(batch, tokens, strict=True)):
-                    self._pieces[key] = pool_pieces(vectors.float().cpu().numpy(), enc["offset_mapping"][i],
-                                                    piece_spans(text))
+                _vectors, pieces = vectors_and_pieces(model, [t for _, t in batch], batch_size=batch_size)
+                self._pieces.update(zip((key for key, _ in batch), pieces, strict=True))
             files = self._files()
             if files:
                 files[0].parent.mkdir(parents=True, exist_ok=True)
