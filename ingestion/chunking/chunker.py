@@ -46,6 +46,7 @@ from ingestion.chunking.textables import (
     is_data_table,
     is_delimiter_row,
     is_row,
+    labelled_rows,
 )
 from ingestion.chunking.tokens import TokenCounter, TokenIndex, at_whitespace_boundary, default_counter
 from ingestion.structure import Block, ParsedDocument, Section
@@ -483,9 +484,10 @@ class _Chunker:
                 return rows
         if n is None:
             n = self.counter.count(embed)
-        if n <= self.limit:
-            return [_Span(section, start, end, embed, n, "table")]
         header_end = int(block.metadata.get("header_end", start))
+        if n <= self.limit:
+            embed, n = self._labelled(table_prefix, text[start:header_end], text[header_end:end], embed, n)
+            return [_Span(section, start, end, embed, n, "table")]
         header = self._repeated_header(text[start:header_end].strip())
         header_tokens = self.counter.count(header + "\n") if header else 0
         rows = split_lines(text, header_end, end)
@@ -525,6 +527,8 @@ class _Chunker:
                     self._run(section, [Block(span_start, e, "table")], prefix, prefix_tokens, body_limit, target)
                 )
                 continue
+            rows_only = text[header_end:e] if first else "\n".join(x for x in (label, text[s:e]) if x)
+            embed, m = self._labelled(table_prefix, header, rows_only, embed, m)
             out.append(_Span(section, span_start, e, embed, m, "table_rows"))
         return out
 
@@ -542,8 +546,24 @@ class _Chunker:
             n = self.counter.count(embed)
             if n > self.limit:
                 return None
+            embed, n = self._labelled(table_prefix, header, text[s:e].strip(), embed, n)
             out.append(_Span(section, span_start, e, embed, n, "table_row"))
         return out
+
+    def _labelled(self, table_prefix: str, header: str, rows: str, embed: str, n: int) -> tuple[str, int]:
+        """With ``table_row_labels``, the embedded text of a table's ``rows`` written with the ``header``'s
+        column labels (the header line left out) and its token count; the plain ``embed`` and ``n`` when the
+        option is off, nothing changes, or the labelled text would not fit the model input."""
+        if not self.config.table_row_labels:
+            return embed, n
+        body = labelled_rows(header, rows.strip("\n"))
+        if not body.strip():
+            return embed, n
+        labelled = join_embed_text(table_prefix, body)
+        if labelled == embed:
+            return embed, n
+        m = self.counter.count(labelled)
+        return (labelled, m) if m <= self.limit else (embed, n)
 
     def _repeated_header(self, header: str) -> str:
         """The header a table repeats in its rows' embedded text: with ``compact_table_header``, a

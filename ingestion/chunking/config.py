@@ -45,6 +45,7 @@ ADDED_OFF = {
     "table_rows_over": 0,
     "table_label_columns": False,
     "piece_weight": 0.0,
+    "table_row_labels": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -166,6 +167,15 @@ class ChunkingConfig:
       five new sources were read (recall +3.7 [+1.2, +6.7] there, the default mode's context recall 94.4 ->
       95.0%; docs/benchmarks.md, "Thirteenth round"); off in configs stored before (``ADDED_OFF``), which keep
       their hash -- a tenant moves to it by a shadow build (``kb_index``).
+    - ``table_row_labels``: the text a table inside plain text embeds (the whole table, a group of its rows or
+      one row) writes each row with its column labels and leaves the header line out
+      (``2021: Revenue £m 168.2; Operating profit £m 9.6`` instead of ``Year | Revenue £m | ...`` over
+      ``2021 | 168.2 | 9.6``; :func:`ingestion.chunking.textables.labelled_rows`); the spans and the split into
+      chunks are those without it, and a chunk whose labelled text would not fit the model input embeds the
+      plain one.  A table of numbers says little to the model about which measure a number is; a question
+      names the measure and the year.  Tables parsed from HTML, DOCX or PDF are not changed.  Issue 30's
+      fourteenth round (docs/benchmarks.md); off by default until that round's read, and off in configs
+      stored before (``ADDED_OFF``).
     """
 
     strategy: str = "structure"
@@ -192,6 +202,7 @@ class ChunkingConfig:
     table_rows_over: int = 192
     table_label_columns: bool = True
     piece_weight: float = 0.5
+    table_row_labels: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -225,6 +236,7 @@ class ChunkingConfig:
         for name in (
             "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
             "markdown_table_rows", "compact_table_header", "long_sentence_lines", "table_label_columns",
+            "table_row_labels",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")

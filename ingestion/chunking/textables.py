@@ -92,6 +92,31 @@ def is_data_table(text: str, start: int, end: int, *, delimiter_rows: bool = Fal
     return 2 * numeric >= len(rows)
 
 
+def labelled_rows(header: str, body: str) -> str:
+    """The lines of ``body`` with each row of the table whose header is ``header`` written with its column
+    labels: ``2021 | 168.2 | 9.6`` under ``Year | Revenue | Profit`` reads ``2021: Revenue 168.2; Profit 9.6``
+    (empty cells left out). ``header`` may hold a Markdown delimiter row under its first line (ignored); a
+    line that is not a row of the header's width (a group label) is kept as it is. Used for the text a
+    table's chunks embed (``ChunkingConfig.table_row_labels``); a row's numbers alone say little to the model
+    about which measure they are."""
+    head = next((line for line in header.split("\n") if line.strip() and not is_delimiter_row(line)), "")
+    delimiter = _delimiter(head)
+    if delimiter is None:
+        return body
+    labels = _parts(head, delimiter)
+    out = []
+    for line in body.split("\n"):
+        if is_delimiter_row(line):
+            continue
+        cells = _parts(line, delimiter) if _cells(line, delimiter) >= 2 else []
+        if len(cells) != len(labels):
+            out.append(line)
+            continue
+        pairs = "; ".join(f"{label} {cell}".strip() for label, cell in zip(labels[1:], cells[1:], strict=True) if cell)
+        out.append(f"{cells[0]}: {pairs}" if cells[0] else pairs)
+    return "\n".join(out)
+
+
 def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     out = []
     pos = start
