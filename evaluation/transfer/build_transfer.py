@@ -257,7 +257,7 @@ DEBIAN = {
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -273,6 +273,9 @@ WRITTEN = [
     "report-ferries",  # eleventh round
     "report-waste",  # twelfth round
     "report-railfreight",  # thirteenth round
+    "report-broadband",  # fourteenth round
+    "report-papermill",
+    "report-windfarm",
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
