@@ -220,11 +220,44 @@ DEBIAN = {
         None,
         20000,
     ),
+    # fourteenth round: the first five directories of /usr/share/doc in alphabetical order whose README
+    # (README, README.md, README.txt or README.rst, maybe gzipped) is at least 8,192 bytes, UTF-8, under
+    # Expat/MIT, BSD, Apache-2.0, ISC, PSF, Zlib or public domain by the package's copyright file, and not
+    # already here (pending/deb.md lists every package examined); each from its first line, cut as above.
+    "deb-libffi": (
+        "/usr/share/doc/libffi8/README.md.gz",
+        "README.md",
+        "libffi-3.4.4 was released on October 23, 2022.  Check the libffi web",
+        None,
+        20000,
+    ),
+    "deb-python3.11": (
+        "/usr/share/doc/python3.11/README.rst.gz",
+        "README.rst",
+        "This is Python version 3.11.2",
+        None,
+        20000,
+    ),
+    "deb-redis-server": (
+        "/usr/share/doc/redis-server/README.md.gz",
+        "README.md",
+        "This README is just a fast *quick start* document.",
+        None,
+        20000,
+    ),
+    "deb-xz-utils": ("/usr/share/doc/xz-utils/README.gz", "README", "XZ Utils\n========", None, 20000),
+    "deb-zstd": (
+        "/usr/share/doc/zstd/README.md.gz",
+        "README.md",
+        '<p align="center"><img src="https://raw.githubusercontent.com/facebook/zstd/dev/doc/images/zstd_logo86.png"',
+        None,
+        20000,
+    ),
 }
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -240,6 +273,9 @@ WRITTEN = [
     "report-ferries",  # eleventh round
     "report-waste",  # twelfth round
     "report-railfreight",  # thirteenth round
+    "report-broadband",  # fourteenth round
+    "report-papermill",
+    "report-windfarm",
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
