@@ -10,6 +10,7 @@ from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
+from kb.services import document_tags_listed
 from kb.titles import (
     UNTITLED,
     TitleDecisions,
@@ -49,8 +50,11 @@ def screen_plans(plans: list[Plan]) -> None:
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
-            # The tags it will list: the front matter's join the document's (pipeline.store).
-            tags=tags_flagging(plan.document, [*(plan.document.tags or ()), *map(str, plan.parsed.tags or ())]),
+            # The tags it will list: the front matter's join the document's while every reader may read the root
+            # (kb.services.document_tags_listed, as pipeline.store lists them).
+            tags=tags_flagging(plan.document, document_tags_listed(
+                plan.document, content_tags=[str(t) for t in plan.parsed.tags or ()], access=plan.access,
+                sections=plan.section_rows)[0]),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 

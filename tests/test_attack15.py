@@ -1,0 +1,120 @@
+"""Found attacking the demo, fourteenth session (attack15).
+
+* A Markdown front matter's ``title`` and ``tags`` are text of the document's root section (the front matter lies in
+  the root's span; the document page redacts it for whoever may not read the root), yet they were shown wherever the
+  document is: the documents API's list and detail, every search hit's and context's ``document_title``, MCP's
+  ``list_documents`` and the tag filters. A front matter ``access: confidential`` made the whole document confidential;
+  once an editor opened one section to internal readers through the API (``PATCH /sections/{id}/``), an internal
+  viewer read the confidential front matter's title ("Project Falcon acquires Globex for 40M") and tags, and a tag
+  filter confirmed them. A title no section bears was shown by rule (``accounts.policy.content_title_shown``); a front
+  matter's tags were joined to the document's for good.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kb.models import Document, IngestionJob, Section
+from pipeline.services import jobs_run
+
+pytest_plugins = ["tests.api_fixtures"]
+
+SECRET_TITLE = "Project Falcon acquires Globex for 40M"
+SECRET_TAG = "falcon-globex-acquisition"
+BOARD = f"""---
+access: confidential
+title: {SECRET_TITLE}
+tags: [{SECRET_TAG}]
+---
+# Board notes
+
+The board approved the purchase of Globex at forty million.
+
+## Office hours
+
+The office opens at nine and the kitchen is cleaned on Fridays.
+"""
+
+
+def _run_queued(document: Document) -> None:
+    """Every queued job of ``document`` run here (an upload's, a policy change's re-derivation)."""
+    queued = list(IngestionJob.objects.filter(document=document, status="queued").values_list("id", flat=True))
+    if queued:
+        jobs_run(queued)
+    assert not IngestionJob.objects.filter(document=document).exclude(status="succeeded").exists()
+
+
+def _upload(world, *, title: str, tags: list[str]) -> Document:
+    response = world.client("editor").post("/api/v1/documents/", {
+        "title": title, "content": BOARD, "content_type": "text/markdown", "access_level": "internal", "tags": tags,
+    }, format="json")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(pk=response.json()["id"])
+    _run_queued(document)
+    document.refresh_from_db()
+    return document
+
+
+def _patch(world, section: Section, body: dict, actor: str = "editor") -> None:
+    response = world.client(actor).patch(f"/api/v1/sections/{section.pk}/", body, format="json")
+    assert response.status_code == 200, response.content
+    _run_queued(section.document)
+
+
+def _shown(world, actor: str, document: Document) -> str:
+    """Everything the API and MCP's list show ``actor`` of ``document``: detail, list, tag filters, a search."""
+    client = world.client(actor)
+    detail = client.get(f"/api/v1/documents/{document.pk}/")
+    assert detail.status_code == 200, detail.content
+    listed = client.get("/api/v1/documents/").json()["results"]
+    by_tag = client.get("/api/v1/documents/", {"tag": SECRET_TAG}).json()["results"]
+    found = client.post("/api/v1/search/", {"query": "office kitchen Fridays", "mode": "keyword", "top_k": 5,
+                                            "expand": "parent"}, format="json")
+    assert found.status_code == 200, found.content
+    assert found.json()["results"], "the open section is found"
+    tagged = client.post("/api/v1/search/", {"query": "office kitchen Fridays", "mode": "keyword",
+                                             "filters": {"tags": [SECRET_TAG]}}, format="json")
+    assert tagged.status_code == 200, tagged.content
+    return json.dumps([detail.json(), [d for d in listed if d["id"] == str(document.pk)], by_tag, found.json(),
+                       tagged.json()["results"]])
+
+
+def test_a_front_matters_title_and_tags_are_shown_only_to_readers_of_its_root(world):
+    document = _upload(world, title="untitled", tags=["board"])
+    office = Section.objects.get(document=document, title="Office hours")
+    assert document.title == SECRET_TITLE and document.tags == ["board", SECRET_TAG]  # every reader reads the root
+
+    _patch(world, office, {"access_level": "internal"})  # the editor opens one section to internal readers
+    seen = _shown(world, "viewer", document)
+    assert "Office hours" in seen  # the viewer sees the document now
+    assert "Falcon" not in seen and "Globex" not in seen and SECRET_TAG not in seen
+    assert '"board"' in seen  # the uploader's own tag stays
+    stored = Document.objects.get(pk=document.pk)
+    assert (stored.title, stored.tags) == ("untitled", ["board"])
+
+    _patch(world, office, {"inherit": True})  # closed again: every reader of the document reads the root
+    stored = Document.objects.get(pk=document.pk)
+    assert (stored.title, stored.tags) == (SECRET_TITLE, ["board", SECRET_TAG])
+    seen = _shown(world, "editor", document)
+    assert SECRET_TITLE in seen and SECRET_TAG in seen
+
+
+def test_a_front_matters_tags_follow_its_content_and_a_narrowed_root(world):
+    """The content's tags are the content's: new content without them drops them (they were joined for good), and
+    a root narrowed in place through the API withholds them as a widened section does."""
+    document = _upload(world, title="Board", tags=[])
+    root = Section.objects.get(document=document, parent=None)
+    office = Section.objects.get(document=document, title="Office hours")
+    _patch(world, office, {"access_level": "confidential"})  # its own policy, as the root's
+    _patch(world, root, {"access_level": "restricted"}, "admin")  # the root narrowed: the office's readers may not read it
+    assert Document.objects.get(pk=document.pk).tags == []
+    assert SECRET_TAG not in _shown(world, "editor", document)
+
+    _patch(world, root, {"inherit": True}, "admin")
+    assert Document.objects.get(pk=document.pk).tags == [SECRET_TAG]
+    response = world.client("editor").put(f"/api/v1/documents/{document.pk}/", {
+        "title": "Board", "content": BOARD.replace(f"tags: [{SECRET_TAG}]\n", ""), "content_type": "text/markdown",
+        "access_level": "internal"}, format="json")
+    assert response.status_code == 200, response.content
+    _run_queued(document)
+    assert Document.objects.get(pk=document.pk).tags == []
