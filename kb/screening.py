@@ -62,6 +62,7 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     title_flagged,
     title_held,
     titles_digest,
+    titles_unshown,
 )
 
 MODES = tuple(ScreeningMode.values)
@@ -430,7 +431,7 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     record = (document.metadata or {}).get(TITLE_SCREENING)
     flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
     named = (document.title, (document.metadata or {}).get(CONTENT_TITLE) or "")
-    titles = [t for t in dict.fromkeys(named) if flagged(t, record)]
+    titles = [t for t in dict.fromkeys(named) if flagged(t, record) and t not in titles_unshown(document, named)]
     # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
     source = [name for name, _ in filter(None, [source_flagging(document, named)])]
     # Held tags likewise (kb.titles.tags_flagging), under the name their verdict is kept under.
