@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kb.models import Chunk, Document, IngestionJob, Section
 from pipeline.services import jobs_run
 
@@ -154,3 +156,40 @@ def test_a_front_matter_title_not_shown_flags_no_chunk(world):
     _patch(world, office, {"inherit": True})  # every reader reads the root again: the title shown, held, flagging
     rescreen(tenant_ids=[world.tenant.pk])
     assert Chunk.objects.get(section=office).screening_flagged
+
+
+HEADS = {
+    "notes.md": ("text/markdown", f"---\ndescription: {PLANTED}\n---\nThe shuttle leaves the north gate every twenty "
+                                  "minutes.\n\n# Parking\n\nParking spaces are assigned every quarter.\n"),
+    "gate.py": ("text/x-python", f"import functools\n\n\n@functools.lru_cache(maxsize=None)  # {PLANTED}\n"
+                                 "def gate_hours():\n    \"\"\"The opening hours of the north gate.\"\"\"\n"
+                                 "    return ('07:00', '19:00')\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HEADS))
+def test_an_agent_reads_no_sections_head_that_no_chunk_holds(world, name):
+    """MCP's ``read_section`` and document resource gave an agent each section's whole extent: its head too -- a
+    Markdown front matter (any key: ``description:`` is never screened), a definition's decorators and signature
+    (screened only as far as its chunks' context carries it: the first 300 characters, no decorator) -- text in
+    no chunk, so in no search context, and never held: a planted instruction there reached the
+    agent whole in quarantine mode. An agent reads what a search context gives: bodies and heading lines."""
+    from kb import mcp_server
+
+    content_type, content = HEADS[name]
+    response = world.client("editor").post("/api/v1/documents/", {
+        "title": name, "source": name, "content": content, "content_type": content_type, "access_level": "internal",
+    }, format="json")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(pk=response.json()["id"])
+    _run_queued(document)
+    viewer = world.actors["viewer"].membership
+    caller = mcp_server.Caller(lambda: viewer, "http://testserver")
+    served = [mcp_server.document_work(str(document.pk))(viewer, caller)]
+    for section in Section.objects.filter(document=document):
+        served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(viewer, caller)))
+    words = PLANTED.split()[-1]  # the address
+    assert all(words not in text and "evil" not in text for text in served), name
+    assert any("north" in text for text in served)  # the bodies stay
+    if name == "notes.md":
+        assert "# Parking" in served[0]  # a heading line stays: its title is screened on its own
