@@ -10,6 +10,8 @@
   matter's tags were joined to the document's for good.
 * Then, withheld, a planted front matter title still flagged every chunk of its document: the internal readers' section
   was held and its summary told them the reasons of a title they may not read.
+* MCP's ``read_section`` and document resource gave an agent each section's head -- a front matter, a definition's
+  decorators and signature -- text in no chunk, never held: a planted instruction there reached it in quarantine mode.
 """
 
 from __future__ import annotations
