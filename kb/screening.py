@@ -62,6 +62,7 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     title_flagged,
     title_held,
     titles_digest,
+    titles_unshown,
 )
 
 MODES = tuple(ScreeningMode.values)
@@ -122,7 +123,8 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
 def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
     search may not return under the tenant's mode: held for review, kept out; the lines of its held
-    headings (:func:`held_heading_spans`); and the text of its sections without chunks (:func:`unscreened_spans`).
+    headings (:func:`held_heading_spans`); the heads of its sections that are no heading line
+    (:func:`unscreened_heads`); and the text of its sections without chunks (:func:`unscreened_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -135,10 +137,11 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
     rows, unscreened = held_chunks_and_unscreened(tenant_id=tenant_id, version_id=version_id,
                                                   document_ids={document_id}, chunks=~returnable_q(mode))
     # A held heading's line too: it lies outside its chunks (and a heading with no text below is in none).
-    sections = Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
-        "id", "parent_id", "start", "end", "title", "body_spans", title_screening=F(f"metadata__{TITLE_SCREENING}"))
+    sections = list(Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
+        "id", "parent_id", "start", "end", "title", "body_spans", "kind",
+        title_screening=F(f"metadata__{TITLE_SCREENING}")))
     headings = held_heading_spans(sections, mode)
-    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings,
+    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings, *unscreened_heads(sections),
                         *unscreened.get(document_id, ())])
 
 
@@ -187,6 +190,33 @@ def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, in
     record as ``title_screening``), from a section's start to its first text or subsection: in the document's
     text, outside every chunk, so cut out with the held chunks wherever an agent reads that text."""
     rows = list(rows)
+    return merge_spans(head for row, head in zip(rows, _heads(rows), strict=True)
+                       if head[1] > head[0] and title_held(row["title"], row["title_screening"], mode))
+
+
+# The kind of section whose head is its heading line, and nothing else (``ingestion.parsers.section_tree``'s
+# headings: Markdown, HTML, reStructuredText, PDF outlines, DOCX): the title is screened on its own, and its line cut
+# when held (:func:`held_heading_spans`).
+HEADING_KIND = "heading"
+
+
+def unscreened_heads(rows: Iterable[Mapping]) -> list[tuple[int, int]]:
+    """The heads of sections (rows as for :func:`held_heading_spans`, with ``kind``) that are no heading line: a
+    document root's (a Markdown front matter, a caption file's header line), a code definition's (its decorators
+    and signature), a transcript turn's, a region's marker line. Text in no chunk -- so in no search context, which
+    is made of bodies and titles -- and never held: a front matter's keys but ``title`` and ``tags`` are never
+    screened, a definition's decorators and the signature past its first 300 characters neither (its chunks'
+    context carries the rest), and a held chunk left its definition's head whole. Found attacking the demo
+    (fourteenth session): "Ignore all previous instructions and ..." in a front matter's ``description:`` or a
+    decorator's comment reached an agent whole through MCP's ``read_section`` and document resource, in quarantine
+    mode. Cut wherever an agent reads the text, as held text is."""
+    rows = list(rows)
+    return merge_spans(head for row, head in zip(rows, _heads(rows), strict=True)
+                       if head[1] > head[0] and row.get("kind") != HEADING_KIND)
+
+
+def _heads(rows: list[Mapping]) -> list[tuple[int, int]]:
+    """Each section's head: from its start to its first text or subsection (its end when it has neither)."""
     firsts: dict = {}
     for row in rows:
         starts = [int(span[0]) for span in row["body_spans"] or () if isinstance(span, list | tuple) and span]
@@ -194,10 +224,7 @@ def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, in
     for row in rows:
         if row["parent_id"] in firsts:
             firsts[row["parent_id"]] = min(firsts[row["parent_id"]], row["start"])
-    return merge_spans(
-        (row["start"], firsts[row["id"]]) for row in rows
-        if firsts[row["id"]] > row["start"] and title_held(row["title"], row["title_screening"], mode)
-    )
+    return [(row["start"], firsts[row["id"]]) for row in rows]
 
 
 def _verdict(screening: dict) -> dict:
@@ -430,7 +457,7 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     record = (document.metadata or {}).get(TITLE_SCREENING)
     flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
     named = (document.title, (document.metadata or {}).get(CONTENT_TITLE) or "")
-    titles = [t for t in dict.fromkeys(named) if flagged(t, record)]
+    titles = [t for t in dict.fromkeys(named) if flagged(t, record) and t not in titles_unshown(document, named)]
     # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
     source = [name for name, _ in filter(None, [source_flagging(document, named)])]
     # Held tags likewise (kb.titles.tags_flagging), under the name their verdict is kept under.

@@ -31,7 +31,14 @@ from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import CONTENT_BY, DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
-from kb.titles import UNTITLED, document_title_screen, flagging_titles, releases_undone, tag_refused
+from kb.titles import (
+    UNTITLED,
+    document_tags_screen,
+    document_title_screen,
+    flagging_titles,
+    releases_undone,
+    tag_refused,
+)
 
 # Namespace for deterministic ids (index versions, sections, chunks).
 
@@ -179,6 +186,8 @@ def _document_write(
     document.size_bytes = len(upload.content)
     if upload.tags is not None:  # None: a replace keeps the document's tags, and their verdict
         document.tags = sorted({t.strip() for t in upload.tags if t.strip()})
+        # The uploader's own (shown wherever the document is); the content's join them at ingestion (document_tags_follow).
+        document.metadata = {**_without(document.metadata, CONTENT_TAGS), TAGS_TYPED: list(document.tags)}
     document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
     document.status, document.error = Document.Status.PENDING, ""
     # Who uploaded these bytes: an ingestion error may quote any of them, so only they (and admins)
@@ -205,6 +214,10 @@ def _without(metadata: dict, key: str) -> dict:
 # that the uploader typed the title (a policy never touches that one). Neither: a document stored before.
 CONTENT_TITLE = "content_title"
 TITLE_GIVEN = "title_given"
+# And its tags: those the uploader typed (always listed) and the content's own (a front matter's ``tags:``, listed
+# only while every reader of the document may read its root: document_tags_follow). Neither: a document stored before.
+TAGS_TYPED = "tags_typed"
+CONTENT_TAGS = "content_tags"
 
 
 def document_access_of(
@@ -253,6 +266,53 @@ def document_title_follow(
     title = candidate[:500] if candidate and access.title_shown(candidate) else UNTITLED
     changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
     document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
+    return changed
+
+
+def document_tags_listed(
+    document: Document, *, content_tags: Sequence[str] | None = None, access: DocumentAccess | None = None,
+    sections: Sequence[Section] = (),
+) -> tuple[list[str], dict]:
+    """The tags ``document`` lists under its access view (``access``, else derived from ``sections``), and its
+    metadata recording them: the ones the uploader typed, and the content's own (``content_tags``: a front matter's
+    ``tags:``, given when new content is stored; else those recorded) only while every reader of any of its
+    sections may read the root they are text of (:meth:`accounts.policy.DocumentAccess.own_text_shown`).
+
+    Found attacking the demo (fourteenth session): a front matter's ``tags:`` joined the document's tags, which
+    every reader of any section is shown (the documents API, MCP's ``list_documents``, the console) and may filter
+    by -- so a confidential front matter's tags reached internal readers of a section an editor widened through the
+    API, while the front matter's text itself (in the root's span) was redacted for them. A document stored before
+    the split (no ``TAGS_TYPED``) is fail closed: its whole list counts as the content's until new content is
+    stored, which tells its own tags from the rest (those the uploader typed, as far as can be known)."""
+    metadata = document.metadata or {}
+    typed = metadata.get(TAGS_TYPED)
+    if typed is None:  # stored before the split: a list of unknown origin (kept under CONTENT_TAGS once withheld)
+        unknown = metadata.get(CONTENT_TAGS, list(document.tags or ()))
+        if content_tags is None:
+            typed, content = [], unknown
+        else:
+            typed, content = [t for t in unknown if t not in set(map(str, content_tags))], content_tags
+    else:
+        content = metadata.get(CONTENT_TAGS, []) if content_tags is None else content_tags
+    content = sorted({str(t) for t in content})
+    access = access or document_access_of(sections, document)
+    tags = sorted({*map(str, typed), *(content if access.own_text_shown() else ())})
+    if TAGS_TYPED not in metadata and content_tags is None:
+        return tags, {**metadata, CONTENT_TAGS: content}
+    return tags, {**metadata, TAGS_TYPED: sorted(set(map(str, typed))), CONTENT_TAGS: content}
+
+
+def document_tags_follow(
+    document: Document, sections: Sequence[Section] = (), *, content_tags: Sequence[str] | None = None,
+    access: DocumentAccess | None = None,
+) -> bool:
+    """Give ``document`` (in memory) the tags :func:`document_tags_listed` says, and their verdict
+    (``kb.titles.document_tags_screen``); True when its tags or metadata changed. Run where new content is stored
+    (``pipeline.store``) and wherever a policy changes (:func:`apply_policies`), as a content title is."""
+    tags, metadata = document_tags_listed(document, content_tags=content_tags, access=access, sections=sections)
+    changed = (tags, metadata) != (list(document.tags or ()), document.metadata or {})
+    document.tags, document.metadata = tags, metadata
+    document_tags_screen(document)
     return changed
 
 
@@ -424,8 +484,11 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
             section.heading_path = list(paths[section.id])
         Section.objects.bulk_update(renamed, ["heading_path"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
-    if document_title_follow(document, sections, access=access):  # a heading now above some reader is no longer its title
-        Document.objects.filter(pk=document.pk).update(title=document.title, metadata=document.metadata)
+    titled = document_title_follow(document, sections, access=access)  # a heading now above some reader: no title
+    tagged = document_tags_follow(document, sections, access=access)  # a root now above some reader: no content tags
+    if titled or tagged:
+        Document.objects.filter(pk=document.pk).update(title=document.title, tags=document.tags,
+                                                       metadata=document.metadata)
     return sections
 
 

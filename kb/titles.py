@@ -340,6 +340,14 @@ def tags_flagging(document: Document, tags: Iterable[str] | None = None) -> tupl
     return None
 
 
+def titles_unshown(document: Document, titles: Iterable[str]) -> set[str]:
+    """Those of a document's ``titles`` (its title, the content's) that it does not show -- all but its title: the
+    content's when the uploader typed another, or when the rule of a title from the content withholds it
+    (``accounts.policy.content_title_shown``). Screened for their own record, they flag no chunk
+    (``pipeline.screen.screen_document``) and a decision on a chunk decides none of them (``kb.screening``)."""
+    return {t for t in titles if t != document.title}
+
+
 def shown_tags(tags: list[str], record, mode: str) -> list[str]:
     """A document's tags as shown under the one rule: ``[TAGS_HELD]`` when their verdict holds them
     (:func:`title_held`: flagged in quarantine mode and not released, or kept out in any mode); as stored otherwise

@@ -27,7 +27,7 @@ from accounts.tenancy import owner_path, tenant_activate
 from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions
+from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions, titles_unshown
 from pipeline.screen import (
     SCREENED_BY,
     readable_document_texts,
@@ -113,7 +113,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
-            tags=tags_flagging(document),
+            tags=tags_flagging(document), unshown=titles_unshown(document, titles),
         )
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from copy import copy
 from dataclasses import dataclass
 
 from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
+from kb.services import document_tags_listed, document_title_follow
 from kb.titles import (
     UNTITLED,
     TitleDecisions,
@@ -18,6 +20,7 @@ from kb.titles import (
     tags_flagging,
     title_record,
     titles_digest,
+    titles_unshown,
 )
 from pipeline.plan import Plan
 
@@ -43,14 +46,20 @@ def screen_plans(plans: list[Plan]) -> None:
         chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
         ids = {row.key: row.id for row in plan.section_rows}
         texts = readable_document_texts(plan.parsed.text, plan.section_rows)
+        titles = (plan.document.title, plan.parsed.title or "")
+        shown = copy(plan.document)  # the title it will show once stored (pipeline.store), under the plan's policies
+        document_title_follow(shown, plan.section_rows, content_title=plan.parsed.title or "", access=plan.access)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
-            document_text=plan.parsed.text, titles=(plan.document.title, plan.parsed.title or ""),
+            document_text=plan.parsed.text, titles=titles, unshown=titles_unshown(shown, titles),
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
-            # The tags it will list: the front matter's join the document's (pipeline.store).
-            tags=tags_flagging(plan.document, [*(plan.document.tags or ()), *map(str, plan.parsed.tags or ())]),
+            # The tags it will list: the front matter's join the document's while every reader may read the root
+            # (kb.services.document_tags_listed, as pipeline.store lists them).
+            tags=tags_flagging(plan.document, document_tags_listed(
+                plan.document, content_tags=[str(t) for t in plan.parsed.tags or ()], access=plan.access,
+                sections=plan.section_rows)[0]),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 
@@ -114,7 +123,7 @@ class DocumentScreening:
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
                     titles: Sequence[str] = (), headings: Iterable[str] = (),
                     source: tuple[str, dict] | None = None, tags: tuple[str, dict] | None = None,
-                    chunk_documents: Sequence[str] | None = None) -> DocumentScreening:
+                    chunk_documents: Sequence[str] | None = None, unshown: Iterable[str] = ()) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
     chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
@@ -149,7 +158,14 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     judged by the label rule in every mode; a tenant that had screening off, or tags stored before the rule).
 
     ``chunk_documents``: for each chunk, the document's text as every reader of it may read it
-    (:func:`readable_document_texts`), which its units are compared with; without it, ``document_text``."""
+    (:func:`readable_document_texts`), which its units are compared with; without it, ``document_text``.
+
+    ``unshown``: those of ``titles`` the document does not show (``kb.titles.titles_unshown``: the content's title when its
+    title is another -- typed, or "untitled" because some reader of the document may not read the root or the
+    heading bearing it). Each is screened for its own record (it is held when it is shown, after a policy change
+    and before the re-screen job flags its chunks) and flags no chunk, as a heading stricter than a chunk does not:
+    found attacking the demo (fourteenth session), a confidential front matter's planted title held a section opened
+    to internal readers, its reasons told them, though the title was shown to none of them."""
     if chunk_documents is None:
         verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     else:  # one call per distinct text (a document of one policy: one call, as without it)
@@ -181,7 +197,7 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     screened = dict(zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True))
     flagged = {name: (round(v.score, 4), list(v.reasons)) for name, v in screened.items() if v.flagged}
     verdicts = {name: verdict.as_dict() for name, verdict in screened.items()}
-    everywhere = list(shown)
+    everywhere = [t for t in shown if t not in set(unshown)]
     for given, default in ((source, "source"), (tags, "tags")):
         if given is not None and given[0] not in screened:
             name, entry = given

@@ -15,8 +15,8 @@ from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
-from kb.services import apply_policies, decision_kept, document_title_follow, text_digest
-from kb.titles import document_tags_screen, title_decisions
+from kb.services import apply_policies, decision_kept, document_tags_follow, document_title_follow, text_digest
+from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
@@ -128,9 +128,10 @@ def store_plan(plan: Plan) -> None:
         # The content's title, under the policies just stored (overrides carried over included).
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
                               access=None if plan.reuse_sections else plan.access)
-        if plan.parsed.tags:  # front matter tags join the upload's
-            document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
-        document_tags_screen(document)  # the tags it lists now: their verdict, as screening read them (pipeline.screen)
+        # Front matter tags join the upload's while every reader may read the root they are text of; their verdict, as
+        # screening read them (pipeline.screen).
+        document_tags_follow(document, list(sections.values()), content_tags=[str(t) for t in plan.parsed.tags or ()],
+                             access=plan.access)
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
             **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),

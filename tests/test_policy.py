@@ -28,6 +28,7 @@ from accounts.policy import (
     can_read,
     content_title_shown,
     document_access,
+    document_text_shown,
     effective_policies,
     parse_level,
     policy_implies,
@@ -127,21 +128,30 @@ def test_readable_heading_path_is_what_one_reader_may_read(clearance, groups):
 )
 def test_a_content_title_is_shown_only_when_every_reader_may_read_its_sections(rows, title):
     """The property behind ``content_title_shown``: whoever may read any section of the document
-    (and so sees its title) may read every section bearing that title."""
-    nodes = [PathNode(i, None, t, level, tuple(groups)) for i, (t, level, groups) in enumerate(rows)]
+    (and so sees its title) may read every section bearing that title -- the root, for a title no
+    section bears (a front matter's: text of the root)."""
+    nodes = [PathNode(i, None if i == 0 else 0, t, level, tuple(groups)) for i, (t, level, groups) in enumerate(rows)]
     readers = [Reader(1, c, frozenset(g)) for c in range(4) for g in ((), (1,), (2,), (3,), (1, 2))]
+    bearers = [n for n in nodes if n.title == title] or nodes[:1]
     leaks = any(
         any(can_read(r, level=n.level, group_ids=n.group_ids) for n in nodes)
         and not can_read(r, level=b.level, group_ids=b.group_ids)
-        for r in readers for b in nodes if b.title == title
+        for r in readers for b in bearers
     )
     assert content_title_shown(title, nodes) is not leaks
+    assert document_text_shown(nodes) is not any(
+        any(can_read(r, level=n.level, group_ids=n.group_ids) for n in nodes)
+        and not can_read(r, level=nodes[0].level, group_ids=nodes[0].group_ids) for r in readers)
 
 
 def test_content_title_shown_cases():
     root, plan = PathNode("r", None, "", 1, ()), PathNode("p", "r", "Plan", 3, (1,))
     assert not content_title_shown("Plan", [root, plan])  # a restricted heading of an internal document
-    assert content_title_shown("Front matter", [root, plan])  # no section bears it
+    assert content_title_shown("Front matter", [root, plan])  # no section bears it: the root's, read by every reader
+    wide = PathNode("w", "r", "Office", 1, ())
+    closed = PathNode("r", None, "", 2, ())
+    assert not content_title_shown("Front matter", [closed, wide])  # a section wider than the root: not shown
+    assert not document_text_shown([closed, wide]) and document_text_shown([root, plan])
     assert content_title_shown("Plan", [PathNode("r", None, "", 3, (1,)), plan])  # every reader reads it
     assert not content_title_shown("P" * 600, [root, PathNode("p", "r", "P" * 500, 3, ())])  # compared on 500
 
