@@ -556,8 +556,9 @@ class _Chunker:
         option is off, nothing changes, or the labelled text would not fit the model input."""
         if not self.config.table_row_labels:
             return embed, n
-        body = labelled_rows(header, rows.strip("\n"))
-        if not body.strip():
+        plain_rows = rows.strip("\n")
+        body = labelled_rows(header, plain_rows)
+        if not body.strip() or body == plain_rows:  # no row to label (a header with a group label only)
             return embed, n
         labelled = join_embed_text(table_prefix, body)
         if labelled == embed:

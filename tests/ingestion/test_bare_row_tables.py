@@ -5,6 +5,10 @@ after the paragraph that introduces it is found (with or without blank lines in 
 becomes one chunk per row that embeds the header row and the introducing sentence; a table whose
 rows disagree on their cell count, or hold no numbers, is not a data table; a long one-line
 paragraph is cut between sentences, and ``topic_sentence`` changes only what is embedded.
+
+Every config here has ``table_row_labels`` off (the default since issue 30's fourteenth round), so that the
+embedded text holds the header line these properties look for; the option changes no span or cut
+(tests/ingestion/test_table_row_labels.py).
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ def test_a_bare_row_table_after_its_paragraph_is_one_chunk_per_row_with_header_a
     round of issue 30 and tables too large for the default's threshold are)."""
     text, intro, header, rows, _blank = report
     doc = parse_text(text)
-    chunks = chunk_document(doc, ChunkingConfig(table_rows_over=0), COUNTER)
+    chunks = chunk_document(doc, ChunkingConfig(table_row_labels=False, table_rows_over=0), COUNTER)
     row_chunks = [c for c in chunks if c.kind == "table_row"]
     assert len(row_chunks) == len(rows)
     table_start = text.index(header)
@@ -87,7 +91,7 @@ def test_the_default_keeps_a_small_table_whole_with_its_introduction_and_cuts_a_
     extra = [f"{NAMES[i % len(NAMES)]} {i} | " + " | ".join(["1,234.5"] * header.count("|")) for i in range(more)]
     text = text.replace("\n".join([header, *rows]), "\n".join([header, *rows, *extra]), 1)
     rows = rows + extra
-    chunks = chunk_document(parse_text(text), ChunkingConfig(), COUNTER)
+    chunks = chunk_document(parse_text(text), ChunkingConfig(table_row_labels=False), COUNTER)
     tables = [c for c in chunks if c.kind == "table"]
     row_chunks = [c for c in chunks if c.kind == "table_row"]
     whole = "\n".join([header, *rows])
@@ -109,7 +113,7 @@ def test_the_default_keeps_a_small_table_whole_with_its_introduction_and_cuts_a_
 @given(reports())
 def test_the_previous_config_keeps_the_table_whole_or_in_row_groups(report):
     text, _intro, _header, rows, _blank = report
-    chunks = chunk_document(parse_text(text), ChunkingConfig(table_rows=False), COUNTER)
+    chunks = chunk_document(parse_text(text), ChunkingConfig(table_row_labels=False, table_rows=False), COUNTER)
     assert not [c for c in chunks if c.kind == "table_row"]
 
 
@@ -135,8 +139,8 @@ def test_data_table_detection_needs_equal_cell_counts_and_numbers(table, data):
 def test_a_long_one_line_paragraph_is_cut_between_sentences_and_the_topic_is_only_embedded(sentences):
     text = " ".join(sentences) + "\n"
     doc = parse_text(text)
-    plain = chunk_document(doc, ChunkingConfig(), COUNTER)
-    topical = chunk_document(doc, ChunkingConfig(topic_sentence=True), COUNTER)
+    plain = chunk_document(doc, ChunkingConfig(table_row_labels=False), COUNTER)
+    topical = chunk_document(doc, ChunkingConfig(table_row_labels=False, topic_sentence=True), COUNTER)
     bounds = split_sentences(text)
     starts, ends = {s for s, _ in bounds}, {e for _, e in bounds}
     assert len(plain) > 1
@@ -165,11 +169,11 @@ def test_a_row_chunk_never_embeds_text_of_another_section():
     )
     doc = parse_text(text)
     assert len([s for s in doc.sections if s.blocks]) == 2
-    rows = [c for c in chunk_document(doc, ChunkingConfig(table_rows_over=0), COUNTER) if c.kind == "table_row"]
+    rows = [c for c in chunk_document(doc, ChunkingConfig(table_row_labels=False, table_rows_over=0), COUNTER) if c.kind == "table_row"]
     assert len(rows) == 3
     assert not any("Restricted" in c.embed_text for c in rows)
     # The default keeps this small table whole: the same rule for the whole table's chunk.
-    (whole,) = [c for c in chunk_document(doc, ChunkingConfig(), COUNTER) if c.kind == "table"]
+    (whole,) = [c for c in chunk_document(doc, ChunkingConfig(table_row_labels=False), COUNTER) if c.kind == "table"]
     assert whole.text.startswith("Unit | 2023") and "Restricted" not in whole.embed_text
 
 
@@ -194,13 +198,13 @@ TWO_TABLES = ("Finance\nThe year's revenue grew in every segment of the business
 
 
 def test_a_lead_in_between_two_tables_of_other_columns_starts_the_second_table():
-    chunks = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(), COUNTER)
+    chunks = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(table_row_labels=False), COUNTER)
     rows = [c for c in chunks if any(row in c.text for row in PROJECT_ROWS)]
     assert rows and all("Segment | 2025" not in c.embed_text and "Revenue by segment" not in c.embed_text for c in rows)
     assert all(PROJECTS_HEADER in c.embed_text and "Projects under way in 2025:" in c.embed_text for c in rows)
     assert not any("Municipal collection" in c.text and PROJECT_ROWS[0] in c.text for c in chunks)
     # Configs stored before the field (it reads as off) keep their chunks: the lead-in as a group label.
-    before = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(table_label_columns=False), COUNTER)
+    before = chunk_document(parse_text(TWO_TABLES), ChunkingConfig(table_row_labels=False, table_label_columns=False), COUNTER)
     assert any("Segment | 2025" in c.embed_text for c in before if PROJECT_ROWS[-1] in c.text)
 
 
@@ -209,7 +213,7 @@ def test_a_group_label_followed_by_rows_of_the_tables_columns_stays_inside_it():
                                          "West | 520 | 610", "Harbour | 300 | 340"]
     text = ("The units' output is shown below.\n" + header + "\n" + "\n".join(rows[:2]) + "\nCoastal units\n"
             + "\n".join(rows[2:]) + "\nThat closes the table.\n")
-    for config in (ChunkingConfig(), ChunkingConfig(table_label_columns=False)):
+    for config in (ChunkingConfig(table_row_labels=False), ChunkingConfig(table_row_labels=False, table_label_columns=False)):
         chunks = chunk_document(parse_text(text), config, COUNTER)
         holding = [c for c in chunks if any(row in c.text for row in rows)]
         assert all(header in c.embed_text for c in holding), config.table_label_columns

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+from ingestion.chunking.textables import is_delimiter_row
 from ingestion.structure import Block, ParsedDocument, Section
 
 COUNTER = default_counter()
@@ -196,7 +197,13 @@ def check_invariants(doc: ParsedDocument, config: ChunkingConfig, chunks, known_
         assert text[c.start : c.end] == c.text
         assert c.text.rstrip() == c.text and c.text.strip()  # code keeps its indentation
         assert c.heading_path == tuple(by_key[c.section_key].heading_path)
-        if c.kind not in ("table", "table_row"):
+        if c.kind == "table_rows" and config.table_row_labels:
+            # rows written with their column labels (ChunkingConfig.table_row_labels): every cell is embedded but
+            # the first label of a header line (the first line of a table's first group)
+            for i, line in enumerate(c.text.split("\n")):
+                cells = [line] if is_delimiter_row(line) else line.split("|")[(1 if i == 0 else 0) :]
+                assert all(cell.strip() in c.embed_text for cell in cells if not is_delimiter_row(cell)), c
+        elif c.kind not in ("table", "table_row"):
             assert c.embed_text.endswith(embedded_body(doc, c)), c
     # 2. the token count is the model's, and prefix + body fit the model input, always.
     real = COUNTER.count_batch([c.embed_text for c in chunks])

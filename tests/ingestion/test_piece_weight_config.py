@@ -8,8 +8,8 @@ import pytest
 
 from ingestion.chunking.config import ADDED_OFF, HASH_STABLE_DEFAULTS, ChunkingConfig
 
-# The default's hash since issue 30's thirteenth round (pieces at 0.5), and the twelfth round's before it (the
-# same config with pieces off: what every config stored before the option reads as).
+# The thirteenth round's default (pieces at 0.5; the fourteenth added table_row_labels, here off), and the twelfth
+# round's before it (the same config with pieces off: what every config stored before the option reads as).
 DEFAULT_HASH = "65c18ffca265"
 TWELFTH_HASH = "031cf0d7df70"
 # The default with pieces at 0.4: a version of its own (pinned, so a change to how it hashes is seen).
@@ -19,16 +19,16 @@ PIECES_HASH = "8b6f21a3160e"
 def test_pieces_are_on_by_default_and_every_stored_config_keeps_its_hash():
     assert ChunkingConfig().piece_weight == 0.5
     assert ADDED_OFF["piece_weight"] == 0.0 and HASH_STABLE_DEFAULTS["piece_weight"] == 0.0
-    assert ChunkingConfig().config_hash().startswith(DEFAULT_HASH)
-    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "piece_weight"}
+    assert ChunkingConfig(table_row_labels=False).config_hash().startswith(DEFAULT_HASH)
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k not in ("piece_weight", "table_row_labels")}
     # a config stored before the option has no key: it reads as off, and keeps the twelfth round's hash
-    assert ChunkingConfig.from_dict(stored) == ChunkingConfig(piece_weight=0.0)
+    assert ChunkingConfig.from_dict(stored) == ChunkingConfig(piece_weight=0.0, table_row_labels=False)
     assert ChunkingConfig.from_dict(stored).config_hash().startswith(TWELFTH_HASH)
     assert ChunkingConfig(piece_weight=0).config_hash() == ChunkingConfig(piece_weight=0.0).config_hash()  # alike
 
 
 def test_a_piece_weight_is_a_version_of_its_own():
-    pieces = ChunkingConfig(piece_weight=0.4)
+    pieces = ChunkingConfig(piece_weight=0.4, table_row_labels=False)
     assert pieces.config_hash().startswith(PIECES_HASH)
     assert pieces.config_hash() != ChunkingConfig(piece_weight=0.0).config_hash() != ChunkingConfig().config_hash()
     assert ChunkingConfig.from_dict(pieces.as_dict()) == pieces

@@ -195,7 +195,8 @@ def test_table_context_embeds_the_lead_in_and_the_group_label():
         rows += [f"``{group[0]}{n}`` | {group} value number {n} with a longer description | ``{n}``" for n in range(12)]
     text = "Some text before the table.\n\nThe format characters are:\n\n" + "\n".join(rows) + "\n"
     doc = parse(text.encode(), content_type="text/plain")
-    config = ChunkingConfig(table_context=True, target_tokens=96, prose_target_tokens=64, max_tokens=160)
+    config = ChunkingConfig(table_context=True, target_tokens=96, prose_target_tokens=64, max_tokens=160,
+                            table_row_labels=False)
     groups = [c for c in chunk_document(doc, config, COUNTER) if c.kind == "table_rows"]
     assert len(groups) > 2
     for c in groups:
@@ -228,14 +229,14 @@ def test_new_options_are_validated_and_keep_the_stored_hash():
     previous = ChunkingConfig(
         table_context=False, boundaries="sentence", prose_overlap=True, table_rows=False, topic_sentence=False,
         table_delimiter_rows=False, markdown_table_rows=False, compact_table_header=False, long_sentence_lines=False,
-        table_rows_over=0, table_label_columns=False, piece_weight=0.0,
+        table_rows_over=0, table_label_columns=False, piece_weight=0.0, table_row_labels=False,
     )
     stored = {
         k: v
         for k, v in previous.as_dict().items()
         if k not in ("boundaries", "inner", "prose_overlap", "table_context", "table_rows", "topic_sentence",
                      "table_delimiter_rows", "markdown_table_rows", "compact_table_header", "long_sentence_lines",
-                     "table_rows_over", "table_label_columns", "piece_weight")
+                     "table_rows_over", "table_label_columns", "piece_weight", "table_row_labels")
     }
     assert ChunkingConfig.from_dict(stored) == previous
     assert previous.config_hash() == "fda07a387c5d8b1925e2e0becd91c28ff2b80b5b9cfc45dfbcb629cd939f2b7a"

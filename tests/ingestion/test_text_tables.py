@@ -4,6 +4,10 @@ Unit tests of the table detection, and Hypothesis properties of the chunker on
 generated plain text with pipe/tab tables and headings: spans exact, token
 counts exact, within the model input, inside one section, every character
 covered, row groups of a table repeat its header.
+
+The configs here have ``table_row_labels`` off (the default since issue 30's fourteenth round), so that a row
+group's embedded text repeats the header line these tests look for; the option changes no span or cut
+(tests/ingestion/test_table_row_labels.py).
 """
 
 from __future__ import annotations
@@ -70,10 +74,10 @@ def documents(draw) -> str:
 
 
 CONFIGS = [
-    ChunkingConfig(),
-    ChunkingConfig(compact_table_header=True, long_sentence_lines=True),
-    ChunkingConfig(text_tables=True, target_tokens=192, prose_target_tokens=160),
-    ChunkingConfig(text_tables=True, target_tokens=64, prose_target_tokens=32, max_tokens=128),
+    ChunkingConfig(table_row_labels=False),
+    ChunkingConfig(table_row_labels=False, compact_table_header=True, long_sentence_lines=True),
+    ChunkingConfig(table_row_labels=False, text_tables=True, target_tokens=192, prose_target_tokens=160),
+    ChunkingConfig(table_row_labels=False, text_tables=True, target_tokens=64, prose_target_tokens=32, max_tokens=128),
 ]
 
 
@@ -106,8 +110,8 @@ def test_plain_text_with_tables_keeps_every_guarantee(text, config):
 def test_headingless_prose_uses_the_prose_target():
     text = " ".join(f"The quarter number {n} had revenue growth and a net margin." for n in range(300))
     doc = parse(text.encode(), content_type="text/plain")
-    big = chunk_document(doc, ChunkingConfig(target_tokens=192), COUNTER)
-    small = chunk_document(doc, ChunkingConfig(target_tokens=192, prose_target_tokens=96), COUNTER)
+    big = chunk_document(doc, ChunkingConfig(table_row_labels=False, target_tokens=192), COUNTER)
+    small = chunk_document(doc, ChunkingConfig(table_row_labels=False, target_tokens=192, prose_target_tokens=96), COUNTER)
     assert len(small) > len(big)
     assert max(c.token_count for c in small) <= 96 + 2
 
@@ -165,8 +169,8 @@ def markdown_tables(draw) -> tuple[str, list[tuple[int, int, int]]]:
 @given(markdown_tables(), st.sampled_from(
     # (markdown_table_rows=False is drawn with compact_table_header off, as before the sixth round made the
     # latter the default: without row chunks a padded header is not kept with its rows either way.)
-    [ChunkingConfig(), ChunkingConfig(markdown_table_rows=False, compact_table_header=False),
-     ChunkingConfig(compact_table_header=False)]))
+    [ChunkingConfig(table_row_labels=False), ChunkingConfig(table_row_labels=False, markdown_table_rows=False, compact_table_header=False),
+     ChunkingConfig(table_row_labels=False, compact_table_header=False)]))
 def test_a_markdown_table_is_never_split_from_its_header(case, config):
     text, tables = case
     chunks = chunk_document(parse(text.encode(), content_type="text/plain"), config, COUNTER)
@@ -202,7 +206,7 @@ LOCK_HEADER = "| lock | reentrant | preference |\n|------|-----------|----------
 
 
 def test_the_default_cuts_a_markdown_word_table_one_row_per_chunk():
-    chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
+    chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), ChunkingConfig(table_row_labels=False), COUNTER)
     start = LOCKS.index(LOCK_HEADER)
     inside = [c for c in chunks if c.start >= start and c.end <= LOCKS.index("\n\nThreads")]
     assert [c.text for c in inside] == [LOCK_HEADER + "\n" + LOCK_ROWS[0], *LOCK_ROWS[1:]]
@@ -214,13 +218,13 @@ def test_the_default_cuts_a_markdown_word_table_one_row_per_chunk():
 
 def test_a_config_stored_before_keeps_the_whole_word_table_and_its_hash():
     # the default before round 3
-    previous = ChunkingConfig(markdown_table_rows=False, compact_table_header=False, table_rows_over=0,
+    previous = ChunkingConfig(table_row_labels=False, markdown_table_rows=False, compact_table_header=False, table_rows_over=0,
                               table_label_columns=False, piece_weight=0.0)
     stored = {k: v for k, v in previous.as_dict().items()
               if k not in ("markdown_table_rows", "table_rows_over", "table_label_columns", "piece_weight")}
     assert ChunkingConfig.from_dict(stored) == previous  # a stored version without the key reads it as off
     assert previous.config_hash() == "e1d951495b6cb24ccc045115e51226dc1172a948ecb99ee33b322662f4f091b0"
-    assert ChunkingConfig().config_hash() != previous.config_hash()
+    assert ChunkingConfig(table_row_labels=False).config_hash() != previous.config_hash()
     chunks = chunk_document(parse(LOCKS.encode(), content_type="text/plain"), previous, COUNTER)
     whole = [c for c in chunks if LOCK_ROWS[0] in c.text]
     assert len(whole) == 1 and all(row in whole[0].text for row in LOCK_ROWS)
@@ -245,7 +249,7 @@ PADDED = (
     "The detectors differ as follows:\n\n" + PADDED_HEADER + "\n" + "\n".join(PADDED_ROWS) + "\n\n"
     "Both detectors are maintained.\n"
 )
-FIXED = ChunkingConfig(compact_table_header=True, long_sentence_lines=True)
+FIXED = ChunkingConfig(table_row_labels=False, compact_table_header=True, long_sentence_lines=True)
 
 
 def test_a_padded_markdown_table_gets_one_row_chunk_per_row_with_its_header_words():
@@ -265,12 +269,12 @@ def test_a_config_stored_before_the_fourth_round_keeps_its_hash_and_its_chunks()
     stored = {k: v for k, v in FIXED.as_dict().items() if k not in later}
     previous = ChunkingConfig.from_dict(stored)  # a version stored before reads the three as off
     # the third round's default (the default until the sixth round made compact_table_header on), unchanged
-    assert previous == ChunkingConfig(compact_table_header=False, long_sentence_lines=False, table_rows_over=0,
+    assert previous == ChunkingConfig(table_row_labels=False, compact_table_header=False, long_sentence_lines=False, table_rows_over=0,
                                       table_label_columns=False, piece_weight=0.0)
     assert previous.config_hash() == "22a414f1b4de2818f27d4427233b961744b2ccaab85caa8b732a953b1502d69f"
-    assert FIXED.config_hash() != previous.config_hash() != ChunkingConfig().config_hash()
-    assert ChunkingConfig(compact_table_header=True).config_hash() != previous.config_hash()
-    assert ChunkingConfig(long_sentence_lines=True).config_hash() != previous.config_hash()
+    assert FIXED.config_hash() != previous.config_hash() != ChunkingConfig(table_row_labels=False).config_hash()
+    assert ChunkingConfig(table_row_labels=False, compact_table_header=True).config_hash() != previous.config_hash()
+    assert ChunkingConfig(table_row_labels=False, long_sentence_lines=True).config_hash() != previous.config_hash()
     chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), previous, COUNTER)
     assert not any(c.kind == "table_row" for c in chunks)  # the header did not fit: no row chunks, as before
     assert any(c.text.startswith("|---") for c in chunks)  # the delimiter row went to a chunk of its own
@@ -280,14 +284,17 @@ def test_the_default_cuts_a_padded_markdown_table_one_row_per_chunk_with_a_compa
     """The sixth round of issue 30 made ``compact_table_header`` the default (``7c01f80ad24d…``), the tenth
     ``table_rows_over=192`` (``b21e1fb0477b…``, which leaves Markdown tables cut per row), the twelfth
     ``table_label_columns`` (``031cf0d7df70…``), the thirteenth ``piece_weight=0.5`` (``65c18ffca265…``, the
-    same chunks): a padded table gets one chunk per row."""
-    assert ChunkingConfig().compact_table_header is True
-    assert ChunkingConfig().config_hash().startswith("65c18ffca265")
-    assert ChunkingConfig(piece_weight=0.0).config_hash().startswith("031cf0d7df70")
-    assert ChunkingConfig(piece_weight=0.0, table_label_columns=False).config_hash().startswith("b21e1fb0477b")
-    assert ChunkingConfig(piece_weight=0.0, table_rows_over=0, table_label_columns=False).config_hash().startswith(
+    same chunks), the fourteenth ``table_row_labels`` (``f904ab1ae807…``, the same spans): a padded table gets one
+    chunk per row."""
+    assert ChunkingConfig(table_row_labels=False).compact_table_header is True
+    assert ChunkingConfig().config_hash().startswith("f904ab1ae807")
+    old = {"table_row_labels": False}
+    assert ChunkingConfig(**old).config_hash().startswith("65c18ffca265")
+    assert ChunkingConfig(piece_weight=0.0, **old).config_hash().startswith("031cf0d7df70")
+    assert ChunkingConfig(piece_weight=0.0, table_label_columns=False, **old).config_hash().startswith("b21e1fb0477b")
+    assert ChunkingConfig(piece_weight=0.0, table_rows_over=0, table_label_columns=False, **old).config_hash().startswith(
         "7c01f80ad24d")
-    chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), ChunkingConfig(), COUNTER)
+    chunks = chunk_document(parse(PADDED.encode(), content_type="text/plain"), ChunkingConfig(table_row_labels=False), COUNTER)
     start, end = PADDED.index(PADDED_HEADER), PADDED.index("\n\nBoth")
     inside = [c for c in chunks if c.start >= start and c.end <= end]
     assert [c.text for c in inside] == [PADDED_HEADER + "\n" + PADDED_ROWS[0], *PADDED_ROWS[1:]]
@@ -301,17 +308,17 @@ def test_table_rows_over_keeps_a_small_bare_row_table_whole():
     table = "Year | Cement sold (kt) | EBITDA (£m)\n2021 | 1,410 | 61.2\n2022 | 1,455 | 64.0\n2023 | 1,502 | 66.9\n"
     text = "The five-year record below shows the trend.\n" + table
     doc = parse(text.encode(), content_type="text/plain")
-    off = chunk_document(doc, ChunkingConfig(table_rows_over=0), COUNTER)
-    on = chunk_document(doc, ChunkingConfig(), COUNTER)
-    assert ChunkingConfig(table_rows_over=0).table_rows_over == 0 and ChunkingConfig().table_rows_over == 192
+    off = chunk_document(doc, ChunkingConfig(table_row_labels=False, table_rows_over=0), COUNTER)
+    on = chunk_document(doc, ChunkingConfig(table_row_labels=False), COUNTER)
+    assert ChunkingConfig(table_row_labels=False, table_rows_over=0).table_rows_over == 0 and ChunkingConfig(table_row_labels=False).table_rows_over == 192
     assert [c.kind for c in off].count("table_row") == 3
     (whole,) = [c for c in on if c.kind == "table"]
     assert whole.text == table.rstrip("\n") and "The five-year record below shows the trend." in whole.embed_text
     assert not [c for c in on if c.kind == "table_row"]
-    assert [c for c in chunk_document(doc, ChunkingConfig(table_rows_over=10), COUNTER) if c.kind == "table_row"]
+    assert [c for c in chunk_document(doc, ChunkingConfig(table_row_labels=False, table_rows_over=10), COUNTER) if c.kind == "table_row"]
     markdown = "Backends were as follows.\n\n| Backend | Locks | Share |\n|---|---|---|\n| file | 12 | 40% |\n| redis | 9 | 30% |\n| sql | 9 | 30% |\n"
-    md = chunk_document(parse(markdown.encode(), content_type="text/plain"), ChunkingConfig(table_rows_over=192), COUNTER)
+    md = chunk_document(parse(markdown.encode(), content_type="text/plain"), ChunkingConfig(table_row_labels=False, table_rows_over=192), COUNTER)
     assert [c.kind for c in md].count("table_row") == 3
     for bad in (-1, True, 1.5):
         with pytest.raises(ValueError):
-            ChunkingConfig(table_rows_over=bad)
+            ChunkingConfig(table_row_labels=False, table_rows_over=bad)
