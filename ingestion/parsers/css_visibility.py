@@ -1928,9 +1928,13 @@ class Visibility:
         states = self._states
         memo: dict[tuple, tuple[_State, tuple]] = {}
         clamped: set[etree._Element] = set()  # elements that start past a line clamp's last line
+        chosen = _chosen_options(self.root)
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
             inherited = states.get(parent, initial) if parent is not None else initial
+            if element in chosen:  # drawn in its closed select's box, as the select's own text
+                states[element] = states.get(chosen[element], initial)
+                continue
             if inherited.gone:
                 states[element] = inherited  # nothing below display: none (or the like) is shown
                 continue
@@ -2295,6 +2299,29 @@ class Visibility:
 # spans clamped as browsers clamp them, and the placing bounded on a page (hostile tables of huge spans): past
 # MAX_GRID_STEPS the cells left are taken as not drawn (fail closed; only tables with a collapsed column).
 MAX_COLSPAN, MAX_ROWSPAN, MAX_GRID_STEPS = 1000, 65534, 200_000
+def _chosen_options(root: etree._Element) -> dict[etree._Element, etree._Element]:
+    """The option each closed select shows, and the select (checked in chromium 156, fourteenth session): a select
+    without ``multiple`` and of ``size`` 1 or none draws its chosen option's text in its own box, in its own colours
+    and font, whatever the option's or its group's styles say -- ``hidden``, ``display: none``, white, ``font-size:
+    0``, ``opacity: 0`` on the option were all drawn (cut before: visible text lost). The chosen option is the last
+    with ``selected``, else the first not disabled (a hidden one too). One with a ``label`` shows the label instead:
+    its text stays hidden. A list box (``multiple``, ``size`` over 1) draws each option as itself."""
+    chosen = {}
+    for select in root.iter("select"):
+        size = (select.get("size") or "").strip()
+        if select.get("multiple") is not None or (size.isdigit() and int(size) > 1):
+            continue
+        options = list(select.iter("option"))
+        picked = next((option for option in reversed(options) if option.get("selected") is not None), None)
+        if picked is None:
+            picked = next((option for option in options if option.get("disabled") is None and not any(
+                group.tag == "optgroup" and group.get("disabled") is not None
+                for group in option.iterancestors("optgroup"))), None)
+        if picked is not None and not picked.get("label"):
+            chosen[picked] = select
+    return chosen
+
+
 COLLAPSED_COLUMN = "a collapsed table column (visibility: collapse on its <col>)"
 _TOO_LARGE = "a table too large to place against its collapsed columns"
 

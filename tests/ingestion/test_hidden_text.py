@@ -1162,6 +1162,14 @@ FORM_CONTROLS_UNSEEN = {
     "option-behind-a-label": f'<select><option label="first">{PAYLOAD}</option></select>',
     "option-behind-a-blank-label": f'<select><option label=" ">{PAYLOAD}</option><option>x</option></select>',
     "button-display-none": f'<button style="display:none">{PAYLOAD}</button>',
+    # fourteenth session: a list box draws each option as itself (chromium 156)
+    "hidden-chosen-option-of-a-list-box": f'<select size="3"><option>first</option><option selected hidden>{PAYLOAD}'
+                                          "</option></select>",
+    "hidden-chosen-option-of-a-multiple-select": f"<select multiple><option>first</option><option selected "
+                                                 f"style='display:none'>{PAYLOAD}</option></select>",
+    "chosen-option-of-a-white-select": f'<select style="color:#fff"><option>first</option><option selected>{PAYLOAD}'
+                                       "</option></select>",
+    "chosen-option-of-a-hidden-select": f"<select hidden><option selected>{PAYLOAD}</option></select>",
 }
 
 
@@ -1193,6 +1201,19 @@ FORM_CONTROLS_SEEN = {
     "second-option": f"<select><option>first</option><option>{PAYLOAD}</option></select>",
     "option-with-an-empty-label": f'<select><option label="">{PAYLOAD}</option></select>',
     "button": f"<button>{PAYLOAD}</button>",
+    # fourteenth session (chromium 156): a closed select draws its chosen option in its own box, in its own colours and
+    # font, whatever the option's styles say -- these were cut (visible text lost)
+    "hidden-chosen-option": f"<select><option>first</option><option selected hidden>{PAYLOAD}</option></select>",
+    "chosen-option-display-none": f'<select><option>first</option><option selected style="display:none">{PAYLOAD}'
+                                  "</option></select>",
+    "white-chosen-option": f'<select><option>first</option><option selected style="color:#fff">{PAYLOAD}</option>'
+                           "</select>",
+    "unsized-chosen-option": f'<select><option>first</option><option selected style="font-size:0">{PAYLOAD}'
+                             "</option></select>",
+    "hidden-first-option-chosen-by-default": f"<select><option hidden>{PAYLOAD}</option><option>other</option>"
+                                             "</select>",
+    "chosen-option-in-a-hidden-group": f'<select><option>first</option><optgroup hidden label="g"><option selected>'
+                                       f"{PAYLOAD}</option></optgroup></select>",
 }
 
 
