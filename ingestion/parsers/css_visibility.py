@@ -12,18 +12,20 @@ page itself says -- a browser would show the same:
   ``<body text>`` colours;
 * **CSS** from ``style`` attributes, every ``<style>`` element of the document (print-only
   ones aside), ``<link rel=stylesheet>`` with a ``data:`` URL and ``@import`` of a ``data:`` URL
-  (:data:`MAX_IMPORT_DEPTH` deep), cascaded as a browser
-  does -- ``!important``, selector specificity, source order, inheritance (selectors parsed
+  (of any type; :data:`MAX_IMPORT_DEPTH` deep), cascaded as a browser
+  does -- ``!important``, cascade layers (``@layer``, in the order they first appear, unlayered rules
+  above them, reversed for ``!important``), selector specificity, an ``@scope``'s proximity, source
+  order, inheritance (selectors parsed
   by cssselect: those of tags, ids and classes joined by descendant or child combinators are
   matched right to left from an index of the page, the others run as an XPath); custom
-  properties (``var()``, inherited, with fallbacks; ``env()``, ``attr()``, ``anchor()``, ``anchor-size()``
-  likewise) and ``calc()``/``min()``/``max()``/
-  ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``) and
-  ``@layer`` are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``
-  only declarations that hide text by themselves count in the cascade, so a condition can
-  never un-hide; a second cascade pass applies every declaration of the ``@media`` and
-  ``@supports`` rules whose condition surely holds on a desktop screen (a colour set there
-  too), and text hidden in either pass is hidden;
+  properties (``var()``, inherited, with fallbacks, registered ones by ``@property`` with their initial value;
+  ``env()``, ``attr()``, ``anchor()``, ``anchor-size()`` likewise) and ``calc()``/``min()``/``max()``/
+  ``clamp()`` evaluated; property names and keywords in any case, any spacing. Nested rules (``&``,
+  :data:`MAX_RULE_NESTING` deep) are read as rules; inside ``@media``/``@supports``/``@container``/``@scope``/
+  ``@starting-style`` only declarations that hide text by themselves count in the cascade, so a condition can
+  never un-hide; a second cascade pass applies every declaration of the conditional rules whose condition may
+  hold on a desktop screen (:mod:`css_conditions`: what this reader cannot evaluate may; a colour set there too),
+  and text hidden in either pass is hidden; an ``@font-face``'s ``size-adjust`` scales the text of its family;
 * text is hidden by: ``display: none``; ``visibility: hidden|collapse`` (inherited, undone
   by ``visible`` below); ``content-visibility: hidden``; ``-webkit-text-security: disc|circle|square``
   (inherited, undone by ``none`` below: letters drawn as bullets); ``opacity`` (multiplied down the
@@ -72,7 +74,7 @@ from __future__ import annotations
 import base64
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import unquote
 
@@ -82,6 +84,7 @@ from cssselect import HTMLTranslator, SelectorError
 from cssselect import parse as parse_selectors
 from lxml import etree
 
+from ingestion.parsers.css_conditions import media_may_hold, supports_may_hold
 from ingestion.structure import ParseError
 
 MIN_CONTRAST = 1.2  # WCAG contrast ratio: #eee on white is 1.16, #ddd 1.36
@@ -131,134 +134,17 @@ def _print_only(media: str) -> bool:
     return all(_PRINT_ONLY_RE.match(query) for query in media.split(","))
 
 
-# The screen the second pass assumes (2026-12-04): a desktop browser window of the viewport's width, a light colour
-# scheme, a mouse, colour, no user preference. A media feature this reader does not know, a level-4 ``or``/``not``
-# inside a query, a value it cannot read: the query does not hold (the first pass still applies what hides alone).
-_SCREEN_NUMBERS = {"width": _VIEWPORT_PX, "height": 720.0, "device-width": _VIEWPORT_PX, "device-height": 720.0,
-                   "resolution": 1.0, "color": 8.0, "color-index": 0.0, "monochrome": 0.0}
-_SCREEN_KEYWORDS = {"orientation": "landscape", "prefers-color-scheme": "light",
-                    "prefers-reduced-motion": "no-preference", "prefers-contrast": "no-preference", "prefers-reduced-transparency": "no-preference",
-                    "prefers-reduced-data": "no-preference", "forced-colors": "none", "inverted-colors": "none",
-                    "hover": "hover", "any-hover": "hover", "pointer": "fine", "any-pointer": "fine",
-                    "scripting": "enabled", "update": "fast", "display-mode": "browser", "color-gamut": "srgb",
-                    "dynamic-range": "standard", "video-dynamic-range": "standard", "overflow-block": "scroll",
-                    "overflow-inline": "scroll", "grid": "0"}
-_MEDIA_VALUE_RE = re.compile(r"^(-?[\d.]+)\s*([a-z%]*)$")
-_RESOLUTION_UNITS = {"dppx": 1.0, "x": 1.0, "dpi": 1 / 96, "dpcm": 2.54 / 96}
-_RANGE_RE = re.compile(r"^(?:(?P<low>[-\w.%]+)\s*(?P<lop><=|<|>=|>|=)\s*)?(?P<name>[a-z-]+)"
-                       r"(?:\s*(?P<hop><=|<|>=|>|=)\s*(?P<high>[-\w.%]+))?$")
-
-
-def _media_number(name: str, value: str) -> float | None:
-    match = _MEDIA_VALUE_RE.match(value.strip())
-    if match is None:
-        return None
-    number, unit = float(match[1]), match[2]
-    if name == "resolution":
-        return number * _RESOLUTION_UNITS[unit] if unit in _RESOLUTION_UNITS else None
-    if name in ("color", "color-index", "monochrome"):
-        return number if not unit else None
-    if unit in _UNITS_PX:
-        return number * _UNITS_PX[unit]
-    if unit in ("em", "rem"):
-        return number * _DEFAULT_FONT_PX
-    if unit == "" and number == 0:
-        return 0.0
-    return None
-
-
-def _compare(left: float, operator: str, right: float) -> bool:
-    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right, "=": left == right}[
-        operator]
-
-
-def _feature_holds(feature: str, dark: bool = False) -> bool | None:
-    """Whether a media feature test (the text inside its parentheses) holds on the assumed screen; None: unknown.
-    ``dark``: the screen of a reader who prefers a dark colour scheme (the dark pass)."""
-    if ":" in feature:
-        name, value = (part.strip() for part in feature.split(":", 1))
-        bound = name[:4] if name.startswith(("min-", "max-")) else None
-        base = name[4:] if bound else name
-        if base in _SCREEN_NUMBERS:
-            number = _media_number(base, value)
-            if number is None:
-                return None
-            actual = _SCREEN_NUMBERS[base]
-            return actual >= number if bound == "min-" else actual <= number if bound == "max-" else actual == number
-        if base in _SCREEN_KEYWORDS and not bound:
-            return ("dark" if dark and base == "prefers-color-scheme" else _SCREEN_KEYWORDS[base]) == value
-        return None
-    if feature in _SCREEN_NUMBERS:
-        return _SCREEN_NUMBERS[feature] != 0
-    if feature in _SCREEN_KEYWORDS:
-        return _SCREEN_KEYWORDS[feature] not in ("none", "0")
-    match = _RANGE_RE.match(feature)
-    if match is None or match["name"] not in _SCREEN_NUMBERS or not (match["lop"] or match["hop"]):
-        return None
-    name, actual = match["name"], _SCREEN_NUMBERS[match["name"]]
-    held = True
-    for side, operator, value in (("low", match["lop"], match["low"]), ("high", match["hop"], match["high"])):
-        if operator is None:
-            continue
-        number = _media_number(name, value)
-        if number is None:
-            return None
-        held = held and (_compare(number, operator, actual) if side == "low" else _compare(actual, operator, number))
-    return held
-
-
-def _query_holds(query: str, dark: bool = False) -> bool | None:
-    """Whether one media query holds on the assumed screen; None: unknown."""
-    negated = False
-    if query.startswith("not "):
-        negated, query = True, query[4:].strip()
-    elif query.startswith("only "):
-        query = query[5:].strip()
-    parts = [part.strip() for part in re.split(r"\s+and\s+", query)]
-    results: list[bool | None] = []
-    for part in parts:
-        if part in ("screen", "all"):
-            results.append(True)
-        elif re.fullmatch(r"[a-z-]+", part):
-            results.append(False)  # print, speech, a type no screen is
-        elif part.startswith("(") and part.endswith(")") and part.count("(") == 1 \
-                and not re.search(r"\b(or|not)\b", part):
-            results.append(_feature_holds(part[1:-1].strip(), dark))
-        else:
-            results.append(None)
-    held = False if False in results else None if None in results else True
-    return None if held is None else held != negated
-
-
-def _media_holds(media: str, dark: bool = False) -> bool:
-    """Whether a media query list surely holds on a desktop screen (:data:`_SCREEN_NUMBERS`, :data:`_SCREEN_KEYWORDS`):
-    one query of it does. ``dark``: the screen of a reader who prefers a dark colour scheme."""
-    return any(_query_holds(query.strip().lower(), dark) is True for query in media.split(",") if query.strip())
-
-
-def _supports_holds(condition: str) -> bool:
-    """Whether an ``@supports`` condition surely holds in a browser: declarations of properties this reader reads
-    (every browser knows them), alone or joined by ``and``; anything else (``not``, ``or``, ``selector()``) is
-    taken as not holding."""
-    condition = condition.strip().lower()
-    if re.search(r"\b(not|or)\b|selector\(|font-(tech|format)\(", condition):
-        return False
-    tests = [part.strip() for part in re.split(r"\s+and\s+", condition)]
-    for test in tests:
-        while test.startswith("(") and test.endswith(")"):
-            test = test[1:-1].strip()
-        name, _, value = test.partition(":")
-        if not value.strip() or name.strip() not in RELEVANT:
-            return False
-    return True
-
-
 def _condition_holds(keyword: str, prelude: list, dark: bool = False) -> bool:
+    """Whether a conditional rule's condition may hold on the screen the second pass assumes (:mod:`css_conditions`:
+    what this reader cannot evaluate may). A ``@container`` may (the container's size is not known; without any
+    container on the page a size query holds nowhere: :meth:`_Sheets.finish`); an ``@scope``'s rules apply inside
+    its roots (:meth:`_Sheets._nest`); ``@starting-style`` may (a long transition keeps its values on the screen for
+    as long as it lasts); ``@document`` applies in no browser this reader stands for (chromium ignores it)."""
     if keyword == "media":
-        return _media_holds(tinycss2.serialize(prelude), dark)
+        return media_may_hold(prelude, dark)
     if keyword == "supports":
-        return _supports_holds(tinycss2.serialize(prelude))
-    return False  # @container (the element's own size), @scope, @starting-style (before a transition), @document
+        return supports_may_hold(prelude)
+    return keyword in ("container", "scope", "starting-style")
 
 
 _PSEUDO_RE = re.compile(r"::?[A-Za-z_-][\w-]*(\([^()]*\))?")
@@ -285,6 +171,7 @@ class _State:
     font_px: float = _DEFAULT_FONT_PX
     scale: float = 1.0  # transform / zoom scale of the element's box
     adjust: float = 1.0  # font-size-adjust: the used font size over the computed one (inherited)
+    face: float = 1.0  # the size-adjust of the @font-face its font-family names first (inherited with the family)
     color: Color | None = _BLACK  # None: a colour this reader cannot compare
     backdrop: tuple[Color, ...] | None = (_WHITE,)  # colours behind the text; None: unknown (an image)
     outlined: bool = False  # a contrasting text-shadow or stroke draws the text whatever its colour
@@ -664,9 +551,69 @@ def _legacy_color(value: str | None) -> Color | None:
     return tuple(int(part[:2], 16) / 255 for part in parts) + (1.0,)  # type: ignore[return-value]
 
 
+# Style rules nested in one another (CSS nesting, at-rules inside rules) are read this deep; deeper, the page fails
+# with the line of its sheet (fourteenth session: 3,000 nested rules overflowed the stack).
+MAX_RULE_NESTING = 64
+# A nested rule's selector is its parent's inside ``:is()`` for each selector of its list, so a list of five nested
+# twelve deep made 1.3 GB of selectors from 400 characters (fourteenth session, 69 s): the selectors made by nesting
+# (and ``@scope``) in a page are at most this many characters, or ``NESTED_SELECTORS_PER_CHARACTER`` times the
+# characters of its style sheets, whichever is more; past it the page fails with the line of its sheet.
+MAX_NESTED_SELECTORS = 200_000
+NESTED_SELECTORS_PER_CHARACTER = 4
+_UNLAYERED = (math.inf,)
+_BRACKETED_RE = re.compile(r"\[[^\]]*\]|\([^()]*\)|\"[^\"]*\"|'[^']*'")
+_COMBINATOR_RE = re.compile(r"\S\s*[\s>+~]\s*\S")
+# The declarations that give a page what some conditional rules need (:attr:`_Place.needs`).
+_NEEDED = {"container": "container", "container-type": "container", "transition": "transition",
+           "transition-duration": "transition", "transition-property": "transition"}
+
+
+@dataclass
+class _AtRules:
+    """What a page's ``@property`` and ``@font-face`` rules say (fourteenth session, found looking for the siblings of
+    the conditional rules: each hid text in chromium 156 that reached the model). ``properties``: each registered
+    custom property's ``inherits`` and initial value (tokens; None: none) -- ``color: var(--c)`` is white where
+    ``@property --c`` gives white as its initial value, though nothing sets it. ``faces``: the smallest
+    ``size-adjust`` of a ``@font-face`` of each family name (lower case) -- text in that family is drawn at that
+    share of its size, ``size-adjust: 1%`` a smudge (whether the face loads, or which characters its
+    ``unicode-range`` covers, is not evaluated: fail closed)."""
+
+    properties: dict[str, tuple[bool, list | None]] = field(default_factory=dict)
+    # ... and for the second pass: with the registrations under a condition that may hold (they may un-hide, so
+    # the first pass does not take them)
+    screen_properties: dict[str, tuple[bool, list | None]] = field(default_factory=dict)
+    faces: dict[str, float] = field(default_factory=dict)
+
+
+class _Scope:
+    """An ``@scope``'s roots and limits (selectors; ``limit`` None: none): a rule inside it applies to an element
+    below (or at) a root with no limit on the way, and the nearer the root, the stronger (the cascade's scope
+    proximity, after specificity; an unscoped rule is the farthest)."""
+
+    def __init__(self, root: str, limit: str | None) -> None:
+        self.root, self.limit = root, limit
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a rule stands: what it takes from the rules and at-rules around it."""
+
+    parent: str | None = None  # the selector of the style rule it is nested in
+    conditional: bool = False  # under a condition: the first pass takes only what hides by itself
+    screen: bool = True  # that condition may hold on the screen: the second pass takes all of it
+    depth: int = 0  # the @import rules that led to its sheet
+    layer: tuple = ()  # its cascade layer (the index of each name, outermost first); () unlayered
+    # What the page must have for it to apply: "container" under a size @container (some element a container),
+    # "transition" under @starting-style (some transition: without one a starting style is never seen)
+    needs: frozenset = frozenset()
+    scope: str | None = None  # the root of the @scope it is directly in (its selector)
+    scoped: _Scope | None = None  # the @scope it is in: its proximity ranks it (:meth:`Visibility._proximity`)
+    nesting: int = 0  # rules and at-rules around it
+
+
 class _Sheets:
-    """The document's style rules: each selector as a compiled XPath (cssselect), with its specificity
-    and its declarations, in source order."""
+    """The document's style rules: each selector as a compiled XPath (cssselect), with its cascade key and its
+    declarations, in source order."""
 
     def __init__(self, dark: bool = False) -> None:
         # The screen the second pass assumes prefers a dark colour scheme (the dark pass, 2026-12-04).
@@ -674,33 +621,119 @@ class _Sheets:
         # Some sheet or media list names a colour scheme (``prefers-color-scheme``, ``color-scheme``): the page may
         # differ for a reader who prefers dark, so :class:`Visibility` judges it in a dark pass too.
         self.schemes = False
-        # (XPath, specificity, declarations, what the selector's subject must have: (classes, id, tag))
-        self.rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
+        # (XPath, cascade key, declarations, what the selector's subject must have: (classes, id, tag)). The key
+        # (:meth:`_key`): the cascade layer's order, the specificity, then the rule's ``@scope`` (its proximity).
+        self.rules: list[tuple[etree.XPath, tuple, list[_Declaration], tuple]] = []
         # The second pass (2026-12-04): the rules as a desktop screen applies them -- a conditional rule whose
-        # condition holds there (:func:`_media_holds`, :func:`_supports_holds`) with all its declarations (a colour
-        # too), one whose condition does not with only those that hide by themselves; ``screen_differs``: some
-        # rule gives the second pass more than the first.
-        self.screen_rules: list[tuple[etree.XPath, tuple[int, int, int], list[_Declaration], tuple]] = []
+        # condition may hold there (:func:`_condition_holds`) with all its declarations (a colour too), one whose
+        # condition surely does not with only those that hide by themselves; ``screen_differs``: some rule gives
+        # the second pass more than the first.
+        self.screen_rules: list[tuple[etree.XPath, tuple, list[_Declaration], tuple]] = []
         self.screen_differs = False
         self.line: int | None = None  # the source line of the sheet being read (for an error)
+        self.owner: etree._Element | None = None  # the <style> or <link> element of the sheet being read
+        self._child_index: dict[etree._Element, dict[etree._Element, int]] = {}
         self.imported = 0  # characters of imported sheets read (:data:`MAX_IMPORTED_CSS`)
+        self.nested = 0  # characters of selectors made by nesting (:data:`MAX_NESTED_SELECTORS`)
+        self.read = 0  # characters of style sheets read (imported ones too)
+        # Cascade layers (fourteenth session: read in source order, so a layered rule beat an unlayered one written
+        # before it -- ``.x { display: none } @layer a { .x { display: inline } }`` kept text chromium hides): the
+        # index of each layer name within its parent layer, by first appearance, and how many each parent has.
+        self._layer_names: dict[tuple, dict[str, int]] = {}
+        self._layer_count: dict[tuple, int] = {}
+        # A size @container holds only where some element is a container (``container-type``/``container``), a
+        # starting style shows only through a transition: what the page has of them (:data:`_NEEDED`), and the
+        # second-pass entries that need one, with what the first pass takes of them (:meth:`finish`).
+        self.has: set[str] = set()
+        self._if_needed: list[tuple[int, frozenset, list[_Declaration]]] = []
+        self.at_rules = _AtRules()
 
-    def add(self, css: str, *, conditional: bool = False, depth: int = 0, screen: bool = True) -> None:
+    def add(self, css: str, *, conditional: bool = False, depth: int = 0, screen: bool = True,
+            layer: tuple = ()) -> None:
         """A style sheet's rules; ``conditional``: it applies under a condition (a ``media`` attribute), so only
-        what hides by itself counts in the first pass; ``screen``: that condition holds on a desktop screen, so
-        the second pass takes all of it. ``depth``: how many ``@import`` rules led here."""
+        what hides by itself counts in the first pass; ``screen``: that condition may hold on a desktop screen, so
+        the second pass takes all of it. ``depth``: how many ``@import`` rules led here; ``layer``: the cascade
+        layer an ``@import`` put it in."""
         self.schemes = self.schemes or "color-scheme" in css.lower()
-        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True), None, conditional,
-                    depth, screen)
+        self.read += len(css)
+        self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True),
+                    _Place(conditional=conditional, screen=screen, depth=depth, layer=layer))
 
-    def _import(self, prelude: list, conditional: bool, depth: int) -> None:
+    def finish(self, root: etree._Element) -> None:
+        """After every sheet is read: without a container on the page (no ``container-type`` or ``container``
+        declared in a sheet or a ``style`` attribute), a size ``@container`` rule applies nowhere; without a
+        ``transition`` a starting style is never drawn -- the second pass takes of them only what the first does."""
+        missing = {need for _, needs, _ in self._if_needed for need in needs} - self.has
+        if not missing:
+            return
+        for element in root.iter(etree.Element):
+            style = (element.get("style") or "").lower()
+            missing = {need for need in missing if need not in style}
+            if not missing:
+                return
+        for index, needs, first in self._if_needed:
+            if needs & missing:
+                xpath, key, _, subject = self.screen_rules[index]
+                self.screen_rules[index] = (xpath, key, first, subject)
+
+    def _layer(self, within: tuple, name: str | None) -> tuple:
+        """The path of cascade layer ``name`` (dotted: nested) declared inside layer ``within``; None: a new
+        anonymous one. A name is ordered where it first appears (``@layer b, a;`` orders b below a)."""
+        path = within
+        for part in name.split(".") if name else [None]:
+            names = self._layer_names.setdefault(path, {})
+            index = names.get(part) if part is not None else None
+            if index is None:
+                index = self._layer_count.get(path, 0)
+                self._layer_count[path] = index + 1
+                if part is not None:
+                    names[part] = index
+            path = (*path, index)
+        return path
+
+    def _nest(self, selector: str, place: _Place) -> str:
+        """A selector as written inside a style rule or an ``@scope``, as one selector of the page: ``&`` (and an
+        ``@scope``'s ``:scope``) stands for the context, a selector without one is its descendant. A context of
+        compound selectors goes in ``:is()`` (``:where()`` for a scope's implicit one); one with a combinator
+        (``.wrap p``), which ``:is()`` here cannot hold, is written out for each of its selectors -- its own
+        specificity each, not the list's highest (fourteenth session: ``.wrap p { span { color: white } }`` compiled
+        to nothing, and its colour was dropped)."""
+        if place.scope is not None:  # relative to the scope's root
+            context, implicit = place.scope, ":where({}) {}"
+        elif place.parent is not None:
+            context, implicit = place.parent, ":is({}) {}"
+        else:
+            return selector
+        items = [item.strip() for item in context.split(",")]
+        compound = not any(_COMBINATOR_RE.search(_BRACKETED_RE.sub("", item)) for item in items)
+        parts = []
+        for part in selector.split(","):
+            part = part.strip()
+            if place.scope is not None:
+                part = re.sub(r":scope\b", "&", part, flags=re.IGNORECASE)
+            if "&" not in part:
+                parts.extend([implicit.format(context, part)] if compound else [f"{item} {part}" for item in items])
+            elif not compound and part.startswith("&") and part.count("&") == 1:
+                parts.extend(item + part[1:] for item in items)
+            else:  # (a complex context inside a compound, ``.x&``: left to ``:is()``, which may not compile)
+                parts.append(part.replace("&", f":is({context})"))
+        made = ", ".join(parts)
+        self.nested += len(made)
+        bound = max(MAX_NESTED_SELECTORS, NESTED_SELECTORS_PER_CHARACTER * self.read)
+        if self.nested > bound:
+            raise ParseError(f"a page's nested style rules make more than {bound:,} characters of selectors",
+                             line=self.line)
+        return made
+
+    def _import(self, prelude: list, place: _Place) -> None:
         """An ``@import`` of a ``data:`` style sheet (found attacking hidden text, 2026-12-04: ignored, so the rules
         it brings hid nothing and the text reached the model): its rules read where the import stands, as a browser
-        reads them; under a media query list that is not plain ``screen``/``all``, or a ``supports()`` condition,
-        conditionally (only what hides by itself). A print-only import is ignored, as are sheets from elsewhere (not
-        fetched). Imports of ``data:`` sheets nested deeper than :data:`MAX_IMPORT_DEPTH` fail the document with the
-        line of the sheet (each level is a part of the one above, so the bound keeps the work linear; not reading
-        them would keep what they hide)."""
+        reads them, in the cascade layer it names; under a media query list that is not plain ``screen``/``all``,
+        or a ``supports()`` condition, conditionally (only what hides by itself). A print-only import is ignored, as
+        are sheets from elsewhere (not fetched). Imports of ``data:`` sheets nested deeper than
+        :data:`MAX_IMPORT_DEPTH` fail the document with the line of the sheet (each level is a part of the one
+        above, so the bound keeps the work linear; not reading them would keep what they hide)."""
+        conditional, depth = place.conditional, place.depth
         tokens = _tokens(prelude)
         if not tokens:
             return
@@ -714,15 +747,18 @@ class _Sheets:
         if href is None:
             return
         rest = tokens[1:]
-        if rest and (rest[0].type == "ident" and rest[0].lower_value == "layer"
-                     or rest[0].type == "function" and rest[0].lower_name == "layer"):
+        layer = place.layer
+        if rest and rest[0].type == "ident" and rest[0].lower_value == "layer":
+            layer, rest = self._layer(place.layer, None), rest[1:]
+        elif rest and rest[0].type == "function" and rest[0].lower_name == "layer":
+            layer = self._layer(place.layer, tinycss2.serialize(rest[0].arguments).strip() or None)
             rest = rest[1:]
         screen = not conditional
         if rest and rest[0].type == "function" and rest[0].lower_name == "supports":
-            screen = screen and _supports_holds(tinycss2.serialize(rest[0].arguments))
+            screen = screen and supports_may_hold(rest[0].arguments, import_form=True)
             conditional, rest = True, rest[1:]
         media = tinycss2.serialize(prelude[prelude.index(rest[0]):]).strip().lower() if rest else ""
-        screen = screen and (not media or _media_holds(media, self.dark))
+        screen = screen and (not media or media_may_hold(media, self.dark))
         if media and _print_only(media):
             return
         css = _data_url_text(href)
@@ -735,51 +771,150 @@ class _Sheets:
                              line=self.line)
         if css:
             self.add(css, conditional=conditional or media not in ("", "all", "screen"), depth=depth + 1,
-                     screen=screen)
+                     screen=screen, layer=layer)
 
-    def _rules(self, nodes: list, parent: str | None, conditional: bool, depth: int = 0, screen: bool = True) -> None:
+    def _rules(self, nodes: list, place: _Place) -> None:
+        if place.nesting > MAX_RULE_NESTING:
+            raise ParseError(f"style rules nested more than {MAX_RULE_NESTING} deep", line=self.line)
         late = False  # a rule other than @charset, @layer and @import came before: a later @import is ignored
         for node in nodes:
             if node.type == "at-rule" and node.lower_at_keyword == "import":
-                if parent is None:  # (a browser reads it only at the top of a sheet; after other rules, where it
-                    # applies nowhere, its rules are read as conditional: they may hide, never un-hide)
-                    self._import(node.prelude, conditional or late or not screen, depth)
+                if place.parent is None:  # (a browser reads it only at the top of a sheet; after other rules or
+                    # inside an at-rule, where it applies nowhere, its rules are read as conditional: they may hide,
+                    # never un-hide)
+                    self._import(node.prelude, replace(place, conditional=place.conditional or late
+                                                       or not place.screen or place.nesting > 0))
                 continue
-            if not (node.type == "at-rule" and node.lower_at_keyword in ("charset", "layer") and node.content is None):
+            if node.type == "at-rule" and node.lower_at_keyword == "layer" and node.content is None:
+                for name in tinycss2.serialize(node.prelude).split(","):  # ``@layer a, b;``: their order
+                    if "".join(name.split()):
+                        self._layer(place.layer, "".join(name.split()))
+                continue
+            if not (node.type == "at-rule" and node.lower_at_keyword == "charset"):
                 late = True
             if node.type == "qualified-rule":
-                selector = tinycss2.serialize(node.prelude).strip()
-                if parent is not None:
-                    selector = ", ".join(
-                        part.replace("&", f":is({parent})") if "&" in part else f":is({parent}) {part}"
-                        for part in selector.split(",")
-                    )
+                selector = self._nest(tinycss2.serialize(node.prelude).strip(), place)
                 contents = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
-                declarations = _declarations(contents)
-                first = [d for d in declarations if _hides_alone(d)] if conditional else declarations
-                if first or (conditional and screen and declarations):
-                    self._add(selector, first, declarations if conditional and screen and len(first) != len(
-                        declarations) else first)
+                self._declared(contents, selector, place)
                 nested = [item for item in contents if item.type in ("qualified-rule", "at-rule")]
                 if nested:
-                    self._rules(nested, selector, conditional, depth, screen)
+                    self._rules(nested, replace(place, parent=selector, scope=None, nesting=place.nesting + 1))
             elif node.type == "at-rule" and node.content is not None:
                 keyword = node.lower_at_keyword
+                if keyword in ("property", "font-face"):
+                    self._descriptors(keyword, node, place)
+                    continue
                 if keyword == "media" and _print_only(tinycss2.serialize(node.prelude)):
                     continue
-                if keyword == "layer" or keyword in _CONDITIONAL_AT_RULES:
-                    inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
-                    holds = screen and (keyword == "layer" or _condition_holds(keyword, node.prelude, self.dark))
-                    if parent is not None:  # declarations right inside a nested conditional rule
-                        declarations = _declarations(inner)
-                        first = [d for d in declarations if _hides_alone(d)]
-                        if first or (holds and declarations):
-                            self._add(parent, first, declarations if holds and len(first) != len(declarations)
-                                      else first)
-                    self._rules([item for item in inner if item.type in ("qualified-rule", "at-rule")], parent,
-                                conditional or keyword != "layer", depth, holds)
+                if keyword != "layer" and keyword not in _CONDITIONAL_AT_RULES:
+                    continue
+                inner = tinycss2.parse_blocks_contents(node.content, skip_whitespace=True, skip_comments=True)
+                inside = replace(place, nesting=place.nesting + 1)
+                if keyword == "layer":
+                    inside = replace(inside, layer=self._layer(place.layer,
+                                                               "".join(tinycss2.serialize(node.prelude).split())
+                                                               or None))
+                else:
+                    inside = replace(inside, conditional=True,
+                                     screen=place.screen and _condition_holds(keyword, node.prelude, self.dark))
+                    if keyword == "container" and not re.search(r"\bstyle\s*\(",
+                                                                tinycss2.serialize(node.prelude), re.IGNORECASE):
+                        inside = replace(inside, needs=place.needs | {"container"})  # (a style query needs none)
+                    if keyword == "starting-style":
+                        inside = replace(inside, needs=place.needs | {"transition"})
+                    if keyword == "scope":
+                        root, limit = self._scope_root(node.prelude, place)
+                        inside = replace(inside, scope=root, parent=None, scoped=_Scope(root, limit))
+                target = inside.scope if keyword == "scope" else place.parent
+                if target is not None:  # declarations right inside a nested conditional rule (or an @scope)
+                    self._declared(inner, target, replace(inside, conditional=True))
+                self._rules([item for item in inner if item.type in ("qualified-rule", "at-rule")], inside)
 
-    def _add(self, selector: str, declarations: list[_Declaration], screen: list[_Declaration]) -> None:
+    def _descriptors(self, keyword: str, node, place: _Place) -> None:
+        """An ``@property`` (under a condition, for the second pass only, when the condition may hold) or an
+        ``@font-face`` (read anywhere: a face only shrinks text, so one that may not apply hides what it would)."""
+        descriptors = {item.lower_name: _tokens(item.value) for item in tinycss2.parse_blocks_contents(
+            node.content, skip_whitespace=True, skip_comments=True) if item.type == "declaration"}
+        if keyword == "font-face":
+            family = _first_family(descriptors.get("font-family", []))
+            size = descriptors.get("size-adjust", [])
+            if family and len(size) == 1 and size[0].type == "percentage" and size[0].value >= 0:
+                faces = self.at_rules.faces
+                faces[family] = min(faces.get(family, math.inf), size[0].value / 100)
+            return
+        name = "".join(token.value for token in _tokens(node.prelude) if token.type == "ident")
+        syntax = descriptors.get("syntax", [])
+        inherits = _keyword(descriptors.get("inherits", []))
+        if place.parent is not None or not name.startswith("--") or inherits not in ("true", "false") \
+                or len(syntax) != 1 or syntax[0].type != "string":
+            return  # not a registration a browser takes
+        initial = descriptors.get("initial-value") or None
+        if initial is None and syntax[0].value.strip() != "*":
+            return
+        if place.screen:
+            self.at_rules.screen_properties[name] = (inherits == "true", initial)
+        if place.conditional:
+            self.screen_differs = self.screen_differs or place.screen
+        else:
+            self.at_rules.properties[name] = (inherits == "true", initial)
+
+    def _scope_root(self, prelude: list, place: _Place) -> tuple[str, str | None]:
+        """The selectors of an ``@scope``'s roots -- its start (inside a style rule or a scope, relative to it);
+        without one, the parent of the sheet's ``<style>`` (or ``<link>``) -- and of its limits (``to (...)``,
+        relative to the roots; None: none)."""
+        tokens = _tokens(prelude)
+        start = tinycss2.serialize(tokens[0].content).strip() if tokens and tokens[0].type == "() block" else ""
+        root = self._nest(start, place) if start else place.scope or place.parent or self._owner_parent()
+        limit = None
+        if len(tokens) >= 2 and tokens[-1].type == "() block" and tokens[-2].type == "ident" \
+                and tokens[-2].lower_value == "to":
+            written = tinycss2.serialize(tokens[-1].content).strip()
+            limit = self._nest(written, replace(place, scope=root, parent=None)) if written else None
+        return root, limit
+
+    def _owner_parent(self) -> str:
+        """A selector of the parent of the element whose sheet is read (an ``@scope`` without a start is rooted
+        there): its path of ``:nth-child()`` steps from the root; every element when it is not known."""
+        element = self.owner.getparent() if self.owner is not None else None
+        if element is None or not isinstance(element.tag, str):
+            return "*"
+        steps = []
+        while element is not None:
+            parent = element.getparent()
+            if parent is None:
+                steps.append(element.tag)
+                break
+            indexes = self._child_index.get(parent)
+            if indexes is None:
+                children = [child for child in parent if isinstance(child.tag, str)]
+                indexes = self._child_index[parent] = {child: number for number, child in enumerate(children, 1)}
+            steps.append(f"{element.tag}:nth-child({indexes[element]})")
+            element = parent
+        return " > ".join(reversed(steps))
+
+    def _declared(self, contents: list, selector: str, place: _Place) -> None:
+        """A style rule's own declarations (``contents``: its block's items)."""
+        for item in contents:
+            if item.type == "declaration" and item.lower_name in _NEEDED:
+                self.has.add(_NEEDED[item.lower_name])
+        declarations = _declarations(contents)
+        first = [d for d in declarations if _hides_alone(d)] if place.conditional else declarations
+        if first or (place.conditional and place.screen and declarations):
+            self._add(selector, first, declarations if place.conditional and place.screen and len(first) != len(
+                declarations) else first, place)
+
+    def _key(self, place: _Place, specificity: tuple, important: bool) -> tuple:
+        """A rule's cascade key after origin and importance: its layer's order (an unlayered rule above every
+        layer; reversed for ``!important``), its specificity, then its ``@scope`` -- replaced, for each element it
+        matches, by minus the element's distance to the scope's nearest root (:meth:`Visibility._proximity`); an
+        unscoped rule is the farthest (minus infinity)."""
+        layer = (*place.layer, math.inf) if place.layer else _UNLAYERED
+        if important:
+            layer = tuple(-index for index in layer)
+        return (layer, specificity, place.scoped if place.scoped is not None else -math.inf)
+
+    def _add(self, selector: str, declarations: list[_Declaration], screen: list[_Declaration],
+             place: _Place) -> None:
         """A rule's ``declarations`` for the first pass and ``screen`` for the second (the same list, or more)."""
         compiled = _compile(selector)
         if compiled is None:
@@ -793,12 +928,20 @@ class _Sheets:
                 return
         if screen is not declarations:
             self.screen_differs = True
+        mixed = any(d.important for d in screen)
         for pseudo_element, specificity, xpath, needs in compiled:
             if pseudo_element is not None and pseudo_element not in ("first-line", "first-letter"):
                 continue  # ::before, ::marker ... style no text of the document
-            if declarations:
-                self.rules.append((xpath, specificity, declarations, needs))
-            self.screen_rules.append((xpath, specificity, screen, needs))
+            for important in ((False, True) if mixed else (False,)):
+                first = [d for d in declarations if d.important == important] if mixed else declarations
+                second = [d for d in screen if d.important == important] if mixed else screen
+                key = self._key(place, specificity, important)
+                if first:
+                    self.rules.append((xpath, key, first, needs))
+                if second:
+                    if place.needs and screen is not declarations:
+                        self._if_needed.append((len(self.screen_rules), place.needs, first))
+                    self.screen_rules.append((xpath, key, second, needs))
 
 
 def _compile(selector: str) -> list[tuple[str | None, tuple[int, int, int], object, tuple]] | None:
@@ -919,22 +1062,27 @@ def _style_sheets(root: etree._Element, dark: bool = False) -> _Sheets:
                 continue  # not a style sheet, or one the page does not apply unless its reader picks it
             css = _data_url_text(node.get("href") or "")
         if css:
-            sheets.line = node.sourceline
+            sheets.line, sheets.owner = node.sourceline, node
             sheets.schemes = sheets.schemes or "color-scheme" in media
             sheets.add(css, conditional=media not in ("", "all", "screen"),
-                       screen=not media or _media_holds(media, dark))
+                       screen=not media or media_may_hold(media, dark))
             if "<![CDATA[" in css:
                 # An XHTML page, which a browser reads as XML, takes a CDATA section's text as the sheet; read as
                 # HTML it is no rule (found attacking hidden text, 2026-12-03: <style><![CDATA[.x{display:none}]]>
                 # in an .xhtml file hid text that reached the model). Read both ways: the CDATA reading only hides.
                 sheets.add(css.replace("<![CDATA[", "").replace("]]>", ""), conditional=True, screen=False)
+    sheets.finish(root)
     return sheets
 
 
 def _data_url_text(href: str) -> str:
-    """The CSS of a ``data:text/css`` URL (stylesheets anywhere else are not fetched)."""
+    """The text of a ``data:`` URL, read as a style sheet (style sheets anywhere else are not fetched) whatever its
+    MIME type: a page in quirks mode (no doctype) applies a ``data:text/plain`` sheet -- or ``data:,``, or any other
+    type -- as CSS (chromium 156, fourteenth session: ``@import url("data:text/plain,.x{display:none}")`` hid text
+    that reached the model); a page in standards mode ignores it, but the modes are not told apart here (fail
+    closed: what such a sheet hides is hidden in either)."""
     match = re.fullmatch(r"\s*data:([^,]*),(.*)", href, re.DOTALL | re.IGNORECASE)
-    if match is None or "css" not in match[1].lower():
+    if match is None:
         return ""
     payload = match[2]
     if ";base64" in match[1].lower():
@@ -1069,6 +1217,43 @@ def _font_shorthand_size(tokens: list, parent_px: float) -> float | None:
 # The font metrics ``font-size-adjust`` names, as a share of the font size, in the usual fonts (as the units: an x
 # height of half the size, a cap height of 0.7, an ideograph of 1).
 _FONT_METRICS = {"ex-height": 0.5, "cap-height": 0.7, "ch-width": 0.5, "ic-width": 1.0, "ic-height": 1.0}
+
+
+def _first_family(tokens: list) -> str | None:
+    """The first family name of a ``font-family`` list, lower case (a string, or words joined by spaces)."""
+    words = []
+    for token in tokens:
+        if token.type == "literal" and token.value == ",":
+            break
+        if token.type == "string":
+            return token.value.strip().lower() or None
+        if token.type == "ident":
+            words.append(token.value.lower())
+        elif token.type not in ("whitespace", "comment"):
+            return None
+    return " ".join(words) or None
+
+
+def _shorthand_families(tokens: list) -> list:
+    """The family list of a ``font`` shorthand: what follows its size (and ``/`` line height)."""
+    for index, token in enumerate(tokens):
+        if token.type in ("dimension", "percentage", "number") or (
+                token.type == "ident" and token.lower_value in _FONT_KEYWORDS):
+            rest = tokens[index + 1:]
+            if token.type == "number" and not (rest and rest[0].type == "literal" and rest[0].value == "/"):
+                continue  # a weight
+            if rest and rest[0].type == "literal" and rest[0].value == "/":
+                rest = rest[2:]
+            return rest
+    return []
+
+
+def _face_scale(tokens: list, faces: dict[str, float], inherited: float) -> float:
+    """The ``size-adjust`` an element's font family draws it at (the ``@font-face`` its list names first)."""
+    if _keyword(tokens) in ("inherit", "unset"):
+        return inherited
+    family = _first_family(tokens)
+    return faces.get(family, 1.0) if family else 1.0
 
 
 def _font_size_adjust(tokens: list, inherited: float) -> float:
@@ -1702,7 +1887,7 @@ RELEVANT = frozenset({
     "rotate", "contain", "letter-spacing", "word-spacing", "backface-visibility", "-webkit-backface-visibility",
     "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
     "-webkit-text-security", *_MASK_PROPERTIES, *_PUSHING, "padding", "border", "border-left", "border-top",
-    "border-width", "line-height", "vertical-align", "font-size-adjust", "color-scheme",
+    "border-width", "line-height", "vertical-align", "font-size-adjust", "color-scheme", "font-family",
 })
 
 
@@ -1754,7 +1939,7 @@ def _reason(state: _State) -> str | None:
         return "visibility: hidden"
     if state.masked:
         return "letters drawn as bullets (-webkit-text-security)"
-    if state.font_px * state.scale * state.adjust < MIN_FONT_PX:
+    if state.font_px * state.scale * state.adjust * state.face < MIN_FONT_PX:
         return "a font too small to read"
     if state.color is not None and state.blend is not None and not state.outlined:
         mode, outside = state.blend
@@ -1771,7 +1956,7 @@ class Visibility:
     """Text visibility of every element of an lxml HTML tree (computed once, top down)."""
 
     def __init__(self, root: etree._Element, *, screen_rules: list | None = None, either_scheme: bool = False,
-                 light: bool = False, prefers_dark: bool = False) -> None:
+                 light: bool = False, prefers_dark: bool = False, at_rules: _AtRules | None = None) -> None:
         """``screen_rules``: this is the second pass, cascading the rules as a desktop screen applies them (a
         colour under a condition that holds there too); a page whose conditional rules bring such declarations
         is judged by both passes: text hidden in either is hidden, so the second pass never un-hides.
@@ -1781,7 +1966,8 @@ class Visibility:
         scheme the page sets ignored). ``prefers_dark``: the dark pass -- the page as a reader who prefers a dark
         colour scheme sees it (``prefers-color-scheme: dark`` holds, ``color-scheme: light dark`` is dark); a page
         whose sheets, ``style`` attributes or ``<meta>`` name a colour scheme is judged in it too, hidden in any pass
-        is hidden."""
+        is hidden. ``at_rules``: what the page's ``@property`` and ``@font-face`` rules say (read with its sheets;
+        given to the other passes)."""
         self.root = root
         self._light_only = light
         self._prefers_dark = prefers_dark
@@ -1794,6 +1980,8 @@ class Visibility:
         self._expanded: dict[int, tuple[_Declaration, list]] = {}  # by id of a declaration: its longhands
         # The rules matching each element: (specificity, order, declarations); one XPath run per selector.
         self._matched: dict[etree._Element, list[tuple[tuple, int, list[_Declaration]]]] = {}
+        self._scopes: dict[_Scope, tuple] = {}  # by @scope: its roots, its limits, the memo of proximities
+        self._index: tuple | None = None  # the page's elements, by class, id and tag (:meth:`_matching`)
         self._column_cells: dict[etree._Element, dict[etree._Element, str]] = {}  # by table: cells not drawn
         self._grid_budget = [MAX_GRID_STEPS]  # what placing cells may still cost on this page (:func:`_collapsed_cells`)
         # A link's colour: the browser's own (:link { color: #0000EE }, not inherited), or the <body link> hint.
@@ -1813,47 +2001,112 @@ class Visibility:
         if screen_rules is None:
             sheets = _style_sheets(root)
             rules = sheets.rules
+            at_rules = sheets.at_rules
             if sheets.screen_differs:
                 self._second = Visibility(root, screen_rules=sheets.screen_rules, either_scheme=either_scheme,
-                                          light=light)
+                                          light=light, at_rules=at_rules)
             if not light and (sheets.schemes or _names_a_scheme(root)):
                 # The dark pass (2026-12-04): the rules as a desktop screen of a reader who prefers dark applies them.
-                self._dark = Visibility(root, screen_rules=_style_sheets(root, dark=True).screen_rules,
-                                        either_scheme=either_scheme, prefers_dark=True)
+                dark = _style_sheets(root, dark=True)
+                self._dark = Visibility(root, screen_rules=dark.screen_rules, either_scheme=either_scheme,
+                                        prefers_dark=True, at_rules=dark.at_rules)
         else:
             rules = screen_rules
+        at_rules = at_rules or _AtRules()
+        registered = at_rules.properties if screen_rules is None else at_rules.screen_properties
+        self._registered = {name: initial for name, (_, initial) in registered.items() if initial is not None}
+        self._not_inherited = {name: initial for name, (inherits, initial) in registered.items() if not inherits}
+        self._faces = at_rules.faces
         if rules:
+            for order, (matcher, specificity, declarations, needs) in enumerate(rules):
+                found = self._matching(matcher, needs)
+                scope = specificity[2] if isinstance(specificity[2], _Scope) else None
+                for element in found:
+                    key = specificity
+                    if scope is not None:  # its proximity for this element; out of the scope: not applied
+                        distance = self._proximity(scope, element)
+                        if distance is None:
+                            continue
+                        key = (specificity[0], specificity[1], -distance)
+                    self._matched.setdefault(element, []).append((key, order, declarations))
+        self._compute()
+        if either_scheme and self.page_dark:  # the light reading too (its own second pass included)
+            self._light = Visibility(root, screen_rules=screen_rules, light=True, at_rules=at_rules)
+
+    def _proximity(self, scope: _Scope, element: etree._Element) -> float | None:
+        """How many generations ``element`` is below the nearest root of ``scope`` (0: a root itself), None when it
+        is in none of its roots' scopes (no root above it, or a limit on the way: a limit element is out too).
+        Memoised along the way up, so each element is walked once for each scope. A root selector this reader does
+        not understand puts every element at 0 (fail closed: the rule applies)."""
+        entry = self._scopes.get(scope)
+        if entry is None:
+            entry = self._scopes[scope] = (self._selected(scope.root),
+                                           self._selected(scope.limit) if scope.limit else set(), {})
+        roots, limits, memo = entry
+        if roots is None:
+            return 0.0
+        path = []
+        node = element
+        distance = math.inf
+        while node is not None:
+            if node in memo:
+                distance = memo[node]
+                break
+            if node in roots:
+                distance = 0.0
+                break
+            if limits and node in limits:
+                break
+            path.append(node)
+            node = node.getparent()
+        if node is not None:
+            memo[node] = distance
+        for steps, passed in enumerate(reversed(path), 1):
+            memo[passed] = distance + steps
+        found = memo[element]
+        return None if math.isinf(found) else found
+
+    def _selected(self, selector: str) -> set | None:
+        """The elements a selector matches (None: not understood)."""
+        compiled = _compile(selector)
+        if compiled is None:
+            return None
+        found: set[etree._Element] = set()
+        for _, _, matcher, needs in compiled:
+            found.update(self._matching(matcher, needs))
+        return found
+
+    def _matching(self, matcher, needs: tuple) -> list[etree._Element]:
+        """The elements a compiled selector matches: a chain right to left from the elements that have what its
+        subject needs (its classes, id, tag: from an index of the page, made once), as browsers do; an XPath run."""
+        if self._index is None:
             every: list[etree._Element] = []
             by_class: dict[str, list[etree._Element]] = {}
             by_id: dict[str, list[etree._Element]] = {}
             by_tag: dict[str, list[etree._Element]] = {}
-            for element in root.iter(etree.Element):
+            for element in self.root.iter(etree.Element):
                 every.append(element)
                 by_tag.setdefault(element.tag, []).append(element)
                 for name in (element.get("class") or "").split():
                     by_class.setdefault(name, []).append(element)
                 if element.get("id"):
                     by_id.setdefault(element.get("id"), []).append(element)
-            for order, (matcher, specificity, declarations, (need_classes, need_id, need_tag)) in enumerate(rules):
-                pools = [by_class.get(name, []) for name in need_classes]
-                if need_id:
-                    pools.append(by_id.get(need_id, []))
-                if need_tag:
-                    pools.append(by_tag.get(need_tag, []))
-                candidates = min(pools, key=len) if pools else every
-                if not candidates:
-                    continue  # its subject is on no element of this page
-                if isinstance(matcher, list):  # a chain: right to left from the candidates, as browsers do
-                    seen: dict = {}
-                    found = [element for element in candidates if _compound_matches(element, matcher[0][1])
-                             and _chain_matches(element, matcher, 1, seen)]
-                else:
-                    found = [element for element in matcher(root) if isinstance(element, etree._Element)]
-                for element in found:
-                    self._matched.setdefault(element, []).append((specificity, order, declarations))
-        self._compute()
-        if either_scheme and self.page_dark:  # the light reading too (its own second pass included)
-            self._light = Visibility(root, screen_rules=screen_rules, light=True)
+            self._index = (every, by_class, by_id, by_tag)
+        every, by_class, by_id, by_tag = self._index
+        need_classes, need_id, need_tag = needs
+        pools = [by_class.get(name, []) for name in need_classes]
+        if need_id:
+            pools.append(by_id.get(need_id, []))
+        if need_tag:
+            pools.append(by_tag.get(need_tag, []))
+        candidates = min(pools, key=len) if pools else every
+        if not candidates:
+            return []  # its subject is on no element of this page
+        if isinstance(matcher, list):
+            seen: dict = {}
+            return [element for element in candidates if _compound_matches(element, matcher[0][1])
+                    and _chain_matches(element, matcher, 1, seen)]
+        return [element for element in matcher(self.root) if isinstance(element, etree._Element)]
 
     # -- queries --------------------------------------------------------------------------------------
 
@@ -1925,12 +2178,18 @@ class Visibility:
         self.page_dark = self._page_dark()
         # A dark page: the canvas #121212, its default text white (CanvasText).
         initial = _State(color=_WHITE, backdrop=(DARK_CANVAS,), dark=True) if self.page_dark else _State()
+        if self._registered:  # registered custom properties (@property) start at their initial values
+            initial = replace(initial, custom=dict(self._registered))
         states = self._states
         memo: dict[tuple, tuple[_State, tuple]] = {}
         clamped: set[etree._Element] = set()  # elements that start past a line clamp's last line
+        chosen = _chosen_options(self.root)
         for element in self.root.iter(etree.Element):
             parent = element.getparent()
             inherited = states.get(parent, initial) if parent is not None else initial
+            if element in chosen:  # drawn in its closed select's box, as the select's own text
+                states[element] = states.get(chosen[element], initial)
+                continue
             if inherited.gone:
                 states[element] = inherited  # nothing below display: none (or the like) is shown
                 continue
@@ -2097,6 +2356,8 @@ class Visibility:
         if (element.get("aria-hidden") or "").strip().lower() == "true":
             gone = gone or "aria-hidden"
         custom = parent.custom
+        if self._not_inherited:  # a registered property that does not inherit starts at its initial value
+            custom = {**(custom or {}), **self._not_inherited}
         if any(name.startswith("--") for name in values):
             custom = {**(custom or {}), **{name: value for name, value in values.items() if name.startswith("--")}}
         tokens = {}
@@ -2135,6 +2396,10 @@ class Visibility:
         adjust = parent.adjust
         if "font-size-adjust" in tokens:
             adjust = _font_size_adjust(tokens["font-size-adjust"], parent.adjust)
+        face = parent.face
+        if self._faces and ("font-family" in tokens or "font" in tokens):
+            face = _face_scale(tokens.get("font-family") or _shorthand_families(tokens["font"]), self._faces,
+                               parent.face)
         scale = parent.scale
         if "zoom" in tokens and len(tokens["zoom"]) == 1:
             factor = _number(tokens["zoom"][0])
@@ -2276,7 +2541,7 @@ class Visibility:
             stroked = self._outline(stroke, backdrop)
         outlined = shadowed or (stroked and stroke_px > 0)
         return replace(state, gone=gone, invisible=invisible, masked=masked, font_px=font_px, scale=scale,
-                       adjust=adjust, color=color,
+                       adjust=adjust, face=face, color=color,
                        backdrop=backdrop, outlined=outlined, shadowed=shadowed, stroked=stroked, stroke_px=stroke_px,
                        opacity=opacity, custom=custom, filters=filters, blend=blend, group_backdrop=group_backdrop,
                        painted=painted, dark=dark)
@@ -2295,6 +2560,29 @@ class Visibility:
 # spans clamped as browsers clamp them, and the placing bounded on a page (hostile tables of huge spans): past
 # MAX_GRID_STEPS the cells left are taken as not drawn (fail closed; only tables with a collapsed column).
 MAX_COLSPAN, MAX_ROWSPAN, MAX_GRID_STEPS = 1000, 65534, 200_000
+def _chosen_options(root: etree._Element) -> dict[etree._Element, etree._Element]:
+    """The option each closed select shows, and the select (checked in chromium 156, fourteenth session): a select
+    without ``multiple`` and of ``size`` 1 or none draws its chosen option's text in its own box, in its own colours
+    and font, whatever the option's or its group's styles say -- ``hidden``, ``display: none``, white, ``font-size:
+    0``, ``opacity: 0`` on the option were all drawn (cut before: visible text lost). The chosen option is the last
+    with ``selected``, else the first not disabled (a hidden one too). One with a ``label`` shows the label instead:
+    its text stays hidden. A list box (``multiple``, ``size`` over 1) draws each option as itself."""
+    chosen = {}
+    for select in root.iter("select"):
+        size = (select.get("size") or "").strip()
+        if select.get("multiple") is not None or (size.isdigit() and int(size) > 1):
+            continue
+        options = list(select.iter("option"))
+        picked = next((option for option in reversed(options) if option.get("selected") is not None), None)
+        if picked is None:
+            picked = next((option for option in options if option.get("disabled") is None and not any(
+                group.tag == "optgroup" and group.get("disabled") is not None
+                for group in option.iterancestors("optgroup"))), None)
+        if picked is not None and not picked.get("label"):
+            chosen[picked] = select
+    return chosen
+
+
 COLLAPSED_COLUMN = "a collapsed table column (visibility: collapse on its <col>)"
 _TOO_LARGE = "a table too large to place against its collapsed columns"
 

@@ -200,14 +200,19 @@ class _Page:
                     shown = ""  # the first value only, as a browser reads it
                 else:
                     self.pieces.append(_Piece(content, start + first, start + last, always=True))
-        if kept and match and name != "plaintext":
+        # An inline ``<textarea>``/``<xmp>`` shows its content as text: an anchor comment after its start tag would
+        # be raw text there, never found (fourteenth session: its visible text was cut), so the element carries its
+        # anchor as an attribute, and the text in it is judged by the element's own visibility.
+        raw_shown = not closing and name in _RAW_TEXT and name not in _NEVER_SHOWN
+        number = None
+        if (kept or raw_shown) and match and name != "plaintext":
             number = self.anchors
             self.anchors += 1
             emitted = f'{source[:match.end()]} {self.anchor_attribute}="{number}"{source[match.end():]}'
             for first, last in kept:
                 self.pieces.append(_Piece(content, start + first, start + last, [number]))
         self.parts.append(emitted)
-        after = self.anchor()
+        after = number if raw_shown and number is not None else self.anchor()
         self.pieces.append(_Piece(content, start, end, [before, after]))
         if name:
             self.tags.append(_Tag(name, closing, after))
@@ -518,12 +523,19 @@ class MarkdownHidden:
                 piece.end = start
                 source = child.content
                 if page.raw is not None:
+                    # Inside a raw-text element a tag or a comment is its text (fourteenth session: its characters
+                    # were in no piece, so what an inner tag's attributes or a comment held stayed even where the
+                    # element was hidden, or never shown -- a script): judged as the element's text.
                     name = _TAG_NAME_RE.match(source)
+                    inside = page.anchors - 1  # the element's anchor (its start tag's attribute, or after it)
+                    never = page.raw in _NEVER_SHOWN
                     if name and name[1] and name[2].lower() == page.raw:
                         page.parts.append(source)
                         page.raw = None
+                        page.pieces.append(_Piece(content, start, end, [inside, page.anchor()], always=never))
                     else:
                         page.parts.append(source.replace("<", "&lt;") if page.raw != "style" else source)
+                        page.pieces.append(_Piece(content, start, end, [inside], always=never))
                 elif source.startswith(("<!", "<?")):
                     if _drop_or_keep(source):
                         page.pieces.append(_Piece(content, start, end, always=True))

@@ -91,11 +91,18 @@ HTML_HIDING = [
                                                                  '(<number>), 1)">', "</span>"),
     # <mark>'s own yellow behind text of nearly its colour (2026-12-04: judged against the white page, it stayed)
     ('<mark style="color:#eeee00">', "</mark>"),
+    # fourteenth session: a level-4 media query, an unlayered rule over a layer, an @scope, a registered property
+    ('<span class="or-white">', "</span>"), ('<span class="layered">', "</span>"),
+    ('<span class="scoped">', "</span>"), ('<span class="registered">', "</span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
 HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D"); .gone{display:none} '
               "#away{ color : white } @media screen and (min-width: 600px) { .screen-white { color: #fff } } "
-              "@media (prefers-color-scheme: dark) { .dark-white { color: #fff } }</style>")
+              "@media (prefers-color-scheme: dark) { .dark-white { color: #fff } } "
+              "@media (max-width: 600px) or (not (hover: none)) { .or-white { color: #fff } } "
+              ".layered { display: none } @layer base { .layered { display: inline } } "
+              "@scope (body) { .scoped { color: #fff } } .registered { color: var(--reg) } "
+              "@property --reg { syntax: '<color>'; inherits: true; initial-value: #fff }</style>")
 
 
 def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:
@@ -162,7 +169,11 @@ def colour_rules(draw) -> list[str]:
 @SETTINGS
 @given(colour_rules(), st.lists(words, min_size=3, max_size=3),
        st.sampled_from(["@media screen and (min-width: 600px)", "@media (prefers-color-scheme: light)",
-                        "@supports (color: red)", "@media all"]))
+                        "@supports (color: red)", "@media all",
+                        # fourteenth session: the level-4 syntax, @supports selector(), a layer, a scope
+                        "@media (width >= 0) or (hover: none)", "@media not (max-width: 600px)",
+                        "@media ((min-width: 1px) and (not (monochrome)))", "@supports selector(p > span)",
+                        "@supports not (foo: bar)", "@layer x", "@scope (body)"]))
 def test_colours_under_a_condition_that_holds_hide_what_they_hide_unconditionally(rules, texts, condition):
     body = (f'<div class="a"><p>{texts[0]}</p><div class="b"><p>{texts[1]} <span class="c">{texts[2]}</span></p>'
             "</div></div>")

@@ -282,3 +282,43 @@ def test_table_styles_are_merged_once_per_style_not_per_cell(monkeypatch):
     # Five parts a style's format may set (rPr, pPr, tcPr, tblPr and, since the row heights of 2026-12-04, trPr):
     # once a style, format and part, and once a sequence of formats and part.
     assert counts[0] == counts[1] <= depth * (len(kinds) + 1) * 5 + 40 * 4, counts
+
+
+def _nested_rules(levels: int, selectors: str = ".a") -> bytes:
+    rule = f"{selectors} {{ color: #111; "
+    return (f"<html><head>\n<style>{rule * levels}{'}' * levels}</style></head>"
+            "<body><p class='a'>Visible words</p></body></html>").encode()
+
+
+def test_style_rules_nested_past_the_bound_fail_with_the_line_of_their_sheet():
+    """Fourteenth session: 3,000 nested style rules overflowed the stack (a RecursionError, no line). Past
+    ``MAX_RULE_NESTING`` the page fails naming its sheet's line; at the bound it parses."""
+    from ingestion.parsers.css_visibility import MAX_RULE_NESTING
+
+    assert "Visible words" in parse(_nested_rules(MAX_RULE_NESTING + 1), content_type="text/html").text
+    for levels in (MAX_RULE_NESTING + 2, 3000):
+        with pytest.raises(ParseError, match="nested more than") as raised:
+            parse(_nested_rules(levels), content_type="text/html")
+        assert raised.value.line == 2
+
+
+def test_nested_selector_lists_cost_at_most_the_bound(monkeypatch):
+    """Fourteenth session: a nested rule's selector holds its parent's for each selector of its list, so five-selector
+    lists nested twelve deep made 1.3 GB of selectors from 400 characters. The selectors nesting makes are counted:
+    past ``MAX_NESTED_SELECTORS`` characters (a small sheet: the bound is more for a large one) the page fails with
+    its sheet's line, and what was compiled before stays under the bound."""
+    from ingestion.parsers import css_visibility
+
+    compiled = []
+    real = css_visibility._compile
+    monkeypatch.setattr(css_visibility, "_compile", lambda selector: compiled.append(len(selector)) or real(selector))
+    list_of_five = ".a, .b p, .c, .d, .e"  # (one with a combinator: written out for each, not in :is())
+    for levels in (12, 30):
+        compiled.clear()
+        with pytest.raises(ParseError, match="nested style rules make more than") as raised:
+            parse(_nested_rules(levels, list_of_five), content_type="text/html")
+        assert raised.value.line == 2
+        assert sum(compiled) <= css_visibility.MAX_NESTED_SELECTORS
+    compiled.clear()
+    assert "Visible words" in parse(_nested_rules(4, list_of_five), content_type="text/html").text
+    assert 0 < sum(compiled) <= css_visibility.MAX_NESTED_SELECTORS
