@@ -19,7 +19,7 @@ from kb.titles import (
     title_record,
     titles_digest,
 )
-from pipeline.plan import Plan
+from pipeline.plan import Plan, planned_tags
 
 # What a stored verdict was made by (``Chunk.screening_detector``): the detector, and what it was given --
 # the embed text, every heading and the document's titles -- and, since "titles2", that the titles' and
@@ -49,8 +49,8 @@ def screen_plans(plans: list[Plan]) -> None:
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
-            # The tags it will list: the front matter's join the document's (pipeline.store).
-            tags=tags_flagging(plan.document, [*(plan.document.tags or ()), *map(str, plan.parsed.tags or ())]),
+            # The tags it will list: the front matter's join the document's, or replace held ones (pipeline.store).
+            tags=tags_flagging(plan.document, planned_tags(plan)),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
 

@@ -16,10 +16,10 @@ from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
 from kb.services import apply_policies, decision_kept, document_title_follow, text_digest
-from kb.titles import document_tags_screen, title_decisions
+from kb.titles import document_tags_screen, tags_as_stored, title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
-from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
+from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, planned_tags, policy_snapshot
 from pipeline.screen import screening_fields, title_records_follow
 
 
@@ -128,8 +128,8 @@ def store_plan(plan: Plan) -> None:
         # The content's title, under the policies just stored (overrides carried over included).
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
                               access=None if plan.reuse_sections else plan.access)
-        if plan.parsed.tags:  # front matter tags join the upload's
-            document.tags = sorted(set(document.tags) | {str(t) for t in plan.parsed.tags})
+        if plan.parsed.tags:  # front matter tags join the upload's, or replace held ones (kb.titles.tags_give_way)
+            document.tags = tags_as_stored(planned_tags(plan, document))
         document_tags_screen(document)  # the tags it lists now: their verdict, as screening read them (pipeline.screen)
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
