@@ -52,7 +52,8 @@ RESCREEN_TASK = "pipeline.tasks.rescreen_chunks"  # chunks marked stale are scre
 UNFINISHED = (SourceSync.Status.QUEUED, SourceSync.Status.RUNNING)
 MAX_LISTED_ERRORS = 500  # errors and skips kept per sync (the counts count them all)
 JOB_STATS_KEY = "source_sync"
-# A database that went away mid-sync: raised on, so that the task's retry resumes the sync (``sources.tasks``).
+# A database error while syncing an item: not that item's failure (the connection may be unusable) -- it ends the
+# sync (:func:`sync_run`), or, the database gone, the task's retry resumes it (``sources.tasks``).
 DATABASE_GONE = (OperationalError, InterfaceError)
 # What an admin reads of an error no rule of the sync foresaw (a Git mirror's corrupt object, a library's bug): none
 # of its text -- which may name a server's path, a host, another tenant's folder -- only that it happened; the
@@ -455,8 +456,6 @@ def sync_run(sync_id: str) -> str:
         logger.exception("sync %s: the listing failed", sync_id)
         _finish(sync, error=listing_os_error(exc))
         return SourceSync.Status.FAILED
-    except DATABASE_GONE:
-        raise
     except Exception:  # noqa: BLE001 - any other (a Git mirror's corrupt tree: zlib.error): ended, never "running"
         # Found in the fourteenth session: it raised out of the task, and the sync stayed "running" -- no other sync
         # of the source could start -- until the tick had sent it BULKHEAD_SOURCE_MAX_ATTEMPTS times.
