@@ -71,12 +71,22 @@ USER_PASSWORD_AND_ACTIVE = (
     "removes the member and invites the new address; an operator makes a staff account with `manage.py "
     "createsuperuser` and changes the flags in `manage.py shell`."
 )
+# An account deleted between the change page's read of it and the save's lock of it (another operator, a SCIM
+# deprovisioning, ``kb_user``): nothing is saved, and the page says why.
+ACCOUNT_DELETED = (
+    "This account was deleted while its page was open (by another operator, its tenant's identity provider over "
+    "SCIM, or on the server): nothing was saved."
+)
 USER_ADD_REFUSED = (
     "Accounts are not added here: an operator adds a person to a tenant with `manage.py kb_user create EMAIL "
     "--tenant T --role R --clearance L` (recorded in the tenant's audit trail), a tenant admin invites them from the "
     "console's Members page (or `POST /api/v1/memberships/`), and a staff account is made with `manage.py "
     "createsuperuser`."
 )
+
+
+class AccountDeleted(Exception):
+    """The account a change page saves was deleted since the page read it (:data:`ACCOUNT_DELETED`)."""
 
 
 @admin.register(User)
@@ -127,7 +137,10 @@ class UserAdmin(BaseUserAdmin):
         fields = [name for name in form.changed_data
                   if name != "is_active" and name in {f.name for f in User._meta.concrete_fields}]
         with transaction.atomic(using=using):
-            User.objects.using(using).select_for_update().filter(pk=obj.pk).first()
+            if User.objects.using(using).select_for_update().filter(pk=obj.pk).first() is None:
+                # Deleted since the page's read (found in the fourteenth session: the fields it changed were saved to
+                # no row, a 500). Raised out of the view's transaction, which is undone.
+                raise AccountDeleted
             if fields:
                 obj.save(using=using, update_fields=fields)
         if "is_active" not in form.changed_data:
@@ -144,7 +157,11 @@ class UserAdmin(BaseUserAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         if request.method == "GET":
             self.message_user(request, USER_PASSWORD_AND_ACTIVE, messages.INFO)
-        return super().change_view(request, object_id, form_url, extra_context)
+        try:
+            return super().change_view(request, object_id, form_url, extra_context)
+        except AccountDeleted:  # the view's transaction is undone: nothing of the save stays, no "changed" entry
+            self.message_user(request, ACCOUNT_DELETED, messages.WARNING)
+            return HttpResponseRedirect(reverse("admin:accounts_user_changelist"))
 
 
 # A membership's rights change only through accounts.services, which record the change in the tenant's trail and

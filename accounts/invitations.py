@@ -321,25 +321,43 @@ def mail_thread_drained() -> None:
 
 
 RESET_TOKENS_REASON = "its member reset their password"
+CHANGE_TOKENS_REASON = "its member changed their password"
 
 
-def reset_tokens_count(user: User) -> int:
-    """How many live API tokens a reset of ``user``'s password may revoke: those of the memberships the password
-    opens (:func:`active_memberships_of`, the tenants the reset is recorded in), each counted acting for its
-    tenant. A membership the person did not agree to (a tenant's provider made it) is not among them: its tenant
-    must not hear of the account's reset, and a revocation there would be its record."""
-    memberships = active_memberships_of(user)
+def password_tokens_count(user: User) -> int:
+    """How many live API tokens a new password of ``user``'s -- a reset's, or the console's "Change password" -- may
+    revoke: those of the memberships the password opens (:func:`active_memberships_of`, the tenants a reset is
+    recorded in), each counted acting for its tenant (the tenant acted for before is acted for again after). A
+    membership the person did not agree to (a tenant's provider made it) is not among them: its tenant must not
+    hear of the account's password, and a revocation there would be its record."""
     total = 0
-    for membership in memberships:
-        tenant_activate(membership.tenant_id)
-        total += ApiToken.objects.filter(membership=membership, revoked_at__isnull=True).count()
-    if memberships:
-        tenant_activate(None)
+    for membership in active_memberships_of(user):
+        with acting_tenant(membership.tenant_id):
+            total += ApiToken.objects.filter(membership=membership, revoked_at__isnull=True).count()
     return total
 
 
-class ResetTokensChanged(Conflict):
-    """The person's live API tokens are not as many as the reset form offered to revoke: nothing was written."""
+class TokensOfferedChanged(Conflict):
+    """The person's live API tokens are not as many as the password form offered to revoke: nothing was written."""
+
+
+def _password_and_tokens_write(locked: User, memberships: list[Membership], *, password_hash: str,
+                               tokens_offered: int, revoke_tokens: bool, reason: str) -> None:
+    """Write ``locked``'s new password (its row locked by the caller) and, with ``revoke_tokens``, revoke every live
+    API token of ``memberships`` -- each a ``token.revoke`` record in its own tenant by the person's membership
+    there, ``reason`` -- after counting them again: when they are not ``tokens_offered``, :class:`TokensOfferedChanged`
+    before anything is written. One rule for the reset and the change (:func:`password_reset_save`,
+    :func:`password_change_save`)."""
+    live = password_tokens_count(locked)
+    if live != tokens_offered:
+        raise TokensOfferedChanged(f"the person has {live} API tokens now, not {tokens_offered}")
+    locked.password = password_hash
+    locked.save(update_fields=["password"])
+    if revoke_tokens:
+        # Each tenant's tokens read and written acting for it; a failure rolls the setting back with the rest.
+        for membership in memberships:
+            with acting_tenant(membership.tenant_id):
+                membership_tokens_revoke(membership=membership, actor=membership, reason=reason)
 
 
 @transaction.atomic
@@ -363,28 +381,36 @@ def password_reset_save(*, user: User, password_hash: str, token: str, tokens_of
     password.
 
     ``tokens_offered``: how many tokens the form offered (0: it offered no choice). When the live count differs
-    -- a token minted, or revoked, since the form was shown -- :class:`ResetTokensChanged` is raised before anything
-    is written, so the person chooses again (found attacking identity, 2026-12-04: a token minted after the form
-    was shown, with no checkbox or with N, was kept silently). Counted on the locked user, just before the write;
-    a token minted between this count and the commit is not held off (nothing here locks against a mint), and is
-    revoked with the others when the person chose to revoke."""
+    -- a token minted, or revoked, since the form was shown -- :class:`TokensOfferedChanged` is raised before
+    anything is written, so the person chooses again (found attacking identity, 2026-12-04: a token minted after the
+    form was shown, with no checkbox or with N, was kept silently). Counted on the locked user, just before the
+    write; a token minted between this count and the commit is not held off (nothing here locks against a mint),
+    and is revoked with the others when the person chose to revoke."""
     locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
     memberships = active_memberships_of(locked) if locked is not None else []
     if not memberships:
         return False
     if not token or not default_token_generator.check_token(locked, token):
         return False
-    live = reset_tokens_count(locked)
-    if live != tokens_offered:
-        raise ResetTokensChanged(f"the person has {live} API tokens now, not {tokens_offered}")
-    locked.password = password_hash
-    locked.save(update_fields=["password"])
-    if revoke_tokens:
-        # Each tenant's tokens read and written acting for it; a failure rolls the setting back with the rest.
-        for membership in memberships:
-            tenant_activate(membership.tenant_id)
-            membership_tokens_revoke(membership=membership, actor=membership, reason=RESET_TOKENS_REASON)
-        tenant_activate(None)
+    _password_and_tokens_write(locked, memberships, password_hash=password_hash, tokens_offered=tokens_offered,
+                               revoke_tokens=revoke_tokens, reason=RESET_TOKENS_REASON)
+    return True
+
+
+@transaction.atomic
+def password_change_save(*, user: User, password_hash: str, tokens_offered: int, revoke_tokens: bool = False) -> bool:
+    """The console's "Change password": write the signed-in person's new password, hashed already, and only the
+    password, if the account is still active (its row locked here); False, writing nothing, otherwise (found attacking
+    identity, 2026-12-04: the change saved the whole user its request had read, so an account deactivated while the
+    change was checked and hashed was saved back active). ``revoke_tokens`` and ``tokens_offered`` as a reset's
+    (:func:`password_reset_save`: the same count, the same re-check, the same records), "its member changed their
+    password" -- found in the fourteenth session: the reset offered the choice and the change did not, so a person
+    who changed a password someone else had learnt kept every token that someone could have minted with it."""
+    locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
+    if locked is None:
+        return False
+    _password_and_tokens_write(locked, active_memberships_of(locked), password_hash=password_hash,
+                               tokens_offered=tokens_offered, revoke_tokens=revoke_tokens, reason=CHANGE_TOKENS_REASON)
     return True
 
 

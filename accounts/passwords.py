@@ -39,20 +39,6 @@ def user_set_password(*, email: str, password: str) -> User:
     return user
 
 
-@transaction.atomic
-def password_save_if_active(*, user: User, password_hash: str) -> bool:
-    """Write ``user``'s new password, hashed already (the slow part, done before this), and only the password,
-    if the account is still active (its row locked here); False, writing nothing, otherwise. Found attacking
-    identity, 2026-12-04: the console's password change saved the whole user its request had read, so an
-    account deactivated while the change was checked and hashed was saved back active."""
-    locked = User.objects.select_for_update().filter(pk=user.pk, is_active=True).first()
-    if locked is None:
-        return False
-    locked.password = password_hash
-    locked.save(update_fields=["password"])
-    return True
-
-
 def password_generate() -> str:
     """A random password that every configured validator accepts."""
     while True:

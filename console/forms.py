@@ -407,3 +407,49 @@ class AuditSettingsForm(forms.Form):
         required=False, label="Keep only a keyed hash of search texts, never the text",
         help_text="Applies to searches recorded from now on; records already kept are not rewritten.",
     )
+
+
+class RevokeTokensChoice:
+    """A new-password form's (the reset link's, "Change password"'s) "Also revoke my N API tokens", when the person
+    has API tokens in the tenants the password opens (``tokens``: ``accounts.invitations.password_tokens_count``):
+    checked at first when ``revoke_by_default``. Mixed in before Django's form (``SetPasswordForm``,
+    ``PasswordChangeForm``: the user first).
+
+    The form carries the number it offered (``tokens_offered``, hidden; 0 with no box, as is none). Submitted when the
+    live number differs -- a token minted or revoked since the form was shown -- it is shown again with the new number,
+    the box as at first, and "You have N API tokens now; choose again.", nothing written (found attacking identity,
+    2026-12-04: a token minted between the page and the post was kept silently, with or without the box)."""
+
+    revoke_by_default = True
+    revoke_help = ("Recommended if someone else may have used your account. Scripts and apps using them stop working; "
+                   "an admin mints new ones. Your other signed-in sessions end either way.")
+
+    def __init__(self, user, *args, tokens: int = 0, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        self.tokens = tokens
+        self.fields["tokens_offered"] = forms.CharField(widget=forms.HiddenInput, required=False, strip=False,
+                                                        initial=tokens)
+        if tokens:
+            self.fields["revoke_tokens"] = forms.BooleanField(
+                required=False, initial=self.revoke_by_default,
+                label=f"Also revoke my {tokens} API token{'' if tokens == 1 else 's'}", help_text=self.revoke_help)
+
+    def offer_again(self) -> str:
+        """Show the form again offering the live number (``tokens``), its box as at first; the sentence."""
+        data = self.data.copy()
+        data["tokens_offered"] = str(self.tokens)
+        data.pop("revoke_tokens", None)
+        if self.tokens and self.revoke_by_default:
+            data["revoke_tokens"] = "on"
+        self.data = data
+        if not self.tokens:
+            return "You have no API tokens now; choose again."
+        return f"You have {self.tokens} API token{'' if self.tokens == 1 else 's'} now; choose again."
+
+    def clean(self):
+        cleaned = super().clean()
+        # Compared as posted: no number (a form shown before it was carried, or by a client that never read it) is
+        # a form that offered no choice, 0; any other value than the live number is shown again as a changed one.
+        if (cleaned.get("tokens_offered") or "0") != str(self.tokens):
+            raise forms.ValidationError(self.offer_again(), code="tokens_changed")
+        return cleaned

@@ -38,6 +38,7 @@ from kb.titles import (
     flagging_titles,
     releases_undone,
     tag_refused,
+    tags_give_way,
 )
 
 # Namespace for deterministic ids (index versions, sections, chunks).
@@ -300,6 +301,17 @@ def document_tags_listed(
     if TAGS_TYPED not in metadata and content_tags is None:
         return tags, {**metadata, CONTENT_TAGS: content}
     return tags, {**metadata, TAGS_TYPED: sorted(set(map(str, typed))), CONTENT_TAGS: content}
+
+
+def document_tags_give_way(document: Document, content_tags: Sequence[str], *, reuse: bool = False) -> None:
+    """Drop ``document``'s typed tags (in memory) when new content gives ``content_tags`` (a front matter's) and the
+    document's listed tags are held (``kb.titles.tags_give_way``): the front matter's replace them, the held ones are
+    never listed again (found in the fourteenth session: read together with held tags, a clean front matter was
+    refused and the document could not be given new content). Stored content (``reuse``: a re-derivation, a build)
+    keeps what it was stored with. Run before :func:`document_tags_follow` by the store step, and on a copy by the
+    screening step, so that both list the same tags."""
+    if content_tags and not reuse and tags_give_way(document):
+        document.metadata = {**(document.metadata or {}), TAGS_TYPED: []}
 
 
 def document_tags_follow(

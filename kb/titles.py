@@ -348,6 +348,34 @@ def titles_unshown(document: Document, titles: Iterable[str]) -> set[str]:
     return {t for t in titles if t != document.title}
 
 
+def tags_give_way(document: Document) -> bool:
+    """Whether ``document``'s own tags give way to those new content of it gives (a Markdown file's front matter)
+    instead of being read and kept together with them: when their verdict is not clean -- flagged by the label rule,
+    whether held, released or kept out by a reviewer (judged first when they have none: :func:`document_tags_screen`).
+    Found in the fourteenth session: a replace keeps the document's tags, and a held list read together with the new
+    content's clean front matter refused it -- the document could not be given new content; merged into a new list,
+    held tags would have come back under that list's own verdict, a reviewer's keep-out lost."""
+    name = tags_name(document.tags or ())
+    if not name:
+        return False
+    document_tags_screen(document)
+    entry = _entry(name, (document.metadata or {}).get(TITLE_SCREENING))
+    return entry is None or entry.get("flagged") is not False
+
+
+def tags_with_content(document: Document, content_tags: Iterable[str]) -> list[str]:
+    """The tags ``document`` lists once new content gives ``content_tags`` (its front matter's), the content's first:
+    joined to the document's own (read together, as they are listed: half an instruction typed and half in the front
+    matter is one), or the content's alone when the document's give way (:func:`tags_give_way`: the held ones are
+    dropped, never listed again). Without content tags, the document's own as they are (a held list stays held)."""
+    given = [str(tag) for tag in content_tags or ()]
+    if not given:
+        return list(document.tags or ())
+    if tags_give_way(document):
+        return given
+    return [*given, *(tag for tag in document.tags or () if tag not in given)]
+
+
 def shown_tags(tags: list[str], record, mode: str) -> list[str]:
     """A document's tags as shown under the one rule: ``[TAGS_HELD]`` when their verdict holds them
     (:func:`title_held`: flagged in quarantine mode and not released, or kept out in any mode); as stored otherwise

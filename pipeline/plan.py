@@ -25,7 +25,7 @@ from kb.index_versions import index_version_active
 from kb.jobs import INTERACTIVE
 from kb.models import CONTENT_BY, ID_NAMESPACE, Document, IndexVersion, IngestionJob, Section
 from kb.services import document_access_of, recompute_policies
-from kb.titles import tag_refused
+from kb.titles import tag_refused, tags_with_content
 from pipeline.claim import is_shadow
 
 
@@ -377,13 +377,15 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
         # The file's own tags join the document's (pipeline.store): one that reads as an instruction to a model fails
         # the content as a typed one is refused (kb.services.tags_check); stored content keeps what it was stored with.
         # Read together with the document's typed tags, as they are kept and listed (found reviewing the rule,
-        # 2026-12-04: half an instruction typed, half in the front matter, each passed and the union read as one).
-        joined = [*parsed.tags, *(t for t in document.tags or () if t not in parsed.tags)]  # a retry's: joined before
+        # 2026-12-04: half an instruction typed, half in the front matter, each passed and the union read as one) --
+        # unless the document's are held: then the front matter's alone, which replace them (kb.titles.tags_give_way).
+        joined = tags_with_content(document, parsed.tags)  # a retry's: joined before
         refused = tag_refused(tenant_id=document.tenant_id, tags=joined)
         if refused is not None:
             where = f" (line {parsed.tags_line})" if parsed.tags_line else ""
             place = f"tag {refused + 1} of the front matter reads" if refused < len(parsed.tags) else (
-                "the front matter's tags, read together with the document's, read")
+                "the front matter's tags, read together with the document's, read" if len(joined) > len(parsed.tags)
+                else "the front matter's tags, read together, read")
             raise TerminalIngestionError(
                 f"{place} as an instruction to a model (screening flagged it); a tag is a short label, listed to every "
                 f"reader of the document and their agents{where}")

@@ -11,7 +11,7 @@ from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import TITLE_SCREENING, Document, Section
 from kb.screening import TITLES_KEY
-from kb.services import document_tags_listed, document_title_follow
+from kb.services import document_tags_give_way, document_tags_listed, document_title_follow
 from kb.titles import (
     UNTITLED,
     TitleDecisions,
@@ -55,13 +55,19 @@ def screen_plans(plans: list[Plan]) -> None:
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
-            # The tags it will list: the front matter's join the document's while every reader may read the root
-            # (kb.services.document_tags_listed, as pipeline.store lists them).
-            tags=tags_flagging(plan.document, document_tags_listed(
-                plan.document, content_tags=[str(t) for t in plan.parsed.tags or ()], access=plan.access,
-                sections=plan.section_rows)[0]),
+            # The tags it will list: the front matter's join the document's while every reader may read the root, or
+            # replace held ones (kb.services.document_tags_listed and document_tags_give_way, as pipeline.store lists them).
+            tags=tags_flagging(plan.document, listed_tags(plan)),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
+
+
+def listed_tags(plan: Plan) -> list[str]:
+    """The tags ``plan``'s document lists once stored (``pipeline.store``), worked out on a copy."""
+    listed = copy(plan.document)
+    content_tags = [str(t) for t in plan.parsed.tags or ()]
+    document_tags_give_way(listed, content_tags, reuse=bool(plan.reuse_sections))
+    return document_tags_listed(listed, content_tags=content_tags, access=plan.access, sections=plan.section_rows)[0]
 
 
 # The most distinct policies of one document screened each against its readers' text; past it (a document whose

@@ -15,7 +15,14 @@ from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
 from kb.models import DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IndexVersion, IngestionJob, Section
 from kb.screening import flagging_titles
-from kb.services import apply_policies, decision_kept, document_tags_follow, document_title_follow, text_digest
+from kb.services import (
+    apply_policies,
+    decision_kept,
+    document_tags_follow,
+    document_tags_give_way,
+    document_title_follow,
+    text_digest,
+)
 from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
@@ -129,9 +136,11 @@ def store_plan(plan: Plan) -> None:
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
                               access=None if plan.reuse_sections else plan.access)
         # Front matter tags join the upload's while every reader may read the root they are text of; their verdict, as
-        # screening read them (pipeline.screen).
-        document_tags_follow(document, list(sections.values()), content_tags=[str(t) for t in plan.parsed.tags or ()],
-                             access=plan.access)
+        # screening read them (pipeline.screen). New content's front matter tags replace the document's when those are
+        # held (kb.titles.tags_give_way): the typed ones go with them, never listed again.
+        content_tags = [str(t) for t in plan.parsed.tags or ()]
+        document_tags_give_way(document, content_tags, reuse=bool(plan.reuse_sections))
+        document_tags_follow(document, list(sections.values()), content_tags=content_tags, access=plan.access)
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
             **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),

@@ -3,6 +3,7 @@ history, and the preview of what a sync would do (listing and policies; nothing 
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import time
 import uuid
@@ -27,6 +28,7 @@ from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_
 from sources.models import Source, SourceItem, SourceSync
 from sources.services import (
     JOB_STATS_KEY,
+    UNEXPECTED_LISTING,
     DocumentBudget,
     listing_error_access,
     listing_error_row,
@@ -34,7 +36,11 @@ from sources.services import (
     rename_plan,
 )
 
+logger = logging.getLogger(__name__)
+
 PREVIEW_MAX_ITEMS = 2000
+# A preview's item whose reading met an error no rule foresaw (as the sync's: none of its text, the log has it).
+PREVIEW_UNEXPECTED_ITEM = "an unexpected error (the server's log has its details); the sync fails this item"
 
 
 def _uuid(value) -> uuid.UUID | None:
@@ -140,6 +146,9 @@ def _preview(source: Source) -> dict:
                     "items": [], "counts": {}}
         except OSError as exc:  # as the sync: its reason, naming no path
             return {"error": listing_os_error(exc), "items": [], "counts": {}}
+        except Exception:  # noqa: BLE001 - as the sync (a Git mirror's corrupt tree): none of its text, never a 500
+            logger.exception("the preview of source %s: the listing failed on an unexpected error", source.pk)
+            return {"error": UNEXPECTED_LISTING, "items": [], "counts": {}}
         try:
             return _preview_of(source, listing, stored, slugs, deadline)
         except OutOfTime as exc:
@@ -207,6 +216,11 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                     item.access_level, tuple(sorted(item.access_groups))) == (level, groups) else "change"
         except (Skip, OSError) as exc:
             row.update(action="skip", reason=str(exc))
+        except OutOfTime:
+            raise
+        except Exception:  # noqa: BLE001 - as the sync's item (sources.services.UNEXPECTED_ITEM): the row fails
+            logger.exception("the preview of source %s: an item failed on an unexpected error", source.pk)
+            row.update(action="fail", reason=PREVIEW_UNEXPECTED_ITEM)
         if shown:
             items.append(row)
     for path, item in sorted(renames.vanished.items()):

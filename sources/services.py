@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from celery import current_app
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -52,6 +52,18 @@ RESCREEN_TASK = "pipeline.tasks.rescreen_chunks"  # chunks marked stale are scre
 UNFINISHED = (SourceSync.Status.QUEUED, SourceSync.Status.RUNNING)
 MAX_LISTED_ERRORS = 500  # errors and skips kept per sync (the counts count them all)
 JOB_STATS_KEY = "source_sync"
+# A database error while syncing an item: not that item's failure (the connection may be unusable) -- it ends the
+# sync (:func:`sync_run`), or, the database gone, the task's retry resumes it (``sources.tasks``).
+DATABASE_GONE = (OperationalError, InterfaceError)
+# What an admin reads of an error no rule of the sync foresaw (a Git mirror's corrupt object, a library's bug): none
+# of its text -- which may name a server's path, a host, another tenant's folder -- only that it happened; the
+# server's log has it whole. The sync ends (no item is left "running"), and the next one may start.
+UNEXPECTED_LISTING = ("the listing failed on an unexpected error (the server's log has its details); nothing was "
+                      "synced or deleted; sync again")
+UNEXPECTED_ITEM = ("not synced: an unexpected error (the server's log has its details); nothing of it changed, "
+                   "and the next sync tries it again")
+UNEXPECTED_SYNC = ("the sync stopped on an unexpected error (the server's log has its details); the items done so "
+                   "far stay done; sync again")
 
 
 # ----------------------------------------------------------------------------- checks
@@ -444,12 +456,18 @@ def sync_run(sync_id: str) -> str:
         logger.exception("sync %s: the listing failed", sync_id)
         _finish(sync, error=listing_os_error(exc))
         return SourceSync.Status.FAILED
+    except Exception:  # noqa: BLE001 - any other (a Git mirror's corrupt tree: zlib.error): ended, never "running"
+        # Found in the fourteenth session: it raised out of the task, and the sync stayed "running" -- no other sync
+        # of the source could start -- until the tick had sent it BULKHEAD_SOURCE_MAX_ATTEMPTS times.
+        logger.exception("sync %s: the listing failed on an unexpected error", sync_id)
+        _finish(sync, error=UNEXPECTED_LISTING)
+        return SourceSync.Status.FAILED
     timings["listing"] = round(time.perf_counter() - t0, 3)
     try:
         _apply_listing(run, listing, stored, timings)
-    except Exception as exc:  # noqa: BLE001 - recorded on the sync; the items done so far stay done
+    except Exception:  # noqa: BLE001 - recorded on the sync; the items done so far stay done
         logger.exception("sync %s failed", sync_id)
-        _finish(SourceSync.objects.get(pk=sync.pk), error=f"the sync stopped: {type(exc).__name__}", timings=timings)
+        _finish(SourceSync.objects.get(pk=sync.pk), error=UNEXPECTED_SYNC, timings=timings)
         return SourceSync.Status.FAILED
     return SourceSync.objects.get(pk=sync.pk).status
 
@@ -479,7 +497,18 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
     vanished = run.renames.vanished  # what no new path takes over is deleted below
     for n, entry in enumerate(entries, start=1):
-        _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file)
+        try:
+            _sync_entry(run, n, entry, stored.get(entry.path), default, rules, access_file)
+        except DATABASE_GONE:
+            raise
+        except Exception:  # noqa: BLE001 - this item fails (its transaction undone); the others sync, deletions happen
+            # Found in the fourteenth session: a blob the Git mirror could not inflate (zlib.error) stopped every sync
+            # of its source at that item -- those after it never synced, a file withdrawn stayed in search.
+            logger.exception("sync %s: an item failed on an unexpected error", sync.pk)
+            run.errors[entry.path] = {"path": entry.path, "error": UNEXPECTED_ITEM,
+                                      "access": _unexpected_item_access(entry, stored.get(entry.path), default, rules,
+                                                                        access_file)}
+            run.progress(n)
     timings["items"] = round(time.perf_counter() - t0, 3)
     t1 = time.perf_counter()
     if listing.complete:
@@ -656,6 +685,17 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         document = run.store(entry, content, policy, document)
         SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
         run.progress(n, changed=1)
+
+
+def _unexpected_item_access(entry: Entry, item: SourceItem | None, default, rules, access_file) -> dict:
+    """Who may read an item's unexpected error (it names the item's path): as its other errors -- its policy and the
+    document it is stored as; undecided (only an admin who may read every level and group) when its policy cannot
+    be told."""
+    try:
+        policy = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+    except Exception:  # noqa: BLE001 - fail closed
+        return access.item_access(None)
+    return access.item_access(policy, document_id=item.document_id if item is not None else None)
 
 
 def item_counted(item: SourceItem, sync: SourceSync) -> bool:

@@ -4,7 +4,9 @@
   account working. The reset form now offers "Also revoke my N API tokens", checked by default: each token of the
   memberships the password opens is revoked, one ``token.revoke`` record in its own tenant, and a membership the
   person did not agree to hears nothing. The account's other signed-in sessions end at a reset and at the
-  owner's password change (Django's session hash is of the password: checked here, as it was already so).
+  owner's password change (Django's session hash is of the password: checked here, as it was already so). The
+  console's "Change password" offered no such choice (found in the fourteenth session): it offers the same one now,
+  unchecked at first (``accounts.invitations.password_change_save``: the same count, re-check and records).
 * Tokens whose minter was deleted before a deletion revoked what it minted read as minted on the server (no
   minter) and worked for good. The trail's creation records tell them apart: the data migration
   ``accounts/0010_revoke_tokens_of_unknown_minters`` revokes every live token without a minter that its tenant's
@@ -36,7 +38,7 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a brand new passphrase 14"
 PERSON = "person@example.com"
-REASON = "its member reset their password"
+REASONS = {"reset": "its member reset their password", "change": "its member changed their password"}
 
 
 def _key_works(key: str) -> bool:
@@ -64,6 +66,23 @@ def _signed_in(password: str = PASSWORD) -> Client:
     browser = Client()
     assert browser.post("/sign-in/", {"username": PERSON, "password": password}).status_code == 302
     return browser
+
+
+def _password_form(how: str, user: User) -> tuple[Client, str, bytes]:
+    """A browser at a new-password form -- the mailed reset link's (``reset``), or "Change password" signed in
+    (``change``) --, the form's address and its page."""
+    if how == "reset":
+        return _reset_form(user)
+    browser = _signed_in()
+    shown = browser.get("/password/")
+    assert shown.status_code == 200 and b"new_password1" in shown.content, shown.status_code
+    return browser, "/password/", shown.content
+
+
+def _new_password(how: str, page: bytes) -> dict:
+    """What the form posts for NEW_PASSWORD (the change asks for the current one too), with the number it offered."""
+    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD, "tokens_offered": _offered(page)}
+    return {**data, "old_password": PASSWORD} if how == "change" else data
 
 
 def _console_and_api_answer(browser: Client) -> tuple[int, int]:
@@ -103,12 +122,14 @@ def test_the_owners_password_change_ends_their_other_sessions_and_keeps_this_one
 
 
 @pytest.mark.parametrize("choice", ["revoke", "keep"])
-def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice):
+@pytest.mark.parametrize("how", ["reset", "change"])
+def test_a_new_password_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(how, choice):
     """PERSON is in A (one live token, one revoked before) and B (two) by their own agreement, and in C by C's
-    provider alone (not agreed to: C hears nothing of the account's resets). The form counts the three tokens of
-    A and B and offers to revoke them, checked; revoked, each is a record in its own tenant by the person's
+    provider alone (not agreed to: C hears nothing of the account's resets). The reset form counts the three tokens
+    of A and B and offers to revoke them, checked; revoked, each is a record in its own tenant by the person's
     membership there, naming that token alone; C's token, C's trail and another member's token are untouched.
-    Left unchecked, nothing is revoked."""
+    Left unchecked, nothing is revoked. The console's "Change password" offers the same, unchecked at first (found in
+    the fourteenth session: it offered nothing), with the same records but its own reason."""
     a, b, c = (tenant_create(slug=f"tenant-{x}", name=f"Tenant {x}") for x in "abc")
     admin_a, admin_b, admin_c = (membership_create(tenant=t, email=f"admin@{t.slug}.example", role="admin",
                                                    clearance="restricted") for t in (a, b, c))
@@ -127,14 +148,15 @@ def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice
     c_records = AuditEvent.objects.filter(tenant_id=c.pk).count()
     records_before = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
 
-    browser, form_url, page = _reset_form(user)
+    browser, form_url, page = _password_form(how, user)
     assert b"Also revoke my 3 API tokens" in page
-    assert b'name="revoke_tokens"' in page and b"checked" in page.split(b'name="revoke_tokens"')[1].split(b">")[0]
-    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD, "tokens_offered": _offered(page)}
+    assert b'name="revoke_tokens"' in page and _revoke_box_checked(page) == (how == "reset")
+    data = _new_password(how, page)
     if choice == "revoke":
         data["revoke_tokens"] = "on"  # as the checked box posts it
     response = browser.post(form_url, data, follow=True)
-    assert response.status_code == 200 and b"reset-complete" in response.content
+    assert response.status_code == 200, response.content[:500]
+    assert response.redirect_chain[0][0] == ("/" if how == "change" else "/password/reset/done/"), response.redirect_chain
     assert (b"Your API tokens were revoked." in response.content) == (choice == "revoke")
     assert User.objects.get(pk=user.pk).check_password(NEW_PASSWORD)
 
@@ -147,18 +169,20 @@ def test_a_reset_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(choice
         pk__gt=records_before, action="token.revoke").order_by("pk")]
 
     def view(token, membership):
-        return {"before": {"prefix": token.prefix, "name": token.name, "membership": membership.pk}, "reason": REASON}
+        return {"before": {"prefix": token.prefix, "name": token.name, "membership": membership.pk},
+                "reason": REASONS[how]}
 
     assert revocations == ([
         (a.pk, str(a_token.pk), in_a.pk, view(a_token, in_a)),
         *((b.pk, str(t.pk), in_b.pk, view(t, in_b)) for t, _ in b_tokens),
     ] if revoked else [])
-    assert AuditEvent.objects.filter(tenant_id=c.pk).count() == c_records  # C hears nothing of the reset
+    assert AuditEvent.objects.filter(tenant_id=c.pk).count() == c_records  # C hears nothing of it
 
 
-def test_a_reset_form_without_tokens_offers_nothing_to_revoke(person):
-    _, _, page = _reset_form(User.objects.get(email=PERSON))
-    assert b"revoke_tokens" not in page and b"API token" not in page
+@pytest.mark.parametrize("how", ["reset", "change"])
+def test_a_new_password_form_without_tokens_offers_nothing_to_revoke(person, how):
+    _, _, page = _password_form(how, User.objects.get(email=PERSON))
+    assert b"revoke_tokens" not in page and b"API token" not in page and _offered(page) == "0"
 
 
 def _offered(page: bytes) -> str:
@@ -174,28 +198,33 @@ def _revoke_box_checked(page: bytes) -> bool:
 
 @pytest.mark.parametrize("shown_with", [0, 2], ids=["no-box", "two-tokens"])
 @pytest.mark.parametrize("minted", ["after-the-page", "after-the-forms-check"])
-def test_a_token_minted_after_the_reset_form_was_shown_is_offered_again(person, monkeypatch, shown_with, minted):
+@pytest.mark.parametrize("how", ["reset", "change"])
+def test_a_token_minted_after_the_password_form_was_shown_is_offered_again(person, monkeypatch, how, shown_with,
+                                                                           minted):
     """Found attacking identity (2026-12-04): the reset form counted the person's tokens when it was shown; a
     token minted before the post -- by a script of whoever holds the account, or an admin -- was kept silently,
     with no box (none shown) or with "revoke my N" (it revoked the live ones, the new one too, or kept them all
     unchecked, never knowing). The form carries the number it offered; a post when the live number differs writes
-    nothing and shows the form again: the new number, the box checked, "You have N API tokens now; choose again."
-    Minted after the page, the form's own check catches it; minted after that check (between it and the write, the
-    hash in between), the reset's save counts again on the locked user."""
+    nothing and shows the form again: the new number, the box as at first (the reset's checked, the change's not),
+    "You have N API tokens now; choose again." Minted after the page, the form's own check catches it; minted after
+    that check (between it and the write, the hash in between), the save counts again on the locked user. "Change
+    password" likewise (the fourteenth session)."""
+    from console.views.auth import ChangeForm
     from console.views.people import ResetForm
 
     tokens = [api_token_create(membership=person, name=f"script {i}")[1] for i in range(shown_with)]
     user = User.objects.get(email=PERSON)
-    browser, form_url, page = _reset_form(user)
+    browser, form_url, page = _password_form(how, user)
     assert _offered(page) == str(shown_with) and (b'name="revoke_tokens"' in page) == bool(shown_with)
-    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD, "tokens_offered": _offered(page)}
+    data = _new_password(how, page)
     if shown_with:
         data["revoke_tokens"] = "on"
     late: list[str] = []
     if minted == "after-the-page":
         late.append(api_token_create(membership=person, name="minted meanwhile")[1])
     else:
-        checked = ResetForm.clean
+        form_class = ResetForm if how == "reset" else ChangeForm
+        checked = form_class.clean
 
         def checked_then_minted(form):
             cleaned = checked(form)
@@ -204,14 +233,15 @@ def test_a_token_minted_after_the_reset_form_was_shown_is_offered_again(person, 
                     late.append(api_token_create(membership=person, name="minted meanwhile")[1])
             return cleaned
 
-        monkeypatch.setattr(ResetForm, "clean", checked_then_minted)
+        monkeypatch.setattr(form_class, "clean", checked_then_minted)
     records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
 
     again = browser.post(form_url, data)
     now = shown_with + 1
     assert again.status_code == 200, again.status_code
     assert f"You have {now} API token{'s' if now > 1 else ''} now; choose again.".encode() in again.content
-    assert f"Also revoke my {now} API token".encode() in again.content and _revoke_box_checked(again.content)
+    assert f"Also revoke my {now} API token".encode() in again.content
+    assert _revoke_box_checked(again.content) == (how == "reset")
     assert _offered(again.content) == str(now)
     assert User.objects.get(pk=user.pk).check_password(PASSWORD)  # nothing written
     assert all(_key_works(key) for key in (*tokens, *late))

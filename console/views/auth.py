@@ -18,10 +18,11 @@ from django.contrib.auth.views import LoginView, LogoutView
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from accounts.passwords import password_save_if_active
+from accounts.invitations import TokensOfferedChanged, password_change_save, password_tokens_count
 from accounts.ratelimit import RateLimited, rate_hit
 from accounts.services import sign_in_record
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
+from console.forms import RevokeTokensChoice
 from console.membership import SESSION_KEY, active_memberships, console_member, tenant_enter
 
 logger = logging.getLogger(__name__)
@@ -113,6 +114,17 @@ def tenant_switch(request):
     return render(request, "console/tenant_switch.html", {"memberships": memberships, "member": current})
 
 
+class ChangeForm(RevokeTokensChoice, PasswordChangeForm):
+    """Django's change form, and -- when the person has API tokens in the tenants the password opens -- "Also revoke
+    my N API tokens", as the reset link's form offers (``console.forms.RevokeTokensChoice``: the number offered,
+    checked again at the post). Left unchecked at first: a change is most often a routine one, and the person's
+    scripts would stop; a reset is the recovery of a lost password, checked there."""
+
+    revoke_by_default = False
+    revoke_help = ("Check it if someone else may have used your account or learnt your password. Scripts and apps "
+                   "using them stop working; an admin mints new ones. Your other signed-in sessions end either way.")
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def password_change(request):
@@ -122,7 +134,7 @@ def password_change(request):
         # refused before any check or count: a hostile tenant's provider signs its admin in as another tenant's
         # member, and the count alone still let that session guess the member's password here and change it.
         return render(request, "console/password_change_sso.html", {"member": console_member(request)}, status=403)
-    form = PasswordChangeForm(request.user, request.POST or None)
+    form = ChangeForm(request.user, request.POST or None, tokens=password_tokens_count(request.user))
     if request.method == "POST":
         # The current password is checked here without django-axes: count the tries per account, or the page
         # answers every guess (found attacking identity: a hostile tenant's provider signs its admin in as
@@ -136,12 +148,23 @@ def password_change(request):
                           {"form": form, "member": console_member(request), "error": exc.message}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save(commit=False)  # the new password hashed into the session's user; nothing written
-        if not password_save_if_active(user=user, password_hash=user.password):
+        revoke = bool(form.cleaned_data.get("revoke_tokens"))
+        try:
+            saved = password_change_save(user=user, password_hash=user.password, tokens_offered=form.tokens,
+                                         revoke_tokens=revoke)
+        except TokensOfferedChanged:
+            # Changed since the form counted them (after its own check): counted again, offered again, nothing written.
+            user.refresh_from_db(fields=["password"])  # the session's user keeps the password it has
+            form = ChangeForm(request.user, request.POST, tokens=password_tokens_count(request.user))
+            if form.is_valid():  # the same number after all (one minted, one revoked): offered again all the same
+                form.add_error(None, form.offer_again())
+            return render(request, "console/password_change.html", {"form": form, "member": console_member(request)})
+        if not saved:
             # Deactivated since the request began: Django's form saved the whole user as read, active again.
             logout(request)
             return redirect("console:sign-in")
         update_session_auth_hash(request, user)  # stay signed in here; other sessions end
-        messages.success(request, "Your password was changed.")
+        messages.success(request, "Your password was changed." + (" Your API tokens were revoked." if revoke else ""))
         return redirect("console:dashboard")
     return render(request, "console/password_change.html", {"form": form, "member": console_member(request)})
 

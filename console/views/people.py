@@ -22,6 +22,7 @@ from accounts import invitations
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
 from accounts.sso import SESSION_TENANT_KEY as SSO_TENANT_KEY
+from console.forms import RevokeTokensChoice
 from console.membership import found, member_required, tenant_enter
 from console.views.members import member_invite
 
@@ -144,48 +145,11 @@ def password_forgot(request):
                   status=400 if request.method == "POST" else 200)
 
 
-class ResetForm(SetPasswordForm):
+class ResetForm(RevokeTokensChoice, SetPasswordForm):
     """Django's new-password form, and -- when the person has API tokens in the tenants the password opens --
     "Also revoke my N API tokens", checked by default: a reset is often the recovery of an account someone else
-    has used, and the tokens would outlive the password.
-
-    The form carries the number it offered (``tokens_offered``, hidden; 0 with no box, as is none). Submitted when the live
-    number differs -- a token minted or revoked since the form was shown -- it is shown again with the new number,
-    checked, and "You have N API tokens now; choose again.", nothing written (found attacking identity,
-    2026-12-04: a token minted between the page and the post was kept silently, with or without the box)."""
-
-    tokens_offered = forms.CharField(widget=forms.HiddenInput, required=False, strip=False)
-
-    def __init__(self, user, *args, tokens: int = 0, **kwargs):
-        super().__init__(user, *args, **kwargs)
-        self.tokens = tokens
-        self.fields["tokens_offered"].initial = tokens
-        if tokens:
-            self.fields["revoke_tokens"] = forms.BooleanField(
-                required=False, initial=True,
-                label=f"Also revoke my {tokens} API token{'' if tokens == 1 else 's'}",
-                help_text="Recommended if someone else may have used your account. Scripts and apps using them stop "
-                          "working; an admin mints new ones. Your other signed-in sessions end either way.")
-
-    def offer_again(self) -> str:
-        """Show the form again offering the live number (``tokens``), its box checked as at first; the sentence."""
-        data = self.data.copy()
-        data["tokens_offered"] = str(self.tokens)
-        data.pop("revoke_tokens", None)
-        if self.tokens:
-            data["revoke_tokens"] = "on"
-        self.data = data
-        if not self.tokens:
-            return "You have no API tokens now; choose again."
-        return f"You have {self.tokens} API token{'' if self.tokens == 1 else 's'} now; choose again."
-
-    def clean(self):
-        cleaned = super().clean()
-        # Compared as posted: no number (a form shown before it was carried, or by a client that never read it) is
-        # a form that offered no choice, 0; any other value than the live number is shown again as a changed one.
-        if (cleaned.get("tokens_offered") or "0") != str(self.tokens):
-            raise forms.ValidationError(self.offer_again(), code="tokens_changed")
-        return cleaned
+    has used, and the tokens would outlive the password (``console.forms.RevokeTokensChoice``: the number offered,
+    checked again at the post)."""
 
 
 class PasswordResetConfirm(PasswordResetConfirmView):
@@ -198,7 +162,7 @@ class PasswordResetConfirm(PasswordResetConfirmView):
 
     def get_form_kwargs(self):
         # Django builds the form for a link that is not valid too (and shows none): no user, nothing counted.
-        tokens = invitations.reset_tokens_count(self.user) if self.validlink else 0
+        tokens = invitations.password_tokens_count(self.user) if self.validlink else 0
         return {**super().get_form_kwargs(), "tokens": tokens}
 
     def get_user(self, uidb64):
@@ -226,7 +190,7 @@ class PasswordResetConfirm(PasswordResetConfirmView):
         try:
             saved = invitations.password_reset_save(user=form.user, password_hash=form.user.password,
                                                     token=token or "", tokens_offered=form.tokens, revoke_tokens=revoke)
-        except invitations.ResetTokensChanged:
+        except invitations.TokensOfferedChanged:
             # Changed since the form counted them: counted again, and offered again (nothing was written).
             form = self.get_form()
             if form.is_valid():  # the same number after all (one minted, one revoked): offered again all the same
