@@ -269,7 +269,8 @@ def test_a_tenant_on_the_previous_default_reaches_the_new_one_by_a_shadow_build(
     keeps its config and its id, and the new default is a new version that a shadow build fills."""
     tenant = tenant_create(slug="versions-previous", name="Previous Co")
     stored = {k: v for k, v in ChunkingConfig(table_rows=False).as_dict().items()
-              if k not in ("table_rows", "topic_sentence", "table_delimiter_rows", "markdown_table_rows")}
+              if k not in ("table_rows", "topic_sentence", "table_delimiter_rows", "markdown_table_rows",
+                           "table_row_labels")}
     # ^ what an index version stored before
     previous = ChunkingConfig.from_dict(stored)
     assert previous.table_rows is False
@@ -290,7 +291,9 @@ def test_a_tenant_on_the_previous_default_reaches_the_new_one_by_a_shadow_build(
     assert _build_and_wait(new).status == "succeeded"
     rows = Chunk.objects.filter(index_version=new, text__in=ROWS).order_by("start")
     assert [c.text for c in rows] == ROWS  # one chunk per row, the header in the first row's span
-    assert all("revenue by segment" in c.embed_text and "Segment | 2023 | 2024" in c.embed_text for c in rows)
+    # each row embeds the lead-in and its cells with their column labels (table_row_labels, issue 30's fourteenth round)
+    assert all("revenue by segment" in c.embed_text and "; 2024 " in c.embed_text and ": 2023 " in c.embed_text
+               for c in rows)
     assert not Chunk.objects.filter(index_version=old, text__in=ROWS).exists(), "the build touched the active"
     versions.index_version_activate(version=new)
     assert index_version_active(tenant=tenant).pk == new.pk
@@ -312,9 +315,9 @@ def test_a_tenant_before_markdown_row_chunks_reaches_them_by_a_shadow_build(cele
     one chunk per row): a version stored before keeps its config, its id and its whole-table chunk, and
     the new default is a new version that a shadow build fills with row chunks."""
     tenant = tenant_create(slug="versions-mdrows", name="Rows Co")
-    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k != "markdown_table_rows"}
+    stored = {k: v for k, v in ChunkingConfig().as_dict().items() if k not in ("markdown_table_rows", "table_row_labels")}
     previous = ChunkingConfig.from_dict(stored)  # what an index version stored before the change reads as
-    assert previous.markdown_table_rows is False and previous == ChunkingConfig(markdown_table_rows=False)
+    assert previous.markdown_table_rows is False and previous == ChunkingConfig(markdown_table_rows=False, table_row_labels=False)
     old, _ = versions.index_version_create(tenant=tenant, config=previous, name="before markdown rows")
     assert old.config_hash == previous.config_hash()
     versions.index_version_activate(version=old)
@@ -334,7 +337,7 @@ def test_a_tenant_before_markdown_row_chunks_reaches_them_by_a_shadow_build(cele
     rows = Chunk.objects.filter(index_version=new, text__in=LOCK_ROWS).order_by("start")
     assert [c.text for c in rows] == LOCK_ROWS  # one chunk per row, the header in the first row's span
     # the header's words in every row (its delimiter row compacted to |---|: the sixth round's default)
-    assert all("| lock | reentrant | preference |\n|---|---|---|" in c.embed_text for c in rows)
+    assert all("reentrant" in c.embed_text and "preference" in c.embed_text for c in rows)  # labels (table_row_labels)
     assert not Chunk.objects.filter(index_version=old, text__in=LOCK_ROWS).exists(), "the build touched the active"
     versions.index_version_activate(version=new)
     assert index_version_active(tenant=tenant).pk == new.pk
@@ -381,7 +384,7 @@ def test_a_tenant_before_compact_table_headers_reaches_them_by_a_shadow_build(ce
     before keeps its config, its id and its chunks, and the new default is a new version that a shadow
     build fills with row chunks."""
     old, new = _stored_before_then_shadow_build(
-        slug="versions-padded", dropped=("compact_table_header", "table_rows_over", "table_label_columns", "piece_weight"),
+        slug="versions-padded", dropped=("compact_table_header", "table_rows_over", "table_label_columns", "piece_weight", "table_row_labels"),
         old_hash="22a414f1b4de",
         upload=Upload(content=PADDED.encode(), title="detectors", source="detectors.md.txt", content_type="text/plain"),
     )
@@ -390,7 +393,7 @@ def test_a_tenant_before_compact_table_headers_reaches_them_by_a_shadow_build(ce
     assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists()  # the padded header did not fit
     rows = list(Chunk.objects.filter(index_version=new, text__in=row_texts).order_by("start"))
     assert [c.text for c in rows] == row_texts
-    assert all("Charset Normalizer" in c.embed_text and "|---|:---:|:---:|" in c.embed_text for c in rows)
+    assert all("Charset Normalizer" in c.embed_text for c in rows)  # a column label on every row (table_row_labels)
     assert not Chunk.objects.filter(index_version=old, text__in=row_texts).exists(), "the build touched the active"
     versions.index_version_activate(version=new)
     assert index_version_active(tenant=new.tenant).pk == new.pk
@@ -405,7 +408,7 @@ def test_a_tenant_before_whole_small_tables_reaches_them_by_a_shadow_build(celer
     the new default is a new version whose shadow build holds the table whole, with its lead-in."""
     text = "Our five-year record is set out below.\n" + SMALL_TABLE + "\nVolumes grew in every year.\n"
     old, new = _stored_before_then_shadow_build(
-        slug="versions-small-table", dropped=("table_rows_over", "table_label_columns", "piece_weight"), old_hash="7c01f80ad24d",
+        slug="versions-small-table", dropped=("table_rows_over", "table_label_columns", "piece_weight", "table_row_labels"), old_hash="7c01f80ad24d",
         upload=Upload(content=text.encode(), title="record", source="record.txt", content_type="text/plain"),
     )
     lines = SMALL_TABLE.split("\n")
