@@ -32,24 +32,32 @@ def _last_job(document_id) -> IngestionJob:
     return wait_for_jobs([job.pk])[0]
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.worker
-def test_held_tags_give_way_to_a_replacements_front_matter_and_never_come_back(celery_worker):
-    tenant = tenant_create(slug="tags-give-way", name="Tags Give Way")
-    admin, _ = member_with_token(tenant, "admin@give-way.test", "admin", "restricted")
-    editor, editor_key = member_with_token(tenant, "editor@give-way.test", "editor", "internal")
-    viewer, viewer_key = member_with_token(tenant, "viewer@give-way.test", "viewer", "internal")
+def _held_tags_document(slug: str, **upload):
+    """A tenant ``slug`` with an admin, an editor and a viewer; a document the editor uploads (``upload``: the API's
+    fields besides title, type and access) with screening off, held once quarantine is on. Returns the editor, the
+    viewer, the editor's and the viewer's API clients, and the document's id."""
+    tenant = tenant_create(slug=slug, name=slug)
+    admin, _ = member_with_token(tenant, f"admin@{slug}.test", "admin", "restricted")
+    editor, editor_key = member_with_token(tenant, f"editor@{slug}.test", "editor", "internal")
+    viewer, viewer_key = member_with_token(tenant, f"viewer@{slug}.test", "viewer", "internal")
     api = Actor("editor", editor, editor_key).client()
     reader = Actor("viewer", viewer, viewer_key).client()
     screening_settings_update(actor=admin, mode="off")
     created = api.post("/api/v1/documents/", {
-        "content": _front_matter(f'[menu, "{PLANTED}"]', "Soup of the day."), "title": "Lunch",
-        "content_type": "text/markdown", "access_level": "internal"}, format="json")
+        **upload, "title": "Lunch", "content_type": "text/markdown", "access_level": "internal"}, format="json")
     assert created.status_code == 201, created.content
     document_id = created.json()["id"]
     assert _last_job(document_id).status == "succeeded"
     screening_settings_update(actor=admin, mode="quarantine")
     assert reader.get(f"/api/v1/documents/{document_id}/").json()["tags"] == [TAGS_HELD]
+    return editor, viewer, api, reader, document_id
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
+def test_held_tags_give_way_to_a_replacements_front_matter_and_never_come_back(celery_worker):
+    editor, viewer, api, reader, document_id = _held_tags_document(
+        "tags-give-way", content=_front_matter(f'[menu, "{PLANTED}"]', "Soup of the day."))
 
     # The console's replace (it keeps the document's tags): a clean front matter is ingested, its tags replace the
     # held ones -- shown, the planted one nowhere, no chunk held for it.
@@ -107,21 +115,8 @@ def test_held_typed_tags_give_way_to_a_replacements_front_matter(celery_worker):
     """The same with the held tags typed by the uploader (kept apart from the front matter's since the attack of the
     fourteenth session): the replacement's front matter tags replace them in what is screened and what is stored
     (``kb.services.document_tags_give_way``); merged, the planted tag came back under the new list's verdict."""
-    tenant = tenant_create(slug="typed-give-way", name="Typed Give Way")
-    admin, _ = member_with_token(tenant, "admin@typed-give-way.test", "admin", "restricted")
-    editor, editor_key = member_with_token(tenant, "editor@typed-give-way.test", "editor", "internal")
-    viewer, viewer_key = member_with_token(tenant, "viewer@typed-give-way.test", "viewer", "internal")
-    api = Actor("editor", editor, editor_key).client()
-    reader = Actor("viewer", viewer, viewer_key).client()
-    screening_settings_update(actor=admin, mode="off")
-    created = api.post("/api/v1/documents/", {
-        "content": "# Lunch\n\nSoup of the day.\n", "title": "Lunch", "content_type": "text/markdown",
-        "access_level": "internal", "tags": ["menu", PLANTED]}, format="json")
-    assert created.status_code == 201, created.content
-    document_id = created.json()["id"]
-    assert _last_job(document_id).status == "succeeded"
-    screening_settings_update(actor=admin, mode="quarantine")
-    assert reader.get(f"/api/v1/documents/{document_id}/").json()["tags"] == [TAGS_HELD]
+    editor, viewer, api, reader, document_id = _held_tags_document(
+        "typed-give-way", content="# Lunch\n\nSoup of the day.\n", tags=["menu", PLANTED])
 
     replaced = console_client(editor).post(f"/documents/{document_id}/replace/", {
         "file": SimpleUploadedFile("lunch.md", _front_matter("[lunch, soup]", "Soup and bread.").encode()),
