@@ -32,6 +32,18 @@ def _last_job(document_id) -> IngestionJob:
     return wait_for_jobs([job.pk])[0]
 
 
+def _replace_with_clean_front_matter(editor, document_id) -> None:
+    """The console's replace (it keeps the document's tags) with a front matter of clean tags: ingested, its tags
+    the document's."""
+    replaced = console_client(editor).post(f"/documents/{document_id}/replace/", {
+        "file": SimpleUploadedFile("lunch.md", _front_matter("[lunch, soup]", "Soup and bread.").encode()),
+        "title": ""})
+    assert replaced.status_code == 302, replaced.content.decode()[-2000:]
+    job = _last_job(document_id)
+    assert (job.status, job.error) == ("succeeded", ""), job.error
+    assert Document.objects.get(pk=document_id).tags == ["lunch", "soup"]
+
+
 def _held_tags_document(slug: str, **upload):
     """A tenant ``slug`` with an admin, an editor and a viewer; a document the editor uploads (``upload``: the API's
     fields besides title, type and access) with screening off, held once quarantine is on. Returns the editor, the
@@ -61,13 +73,7 @@ def test_held_tags_give_way_to_a_replacements_front_matter_and_never_come_back(c
 
     # The console's replace (it keeps the document's tags): a clean front matter is ingested, its tags replace the
     # held ones -- shown, the planted one nowhere, no chunk held for it.
-    replaced = console_client(editor).post(f"/documents/{document_id}/replace/", {
-        "file": SimpleUploadedFile("lunch.md", _front_matter("[lunch, soup]", "Soup and bread.").encode()),
-        "title": ""})
-    assert replaced.status_code == 302, replaced.content.decode()[-2000:]
-    job = _last_job(document_id)
-    assert (job.status, job.error) == ("succeeded", ""), job.error
-    assert Document.objects.get(pk=document_id).tags == ["lunch", "soup"]
+    _replace_with_clean_front_matter(editor, document_id)
     assert not Chunk.objects.filter(document_id=document_id, screening_flagged=True).exists()
     shown = "".join([reader.get(f"/api/v1/documents/{document_id}/").content.decode(),
                      reader.get("/api/v1/documents/").content.decode(),
@@ -118,13 +124,7 @@ def test_held_typed_tags_give_way_to_a_replacements_front_matter(celery_worker):
     editor, viewer, api, reader, document_id = _held_tags_document(
         "typed-give-way", content="# Lunch\n\nSoup of the day.\n", tags=["menu", PLANTED])
 
-    replaced = console_client(editor).post(f"/documents/{document_id}/replace/", {
-        "file": SimpleUploadedFile("lunch.md", _front_matter("[lunch, soup]", "Soup and bread.").encode()),
-        "title": ""})
-    assert replaced.status_code == 302, replaced.content.decode()[-2000:]
-    job = _last_job(document_id)
-    assert (job.status, job.error) == ("succeeded", ""), job.error
-    assert Document.objects.get(pk=document_id).tags == ["lunch", "soup"]
+    _replace_with_clean_front_matter(editor, document_id)
     shown = reader.get(f"/api/v1/documents/{document_id}/").content.decode()
     assert '"tags":["lunch","soup"]' in shown.replace(" ", "")
     assert TAGS_HELD not in shown and not any(words in shown for words in WORDS), shown[:500]
