@@ -44,11 +44,15 @@ def address_allowed(address: str) -> bool:
 
 def check_url_host(url: str, *, allow_private: bool | None = None) -> str:
     """The one address to connect to for ``url``, after checking every address its host has."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https", "ssh") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a bracketed host that is no address, a port that is no number (urllib quotes them)
+        host = port = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https", "ssh") or not host:
         raise ListingError(f"not an http(s) URL: {url[:200]}")
-    return check_host(parts.hostname, parts.port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme],
-                      allow_private=allow_private)
+    return check_host(host, port or {"http": 80, "https": 443, "ssh": 22}[parts.scheme], allow_private=allow_private)
 
 
 def check_host(host: str, port: int, *, allow_private: bool | None = None) -> str:

@@ -28,10 +28,14 @@ def credentials_encrypt(credentials: dict | None) -> str:
     return _fernet().encrypt(json.dumps(credentials).encode()).decode()
 
 
+class CredentialsError(ValueError):
+    """A source's credentials that cannot be decrypted: its message names nothing of them, read by every admin."""
+
+
 def credentials_decrypt(token: str) -> dict:
     if not token:
         return {}
     try:
         return json.loads(_fernet().decrypt(token.encode()))
     except InvalidToken:
-        raise ValueError("the source's credentials cannot be decrypted with this key (BULKHEAD_SOURCE_KEY changed?)") from None
+        raise CredentialsError("the source's credentials cannot be decrypted with this key (BULKHEAD_SOURCE_KEY changed?)") from None

@@ -174,8 +174,8 @@ def list_folder(source: Source, deadline: float | None = None) -> Listing:
         try:
             children = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            if directory == root:  # the source's own folder: its path is the source's setting
-                raise ListingError(f"could not list {directory}: {exc.strerror}") from None
+            if directory == root:  # the source's own folder: named by its setting (its real path may differ)
+                raise ListingError(f"could not list the folder {source.path}: {_reason(exc)}") from None
             # A subfolder's name is a path of the source (found reviewing sources, review 14: "could not list
             # .../board/2027-layoffs" reached every admin): named only to who may read it.
             rel = _not_utf8_shown(str(directory.relative_to(root))) + "/"
@@ -248,7 +248,9 @@ def _access_above(root: Path, tenant_slug: str, deadline: float | None = None) -
         try:
             children = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            raise ListingError(f"could not list {folder}: {exc.strerror}") from None
+            # Named relative to the source's root ("../.."), never by its server path (fourteenth session).
+            raise ListingError(f"could not list the folder {os.path.relpath(folder, root)} above the source's "
+                               f"folder: {_reason(exc)}") from None
         found = []
         for child in children:
             if child.is_dir(follow_symlinks=False):
@@ -404,8 +406,9 @@ def _check_folder(place: str, tenant_slug: str, walked: list[Path]) -> None:
     # elsewhere in the tenant's folder), are no paths of the source: the source gives them no policy, so they are
     # named only to an admin who may read every level and group (ListingError without a listing: undecided).
     if not _tenant_may_read(real, tenant_slug):
-        raise ListingError(f"the repository reads {place}, outside this tenant's folder: {_allowed_places(tenant_slug)}",
-                           path=str(place), without_path="the repository reads a folder outside this tenant's folder "
+        # Its path is no path of the tenant's (fourteenth session: it named the server's folder to the top admin).
+        raise ListingError(f"the repository reads a folder outside this tenant's folder (not named here): "
+                           f"{_allowed_places(tenant_slug)}", path=str(place), without_path="the repository reads a folder outside this tenant's folder "
                                                          f"(not named here): {_allowed_places(tenant_slug)}")
     if _within(real, walked):
         return

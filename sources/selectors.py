@@ -23,7 +23,7 @@ from kb.models import Document, IngestionJob
 from kb.selectors import document_visible_q, reads_every_section
 from kb.web_slots import tenant_slot
 from sources import access
-from sources.crypto import credentials_decrypt
+from sources.crypto import CredentialsError, credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
 from sources.models import Source, SourceItem, SourceSync
 from sources.services import (
@@ -34,6 +34,7 @@ from sources.services import (
     listing_error_row,
     listing_os_error,
     rename_plan,
+    unreadable_reason,
 )
 
 logger = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ def _preview(source: Source) -> dict:
             listing = list_source(source, credentials=credentials_decrypt(source.credentials), deadline=deadline)
         except OutOfTime as exc:
             return {"error": _stopped(source, exc), "items": [], "counts": {}}
-        except (ListingError, ValueError) as exc:
+        except (ListingError, CredentialsError) as exc:  # ours, each written for who reads it (never a bare ValueError)
             shown_to, without_path = listing_error_access(exc, source=source, stored=stored,
                                                           group_ids={s: g for g, s in slugs.items()})
             return {"error": str(exc), "error_access": shown_to, "error_without_path": without_path,
@@ -214,8 +215,13 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
             else:
                 row["action"] = "unchanged" if content_hash(entry.read()) == item.content_hash and (
                     item.access_level, tuple(sorted(item.access_groups))) == (level, groups) else "change"
-        except (Skip, OSError) as exc:
+        except Skip as exc:
             row.update(action="skip", reason=str(exc))
+        except OSError as exc:
+            # As the sync's item (sources.services.unreadable_reason): its reason alone -- an OSError's text names the
+            # file it was opening by its server path (a Git mirror's object in the data folder, the source's folder
+            # whole; found in the fourteenth session: the preview showed "[Errno 21] Is a directory: '/srv/...'").
+            row.update(action="fail", reason=unreadable_reason(exc))
         except OutOfTime:
             raise
         except Exception:  # noqa: BLE001 - as the sync's item (sources.services.UNEXPECTED_ITEM): the row fails

@@ -40,7 +40,7 @@ from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_
 from kb.titles import document_title_screen, source_flagging
 from sources import access
 from sources.addresses import credential_origin
-from sources.crypto import credentials_decrypt, credentials_encrypt
+from sources.crypto import CredentialsError, credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, OutOfTime, Skip, content_hash
 from sources.listing import allowed_local_path, git_location, list_source
 from sources.models import Source, SourceItem, SourceSync
@@ -445,7 +445,10 @@ def sync_run(sync_id: str) -> str:
             web_stored = {p: (i.etag, i.last_modified, _stored_raw(i.document_id))
                           for p, i in stored.items() if i.document_id}
         listing = list_source(source, credentials=credentials_decrypt(source.credentials), stored=web_stored)
-    except (ListingError, ValueError) as exc:
+    except (ListingError, CredentialsError) as exc:
+        # Ours, each written for who reads it. A bare ValueError is any library's, its text whatever it says (found
+        # in the fourteenth session: a robots.txt rule "http://[board-layoffs-2027]/" failed the crawl with
+        # "'board-layoffs-2027' does not appear to be an IPv4 or IPv6 address", read by every admin): unexpected.
         shown_to, without_path = listing_error_access(exc, source=source, stored=stored,
                                                       group_ids={s: g for g, s in run.slugs.items()})
         _finish(sync, error=str(exc)[:2000], error_access=shown_to, error_without_path=without_path[:2000])
@@ -622,8 +625,7 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         _skip(run, n, entry, item, str(exc), policy)
         return
     except OSError as exc:
-        run.errors[entry.path] = {"path": entry.path, "error": f"unreadable: {exc.strerror or type(exc).__name__}",
-                                  "access": shown_to}
+        run.errors[entry.path] = {"path": entry.path, "error": unreadable_reason(exc), "access": shown_to}
         run.progress(n)
         return
     digest = content_hash(content)
@@ -810,6 +812,13 @@ def listing_error_access(exc: Exception, *, source: Source, stored: dict[str, So
     except Exception:  # noqa: BLE001 - an access file that cannot be read now (gone, unreadable): fail closed
         logger.exception("who may read a failed listing's error could not be decided")
         return dict(access.UNDECIDED), without_path
+
+
+def unreadable_reason(exc: OSError) -> str:
+    """An item that could not be read, as its error reads (the row names its path by the rule): the OSError's reason
+    alone, never its file name -- a server path (the source's folder whole, a Git mirror's object in the data
+    folder)."""
+    return f"unreadable: {exc.strerror or type(exc).__name__}"
 
 
 def listing_os_error(exc: OSError) -> str:
