@@ -538,7 +538,11 @@ def _flagged_heads(reader: Reader, document_id: uuid.UUID) -> list[tuple[uuid.UU
     summaries as a flagged chunk is -- held or not as the mode holds them -- for those who may read them, and for
     nobody else (the read rule is in the statement's ``may_read``)."""
     may_read = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
-    rows = list(Section.objects.filter(tenant_id=reader.tenant_id, document_id=document_id).values(
+    # The flagged ones and their children (a head ends at its section's first subsection): none, most often.
+    flagged = Section.objects.filter(tenant_id=reader.tenant_id, document_id=document_id,
+                                     **{f"metadata__{HEAD_SCREENING}__flagged": True}).values("pk")
+    rows = list(Section.objects.filter(Q(pk__in=flagged) | Q(parent_id__in=flagged), tenant_id=reader.tenant_id,
+                                       document_id=document_id).values(
         "id", "parent_id", "start", "end", "body_spans", "kind", head_screening=F(f"metadata__{HEAD_SCREENING}"),
         may_read=may_read))
     return [(row["id"], row["head_screening"]) for row, head in zip(rows, section_heads(rows), strict=True)
