@@ -41,8 +41,9 @@ SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads"
 
 
 def screen_plans(plans: list[Plan]) -> None:
-    """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
-    the verdicts are stored with the chunks by :func:`pipeline.store.store_plan` and never computed per query."""
+    """Screen every planned chunk once, with the whole document as context (``ingestion.screening``), and each
+    section's head (:func:`head_records`); the verdicts are stored with the chunks and sections by
+    :func:`pipeline.store.store_plan` and never computed per query."""
     for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
         chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
         ids = {row.key: row.id for row in plan.section_rows}
