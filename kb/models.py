@@ -34,6 +34,14 @@ CONTENT_BY = "content_by"
 # (``kb.screening.shown_title``: a held one is a placeholder wherever a title is shown).
 TITLE_SCREENING = "title_screening"
 
+# Section.metadata key: the verdict of the section's head -- the text from its start to its first text or subsection,
+# when it is no heading line (``kb.screening.section_heads``: a front matter, a definition's decorators and signature,
+# a caption file's header), which no chunk holds -- screened on its own at ingestion and by the re-screen job
+# (``pipeline.screen.head_records``): ``{"detector": ..., "span": [start, end], "flagged": bool, "score": float,
+# "reasons": [...]}``. An agent reads a head only when its record says clean for the span it has now, or flagged in
+# a mode that shows flagged chunks (``kb.screening.held_heads``); none, or another span: cut (fail closed).
+HEAD_SCREENING = "head_screening"
+
 # Document.metadata key: the reviewers' decisions on the chunks a policy change deleted to rebuild them
 # (``kb.services.apply_policies``), as ``[[text digest, flagging titles' digest, review, level, group ids], ...]``
 # (``kb.services.text_digest``: their embedded text changes with the heading path): the rebuild

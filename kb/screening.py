@@ -18,7 +18,9 @@ computed per query. This module reads and acts on them (docs/screening.md, "Quar
 
 Titles and headings have verdicts of their own, and one rule shows them (``kb.titles``, below this module so
 that selectors and expansion use it too): a decision on a chunk they flag is one on them (:func:`review_decide`),
-and the line of a held heading is cut out with the held chunks (:func:`held_spans`).
+and the line of a held heading is cut out with the held chunks (:func:`held_spans`). A section's head that is no
+heading line (a front matter, a definition's decorators and signature: in no chunk) has a verdict of its own too
+(``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from audit.services import audit_record
 from kb.expansion import Piece, cut_pieces, merge_spans
 from kb.models import (
     DEFAULT_SCREENING_MODE,
+    HEAD_SCREENING,
     TITLE_SCREENING,
     Chunk,
     ChunkReview,
@@ -123,8 +126,8 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
 def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
     search may not return under the tenant's mode: held for review, kept out; the lines of its held
-    headings (:func:`held_heading_spans`); the heads of its sections that are no heading line
-    (:func:`unscreened_heads`); and the text of its sections without chunks (:func:`unscreened_spans`).
+    headings (:func:`held_heading_spans`); the heads of its sections that are no heading line and are not known
+    clean (:func:`held_heads`); and the text of its sections without chunks (:func:`unscreened_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -139,9 +142,9 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
     # A held heading's line too: it lies outside its chunks (and a heading with no text below is in none).
     sections = list(Section.objects.filter(tenant_id=tenant_id, document_id=document_id).values(
         "id", "parent_id", "start", "end", "title", "body_spans", "kind",
-        title_screening=F(f"metadata__{TITLE_SCREENING}")))
+        title_screening=F(f"metadata__{TITLE_SCREENING}"), head_screening=F(f"metadata__{HEAD_SCREENING}")))
     headings = held_heading_spans(sections, mode)
-    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings, *unscreened_heads(sections),
+    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings, *held_heads(sections, mode),
                         *unscreened.get(document_id, ())])
 
 
@@ -190,7 +193,7 @@ def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, in
     record as ``title_screening``), from a section's start to its first text or subsection: in the document's
     text, outside every chunk, so cut out with the held chunks wherever an agent reads that text."""
     rows = list(rows)
-    return merge_spans(head for row, head in zip(rows, _heads(rows), strict=True)
+    return merge_spans(head for row, head in zip(rows, section_heads(rows), strict=True)
                        if head[1] > head[0] and title_held(row["title"], row["title_screening"], mode))
 
 
@@ -200,23 +203,42 @@ def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, in
 HEADING_KIND = "heading"
 
 
-def unscreened_heads(rows: Iterable[Mapping]) -> list[tuple[int, int]]:
-    """The heads of sections (rows as for :func:`held_heading_spans`, with ``kind``) that are no heading line: a
-    document root's (a Markdown front matter, a caption file's header line), a code definition's (its decorators
-    and signature), a transcript turn's, a region's marker line. Text in no chunk -- so in no search context, which
-    is made of bodies and titles -- and never held: a front matter's keys but ``title`` and ``tags`` are never
-    screened, a definition's decorators and the signature past its first 300 characters neither (its chunks'
-    context carries the rest), and a held chunk left its definition's head whole. Found attacking the demo
-    (fourteenth session): "Ignore all previous instructions and ..." in a front matter's ``description:`` or a
-    decorator's comment reached an agent whole through MCP's ``read_section`` and document resource, in quarantine
-    mode. Cut wherever an agent reads the text, as held text is."""
+def held_heads(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
+    """The heads (:func:`section_heads`) of sections that are no heading line -- a document root's (a Markdown front
+    matter, a caption file's header line), a code definition's (its decorators and signature), a transcript turn's, a
+    region's marker line -- that an agent may not read under ``mode`` (:func:`head_held`; rows as for
+    :func:`held_heading_spans`, with ``kind`` and the :data:`~kb.models.HEAD_SCREENING` record as ``head_screening``).
+    A head is in no chunk, so in no search context and in no chunk's verdict: found attacking the demo (fourteenth
+    session), "Ignore all previous instructions and ..." in a front matter's ``description:`` or a decorator's comment
+    reached an agent whole through MCP's ``read_section`` and document resource, in quarantine mode. Each head is
+    screened on its own at ingestion and by the re-screen job (``pipeline.screen.head_records``); cut wherever an
+    agent reads the text, as held text is, unless known clean."""
     rows = list(rows)
-    return merge_spans(head for row, head in zip(rows, _heads(rows), strict=True)
-                       if head[1] > head[0] and row.get("kind") != HEADING_KIND)
+    return merge_spans(head for row, head in zip(rows, section_heads(rows), strict=True)
+                       if head[1] > head[0] and row.get("kind") != HEADING_KIND and head_held(row, head, mode))
 
 
-def _heads(rows: list[Mapping]) -> list[tuple[int, int]]:
-    """Each section's head: from its start to its first text or subsection (its end when it has neither)."""
+def head_held(row: Mapping, head: tuple[int, int], mode: str) -> bool:
+    """Whether a section's ``head`` (its span now) is held under ``mode``, as a chunk with the same verdict would be
+    (:func:`returnable_q`): flagged in quarantine mode (or an unknown one: fail closed); in every mode, without a
+    readable record for that very span (stored before heads were screened, until the re-screen job writes it, or
+    made for another extent: fail closed). A reviewer decides no head (they are in no review queue): a flagged one
+    is counted in the screening summaries of those who may read its section (:func:`document_screening_summary`)."""
+    record = row.get("head_screening")
+    if not isinstance(record, dict) or record.get("span") != [head[0], head[1]]:
+        return True
+    flagged = record.get("flagged")
+    if flagged is False:
+        return False
+    return flagged is not True or mode not in (ScreeningMode.OFF, ScreeningMode.FLAG)
+
+
+def section_heads(rows: Iterable[Mapping]) -> list[tuple[int, int]]:
+    """Each section's head: from its start to its first text or subsection (its end when it has neither) -- rows
+    with ``id``, ``parent_id``, ``start``, ``end`` and ``body_spans`` (every section of the document), or
+    ``Section`` rows."""
+    rows = [row if isinstance(row, Mapping) else {"id": row.id, "parent_id": row.parent_id, "start": row.start,
+                                                  "end": row.end, "body_spans": row.body_spans} for row in rows]
     firsts: dict = {}
     for row in rows:
         starts = [int(span[0]) for span in row["body_spans"] or () if isinstance(span, list | tuple) and span]
@@ -489,7 +511,7 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
 
 @dataclass(frozen=True)
 class ScreeningSummary:
-    """Flagged chunks of a document in sections the member may read (the active version)."""
+    """Flagged chunks (and section heads) of a document in sections the member may read (the active version)."""
 
     flagged: int
     held: int  # kept out of search now
@@ -500,14 +522,35 @@ class ScreeningSummary:
 
 
 def section_screening_summaries(*, member: Membership, document_id: uuid.UUID) -> dict[uuid.UUID, ScreeningSummary]:
-    """Per readable section of a document: its flagged chunks, held ones, reasons (only sections with any)."""
+    """Per readable section of a document: its flagged chunks and head, held ones, reasons (only sections with any)."""
     mode = screening_mode(tenant_id=member.tenant_id)
     by_section: dict[uuid.UUID, list] = {}
     for section_id, screening, review in (
         _flagged(reader_for(member)).filter(document_id=document_id).values_list("section_id", "screening", "review")
     ):
         by_section.setdefault(section_id, []).append((screening, review))
+    for section_id, record in _flagged_heads(reader_for(member), document_id):
+        by_section.setdefault(section_id, []).append((record, ""))
     return {section_id: _summary(mode, rows) for section_id, rows in by_section.items()}
+
+
+def _flagged_heads(reader: Reader, document_id: uuid.UUID) -> list[tuple[uuid.UUID, dict]]:
+    """The flagged heads (:func:`held_heads`: records for the span each has now) of a document's sections the reader
+    may read, as (section id, verdict): in no chunk, so in no review queue, they are counted in the screening
+    summaries as a flagged chunk is -- held or not as the mode holds them -- for those who may read them, and for
+    nobody else (the read rule is in the statement's ``may_read``)."""
+    may_read = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
+    # The flagged ones and their children (a head ends at its section's first subsection): none, most often.
+    flagged = Section.objects.filter(tenant_id=reader.tenant_id, document_id=document_id,
+                                     **{f"metadata__{HEAD_SCREENING}__flagged": True}).values("pk")
+    rows = list(Section.objects.filter(Q(pk__in=flagged) | Q(parent_id__in=flagged), tenant_id=reader.tenant_id,
+                                       document_id=document_id).values(
+        "id", "parent_id", "start", "end", "body_spans", "kind", head_screening=F(f"metadata__{HEAD_SCREENING}"),
+        may_read=may_read))
+    return [(row["id"], row["head_screening"]) for row, head in zip(rows, section_heads(rows), strict=True)
+            if row["may_read"] and head[1] > head[0] and row["kind"] != HEADING_KIND
+            and isinstance(row["head_screening"], dict) and row["head_screening"].get("span") == [head[0], head[1]]
+            and row["head_screening"].get("flagged") is True]
 
 
 def _held(mode: str, review: str) -> bool:
@@ -523,8 +566,11 @@ def _summary(mode: str, rows: list) -> ScreeningSummary:
 
 def document_screening_summary(*, member: Membership, document_id: uuid.UUID) -> ScreeningSummary:
     """Why a document is (partly) held for review, as the member may know it: counts and reasons of
-    flagged chunks in sections they may read, nothing of the others."""
+    flagged chunks and flagged section heads (:func:`_flagged_heads`) in sections they may read, nothing of the
+    others."""
     mode = screening_mode(tenant_id=member.tenant_id)
-    rows = list(_flagged(reader_for(member)).filter(document_id=document_id).values_list("screening", "review"))
+    reader = reader_for(member)
+    rows = list(_flagged(reader).filter(document_id=document_id).values_list("screening", "review"))
+    rows += [(record, "") for _, record in _flagged_heads(reader, document_id)]
     return _summary(mode, rows)
 

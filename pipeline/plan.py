@@ -68,6 +68,7 @@ class Plan:
     access: DocumentAccess | None = None  # the access view the rows, paths and context were derived from
     screenings: list[dict] = field(default_factory=list)  # one verdict per chunk (``Screening.as_dict()``)
     title_screenings: dict[str, dict] = field(default_factory=dict)  # per title and heading (``pipeline.screen``)
+    head_screenings: dict[str, dict] = field(default_factory=dict)  # per section key: its head's record (the same)
     # The content hashes the model embedded for it: cached by the store step, under the policies it stores.
     embedded: set[str] = field(default_factory=set)
 

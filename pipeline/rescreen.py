@@ -14,7 +14,8 @@ How it runs (docs/screening.md, "Storage and re-screening"): the Celery task
 ``manage.py kb_rescreen [--tenant SLUG]``, which can also run it in-process (``--here``).
 A reviewer's decision stays with the chunk; a chunk that becomes flagged waits for review. The records of
 the document's titles and its sections' headings (``kb.models.TITLE_SCREENING``) are made again with them --
-a document stored before titles had records shows its titles as held until this fills them (fail closed).
+a document stored before titles had records shows its titles as held until this fills them (fail closed) -- and
+those of its sections' heads (``kb.models.HEAD_SCREENING``: cut from what an agent reads until this writes them).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from kb.services import CONTENT_TITLE
 from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions, titles_unshown
 from pipeline.screen import (
     SCREENED_BY,
+    head_records,
+    head_records_follow,
     readable_document_texts,
     screen_document,
     screening_fields,
@@ -97,7 +100,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             return
         sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
                         .only("id", "parent_id", "title", "heading_path", "metadata", "start", "end", "access_level",
-                              "access_groups"))
+                              "access_groups", "kind", "body_spans"))
         chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
         texts = readable_document_texts(document.text, sections)  # what each chunk's readers may read
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
@@ -117,6 +120,9 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         )
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)
+        # Each section's head screened again on its own (stored before heads were screened: cut until now).
+        heads = head_records(document.text, sections, texts)
+        head_records_follow((s, heads.get(s.id)) for s in sections)
         Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
         Section.objects.bulk_update(sections, ["metadata"], batch_size=500)
         for chunk, verdict in zip(chunks, verdicts, strict=True):

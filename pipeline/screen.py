@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
-from kb.models import TITLE_SCREENING, Document, Section
-from kb.screening import TITLES_KEY
+from kb.models import HEAD_SCREENING, TITLE_SCREENING, Document, Section
+from kb.screening import HEADING_KIND, TITLES_KEY, section_heads
 from kb.services import document_tags_give_way, document_tags_listed, document_title_follow
 from kb.titles import (
     UNTITLED,
@@ -35,13 +35,15 @@ from pipeline.plan import Plan
 # (``kb.titles.tags_flagging``). Verdicts stored before (the detector on the body alone; no titles' records; no
 # source's flag; a chunk compared with the whole text, restricted sections included; tags never judged -- stored
 # with screening off, or before the tag rule) are stale, and the re-screen job screens them again
-# (``pipeline.rescreen``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags"
+# (``pipeline.rescreen``). Since "heads", each section's head has a verdict too (:func:`head_records`, the
+# re-screen job writing those of documents stored before: their heads are cut until it has).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads"
 
 
 def screen_plans(plans: list[Plan]) -> None:
-    """Screen every planned chunk once, with the whole document as context (``ingestion.screening``);
-    the verdicts are stored with the chunks by :func:`pipeline.store.store_plan` and never computed per query."""
+    """Screen every planned chunk once, with the whole document as context (``ingestion.screening``), and each
+    section's head (:func:`head_records`); the verdicts are stored with the chunks and sections by
+    :func:`pipeline.store.store_plan` and never computed per query."""
     for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
         chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
         ids = {row.key: row.id for row in plan.section_rows}
@@ -60,6 +62,46 @@ def screen_plans(plans: list[Plan]) -> None:
             tags=tags_flagging(plan.document, listed_tags(plan)),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
+        heads = head_records(plan.parsed.text, plan.section_rows, texts)
+        plan.head_screenings = {row.key: heads[row.id] for row in plan.section_rows if row.id in heads}
+
+
+def head_records(text: str, sections: Sequence[Section], readable: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, dict]:
+    """The :data:`~kb.models.HEAD_SCREENING` record of each section (rows with ``id``, ``parent_id``, ``start``,
+    ``end``, ``body_spans`` and ``kind``: every section of the document) whose head -- its text before its first text
+    or subsection (``kb.screening.section_heads``) -- is no heading line (a heading's title has its own verdict) and
+    not empty: a front matter, a definition's decorators and signature, a caption file's header. Each head is
+    screened on its own, against the document's text as its section's readers may read it (``readable``,
+    :func:`readable_document_texts`), as a chunk is; a blank one is clean. The record keeps the head's span: it
+    holds for that extent only (``kb.screening.head_held``). An agent reads a head only when it is clean, or flagged
+    in a mode that shows flagged chunks (found attacking the demo, fourteenth session: unscreened, "Ignore all
+    previous instructions and ..." in a front matter's ``description:`` or a decorator's comment reached an agent
+    whole through MCP; then cut, an agent read a function's body without its ``def`` line)."""
+    rows = list(sections)
+    heads = {row.id: head for row, head in zip(rows, section_heads(rows), strict=True)
+             if head[1] > head[0] and row.kind != HEADING_KIND}
+    out: dict[uuid.UUID, dict] = {}
+    groups: dict[str, list[uuid.UUID]] = {}
+    for section_id, (start, end) in heads.items():
+        if text[start:end].strip():
+            groups.setdefault(readable.get(section_id, ""), []).append(section_id)
+        else:
+            out[section_id] = {"flagged": False, "score": 0.0, "reasons": []}
+    for document_text, members in groups.items():  # one call per distinct readable text, as the chunks'
+        verdicts = screen_chunks([text[heads[i][0]:heads[i][1]] for i in members], document_text=document_text)
+        for section_id, verdict in zip(members, verdicts, strict=True):
+            out[section_id] = {"flagged": bool(verdict.flagged), "score": round(float(verdict.score), 4),
+                               "reasons": [str(r) for r in verdict.reasons]}
+    return {section_id: {"detector": SCREENED_BY, "span": list(heads[section_id]), **verdict}
+            for section_id, verdict in out.items()}
+
+
+def head_records_follow(sections: Iterable[tuple[Section, dict | None]]) -> None:
+    """Give each section row in memory its head's record (:func:`head_records`), or none (a heading, an empty head:
+    nothing to cut). The caller saves the rows."""
+    for row, record in sections:
+        metadata = {k: v for k, v in (row.metadata or {}).items() if k != HEAD_SCREENING}
+        row.metadata = {**metadata, HEAD_SCREENING: record} if record is not None else metadata
 
 
 def listed_tags(plan: Plan) -> list[str]:

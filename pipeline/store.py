@@ -27,7 +27,7 @@ from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import screening_fields, title_records_follow
+from pipeline.screen import head_records_follow, screening_fields, title_records_follow
 
 
 class PolicyChanged(Exception):
@@ -172,7 +172,7 @@ def carried_review(decisions: list, kept_out: set, *, chunk, verdict: dict, poli
 
 
 def _title_records(document: Document, plan: Plan, sections: dict, before: list) -> None:
-    """The records of the document's titles and of its sections' headings, each screened on its own
+    """The records of the document's titles and of its sections' headings and heads, each screened on its own
     (``pipeline.screen``), into the rows in memory, keeping the reviewers' decisions of the stored records
     (``before``: each with its row's policy; and the document's own) on the same titles, a release only where every
     reader of the released row may read (``kb.titles.TitleDecisions.for_row``)."""
@@ -181,6 +181,8 @@ def _title_records(document: Document, plan: Plan, sections: dict, before: list)
     title_records_follow(document, (plan.document.title, plan.parsed.title or ""),
                          ((row, parsed.get(key, row.title)) for key, row in sections.items()), plan.title_screenings,
                          decided=decided)
+    # Each section's head's verdict (pipeline.screen.head_records), as screened with the chunks.
+    head_records_follow((row, plan.head_screenings.get(key)) for key, row in sections.items())
 
 
 def fingerprint(document: Document, version: IndexVersion) -> str:

@@ -12,6 +12,8 @@
   was held and its summary told them the reasons of a title they may not read.
 * MCP's ``read_section`` and document resource gave an agent each section's head -- a front matter, a definition's
   decorators and signature -- text in no chunk, never held: a planted instruction there reached it in quarantine mode.
+  Then every such head was cut, clean ones too (an agent read a function's body without its ``def`` line); now each
+  head is screened on its own at ingestion and by the re-screen job, and cut only when not known clean.
 """
 
 from __future__ import annotations
@@ -166,7 +168,49 @@ HEADS = {
     "gate.py": ("text/x-python", f"import functools\n\n\n@functools.lru_cache(maxsize=None)  # {PLANTED}\n"
                                  "def gate_hours():\n    \"\"\"The opening hours of the north gate.\"\"\"\n"
                                  "    return ('07:00', '19:00')\n"),
+    "default.py": ("text/x-python", "# The north gate's hours.\nimport functools\n\n\n"
+                                    f"def gate_hours(note=\"{PLANTED}\"):\n    \"\"\"The opening hours.\"\"\"\n"
+                                    "    return ('07:00', '19:00')\n"),
 }
+CLEAN_HEADS = {
+    "notes.md": ("text/markdown", "---\ndescription: Shuttle times for the north gate and the parking rota\n---\n"
+                                  "The shuttle leaves the north gate every twenty minutes.\n\n# Parking\n\n"
+                                  "Parking spaces are assigned every quarter.\n"),
+    "gate.py": ("text/x-python", "import functools\n\n\n@functools.lru_cache(maxsize=None)\n"
+                                 "def gate_hours(gate='north'):\n    \"\"\"The opening hours of the north gate.\"\"\"\n"
+                                 "    return ('07:00', '19:00')\n"),
+}
+SHOWN_HEADS = {  # as a JSON string holds them: what an agent is served is JSON
+    name: json.dumps(head)[1:-1] for name, head in (
+        ("notes.md", "description: Shuttle times for the north gate and the parking rota"),
+        ("gate.py", "@functools.lru_cache(maxsize=None)\ndef gate_hours(gate='north'):"))}
+
+
+def _agent_upload(world, name: str, content_type: str, content: str) -> Document:
+    response = world.client("editor").post("/api/v1/documents/", {
+        "title": name, "source": name, "content": content, "content_type": content_type, "access_level": "internal",
+    }, format="json")
+    assert response.status_code == 201, response.content
+    document = Document.objects.get(pk=response.json()["id"])
+    _run_queued(document)
+    return document
+
+
+def _agent_reads(world, document: Document, actor: str = "viewer") -> list[str]:
+    """What an agent acting for ``actor`` reads of ``document`` through MCP: its resource and every section it may
+    read (the others are not found)."""
+    from accounts.errors import NotFound
+    from kb import mcp_server
+
+    member = world.actors[actor].membership
+    caller = mcp_server.Caller(lambda: member, "http://testserver")
+    served = [mcp_server.document_work(str(document.pk))(member, caller)]
+    for section in Section.objects.filter(document=document):
+        try:
+            served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(member, caller)))
+        except NotFound:
+            continue
+    return served
 
 
 @pytest.mark.parametrize("name", sorted(HEADS))
@@ -176,22 +220,86 @@ def test_an_agent_reads_no_sections_head_that_no_chunk_holds(world, name):
     (screened only as far as its chunks' context carries it: the first 300 characters, no decorator) -- text in
     no chunk, so in no search context, and never held: a planted instruction there reached the
     agent whole in quarantine mode. An agent reads what a search context gives: bodies and heading lines."""
-    from kb import mcp_server
-
-    content_type, content = HEADS[name]
-    response = world.client("editor").post("/api/v1/documents/", {
-        "title": name, "source": name, "content": content, "content_type": content_type, "access_level": "internal",
-    }, format="json")
-    assert response.status_code == 201, response.content
-    document = Document.objects.get(pk=response.json()["id"])
-    _run_queued(document)
-    viewer = world.actors["viewer"].membership
-    caller = mcp_server.Caller(lambda: viewer, "http://testserver")
-    served = [mcp_server.document_work(str(document.pk))(viewer, caller)]
-    for section in Section.objects.filter(document=document):
-        served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(viewer, caller)))
+    document = _agent_upload(world, name, *HEADS[name])
+    served = _agent_reads(world, document)
     words = PLANTED.split()[-1]  # the address
     assert all(words not in text and "evil" not in text for text in served), name
     assert any("north" in text for text in served)  # the bodies stay
     if name == "notes.md":
         assert "# Parking" in served[0]  # a heading line stays: its title is screened on its own
+
+
+@pytest.mark.parametrize("name", sorted(CLEAN_HEADS))
+def test_a_clean_head_reaches_the_agent(world, name):
+    """A head is screened on its own at ingestion (``pipeline.screen.head_records``): a clean one -- a front matter's
+    ``description:``, a definition's decorator and ``def`` line -- reaches the agent with its body (cut whole
+    before, clean or not)."""
+    document = _agent_upload(world, name, *CLEAN_HEADS[name])
+    served = _agent_reads(world, document)
+    assert any(SHOWN_HEADS[name] in text for text in served), name
+    assert SHOWN_HEADS[name] in served[0]  # the document resource too
+
+
+def test_a_flagged_head_is_held_as_a_flagged_chunk_in_each_mode(world):
+    """A flagged head is cut in quarantine mode and read in flag and off mode, as a flagged chunk is returned; it is
+    counted in the screening summary of whoever may read its section, held only in quarantine mode."""
+    from kb.screening import document_screening_summary, screening_settings_update
+
+    document = _agent_upload(world, "notes.md", *HEADS["notes.md"])
+    admin, viewer = world.actors["admin"].membership, world.actors["viewer"].membership
+    for mode, shown in (("quarantine", False), ("flag", True), ("off", True), ("quarantine", False)):
+        screening_settings_update(actor=admin, mode=mode)
+        served = _agent_reads(world, document)
+        assert any(PLANTED in text for text in served) is shown, mode
+        assert ("# Parking" in served[0]) and any("north gate" in text for text in served), mode
+        summary = document_screening_summary(member=viewer, document_id=document.pk).as_dict()
+        assert summary["flagged"] == 1 and summary["reasons"], (mode, summary)
+        assert summary["held"] == int(not shown), (mode, summary)
+
+
+def test_a_flagged_head_is_counted_only_for_readers_of_its_section(world):
+    """A planted ``description:`` in a confidential front matter: counted, with its reasons, in the summary of a
+    reader of the root (the editor) and in the root's section summary; nothing of it for an internal viewer who
+    reads a section opened to them, in the document's summary, its sections' or what an agent reads for them."""
+    from kb.screening import document_screening_summary, section_screening_summaries
+
+    document = _upload(world, title="Board", tags=[],
+                       content=BOARD.replace(f"tags: [{SECRET_TAG}]\n", f"description: {PLANTED}\n"))
+    root = Section.objects.get(document=document, parent=None)
+    office = Section.objects.get(document=document, title="Office hours")
+    _patch(world, office, {"access_level": "internal"})
+    editor, viewer = world.actors["editor"].membership, world.actors["viewer"].membership
+    summary = document_screening_summary(member=editor, document_id=document.pk).as_dict()
+    assert summary["flagged"] == 1 and summary["held"] == 1 and summary["reasons"], summary
+    assert section_screening_summaries(member=editor, document_id=document.pk)[root.pk].flagged == 1
+    assert document_screening_summary(member=viewer, document_id=document.pk).as_dict() == {
+        "flagged": 0, "held": 0, "reasons": []}
+    assert section_screening_summaries(member=viewer, document_id=document.pk) == {}
+    served = _agent_reads(world, document, "viewer")
+    assert "Office hours" in served[0] and all("evil" not in text and "Falcon" not in text for text in served)
+    assert all("evil" not in text for text in _agent_reads(world, document, "editor"))  # quarantine: cut for all
+
+
+def test_a_head_stored_before_heads_were_screened_is_cut_until_rescreened(world):
+    """A section stored without its head's verdict (before heads were screened) has its head cut in every mode
+    (fail closed) until the re-screen job screens it; a record made for another extent is none."""
+    from kb.models import HEAD_SCREENING
+    from kb.screening import screening_settings_update
+    from pipeline.rescreen import rescreen
+
+    document = _agent_upload(world, "gate.py", *CLEAN_HEADS["gate.py"])
+    sections = list(Section.objects.filter(document=document))
+    assert any(HEAD_SCREENING in s.metadata for s in sections)
+    for section in sections:
+        section.metadata.pop(HEAD_SCREENING, None)
+    Section.objects.bulk_update(sections, ["metadata"])
+    Chunk.objects.filter(document=document).update(screening_detector="old-0")  # stored before: stale
+    screening_settings_update(actor=world.actors["admin"].membership, mode="off")
+    assert not any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+    rescreen(tenant_ids=[world.tenant.pk])
+    assert any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+    definition = Section.objects.get(document=document, kind="function")
+    record = definition.metadata[HEAD_SCREENING]
+    Section.objects.filter(pk=definition.pk).update(
+        metadata={**definition.metadata, HEAD_SCREENING: {**record, "span": [record["span"][0], record["span"][1] - 1]}})
+    assert not any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
