@@ -2053,7 +2053,7 @@ class Visibility:
         self._faces = at_rules.faces
         self._keyframes = at_rules.keyframes
         self._keyframes_line = at_rules.keyframes_line
-        self._frame_states: dict[tuple, tuple] = {}  # a keyframe's state, memoised as the element's own (_compute)
+        self._animated_states: dict[tuple, tuple] = {}  # an animated element's state, memoised as in _compute
         self._frame_count = 0  # keyframe states computed (:data:`MAX_ANIMATED_FRAMES`)
         if rules:
             for order, (matcher, specificity, declarations, needs) in enumerate(rules):
@@ -2268,33 +2268,37 @@ class Visibility:
         a keyframe makes counts against :data:`MAX_ANIMATED_FRAMES`."""
         if _reason(state) is not None:
             return state
+        key = (id(inherited), element.tag, element.get("aria-hidden"),
+               tuple((name, id(value)) for name, value in values.items()),
+               id(element) if any(_has_attr(value) for value in values.values()) else None)
+        entry = self._animated_states.get(key)  # (the same element kind, inherited state and values: the same)
+        if entry is None:
+            entry = self._animated_states[key] = (self._framed(element, inherited, values, state),
+                                                  tuple(values.values()))
+        return entry[0]
+
+    def _framed(self, element: etree._Element, inherited: _State, values: dict[str, list], state: _State) -> _State:
         frames = self._frames(element, inherited, values)
         if not frames:
             return state
         important: set[str] = set()
         self._cascade(element, important)
-        base = tuple((name, id(value)) for name, value in values.items())
         for declarations in frames:
-            key = (id(inherited), element.tag, element.get("aria-hidden"), base, id(declarations),
-                   id(element) if any(_has_attr(value) for value in values.values()) else None)
-            entry = self._frame_states.get(key)
-            if entry is None:
-                self._frame_count += 1
-                if self._frame_count > MAX_ANIMATED_FRAMES:
-                    raise ParseError(f"a page's animations make more than {MAX_ANIMATED_FRAMES:,} keyframe states to "
-                                     "judge", line=self._keyframes_line)
-                framed = dict(values)
-                for declaration in declarations:
-                    cached = self._expanded.get(id(declaration))
-                    if cached is None:
-                        cached = self._expanded[id(declaration)] = (declaration, _expand(declaration))
-                    for name, value in cached[1]:
-                        if name not in important:
-                            framed[name] = value
-                entry = self._frame_states[key] = (self._state(element, inherited, framed), tuple(framed.values()),
-                                                   declarations)
-            if _reason(entry[0]) is not None:
-                return entry[0]
+            self._frame_count += 1
+            if self._frame_count > MAX_ANIMATED_FRAMES:
+                raise ParseError(f"a page's animations make more than {MAX_ANIMATED_FRAMES:,} keyframe states to "
+                                 "judge", line=self._keyframes_line)
+            framed = dict(values)
+            for declaration in declarations:
+                cached = self._expanded.get(id(declaration))
+                if cached is None:
+                    cached = self._expanded[id(declaration)] = (declaration, _expand(declaration))
+                for name, value in cached[1]:
+                    if name not in important:
+                        framed[name] = value
+            framed_state = self._state(element, inherited, framed)
+            if _reason(framed_state) is not None:
+                return framed_state
         return state
 
     def _frames(self, element: etree._Element, inherited: _State, values: dict[str, list]) -> list[list]:
