@@ -55,6 +55,11 @@ page itself says -- a browser would show the same:
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours and ``light-dark()`` as the
   element's colour scheme paints them; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
+* **animations** (``@keyframes``, fourteenth session): an animated element is judged in each keyframe its animation
+  can rest in for longer than :data:`ANIMATION_REST_S` (:func:`_rest_offsets`: paused at its start, filled backwards
+  through a long delay, filled forwards at its end, any keyframe of a long run or loop), that keyframe's
+  declarations over its own (not over ``!important``), and hidden when one hides it; a keyframe passed on the way to
+  a visible rest (an ordinary fade-in) hides nothing, and none un-hides;
 * the browser's own colours: ``<mark>``'s yellow behind black text (the user-agent sheet's ``Mark`` and
   ``MarkText``), links, and the page's **colour scheme** (:meth:`Visibility._page_dark`): a root whose
   ``color-scheme`` (else the first ``<meta name="color-scheme">``) lists ``dark`` but not ``light`` paints the
