@@ -636,6 +636,9 @@ ANIMATION_HIDING = {
     "under-a-media-condition": "@media screen { " + _FADE_IN + "} .c { animation: k 100000s }",
     "duration-in-a-variable": _FADE_IN + ".c { --d: 100000s; animation: k var(--d) }",
     "animation-under-a-media-condition": _FADE_IN + "@media (min-width: 1px) { .c { animation: k 100000s } }",
+    "forwards-display-none": "@keyframes k { to { display: none } } .c { animation: k 0.1s forwards }",
+    "keyframes-in-a-layer": "@layer a { " + _FADE_IN + "} .c { animation: k 100000s }",
+    "half-an-iteration-forwards": "@keyframes k { 50% { opacity: 0 } } .c { animation: k 1s 0.5 forwards }",
     "unevaluated-duration-fails-closed": _FADE_IN + ".c { --n: 100000; animation: k calc(1s * var(--n)) }",
 }
 ANIMATION_SHOWING = {
