@@ -1,6 +1,6 @@
 """Render each HTML case of the hidden-text tests in chromium and say whether a reader sees the payload.
 
-    .venv/bin/python scripts/hidden_text_render_check.py [-k PYTEST_EXPRESSION] [--all]
+    .venv/bin/python scripts/hidden_text_render_check.py [-k PYTEST_EXPRESSION] [--all] [--animations MS]
 
 It runs ``tests/ingestion/test_hidden_text.py`` (narrowed by ``-k`` as pytest's own option) with the
 registry's ``parse`` wrapped, so every HTML page a test parses (a ``.html`` file: what the test builds,
@@ -22,6 +22,12 @@ A test may parse a page where the payload is visible on purpose (a "kept" case):
 is not drawn and counts as hidden; what a reader reaches by scrolling the page is in the full-page
 screenshot. Not a test of the suite: it needs chromium and takes minutes (two screenshots a page).
 Exit status 1 when any page disagrees.
+
+By default the screenshots are taken with animations and transitions disabled (Playwright's
+``animations="disabled"``: a finite one jumps to its end, an infinite one is cancelled), so a page looks as it
+rests. ``--animations MS`` keeps them running instead and takes each screenshot ``MS`` milliseconds after the
+page loaded -- what a reader sees that long after opening it (the ``@keyframes`` cases: a long, paused or
+filled animation holds its frame; an ordinary fade-in of a few hundred milliseconds is over).
 """
 
 from __future__ import annotations
@@ -65,14 +71,20 @@ class _Recorder:
         payloads.parse = recording
 
 
-def _drawn(page, html: bytes) -> tuple[int, int]:
-    """(pixels that differ, largest channel difference) between the page and the page with the payload swapped."""
+def _drawn(page, html: bytes, animations_ms: int | None = None) -> tuple[int, int]:
+    """(pixels that differ, largest channel difference) between the page and the page with the payload swapped;
+    ``animations_ms``: animations kept running, each screenshot taken that many milliseconds after the load."""
     from PIL import Image, ImageChops
 
     shots = []
     for markup in (html, html.replace(PAYLOAD.encode(), SWAPPED.encode())):
         page.set_content(markup.decode("utf-8", errors="replace"), wait_until="load")
-        shots.append(Image.open(io.BytesIO(page.screenshot(full_page=True, animations="disabled"))).convert("RGB"))
+        if animations_ms is None:
+            shot = page.screenshot(full_page=True, animations="disabled")
+        else:
+            page.wait_for_timeout(animations_ms)
+            shot = page.screenshot(full_page=True, animations="allow")
+        shots.append(Image.open(io.BytesIO(shot)).convert("RGB"))
     if shots[0].size != shots[1].size:
         return -1, 255
     difference = ImageChops.difference(*shots)
@@ -87,6 +99,8 @@ def main() -> int:
     arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     arguments.add_argument("-k", default="", help="pytest -k expression narrowing the tests")
     arguments.add_argument("--all", action="store_true", help="list every page, not only disagreements")
+    arguments.add_argument("--animations", type=int, metavar="MS", default=None,
+                           help="keep animations running and screenshot MS milliseconds after the load")
     options = arguments.parse_args()
 
     import pytest
@@ -107,7 +121,7 @@ def main() -> int:
             if html in seen:
                 continue
             seen.add(html)
-            changed, level = _drawn(page, html)
+            changed, level = _drawn(page, html, options.animations)
             visible = changed != 0
             verdict = "agree" if visible == kept else ("LEAK?" if kept else "LOST?")
             disagreements += verdict != "agree"

@@ -55,6 +55,11 @@ page itself says -- a browser would show the same:
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours and ``light-dark()`` as the
   element's colour scheme paints them; a colour function this reader cannot evaluate
   (``color-mix()``, relative colours) counts as transparent, so text in it is hidden (fail closed).
+* **animations** (``@keyframes``, fourteenth session): an animated element is judged in each keyframe its animation
+  can rest in for longer than :data:`ANIMATION_REST_S` (:func:`_rest_offsets`: paused at its start, filled backwards
+  through a long delay, filled forwards at its end, any keyframe of a long run or loop), that keyframe's
+  declarations over its own (not over ``!important``), and hidden when one hides it; a keyframe passed on the way to
+  a visible rest (an ordinary fade-in) hides nothing, and none un-hides;
 * the browser's own colours: ``<mark>``'s yellow behind black text (the user-agent sheet's ``Mark`` and
   ``MarkText``), links, and the page's **colour scheme** (:meth:`Visibility._page_dark`): a root whose
   ``color-scheme`` (else the first ``<meta name="color-scheme">``) lists ``dark`` but not ``light`` paints the
@@ -240,6 +245,8 @@ def _declarations(nodes: list) -> list[_Declaration]:
                     out.append(_Declaration(name, value, node.important))
         elif node.lower_name in RELEVANT or node.lower_name in _LOGICAL:
             out.append(_Declaration(_LOGICAL.get(node.lower_name, node.lower_name), node.value, node.important))
+        elif node.lower_name.removeprefix("-webkit-") in _ANIMATION_PROPERTIES:
+            out.append(_Declaration(node.lower_name.removeprefix("-webkit-"), node.value, node.important))
     return out
 
 
@@ -583,6 +590,11 @@ class _AtRules:
     # the first pass does not take them)
     screen_properties: dict[str, tuple[bool, list | None]] = field(default_factory=dict)
     faces: dict[str, float] = field(default_factory=dict)
+    # ``@keyframes`` (fourteenth session): each name's keyframes -- their declarations by offset (0 to 100; None: a
+    # selector this reader does not place, a timeline range), every rule of that name together (which one a browser
+    # takes is not evaluated: fail closed) -- and the line of the sheet of the first (for an error: :class:`_Frames`)
+    keyframes: dict[str, dict[float | None, list[_Declaration]]] = field(default_factory=dict)
+    keyframes_line: int | None = None
 
 
 class _Scope:
@@ -804,6 +816,10 @@ class _Sheets:
                 if keyword in ("property", "font-face"):
                     self._descriptors(keyword, node, place)
                     continue
+                if keyword in ("keyframes", "-webkit-keyframes"):
+                    if place.screen:  # (under a condition that surely does not hold on a screen: never applied)
+                        self._keyframes(node)
+                    continue
                 if keyword == "media" and _print_only(tinycss2.serialize(node.prelude)):
                     continue
                 if keyword != "layer" and keyword not in _CONDITIONAL_AT_RULES:
@@ -857,6 +873,29 @@ class _Sheets:
             self.screen_differs = self.screen_differs or place.screen
         else:
             self.at_rules.properties[name] = (inherits == "true", initial)
+
+    def _keyframes(self, node) -> None:
+        """A ``@keyframes`` rule (``@-webkit-keyframes`` too): its keyframes by offset, without their ``!important``
+        declarations (a browser ignores them). A name that is no ``<custom-ident>`` or string names nothing."""
+        tokens = _tokens(node.prelude)
+        if len(tokens) != 1 or tokens[0].type not in ("ident", "string") or (
+                tokens[0].type == "ident" and tokens[0].lower_value in _NOT_A_NAME):
+            return
+        at_rules = self.at_rules
+        if at_rules.keyframes_line is None:
+            at_rules.keyframes_line = self.line
+        frames = at_rules.keyframes.setdefault(tokens[0].value, {})
+        for rule in tinycss2.parse_rule_list(node.content, skip_whitespace=True, skip_comments=True):
+            if rule.type != "qualified-rule":
+                continue
+            offsets = _keyframe_offsets(rule.prelude)
+            if not offsets:
+                continue  # (an offset past 0% to 100%: the browser drops the keyframe)
+            declarations = [d for d in _declarations(tinycss2.parse_blocks_contents(
+                rule.content, skip_whitespace=True, skip_comments=True)) if not d.important
+                and d.name not in _ANIMATION_PROPERTIES]
+            for offset in offsets:
+                frames.setdefault(offset, []).extend(declarations)
 
     def _scope_root(self, prelude: list, place: _Place) -> tuple[str, str | None]:
         """The selectors of an ``@scope``'s roots -- its start (inside a style rule or a scope, relative to it);
@@ -2017,6 +2056,10 @@ class Visibility:
         self._registered = {name: initial for name, (_, initial) in registered.items() if initial is not None}
         self._not_inherited = {name: initial for name, (inherits, initial) in registered.items() if not inherits}
         self._faces = at_rules.faces
+        self._keyframes = at_rules.keyframes
+        self._keyframes_line = at_rules.keyframes_line
+        self._animated_states: dict[tuple, tuple] = {}  # an animated element's state, memoised as in _compute
+        self._frame_count = 0  # keyframe states computed (:data:`MAX_ANIMATED_FRAMES`)
         if rules:
             for order, (matcher, specificity, declarations, needs) in enumerate(rules):
                 found = self._matching(matcher, needs)
@@ -2218,6 +2261,76 @@ class Visibility:
                 # The values are kept with the state: while they live, no other object takes their ids.
                 entry = memo[key] = (self._state(element, inherited, values), tuple(values.values()))
             states[element] = entry[0]
+            if self._keyframes and "animation-name" in values:
+                states[element] = self._animated(element, inherited, values, entry[0])
+
+    # -- animations ---------------------------------------------------------------------------------------------
+
+    def _animated(self, element: etree._Element, inherited: _State, values: dict[str, list], state: _State) -> _State:
+        """An animated element's state: the first keyframe it can rest in (:func:`_rest_offsets`) that hides its text
+        or everything in it -- that keyframe's declarations over the element's own, but not over an ``!important``
+        one, as a browser cascades an animation -- else its own ``state`` (a keyframe never un-hides). Each state
+        a keyframe makes counts against :data:`MAX_ANIMATED_FRAMES`."""
+        if _reason(state) is not None:
+            return state
+        key = (id(inherited), element.tag, element.get("aria-hidden"),
+               tuple((name, id(value)) for name, value in values.items()),
+               id(element) if any(_has_attr(value) for value in values.values()) else None)
+        entry = self._animated_states.get(key)  # (the same element kind, inherited state and values: the same)
+        if entry is None:
+            entry = self._animated_states[key] = (self._framed(element, inherited, values, state),
+                                                  tuple(values.values()))
+        return entry[0]
+
+    def _framed(self, element: etree._Element, inherited: _State, values: dict[str, list], state: _State) -> _State:
+        frames = self._frames(element, inherited, values)
+        if not frames:
+            return state
+        important: set[str] = set()
+        self._cascade(element, important)
+        for declarations in frames:
+            self._frame_count += 1
+            if self._frame_count > MAX_ANIMATED_FRAMES:
+                raise ParseError(f"a page's animations make more than {MAX_ANIMATED_FRAMES:,} keyframe states to "
+                                 "judge", line=self._keyframes_line)
+            framed = dict(values)
+            for declaration in declarations:
+                cached = self._expanded.get(id(declaration))
+                if cached is None:
+                    cached = self._expanded[id(declaration)] = (declaration, _expand(declaration))
+                for name, value in cached[1]:
+                    if name not in important:
+                        framed[name] = value
+            framed_state = self._state(element, inherited, framed)
+            if _reason(framed_state) is not None:
+                return framed_state
+        return state
+
+    def _frames(self, element: etree._Element, inherited: _State, values: dict[str, list]) -> list[list]:
+        """The declarations of each keyframe the element's animations can rest in (``var()`` in their values
+        resolved as in any declaration)."""
+        custom = inherited.custom
+        if any(name.startswith("--") for name in values):
+            custom = {**(custom or {}), **{name: value for name, value in values.items() if name.startswith("--")}}
+
+        def resolved(name: str) -> list | None:
+            value = values.get(name)
+            if value is None or value is _FROM_SHORTHAND or not _has_var(value):
+                return value
+            return _substitute(value, custom, element=element)
+
+        frames: list[list] = []
+        for animation in _animations({name: resolved(name) for name in ("animation", *_ANIMATION_LONGHANDS)},
+                                     self._keyframes):
+            rest = _rest_offsets(animation)
+            if rest is not None and not rest:
+                continue
+            for name in animation.names:
+                keyframes = self._keyframes.get(name, {})
+                for offset, declarations in keyframes.items():
+                    if declarations and (rest is None or offset is None or offset in rest):
+                        frames.append(declarations)
+        return frames
 
     def _collapsed_column(self, cell: etree._Element) -> str | None:
         """Why table cell ``cell`` is not drawn because every column it spans is collapsed, or None."""
@@ -2296,8 +2409,10 @@ class Visibility:
             visit(child)
         return past
 
-    def _cascade(self, element: etree._Element) -> dict[str, list]:
-        """The winning value of each property for ``element``: (important, origin, specificity, order)."""
+    def _cascade(self, element: etree._Element, important: set[str] | None = None) -> dict[str, list]:
+        """The winning value of each property for ``element``: (important, origin, specificity, order).
+        ``important``: the names whose winner is ``!important`` are added to it (an animation does not override
+        them)."""
         winners: dict[str, tuple[tuple, list]] = {}
 
         expanded = self._expanded
@@ -2345,6 +2460,8 @@ class Visibility:
         if style:
             for declaration in _style_attribute(style):
                 offer(declaration, 3, (1, 0, 0), 0)
+        if important is not None:
+            important.update(name for name, (priority, _) in winners.items() if priority[0] is True)
         return {name: value for name, (_, value) in winners.items()}
 
     def _state(self, element: etree._Element, parent: _State, values: dict[str, list]) -> _State:
@@ -2866,6 +2983,186 @@ def _in_dark(tokens: list, link: _ColorToken | None) -> list:
     return out
 
 
+# -- animations (fourteenth session) ---------------------------------------------------------------------------------
+# An animation rests in a keyframe a reader sees for longer than this (a paused one, one filled before its delay or
+# after its end, one whose run lasts longer): text a keyframe it rests in hides is hidden. Shorter is on the way
+# to its rest -- an ordinary fade-in of a few hundred milliseconds, a second, a delay of a second or two -- and a
+# keyframe passed on the way hides nothing (docs/security.md, the animations row).
+ANIMATION_REST_S = 3.0
+# Keyframe states a page's animated elements may make (each costs as much as an element's own state): past it the
+# page fails with the line of the sheet of its first ``@keyframes`` (an element times keyframes, both from the
+# page's size, would grow as its square).
+MAX_ANIMATED_FRAMES = 20_000
+_ANIMATION_LONGHANDS = ("animation-name", "animation-duration", "animation-delay", "animation-iteration-count",
+                        "animation-direction", "animation-fill-mode", "animation-play-state", "animation-timeline")
+_ANIMATION_PROPERTIES = frozenset({"animation", *_ANIMATION_LONGHANDS})
+_FROM_SHORTHAND: list = []  # a longhand's value where the ``animation`` shorthand set it
+_NOT_A_NAME = frozenset({"none", "initial", "inherit", "unset", "default", "revert", "revert-layer"})
+_DIRECTIONS = frozenset({"normal", "reverse", "alternate", "alternate-reverse"})
+_FILLS = frozenset({"forwards", "backwards", "both"})
+
+
+@dataclass
+class _Animation:
+    """One animation of an element: the names it may run (a shorthand's every identifier that names keyframes: which
+    one a browser takes is not evaluated) and its timing; None: a time this reader cannot evaluate (taken as long)."""
+
+    names: list[str] = field(default_factory=list)
+    duration: float | None = 0.0  # seconds
+    delay: float | None = 0.0
+    count: float = 1.0  # math.inf: infinite
+    direction: str = "normal"  # "?": not a direction this reader knows (either way)
+    fill: str = "none"  # "both" where not known
+    paused: bool = False
+    timeline: bool = False  # another timeline than the document's (scroll(), view(), none): progress not evaluated
+
+
+def _keyframe_offsets(prelude: list) -> list[float | None]:
+    """A keyframe selector's offsets (percent); None for one this reader does not place (a timeline range such as
+    ``entry 10%``: it may hold anywhere); [] when an offset is past 0% to 100% (the browser drops the keyframe)."""
+    offsets: list[float | None] = []
+    for item in _comma_items(_tokens(prelude)):
+        if len(item) == 1 and item[0].type == "ident" and item[0].lower_value in ("from", "to"):
+            offsets.append(0.0 if item[0].lower_value == "from" else 100.0)
+        elif len(item) == 1 and item[0].type == "percentage":
+            if not 0 <= item[0].value <= 100:
+                return []
+            offsets.append(float(item[0].value))
+        elif item:
+            offsets.append(None)
+    return offsets
+
+
+def _comma_items(tokens: list) -> list[list]:
+    """Tokens split at their top-level commas (whitespace dropped)."""
+    items: list[list] = [[]]
+    for token in tokens:
+        if token.type == "literal" and token.value == ",":
+            items.append([])
+        elif token.type not in ("whitespace", "comment"):
+            items[-1].append(token)
+    return items
+
+
+def _time(token) -> tuple[bool, float | None]:
+    """(whether ``token`` is a time, its seconds: None for a math function this reader does not evaluate)."""
+    if token.type == "dimension" and token.lower_unit in ("s", "ms"):
+        return True, token.value / (1000 if token.lower_unit == "ms" else 1)
+    if token.type == "function" and token.lower_name in _MATH:
+        return True, None
+    return False, None
+
+
+def _single_animation(tokens: list, known: dict) -> _Animation:
+    """One animation of the ``animation`` shorthand: its first time the duration, its second the delay; every
+    identifier or string that names keyframes may be its name (fail closed: ``forwards`` names an animation
+    ``@keyframes forwards`` defines, and fills it too)."""
+    animation = _Animation()
+    times = []
+    for token in tokens:
+        is_time, seconds = _time(token)
+        if is_time:
+            times.append(seconds)
+        elif token.type == "number" and token.value >= 0:
+            animation.count = float(token.value)
+        elif token.type == "string":
+            animation.names.append(token.value)
+        elif token.type == "ident":
+            keyword = token.lower_value
+            if keyword == "infinite":
+                animation.count = math.inf
+            elif keyword in _DIRECTIONS:
+                animation.direction = keyword
+            elif keyword in _FILLS:
+                animation.fill = keyword
+            elif keyword == "paused":
+                animation.paused = True
+            if token.value in known:
+                animation.names.append(token.value)
+    if times:
+        animation.duration = times[0]
+    if len(times) > 1:
+        animation.delay = times[1]
+    return animation
+
+
+def _animations(values: dict[str, list | None], known: dict) -> list[_Animation]:
+    """An element's animations from its ``animation`` shorthand and longhands (``values``: each one's winning value,
+    :data:`_FROM_SHORTHAND` where the shorthand set it; None: unset or a ``var()`` that resolves to nothing). The
+    longhands' lists repeat to the names' length, as a browser repeats them."""
+    shorthand = values.get("animation")
+    singles = [_single_animation(item, known) for item in _comma_items(shorthand)] if shorthand else []
+
+    def longhand(name: str, attribute: str, parse) -> list:
+        value = values.get(name)
+        if value is _FROM_SHORTHAND:
+            return [getattr(single, attribute) for single in singles] or [getattr(_Animation(), attribute)]
+        if not value:
+            return [getattr(_Animation(), attribute)]
+        return [parse(item) for item in _comma_items(value)]
+
+    def name(item: list) -> list[str]:
+        return [item[0].value] if len(item) == 1 and item[0].type in ("ident", "string") else []
+
+    def seconds(item: list) -> float | None:
+        is_time, value = _time(item[0]) if len(item) == 1 else (False, None)
+        return value if is_time else None
+
+    def count(item: list) -> float:
+        if len(item) == 1 and item[0].type == "number" and item[0].value >= 0:
+            return float(item[0].value)
+        return math.inf  # infinite, or what this reader cannot evaluate
+
+    def keyword(known_words: frozenset, unknown: str):
+        return lambda item: _keyword(item) if _keyword(item) in known_words else unknown
+
+    names = longhand("animation-name", "names", name)
+    durations = longhand("animation-duration", "duration", seconds)
+    delays = longhand("animation-delay", "delay", seconds)
+    counts = longhand("animation-iteration-count", "count", count)
+    directions = longhand("animation-direction", "direction", keyword(_DIRECTIONS, "?"))
+    fills = longhand("animation-fill-mode", "fill", keyword(_FILLS | {"none"}, "both"))
+    paused = longhand("animation-play-state", "paused", lambda item: _keyword(item) != "running")
+    timelines = longhand("animation-timeline", "timeline", lambda item: _keyword(item) != "auto")
+    return [_Animation(names=candidates, duration=durations[i % len(durations)], delay=delays[i % len(delays)],
+                       count=counts[i % len(counts)], direction=directions[i % len(directions)],
+                       fill=fills[i % len(fills)], paused=paused[i % len(paused)],
+                       timeline=timelines[i % len(timelines)])
+            for i, candidates in enumerate(names) if any(n in known for n in candidates)]
+
+
+def _rest_offsets(animation: _Animation) -> set[float] | None:
+    """The keyframe offsets an animation can rest in (None: any of its keyframes), as chromium 156 runs it
+    (checked with scripts/hidden_text_render_check.py --animations): its start keyframe (0%; 100% when it runs in
+    reverse) when paused at the start or filled backwards through a delay longer than :data:`ANIMATION_REST_S`;
+    its end keyframe when filled forwards after a finite run; any keyframe when its run -- duration times
+    iterations, less a negative delay -- lasts longer than that (a slow fade stays near its first keyframe, an
+    endless loop comes back to each), when it is paused mid-way (a negative delay), ends mid-iteration, or follows
+    another timeline. What this reader cannot evaluate counts as long."""
+    start = {0.0} if animation.direction in ("normal", "alternate") else {100.0} \
+        if animation.direction in ("reverse", "alternate-reverse") else {0.0, 100.0}
+    delay, duration, count = animation.delay, animation.duration, animation.count
+    if animation.timeline or delay is None or duration is None:
+        return None
+    if animation.paused:
+        if delay < 0:
+            return None
+        return start if delay == 0 or animation.fill in ("backwards", "both") else set()
+    rest: set[float] = set()
+    if delay > ANIMATION_REST_S and animation.fill in ("backwards", "both"):
+        rest |= start
+    active = 0.0 if duration == 0 or count == 0 else duration * count
+    if active + min(delay, 0.0) > ANIMATION_REST_S:
+        return None
+    if animation.fill in ("forwards", "both"):
+        if math.isinf(count) or count != int(count):
+            return None
+        turns = animation.direction in ("alternate", "alternate-reverse") and int(count) % 2 == 0
+        rest |= (start if turns or count == 0 else {100.0 - offset for offset in start}) \
+            if animation.direction != "?" else {0.0, 100.0}
+    return rest
+
+
 def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
     """The longhand values a declaration sets (the shorthands that matter here split up)."""
     name, value = declaration.name, declaration.value
@@ -2878,6 +3175,8 @@ def _expand(declaration: _Declaration) -> list[tuple[str, list]]:
             t.lower_name == "url" or t.lower_name.endswith("gradient")))]
         return [("background-color", colors[-1:] or [_ident("transparent")]),
                 ("background-image", images or [_ident("none")])]
+    if name == "animation":  # every longhand reset, read from the shorthand's value (:meth:`Visibility._frames`)
+        return [("animation", value), *((longhand, _FROM_SHORTHAND) for longhand in _ANIMATION_LONGHANDS)]
     if name == "margin":
         parts = tokens[:4]
         if not parts:

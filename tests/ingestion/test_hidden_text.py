@@ -606,6 +606,91 @@ def test_html_a_colour_in_a_body_sheet_under_such_a_condition_never_reaches_the_
     assert_hidden(parsed(html(f"<p>{VISIBLE} {markup} {AFTER}</p>"), "page.html"))
 
 
+# Fourteenth session (found by the render check with animations kept, scripts/hidden_text_render_check.py
+# --animations): ``@keyframes`` animations were not read, so text an animation holds hidden -- for a day, paused on a
+# hiding keyframe, or ending on one with a ``forwards`` fill -- reached the model (chromium 156 hides each). An
+# animated element is now judged in each keyframe the animation can rest in (:data:`ANIMATION_REST_S`), and hidden
+# when one hides it; a frame passed on the way to a visible rest (an ordinary fade-in) hides nothing.
+_FADE_IN = "@keyframes k { from { opacity: 0 } to { opacity: 1 } } "
+ANIMATION_HIDING = {
+    "long-duration-colour": "@keyframes k { from { color: #fff } to { color: #000 } } .c { animation: k 100000s }",
+    "long-duration-fade-in": _FADE_IN + ".c { animation: k 100000s linear }",
+    "paused-at-the-start": _FADE_IN + ".c { animation: k 1s paused }",
+    "paused-uppercase-longhand": _FADE_IN + ".c { animation: k 1s; ANIMATION-PLAY-STATE: PAUSED }",
+    "paused-mid-way-by-a-negative-delay": "@keyframes k { 50% { opacity: 0 } } .c { animation: k 10s -5s paused }",
+    "forwards-ends-white": "@keyframes k { to { color: #fff } } .c { animation: k 0.1s forwards }",
+    "both-ends-transparent": "@keyframes k { 100% { opacity: 0 } } .c { animation: k 0.1s both }",
+    "reverse-forwards-ends-on-from": "@keyframes k { from { visibility: hidden } to { visibility: visible } } "
+                                     ".c { animation: k 0.1s reverse forwards }",
+    "backwards-with-a-long-delay": "@keyframes k { from { visibility: hidden } } "
+                                   ".c { animation: k 1s 100000s backwards }",
+    "infinite-always-hidden": "@keyframes k { from, to { font-size: 0 } } .c { animation: k 0.5s infinite }",
+    "forwards-scale-zero": "@keyframes k { to { transform: scale(0) } } "
+                           ".c { display: inline-block; animation: k 0.1s forwards }",
+    "forwards-clip-path": "@keyframes k { to { clip-path: inset(50%) } } .c { animation: k 0.1s forwards }",
+    "longhands": _FADE_IN + ".c { animation-name: k; animation-duration: 100000s }",
+    "shorthand-keywords-first": _FADE_IN + ".c { animation: 100000s linear 0s 1 normal none running k }",
+    "second-of-a-list": _FADE_IN + "@keyframes j { to { color: #000 } } .c { animation: j 0.1s, k 100000s }",
+    "quoted-name": '@keyframes "k" { from { opacity: 0 } to { opacity: 1 } } .c { animation: "k" 100000s }',
+    "webkit-keyframes": "@-webkit-keyframes k { from { opacity: 0 } } .c { -webkit-animation: k 100000s }",
+    "under-a-media-condition": "@media screen { " + _FADE_IN + "} .c { animation: k 100000s }",
+    "duration-in-a-variable": _FADE_IN + ".c { --d: 100000s; animation: k var(--d) }",
+    "animation-under-a-media-condition": _FADE_IN + "@media (min-width: 1px) { .c { animation: k 100000s } }",
+    "forwards-display-none": "@keyframes k { to { display: none } } .c { animation: k 0.1s forwards }",
+    "keyframes-in-a-layer": "@layer a { " + _FADE_IN + "} .c { animation: k 100000s }",
+    "half-an-iteration-forwards": "@keyframes k { 50% { opacity: 0 } } .c { animation: k 1s 0.5 forwards }",
+    "unevaluated-duration-fails-closed": _FADE_IN + ".c { --n: 100000; animation: k calc(1s * var(--n)) }",
+}
+ANIMATION_SHOWING = {
+    "fade-in": _FADE_IN + ".c { animation: k 0.3s ease-in }",
+    "fade-in-forwards": _FADE_IN + ".c { animation: k 0.3s forwards }",
+    "fade-in-short-delay-both": _FADE_IN + ".c { animation: k 0.2s 0.1s both }",
+    "passes-a-hidden-frame": "@keyframes k { 50% { opacity: 0 } } .c { animation: k 0.2s }",
+    "unknown-name": _FADE_IN + ".c { animation: nosuch 100000s paused }",
+    "name-none": _FADE_IN + ".c { animation: k 100000s; animation-name: none }",
+    "important-beats-a-keyframe": "@keyframes k { from, to { color: #fff } } "
+                                  ".c { color: #000 !important; animation: k 100000s }",
+    "important-in-a-keyframe-ignored": "@keyframes k { from, to { opacity: 0 !important } } "
+                                       ".c { animation: k 100000s }",
+    "keyframes-under-a-condition-that-does-not-hold": "@media (max-width: 100px) { " + _FADE_IN + "} "
+                                                      ".c { animation: k 100000s }",
+    "paused-in-a-delay-without-backwards-fill": _FADE_IN + ".c { animation: k 1s 100000s paused }",
+    "long-but-readable-frames": "@keyframes k { from { color: #000 } to { color: #333 } } "
+                                ".c { animation: k 100000s }",
+    "a-fade-on-another-element": _FADE_IN + ".other { animation: k 100000s }",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANIMATION_HIDING))
+def test_html_text_an_animation_holds_hidden_never_reaches_the_model(case):
+    doc = parsed(html(f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>',
+                      head=f"<style>{ANIMATION_HIDING[case]}</style>"), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("sheet", [
+    "@keyframes k { from, to { color: #fff } } .c { animation: k 100000s }",
+    _FADE_IN + ".c { animation: k 1s paused }",
+], ids=["inherited-colour", "parent-opacity"])
+def test_html_text_inside_an_animated_element_is_hidden_with_it(sheet):
+    doc = parsed(html(f'<p>{VISIBLE} <span class="c"><b>{PAYLOAD}</b></span> {AFTER}</p>',
+                      head=f"<style>{sheet}</style>"), "page.html")
+    assert_hidden(doc)
+
+
+@pytest.mark.parametrize("case", sorted(ANIMATION_SHOWING))
+def test_html_text_an_animation_only_passes_through_hiding_stays(case):
+    doc = parsed(html(f'<div class="wrap"><p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p></div>',
+                      head=f"<style>{ANIMATION_SHOWING[case]}</style>"), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
+
+def test_email_text_an_animation_holds_hidden_never_reaches_the_model():
+    mail = html_mail(f"<style>{_FADE_IN} .c {{ animation: k 1s paused }}</style>"
+                     f'<p>{VISIBLE} <span class="c">{PAYLOAD}</span> {AFTER}</p>')
+    assert_hidden(parsed(mail, "mail.eml"))
+
+
 _DATA_SHEET = "data:text/css,.x%7Bdisplay%3Anone%7D"
 _IMPORTS = {
     "url-quoted": f'@import url("{_DATA_SHEET}");',

@@ -94,6 +94,8 @@ HTML_HIDING = [
     # fourteenth session: a level-4 media query, an unlayered rule over a layer, an @scope, a registered property
     ('<span class="or-white">', "</span>"), ('<span class="layered">', "</span>"),
     ('<span class="scoped">', "</span>"), ('<span class="registered">', "</span>"),
+    # ... and an animation paused on a transparent keyframe
+    ('<span class="animated">', "</span>"),
 ]
 HTML_VISIBLE = [("", ""), ("<em>", "</em>"), ("<b>", "</b>"), ('<span style="color:#333">', "</span>")]
 HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D"); .gone{display:none} '
@@ -102,7 +104,8 @@ HTML_STYLE = ('<style>@import url("data:text/css,.imported%7Bdisplay%3Anone%7D")
               "@media (max-width: 600px) or (not (hover: none)) { .or-white { color: #fff } } "
               ".layered { display: none } @layer base { .layered { display: inline } } "
               "@scope (body) { .scoped { color: #fff } } .registered { color: var(--reg) } "
-              "@property --reg { syntax: '<color>'; inherits: true; initial-value: #fff }</style>")
+              "@property --reg { syntax: '<color>'; inherits: true; initial-value: #fff } "
+              "@keyframes fade { from { opacity: 0 } to { opacity: 1 } } .animated { animation: fade 1s paused }</style>")
 
 
 def html_document(blocks, kinds, target, position, payload, hiding, wrapper) -> str:

@@ -322,3 +322,34 @@ def test_nested_selector_lists_cost_at_most_the_bound(monkeypatch):
     compiled.clear()
     assert "Visible words" in parse(_nested_rules(4, list_of_five), content_type="text/html").text
     assert 0 < sum(compiled) <= css_visibility.MAX_NESTED_SELECTORS
+
+
+def _animated_page(elements: int, keyframes: int, distinct: bool = True) -> bytes:
+    frames = " ".join(f"{index * 100 / keyframes:.4f}% {{ color: #111 }}" for index in range(keyframes))
+    spans = "".join(f'<span style="animation: k 1000s; --i: {index if distinct else 0}">w{index}</span>'
+                    for index in range(elements))
+    return (f"<html><head>\n<style>@keyframes k {{ {frames} }}</style></head>"
+            f"<body><p>Visible words {spans}</p></body></html>").encode()
+
+
+def test_animated_elements_cost_at_most_the_bound(monkeypatch):
+    """Fourteenth session: an animated element is judged in each keyframe it can rest in, so elements times keyframes
+    (both from the page's size) would grow as the square of the page. Past ``MAX_ANIMATED_FRAMES`` keyframe states
+    the page fails with the line of its first ``@keyframes`` sheet, and what was judged before stays under the bound;
+    elements alike (the same styles) are judged once."""
+    from ingestion.parsers import css_visibility
+
+    states = []
+    real = css_visibility.Visibility._state
+    monkeypatch.setattr(css_visibility.Visibility, "_state",
+                        lambda self, *args: states.append(1) or real(self, *args))
+    keyframes = 300
+    elements = css_visibility.MAX_ANIMATED_FRAMES // keyframes + 10
+    with pytest.raises(ParseError, match="animations make more than") as raised:
+        parse(_animated_page(elements, keyframes), content_type="text/html")
+    assert raised.value.line == 2
+    assert len(states) <= css_visibility.MAX_ANIMATED_FRAMES + elements + 10
+    for distinct, many in ((True, elements // 2), (False, 10 * elements)):
+        states.clear()
+        assert "Visible words" in parse(_animated_page(many, keyframes, distinct), content_type="text/html").text
+        assert len(states) <= (many if distinct else 1) * (keyframes + 1) + 10
