@@ -29,7 +29,7 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 from django.utils.http import urlsafe_base64_encode
 
-from accounts.invitations import invitation_create
+from accounts.invitations import invitation_create, password_tokens_count
 from accounts.models import ApiToken, Group, Invitation, Membership, ScimToken, SsoConfig, User
 from accounts.passwords import user_set_password
 from accounts.policy import AccessLevel
@@ -221,6 +221,14 @@ def _own_folder(ctx: Ctx) -> str:
     return str(SOURCE_ROOT / tenant.slug)
 
 
+def _tokens_offered(ctx: Ctx) -> dict:
+    """What the "Change password" form carries: the number of API tokens it offered to revoke (a form that offered
+    another number is shown again, "choose again"), the box left unchecked."""
+    actor = ctx.w.api.actors.get(ctx.actor)
+    membership = actor.membership if actor is not None else None
+    return {"tokens_offered": str(password_tokens_count(membership.user) if membership else 0)}
+
+
 def _upload_preview(ctx: Ctx) -> dict:
     return {"title": "New", "text": "# New\nHello there.", "content_type": "text/markdown",
             "access_level": "internal", "tags": "", "action": "preview"}
@@ -312,11 +320,12 @@ _ROWS: list[tuple[str, Case]] = [
                            post=E("302", "302", "302", "302", "302", "302"))),
     ("password-change", Case("password-change", ALL,
                              data=lambda ctx: {"old_password": PASSWORD, "new_password1": NEW_PASSWORD,
-                                               "new_password2": NEW_PASSWORD},
+                                               "new_password2": NEW_PASSWORD, **_tokens_offered(ctx)},
                              post=E("302", "302*", "302*", "302*", "302*", "302*"))),
     ("password-change (wrong old password)", Case(
         "password-change", ALL,
-        data=lambda ctx: {"old_password": "wrong" * 3, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        data=lambda ctx: {"old_password": "wrong" * 3, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD,
+                          **_tokens_offered(ctx)},
         post=E("302", "200", "200", "200", "200", "200"))),
     ("documents", Case("documents", ALL)),
     # The preview stores nothing, even when allowed; the public-clearance editor may not set "internal".
