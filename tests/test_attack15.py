@@ -438,3 +438,19 @@ def test_a_changed_head_needs_a_new_decision(world):
     assert not any("their manager" in text or "evil" in text for text in _agent_reads(world, document))
     item = _head_item(world, "admin", root, state="pending")
     assert item is not None and "their manager" in item["text"] and item["review"] == "", item
+
+
+def test_a_heads_release_is_undone_when_its_section_is_narrowed(world):
+    """As a chunk's (``kb.services._releases_follow``): a head released in an internal section, then narrowed in place
+    to confidential readers, is held again for whoever may read it now -- the release was of a section every
+    internal reader read, not one its reviewer was asked about -- and waits in the queue; the re-screen job the
+    change sends keeps it undone."""
+    from pipeline.rescreen import rescreen
+
+    document, root = _planted_notes(world)
+    assert _decide_head(world, "admin", root, "release").status_code == 200
+    _patch(world, root, {"access_level": "confidential"})
+    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    rescreen(tenant_ids=[world.tenant.pk])
+    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    assert _head_item(world, "admin", Section.objects.get(pk=root.pk), state="pending") is not None
