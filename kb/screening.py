@@ -20,7 +20,8 @@ Titles and headings have verdicts of their own, and one rule shows them (``kb.ti
 that selectors and expansion use it too): a decision on a chunk they flag is one on them (:func:`review_decide`),
 and the line of a held heading is cut out with the held chunks (:func:`held_spans`). A section's head that is no
 heading line (a front matter, a definition's decorators and signature: in no chunk) has a verdict of its own too
-(``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`).
+(``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`); a flagged one
+is a review item too (:func:`review_queue`, :func:`head_review_item_get`, :func:`head_review_decide`).
 """
 
 from __future__ import annotations

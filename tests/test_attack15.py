@@ -404,14 +404,21 @@ def test_a_released_head_reaches_the_agent_in_quarantine_and_stays_released_when
 
 
 def test_a_kept_out_head_is_cut_in_flag_and_off_mode(world):
-    """A flagged head is read in flag mode, as a flagged chunk is; once a reviewer keeps it out, in no mode."""
-    from kb.screening import document_screening_summary, head_review_decide, screening_settings_update
+    """A flagged head is read in flag mode, as a flagged chunk is; once a reviewer keeps it out (the console's review
+    page lists it with its text and a form of its own), in no mode."""
+    from kb.screening import document_screening_summary, head_review_item_get, screening_settings_update
+    from tests.api_helpers import console_client
 
     document, root = _planted_notes(world)
     admin = world.actors["admin"].membership
     screening_settings_update(actor=admin, mode="flag")
     assert _agent_reads_planted(world, document)
-    item = head_review_decide(member=admin, section_id=root.pk, decision="keep_out")
+    console = console_client(admin)
+    page = console.get("/review/").content.decode()
+    assert f'data-head="{root.pk}"' in page and "evil@example.com" in page and f"/review/heads/{root.pk}/" in page
+    response = console.post(f"/review/heads/{root.pk}/", {"decision": "keep_out"})
+    assert response.status_code == 302, response.content
+    item = head_review_item_get(member=admin, section_id=root.pk)
     assert item.review == "kept_out" and item.held and item.kind == "head"
     for mode in ("flag", "off", "quarantine"):
         screening_settings_update(actor=admin, mode=mode)
