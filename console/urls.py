@@ -79,4 +79,5 @@ urlpatterns = [
     path("review/", review.review_index, name="review"),
     path("review/settings/", review.review_settings, name="review-settings"),
     path("review/<uuid:chunk_id>/", review.review_decide_view, name="review-decide"),
+    path("review/heads/<uuid:section_id>/", review.review_head_decide_view, name="review-head-decide"),
 ]

@@ -23,6 +23,7 @@ v1 = [
     path("search/", apis.SearchApi.as_view(), name="search"),
     path("review/", apis.ReviewQueueApi.as_view(), name="review-list"),
     path("review/<str:chunk_id>/", apis.ReviewItemApi.as_view(), name="review-detail"),
+    path("review/heads/<str:section_id>/", apis.ReviewHeadApi.as_view(), name="review-head-detail"),
     path("settings/screening/", apis.ScreeningSettingsApi.as_view(), name="screening-settings"),
     path("index-versions/", index_version_apis.IndexVersionListApi.as_view(), name="index-version-list"),
     path(

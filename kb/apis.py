@@ -388,6 +388,33 @@ class ReviewItemApi(KbAPIView):
         return Response(ReviewItemSerializer(vars(item)).data)
 
 
+class ReviewHeadApi(KbAPIView):
+    """``/api/v1/review/heads/{section_id}/``: a section's flagged head (in no chunk: a front matter, a definition's
+    decorators and signature); POST a decision (audited with the reviewer). The same 404 for anything else."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=REVIEW_TAG, summary="A section's flagged head you may read",
+                   parameters=[_path_id("section_id", "Section id (UUID)")],
+                   responses={200: ReviewItemSerializer, **error_responses(404)})
+    def get(self, request, section_id: str):
+        return Response(ReviewItemSerializer(vars(screening.head_review_item_get(member=self.member,
+                                                                                  section_id=section_id))).data)
+
+    @extend_schema(tags=REVIEW_TAG, summary="Release a head, keep it out, or delete the document (audited)",
+                   parameters=[_path_id("section_id", "Section id (UUID)")], request=ReviewDecisionInputSerializer,
+                   responses={200: ReviewItemSerializer, 204: OpenApiResponse(description="The document was deleted."),
+                              **error_responses(400, 404, 415)})
+    def post(self, request, section_id: str):
+        serializer = ReviewDecisionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = screening.head_review_decide(member=self.member, section_id=section_id,
+                                            decision=serializer.validated_data["decision"])
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(ReviewItemSerializer(vars(item)).data)
+
+
 # ----------------------------------------------------------------------------- effective access (admins)
 
 

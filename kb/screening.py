@@ -20,7 +20,8 @@ Titles and headings have verdicts of their own, and one rule shows them (``kb.ti
 that selectors and expansion use it too): a decision on a chunk they flag is one on them (:func:`review_decide`),
 and the line of a held heading is cut out with the held chunks (:func:`held_spans`). A section's head that is no
 heading line (a front matter, a definition's decorators and signature: in no chunk) has a verdict of its own too
-(``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`).
+(``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`); a flagged one
+is a review item too (:func:`review_queue`, :func:`head_review_item_get`, :func:`head_review_decide`).
 """
 
 from __future__ import annotations
@@ -222,15 +223,25 @@ def head_held(row: Mapping, head: tuple[int, int], mode: str) -> bool:
     """Whether a section's ``head`` (its span now) is held under ``mode``, as a chunk with the same verdict would be
     (:func:`returnable_q`): flagged in quarantine mode (or an unknown one: fail closed); in every mode, without a
     readable record for that very span (stored before heads were screened, until the re-screen job writes it, or
-    made for another extent: fail closed). A reviewer decides no head (they are in no review queue): a flagged one
-    is counted in the screening summaries of those who may read its section (:func:`document_screening_summary`)."""
+    made for another extent: fail closed). A flagged head is in the review queue of those who may read its section
+    (:func:`review_queue`, :func:`head_review_decide`): one a reviewer released is read in every mode, one kept out is
+    cut in every mode, as a chunk with that review (:func:`_held`)."""
     record = row.get("head_screening")
     if not isinstance(record, dict) or record.get("span") != [head[0], head[1]]:
         return True
     flagged = record.get("flagged")
     if flagged is False:
         return False
-    return flagged is not True or mode not in (ScreeningMode.OFF, ScreeningMode.FLAG)
+    if flagged is not True:
+        return True
+    return _held(mode, _head_review(record))
+
+
+def _head_review(record: Mapping) -> str:
+    """A flagged head's review as its record holds it (``pipeline.screen.head_records_follow``): ``""`` unless a
+    known one."""
+    review = record.get("review") if isinstance(record, Mapping) else None
+    return str(review) if review in (ChunkReview.RELEASED, ChunkReview.KEPT_OUT) else ChunkReview.NONE
 
 
 def section_heads(rows: Iterable[Mapping]) -> list[tuple[int, int]]:
@@ -329,9 +340,10 @@ class Screened:
 
 @dataclass(frozen=True)
 class ReviewItem:
-    """One flagged chunk as its reviewer sees it (they may read its section)."""
+    """One flagged chunk -- or a section's flagged head (``kind`` ``head``: in no chunk, ``chunk_id`` None; its
+    ``text`` is the head's) -- as its reviewer sees it (they may read its section)."""
 
-    chunk_id: uuid.UUID
+    chunk_id: uuid.UUID | None
     document_id: uuid.UUID
     document_title: str
     document_source: str  # as stored, as the title: a held source flags the chunk too (pipeline.screen)
@@ -342,6 +354,7 @@ class ReviewItem:
     screening: dict
     review: str
     held: bool  # kept out of search now (quarantine mode and not released, or kept out)
+    kind: str = "chunk"  # or "head": a section's head (:func:`held_heads`), decided by :func:`head_review_decide`
 
 
 def _reviewer_check(member: Membership) -> None:
@@ -362,18 +375,21 @@ def _flagged(reader: Reader) -> QuerySet[Chunk]:
     )
 
 
-def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
+def _items(member: Membership, chunks: QuerySet[Chunk] | list[tuple]) -> list[ReviewItem]:
+    """Review items of flagged chunks, or of rows already read as (chunk id, document id, section id, text,
+    verdict, review[, kind]) (:func:`_head_rows`)."""
     from kb.expansion import SectionForest
 
     reader = reader_for(member)
     mode = screening_mode(tenant_id=member.tenant_id)
-    rows = list(chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
+    rows = chunks if isinstance(chunks, list) else list(
+        chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
     # Titles as stored: a reviewer sees what they release (of sections they may read, the forest's rule).
     forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False, mode=None)
     stored = {pk: (source, tags) for pk, source, tags in
               Document.objects.filter(pk__in={row[1] for row in rows}).values_list("pk", "source", "tags")}
     items = []
-    for chunk_id, document_id, section_id, text, screening, review in rows:
+    for chunk_id, document_id, section_id, text, screening, review, *kind in rows:
         held = _held(mode, review)
         items.append(ReviewItem(
             chunk_id=chunk_id, document_id=document_id, document_title=forest.document_titles.get(document_id, ""),
@@ -382,24 +398,32 @@ def _items(member: Membership, chunks: QuerySet[Chunk]) -> list[ReviewItem]:
             else [],
             section_id=section_id, heading_path=forest.heading_path(section_id) if section_id in forest.nodes else [],
             text=text, screening={**_verdict(screening), "review": review or ""}, review=review or "", held=held,
+            kind=kind[0] if kind else "chunk",
         ))
     return items
 
 
 def review_queue(*, member: Membership, state: str = "pending", limit: int = REVIEW_PAGE) -> list[ReviewItem]:
-    """Flagged chunks the reviewer may read: ``pending`` (no decision yet), ``decided`` or ``all``.
+    """Flagged chunks the reviewer may read: ``pending`` (no decision yet), ``decided`` or ``all``; then the flagged
+    heads of sections they may read (:func:`held_heads`: in no chunk; ``kind`` ``head``), in the same page.
 
-    Fail closed (docs/security.md): nothing is said about flagged chunks the reviewer may not read --
+    Fail closed (docs/security.md): nothing is said about flagged chunks or heads the reviewer may not read --
     no item, no count."""
     _reviewer_check(member)
-    chunks = _flagged(reader_for(member))
+    reader = reader_for(member)
+    chunks = _flagged(reader)
     if state == "pending":
         chunks = chunks.filter(review=ChunkReview.NONE)
     elif state == "decided":
         chunks = chunks.exclude(review=ChunkReview.NONE)
     elif state != "all":
         raise ApplicationError("state must be pending, decided or all", code="invalid_state")
-    return _items(member, chunks.order_by("document_id", "ordinal")[: max(1, min(limit, 500))])
+    limit = max(1, min(limit, 500))
+    items = _items(member, chunks.order_by("document_id", "ordinal")[:limit])
+    if len(items) < limit:
+        heads = [row for row in _head_rows(reader) if state == "all" or (row[5] == ChunkReview.NONE) == (state == "pending")]
+        items += _items(member, heads[: limit - len(items)])
+    return items
 
 
 def review_item_get(*, member: Membership, chunk_id) -> ReviewItem:
@@ -457,6 +481,55 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
                  target_id=chunk.pk, document_ids=[chunk.document_id],
                  details={**details, "after": {"review": str(after)}, "titles_decided": titles_decided})
     return review_item_get(member=member, chunk_id=chunk.pk)
+
+
+def head_review_item_get(*, member: Membership, section_id) -> ReviewItem:
+    """A section's flagged head (:func:`held_heads`) as the reviewer sees it, when they may read the section; anything
+    else (a clean head, none, a record for another extent, unreadable, another tenant's, nonexistent, malformed) is
+    the same NotFound as a made-up id."""
+    _reviewer_check(member)
+    pk = parse_uuid(section_id)
+    items = _items(member, _head_rows(reader_for(member), section_id=pk)) if pk else []
+    if not items:
+        raise NotFound(NOT_FOUND_MESSAGE)
+    return items[0]
+
+
+@transaction.atomic
+def head_review_decide(*, member: Membership, section_id, decision: str) -> ReviewItem | None:
+    """Record a reviewer's decision on a section's flagged head they may read, as :func:`review_decide` on a chunk
+    (audited as ``review.decision`` with the reviewer, ``target_type`` ``section``, no text): ``release`` (read by
+    agents in every mode), ``keep_out`` (cut in every mode), ``delete_document``. Kept in the head's record
+    (:data:`~kb.models.HEAD_SCREENING` ``review``), which the re-screen job and a re-ingestion make again keeping it
+    for the same head text only (``pipeline.screen.head_records_follow``: a head whose text changed waits for a new
+    decision); a release stays only while every reader of the section may read it as it was
+    (``kb.services._title_releases_follow``)."""
+    from kb.services import document_delete
+
+    if decision not in DECISIONS:
+        raise ApplicationError(f"decision must be one of {', '.join(DECISIONS)}; got {decision!r}",
+                               code="invalid_decision")
+    item = head_review_item_get(member=member, section_id=section_id)
+    # The document row first, as ingestion, the re-screen job and deletion lock it; then the section's; then the
+    # item read again under the locks (its record as decided is the one stored).
+    document = Document.objects.select_for_update().filter(pk=item.document_id).first()
+    Section.objects.select_for_update().filter(pk=item.section_id).first()
+    item = head_review_item_get(member=member, section_id=item.section_id)
+    details = {"decision": decision, "before": {"review": item.review}, "detector": item.screening["detector"],
+               "kind": "head"}
+    if decision == "delete_document":
+        audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="section",
+                     target_id=item.section_id, document_ids=[item.document_id], details=details)
+        document_delete(document=document, actor=member)
+        return None
+    after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
+    section = Section.objects.get(pk=item.section_id)
+    record = section.metadata[HEAD_SCREENING]
+    Section.objects.filter(pk=section.pk).update(
+        metadata={**section.metadata, HEAD_SCREENING: {**record, "review": str(after)}})
+    audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="section",
+                 target_id=section.pk, document_ids=[item.document_id], details={**details, "after": {"review": str(after)}})
+    return head_review_item_get(member=member, section_id=section.pk)
 
 
 def _titles_decide(member: Membership, document: Document, chunk: Chunk, review: str) -> dict:
@@ -530,27 +603,55 @@ def section_screening_summaries(*, member: Membership, document_id: uuid.UUID) -
     ):
         by_section.setdefault(section_id, []).append((screening, review))
     for section_id, record in _flagged_heads(reader_for(member), document_id):
-        by_section.setdefault(section_id, []).append((record, ""))
+        by_section.setdefault(section_id, []).append((record, _head_review(record)))
     return {section_id: _summary(mode, rows) for section_id, rows in by_section.items()}
 
 
 def _flagged_heads(reader: Reader, document_id: uuid.UUID) -> list[tuple[uuid.UUID, dict]]:
     """The flagged heads (:func:`held_heads`: records for the span each has now) of a document's sections the reader
-    may read, as (section id, verdict): in no chunk, so in no review queue, they are counted in the screening
-    summaries as a flagged chunk is -- held or not as the mode holds them -- for those who may read them, and for
-    nobody else (the read rule is in the statement's ``may_read``)."""
+    may read, as (section id, verdict): counted in the screening summaries as a flagged chunk is -- held or not as
+    the mode and their review hold them -- for those who may read them, and for nobody else (the read rule is in the
+    statement's ``may_read``)."""
+    return [(row["id"], row["head_screening"]) for row, _ in _flagged_head_sections(reader, document_id=document_id)]
+
+
+def _flagged_head_sections(reader: Reader, *, document_id: uuid.UUID | None = None,
+                           section_id: uuid.UUID | None = None) -> list[tuple[dict, tuple[int, int]]]:
+    """The flagged heads of the tenant's sections the reader may read (of one document, or one section), as (row,
+    head span), in document order: a record for the span the head has now, flagged. The read rule is in the
+    statement (``may_read``): a head the reader may not read is never kept, so neither shown nor counted."""
     may_read = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
+    scope = Q(tenant_id=reader.tenant_id)
+    if document_id is not None:
+        scope &= Q(document_id=document_id)
     # The flagged ones and their children (a head ends at its section's first subsection): none, most often.
-    flagged = Section.objects.filter(tenant_id=reader.tenant_id, document_id=document_id,
-                                     **{f"metadata__{HEAD_SCREENING}__flagged": True}).values("pk")
-    rows = list(Section.objects.filter(Q(pk__in=flagged) | Q(parent_id__in=flagged), tenant_id=reader.tenant_id,
-                                       document_id=document_id).values(
-        "id", "parent_id", "start", "end", "body_spans", "kind", head_screening=F(f"metadata__{HEAD_SCREENING}"),
-        may_read=may_read))
-    return [(row["id"], row["head_screening"]) for row, head in zip(rows, section_heads(rows), strict=True)
+    flagged = Section.objects.filter(scope, **{f"metadata__{HEAD_SCREENING}__flagged": True})
+    if section_id is not None:
+        flagged = flagged.filter(pk=section_id)
+    flagged = flagged.values("pk")
+    rows = list(Section.objects.filter(Q(pk__in=flagged) | Q(parent_id__in=flagged), scope).order_by(
+        "document_id", "start", "end").values(
+        "id", "document_id", "parent_id", "start", "end", "body_spans", "kind",
+        head_screening=F(f"metadata__{HEAD_SCREENING}"), may_read=may_read))
+    return [(row, head) for row, head in zip(rows, section_heads(rows), strict=True)
             if row["may_read"] and head[1] > head[0] and row["kind"] != HEADING_KIND
             and isinstance(row["head_screening"], dict) and row["head_screening"].get("span") == [head[0], head[1]]
-            and row["head_screening"].get("flagged") is True]
+            and row["head_screening"].get("flagged") is True and (section_id is None or row["id"] == section_id)]
+
+
+def _head_rows(reader: Reader, *, section_id: uuid.UUID | None = None) -> list[tuple]:
+    """:func:`_flagged_head_sections` as review rows (:func:`_items`): (None, document id, section id, the head's
+    text, verdict, review, ``"head"``); the head's text read in the statement, never the document's whole text."""
+    from django.db.models.functions import Substr
+
+    found = _flagged_head_sections(reader, section_id=section_id)
+    texts = {}
+    for row, (start, end) in found:
+        text = (Document.objects.filter(pk=row["document_id"]).annotate(head=Substr("text", start + 1, end - start))
+                .values_list("head", flat=True).first())
+        texts[row["id"]] = text or ""
+    return [(None, row["document_id"], row["id"], texts[row["id"]], row["head_screening"],
+             _head_review(row["head_screening"]), "head") for row, _ in found]
 
 
 def _held(mode: str, review: str) -> bool:
@@ -571,6 +672,6 @@ def document_screening_summary(*, member: Membership, document_id: uuid.UUID) ->
     mode = screening_mode(tenant_id=member.tenant_id)
     reader = reader_for(member)
     rows = list(_flagged(reader).filter(document_id=document_id).values_list("screening", "review"))
-    rows += [(record, "") for _, record in _flagged_heads(reader, document_id)]
+    rows += [(record, _head_review(record)) for _, record in _flagged_heads(reader, document_id)]
     return _summary(mode, rows)
 

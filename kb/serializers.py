@@ -159,7 +159,11 @@ class ScreeningSettingsSerializer(serializers.Serializer):
 
 
 class ReviewItemSerializer(serializers.Serializer):
-    chunk_id = serializers.UUIDField()
+    kind = serializers.ChoiceField(
+        choices=["chunk", "head"], help_text="chunk: a flagged chunk (decide at /review/{chunk_id}/); head: a section's "
+                                             "flagged head -- a front matter, a definition's decorators and signature, "
+                                             "in no chunk -- (decide at /review/heads/{section_id}/).")
+    chunk_id = serializers.UUIDField(allow_null=True, help_text="None for a head.")
     document_id = serializers.UUIDField()
     document_title = serializers.CharField(allow_blank=True)
     document_source = serializers.CharField(
@@ -170,7 +174,8 @@ class ReviewItemSerializer(serializers.Serializer):
                                                  "decision on one of them is one on the tags too.")
     section_id = serializers.UUIDField()
     heading_path = serializers.ListField(child=serializers.CharField(allow_blank=True))
-    text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text; screening.spans point into it.")
+    text = serializers.CharField(allow_blank=True, help_text="The flagged chunk's text (screening.spans point into it), "
+                                                             "or the section's head.")
     screening = ScreeningVerdictSerializer()
     review = serializers.ChoiceField(choices=REVIEW_STATES)
     held = serializers.BooleanField(help_text="Kept out of search and contexts now.")

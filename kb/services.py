@@ -30,7 +30,17 @@ from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
-from kb.models import CONTENT_BY, DECISIONS_KEPT, TITLE_SCREENING, Chunk, ChunkReview, Document, IngestionJob, Section
+from kb.models import (
+    CONTENT_BY,
+    DECISIONS_KEPT,
+    HEAD_SCREENING,
+    TITLE_SCREENING,
+    Chunk,
+    ChunkReview,
+    Document,
+    IngestionJob,
+    Section,
+)
 from kb.titles import (
     UNTITLED,
     document_tags_screen,
@@ -528,7 +538,8 @@ def _title_releases_follow(sections: list[Section], before: dict) -> None:
     the readers of its section (``accounts.policy.visible_heading_paths``); any other is held again, for whoever
     may read it now, in the change's transaction. A keep-out stays. The rebuild path's rows are the same: this
     runs for every changed section (found reviewing edb4869: a heading released by an internal admin stayed
-    released, and shown to restricted readers, once its section was narrowed in place)."""
+    released, and shown to restricted readers, once its section was narrowed in place). A released head
+    (:data:`~kb.models.HEAD_SCREENING`) likewise."""
     undone = []
     for section in sections:
         level, groups = before[section.id]
@@ -537,6 +548,11 @@ def _title_releases_follow(sections: list[Section], before: dict) -> None:
         record = releases_undone((section.metadata or {}).get(TITLE_SCREENING))
         if record is not None:
             section.metadata = {**section.metadata, TITLE_SCREENING: record}
+        # Its head's release likewise (``kb.screening.head_review_decide``): a head is read by its section's readers.
+        head = (section.metadata or {}).get(HEAD_SCREENING)
+        if isinstance(head, dict) and head.get("review") == ChunkReview.RELEASED:
+            section.metadata = {**section.metadata, HEAD_SCREENING: {**head, "review": ""}}
+        if record is not None or section.metadata.get(HEAD_SCREENING) is not head:
             undone.append(section)
     if undone:
         Section.objects.bulk_update(undone, ["metadata"])

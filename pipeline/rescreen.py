@@ -31,6 +31,7 @@ from kb.services import CONTENT_TITLE
 from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions, titles_unshown
 from pipeline.screen import (
     SCREENED_BY,
+    head_decisions,
     head_records,
     head_records_follow,
     readable_document_texts,
@@ -121,8 +122,9 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)
         # Each section's head screened again on its own (stored before heads were screened: cut until now).
-        heads = head_records(document.text, sections, texts)
-        head_records_follow((s, heads.get(s.id)) for s in sections)
+        # A reviewer's decision on a head stays with its text (pipeline.screen.head_records_follow).
+        heads, decided_heads = head_records(document.text, sections, texts), head_decisions(sections)
+        head_records_follow(((s, heads.get(s.id)) for s in sections), decided_heads)
         Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
         Section.objects.bulk_update(sections, ["metadata"], batch_size=500)
         for chunk, verdict in zip(chunks, verdicts, strict=True):

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
-from kb.models import HEAD_SCREENING, TITLE_SCREENING, Document, Section
+from kb.models import HEAD_SCREENING, TITLE_SCREENING, ChunkReview, Document, Section
 from kb.screening import HEADING_KIND, TITLES_KEY, section_heads
-from kb.services import document_tags_give_way, document_tags_listed, document_title_follow
+from kb.services import document_tags_give_way, document_tags_listed, document_title_follow, text_digest
 from kb.titles import (
     UNTITLED,
     TitleDecisions,
@@ -92,16 +92,54 @@ def head_records(text: str, sections: Sequence[Section], readable: Mapping[uuid.
         for section_id, verdict in zip(members, verdicts, strict=True):
             out[section_id] = {"flagged": bool(verdict.flagged), "score": round(float(verdict.score), 4),
                                "reasons": [str(r) for r in verdict.reasons]}
-    return {section_id: {"detector": SCREENED_BY, "span": list(heads[section_id]), **verdict}
+    # The head's text by digest (never the text): a reviewer's decision on it follows that text only
+    # (:func:`head_records_follow`, ``kb.screening.head_review_decide``).
+    return {section_id: {"detector": SCREENED_BY, "span": list(heads[section_id]),
+                         "digest": text_digest(text[heads[section_id][0]:heads[section_id][1]]), **verdict}
             for section_id, verdict in out.items()}
 
 
-def head_records_follow(sections: Iterable[tuple[Section, dict | None]]) -> None:
+# A head's review (``kb.screening.head_review_decide``): in its record, beside its verdict.
+HEAD_REVIEWS = (str(ChunkReview.RELEASED), str(ChunkReview.KEPT_OUT))
+
+
+def head_decisions(rows: Iterable[Section]) -> list[tuple[str, str, tuple]]:
+    """The reviewers' decisions on the flagged heads of section rows as stored (before a re-screen or a re-ingestion
+    makes their records again), as (head text digest, review, (level, group ids) of the row it was made on)."""
+    decided = []
+    for row in rows:
+        record = (row.metadata or {}).get(HEAD_SCREENING)
+        if (isinstance(record, dict) and record.get("flagged") is True and record.get("review") in HEAD_REVIEWS
+                and isinstance(record.get("digest"), str)):
+            decided.append((record["digest"], record["review"], (row.access_level, tuple(row.access_groups or ()))))
+    return decided
+
+
+def head_records_follow(sections: Iterable[tuple[Section, dict | None]], decided: Sequence[tuple] = ()) -> None:
     """Give each section row in memory its head's record (:func:`head_records`), or none (a heading, an empty head:
-    nothing to cut). The caller saves the rows."""
+    nothing to cut). The caller saves the rows.
+
+    A reviewer's decision (``decided``: :func:`head_decisions` of the rows as stored) stays with a flagged head of the
+    same text, as a chunk's follows its text (``pipeline.store.carried_review``): a keep-out to any, a release only to
+    a head whose every reader may read the released one's section (so could its reviewer); a head whose text changed
+    waits for a new decision."""
     for row, record in sections:
         metadata = {k: v for k, v in (row.metadata or {}).items() if k != HEAD_SCREENING}
+        if record is not None and record.get("flagged") is True:
+            review = head_review_carried(decided, record.get("digest"), (row.access_level, row.access_groups or ()))
+            record = {**record, "review": review} if review else record
         row.metadata = {**metadata, HEAD_SCREENING: record} if record is not None else metadata
+
+
+def head_review_carried(decided: Sequence[tuple], digest, policy: tuple) -> str:
+    """The review a flagged head of text ``digest`` in a section of ``policy`` takes from ``decided``, or ``""``."""
+    same = [(review, source) for key, review, source in decided if isinstance(digest, str) and key == digest]
+    if any(review == ChunkReview.KEPT_OUT for review, _ in same):
+        return str(ChunkReview.KEPT_OUT)
+    if any(review == ChunkReview.RELEASED and policy_implies(source[0], source[1], policy[0], policy[1])
+           for review, source in same):
+        return str(ChunkReview.RELEASED)
+    return ""
 
 
 def listed_tags(plan: Plan) -> list[str]:

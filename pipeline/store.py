@@ -27,7 +27,7 @@ from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import head_records_follow, screening_fields, title_records_follow
+from pipeline.screen import head_decisions, head_records_follow, screening_fields, title_records_follow
 
 
 class PolicyChanged(Exception):
@@ -80,6 +80,7 @@ def store_plan(plan: Plan) -> None:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
             sections = {s.key: s for s in current}
             before = [(s.metadata.get(TITLE_SCREENING), (s.access_level, s.access_groups)) for s in current]
+            heads_before = head_decisions(current)
             renamed = []
             for parsed_section in plan.parsed.sections:
                 row = sections[parsed_section.key]
@@ -96,7 +97,7 @@ def store_plan(plan: Plan) -> None:
             # New content: the old sections (and every version's chunks of them) go in this same transaction.
             sections = {s.key: s for s in plan.section_rows}
             before = [(s.metadata.get(TITLE_SCREENING), (s.access_level, s.access_groups)) for s in old.values()]
-            _title_records(document, plan, sections, before)
+            _title_records(document, plan, sections, before, head_decisions(old.values()))
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
         rows = []
@@ -129,7 +130,7 @@ def store_plan(plan: Plan) -> None:
         if plan.shadow:
             return  # the document (text, status) belongs to its own ingestion, not to a shadow build
         if plan.reuse_sections:  # the stored rows' records, made again (the new rows' were made before they were)
-            _title_records(document, plan, sections, before)
+            _title_records(document, plan, sections, before, heads_before)
             Section.objects.bulk_update(list(sections.values()), ["metadata"], batch_size=500)
         document.text = plan.parsed.text
         # The content's title, under the policies just stored (overrides carried over included).
@@ -171,18 +172,19 @@ def carried_review(decisions: list, kept_out: set, *, chunk, verdict: dict, poli
     return ChunkReview.NONE
 
 
-def _title_records(document: Document, plan: Plan, sections: dict, before: list) -> None:
+def _title_records(document: Document, plan: Plan, sections: dict, before: list, heads_before: list) -> None:
     """The records of the document's titles and of its sections' headings and heads, each screened on its own
     (``pipeline.screen``), into the rows in memory, keeping the reviewers' decisions of the stored records
     (``before``: each with its row's policy; and the document's own) on the same titles, a release only where every
-    reader of the released row may read (``kb.titles.TitleDecisions.for_row``)."""
+    reader of the released row may read (``kb.titles.TitleDecisions.for_row``); and those on the heads of the same
+    text (``heads_before``: ``pipeline.screen.head_decisions`` of the stored rows), likewise."""
     parsed = {s.key: s.title for s in plan.parsed.sections}
     decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None), *before])
     title_records_follow(document, (plan.document.title, plan.parsed.title or ""),
                          ((row, parsed.get(key, row.title)) for key, row in sections.items()), plan.title_screenings,
                          decided=decided)
     # Each section's head's verdict (pipeline.screen.head_records), as screened with the chunks.
-    head_records_follow((row, plan.head_screenings.get(key)) for key, row in sections.items())
+    head_records_follow(((row, plan.head_screenings.get(key)) for key, row in sections.items()), heads_before)
 
 
 def fingerprint(document: Document, version: IndexVersion) -> str:

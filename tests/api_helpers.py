@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from django.db.models import F
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -16,7 +17,7 @@ from accounts.policy import AccessLevel
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from audit.models import AuditEvent, AuditSettings
 from kb.index_versions import index_version_active
-from kb.models import Chunk, Document, IngestionJob, ScreeningSettings, Section
+from kb.models import HEAD_SCREENING, Chunk, Document, IngestionJob, ScreeningSettings, Section
 from tests import factories
 
 
@@ -172,7 +173,9 @@ def snapshot() -> dict:
     return table_digests({
         "documents": Document.objects.values_list("id", "title", "source", "sha256", "status", "access_level",
                                                   "access_groups", "tags"),
-        "sections": Section.objects.values_list("id", "own_level", "own_groups", "access_level", "access_groups"),
+        # A head's review (kb.screening.head_review_decide) is in its section's metadata.
+        "sections": Section.objects.annotate(head_review=F(f"metadata__{HEAD_SCREENING}__review")).values_list(
+            "id", "own_level", "own_groups", "access_level", "access_groups", "head_review"),
         "chunks": Chunk.objects.values_list("id", "access_level", "access_groups", "review"),
         "jobs": IngestionJob.objects.values_list("id", "status"),
         "groups": Group.objects.values_list("id", "tenant_id", "slug", "name"),
@@ -225,3 +228,19 @@ def sign_in_failures_heard(tenant, action: str) -> list[str]:
 def sign_in_fail(email: str, address: str) -> None:
     """One failed password sign-in of ``email`` from ``address`` (the form is shown again)."""
     assert Client(REMOTE_ADDR=address).post("/sign-in/", {"username": email, "password": "not it"}).status_code == 200
+
+
+def flag_head(section_id) -> uuid.UUID:
+    """Flag the head of section ``section_id`` (of a ``make_document`` document: its heading line) as the detector
+    would have flagged a front matter's: the section made a non-heading one with a flagged record for its head's span
+    (``kb.screening.held_heads``), so that the review queue's head routes take its id."""
+    from kb.models import HEAD_SCREENING, Section
+    from kb.screening import section_heads
+
+    section = Section.objects.get(pk=section_id)
+    rows = list(Section.objects.filter(document_id=section.document_id))
+    head = dict(zip([row.id for row in rows], section_heads(rows), strict=True))[section.pk]
+    Section.objects.filter(pk=section.pk).update(kind="document", metadata={**section.metadata, HEAD_SCREENING: {
+        "detector": "test", "span": list(head), "digest": "test", "flagged": True, "score": 1.0,
+        "reasons": ["override"]}})
+    return section.pk

@@ -9,7 +9,7 @@ import pytest
 
 from accounts.models import ApiToken, Group, Tenant, User
 from kb.models import IngestionJob
-from tests.api_helpers import ACTORS, EMAILS, build_world, snapshot
+from tests.api_helpers import ACTORS, EMAILS, build_world, flag_head, snapshot
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
 
@@ -127,6 +127,12 @@ CASES = {
     "review.get": (lambda w: ("get", f"/api/v1/review/{_flagged_chunk(w)}/", None), [401, 404, 403, 403, 403, 200]),
     "review.decide": (
         lambda w: ("post", f"/api/v1/review/{_flagged_chunk(w)}/", {"decision": "release"}),
+        [401, 404, 403, 403, 403, 200]),
+    # A section's flagged head (in no chunk): the same rule as a chunk's.
+    "review.head.get": (lambda w: ("get", f"/api/v1/review/heads/{flag_head(w.section_ids['intro'])}/", None),
+                        [401, 404, 403, 403, 403, 200]),
+    "review.head.decide": (
+        lambda w: ("post", f"/api/v1/review/heads/{flag_head(w.section_ids['intro'])}/", {"decision": "release"}),
         [401, 404, 403, 403, 403, 200]),
 }
 

@@ -147,7 +147,7 @@ def test_schema_and_docs_are_served(client):
                  "/api/v1/sections/{section_id}/", "/api/v1/jobs/{job_id}/", "/api/v1/tokens/{token_id}/revoke/",
                  "/api/v1/documents/{document_id}/as/{membership_id}/", "/api/v1/sections/{section_id}/readers/",
                  "/api/v1/audit/", "/api/v1/audit/export/", "/api/v1/audit/settings/", "/api/v1/review/",
-                 "/api/v1/review/{chunk_id}/", "/api/v1/settings/screening/"):
+                 "/api/v1/review/{chunk_id}/", "/api/v1/review/heads/{section_id}/", "/api/v1/settings/screening/"):
         assert path in paths
     # A job's progress is null where its document is one the caller can see no part of (its total is the size).
     progress = schema_response.json()["components"]["schemas"]["JobOutput"]["properties"]["progress"]

@@ -303,3 +303,161 @@ def test_a_head_stored_before_heads_were_screened_is_cut_until_rescreened(world)
     Section.objects.filter(pk=definition.pk).update(
         metadata={**definition.metadata, HEAD_SCREENING: {**record, "span": [record["span"][0], record["span"][1] - 1]}})
     assert not any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+
+
+
+# ----------------------------------------------------------------------------- a flagged head in the review queue
+# A flagged head in quarantine mode was cut from what agents read, and no reviewer could release it: it was in no
+# review queue (it is no chunk). It is now an item of the queue (``kind`` ``head``), for reviewers who may read its
+# section, decided as a chunk is (``kb.screening.head_review_decide``) and kept with its text.
+
+
+def _head_item(world, actor: str, section: Section, state: str = "all") -> dict | None:
+    """The queue's item for ``section``'s head as the review API lists it to ``actor`` (None when not listed)."""
+    response = world.client(actor).get("/api/v1/review/", {"state": state})
+    assert response.status_code == 200, response.content
+    items = [item for item in response.json() if item["kind"] == "head" and item["section_id"] == str(section.pk)]
+    assert len(items) <= 1
+    return items[0] if items else None
+
+
+def _decide_head(world, actor: str, section: Section, decision: str):
+    return world.client(actor).post(f"/api/v1/review/heads/{section.pk}/", {"decision": decision}, format="json")
+
+
+def _planted_notes(world) -> tuple[Document, Section]:
+    """``notes.md`` with a planted ``description:`` in its front matter, and the root section whose head it is."""
+    from kb.screening import screening_settings_update
+
+    screening_settings_update(actor=world.actors["admin"].membership, mode="quarantine")
+    document = _agent_upload(world, "notes.md", *HEADS["notes.md"])
+    return document, Section.objects.get(document=document, parent=None)
+
+
+def _agent_reads_planted(world, document: Document) -> bool:
+    return any(PLANTED in text for text in _agent_reads(world, document))
+
+
+def test_a_flagged_head_is_in_the_review_queue_only_of_reviewers_who_may_read_its_section(world):
+    """A planted ``description:`` in a confidential front matter (an office section opened to internal readers): the
+    restricted admin's queue lists the root's head with its text and reasons, pending, held; an internal admin's lists
+    nothing of it in any state -- no item, no text -- and its item and decision answer the same 404 as a made-up id,
+    deciding nothing."""
+    from tests.api_helpers import Actor, member_with_token
+
+    document = _upload(world, title="Board", tags=[],
+                       content=BOARD.replace(f"tags: [{SECRET_TAG}]\n", f"description: {PLANTED}\n"))
+    root = Section.objects.get(document=document, parent=None)
+    office = Section.objects.get(document=document, title="Office hours")
+    _patch(world, office, {"access_level": "internal"})
+    item = _head_item(world, "admin", root, state="pending")
+    assert item is not None and item["chunk_id"] is None and PLANTED in item["text"], item
+    assert item["review"] == "" and item["held"] is True and item["screening"]["reasons"], item
+    assert _head_item(world, "admin", root, state="decided") is None
+    detail = world.client("admin").get(f"/api/v1/review/heads/{root.pk}/")
+    assert detail.status_code == 200 and detail.json()["text"] == item["text"], detail.content
+    world.actors["low"] = Actor("low", *member_with_token(world.tenant, "low-reviewer@example.com", "admin",
+                                                          "internal"))
+    for state in ("pending", "decided", "all"):
+        listed = world.client("low").get("/api/v1/review/", {"state": state})
+        assert listed.status_code == 200 and "evil" not in listed.content.decode(), state
+        assert all(i["section_id"] != str(root.pk) for i in listed.json()), state
+    made_up = world.client("low").get(f"/api/v1/review/heads/{office.pk}/")  # a section without a flagged head
+    assert made_up.status_code == 404
+    for response in (world.client("low").get(f"/api/v1/review/heads/{root.pk}/"),
+                     _decide_head(world, "low", root, "release")):
+        assert response.status_code == 404 and response.json() == made_up.json(), response.content
+    assert _head_item(world, "admin", root, state="pending") is not None  # nothing decided
+    assert all("evil" not in text for text in _agent_reads(world, document, "editor"))
+
+
+def test_a_released_head_reaches_the_agent_in_quarantine_and_stays_released_when_rescreened(world):
+    """A reviewer's release of a flagged head (audited with the reviewer, no text): an agent reads it in quarantine
+    mode; the screening summary holds it no more; the re-screen job and a rebuild of the same bytes keep the
+    decision (the same head text)."""
+    from audit.models import AuditEvent
+    from kb.screening import document_screening_summary
+    from pipeline.rescreen import rescreen
+
+    document, root = _planted_notes(world)
+    assert not _agent_reads_planted(world, document)
+    response = _decide_head(world, "admin", root, "release")
+    assert response.status_code == 200, response.content
+    assert response.json()["review"] == "released" and response.json()["held"] is False
+    assert _agent_reads_planted(world, document)
+    viewer = world.actors["viewer"].membership
+    assert document_screening_summary(member=viewer, document_id=document.pk).as_dict()["held"] == 0
+    event = AuditEvent.objects.get(action="review.decision", target_type="section", target_id=str(root.pk))
+    assert event.membership_id == world.actors["admin"].membership.pk
+    assert event.details["after"] == {"review": "released"} and "evil" not in json.dumps(event.details)
+    assert _head_item(world, "admin", root, state="decided")["review"] == "released"
+    Chunk.objects.filter(document=document).update(screening_detector="old-0")
+    rescreen(tenant_ids=[world.tenant.pk])
+    assert _agent_reads_planted(world, document)
+    Document.objects.filter(pk=document.pk).update(metadata={**Document.objects.get(pk=document.pk).metadata,
+                                                             "ingested": ""})
+    jobs_run([IngestionJob.objects.create(tenant=world.tenant, document=document,
+                                          created_by=world.actors["editor"].membership.user).id])
+    root = Section.objects.get(document=document, parent=None)  # the same text, read again
+    assert _agent_reads_planted(world, document)
+    assert _head_item(world, "admin", root, state="decided")["review"] == "released"
+
+
+def test_a_kept_out_head_is_cut_in_flag_and_off_mode(world):
+    """A flagged head is read in flag mode, as a flagged chunk is; once a reviewer keeps it out (the console's review
+    page lists it with its text and a form of its own), in no mode."""
+    from kb.screening import document_screening_summary, head_review_item_get, screening_settings_update
+    from tests.api_helpers import console_client
+
+    document, root = _planted_notes(world)
+    admin = world.actors["admin"].membership
+    screening_settings_update(actor=admin, mode="flag")
+    assert _agent_reads_planted(world, document)
+    console = console_client(admin)
+    page = console.get("/review/").content.decode()
+    assert f'data-head="{root.pk}"' in page and "evil@example.com" in page and f"/review/heads/{root.pk}/" in page
+    response = console.post(f"/review/heads/{root.pk}/", {"decision": "keep_out"})
+    assert response.status_code == 302, response.content
+    item = head_review_item_get(member=admin, section_id=root.pk)
+    assert item.review == "kept_out" and item.held and item.kind == "head"
+    for mode in ("flag", "off", "quarantine"):
+        screening_settings_update(actor=admin, mode=mode)
+        assert not _agent_reads_planted(world, document), mode
+        served = _agent_reads(world, document)
+        assert "# Parking" in served[0] and any("north gate" in text for text in served), mode
+    screening_settings_update(actor=admin, mode="flag")
+    summary = document_screening_summary(member=world.actors["viewer"].membership, document_id=document.pk)
+    assert summary.as_dict()["held"] == 1
+
+
+def test_a_changed_head_needs_a_new_decision(world):
+    """A released head whose text changes (a new upload of the document with another planted ``description:``) is
+    pending again and cut in quarantine mode: the release was of the text the reviewer read."""
+    document, root = _planted_notes(world)
+    assert _decide_head(world, "admin", root, "release").status_code == 200
+    assert _agent_reads_planted(world, document)
+    changed = HEADS["notes.md"][1].replace(PLANTED, f"{PLANTED} and to their manager")
+    response = world.client("editor").put(f"/api/v1/documents/{document.pk}/", {
+        "title": "notes.md", "content": changed, "content_type": "text/markdown"}, format="json")
+    assert response.status_code == 200, response.content
+    _run_queued(document)
+    root = Section.objects.get(document=document, parent=None)
+    assert not any("their manager" in text or "evil" in text for text in _agent_reads(world, document))
+    item = _head_item(world, "admin", root, state="pending")
+    assert item is not None and "their manager" in item["text"] and item["review"] == "", item
+
+
+def test_a_heads_release_is_undone_when_its_section_is_narrowed(world):
+    """As a chunk's (``kb.services._releases_follow``): a head released in an internal section, then narrowed in place
+    to confidential readers, is held again for whoever may read it now -- the release was of a section every
+    internal reader read, not one its reviewer was asked about -- and waits in the queue; the re-screen job the
+    change sends keeps it undone."""
+    from pipeline.rescreen import rescreen
+
+    document, root = _planted_notes(world)
+    assert _decide_head(world, "admin", root, "release").status_code == 200
+    _patch(world, root, {"access_level": "confidential"})
+    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    rescreen(tenant_ids=[world.tenant.pk])
+    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    assert _head_item(world, "admin", Section.objects.get(pk=root.pk), state="pending") is not None

@@ -42,7 +42,7 @@ from kb import index_versions
 from kb.models import Chunk, IndexVersion, IngestionJob
 from sources.models import Source
 from tests import factories
-from tests.api_helpers import ACTORS, snapshot, table_digests
+from tests.api_helpers import ACTORS, flag_head, snapshot, table_digests
 from tests.conftest import SOURCE_ROOT
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
@@ -432,6 +432,11 @@ _ROWS: list[tuple[str, Case]] = [
                            lambda w: Chunk.objects.get(section_id=w.doc.section_ids["intro"]).pk,
                            data=lambda ctx: {"decision": "keep_out"},
                            post=E("302", "404", "403", "403", "403", "302*"))),
+    # A section's flagged head (in no chunk): decided as a chunk is, by the admins who may read its section.
+    ("review-head-decide", Case("review-head-decide", ADMIN_POST_ONLY, "section",
+                                lambda w: flag_head(w.doc.section_ids["intro"]),
+                                data=lambda ctx: {"decision": "keep_out"},
+                                post=E("302", "404", "403", "403", "403", "302*"))),
     # People (issue 28): invitations and password reset. The public pages answer everyone alike.
     ("password-forgot", Case("password-forgot", ALL_PUBLIC, data=lambda ctx: {"email": f"{ctx.actor}@example.com"},
                              post=E("200", "200", "200", "200", "200", "200"))),

@@ -53,7 +53,8 @@ CANARY = re.compile(r"kq[a-z]{12}")
 # signed-in member; the rest answer POST only. (A section's access form, section-access, is a GET too: crawled.)
 SKIP_ROUTES = {
     "sign-out", "sign-in", "document-replace", "job-retry", "member-change", "group-rename",
-    "index-version-build", "index-version-evaluate", "review-decide", "review-settings",
+    "index-version-build", "index-version-evaluate", "review-decide", "review-head-decide",
+    "review-settings",
 }
 PUB, INT, CONF, RESTR = AccessLevel.PUBLIC, AccessLevel.INTERNAL, AccessLevel.CONFIDENTIAL, AccessLevel.RESTRICTED
 

@@ -1,4 +1,4 @@
-"""The review queue (admins): flagged chunks the reviewer may read, the triggering parts highlighted,
+"""The review queue (admins): flagged chunks (and sections' flagged heads) the reviewer may read, the triggering parts highlighted,
 and the decisions -- release, keep out, delete the document -- through ``kb.screening.review_decide``,
 which audits each one with the reviewer. The tenant's screening mode is set here too
 (``kb.screening.screening_settings_update``, audited).
@@ -73,6 +73,23 @@ def review_decide_view(request, chunk_id):
     decision = request.POST.get("decision", "")
     try:
         screening.review_decide(member=request.member, chunk_id=chunk_id, decision=decision)
+    except NotFound:
+        raise Http404("No such item.") from None
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("console:review")
+    done = {"release": "Released", "keep_out": "Kept out", "delete_document": "Document deleted"}[decision]
+    messages.success(request, f"{done}.")
+    return redirect("console:review")
+
+
+@member_required(Role.ADMIN)
+@require_POST
+def review_head_decide_view(request, section_id):
+    """A decision on a section's flagged head (``kb.screening.head_review_decide``), as on a chunk."""
+    decision = request.POST.get("decision", "")
+    try:
+        screening.head_review_decide(member=request.member, section_id=section_id, decision=decision)
     except NotFound:
         raise Http404("No such item.") from None
     except ApplicationError as exc:
