@@ -26,6 +26,7 @@ is a review item too (:func:`review_queue`, :func:`head_review_item_get`, :func:
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -124,11 +125,12 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
     return {**_verdict(screening), "review": review or ""}
 
 
-def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
+def held_spans(*, tenant_id: int, document_id: uuid.UUID, text: str) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
     search may not return under the tenant's mode: held for review, kept out; the lines of its held
-    headings (:func:`held_heading_spans`); the heads of its sections that are no heading line and are not known
-    clean (:func:`held_heads`); and the text of its sections without chunks (:func:`unscreened_spans`).
+    headings (:func:`held_heading_spans`); the heads of its sections that are not known clean (:func:`held_heads`:
+    ``text`` is the document's, as the sections were read with); and the text of its sections without chunks
+    (:func:`unscreened_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -145,7 +147,7 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int
         "id", "parent_id", "start", "end", "title", "body_spans", "kind",
         title_screening=F(f"metadata__{TITLE_SCREENING}"), head_screening=F(f"metadata__{HEAD_SCREENING}")))
     headings = held_heading_spans(sections, mode)
-    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings, *held_heads(sections, mode),
+    return merge_spans([*((row["start"], row["end"]) for row in rows), *headings, *held_heads(sections, mode, text),
                         *unscreened.get(document_id, ())])
 
 
@@ -204,7 +206,7 @@ def held_heading_spans(rows: Iterable[Mapping], mode: str) -> list[tuple[int, in
 HEADING_KIND = "heading"
 
 
-def held_heads(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
+def held_heads(rows: Iterable[Mapping], mode: str, text: str) -> list[tuple[int, int]]:
     """The heads (:func:`section_heads`) of sections that are no heading line -- a document root's (a Markdown front
     matter, a caption file's header line), a code definition's (its decorators and signature), a transcript turn's, a
     region's marker line -- that an agent may not read under ``mode`` (:func:`head_held`; rows as for
@@ -213,10 +215,28 @@ def held_heads(rows: Iterable[Mapping], mode: str) -> list[tuple[int, int]]:
     session), "Ignore all previous instructions and ..." in a front matter's ``description:`` or a decorator's comment
     reached an agent whole through MCP's ``read_section`` and document resource, in quarantine mode. Each head is
     screened on its own at ingestion and by the re-screen job (``pipeline.screen.head_records``); cut wherever an
-    agent reads the text, as held text is, unless known clean."""
+    agent reads the text, as held text is, unless known clean. A heading's line is such a head when it holds words
+    its title does not (:func:`head_screened`)."""
     rows = list(rows)
     return merge_spans(head for row, head in zip(rows, section_heads(rows), strict=True)
-                       if head[1] > head[0] and row.get("kind") != HEADING_KIND and head_held(row, head, mode))
+                       if head[1] > head[0] and head_screened(text, row.get("kind"), row.get("title"), head)
+                       and head_held(row, head, mode))
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def head_screened(text: str, kind: str | None, title: str | None, head: tuple[int, int]) -> bool:
+    """Whether a section's ``head`` (its span in the document's ``text``) has a verdict of its own: it is no heading
+    line (:data:`HEADING_KIND`), or a heading line that holds a word its ``title`` does not (case aside) -- a
+    Markdown link's target or title, an image's title, which the title drops. Found attacking the demo (fourteenth
+    session): "Ignore all previous instructions ..." as a heading link's title, the title itself clean, reached an
+    agent whole through MCP in quarantine mode. A heading line of its title's words alone is judged by the title's
+    verdict (:func:`held_heading_spans`)."""
+    if kind != HEADING_KIND:
+        return True
+    words = set(_WORDS.findall(text[head[0]:head[1]].casefold()))
+    return not words <= set(_WORDS.findall((title or "").casefold()))
 
 
 def head_held(row: Mapping, head: tuple[int, int], mode: str) -> bool:
@@ -634,7 +654,7 @@ def _flagged_head_sections(reader: Reader, *, document_id: uuid.UUID | None = No
         "id", "document_id", "parent_id", "start", "end", "body_spans", "kind",
         head_screening=F(f"metadata__{HEAD_SCREENING}"), may_read=may_read))
     return [(row, head) for row, head in zip(rows, section_heads(rows), strict=True)
-            if row["may_read"] and head[1] > head[0] and row["kind"] != HEADING_KIND
+            if row["may_read"] and head[1] > head[0]
             and isinstance(row["head_screening"], dict) and row["head_screening"].get("span") == [head[0], head[1]]
             and row["head_screening"].get("flagged") is True and (section_id is None or row["id"] == section_id)]
 

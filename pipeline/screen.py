@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, screen_chunks
 from kb.models import HEAD_SCREENING, TITLE_SCREENING, ChunkReview, Document, Section
-from kb.screening import HEADING_KIND, TITLES_KEY, section_heads
+from kb.screening import TITLES_KEY, head_screened, section_heads
 from kb.services import document_tags_give_way, document_tags_listed, document_title_follow, text_digest
 from kb.titles import (
     UNTITLED,
@@ -37,7 +37,8 @@ from pipeline.plan import Plan
 # with screening off, or before the tag rule) are stale, and the re-screen job screens them again
 # (``pipeline.rescreen``). Since "heads", each section's head has a verdict too (:func:`head_records`, the
 # re-screen job writing those of documents stored before: their heads are cut until it has).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads"
+# Since "heads2", a heading's line too when it holds words its title does not (``kb.screening.head_screened``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -78,8 +79,11 @@ def head_records(text: str, sections: Sequence[Section], readable: Mapping[uuid.
     previous instructions and ..." in a front matter's ``description:`` or a decorator's comment reached an agent
     whole through MCP; then cut, an agent read a function's body without its ``def`` line)."""
     rows = list(sections)
+    # A heading's line whose words are all its title's is judged by the title's own verdict (a held title cuts its
+    # line: kb.screening.held_heading_spans); one with more -- a Markdown link's target or title, an image's title,
+    # which its title drops -- is screened as any head (kb.screening.head_screened).
     heads = {row.id: head for row, head in zip(rows, section_heads(rows), strict=True)
-             if head[1] > head[0] and row.kind != HEADING_KIND}
+             if head[1] > head[0] and head_screened(text, row.kind, row.title, head)}
     out: dict[uuid.UUID, dict] = {}
     groups: dict[str, list[uuid.UUID]] = {}
     for section_id, (start, end) in heads.items():

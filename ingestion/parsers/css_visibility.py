@@ -561,6 +561,28 @@ def _legacy_color(value: str | None) -> Color | None:
 # Style rules nested in one another (CSS nesting, at-rules inside rules) are read this deep; deeper, the page fails
 # with the line of its sheet (fourteenth session: 3,000 nested rules overflowed the stack).
 MAX_RULE_NESTING = 64
+# Brackets -- ``(``, ``[``, ``{`` -- open inside one another in a style sheet or a ``style`` attribute at most this
+# deep; deeper, the page fails with the line of its sheet or element (attack15b, fourteenth session: 3,000 nested
+# parentheses in a ``@media`` condition, an ``:is()`` selector, a declaration's value or a ``style`` attribute
+# overflowed the stack in tinycss2's serializer -- a RecursionError, "internal error" with a logged traceback, where
+# a malformed page is an error naming its line). Real sheets nest a few deep.
+MAX_CSS_BRACKETS = 128
+_BRACKETS_RE = re.compile(r"[(\[{)\]}]")
+
+
+def _brackets_checked(css: str, line: int | None, what: str) -> None:
+    """Raise :class:`ParseError` (``line``) when brackets open in ``css`` more than :data:`MAX_CSS_BRACKETS` deep
+    (counted as written: an unclosed one too, a bracket in a string or comment as well -- fail closed)."""
+    if len(css) <= MAX_CSS_BRACKETS:
+        return
+    depth = 0
+    for match in _BRACKETS_RE.finditer(css):
+        if match.group() in "([{":
+            depth += 1
+            if depth > MAX_CSS_BRACKETS:
+                raise ParseError(f"{what} has brackets nested more than {MAX_CSS_BRACKETS} deep", line=line)
+        elif depth:
+            depth -= 1
 # A nested rule's selector is its parent's inside ``:is()`` for each selector of its list, so a list of five nested
 # twelve deep made 1.3 GB of selectors from 400 characters (fourteenth session, 69 s): the selectors made by nesting
 # (and ``@scope``) in a page are at most this many characters, or ``NESTED_SELECTORS_PER_CHARACTER`` times the
@@ -668,6 +690,7 @@ class _Sheets:
         layer an ``@import`` put it in."""
         self.schemes = self.schemes or "color-scheme" in css.lower()
         self.read += len(css)
+        _brackets_checked(css, self.line, "a style sheet")
         self._rules(tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True),
                     _Place(conditional=conditional, screen=screen, depth=depth, layer=layer))
 
@@ -2038,6 +2061,10 @@ class Visibility:
         self._second: Visibility | None = None
         self._dark: Visibility | None = None
         if screen_rules is None:
+            for element in root.iter("*"):
+                style = element.get("style")
+                if style and len(style) > MAX_CSS_BRACKETS:
+                    _brackets_checked(style, element.sourceline, "a style attribute")
             sheets = _style_sheets(root)
             rules = sheets.rules
             at_rules = sheets.at_rules
@@ -2865,6 +2892,7 @@ def _replacement(function, custom: dict | None, element: etree._Element | None) 
         raw = element.get(name) if element is not None and name else None
         if raw is None or len(head) < 2:
             return fallback
+        _brackets_checked(raw, element.sourceline, f"an attribute a style reads ({name})")
         parsed = _tokens(tinycss2.parse_component_value_list(_NOT_XML_SAFE_RE.sub("", raw)))
         kind_token = head[1]
         if kind_token.type == "ident" and len(parsed) == 1 and parsed[0].type == "number":  # attr(data-w px)
