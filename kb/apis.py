@@ -379,13 +379,8 @@ class ReviewItemApi(KbAPIView):
                    responses={200: ReviewItemSerializer, 204: OpenApiResponse(description="The document was deleted."),
                               **error_responses(400, 404, 415)})
     def post(self, request, chunk_id: str):
-        serializer = ReviewDecisionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        item = screening.review_decide(member=self.member, chunk_id=chunk_id,
-                                       decision=serializer.validated_data["decision"])
-        if item is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(ReviewItemSerializer(vars(item)).data)
+        return _review_decided(request, lambda decision: screening.review_decide(
+            member=self.member, chunk_id=chunk_id, decision=decision))
 
 
 class ReviewHeadApi(KbAPIView):
@@ -406,13 +401,19 @@ class ReviewHeadApi(KbAPIView):
                    responses={200: ReviewItemSerializer, 204: OpenApiResponse(description="The document was deleted."),
                               **error_responses(400, 404, 415)})
     def post(self, request, section_id: str):
-        serializer = ReviewDecisionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        item = screening.head_review_decide(member=self.member, section_id=section_id,
-                                            decision=serializer.validated_data["decision"])
-        if item is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(ReviewItemSerializer(vars(item)).data)
+        return _review_decided(request, lambda decision: screening.head_review_decide(
+            member=self.member, section_id=section_id, decision=decision))
+
+
+def _review_decided(request, decide) -> Response:
+    """A review decision's answer: ``decide(decision)`` (a chunk's or a head's) for the validated body; the item as it
+    is now, or 204 when the document was deleted."""
+    serializer = ReviewDecisionInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    item = decide(serializer.validated_data["decision"])
+    if item is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    return Response(ReviewItemSerializer(vars(item)).data)
 
 
 # ----------------------------------------------------------------------------- effective access (admins)

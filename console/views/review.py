@@ -11,7 +11,7 @@ made-up one.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -67,37 +67,37 @@ def review_index(request):
     return render(request, "console/review/list.html", context)
 
 
-@member_required(Role.ADMIN)
-@require_POST
-def review_decide_view(request, chunk_id):
+DONE = {"release": "Released", "keep_out": "Kept out", "delete_document": "Document deleted"}
+
+
+def _decided(request, decide) -> HttpResponse:
+    """Run ``decide(decision)`` (a chunk's or a head's review decision) for the POSTed decision; back to the queue
+    with what was done, or the service's message; 404 for an item the member may not decide."""
     decision = request.POST.get("decision", "")
     try:
-        screening.review_decide(member=request.member, chunk_id=chunk_id, decision=decision)
+        decide(decision)
     except NotFound:
         raise Http404("No such item.") from None
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("console:review")
-    done = {"release": "Released", "keep_out": "Kept out", "delete_document": "Document deleted"}[decision]
-    messages.success(request, f"{done}.")
+    messages.success(request, f"{DONE[decision]}.")
     return redirect("console:review")
+
+
+@member_required(Role.ADMIN)
+@require_POST
+def review_decide_view(request, chunk_id):
+    return _decided(request, lambda decision: screening.review_decide(
+        member=request.member, chunk_id=chunk_id, decision=decision))
 
 
 @member_required(Role.ADMIN)
 @require_POST
 def review_head_decide_view(request, section_id):
     """A decision on a section's flagged head (``kb.screening.head_review_decide``), as on a chunk."""
-    decision = request.POST.get("decision", "")
-    try:
-        screening.head_review_decide(member=request.member, section_id=section_id, decision=decision)
-    except NotFound:
-        raise Http404("No such item.") from None
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-        return redirect("console:review")
-    done = {"release": "Released", "keep_out": "Kept out", "delete_document": "Document deleted"}[decision]
-    messages.success(request, f"{done}.")
-    return redirect("console:review")
+    return _decided(request, lambda decision: screening.head_review_decide(
+        member=request.member, section_id=section_id, decision=decision))
 
 
 @member_required(Role.ADMIN)
