@@ -244,3 +244,24 @@ def flag_head(section_id) -> uuid.UUID:
         "detector": "test", "span": list(head), "digest": "test", "flagged": True, "score": 1.0,
         "reasons": ["override"]}})
     return section.pk
+
+
+def agent_reads(world, document, actor: str = "viewer") -> list[str]:
+    """What an agent acting for ``actor`` reads of ``document`` through MCP: its resource and every section it may
+    read (the others are not found)."""
+    import json
+
+    from accounts.errors import NotFound
+    from kb import mcp_server
+
+    member = world.actors[actor].membership
+    caller = mcp_server.Caller(lambda: member, "http://testserver")
+    served = [mcp_server.document_work(str(document.pk))(member, caller)]
+    from kb.models import Section
+
+    for section in Section.objects.filter(document=document):
+        try:
+            served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(member, caller)))
+        except NotFound:
+            continue
+    return served

@@ -24,6 +24,7 @@ import pytest
 
 from kb.models import Chunk, Document, IngestionJob, Section
 from pipeline.services import jobs_run
+from tests.api_helpers import agent_reads
 
 pytest_plugins = ["tests.api_fixtures"]
 
@@ -196,23 +197,6 @@ def _agent_upload(world, name: str, content_type: str, content: str) -> Document
     return document
 
 
-def _agent_reads(world, document: Document, actor: str = "viewer") -> list[str]:
-    """What an agent acting for ``actor`` reads of ``document`` through MCP: its resource and every section it may
-    read (the others are not found)."""
-    from accounts.errors import NotFound
-    from kb import mcp_server
-
-    member = world.actors[actor].membership
-    caller = mcp_server.Caller(lambda: member, "http://testserver")
-    served = [mcp_server.document_work(str(document.pk))(member, caller)]
-    for section in Section.objects.filter(document=document):
-        try:
-            served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(member, caller)))
-        except NotFound:
-            continue
-    return served
-
-
 @pytest.mark.parametrize("name", sorted(HEADS))
 def test_an_agent_reads_no_sections_head_that_no_chunk_holds(world, name):
     """MCP's ``read_section`` and document resource gave an agent each section's whole extent: its head too -- a
@@ -221,7 +205,7 @@ def test_an_agent_reads_no_sections_head_that_no_chunk_holds(world, name):
     no chunk, so in no search context, and never held: a planted instruction there reached the
     agent whole in quarantine mode. An agent reads what a search context gives: bodies and heading lines."""
     document = _agent_upload(world, name, *HEADS[name])
-    served = _agent_reads(world, document)
+    served = agent_reads(world, document)
     words = PLANTED.split()[-1]  # the address
     assert all(words not in text and "evil" not in text for text in served), name
     assert any("north" in text for text in served)  # the bodies stay
@@ -235,7 +219,7 @@ def test_a_clean_head_reaches_the_agent(world, name):
     ``description:``, a definition's decorator and ``def`` line -- reaches the agent with its body (cut whole
     before, clean or not)."""
     document = _agent_upload(world, name, *CLEAN_HEADS[name])
-    served = _agent_reads(world, document)
+    served = agent_reads(world, document)
     assert any(SHOWN_HEADS[name] in text for text in served), name
     assert SHOWN_HEADS[name] in served[0]  # the document resource too
 
@@ -249,7 +233,7 @@ def test_a_flagged_head_is_held_as_a_flagged_chunk_in_each_mode(world):
     admin, viewer = world.actors["admin"].membership, world.actors["viewer"].membership
     for mode, shown in (("quarantine", False), ("flag", True), ("off", True), ("quarantine", False)):
         screening_settings_update(actor=admin, mode=mode)
-        served = _agent_reads(world, document)
+        served = agent_reads(world, document)
         assert any(PLANTED in text for text in served) is shown, mode
         assert ("# Parking" in served[0]) and any("north gate" in text for text in served), mode
         summary = document_screening_summary(member=viewer, document_id=document.pk).as_dict()
@@ -275,9 +259,9 @@ def test_a_flagged_head_is_counted_only_for_readers_of_its_section(world):
     assert document_screening_summary(member=viewer, document_id=document.pk).as_dict() == {
         "flagged": 0, "held": 0, "reasons": []}
     assert section_screening_summaries(member=viewer, document_id=document.pk) == {}
-    served = _agent_reads(world, document, "viewer")
+    served = agent_reads(world, document, "viewer")
     assert "Office hours" in served[0] and all("evil" not in text and "Falcon" not in text for text in served)
-    assert all("evil" not in text for text in _agent_reads(world, document, "editor"))  # quarantine: cut for all
+    assert all("evil" not in text for text in agent_reads(world, document, "editor"))  # quarantine: cut for all
 
 
 def test_a_head_stored_before_heads_were_screened_is_cut_until_rescreened(world):
@@ -295,14 +279,14 @@ def test_a_head_stored_before_heads_were_screened_is_cut_until_rescreened(world)
     Section.objects.bulk_update(sections, ["metadata"])
     Chunk.objects.filter(document=document).update(screening_detector="old-0")  # stored before: stale
     screening_settings_update(actor=world.actors["admin"].membership, mode="off")
-    assert not any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+    assert not any(SHOWN_HEADS["gate.py"] in text for text in agent_reads(world, document))
     rescreen(tenant_ids=[world.tenant.pk])
-    assert any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+    assert any(SHOWN_HEADS["gate.py"] in text for text in agent_reads(world, document))
     definition = Section.objects.get(document=document, kind="function")
     record = definition.metadata[HEAD_SCREENING]
     Section.objects.filter(pk=definition.pk).update(
         metadata={**definition.metadata, HEAD_SCREENING: {**record, "span": [record["span"][0], record["span"][1] - 1]}})
-    assert not any(SHOWN_HEADS["gate.py"] in text for text in _agent_reads(world, document))
+    assert not any(SHOWN_HEADS["gate.py"] in text for text in agent_reads(world, document))
 
 
 
@@ -335,7 +319,7 @@ def _planted_notes(world) -> tuple[Document, Section]:
 
 
 def _agent_reads_planted(world, document: Document) -> bool:
-    return any(PLANTED in text for text in _agent_reads(world, document))
+    return any(PLANTED in text for text in agent_reads(world, document))
 
 
 def test_a_flagged_head_is_in_the_review_queue_only_of_reviewers_who_may_read_its_section(world):
@@ -368,7 +352,7 @@ def test_a_flagged_head_is_in_the_review_queue_only_of_reviewers_who_may_read_it
                      _decide_head(world, "low", root, "release")):
         assert response.status_code == 404 and response.json() == made_up.json(), response.content
     assert _head_item(world, "admin", root, state="pending") is not None  # nothing decided
-    assert all("evil" not in text for text in _agent_reads(world, document, "editor"))
+    assert all("evil" not in text for text in agent_reads(world, document, "editor"))
 
 
 def test_a_released_head_reaches_the_agent_in_quarantine_and_stays_released_when_rescreened(world):
@@ -423,7 +407,7 @@ def test_a_kept_out_head_is_cut_in_flag_and_off_mode(world):
     for mode in ("flag", "off", "quarantine"):
         screening_settings_update(actor=admin, mode=mode)
         assert not _agent_reads_planted(world, document), mode
-        served = _agent_reads(world, document)
+        served = agent_reads(world, document)
         assert "# Parking" in served[0] and any("north gate" in text for text in served), mode
     screening_settings_update(actor=admin, mode="flag")
     summary = document_screening_summary(member=world.actors["viewer"].membership, document_id=document.pk)
@@ -442,7 +426,7 @@ def test_a_changed_head_needs_a_new_decision(world):
     assert response.status_code == 200, response.content
     _run_queued(document)
     root = Section.objects.get(document=document, parent=None)
-    assert not any("their manager" in text or "evil" in text for text in _agent_reads(world, document))
+    assert not any("their manager" in text or "evil" in text for text in agent_reads(world, document))
     item = _head_item(world, "admin", root, state="pending")
     assert item is not None and "their manager" in item["text"] and item["review"] == "", item
 
@@ -457,7 +441,7 @@ def test_a_heads_release_is_undone_when_its_section_is_narrowed(world):
     document, root = _planted_notes(world)
     assert _decide_head(world, "admin", root, "release").status_code == 200
     _patch(world, root, {"access_level": "confidential"})
-    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    assert not any(PLANTED in text for text in agent_reads(world, document, "editor"))
     rescreen(tenant_ids=[world.tenant.pk])
-    assert not any(PLANTED in text for text in _agent_reads(world, document, "editor"))
+    assert not any(PLANTED in text for text in agent_reads(world, document, "editor"))
     assert _head_item(world, "admin", Section.objects.get(pk=root.pk), state="pending") is not None

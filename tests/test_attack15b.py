@@ -12,8 +12,9 @@ import json
 
 import pytest
 
-from kb.models import Document, IngestionJob, Section
+from kb.models import Document, IngestionJob
 from pipeline.services import jobs_run
+from tests.api_helpers import agent_reads
 
 pytest_plugins = ["tests.api_fixtures"]
 
@@ -34,21 +35,6 @@ def _run_queued(document: Document) -> None:
     assert not IngestionJob.objects.filter(document=document).exclude(status="succeeded").exists()
 
 
-def _agent_reads(world, document: Document, actor: str = "viewer") -> list[str]:
-    from accounts.errors import NotFound
-    from kb import mcp_server
-
-    member = world.actors[actor].membership
-    caller = mcp_server.Caller(lambda: member, "http://testserver")
-    served = [mcp_server.document_work(str(document.pk))(member, caller)]
-    for section in Section.objects.filter(document=document):
-        try:
-            served.append(json.dumps(mcp_server.read_section_work(str(section.pk))(member, caller)))
-        except NotFound:
-            continue
-    return served
-
-
 def _upload(world, content: str) -> Document:
     response = world.client("editor").post("/api/v1/documents/", {
         "title": "notes", "source": "notes.md", "content": content, "content_type": "text/markdown",
@@ -66,18 +52,18 @@ def test_a_heading_lines_text_its_title_drops_is_screened(world, name):
     from kb.screening import document_screening_summary, screening_settings_update
 
     document = _upload(world, CASES[name])
-    served = _agent_reads(world, document)
+    served = agent_reads(world, document)
     assert any("north gate" in text for text in served)
     assert all("evil@example" not in text for text in served), name
     summary = document_screening_summary(member=world.actors["viewer"].membership, document_id=document.pk).as_dict()
     assert summary["flagged"] == 1 and summary["held"] == 1, (name, summary)
     screening_settings_update(actor=world.actors["admin"].membership, mode="flag")
-    assert any("evil@example" in text for text in _agent_reads(world, document)), name
+    assert any("evil@example" in text for text in agent_reads(world, document)), name
 
 
 def test_a_clean_heading_line_reaches_the_agent(world):
     """A heading line with a link its title drops is screened and, clean, read whole; a plain one needs no verdict
     of its own (its title's holds)."""
     document = _upload(world, f"{CLEAN_LINE}\n\nThe north gate opens at seven.\n\n## Parking\n\nRow B is free.\n")
-    served = _agent_reads(world, document)
+    served = agent_reads(world, document)
     assert json.dumps(CLEAN_LINE)[1:-1] in served[0] and "## Parking" in served[0]
