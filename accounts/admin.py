@@ -11,7 +11,7 @@ from accounts.services import api_tokens_revoke, user_active_set
 
 class ReadOnlyAdmin(admin.ModelAdmin):
     """Shown, never added, changed or deleted here (a subclass may allow deleting); ``read_only_message`` says, on
-    the list and on each row's page, how the rows do change (the services, which record each change)."""
+    the list and on each row's page, how the rows do change (the services, which record each change); none when empty."""
 
     read_only_message = ""
 
@@ -25,12 +25,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
     def changelist_view(self, request, extra_context=None):
-        if request.method == "GET":
+        if request.method == "GET" and self.read_only_message:
             self.message_user(request, self.read_only_message, messages.INFO)
         return super().changelist_view(request, extra_context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        if request.method == "GET":
+        if request.method == "GET" and self.read_only_message:
             self.message_user(request, self.read_only_message, messages.INFO)
         return super().change_view(request, object_id, form_url, extra_context)
 

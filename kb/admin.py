@@ -12,20 +12,12 @@ listed as stored to every reader's agent (``kb.titles.shown_tags``), past the ta
 
 from django.contrib import admin
 
+from accounts.admin import ReadOnlyAdmin
 from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
 
 
-class DerivedRowAdmin(admin.ModelAdmin):
-    """Shown, never added, changed or deleted here (a document is deleted as a whole)."""
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+class DerivedRowAdmin(ReadOnlyAdmin):
+    """Shown, never added, changed or deleted here (a document is deleted as a whole); no message."""
 
 
 @admin.register(Document)
