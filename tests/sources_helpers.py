@@ -90,3 +90,30 @@ def wait_for_sync(sync_id, timeout: float = 180) -> SourceSync:
         if time.monotonic() > deadline:
             raise AssertionError(f"sync not finished after {timeout}s: {sync.status} {sync.stage} {sync.done}/{sync.total}")
         time.sleep(0.2)
+
+
+def synced_git_mirror(slug: str, files: dict[str, str]):
+    """A tenant ``slug`` with an internal and a restricted admin, a local Git repository of ``files`` (``board/**``
+    confidential, the rest internal) as a source synced once through its mirror (fetched anew): (tenant, internal
+    admin, top admin, repository folder, commit, source, mirror path)."""
+    import shutil
+
+    from accounts.services import membership_create, tenant_create
+    from sources.listing import git_cache_path
+    from sources.services import source_create, sync_start
+
+    tenant = tenant_create(slug=slug, name=slug)
+    domain = slug.removeprefix("src-")
+    internal = membership_create(tenant=tenant, email=f"internal@{domain}.example", role="admin", clearance="internal")
+    top = membership_create(tenant=tenant, email=f"top@{domain}.example", role="admin", clearance="restricted")
+    root = new_folder(tenant, f"{domain}-")
+    commit = git_commit(root, files)
+    source = source_create(actor=top, tenant=tenant, kind="git", name="mirror", url=str(root),
+                           access_level="internal",
+                           access_map=[{"path": "board/**", "access_level": "confidential", "groups": []}])
+    cache = git_cache_path(source)
+    shutil.rmtree(cache, ignore_errors=True)  # a mirror left by a run before (the same ids): fetched anew
+    sync, _ = sync_start(actor=top, source=source)
+    sync = wait_for_sync(sync.pk)
+    assert (sync.status, sync.added) == ("succeeded", len(files)), (sync.error, sync.errors, sync.skips)
+    return tenant, internal, top, root, commit, source, cache

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,11 @@ from dulwich.repo import Repo
 from accounts.services import membership_create, tenant_create
 from sources.addresses import check_url_host
 from sources.entries import ListingError
-from sources.listing import git_cache_path
 from sources.models import SourceSync
 from sources.services import UNEXPECTED_LISTING, source_create, source_update, sync_run, sync_start
 from tests.api_helpers import console_client, token_client
 from tests.network_helpers import serve
-from tests.sources_helpers import git_commit, new_folder, wait_for_sync
+from tests.sources_helpers import git_commit, new_folder, synced_git_mirror, wait_for_sync
 
 SECRET = "board-layoffs-2027"
 
@@ -59,20 +57,9 @@ def _loosen(cache: Path) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_an_items_os_error_names_no_server_path_in_the_preview(celery_worker):
-    tenant = tenant_create(slug="src-errpaths", name="Sources error paths")
-    internal = membership_create(tenant=tenant, email="internal@errpaths.example", role="admin", clearance="internal")
-    top = membership_create(tenant=tenant, email="top@errpaths.example", role="admin", clearance="restricted")
-    root = new_folder(tenant, "errpaths-")
-    commit = git_commit(root, {"a.md": "# A\n\nThe lighthouse keeper polishes the brass lamp.\n",
+    tenant, internal, top, root, commit, source, cache = synced_git_mirror(
+        "src-errpaths", {"a.md": "# A\n\nThe lighthouse keeper polishes the brass lamp.\n",
                                "board/plan.md": "# Plan\n\nThe severance plan for the spring, with its dates.\n"})
-    source = source_create(actor=top, tenant=tenant, kind="git", name="mirror", url=str(root),
-                           access_level="internal",
-                           access_map=[{"path": "board/**", "access_level": "confidential", "groups": []}])
-    cache = git_cache_path(source)
-    shutil.rmtree(cache, ignore_errors=True)  # a mirror left by a run before (the same ids): fetched anew
-    sync, _ = sync_start(actor=top, source=source)
-    sync = wait_for_sync(sync.pk)
-    assert (sync.status, sync.added) == ("succeeded", 2), (sync.error, sync.errors, sync.skips)
     repo = Repo(str(root))
     plan_blob = repo.object_store[repo[repo[commit].tree][b"board"][1]][b"plan.md"][1]
     repo.close()

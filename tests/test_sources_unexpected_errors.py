@@ -18,13 +18,11 @@ import pytest
 from dulwich.objects import hex_to_sha
 from dulwich.repo import Repo
 
-from accounts.services import membership_create, tenant_create
-from sources.listing import git_cache_path
 from sources.models import SourceItem
 from sources.selectors import PREVIEW_UNEXPECTED_ITEM
-from sources.services import UNEXPECTED_ITEM, UNEXPECTED_LISTING, source_create, source_update, sync_start
+from sources.services import UNEXPECTED_ITEM, UNEXPECTED_LISTING, source_update, sync_start
 from tests.api_helpers import console_client, token_client
-from tests.sources_helpers import git_commit, new_folder, wait_for_sync
+from tests.sources_helpers import synced_git_mirror, wait_for_sync
 
 # What the error's own text says (dulwich's zlib.error: "Error -3 while decompressing data: ..."): never shown.
 ERROR_TEXT = ("Error -3", "decompressing", "zlib")
@@ -72,22 +70,10 @@ def _shown(member, source, sync) -> dict:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_an_unexpected_error_fails_its_item_or_its_listing_and_ends_the_sync(celery_worker):
-    tenant = tenant_create(slug="src-unexpected", name="Sources unexpected")
-    internal = membership_create(tenant=tenant, email="internal@unexpected.example", role="admin",
-                                 clearance="internal")
-    top = membership_create(tenant=tenant, email="top@unexpected.example", role="admin", clearance="restricted")
-    root = new_folder(tenant, "unexpected-")
-    commit = git_commit(root, {"a.md": "# A\n\nThe lighthouse keeper polishes the brass lamp.\n",
+    tenant, internal, top, root, commit, source, cache = synced_git_mirror(
+        "src-unexpected", {"a.md": "# A\n\nThe lighthouse keeper polishes the brass lamp.\n",
                                "board/plan.md": "# Plan\n\nThe severance plan for the spring, with its dates.\n",
                                "z.md": "# Z\n\nThe gulls watch the harbour from the breakwater.\n"})
-    source = source_create(actor=top, tenant=tenant, kind="git", name="mirror", url=str(root),
-                           access_level="internal",
-                           access_map=[{"path": "board/**", "access_level": "confidential", "groups": []}])
-    cache = git_cache_path(source)
-    shutil.rmtree(cache, ignore_errors=True)  # a mirror left by a run before (the same ids): fetched anew
-    sync, _ = sync_start(actor=top, source=source)
-    sync = wait_for_sync(sync.pk)
-    assert (sync.status, sync.added) == ("succeeded", 3), (sync.error, sync.errors, sync.skips)
     repo = Repo(str(root))
     tree = repo[repo[commit].tree]
     plan_blob = repo.object_store[tree[b"board"][1]][b"plan.md"][1]
