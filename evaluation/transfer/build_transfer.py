@@ -89,6 +89,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   columns: a five-year record whose rows are years, traffic by commodity, revenue by business) and three
   large (12-13 rows and a header, 6-7 columns, wordy cells: flows with customers and routes, terminals
   and depots, projects); two tables follow a paragraph whose last sentence is their lead-in.
+* fifteenth round: npm package READMEs committed under ``npm/`` (``NPM``): the first five direct
+  dependencies of express 5.3.0 in alphabetical order whose README in the ``latest`` tarball is at
+  least 8,192 bytes under MIT/ISC/BSD/Apache/0BSD (body-parser, cookie, debug, depd, qs): a middleware's
+  option reference and error list (near-identical option paragraphs under four parsers), a cookie
+  library's API and attribute list, a logging utility's README with two Markdown tables of words, a
+  deprecation library's API with diagrams drawn in a code block, a query-string library's long guide of
+  options and code examples; each from its first character, cut at a paragraph boundary as above.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -254,6 +261,18 @@ DEBIAN = {
         20000,
     ),
 }
+# Fifteenth round: READMEs of npm packages, committed verbatim under ``npm/<package>/`` with the package's
+# LICENSE: (path under this folder, file name, characters kept at most, cut by ``_cut``). The first five
+# direct dependencies of express 5.3.0 (its ``latest``) in alphabetical order whose README in their own
+# ``latest`` tarball is at least 8,192 bytes, UTF-8, under MIT, ISC, BSD-2/3-Clause, Apache-2.0 or 0BSD
+# and not already here (README.md lists every dependency examined).
+NPM = {
+    "npm-body-parser": ("npm/body-parser/README.md", "README.md", 20000),
+    "npm-cookie": ("npm/cookie/README.md", "README.md", 20000),
+    "npm-debug": ("npm/debug/README.md", "README.md", 20000),
+    "npm-depd": ("npm/depd/README.md", "README.md", 20000),
+    "npm-qs": ("npm/qs/README.md", "README.md", 20000),
+}
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
@@ -340,6 +359,8 @@ def main() -> None:
         corpora[f"{source}/{name}"] = _window(body, first, stop, limit)
     for source, (path, name, first, stop, limit) in DEBIAN.items():
         corpora[f"{source}/{name}"] = _window(_debian_file(path), first, stop, limit)
+    for source, (path, name, limit) in NPM.items():
+        corpora[f"{source}/{name}"] = _cut((HERE / path).read_text(encoding="utf-8"), limit)
     for source in WRITTEN:
         corpora[f"{source}/{source}.txt"] = (HERE / "written" / f"{source}.txt").read_text(encoding="utf-8")
     for line in (HERE / "questions.src.jsonl").read_text(encoding="utf-8").splitlines():
