@@ -1715,6 +1715,41 @@ def _svg_path_gone(data: str) -> bool:
     return False
 
 
+# What sizes a size-contained box in its block axis (``_size_contained_empty``).
+_INTRINSIC = {"height": ("contain-intrinsic-height", "contain-intrinsic-block-size"),
+              "width": ("contain-intrinsic-width", "contain-intrinsic-block-size")}
+
+
+def _size_contained_empty(tokens: dict[str, list], font_px: float, *, block: bool) -> bool:
+    """Whether a box whose overflow is clipped (``overflow: hidden|clip`` or paint containment: the caller's test) is
+    **size-contained** (``contain: size`` or ``strict``) with no room for a line in its block axis: size containment
+    lays a box out as if it were empty, so its auto block size is its ``contain-intrinsic-*`` size (none: 0), at least
+    its ``min-*``, plus its padding -- and what overflows it is clipped. Found attacking the demo (fifteenth session,
+    attack16): ``<div style="contain: strict">`` draws nothing of its text in chromium 156 (checked with the payload
+    written backwards: not one pixel differs), no height being written, so the box rule kept it. A block size written
+    (``height``/``max-height``; in a vertical writing mode ``width``) is the box rule's. A non-atomic inline box (an
+    element inline by its tag and its ``display``) is not contained: drawn. What this reader cannot read of the sizes
+    counts as 0 (fail closed); a box of more than :data:`_HAIR_PX` shows its first line."""
+    if not any(t.type == "ident" and t.lower_value in ("size", "strict") for t in tokens.get("contain", [])):
+        return False
+    display = _keyword(tokens.get("display", []))
+    if display in ("inline", "contents") or (display is None and not block):
+        return False
+    vertical = (_keyword(tokens.get("writing-mode", [])) or "").startswith(("vertical", "sideways"))
+    axis = "width" if vertical else "height"
+    if tokens.get(axis) or tokens.get(f"max-{axis}"):
+        return False  # a size of its own: judged by the box rule
+    sides = ("padding-left", "padding-right") if vertical else ("padding-top", "padding-bottom")
+
+    def length(name: str, default: float = 0.0) -> float:
+        value = [t for t in tokens.get(name, []) if not (t.type == "ident" and t.lower_value in ("auto", "none"))]
+        size = _length_px(value[-1], font_px) if value else default
+        return max(size, 0.0) if size is not None else 0.0
+
+    intrinsic = max([length(name) for name in (*_INTRINSIC[axis], "contain-intrinsic-size")] or [0.0])
+    return max(intrinsic, length(f"min-{axis}")) + sum(length(side) for side in sides) <= _HAIR_PX
+
+
 def _too_small(width: float | None, height: float | None) -> bool:
     """Whether a box (or clip) of these sizes in px (None: unknown) shows nothing of text: at most
     :data:`_HAIR_PX` in either direction."""
@@ -1950,6 +1985,9 @@ RELEVANT = frozenset({
     "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
     "-webkit-text-security", *_MASK_PROPERTIES, *_PUSHING, "padding", "border", "border-left", "border-top",
     "border-width", "line-height", "vertical-align", "font-size-adjust", "color-scheme", "font-family",
+    # what sizes a size-contained box (``_size_contained_empty``)
+    "min-width", "min-height", "padding-right", "padding-bottom", "writing-mode", "contain-intrinsic-size",
+    "contain-intrinsic-width", "contain-intrinsic-height", "contain-intrinsic-block-size",
 })
 
 
@@ -2594,6 +2632,8 @@ class Visibility:
             height = min((sizes[n] for n in ("height", "max-height") if n in sizes), default=None)
             if _too_small(width, height):
                 gone = gone or "a box too small to show it"
+            elif _size_contained_empty(tokens, font_px, block=element.tag in _BLOCK_TAGS):
+                gone = gone or "a size-contained box too small to show it"
         spacing = tokens.get("letter-spacing", [])
         if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
                 and gap <= -OVERLAID_LETTERS * font_px:
