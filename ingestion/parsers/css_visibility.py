@@ -1472,7 +1472,53 @@ def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
                 scale *= _rotation_scale(tuple(axis), angle)  # type: ignore[arg-type]
         elif name.startswith("translate"):
             far = far or _offset_far(arguments, font_px)
-    return min(scale, _readable_scale(_linear_part(tokens))), far
+    return min(scale, _readable_scale(_linear_part(tokens))), far or _behind_the_viewer(tokens, font_px)
+
+
+def _behind_the_viewer(tokens: list, font_px: float) -> bool:
+    """Whether a ``transform`` puts the whole element behind the viewer: after a ``perspective()``, a translation
+    towards the viewer as far as its distance or more (``perspective(10px) translateZ(10px)``), or a ``matrix3d`` whose
+    projective part is 0 or less -- the homogeneous ``w`` of every point of the element's plane is not positive, and a
+    browser draws none of it (found attacking the demo, fifteenth session, attack16: chromium 156 draws no pixel of
+    it; the matrix's linear part, all this reader judged, is the identity). Judged only where ``w`` is the same at every
+    point of the plane (nothing turns the plane before the projection); else, or for a function this reader does not
+    read, not judged."""
+    row = [0.0, 0.0, 0.0, 1.0]  # the last row of the transform's 4x4 matrix, built left to right
+    projects = False
+    for token in tokens:
+        if token.type == "ident" and token.lower_value == "none":
+            continue
+        if token.type != "function":
+            return False
+        name = token.lower_name
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        step = [[float(i == j) for j in range(4)] for i in range(4)]
+        if name == "perspective":
+            distance = _length_px(arguments[0], font_px) if len(arguments) == 1 else None
+            if distance is None or distance <= 0:
+                return False
+            step[3][2], projects = -1.0 / distance, True
+        elif name.startswith("translate"):
+            lengths = [_length_px(argument, font_px) for argument in arguments]
+            if None in lengths or not lengths:
+                return False
+            axes = {"translatex": (0,), "translatey": (1,), "translatez": (2,)}.get(name, (0, 1, 2))
+            for axis, length in zip(axes, lengths, strict=False):
+                step[axis][3] = length  # type: ignore[assignment]
+        elif name == "matrix3d":
+            numbers = [_number(t) for t in arguments]
+            if len(numbers) != 16 or None in numbers:
+                return False
+            step = [[numbers[column * 4 + r] for column in range(4)] for r in range(4)]  # type: ignore[misc]
+            projects = True
+        else:
+            linear = _linear_part([token])
+            if linear is None:
+                return False
+            for r in range(3):
+                step[r][:3] = list(linear[r])
+        row = [sum(row[k] * step[k][j] for k in range(4)) for j in range(4)]
+    return projects and abs(row[0]) < 1e-9 and abs(row[1]) < 1e-9 and row[3] <= 0
 
 
 def _readable_scale(matrix: Matrix | None) -> float:

@@ -418,6 +418,33 @@ def test_html_text_in_a_size_contained_box_with_room_or_drawn_overflow_stays(mar
     doc = parsed(html(f"<p>{VISIBLE}</p>{markup}<p>{AFTER}</p>"), "page.html")
     assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
 
+
+# Behind the viewer (found attacking the demo, fifteenth session, attack16; chromium 156 draws no pixel of each): after a
+# perspective(), a translation towards the viewer as far as its distance or more, or a matrix3d whose projective part is
+# 0 or less -- the linear part, all that was judged, is the identity, so the text reached the model.
+BEHIND_THE_VIEWER = {
+    "perspective-translate-z": "perspective(1px) translateZ(10px)",
+    "perspective-translate-z-equal": "perspective(10px) translateZ(10px)",
+    "perspective-translate-3d": "perspective(100px) translate3d(0, 0, 200px)",
+    "perspective-em": "perspective(1em) translateZ(2em)",
+    "perspective-then-a-turn": "perspective(1px) translateZ(10px) rotate(10deg)",
+    "perspective-scale-translate": "perspective(1px) scale(2) translateZ(2px)",
+    "matrix3d-w-negative": "matrix3d(1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,-1)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BEHIND_THE_VIEWER))
+def test_html_text_moved_behind_the_viewer_never_reaches_the_model(case):
+    markup = f'<div style="transform:{BEHIND_THE_VIEWER[case]}">{PAYLOAD}</div>'
+    assert_hidden(parsed(html(f"<p>{VISIBLE}</p>{markup}<p>{AFTER}</p>"), "page.html"))
+
+
+@pytest.mark.parametrize("transform", ["translateZ(10px) perspective(1px)", "perspective(1000px) translateZ(10px)",
+                                       "perspective(2000px) rotateY(10deg)", "perspective(none)"])
+def test_html_text_in_front_of_the_viewer_stays(transform):
+    doc = parsed(html(f'<p>{VISIBLE}</p><div style="transform:{transform}">{PAYLOAD}</div><p>{AFTER}</p>'), "page.html")
+    assert PAYLOAD in " ".join(model_texts(doc)) and removed(doc) == 0
+
 # 2026-12-04 (found attacking hidden text; rendered in chromium: a skew of 70 degrees or more draws a band of strokes):
 # text sheared or squashed past reading -- the determinant's square root, the scale read before, is 1 for any skew.
 SHEARED = {
