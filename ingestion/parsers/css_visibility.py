@@ -1472,7 +1472,53 @@ def _transform(tokens: list, font_px: float) -> tuple[float, bool]:
                 scale *= _rotation_scale(tuple(axis), angle)  # type: ignore[arg-type]
         elif name.startswith("translate"):
             far = far or _offset_far(arguments, font_px)
-    return min(scale, _readable_scale(_linear_part(tokens))), far
+    return min(scale, _readable_scale(_linear_part(tokens))), far or _behind_the_viewer(tokens, font_px)
+
+
+def _behind_the_viewer(tokens: list, font_px: float) -> bool:
+    """Whether a ``transform`` puts the whole element behind the viewer: after a ``perspective()``, a translation
+    towards the viewer as far as its distance or more (``perspective(10px) translateZ(10px)``), or a ``matrix3d`` whose
+    projective part is 0 or less -- the homogeneous ``w`` of every point of the element's plane is not positive, and a
+    browser draws none of it (found attacking the demo, fifteenth session, attack16: chromium 156 draws no pixel of
+    it; the matrix's linear part, all this reader judged, is the identity). Judged only where ``w`` is the same at every
+    point of the plane (nothing turns the plane before the projection); else, or for a function this reader does not
+    read, not judged."""
+    row = [0.0, 0.0, 0.0, 1.0]  # the last row of the transform's 4x4 matrix, built left to right
+    projects = False
+    for token in tokens:
+        if token.type == "ident" and token.lower_value == "none":
+            continue
+        if token.type != "function":
+            return False
+        name = token.lower_name
+        arguments = [t for t in _tokens(token.arguments) if t.type != "literal"]
+        step = [[float(i == j) for j in range(4)] for i in range(4)]
+        if name == "perspective":
+            distance = _length_px(arguments[0], font_px) if len(arguments) == 1 else None
+            if distance is None or distance <= 0:
+                return False
+            step[3][2], projects = -1.0 / distance, True
+        elif name.startswith("translate"):
+            lengths = [_length_px(argument, font_px) for argument in arguments]
+            if None in lengths or not lengths:
+                return False
+            axes = {"translatex": (0,), "translatey": (1,), "translatez": (2,)}.get(name, (0, 1, 2))
+            for axis, length in zip(axes, lengths, strict=False):
+                step[axis][3] = length  # type: ignore[assignment]
+        elif name == "matrix3d":
+            numbers = [_number(t) for t in arguments]
+            if len(numbers) != 16 or None in numbers:
+                return False
+            step = [[numbers[column * 4 + r] for column in range(4)] for r in range(4)]  # type: ignore[misc]
+            projects = True
+        else:
+            linear = _linear_part([token])
+            if linear is None:
+                return False
+            for r in range(3):
+                step[r][:3] = list(linear[r])
+        row = [sum(row[k] * step[k][j] for k in range(4)) for j in range(4)]
+    return projects and abs(row[0]) < 1e-9 and abs(row[1]) < 1e-9 and row[3] <= 0
 
 
 def _readable_scale(matrix: Matrix | None) -> float:
@@ -1715,6 +1761,41 @@ def _svg_path_gone(data: str) -> bool:
     return False
 
 
+# What sizes a size-contained box in its block axis (``_size_contained_empty``).
+_INTRINSIC = {"height": ("contain-intrinsic-height", "contain-intrinsic-block-size"),
+              "width": ("contain-intrinsic-width", "contain-intrinsic-block-size")}
+
+
+def _size_contained_empty(tokens: dict[str, list], font_px: float, *, block: bool) -> bool:
+    """Whether a box whose overflow is clipped (``overflow: hidden|clip`` or paint containment: the caller's test) is
+    **size-contained** (``contain: size`` or ``strict``) with no room for a line in its block axis: size containment
+    lays a box out as if it were empty, so its auto block size is its ``contain-intrinsic-*`` size (none: 0), at least
+    its ``min-*``, plus its padding -- and what overflows it is clipped. Found attacking the demo (fifteenth session,
+    attack16): ``<div style="contain: strict">`` draws nothing of its text in chromium 156 (checked with the payload
+    written backwards: not one pixel differs), no height being written, so the box rule kept it. A block size written
+    (``height``/``max-height``; in a vertical writing mode ``width``) is the box rule's. A non-atomic inline box (an
+    element inline by its tag and its ``display``) is not contained: drawn. What this reader cannot read of the sizes
+    counts as 0 (fail closed); a box of more than :data:`_HAIR_PX` shows its first line."""
+    if not any(t.type == "ident" and t.lower_value in ("size", "strict") for t in tokens.get("contain", [])):
+        return False
+    display = _keyword(tokens.get("display", []))
+    if display in ("inline", "contents") or (display is None and not block):
+        return False
+    vertical = (_keyword(tokens.get("writing-mode", [])) or "").startswith(("vertical", "sideways"))
+    axis = "width" if vertical else "height"
+    if tokens.get(axis) or tokens.get(f"max-{axis}"):
+        return False  # a size of its own: judged by the box rule
+    sides = ("padding-left", "padding-right") if vertical else ("padding-top", "padding-bottom")
+
+    def length(name: str, default: float = 0.0) -> float:
+        value = [t for t in tokens.get(name, []) if not (t.type == "ident" and t.lower_value in ("auto", "none"))]
+        size = _length_px(value[-1], font_px) if value else default
+        return max(size, 0.0) if size is not None else 0.0
+
+    intrinsic = max([length(name) for name in (*_INTRINSIC[axis], "contain-intrinsic-size")] or [0.0])
+    return max(intrinsic, length(f"min-{axis}")) + sum(length(side) for side in sides) <= _HAIR_PX
+
+
 def _too_small(width: float | None, height: float | None) -> bool:
     """Whether a box (or clip) of these sizes in px (None: unknown) shows nothing of text: at most
     :data:`_HAIR_PX` in either direction."""
@@ -1950,6 +2031,9 @@ RELEVANT = frozenset({
     "mix-blend-mode", "mask-size", "-webkit-mask-size", "-webkit-line-clamp", "line-clamp", "-webkit-box-orient", "float",
     "-webkit-text-security", *_MASK_PROPERTIES, *_PUSHING, "padding", "border", "border-left", "border-top",
     "border-width", "line-height", "vertical-align", "font-size-adjust", "color-scheme", "font-family",
+    # what sizes a size-contained box (``_size_contained_empty``)
+    "min-width", "min-height", "padding-right", "padding-bottom", "writing-mode", "contain-intrinsic-size",
+    "contain-intrinsic-width", "contain-intrinsic-height", "contain-intrinsic-block-size",
 })
 
 
@@ -2594,6 +2678,8 @@ class Visibility:
             height = min((sizes[n] for n in ("height", "max-height") if n in sizes), default=None)
             if _too_small(width, height):
                 gone = gone or "a box too small to show it"
+            elif _size_contained_empty(tokens, font_px, block=element.tag in _BLOCK_TAGS):
+                gone = gone or "a size-contained box too small to show it"
         spacing = tokens.get("letter-spacing", [])
         if len(spacing) == 1 and (gap := _length_px(spacing[0], font_px, basis=font_px)) is not None \
                 and gap <= -OVERLAID_LETTERS * font_px:
