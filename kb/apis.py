@@ -15,7 +15,7 @@ from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.apis import MemberAPIView
+from accounts.apis import MemberAPIView, StrictLimitOffsetPagination
 from accounts.errors import ApplicationError
 from accounts.models import Group
 from accounts.parsers import SafeJSONParser
@@ -322,6 +322,15 @@ def search_answer(*, member, body, request=None) -> dict:
 
 
 REVIEW_TAG = ["review"]
+REVIEW_TOTAL_HEADER = "X-Review-Total"
+# The review queue's page, as the paged lists' (accounts.apis.StrictLimitOffsetPagination, whose bounds and errors it
+# takes) in a list that stays a list.
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": StrictLimitOffsetPagination.max_limit},
+                     OpenApiParameter.QUERY, description="Number of results to return per page."),
+    OpenApiParameter("offset", {"type": "integer", "minimum": 0}, OpenApiParameter.QUERY,
+                     description="The initial index from which to return the results."),
+]
 
 
 class ScreeningSettingsApi(KbAPIView):
@@ -345,22 +354,30 @@ class ScreeningSettingsApi(KbAPIView):
 
 
 class ReviewQueueApi(KbAPIView):
-    """``/api/v1/review/``: flagged chunks the reviewer (an admin) may read. Nothing -- no item, no
-    count -- of flagged chunks in sections they may not read."""
+    """``/api/v1/review/``: flagged chunks, then sections' flagged heads, that the reviewer (an admin) may read, a page
+    at a time (``?limit=&offset=``, as the other lists: 50 by default, at most 500; ``X-Review-Total`` says how many
+    the queue holds). Nothing -- no item, no count -- of flagged chunks or heads in sections they may not read."""
 
     query_parameters = ReviewQueueFilterSerializer
 
     permission_classes = [IsAdmin]
-    pagination_class = None
+    pagination_class = None  # a list, as before pages: the page's bounds are StrictLimitOffsetPagination's
 
-    @extend_schema(tags=REVIEW_TAG, summary="Flagged chunks you may read, waiting for (or past) review",
-                   parameters=[ReviewQueueFilterSerializer],
+    @extend_schema(tags=REVIEW_TAG, summary="Flagged chunks and heads you may read, waiting for (or past) review",
+                   parameters=[ReviewQueueFilterSerializer, *PAGE_PARAMETERS,
+                               OpenApiParameter(REVIEW_TOTAL_HEADER, int, OpenApiParameter.HEADER, response=[200],
+                                                description="How many items the queue holds in this state.")],
                    responses={200: ReviewItemSerializer(many=True), **error_responses(400)})
     def get(self, request):
         filters = ReviewQueueFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        items = screening.review_queue(member=self.member, state=filters.validated_data["state"])
-        return Response(ReviewItemSerializer([vars(i) for i in items], many=True).data)
+        pages = StrictLimitOffsetPagination()
+        limit, offset = pages.get_limit(request), pages.get_offset(request)
+        page = screening.review_page(member=self.member, state=filters.validated_data["state"], offset=offset,
+                                     limit=limit)
+        response = Response(ReviewItemSerializer([vars(i) for i in page.items], many=True).data)
+        response[REVIEW_TOTAL_HEADER] = str(page.count)
+        return response
 
 
 class ReviewItemApi(KbAPIView):

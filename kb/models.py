@@ -174,7 +174,13 @@ class Section(models.Model):
 
     class Meta:
         ordering = ["document", "order"]
-        indexes = [models.Index(fields=["document", "order"])]
+        indexes = [
+            models.Index(fields=["document", "order"]),
+            # The review queue's flagged heads (``kb.screening._flagged_head_sections``), counted and paged in
+            # document order: few sections of a tenant, all found without reading the others.
+            models.Index(fields=["tenant", "document", "start"], condition=Q(**{f"metadata__{HEAD_SCREENING}__flagged": True}),
+                         name="section_flagged_head_idx"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["document", "key"], name="section_unique_key"),
             models.UniqueConstraint(fields=["id", "tenant"], name="section_id_tenant"),

@@ -11,8 +11,9 @@ computed per query. This module reads and acts on them (docs/screening.md, "Quar
   so a held chunk is never a candidate; the same condition, negated, finds the spans that expansion
   cuts out of contexts (:class:`Screened`, which ``kb.search`` loads for the hits' documents and whose
   ``holes`` ``kb.expansion`` cuts out);
-* the review queue: :func:`review_queue`, :func:`review_item_get` (a reviewer sees only flagged chunks
-  they may read; anything else is the same 404 as a nonexistent id), :func:`review_decide` (release,
+* the review queue: :func:`review_page` (a page of it and its count, in a bounded number of statements),
+  :func:`review_item_get` (a reviewer sees only flagged chunks they may read; anything else is the same 404 as a
+  nonexistent id), :func:`review_decide` (release,
   keep out, delete the document; audited as ``review.decision`` with the reviewer);
 * :func:`document_screening_summary`: "held for review" and why, counted over what the member may read.
 
@@ -21,7 +22,7 @@ that selectors and expansion use it too): a decision on a chunk they flag is one
 and the line of a held heading is cut out with the held chunks (:func:`held_spans`). A section's head that is no
 heading line (a front matter, a definition's decorators and signature: in no chunk) has a verdict of its own too
 (``Section.metadata["head_screening"]``), and is cut with them unless known clean (:func:`held_heads`); a flagged one
-is a review item too (:func:`review_queue`, :func:`head_review_item_get`, :func:`head_review_decide`).
+is a review item too (:func:`review_page`, :func:`head_review_item_get`, :func:`head_review_decide`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,25 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Case,
+    CharField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    Func,
+    IntegerField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import JSONArray, Least, Substr
 
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
@@ -72,7 +91,9 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
 
 MODES = tuple(ScreeningMode.values)
 DECISIONS = ("release", "keep_out", "delete_document")
-REVIEW_PAGE = 50
+REVIEW_STATES = ("pending", "decided", "all")
+REVIEW_PAGE = 50  # a page of the review queue: as the API's other lists (accounts.apis.StrictLimitOffsetPagination)
+REVIEW_PAGE_MAX = 500
 
 
 # ----------------------------------------------------------------------------- the tenant's mode
@@ -423,27 +444,55 @@ def _items(member: Membership, chunks: QuerySet[Chunk] | list[tuple]) -> list[Re
     return items
 
 
-def review_queue(*, member: Membership, state: str = "pending", limit: int = REVIEW_PAGE) -> list[ReviewItem]:
-    """Flagged chunks the reviewer may read: ``pending`` (no decision yet), ``decided`` or ``all``; then the flagged
-    heads of sections they may read (:func:`held_heads`: in no chunk; ``kind`` ``head``), in the same page.
+@dataclass(frozen=True)
+class ReviewPage:
+    """A page of the review queue (:func:`review_page`) and how many items the whole queue holds in its state: of
+    what the reviewer may read, nothing more."""
+
+    items: list[ReviewItem]
+    count: int
+    offset: int
+    limit: int
+
+
+def review_page(*, member: Membership, state: str = "pending", offset: int = 0,
+                limit: int = REVIEW_PAGE) -> ReviewPage:
+    """A page of the review queue: the flagged chunks the reviewer may read, in document order, then the flagged
+    heads of sections they may read (:func:`held_heads`: in no chunk; ``kind`` ``head``), in document order --
+    ``pending`` (no decision yet), ``decided`` or ``all`` -- items ``offset`` to ``offset + limit`` of it (``limit``
+    1 to :data:`REVIEW_PAGE_MAX`), with the queue's count.
+
+    Bounded, whatever the queue holds: the chunks and the heads are each counted in one statement and a page of each
+    read in one more (a head's text with it, :func:`_flagged_head_sections`), and the rest of the statements are
+    the page's (found reviewing the queue, fifteenth session: every flagged head of the tenant was read on each
+    request, its text with a statement of its own, and no head past the first page could be reached).
 
     Fail closed (docs/security.md): nothing is said about flagged chunks or heads the reviewer may not read --
-    no item, no count."""
+    no item, no count: the read rule is in every statement."""
     _reviewer_check(member)
-    reader = reader_for(member)
-    chunks = _flagged(reader)
-    if state == "pending":
-        chunks = chunks.filter(review=ChunkReview.NONE)
-    elif state == "decided":
-        chunks = chunks.exclude(review=ChunkReview.NONE)
-    elif state != "all":
+    if state not in REVIEW_STATES:
         raise ApplicationError("state must be pending, decided or all", code="invalid_state")
-    limit = max(1, min(limit, 500))
-    items = _items(member, chunks.order_by("document_id", "ordinal")[:limit])
-    if len(items) < limit:
-        heads = [row for row in _head_rows(reader) if state == "all" or (row[5] == ChunkReview.NONE) == (state == "pending")]
-        items += _items(member, heads[: limit - len(items)])
-    return items
+    reader = reader_for(member)
+    limit, offset = max(1, min(limit, REVIEW_PAGE_MAX)), max(0, offset)
+    chunks, heads = _flagged(reader), _flagged_head_sections(reader)
+    if state == "pending":
+        chunks, heads = chunks.filter(review=ChunkReview.NONE), heads.filter(head_review=ChunkReview.NONE)
+    elif state == "decided":
+        chunks, heads = chunks.exclude(review=ChunkReview.NONE), heads.exclude(head_review=ChunkReview.NONE)
+    chunk_count, head_count = chunks.count(), heads.count()
+    rows: list[tuple] = []
+    if offset < chunk_count:
+        rows = list(chunks.order_by("document_id", "ordinal", "pk")[offset:offset + limit].values_list(
+            "id", "document_id", "section_id", "text", "screening", "review"))
+    skipped = max(0, offset - chunk_count)  # the heads before this page
+    if len(rows) < limit and skipped < head_count:
+        rows += _head_rows(heads, offset=skipped, limit=limit - len(rows))
+    return ReviewPage(items=_items(member, rows), count=chunk_count + head_count, offset=offset, limit=limit)
+
+
+def review_queue(*, member: Membership, state: str = "pending", limit: int = REVIEW_PAGE) -> list[ReviewItem]:
+    """The first page of the review queue (:func:`review_page`): its items."""
+    return review_page(member=member, state=state, limit=limit).items
 
 
 def review_item_get(*, member: Membership, chunk_id) -> ReviewItem:
@@ -509,7 +558,7 @@ def head_review_item_get(*, member: Membership, section_id) -> ReviewItem:
     the same NotFound as a made-up id."""
     _reviewer_check(member)
     pk = parse_uuid(section_id)
-    items = _items(member, _head_rows(reader_for(member), section_id=pk)) if pk else []
+    items = _items(member, _head_rows(_flagged_head_sections(reader_for(member), section_id=pk))) if pk else []
     if not items:
         raise NotFound(NOT_FOUND_MESSAGE)
     return items[0]
@@ -631,47 +680,60 @@ def _flagged_heads(reader: Reader, document_id: uuid.UUID) -> list[tuple[uuid.UU
     """The flagged heads (:func:`held_heads`: records for the span each has now) of a document's sections the reader
     may read, as (section id, verdict): counted in the screening summaries as a flagged chunk is -- held or not as
     the mode and their review hold them -- for those who may read them, and for nobody else (the read rule is in the
-    statement's ``may_read``)."""
-    return [(row["id"], row["head_screening"]) for row, _ in _flagged_head_sections(reader, document_id=document_id)]
+    statement)."""
+    return list(_flagged_head_sections(reader, document_id=document_id).order_by("start", "end", "pk")
+                .values_list("pk", "head_screening"))
+
+
+class _FirstBodyStart(Func):
+    """The least start of a section's ``body_spans`` (``[[start, end], ...]``) as :func:`section_heads` reads them:
+    the first element of each non-empty list in the list (a number; ``int``'s truncation); NULL when there is none."""
+
+    template = ("(SELECT min(trunc(first::numeric))::integer FROM jsonb_path_query(%(expressions)s, "
+                "'strict $[*] ? (@.type() == \"array\" && @.size() > 0)[0] ? (@.type() == \"number\")', '{}', true) "
+                "AS first)")
+    output_field = IntegerField()
 
 
 def _flagged_head_sections(reader: Reader, *, document_id: uuid.UUID | None = None,
-                           section_id: uuid.UUID | None = None) -> list[tuple[dict, tuple[int, int]]]:
-    """The flagged heads of the tenant's sections the reader may read (of one document, or one section), as (row,
-    head span), in document order: a record for the span the head has now, flagged. The read rule is in the
-    statement (``may_read``): a head the reader may not read is never kept, so neither shown nor counted."""
-    may_read = ExpressionWrapper(readable_q(reader), output_field=BooleanField())
-    scope = Q(tenant_id=reader.tenant_id)
+                           section_id: uuid.UUID | None = None) -> QuerySet[Section]:
+    """The tenant's sections (of one document, or one section) whose head is flagged now, that the reader may read:
+    a record flagged for the span the head has now -- :func:`section_heads`' rule, from the section's start to its
+    first text or subsection, worked out in the statement (``head_end``) -- with ``head_screening`` (the record) and
+    ``head_review`` (:func:`_head_review`). The read rule is in the statement (``readable_q``): a head the reader may
+    not read is never read, so neither shown nor counted. A query, so that it is counted and paged in SQL (the
+    partial index ``section_flagged_head_idx`` finds the flagged ones)."""
+    record = KeyTransform(HEAD_SCREENING, "metadata")
+    # By the parent's id alone (its index): a subsection is of its parent's document, so of its tenant.
+    first_subsection = (Section.objects.filter(parent_id=OuterRef("pk")).order_by().values("parent_id")
+                        .annotate(first=Min("start")).values("first"))
+    sections = Section.objects.filter(readable_q(reader), tenant_id=reader.tenant_id,
+                                      **{f"metadata__{HEAD_SCREENING}__flagged": True})
     if document_id is not None:
-        scope &= Q(document_id=document_id)
-    # The flagged ones and their children (a head ends at its section's first subsection): none, most often.
-    flagged = Section.objects.filter(scope, **{f"metadata__{HEAD_SCREENING}__flagged": True})
+        sections = sections.filter(document_id=document_id)
     if section_id is not None:
-        flagged = flagged.filter(pk=section_id)
-    flagged = flagged.values("pk")
-    rows = list(Section.objects.filter(Q(pk__in=flagged) | Q(parent_id__in=flagged), scope).order_by(
-        "document_id", "start", "end").values(
-        "id", "document_id", "parent_id", "start", "end", "body_spans", "kind",
-        head_screening=F(f"metadata__{HEAD_SCREENING}"), may_read=may_read))
-    return [(row, head) for row, head in zip(rows, section_heads(rows), strict=True)
-            if row["may_read"] and head[1] > head[0]
-            and isinstance(row["head_screening"], dict) and row["head_screening"].get("span") == [head[0], head[1]]
-            and row["head_screening"].get("flagged") is True and (section_id is None or row["id"] == section_id)]
+        sections = sections.filter(pk=section_id)
+    return sections.annotate(
+        head_end=Least(F("end"), Subquery(first_subsection), _FirstBodyStart("body_spans"),
+                       output_field=IntegerField()),
+        head_span=JSONArray(F("start"), F("head_end")),
+        head_screening=record,
+        head_review=Case(When(**{f"metadata__{HEAD_SCREENING}__review__in": [ChunkReview.RELEASED, ChunkReview.KEPT_OUT]},
+                              then=KeyTextTransform("review", record)), default=Value(ChunkReview.NONE),
+                         output_field=CharField()),
+    ).filter(head_end__gt=F("start"), **{f"metadata__{HEAD_SCREENING}__span": F("head_span")})
 
 
-def _head_rows(reader: Reader, *, section_id: uuid.UUID | None = None) -> list[tuple]:
-    """:func:`_flagged_head_sections` as review rows (:func:`_items`): (None, document id, section id, the head's
-    text, verdict, review, ``"head"``); the head's text read in the statement, never the document's whole text."""
-    from django.db.models.functions import Substr
-
-    found = _flagged_head_sections(reader, section_id=section_id)
-    texts = {}
-    for row, (start, end) in found:
-        text = (Document.objects.filter(pk=row["document_id"]).annotate(head=Substr("text", start + 1, end - start))
-                .values_list("head", flat=True).first())
-        texts[row["id"]] = text or ""
-    return [(None, row["document_id"], row["id"], texts[row["id"]], row["head_screening"],
-             _head_review(row["head_screening"]), "head") for row, _ in found]
+def _head_rows(heads: QuerySet[Section], *, offset: int = 0, limit: int | None = None) -> list[tuple]:
+    """Heads of :func:`_flagged_head_sections` as review rows (:func:`_items`): (None, document id, section id, the
+    head's text, verdict, review, ``"head"``), in document order, ``limit`` of them from ``offset`` -- in one
+    statement, the heads' texts with them (never the documents' whole texts)."""
+    text = Document.objects.filter(pk=OuterRef("document_id")).values(
+        head=Substr("text", OuterRef("start") + 1, OuterRef("head_end") - OuterRef("start")))
+    rows = heads.annotate(head_text=Subquery(text)).order_by("document_id", "start", "end", "pk").values_list(
+        "pk", "document_id", "head_text", "head_screening", "head_review")
+    rows = rows[offset:offset + limit] if limit is not None else rows[offset:]
+    return [(None, document_id, pk, head or "", record, review, "head") for pk, document_id, head, record, review in rows]
 
 
 def _held(mode: str, review: str) -> bool:

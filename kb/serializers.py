@@ -182,6 +182,8 @@ class ReviewItemSerializer(serializers.Serializer):
 
 
 class ReviewQueueFilterSerializer(QueryParametersSerializer):
+    extra_parameters = ("limit", "offset")  # the page (kb.apis.ReviewQueueApi)
+
     state = serializers.ChoiceField(choices=["pending", "decided", "all"], default="pending", required=False)
 
     def validate(self, attrs):

@@ -10,7 +10,10 @@ made-up one.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -54,15 +57,23 @@ def highlighted(text: str, spans) -> list[tuple[str, bool]]:
 @member_required(Role.ADMIN)
 @require_GET
 def review_index(request):
+    """The queue a page at a time (``?page=``, ``kb.screening.REVIEW_PAGE`` items; what is no page number is the
+    nearest page, as Django's Paginator reads it), with the count of what the reviewer may review in this state."""
     member = request.member
     state = request.GET.get("state", "pending")
     if state not in STATES:
         state = "pending"
-    items = screening.review_queue(member=member, state=state)
-    rows = [{"item": item, "parts": highlighted(item.text, item.screening["spans"])} for item in items]
+    asked = request.GET.get("page")
+    number = int(asked) if asked and asked.isdigit() and int(asked) >= 1 else 1
+    queue = screening.review_page(member=member, state=state, offset=(number - 1) * screening.REVIEW_PAGE)
+    page = Paginator(range(queue.count), screening.REVIEW_PAGE).get_page(asked)  # the page numbers: no rows
+    if page.number != number:  # past the last page: the last one
+        queue = screening.review_page(member=member, state=state, offset=(page.number - 1) * screening.REVIEW_PAGE)
+    rows = [{"item": item, "parts": highlighted(item.text, item.screening["spans"])} for item in queue.items]
     context = {
         "member": member, "nav": "review", "rows": rows, "state": state, "states": STATES,
         "mode": screening.screening_mode(tenant_id=member.tenant_id), "modes": MODE_LABELS,
+        "page": page, "count": queue.count, "query": urlencode({"state": state}),
     }
     return render(request, "console/review/list.html", context)
 
