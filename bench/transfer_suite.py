@@ -98,6 +98,9 @@ def evaluate(questions: Sequence[Question], texts: dict[str, str], chunkers: dic
             vectors[doc] = embedder.embed([c.embed_text for c in chunks])
             texts_of[doc] = [c.embed_text for c in chunks]
             total += len(chunks)
+        if weight:
+            # every chunk's pieces in one pass (cached once), not twenty at a time per question
+            embedder.pieces([t for doc in texts for t in texts_of[doc]])
         recall = np.zeros(len(questions))
         iou = np.zeros(len(questions))
         for i, (q, v) in enumerate(zip(questions, qvec, strict=True)):

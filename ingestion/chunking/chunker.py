@@ -741,6 +741,10 @@ class _Chunker:
             block_pieces = self._block_pieces(block, body_limit)
             for piece in block_pieces:
                 piece.block = number
+            if block_pieces and number and self.config.lead_in_glue and self._leads_in(run[number - 1]):
+                # A block that ends with a colon introduces the next one: cut there only when no other
+                # block boundary will do (a how-to's sentence kept with its command).
+                block_pieces[0].strength = SENTENCE
             pieces.extend(block_pieces)
         if not pieces:
             return []
@@ -781,6 +785,10 @@ class _Chunker:
                 continue
             out.extend(self._emit_range(section, pieces, i, j, prefix, prefix_tokens, body_limit, kind))
         return out
+
+    def _leads_in(self, block: Block) -> bool:
+        """Whether ``block``'s text ends with a colon (a lead-in to what follows it)."""
+        return self.text[block.start : block.end].rstrip().endswith(":")
 
     def _topic(self, block: Block, first: _Piece) -> tuple[str, int] | None:
         """The first sentence of a prose paragraph and its token count (with its separator), for a chunk

@@ -46,6 +46,7 @@ ADDED_OFF = {
     "table_label_columns": False,
     "piece_weight": 0.0,
     "table_row_labels": False,
+    "lead_in_glue": False,
 }
 # Fields added after index versions were first stored: left out of the hash while they
 # hold these defaults, so every config stored before keeps its hash (and its version id).
@@ -178,6 +179,10 @@ class ChunkingConfig:
       registered before eight new sources were read (row questions' recall there 60.5 -> 61.7, the default
       mode's context recall 92.6 -> 94.0%; docs/benchmarks.md, "Fourteenth round"); off in configs stored
       before (``ADDED_OFF``), which keep their hash and chunks -- a tenant moves to it by a shadow build.
+    - ``lead_in_glue``: a block whose text ends with a colon introduces the next block of its run (``You can
+      install it with vcpkg:`` over the commands), so the boundary between them counts as a sentence's, not a
+      block's: the packer cuts there only when no other block boundary leaves a chunk half its goal.  Off by
+      default and in configs stored before (``ADDED_OFF``); issue 30's fifteenth round (docs/benchmarks.md).
     """
 
     strategy: str = "structure"
@@ -205,6 +210,7 @@ class ChunkingConfig:
     table_label_columns: bool = True
     piece_weight: float = 0.5
     table_row_labels: bool = True
+    lead_in_glue: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -238,7 +244,7 @@ class ChunkingConfig:
         for name in (
             "text_tables", "prose_overlap", "table_context", "table_rows", "topic_sentence", "table_delimiter_rows",
             "markdown_table_rows", "compact_table_header", "long_sentence_lines", "table_label_columns",
-            "table_row_labels",
+            "table_row_labels", "lead_in_glue",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool")
