@@ -230,7 +230,7 @@ DEBIAN = {
     # fourteenth round: the first five directories of /usr/share/doc in alphabetical order whose README
     # (README, README.md, README.txt or README.rst, maybe gzipped) is at least 8,192 bytes, UTF-8, under
     # Expat/MIT, BSD, Apache-2.0, ISC, PSF, Zlib or public domain by the package's copyright file, and not
-    # already here (pending/deb.md lists every package examined); each from its first line, cut as above.
+    # already here (evaluation/transfer/README.md lists every package examined); each from its first line, cut as above.
     "deb-libffi": (
         "/usr/share/doc/libffi8/README.md.gz",
         "README.md",
@@ -276,7 +276,8 @@ NPM = {
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
-# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth.
+# springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
+# brewery, carehomes, coachbuilder: fifteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -295,6 +296,9 @@ WRITTEN = [
     "report-broadband",  # fourteenth round
     "report-papermill",
     "report-windfarm",
+    "report-brewery",  # fifteenth round
+    "report-carehomes",
+    "report-coachbuilder",
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
