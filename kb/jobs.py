@@ -125,7 +125,8 @@ def job_move_to_bulk(job: IngestionJob, reason: str) -> bool:
 
 def rescreen_after_commit(tenant_id: int) -> None:
     """Send the re-screen task for ``tenant_id`` once the current transaction commits (its stale chunks:
-    ``screening_detector`` no longer ``pipeline.screen.SCREENED_BY``)."""
+    ``screening_detector`` no longer ``pipeline.screen.SCREENED_BY``; its documents without chunks whose own record
+    another made, ``pipeline.rescreen.chunkless_stale_documents``)."""
 
     def send() -> None:
         try:

@@ -31,7 +31,9 @@ CONTENT_BY = "content_by"
 # upload, ``kb.services``), by digest and without their text: ``{"detector": ..., "titles": {digest: {"flagged":
 # bool, "reasons": [...], "review": "" | "released" | "kept_out"}}}`` (``kb.screening.title_record``). Written
 # by ingestion, the re-screen job and a review decision; read by the one rule for showing a title
-# (``kb.screening.shown_title``: a held one is a placeholder wherever a title is shown).
+# (``kb.screening.shown_title``: a held one is a placeholder wherever a title is shown). The document's ``detector``
+# says what screened its titles, headings and heads (``pipeline.screen.SCREENED_BY``; ``""`` after a policy change):
+# the re-screen job finds a document without chunks by it (``pipeline.rescreen.chunkless_stale_documents``).
 TITLE_SCREENING = "title_screening"
 
 # Section.metadata key: the verdict of the section's head -- the text from its start to its first text or subsection,

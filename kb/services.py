@@ -498,6 +498,10 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
         # (``pipeline.screen.readable_document_texts``), and its score is shown to them: with other readers,
         # every chunk of the document is screened again (marked stale, ``pipeline.rescreen``; no re-embedding).
         Chunk.objects.filter(document=document).update(screening_detector="")
+        # Its heads' too (``pipeline.screen.head_records``: screened against the same text) and its titles' records:
+        # the document's own record is marked stale as well, so the job screens again a document without chunks.
+        document_records_stale(document)
+        Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
         rescreen_after_commit(document.tenant_id)
     paths = access.heading_paths
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
@@ -512,6 +516,17 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
         Document.objects.filter(pk=document.pk).update(title=document.title, tags=document.tags,
                                                        metadata=document.metadata)
     return sections
+
+
+def document_records_stale(document: Document) -> None:
+    """Mark ``document``'s (in memory) own screening stale: the ``detector`` of its :data:`~kb.models.TITLE_SCREENING`
+    record, which says what screened its titles, its sections' headings and heads. The re-screen job
+    (``pipeline.rescreen``) screens again every document without chunks whose record another ``SCREENED_BY`` made (a
+    document with chunks is found by theirs, marked with it). The verdicts stay what they are until it has: a held
+    title or head stays held. The caller saves the row, which it holds locked."""
+    record = (document.metadata or {}).get(TITLE_SCREENING)
+    if isinstance(record, dict):  # none: stale already
+        document.metadata = {**document.metadata, TITLE_SCREENING: {**record, "detector": ""}}
 
 
 def _releases_follow(section: Section) -> None:

@@ -16,6 +16,14 @@ A reviewer's decision stays with the chunk; a chunk that becomes flagged waits f
 the document's titles and its sections' headings (``kb.models.TITLE_SCREENING``) are made again with them --
 a document stored before titles had records shows its titles as held until this fills them (fail closed) -- and
 those of its sections' heads (``kb.models.HEAD_SCREENING``: cut from what an agent reads until this writes them).
+
+A document without chunks -- heads alone (a Markdown file of a front matter and a heading whose line holds a link),
+headings without text -- has titles and heads all the same: it is found by its own record instead
+(:func:`chunkless_stale_documents`: the document's ``TITLE_SCREENING`` record's ``detector``, written with every
+screening of the document and marked stale by a policy change, ``kb.services.document_records_stale``) and screened
+again as one with chunks is, its chunks none. Before, the job found its work by stale chunks alone: such a document's
+heads kept their verdicts of its ingestion for good (one stored before a heading's line was screened, cut for good;
+a policy change's text never screened against).
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
 from accounts.tenancy import owner_path, tenant_activate
 from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
@@ -46,31 +56,48 @@ BATCH_DOCUMENTS = 50  # documents per transaction
 
 
 def stale_tenant_ids() -> list[int]:
-    """Tenants holding chunks screened by another detector version (the owner path: every tenant)."""
+    """Tenants holding chunks screened by another detector version, or documents without chunks whose own record
+    another one made (:func:`chunkless_stale_documents`; the owner path: every tenant)."""
     with owner_path():
-        return sorted(
-            Chunk.objects.exclude(screening_detector=SCREENED_BY).order_by()
-            .values_list("tenant_id", flat=True).distinct()
-        )
+        chunks = set(Chunk.objects.exclude(screening_detector=SCREENED_BY).order_by()
+                     .values_list("tenant_id", flat=True).distinct())
+        documents = set(chunkless_stale_documents().order_by().values_list("tenant_id", flat=True).distinct())
+        return sorted(chunks | documents)
+
+
+def chunkless_stale_documents(tenant_id: int | None = None) -> QuerySet[Document]:
+    """Documents with sections and no chunk (in any index version) whose titles and heads were screened by another
+    :data:`~pipeline.screen.SCREENED_BY`: their :data:`~kb.models.TITLE_SCREENING` record's ``detector`` is another
+    one, ``""`` (a policy change: ``kb.services.document_records_stale``), or missing (stored before titles had
+    records)."""
+    detector = KeyTextTransform("detector", KeyTransform(TITLE_SCREENING, "metadata"))
+    documents = Document.objects.all() if tenant_id is None else Document.objects.filter(tenant_id=tenant_id)
+    return (documents.annotate(screened_by=detector)
+            .filter(Q(screened_by__isnull=True) | ~Q(screened_by=SCREENED_BY))
+            .filter(Exists(Section.objects.filter(document_id=OuterRef("pk"))))
+            .exclude(Exists(Chunk.objects.filter(document_id=OuterRef("pk")))))
 
 
 def rescreen(*, tenant_ids: list[int] | None = None) -> dict:
     """Re-screen every stale chunk of ``tenant_ids`` (default: every tenant with any), tenant by tenant,
-    acting for each (``accounts.tenancy``). Returns counts: chunks re-screened, now flagged, changed."""
-    totals = {"tenants": 0, "documents": 0, "chunks": 0, "flagged": 0, "changed": 0}
+    acting for each (``accounts.tenancy``), and the titles and heads of every stale document without chunks
+    (:func:`chunkless_stale_documents`). Returns counts: documents and chunks re-screened, chunks now flagged,
+    changed, and heads given a record (``heads``; of those, ``heads_flagged``)."""
+    totals = {"tenants": 0, "documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "heads": 0, "heads_flagged": 0}
     for tenant_id in stale_tenant_ids() if tenant_ids is None else tenant_ids:
         tenant_activate(tenant_id)
         stats = _rescreen_tenant(tenant_id)
         totals["tenants"] += 1
         for key, value in stats.items():
             totals[key] += value
-    if totals["chunks"]:
-        logger.info("re-screened %(chunks)d chunks of %(documents)d documents (%(changed)d verdicts changed)", totals)
+    if totals["documents"]:
+        logger.info("re-screened %(chunks)d chunks and %(heads)d heads of %(documents)d documents "
+                    "(%(changed)d chunks' verdicts changed)", totals)
     return totals
 
 
 def _rescreen_tenant(tenant_id: int) -> dict:
-    stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0}
+    stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "heads": 0, "heads_flagged": 0}
     done: set[tuple] = set()  # each (document, version) once per run: a run always ends
     while True:
         groups = [
@@ -80,25 +107,49 @@ def _rescreen_tenant(tenant_id: int) -> dict:
             if group not in done
         ][:BATCH_DOCUMENTS]
         if not groups:
-            return stats
+            break
         for document_id, version_id in groups:
             done.add((document_id, version_id))
             _rescreen_document(tenant_id, document_id, version_id, stats)
+    while True:  # then the documents without chunks, found by their own record, in batches likewise
+        documents = [
+            document_id for document_id in
+            chunkless_stale_documents(tenant_id).order_by("pk").values_list("pk", flat=True)[: BATCH_DOCUMENTS + len(done)]
+            if (document_id, None) not in done
+        ][:BATCH_DOCUMENTS]
+        if not documents:
+            return stats
+        for document_id in documents:
+            done.add((document_id, None))
+            _rescreen_document(tenant_id, document_id, None, stats)
 
 
 def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> None:
+    """Screen again the chunks of ``document_id`` in index version ``version_id`` and the document's titles and heads;
+    ``version_id`` None: a document without chunks, its titles and heads alone."""
     with transaction.atomic():
         # The document row first, as ingestion and deletion lock it: a replacement cannot swap the
         # chunks under us, and a deleted document has nothing left to screen.
         document = Document.objects.select_for_update().filter(pk=document_id, tenant_id=tenant_id).first()
-        chunks = list(
-            Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
-            .order_by("ordinal")
-            .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector",
-                  "review")
-        )
-        if document is None or not chunks:
+        if document is None:
             return
+        if version_id is None:
+            # Under the lock: chunks stored meanwhile came with records of their own (pipeline.store), and a run
+            # that screened it meanwhile left it current. Either way, nothing to do here.
+            record = (document.metadata or {}).get(TITLE_SCREENING)
+            if (Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id).exists()
+                    or (isinstance(record, dict) and record.get("detector") == SCREENED_BY)):
+                return
+            chunks = []
+        else:
+            chunks = list(
+                Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
+                .order_by("ordinal")
+                .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector",
+                      "review")
+            )
+            if not chunks:
+                return
         sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
                         .only("id", "parent_id", "title", "heading_path", "metadata", "start", "end", "access_level",
                               "access_groups", "kind", "body_spans"))
@@ -125,6 +176,8 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         # A reviewer's decision on a head stays with its text (pipeline.screen.head_records_follow).
         heads, decided_heads = head_records(document.text, sections, texts), head_decisions(sections)
         head_records_follow(((s, heads.get(s.id)) for s in sections), decided_heads)
+        stats["heads"] += len(heads)
+        stats["heads_flagged"] += sum(1 for record in heads.values() if record["flagged"])
         Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
         Section.objects.bulk_update(sections, ["metadata"], batch_size=500)
         for chunk, verdict in zip(chunks, verdicts, strict=True):

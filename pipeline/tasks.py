@@ -53,7 +53,8 @@ def sweep_stuck_jobs() -> int:
 
 @shared_task(name="pipeline.tasks.rescreen_chunks", autoretry_for=TRANSIENT, retry_backoff=2, max_retries=5)
 def rescreen_chunks(tenant_ids: list[int] | None = None) -> dict:
-    """Re-screen chunks screened by another detector version (``pipeline.rescreen``); no re-embedding.
+    """Re-screen chunks screened by another detector version, and the titles and heads of documents without chunks
+    likewise (``pipeline.rescreen``); no re-embedding.
     Sent at worker start and by ``manage.py kb_rescreen``; a run with nothing stale does nothing."""
     from pipeline.rescreen import rescreen
 
