@@ -132,3 +132,72 @@ def test_docx_a_table_moved_off_the_page_never_reaches_the_model(properties, sty
 def test_docx_a_table_indented_or_floating_on_the_page_stays(properties):
     doc = parsed(_table(properties), "report.docx")
     assert reaches_model(doc, PAYLOAD) and removed(doc) == 0
+
+
+# -- PDF: a text layer that says other than the glyphs drawn ---------------------------------------------------------
+
+# A simple font's /ToUnicode map says what each code's glyph means to a text extractor; the viewer draws the glyph
+# its encoding names. Helvetica (not embedded: the viewer's own glyphs) with a map sending "A" to a sentence drew one
+# "A" while pypdf read the sentence -- it reached the model.
+
+def _to_unicode_pdf(shown: str, mapping: dict[int, str], *, embedded: bool = False) -> bytes:
+    import io
+
+    from pypdf import PdfWriter
+    from pypdf.generic import DictionaryObject, NameObject, NumberObject, StreamObject
+
+    pairs = "".join(f"<{code:02X}> <{''.join(f'{ord(c):04X}' for c in text)}>\n" for code, text in mapping.items())
+    cmap = ("/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Lie def "
+            "1 begincodespacerange <00> <FF> endcodespacerange\n"
+            f"{len(mapping)} beginbfchar\n{pairs}endbfchar endcmap CMapName currentdict /CMap defineresource pop end end")
+    writer = PdfWriter()
+    page = writer.add_blank_page(width=612, height=792)
+
+    def helvetica() -> DictionaryObject:
+        return DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                                 NameObject("/BaseFont"): NameObject("/Helvetica"),
+                                 NameObject("/Encoding"): NameObject("/WinAnsiEncoding")})
+    lying = helvetica()
+    stream = StreamObject()
+    stream.set_data(cmap.encode())
+    lying[NameObject("/ToUnicode")] = writer._add_object(stream)
+    if embedded:
+        program = StreamObject()
+        program.set_data(b"%!PS-AdobeFont-1.0: Helvetica (a font program this reader does not draw)")
+        lying[NameObject("/FontDescriptor")] = writer._add_object(DictionaryObject({
+            NameObject("/Type"): NameObject("/FontDescriptor"), NameObject("/FontName"): NameObject("/Helvetica"),
+            NameObject("/Flags"): NumberObject(32),
+            NameObject("/FontFile"): writer._add_object(program)}))
+    page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({
+        NameObject("/F1"): writer._add_object(helvetica()), NameObject("/F2"): writer._add_object(lying)})})
+    content = StreamObject()
+    content.set_data((f"BT /F1 12 Tf 72 700 Td ({VISIBLE} first line of the page.) Tj ET\n"
+                      f"BT /F2 12 Tf 72 650 Td ({shown}) Tj ET\n"
+                      f"BT /F1 12 Tf 72 600 Td ({AFTER} closes the page.) Tj ET\n").encode("latin-1"))
+    page[NameObject("/Contents")] = writer._add_object(content)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("shown, mapping, embedded", [
+    ("A", {0x41: PAYLOAD}, False),
+    ("Ab", {0x41: "Zanzi", 0x62: "barpayload"}, False),
+    ("xyz", {0x78: "Zanz", 0x79: "ibarpay", 0x7A: "load"}, False),
+    ("A", {0x41: f"{PAYLOAD} and more words"}, True),
+], ids=["one-glyph-a-sentence", "letters-other-letters", "a-word-for-each-glyph", "embedded-glyph-many-words"])
+def test_pdf_text_whose_text_layer_says_other_than_its_glyphs_never_reaches_the_model(shown, mapping, embedded):
+    doc = parsed(_to_unicode_pdf(shown, mapping, embedded=embedded), "report.pdf")
+    assert_hidden(doc, PAYLOAD if len(mapping) == 1 else "Zanz")
+
+
+@pytest.mark.parametrize("shown, mapping, embedded, read", [
+    ("Visible", {0x56: "V", 0x69: "i"}, False, "Visible"),     # a map that says what the glyphs are
+    ("\x8c", {0x8C: "\u0152"}, False, "\u0152"),                # WinAnsi's OE, mapped as its name says
+    ("ab", {0x61: "ffi", 0x62: "st"}, True, "ffist"),           # an embedded font's ligatures
+    ("ab", {0x61: "\u0915\u094d\u0937", 0x62: "b"}, True, "\u0915\u094d\u0937b"),  # an Indic conjunct
+    ("a-b", {0x2D: "\u2010"}, False, "a\u2010b"),                  # a hyphen read as U+2010: punctuation
+], ids=["agreeing-map", "named-glyph", "embedded-ligatures", "embedded-conjunct", "hyphen-look-alike"])
+def test_pdf_text_whose_text_layer_agrees_with_its_glyphs_stays(shown, mapping, embedded, read):
+    doc = parsed(_to_unicode_pdf(shown, mapping, embedded=embedded), "report.pdf")
+    assert read in doc.text and removed(doc) == 0
