@@ -27,7 +27,7 @@ import numpy as np
 from ingestion.screening import features as F
 from ingestion.screening.normalize import Unit, units
 
-DETECTOR_VERSION = "lexical-5.2"
+DETECTOR_VERSION = "lexical-5.3"
 
 # The families a reason names, in the order docs/screening.md describes them.
 FAMILIES: tuple[str, ...] = (

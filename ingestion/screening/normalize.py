@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
 import re
 import unicodedata
 import urllib.parse
@@ -313,6 +314,36 @@ def joined_as_words(unit_text: str) -> str | None:
     return found if changed else None
 
 
+# Markup a renderer draws nothing of, which a model reads through (found attacking screening, fifteenth session,
+# attack16b: "**Ig**nore **a**ll **pre**vious instructions" in a Markdown chunk -- its text is the file as written --
+# scored 0.03): inline HTML tags, character references, a link's or image's destination around its text, and the
+# emphasis, code and strike-through marks.
+_INLINE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>")
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_INLINE_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^()\n]*\)")
+# "_" only off a word's inside: CommonMark's intraword "_" is no emphasis, and SECURE_PROXY_SSL_HEADER read as one
+# word scored as a novel one.
+_EMPHASIS_MARKS = re.compile(r"[*~`]+|(?<![^\W_])_+|_+(?![^\W_])")
+
+
+# Markup inside a word: a tag, a reference, a link's end or a mark with a letter or digit on each side.
+_INSIDE_A_WORD = re.compile(r"(?<=[^\W_])(?:</?[A-Za-z][^<>]*>|&#?[A-Za-z0-9]+;|\]\([^()\n]*\)|[*~`]+)(?=[^\W_])")
+
+
+def unmarked(unit_text: str) -> str | None:
+    """``unit_text`` as rendered markup reads -- tags and marks out, references decoded, a link as its text -- when
+    some markup sits inside a word (a word cut in pieces by it), else None: the unit is scored as written, and this
+    as a unit too, over the same span. Markup around whole words leaves the unit as it is (a link's text read
+    without its address flagged a clean README sentence)."""
+    if not _INSIDE_A_WORD.search(unit_text):
+        return None
+    found = _INLINE_TAG.sub("", unit_text)
+    found = _CHARACTER_REFERENCE.sub(lambda m: html.unescape(m.group(0)), found)
+    found = _INLINE_LINK.sub(r"\1", found)
+    found = _EMPHASIS_MARKS.sub("", found)
+    return found if found != unit_text else None
+
+
 def units(text: str) -> list[Unit]:
     """The scored units of ``text``: sentences within lines (long ones cut), plus decoded blobs. In a row of a
     bare-row table (:func:`bare_table_rows`) the cell separators are not words (:func:`cells_as_text`), and
@@ -330,6 +361,9 @@ def units(text: str) -> list[Unit]:
             out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
             if (spaced := joined_as_words(text[start:end])) is not None:  # before normalising: CamelCase is case
                 unit_text = normalize(spaced)
+                out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
+            if (plain := unmarked(text[start:end])) is not None:
+                unit_text = normalize(plain)
                 out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
         if row:
             out.extend(_cell_units(text, line_start, line))
