@@ -3,7 +3,8 @@ attack16b; ``lexical-5.3`` reads a sentence with markup inside a word with the m
 
 ``planted``: each distinct English attack of :mod:`bench.screening.attacks` (``GROUPS``, ``TRAIN_GROUPS``, fillers
 filled) in a two-sentence document, as prose and with each word of three letters or more cut in half by ``**``,
-``<b>``/``</b>`` or backticks; every text screened alone with itself as the document. ``clean``: every chunk of the
+``<b>``/``</b>`` or backticks, and broken at its middle word by a line break or a blank line (and ``every-wrap``/``every-blank-line``: flagged
+at every word boundary it can be broken at, the attacker's choice); every text screened alone with itself as the document. ``clean``: every chunk of the
 Markdown files over 1 KB under the environment's ``site-packages``, this repository's ``docs/``, ``evaluation/`` and
 ``samples/``, and the Markdown descriptions of the packages' ``METADATA``, chunked by the real parser and chunker and
 screened with its document; prints the flagged chunks (run on two checkouts and compare).
@@ -23,13 +24,26 @@ from pathlib import Path
 
 LEAD = "The release notes below list what changed in this version."
 TAIL = "Each change is reviewed before the release."
-WAYS = {"prose": None, "strong": ("**", "**"), "html": ("<b>", "</b>"), "code": ("`", "`")}
+WAYS = {"prose": None, "strong": ("**", "**"), "html": ("<b>", "</b>"), "code": ("`", "`"), "wrapped": "\n",
+        "blank-line": "\n\n"}
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cut(word: str, left: str, right: str) -> str:
     middle = max(1, len(word) // 2)
     return f"{left}{word[:middle]}{right}{word[middle:]}" if len(word) > 2 and word.isalpha() else word
+
+
+def _written(attack: str, marks) -> str:
+    """The attack as prose, each word cut by ``marks`` (a pair), or broken at its middle word by ``marks`` (a line
+    break or a blank line: a soft-wrapped paragraph, two paragraphs)."""
+    words = attack.split()
+    if marks is None:
+        return attack
+    if isinstance(marks, str):
+        middle = len(words) // 2
+        return " ".join(words[:middle]) + marks + " ".join(words[middle:])
+    return " ".join(_cut(w, *marks) for w in words)
 
 
 def planted() -> dict:
@@ -41,9 +55,16 @@ def planted() -> dict:
                       if language == "en" for variant in variants})
     counts: dict = {"attacks": len(attacks)}
     for way, marks in WAYS.items():
-        texts = [f"{LEAD} {a if marks is None else ' '.join(_cut(w, *marks) for w in a.split())} {TAIL}"
-                 for a in attacks]
+        texts = [f"{LEAD} {_written(a, marks)} {TAIL}" for a in attacks]
         counts[way] = sum(screen_chunks([text], document_text=text)[0].flagged for text in texts)
+    # The attacker's cut: flagged however the attack is broken by a line break (at every word boundary).
+    for way, brk in (("every-wrap", "\n"), ("every-blank-line", "\n\n")):
+        held = 0
+        for attack in attacks:
+            words = attack.split()
+            texts = [f"{LEAD} {' '.join(words[:k])}{brk}{' '.join(words[k:])} {TAIL}" for k in range(1, len(words))]
+            held += all(v.flagged for text in texts for v in screen_chunks([text], document_text=text))
+        counts[way] = held
     return counts
 
 
