@@ -15,6 +15,11 @@ not shown:
   paragraph indented or framed off the page (``w:ind``, ``w:framePr``, its own or its style's); a paragraph
   or table row of an exact height under 2 pt (``w:spacing w:lineRule="exact"``, ``w:trHeight w:hRule="exact"``);
 * a Word 2010 text fill (``w14:textFill``) of nothing, nearly transparent, or like the background;
+* a table indented or floated off the page (``w:tblInd``, ``w:tblpPr``, its own or its table style's);
+* text in a complex field's code (between ``w:fldChar`` begin and separate, or end when there is no separate;
+  :func:`field_code_runs`): Word shows the field's result, never its code -- a ``w:t`` written there too;
+* letters a bidi override (``w:bdo``) draws in another order than they are stored (``rtl`` over Latin letters or
+  digits, ``ltr`` over Hebrew or Arabic): the rule of the Unicode overrides (:func:`visible_text.shown_reordered`);
 * a text colour (``w:color``, its ``w:themeColor`` read from the theme part, lightened by
   ``w:themeTint`` or darkened by ``w:themeShade``) whose contrast
   with the background behind it is under
@@ -43,6 +48,8 @@ from typing import NamedTuple
 from lxml import etree
 
 from ingestion.parsers.css_visibility import MIN_CONTRAST, MIN_FONT_PX, MIN_OPACITY, OVERLAID_LETTERS, contrast
+from ingestion.parsers.visible_text import shown_reordered
+from ingestion.structure import ParseError
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
@@ -196,7 +203,8 @@ _READ = {
         f"{{{_W14}}}{name}" for name in ("textFill", "textOutline")),
     "pPr": frozenset(_w(name) for name in ("shd", "ind", "framePr", "spacing")),
     "tcPr": frozenset({_w("shd")}),
-    "tblPr": frozenset(_w(name) for name in ("shd", "tblStyleRowBandSize", "tblStyleColBandSize")),
+    "tblPr": frozenset(_w(name) for name in ("shd", "tblStyleRowBandSize", "tblStyleColBandSize", "tblInd",
+                                             "tblpPr")),
     "trPr": frozenset({_w("trHeight")}),
 }
 # w:cnfStyle (ECMA-376 17.3.1.8, on a row, a cell, a paragraph or a run): the conditional formats it names, by its
@@ -265,7 +273,9 @@ class RunVisibility:
         # w:lvl), by (numId, ilvl): a list level's w:ind sits under the paragraph's own, over its style's.
         self.numbering: dict[tuple[str, str], etree._Element] = {}
         self._list_levels: dict[etree._Element, etree._Element | None] = {}  # by paragraph: :meth:`_list_level`
+        self._bdo_reorders: dict[etree._Element, bool] = {}  # by w:bdo: :meth:`_reordered`
         self._read_numbering(document)
+        self.field_codes = field_code_runs(document.element.body)
         try:
             styles = document.styles.element
         except (AttributeError, KeyError, ValueError):
@@ -677,6 +687,46 @@ class RunVisibility:
                     return True
         return False
 
+    def _table_off_the_page(self, cell: etree._Element | None, layer: _TableLayer = _NO_TABLE) -> bool:
+        """A table holding the cell -- itself, or one it is nested in -- indented (``w:tblInd``, in twips) or
+        floated (``w:tblpPr``'s ``w:tblpX``/``w:tblpY``) as far off the page as :meth:`_off_the_page`'s paragraphs,
+        by its own properties or (the cell's own table) its table style's (fifteenth session: a table's cells
+        reached the model wherever the table was put). A percentage indent (``w:type="pct"``) moves no further
+        than the page."""
+        tables = []
+        table = _ancestor(cell, "tbl")
+        while table is not None:
+            tables.append(table.find("w:tblPr", _NS))
+            table = _ancestor(table.getparent(), "tbl")
+        for properties in (*tables, *layer.table):
+            if properties is None:
+                continue
+            indent = properties.find("w:tblInd", _NS)
+            if indent is not None and (indent.get(_w("type")) or "dxa") in ("dxa", "nil"):
+                value = _number(indent.get(_w("w")))
+                if value is not None and (value <= -MAX_OFFSET_TWIPS or value >= MAX_FORWARD_TWIPS):
+                    return True
+            floating = properties.find("w:tblpPr", _NS)
+            if floating is not None and any(
+                    (value := _number(floating.get(_w(a)))) is not None
+                    and (value <= -MAX_OFFSET_TWIPS or value >= MAX_FORWARD_TWIPS) for a in ("tblpX", "tblpY")):
+                return True
+        return False
+
+    def _reordered(self, run: etree._Element, paragraph: etree._Element) -> bool:
+        """Whether the nearest ``w:bdo`` around ``run`` (within ``paragraph``) draws its text in another order than
+        it is stored; judged on the override's whole shown text, so its every run goes with it."""
+        element = run.getparent()
+        while element is not None and element is not paragraph and element.tag != _w("bdo"):
+            element = element.getparent()
+        if element is None or element is paragraph:
+            return False
+        if element not in self._bdo_reorders:
+            text = "".join(r.text if isinstance(r.text, str) else "" for r in _shown_runs(element))
+            direction = (element.get(_w("val")) or "").strip().lower()
+            self._bdo_reorders[element] = direction in ("rtl", "ltr") and shown_reordered(text, rtl=direction == "rtl")
+        return self._bdo_reorders[element]
+
     def _clipped_flat(self, paragraph: etree._Element, cell: etree._Element | None,
                       layer: _TableLayer = _NO_TABLE) -> bool:
         """An exact line height (``w:spacing w:lineRule="exact"``, the paragraph's or its style's) or an exact height
@@ -744,6 +794,10 @@ class RunVisibility:
     def hidden(self, run: etree._Element, paragraph: etree._Element, cell: etree._Element | None = None) -> str | None:
         """Why ``run`` (a ``w:r`` of ``paragraph``, inside table ``cell`` if any) is not shown, or None: hidden in
         any reading of its table style is hidden."""
+        if run in self.field_codes:
+            return "a field's code (Word shows its result)"
+        if self._reordered(run, paragraph):
+            return "letters a bidi override (w:bdo) shows in another order than stored"
         for layer in self._table_layers(cell):
             reason = self._hidden(run, paragraph, cell, layer)
             if reason:
@@ -789,6 +843,8 @@ class RunVisibility:
             return "letters drawn over one another"
         if self._off_the_page(paragraph, layer):
             return "a paragraph moved off the page"
+        if self._table_off_the_page(cell, layer):
+            return "a table moved off the page"
         if self._clipped_flat(paragraph, cell, layer):
             return "text clipped to an exact line or row height under 2 pt"
         fit = run.find("w:rPr/w:fitText", _NS)  # direct formatting only: a style cannot fit text
@@ -876,3 +932,45 @@ def _shown_runs(paragraph: etree._Element) -> list[etree._Element]:
     walk(paragraph)
     return runs
 
+
+
+# A text box's paragraphs (w:txbxContent) are a story of their own, with fields of their own; mc:Fallback repeats
+# mc:Choice. Neither is the body's text.
+_OTHER_STORIES = frozenset({_w("txbxContent"), "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"})
+_RUN_TEXT = frozenset(_w(name) for name in ("t", "tab", "br", "cr", "noBreakHyphen", "ptab", "sym"))
+
+
+def field_code_runs(body: etree._Element) -> set[etree._Element]:
+    """The ``w:r`` of ``body`` that hold text inside a complex field's code: after its ``w:fldChar
+    w:fldCharType="begin"`` and before its ``separate`` (or its ``end`` when it has no separate), nested fields
+    included -- a field inside another's code is code, its result too. Word shows a field's result and never its
+    code, ``w:t`` written there included (LibreOffice's import reads such text as the field's command); python-docx
+    read every ``w:t`` of a paragraph, so text planted in a code reached the model (fifteenth session). A field
+    code may run over paragraphs, so the body is walked once in document order. A field that never ends would make
+    the rest of the document its code: a :class:`ParseError` naming the paragraph it begins in, not a guess."""
+    runs: set[etree._Element] = set()
+    fields: list[list] = []  # per open field: [in its code?, paragraph it begins in]
+    paragraph = 0
+    walk = etree.iterwalk(body, events=("start",))
+    for _event, element in walk:
+        tag = element.tag
+        if tag in _OTHER_STORIES:
+            walk.skip_subtree()
+        elif tag == _w("p"):
+            paragraph += 1
+        elif tag == _w("fldChar"):
+            kind = element.get(_w("fldCharType"))
+            if kind == "begin":
+                fields.append([True, paragraph])
+            elif kind == "separate" and fields:
+                fields[-1][0] = False
+            elif kind == "end" and fields:
+                fields.pop()
+        elif tag in _RUN_TEXT and any(code for code, _ in fields):
+            parent = element.getparent()
+            if parent is not None and parent.tag == _w("r"):
+                runs.add(parent)
+    if fields:
+        raise ParseError(f"paragraph {fields[0][1]}: a field (w:fldChar) begins and never ends -- Word would show "
+                         "none of what follows as text; fix or remove the field")
+    return runs

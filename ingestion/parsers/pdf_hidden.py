@@ -31,6 +31,9 @@ before pypdf reads it:
   device space (its control points too: a superset of what it clips), intersected down the state, thinner than
   :data:`MIN_CLIP_POINTS` hides everything, and a glyph outside it is off the page (:meth:`_Tracker._layout`).
 * drawn by a ``Type3`` glyph procedure that paints nothing (:func:`_blank_glyphs`).
+* read through a ``/ToUnicode`` map that says other than the glyph drawn (:func:`_mistold_glyphs`): a simple font
+  the viewer draws with its own glyphs (none embedded) whose map disagrees with the glyph its encoding names, and a
+  code of any simple font mapped to several words or more than :data:`MAX_GLYPH_TEXT` characters.
 * painted over, glyph by glyph: a fill later in the content stream (a form's included) whose region -- the path
   under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
   font's descent to ascent less :data:`COVER_TOLERANCE`), and which leaves nothing under it readable
@@ -75,6 +78,8 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -282,6 +287,63 @@ def _font_widths(font) -> _Widths | None:
 _PAINTS = frozenset((b"f", b"F", b"f*", b"S", b"s", b"B", b"B*", b"b", b"b*", b"Do", b"BI", b"INLINE IMAGE", b"sh",
                      b"Tj", b"TJ", b"'", b'"'))
 _MAX_GLYPH_PROCS = 256  # the glyph procedures read from one Type3 font (one-byte codes: at most 256 are used)
+
+
+# The most characters one glyph's /ToUnicode text may hold: ligatures ("ffi") and Indic conjuncts with their
+# vowel signs take a few; a glyph read as a sentence is not one drawn.
+MAX_GLYPH_TEXT = 8
+_SIMPLE_FONTS = frozenset(("/Type1", "/TrueType", "/MMType1"))
+_FONT_PROGRAMS = ("/FontFile", "/FontFile2", "/FontFile3")
+_SYMBOLIC_FLAG = 4
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _mistold_glyphs(font) -> frozenset:
+    """The character codes of a simple font (``Type1``, ``TrueType``, ``MMType1``) whose ``/ToUnicode`` text --
+    what pypdf extracts -- is not the glyph a viewer draws (fifteenth session, attack16b: Helvetica with a map
+    sending "A" to a sentence drew one "A"; a map sending "abc" to other letters drew "abc"; both reached the
+    model):
+
+    * in a font with no embedded program (``/FontFile``, ``/FontFile2``, ``/FontFile3``) and not symbolic, the viewer
+      draws its own glyph for the name the encoding gives the code: a map whose text differs from that glyph's
+      character (compared after NFKC and case folding) where either holds a letter or digit tells another text --
+      punctuation mapped to its look-alike (a hyphen to U+2010, a quote to a curly one) is not;
+    * in any simple font, a code mapped to white space between two characters (more than a word) or to more than
+      :data:`MAX_GLYPH_TEXT` characters: no one glyph draws that.
+
+    What an embedded font's glyphs look like is not evaluated (its program could draw any shape for any code).
+    A font this reader cannot read: none."""
+    from pypdf.generic._font import Font
+
+    try:
+        if font.get("/Subtype") not in _SIMPLE_FONTS or "/ToUnicode" not in font:
+            return frozenset()
+        descriptor = font.get("/FontDescriptor")
+        descriptor = descriptor.get_object() if descriptor is not None else {}
+        embedded = any(name in descriptor for name in _FONT_PROGRAMS)
+        symbolic = bool(int(_number(descriptor.get("/Flags", 0), 0)) & _SYMBOLIC_FLAG) if descriptor else False
+        read = Font.from_font_resource(font)
+        encoding = read.encoding if isinstance(read.encoding, dict) else {}
+        mistold = set()
+        for code in range(256):
+            character = encoding.get(code, chr(code))
+            if not isinstance(character, str):
+                continue
+            text = read.character_map.get(character)
+            if not isinstance(text, str) or text == character:
+                continue
+            if len(text) > MAX_GLYPH_TEXT or re.search(r"\S\s+\S", text):
+                mistold.add(bytes([code]))
+            elif (not embedded and not symbolic and len(character) == 1 and character.isprintable()
+                  and any(c.isalnum() for c in text + character)
+                  and _folded(text) != _folded(character)):
+                mistold.add(bytes([code]))
+        return frozenset(mistold)
+    except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font or map: taken as telling the truth
+        return frozenset()
 
 
 def _blank_glyphs(font) -> frozenset:
@@ -1241,7 +1303,7 @@ class _Tracker:
             return frozenset()
         key = ("blank", id(font))
         if key not in self.font_widths:
-            self.font_widths[key] = (font, _blank_glyphs(font))
+            self.font_widths[key] = (font, _blank_glyphs(font) | _mistold_glyphs(font))
         return self.font_widths[key][1]
 
     def _layout(self, operator: bytes, operands: list, tm) -> list[tuple[list, int, list[bytes], set[int]]]:

@@ -169,6 +169,13 @@ def _reorders(run: str, override: str) -> bool:
     return any(unicodedata.bidirectional(char) in reversed_classes for char in run if not _is_candidate(char))
 
 
+def shown_reordered(text: str, *, rtl: bool) -> bool:
+    """Whether a reader sees ``text`` in another order than it is stored when a bidi override draws it right to left
+    (``rtl``: Latin letters and digits reversed) or left to right (Hebrew and Arabic letters reversed): the rule of
+    U+202E/U+202D above, for a format that writes its overrides as markup (a DOCX ``w:bdo``)."""
+    return _reorders(text, _RLO if rtl else _LRO)
+
+
 def invisible_ranges(text: str) -> list[tuple[int, int]]:
     """Sorted, disjoint ``(start, end)`` ranges of ``text`` that render as nothing (see the module docstring)."""
     ranges: list[tuple[int, int]] = []

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from ingestion.screening import features as F
-from ingestion.screening.normalize import Unit, units
+from ingestion.screening.normalize import ACROSS_SCORE, Unit, units
 
-DETECTOR_VERSION = "lexical-5.2"
+DETECTOR_VERSION = "lexical-5.3"
 
 # The families a reason names, in the order docs/screening.md describes them.
 FAMILIES: tuple[str, ...] = (
@@ -149,6 +149,8 @@ def score_units(text: str, doc_words: dict[str, int] | None, model: Model | None
     for i, unit in enumerate(found):
         if any(pattern.search(unit.text) for _, pattern in _RULES):
             scores[i] = max(scores[i], RULE_SCORE)
+        if unit.across and scores[i] < ACROSS_SCORE:
+            scores[i] = 0.0  # a reading across a line break counts only when it is clearly an instruction
     return ScoredUnits(found, feats, scores)
 
 
