@@ -15,6 +15,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from accounts.models import Tenant, User
@@ -123,7 +124,12 @@ class Document(models.Model):
     error = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Every write moves it, one to a section a reader may not read too: never shown to a member nor filtered on for
+    # one (operators' Django admin only). What a member is shown: ``kb.changed.updated_at_shown``.
     updated_at = models.DateTimeField(auto_now=True)
+    # The last change of what every reader of the document is shown of it: its title, source, tags, content type
+    # and default policy (``kb.changed.shown_fields``). Part of every reader's time (``kb.changed``).
+    shown_changed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         indexes = [
@@ -173,6 +179,10 @@ class Section(models.Model):
     hidden_chars_removed = models.PositiveIntegerField(default=0)
     # Text kept although a reader may not see it as text, and why (a PDF's OCR layer).
     hidden_text_flags = ArrayField(models.TextField(), default=list, blank=True)
+    # The last change of what the section's readers read of it -- its title, kind, own text, policies, stored
+    # heading path, hidden-text counts -- carried over by new content that leaves all of it as it was
+    # (``kb.changed.sections_carry``). The time a reader is shown of a document counts only those they may read.
+    changed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["document", "order"]
@@ -192,6 +202,26 @@ class Section(models.Model):
 
     def __str__(self) -> str:
         return " > ".join(self.heading_path) or f"section {self.key}"
+
+
+class SectionGone(models.Model):
+    """Content under one policy that went away from a document at ``gone_at``: a section new content has no
+    longer (or has changed), or a section's policy changed off this one. Its readers -- the readers of that
+    policy -- saw it go, and their time of the document counts it (``kb.changed``); no one else's does. One row
+    per document and policy, the latest; no title, no text, no section id."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)  # sorted
+    gone_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "access_level", "access_groups"],
+                                    name="sectiongone_unique_policy"),
+            models.CheckConstraint(condition=Q(access_level__lte=MAX_LEVEL), name="sectiongone_level_known"),
+        ]
 
 
 class ChunkReview(models.TextChoices):

@@ -76,6 +76,7 @@ from pgvector.django import CosineDistance
 from accounts.access import readable_q
 from accounts.policy import Reader
 from ingestion.pieces import best_piece, piece_score, unpack_pieces
+from kb.changed import documents_updated
 from kb.models import EMBEDDING_DIMENSIONS, Chunk
 from kb.screening import returnable_q
 from kb.search_types import SearchFilters
@@ -238,10 +239,11 @@ def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilter
     if filters.source_prefix:  # the source as shown: a held one never matches by its stored words (kb.titles)
         qs = qs.alias(document_source_shown=shown_source_sql(filters.screening_mode, "document__")).filter(
             document_source_shown__startswith=filters.source_prefix)
-    if filters.updated_after is not None:
-        qs = qs.filter(document__updated_at__gte=filters.updated_after)
-    if filters.updated_before is not None:
-        qs = qs.filter(document__updated_at__lt=filters.updated_before)
+    if filters.updated_after is not None or filters.updated_before is not None:
+        # The document's time as this reader may know it (kb.changed), never ``updated_at``: that moves with
+        # sections hidden from them, and the filter would tell them when those changed.
+        qs = qs.filter(document_id__in=documents_updated(
+            reader, after=filters.updated_after, before=filters.updated_before))
     return qs
 
 

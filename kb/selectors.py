@@ -58,6 +58,7 @@ from accounts.policy import (
 )
 from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
+from kb.changed import updated_at_shown
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.titles import (
@@ -182,7 +183,8 @@ def _documents(reader: Reader) -> QuerySet[Document]:
         Document.objects.filter(tenant_id=reader.tenant_id)
         .filter(document_visible_q(reader))
         .defer("raw", "text")
-        .annotate(sections_count=_count(sections), chunks_count=_count(chunks))
+        .annotate(sections_count=_count(sections), chunks_count=_count(chunks),
+                  updated_at_shown=updated_at_shown(reader))
     )
 
 
@@ -192,7 +194,8 @@ def document_list(
 ) -> QuerySet[Document]:
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
-    ``title_shown`` and ``source_shown``: the title and source as shown (a held one: the placeholder), for
+    ``updated_at_shown``: the document's time as the member may know it, the latest change of what they can read
+    (``kb.changed``; never ``updated_at``, which moves with sections hidden from them). ``title_shown`` and ``source_shown``: the title and source as shown (a held one: the placeholder), for
     filters and sorts. ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
     only of the tenant's active index version. With ``levels``, ``strictest_level`` and
     ``loosest_level``: the highest and lowest level among the sections the member may read (None
@@ -238,7 +241,8 @@ def document_with_bytes(*, member: Membership, sha256: str) -> Document | None:
 
 
 def document_get(*, member: Membership, document_id) -> Document:
-    """One document the member can see, with readable counts; otherwise NotFound."""
+    """One document the member can see, with readable counts and its time as the member may know it
+    (``updated_at_shown``, as :func:`document_list`); otherwise NotFound."""
     pk = parse_uuid(document_id)
     document = _documents(reader_for(member)).filter(pk=pk).first() if pk else None
     if document is None:

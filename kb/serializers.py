@@ -291,7 +291,14 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
     sections_count = serializers.IntegerField(help_text="Sections you may read.")
     chunks_count = serializers.IntegerField(help_text="Chunks you may read, in the active index version.")
     created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
+    # Read from the selectors' annotation, never the column: a document read otherwise fails here (fail closed).
+    updated_at = serializers.DateTimeField(
+        source="updated_at_shown",
+        help_text="The latest change of what you can read: the document's title, source, tags, content type or "
+                  "default policy, or a section you may read (its text, title or policy; one leaving your access, "
+                  "or content under a policy you may read going away). A change to a section you cannot read "
+                  "does not move it. The search filters updated_after / updated_before read this time.",
+    )
     screening = serializers.SerializerMethodField(
         help_text="One document only (null in lists): flagged and held chunks in sections you may read, and why."
     )

@@ -17,6 +17,7 @@ import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -29,6 +30,7 @@ from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
 from kb import permissions, selectors
+from kb.changed import content_gone, shown_fields, shown_follow
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import (
     CONTENT_BY,
@@ -177,6 +179,7 @@ def _document_write(
     upload_size_check(upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     before = _document_view(document) if document is not None else None
+    shown_before = shown_fields(document) if document is not None else None
     if document is None:
         document = Document(tenant=tenant, created_by=user, source=upload.source[:1000])
     elif upload.source:
@@ -206,6 +209,10 @@ def _document_write(
     document.metadata = {**document.metadata, CONTENT_BY: user.pk if user is not None else None}
     document_title_screen(document)  # a typed title is listed from now on: screened now, again at ingestion
     document.save()
+    # What every reader is shown of the document itself, changed now (kb.changed); the bytes, the sections they
+    # hold, are counted when ingestion stores them, section by section.
+    if shown_follow(document, shown_before, document.updated_at):
+        Document.objects.filter(pk=document.pk).update(shown_changed_at=document.shown_changed_at)
     audit_record(
         action=Action.DOCUMENT_CREATE if before is None else Action.DOCUMENT_REPLACE, actor=created_by,
         tenant_id=tenant.pk, target_type="document", target_id=document.pk, document_ids=[document.pk],
@@ -471,7 +478,9 @@ def recompute_policies(
     return changed
 
 
-def apply_policies(document: Document, *, actor: Membership | None = None) -> list[Section]:
+def apply_policies(
+    document: Document, *, actor: Membership | None = None, at: datetime | None = None
+) -> list[Section]:
     """Re-derive effective policies from the stored ones; chunks follow in this transaction.
 
     Chunks carry their section's policy for the SQL filter, and their embedded text (and so their
@@ -481,15 +490,23 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     (created by ``actor``'s user: the member whose change this follows; None for the pipeline).
     The document's title, when taken from the content, follows too (:func:`document_title_follow`).
     Nothing is checked here: the policies were checked when they were set.
+
+    Change times (``kb.changed``), at ``at`` (default: now): a section whose effective policy or heading path
+    changes is changed; content under a policy it leaves is gone for that policy's readers; a title or tags that
+    follow are a change of what every reader is shown.
     """
+    at = at or timezone.now()
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
     access = document_access_of(sections, document)
     before = {s.id: (s.access_level, list(s.access_groups)) for s in sections}
-    changed = recompute_policies(sections, document, access=access)
-    if changed:
-        Section.objects.bulk_update(changed, ["access_level", "access_groups"])
-        _title_releases_follow(changed, before)
-        for section in changed:
+    moved = recompute_policies(sections, document, access=access)
+    if moved:
+        for section in moved:
+            section.changed_at = at
+        Section.objects.bulk_update(moved, ["access_level", "access_groups", "changed_at"])
+        content_gone(document, (before[s.id] for s in moved), at=at)  # its readers so far saw it change or go
+        _title_releases_follow(moved, before)
+        for section in moved:
             _releases_follow(section)
             Chunk.objects.filter(section=section).update(
                 access_level=section.access_level, access_groups=section.access_groups
@@ -507,14 +524,17 @@ def apply_policies(document: Document, *, actor: Membership | None = None) -> li
     renamed = [s for s in sections if tuple(s.heading_path) != paths[s.id]]
     if renamed:
         for section in renamed:
-            section.heading_path = list(paths[section.id])
-        Section.objects.bulk_update(renamed, ["heading_path"])
+            section.heading_path, section.changed_at = list(paths[section.id]), at
+        Section.objects.bulk_update(renamed, ["heading_path", "changed_at"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
+    shown_before = shown_fields(document)
     titled = document_title_follow(document, sections, access=access)  # a heading now above some reader: no title
     tagged = document_tags_follow(document, sections, access=access)  # a root now above some reader: no content tags
     if titled or tagged:
+        shown_follow(document, shown_before, at)
         Document.objects.filter(pk=document.pk).update(title=document.title, tags=document.tags,
-                                                       metadata=document.metadata)
+                                                       metadata=document.metadata,
+                                                       shown_changed_at=document.shown_changed_at)
     return sections
 
 
@@ -635,6 +655,7 @@ def section_set_access(
     section = next(s for s in sections if s.pk == section.pk)
     before = {"own": _policy_view(section.own_level, section.own_groups),
               "effective": _policy_view(section.access_level, section.access_groups)}
+    own_before = (section.own_level, section.own_groups, bool(section.metadata.get("override")))
     if inherit:
         section.own_level, section.own_groups = None, None
     else:
@@ -651,9 +672,13 @@ def section_set_access(
             member=actor, policy=Policy(section.access_level, section.access_groups)
         )
     section.metadata = {**section.metadata, "override": not inherit}
-    section.save(update_fields=["own_level", "own_groups", "metadata"])
-    apply_policies(document, actor=actor)
-    Document.objects.filter(pk=document.pk).update(updated_at=timezone.now())
+    now = timezone.now()
+    # Its own policy is shown to its readers (kb.changed): a change of it alone is theirs to see, and theirs only.
+    if (section.own_level, section.own_groups, not inherit) != own_before:
+        section.changed_at = now
+    section.save(update_fields=["own_level", "own_groups", "metadata", "changed_at"])
+    apply_policies(document, actor=actor, at=now)
+    Document.objects.filter(pk=document.pk).update(updated_at=now)
     section = Section.objects.get(pk=section.pk)
     audit_record(
         action=Action.SECTION_ACCESS, actor=actor, tenant_id=document.tenant_id, target_type="section",
@@ -683,9 +708,13 @@ def document_set_access(
     if actor is not None:
         permissions.policy_check_assignable(member=actor, policy=policy)
     before = _policy_view(document.access_level, document.access_groups)
+    shown_before = shown_fields(document)
     document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
     document.save(update_fields=["access_level", "access_groups", "updated_at"])
-    apply_policies(document, actor=actor)
+    # The default policy is shown to every reader of the document (kb.changed): a change of it is theirs to see.
+    if shown_follow(document, shown_before, document.updated_at):
+        Document.objects.filter(pk=document.pk).update(shown_changed_at=document.shown_changed_at)
+    apply_policies(document, actor=actor, at=document.updated_at)
     audit_record(action=Action.DOCUMENT_ACCESS, actor=actor, tenant_id=document.tenant_id, target_type="document",
                  target_id=document.pk, document_ids=[document.pk],
                  details={"before": before, "after": _policy_view(document.access_level, document.access_groups)})

@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.policy import policy_implies
+from kb.changed import content_gone, sections_carry, shown_fields, shown_follow
 from kb.embedder import embedder_name
 from kb.index_versions import index_version_active
 from kb.jobs import job_finish, job_progress
@@ -57,6 +59,10 @@ def store_plan(plan: Plan) -> None:
             return
         if plan.shadow and not plan.reuse_sections:  # plan_content refuses this already; never delete sections here
             raise BuildSkipped("a shadow build may not replace the document's sections")
+        # One time for every change this store makes (kb.changed) and for ``updated_at``: whoever may read all of
+        # it is shown the time ``updated_at`` holds.
+        now = timezone.now()
+        shown_before = shown_fields(document)
         # A reviewer's decision follows the text: the same text of this document keeps it (kb.screening).
         # Under the same flagging titles too (a new planted title over released text is held again).
         # Those of the chunks a policy change deleted to rebuild them too, by their text (kb.services.apply_policies).
@@ -75,7 +81,7 @@ def store_plan(plan: Plan) -> None:
                       for entry in kept]
         if plan.reuse_sections:
             # The stored policies under the document's current default: rows and every version's chunks follow.
-            current = apply_policies(document)  # the rows, locked, as they are now
+            current = apply_policies(document, at=now)  # the rows, locked, as they are now
             if policy_snapshot(document, current) != plan.snapshot:
                 raise PolicyChanged(f"a policy of document {document.pk} changed while its chunks were built")
             sections = {s.key: s for s in current}
@@ -85,10 +91,10 @@ def store_plan(plan: Plan) -> None:
             for parsed_section in plan.parsed.sections:
                 row = sections[parsed_section.key]
                 if list(row.heading_path) != list(parsed_section.heading_path):
-                    row.heading_path = list(parsed_section.heading_path)
+                    row.heading_path, row.changed_at = list(parsed_section.heading_path), now
                     renamed.append(row)
             if renamed and not plan.shadow:
-                Section.objects.bulk_update(renamed, ["heading_path"])
+                Section.objects.bulk_update(renamed, ["heading_path", "changed_at"])
             Chunk.objects.filter(document=document, index_version=plan.version).delete()
         else:
             old = {r.key: r for r in Section.objects.select_for_update().filter(document=document)}
@@ -98,6 +104,10 @@ def store_plan(plan: Plan) -> None:
             sections = {s.key: s for s in plan.section_rows}
             before = [(s.metadata.get(TITLE_SCREENING), (s.access_level, s.access_groups)) for s in old.values()]
             _title_records(document, plan, sections, before, head_decisions(old.values()))
+            # Each new section keeps the time of an old one its readers read the same of, else changes now; content
+            # under the policies of the old ones none matched went away now, for their readers (kb.changed).
+            unmatched = sections_carry(list(old.values()), document.text, plan.section_rows, plan.parsed.text, at=now)
+            content_gone(document, ((r.access_level, r.access_groups) for r in unmatched), at=now)
             Section.objects.filter(document=document).delete()
             Section.objects.bulk_create(plan.section_rows)
         rows = []
@@ -148,7 +158,9 @@ def store_plan(plan: Plan) -> None:
             TITLE_SCREENING: document.metadata[TITLE_SCREENING],  # _title_records' (nothing parsed replaces it)
         }
         document.metadata.pop(DECISIONS_KEPT, None)  # on the chunks now
-        document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "updated_at"])
+        shown_follow(document, shown_before, now)  # a title or tags that followed the content (kb.changed)
+        document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "shown_changed_at"])
+        Document.objects.filter(pk=document.pk).update(updated_at=now)  # the save's own clock would differ
 
 
 def carried_review(decisions: list, kept_out: set, *, chunk, verdict: dict, policy: tuple) -> str:

@@ -34,6 +34,7 @@ from accounts.services import groups_by_slugs, parse_level
 from accounts.tenancy import owner_path, tenant_activate
 from audit.models import Action
 from audit.services import audit_record
+from kb.changed import shown_fields, shown_follow
 from kb.jobs import BULK, enqueue_after_commit
 from kb.models import Chunk, Document, Section
 from kb.services import CONTENT_TITLE, SOURCE_ID, SOURCE_PATH, Upload, document_delete, document_store_for_source
@@ -656,12 +657,14 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                 if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
                     document = run.store(entry, content, policy, document)
                 else:
+                    shown_before = shown_fields(document)
                     document.source = entry.path[:1000]
                     document.metadata = {**document.metadata, SOURCE_PATH: entry.path[:1000]}
                     # The new path is listed as the source: screened as an upload's is (found attacking the demo:
                     # a file renamed to a planted name was shown verbatim, a source without a verdict as it is).
                     document_title_screen(document)
-                    document.save(update_fields=["source", "metadata"])
+                    shown_follow(document, shown_before, timezone.now())  # every reader is shown it (kb.changed)
+                    document.save(update_fields=["source", "metadata", "shown_changed_at"])
                     if source_flagging(document, (document.title, document.metadata.get(CONTENT_TITLE, ""))):
                         # A held source flags every chunk of its document, so that a reviewer can release it
                         # (kb.titles.source_flagging): the chunks are re-screened in the background with it,

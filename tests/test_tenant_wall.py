@@ -65,6 +65,7 @@ from kb.models import (
     IngestionJob,
     ScreeningSettings,
     Section,
+    SectionGone,
 )
 from sources.models import Source, SourceItem, SourceSync
 from tests import factories
@@ -72,7 +73,7 @@ from tests import factories
 # Every tenant-owned table, by model.
 TENANT_MODELS = [Group, Membership, GroupMembership, ApiToken, Document, IndexVersion, Section, Chunk,
                  EmbeddingCacheEntry, IngestionJob, AuditEvent, AuditSettings, Invitation,
-                 ScimToken, SsoConfig, SsoIdentity, Source, SourceSync, SourceItem, ScreeningSettings]
+                 ScimToken, SsoConfig, SsoIdentity, Source, SourceSync, SourceItem, ScreeningSettings, SectionGone]
 
 
 def _tenant(slug: str):
@@ -89,6 +90,7 @@ def _tenant(slug: str):
         tenant=tenant, access_level=1, model="m", content_hash=uuid.uuid4().hex, embedding=[0.1] * EMBEDDING_DIMENSIONS
     )
     IngestionJob.objects.create(tenant=tenant, document=document)
+    SectionGone.objects.create(tenant=tenant, document=document, access_level=1, gone_at=timezone.now())
     AuditEvent.objects.create(tenant_id=tenant.pk, action="sign_in", actor_email=f"{slug}@example.com")
     AuditSettings.objects.get_or_create(tenant_id=tenant.pk)
     ScreeningSettings.objects.get_or_create(tenant_id=tenant.pk)
