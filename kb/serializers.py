@@ -447,8 +447,13 @@ class SearchFiltersInputSerializer(serializers.Serializer):
     source_prefix = LimitedCharField(
         max_length=1000, required=False, allow_blank=True, default="",
         help_text='Of the source as shown: a held one starts only as "(title held for review)".')
-    updated_after = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    updated_before = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    updated_after = serializers.DateTimeField(
+        required=False, allow_null=True, default=None,
+        help_text="Documents whose updated_at as you are shown it (the latest change of what you can read) is at or "
+                  "after this time.")
+    updated_before = serializers.DateTimeField(
+        required=False, allow_null=True, default=None,
+        help_text="Documents whose updated_at as you are shown it is before this time.")
 
     def to_internal_value(self, data):
         """An unknown filter is refused, naming it: ignored, a misspelt one (``document_idz``) would

@@ -63,7 +63,7 @@ class Document(TypedDict, total=False):
     sections_count: int
     chunks_count: int
     created_at: str
-    updated_at: str
+    updated_at: str  # the latest change of what you can read (a section you cannot read does not move it)
 
 
 class Job(TypedDict, total=False):
