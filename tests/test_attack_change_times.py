@@ -24,10 +24,12 @@ from django.db.models import DateTimeField
 from django.test.utils import CaptureQueriesContext
 
 from accounts.policy import AccessLevel
+from accounts.selectors import reader_for
 from accounts.services import group_create, membership_create, tenant_create
 from kb import retrieval
+from kb.changed import documents_updated
 from kb.mcp_server import Caller, document_work, list_documents_work, read_section_work, search_work
-from kb.models import Document, Section
+from kb.models import Document, Section, SectionGone
 from kb.services import Upload, document_create, document_replace, section_set_access
 from tests.api_helpers import console_client, make_document, token_client
 from tests.ingestion_helpers import wait_for_jobs
@@ -179,6 +181,40 @@ def test_a_section_leaving_a_readers_access_moves_their_time(policy_world):
     assert seen["api document"]["sections_count"] == 1
     assert _time(seen["api document"]["updated_at"]) == Document.objects.get(pk=document.pk).updated_at > BETWEEN
     assert seen["api search updated_after"] and seen["api search updated_before"] == []
+
+
+def test_the_search_filters_read_the_time_the_list_shows(policy_world):
+    """``kb.changed.documents_updated`` (the filters, as sets) against ``updated_at_shown`` (the list's greatest),
+    for both members, at every time the documents hold and a microsecond either side: the same documents."""
+    reader, full, document = policy_world
+    tenant, days = document.tenant, [PAST + timedelta(days=d) for d in range(1, 6)]
+
+    def made(times: dict, gone=()) -> Document:
+        made = make_document(tenant, title=f"D{len(times)}{len(gone)}", sections=[
+            ("a", None, "Alpha", AccessLevel.INTERNAL, [], "Alpha."),
+            ("b", None, "Bravo", AccessLevel.RESTRICTED, [], "Bravo.")])
+        Document.objects.filter(pk=made.pk).update(shown_changed_at=times.get("shown", PAST))
+        for key in ("a", "b"):
+            Section.objects.filter(pk=made.section_ids[key]).update(changed_at=times.get(key, PAST))
+        for level, at in gone:
+            SectionGone.objects.create(tenant=tenant, document=made, access_level=level, gone_at=at)
+        return made
+
+    made({"shown": days[0], "a": days[2]})
+    made({"shown": days[3], "a": days[0]})
+    made({"a": days[0], "b": days[4]})
+    made({}, gone=[(AccessLevel.INTERNAL, days[1]), (AccessLevel.RESTRICTED, days[4])])
+    made({"b": days[2]}, gone=[(AccessLevel.RESTRICTED, days[3])])
+    thresholds = sorted({t + timedelta(microseconds=d) for t in (PAST, *days) for d in (-1, 0, 1)})
+    for member in (reader, full):
+        shown = {d["id"]: _time(d["updated_at"]) for d in token_client(member).get("/api/v1/documents/").json()["results"]}
+        assert len(shown) == 6 and len(set(shown.values())) > 3
+
+        for at in thresholds:
+            for bound, expected in (("after", {pk for pk, time in shown.items() if time >= at}),
+                                    ("before", {pk for pk, time in shown.items() if time < at})):
+                ids = documents_updated(reader_for(member), **{bound: at}).values_list("pk", flat=True)
+                assert {str(pk) for pk in ids} & set(shown) == expected, (member, bound, at)
 
 
 def test_the_documents_list_reads_each_readers_time_in_a_bounded_number_of_statements(policy_world):
