@@ -17,7 +17,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0010_revoke_tokens_of_unknown_minters'),
-        ('kb', '0009_chunk_pieces'),
+        ('kb', '0010_section_flagged_head'),
     ]
 
     operations = [
