@@ -195,8 +195,8 @@ def document_list(
     """Documents the member can see (see the module docstring), newest first, with readable counts.
 
     ``updated_at_shown``: the document's time as the member may know it, the latest change of what they can read
-    (``kb.changed``; never ``updated_at``, which moves with sections hidden from them). ``title_shown`` and ``source_shown``: the title and source as shown (a held one: the placeholder), for
-    filters and sorts. ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
+    (``kb.changed``; never ``updated_at``, which moves with sections hidden from them). ``title_shown`` and
+    ``source_shown``: the title and source as shown (a held one: the placeholder), for filters and sorts. ``sections_count`` and ``chunks_count`` count only what the member may read; chunks
     only of the tenant's active index version. With ``levels``, ``strictest_level`` and
     ``loosest_level``: the highest and lowest level among the sections the member may read (None
     without any) -- never a level of a section hidden from them.
