@@ -120,18 +120,21 @@ def shown_follow(document: Document, before: tuple | None, at: datetime) -> bool
 # ----------------------------------------------------------------------------- writing: sections
 
 
-def _clamp(value, length: int) -> int:
+def clamp(value, length: int) -> int:
+    """``value`` as a position in a text of ``length`` characters (0 when it is no number)."""
     try:
         return min(max(int(value), 0), length)
     except (TypeError, ValueError):
         return 0
 
 
-def _bodies(row: Section, length: int) -> list[tuple[int, int]]:
+def clamped_spans(body_spans, length: int) -> list[tuple[int, int]]:
+    """A section's stored ``body_spans`` as non-empty ``(start, end)`` pairs inside the text (malformed ones left
+    out); ``kb.selectors`` reads them the same way."""
     spans = []
-    for span in row.body_spans or ():
+    for span in body_spans or ():
         if isinstance(span, list | tuple) and len(span) == 2:
-            start, end = _clamp(span[0], length), _clamp(span[1], length)
+            start, end = clamp(span[0], length), clamp(span[1], length)
             if start < end:
                 spans.append((start, end))
     return spans
@@ -148,8 +151,8 @@ def own_texts(rows: Sequence[Section], text: str) -> dict[uuid.UUID, str]:
     for row in rows:  # document order: parents first
         depths[row.id] = depths.get(row.parent_id, -1) + 1
     length = len(text)
-    extents = sorted(((_clamp(r.start, length), _clamp(r.end, length), r) for r in rows), key=lambda e: e[0])
-    bodies = sorted(((start, end, r.id) for r in rows for start, end in _bodies(r, length)), key=lambda b: b[0])
+    extents = sorted(((clamp(r.start, length), clamp(r.end, length), r) for r in rows), key=lambda e: e[0])
+    bodies = sorted(((start, end, r.id) for r in rows for start, end in clamped_spans(r.body_spans, length)), key=lambda b: b[0])
     cuts = sorted({0, length, *(e[0] for e in extents), *(e[1] for e in extents),
                    *(b[0] for b in bodies), *(b[1] for b in bodies)})
     own: dict = defaultdict(list)

@@ -58,7 +58,7 @@ from accounts.policy import (
 )
 from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
-from kb.changed import updated_at_shown
+from kb.changed import clamp, clamped_spans, updated_at_shown
 from kb.expansion import merge_spans
 from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.titles import (
@@ -608,21 +608,8 @@ def _depths(rows: list[dict]) -> dict[uuid.UUID, int]:
     return depths
 
 
-def _clamp(value, length: int) -> int:
-    try:
-        return min(max(int(value), 0), length)
-    except (TypeError, ValueError):
-        return 0
-
-
 def _body_spans(row: dict, length: int) -> list[tuple[int, int]]:
-    spans = []
-    for span in row["body_spans"] or ():
-        if isinstance(span, list | tuple) and len(span) == 2:
-            start, end = _clamp(span[0], length), _clamp(span[1], length)
-            if start < end:
-                spans.append((start, end))
-    return spans
+    return clamped_spans(row["body_spans"], length)
 
 
 def _without(spans: list[tuple[int, int]], holes: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -651,7 +638,7 @@ def readable_spans(reader: Reader, rows: list[dict], length: int) -> list[tuple[
     a character in no section is not readable, and neither is one inside the body of any section the
     reader may not read (whatever the extents say)."""
     depths = _depths(rows)
-    bounds = [(_clamp(r["start"], length), _clamp(r["end"], length), r) for r in rows]
+    bounds = [(clamp(r["start"], length), clamp(r["end"], length), r) for r in rows]
     cuts = sorted({0, length, *(b[0] for b in bounds), *(b[1] for b in bounds)})
     by_start = sorted(bounds, key=lambda b: b[0])
     active: list[tuple[int, int, dict]] = []
@@ -722,7 +709,7 @@ def document_readable_text(
     if section is not None:
         row = next((r for r in rows if r["id"] == section.pk), None)
         if row is not None and can_read(reader, level=row["access_level"], group_ids=row["access_groups"]):
-            chosen = (_clamp(row["start"], length), _clamp(row["end"], length))
+            chosen = (clamp(row["start"], length), clamp(row["end"], length))
     low, high = (max(0, chosen[0] - context_chars), min(length, chosen[1] + context_chars)) if chosen else (0, length)
     high = min(high, low + limit_chars)
     cuts = {low, high}
