@@ -1127,6 +1127,20 @@ def unfinished(tenants: list[str]) -> tuple[int, int]:
     return docs, jobs
 
 
+def unfinished_detail(tenants: list[str]) -> dict:
+    """What keeps a scenario from settling: the unfinished documents and jobs by status and stage (for the
+    report when the settle time ran out)."""
+    from django.db.models import Count
+
+    from kb.models import Document, IngestionJob
+
+    docs = Document.objects.filter(tenant__slug__in=tenants, status__in=["pending", "processing"])
+    jobs = IngestionJob.objects.filter(tenant__slug__in=tenants, status__in=["queued", "running"])
+    return {"documents": {row["status"]: row["n"] for row in docs.values("status").annotate(n=Count("id"))},
+            "jobs": [f"{row['kind']} {row['status']} {row['stage']}: {row['n']}"
+                     for row in jobs.values("kind", "status", "stage").annotate(n=Count("id"))]}
+
+
 def settle(tenants: list[str], seconds: float) -> float | None:
     """Wait until every document and job of ``tenants`` is finished; the seconds it took, or None."""
     started = now()
@@ -2236,6 +2250,8 @@ class Harness:
             if pk not in failed_before and pk not in expected
         ]
         fault.pop("expected_failures", None)
+        if settled is None:
+            fault["unfinished_after_settle"] = db_retry(lambda: unfinished_detail(self.slugs))
         result = {"name": name, "what": spec.what, "fault": fault, "settle_s": settled, "load": summarize(recorder, seconds),
                   "invariants": invariants, "loadavg": os.getloadavg(), "healthz": health,
                   "tenants": db_retry(lambda: tenant_measures(recorder, self.model, self.slugs, started_wall))}
