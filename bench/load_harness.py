@@ -88,6 +88,12 @@ HARNESS_ENV = {
     "LOG_LEVEL": "INFO",
 }
 FAULT_FREE = "steady"
+# How long the harness waits for a job to reach a stage or to finish, for a worker's task to show, for a process to
+# start: bounds, not timings (a run goes on the moment the thing has happened; the times the report gives are
+# measured, not these). Sized for a slow, loaded machine: tests/test_load_harness.py runs a short soak beside the
+# rest of the suite on 2 cores (tests/bounds.py says how slow).
+WAIT_SECONDS = 600
+FIND_SECONDS = 60  # a running task to show in a worker's answer to ``inspect`` (asked again and again until then)
 
 VOCABULARY = (
     "invoice ledger harbour copper river signal meadow lantern orbit granite velvet pylon quarry budget "
@@ -595,7 +601,7 @@ class Cluster:
 
     # ------------------------------------------------------------------ web
 
-    def start_web(self, workers: int, threads: int = 4, timeout: float = 120) -> int:
+    def start_web(self, workers: int, threads: int = 4, timeout: float = WAIT_SECONDS) -> int:
         self.port = free_port()
         self.web_workers = workers
         self._spawn("web", [
@@ -603,7 +609,7 @@ class Cluster:
             "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads), "--timeout", "120",
         ])
         deadline = now() + timeout
-        client = Http(self.port, timeout=5)
+        client = Http(self.port, timeout=FIND_SECONDS)  # the first schema is built on the first request
         while now() < deadline:
             status, _, _ = client.request("GET", "/api/schema/", None)
             if status in (200, 401, 403):
@@ -622,7 +628,7 @@ class Cluster:
     def worker_names(self) -> list[str]:
         return [n for n in self.processes if n.startswith("worker-")]
 
-    def start_worker(self, queues: str | None = None, *, wait: bool = True, timeout: float = 180) -> str:
+    def start_worker(self, queues: str | None = None, *, wait: bool = True, timeout: float = WAIT_SECONDS) -> str:
         with self.lock:
             self.serial += 1
             name = f"worker-{self.serial}"
@@ -635,7 +641,7 @@ class Cluster:
             self.wait_worker(name, timeout)
         return name
 
-    def wait_worker(self, name: str, timeout: float = 180) -> None:
+    def wait_worker(self, name: str, timeout: float = WAIT_SECONDS) -> None:
         from bulkhead.celery import app
 
         deadline = now() + timeout
@@ -1354,7 +1360,7 @@ def _wait_finished(job_id: str, timeout: float) -> tuple[str, float | None]:
     return "unfinished", None
 
 
-def _find_worker(ctx: Context, job_id: str, timeout: float = 10) -> str | None:
+def _find_worker(ctx: Context, job_id: str, timeout: float = FIND_SECONDS) -> str | None:
     deadline = now() + timeout
     while now() < deadline:
         name = ctx.cluster.worker_running(job_id)
@@ -1373,7 +1379,7 @@ def fault_worker_sigkill(ctx: Context) -> dict:
     """SIGKILL a whole worker (main process, pool child, parse server) while it embeds a large document."""
     doc = _editor_upload(ctx, ctx.tenants[0], big=True)
     job = doc.jobs[-1]
-    stage = _wait_stage(job, ("embedding",), 120)
+    stage = _wait_stage(job, ("embedding",), WAIT_SECONDS)
     name = _find_worker(ctx, job) if stage else None
     if name is None:
         return {"injected": False, "why": f"the large document's job never reached embedding on a worker ({stage})"}
@@ -1384,7 +1390,7 @@ def fault_worker_sigkill(ctx: Context) -> dict:
     ctx.log(f"    SIGKILLed {name} while it embedded {doc.title}")
     replacement = _replace_worker(ctx, name, queues)
     ctx.cluster.queues[replacement] = queues
-    status, _ = _wait_finished(job, 180)
+    status, _ = _wait_finished(job, WAIT_SECONDS)
     return {"injected": True, "killed": name, "job": job, "job_status": status,
             "recovery_s": round(now() - killed_at, 1), "attempts": db_retry(lambda: _job_state(job))[2]}
 
@@ -1394,9 +1400,9 @@ def fault_worker_oom(ctx: Context) -> dict:
     OOM killer picks (the one holding the model and the batch); the worker's main process lives on."""
     doc = _editor_upload(ctx, ctx.tenants[0], big=True)
     job = doc.jobs[-1]
-    stage = _wait_stage(job, ("embedding",), 120)
+    stage = _wait_stage(job, ("embedding",), WAIT_SECONDS)
     found = None
-    deadline = now() + 10
+    deadline = now() + FIND_SECONDS
     while stage and found is None and now() < deadline:
         found = ctx.cluster.task_running(job)
         found = found if found and found[1] else None
@@ -1406,7 +1412,7 @@ def fault_worker_oom(ctx: Context) -> dict:
     with contextlib.suppress(ProcessLookupError):
         os.kill(found[1], signal.SIGKILL)
     ctx.log(f"    SIGKILLed {found[0]}'s pool process {found[1]} while it embedded {doc.title}")
-    status, _ = _wait_finished(job, 180)
+    status, _ = _wait_finished(job, WAIT_SECONDS)
     return {"injected": True, "worker": found[0], "job": job, "job_status": status,
             "recovery_s": round(now() - killed_at, 1), "attempts": db_retry(lambda: _job_state(job))[2]}
 
@@ -1415,7 +1421,7 @@ def fault_worker_sigterm(ctx: Context) -> dict:
     """SIGTERM a worker's main process mid-task: a warm shutdown finishes the task (or requeues it)."""
     doc = _editor_upload(ctx, ctx.tenants[1], big=True)
     job = doc.jobs[-1]
-    stage = _wait_stage(job, ("chunking", "embedding"), 120)
+    stage = _wait_stage(job, ("chunking", "embedding"), WAIT_SECONDS)
     name = _find_worker(ctx, job) if stage else None
     if name is None:
         return {"injected": False, "why": f"the large document's job never ran on a worker ({stage})"}
@@ -1428,7 +1434,7 @@ def fault_worker_sigterm(ctx: Context) -> dict:
     ctx.log(f"    SIGTERMed {name} while its job was {stage}; it exited after {exit_s}s, job {status_at_exit}")
     replacement = _replace_worker(ctx, name, queues)
     ctx.cluster.queues[replacement] = queues
-    status, _ = _wait_finished(job, 180)
+    status, _ = _wait_finished(job, WAIT_SECONDS)
     return {"injected": True, "worker": name, "job": job, "exited": exited, "exit_s": exit_s,
             "job_at_exit": status_at_exit, "job_status": status, "recovery_s": round(now() - sent_at, 1)}
 
@@ -1549,7 +1555,7 @@ def fault_poison(ctx: Context) -> dict:
         time.sleep(0.1)
     neighbour_jobs = [d.jobs[-1] for d in neighbours]
     for neighbour in neighbour_jobs:
-        _wait_finished(neighbour, 300)
+        _wait_finished(neighbour, WAIT_SECONDS)
     row = db_retry(lambda: IngestionJob.objects.filter(pk=job).values("status", "attempts", "error").first()) or {}
     rows = db_retry(lambda: list(IngestionJob.objects.filter(pk__in=neighbour_jobs).values_list(
         "status", "attempts", "error")))
@@ -1953,7 +1959,7 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     with contextlib.suppress(ProcessLookupError):
         os.kill(found[1], signal.SIGKILL)
     ctx.log(f"    SIGKILLed {found[0]}'s pool process {found[1]} with {added_at_kill}/{n_files} files synced")
-    first = _wait_sync(sync_id, 600)  # redelivery waits for the new pool process (it loads the model first)
+    first = _wait_sync(sync_id, WAIT_SECONDS)  # redelivery waits for the new pool process (it loads the model first)
     recovery_s = round(now() - killed_at, 1)
     first_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
 
@@ -1969,7 +1975,7 @@ def fault_sync_worker_kill(ctx: Context) -> dict:
     _git_commit(repo, {**change, **moves, **deletes, **adds}, "change, move, delete, add")
     files = {p: c for p, c in {**files, **change, **moves, **deletes, **adds}.items() if c is not None}
     second_id = start()
-    second = _wait_sync(second_id, 600) if second_id else {"status": "not started"}  # behind ingestion
+    second = _wait_sync(second_id, WAIT_SECONDS) if second_id else {"status": "not started"}  # behind ingestion
     second_differences = sync_differences(files, *db_retry(lambda: _source_state(source_id)))
     client.close()
     return {"injected": True, "worker": found[0], "source_id": source_id, "files": n_files,

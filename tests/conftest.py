@@ -20,6 +20,7 @@ from hypothesis import settings as hypothesis_settings
 
 from bulkhead import embedded_services
 from bulkhead.embedded_services import database_env
+from tests.bounds import START_WAIT
 from tests.mail_server import smtp_inbox  # noqa: F401 -- a fixture: a real SMTP server (issue 28)
 from tests.parallel import xdist_suffix, xdist_worker_number
 
@@ -281,7 +282,7 @@ class WorkerProcess:
             start_new_session=True,
         )
 
-    def wait_ready(self, timeout: float = 90) -> None:
+    def wait_ready(self, timeout: float = START_WAIT) -> None:
         from bulkhead.celery import app
 
         deadline = time.monotonic() + timeout
@@ -338,7 +339,7 @@ def unserved_queue():
         yield
 
 
-def _wait_until_idle(workers: list[WorkerProcess], timeout: float = 30) -> None:
+def _wait_until_idle(workers: list[WorkerProcess], timeout: float = 120) -> None:
     """Until the live workers run nothing, hold nothing prefetched and the queues they serve are
     empty, twice in a row. A task a test set off (a re-derivation after a policy change, a sync a
     second worker resumed) and did not wait for would otherwise still hold row locks when the

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 from kb.models import IngestionJob
+from tests.bounds import JOB_WAIT
 
 
-def wait_for_jobs(job_ids, timeout: float = 180) -> list[IngestionJob]:
+def wait_for_jobs(job_ids, timeout: float = JOB_WAIT) -> list[IngestionJob]:
     """Poll until every job is finished (succeeded or failed); fail loudly on timeout."""
     ids = [str(j) for j in job_ids]
     deadline = time.monotonic() + timeout

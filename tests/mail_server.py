@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-WAIT_SECONDS = 30  # a bounded wait for a mail sent off the request's thread, not a timing assertion
+from tests.bounds import START_WAIT
+
+WAIT_SECONDS = START_WAIT  # a bounded wait for a mail sent off the request's thread, not a timing assertion
 
 
 @dataclass
@@ -69,7 +71,7 @@ def smtp_inbox(settings):
     settings.EMAIL_HOST = "127.0.0.1"
     settings.EMAIL_PORT = controller.port
     settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
-    settings.EMAIL_TIMEOUT = 10
+    settings.EMAIL_TIMEOUT = 60  # the socket's to the server above (a thread of this process): a bound
     try:
         yield inbox
     finally:

@@ -15,6 +15,7 @@ from accounts.models import Tenant
 from kb.models import IngestionJob
 from sources.models import SourceSync
 from sources.services import JOB_STATS_KEY
+from tests.bounds import JOB_WAIT
 from tests.conftest import SOURCE_ROOT
 
 
@@ -78,7 +79,7 @@ def git_reset_branch(root: Path, commit: bytes) -> None:
     porcelain.reset(repo, "hard", commit)
 
 
-def wait_for_sync(sync_id, timeout: float = 180) -> SourceSync:
+def wait_for_sync(sync_id, timeout: float = JOB_WAIT) -> SourceSync:
     """Until the sync has ended and every ingestion job it started has too."""
     deadline = time.monotonic() + timeout
     while True:

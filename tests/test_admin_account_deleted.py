@@ -21,6 +21,7 @@ from django.urls import reverse
 from accounts.admin import ACCOUNT_DELETED
 from accounts.models import User
 from audit.models import AuditEvent
+from tests.bounds import START_WAIT
 
 # Whether a session waits for a lock this one holds (the lock manager's own answer; the statistics' snapshot, which a
 # transaction keeps, is cleared first so that a session connected since is seen).
@@ -66,9 +67,9 @@ def test_a_save_of_an_account_deleted_meanwhile_says_so_and_writes_nothing(chang
     held, failures = threading.Event(), []
     deleter = threading.Thread(target=_delete_once_the_save_waits, args=(leaver.pk, held, failures))
     deleter.start()
-    assert held.wait(60), failures
+    assert held.wait(START_WAIT), failures
     answer = client.post(page, data, follow=True)
-    deleter.join(60)
+    deleter.join(START_WAIT)
     assert not failures, failures
     assert answer.status_code == 200, answer.content.decode()[-1500:]
     assert answer.redirect_chain == [(reverse("admin:accounts_user_changelist"), 302)]

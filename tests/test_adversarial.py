@@ -131,7 +131,7 @@ operations = st.lists(
 
 
 def _settle(tenant) -> None:
-    wait_for_jobs(IngestionJob.objects.filter(tenant=tenant).values_list("id", flat=True), timeout=300)
+    wait_for_jobs(IngestionJob.objects.filter(tenant=tenant).values_list("id", flat=True))
 
 
 def _state(tenant) -> tuple:

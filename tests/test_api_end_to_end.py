@@ -12,6 +12,7 @@ from django.core.cache import cache
 from accounts.services import api_token_create, group_create, membership_create, tenant_create
 from kb.screening import screening_settings_update
 from tests.api_helpers import Actor
+from tests.bounds import JOB_WAIT
 from tests.ingestion_helpers import POLICY_DOC
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -44,7 +45,7 @@ def people():
     return actors
 
 
-def _poll(client, job_id, timeout=180):
+def _poll(client, job_id, timeout=JOB_WAIT):
     deadline = time.monotonic() + timeout
     while True:
         response = client.get(f"/api/v1/jobs/{job_id}/")

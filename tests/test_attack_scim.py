@@ -12,6 +12,7 @@ from accounts.models import Membership
 from accounts.policy import AccessLevel
 from accounts.scim import scim_token_create
 from accounts.services import membership_create, tenant_create
+from tests.bounds import START_WAIT
 
 pytestmark = pytest.mark.django_db
 CT = "application/scim+json"
@@ -140,12 +141,12 @@ def test_two_deprovisionings_at_once_leave_an_active_admin():
             resource = ScimUser.model_validate({**resource.model_dump(), "active": False})
             scim_service.user_replace(membership=membership, resource=resource)
             other.start()
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + START_WAIT
             while not waiting_or_done():
                 assert time.monotonic() < deadline, "the second deprovisioning neither waited nor ended"
                 time.sleep(0.05)
     finally:
-        other.join(60)
+        other.join(START_WAIT)
         tenant_activate(tenant.pk)
     assert answers == [409], answers
     assert Membership.objects.filter(tenant=tenant, role="admin", is_active=True).count() == 1

@@ -18,6 +18,7 @@ from kb.models import Chunk, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, section_set_access
 from pipeline.rescreen import rescreen
+from tests.bounds import JOB_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -117,7 +118,7 @@ def _rescreened(tenant) -> None:
 
     from pipeline.screen import SCREENED_BY
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + JOB_WAIT
     while Chunk.objects.filter(tenant=tenant).exclude(screening_detector=SCREENED_BY).exists():
         assert time.monotonic() < deadline, "the re-screen job did not run"
         time.sleep(0.2)

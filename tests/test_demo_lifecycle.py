@@ -19,6 +19,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.bounds import JOB_WAIT, START_WAIT
+
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "BULKHEAD_TEST_DEMO_RUN"
 
@@ -60,7 +62,7 @@ def _free_port() -> int:
 
 def _servers(action: str, env: dict[str, str]) -> None:
     done = subprocess.run([sys.executable, "-m", "bulkhead.embedded_services", action], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=JOB_WAIT)
     if action == "start" and done.returncode != 0:  # say why, not only that it failed
         raise AssertionError(f"embedded_services start failed ({done.returncode}): {done.stderr[-2000:]}")
 
@@ -101,7 +103,7 @@ def demo(tmp_path_factory):
     try:
         # Its web server and workers started (a fresh database: the migrations first); what the demo
         # holds -- the data folder, the port -- it holds from its first step.
-        running.until("waiting for the web server and the workers", 600)
+        running.until("waiting for the web server and the workers", 2 * JOB_WAIT)
         yield running
     finally:
         if process.poll() is None:
@@ -123,7 +125,7 @@ def _refused(envs: dict[str, dict[str, str]]) -> dict[str, tuple[int, str, str]]
     results = {}
     for case, process in started.items():
         try:
-            out, err = process.communicate(timeout=300)
+            out, err = process.communicate(timeout=JOB_WAIT)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             out, err = process.communicate()
@@ -166,13 +168,13 @@ def test_a_second_demo_is_refused_in_one_line_and_leaves_nothing_running(demo, t
 
 
 def test_killing_the_demos_web_server_ends_its_workers_and_the_demo(demo):
-    demo.until("Ctrl-C stops", 600)  # ready: the workers loaded the model, the sample is ingested
+    demo.until("Ctrl-C stops", 2 * JOB_WAIT)  # ready: the workers loaded the model, the sample is ingested
     processes = _processes_of("first")
     (web,) = [p for p in processes if p.ppid() == demo.process.pid and "gunicorn" in " ".join(p.cmdline())]
     workers = [p for p in processes if "celery" in " ".join(p.cmdline())]
     assert workers, _describe(processes)
     web.kill()
-    returncode = demo.process.wait(120)  # the demo notices, stops the rest, and exits
+    returncode = demo.process.wait(START_WAIT)  # the demo notices, stops the rest, and exits
     output = demo.output()
     assert returncode == 1, output[-4000:]
     assert "the web server (gunicorn) was killed by SIGKILL: stopped the demo's other processes" in output
@@ -180,5 +182,5 @@ def test_killing_the_demos_web_server_ends_its_workers_and_the_demo(demo):
     # The embedded servers stay up for reuse.
     status = subprocess.run([sys.executable, "-m", "bulkhead.embedded_services", "status"], cwd=ROOT,
                             env={k: v for k, v in demo.env.items() if k != MARK}, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=START_WAIT)
     assert "postgres: running" in status.stdout and "redis:    running" in status.stdout, status.stdout

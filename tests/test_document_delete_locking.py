@@ -24,6 +24,7 @@ from accounts.services import group_create, tenant_create
 from kb.models import Chunk, Document, Section
 from kb.services import document_delete
 from tests.api_helpers import POLICY_SECTIONS, make_document
+from tests.bounds import START_WAIT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +44,7 @@ def test_a_delete_racing_a_policy_change_waits_instead_of_deadlocking():
 
     def delete() -> None:
         try:
-            holding.wait(30)
+            holding.wait(START_WAIT)
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_backend_pid()")
                 delete_pid.append(cursor.fetchone()[0])
@@ -59,14 +60,14 @@ def test_a_delete_racing_a_policy_change_waits_instead_of_deadlocking():
         with transaction.atomic():  # a policy change: the document row, then the sections
             Document.objects.select_for_update().get(pk=document.pk)
             holding.set()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + START_WAIT
             while not (delete_pid and _blocked_on_a_lock(delete_pid[0])):
                 assert time.monotonic() < deadline, "the delete never waited for the document's lock"
                 time.sleep(0.05)
             list(Section.objects.select_for_update().filter(document_id=document.pk))
     except Exception as exc:
         errors.append(exc)
-    deleter.join(60)
+    deleter.join(START_WAIT)
     assert not errors, errors
     assert not Document.objects.filter(pk=document.pk).exists()
     assert not Section.objects.filter(document_id=document.pk).exists()

@@ -17,6 +17,7 @@ import pytest
 import manage
 from bulkhead import embedded_services
 from bulkhead.settings import _celery_redis_url, _redis_db
+from tests.bounds import START_WAIT
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "security-policy.md"
@@ -44,14 +45,14 @@ def empty_data_dir(tmp_path):
     if any(data.iterdir()):
         subprocess.run(
             [sys.executable, "-m", "bulkhead.embedded_services", "stop"], cwd=ROOT, env=_env_without_servers(data),
-            capture_output=True, timeout=60,
+            capture_output=True, timeout=START_WAIT,
         )
 
 
 def test_kb_chunk_starts_no_server(empty_data_dir):
     result = subprocess.run(
         [sys.executable, "manage.py", "kb_chunk", str(SAMPLE), "--jsonl"],
-        cwd=ROOT, env=_env_without_servers(empty_data_dir), capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=_env_without_servers(empty_data_dir), capture_output=True, text=True, timeout=START_WAIT,
     )
     assert result.returncode == 0, result.stderr
     assert '"heading_path"' in result.stdout
@@ -67,7 +68,7 @@ def test_importing_settings_and_the_celery_app_starts_nothing(empty_data_dir):
     )
     env = _env_without_servers(empty_data_dir) | {"DJANGO_SETTINGS_MODULE": "bulkhead.settings"}
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=START_WAIT
     )
     assert result.returncode == 0, result.stderr
     host, redis_url, broker_url = result.stdout.split()

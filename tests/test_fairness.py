@@ -22,6 +22,7 @@ from kb.jobs import BULK, enqueue_jobs
 from kb.jobs import INGEST_TASK as TASK
 from kb.models import IngestionJob
 from kb.services import Upload, batch_create, document_create
+from tests.bounds import JOB_WAIT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -68,7 +69,7 @@ def test_small_job_of_tenant_b_finishes_while_tenant_a_heavy_job_runs(worker_fac
             tenant=a, created_by=None,
             upload=Upload(content=heavy_text(2, seed=42), title="Archive", source="archive.txt", content_type="text/plain"),
         )
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + JOB_WAIT
         # A's job holds a worker. The status is read once a round: read twice, a job that started between
         # the two reads failed the wait (seen in a suite run).
         while (status := _status(heavy.pk)) != "running":

@@ -15,6 +15,7 @@ from accounts.services import (
     tenant_create,
 )
 from tests import factories
+from tests.bounds import JOB_WAIT
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +119,7 @@ def test_task_round_trip_through_a_real_worker(celery_worker):
     from bulkhead.celery import ping
 
     result = ping.delay()
-    assert result.get(timeout=60) == "pong"
+    assert result.get(timeout=JOB_WAIT) == "pong"
     # The answer came from the worker process, not from this one.
     assert celery_worker.process.poll() is None
     assert "kb.ping" in celery_worker.log_path.read_text()

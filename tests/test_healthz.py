@@ -22,12 +22,13 @@ from bulkhead.celery import app
 from bulkhead.settings import _redis_db
 from kb.jobs import INGEST_TASK
 from kb.services import Upload, document_create
+from tests.bounds import START_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 QUEUE = "healthz-test"
 
 
-def _wait(condition, what: str, timeout: float = 60):
+def _wait(condition, what: str, timeout: float = START_WAIT):
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
@@ -75,7 +76,7 @@ def test_a_busy_solo_worker_is_alive_and_a_dead_one_fails_the_check(worker_facto
     assert job.status == "succeeded", job.error
 
     worker.kill()  # SIGKILL: no clean shutdown, the key is left to expire
-    _wait(lambda: node not in {w["node"] for w in heartbeat.alive()}, "the dead worker's heartbeat expires", 30)
+    _wait(lambda: node not in {w["node"] for w in heartbeat.alive()}, "the dead worker's heartbeat expires")
 
     # With no worker beating at all (a Redis database nobody's workers write to), /healthz fails.
     settings.REDIS_URL = _redis_db(settings.REDIS_URL, 15)

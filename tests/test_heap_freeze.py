@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import JOB_WAIT
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -21,7 +23,7 @@ def _frozen_after(code: str) -> tuple[int, int]:
     script = f"import gc\nbefore = gc.get_freeze_count()\n{code}\nprint(before, gc.get_freeze_count())"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bulkhead.settings"}
     run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)
+                         timeout=JOB_WAIT)
     assert run.returncode == 0, run.stderr[-3000:]
     before, after = map(int, run.stdout.split()[-2:])
     return before, after

@@ -24,6 +24,7 @@ from kb.models import Chunk, Document, IndexVersion, IngestionJob, Section
 from kb.search import search
 from kb.services import Upload, document_create, document_replace
 from pipeline.services import jobs_requeue_stuck, jobs_run
+from tests.bounds import JOB_WAIT, START_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -79,7 +80,7 @@ def _small(tenant) -> IndexVersion:
     return version
 
 
-def _build_and_wait(version, timeout=300) -> IngestionJob:
+def _build_and_wait(version, timeout=JOB_WAIT) -> IngestionJob:
     job = versions.index_version_build(version=version)
     return wait_for_jobs([job.id], timeout=timeout)[0]
 
@@ -135,7 +136,7 @@ def test_shadow_build_leaves_active_searches_unchanged_then_activation_flips_the
     versions.index_version_activate(version=shadow)
     time.sleep(0.3)
     stop.set()
-    thread.join(30)
+    thread.join(START_WAIT)
     assert not mixed
     assert {q: _ids(search(member=admin, query=q, top_k=5, mode="vector")) for q in QUERIES} == after_shadow
     assert index_version_active(tenant=tenant).pk == shadow.pk
@@ -211,7 +212,7 @@ def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_f
     with routed_to(QUEUE):
         first = worker_factory("build-a", extra_env=env, queues=QUEUE)
         job = versions.index_version_build(version=shadow)
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + JOB_WAIT
         while IngestionJob.objects.get(pk=job.pk).done < 6:
             assert time.monotonic() < deadline, "the first worker made no progress"
             time.sleep(0.05)
@@ -224,7 +225,7 @@ def test_build_killed_mid_way_resumes_to_the_same_chunks(celery_worker, worker_f
         again = versions.index_version_build(version=shadow)  # resume: same job, unfinished children re-sent
         assert again.pk == job.pk
         worker_factory("build-b", extra_env=env, queues=QUEUE)
-        finished = wait_for_jobs([job.id], timeout=600)[0]
+        finished = wait_for_jobs([job.id], timeout=2 * JOB_WAIT)[0]
     assert (finished.status, finished.done, finished.total) == ("succeeded", REPORTS, REPORTS)
     resumed = {d: set() for d in Document.objects.filter(tenant=tenant).values_list("id", flat=True)}
     for document_id, chunk_id in Chunk.objects.filter(index_version=shadow).values_list("document_id", "id"):
@@ -430,7 +431,7 @@ def test_kb_index_command_create_list_build_activate_drop(kb_tenant, capsys):
     short = capsys.readouterr().out.strip()
     version = IndexVersion.objects.get(tenant=tenant, config_hash__startswith=short)
     assert len(short) == 12 and version.config["target_tokens"] == 64 and version.config["embedding_dimensions"] == 384
-    call_command("kb_index", "build", short, "--tenant", tenant.slug, "--wait", "--timeout", "300")
+    call_command("kb_index", "build", short, "--tenant", tenant.slug, "--wait", "--timeout", str(JOB_WAIT))
     assert "build succeeded: 3/3" in capsys.readouterr().out
     call_command("kb_index", "list", "--tenant", tenant.slug)
     listing = capsys.readouterr().out

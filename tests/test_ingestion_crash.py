@@ -17,6 +17,7 @@ from kb.index_versions import index_version_active
 from kb.models import Chunk, Document, IngestionJob
 from kb.services import Upload, batch_create
 from pipeline.services import jobs_requeue_stuck
+from tests.bounds import JOB_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -52,7 +53,7 @@ def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, cras
     first = worker_factory("crash-a", extra_env=env, queues=QUEUE)
     batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
 
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + JOB_WAIT
     # Kill mid-task: at least 20 documents done and a task's jobs running (a kill between two tasks
     # would leave nothing to re-run).
     while (
@@ -70,7 +71,7 @@ def test_sigkill_mid_batch_then_new_worker_finishes_exactly(worker_factory, cras
     jobs_requeue_stuck(older_than=timedelta(seconds=5))
 
     children = list(IngestionJob.objects.filter(batch=batch).values_list("id", flat=True))
-    jobs = wait_for_jobs(children, timeout=600)
+    jobs = wait_for_jobs(children, timeout=2 * JOB_WAIT)
     assert all(j.status == "succeeded" for j in jobs), [j.error for j in jobs if j.status != "succeeded"]
     assert wait_for_jobs([batch.id])[0].status == "succeeded"
 

@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from bulkhead import launch
+from tests.bounds import START_WAIT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +43,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _until(condition, what: str, seconds: float = 60.0):
+def _until(condition, what: str, seconds: float = START_WAIT):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         value = condition()
@@ -126,7 +127,7 @@ def test_make_stop_stops_a_running_launcher_then_frees_the_folder(data_dir, tmp_
     try:
         assert process.stdout.readline().strip() == "held"
         assert launch.stop_running() == [f"the workers (`make worker`), pid {process.pid}: stopped"]
-        assert process.wait(30) == -signal.SIGTERM
+        assert process.wait(START_WAIT) == -signal.SIGTERM
         launch.preflight("worker", ["worker"]).release()
     finally:
         if process.poll() is None:
@@ -143,7 +144,7 @@ def test_when_one_process_exits_the_others_end_with_what_they_started(tmp_path):
         supervisor.start("the server", [sys.executable, "-c", SERVER, str(pids_file)])
         server, helper = _pids(pids_file)
         supervisor.start("the worker", [sys.executable, "-c", "raise SystemExit(3)"], log="worker.log")
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             supervisor.sleep(0.05)
     assert str(exited.value) == "the worker exited with status 3 (its log: worker.log)"
@@ -179,7 +180,7 @@ def test_a_signal_to_the_supervisor_ends_everything(tmp_path, signum):
     try:
         pids = _pids(pids_file)
         process.send_signal(signum)
-        out, _ = process.communicate(timeout=60)
+        out, _ = process.communicate(timeout=START_WAIT)
     finally:
         if process.poll() is None:
             process.kill()
@@ -256,7 +257,7 @@ def test_the_host_and_port_settings():
         "out of range": {"BULKHEAD_PORT": "70000"},
     }
     result = subprocess.run([sys.executable, "-c", SETTINGS, json.dumps(cases)], cwd=ROOT, capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=START_WAIT)
     assert result.returncode == 0, result.stderr
     loopback = ["127.0.0.1", "localhost", "testserver"]
     assert json.loads(result.stdout) == {

@@ -22,6 +22,7 @@ import pytest
 
 from bench.load_harness import LEVELS, AccessModel, History, MemberRecord, kill_leftovers
 from bulkhead import embedded_services
+from tests.bounds import JOB_WAIT, START_WAIT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -199,7 +200,7 @@ def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_not
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         try:
-            process.wait(timeout=1200)
+            process.wait(timeout=4 * JOB_WAIT)
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)  # the harness stops what it started
@@ -210,7 +211,7 @@ def test_a_short_soak_with_a_worker_killed_mid_embed_leaks_nothing_and_loses_not
                     process.wait(10)
             kill_leftovers(data)
             subprocess.run([sys.executable, "-m", "bulkhead.embedded_services", "stop"], cwd=ROOT, env=env,
-                           capture_output=True, timeout=120)
+                           capture_output=True, timeout=START_WAIT)
     output = log.read_text(errors="replace")
     assert process.returncode == 0, output[-4000:]
     report = json.loads(out.read_text())

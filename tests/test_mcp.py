@@ -30,6 +30,7 @@ from accounts.services import api_token_revoke, group_create, membership_update,
 from audit.models import AuditEvent
 from kb.models import Chunk, ChunkReview, ScreeningMode, ScreeningSettings, Section
 from tests.api_helpers import make_document, member_with_token
+from tests.bounds import JOB_WAIT, START_WAIT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -347,7 +348,7 @@ def test_http_refusals_on_the_next_call(live_server, world):
         assert "cq" not in response.text
     key = world["members"]["security"][1]
     for method in ("GET", "DELETE"):  # no event stream to hold a web thread open, no session to end
-        response = httpx.request(method, url, headers={**headers, "Authorization": f"Bearer {key}"}, timeout=60)
+        response = httpx.request(method, url, headers={**headers, "Authorization": f"Bearer {key}"}, timeout=START_WAIT)
         assert response.status_code == 405 and response.headers["Allow"] == "POST, OPTIONS", response.text
     viewer, viewer_key = world["members"]["public"]
     finance, finance_key = world["members"]["internal_finance"]
@@ -410,7 +411,7 @@ def test_stdio_server(world):
     readable = _readable_canaries(membership)
 
     async def run():
-        async with Client(params, read_timeout_seconds=120) as client:
+        async with Client(params, read_timeout_seconds=JOB_WAIT) as client:
             assert {t.name for t in (await client.list_tools()).tools} == {"search", "read_section", "list_documents"}
             answer = _payload(await client.call_tool("search", {"query": "canary", "mode": "keyword", "top_k": 100,
                                                                  "budget": 100000}))
@@ -431,6 +432,6 @@ def test_stdio_server(world):
     import subprocess
 
     started = subprocess.run([sys.executable, "manage.py", "kb_mcp"], env=wrong, cwd=ROOT, capture_output=True,
-                             timeout=120, input=b"")
+                             timeout=START_WAIT, input=b"")
     assert started.returncode != 0 and b"not a valid API token" in started.stderr
     assert started.stdout == b""

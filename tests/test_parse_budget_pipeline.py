@@ -36,7 +36,7 @@ def test_a_document_over_the_memory_budget_fails_and_the_worker_carries_on(worke
             tenant=tenant, created_by=None,
             upload=Upload(content=b"# Note\n\nCall the desk.\n", title="Note", content_type="text/markdown"),
         )
-        big_job, small_job = wait_for_jobs([big_job.id, small_job.id], timeout=300)
+        big_job, small_job = wait_for_jobs([big_job.id, small_job.id])
     assert big_job.status == "failed"
     assert big_job.error == "document exceeded the parse memory limit of 400 MB"
     assert Document.objects.get(pk=big.pk).status == "failed"
@@ -60,7 +60,7 @@ def test_a_small_document_that_makes_too_many_chunks_fails_before_embedding(work
             content=_rows_csv(200), title="Rows", source="rows.csv", content_type="text/csv"))
         few, few_job = document_create(tenant=tenant, created_by=None, upload=Upload(
             content=_rows_csv(20), title="Few rows", source="few.csv", content_type="text/csv"))
-        many_job, few_job = wait_for_jobs([many_job.id, few_job.id], timeout=300)
+        many_job, few_job = wait_for_jobs([many_job.id, few_job.id])
     assert many_job.status == "failed"
     assert re.fullmatch(r"the document makes 2\d\d chunks, more than the 50 a small document may make: "
                         r"split it into several documents", many_job.error), many_job.error
@@ -89,7 +89,7 @@ def test_deleting_a_document_stops_its_embedding(worker_factory):
         # The worker takes one task at a time: once the next one has run, the first has ended.
         _, after_job = document_create(tenant=tenant, created_by=None, upload=Upload(
             content=b"# Note\n\nCall the desk.\n", title="Note", content_type="text/markdown"))
-        (after_job,) = wait_for_jobs([after_job.id], timeout=300)
+        (after_job,) = wait_for_jobs([after_job.id])
     assert after_job.status == "succeeded", after_job.error
     embedded = EmbeddingCacheEntry.objects.filter(tenant=tenant).count()
     assert 0 < embedded < rows / 2, embedded

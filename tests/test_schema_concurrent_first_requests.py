@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.bounds import JOB_WAIT
+
 ROOT = Path(__file__).resolve().parent.parent
 
 FIRST_REQUESTS = """
@@ -35,6 +37,6 @@ print(sorted(statuses))
 def test_eight_first_schema_requests_at_once_all_answer_200():
     for _ in range(2):
         run = subprocess.run([sys.executable, "-c", FIRST_REQUESTS], cwd=ROOT, capture_output=True, text=True,
-                             timeout=300)
+                             timeout=JOB_WAIT)
         assert run.returncode == 0, run.stderr[-2000:]
         assert run.stdout.strip().splitlines()[-1] == str([200] * 8), run.stdout[-500:]

@@ -11,6 +11,7 @@ from scim2_tester import Status, check_server
 
 from accounts.scim import scim_token_create
 from accounts.services import tenant_create
+from tests.bounds import START_WAIT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +22,7 @@ def test_scim2_tester_finds_nothing_wrong(live_server):
     tenant = tenant_create(slug="scim-conf", name="Conformance")
     _, key = scim_token_create(tenant=tenant, name="checker")
     with httpx2.Client(base_url=f"{live_server.url}/scim/v2", headers={"Authorization": f"Bearer {key}"},
-                       timeout=60) as http:
+                       timeout=START_WAIT) as http:
         results = check_server(SyncSCIMClient(http))
     assert len(results) > 20
     wrong = [f"{r.status.name} {r.resource_type or ''} {r.title}: {r.reason}" for r in results

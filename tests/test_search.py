@@ -20,6 +20,7 @@ from kb.models import Chunk, Document, IngestionJob, Section
 from kb.search import SearchFilters, search
 from kb.services import Upload, document_create, section_set_access
 from tests import factories
+from tests.bounds import JOB_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 # ----------------------------------------------------------------------------- synthetic chunks (no model)
@@ -574,7 +575,7 @@ def test_sync_task_on_a_real_worker_builds_a_concurrent_index_search_then_uses(c
     _ingest(tenant, LONG_DOC, "Operations manual")
     rows = Chunk.objects.filter(tenant=tenant).count()
     try:
-        result = sync_tenant_indexes.delay(min_rows=rows, max_share=1.0).get(timeout=120)  # CREATE INDEX CONCURRENTLY, in the worker
+        result = sync_tenant_indexes.delay(min_rows=rows, max_share=1.0).get(timeout=JOB_WAIT)  # CREATE INDEX CONCURRENTLY, in the worker
         assert str(tenant.id) in result["built"] and not result["skipped"]
         retrieval.count_cache.clear()
         assert tenant_indexes.tenant_index_rows(tenant.id) == rows

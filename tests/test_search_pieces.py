@@ -70,14 +70,14 @@ def _ingest(tenant, documents: dict[str, str], content_type: str = "text/plain")
                                upload=Upload(content=text.encode(), title=title, content_type=content_type))
         for title, text in documents.items()
     }
-    for job in wait_for_jobs([job.id for _, job in created.values()], timeout=300):
+    for job in wait_for_jobs([job.id for _, job in created.values()]):
         assert job.status == "succeeded", job.error
     return {title: document.pk for title, (document, _) in created.items()}
 
 
 def _build(version: IndexVersion):
     job = versions.index_version_build(version=version)
-    (done,) = wait_for_jobs([job.id], timeout=300)
+    (done,) = wait_for_jobs([job.id])
     assert done.status == "succeeded", done.error
     version.refresh_from_db()
     assert version.status == IndexVersion.Status.READY

@@ -111,7 +111,7 @@ def test_an_unexpected_error_fails_its_item_or_its_listing_and_ends_the_sync(cel
     preview = token_client(internal).get(f"/api/v1/sources/{source.pk}/preview/")
     assert preview.status_code == 200 and preview.json()["error"] == UNEXPECTED_LISTING, preview.content[:300]
     sync, _ = sync_start(actor=top, source=source)
-    sync = wait_for_sync(sync.pk, timeout=90)
+    sync = wait_for_sync(sync.pk)
     assert (sync.status, sync.error, sync.attempts) == ("failed", UNEXPECTED_LISTING, 1), (sync.status, sync.stage)
     for member in (internal, top):
         assert _shown(member, source, sync)["error"] == UNEXPECTED_LISTING

@@ -20,6 +20,7 @@ from kb.jobs import INGEST_TASK
 from kb.models import Document, IngestionJob
 from sources.models import SourceItem, SourceSync
 from sources.services import JOB_STATS_KEY, SYNC_TASK, source_create, sync_start
+from tests.bounds import JOB_WAIT
 from tests.sources_helpers import new_folder, write
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -43,14 +44,14 @@ def test_a_sync_resumes_without_duplicates_after_its_worker_is_killed(worker_fac
         write(root, {f"d{i // 40}/f{i:03}.md": f"# File {i}\n\nThe body of file number {i}.\n" for i in range(FILES)})
         source = source_create(actor=admin, tenant=tenant, kind="folder", name="many", path=str(root))
         sync, _ = sync_start(actor=admin, source=source)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + JOB_WAIT
         while SourceSync.objects.get(pk=sync.pk).added < 20:
             assert time.monotonic() < deadline, "the sync never started writing items"
             time.sleep(0.02)
         assert SourceSync.objects.get(pk=sync.pk).added < FILES, "the sync ended before the kill"
         (child,) = _pool_children(worker.process.pid)
         os.kill(child, signal.SIGKILL)
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + JOB_WAIT
         while (sync := SourceSync.objects.get(pk=sync.pk)).status in ("queued", "running"):
             assert time.monotonic() < deadline, f"the sync did not resume: {sync.status} {sync.done}/{sync.total}"
             time.sleep(0.2)

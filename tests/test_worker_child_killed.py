@@ -23,6 +23,7 @@ from accounts.services import tenant_create
 from bench.private_worker import routed_to
 from kb.models import IngestionJob
 from kb.services import Upload, document_create
+from tests.bounds import JOB_WAIT
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -47,7 +48,7 @@ def test_a_worker_recovers_after_its_pool_process_is_killed_mid_task(worker_fact
         tenant = tenant_create(slug="child-killed", name="Child killed")
         _, long_job = document_create(tenant=tenant, created_by=None, upload=Upload(
             content=_long_document(), title="Long", source="long.md", content_type="text/markdown"))
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + JOB_WAIT
         while IngestionJob.objects.get(pk=long_job.pk).status != "running":
             assert time.monotonic() < deadline, "the job never started"
             time.sleep(0.05)
@@ -55,7 +56,7 @@ def test_a_worker_recovers_after_its_pool_process_is_killed_mid_task(worker_fact
         os.kill(child, signal.SIGKILL)
         _, note_job = document_create(tenant=tenant, created_by=None, upload=Upload(
             content=b"# Note\n\nCall the desk.\n", title="Note", content_type="text/markdown"))
-        long_job, note_job = wait_for_jobs([long_job.id, note_job.id], timeout=240)
+        long_job, note_job = wait_for_jobs([long_job.id, note_job.id])
     assert long_job.status == "succeeded", long_job.error
     assert note_job.status == "succeeded", note_job.error
     assert "Timed out waiting for UP message" not in worker.log_path.read_text()

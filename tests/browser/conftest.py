@@ -17,10 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import JOB_WAIT
+
 CHROMIUM = os.environ.get("BULKHEAD_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TIMEOUT_MS = 30_000  # a wait for an element, not a timing assertion (generous: the db tier runs in two
-# processes beside the unit tier, so a page can wait behind another process's embedding on 2 cores)
+# Playwright's waits (an element, a navigation, a click's page load; ``expect``'s too, 5 s by default): bounds, not
+# timing assertions (tests/bounds.py). Generous: the db tier runs in three processes beside the unit tier's, so on
+# a slow 2-core machine a page can wait behind another process's embedding.
+TIMEOUT_MS = 120_000
+# A job's progress to its end on a page, or a page whose answer waits for the embedding model's first load.
+JOB_TIMEOUT_MS = JOB_WAIT * 1000
 VIEWPORT = {"width": 1280, "height": 800}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # Runs in every page before its own scripts (injected by the browser, so the policy does not apply to it).
@@ -32,7 +38,9 @@ CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (e) => wi
 def browser():
     if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
         pytest.fail(f"no chromium at {CHROMIUM}: `make test` installs it (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=TIMEOUT_MS)  # each context below sets the same default for its pages' waits
 
     # Playwright's sync API keeps an event loop running in this thread; Django then refuses
     # database calls from it as if they came from async code. They do not: allow them while

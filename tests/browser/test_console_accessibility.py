@@ -20,6 +20,7 @@ from kb.index_versions import index_version_create
 from kb.jobs import job_create
 from kb.models import Document, IngestionJob
 from tests.api_helpers import POLICY_SECTIONS, make_document
+from tests.bounds import JOB_WAIT
 from tests.browser.conftest import PASSWORD, choose_member, console_member, screenshot, sign_in
 
 pytestmark = pytest.mark.browser
@@ -217,7 +218,7 @@ def test_the_upload_form_works_by_keyboard_alone(page, world, celery_worker):
     page.wait_for_selector("#created-jobs")
     document = Document.objects.get(title="Keyboard handbook")
     job = IngestionJob.objects.get(document=document)
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + JOB_WAIT
     while job.status not in ("succeeded", "failed") and time.monotonic() < deadline:
         time.sleep(0.5)
         job.refresh_from_db()

@@ -12,7 +12,7 @@ from accounts.passwords import user_set_password
 from accounts.services import membership_create, tenant_create
 from kb.models import IndexVersion
 from kb.services import Upload, document_create
-from tests.browser.conftest import PASSWORD, sign_in
+from tests.browser.conftest import JOB_TIMEOUT_MS, PASSWORD, sign_in
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = pytest.mark.browser
@@ -92,7 +92,7 @@ def test_create_build_evaluate_and_activate_a_version(page, world, celery_worker
     page.get_by_role("link", name="Cancel").click()
 
     page.get_by_role("button", name="Build").click()
-    page.locator("#build-status", has_text="succeeded").wait_for(timeout=180_000)
+    page.locator("#build-status", has_text="succeeded").wait_for(timeout=JOB_TIMEOUT_MS)
     bar = page.locator("#build-bar")
     assert bar.get_attribute("value") == bar.get_attribute("max") == "2"
     assert page.locator("#build-count").inner_text() == "2/2"

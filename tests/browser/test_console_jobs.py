@@ -11,7 +11,7 @@ from accounts.services import group_create
 from kb.models import IngestionJob
 from kb.services import Upload, document_create
 from tests import factories
-from tests.browser.conftest import PASSWORD, console_member, sign_in
+from tests.browser.conftest import JOB_TIMEOUT_MS, PASSWORD, console_member, sign_in
 from tests.ingestion_helpers import wait_for_jobs
 
 pytestmark = pytest.mark.browser
@@ -52,7 +52,7 @@ def test_a_failed_job_shows_its_error_with_the_line_and_retry_runs_it_again(page
     assert page.url.endswith(f"/jobs/{retry.pk}/")
     assert retry.stats.get("retry_of") == str(job.pk) and retry.created_by_id == world["editor"].user_id
     assert "a retry of" in page.locator("main").inner_text()
-    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=180_000)
+    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=JOB_TIMEOUT_MS)
     assert page.get_by_role("button", name="Retry").count() == 0
     assert IngestionJob.objects.count() == 2
 

@@ -19,7 +19,16 @@ import pytest
 from accounts.models import ApiToken, User
 from accounts.services import tenant_create
 from kb.models import Document, IngestionJob
-from tests.browser.conftest import PASSWORD, TIMEOUT_MS, choose_member, console_member, screenshot, sign_in
+from tests.bounds import JOB_WAIT
+from tests.browser.conftest import (
+    JOB_TIMEOUT_MS,
+    PASSWORD,
+    TIMEOUT_MS,
+    choose_member,
+    console_member,
+    screenshot,
+    sign_in,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +56,7 @@ def world(transactional_db):
     }
 
 
-def _jobs_finished(timeout: float = 180) -> list[IngestionJob]:
+def _jobs_finished(timeout: float = JOB_WAIT) -> list[IngestionJob]:
     deadline = time.monotonic() + timeout
     while IngestionJob.objects.exclude(status__in=["succeeded", "failed"]).exists():
         assert time.monotonic() < deadline, "jobs still running"
@@ -59,7 +68,7 @@ def _search(page, query: str) -> str:
     """Search as oneself with the playground's defaults; the hits' text."""
     page.goto("/search/")
     page.get_by_label("Search for").fill(query)
-    page.get_by_role("button", name="Search").click(timeout=120_000)  # the first one loads the model
+    page.get_by_role("button", name="Search").click(timeout=JOB_TIMEOUT_MS)  # the first one loads the model
     page.wait_for_selector(".search-result")
     return "\n".join(page.locator(".search-result .hit-text").all_inner_texts())
 
@@ -89,7 +98,7 @@ def test_restricted_text_stays_hidden_until_an_admin_relaxes_it(page, another_pa
     # Ingest, and watch the job's progress bar to the end.
     page.get_by_role("button", name="Ingest").click()
     page.locator("#created-jobs a").click()
-    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=180_000)
+    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=JOB_TIMEOUT_MS)
     assert page.locator("#job-stage").inner_text() == "done"
     done, total = page.locator("#job-count").inner_text().split("/")
     assert done == total and int(total) > 0

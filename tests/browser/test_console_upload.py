@@ -15,7 +15,7 @@ from accounts.services import group_create, tenant_create
 from kb.models import Chunk, Document, IngestionJob, Section
 from kb.services import Upload
 from pipeline.preview import document_preview
-from tests.browser.conftest import PASSWORD, console_member, sign_in
+from tests.browser.conftest import JOB_TIMEOUT_MS, PASSWORD, console_member, sign_in
 from tests.ingestion_helpers import POLICY_DOC
 
 pytestmark = pytest.mark.browser
@@ -196,7 +196,7 @@ def test_ingest_creates_jobs_and_the_job_page_shows_progress_to_succeeded(page, 
     links.first.click()
     page.wait_for_selector("#job-progress")
     page.evaluate("() => { window.notReloaded = true; }")
-    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=180_000)
+    page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=JOB_TIMEOUT_MS)
     assert page.evaluate("() => window.notReloaded") is True  # the fragment refreshed, not the page
     assert page.locator("#job-stage").inner_text() == "done"
     done, total = page.locator("#job-count").inner_text().split("/")

@@ -9,7 +9,7 @@ import pytest
 from accounts.policy import AccessLevel
 from accounts.services import group_create, tenant_create
 from tests.api_helpers import POLICY_SECTIONS, make_document
-from tests.browser.conftest import PASSWORD, console_member, screenshot, sign_in
+from tests.browser.conftest import JOB_TIMEOUT_MS, PASSWORD, console_member, screenshot, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -112,7 +112,7 @@ def test_an_editor_follows_the_ingest_to_its_document_and_the_same_bytes_are_not
     assert page.get_by_label("Files").evaluate("input => input.files.length") == 0
     assert page.locator("#chosen-files li").count() == 0
     # The line follows the job to its end, then links to the new document.
-    page.wait_for_selector("#created-jobs .job-card[data-status=succeeded] a.document-link", timeout=180_000)
+    page.wait_for_selector("#created-jobs .job-card[data-status=succeeded] a.document-link", timeout=JOB_TIMEOUT_MS)
     assert page.locator(".job-card a.document-link").inner_text() == "notes.md"
     job_href = page.locator(".job-card a.job-link").get_attribute("href")
     # The same bytes again: said so, with a link, and no Ingest offered.

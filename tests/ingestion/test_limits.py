@@ -19,6 +19,7 @@ from ingestion.chunking import ChunkingConfig, chunk_document
 from ingestion.limits import ResourceLimitExceeded, run_limited
 from ingestion.parsers import parse
 from ingestion.structure import ParseError
+from tests.bounds import START_WAIT
 from tests.ingestion import limits_helpers as helpers
 from tests.ingestion.limits_helpers import docx_with_body
 
@@ -184,7 +185,7 @@ def test_calls_from_several_threads_run_side_by_side(tmp_path):
         assert waiting.is_alive() and "slow" not in outcome, outcome
     finally:
         flag.touch()
-        waiting.join(90)
+        waiting.join(START_WAIT)
     assert outcome["slow"] == "done"
 
 

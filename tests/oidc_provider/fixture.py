@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounds import JOB_WAIT, START_WAIT
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_ID = "bulkhead-tests"
 CLIENT_SECRET = "a-client-secret-for-the-tests-only"
 PASSWORD = "provider password"
-WAIT_SECONDS = 90  # a bounded wait for the process to answer, not a timing assertion
+WAIT_SECONDS = START_WAIT  # a bounded wait for the process to answer, not a timing assertion
 
 
 @dataclass
@@ -71,7 +73,7 @@ def oidc_provider(live_server, tmp_path_factory):
            "OIDC_PROVIDER_CLAIMS": str(claims)}
     redirects = [f"{live_server.url}/sso/{slug}/callback/" for slug in ("acme", "other")]
     subprocess.run([sys.executable, "-m", "tests.oidc_provider.setup", CLIENT_ID, CLIENT_SECRET, *redirects],
-                   cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
+                   cwd=ROOT, env=env, check=True, capture_output=True, timeout=JOB_WAIT)
     port = _free_port()
     env["OIDC_PROVIDER_ISSUER"] = f"http://127.0.0.1:{port}/o"
     log = open(folder / "provider.log", "wb")  # noqa: SIM115 -- closed below
