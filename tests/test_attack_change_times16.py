@@ -23,11 +23,10 @@ from accounts.services import membership_create, tenant_create
 from kb import retrieval
 from kb.mcp_server import Caller, list_documents_work
 from kb.models import Document, IngestionJob, Section, SectionGone
-from kb.services import Upload, document_create, section_set_access
+from kb.services import Upload, document_create, document_replace, section_set_access
 from pipeline.services import jobs_run
 from tests.api_helpers import token_client
-
-pytestmark = pytest.mark.django_db
+from tests.ingestion.hidden_payloads import pdf_with_outline, text_op
 
 PAST = datetime(2026, 1, 1, tzinfo=UTC)
 BETWEEN = PAST + timedelta(days=1)
@@ -72,7 +71,7 @@ def _seen(member, document: Document) -> dict:
 
 
 @pytest.fixture
-def world():
+def world(db):
     tenant = tenant_create(slug="times-long", name="Times Long")
     reader = membership_create(tenant=tenant, email="reader@long.io", role="viewer", clearance="internal")
     full = membership_create(tenant=tenant, email="full@long.io", role="admin", clearance="restricted")
@@ -89,6 +88,7 @@ def _paths(document: Document) -> list:
     return list(Section.objects.filter(document=document).order_by("order").values_list("heading_path", flat=True))
 
 
+@pytest.mark.django_db
 def test_a_policy_change_of_a_section_a_reader_cannot_read_moves_no_time_of_a_long_heading(world):
     reader, full, document = world
     alpha = Section.objects.get(document=document, title__startswith="Alpha")
@@ -108,12 +108,55 @@ def test_a_policy_change_of_a_section_a_reader_cannot_read_moves_no_time_of_a_lo
     assert _seen(reader, document)["api document"] == _seen(full, document)["api document"] != before["api document"]
 
 
+# ----------------------------------------------------------------------------- a PDF page shared by two sections
+
+
+def _pdf(hidden: str) -> bytes:
+    """One page: Alpha, then Bravo, with ``hidden`` (white on white) under Bravo's text."""
+    page = "".join(text_op(text, y=y, size=size) for text, y, size in (
+        ("Alpha", 740, 18), ("Alpha: the lunch menu is soup.", 710, 12),
+        ("Bravo", 660, 18), ("Bravo: the merger code is heron.", 630, 12)))
+    return pdf_with_outline([page + "q 1 1 1 rg " + text_op(hidden, y=600) + "Q "], [("Alpha", 0), ("Bravo", 0)])
+
+
+@pytest.mark.django_db
+def test_text_left_out_of_a_section_a_reader_cannot_read_moves_no_count_or_time_of_theirs():
+    """Bravo (restricted through the API) shares a PDF page with Alpha; new content changes only what is left out
+    of the page under Bravo. The reader of Alpha is told no count of it, and their time stays (fails with the page's
+    count on its first section, Alpha: 16 characters, then 35, and Alpha's time moved)."""
+    tenant = tenant_create(slug="times-pdf", name="Times PDF")
+    reader = membership_create(tenant=tenant, email="reader@pdf.io", role="viewer", clearance="internal")
+    upload = dict(title="Report", content_type="application/pdf", source="report.pdf")
+    document, job = document_create(tenant=tenant, created_by=None, upload=Upload(content=_pdf("planted words"),
+                                                                                  **upload))
+    jobs_run([job.id])
+    bravo = Section.objects.get(document=document, title="Bravo")
+    section_set_access(actor=None, section=bravo, access_level="restricted", groups=[])
+    _run_queued(document)
+    _backdate(document)
+    before = _seen(reader, document)
+    counts = {s["heading_path"][-1]: s["hidden_chars_removed"] for s in token_client(reader).get(
+        f"/api/v1/documents/{document.pk}/sections/").json() if s["heading_path"]}
+    assert counts == {"Alpha": 0}
+    document, job = document_replace(document=Document.objects.get(pk=document.pk), created_by=None, upload=Upload(
+        content=_pdf("planted words and many more planted words"), tags=None, **upload))
+    jobs_run([job.id])
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    assert Section.objects.get(document=document, title="Bravo").access_level == 3  # the override carried over
+    after_counts = {s["heading_path"][-1]: s["hidden_chars_removed"] for s in token_client(reader).get(
+        f"/api/v1/documents/{document.pk}/sections/").json() if s["heading_path"]}
+    assert after_counts == counts
+    assert _seen(reader, document) == before
+
+
 def _migrate(target) -> None:
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate([target])
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize("as_role", [False, True], ids=["as-the-owner", "as-a-role-under-the-wall"])
 def test_the_migration_cuts_the_stored_paths_of_long_headings_moving_no_time(world, as_role, settings):
     """Paths stored before, with the whole heading (two tenants): the migration cuts them as the rows' titles are,
