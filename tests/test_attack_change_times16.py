@@ -9,6 +9,10 @@ parsed titles again) renamed them back, and set ``changed_at`` once more. A read
 their time move with each change to a section they cannot read, and when its rebuild ran. One derivation now:
 the heading paths come from the rows' titles, as stored, everywhere; kb migration 0012 cuts the paths stored
 before to the same length (without moving any time).
+
+And a PDF page's left-out text was counted on the first section holding the page's text: a section sharing its page
+with one the reader cannot read told them how much was cut from that one, and moved their time when it changed
+(``ingestion.parsers.pdf._mark_hidden``: counted on none where several sections share the page).
 """
 
 from __future__ import annotations
