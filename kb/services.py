@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -238,20 +238,20 @@ TAGS_TYPED = "tags_typed"
 CONTENT_TAGS = "content_tags"
 
 
-def document_access_of(
-    sections: Sequence[Section], document: Document, *, titles: Mapping[uuid.UUID, str] | None = None
-) -> DocumentAccess:
+def document_access_of(sections: Sequence[Section], document: Document) -> DocumentAccess:
     """The access view of ``document`` (:func:`accounts.policy.document_access`) from its section rows
-    (their own policies: markers and overrides; keyed by row id) and its default policy. ``titles``
-    replaces rows' titles (the pipeline passes the parsed ones, which rows store cut to 1,000 characters).
+    (their own policies: markers and overrides; keyed by row id) and its default policy.
 
     The one derivation for every place that gives a document's sections their effective policies,
     heading paths, context lines and title: ingestion and index builds (``pipeline.plan.plan_content``),
     the upload preview (the same plan), and re-derivation after a policy change (:func:`apply_policies`).
+    Always from the rows' titles as stored (cut to 1,000 characters), never a longer parsed heading: ingestion
+    once derived its paths from the parsed titles and a re-derivation from the rows', so every policy change
+    "renamed" the sections under a longer heading, moving their change times (``kb.changed``) for readers who
+    saw nothing change, and rebuilt their chunks, which renamed them back (sixteenth session).
     """
-    titles = titles or {}
     return document_access(
-        (AccessNode(s.id, s.parent_id, titles.get(s.id, s.title), _own_policy(s))
+        (AccessNode(s.id, s.parent_id, s.title, _own_policy(s))
          for s in sorted(sections, key=lambda s: s.order)),  # parents come first in document order
         Policy(document.access_level, document.access_groups),
     )

@@ -418,7 +418,8 @@ def plan_content(job: IngestionJob, document: Document, version: IndexVersion, *
     # policies; each heading path without the titles of ancestors that some reader of the section
     # may not read, so neither a returned path nor an embedded prefix tells them anything; the same
     # for context taken from other sections (a module's imports, an enclosing class's signature).
-    access = document_access_of(rows, document, titles={row.id: s.title for row, s in zip(rows, parsed.sections, strict=True)})
+    # From the rows' titles as stored (a parsed heading cut to 1,000 characters), as every re-derivation reads them.
+    access = document_access_of(rows, document)
     recompute_policies(rows, document, access=access)
     for row, section in zip(rows, parsed.sections, strict=True):
         section.heading_path = access.heading_paths[row.id]

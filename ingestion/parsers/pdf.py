@@ -329,26 +329,45 @@ def _text_entries(dictionary, text_type) -> Iterator[str]:
 
 
 def _mark_hidden(sections, hidden_pages: dict[int, PageText]) -> None:
-    """Count each page's left-out text on the first section holding that page's text (else the root), and
-    flag the sections holding text of an OCR layer; fail on a marker in left-out text."""
+    """Count each page's left-out text on the one section the page's text belongs to, and flag the sections
+    holding text of an OCR layer; fail on a marker in left-out text.
+
+    The left-out text has no place on its page (it is read apart from the shown text), so it is counted only where
+    the page belongs to one section: the one whose heading or text is alone on it, or, a page showing none, the
+    section open there (the last heading before it, else the root). A page shared by several sections -- a heading
+    part way down, text of two -- counts it on none: the count is shown to the readers of the section it is on
+    (``Section.hidden_chars_removed``), and on the first section holding the page (as before) it told them how much
+    was cut from a section they may not read, and, moving that section's change time (``kb.changed``), when
+    (found attacking change times, sixteenth session). Under-counting tells nothing; the text is cut all the same."""
     if not hidden_pages:
         return
     reject_hidden_markers((page.hidden for page in hidden_pages.values()),
                           where="text of the PDF that a reader does not see")
     holders: dict[int, list] = {}
     for section in sections:
-        for block in section.blocks:
-            for number in block.metadata.get("pages", ()):
-                holders.setdefault(number - 1, [])
-                if section not in holders[number - 1]:
-                    holders[number - 1].append(section)
+        numbers = {number for block in section.blocks for number in block.metadata.get("pages", ())}
+        if isinstance((section.metadata or {}).get("page"), int):
+            numbers.add(section.metadata["page"])  # its heading is on that page
+        for number in numbers:
+            holders.setdefault(number - 1, [])
+            if section not in holders[number - 1]:
+                holders[number - 1].append(section)
     for index, page in sorted(hidden_pages.items()):
         if page.ocr_layer:
             for section in holders.get(index, ()):
                 if OCR_FLAG not in section.hidden_text_flags:
                     section.hidden_text_flags += (OCR_FLAG,)
         if page.hidden:
-            (holders.get(index) or [sections[0]])[0].hidden_chars_removed += counted(page.hidden)
+            owners = holders.get(index) or [_open_at(sections, index)]
+            if len(owners) == 1:
+                owners[0].hidden_chars_removed += counted(page.hidden)
+
+
+def _open_at(sections, index: int):
+    """The section open at page ``index`` (0-based) that shows nothing: the last whose heading is on an earlier
+    page, else the root."""
+    earlier = [s for s in sections if isinstance((s.metadata or {}).get("page"), int) and s.metadata["page"] <= index]
+    return earlier[-1] if earlier else sections[0]
 
 
 @register(content_types=["application/pdf"], extensions=[".pdf"], priced=True)

@@ -134,6 +134,18 @@ def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None 
     return out.getvalue()
 
 
+def pdf_with_outline(streams: list[str], outline: list[tuple[str, int]], **kwargs) -> bytes:
+    """:func:`pdf_bytes` with an outline: each (title, 0-based page) an entry, in order (the parser's sections)."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes(streams, **kwargs))))
+    for title, page in outline:
+        writer.add_outline_item(title=title, page_number=page)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def text_op(text: str, *, x: float = 72, y: float = 700, size: float = 12, before: str = "") -> str:
     """One line of Helvetica text at ``(x, y)``; ``before`` (``3 Tr``) is put inside the text object first,
     with the graphics state saved around it (text state outlives ``ET``)."""
