@@ -1,7 +1,8 @@
 """Reads for the console's lists and dashboard -- as one member, through the same rules as the API.
 
 ``job_list`` admits exactly the jobs ``kb.selectors.job_get`` admits (admins: every job of
-the tenant; others: the jobs they created and the jobs of documents they can see), a
+the tenant; others: the jobs they created and the jobs of documents they can see and read whole
+from the job's creation on: ``kb.selectors.jobs_shown``), a
 job's document title is shown only where the member can see the document, and its numbers
 (progress, the numbers of its error) only where ``progress_shown`` and ``error_numbers_shown``
 (``kb.selectors.jobs_shown``).

@@ -10,10 +10,12 @@ Visibility rules (the API documents them; tests pin them):
   readable ancestor instead (or null), ``level`` is the depth in that readable
   tree, and ``heading_path`` holds only titles of readable ancestors-or-self.
 - A **job** is visible to its creator, to the tenant's admins, and to members who
-  can see its document. Its numbers (progress ``done``/``total``: its document's size in
-  chunks; numbers in its error) are shown only to those who can see its document or uploaded
-  the bytes it parses -- its progress only once the document holds sections (``progress_shown``,
-  ``error_numbers_shown``, :func:`jobs_shown`).
+  can see its document and read everything it held from the job's creation on (a job of a
+  document they read part of dated a change to the rest: ``document_whole``). Its numbers
+  (progress ``done``/``total``: its document's size in chunks; numbers in its error) are shown
+  only to those who can see its document or uploaded the bytes it parses -- its progress only
+  once the document holds sections, and to a member who is not an admin only of a document they
+  read whole (``progress_shown``, ``error_numbers_shown``, :func:`jobs_shown`).
 - Anything else -- another tenant's, unreadable, nonexistent, or a malformed id -- is
   :class:`~accounts.errors.NotFound`, with the same message.
 """
@@ -60,7 +62,17 @@ from accounts.selectors import reader_for
 from ingestion.chunking.config import ChunkingConfig
 from kb.changed import clamp, clamped_spans, updated_at_shown
 from kb.expansion import merge_spans
-from kb.models import CONTENT_BY, ID_NAMESPACE, TITLE_SCREENING, Chunk, Document, IndexVersion, IngestionJob, Section
+from kb.models import (
+    CONTENT_BY,
+    ID_NAMESPACE,
+    TITLE_SCREENING,
+    Chunk,
+    Document,
+    IndexVersion,
+    IngestionJob,
+    Section,
+    SectionGone,
+)
 from kb.titles import (
     TAGS_HELD,
     TITLE_HELD,
@@ -393,11 +405,17 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     """The jobs ``member`` may see, each annotated, in the same query, with
 
     * ``document_visible``: the member can see the job's document (:func:`document_visible_q`);
+    * ``document_whole``: the member may read everything the job's document held from the job's creation on
+      (:func:`_held_nothing_above`): no section of it is above them now, and no content under a policy above them
+      went away at or after the job's creation. So the job changed nothing they cannot read, and its times date
+      nothing they are not shown the time of (``kb.changed``);
     * ``progress_shown``: the member may see the job's progress (``done``/``total`` counts all of its
       document's chunks: the document's size): a job without a document (a batch, an index build: it
       counts documents, as the build's answers do), a document the member can see that holds sections, or
       bytes the member uploaded themselves (``content_by``). An admin sees every job of the tenant, but not
-      the size of a document they can see no part of. Not while the document is not ``ready`` with its
+      the size of a document they can see no part of; a member who is not an admin, only that of a document
+      they read whole (``document_whole``: the re-derivation job their own policy change started counts the
+      sections above them too). Not while the document is not ``ready`` with its
       sections (found reviewing the 2026-12-04 fix): a new document is then visible by its upload default
       alone, and new bytes replacing a document by the old content's sections, while the running job's total
       is the size of bytes whose markers may put every section above the member. A member who may read every
@@ -405,20 +423,31 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     * ``error_numbers_shown``: the member may see the numbers of the job's error (a line, a count), as the
       document's own error shows them: the same, but for a visible document with or without sections.
 
-    Admins: every job of the tenant; others: the jobs they created and those of documents they can see.
+    Admins: every job of the tenant (its times date acts the audit trail dates for every admin: each upload,
+    replacement and policy change, naming what they cannot read neutrally). Others: the jobs they created
+    (an upload's progress is its uploader's to follow) and, of the other jobs of documents they can see, those
+    of a document they read whole from the job's creation on (``document_whole``), and only once finished while
+    the document is being ingested anew (its new sections unknown yet); a member who may read every section
+    any document could hold (:func:`reads_every_section`), every job of a document they can see. A job of a
+    document a member reads only part of -- a replacement of a section above them, the re-derivation a policy
+    change above them starts -- dated that change (written down as left open with the fifteenth session's change
+    times, closed in the sixteenth: docs/security.md, "Job times").
     """
-    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader_for(member)))
+    reader = reader_for(member)
+    visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader))
     # Whoever may read every section a document could hold (``reads_every_section``) may know any bytes' size.
     everything = Q(pk__isnull=False) if reads_every_section(member) else Q(pk__in=[])
+    admin = Q(pk__isnull=False) if member.role == Role.ADMIN else Q(pk__in=[])
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
         document_visible=Exists(visible_document),
+        document_whole=_held_nothing_above(reader),
         # Its document holds the sections of its current bytes: ready (not new, nor new bytes being ingested or failed).
         document_stored=Exists(Section.objects.filter(document_id=OuterRef("document_id"),
                                                       document__status=Document.Status.READY)),
     ).annotate(
         progress_shown=ExpressionWrapper(
-            Q(document_id__isnull=True) | (Q(document_visible=True) & Q(document_stored=True)) | _uploaded_by(member)
-            | everything,
+            Q(document_id__isnull=True) | _uploaded_by(member) | everything
+            | (Q(document_visible=True) & Q(document_stored=True) & (admin | Q(document_whole=True))),
             output_field=BooleanField(),
         ),
         error_numbers_shown=ExpressionWrapper(
@@ -427,8 +456,25 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
         ),
     )
     if member.role != Role.ADMIN:
-        jobs = jobs.filter(Q(created_by_id=member.user_id) | Q(document_visible=True))
+        settled = Q(status__in=(IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED)) | Q(document_stored=True)
+        jobs = jobs.filter(
+            Q(created_by_id=member.user_id)
+            | (Q(document_visible=True) & (everything | (Q(document_whole=True) & settled)))
+        )
     return jobs
+
+
+def _held_nothing_above(reader: Reader) -> ExpressionWrapper:
+    """Whether a job's document (an expression over ``IngestionJob`` rows) held nothing ``reader`` may not read
+    from the job's creation on: no section of it is above them now, and no content under a policy above them
+    went away at or after ``created_at`` (``SectionGone``: one row per policy, its latest time -- content above
+    them the document held at any time since either is still there or went at or after it). True for a job
+    without a document. Jobs from before ``SectionGone`` (``kb`` migration 0011) are judged by what it holds:
+    every reader of their document was shown them until then."""
+    above = Section.objects.filter(document_id=OuterRef("document_id")).exclude(readable_q(reader))
+    gone_above = SectionGone.objects.filter(document_id=OuterRef("document_id"),
+                                            gone_at__gte=OuterRef("created_at")).exclude(readable_q(reader))
+    return ExpressionWrapper(~Exists(above) & ~Exists(gone_above), output_field=BooleanField())
 
 
 def _uploaded_by(member: Membership) -> Q:

@@ -404,7 +404,7 @@ class JobOutputSerializer(serializers.Serializer):
     stage = serializers.CharField()
     progress = serializers.SerializerMethodField(
         help_text="Null for a document you can see no part of and did not upload, or not ready with its sections (being ingested): its "
-        "total of chunks is its size."
+        "total of chunks is its size. Unless you are an admin, also null for one you do not read whole (and did not upload)."
     )
     error = serializers.SerializerMethodField(
         help_text="Why the job failed. Quoted document text is shown only to the uploader of the bytes and admins "

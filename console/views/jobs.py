@@ -1,7 +1,8 @@
 """Jobs: the list (filters, pages), a job with live progress, and retrying a failed one.
 
 Jobs are read through ``kb.overview.job_list`` / ``kb.selectors.job_get`` (one rule: admins
-every job of the tenant, others the jobs they created and those of documents they can see);
+every job of the tenant, others the jobs they created and those of documents they can see and read
+whole from the job's creation on, ``kb.selectors.jobs_shown``);
 errors as ``kb.serializers.error_for`` shows them to this member (an error's numbers only where
 ``error_numbers_shown``), and progress only where ``progress_shown``, else a dash
 (``console/jobs/_progress_numbers.html``); a retry is
