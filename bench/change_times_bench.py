@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 import uuid
 from datetime import timedelta
+
+from bench.timing import p50_p95
 
 
 def _setup() -> None:
@@ -84,15 +84,6 @@ def _build(documents: int, sections: int):
     return tenant, reader
 
 
-def _time(run, repeat: int) -> tuple[float, float]:
-    run()  # warm
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1000)
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -144,7 +135,7 @@ def main() -> None:
         }
         print(f"{args.documents} documents x {args.sections} sections, internal reader, {args.repeat} runs each")
         for name, run in cases.items():
-            p50, p95 = _time(run, args.repeat)
+            p50, p95 = p50_p95(run, args.repeat)
             print(f"  {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     finally:
         with acting_tenant(tenant.pk):

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 import uuid
+
+from bench.timing import p50_p95
 
 
 def _setup() -> None:
@@ -102,15 +102,6 @@ def _before(member):
     return jobs.select_related("document", "created_by").order_by("-created_at", "-id")
 
 
-def _time(run, repeat: int) -> tuple[float, float]:
-    run()  # warm
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1000)
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -137,7 +128,7 @@ def main() -> None:
                 f"{name}, jobs list first 25 rows (now)": lambda q=now: list(q[:25]),
             }
             for case, run in cases.items():
-                p50, p95 = _time(run, args.repeat)
+                p50, p95 = p50_p95(run, args.repeat)
                 print(f"    {case}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     finally:
         with acting_tenant(tenant.pk):
