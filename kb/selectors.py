@@ -9,7 +9,8 @@ Visibility rules (the API documents them; tests pin them):
   ``parent_id`` that would point at an unreadable section points at the nearest
   readable ancestor instead (or null), ``level`` is the depth in that readable
   tree, and ``heading_path`` holds only titles of readable ancestors-or-self.
-- A **job** is visible to its creator, to the tenant's admins, and to members who
+- A **job** is visible to its creator (not the re-derivation job a policy change started:
+  :func:`_started_by_a_policy_change`), to the tenant's admins, and to members who
   can see its document and read everything it held from the job's creation on (a job of a
   document they read part of dated a change to the rest: ``document_whole``). Its numbers
   (progress ``done``/``total``: its document's size in chunks; numbers in its error) are shown
@@ -425,7 +426,8 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
 
     Admins: every job of the tenant (its times date acts the audit trail dates for every admin: each upload,
     replacement and policy change, naming what they cannot read neutrally). Others: the jobs they created
-    (an upload's progress is its uploader's to follow) and, of the other jobs of documents they can see, those
+    (an upload's progress is its uploader's to follow), but for the re-derivation job a policy change started
+    (:func:`_started_by_a_policy_change`: its existence tells of sections above them), and, of the other jobs of documents they can see, those
     of a document they read whole from the job's creation on (``document_whole``), and only once finished while
     the document is being ingested anew (its new sections unknown yet); a member who may read every section
     any document could hold (:func:`reads_every_section`), every job of a document they can see. A job of a
@@ -458,10 +460,21 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     if member.role != Role.ADMIN:
         settled = Q(status__in=(IngestionJob.Status.SUCCEEDED, IngestionJob.Status.FAILED)) | Q(document_stored=True)
         jobs = jobs.filter(
-            Q(created_by_id=member.user_id)
+            (Q(created_by_id=member.user_id) & ~_started_by_a_policy_change())
             | (Q(document_visible=True) & (everything | (Q(document_whole=True) & settled)))
         )
     return jobs
+
+
+def _started_by_a_policy_change() -> Q:
+    """Jobs a policy change started (``kb.services._rederive_chunks``: ``rederive`` in their stats, and no
+    ``retry_of``): their creator did not ask for them, and whether there is one at all says whether the change
+    renamed a section -- a section under the changed one whose readers are not all readers of it now, one above
+    the member too. Such a job is not its creator's by creation: it is shown to them as to anyone else (a member
+    who reads its document whole), so no member learns the policies of sections above them by changing one they
+    may read and watching for a job (found reviewing the job times, sixteenth session). A retry of one is its
+    retrier's (they asked for it, of a job they saw)."""
+    return Q(stats__contains={"rederive": True}) & ~Q(stats__has_key="retry_of")
 
 
 def _held_nothing_above(reader: Reader) -> ExpressionWrapper:

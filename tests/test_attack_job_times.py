@@ -199,29 +199,55 @@ def test_a_change_of_a_section_a_reader_cannot_read_shows_them_no_job(world, cha
     assert f"{job.total}/{job.total}" in console_client(reader).get(f"/jobs/{mine}/").content.decode()
 
 
-def test_a_job_a_member_started_shows_no_size_of_what_they_cannot_read(world):
-    """The re-derivation job a member's own policy change starts is theirs to see -- its numbers are not: its
-    total counts every chunk of the document, the sections above them too."""
+def test_a_job_a_members_policy_change_started_is_shown_to_them_only_as_to_anyone(world):
+    """The re-derivation job a member's own policy change starts is not theirs by creation (found reviewing the job
+    times, sixteenth session): whether there is one at all says whether the change renamed a section -- one under
+    the changed section whose readers are not all its readers now -- and so tells them the policies of sections
+    above them. Here the reader narrows Handbook (which they read) to the kitchen group, in two documents they read
+    the same of: under one, Bravo and Bravo two are restricted to every group (a job rebuilds their paths), under
+    the other to the kitchen group (no path changes, no job). Every answer the reader gets of jobs is the same
+    before and after, the new job answering as an id no job has (it was theirs to see, its progress aside, on the
+    code before: 200 and a page). Its total counts every chunk of the document; whoever reads it whole sees it."""
     tenant, reader, whole, full, document, mine = world
-    # "Handbook" (Alpha's section) narrowed to the kitchen group by the reader: Bravo's and Bravo two's readers may
-    # no longer all read it, so their stored heading paths change, and a re-derivation job -- the reader's --
-    # rebuilds them.
-    before = set(_job_ids(tenant))
+    twin, first = document_create(tenant=tenant, created_by=full, upload=Upload(
+        content=V1.replace("access: restricted", "access: restricted; groups: kitchen").encode(),
+        title="Handbook twin", content_type="text/markdown", source="twin.md"))
+    jobs_run([first.pk])
+    before_twin = set(_job_ids(tenant))
+    section_set_access(actor=reader, section=_section(twin, "Handbook"), access_level="internal", groups=["kitchen"])
+    assert set(_job_ids(tenant)) == before_twin, "the twin's change renamed a section: the test compares nothing"
+
+    def jobs_seen(job_ids):  # what the reader gets of jobs (their document's time moved: they changed Handbook)
+        seen = _seen(reader, document, job_ids)
+        del seen["api document"], seen["console document"]
+        return seen
+
+    before = jobs_seen(_job_ids(tenant))
     section_set_access(actor=reader, section=_section(document, "Handbook"), access_level="internal",
                        groups=["kitchen"])
-    (new,) = sorted(set(_job_ids(tenant)) - before)
+    (new,) = sorted(set(_job_ids(tenant)) - before_twin)
     jobs_run([new])
     job = IngestionJob.objects.get(pk=new)
-    assert job.status == "succeeded" and job.created_by_id == reader.user_id
+    assert job.status == "succeeded" and job.created_by_id == reader.user_id and job.stats.get("rederive")
+    after = jobs_seen(_job_ids(tenant))
+    before.update(_as_unknown(reader, new))
+    _nothing_new(before, after)
+    assert new not in _ids_in("".join(body for _, body in after.values()))
+    # Whoever reads every section sees it, whole.
     assert job.total == Chunk.objects.filter(document=document).count() > Chunk.objects.filter(
         document=document, section__title="Handbook").count(), "the total counts only what the reader reads"
-    answer = token_client(reader).get(f"/api/v1/jobs/{new}/")
-    assert answer.status_code == 200 and answer.json()["progress"] is None
-    page = console_client(reader).get(f"/jobs/{new}/").content.decode()
-    assert f"/{job.total}" not in page and "<progress" not in page
-    # Whoever reads every section sees it whole.
     assert token_client(whole).get(f"/api/v1/jobs/{new}/").json()["progress"] == {"done": job.total,
                                                                                   "total": job.total}
+    assert new in _ids_in(console_client(whole).get("/jobs/").content.decode())
+    # An editor who reads the document whole (not every group of the tenant: no one is in legal) sees the job their
+    # own change starts, as anyone who reads it whole: Handbook widened back, Bravo's paths take it again.
+    editor = membership_create(tenant=tenant, email="editor@jobtimes.io", role="editor", clearance="restricted",
+                               group_slugs=["board", "kitchen"])
+    section_set_access(actor=editor, section=_section(document, "Handbook"), access_level="internal", groups=[])
+    (back,) = sorted(set(_job_ids(tenant)) - before_twin - {new})
+    jobs_run([back])
+    answer = token_client(editor).get(f"/api/v1/jobs/{back}/")
+    assert answer.status_code == 200 and answer.json()["progress"]["total"] == job.total
 
 
 def test_a_job_from_before_content_above_a_reader_went_away_stays_hidden(world):
@@ -266,3 +292,28 @@ def test_a_job_from_before_content_above_a_reader_went_away_stays_hidden(world):
     jobs_run([back])
     assert IngestionJob.objects.get(pk=back).status == "succeeded"
     assert [api.get(f"/api/v1/jobs/{j}/").status_code for j in (back, seen)] == [404, 404]
+
+
+def test_a_job_that_leaves_a_members_sight_while_its_page_is_read_is_not_found(world, monkeypatch):
+    """A job's page reads it twice (whether the member may see it, then with its document and creator): a policy
+    change committed in between hid it from the second read, and the page was a server error, not the 404 of any
+    hidden id (found reviewing the job times, sixteenth session). The change is made between the two reads here."""
+    import console.views.jobs as job_pages
+
+    tenant, reader, whole, full, document, mine = world
+    job = IngestionJob.objects.filter(document=document).get()
+    assert console_client(whole).get(f"/jobs/{job.pk}/").status_code == 200
+    real = job_pages.job_get
+
+    def then_narrowed(**kwargs):
+        found = real(**kwargs)
+        # Bravo narrowed to a group no one but admins is in: the document now holds a section above ``whole``.
+        section_set_access(actor=None, section=_section(document, "Bravo"), access_level="restricted",
+                           groups=["legal"])
+        return found
+
+    monkeypatch.setattr(job_pages, "job_get", then_narrowed)
+    response = console_client(whole).get(f"/jobs/{job.pk}/")
+    assert response.status_code == 404
+    monkeypatch.undo()
+    assert _body(response) == _body(console_client(whole).get(f"/jobs/{uuid.uuid4()}/"))
