@@ -11,9 +11,10 @@ before pypdf reads it:
   :data:`~ingestion.parsers.css_visibility.MIN_CONTRAST`, or with an alpha under
   :data:`~ingestion.parsers.css_visibility.MIN_OPACITY` (fill for modes 0, 2, 4, 6; stroke for
   1, 2, 5, 6: a mode that both fills and strokes is seen when either is);
-* a font (after the text and transformation matrices) under 2 points high (also measured across the
-  baseline: a matrix of no area lays the glyphs flat), or squeezed under
-  a tenth of that wide (``Tz``);
+* glyphs (after ``Tz`` and the text and transformation matrices) under 2 points high across the baseline (a
+  matrix of no area lays them flat) or under 2 points wide across their stems (squeezed by ``Tz`` or a matrix),
+  or sheared until their axes lie within ``MIN_AXES_DEGREES`` of one another: HTML's transform rule,
+  :func:`~ingestion.parsers.css_visibility._readable_scale`;
 * placed outside the page's crop box, glyph by glyph (:meth:`_Tracker._layout`): its baseline raised or
   lowered by ``Ts``, and each glyph moved along the line by the character and word spacing (``Tc``,
   ``Tw``), a ``TJ`` array's numbers and the strings shown before it in the same line; the leading
@@ -93,6 +94,7 @@ from ingestion.parsers.css_visibility import (
     OVERLAID_WORDS,
     _blended,
     _over,
+    _readable_scale,
     contrast,
 )
 
@@ -1248,14 +1250,17 @@ class _Tracker:
             matrix = _multiply(tuple(float(v) for v in tm), state.ctm)
         except (TypeError, ValueError):
             return None
-        a, b, c, d, e, f = matrix
-        e, f = e + c * state.rise, f + d * state.rise  # the baseline as raised by Ts
-        height = abs(state.font_size) * math.hypot(c, d)
-        width = abs(state.font_size) * math.hypot(a, b) * abs(state.horizontal) / 100
-        # The glyphs' height across the baseline: a matrix of no area (``1 1 1 1 72 650 Tm``) lays every glyph
-        # flat onto one line, however tall its columns are (found attacking hidden text, 2026-12-03).
-        across = abs(state.font_size) * abs(a * d - b * c) / math.hypot(a, b) if a or b else 0.0
-        if height < MIN_POINTS or width < MIN_POINTS / 10 or across < MIN_POINTS:
+        a, b, c, d = matrix[:4]
+        # A glyph's size as a reader sees it: the smaller of its height across the baseline and its width across
+        # the letters' stems, 0 when the two axes are sheared within ``MIN_AXES_DEGREES`` of one another -- the rule
+        # HTML's transforms get (:func:`~ingestion.parsers.css_visibility._readable_scale`), on the glyph space's
+        # axes: the baseline scaled by the font size and ``Tz``, the letters' height by the font size. Under 2 pt
+        # either way it is a smudge. A matrix of no area (``1 1 1 1 72 650 Tm``) lays every glyph flat onto one line
+        # however long its columns are (found attacking hidden text, 2026-12-03); ``Tz`` (or a matrix) squeezing
+        # the em under 2 pt wide draws a word as a few hairlines (sixteenth session: only under 0.2 pt was cut, so
+        # ``1 Tz`` at 24 pt and ``10 Tz`` at 12 pt reached the model).
+        along, up = abs(state.font_size) * abs(state.horizontal) / 100, abs(state.font_size)
+        if _readable_scale(((a * along, c * up, 0.0), (b * along, d * up, 0.0), (0.0, 0.0, 1.0))) < MIN_POINTS:
             return "a font too small to read"
         return None  # where its glyphs are: :meth:`_layout`
 

@@ -382,6 +382,8 @@ PDF_HIDING = {
     "mode-3": lambda text, y: text_op(text, y=y, before="3 Tr"),
     "white": lambda text, y: "q 1 1 1 rg " + text_op(text, y=y) + "Q ",
     "tiny": lambda text, y: text_op(text, y=y, size=0.4),
+    # Squeezed by Tz: the em 1.2 pt wide (sixteenth session; only under 0.2 pt was cut before).
+    "squeezed": lambda text, y: text_op(text, y=y, before="10 Tz"),
     "off-page": lambda text, y: text_op(text, x=-4000, y=y),
     "transparent": lambda text, y: "q /G0 gs " + text_op(text, y=y) + "Q ",
     # Painted over by a rectangle drawn after it (its line between two blocks' lines: the fill covers no other).

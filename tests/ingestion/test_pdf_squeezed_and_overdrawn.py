@@ -1,0 +1,56 @@
+"""PDF text squeezed to nothing, or painted over, that a viewer does not show (sixteenth session, pdfhide16).
+
+docs/security.md listed two PDF surfaces as not evaluated (or evaluated too leniently): text squeezed narrow by
+``Tz`` (or by the text or transformation matrix), and text painted over later in the content stream. Each
+``never_reaches_the_model`` case failed on the parser before its fix (the payload reached the model); each
+``stays`` case is a reader's ordinary page that must lose nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ingestion.hidden_payloads import parsed, removed, text_op
+from tests.ingestion.test_hidden_text import AFTER, PAYLOAD, VISIBLE, _pdf, assert_hidden
+
+# -- Squeezed text: Tz, the text matrix, the transformation matrix ----------------------------------------------------
+
+# The glyphs' width across their stems under 2 pt -- the height rule's threshold, as HTML's transforms are judged
+# (``css_visibility._readable_scale``) -- is a smudge. Before: only under a tenth of that (0.2 pt for the em) was cut,
+# so ``1 Tz`` at 12 pt went but ``1 Tz`` at 24 pt, ``2 Tz`` or ``10 Tz`` at 12 pt (a 15-letter word 9 pt wide) stayed.
+SQUEEZED = {
+    "1-tz-at-24-pt": text_op(PAYLOAD, y=650, size=24, before="1 Tz"),
+    "2-tz-at-12-pt": text_op(PAYLOAD, y=650, before="2 Tz"),
+    "10-tz-at-12-pt": text_op(PAYLOAD, y=650, before="10 Tz"),
+    "16-tz-at-12-pt": text_op(PAYLOAD, y=650, before="16 Tz"),  # the em 1.92 pt wide
+    "negative-tz": text_op(PAYLOAD, y=650, before="-5 Tz"),  # mirrored, and squeezed
+    "text-matrix": f"BT /F1 12 Tf 0.05 0 0 1 72 650 Tm ({PAYLOAD}) Tj ET\n",
+    "transformation-matrix": f"q 0.1 0 0 1 0 0 cm BT /F1 12 Tf 720 650 Td ({PAYLOAD}) Tj ET Q\n",
+    "tz-and-text-matrix": f"q BT /F1 12 Tf 40 Tz 0.3 0 0 1 72 650 Tm ({PAYLOAD}) Tj ET Q\n",  # 0.4 x 0.3 of 12 pt
+    "rotated-and-squeezed": f"q BT /F1 12 Tf 5 Tz 0 1 -1 0 300 500 Tm ({PAYLOAD}) Tj ET Q\n",
+    # Sheared until the letters' axes lie within 25 degrees of one another (css_visibility.MIN_AXES_DEGREES): a band
+    # of strokes, though each axis keeps its length (the old tests measured lengths only).
+    "sheared-flat": f"BT /F1 12 Tf 1 0 6 1 72 650 Tm ({PAYLOAD}) Tj ET\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SQUEEZED))
+def test_pdf_text_squeezed_to_a_smudge_never_reaches_the_model(case):
+    assert_hidden(parsed(_pdf(SQUEEZED[case]), "report.pdf"))
+
+
+@pytest.mark.parametrize("content", [
+    text_op(PAYLOAD, y=650, before="80 Tz"),  # condensed, as word processors write a character scale
+    text_op(PAYLOAD, y=650, before="50 Tz"),
+    text_op(PAYLOAD, y=650, before="20 Tz"),  # the em 2.4 pt wide: narrow, still above the threshold
+    text_op(PAYLOAD, y=650, size=8, before="30 Tz"),  # fine print condensed: the em 2.4 pt
+    text_op(PAYLOAD, y=650, before="200 Tz"),  # expanded
+    f"BT /F1 12 Tf 0.5 0 0 1 72 650 Tm ({PAYLOAD}) Tj ET\n",
+    f"BT /F1 12 Tf 1 0 0.6 1 72 650 Tm ({PAYLOAD}) Tj ET\n",  # a strong slant (31 degrees)
+    f"BT /F1 12 Tf 1 0 -2 1 72 650 Tm ({PAYLOAD}) Tj ET\n",  # 63 degrees: the axes 27 apart
+    f"BT /F1 12 Tf 1 0 0 1 72 650 Tm 0 Tz 100 Tz ({PAYLOAD}) Tj ET\n",  # the last Tz before the text counts
+], ids=["80-tz", "50-tz", "20-tz", "fine-print-30-tz", "200-tz", "half-width-matrix", "slanted", "slanted-far",
+        "tz-reset"])
+def test_pdf_condensed_or_slanted_text_stays(content):
+    doc = parsed(_pdf(content), "report.pdf")
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
