@@ -37,7 +37,8 @@ before pypdf reads it:
   code of any simple font mapped to several words or more than :data:`MAX_GLYPH_TEXT` characters.
 * painted over, glyph by glyph: a fill later in the content stream (a form's included) whose region -- the path
   under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
-  font's descent to ascent less :data:`COVER_TOLERANCE`), and which leaves nothing under it readable
+  baseline to the font's ascent less :data:`COVER_TOLERANCE`: the descenders' tails alone tell no letter), and which
+  leaves nothing under it readable
   (:func:`_fill_hides`: opacity and blend mode; a soft mask, a text clip or a layer that is off: not covering).
   Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut. So is text under
   an opaque image (an image XObject or an inline image: the unit square under its matrix, :func:`_image_opaque`,
@@ -131,9 +132,9 @@ _CURVE_STEPS = 16  # a curve of a filled path is flattened into this many segmen
 MAX_OC_EXPRESSION = 1_000
 MAX_COVER_WORK = 1_000_000
 MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
-# A fill may leave this much of the glyph box uncovered above and below (ems): the box is the font's whole ascent and
-# descent (accents, the deepest descender), a browser's layout rounds a box over a line by a pixel (at 16 px, 0.03 em),
-# and strips of 0.05 em show no readable letter.
+# A fill may leave this much of the glyph box uncovered above and below (ems): the box is the letters' body, from the
+# baseline to the font's whole ascent (accents), a browser's layout rounds a box over a line by a pixel (at 16 px,
+# 0.03 em), and strips of 0.05 em -- with the descenders' tails below the baseline -- show no readable letter.
 COVER_TOLERANCE = 0.05
 _CELL = 16.0  # the side of the grid cells the page's glyphs are indexed by (their boxes' lower left corners), points
 _BACKDROP_CELL = 64.0  # the side of the grid cells the fills painted before text are indexed by (every cell they reach)
@@ -199,8 +200,7 @@ class _State:
     soft_mask: bool = False  # a soft mask (``gs`` ``/SMask``) is set: what a fill shows is not known here
     text_clipped: bool = False  # text in a clipping render mode (4 to 7) clips what is painted after it
     metrics: _Widths | None = None  # the glyph widths for the box a glyph is drawn in (:func:`_font_box`)
-    ascent: float = 0.7  # the glyph box above and below the baseline, in ems (:func:`_font_box`)
-    descent: float = -0.2
+    ascent: float = 0.7  # the top of the glyph box above the baseline, in ems (:func:`_font_box`)
     line_width: float = 1.0  # ``w`` (``gs`` ``/LW``), in user space
     dashed: bool = False  # a dash pattern (``d``, ``gs`` ``/D``) with a dash or gap: a stroke with gaps
 
@@ -397,16 +397,16 @@ def _blank_glyphs(font) -> frozenset:
         return frozenset()
 
 
-def _font_box(font) -> tuple[_Widths | None, float, float]:
-    """The box a glyph of ``font`` is drawn in, for what is painted over it: the glyph widths (the font's own,
-    :func:`_font_widths`, else the standard metrics of one of the 14 standard fonts that lists none, which a
-    viewer uses), and the ascent and descent of its descriptor (or of the standard font), in ems, bounded to 0.6
-    to 1.2 above the baseline and 0.15 to 0.5 below: a thin rule through the letters never covers them, and a
-    font cannot claim boxes no fill can cover."""
+def _font_box(font) -> tuple[_Widths | None, float]:
+    """The box a glyph of ``font`` is drawn in, for what is painted over (or under) it: the glyph widths (the
+    font's own, :func:`_font_widths`, else the standard metrics of one of the 14 standard fonts that lists none,
+    which a viewer uses), and the ascent of its descriptor (or of the standard font), in ems, bounded to 0.6 to 1.2
+    above the baseline: a thin rule through the letters never covers them, and a font cannot claim boxes no fill
+    can cover. The box's bottom is the baseline (:meth:`_Tracker._record`): the descent is not read."""
     from pypdf.generic._font import Font
 
     widths = _font_widths(font)
-    ascent, descent = 0.7, -0.2
+    ascent = 0.7
     try:
         read = Font.from_font_resource(font)
         if widths is None and font.get("/Subtype") in ("/Type1", "/TrueType") and font.get("/Widths") is None:
@@ -415,12 +415,11 @@ def _font_box(font) -> tuple[_Widths | None, float, float]:
             if measured:
                 widths = _Widths(measured, read.character_widths.get("default", 1000) / 1000)
         if font.get("/Subtype") != "/Type3":  # a Type3 font's metrics are in its own matrix: the defaults
-            ascent, descent = float(read.font_descriptor.ascent) / 1000, float(read.font_descriptor.descent) / 1000
+            ascent = float(read.font_descriptor.ascent) / 1000
     except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font: the defaults
         pass
     ascent = min(max(ascent if math.isfinite(ascent) else 0.7, 0.6), 1.2)
-    descent = max(min(descent if math.isfinite(descent) else -0.2, -0.15), -0.5)
-    return widths, ascent, descent
+    return widths, ascent
 
 
 @lru_cache(maxsize=1024)
@@ -800,10 +799,10 @@ class _Tracker:
         elif operator == b"Tf" and len(operands) >= 2:
             values = _numbers(operands[1:2])
             if values:
-                metrics, ascent, descent = self._box(operands[0])
+                metrics, ascent = self._box(operands[0])
                 self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]),
                                      widths=self._widths(operands[0]), blank=self._blank(operands[0]),
-                                     metrics=metrics, ascent=ascent, descent=descent)
+                                     metrics=metrics, ascent=ascent)
         elif operator in (b"Tc", b"Tw", b"TL"):
             values = _numbers(operands[:1])
             if values:
@@ -1291,11 +1290,11 @@ class _Tracker:
             self.font_widths[id(font)] = (font, _font_widths(font))  # the font held: its id is not reused
         return self.font_widths[id(font)][1]
 
-    def _box(self, name: object) -> tuple[_Widths | None, float, float]:
+    def _box(self, name: object) -> tuple[_Widths | None, float]:
         """:func:`_font_box` of the font named ``name``, read once per font object."""
         font = self._resource("/Font", name)
         if font is None:
-            return None, 0.7, -0.2
+            return None, 0.7
         key = ("box", id(font))
         if key not in self.font_widths:
             self.font_widths[key] = (font, _font_box(font))
@@ -1408,12 +1407,17 @@ class _Tracker:
                 if (id(container), index) in strings]
 
     def _record(self, spans: dict, items: list, matrix: tuple, region: tuple) -> None:
-        """Note the strings just shown, each glyph by its box in device space (the span along the line, the
-        font's descent to ascent across it, cut to the page and the clip), for the fills painted after them."""
+        """Note the strings just shown, each glyph by its box in device space (the span along the line; across
+        it, the glyph's body: the baseline to the font's ascent, less :data:`COVER_TOLERANCE` each side; cut to the
+        page and the clip), for the fills painted after them and to find the backdrop under each.
+
+        The box leaves out the descent (sixteenth session): a fill from the baseline up hides every letter's body
+        and shows only the tails of g, j, p, q, y, which tell no letter -- with the descent in the box it held none,
+        and the text reached the model (and black text on a black band from its baseline up was judged against the
+        white page; white text on a navy one was cut as white on the page)."""
         a, b, c, d, e, f = matrix
         state = self.state
-        low, high = sorted(((state.descent + COVER_TOLERANCE) * state.font_size,
-                            (state.ascent - COVER_TOLERANCE) * state.font_size))
+        low, high = sorted((COVER_TOLERANCE * state.font_size, (state.ascent - COVER_TOLERANCE) * state.font_size))
         left, bottom, right, top = region
         if not all(math.isfinite(v) for v in region):
             return

@@ -54,3 +54,58 @@ def test_pdf_text_squeezed_to_a_smudge_never_reaches_the_model(case):
 def test_pdf_condensed_or_slanted_text_stays(content):
     doc = parsed(_pdf(content), "report.pdf")
     assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+# -- Painted over from the baseline up: the descenders' tails alone show -----------------------------------------------
+
+# A glyph was covered when a later fill held its whole box, the font's descent to its ascent (less 0.05 em each side):
+# a fill from the baseline up hides every letter's body -- only the tails of g, j, p, q, y show below it, and
+# those tell no letter -- yet held no box, so the text reached the model. A glyph's body (the baseline to the ascent,
+# less the tolerance) is the box now, for the fills painted over text and for those painted under it.
+FROM_THE_BASELINE = {
+    "white-rectangle": text_op(PAYLOAD, y=650) + "q 1 g 60 650 200 30 re f Q\n",
+    "black-rectangle-half-a-point-up": text_op(PAYLOAD, y=650) + "q 0 g 60 650.5 200 30 re f Q\n",
+    "red-path": text_op(PAYLOAD, y=650) + "q 1 0 0 rg 60 650 m 260 650 l 260 680 l 60 680 l h f Q\n",
+    "thick-stroke": text_op(PAYLOAD, y=650) + "q 1 G 20 w 60 660 m 260 660 l S Q\n",  # 650 to 670
+    "in-a-table-cell": "q 0.9 g 60 636 200 30 re f Q " + text_op(PAYLOAD, y=650) + "q 1 g 60 650 200 16 re f Q\n",
+}
+_FROM_THE_BASELINE_IMAGE = "q 200 0 0 20 60 650 cm /Opaque Do Q\n"
+
+
+@pytest.mark.parametrize("case", [*sorted(FROM_THE_BASELINE), "image"])
+def test_pdf_text_painted_over_from_the_baseline_up_never_reaches_the_model(case):
+    from tests.ingestion.test_hidden_text import _images, _layered, _pdf_page_changed
+
+    if case == "image":
+        pdf = _pdf_page_changed(_layered(text_op(PAYLOAD, y=650) + _FROM_THE_BASELINE_IMAGE), _images)
+    else:
+        pdf = _pdf(FROM_THE_BASELINE[case])
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+def test_pdf_text_on_a_fill_of_its_colour_from_the_baseline_up_never_reaches_the_model():
+    """The same box for what lies under the text: black text on a black band from its baseline up shows only its
+    descenders' tails (judged against the white page before: kept)."""
+    assert_hidden(parsed(_pdf("q 0 g 60 650 200 30 re f Q " + text_op(PAYLOAD, y=650)), "report.pdf"))
+
+
+def test_pdf_white_text_on_a_dark_band_from_the_baseline_up_stays():
+    """And the other way: white text on a navy band from its baseline up shows every letter's body (cut before as
+    white on the white page, its descenders hanging below the band)."""
+    doc = parsed(_pdf("q 0 0 0.3 rg 60 650 200 30 re f Q q 1 g " + text_op(PAYLOAD, y=650) + "Q "), "report.pdf")
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+@pytest.mark.parametrize("content", [
+    text_op(PAYLOAD, y=650) + "q 1 g 60 640 200 10 re f Q\n",  # over the descenders only
+    text_op(PAYLOAD, y=650) + "q 1 g 60 640 200 16 re f Q\n",  # up to the x-height: ascenders and capitals show
+    text_op(PAYLOAD, y=650) + "q 1 g 60 652 200 30 re f Q\n",  # from 2 pt up: the letters' feet show
+    text_op(PAYLOAD, y=650) + "q 1 g 60 650 70 30 re f Q\n",  # the first letters: the rest shows
+    "q 1 g 60 650 200 30 re f Q " + text_op(PAYLOAD, y=650),  # painted before the text: its background
+], ids=["descenders-only", "up-to-the-x-height", "feet-show", "part-of-the-word", "before-the-text"])
+def test_pdf_text_a_fill_leaves_readable_stays(content):
+    doc = parsed(_pdf(content), "report.pdf")
+    if "70 30" in content:  # the letters under the fill go, the rest of the word stays
+        assert PAYLOAD not in doc.text and PAYLOAD[-5:] in doc.text and 0 < removed(doc) < len(PAYLOAD)
+        return
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
