@@ -136,6 +136,13 @@ MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
 # baseline to the font's whole ascent (accents), a browser's layout rounds a box over a line by a pixel (at 16 px,
 # 0.03 em), and strips of 0.05 em -- with the descenders' tails below the baseline -- show no readable letter.
 COVER_TOLERANCE = 0.05
+# ... and this much at each side along the line (ems; at most a quarter of the glyph's advance): its side bearings, and
+# a browser's layout drifting from the font's widths (chromium snaps a span's background to the pixel and its text,
+# set by its own advances, ends up to 1.5 px past it: white text on a dark span was cut, sixteenth session).
+SIDE_TOLERANCE = 0.125
+# The top of a glyph's body, in ems above the baseline (:func:`_font_box`): a font's cap height bounded to this range
+# (Courier's 0.562 is raised to 0.6; Latin cap heights lie within, CJK ideographs reach about 0.88).
+BODY_TOP = (0.6, 0.9)
 _CELL = 16.0  # the side of the grid cells the page's glyphs are indexed by (their boxes' lower left corners), points
 _BACKDROP_CELL = 64.0  # the side of the grid cells the fills painted before text are indexed by (every cell they reach)
 _MAX_BACKDROP_COLOURS = 256  # the colours of fills under text kept apart past the work bound (then: any colour)
@@ -200,7 +207,7 @@ class _State:
     soft_mask: bool = False  # a soft mask (``gs`` ``/SMask``) is set: what a fill shows is not known here
     text_clipped: bool = False  # text in a clipping render mode (4 to 7) clips what is painted after it
     metrics: _Widths | None = None  # the glyph widths for the box a glyph is drawn in (:func:`_font_box`)
-    ascent: float = 0.7  # the top of the glyph box above the baseline, in ems (:func:`_font_box`)
+    ascent: float = 0.7  # the top of the glyph box above the baseline, in ems: the cap height (:func:`_font_box`)
     line_width: float = 1.0  # ``w`` (``gs`` ``/LW``), in user space
     dashed: bool = False  # a dash pattern (``d``, ``gs`` ``/D``) with a dash or gap: a stroke with gaps
 
@@ -400,13 +407,18 @@ def _blank_glyphs(font) -> frozenset:
 def _font_box(font) -> tuple[_Widths | None, float]:
     """The box a glyph of ``font`` is drawn in, for what is painted over (or under) it: the glyph widths (the
     font's own, :func:`_font_widths`, else the standard metrics of one of the 14 standard fonts that lists none,
-    which a viewer uses), and the ascent of its descriptor (or of the standard font), in ems, bounded to 0.6 to 1.2
-    above the baseline: a thin rule through the letters never covers them, and a font cannot claim boxes no fill
-    can cover. The box's bottom is the baseline (:meth:`_Tracker._record`): the descent is not read."""
+    which a viewer uses), and the top of the letters' bodies in ems: the descriptor's cap height (or the standard
+    font's), else its ascent, bounded to :data:`BODY_TOP` -- a thin rule through the letters never covers them, and
+    a font cannot claim boxes no fill can cover. The box's bottom is the baseline (:meth:`_Tracker._record`): the
+    descent is not read.
+
+    The cap height, not the ascent (sixteenth session): the ascent leaves room for accents over capitals (Arial's
+    0.905 em), and a dark band as tall as its line (``line-height: 1``) stops below it, so white text on it was cut
+    as white on the page. Negative cap heights (chromium writes ``/CapHeight -688``) are read by their size."""
     from pypdf.generic._font import Font
 
     widths = _font_widths(font)
-    ascent = 0.7
+    top = 0.7
     try:
         read = Font.from_font_resource(font)
         if widths is None and font.get("/Subtype") in ("/Type1", "/TrueType") and font.get("/Widths") is None:
@@ -415,11 +427,14 @@ def _font_box(font) -> tuple[_Widths | None, float]:
             if measured:
                 widths = _Widths(measured, read.character_widths.get("default", 1000) / 1000)
         if font.get("/Subtype") != "/Type3":  # a Type3 font's metrics are in its own matrix: the defaults
-            ascent = float(read.font_descriptor.ascent) / 1000
+            descriptor = font.get("/FontDescriptor")
+            if descriptor is None and font.get("/DescendantFonts"):
+                descriptor = font["/DescendantFonts"][0].get_object().get("/FontDescriptor")
+            given = descriptor is None or "/CapHeight" in descriptor.get_object()  # (a standard font's: its own)
+            top = abs(float(read.font_descriptor.cap_height if given else read.font_descriptor.ascent)) / 1000
     except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font: the defaults
         pass
-    ascent = min(max(ascent if math.isfinite(ascent) else 0.7, 0.6), 1.2)
-    return widths, ascent
+    return widths, min(max(top if math.isfinite(top) else 0.7, BODY_TOP[0]), BODY_TOP[1])
 
 
 @lru_cache(maxsize=1024)
@@ -1418,6 +1433,8 @@ class _Tracker:
         a, b, c, d, e, f = matrix
         state = self.state
         low, high = sorted((COVER_TOLERANCE * state.font_size, (state.ascent - COVER_TOLERANCE) * state.font_size))
+        # Along the line: the glyph's advance less :data:`SIDE_TOLERANCE` (at most a quarter of it) each side.
+        inset = SIDE_TOLERANCE * abs(state.font_size * state.horizontal / 100)
         left, bottom, right, top = region
         if not all(math.isfinite(v) for v in region):
             return
@@ -1427,6 +1444,8 @@ class _Tracker:
                 continue
             boxes = {}
             for number, x0, x1 in glyphs:
+                step = min(inset, (x1 - x0) / 4)
+                x0, x1 = x0 + step, x1 - step
                 xs = (e + a * x0 + c * low, e + a * x1 + c * low, e + a * x0 + c * high, e + a * x1 + c * high)
                 ys = (f + b * x0 + d * low, f + b * x1 + d * low, f + b * x0 + d * high, f + b * x1 + d * high)
                 box = (max(min(xs), left), max(min(ys), bottom), min(max(xs), right), min(max(ys), top))

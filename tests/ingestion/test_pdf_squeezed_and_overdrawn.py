@@ -109,3 +109,66 @@ def test_pdf_text_a_fill_leaves_readable_stays(content):
         assert PAYLOAD not in doc.text and PAYLOAD[-5:] in doc.text and 0 < removed(doc) < len(PAYLOAD)
         return
     assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+# -- The glyph box: the cap height, the side bearings -----------------------------------------------------------------
+
+
+def _tall_font(writer, page):
+    """A page change adding ``/FA``: Helvetica (the standard metrics) described as Arial is -- an ascent of 0.905 em
+    (room for accents over capitals) above a cap height of 0.716."""
+    from pypdf.generic import DictionaryObject, NameObject, NumberObject
+
+    descriptor = DictionaryObject({NameObject("/Type"): NameObject("/FontDescriptor"),
+                                   NameObject("/FontName"): NameObject("/Helvetica"),
+                                   NameObject("/Ascent"): NumberObject(905), NameObject("/Descent"): NumberObject(-212),
+                                   NameObject("/CapHeight"): NumberObject(716)})
+    font = DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                             NameObject("/BaseFont"): NameObject("/Helvetica"),
+                             NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+                             NameObject("/FontDescriptor"): writer._add_object(descriptor)})
+    page["/Resources"]["/Font"][NameObject("/FA")] = writer._add_object(font)
+
+
+def _in_the_tall_font(content: str) -> bytes:
+    from tests.ingestion.test_hidden_text import _layered, _pdf_page_changed
+
+    return _pdf_page_changed(_layered(content), _tall_font)
+
+
+_TALL = f"BT /FA 12 Tf 72 650 Td ({PAYLOAD}) Tj ET\n"
+
+
+def test_pdf_text_painted_over_up_to_its_cap_height_never_reaches_the_model():
+    """A fill from the baseline to 0.74 em hides every letter of a font whose ascent (0.905 em) leaves room for
+    accents: the box's top was the ascent, so it held none."""
+    assert_hidden(parsed(_in_the_tall_font(_TALL + "q 1 g 60 650 200 8.9 re f Q\n"), "report.pdf"))
+
+
+@pytest.mark.parametrize("content", [
+    "q 0 0 0.3 rg 60 647 200 12 re f Q q 1 g " + _TALL + "Q ",  # a band as tall as its line (line-height: 1)
+    "q 0 g 72.3 645 87.4 15 re f Q q 1 g " + text_op(PAYLOAD, y=650) + "Q ",  # starts 0.3 pt in, ends 1 pt short
+], ids=["band-as-tall-as-its-line", "band-a-point-short-of-the-text"])
+def test_pdf_white_text_on_a_dark_band_that_holds_its_letters_stays(content):
+    """White text on a dark band that holds each letter's body -- though not the ascent's room for accents, nor
+    the side bearings of its first and last letters -- shows: it was cut as white on the page."""
+    doc = parsed(_in_the_tall_font(content), "report.pdf")
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+def test_pdf_printed_by_chromium_keeps_pale_text_on_dark_cells_and_cuts_what_a_box_hides():
+    """A page chromium printed (tests/fixtures/pdf/chromium-shaded-cells.html): white and pale text on dark cells,
+    spans and a banner as tall as its line -- a composite font's whole string was cut where one glyph's advance, or
+    the ascent, passed the fill by a pixel -- stays; a line under a white box down to its baseline (its descenders
+    show) goes."""
+    from pathlib import Path
+
+    data = (Path(__file__).resolve().parents[1] / "fixtures" / "pdf" / "chromium-shaded-cells.pdf").read_bytes()
+    doc = parsed(data, "report.pdf")
+    for line in ("Tight leading first line gypsy jiggly", "highlight second line quay typing",
+                 "green third line glyph query", "dense gjpqy cell", "next cell pq", "white on dark gjpqy",
+                 "yellow on navy typing", "Dark banner heading gjpqy", "White text in a dark box with typography",
+                 "inverted words gypsy", "pale on dark grey", "Visibleomega closes the page."):
+        assert line in doc.text, line
+    assert_hidden(doc, "Zanzibarbaseline", "Visibleomega")
+    assert removed(doc) == len("Zanzibarbaselineunderaboxdowntoitsbaseline")
