@@ -36,13 +36,14 @@ before pypdf reads it:
   the viewer draws with its own glyphs (none embedded) whose map disagrees with the glyph its encoding names, and a
   code of any simple font mapped to several words or more than :data:`MAX_GLYPH_TEXT` characters.
 * painted over, glyph by glyph: a fill later in the content stream (a form's included) whose region -- the path
-  under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its width, the
-  baseline to the font's ascent less :data:`COVER_TOLERANCE`: the descenders' tails alone tell no letter), and which
-  leaves nothing under it readable
+  under its winding rule, curves flattened, within the clip's bounding box -- holds the glyph's box (its advance less
+  :data:`SIDE_TOLERANCE`, the baseline to the font's cap height less :data:`COVER_TOLERANCE`: the descenders' tails
+  alone tell no letter), and which leaves nothing under it readable
   (:func:`_fill_hides`: opacity and blend mode; a soft mask, a text clip or a layer that is off: not covering).
   Found on the first pass (:meth:`_Tracker._cover`); the page is read again with those glyphs cut. So is text under
   an opaque image (an image XObject or an inline image: the unit square under its matrix, :func:`_image_opaque`,
-  :func:`_image_hides`) or a stroke whose width covers the glyph's box (:func:`_stroke_quads`; not dashed).
+  :func:`_image_hides`), a stroke whose width covers the glyph's box (:func:`_stroke_quads`; not dashed), or a
+  shading painted by ``sh`` (the part of the clip its geometry reaches, :func:`_shading_region`; sixteenth session).
 * drawn on a fill of its own colour painted *before* it: the last opaque fill (or stroke, image, shading) drawn
   earlier on the page whose region holds the glyph's box is its backdrop (:meth:`_Tracker._backdrop`); a glyph
   whose fill (or stroke, for the modes that stroke) differs from a backdrop of known colour by a contrast under
@@ -55,8 +56,8 @@ before pypdf reads it:
 A page whose text is *all* in an invisible render mode (or under opaque images) and that shows an image is a
 scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
-shape of a clipping path (its bounding box only), text painted over by a shading, the widths of Type3 fonts and of
-composite fonts with other encodings (the bounded rule above applies to them), colours in pattern, separation and
+shape of a clipping path (its bounding box only), a shading's colours and a mesh's patches, the widths of Type3
+fonts and of composite fonts with other encodings (the bounded rule above applies to them), colours in pattern, separation and
 indexed spaces (taken as visible), blend modes and soft masks.
 
 What the backdrop rule does not see, and which way it errs -- the same gaps for dark and for pale text, with the
@@ -565,6 +566,90 @@ def _winding(edges: list, x: float, y: float) -> int:
     return number
 
 
+_RADIAL_SIDES = 32  # the hull of a radial shading's two circles is bounded by this many tangent lines
+
+
+def _clip_polygon(polygon: list, normal: tuple, limit: float) -> list:
+    """The part of a convex ``polygon`` where ``normal . p <= limit`` (Sutherland-Hodgman, one edge)."""
+    kept = []
+    for i, q in enumerate(polygon):
+        p = polygon[i - 1]
+        inside_p = normal[0] * p[0] + normal[1] * p[1] <= limit
+        inside_q = normal[0] * q[0] + normal[1] * q[1] <= limit
+        if inside_p != inside_q:
+            fp = normal[0] * p[0] + normal[1] * p[1] - limit
+            fq = normal[0] * q[0] + normal[1] * q[1] - limit
+            t = fp / (fp - fq)
+            kept.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+        if inside_q:
+            kept.append(q)
+    return kept
+
+
+def _shading_region(shading, ctm: tuple, polygon: list) -> tuple[list, int]:
+    """The part of ``polygon`` (device space, convex: the clip's bounding box within the page) a shading painted by
+    ``sh`` under ``ctm`` fills, a convex polygon (empty: nothing): cut to its ``/BBox`` (shading space), and to its
+    geometry -- an axial shading (type 2) to the band between the lines across its axis through its two points, a
+    side that ``/Extend`` continues left open; a radial one (type 3) without ``/Extend`` to the hull of its two
+    circles (every circle between them lies in it), bounded by :data:`_RADIAL_SIDES` tangent lines (a superset),
+    and with ``/Extend`` not at all (it may fill the plane); a function-based one (type 1) to its ``/Domain`` under
+    its ``/Matrix``. A mesh (types 4 to 7): its ``/BBox`` only (its patches are not read: a superset, fail closed).
+    A matrix of no area paints nothing. Raises on a shading this reader cannot read (then: the whole clip). Also
+    returns the work done (the polygon's points tested against each line: at most :data:`_RADIAL_SIDES` + 10 lines of
+    as many points), counted against :data:`MAX_COVER_WORK` by the caller."""
+    a, b, c, d, e, f = ctm
+    det = a * d - b * c
+    if not det or not all(math.isfinite(v) for v in ctm):
+        return [], 1
+    planes: list[tuple[float, float, float]] = []  # shading space: nx * x + ny * y <= k
+
+    def around(points: list) -> None:  # a convex polygon's inside, whichever way it turns
+        turn = sum(p[0] * q[1] - q[0] * p[1] for p, q in zip(points, points[1:] + points[:1], strict=True))
+        if not turn:
+            planes.append((0.0, 0.0, -1.0))  # no area: nothing
+            return
+        for p, q in zip(points, points[1:] + points[:1], strict=True):
+            nx, ny = (q[1] - p[1], p[0] - q[0]) if turn > 0 else (p[1] - q[1], q[0] - p[0])
+            planes.append((nx, ny, nx * p[0] + ny * p[1]))
+
+    bbox = shading.get("/BBox")
+    if bbox is not None:
+        x0, y0, x1, y1 = (float(v) for v in list(bbox.get_object())[:4])
+        around([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
+    kind = int(shading.get("/ShadingType", 0))
+    # (a BooleanObject is always true to Python: its value is read; anything but false extends, fail closed)
+    extend = [getattr(v, "value", v) is not False for v in list(shading.get("/Extend", [False, False]))[:2]]
+    extend += [False, False]
+    if kind == 2:
+        x0, y0, x1, y1 = (float(v) for v in list(shading["/Coords"])[:4])
+        vx, vy = x1 - x0, y1 - y0
+        if not (vx or vy):
+            return [], 1
+        if not extend[0]:
+            planes.append((-vx, -vy, -(vx * x0 + vy * y0)))
+        if not extend[1]:
+            planes.append((vx, vy, vx * x1 + vy * y1))
+    elif kind == 3 and not (extend[0] or extend[1]):
+        x0, y0, r0, x1, y1, r1 = (float(v) for v in list(shading["/Coords"])[:6])
+        r0, r1 = max(r0, 0.0), max(r1, 0.0)
+        for side in range(_RADIAL_SIDES):
+            ux, uy = math.cos(2 * math.pi * side / _RADIAL_SIDES), math.sin(2 * math.pi * side / _RADIAL_SIDES)
+            planes.append((ux, uy, max(ux * x0 + uy * y0 + r0, ux * x1 + uy * y1 + r1)))
+    elif kind == 1:
+        domain = [float(v) for v in list(shading.get("/Domain", [0, 1, 0, 1]))[:4]]
+        m = [float(v) for v in list(shading.get("/Matrix", _IDENTITY))[:6]]
+        corners = [(domain[i], domain[j]) for i, j in ((0, 2), (1, 2), (1, 3), (0, 3))]
+        around([(m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]) for x, y in corners])
+    work = 1
+    for nx, ny, k in planes:  # each half-plane in device space: n . M^-1 (p - (e, f)) <= k
+        dx, dy = (nx * d - ny * b) / det, (ny * a - nx * c) / det
+        work += len(polygon)
+        polygon = _clip_polygon(polygon, (dx, dy), k + dx * e + dy * f)
+        if len(polygon) < 3:
+            return [], work
+    return polygon, work
+
+
 @dataclass(frozen=True)
 class _Backdrop:
     """Something opaque painted on the page, for the text drawn over it later: its colour (None: not known -- an
@@ -800,10 +885,8 @@ class _Tracker:
                 self.state = replace(state, line_width=values[0])
         elif operator == b"d" and operands:
             self.state = replace(state, dashed=_dashed(operands[0]))
-        elif operator == b"sh" and self.record:
-            # A shading paints the whole clip (the page where there is none): a backdrop of unknown colour.
-            if _fill_hides(state.blend, None, state.fill_alpha):
-                self._paint_backdrop(None, self.box, [], False)
+        elif operator == b"sh" and self.record and operands:
+            self._paint_shading(self._resource("/Shading", operands[0]))
         elif operator == b"INLINE IMAGE":
             if self.record and isinstance(operands, dict) and _image_opaque(operands.get("settings", {}), True):
                 self._paint_image()
@@ -966,6 +1049,33 @@ class _Tracker:
             if hides:
                 self._paint_backdrop(None, self.path, self.subpaths, False)
         self.path, self.subpaths, self.path_points = saved
+
+    def _paint_shading(self, shading) -> None:
+        """A shading painted by ``sh`` (sixteenth session; not evaluated before: text it painted over reached the
+        model): opaque colour over the part of the clip its geometry reaches (:func:`_shading_region`), of colours
+        this reader does not read -- a fill of an unknown colour (:func:`_fill_hides`: as a pattern's), so it covers
+        the glyphs drawn before it whose boxes its region holds (:meth:`_cover`) and is a backdrop of unknown colour
+        for the text drawn after it. A shading that cannot be found paints nothing."""
+        if shading is None or not hasattr(shading, "get"):
+            return
+        left, bottom, right, top = self._clip(self.box)
+        if not all(math.isfinite(v) for v in (left, bottom, right, top)) or left >= right or bottom >= top:
+            return
+        polygon = [(left, bottom), (right, bottom), (right, top), (left, top)]
+        if self.work < min(MAX_COVER_WORK, self.budget[0]):  # past the work bound: the whole clip (fail closed)
+            try:
+                polygon, work = _shading_region(shading, self.state.ctm, polygon)
+                self.work += work
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+                pass  # unreadable geometry: the whole clip (fail closed)
+        if len(polygon) < 3:
+            return
+        xs, ys = [x for x, _ in polygon], [y for _, y in polygon]
+        region = (min(xs), min(ys), max(xs), max(ys))
+        hides = _fill_hides(self.state.blend, None, self.state.fill_alpha)
+        self._cover(b"f", hides, [polygon], region)
+        if hides:
+            self._paint_backdrop(None, region, [polygon], False)
 
     def _cover(self, operator: bytes, hides: bool, subpaths: list, region: tuple, image: bool = False) -> None:
         """Note the glyphs drawn so far that this fill paints over (see :func:`page_text`): the fill hides what

@@ -390,6 +390,8 @@ PDF_HIDING = {
     "painted-over": lambda text, y: text_op(text, y=y) + f"q 0 g 60 {y - 4} 540 14 re f Q ",
     # ... from its baseline up, in white: the descenders' tails alone show (sixteenth session).
     "painted-over-from-the-baseline": lambda text, y: text_op(text, y=y) + f"q 1 g 60 {y} 540 10 re f Q ",
+    # ... by a shading clipped to a band round its line (sixteenth session; a shading covered nothing before).
+    "painted-over-by-a-shading": lambda text, y: text_op(text, y=y) + f"q 60 {y - 4} 540 14 re W n /Sh1 sh Q ",
 }
 
 
@@ -405,7 +407,7 @@ def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
             content.append(PDF_HIDING[how](payload, y - 20 if how.startswith("painted-over") else y - 10 * position))
         content.append(text_op(" ".join(block) + ".", y=y))
         y -= 40
-    doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}), "report.pdf")
+    doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}, shading=True), "report.pdf")
     check(doc, payload, blocks)
 
 

@@ -172,3 +172,156 @@ def test_pdf_printed_by_chromium_keeps_pale_text_on_dark_cells_and_cuts_what_a_b
         assert line in doc.text, line
     assert_hidden(doc, "Zanzibarbaseline", "Visibleomega")
     assert removed(doc) == len("Zanzibarbaselineunderaboxdowntoitsbaseline")
+
+
+# -- Painted over by a shading (sh) ---------------------------------------------------------------------------------
+
+
+def _shadings(writer, page):
+    """A page change adding shadings (black to white) and ExtGStates: ``/Axial`` across the page's width (the band
+    x 0 to 612, no ``/Extend``), ``/AxialRight`` (the band x 300 to 612, ``/Extend [false false]``), ``/AxialBoxed`` (extended both ways, its
+    ``/BBox`` around the payload's line), ``/Radial`` (a disc of 50 pt round the payload), ``/RadialAway`` (a disc
+    of 40 pt at 450, 300), ``/Cone`` (a radial shading extended both ways: it may fill the plane), ``/Function``
+    (function-based: the unit square under ``/Matrix`` -- 50 to 350 by 600 to 700) and ``/Mesh`` (a free-form mesh
+    under no ``/BBox``: its region is not read); ``/GH`` (opacity 0.5), ``/GS`` (a soft mask), ``/GM`` (Multiply),
+    ``/G95`` (opacity 0.95)."""
+    from pypdf.generic import (
+        ArrayObject,
+        BooleanObject,
+        DictionaryObject,
+        FloatObject,
+        NameObject,
+        NumberObject,
+        StreamObject,
+    )
+
+    def numbers(*values):
+        return ArrayObject([FloatObject(v) for v in values])
+
+    ramp = DictionaryObject({NameObject("/FunctionType"): NumberObject(2), NameObject("/N"): NumberObject(1),
+                             NameObject("/Domain"): numbers(0, 1), NameObject("/C0"): numbers(0),
+                             NameObject("/C1"): numbers(1)})
+    calculator = StreamObject()
+    calculator.set_data(b"{ pop }")
+    calculator.update({NameObject("/FunctionType"): NumberObject(4), NameObject("/Domain"): numbers(0, 1, 0, 1),
+                       NameObject("/Range"): numbers(0, 1)})
+
+    def shading(kind: int, **entries):
+        made = DictionaryObject({NameObject("/ShadingType"): NumberObject(kind),
+                                 NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+                                 NameObject("/Function"): writer._add_object(calculator) if kind == 1 else ramp})
+        made.update({NameObject("/" + key): value for key, value in entries.items()})
+        return writer._add_object(made)
+
+    mesh = StreamObject()
+    mesh.set_data(b"\x00" * 16)
+    mesh.update({NameObject("/ShadingType"): NumberObject(4), NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+                 NameObject("/BitsPerCoordinate"): NumberObject(8), NameObject("/BitsPerComponent"): NumberObject(8),
+                 NameObject("/BitsPerFlag"): NumberObject(8), NameObject("/Decode"): numbers(0, 612, 0, 792, 0, 1)})
+    both = ArrayObject([BooleanObject(True), BooleanObject(True)])
+    neither = ArrayObject([BooleanObject(False), BooleanObject(False)])
+    page["/Resources"][NameObject("/Shading")] = DictionaryObject({
+        NameObject("/Axial"): shading(2, Coords=numbers(0, 0, 612, 0)),
+        NameObject("/AxialRight"): shading(2, Coords=numbers(300, 0, 612, 0), Extend=neither),
+        NameObject("/AxialBoxed"): shading(2, Coords=numbers(0, 0, 10, 0), Extend=both,
+                                           BBox=numbers(60, 640, 260, 670)),
+        NameObject("/Radial"): shading(3, Coords=numbers(117, 654, 0, 117, 654, 50), Extend=neither),
+        NameObject("/RadialAway"): shading(3, Coords=numbers(450, 300, 0, 450, 300, 40)),
+        NameObject("/Cone"): shading(3, Coords=numbers(450, 300, 0, 450, 300, 40), Extend=both),
+        NameObject("/Function"): shading(1, Matrix=numbers(300, 0, 0, 100, 50, 600)),
+        NameObject("/Mesh"): writer._add_object(mesh),
+    })
+    page["/Resources"][NameObject("/ExtGState")] = DictionaryObject({
+        NameObject("/GH"): DictionaryObject({NameObject("/ca"): FloatObject(0.5)}),
+        NameObject("/G95"): DictionaryObject({NameObject("/ca"): FloatObject(0.95)}),
+        NameObject("/GM"): DictionaryObject({NameObject("/BM"): NameObject("/Multiply")}),
+        NameObject("/GS"): DictionaryObject({NameObject("/SMask"): NameObject("/Luminosity")}),
+    })
+
+
+def _shaded(content: str, form: str | None = None) -> bytes:
+    """The page (:func:`_layered` round ``content``) with the shadings, and a form ``/Fm1`` drawing ``form`` (with the
+    page's resources: its shadings)."""
+    from pypdf.generic import NameObject
+
+    from tests.ingestion.test_hidden_text import _form, _layered, _pdf_page_changed
+
+    def change(writer, page):
+        if form is not None:
+            _form([0, 0, 612, 792], form)(writer, page)
+            page["/Resources"]["/XObject"]["/Fm1"].get_object()[NameObject("/Resources")] = page["/Resources"]
+        _shadings(writer, page)
+    return _pdf_page_changed(_layered(content + "\n"), change)
+
+
+# Listed as not evaluated (2026-12-03): a shading painted by ``sh`` after the text fills the clip (or the part of it
+# its geometry reaches) with opaque colour -- a viewer shows the gradient, the text reached the model.
+SHADED_OVER = {
+    "axial-over-the-page": "q /Axial sh Q",
+    "axial-in-a-clip": "q 60 640 200 30 re W n /Axial sh Q",
+    "axial-scaled": "q 10 0 0 10 0 0 cm 6 64 20 3 re W n /Axial sh Q",
+    "axial-by-its-bbox": "q /AxialBoxed sh Q",
+    "radial-round-the-text": "q /Radial sh Q",
+    "radial-extended": "q 0 0 612 792 re W n /Cone sh Q",
+    "function-based": "q /Function sh Q",
+    "mesh-in-a-clip": "q 60 640 200 30 re W n /Mesh sh Q",
+    "nearly-opaque": "q /G95 gs 60 640 200 30 re W n /Axial sh Q",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHADED_OVER))
+def test_pdf_text_painted_over_by_a_shading_never_reaches_the_model(case):
+    doc = parsed(_shaded(text_op(PAYLOAD, y=650) + SHADED_OVER[case]), "report.pdf")
+    if case in ("axial-over-the-page", "radial-extended"):  # the whole page, the first line too: only the last shows
+        assert_hidden(doc, PAYLOAD, AFTER)
+        assert VISIBLE not in doc.text
+    else:
+        assert_hidden(doc)
+
+
+def test_pdf_text_painted_over_by_a_shading_in_a_form_never_reaches_the_model():
+    pdf = _shaded(text_op(PAYLOAD, y=650) + "q /Fm1 Do Q\n", form="60 640 200 30 re W n /Axial sh")
+    assert_hidden(parsed(pdf, "report.pdf"))
+
+
+@pytest.mark.parametrize("content", [
+    "q 60 640 200 30 re W n /Axial sh Q " + text_op(PAYLOAD, y=650),  # the gradient first: the text on it
+    text_op(PAYLOAD, y=650) + "q /AxialRight sh Q",  # its band stops at x = 300, right of the text
+    text_op(PAYLOAD, y=650) + "q /RadialAway sh Q",  # its disc lies elsewhere
+    text_op(PAYLOAD, y=650) + "q 0 0 100 100 re W n /Axial sh Q",  # clipped away from the text
+    text_op(PAYLOAD, y=650) + "q 60 640 200 30 re W n /GH gs /Axial sh Q",  # translucent: the text shows through
+    text_op(PAYLOAD, y=650) + "q 60 640 200 30 re W n /GS gs /Axial sh Q",  # a soft mask: what it shows is unknown
+    text_op(PAYLOAD, y=650) + "q 60 640 200 30 re W n /GM gs /Axial sh Q",  # multiplied: a light part leaves it
+    text_op(PAYLOAD, y=650) + "q 60 640 200 30 re W n /Missing sh Q",  # no such shading: nothing is painted
+], ids=["before-the-text", "band-beside-the-text", "disc-elsewhere", "clipped-away", "translucent", "soft-mask",
+        "multiply", "missing"])
+def test_pdf_text_with_a_shading_that_does_not_cover_it_stays(content):
+    doc = parsed(_shaded(content), "report.pdf")
+    assert PAYLOAD in doc.text and VISIBLE in doc.text and AFTER in doc.text and removed(doc) == 0
+
+
+def test_pdf_shadings_past_the_work_bound_cover_the_clip(monkeypatch):
+    """A shading's region costs work (a radial one's hull: 32 lines, each tested against the polygon's points),
+    counted against the page's bound (``MAX_COVER_WORK``) with the fills'. Within it a disc elsewhere covers nothing;
+    past it the shadings left are not shaped and paint their clip (here the page): what lies under that goes (fail
+    closed). The work done stays within the bound and one shading's worth -- counted, not timed: each point tested
+    against a line, 200 shadings of about 535 each."""
+    from ingestion.parsers import pdf_hidden
+
+    tested = []
+    shaped = pdf_hidden._clip_polygon
+
+    def counting(polygon, normal, limit):
+        tested.append(len(polygon))
+        return shaped(polygon, normal, limit)
+
+    monkeypatch.setattr(pdf_hidden, "_clip_polygon", counting)
+    pdf = _shaded(text_op(PAYLOAD, y=650) + "q /RadialAway sh Q\n" * 200)
+    doc = parsed(pdf, "report.pdf")
+    assert PAYLOAD in doc.text and removed(doc) == 0
+    assert len(tested) == 200 * 32 and sum(tested) > 100_000  # each shading shaped: 32 lines
+    monkeypatch.setattr(pdf_hidden, "MAX_COVER_WORK", 20_000)
+    tested.clear()
+    doc = parsed(pdf, "report.pdf")
+    assert PAYLOAD not in doc.text and VISIBLE not in doc.text and removed(doc) > 0
+    assert sum(tested) <= 20_000 + 2_000  # (shaded on the first reading only) up to one shading past the bound
