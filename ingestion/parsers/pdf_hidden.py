@@ -57,8 +57,8 @@ A page whose text is *all* in an invisible render mode (or under opaque images) 
 scanned page with its OCR layer: that text is kept, flagged (``ocr_layer``), since the image shows it
 -- but this reader cannot check that it says what the image shows. Not evaluated: the exact
 shape of a clipping path (its bounding box only), a shading's colours and a mesh's patches, the widths of Type3
-fonts and of composite fonts with other encodings (the bounded rule above applies to them), colours in pattern, separation and
-indexed spaces (taken as visible), blend modes and soft masks.
+fonts and of composite fonts with other encodings (the bounded rule above applies to them), colours in pattern,
+separation and indexed spaces (taken as visible), blend modes and soft masks.
 
 What the backdrop rule does not see, and which way it errs -- the same gaps for dark and for pale text, with the
 opposite result since pale text is judged both ways (2026-12-04):
@@ -134,8 +134,8 @@ MAX_OC_EXPRESSION = 1_000
 MAX_COVER_WORK = 1_000_000
 MAX_COVER_WORK_DOCUMENT = 10_000_000  # the same, summed over a document's pages
 # A fill may leave this much of the glyph box uncovered above and below (ems): the box is the letters' body, from the
-# baseline to the font's whole ascent (accents), a browser's layout rounds a box over a line by a pixel (at 16 px,
-# 0.03 em), and strips of 0.05 em -- with the descenders' tails below the baseline -- show no readable letter.
+# baseline to the font's cap height (:func:`_font_box`), a browser's layout rounds a box over a line by a pixel (at
+# 16 px, 0.03 em), and strips of 0.05 em -- with the descenders' tails below the baseline -- show no readable letter.
 COVER_TOLERANCE = 0.05
 # ... and this much at each side along the line (ems; at most a quarter of the glyph's advance): its side bearings, and
 # a browser's layout drifting from the font's widths (chromium snaps a span's background to the pixel and its text,
@@ -208,7 +208,7 @@ class _State:
     soft_mask: bool = False  # a soft mask (``gs`` ``/SMask``) is set: what a fill shows is not known here
     text_clipped: bool = False  # text in a clipping render mode (4 to 7) clips what is painted after it
     metrics: _Widths | None = None  # the glyph widths for the box a glyph is drawn in (:func:`_font_box`)
-    ascent: float = 0.7  # the top of the glyph box above the baseline, in ems: the cap height (:func:`_font_box`)
+    body_top: float = 0.7  # the top of the glyph box above the baseline, in ems: the cap height (:func:`_font_box`)
     line_width: float = 1.0  # ``w`` (``gs`` ``/LW``), in user space
     dashed: bool = False  # a dash pattern (``d``, ``gs`` ``/D``) with a dash or gap: a stroke with gaps
 
@@ -428,14 +428,26 @@ def _font_box(font) -> tuple[_Widths | None, float]:
             if measured:
                 widths = _Widths(measured, read.character_widths.get("default", 1000) / 1000)
         if font.get("/Subtype") != "/Type3":  # a Type3 font's metrics are in its own matrix: the defaults
-            descriptor = font.get("/FontDescriptor")
-            if descriptor is None and font.get("/DescendantFonts"):
-                descriptor = font["/DescendantFonts"][0].get_object().get("/FontDescriptor")
-            given = descriptor is None or "/CapHeight" in descriptor.get_object()  # (a standard font's: its own)
-            top = abs(float(read.font_descriptor.cap_height if given else read.font_descriptor.ascent)) / 1000
+            top = _cap_height(font, top)
     except Exception:  # noqa: BLE001 -- pypdf raises many types on a broken font: the defaults
         pass
     return widths, min(max(top if math.isfinite(top) else 0.7, BODY_TOP[0]), BODY_TOP[1])
+
+
+def _cap_height(font, default: float) -> float:
+    """The font's cap height in ems: its descriptor's ``/CapHeight`` (else ``/Ascent``), a composite font's in its
+    descendant's descriptor; a standard font without one, its own metrics; else ``default``."""
+    from pypdf._codecs.core_font_metrics import CORE_FONT_METRICS
+
+    descriptor = font.get("/FontDescriptor")
+    if descriptor is None and font.get("/DescendantFonts"):
+        descriptor = font["/DescendantFonts"][0].get_object().get("/FontDescriptor")
+    if descriptor is not None:
+        descriptor = descriptor.get_object()
+        value = descriptor.get("/CapHeight", descriptor.get("/Ascent"))
+        return abs(float(value)) / 1000 if value is not None else default
+    core = CORE_FONT_METRICS.get(str(font.get("/BaseFont", "")).removeprefix("/"))
+    return core.font_descriptor.cap_height / 1000 if core is not None else default
 
 
 @lru_cache(maxsize=1024)
@@ -897,10 +909,10 @@ class _Tracker:
         elif operator == b"Tf" and len(operands) >= 2:
             values = _numbers(operands[1:2])
             if values:
-                metrics, ascent = self._box(operands[0])
+                metrics, body_top = self._box(operands[0])
                 self.state = replace(state, font_size=values[0], code_bytes=self._code_bytes(operands[0]),
                                      widths=self._widths(operands[0]), blank=self._blank(operands[0]),
-                                     metrics=metrics, ascent=ascent)
+                                     metrics=metrics, body_top=body_top)
         elif operator in (b"Tc", b"Tw", b"TL"):
             values = _numbers(operands[:1])
             if values:
@@ -1532,9 +1544,10 @@ class _Tracker:
                 if (id(container), index) in strings]
 
     def _record(self, spans: dict, items: list, matrix: tuple, region: tuple) -> None:
-        """Note the strings just shown, each glyph by its box in device space (the span along the line; across
-        it, the glyph's body: the baseline to the font's ascent, less :data:`COVER_TOLERANCE` each side; cut to the
-        page and the clip), for the fills painted after them and to find the backdrop under each.
+        """Note the strings just shown, each glyph by its box in device space (its advance along the line, less
+        :data:`SIDE_TOLERANCE` each side; across it, the glyph's body: the baseline to the font's cap height,
+        :func:`_font_box`, less :data:`COVER_TOLERANCE` each side; cut to the page and the clip), for the fills
+        painted after them and to find the backdrop under each.
 
         The box leaves out the descent (sixteenth session): a fill from the baseline up hides every letter's body
         and shows only the tails of g, j, p, q, y, which tell no letter -- with the descent in the box it held none,
@@ -1542,7 +1555,7 @@ class _Tracker:
         white page; white text on a navy one was cut as white on the page)."""
         a, b, c, d, e, f = matrix
         state = self.state
-        low, high = sorted((COVER_TOLERANCE * state.font_size, (state.ascent - COVER_TOLERANCE) * state.font_size))
+        low, high = sorted((COVER_TOLERANCE * state.font_size, (state.body_top - COVER_TOLERANCE) * state.font_size))
         # Along the line: the glyph's advance less :data:`SIDE_TOLERANCE` (at most a quarter of it) each side.
         inset = SIDE_TOLERANCE * abs(state.font_size * state.horizontal / 100)
         left, bottom, right, top = region
