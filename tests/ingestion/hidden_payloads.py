@@ -82,9 +82,9 @@ def set_run_property(run, name: str, **attributes: str) -> None:
 
 
 def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None = None,
-              widths: dict[str, tuple[int, list[int], int | None]] | None = None) -> bytes:
-    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1 and ExtGStates on request: a
-    number, or a name such as ``"/Multiply"``, by key).
+              widths: dict[str, tuple[int, list[int], int | None]] | None = None, shading: bool = False) -> bytes:
+    """A PDF with one page per content stream (Helvetica as /F1; an image /Im1, ExtGStates -- a number, or a name
+    such as ``"/Multiply"``, by key -- and an axial shading /Sh1, black to white across the page, on request).
     ``widths`` adds Helvetica again under other names with the glyph widths a hostile editor chose: name ->
     (``/FirstChar``, ``/Widths`` in thousandths of an em, the descriptor's ``/MissingWidth`` or None)."""
     from pypdf import PdfWriter
@@ -119,6 +119,16 @@ def pdf_bytes(streams: list[str], *, image: bool = False, graphics: dict | None 
                 NameObject("/ColorSpace"): NameObject("/DeviceGray"), NameObject("/BitsPerComponent"): NumberObject(8),
             })
             resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Im1"): writer._add_object(picture)})
+        if shading:
+            ramp = DictionaryObject({
+                NameObject("/FunctionType"): NumberObject(2), NameObject("/N"): NumberObject(1),
+                NameObject("/Domain"): ArrayObject([FloatObject(0), FloatObject(1)]),
+                NameObject("/C0"): ArrayObject([FloatObject(0)]), NameObject("/C1"): ArrayObject([FloatObject(1)])})
+            axial = DictionaryObject({
+                NameObject("/ShadingType"): NumberObject(2), NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+                NameObject("/Coords"): ArrayObject([FloatObject(v) for v in (0, 0, 612, 0)]),
+                NameObject("/Function"): ramp})
+            resources[NameObject("/Shading")] = DictionaryObject({NameObject("/Sh1"): writer._add_object(axial)})
         if graphics:
             resources[NameObject("/ExtGState")] = DictionaryObject({
                 NameObject(name): DictionaryObject({NameObject(key): NameObject(value) if isinstance(value, str)

@@ -3054,7 +3054,7 @@ def test_pdf_text_on_an_earlier_fill_of_its_colour_never_reaches_the_model(case)
     "q 0 g 40 620 300 60 re 60 640 200 30 re f* Q " + text_op(PAYLOAD, y=650),  # in an even-odd hole
     "q 0 g 60 655 200 30 re f Q " + text_op(PAYLOAD, y=650),  # a band over the top of the line only
     f"q 0 g {_UNDER} Q q 200 0 0 30 60 640 cm /Opaque Do Q " + text_op(PAYLOAD, y=650),  # an image over the fill
-    f"q 0 g {_UNDER} Q q 0 0 612 792 re W n /Sh1 sh Q " + text_op(PAYLOAD, y=650),  # a shading over the fill
+    f"q 0 g {_UNDER} Q q 50 630 300 50 re W n /Sh1 sh Q " + text_op(PAYLOAD, y=650),  # a shading over the fill
     text_op(PAYLOAD, y=650) + f"q 0 g {_UNDER} Q " + text_op("Later words", y=500),  # the fill after the text ...
 ], ids=["on-white-over-black", "on-grey", "on-yellow", "red-on-black", "on-translucent-black", "soft-masked-fill",
         "fill-clipped-away", "stroked", "even-odd-hole", "band-over-the-top", "image-over-the-fill",

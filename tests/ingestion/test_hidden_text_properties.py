@@ -382,10 +382,16 @@ PDF_HIDING = {
     "mode-3": lambda text, y: text_op(text, y=y, before="3 Tr"),
     "white": lambda text, y: "q 1 1 1 rg " + text_op(text, y=y) + "Q ",
     "tiny": lambda text, y: text_op(text, y=y, size=0.4),
+    # Squeezed by Tz: the em 1.2 pt wide (sixteenth session; only under 0.2 pt was cut before).
+    "squeezed": lambda text, y: text_op(text, y=y, before="10 Tz"),
     "off-page": lambda text, y: text_op(text, x=-4000, y=y),
     "transparent": lambda text, y: "q /G0 gs " + text_op(text, y=y) + "Q ",
     # Painted over by a rectangle drawn after it (its line between two blocks' lines: the fill covers no other).
     "painted-over": lambda text, y: text_op(text, y=y) + f"q 0 g 60 {y - 4} 540 14 re f Q ",
+    # ... from its baseline up, in white: the descenders' tails alone show (sixteenth session).
+    "painted-over-from-the-baseline": lambda text, y: text_op(text, y=y) + f"q 1 g 60 {y} 540 10 re f Q ",
+    # ... by a shading clipped to a band round its line (sixteenth session; a shading covered nothing before).
+    "painted-over-by-a-shading": lambda text, y: text_op(text, y=y) + f"q 60 {y - 4} 540 14 re W n /Sh1 sh Q ",
 }
 
 
@@ -398,10 +404,10 @@ def test_pdf_hidden_payloads_never_reach_a_chunk(layout, payload, how):
     y = 740
     for index, block in enumerate(blocks):
         if index == target:
-            content.append(PDF_HIDING[how](payload, y - 20 if how == "painted-over" else y - 10 * position))
+            content.append(PDF_HIDING[how](payload, y - 20 if how.startswith("painted-over") else y - 10 * position))
         content.append(text_op(" ".join(block) + ".", y=y))
         y -= 40
-    doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}), "report.pdf")
+    doc = parsed(pdf_bytes(["".join(content)], graphics={"/G0": {"/ca": 0.0}}, shading=True), "report.pdf")
     check(doc, payload, blocks)
 
 
