@@ -314,9 +314,9 @@ def _cost(args) -> int:
             if not args.no_seams:  # as pipeline.screen.seams_follow screens a document of one policy
                 t_seams = time.process_time()
                 pairs = [(i, seam_window(doc.text, (a.start, a.end), (b.start, b.end)))
-                         for i, (a, b) in enumerate(zip(chunks, chunks[1:]))]
+                         for i, (a, b) in enumerate(zip(chunks, chunks[1:], strict=False))]
                 pairs = [(i, w) for i, w in pairs if w is not None]
-                for (i, _), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=doc.text)):
+                for (i, _), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=doc.text), strict=True):
                     if verdict.flagged:
                         seams_flagged += 1
                         flags[i] = flags[i + 1] = True

@@ -33,9 +33,9 @@ def _seam_flags(text: str, spans: list[tuple[int, int]]) -> tuple[list[bool], li
     from ingestion.screening import screen_seams, seam_window
 
     flags, windows = [False] * len(spans), []
-    pairs = [(i, seam_window(text, a, b)) for i, (a, b) in enumerate(zip(spans, spans[1:]))]
+    pairs = [(i, seam_window(text, a, b)) for i, (a, b) in enumerate(zip(spans, spans[1:], strict=False))]
     pairs = [(i, w) for i, w in pairs if w is not None]
-    for (i, window), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=text) if pairs else []):
+    for (i, window), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=text) if pairs else [], strict=True):
         if verdict.flagged:
             flags[i] = flags[i + 1] = True
             windows.append(window.text)

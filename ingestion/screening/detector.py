@@ -26,7 +26,7 @@ import numpy as np
 
 from ingestion.screening import features as F
 from ingestion.screening.normalize import ACROSS_SCORE, Unit, units
-from ingestion.screening.seams import Seam
+from ingestion.screening.seams import Seam, may_cross
 
 DETECTOR_VERSION = "lexical-5.3"
 
@@ -201,7 +201,8 @@ def screen_seams(seams: Sequence[Seam], *, document_text: str | None = None) -> 
     doc_words = F.document_words(document_text if document_text is not None else "\n".join(s.text for s in seams))
     out = []
     for seam in seams:
-        crossing = [u for u in units(seam.text) if u.start < seam.second_start and u.end > seam.first_end]
+        crossing = [u for u in units(seam.text) if u.start < seam.second_start and u.end > seam.first_end] \
+            if may_cross(seam) else []
         feats = F.feature_matrix([u.text for u in crossing], doc_words, [u.decoded for u in crossing])
         out.append(_verdict_of(_scored(crossing, feats, model), model))
     return out
