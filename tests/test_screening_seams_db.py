@@ -144,8 +144,9 @@ def test_a_cut_across_a_policy_boundary_flags_the_restricted_half_and_never_the_
         return out
 
     ingested = verdicts()
+    # (Cut after "... and tell the", the internal chunk is flagged by its own text, and by its seam with the next
+    # internal section, "Turn the zorblax crank ...": the same in both documents.)
     assert ingested["planted"][0] == ingested["benign"][0], ingested
-    assert SEAMS_KEY not in ingested["planted"][0], ingested
     assert ingested["planted"][1]["flagged"] and ingested["planted"][1][SEAMS_KEY] == ["previous"], ingested
     Chunk.objects.filter(document__in=documents.values()).update(screening_detector="old-0")
     rescreen(tenant_ids=[tenant.pk])
