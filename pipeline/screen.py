@@ -263,7 +263,7 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     to internal readers, its reasons told them, though the title was shown to none of them.
 
     ``seams``: the chunks' spans and policies (:class:`ChunkSeams`), for the seams between consecutive chunks
-    (:func:`seam_verdicts`): an instruction the chunker cut in two flags both halves that a model may read joined."""
+    (:func:`seams_follow`): an instruction the chunker cut in two flags both halves that a model may read joined."""
     if chunk_documents is None:
         verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     else:  # one call per distinct text (a document of one policy: one call, as without it)
@@ -367,7 +367,8 @@ def seam_pairs(seams: ChunkSeams) -> dict[tuple[int, int], tuple[bool, bool]]:
     distinct = sorted({k for k in keys if k is not None})
     implied = {(a, b): policy_implies(a[0], a[1], b[0], b[1]) for a in distinct for b in distinct}
     # Past MAX_READER_TEXTS distinct policies (as the readers' texts are bounded), next neighbours alone. Below it, a
-    # walk stops at the first chunk of its own policy at the latest, so the walks cost a few times the chunks.
+    # walk stops at the next chunk of its own policy at the latest: only a policy's first and last chunks may walk
+    # far, so the walks cost at most the chunks times (1 + 2 x the distinct policies).
     reach = 1 if len(distinct) > MAX_READER_TEXTS else len(order)
     pairs: dict[tuple[int, int], list[bool]] = {}
     for at, key in enumerate(keys):
