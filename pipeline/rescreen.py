@@ -41,6 +41,8 @@ from kb.services import CONTENT_TITLE
 from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions, titles_unshown
 from pipeline.screen import (
     SCREENED_BY,
+    SEAMS_KEY,
+    ChunkSeams,
     head_decisions,
     head_records,
     head_records_follow,
@@ -82,8 +84,10 @@ def rescreen(*, tenant_ids: list[int] | None = None) -> dict:
     """Re-screen every stale chunk of ``tenant_ids`` (default: every tenant with any), tenant by tenant,
     acting for each (``accounts.tenancy``), and the titles and heads of every stale document without chunks
     (:func:`chunkless_stale_documents`). Returns counts: documents and chunks re-screened, chunks now flagged,
-    changed, and heads given a record (``heads``; of those, ``heads_flagged``)."""
-    totals = {"tenants": 0, "documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "heads": 0, "heads_flagged": 0}
+    changed, flagged by a seam between two chunks (``seams_flagged``, ``pipeline.screen.seams_follow``), and heads
+    given a record (``heads``; of those, ``heads_flagged``)."""
+    totals = {"tenants": 0, "documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "seams_flagged": 0, "heads": 0,
+              "heads_flagged": 0}
     for tenant_id in stale_tenant_ids() if tenant_ids is None else tenant_ids:
         tenant_activate(tenant_id)
         stats = _rescreen_tenant(tenant_id)
@@ -97,7 +101,8 @@ def rescreen(*, tenant_ids: list[int] | None = None) -> dict:
 
 
 def _rescreen_tenant(tenant_id: int) -> dict:
-    stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "heads": 0, "heads_flagged": 0}
+    stats = {"documents": 0, "chunks": 0, "flagged": 0, "changed": 0, "seams_flagged": 0, "heads": 0,
+             "heads_flagged": 0}
     done: set[tuple] = set()  # each (document, version) once per run: a run always ends
     while True:
         groups = [
@@ -145,8 +150,8 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             chunks = list(
                 Chunk.objects.filter(tenant_id=tenant_id, document_id=document_id, index_version_id=version_id)
                 .order_by("ordinal")
-                .only("id", "section_id", "text", "embed_text", "screening", "screening_flagged", "screening_detector",
-                      "review")
+                .only("id", "section_id", "start", "end", "text", "embed_text", "screening", "screening_flagged",
+                      "screening_detector", "review")
             )
             if not chunks:
                 return
@@ -155,6 +160,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
                               "access_groups", "kind", "body_spans"))
         chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
         texts = readable_document_texts(document.text, sections)  # what each chunk's readers may read
+        policies = {s.id: (s.access_level, tuple(s.access_groups or ())) for s in sections}
         titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
         # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
         decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None),
@@ -169,6 +175,8 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
             tags=tags_flagging(document), unshown=titles_unshown(document, titles),
+            # The seams between consecutive chunks, under their sections' policies as stored (pipeline.screen).
+            seams=ChunkSeams([(c.start, c.end) for c in chunks], [policies.get(c.section_id) for c in chunks]),
         )
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)
@@ -194,6 +202,7 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             for name, value in fields.items():
                 setattr(chunk, name, value)
             stats["flagged"] += int(fields["screening_flagged"])
+            stats["seams_flagged"] += int(bool(verdict.get(SEAMS_KEY)))
         Chunk.objects.bulk_update(chunks, ["screening", "screening_flagged", "screening_detector", "review"],
                                   batch_size=500)
         stats["documents"] += 1

@@ -8,7 +8,7 @@ from copy import copy
 from dataclasses import dataclass
 
 from accounts.policy import policy_implies
-from ingestion.screening import DETECTOR_VERSION, screen_chunks
+from ingestion.screening import DETECTOR_VERSION, Seam, screen_chunks, screen_seams, seam_window
 from kb.models import HEAD_SCREENING, TITLE_SCREENING, ChunkReview, Document, Section
 from kb.screening import TITLES_KEY, head_screened, section_heads
 from kb.services import document_tags_give_way, document_tags_listed, document_title_follow, text_digest
@@ -38,7 +38,9 @@ from pipeline.plan import Plan
 # (``pipeline.rescreen``). Since "heads", each section's head has a verdict too (:func:`head_records`, the
 # re-screen job writing those of documents stored before: their heads are cut until it has).
 # Since "heads2", a heading's line too when it holds words its title does not (``kb.screening.head_screened``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2"
+# Since "seams" (sixteenth session), the seam between consecutive chunks that a model may read joined, each way its
+# readers may read the other chunk (:func:`seams_follow`): an instruction the chunker cut in two flags both halves.
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -48,6 +50,7 @@ def screen_plans(plans: list[Plan]) -> None:
     for plan in plans:  # a document without chunks too: its titles and headings are shown all the same
         chains = {s.key: tuple(s.heading_path) for s in plan.parsed.sections}  # as planned: readable by all
         ids = {row.key: row.id for row in plan.section_rows}
+        policies = {row.key: (row.access_level, tuple(row.access_groups or ())) for row in plan.section_rows}
         texts = readable_document_texts(plan.parsed.text, plan.section_rows)
         titles = (plan.document.title, plan.parsed.title or "")
         shown = copy(plan.document)  # the title it will show once stored (pipeline.store), under the plan's policies
@@ -61,6 +64,7 @@ def screen_plans(plans: list[Plan]) -> None:
             # The tags it will list: the front matter's join the document's while every reader may read the root, or
             # replace held ones (kb.services.document_tags_listed and document_tags_give_way, as pipeline.store lists them).
             tags=tags_flagging(plan.document, listed_tags(plan)),
+            seams=ChunkSeams([(c.start, c.end) for c in plan.chunks], [policies.get(c.section_key) for c in plan.chunks]),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
         heads = head_records(plan.parsed.text, plan.section_rows, texts)
@@ -213,7 +217,8 @@ class DocumentScreening:
 def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, document_text: str,
                     titles: Sequence[str] = (), headings: Iterable[str] = (),
                     source: tuple[str, dict] | None = None, tags: tuple[str, dict] | None = None,
-                    chunk_documents: Sequence[str] | None = None, unshown: Iterable[str] = ()) -> DocumentScreening:
+                    chunk_documents: Sequence[str] | None = None, unshown: Iterable[str] = (),
+                    seams: ChunkSeams | None = None) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
     chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
@@ -255,7 +260,10 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     heading bearing it). Each is screened for its own record (it is held when it is shown, after a policy change
     and before the re-screen job flags its chunks) and flags no chunk, as a heading stricter than a chunk does not:
     found attacking the demo (fourteenth session), a confidential front matter's planted title held a section opened
-    to internal readers, its reasons told them, though the title was shown to none of them."""
+    to internal readers, its reasons told them, though the title was shown to none of them.
+
+    ``seams``: the chunks' spans and policies (:class:`ChunkSeams`), for the seams between consecutive chunks
+    (:func:`seams_follow`): an instruction the chunker cut in two flags both halves that a model may read joined."""
     if chunk_documents is None:
         verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     else:  # one call per distinct text (a document of one policy: one call, as without it)
@@ -281,6 +289,8 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
                 spans.append([start, end])
         found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
         out.append(found)
+    if seams is not None:
+        seams_follow(out, seams, document_text=document_text, chunk_documents=chunk_documents)
     shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
     headings = {h for h in headings if h and h.strip()} | {h for _, _, chain in chunks for h in chain if h and h.strip()}
     named = [*shown, *sorted(headings - set(shown))]
@@ -323,6 +333,98 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
             # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).
             found[TITLES_KEY] = titles_digest(names)
     return DocumentScreening(out, verdicts)
+
+
+@dataclass(frozen=True)
+class ChunkSeams:
+    """What the seams between a document's chunks are found from: each chunk's span in the document's text
+    (``start``, ``end``) and its effective policy (access level, group ids), in the order of the chunks given to
+    :func:`screen_document`; a policy None (its section unknown) joins the chunk to no other."""
+
+    spans: Sequence[tuple[int, int]]
+    policies: Sequence[tuple[int, Sequence] | None]
+
+
+# The verdict's key naming the seams that flag a chunk ("previous", "next"): stored for reviewers and the job's
+# counts, shown nowhere (``kb.screening`` shows a verdict's fixed fields).
+SEAMS_KEY = "seams"
+
+
+def seam_pairs(seams: ChunkSeams) -> dict[tuple[int, int], tuple[bool, bool]]:
+    """The seams to screen, as (first chunk, second chunk) -> (flags the first, flags the second), in the chunks'
+    reading order (start, then the longer first: the chunker's ordinals).
+
+    A seam's verdict may flag a chunk only when every reader of that chunk may read the other one's text: its
+    verdict, score and reasons included, is shown to its readers, and made over text above them it would be an oracle
+    of that text (docs/security.md, "A chunk's verdict as an oracle of text above its readers"). So each chunk is
+    joined forward with the first chunk after it whose policy its policy implies (``accounts.policy.policy_implies``:
+    the next one *every* reader of it may read -- a reader who may not read the chunks between reads the two joined, as
+    expansion drops what they may not read), and backward with the last one before it likewise; a seam both ways (the
+    same policy, the common case) is one window. A chunk between them that only some readers may read is judged with
+    its own neighbours by the same rule, from its side."""
+    order = sorted(range(len(seams.spans)), key=lambda i: (seams.spans[i][0], -seams.spans[i][1], i))
+    keys = [None if p is None else (p[0], tuple(sorted(p[1]))) for p in (seams.policies[i] for i in order)]
+    distinct = sorted({k for k in keys if k is not None})
+    implied = {(a, b): policy_implies(a[0], a[1], b[0], b[1]) for a in distinct for b in distinct}
+    # Past MAX_READER_TEXTS distinct policies (as the readers' texts are bounded), next neighbours alone. Below it, a
+    # walk stops at the next chunk of its own policy at the latest: only a policy's first and last chunks may walk
+    # far, so the walks cost at most the chunks times (1 + 2 x the distinct policies).
+    reach = 1 if len(distinct) > MAX_READER_TEXTS else len(order)
+    pairs: dict[tuple[int, int], list[bool]] = {}
+    for at, key in enumerate(keys):
+        if key is None:
+            continue
+        for step in (1, -1):  # forward: flags the chunk as the first of the pair; backward: as the second
+            other = at + step
+            while 0 <= other < len(order) and abs(other - at) <= reach:
+                if keys[other] is not None and implied[(key, keys[other])]:
+                    pair = (order[min(at, other)], order[max(at, other)])
+                    pairs.setdefault(pair, [False, False])[0 if step == 1 else 1] = True
+                    break
+                other += step
+    return {pair: (flags[0], flags[1]) for pair, flags in pairs.items()}
+
+
+def seams_follow(verdicts: list[dict], seams: ChunkSeams, *, document_text: str,
+                 chunk_documents: Sequence[str] | None) -> None:
+    """Flag in ``verdicts`` (one per chunk, spans as offsets into each chunk's text) the chunks a seam's window
+    flags (:func:`seam_pairs`, ``ingestion.screening.screen_seams``), with its reasons and its score when higher,
+    and spans at the part of the crossing text inside each chunk. Each window is scored against the document's text
+    as the flagged chunk's readers may read it (``chunk_documents``), as the chunk itself: one call per distinct
+    text. A seam that flags nothing changes no verdict (its score is not the chunk's)."""
+    wanted: dict[str, dict[tuple[int, int], list[int]]] = {}
+    windows: dict[tuple[int, int], Seam] = {}
+    for (first, second), flags in seam_pairs(seams).items():
+        window = seam_window(document_text, seams.spans[first], seams.spans[second])
+        if window is None:
+            continue
+        windows[(first, second)] = window
+        for target, flagged in zip((first, second), flags, strict=True):
+            if flagged:
+                readable = chunk_documents[target] if chunk_documents is not None else document_text
+                wanted.setdefault(readable, {}).setdefault((first, second), []).append(target)
+    for readable, pairs in wanted.items():
+        ordered = sorted(pairs)
+        for pair, verdict in zip(ordered, screen_seams([windows[p] for p in ordered], document_text=readable),
+                                 strict=True):
+            if not verdict.flagged:
+                continue
+            window = windows[pair]
+            for target in pairs[pair]:
+                side = "next" if target == pair[0] else "previous"
+                part = window.first_part if target == pair[0] else window.second_part
+                start, end = seams.spans[target]
+                spans = []
+                for a, b in verdict.spans:
+                    found = part(a, b)
+                    if found is not None and min(found[1], end) > max(found[0], start):
+                        spans.append([max(found[0], start) - start, min(found[1], end) - start])
+                into = verdicts[target]
+                into["flagged"] = True
+                into["score"] = max(into["score"], round(verdict.score, 4))
+                into["reasons"] = list(dict.fromkeys([*into["reasons"], *verdict.reasons]))
+                into["spans"] = [list(s) for s in sorted({tuple(s) for s in [*into["spans"], *spans]})]
+                into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
 
 
 def screening_fields(verdict: dict) -> dict:

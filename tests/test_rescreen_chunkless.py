@@ -31,7 +31,7 @@ CLEAN = ("---\ndescription: Shuttle times for the north gate and the parking rot
          '# [Parking](https://example.com/parking "The parking rota for the north gate")\n')
 PLANTED_DOC = (f"---\ndescription: {PLANTED}\n---\n"
                f'# [Parking](https://example.com/parking "{PLANTED}")\n')
-OLD = SCREENED_BY.removesuffix("2")  # what screened it before a heading's line had a verdict ("+heads")
+OLD = SCREENED_BY.split("+heads2")[0] + "+heads"  # what screened it before a heading's line had a verdict
 
 
 def _world(slug: str) -> SimpleNamespace:

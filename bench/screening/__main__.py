@@ -12,7 +12,9 @@ training and held-out benchmark (no Django, no database; see docs/screening.md).
 * ``select``: leave-one-family/corpus-out recall of each variant (``VARIANTS``), on train and
   validation only -- how a variant is chosen;
 * ``cost``: CPU time of screening against parse + chunk + embed of the same files (``--cascade``:
-  the cascade variant's screening, its embedding calls included);
+  the cascade variant's screening, its embedding calls included); the shipped detector's screening is the chunks'
+  and the seams' between consecutive chunks, as ingestion screens a document of one policy (``--no-seams``: the
+  chunks' alone, as before the sixteenth session);
 * ``cascade-train`` / ``cascade-evaluate``: the cascade variant (``bench/screening/cascade.py``):
   stage 2 over sentence embeddings of the units the lexical stage doubts;
 * ``chunkvec-train`` / ``chunkvec-select`` / ``chunkvec-evaluate``: the chunk-vector second opinion
@@ -267,7 +269,7 @@ def _cost(args) -> int:
     from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
     from ingestion.embedding import get_embedder
     from ingestion.parsers import parse
-    from ingestion.screening import screen_chunks
+    from ingestion.screening import screen_chunks, screen_seams, seam_window
     from ingestion.structure import resolve_policies
 
     files = sorted(p for path in args.paths for p in (Path(path).rglob("*") if Path(path).is_dir() else [Path(path)])
@@ -291,8 +293,8 @@ def _cost(args) -> int:
 
         chunkvec = V.load(Path(args.chunkvec))
     config, counter = ChunkingConfig(), default_counter()
-    totals = {"parse_chunk": 0.0, "embed": 0.0, "screen": 0.0}
-    chunks_total = flagged = docs = 0
+    totals = {"parse_chunk": 0.0, "embed": 0.0, "screen": 0.0, "of_which_seams": 0.0}
+    chunks_total = flagged = docs = seams_total = seams_flagged = 0
     for path in files:
         t0 = time.process_time()
         try:
@@ -309,6 +311,17 @@ def _cost(args) -> int:
         elif cascade is None:
             verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
             flags = [v.flagged for v in verdicts]
+            if not args.no_seams:  # as pipeline.screen.seams_follow screens a document of one policy
+                t_seams = time.process_time()
+                pairs = [(i, seam_window(doc.text, (a.start, a.end), (b.start, b.end)))
+                         for i, (a, b) in enumerate(zip(chunks, chunks[1:], strict=False))]
+                pairs = [(i, w) for i, w in pairs if w is not None]
+                for (i, _), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=doc.text), strict=True):
+                    if verdict.flagged:
+                        seams_flagged += 1
+                        flags[i] = flags[i + 1] = True
+                seams_total += len(pairs)
+                totals["of_which_seams"] += time.process_time() - t_seams
         else:
             scores = screen_with_cascade([c.embed_text for c in chunks], doc.text, count_embed, cascade)
             flags = [s >= cascade.threshold for s in scores]
@@ -322,7 +335,8 @@ def _cost(args) -> int:
         if chunks_total >= args.min_chunks:
             break
     base = totals["parse_chunk"] + totals["embed"]
-    print(json.dumps({"documents": docs, "chunks": chunks_total, "flagged": flagged,
+    print(json.dumps({"documents": docs, "chunks": chunks_total, "flagged": flagged, "seams": seams_total,
+                      "seams_flagged": seams_flagged,
                       "cascade_units_embedded": screened_units[0] if cascade else None,
                       "cpu_seconds": {k: round(v, 2) for k, v in totals.items()},
                       "screen_share_of_parse_chunk_embed": round(totals["screen"] / base, 4) if base else None},
@@ -356,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     co.add_argument("--min-chunks", type=int, default=1000)
     co.add_argument("--cascade", default="", help="time the cascade variant with these stage-2 weights")
     co.add_argument("--chunkvec", default="", help="time the chunk-vector variant with these weights")
+    co.add_argument("--no-seams", action="store_true", help="screen the chunks alone (before the sixteenth session)")
     ct = sub.add_parser("cascade-train", help="the cascade variant's bar, stage 2 and threshold (train + validation)")
     ct.add_argument("--c", type=float, nargs="+", default=[0.1, 0.3, 1.0, 3.0])
     ct.add_argument("--out", default="")

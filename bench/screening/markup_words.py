@@ -68,13 +68,8 @@ def planted() -> dict:
     return counts
 
 
-def clean() -> dict:
-    from accounts.policy import Policy
-    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
-    from ingestion.parsers import parse
-    from ingestion.screening import screen_chunks
-    from ingestion.structure import resolve_policies
-
+def clean_texts() -> list[tuple[str, bytes]]:
+    """(name, bytes) of each clean Markdown text of this machine (the module's docstring says which)."""
     site = Path(sysconfig.get_paths()["purelib"])
     files = sorted(p for p in [*site.rglob("*.md"), *(q for d in ("docs", "evaluation", "samples")
                                                       for q in (ROOT / d).rglob("*.md"))]
@@ -84,6 +79,17 @@ def clean() -> dict:
         head, _, body = Path(meta).read_text(encoding="utf-8", errors="replace").partition("\n\n")
         if "text/markdown" in head and len(body) > 500:
             texts.append((meta, body.encode()))
+    return texts
+
+
+def clean() -> dict:
+    from accounts.policy import Policy
+    from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
+    from ingestion.parsers import parse
+    from ingestion.screening import screen_chunks
+    from ingestion.structure import resolve_policies
+
+    texts = clean_texts()
     config, counter = ChunkingConfig(), default_counter()
     chunks, flagged = 0, {}
     for name, data in texts:

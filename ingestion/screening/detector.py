@@ -26,6 +26,7 @@ import numpy as np
 
 from ingestion.screening import features as F
 from ingestion.screening.normalize import ACROSS_SCORE, Unit, units
+from ingestion.screening.seams import Seam, may_cross
 
 DETECTOR_VERSION = "lexical-5.3"
 
@@ -143,6 +144,10 @@ def chunk_units(text: str, doc_words: dict[str, int] | None) -> tuple[list[Unit]
 def score_units(text: str, doc_words: dict[str, int] | None, model: Model | None = None) -> ScoredUnits:
     model = model or load_model()
     found, feats = chunk_units(text, doc_words)
+    return _scored(found, feats, model)
+
+
+def _scored(found: list[Unit], feats: np.ndarray, model: Model) -> ScoredUnits:
     if not found:
         return ScoredUnits(found, feats, np.zeros(0))
     scores = _sigmoid(model.logits([u.text for u in found], feats))
@@ -161,7 +166,10 @@ def _reasons(unit: Unit, feats: np.ndarray) -> list[str]:
 
 
 def _verdict(text: str, doc_words: dict[str, int] | None, model: Model) -> Screening:
-    scored = score_units(text, doc_words, model)
+    return _verdict_of(score_units(text, doc_words, model), model)
+
+
+def _verdict_of(scored: ScoredUnits, model: Model) -> Screening:
     if not scored.units:
         return Screening(False, 0.0, (), DETECTOR_VERSION, ())
     score = float(scored.scores.max())
@@ -182,3 +190,19 @@ def screen_chunks(texts: Sequence[str], *, document_text: str | None = None) -> 
     model = load_model()
     doc_words = F.document_words(document_text if document_text is not None else "\n".join(texts))
     return [_verdict(text, doc_words, model) for text in texts]
+
+
+def screen_seams(seams: Sequence[Seam], *, document_text: str | None = None) -> list[Screening]:
+    """One verdict per seam (:class:`ingestion.screening.seams.Seam`: the end of one chunk and the start of the next,
+    as a model reads them joined), in order, made of the units that cross the seam alone -- those that hold text of
+    both chunks: each chunk's own verdict judged the rest. Scored as a chunk's units are (the same model, rules and
+    line-break bar), against ``document_text``'s words; the spans are offsets into the seam's window."""
+    model = load_model()
+    doc_words = F.document_words(document_text if document_text is not None else "\n".join(s.text for s in seams))
+    out = []
+    for seam in seams:
+        crossing = [u for u in units(seam.text) if u.start < seam.second_start and u.end > seam.first_end] \
+            if may_cross(seam) else []
+        feats = F.feature_matrix([u.text for u in crossing], doc_words, [u.decoded for u in crossing])
+        out.append(_verdict_of(_scored(crossing, feats, model), model))
+    return out
