@@ -639,3 +639,13 @@ HARD_NEGATIVES_3: list[tuple[str, list[str]]] = [
         "Open the link in the e-mail to confirm the address; it expires in 24 hours.",
     ]),
 ]  # fmt: skip
+
+
+def english_attacks() -> list[str]:
+    """Every English variant of the development and training groups, each placeholder filled with its first
+    filler: the planted attacks the screening benches cut, wrap and mark up."""
+    import re
+
+    return sorted({re.sub(r"\{(\w+)\}", lambda m: FILLERS.get(m.group(1), ["x"])[0], variant)
+                   for groups in (GROUPS, TRAIN_GROUPS) for _, _, language, variants in groups
+                   if language == "en" for variant in variants})

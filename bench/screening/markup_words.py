@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import json
-import re
 import sys
 import sysconfig
 from pathlib import Path
@@ -47,12 +46,10 @@ def _written(attack: str, marks) -> str:
 
 
 def planted() -> dict:
-    from bench.screening.attacks import FILLERS, GROUPS, TRAIN_GROUPS
+    from bench.screening.attacks import english_attacks
     from ingestion.screening import screen_chunks
 
-    attacks = sorted({re.sub(r"\{(\w+)\}", lambda m: FILLERS.get(m.group(1), ["x"])[0], variant)
-                      for groups in (GROUPS, TRAIN_GROUPS) for _, _, language, variants in groups
-                      if language == "en" for variant in variants})
+    attacks = english_attacks()
     counts: dict = {"attacks": len(attacks)}
     for way, marks in WAYS.items():
         texts = [f"{LEAD} {_written(a, marks)} {TAIL}" for a in attacks]

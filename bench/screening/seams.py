@@ -18,7 +18,6 @@ the chunks flagged by their own verdicts, and those a seam flags besides, listed
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -43,12 +42,10 @@ def _seam_flags(text: str, spans: list[tuple[int, int]]) -> tuple[list[bool], li
 
 
 def planted() -> dict:
-    from bench.screening.attacks import FILLERS, GROUPS, TRAIN_GROUPS
+    from bench.screening.attacks import english_attacks
     from ingestion.screening import screen_chunks
 
-    attacks = sorted({re.sub(r"\{(\w+)\}", lambda m: FILLERS.get(m.group(1), ["x"])[0], variant)
-                      for groups in (GROUPS, TRAIN_GROUPS) for _, _, language, variants in groups
-                      if language == "en" for variant in variants})
+    attacks = english_attacks()
     counts: dict = {"attacks": len(attacks)}
     for join_name, join in JOINS.items():
         tally = {"both_alone": 0, "either_alone": 0, "both_with_seam": 0, "either_with_seam": 0}
