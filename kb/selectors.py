@@ -499,9 +499,10 @@ def _uploaded_by(member: Membership) -> Q:
 
 def job_get(*, member: Membership, job_id) -> IngestionJob:
     """A job of the member's tenant that they created, or that any admin asks for, or whose
-    document the member can see (annotated as :func:`jobs_shown` annotates); otherwise NotFound."""
+    document the member can see (annotated as :func:`jobs_shown` annotates, its document and creator read in the
+    same statement); otherwise NotFound."""
     pk = parse_uuid(job_id)
-    job = jobs_shown(member=member).filter(pk=pk).first() if pk else None
+    job = jobs_shown(member=member).select_related("document", "created_by").filter(pk=pk).first() if pk else None
     if job is None:
         raise _not_found()
     return job
