@@ -467,14 +467,14 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
 
 
 def _started_by_a_policy_change() -> Q:
-    """Jobs a policy change started (``kb.services._rederive_chunks``: ``rederive`` in their stats, and no
-    ``retry_of``): their creator did not ask for them, and whether there is one at all says whether the change
+    """Jobs a policy change started (``kb.services._rederive_chunks``: their cause, ``policy_change``; a retry of one
+    is a ``retry``): their creator did not ask for them, and whether there is one at all says whether the change
     renamed a section -- a section under the changed one whose readers are not all readers of it now, one above
     the member too. Such a job is not its creator's by creation: it is shown to them as to anyone else (a member
     who reads its document whole), so no member learns the policies of sections above them by changing one they
     may read and watching for a job (found reviewing the job times, sixteenth session). A retry of one is its
     retrier's (they asked for it, of a job they saw)."""
-    return Q(stats__contains={"rederive": True}) & ~Q(stats__has_key="retry_of")
+    return Q(cause=IngestionJob.Cause.POLICY_CHANGE)
 
 
 def _held_nothing_above(reader: Reader) -> ExpressionWrapper:
