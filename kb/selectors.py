@@ -74,6 +74,7 @@ from kb.models import (
     Section,
     SectionGone,
 )
+from kb.statuses import with_status_shown
 from kb.titles import (
     TAGS_HELD,
     TITLE_HELD,
@@ -215,15 +216,15 @@ def document_list(
     without any) -- never a level of a section hidden from them.
     """
     reader = reader_for(member)
-    documents = _documents(reader)
+    documents = with_status_shown(_documents(reader), jobs_shown(member=member))
     if levels:
         readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
         documents = documents.annotate(
             strictest_level=Subquery(readable.order_by("-access_level").values("access_level")[:1]),
             loosest_level=Subquery(readable.order_by("access_level").values("access_level")[:1]),
         )
-    if status:
-        documents = documents.filter(status=status)
+    if status:  # as shown (kb.statuses): a re-derivation's outcome only to whoever may see its job
+        documents = documents.filter(status_shown=status)
     if content_type:
         documents = documents.filter(content_type=content_type)
     # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
@@ -257,7 +258,8 @@ def document_get(*, member: Membership, document_id) -> Document:
     """One document the member can see, with readable counts and its time as the member may know it
     (``updated_at_shown``, as :func:`document_list`); otherwise NotFound."""
     pk = parse_uuid(document_id)
-    document = _documents(reader_for(member)).filter(pk=pk).first() if pk else None
+    documents = with_status_shown(_documents(reader_for(member)), jobs_shown(member=member))
+    document = documents.filter(pk=pk).first() if pk else None
     if document is None:
         raise _not_found()
     return document
