@@ -359,8 +359,11 @@ SEAMS_KEY = "seams"
 # How many chunks that may be held -- flagged, each one every reader of the walking chunk may read -- a seam's walk
 # passes (:class:`SeamWalks`) before it stops; a walk stopped by the bound leaves a seam unscreened, so its chunk is
 # flagged itself (fail closed), with the reason :data:`UNSCREENED_SEAM`.
-MAX_SEAM_WALK = 8
+MAX_SEAM_WALK = 16
 UNSCREENED_SEAM = "unscreened"
+# How many rounds of seams :func:`seams_follow` screens (each round, the seams the flags of the one before opened:
+# one call per readers' text); the seams a round past it would screen flag their chunks unscreened (fail closed).
+MAX_SEAM_ROUNDS = 32
 
 
 def _less(span: tuple[int, int], holes: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -504,16 +507,28 @@ def seams_follow(verdicts: list[dict], seams: ChunkSeams, *, document_text: str,
     text and round. A seam that flags nothing changes no verdict (its score is not the chunk's).
 
     To a fixpoint: a chunk a seam flags may be held, so the walks go on past it, and the new seams are screened in
-    turn, until no verdict changes (each round flags one chunk more at least: at most as many rounds as chunks). A
-    chunk whose walk the bound stopped is flagged with :data:`UNSCREENED_SEAM` (fail closed)."""
+    turn, until no verdict changes. Bounded, failing closed (:data:`UNSCREENED_SEAM`): a chunk whose walk the bound
+    stopped is flagged (at once, before any screening: it may be held in turn); past :data:`MAX_SEAM_ROUNDS` rounds,
+    the seams left to screen flag their chunks unscreened."""
     walks = SeamWalks(seams)
     flagged = [bool(v["flagged"]) for v in verdicts]
-    bounded: set[tuple[int, str]] = set()
     done: set[tuple[tuple[int, int], int]] = set()  # (pair, chunk it may flag): screened
+    bounded: set[tuple[int, str]] = set()
+    rounds = 0
     while True:
+        touched: set[tuple[int, int]] = set()
+        while True:  # the walks, and the bound's flags (no screening needed): a chunk flagged may be held in turn
+            touched |= walks.advance(flagged)
+            fresh = {(target, side) for target, sides in walks.bounded.items() for side in sides} - bounded
+            if not fresh:
+                break
+            for target, side in sorted(fresh):
+                bounded.add((target, side))
+                _unscreened(verdicts[target], side)
+            flagged = [bool(v["flagged"]) for v in verdicts]
         wanted: dict[str, dict[tuple[int, int], list[int]]] = {}
         windows: dict[tuple[int, int], Seam] = {}
-        for first, second in sorted(walks.advance(flagged)):
+        for first, second in sorted(touched):
             window = walks.window(document_text, first, second)
             if window is None:
                 continue
@@ -523,24 +538,29 @@ def seams_follow(verdicts: list[dict], seams: ChunkSeams, *, document_text: str,
                     done.add(((first, second), target))
                     readable = chunk_documents[target] if chunk_documents is not None else document_text
                     wanted.setdefault(readable, {}).setdefault((first, second), []).append(target)
+        rounds += 1
         for readable, pairs in wanted.items():
             ordered = sorted(pairs)
+            if rounds > MAX_SEAM_ROUNDS:  # fail closed: flagged unscreened, each chunk the seam may flag
+                for pair in ordered:
+                    for target in pairs[pair]:
+                        _unscreened(verdicts[target], "next" if target == pair[0] else "previous")
+                continue
             for pair, verdict in zip(ordered, screen_seams([windows[p] for p in ordered], document_text=readable),
                                      strict=True):
                 if verdict.flagged:
                     _seam_flags(verdicts, seams, windows[pair], pair, pairs[pair], verdict)
-        for target, sides in walks.bounded.items():
-            for side in sorted(sides):
-                if (target, side) not in bounded:
-                    bounded.add((target, side))
-                    into = verdicts[target]
-                    into["flagged"] = True
-                    into["reasons"] = list(dict.fromkeys([*into["reasons"], UNSCREENED_SEAM]))
-                    into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
         now = [bool(v["flagged"]) for v in verdicts]
         if now == flagged:
             return
         flagged = now
+
+
+def _unscreened(into: dict, side: str) -> None:
+    """Flag a verdict for a seam on ``side`` that was not screened (:data:`UNSCREENED_SEAM`; fail closed)."""
+    into["flagged"] = True
+    into["reasons"] = list(dict.fromkeys([*into["reasons"], UNSCREENED_SEAM]))
+    into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
 
 
 def _seam_flags(verdicts: list[dict], seams: ChunkSeams, window: Seam, pair: tuple[int, int], targets: list[int],
