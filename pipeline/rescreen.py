@@ -175,8 +175,10 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
             tags=tags_flagging(document), unshown=titles_unshown(document, titles),
-            # The seams between consecutive chunks, under their sections' policies as stored (pipeline.screen).
-            seams=ChunkSeams([(c.start, c.end) for c in chunks], [policies.get(c.section_id) for c in chunks]),
+            # The seams between consecutive chunks, under their sections' policies as stored (pipeline.screen), and
+            # across the chunks that may be held: flagged, or kept out by a reviewer whatever their verdict now.
+            seams=ChunkSeams([(c.start, c.end) for c in chunks], [policies.get(c.section_id) for c in chunks],
+                             [c.review == ChunkReview.KEPT_OUT for c in chunks]),
         )
         verdicts = screened.chunks
         title_records_follow(document, titles, ((s, s.title) for s in sections), screened.titles, decided=decided)

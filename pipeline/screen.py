@@ -40,7 +40,9 @@ from pipeline.plan import Plan
 # Since "heads2", a heading's line too when it holds words its title does not (``kb.screening.head_screened``).
 # Since "seams" (sixteenth session), the seam between consecutive chunks that a model may read joined, each way its
 # readers may read the other chunk (:func:`seams_follow`): an instruction the chunker cut in two flags both halves.
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams"
+# Since "seams2" (seventeenth session), the seams across chunks that may be held too (:class:`SeamWalks`): a held
+# chunk is cut from what a model reads, and the chunks on either side of it reach it joined.
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams2"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -289,8 +291,6 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
                 spans.append([start, end])
         found["spans"] = [list(s) for s in sorted({tuple(s) for s in spans})]
         out.append(found)
-    if seams is not None:
-        seams_follow(out, seams, document_text=document_text, chunk_documents=chunk_documents)
     shown = [t for t in dict.fromkeys(titles) if t and t.strip() and t != UNTITLED]
     headings = {h for h in headings if h and h.strip()} | {h for _, _, chain in chunks for h in chain if h and h.strip()}
     named = [*shown, *sorted(headings - set(shown))]
@@ -305,6 +305,8 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
             flagged[name] = (0.0, [str(r) for r in reasons] if isinstance(reasons, list) and reasons else [default])
             everywhere.append(name)
     if not flagged:
+        if seams is not None:  # last, as below: a chunk a title flags may be held too (seams_follow)
+            seams_follow(out, seams, document_text=document_text, chunk_documents=chunk_documents)
         return DocumentScreening(out, verdicts)
     # Which titles flag a chunk is decided over the whole text, as their own records are (shown as held); the
     # score a flagged one gives a chunk, shown to its readers, is made over what they may read, as the chunk's
@@ -332,6 +334,8 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
             # Which titles flag it, as a digest (no text in the verdict): a reviewer's decision follows
             # the chunk's text only under the same ones (pipeline.store, kb.screening.review_decide).
             found[TITLES_KEY] = titles_digest(names)
+    if seams is not None:  # after every other flag: the walks pass each chunk that may be held (seams_follow)
+        seams_follow(out, seams, document_text=document_text, chunk_documents=chunk_documents)
     return DocumentScreening(out, verdicts)
 
 
@@ -339,92 +343,244 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
 class ChunkSeams:
     """What the seams between a document's chunks are found from: each chunk's span in the document's text
     (``start``, ``end``) and its effective policy (access level, group ids), in the order of the chunks given to
-    :func:`screen_document`; a policy None (its section unknown) joins the chunk to no other."""
+    :func:`screen_document`; a policy None (its section unknown) joins the chunk to no other. ``kept_out``: for each
+    chunk, whether a reviewer kept it out (held in every mode, whatever its verdict; the re-screen job's chunks) --
+    empty: none."""
 
     spans: Sequence[tuple[int, int]]
     policies: Sequence[tuple[int, Sequence] | None]
+    kept_out: Sequence[bool] = ()
 
 
 # The verdict's key naming the seams that flag a chunk ("previous", "next"): stored for reviewers and the job's
 # counts, shown nowhere (``kb.screening`` shows a verdict's fixed fields).
 SEAMS_KEY = "seams"
 
+# How many chunks that may be held -- flagged, each one every reader of the walking chunk may read -- a seam's walk
+# passes (:class:`SeamWalks`) before it stops; a walk stopped by the bound leaves a seam unscreened, so its chunk is
+# flagged itself (fail closed), with the reason :data:`UNSCREENED_SEAM`.
+MAX_SEAM_WALK = 16
+UNSCREENED_SEAM = "unscreened"
+# How many rounds of seams :func:`seams_follow` screens (each round, the seams the flags of the one before opened:
+# one call per readers' text); the seams a round past it would screen flag their chunks unscreened (fail closed).
+MAX_SEAM_ROUNDS = 32
 
-def seam_pairs(seams: ChunkSeams) -> dict[tuple[int, int], tuple[bool, bool]]:
-    """The seams to screen, as (first chunk, second chunk) -> (flags the first, flags the second), in the chunks'
-    reading order (start, then the longer first: the chunker's ordinals).
+
+def _less(span: tuple[int, int], holes: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``span`` outside ``holes``, in order (as ``kb.expansion.cut_pieces`` cuts a held chunk out)."""
+    parts = [span]
+    for hole_start, hole_end in holes:
+        kept = []
+        for start, end in parts:
+            if hole_end <= start or hole_start >= end:
+                kept.append((start, end))
+                continue
+            if start < hole_start:
+                kept.append((start, hole_start))
+            if hole_end < end:
+                kept.append((hole_end, end))
+        parts = kept
+    return parts
+
+
+class SeamWalks:
+    """The seams between a document's chunks that a model may read joined (:class:`ChunkSeams`), found by walks that
+    go on as more chunks are flagged (:meth:`advance`), in the chunks' reading order (start, then the longer first:
+    the chunker's ordinals). ``pairs``: (first chunk, second chunk) -> [flags the first, flags the second];
+    ``bounded``: chunk -> the sides ("next", "previous") whose walk the bound stopped (:data:`MAX_SEAM_WALK`).
 
     A seam's verdict may flag a chunk only when every reader of that chunk may read the other one's text: its
     verdict, score and reasons included, is shown to its readers, and made over text above them it would be an oracle
-    of that text (docs/security.md, "A chunk's verdict as an oracle of text above its readers"). So each chunk is
-    joined forward with the first chunk after it whose policy its policy implies (``accounts.policy.policy_implies``:
-    the next one *every* reader of it may read -- a reader who may not read the chunks between reads the two joined, as
-    expansion drops what they may not read), and backward with the last one before it likewise; a seam both ways (the
-    same policy, the common case) is one window. A chunk between them that only some readers may read is judged with
-    its own neighbours by the same rule, from its side."""
-    order = sorted(range(len(seams.spans)), key=lambda i: (seams.spans[i][0], -seams.spans[i][1], i))
-    keys = [None if p is None else (p[0], tuple(sorted(p[1]))) for p in (seams.policies[i] for i in order)]
-    distinct = sorted({k for k in keys if k is not None})
-    implied = {(a, b): policy_implies(a[0], a[1], b[0], b[1]) for a in distinct for b in distinct}
-    # Past MAX_READER_TEXTS distinct policies (as the readers' texts are bounded), next neighbours alone. Below it, a
-    # walk stops at the next chunk of its own policy at the latest: only a policy's first and last chunks may walk
-    # far, so the walks cost at most the chunks times (1 + 2 x the distinct policies).
-    reach = 1 if len(distinct) > MAX_READER_TEXTS else len(order)
-    pairs: dict[tuple[int, int], list[bool]] = {}
-    for at, key in enumerate(keys):
-        if key is None:
-            continue
-        for step in (1, -1):  # forward: flags the chunk as the first of the pair; backward: as the second
-            other = at + step
-            while 0 <= other < len(order) and abs(other - at) <= reach:
-                if keys[other] is not None and implied[(key, keys[other])]:
-                    pair = (order[min(at, other)], order[max(at, other)])
-                    pairs.setdefault(pair, [False, False])[0 if step == 1 else 1] = True
-                    break
+    of that text (docs/security.md, "A chunk's verdict as an oracle of text above its readers"). So each chunk walks
+    forward (flagging itself as the first of a pair) and backward (as the second) over the chunks whose policy its
+    policy implies (``accounts.policy.policy_implies``: those *every* reader of it may read) and is joined with each:
+
+    * a chunk not all its readers may read is passed without a join (a reader who may not read it reads the chunks
+      on either side joined, as expansion drops what they may not read; one who may is judged by that chunk's own
+      walk, from its side);
+    * a chunk that may be held -- flagged (its own verdict, a title's, a seam's), or kept out by a reviewer -- is
+      joined and passed: in quarantine mode it is cut out of every context and of ``read_section``
+      (``kb.expansion.cut_pieces``) and the pieces on either side reach a model joined (found attacking the seams,
+      seventeenth session: an obvious instruction, held, planted between the halves of a quieter one);
+    * the first chunk that is neither ends the walk: every reader of the walking chunk reads it next.
+
+    A walk passes at most :data:`MAX_SEAM_WALK` chunks that may be held; the next one that may be held stops it and
+    its chunk is flagged (fail closed: the seam past it is never screened). Every count and stop reads only chunks
+    all the walking chunk's readers may read, and their flags (made, in turn, of text those readers may read): a
+    verdict never moves with what lies between that they may not read. A walk stopped at a chunk later flagged (a
+    seam's verdict flags it: :func:`seams_follow`) goes on from it. Past :data:`MAX_READER_TEXTS` distinct policies
+    (as the readers' texts are bounded) a chunk not all its readers may read ends a walk instead: each walk is at
+    most :data:`MAX_SEAM_WALK` + 1 steps; below it, a walk stops at its own policy's next chunk not held at the
+    latest, so the walks cost at most the chunks times 2 x the distinct policies x (:data:`MAX_SEAM_WALK` + 1)."""
+
+    def __init__(self, seams: ChunkSeams):
+        self.seams = seams
+        self.order = sorted(range(len(seams.spans)), key=lambda i: (seams.spans[i][0], -seams.spans[i][1], i))
+        self.position = {chunk: at for at, chunk in enumerate(self.order)}
+        self.keys = [None if p is None else (p[0], tuple(sorted(p[1]))) for p in (seams.policies[i] for i in self.order)]
+        distinct = sorted({k for k in self.keys if k is not None})
+        self.implied = {(a, b): policy_implies(a[0], a[1], b[0], b[1]) for a in distinct for b in distinct}
+        self.many = len(distinct) > MAX_READER_TEXTS
+        self.pairs: dict[tuple[int, int], list[bool]] = {}
+        self.bounded: dict[int, set[str]] = {}
+        self._held: list[bool] = [False] * len(self.order)
+        self._waiting: dict[int, list[tuple[int, int, int]]] = {}  # position -> walks (at, step, passed) stopped there
+        self._started = False
+
+    def _joins(self, at: int, other: int) -> bool:
+        key, joined = self.keys[at], self.keys[other]
+        return key is not None and joined is not None and self.implied[(key, joined)]
+
+    def advance(self, flagged: Sequence[bool]) -> set[tuple[int, int]]:
+        """Walk, or go on walking, with ``flagged`` (one per chunk; a chunk once flagged stays so): the first call
+        starts every walk, a later one moves on those stopped at a chunk flagged since. Returns the pairs joined or
+        given a side to flag by this call."""
+        kept_out = self.seams.kept_out
+        self._held = [bool(flagged[chunk]) or (bool(kept_out[chunk]) if kept_out else False) for chunk in self.order]
+        touched: set[tuple[int, int]] = set()
+        if not self._started:
+            self._started = True
+            for at, key in enumerate(self.keys):
+                if key is not None:
+                    for step in (1, -1):
+                        self._walk(at, step, at + step, 0, touched)
+        for position in [p for p in self._waiting if self._held[p]]:
+            for at, step, passed in self._waiting.pop(position):
+                self._pass(at, step, position, passed, touched)
+        return touched
+
+    def _pass(self, at: int, step: int, position: int, passed: int, touched: set) -> None:
+        """Walk on past ``position`` (joined, and held), or stop at the bound."""
+        if passed + 1 > MAX_SEAM_WALK:
+            self.bounded.setdefault(self.order[at], set()).add("next" if step == 1 else "previous")
+            return
+        self._walk(at, step, position + step, passed + 1, touched)
+
+    def _walk(self, at: int, step: int, other: int, passed: int, touched: set) -> None:
+        while 0 <= other < len(self.order):
+            if not self._joins(at, other):
+                if self.many:
+                    return
                 other += step
-    return {pair: (flags[0], flags[1]) for pair, flags in pairs.items()}
+                continue
+            pair = (self.order[min(at, other)], self.order[max(at, other)])
+            flags = self.pairs.setdefault(pair, [False, False])
+            if not flags[0 if step == 1 else 1]:
+                flags[0 if step == 1 else 1] = True
+                touched.add(pair)
+            if not self._held[other]:
+                self._waiting.setdefault(other, []).append((at, step, passed))
+                return
+            self._pass(at, step, other, passed, touched)
+            return
+
+    def window(self, text: str, first: int, second: int) -> Seam | None:
+        """The :class:`~ingestion.screening.Seam` of a pair as a model reads it with every chunk between them that
+        may be held cut out: the first chunk's text up to the first such chunk overlapping it (a split section's
+        repeated sentences), the second's from the last one's end; only chunks every reader of each side may read
+        cut it (no verdict moves with an unreadable chunk's flag)."""
+        a, b = self.position[first], self.position[second]
+        between = [p for p in range(a + 1, b) if self._held[p]]
+        spans = self.seams.spans
+        tail = _less(tuple(spans[first]), (spans[self.order[p]] for p in between if self._joins(a, p)))
+        head = _less(tuple(spans[second]), (spans[self.order[p]] for p in between if self._joins(b, p)))
+        if not tail or not head:
+            return None
+        return seam_window(text, tail[-1], head[0])
+
+
+def seam_pairs(seams: ChunkSeams, flagged: Sequence[bool] | None = None) -> dict[tuple[int, int], tuple[bool, bool]]:
+    """The seams to screen (:class:`SeamWalks`), as (first chunk, second chunk) -> (flags the first, flags the second),
+    with ``flagged`` chunks (default: none) passed as held; a seam both ways (the same policy, the common case) is
+    one window."""
+    walks = SeamWalks(seams)
+    walks.advance(flagged if flagged is not None else [False] * len(seams.spans))
+    return {pair: (flags[0], flags[1]) for pair, flags in walks.pairs.items()}
 
 
 def seams_follow(verdicts: list[dict], seams: ChunkSeams, *, document_text: str,
                  chunk_documents: Sequence[str] | None) -> None:
     """Flag in ``verdicts`` (one per chunk, spans as offsets into each chunk's text) the chunks a seam's window
-    flags (:func:`seam_pairs`, ``ingestion.screening.screen_seams``), with its reasons and its score when higher,
+    flags (:class:`SeamWalks`, ``ingestion.screening.screen_seams``), with its reasons and its score when higher,
     and spans at the part of the crossing text inside each chunk. Each window is scored against the document's text
     as the flagged chunk's readers may read it (``chunk_documents``), as the chunk itself: one call per distinct
-    text. A seam that flags nothing changes no verdict (its score is not the chunk's)."""
-    wanted: dict[str, dict[tuple[int, int], list[int]]] = {}
-    windows: dict[tuple[int, int], Seam] = {}
-    for (first, second), flags in seam_pairs(seams).items():
-        window = seam_window(document_text, seams.spans[first], seams.spans[second])
-        if window is None:
-            continue
-        windows[(first, second)] = window
-        for target, flagged in zip((first, second), flags, strict=True):
-            if flagged:
-                readable = chunk_documents[target] if chunk_documents is not None else document_text
-                wanted.setdefault(readable, {}).setdefault((first, second), []).append(target)
-    for readable, pairs in wanted.items():
-        ordered = sorted(pairs)
-        for pair, verdict in zip(ordered, screen_seams([windows[p] for p in ordered], document_text=readable),
-                                 strict=True):
-            if not verdict.flagged:
+    text and round. A seam that flags nothing changes no verdict (its score is not the chunk's).
+
+    To a fixpoint: a chunk a seam flags may be held, so the walks go on past it, and the new seams are screened in
+    turn, until no verdict changes. Bounded, failing closed (:data:`UNSCREENED_SEAM`): a chunk whose walk the bound
+    stopped is flagged (at once, before any screening: it may be held in turn); past :data:`MAX_SEAM_ROUNDS` rounds,
+    the seams left to screen flag their chunks unscreened."""
+    walks = SeamWalks(seams)
+    flagged = [bool(v["flagged"]) for v in verdicts]
+    done: set[tuple[tuple[int, int], int]] = set()  # (pair, chunk it may flag): screened
+    bounded: set[tuple[int, str]] = set()
+    rounds = 0
+    while True:
+        touched: set[tuple[int, int]] = set()
+        while True:  # the walks, and the bound's flags (no screening needed): a chunk flagged may be held in turn
+            touched |= walks.advance(flagged)
+            fresh = {(target, side) for target, sides in walks.bounded.items() for side in sides} - bounded
+            if not fresh:
+                break
+            for target, side in sorted(fresh):
+                bounded.add((target, side))
+                _unscreened(verdicts[target], side)
+            flagged = [bool(v["flagged"]) for v in verdicts]
+        wanted: dict[str, dict[tuple[int, int], list[int]]] = {}
+        windows: dict[tuple[int, int], Seam] = {}
+        for first, second in sorted(touched):
+            window = walks.window(document_text, first, second)
+            if window is None:
                 continue
-            window = windows[pair]
-            for target in pairs[pair]:
-                side = "next" if target == pair[0] else "previous"
-                part = window.first_part if target == pair[0] else window.second_part
-                start, end = seams.spans[target]
-                spans = []
-                for a, b in verdict.spans:
-                    found = part(a, b)
-                    if found is not None and min(found[1], end) > max(found[0], start):
-                        spans.append([max(found[0], start) - start, min(found[1], end) - start])
-                into = verdicts[target]
-                into["flagged"] = True
-                into["score"] = max(into["score"], round(verdict.score, 4))
-                into["reasons"] = list(dict.fromkeys([*into["reasons"], *verdict.reasons]))
-                into["spans"] = [list(s) for s in sorted({tuple(s) for s in [*into["spans"], *spans]})]
-                into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
+            windows[(first, second)] = window
+            for target, flag in zip((first, second), walks.pairs[(first, second)], strict=True):
+                if flag and ((first, second), target) not in done:
+                    done.add(((first, second), target))
+                    readable = chunk_documents[target] if chunk_documents is not None else document_text
+                    wanted.setdefault(readable, {}).setdefault((first, second), []).append(target)
+        rounds += 1
+        for readable, pairs in wanted.items():
+            ordered = sorted(pairs)
+            if rounds > MAX_SEAM_ROUNDS:  # fail closed: flagged unscreened, each chunk the seam may flag
+                for pair in ordered:
+                    for target in pairs[pair]:
+                        _unscreened(verdicts[target], "next" if target == pair[0] else "previous")
+                continue
+            for pair, verdict in zip(ordered, screen_seams([windows[p] for p in ordered], document_text=readable),
+                                     strict=True):
+                if verdict.flagged:
+                    _seam_flags(verdicts, seams, windows[pair], pair, pairs[pair], verdict)
+        now = [bool(v["flagged"]) for v in verdicts]
+        if now == flagged:
+            return
+        flagged = now
+
+
+def _unscreened(into: dict, side: str) -> None:
+    """Flag a verdict for a seam on ``side`` that was not screened (:data:`UNSCREENED_SEAM`; fail closed)."""
+    into["flagged"] = True
+    into["reasons"] = list(dict.fromkeys([*into["reasons"], UNSCREENED_SEAM]))
+    into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
+
+
+def _seam_flags(verdicts: list[dict], seams: ChunkSeams, window: Seam, pair: tuple[int, int], targets: list[int],
+                verdict) -> None:
+    """Flag each of ``targets`` (chunks of ``pair``) by the flagged ``verdict`` of the pair's ``window``."""
+    for target in targets:
+        side = "next" if target == pair[0] else "previous"
+        part = window.first_part if target == pair[0] else window.second_part
+        start, end = seams.spans[target]
+        spans = []
+        for a, b in verdict.spans:
+            found = part(a, b)
+            if found is not None and min(found[1], end) > max(found[0], start):
+                spans.append([max(found[0], start) - start, min(found[1], end) - start])
+        into = verdicts[target]
+        into["flagged"] = True
+        into["score"] = max(into["score"], round(verdict.score, 4))
+        into["reasons"] = list(dict.fromkeys([*into["reasons"], *verdict.reasons]))
+        into["spans"] = [list(s) for s in sorted({tuple(s) for s in [*into["spans"], *spans]})]
+        into[SEAMS_KEY] = sorted({*into.get(SEAMS_KEY, ()), side})
 
 
 def screening_fields(verdict: dict) -> dict:

@@ -263,14 +263,21 @@ def _cost(args) -> int:
     """CPU seconds of parse + chunk + embed (what ingestion does per document, without the database)
     against the CPU seconds of screening the same chunks; process time, so a loaded machine's
     waiting does not count."""
+    import os
     import time
+
+    import django
 
     from accounts.policy import Policy
     from ingestion.chunking import ChunkingConfig, chunk_document, default_counter
     from ingestion.embedding import get_embedder
     from ingestion.parsers import parse
-    from ingestion.screening import screen_chunks, screen_seams, seam_window
+    from ingestion.screening import screen_chunks
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+    django.setup()
     from ingestion.structure import resolve_policies
+    from pipeline.screen import SEAMS_KEY, ChunkSeams, seams_follow
 
     files = sorted(p for path in args.paths for p in (Path(path).rglob("*") if Path(path).is_dir() else [Path(path)])
                    if p.is_file())  # fmt: skip
@@ -311,16 +318,14 @@ def _cost(args) -> int:
         elif cascade is None:
             verdicts = screen_chunks([c.embed_text for c in chunks], document_text=doc.text)
             flags = [v.flagged for v in verdicts]
-            if not args.no_seams:  # as pipeline.screen.seams_follow screens a document of one policy
+            if not args.no_seams:  # pipeline.screen.seams_follow, as it screens a document of one policy
                 t_seams = time.process_time()
-                pairs = [(i, seam_window(doc.text, (a.start, a.end), (b.start, b.end)))
-                         for i, (a, b) in enumerate(zip(chunks, chunks[1:], strict=False))]
-                pairs = [(i, w) for i, w in pairs if w is not None]
-                for (i, _), verdict in zip(pairs, screen_seams([w for _, w in pairs], document_text=doc.text), strict=True):
-                    if verdict.flagged:
-                        seams_flagged += 1
-                        flags[i] = flags[i + 1] = True
-                seams_total += len(pairs)
+                followed = [v.as_dict() for v in verdicts]
+                seams_follow(followed, ChunkSeams([(c.start, c.end) for c in chunks], [(1, ())] * len(chunks)),
+                             document_text=doc.text, chunk_documents=None)
+                seams_flagged += sum(1 for v in followed if v.get(SEAMS_KEY))
+                flags = [v["flagged"] for v in followed]
+                seams_total += max(0, len(chunks) - 1)
                 totals["of_which_seams"] += time.process_time() - t_seams
         else:
             scores = screen_with_cascade([c.embed_text for c in chunks], doc.text, count_embed, cascade)
