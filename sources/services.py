@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError, Conflict, PermissionRefused
 from accounts.models import Group, Membership, Role, Tenant
-from accounts.policy import AccessLevel
+from accounts.policy import AccessLevel, policy_implies
 from accounts.services import groups_by_slugs, parse_level
 from accounts.tenancy import owner_path, tenant_activate
 from audit.models import Action
@@ -377,7 +377,14 @@ class _Run:
                       content_type=entry.content_type, access_level=_level_name(policy[0]),
                       groups=[self.slugs[g] for g in policy[1]])
 
-    def store(self, entry: Entry, content: bytes, policy, document: Document | None) -> Document:
+    def store(self, entry: Entry, content: bytes, policy, document: Document | None,
+              given: tuple[int, Sequence[int]] | None = None) -> Document:
+        """Store new content (or a new policy) of ``entry``. ``given``: the policy this source gave ``document`` when it
+        last stored it (its item's), so that a default an admin set since through the API is kept
+        (:func:`default_kept`)."""
+        if document is not None:
+            document = Document.objects.select_for_update().get(pk=document.pk)  # against a racing policy change
+            policy = default_kept(document, given=given, policy=policy)
         document, job = document_store_for_source(
             tenant=self.source.tenant, upload=self.upload(entry, content, policy), document=document,
             metadata={SOURCE_ID: self.source.pk, SOURCE_PATH: entry.path[:1000]},
@@ -385,6 +392,40 @@ class _Run:
         )
         enqueue_after_commit([job.id], lane=BULK)
         return document
+
+
+class DefaultWider(ApplicationError):
+    """A document's default policy, set through the API, is wider than the one its source now gives it."""
+
+    code = "default_wider"
+    status_code = 409
+
+
+def _policy_key(level: int, groups: Sequence[int]) -> tuple[int, frozenset]:
+    return int(level), frozenset(groups)
+
+
+def default_kept(document: Document, *, given: tuple[int, Sequence[int]] | None, policy) -> tuple[int, tuple]:
+    """The default policy a sync gives ``document`` (locked) with new content or a new policy of its path.
+
+    The source's ``policy``, unless an admin set the document's default through the API since this source last
+    stored it (it is no longer ``given``, the policy the source gave it then): such a default survives syncs, as a
+    section's override does (found attacking sources, seventeenth session: a sync of an edit wrote the source's
+    policy over it, so a document an admin had narrowed to ``restricted`` was open to every ``internal`` reader
+    again at the next commit). It is kept when it narrows the source's policy (implies it), or when the source's
+    policy is no narrower than the one it gave before (the admin widened that very policy). Else -- the source now
+    narrows the path past what the admin opened -- the item fails (:class:`DefaultWider`), nothing of it changed,
+    and the old content keeps serving under the admin's default."""
+    own = (document.access_level, tuple(sorted(document.access_groups or ())))
+    if given is None or _policy_key(*own) == _policy_key(*given):
+        return policy
+    if policy_implies(*own, *policy) or policy_implies(*given, *policy):
+        return own
+    raise DefaultWider(
+        f"the document's default policy was set through the API ({_level_name(own[0])}"
+        f"{' and groups' if own[1] else ''}) and is wider than this source now gives the path "
+        f"({_level_name(policy[0])}{' and groups' if policy[1] else ''}); it is not synced: an admin sets the "
+        "document's policy again (to the source's, or narrower), and the next sync takes the new content")
 
 
 def _content_check(entry: Entry, content: bytes) -> str:
@@ -648,48 +689,53 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         return
     fields = dict(version=entry.version, etag=entry.etag, last_modified=entry.last_modified, content_hash=digest,
                   access_level=policy[0], access_groups=list(policy[1]), synced_by=sync.pk)
-    with transaction.atomic():
-        if item is None or not item.document_id:
-            # A rename (the same content, or a Git move with edits): the same document, edited content re-ingested.
-            renamed, edited = run.renames.take(entry.path, digest)
-            if renamed is not None:
-                document = Document.objects.select_for_update().get(pk=renamed.document_id)
-                if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
-                    document = run.store(entry, content, policy, document)
+    try:
+        with transaction.atomic():
+            if item is None or not item.document_id:
+                # A rename (the same content, or a Git move with edits): the same document, edited content re-ingested.
+                renamed, edited = run.renames.take(entry.path, digest)
+                if renamed is not None:
+                    document = Document.objects.select_for_update().get(pk=renamed.document_id)
+                    if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
+                        document = run.store(entry, content, policy, document,
+                                             given=(renamed.access_level, renamed.access_groups))
+                    else:
+                        shown_before = shown_fields(document)
+                        document.source = entry.path[:1000]
+                        document.metadata = {**document.metadata, SOURCE_PATH: entry.path[:1000]}
+                        # The new path is listed as the source: screened as an upload's is (found attacking the demo:
+                        # a file renamed to a planted name was shown verbatim, a source without a verdict as it is).
+                        document_title_screen(document)
+                        shown_follow(document, shown_before, timezone.now())  # every reader is shown it (kb.changed)
+                        document.save(update_fields=["source", "metadata", "shown_changed_at"])
+                        if source_flagging(document, (document.title, document.metadata.get(CONTENT_TITLE, ""))):
+                            # A held source flags every chunk of its document, so that a reviewer can release it
+                            # (kb.titles.source_flagging): the chunks are re-screened in the background with it,
+                            # as ingestion would (marked stale: pipeline.rescreen; no re-embedding).
+                            Chunk.objects.filter(tenant_id=document.tenant_id, document_id=document.pk).update(
+                                screening_detector="")
+                            tenant_id = document.tenant_id
+                            transaction.on_commit(lambda: current_app.send_task(RESCREEN_TASK, args=[[tenant_id]]))
+                    if item is not None:
+                        item.delete()
+                    SourceItem.objects.filter(pk=renamed.pk).update(path=entry.path, document=document, **fields)
+                    run.progress(n, renamed=1)
+                    return
+                document = run.store(entry, content, policy, None)
+                if item is None:
+                    SourceItem.objects.create(tenant_id=sync.tenant_id, source_id=sync.source_id, path=entry.path,
+                                              document=document, **fields)
                 else:
-                    shown_before = shown_fields(document)
-                    document.source = entry.path[:1000]
-                    document.metadata = {**document.metadata, SOURCE_PATH: entry.path[:1000]}
-                    # The new path is listed as the source: screened as an upload's is (found attacking the demo:
-                    # a file renamed to a planted name was shown verbatim, a source without a verdict as it is).
-                    document_title_screen(document)
-                    shown_follow(document, shown_before, timezone.now())  # every reader is shown it (kb.changed)
-                    document.save(update_fields=["source", "metadata", "shown_changed_at"])
-                    if source_flagging(document, (document.title, document.metadata.get(CONTENT_TITLE, ""))):
-                        # A held source flags every chunk of its document, so that a reviewer can release it
-                        # (kb.titles.source_flagging): the chunks are re-screened in the background with it,
-                        # as ingestion would (marked stale: pipeline.rescreen; no re-embedding).
-                        Chunk.objects.filter(tenant_id=document.tenant_id, document_id=document.pk).update(
-                            screening_detector="")
-                        tenant_id = document.tenant_id
-                        transaction.on_commit(lambda: current_app.send_task(RESCREEN_TASK, args=[[tenant_id]]))
-                if item is not None:
-                    item.delete()
-                SourceItem.objects.filter(pk=renamed.pk).update(path=entry.path, document=document, **fields)
-                run.progress(n, renamed=1)
+                    SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
+                run.progress(n, added=1)
                 return
-            document = run.store(entry, content, policy, None)
-            if item is None:
-                SourceItem.objects.create(tenant_id=sync.tenant_id, source_id=sync.source_id, path=entry.path,
-                                          document=document, **fields)
-            else:
-                SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
-            run.progress(n, added=1)
-            return
-        document = Document.objects.filter(pk=item.document_id).first()
-        document = run.store(entry, content, policy, document)
-        SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
-        run.progress(n, changed=1)
+            document = Document.objects.filter(pk=item.document_id).first()
+            document = run.store(entry, content, policy, document, given=(item.access_level, item.access_groups))
+            SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
+            run.progress(n, changed=1)
+    except DefaultWider as exc:  # its transaction undone: nothing of the item changed
+        run.errors[entry.path] = {"path": entry.path, "error": exc.message, "access": shown_to}
+        run.progress(n)
 
 
 def _unexpected_item_access(entry: Entry, item: SourceItem | None, default, rules, access_file) -> dict:
