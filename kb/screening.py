@@ -172,6 +172,9 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID, text: str) -> list[tup
                         *unscreened.get(document_id, ())])
 
 
+UNSCREENED_TO_END = 2**62  # an offset past any document's end: a span to it cuts the rest of the text
+
+
 def held_chunks_and_unscreened(*, tenant_id: int, version_id: uuid.UUID, document_ids: Iterable, chunks: Q,
                                fields: Mapping | None = None) -> tuple[list[dict], dict[uuid.UUID, list]]:
     """The chunks of ``document_ids`` in ``version_id`` that match ``chunks`` (as dicts of ``document_id``, ``start``,
@@ -197,6 +200,13 @@ def held_chunks_and_unscreened(*, tenant_id: int, version_id: uuid.UUID, documen
         if not screened and body_spans:
             spans.setdefault(document_id, []).extend(
                 (int(span[0]), int(span[1])) for span in body_spans if isinstance(span, list | tuple) and len(span) == 2)
+    # From the first such text to the document's end: the chunks on either side of it were screened with it between
+    # them, and the seams the walks screened stop at a chunk that may not be held (``pipeline.screen.SeamWalks``) --
+    # cut alone, its neighbours reached a model joined by a blank line across a seam nobody screened (found checking
+    # the rebuild, seventeenth session). Holding a neighbour would join the next ones the same way; so nothing after
+    # the gap is read with what lies before it until the rebuild has screened the whole document again (fail closed).
+    spans = {document_id: [(min(start for start, _ in found), UNSCREENED_TO_END)]
+             for document_id, found in spans.items() if found}
     return rows, spans
 
 
@@ -207,7 +217,8 @@ def unscreened_spans(*, tenant_id: int, version_id: uuid.UUID, document_ids: Ite
     (``kb.services.apply_policies``) -- until it ends, or for good when it fails, the text had no verdict and
     a planted instruction held for review came back whole in a sibling's parent context and MCP's
     ``read_section`` (found attacking the demo). Read with the held chunks, in their statement
-    (:func:`held_chunks_and_unscreened`), wherever both are cut."""
+    (:func:`held_chunks_and_unscreened`), wherever both are cut. One span a document, from the first such text to the
+    document's end (:data:`UNSCREENED_TO_END`): the chunks on either side were never screened joined."""
     return held_chunks_and_unscreened(tenant_id=tenant_id, version_id=version_id, document_ids=document_ids,
                                       chunks=Q(pk__in=[]))[1]
 

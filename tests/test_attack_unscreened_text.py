@@ -97,12 +97,15 @@ def test_a_held_instruction_stays_cut_while_its_sections_chunks_are_rebuilt(worl
     assert not Chunk.objects.filter(section=setup).exists()  # the job waits on a queue nobody serves
     seen = _everything_an_agent_reads(world, ("viewer", "editor"))
     assert "evil@example.com" not in seen and "Ignore all previous" not in seen
-    assert "zorblax widget engine" in seen  # the rest of the document is still read
+    # The text before it is still read; the text after it, never screened joined with that, only once rebuilt
+    # (kb.screening.unscreened_spans; tests/test_screening_seams_db.py, the halves around a rebuilt section).
+    assert "zinc alloy" in seen and "zorblax widget engine" not in seen
 
     # The rebuild screens the text again: still held, still cut.
     jobs_run(list(IngestionJob.objects.filter(document=document, status="queued").values_list("id", flat=True)))
     assert Chunk.objects.get(section=setup).screening_flagged
-    assert "evil@example.com" not in _everything_an_agent_reads(world, ("viewer", "editor"))
+    seen = _everything_an_agent_reads(world, ("viewer", "editor"))
+    assert "evil@example.com" not in seen and "zorblax widget engine" in seen
 
 
 def test_a_reviewers_keep_out_survives_a_policy_change_that_rebuilds_the_chunks(world, unserved_queue):
