@@ -59,6 +59,7 @@ class Action(models.TextChoices):
     SOURCE_DELETE = "source.delete"
     SOURCE_SYNC = "source.sync"
     SOURCE_DETACH = "source.detach"
+    SOURCE_REATTACH = "source.reattach"
     # Screening (issue 24): the tenant's mode, and a reviewer's decision on a flagged chunk.
     SCREENING_SETTINGS = "screening.settings"
     REVIEW_DECISION = "review.decision"

@@ -14,4 +14,7 @@ urlpatterns = [
     path("<str:source_id>/preview/", apis.SourcePreviewSavedApi.as_view(), name="source-preview-saved"),
     path("<str:source_id>/documents/<str:document_id>/detach/", apis.SourceDocumentDetachApi.as_view(),
          name="source-document-detach"),
+    path("<str:source_id>/detached/", apis.SourceDetachedListApi.as_view(), name="source-detached-list"),
+    path("<str:source_id>/detached/<str:detached_id>/reattach/", apis.SourceDetachedReattachApi.as_view(),
+         name="source-detached-reattach"),
 ]

@@ -16,7 +16,10 @@ from accounts.serializers import error_responses
 from kb import selectors as kb_selectors
 from sources import selectors, services
 from sources.serializers import (
+    DetachedListOutputSerializer,
+    DetachedOutputSerializer,
     PreviewOutputSerializer,
+    ReattachedOutputSerializer,
     SourceInputSerializer,
     SourceOutputSerializer,
     SyncOutputSerializer,
@@ -157,3 +160,27 @@ class SourceDocumentDetachApi(MemberAPIView):
         document = kb_selectors.document_get_for_change(member=self.member, document_id=document_id)
         services.source_document_detach(actor=self.member, source=source, document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SourceDetachedListApi(MemberAPIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=TAGS, summary="The source's detached paths (every sync skips them until re-attached)",
+                   parameters=[SOURCE_ID], responses={200: DetachedListOutputSerializer, **error_responses(404)})
+    def get(self, request, source_id: str):
+        source = selectors.source_get(member=self.member, source_id=source_id)
+        rows, hidden = selectors.detached_list(member=self.member, source=source)
+        return Response({"results": DetachedOutputSerializer(rows, many=True).data, "hidden": hidden})
+
+
+class SourceDetachedReattachApi(MemberAPIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(tags=TAGS, summary="Re-attach a detached path: it follows the source again from the next sync",
+                   parameters=[SOURCE_ID, id_parameter("detached_id", "Detached path id")], request=None,
+                   responses={200: ReattachedOutputSerializer, **error_responses(404, 409)})
+    def post(self, request, source_id: str, detached_id: str):
+        source = selectors.source_get(member=self.member, source_id=source_id)
+        detached = selectors.detached_get(member=self.member, source=source, detached_id=detached_id)
+        document = services.source_path_reattach(actor=self.member, source=source, detached=detached)
+        return Response({"document_id": str(document.pk) if document is not None else None})

@@ -133,3 +133,23 @@ class SourceItem(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "path"], name="sourceitem_unique_path")]
         indexes = [models.Index(fields=["source", "content_hash"])]
+
+
+class SourceDetached(models.Model):
+    """A path of a source whose document an admin detached: every sync skips it ("detached") until an admin
+    re-attaches it (docs/sources.md, "Detached documents"). ``document``: the detached document (null once it is
+    deleted -- the path stays detached); ``access_level``/``access_groups``: the policy the source gave the path when
+    it was detached, which a re-attach hands back to the item (so that a default an admin set on the document since
+    is kept by the next sync: ``sources.services.default_kept``)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="detached")
+    path = models.CharField(max_length=2000)
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
+    access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    detached_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    detached_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "path"], name="sourcedetached_unique_path")]

@@ -25,11 +25,13 @@ from kb.web_slots import tenant_slot
 from sources import access
 from sources.crypto import CredentialsError, credentials_decrypt
 from sources.entries import ListingError, OutOfTime, Skip, content_hash, out_of_time
-from sources.models import Source, SourceItem, SourceSync
+from sources.models import Source, SourceDetached, SourceItem, SourceSync
 from sources.services import (
+    DETACHED,
     JOB_STATS_KEY,
     UNEXPECTED_LISTING,
     DocumentBudget,
+    detached_paths,
     listing_error_access,
     listing_error_row,
     listing_os_error,
@@ -123,9 +125,10 @@ def _preview(source: Source) -> dict:
     from sources.listing import list_source
 
     deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
+    detached = detached_paths(source)
     stored = {}
-    if source.pk:
-        stored = {i.path: i for i in SourceItem.objects.filter(source=source)}
+    if source.pk:  # as the sync: a detached path has no item, and one found anyway is left alone
+        stored = {i.path: i for i in SourceItem.objects.filter(source=source) if i.path not in detached}
     slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
     with ExitStack() as stack:
         # At most BULKHEAD_PREVIEWS_PER_TENANT of the tenant's previews (these and uploads') at once: web threads are shared.
@@ -151,7 +154,7 @@ def _preview(source: Source) -> dict:
             logger.exception("the preview of source %s: the listing failed on an unexpected error", source.pk)
             return {"error": UNEXPECTED_LISTING, "items": [], "counts": {}}
         try:
-            return _preview_of(source, listing, stored, slugs, deadline)
+            return _preview_of(source, listing, stored, slugs, deadline, detached)
         except OutOfTime as exc:
             return {"error": _stopped(source, exc), "items": [], "counts": {}}
 
@@ -165,7 +168,8 @@ def _stopped(source: Source, exc: OutOfTime) -> str:
             f"{then}{narrow}: a sync lists the whole source in a worker, under its own limits.")
 
 
-def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: float | None = None) -> dict:
+def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: float | None = None,
+                detached: dict | None = None) -> dict:
     access_file = access.listing_access_file(
         listing, group_ids={s: g for g, s in slugs.items()}, default_level=source.access_level,
         default_groups=source.access_groups)
@@ -174,7 +178,8 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
     entries = [e for e in listing.entries
                if e.path != access.ACCESS_FILE and access.path_selected(e.path, source.include, source.exclude)]
     # The sync's own rename decision over what this source stored (``stored``: this source's items only).
-    renames = rename_plan(listing, entries, stored)
+    detached = detached or {}
+    renames = rename_plan(listing, [e for e in entries if e.path not in detached], stored)
     items = []
     for n, entry in enumerate(entries):
         if out_of_time(deadline):  # reading each changed item's content takes time too
@@ -182,6 +187,16 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
         shown = len(items) < PREVIEW_MAX_ITEMS
         row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": ""}
         item = stored.get(entry.path)
+        if entry.path in detached:  # as the sync: skipped, shown as the policy and the detached document say
+            try:
+                policy = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
+            except access.ItemAccessError:
+                policy = None
+            row.update(action="skip", reason=DETACHED,
+                       access=access.item_access(policy, document_id=detached[entry.path].document_id))
+            if shown:
+                items.append(row)
+            continue
         try:
             level, groups = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file)
         except access.ItemAccessError as exc:
@@ -369,3 +384,37 @@ def syncs_rows_shown(*, member: Membership | None, syncs: Iterable[SourceSync],
         found[sync.pk] = {"error": error, "errors": errors, "skips": skips, "errors_hidden": errors_hidden + error_hidden,
                           "skips_hidden": skips_hidden}
     return found
+
+
+# ----------------------------------------------------------------------------- detached paths
+
+
+def _detached_row(detached: SourceDetached) -> dict:
+    return {"id": detached.pk, "path": detached.path,
+            "document_id": str(detached.document_id) if detached.document_id else None,
+            "detached_at": detached.detached_at,
+            # As a sync's skip of the path: the policy the source gave it when it was detached, and the document.
+            "access": access.item_access((detached.access_level, detached.access_groups),
+                                         document_id=detached.document_id)}
+
+
+def detached_list(*, member: Membership | None, source: Source) -> tuple[list[dict], int]:
+    """The paths of ``source`` an admin detached, as ``member`` may see them (:func:`rows_shown`: the policy the source
+    gave the path when it was detached and the detached document, if it is left), and how many others there are."""
+    rows = [_detached_row(d) for d in SourceDetached.objects.filter(source=source).order_by("path")]
+    return rows_shown(member=member, rows=rows)
+
+
+def detached_get(*, member: Membership | None, source: Source, detached_id) -> SourceDetached:
+    """One detached path of ``source`` that ``member`` may see; else a 404, as a missing one (its path is not told)."""
+    try:
+        pk = int(detached_id)
+        if not 0 < pk < 2**63:
+            raise ValueError
+        detached = SourceDetached.objects.get(source=source, pk=pk)
+    except (ValueError, TypeError, SourceDetached.DoesNotExist):
+        raise NotFound("detached path not found") from None
+    shown, _ = rows_shown(member=member, rows=[_detached_row(detached)])
+    if not shown:
+        raise NotFound("detached path not found")
+    return detached

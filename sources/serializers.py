@@ -186,3 +186,23 @@ class PreviewOutputSerializer(serializers.Serializer):
     hidden = serializers.IntegerField()  # items left out: the caller may not read them
     errors = serializers.JSONField()  # the listing's errors the caller may see
     errors_hidden = serializers.IntegerField()
+
+
+class DetachedOutputSerializer(serializers.Serializer):
+    """A path of the source an admin detached: every sync skips it until an admin re-attaches it."""
+
+    id = serializers.IntegerField()
+    path = serializers.CharField()
+    document_id = serializers.CharField(allow_null=True, help_text="The detached document; null once it was deleted")
+    detached_at = serializers.DateTimeField()
+
+
+class DetachedListOutputSerializer(serializers.Serializer):
+    results = DetachedOutputSerializer(many=True)
+    hidden = serializers.IntegerField(help_text="Detached paths left out: you may not read them")
+
+
+class ReattachedOutputSerializer(serializers.Serializer):
+    document_id = serializers.CharField(
+        allow_null=True, help_text="The document the source takes back (the next sync brings it the source's content); "
+                                   "null when it was deleted: the next sync adds the path as a new document")

@@ -27,7 +27,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.errors import ApplicationError, Conflict, PermissionRefused
+from accounts.errors import ApplicationError, Conflict, NotFound, PermissionRefused
 from accounts.models import Group, Membership, Role, Tenant
 from accounts.policy import AccessLevel, policy_implies
 from accounts.services import groups_by_slugs, parse_level
@@ -44,7 +44,7 @@ from sources.addresses import credential_origin
 from sources.crypto import CredentialsError, credentials_decrypt, credentials_encrypt
 from sources.entries import Entry, Listing, ListingError, OutOfTime, Skip, content_hash
 from sources.listing import allowed_local_path, git_location, list_source
-from sources.models import Source, SourceItem, SourceSync
+from sources.models import Source, SourceDetached, SourceItem, SourceSync
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,9 @@ UNEXPECTED_LISTING = ("the listing failed on an unexpected error (the server's l
                       "synced or deleted; sync again")
 UNEXPECTED_ITEM = ("not synced: an unexpected error (the server's log has its details); nothing of it changed, "
                    "and the next sync tries it again")
+# A detached path's skip (docs/sources.md, "Detached documents"): the sync and the preview leave it alone.
+DETACHED = ("detached (an admin detached its document from the source; every sync leaves the path alone until an "
+            "admin re-attaches it)")
 UNEXPECTED_SYNC = ("the sync stopped on an unexpected error (the server's log has its details); the items done so "
                    "far stay done; sync again")
 
@@ -258,16 +261,75 @@ def source_delete(*, actor: Membership | None, source: Source) -> int:
 
 @transaction.atomic
 def source_document_detach(*, actor: Membership | None, source: Source, document: Document) -> Document:
-    """The document stays, no longer the source's: its sync leaves it, members may change it."""
+    """The document stays, no longer the source's: its sync leaves it, members may change it.
+
+    Its path is left a tombstone (:class:`SourceDetached`) that every sync skips ("detached") until an admin
+    re-attaches it (:func:`source_path_reattach`). Found attacking sources (seventeenth session): detach deleted the
+    path's item alone, so the next sync added the same file again as a new document at the source's policy -- an
+    admin who had detached a document to narrow it had its text back, readable by all the source's policy allows.
+    Refused while a sync of the source is unfinished (it read the path's item before; it would write it back)."""
     _admin_check(actor, source.tenant_id)
+    source = Source.objects.select_for_update().get(pk=source.pk)  # against a sync starting (sync_start locks it)
+    if source.syncs.filter(status__in=UNFINISHED).exists():
+        raise Conflict("the source is syncing; detach its document when the sync has ended")
     document = Document.objects.select_for_update().get(pk=document.pk, tenant_id=source.tenant_id)
-    if (document.metadata or {}).get(SOURCE_ID) != source.pk:
+    metadata = document.metadata or {}
+    if metadata.get(SOURCE_ID) != source.pk:
         raise Conflict("the document does not belong to this source")
-    document.metadata = {k: v for k, v in document.metadata.items() if k not in (SOURCE_ID, SOURCE_PATH)}
+    items = list(SourceItem.objects.filter(source=source, document=document))
+    paths = {i.path: (i.access_level, i.access_groups) for i in items}
+    if not paths and metadata.get(SOURCE_PATH):  # no item left (never so, but fail closed): its path as recorded
+        paths[str(metadata[SOURCE_PATH])] = (document.access_level, list(document.access_groups or ()))
+    document.metadata = {k: v for k, v in metadata.items() if k not in (SOURCE_ID, SOURCE_PATH)}
     document.save(update_fields=["metadata"])
-    SourceItem.objects.filter(source=source, document=document).delete()
+    SourceItem.objects.filter(pk__in=[i.pk for i in items]).delete()
+    for path, (level, groups) in paths.items():
+        SourceDetached.objects.update_or_create(
+            source=source, path=path, defaults=dict(tenant_id=source.tenant_id, document=document, access_level=level,
+                                                    access_groups=list(groups),
+                                                    detached_by=actor.user if actor else None))
     audit_record(action=Action.SOURCE_DETACH, actor=actor, tenant_id=source.tenant_id, target_type="source",
                  target_id=source.pk, document_ids=[document.pk], details={})
+    return document
+
+
+@transaction.atomic
+def source_path_reattach(*, actor: Membership | None, source: Source, detached: SourceDetached) -> Document | None:
+    """Undo a detach: the path follows the source again (docs/sources.md, "Detached documents").
+
+    The detached document, if it still exists, is the source's again -- its item is written back with the policy the
+    source gave the path when it was detached and no version or content hash, so the next sync stores the source's
+    content in it (the same id; a default an admin set on it since is kept or fails the item as
+    :func:`default_kept` says) or deletes it if the path is no longer listed. If it was deleted, the next sync adds
+    the path as a new document. Refused while a sync of the source is unfinished, as a detach is. The document
+    taken back, or None."""
+    _admin_check(actor, source.tenant_id)
+    source = Source.objects.select_for_update().get(pk=source.pk)
+    if source.syncs.filter(status__in=UNFINISHED).exists():
+        raise Conflict("the source is syncing; re-attach the path when the sync has ended")
+    detached = SourceDetached.objects.select_for_update().filter(pk=detached.pk, source=source).first()
+    if detached is None:
+        raise NotFound("detached path not found")
+    document = None
+    if detached.document_id:
+        document = Document.objects.select_for_update().filter(pk=detached.document_id,
+                                                               tenant_id=source.tenant_id).first()
+    if document is not None and (document.metadata or {}).get(SOURCE_ID) not in (None, source.pk):
+        raise Conflict("the detached document belongs to another source now")  # never so; fail closed
+    if SourceItem.objects.filter(source=source, path=detached.path).exists():
+        raise Conflict("the path is already the source's")  # never so: a sync skips a detached path; fail closed
+    if document is not None:
+        if SourceItem.objects.filter(source=source, document=document).exists():
+            raise Conflict("the detached document is already the source's at another path")  # never so; fail closed
+        document.metadata = {**(document.metadata or {}), SOURCE_ID: source.pk, SOURCE_PATH: detached.path[:1000]}
+        document.save(update_fields=["metadata"])
+        SourceItem.objects.create(tenant_id=source.tenant_id, source=source, path=detached.path, document=document,
+                                  version="", etag="", last_modified="", content_hash="",
+                                  access_level=detached.access_level, access_groups=list(detached.access_groups))
+    audit_record(action=Action.SOURCE_REATTACH, actor=actor, tenant_id=source.tenant_id, target_type="source",
+                 target_id=source.pk, document_ids=[document.pk] if document is not None else [],
+                 details={"detached_at": detached.detached_at.isoformat()})
+    detached.delete()
     return document
 
 
@@ -353,6 +415,7 @@ class _Run:
         self.job_ids: list[str] = []
         self.unchanged = 0  # counted in memory, written with the next progress that writes (or every 500)
         self.renames = RenamePlan(vanished={}, by_hash={}, similar={})  # which vanished item a new path takes over
+        self.detached: dict[str, SourceDetached] = {}  # paths an admin detached: skipped, nothing of them touched
 
     def unchanged_seen(self, done: int, counted: bool) -> None:
         """An unchanged item: no write for it, so an unchanged source syncs in time proportional to its listing."""
@@ -478,7 +541,9 @@ def sync_run(sync_id: str) -> str:
     run = _Run(sync, source)
     timings: dict[str, float] = dict(sync.timings or {})
     t0 = time.perf_counter()
-    stored = {item.path: item for item in SourceItem.objects.filter(source=source)}
+    run.detached = detached_paths(source)
+    # A detached path has no item (its detach removed it); one found anyway is left alone, never deleted or renamed.
+    stored = {item.path: item for item in SourceItem.objects.filter(source=source) if item.path not in run.detached}
     try:
         web_stored = {}
         if source.kind == Source.Kind.WEB:
@@ -538,7 +603,7 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
         run.errors[error["path"]] = listing_error_row(error, source=source, stored=stored, default=default,
                                                       access_map=rules, access_file=access_file, budget=budget)
     t_renames = time.perf_counter()
-    run.renames = rename_plan(listing, entries, stored)
+    run.renames = rename_plan(listing, [e for e in entries if e.path not in run.detached], stored)
     timings["renames"] = round(time.perf_counter() - t_renames, 3)
     vanished = run.renames.vanished  # what no new path takes over is deleted below
     for n, entry in enumerate(entries, start=1):
@@ -572,6 +637,13 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+def detached_paths(source: Source) -> dict[str, SourceDetached]:
+    """The paths of ``source`` an admin detached (none for an unsaved source)."""
+    if not source.pk:
+        return {}
+    return {d.path: d for d in SourceDetached.objects.filter(source=source)}
 
 
 @dataclass
@@ -648,6 +720,12 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         policy, refused = access.item_policy(entry.path, default=default, access_map=rules, access_file=access_file), ""
     except access.ItemAccessError as exc:
         policy, refused = None, str(exc)
+    detached = run.detached.get(entry.path)
+    if detached is not None:  # nothing of it is read or written: the detached document stays as the admin left it
+        run.skips[entry.path] = {"path": entry.path, "reason": DETACHED,
+                                 "access": access.item_access(policy, document_id=detached.document_id)}
+        run.progress(n)
+        return
     if entry.skip:
         _skip(run, n, entry, item, entry.skip, policy)
         return

@@ -415,9 +415,11 @@ def test_a_source_owned_document_changes_only_with_its_sync_until_detached(admin
     assert clients["editor"].post(f"/api/v1/sources/{source.pk}/documents/{document.pk}/detach/").status_code == 403
     assert clients["admin"].post(f"/api/v1/sources/{source.pk}/documents/{document.pk}/detach/").status_code == 204
     assert clients["editor"].delete(f"/api/v1/documents/{document.pk}/").status_code == 204
-    # The detached path is no longer the source's: the next sync adds it anew as a new document.
+    # The detached path is no longer the source's, and it is not brought back: the next sync skips it as detached
+    # (tests/test_sources_detach.py).
     sync = _run(source)
-    assert sync.added == 1 and Document.objects.get(metadata__source_id=source.pk).pk != document.pk
+    assert (sync.added, sync.skipped) == (0, 1) and sync.skips[0]["reason"].startswith("detached")
+    assert not Document.objects.filter(metadata__source_id=source.pk).exists()
 
 
 # ----------------------------------------------------------------------------- a Git source's url, as Git reads it

@@ -51,7 +51,7 @@ PAGE_SIZE = 50
 
 VERSION_ACTIONS = {Action.INDEX_VERSION_ACTIVATE, Action.INDEX_VERSION_EVALUATE}
 SOURCE_ACTIONS = {Action.SOURCE_CREATE, Action.SOURCE_UPDATE, Action.SOURCE_DELETE, Action.SOURCE_SYNC,
-                  Action.SOURCE_DETACH}
+                  Action.SOURCE_DETACH, Action.SOURCE_REATTACH}
 
 
 def _names(member, events: list, members, also_document=None) -> Names:
