@@ -74,6 +74,8 @@ urlpatterns = [
     path("sources/<int:source_id>/", source_pages.source_detail, name="source"),
     path("sources/<int:source_id>/sync/", source_pages.source_sync, name="source-sync"),
     path("sources/<int:source_id>/progress/", source_pages.source_progress, name="source-progress"),
+    path("sources/<int:source_id>/detached/<int:detached_id>/reattach/", source_pages.source_reattach,
+         name="source-reattach"),
     path("audit/", audit.audit_index, name="audit"),
     path("audit/settings/", audit.audit_settings, name="audit-settings"),
     path("review/", review.review_index, name="review"),

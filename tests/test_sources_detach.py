@@ -16,7 +16,7 @@ from kb.models import Document
 from kb.services import document_set_access
 from sources.models import SourceItem
 from sources.services import source_create, source_update, sync_start
-from tests.api_helpers import token_client
+from tests.api_helpers import console_client, token_client
 from tests.sources_helpers import new_folder, wait_for_sync, write
 
 
@@ -80,6 +80,13 @@ def test_a_detached_document_is_not_brought_back_by_the_next_sync_until_reattach
     detached_id = listed["results"][0]["id"]
     assert below.post(f"/api/v1/sources/{source.pk}/detached/{detached_id}/reattach/").status_code == 404
 
+    # The console's source page lists it the same way, and re-attaches it (below: the API's).
+    page = console_client(top).get(f"/sources/{source.pk}/").content.decode()
+    assert "plans.md" in page and f"/detached/{detached_id}/reattach/" in page
+    page = console_client(low).get(f"/sources/{source.pk}/").content.decode()
+    assert f"/detached/{detached_id}/reattach/" not in page and "1 more detached paths you may not read" in page
+    assert console_client(low).post(f"/sources/{source.pk}/detached/{detached_id}/reattach/").status_code == 404
+
     # Re-attached: the document is the source's again, keeps the admin's narrowing, and the next sync brings it the
     # source's content -- still one document of the path.
     answer = admin.post(f"/api/v1/sources/{source.pk}/detached/{detached_id}/reattach/")
@@ -123,3 +130,30 @@ def test_a_detached_document_deleted_later_does_not_bring_its_path_back(celery_w
     assert _found(reader, "pelican")
     # A second re-attach of the same tombstone: it is gone (404).
     assert admin.post(f"/api/v1/sources/{source.pk}/detached/{listed[0]['id']}/reattach/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_detach_and_reattach_wait_for_an_unfinished_sync():
+    from accounts.errors import Conflict
+    from sources.models import SourceDetached, SourceSync
+    from sources.services import source_document_detach, source_path_reattach, sync_run
+
+    tenant = tenant_create(slug="detach17-busy", name="Detach17 busy")
+    top = membership_create(tenant=tenant, email="top@detach17b.example", role="admin", clearance="restricted")
+    root = new_folder(tenant, "detach17b-")
+    write(root, {"a.md": "# A\n\nalpha\n"})
+    source = source_create(actor=top, tenant=tenant, kind="folder", name="busy", path=str(root))
+    sync_run(str(SourceSync.objects.create(tenant_id=tenant.pk, source=source).pk))
+    document = Document.objects.get(metadata__source_id=source.pk)
+    queued = SourceSync.objects.create(tenant_id=tenant.pk, source=source)  # read the path's item; not run yet
+    with pytest.raises(Conflict, match="syncing"):
+        source_document_detach(actor=top, source=source, document=document)
+    assert SourceItem.objects.filter(source=source, path="a.md").exists()
+    sync_run(str(queued.pk))
+    source_document_detach(actor=top, source=source, document=document)
+    queued = SourceSync.objects.create(tenant_id=tenant.pk, source=source)
+    detached = SourceDetached.objects.get(source=source, path="a.md")
+    with pytest.raises(Conflict, match="syncing"):
+        source_path_reattach(actor=top, source=source, detached=detached)
+    sync_run(str(queued.pk))
+    assert source_path_reattach(actor=top, source=source, detached=detached).pk == document.pk

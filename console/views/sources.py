@@ -130,7 +130,7 @@ def source_detail(request, source_id: int):
     return _render(request, "console/sources/detail.html", {
         **_progress_context(source, request.member), "access_map": services.access_map_names(source),
         "history": [(s, selectors.sync_state(s)) for s in selectors.sync_list(source=source)[:20]],
-        "preview": preview,
+        "preview": preview, "detached": selectors.detached_list(member=request.member, source=source),
     }, status)
 
 
@@ -149,4 +149,23 @@ def source_sync(request, source_id: int):
     services.sync_start(actor=request.member, source=source)
     if request.htmx:
         return _render(request, "console/sources/_progress.html", _progress_context(source, request.member))
+    return redirect("console:source", source_id=source.pk)
+
+
+@admin_required
+@require_POST
+def source_reattach(request, source_id: int, detached_id: int):
+    """Re-attach a detached path (the service's: the document taken back, or added anew by the next sync)."""
+    source = _source(request, source_id)
+    try:
+        detached = selectors.detached_get(member=request.member, source=source, detached_id=detached_id)
+    except NotFound:
+        raise Http404("Not found.") from None
+    try:
+        document = services.source_path_reattach(actor=request.member, source=source, detached=detached)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("console:source", source_id=source.pk)
+    messages.success(request, f"{detached.path} follows the source again: the next sync " + (
+        "brings its document the source's content." if document is not None else "adds it as a new document."))
     return redirect("console:source", source_id=source.pk)
