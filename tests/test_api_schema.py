@@ -74,7 +74,7 @@ def _real_ids(world) -> dict[str, str]:
     """Path parameters that exist, so that the 2xx answers are exercised too (not only 404s)."""
     from accounts.models import ApiToken, Group
     from kb.models import Chunk, IndexVersion, IngestionJob
-    from sources.models import Source, SourceSync
+    from sources.models import Source, SourceDetached, SourceSync
     from tests.conftest import SOURCE_ROOT
 
     job = IngestionJob.objects.create(tenant=world.tenant, document=world.doc)
@@ -85,9 +85,11 @@ def _real_ids(world) -> dict[str, str]:
                                            "spans": [[0, 5]]})
     source = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / world.tenant.slug / "schema"))
     sync = SourceSync.objects.create(tenant=world.tenant, source=source, status="failed", error="gone")
+    detached = SourceDetached.objects.create(tenant=world.tenant, source=source, path="gone.md", access_level=0)
     return {
         "source_id": str(source.id),
         "sync_id": str(sync.id),
+        "detached_id": str(detached.id),
         "document_id": str(world.doc.id),
         "section_id": str(world.section_ids["intro"]),
         "job_id": str(job.id),
