@@ -271,8 +271,9 @@ def index_version_build(*, version: IndexVersion, created_by: User | None = None
     )
     if job is None:
         job = IngestionJob.objects.create(
-            tenant_id=version.tenant_id, kind=IngestionJob.Kind.REINDEX, index_version=version, created_by=created_by,
-            status=IngestionJob.Status.RUNNING, stage="building", started_at=timezone.now(), heartbeat_at=timezone.now(),
+            tenant_id=version.tenant_id, kind=IngestionJob.Kind.REINDEX, cause=IngestionJob.Cause.INDEX_BUILD,
+            index_version=version, created_by=created_by, status=IngestionJob.Status.RUNNING, stage="building",
+            started_at=timezone.now(), heartbeat_at=timezone.now(),
         )
     send: list[str] = []
     covered: set[uuid.UUID] = set()
@@ -291,8 +292,8 @@ def index_version_build(*, version: IndexVersion, created_by: User | None = None
             send.append(str(child.id))
     new_children = [
         IngestionJob(
-            tenant_id=version.tenant_id, kind=IngestionJob.Kind.DOCUMENT, document_id=document_id, batch=job,
-            index_version=version, created_by=created_by,
+            tenant_id=version.tenant_id, kind=IngestionJob.Kind.DOCUMENT, cause=IngestionJob.Cause.INDEX_BUILD,
+            document_id=document_id, batch=job, index_version=version, created_by=created_by,
         )
         for document_id in ready
         if document_id not in built and document_id not in covered

@@ -43,11 +43,16 @@ UNFINISHED = (IngestionJob.Status.QUEUED, IngestionJob.Status.RUNNING)
 # ----------------------------------------------------------------------------- creating and sending
 
 
-def job_create(*, tenant: Tenant, document: Document | None, created_by: User | None, **fields) -> IngestionJob:
-    """A job; a document job records who uploaded the bytes it will parse (its error may quote them)."""
+def job_create(
+    *, tenant: Tenant, document: Document | None, created_by: User | None, cause: IngestionJob.Cause, **fields
+) -> IngestionJob:
+    """A job, and what started it (``cause``: every creator names it); a document job records who uploaded the bytes
+    it will parse (its error may quote them)."""
+    if cause not in IngestionJob.Cause.values:
+        raise ValueError(f"not a job's cause: {cause!r}")
     if document is not None:
         fields["stats"] = {**fields.get("stats", {}), CONTENT_BY: document.metadata.get(CONTENT_BY)}
-    return IngestionJob.objects.create(tenant=tenant, document=document, created_by=created_by, **fields)
+    return IngestionJob.objects.create(tenant=tenant, document=document, created_by=created_by, cause=cause, **fields)
 
 
 def enqueue_after_commit(job_ids: Sequence[uuid.UUID | str], *, lane: str = "") -> None:

@@ -351,6 +351,20 @@ class EmbeddingCacheEntry(models.Model):
         ]
 
 
+class JobCause(models.TextChoices):
+    """What started the job (every creator names it: ``kb.jobs.job_create`` asks for it, and the table refuses a
+    job without one). A re-derivation after a policy change is a ``document`` job like an upload's; what tells it
+    apart -- its creator did not ask for it, so they are shown it as anyone else is (``kb.selectors.jobs_shown``)
+    -- is its cause. A retry is its retrier's, whatever it retries (``stats["rederive"]`` says the pipeline
+    rebuilds stored sections, for a re-derivation and a retry of one alike)."""
+
+    UPLOAD = "upload"  # a member's (or an internal caller's) upload or replacement, alone or in a batch
+    SOURCE_SYNC = "source_sync"  # a source's sync storing new or changed bytes
+    POLICY_CHANGE = "policy_change"  # re-deriving a document's chunks after a section's policy changed
+    RETRY = "retry"  # a member running a failed document job again
+    INDEX_BUILD = "index_build"  # building an index version: the build's job and its children
+
+
 class IngestionJob(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -359,13 +373,19 @@ class IngestionJob(models.Model):
         FAILED = "failed"
 
     class Kind(models.TextChoices):
+        """What the job does: ingest one document, group a batch of them, build an index version."""
+
         DOCUMENT = "document"
         BATCH = "batch"
         REINDEX = "reindex"
 
+    Cause = JobCause
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="ingestion_jobs")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.DOCUMENT)
+    # Jobs made directly (fixtures, benches) are uploads; every creator in the code names its cause (``job_create``).
+    cause = models.CharField(max_length=16, choices=Cause.choices, default=Cause.UPLOAD)
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
     batch = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
     index_version = models.ForeignKey(IndexVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
@@ -384,4 +404,5 @@ class IngestionJob(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["status", "heartbeat_at"]), models.Index(fields=["tenant", "created_at"])]
-        constraints = [models.CheckConstraint(condition=Q(done__lte=F("total")), name="job_progress_sane")]
+        constraints = [models.CheckConstraint(condition=Q(done__lte=F("total")), name="job_progress_sane"),
+                       models.CheckConstraint(condition=Q(cause__in=JobCause.values), name="job_cause_named")]

@@ -45,7 +45,8 @@ class Overview:
 def tenant_overview(*, member: Membership, running: int = 10, failures: int = 10) -> Overview:
     """The dashboard: what the member can see of their tenant right now."""
     documents = document_list(member=member)
-    by_status = {row["status"]: row["n"] for row in documents.order_by().values("status").annotate(n=Count("id"))}
+    by_status = {row["status_shown"]: row["n"]  # as shown (kb.statuses)
+                 for row in documents.order_by().values("status_shown").annotate(n=Count("id"))}
     chunks = documents.aggregate(n=Sum("chunks_count"))["n"] or 0
     jobs = job_list(member=member).filter(batch__isnull=True)
     return Overview(

@@ -74,6 +74,7 @@ from kb.models import (
     Section,
     SectionGone,
 )
+from kb.statuses import with_status_shown
 from kb.titles import (
     TAGS_HELD,
     TITLE_HELD,
@@ -218,15 +219,15 @@ def document_list(
     without any) -- never a level of a section hidden from them.
     """
     reader = reader_for(member)
-    documents = _documents(reader)
+    documents = with_status_shown(_documents(reader), jobs_shown(member=member))
     if levels:
         readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
         documents = documents.annotate(
             strictest_level=Subquery(readable.order_by("-access_level").values("access_level")[:1]),
             loosest_level=Subquery(readable.order_by("access_level").values("access_level")[:1]),
         )
-    if status:
-        documents = documents.filter(status=status)
+    if status:  # as shown (kb.statuses): a re-derivation's outcome only to whoever may see its job
+        documents = documents.filter(status_shown=status)
     if content_type:
         documents = documents.filter(content_type=content_type)
     # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
@@ -263,7 +264,8 @@ def document_get(*, member: Membership, document_id) -> Document:
     """One document the member can see, with readable counts and its time as the member may know it
     (``updated_at_shown``, as :func:`document_list`); otherwise NotFound."""
     pk = parse_uuid(document_id)
-    document = _documents(reader_for(member)).filter(pk=pk).first() if pk else None
+    documents = with_status_shown(_documents(reader_for(member)), jobs_shown(member=member))
+    document = documents.filter(pk=pk).first() if pk else None
     if document is None:
         raise _not_found()
     return document
@@ -473,14 +475,14 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
 
 
 def _started_by_a_policy_change() -> Q:
-    """Jobs a policy change started (``kb.services._rederive_chunks``: ``rederive`` in their stats, and no
-    ``retry_of``): their creator did not ask for them, and whether there is one at all says whether the change
+    """Jobs a policy change started (``kb.services._rederive_chunks``: their cause, ``policy_change``; a retry of one
+    is a ``retry``): their creator did not ask for them, and whether there is one at all says whether the change
     renamed a section -- a section under the changed one whose readers are not all readers of it now, one above
     the member too. Such a job is not its creator's by creation: it is shown to them as to anyone else (a member
     who reads its document whole), so no member learns the policies of sections above them by changing one they
     may read and watching for a job (found reviewing the job times, sixteenth session). A retry of one is its
     retrier's (they asked for it, of a job they saw)."""
-    return Q(stats__contains={"rederive": True}) & ~Q(stats__has_key="retry_of")
+    return Q(cause=IngestionJob.Cause.POLICY_CHANGE)
 
 
 def _held_nothing_above(reader: Reader) -> ExpressionWrapper:
@@ -505,9 +507,10 @@ def _uploaded_by(member: Membership) -> Q:
 
 def job_get(*, member: Membership, job_id) -> IngestionJob:
     """A job of the member's tenant that they created, or that any admin asks for, or whose
-    document the member can see (annotated as :func:`jobs_shown` annotates); otherwise NotFound."""
+    document the member can see (annotated as :func:`jobs_shown` annotates, its document and creator read in the
+    same statement); otherwise NotFound."""
     pk = parse_uuid(job_id)
-    job = jobs_shown(member=member).filter(pk=pk).first() if pk else None
+    job = jobs_shown(member=member).select_related("document", "created_by").filter(pk=pk).first() if pk else None
     if job is None:
         raise _not_found()
     return job

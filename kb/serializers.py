@@ -68,7 +68,7 @@ def safe_error(message: str) -> str:
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
-def error_for(obj, full: bool, *, numbers: bool) -> str:
+def error_for(obj, full: bool, *, numbers: bool, error: str | None = None) -> str:
     """``obj.error`` as one caller may see it: in full, or through :func:`safe_error` -- for everyone when the
     screening detector flags the full message. An error quotes document text (a marker, a heading, a cue line),
     and it reaches a reader's model through MCP's ``list_documents`` and the API: a planted instruction in a
@@ -77,10 +77,12 @@ def error_for(obj, full: bool, *, numbers: bool) -> str:
 
     ``numbers``: whether the caller may see the numbers of the document it failed on -- a line number, a count
     of sections or chunks are its size (``error_numbers_shown`` of ``kb.selectors.jobs_shown``; always for a
-    document's own error, shown only to those who see the document). Without, each number reads ``…``."""
-    if not obj.error:
-        return obj.error
-    shown = obj.error if full and not _error_flagged(obj.tenant_id, obj.error) else safe_error(obj.error)
+    document's own error, shown only to those who see the document). Without, each number reads ``…``.
+    ``error``: the error in ``obj.error``'s place (a document's as the caller may know it, ``error_shown``)."""
+    error = obj.error if error is None else error
+    if not error:
+        return error
+    shown = error if full and not _error_flagged(obj.tenant_id, error) else safe_error(error)
     return shown if numbers else _NUMBER.sub("…", shown)
 
 
@@ -280,7 +282,12 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
         help_text='A source that is the document\'s held title (a file uploaded untitled) reads "(title held for review)".'
     )
     content_type = serializers.CharField()
-    status = serializers.ChoiceField(choices=DOCUMENT_STATUSES)
+    # Read from the selectors' annotation, never the column: a document read otherwise fails here (fail closed).
+    status = serializers.ChoiceField(
+        choices=DOCUMENT_STATUSES, source="status_shown",
+        help_text="As you may know it: a re-derivation of its chunks after a policy change (a job you may not see "
+                  "unless you read the document whole) leaves it as the document's other jobs left it.",
+    )
     error = serializers.SerializerMethodField(
         help_text="Why ingestion failed. Quoted document text is shown only to the uploader and admins."
     )
@@ -322,7 +329,8 @@ class DocumentOutputSerializer(_PolicyOutputMixin):
 
     def get_error(self, obj) -> str:
         """``context["full_errors"]``: ids of the documents whose full error this caller may see."""
-        return error_for(obj, obj.pk in self.context.get("full_errors", ()), numbers=True)  # a document it sees
+        return error_for(obj, obj.pk in self.context.get("full_errors", ()), numbers=True,  # a document it sees
+                         error=obj.error_shown)
 
 
 # ----------------------------------------------------------------------------- sections

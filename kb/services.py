@@ -381,7 +381,7 @@ def document_create(
     as the creator of the document and its job; None for an internal caller.
     """
     document = _document_write(tenant=tenant, created_by=created_by, upload=upload, document=None)
-    job = job_create(tenant=tenant, document=document, created_by=_user(created_by))
+    job = job_create(tenant=tenant, document=document, created_by=_user(created_by), cause=IngestionJob.Cause.UPLOAD)
     enqueue_after_commit([job.id])
     return document, job
 
@@ -398,7 +398,8 @@ def document_replace(
     document = Document.objects.select_for_update().get(pk=document.pk)
     _refuse_source_owned(document, created_by)
     document = _document_write(tenant=document.tenant, created_by=created_by, upload=upload, document=document)
-    job = job_create(tenant=document.tenant, document=document, created_by=_user(created_by))
+    job = job_create(tenant=document.tenant, document=document, created_by=_user(created_by),
+                     cause=IngestionJob.Cause.UPLOAD)
     enqueue_after_commit([job.id])
     return document, job
 
@@ -416,7 +417,8 @@ def document_store_for_source(
     document = _document_write(tenant=tenant, created_by=None, upload=upload, document=document)
     document.metadata = {**document.metadata, **metadata}
     document.save(update_fields=["metadata"])
-    job = job_create(tenant=tenant, document=document, created_by=None, stats=job_stats)
+    job = job_create(tenant=tenant, document=document, created_by=None, cause=IngestionJob.Cause.SOURCE_SYNC,
+                     stats=job_stats)
     return document, job
 
 
@@ -449,7 +451,8 @@ def batch_create(
     ``created_by`` as for :func:`document_create`, for every upload."""
     user = _user(created_by)
     batch = job_create(
-        tenant=tenant, document=None, created_by=user, kind=IngestionJob.Kind.BATCH, total=len(uploads)
+        tenant=tenant, document=None, created_by=user, cause=IngestionJob.Cause.UPLOAD, kind=IngestionJob.Kind.BATCH,
+        total=len(uploads),
     )
     children: list[uuid.UUID] = []
     for upload in uploads:
@@ -457,7 +460,8 @@ def batch_create(
         if replace_by_source and upload.source:
             existing = Document.objects.select_for_update().filter(tenant=tenant, source=upload.source).first()
         document = _document_write(tenant=tenant, created_by=created_by, upload=upload, document=existing)
-        children.append(job_create(tenant=tenant, document=document, created_by=user, batch=batch).id)
+        children.append(job_create(tenant=tenant, document=document, created_by=user, cause=IngestionJob.Cause.UPLOAD,
+                                   batch=batch).id)
     if not uploads:
         batch.status, batch.stage, batch.finished_at = IngestionJob.Status.SUCCEEDED, "done", timezone.now()
         batch.save(update_fields=["status", "stage", "finished_at"])
@@ -628,11 +632,12 @@ def _rederive_chunks(document: Document, section_ids: list[uuid.UUID], *, actor:
     Document.objects.filter(pk=document.pk).update(metadata=document.metadata)
     active = selectors.active_index_version(tenant_id=document.tenant_id)
     rederive = {"rederive": True}  # rebuilds stored sections under their stored policies
-    jobs = [job_create(tenant=document.tenant, document=document, created_by=actor, stats=rederive)]
+    change = IngestionJob.Cause.POLICY_CHANGE  # not its creator's to follow (kb.selectors.jobs_shown)
+    jobs = [job_create(tenant=document.tenant, document=document, created_by=actor, cause=change, stats=rederive)]
     for version_id in sorted(versions, key=str):
         if active is None or version_id != active.pk:
-            jobs.append(job_create(tenant=document.tenant, document=document, created_by=actor,
-                                 index_version_id=version_id, stats=rederive))
+            jobs.append(job_create(tenant=document.tenant, document=document, created_by=actor, cause=change,
+                                   index_version_id=version_id, stats=rederive))
     enqueue_after_commit([job.id for job in jobs])
 
 
@@ -788,7 +793,7 @@ def job_retry(*, job: IngestionJob, actor: Membership) -> IngestionJob:
     """
     job, document = _job_retry_check(job=job, actor=actor, lock=True)
     stats = {"retry_of": str(job.pk), **({"rederive": True} if job.stats.get("rederive") else {})}
-    retry = job_create(tenant=document.tenant, document=document, created_by=_user(actor),
+    retry = job_create(tenant=document.tenant, document=document, created_by=_user(actor), cause=IngestionJob.Cause.RETRY,
                        index_version_id=job.index_version_id, stats=stats)
     if job.index_version_id is None:  # the document's own ingestion (another version's build leaves it alone)
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING, error="")

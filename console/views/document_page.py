@@ -190,7 +190,7 @@ def _document_context(member, document: Document) -> dict:
     from kb.screening import document_screening_summary
 
     return {
-        "member": member, "nav": "documents", "document": document, "error": error_for(document, full, numbers=True),
+        "member": member, "nav": "documents", "document": document, "error": error_for(document, full, numbers=True, error=document.error_shown),
         "document_title": shown_title_of(document), "document_title_flagged": title_flagged_of(document),
         "document_source": shown_source_of(document),
         "document_tags": shown_tags_of(document),

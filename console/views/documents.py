@@ -41,7 +41,7 @@ COUNT_CAP = 1000  # beyond it the list says "more than 1,000": a full count test
 SORTS = {
     "created": ("created_at", "id"), "-created": ("-created_at", "-id"),
     "title": ("title_shown", "id"), "-title": ("-title_shown", "-id"),  # as shown: a held one as its placeholder
-    "status": ("status", "-created_at", "-id"), "-status": ("-status", "-created_at", "-id"),
+    "status": ("status_shown", "-created_at", "-id"), "-status": ("-status_shown", "-created_at", "-id"),
     "size": ("size_bytes", "id"), "-size": ("-size_bytes", "-id"),
 }
 

@@ -56,13 +56,11 @@ def job_index(request):
 
 
 def _job(member, job_id) -> IngestionJob:
+    # One statement, with its document and creator (its title only where ``document_visible``): a job that left the
+    # member's sight (a policy change committed meanwhile) is the 404 of any hidden id.
     try:
-        job = job_get(member=member, job_id=job_id)
-        # The same job from the list, with its document and creator (its title only where ``document_visible``):
-        # a second statement, so the job may have left the member's sight in between (a policy change committed
-        # meanwhile, found reviewing the job times, sixteenth session: a server error, not the 404 of any hidden id).
-        return job_list(member=member).get(pk=job.pk)
-    except (NotFound, IngestionJob.DoesNotExist):
+        return job_get(member=member, job_id=job_id)
+    except NotFound:
         raise Http404("No such job.") from None
 
 

@@ -34,6 +34,7 @@ from console.forms import (
     TokenCreateForm,
 )
 from console.membership import found, member_required
+from console.pagination import page_number
 
 admin_required = member_required(Role.ADMIN)
 PAGE_SIZE = 50  # members and tokens per page
@@ -47,8 +48,8 @@ def _page(request, rows):
 
 def _back(route: str, request):
     """The list's page the posted form came from (its ``?page=``), after a change."""
-    page = request.GET.get("page", "")
-    return reverse(route) + (f"?page={int(page)}" if page.isdigit() and 0 < int(page) < 10**9 else "")
+    page = page_number(request.GET.get("page"), default=0)
+    return reverse(route) + (f"?page={page}" if page else "")
 
 
 def _form_errors(form) -> str:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
 from console.membership import member_required
+from console.pagination import page_number
 from kb import screening
 
 STATES = ("pending", "decided", "all")
@@ -64,7 +65,7 @@ def review_index(request):
     if state not in STATES:
         state = "pending"
     asked = request.GET.get("page")
-    number = int(asked) if asked and asked.isdigit() and int(asked) >= 1 else 1
+    number = page_number(asked)
     queue = screening.review_page(member=member, state=state, offset=(number - 1) * screening.REVIEW_PAGE)
     page = Paginator(range(queue.count), screening.REVIEW_PAGE).get_page(asked)  # the page numbers: no rows
     if page.number != number:  # past the last page: the last one

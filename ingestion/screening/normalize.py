@@ -352,7 +352,8 @@ def unmarked(unit_text: str) -> str | None:
 # non-blank line (its first) are also scored as one unit.
 WRAP_CHARS = 300
 ACROSS_SCORE = 0.9
-_SENTENCE_END = re.compile(r"[.!?。！？]['\")\]*_`]*\s*$")
+# A line ending a sentence: its last mark, then closing quotes, brackets or emphasis (the seams read it too).
+SENTENCE_END = re.compile(r"[.!?。！？]['\")\]*_`]*\s*$")
 _TABLE_LINE = re.compile(r"\s*\|")
 _FENCE = re.compile(r" {0,3}(?:```|~~~)")
 _INDENTED_CODE = re.compile(r"(?: {4}|\t)")  # code: a program's lines are not a sentence cut by a wrap
@@ -377,7 +378,7 @@ def across_line_breaks(text: str, lines: list[str], rows: list[bool]) -> list[tu
         if _FENCE.match(line):
             fenced = not fenced
         table = row or fenced or bool(_TABLE_LINE.match(line) or _FENCE.match(line) or _INDENTED_CODE.match(line))
-        if previous is not None and not table and not (blank and _SENTENCE_END.search(text[previous[0]:previous[1]])):
+        if previous is not None and not table and not (blank and SENTENCE_END.search(text[previous[0]:previous[1]])):
             tail = split_sentences(text, previous[0], previous[1])
             head = split_sentences(text, start, start + len(line))
             if tail and head:

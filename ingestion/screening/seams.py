@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ingestion.chunking.sentences import split_sentences
-from ingestion.screening.normalize import _SENTENCE_END, WRAP_CHARS
+from ingestion.screening.normalize import SENTENCE_END, WRAP_CHARS
 
 SEAM_CHARS = WRAP_CHARS  # each side of a seam: at most this many characters (the line-break reading's bound)
 PARAGRAPH = "\n\n"  # what stands for the text between two chunks that is not whitespace
@@ -160,4 +160,4 @@ def may_cross(seam: Seam) -> bool:
     between = seam.text[min(seam.first_end, seam.second_start):max(seam.first_end, seam.second_start)]
     if seam.second_start < seam.first_end or not _BLANK_LINE.search(between):
         return True
-    return not _SENTENCE_END.search(seam.text[:seam.first_end]) or "<~" in seam.text
+    return not SENTENCE_END.search(seam.text[:seam.first_end]) or "<~" in seam.text

@@ -72,10 +72,10 @@ def world(transactional_db):
                              source="handbooks/security/policy-with-a-long-file-name-2024.md")
     make_document(tenant, title="Opening hours", default=AccessLevel.PUBLIC,
                   sections=[("root", None, "", AccessLevel.PUBLIC, [], "Open from nine to five.")])
-    failed = job_create(tenant=tenant, document=document, created_by=admin.user, status=IngestionJob.Status.FAILED,
-                        stage="parse", error="line 4: malformed access marker 'grups: a' (did you mean 'groups'?)")
-    job_create(tenant=tenant, document=document, created_by=admin.user, status=IngestionJob.Status.SUCCEEDED,
-               stage="done", done=6, total=6)
+    failed = job_create(tenant=tenant, document=document, created_by=admin.user, cause=IngestionJob.Cause.UPLOAD,
+                        status=IngestionJob.Status.FAILED, stage="parse", error="line 4: malformed access marker 'grups: a' (did you mean 'groups'?)")
+    job_create(tenant=tenant, document=document, created_by=admin.user, cause=IngestionJob.Cause.UPLOAD,
+               status=IngestionJob.Status.SUCCEEDED, stage="done", done=6, total=6)
     shadow, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=128), name="small chunks")
     token, _ = api_token_create(membership=viewer, name="reporting script")
     return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document, "job": failed,
