@@ -75,7 +75,7 @@ def _tag_fields(document, metadata: dict) -> dict:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('kb', '0012_heading_paths_as_titles_are_stored'),
+        ('kb', '0013_job_cause'),
     ]
 
     operations = [
