@@ -223,14 +223,25 @@ def reader_view(documents: Iterable[Document], reader) -> None:
     rows = [d for d in documents if d is not None]
     if not rows:
         return
-    readable = set(Section.objects.filter(readable_q(reader), document_id__in={d.pk for d in rows})
-                   .filter(Q(parent_id__isnull=True) | Q(pk__in=[d.title_section for d in rows if d.title_section]))
-                   .values_list("document_id", "pk", "parent_id"))
-    bearers = {(doc, pk) for doc, pk, _ in readable}
-    roots = {doc for doc, _, parent in readable if parent is None}
+    readable: dict[object, set] = {d.pk: set() for d in rows}
+    roots: dict[object, object] = {}
+    for doc, pk, parent in (Section.objects.filter(readable_q(reader), document_id__in=set(readable))
+                            .filter(Q(parent_id__isnull=True) | Q(pk__in=[d.title_section for d in rows if d.title_section]))
+                            .values_list("document_id", "pk", "parent_id")):
+        readable[doc].add(pk)
+        if parent is None:
+            roots[doc] = pk
     for document in rows:
-        setattr(document, TITLE_READ, (document.pk, document.title_section) in bearers)
-        setattr(document, ROOT_READ, document.pk in roots)
+        reader_reads(document, readable=readable[document.pk], root=roots.get(document.pk))
+
+
+def reader_reads(document: Document, *, readable: Iterable[object], root: object | None) -> None:
+    """Set :data:`TITLE_READ` and :data:`ROOT_READ` on ``document`` from the ids of its sections a reader may read
+    (``readable``; ``root``: its root's id, None when they may not read it) -- what :func:`reader_view` and
+    :func:`reader_annotations` decide, on one row. The title and tags a reader is shown (:func:`reader_title`,
+    :func:`reader_tags`) depend on nothing else: on no section they may not read."""
+    setattr(document, TITLE_READ, document.title_section is not None and document.title_section in set(readable))
+    setattr(document, ROOT_READ, root is not None)
 
 
 def _row_title(row: Document | Section) -> str:
