@@ -88,6 +88,13 @@ def _shown(world, actor: str, document: Document) -> str:
                        tagged.json()["results"]])
 
 
+def _tag_hits(world, actor: str) -> list:
+    found = world.client(actor).post("/api/v1/search/", {"query": "office kitchen Fridays", "mode": "keyword",
+                                                         "filters": {"tags": [SECRET_TAG]}}, format="json")
+    assert found.status_code == 200, found.content
+    return found.json()["results"]
+
+
 def test_a_front_matters_title_and_tags_are_shown_only_to_readers_of_its_root(world):
     document = _upload(world, title="untitled", tags=["board"])
     office = Section.objects.get(document=document, title="Office hours")
@@ -104,6 +111,8 @@ def test_a_front_matters_title_and_tags_are_shown_only_to_readers_of_its_root(wo
     assert '"board"' in seen  # the uploader's own tag stays
     seen = _shown(world, "editor", document)  # the editor reads the root: shown them all the while
     assert SECRET_TITLE in seen and SECRET_TAG in seen
+    # Search's tag filter: the content's tags match for a reader of the root, never for another (kb.retrieval).
+    assert _tag_hits(world, "editor") and not _tag_hits(world, "viewer")
 
     _patch(world, office, {"inherit": True})  # closed again: every reader of the document reads the root
     seen = _shown(world, "editor", document)
