@@ -177,7 +177,8 @@ def title_flagged(title: str, record, mode: str) -> bool:
 # ----------------------------------------------------------------------------- a title and tags per reader
 
 # The attributes a document row carries for one reader (:func:`reader_view`, or the annotations of
-# :func:`reader_annotations`): whether they may read the section bearing its content title, and its root.
+# :func:`reader_annotations`): whether they may read the section bearing its content title, and its root (in SQL
+# asked only of a row with a content title, content tags: False on a row without, which shows none either way).
 TITLE_READ = "content_title_read"
 ROOT_READ = "content_tags_read"
 
@@ -204,15 +205,27 @@ def reader_tags(document: Document) -> list[str]:
 def reader_annotations(reader, prefix: str = "") -> dict:
     """Query expressions of :data:`TITLE_READ` and :data:`ROOT_READ` for ``reader`` on documents (``prefix``: reaching
     them through a relation, ``"document__"``): the section bearing the content title, and the root, are ones the
-    reader may read (``accounts.access.readable_q``, the one SQL read rule)."""
-    from django.db.models import Exists, OuterRef
+    reader may read (``accounts.access.readable_q``, the one SQL read rule).
+
+    Each is a scalar subquery of one row, asked only of a document with a content title (tags): an ``EXISTS`` here
+    was planned as a hashed subplan -- every readable section of the tenant read to answer a page of 25 rows, which
+    tripled the documents list's first page (docs/benchmarks.md, "seventeenth session")."""
+    from django.db.models import BooleanField, OuterRef, Subquery, Value
+    from django.db.models.functions import Coalesce
 
     from accounts.access import readable_q
 
     pk = f"{prefix}pk" if prefix else "pk"
     bearer = Section.objects.filter(readable_q(reader), pk=OuterRef(f"{prefix}title_section"), document_id=OuterRef(pk))
     root = Section.objects.filter(readable_q(reader), document_id=OuterRef(pk), parent_id__isnull=True)
-    return {TITLE_READ: Exists(bearer), ROOT_READ: Exists(root)}
+
+    def read(sections, unless: Q) -> Case:
+        found = Subquery(sections.order_by().values(found=Value(True))[:1], output_field=BooleanField())
+        return Case(When(unless, then=Value(False)), default=Coalesce(found, Value(False)),
+                    output_field=BooleanField())
+
+    return {TITLE_READ: read(bearer, Q(**{f"{prefix}title_section__isnull": True}) | Q(**{f"{prefix}content_title": ""})),
+            ROOT_READ: read(root, Q(**{f"{prefix}content_tags": []}))}
 
 
 def reader_view(documents: Iterable[Document], reader) -> None:
