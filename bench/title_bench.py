@@ -105,13 +105,20 @@ def main() -> None:
 def _before(member, mode):
     """The documents list as it was read before the per-reader title (``kb.selectors.document_list`` less
     ``kb.titles.reader_annotations``: the stored title and tags for every reader)."""
+    from django.db.models import Count, IntegerField, Subquery, Value
+    from django.db.models.functions import Coalesce
+
     from accounts.access import readable_q
     from accounts.selectors import reader_for
     from kb.changed import updated_at_shown
     from kb.models import Chunk, Document, Section
-    from kb.selectors import _count, active_index_version_id, document_visible_q, jobs_shown
+    from kb.selectors import active_index_version_id, document_visible_q, jobs_shown
     from kb.statuses import with_status_shown
     from kb.titles import shown_source_sql, shown_title_sql
+
+    def _count(queryset):  # as kb.selectors counts a document's readable rows
+        counted = queryset.order_by().values("document").annotate(n=Count("pk")).values("n")
+        return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
     reader = reader_for(member)
     version_id = active_index_version_id(tenant_id=reader.tenant_id)
