@@ -102,6 +102,10 @@ class ParsedDocument:
     text: str
     sections: list[Section]  # document order; sections[0] is the root
     title: str | None = None
+    # The key of the section bearing ``title``: its heading (Markdown's first H1), or the root for a title no heading
+    # bears (a front matter's). None: the parser does not say (``kb.services.document_title_follow`` then takes the
+    # first section titled so, else the root).
+    title_key: str | None = None
     tags: tuple[str, ...] = ()
     tags_line: int | None = None  # the line of the front matter's ``tags:`` (its errors name it)
     # Document default from the file itself (front matter); None: use the upload's.

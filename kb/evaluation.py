@@ -60,7 +60,7 @@ from ingestion.quality import (
 from kb.index_versions import config_summary
 from kb.models import Chunk, Document, IndexVersion
 from kb.selectors import document_visible_q
-from kb.titles import screening_mode, shown_source_of, shown_title_of
+from kb.titles import reader_annotations, screening_mode, shown_source_of, shown_title_of
 from kb.web_slots import tenant_slot
 
 ALL = "all"
@@ -108,7 +108,7 @@ def _names(document: Document, mode: str | None = None) -> set[str]:
     title, source = document.title, document.source
     if mode is not None:
         title, source = shown_title_of(document, mode), shown_source_of(document, mode)
-    names = {title, source}
+    names = {title, source, *([document.content_title] if mode is None and document.content_title else [])}
     for value in (title, source):
         base = os.path.basename(value)
         names |= {base, os.path.splitext(base)[0]}
@@ -129,11 +129,12 @@ def golden_resolve(
     """
     documents = Document.objects.filter(tenant=tenant)
     mode = None
-    if reader is not None:
-        documents = documents.filter(document_visible_q(reader))
+    if reader is not None:  # the titles as the reader is shown them (kb.titles.reader_title)
+        documents = documents.filter(document_visible_q(reader)).annotate(**reader_annotations(reader))
         mode = screening_mode(tenant_id=tenant.pk)
     by_name: dict[str, list[Document]] = {}
-    for document in documents.only("id", "tenant_id", "title", "source", "text", "metadata"):
+    for document in documents.only("id", "tenant_id", "title", "content_title", "title_section", "source", "text",
+                                   "metadata"):
         for name in _names(document, mode):
             by_name.setdefault(name, []).append(document)
     resolved = []

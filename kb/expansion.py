@@ -94,9 +94,14 @@ class SectionForest:
             cursor.execute(sql, [tenant, list(ids), tenant])
             rows = cursor.fetchall()
         for (sid, doc, parent, order, start, title, level, groups, spans, kind, document_title, record,
-             document_record) in rows:
+             document_record, content_title, bearer_level, bearer_groups) in rows:
             if sid in self.nodes and (sid in self._with_bodies or not bodies):
                 continue
+            # The document's title as this reader is shown it (kb.titles.reader_title): the content's where they
+            # may read the section bearing it, else the stored one ("untitled", or one the uploader typed).
+            if content_title and bearer_level is not None and can_read(
+                    self.reader, level=bearer_level, group_ids=tuple(bearer_groups or ())):
+                document_title = content_title
             if isinstance(spans, str):  # Django leaves jsonb undecoded on raw cursors
                 spans = json.loads(spans)
             if self.mode is not None:
@@ -174,9 +179,11 @@ WITH RECURSIVE t AS (
     SELECT s.id, s.parent_id FROM kb_section s JOIN t ON {step} WHERE s.tenant_id = %s
 )
 SELECT s.id, s.document_id, s.parent_id, s."order", s.start, s.title, s.access_level, s.access_groups,
-       {body}, s.kind, d.title, s.metadata -> '{record}', d.metadata -> '{record}'
+       {body}, s.kind, d.title, s.metadata -> '{record}', d.metadata -> '{record}',
+       d.content_title, b.access_level, b.access_groups
 FROM t JOIN kb_section s ON s.id = t.id
 JOIN kb_document d ON d.id = s.document_id AND d.tenant_id = s.tenant_id
+LEFT JOIN kb_section b ON b.id = d.title_section AND b.document_id = d.id AND b.tenant_id = d.tenant_id
 """
 
 

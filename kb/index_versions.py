@@ -48,7 +48,7 @@ from kb.selectors import (
     index_version_id,
     index_version_missing_documents,
 )
-from kb.titles import screening_mode, shown_title_of, shown_title_sql
+from kb.titles import ROOT_READ, TITLE_READ, reader_annotations, screening_mode, shown_title_of, shown_title_sql
 
 NOT_FOUND_MESSAGE = "Not found."
 CONFIG_FIELDS = {f.name: f.type for f in dataclasses.fields(ChunkingConfig)}
@@ -178,16 +178,23 @@ def index_version_build_job(*, version: IndexVersion) -> IngestionJob | None:
     )
 
 
-def index_version_build_report(*, job: IngestionJob) -> dict:
-    """Progress and outcome of a build job: done/total, and which documents were skipped or failed."""
+def index_version_build_report(*, job: IngestionJob, reader: Reader | None = None) -> dict:
+    """Progress and outcome of a build job: done/total, and which documents were skipped or failed; their titles as
+    ``reader`` is shown them (``kb.titles.reader_title``; none: the stored titles, "untitled" for a content's)."""
     children = IngestionJob.objects.filter(batch=job).select_related("document")
+    if reader is not None:
+        children = children.annotate(**{f"document_{k}": v for k, v in reader_annotations(reader, "document__").items()})
+        children = list(children)
+        for child in children:
+            for key in (TITLE_READ, ROOT_READ):
+                setattr(child.document, key, getattr(child, f"document_{key}"))
     skipped = [
         {"document_id": str(c.document_id), "title": shown_title_of(c.document), "reason": c.stats["skipped"]}
-        for c in children.filter(stats__has_key="skipped")
+        for c in children if "skipped" in (c.stats or {})
     ]
     failed = [
         {"document_id": str(c.document_id), "job_id": str(c.pk), "title": shown_title_of(c.document), "error": c.error}
-        for c in children.filter(status=IngestionJob.Status.FAILED)
+        for c in children if c.status == IngestionJob.Status.FAILED
     ]
     return {
         "job_id": str(job.id), "status": job.status, "done": job.done, "total": job.total,
@@ -316,8 +323,10 @@ def index_version_missing_conflict(*, version: IndexVersion, reader: Reader | No
     """
     missing = index_version_missing_documents(version=version)
     # In the order of the titles as shown: a held one sorts as its placeholder, never by its stored words.
-    named = (missing.annotate(title_shown=shown_title_sql(screening_mode(tenant_id=version.tenant_id)))
-             .order_by("title_shown", "id").only("tenant_id", "title", "metadata"))
+    # As the reader is shown them (kb.titles.reader_title): a content title they may not read sorts as "untitled".
+    named = (missing.annotate(title_shown=shown_title_sql(screening_mode(tenant_id=version.tenant_id), reader=reader),
+                              **(reader_annotations(reader) if reader is not None else {}))
+             .order_by("title_shown", "id").only("tenant_id", "title", "content_title", "title_section", "metadata"))
     if reader is not None:
         total = missing.count()
         if not total:

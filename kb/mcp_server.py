@@ -45,6 +45,7 @@ from rest_framework.exceptions import APIException, ValidationError
 
 from accounts.errors import ApplicationError
 from accounts.models import Membership
+from accounts.selectors import reader_for
 from audit.services import audit_channel
 
 logger = logging.getLogger(__name__)
@@ -205,6 +206,7 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
         summaries = screening.section_screening_summaries(member=member, document_id=document.pk)
         data = SectionOutputSerializer(node, context={"group_slugs": selectors.group_slugs(member=member),
                                                       "screening": summaries}).data
+        titles.reader_view([document], reader_for(member))  # the title as the member is shown it
         title = titles.shown_title_of(document)  # a held title is its placeholder (heading paths too)
         return {
             **data, "document_title": title, "document_title_flagged": titles.title_flagged_of(document),

@@ -116,7 +116,15 @@ class Document(models.Model):
     text = models.TextField(blank=True, default="")  # the document text that spans point into
     sha256 = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField(default=0)
+    # What every reader is shown: a title the uploader typed, else "untitled"; the tags the uploader typed. A title and
+    # tags from the content are each reader's (``kb.titles.reader_title``, ``reader_tags``): ``content_title`` to a
+    # member who may read the section bearing it (``title_section``: its heading's, or the root for a title no heading
+    # bears), ``content_tags`` (a front matter's) to one who may read the root. A surface that forgets the reader
+    # shows "untitled" and the typed tags (fail closed). docs/security.md, "A title taken from a heading".
     tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    content_title = models.CharField(max_length=500, blank=True, default="")
+    title_section = models.UUIDField(null=True, blank=True)
+    content_tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES, default=AccessLevel.INTERNAL)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -136,6 +144,7 @@ class Document(models.Model):
             models.Index(fields=["tenant", "status"]),
             models.Index(fields=["tenant", "source"]),
             GinIndex(fields=["tags"], name="document_tags_gin"),
+            GinIndex(fields=["content_tags"], name="document_content_tags_gin"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["id", "tenant"], name="document_id_tenant"),  # target of composite FKs

@@ -230,10 +230,13 @@ def readable_chunks(reader: Reader, version_id: uuid.UUID, filters: SearchFilter
     )
     if filters.document_ids:
         qs = qs.filter(document_id__in=list(filters.document_ids))
-    if filters.tags:  # the tags as shown: a held list never matches by its stored words (kb.titles.shown_tags_sql)
-        stored = {} if TAGS_HELD in filters.tags else {"document__tags__overlap": list(filters.tags)}
-        qs = qs.alias(document_tags_shown=shown_tags_sql(filters.screening_mode, "document__")).filter(
-            document_tags_shown__overlap=list(filters.tags), **stored)
+    if filters.tags:  # the tags as shown to the reader: a held list never matches by its stored words, the content's
+        # (a front matter's) only for a reader of the root (kb.titles.shown_tags_sql); the stored columns narrow first
+        tags = list(filters.tags)
+        stored = Q() if TAGS_HELD in filters.tags else (Q(document__tags__overlap=tags)
+                                                        | Q(document__content_tags__overlap=tags))
+        qs = qs.alias(document_tags_shown=shown_tags_sql(filters.screening_mode, "document__", reader=reader)).filter(
+            stored, document_tags_shown__overlap=tags)
     if filters.content_types:
         qs = qs.filter(document__content_type__in=list(filters.content_types))
     if filters.source_prefix:  # the source as shown: a held one never matches by its stored words (kb.titles)

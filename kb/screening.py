@@ -56,7 +56,7 @@ from django.db.models.functions import JSONArray, Least, Substr
 from accounts.access import readable_q
 from accounts.errors import ApplicationError, NotFound, PermissionRefused
 from accounts.models import Membership, Role
-from accounts.policy import Reader, can_read
+from accounts.policy import Reader, can_read, policy_implies
 from accounts.selectors import reader_for
 from audit.models import Action
 from audit.services import audit_record
@@ -80,6 +80,8 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     _entries,
     _entry,
     flagging_titles,
+    reader_annotations,
+    reader_tags,
     screening_mode,
     source_flagging,
     tags_flagging,
@@ -438,8 +440,9 @@ def _items(member: Membership, chunks: QuerySet[Chunk] | list[tuple]) -> list[Re
         chunks.values_list("id", "document_id", "section_id", "text", "screening", "review"))
     # Titles as stored: a reviewer sees what they release (of sections they may read, the forest's rule).
     forest = SectionForest.around(reader, {row[2] for row in rows}, bodies=False, mode=None)
-    stored = {pk: (source, tags) for pk, source, tags in
-              Document.objects.filter(pk__in={row[1] for row in rows}).values_list("pk", "source", "tags")}
+    stored = {d.pk: (d.source, reader_tags(d)) for d in  # the tags as the reviewer is shown them (kb.titles)
+              Document.objects.filter(pk__in={row[1] for row in rows}).annotate(**reader_annotations(reader))
+              .only("pk", "source", "tags", "content_tags")}
     items = []
     for chunk_id, document_id, section_id, text, screening, review, *kind in rows:
         held = _held(mode, review)
@@ -632,11 +635,24 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     record = (document.metadata or {}).get(TITLE_SCREENING)
     flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
     named = (document.title, (document.metadata or {}).get(CONTENT_TITLE) or "")
-    titles = [t for t in dict.fromkeys(named) if flagged(t, record) and t not in titles_unshown(document, named)]
+    # A title from the content flags the chunks every reader of which may read the section bearing it, the content's
+    # tags those every reader of which may read the root (pipeline.screen): as screening decided, so here.
+    policy = (chunk.access_level, tuple(chunk.access_groups or ()))
+    bearer = sections.get(document.title_section) if document.title_section is not None else None
+    root = next((s for s in sections.values() if s.parent_id is None), None)
+
+    def reaches(section) -> bool:
+        return section is not None and policy_implies(*policy, section.access_level, section.access_groups or ())
+
+    content = named[1] if document.content_title and named[1] and named[1][:500] == document.content_title else ""
+    titles = [t for t in dict.fromkeys(named) if flagged(t, record) and t not in titles_unshown(document, named)
+              and (t != content or t == document.title or reaches(bearer))]
     # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
     source = [name for name, _ in filter(None, [source_flagging(document, named)])]
     # Held tags likewise (kb.titles.tags_flagging), under the name their verdict is kept under.
     tags = [name for name, _ in filter(None, [tags_flagging(document)])]
+    if document.content_tags and reaches(root):
+        tags += [name for name, _ in filter(None, [tags_flagging(document, [*document.tags, *document.content_tags])])]
     headings = [s for s in chain if flagged(s.title, (s.metadata or {}).get(TITLE_SCREENING))]
     if titles_digest(sorted({*titles, *source, *tags, *(s.title for s in headings)})) != digest:
         return none
@@ -646,7 +662,8 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
         entry = {**_entry(title, record), "review": str(review)}
         return {**record, "titles": {**_entries(record), titles_digest([title]): entry}}
 
-    for name in [t for t in titles if t == document.title] + source + tags:
+    seen_content = bearer is not None and can_read(reader, level=bearer.access_level, group_ids=bearer.access_groups)
+    for name in [t for t in titles if t == document.title or (t == content and seen_content)] + source + tags:
         record = decided(name, record)
     if record is not (document.metadata or {}).get(TITLE_SCREENING):
         document.metadata = {**document.metadata, TITLE_SCREENING: record}
@@ -655,7 +672,8 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     for section in readable:
         section.metadata = {**section.metadata, TITLE_SCREENING: decided(section.title, section.metadata[TITLE_SCREENING])}
     Section.objects.bulk_update(readable, ["metadata"])
-    return {"document_title": document.title in titles, "source": bool(source), "tags": bool(tags),
+    return {"document_title": document.title in titles or (seen_content and content in titles), "source": bool(source),
+            "tags": bool(tags),
             "headings": len(readable)}
 
 

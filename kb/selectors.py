@@ -78,6 +78,8 @@ from kb.statuses import with_status_shown
 from kb.titles import (
     TAGS_HELD,
     TITLE_HELD,
+    reader_annotations,
+    reader_view,
     screening_mode,
     shown_source_sql,
     shown_tags_sql,
@@ -198,7 +200,8 @@ def _documents(reader: Reader) -> QuerySet[Document]:
         .filter(document_visible_q(reader))
         .defer("raw", "text")
         .annotate(sections_count=_count(sections), chunks_count=_count(chunks),
-                  updated_at_shown=updated_at_shown(reader))
+                  updated_at_shown=updated_at_shown(reader),
+                  **reader_annotations(reader))  # its title and tags as this reader is shown them (kb.titles)
     )
 
 
@@ -230,10 +233,13 @@ def document_list(
     # The title and source as shown (``title_shown``, ``source_shown``): what a filter or a sort of them uses, so a
     # held one matches and sorts as its placeholder, never by its stored words (kb.titles.shown_title_sql).
     mode = screening_mode(tenant_id=member.tenant_id)
-    if tag:  # the tags as shown (a held list: its placeholder); the stored column too unless the placeholder is asked
-        documents = documents.alias(tags_shown=shown_tags_sql(mode)).filter(  # for: its index narrows the rows first
-            tags_shown__contains=[tag], **({} if tag == TAGS_HELD else {"tags__contains": [tag]}))
-    documents = documents.annotate(title_shown=shown_title_sql(mode), source_shown=shown_source_sql(mode))
+    if tag:  # the tags as shown to the member (a held list: its placeholder; the content's only to a reader of the
+        # root); the stored columns too unless the placeholder is asked for: their indexes narrow the rows first
+        stored = Q() if tag == TAGS_HELD else Q(tags__contains=[tag]) | Q(content_tags__contains=[tag])
+        documents = documents.alias(tags_shown=shown_tags_sql(mode, reader=reader)).filter(
+            stored, tags_shown__contains=[tag])
+    documents = documents.annotate(title_shown=shown_title_sql(mode, reader=reader),
+                                   source_shown=shown_source_sql(mode))
     if source:  # the stored column too, unless the placeholder is asked for: its index narrows the rows first
         documents = documents.filter(source_shown=source, **({} if source == TITLE_HELD else {"source": source}))
     return documents.order_by("-created_at", "-id")
@@ -1024,6 +1030,7 @@ def section_readers(*, admin: Membership, section_id) -> SectionReaders:
          for g, reads in group_members.items()),
         key=lambda g: g.slug,
     )
+    reader_view([section.document], admin_reader)  # the document's title as the admin is shown it
     return SectionReaders(
         section_id=section.pk, document_id=section.document_id, document_title=shown_title_of(section.document),
         heading_path=list(readable_heading_path(admin_reader, nodes, section.pk)), kind=section.kind,
@@ -1056,7 +1063,8 @@ def audit_titles(*, member: Membership, document_ids: Iterable[object], section_
     sections = {pk for pk in map(parse_uuid, section_ids) if pk}
     in_tenant = Document.objects.filter(tenant_id=member.tenant_id, pk__in=documents)
     visible = {d.pk: shown_title_of(d) for d in in_tenant.filter(document_visible_q(reader))
-               .only("pk", "tenant_id", "title", "metadata")}
+               .annotate(**reader_annotations(reader))  # the title as the member is shown it
+               .only("pk", "tenant_id", "title", "content_title", "title_section", "metadata")}
     doc_titles: dict[str, str | None] = {str(pk): visible.get(pk) for pk in in_tenant.values_list("pk", flat=True)}
     rows = Section.objects.filter(tenant_id=member.tenant_id, pk__in=sections)
     readable = set(rows.filter(readable_q(reader)).values_list("pk", flat=True))
@@ -1072,9 +1080,9 @@ def document_ids_titled(*, member: Membership, text: str) -> list[uuid.UUID]:
     text = (text or "").strip()
     if not text:
         return []
-    mode = screening_mode(tenant_id=member.tenant_id)
+    mode, reader = screening_mode(tenant_id=member.tenant_id), reader_for(member)
     return list(
-        Document.objects.filter(tenant_id=member.tenant_id).alias(title_shown=shown_title_sql(mode))
+        Document.objects.filter(tenant_id=member.tenant_id).alias(title_shown=shown_title_sql(mode, reader=reader))
         .filter(title_shown__icontains=text)
-        .filter(document_visible_q(reader_for(member))).order_by("-created_at", "-id").values_list("pk", flat=True)
+        .filter(document_visible_q(reader)).order_by("-created_at", "-id").values_list("pk", flat=True)
     )

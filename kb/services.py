@@ -185,13 +185,13 @@ def _document_write(
     elif upload.source:
         document.source = upload.source[:1000]
     title = upload.title[:500]
-    if document.title and title == document.title and CONTENT_TITLE in (document.metadata or {}):
+    if title and title in (document.title, document.content_title) and CONTENT_TITLE in (document.metadata or {}):
         title = ""  # new content sent with the title the content gave (the console's default): still the content's
     if title and title != UNTITLED:  # the uploader's own: no policy touches it
-        document.title = title
+        document.title, document.content_title, document.title_section = title, "", None
         document.metadata = {**_without(document.metadata, CONTENT_TITLE), TITLE_GIVEN: True}
     elif title or not document.title:  # none named: ingestion takes the content's (document_title_follow)
-        document.title = UNTITLED
+        document.title, document.content_title, document.title_section = UNTITLED, "", None
         document.metadata = {**_without(document.metadata, TITLE_GIVEN), CONTENT_TITLE: ""}
     # else new content with no title: the document stays titled as it was (the content's follows the new content)
     document.content_type = upload_content_type(upload)
@@ -199,7 +199,7 @@ def _document_write(
     document.sha256 = hashlib.sha256(upload.content).hexdigest()
     document.size_bytes = len(upload.content)
     if upload.tags is not None:  # None: a replace keeps the document's tags, and their verdict
-        document.tags = sorted({t.strip() for t in upload.tags if t.strip()})
+        document.tags, document.content_tags = sorted({t.strip() for t in upload.tags if t.strip()}), []
         # The uploader's own (shown wherever the document is); the content's join them at ingestion (document_tags_follow).
         document.metadata = {**_without(document.metadata, CONTENT_TAGS), TAGS_TYPED: list(document.tags)}
     document.access_level, document.access_groups = int(policy.rank), list(policy.groups)
@@ -258,53 +258,64 @@ def document_access_of(sections: Sequence[Section], document: Document) -> Docum
 
 
 def document_title_follow(
-    document: Document, sections: Sequence[Section], *, content_title: str | None = None,
-    access: DocumentAccess | None = None,
+    document: Document, sections: Sequence[Section], *, content_title: str | None = None, title_key: str | None = None,
 ) -> bool:
-    """Give ``document`` (in memory) the title its access view allows (``access``, else derived from
-    ``sections``: :meth:`accounts.policy.DocumentAccess.title_shown`); True when its title or
-    metadata changed.
+    """Record on ``document`` (in memory) the title its content gives and the section bearing it; True when its title
+    or its record changed. Run where new content is stored (``pipeline.store``; the screening step and the upload
+    preview on a copy): ``content_title`` is what the content gives, ``title_key`` the key of the section bearing it
+    (``ingestion.structure.ParsedDocument.title_key``: the first H1's own section, or the root for a front matter's).
 
-    The one rule for a title from the content, run where it is chosen (ingestion stores the
-    content: ``content_title`` is what it gives) and wherever a policy changes
-    (:func:`apply_policies`): the content's title when shown, else "untitled". A title the
-    uploader typed is left as it is. A document stored before titles were marked keeps its
-    title unless it is a heading's, which is then taken as the content's.
+    The title is each reader's (``kb.titles.reader_title``): ``document.content_title`` to a member who may read the
+    section ``document.title_section``, else ``document.title`` -- which is "untitled" for a title from the content, so
+    a surface that forgets the reader shows that. No policy change touches any of it (the reader's policies decide at
+    each read). A parser that names no bearer: the first section titled so (the title's first 500 characters), else the
+    root -- never any other section with the same text. A title the uploader typed is the document's, for every
+    reader; a document stored before titles were marked keeps its title unless it is a heading's, then the content's.
     """
     metadata = document.metadata or {}
+    before = (document.title, document.content_title, document.title_section, metadata.get(CONTENT_TITLE))
     if metadata.get(TITLE_GIVEN):
-        return False
+        document.content_title, document.title_section = "", None
+        return before[1:3] != ("", None)
     if CONTENT_TITLE in metadata or document.title in ("", UNTITLED):
         candidate = metadata.get(CONTENT_TITLE, "") if content_title is None else content_title
     elif document.title == content_title or any(s.title[:500] == document.title for s in sections):
         candidate = document.title
     else:
         return False
-    access = access or document_access_of(sections, document)
-    title = candidate[:500] if candidate and access.title_shown(candidate) else UNTITLED
-    changed = (title, candidate) != (document.title, metadata.get(CONTENT_TITLE))
-    document.title, document.metadata = title, {**metadata, CONTENT_TITLE: candidate}
-    return changed
+    ordered = sorted(sections, key=lambda s: s.order)
+    bearer = None
+    if candidate:
+        bearer = next((s for s in ordered if title_key is not None and s.key == title_key), None)
+        if bearer is None:
+            bearer = next((s for s in ordered if s.title[:500] == candidate[:500]), None)
+        if bearer is None:
+            bearer = next((s for s in ordered if s.parent_id is None), None)
+    document.title = UNTITLED
+    document.content_title = candidate[:500] if bearer is not None else ""
+    document.title_section = bearer.id if bearer is not None else None
+    document.metadata = {**metadata, CONTENT_TITLE: candidate}
+    return before != (document.title, document.content_title, document.title_section, candidate)
 
 
 def document_tags_listed(
-    document: Document, *, content_tags: Sequence[str] | None = None, access: DocumentAccess | None = None,
-    sections: Sequence[Section] = (),
-) -> tuple[list[str], dict]:
-    """The tags ``document`` lists under its access view (``access``, else derived from ``sections``), and its
-    metadata recording them: the ones the uploader typed, and the content's own (``content_tags``: a front matter's
-    ``tags:``, given when new content is stored; else those recorded) only while every reader of any of its
-    sections may read the root they are text of (:meth:`accounts.policy.DocumentAccess.own_text_shown`).
+    document: Document, *, content_tags: Sequence[str] | None = None,
+) -> tuple[list[str], list[str], dict]:
+    """The tags ``document`` lists to every reader (those the uploader typed), those it lists to a member who may
+    read its root besides (the content's own: ``content_tags``, a front matter's ``tags:`` given when new content is
+    stored; else those recorded), and its metadata recording them (``kb.titles.reader_tags``).
 
     Found attacking the demo (fourteenth session): a front matter's ``tags:`` joined the document's tags, which
     every reader of any section is shown (the documents API, MCP's ``list_documents``, the console) and may filter
     by -- so a confidential front matter's tags reached internal readers of a section an editor widened through the
-    API, while the front matter's text itself (in the root's span) was redacted for them. A document stored before
-    the split (no ``TAGS_TYPED``) is fail closed: its whole list counts as the content's until new content is
-    stored, which tells its own tags from the rest (those the uploader typed, as far as can be known)."""
+    API, while the front matter's text itself (in the root's span) was redacted for them. Then (sixteenth session)
+    they were listed only while every reader of any section might read the root: one answer for every reader, which
+    told a reader of the policies of sections hidden from them; now each reader's. A document stored before the split
+    (no ``TAGS_TYPED``) is fail closed: its whole list counts as the content's until new content is stored, which
+    tells its own tags from the rest (those the uploader typed, as far as can be known)."""
     metadata = document.metadata or {}
     typed = metadata.get(TAGS_TYPED)
-    if typed is None:  # stored before the split: a list of unknown origin (kept under CONTENT_TAGS once withheld)
+    if typed is None:  # stored before the split: a list of unknown origin (kept under CONTENT_TAGS)
         unknown = metadata.get(CONTENT_TAGS, list(document.tags or ()))
         if content_tags is None:
             typed, content = [], unknown
@@ -313,11 +324,10 @@ def document_tags_listed(
     else:
         content = metadata.get(CONTENT_TAGS, []) if content_tags is None else content_tags
     content = sorted({str(t) for t in content})
-    access = access or document_access_of(sections, document)
-    tags = sorted({*map(str, typed), *(content if access.own_text_shown() else ())})
+    typed = sorted(set(map(str, typed)))
     if TAGS_TYPED not in metadata and content_tags is None:
-        return tags, {**metadata, CONTENT_TAGS: content}
-    return tags, {**metadata, TAGS_TYPED: sorted(set(map(str, typed))), CONTENT_TAGS: content}
+        return typed, content, {**metadata, CONTENT_TAGS: content}
+    return typed, content, {**metadata, TAGS_TYPED: typed, CONTENT_TAGS: content}
 
 
 def document_tags_give_way(document: Document, content_tags: Sequence[str], *, reuse: bool = False) -> None:
@@ -331,18 +341,18 @@ def document_tags_give_way(document: Document, content_tags: Sequence[str], *, r
         document.metadata = {**(document.metadata or {}), TAGS_TYPED: []}
 
 
-def document_tags_follow(
-    document: Document, sections: Sequence[Section] = (), *, content_tags: Sequence[str] | None = None,
-    access: DocumentAccess | None = None,
-) -> bool:
-    """Give ``document`` (in memory) the tags :func:`document_tags_listed` says, and their verdict
-    (``kb.titles.document_tags_screen``); True when its tags or metadata changed. Run where new content is stored
-    (``pipeline.store``) and wherever a policy changes (:func:`apply_policies`), as a content title is."""
-    tags, metadata = document_tags_listed(document, content_tags=content_tags, access=access, sections=sections)
-    changed = (tags, metadata) != (list(document.tags or ()), document.metadata or {})
-    document.tags, document.metadata = tags, metadata
+def document_tags_follow(document: Document, *, content_tags: Sequence[str] | None = None) -> bool:
+    """Give ``document`` (in memory) the tags :func:`document_tags_listed` says -- ``tags`` for every reader,
+    ``content_tags`` for readers of its root -- and the verdicts of both lists as they are shown
+    (``kb.titles.document_tags_screen``: the typed ones, and the typed and the content's read together); True when its
+    tags or metadata changed. Run where new content is stored (``pipeline.store``)."""
+    tags, content, metadata = document_tags_listed(document, content_tags=content_tags)
+    before = (list(document.tags or ()), list(document.content_tags or ()), document.metadata or {})
+    document.tags, document.content_tags, document.metadata = tags, content, metadata
     document_tags_screen(document)
-    return changed
+    if content:
+        document_tags_screen(document, [*tags, *content])
+    return before != (tags, content, metadata)
 
 
 def document_read_record(
@@ -492,12 +502,10 @@ def apply_policies(
     read. When a change alters that path, the section's chunks are deleted here -- hidden from
     search at once, in every index version -- and rebuilt by an ingestion job after commit
     (created by ``actor``'s user: the member whose change this follows; None for the pipeline).
-    The document's title, when taken from the content, follows too (:func:`document_title_follow`).
     Nothing is checked here: the policies were checked when they were set.
 
     Change times (``kb.changed``), at ``at`` (default: now): a section whose effective policy or heading path
-    changes is changed; content under a policy it leaves is gone for that policy's readers; a title or tags that
-    follow are a change of what every reader is shown.
+    changes is changed; content under a policy it leaves is gone for that policy's readers.
     """
     at = at or timezone.now()
     sections = list(Section.objects.select_for_update().filter(document=document).order_by("order"))
@@ -531,14 +539,8 @@ def apply_policies(
             section.heading_path, section.changed_at = list(paths[section.id]), at
         Section.objects.bulk_update(renamed, ["heading_path", "changed_at"])
         _rederive_chunks(document, [s.id for s in renamed], actor=_user(actor))
-    shown_before = shown_fields(document)
-    titled = document_title_follow(document, sections, access=access)  # a heading now above some reader: no title
-    tagged = document_tags_follow(document, sections, access=access)  # a root now above some reader: no content tags
-    if titled or tagged:
-        shown_follow(document, shown_before, at)
-        Document.objects.filter(pk=document.pk).update(title=document.title, tags=document.tags,
-                                                       metadata=document.metadata,
-                                                       shown_changed_at=document.shown_changed_at)
+    # A title and tags from the content follow no policy change: each reader's are decided when they read
+    # (kb.titles.reader_title, reader_tags), by the policies of the section bearing them.
     return sections
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import CharField, F, Func, TextField
+from django.db.models import Case, CharField, F, Func, Q, TextField, When
 
 from accounts.policy import policy_implies
 from kb.models import (
@@ -174,21 +174,111 @@ def title_flagged(title: str, record, mode: str) -> bool:
     return bool(entry and entry.get("flagged") is True)
 
 
+# ----------------------------------------------------------------------------- a title and tags per reader
+
+# The attributes a document row carries for one reader (:func:`reader_view`, or the annotations of
+# :func:`reader_annotations`): whether they may read the section bearing its content title, and its root (in SQL
+# asked only of a row with a content title, content tags: False on a row without, which shows none either way).
+TITLE_READ = "content_title_read"
+ROOT_READ = "content_tags_read"
+
+
+def reader_title(document: Document) -> str:
+    """The title of ``document`` as the reader it was read for is shown it (before screening): the content's
+    (``content_title``) when they may read the section bearing it (the row's :data:`TITLE_READ`, set by
+    :func:`reader_view` or :func:`reader_annotations`), else the stored title -- one the uploader typed, or "untitled".
+    A row read for no reader shows the stored title (fail closed). docs/security.md, "A title taken from a heading"."""
+    if document.content_title and getattr(document, TITLE_READ, False):
+        return document.content_title
+    return document.title
+
+
+def reader_tags(document: Document) -> list[str]:
+    """The tags of ``document`` as the reader it was read for is shown them (before screening): the typed ones, and
+    the content's (a front matter's, ``content_tags``) when they may read the root (:data:`ROOT_READ`); sorted."""
+    tags = list(document.tags or ())
+    if document.content_tags and getattr(document, ROOT_READ, False):
+        return tags_as_stored([*tags, *document.content_tags])
+    return tags
+
+
+def reader_annotations(reader, prefix: str = "") -> dict:
+    """Query expressions of :data:`TITLE_READ` and :data:`ROOT_READ` for ``reader`` on documents (``prefix``: reaching
+    them through a relation, ``"document__"``): the section bearing the content title, and the root, are ones the
+    reader may read (``accounts.access.readable_q``, the one SQL read rule).
+
+    Each is a scalar subquery of one row, asked only of a document with a content title (tags): an ``EXISTS`` here
+    was planned as a hashed subplan -- every readable section of the tenant read to answer a page of 25 rows, which
+    tripled the documents list's first page (docs/benchmarks.md, "seventeenth session")."""
+    from django.db.models import BooleanField, OuterRef, Subquery, Value
+    from django.db.models.functions import Coalesce
+
+    from accounts.access import readable_q
+
+    pk = f"{prefix}pk" if prefix else "pk"
+    bearer = Section.objects.filter(readable_q(reader), pk=OuterRef(f"{prefix}title_section"), document_id=OuterRef(pk))
+    root = Section.objects.filter(readable_q(reader), document_id=OuterRef(pk), parent_id__isnull=True)
+
+    def read(sections, unless: Q) -> Case:
+        found = Subquery(sections.order_by().values(found=Value(True))[:1], output_field=BooleanField())
+        return Case(When(unless, then=Value(False)), default=Coalesce(found, Value(False)),
+                    output_field=BooleanField())
+
+    return {TITLE_READ: read(bearer, Q(**{f"{prefix}title_section__isnull": True}) | Q(**{f"{prefix}content_title": ""})),
+            ROOT_READ: read(root, Q(**{f"{prefix}content_tags": []}))}
+
+
+def reader_view(documents: Iterable[Document], reader) -> None:
+    """Set :data:`TITLE_READ` and :data:`ROOT_READ` on ``documents`` (rows read without :func:`reader_annotations`)
+    for ``reader``, in one query."""
+    from accounts.access import readable_q
+
+    rows = [d for d in documents if d is not None]
+    if not rows:
+        return
+    readable: dict[object, set] = {d.pk: set() for d in rows}
+    roots: dict[object, object] = {}
+    for doc, pk, parent in (Section.objects.filter(readable_q(reader), document_id__in=set(readable))
+                            .filter(Q(parent_id__isnull=True) | Q(pk__in=[d.title_section for d in rows if d.title_section]))
+                            .values_list("document_id", "pk", "parent_id")):
+        readable[doc].add(pk)
+        if parent is None:
+            roots[doc] = pk
+    for document in rows:
+        reader_reads(document, readable=readable[document.pk], root=roots.get(document.pk))
+
+
+def reader_reads(document: Document, *, readable: Iterable[object], root: object | None) -> None:
+    """Set :data:`TITLE_READ` and :data:`ROOT_READ` on ``document`` from the ids of its sections a reader may read
+    (``readable``; ``root``: its root's id, None when they may not read it) -- what :func:`reader_view` and
+    :func:`reader_annotations` decide, on one row. The title and tags a reader is shown (:func:`reader_title`,
+    :func:`reader_tags`) depend on nothing else: on no section they may not read."""
+    setattr(document, TITLE_READ, document.title_section is not None and document.title_section in set(readable))
+    setattr(document, ROOT_READ, root is not None)
+
+
+def _row_title(row: Document | Section) -> str:
+    return reader_title(row) if isinstance(row, Document) else row.title
+
+
 def shown_title_of(row: Document | Section, mode: str | None = None) -> str:
-    """:func:`shown_title` of a document's title or a section's heading (``mode``: the tenant's, read only when
-    the record does not settle it -- a clean title is shown in every mode)."""
+    """:func:`shown_title` of a document's title (as its reader is shown it: :func:`reader_title`) or a section's
+    heading (``mode``: the tenant's, read only when the record does not settle it -- a clean title is shown in every
+    mode)."""
     record = (row.metadata or {}).get(TITLE_SCREENING)
-    if _title_clean(row.title, record):
-        return row.title
-    return shown_title(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
+    title = _row_title(row)
+    if _title_clean(title, record):
+        return title
+    return shown_title(title, record, mode or screening_mode(tenant_id=row.tenant_id))
 
 
 def title_flagged_of(row: Document | Section, mode: str | None = None) -> bool:
     """:func:`title_flagged` of a document's title or a section's heading (``mode`` as for :func:`shown_title_of`)."""
     record = (row.metadata or {}).get(TITLE_SCREENING)
-    if _title_clean(row.title, record):
+    title = _row_title(row)
+    if _title_clean(title, record):
         return False
-    return title_flagged(row.title, record, mode or screening_mode(tenant_id=row.tenant_id))
+    return title_flagged(title, record, mode or screening_mode(tenant_id=row.tenant_id))
 
 
 def shown_source(source: str, record, mode: str) -> str:
@@ -341,11 +431,12 @@ def tags_flagging(document: Document, tags: Iterable[str] | None = None) -> tupl
 
 
 def titles_unshown(document: Document, titles: Iterable[str]) -> set[str]:
-    """Those of a document's ``titles`` (its title, the content's) that it does not show -- all but its title: the
-    content's when the uploader typed another, or when the rule of a title from the content withholds it
-    (``accounts.policy.content_title_shown``). Screened for their own record, they flag no chunk
+    """Those of a document's ``titles`` (its title, the content's) that it shows no reader -- all but its title and
+    its content title (shown to readers of the section bearing it: :func:`reader_title`): the content's when the
+    uploader typed another, or when no section bears it. Screened for their own record, they flag no chunk
     (``pipeline.screen.screen_document``) and a decision on a chunk decides none of them (``kb.screening``)."""
-    return {t for t in titles if t != document.title}
+    content = document.content_title if document.title_section is not None else ""
+    return {t for t in titles if t != document.title and not (content and t[:500] == content)}
 
 
 def tags_give_way(document: Document) -> bool:
@@ -387,9 +478,10 @@ def shown_tags(tags: list[str], record, mode: str) -> list[str]:
 
 
 def shown_tags_of(document: Document, mode: str | None = None) -> list[str]:
-    """:func:`shown_tags` of ``document``'s tags (``mode`` as for :func:`shown_title_of`)."""
+    """:func:`shown_tags` of ``document``'s tags as its reader is shown them (:func:`reader_tags`; ``mode`` as for
+    :func:`shown_title_of`)."""
     record = (document.metadata or {}).get(TITLE_SCREENING)
-    tags = list(document.tags or ())
+    tags = reader_tags(document)
     name = tags_name(tags)
     entry = _entry(name, record) if name else None
     if entry is None or entry.get("flagged") is False:
@@ -512,11 +604,21 @@ def _holds(mode: str) -> bool:
     return mode not in (ScreeningMode.OFF, ScreeningMode.FLAG)
 
 
-def shown_title_sql(mode: str, prefix: str = ""):
+def shown_title_sql(mode: str, prefix: str = "", *, reader=None):
     """The title (``prefix`` + ``title``, a document's or a section's) as :func:`shown_title_of` shows it under
     ``mode``, as a query expression: what a filter, a search or a sort of titles must use (a held title matches
-    and sorts as :data:`TITLE_HELD`, never as its stored words: docs/security.md, "Planted instructions")."""
-    return _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))  # kept out: any mode
+    and sorts as :data:`TITLE_HELD`, never as its stored words: docs/security.md, "Planted instructions").
+
+    A document's title as ``reader`` is shown it (:func:`reader_title`): its content title where they may read the
+    section bearing it, else the stored one -- a filter or a sort by a content title they may not read sees
+    "untitled" (docs/security.md, "A title taken from a heading"). Without a reader: the stored title."""
+    stored = _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))  # kept out: any mode
+    if reader is None:
+        return stored
+    content = _Shown(F(f"{prefix}content_title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))
+    read = reader_annotations(reader, prefix)[TITLE_READ]
+    return Case(When(Q(read) & ~Q(**{f"{prefix}content_title": ""}), then=content), default=stored,
+                output_field=TextField())
 
 
 def shown_source_sql(mode: str, prefix: str = ""):
@@ -560,8 +662,24 @@ class _ShownTags(Func):
         return f"(CASE WHEN {held} THEN ARRAY[%s]::varchar(100)[] ELSE {tags} END)", [TAGS_HELD]
 
 
-def shown_tags_sql(mode: str, prefix: str = ""):
+class _Joined(Func):
+    """Two array columns joined (``a || b``)."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || "
+    output_field = ArrayField(CharField(max_length=100))
+
+
+def shown_tags_sql(mode: str, prefix: str = "", *, reader=None):
     """A document's tags (``prefix`` + ``tags``) as :func:`shown_tags_of` shows them under ``mode``, as a query
     expression: what a tag filter must use (a held list matches as ``["(tags held for review)"]``, never by its stored
-    words: docs/security.md, "Planted instructions")."""
-    return _ShownTags(F(f"{prefix}tags"), F(f"{prefix}metadata"), holds=_holds(mode))
+    words: docs/security.md, "Planted instructions"). With ``reader``: as they are shown that reader
+    (:func:`reader_tags`: the content's too where they may read the root); without: the typed ones alone."""
+    typed = _ShownTags(F(f"{prefix}tags"), F(f"{prefix}metadata"), holds=_holds(mode))
+    if reader is None:
+        return typed
+    joined = _ShownTags(_Joined(F(f"{prefix}tags"), F(f"{prefix}content_tags")), F(f"{prefix}metadata"),
+                        holds=_holds(mode))
+    read = reader_annotations(reader, prefix)[ROOT_READ]
+    return Case(When(Q(read) & ~Q(**{f"{prefix}content_tags": []}), then=joined), default=typed,
+                output_field=ArrayField(CharField(max_length=100)))

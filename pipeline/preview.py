@@ -36,7 +36,8 @@ from django.db import InterfaceError, OperationalError
 
 from accounts.errors import ApplicationError
 from accounts.models import Membership
-from accounts.policy import AccessLevel
+from accounts.policy import AccessLevel, can_read
+from accounts.selectors import reader_for
 from accounts.services import policy_from_names
 from ingestion import costs
 from kb.models import Document, IndexVersion, IngestionJob
@@ -167,9 +168,14 @@ def document_preview(*, member: Membership, upload: Upload, deadline: float | No
             groups=tuple(sorted(slugs.get(g, str(g)) for g in row.access_groups)),
             marked=row.own_level is not None, tokens=count, chunks=counts.chunks.get(parsed.key, 0),
         ))
-    if document.title == UNTITLED:  # as ingestion names it when it stores the sections
-        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "", access=plan.access)
     title = document.title
+    if title == UNTITLED:  # as ingestion names it when it stores the sections, as the member would be shown it
+        document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "",
+                              title_key=plan.parsed.title_key)
+        bearer = next((row for row in plan.section_rows if row.id == document.title_section), None)
+        if bearer is not None and can_read(reader_for(member), level=bearer.access_level,
+                                           group_ids=bearer.access_groups or ()):
+            title = document.content_title
     return DocumentPreview(
         title=title, content_type=document.content_type,
         size_bytes=document.size_bytes, sha256=document.sha256, access_level=AccessLevel(document.access_level).label,

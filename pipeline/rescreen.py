@@ -46,6 +46,7 @@ from pipeline.screen import (
     head_decisions,
     head_records,
     head_records_follow,
+    reaching,
     readable_document_texts,
     screen_document,
     screening_fields,
@@ -170,11 +171,21 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         # a held one flags every chunk (kb.titles.source_flagging), as at ingestion. Its tags too: judged by the tag
         # rule when they have no verdict (stored with screening off, or before the rule), held ones flag every chunk.
         document_title_screen(document)
+        # A title and tags from the content flag the chunks whose readers are all shown them (pipeline.screen).
+        chunk_policies = [policies.get(c.section_id) for c in chunks]
+        root = next((policies[s.id] for s in sections if s.parent_id is None), None)
+        root_tags = (tags_flagging(document, [*(document.tags or ()), *document.content_tags])
+                     if document.content_tags else None)
+        borne = {}
+        if document.content_title and document.title_section is not None and titles[1]:
+            borne[titles[1]] = reaching(chunk_policies, policies.get(document.title_section))
+        if root_tags is not None:
+            borne[root_tags[0]] = reaching(chunk_policies, root)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
-            tags=tags_flagging(document), unshown=titles_unshown(document, titles),
+            tags=tags_flagging(document), unshown=titles_unshown(document, titles), root_tags=root_tags, borne=borne,
             # The seams between consecutive chunks, under their sections' policies as stored (pipeline.screen), and
             # across the chunks that may be held: flagged, or kept out by a reviewer whatever their verdict now.
             seams=ChunkSeams([(c.start, c.end) for c in chunks], [policies.get(c.section_id) for c in chunks],

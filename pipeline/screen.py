@@ -42,7 +42,9 @@ from pipeline.plan import Plan
 # readers may read the other chunk (:func:`seams_follow`): an instruction the chunker cut in two flags both halves.
 # Since "seams2" (seventeenth session), the seams across chunks that may be held too (:class:`SeamWalks`): a held
 # chunk is cut from what a model reads, and the chunks on either side of it reach it joined.
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams2"
+# Since "borne" (seventeenth session), a title and tags from the content flag only the chunks every reader of which may
+# read the section bearing them (their readers alone are shown them: ``kb.titles.reader_title``).
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams2+borne"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -55,8 +57,22 @@ def screen_plans(plans: list[Plan]) -> None:
         policies = {row.key: (row.access_level, tuple(row.access_groups or ())) for row in plan.section_rows}
         texts = readable_document_texts(plan.parsed.text, plan.section_rows)
         titles = (plan.document.title, plan.parsed.title or "")
-        shown = copy(plan.document)  # the title it will show once stored (pipeline.store), under the plan's policies
-        document_title_follow(shown, plan.section_rows, content_title=plan.parsed.title or "", access=plan.access)
+        shown = copy(plan.document)  # the titles it will show once stored (pipeline.store), and to whom
+        document_title_follow(shown, plan.section_rows, content_title=plan.parsed.title or "",
+                              title_key=plan.parsed.title_key)
+        # A title or tags from the content are shown to the readers of the section bearing them (kb.titles.reader_title,
+        # reader_tags): they flag the chunks every reader of which may read that section (as a heading flags the chunks
+        # below it that every reader of may read it), no other (their readers are not all shown them).
+        chunk_policies = [policies.get(c.section_key) for c in plan.chunks]
+        by_id = {row.id: policies[row.key] for row in plan.section_rows}
+        root = next((policies[row.key] for row in plan.section_rows if row.parent_id is None), None)
+        typed_tags, content_tags = listed_tags(plan)
+        root_tags = tags_flagging(plan.document, [*typed_tags, *content_tags]) if content_tags else None
+        borne = {}
+        if shown.content_title:
+            borne[plan.parsed.title] = reaching(chunk_policies, by_id.get(shown.title_section))
+        if root_tags is not None:
+            borne[root_tags[0]] = reaching(chunk_policies, root)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
             document_text=plan.parsed.text, titles=titles, unshown=titles_unshown(shown, titles),
@@ -65,7 +81,7 @@ def screen_plans(plans: list[Plan]) -> None:
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
             # The tags it will list: the front matter's join the document's while every reader may read the root, or
             # replace held ones (kb.services.document_tags_listed and document_tags_give_way, as pipeline.store lists them).
-            tags=tags_flagging(plan.document, listed_tags(plan)),
+            tags=tags_flagging(plan.document, typed_tags), root_tags=root_tags, borne=borne,
             seams=ChunkSeams([(c.start, c.end) for c in plan.chunks], [policies.get(c.section_key) for c in plan.chunks]),
         )
         plan.screenings, plan.title_screenings = screened.chunks, screened.titles
@@ -152,12 +168,21 @@ def head_review_carried(decided: Sequence[tuple], digest, policy: tuple) -> str:
     return ""
 
 
-def listed_tags(plan: Plan) -> list[str]:
-    """The tags ``plan``'s document lists once stored (``pipeline.store``), worked out on a copy."""
+def listed_tags(plan: Plan) -> tuple[list[str], list[str]]:
+    """The tags ``plan``'s document lists once stored (``pipeline.store``), worked out on a copy: to every reader (the
+    typed ones), and to readers of its root besides (the content's)."""
     listed = copy(plan.document)
     content_tags = [str(t) for t in plan.parsed.tags or ()]
     document_tags_give_way(listed, content_tags, reuse=bool(plan.reuse_sections))
-    return document_tags_listed(listed, content_tags=content_tags, access=plan.access, sections=plan.section_rows)[0]
+    typed, content, _ = document_tags_listed(listed, content_tags=content_tags)
+    return typed, content
+
+
+def reaching(chunk_policies: Sequence, bearer: tuple | None) -> list[bool]:
+    """For each chunk (its policy, or None), whether every reader of it may read a section of policy ``bearer``
+    (None: no section bears it -- no chunk)."""
+    return [bearer is not None and policy is not None and policy_implies(policy[0], policy[1], bearer[0], bearer[1])
+            for policy in chunk_policies]
 
 
 # The most distinct policies of one document screened each against its readers' text; past it (a document whose
@@ -220,7 +245,8 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
                     titles: Sequence[str] = (), headings: Iterable[str] = (),
                     source: tuple[str, dict] | None = None, tags: tuple[str, dict] | None = None,
                     chunk_documents: Sequence[str] | None = None, unshown: Iterable[str] = (),
-                    seams: ChunkSeams | None = None) -> DocumentScreening:
+                    seams: ChunkSeams | None = None, root_tags: tuple[str, dict] | None = None,
+                    borne: Mapping[str, Sequence[bool]] | None = None) -> DocumentScreening:
     """Verdicts (``Screening.as_dict()``) of chunks given as (text, embed text, headings) -- the headings
     being the chunk's section's heading path: the titles of it and its ancestors that *every* reader of the
     chunk may read (``accounts.policy.visible_heading_paths``) -- and of the document's ``titles`` (the one
@@ -265,7 +291,13 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     to internal readers, its reasons told them, though the title was shown to none of them.
 
     ``seams``: the chunks' spans and policies (:class:`ChunkSeams`), for the seams between consecutive chunks
-    (:func:`seams_follow`): an instruction the chunker cut in two flags both halves that a model may read joined."""
+    (:func:`seams_follow`): an instruction the chunker cut in two flags both halves that a model may read joined.
+
+    ``borne``: titles (a title from the content) and tag lists (``root_tags``: the typed and the content's, listed to
+    readers of the root) shown only to the readers of the section bearing them (``kb.titles.reader_title``,
+    ``reader_tags``), each with, per chunk, whether every reader of the chunk may read that section: a flagged one
+    flags those chunks only (seventeenth session: the title decided per reader)."""
+    borne = dict(borne or {})
     if chunk_documents is None:
         verdicts = screen_chunks([embed_text for _, embed_text, _ in chunks], document_text=document_text)
     else:  # one call per distinct text (a document of one policy: one call, as without it)
@@ -297,13 +329,17 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     screened = dict(zip(named, screen_chunks(named, document_text=document_text) if named else (), strict=True))
     flagged = {name: (round(v.score, 4), list(v.reasons)) for name, v in screened.items() if v.flagged}
     verdicts = {name: verdict.as_dict() for name, verdict in screened.items()}
-    everywhere = [t for t in shown if t not in set(unshown)]
-    for given, default in ((source, "source"), (tags, "tags")):
+    everywhere = [t for t in shown if t not in set(unshown) and t not in borne]
+    for given, default in ((source, "source"), (tags, "tags"), (root_tags, "tags")):
         if given is not None and given[0] not in screened:
             name, entry = given
             reasons = entry.get("reasons")
             flagged[name] = (0.0, [str(r) for r in reasons] if isinstance(reasons, list) and reasons else [default])
-            everywhere.append(name)
+            if name not in borne:
+                everywhere.append(name)
+
+    def reaching(i: int) -> list[str]:
+        return [name for name, flags in borne.items() if name not in set(unshown) and i < len(flags) and flags[i]]
     if not flagged:
         if seams is not None:  # last, as below: a chunk a title flags may be held too (seams_follow)
             seams_follow(out, seams, document_text=document_text, chunk_documents=chunk_documents)
@@ -315,14 +351,15 @@ def screen_document(chunks: Sequence[tuple[str, str, Sequence[str]]], *, documen
     scores: dict[tuple[str, str], float] = {}
     if chunk_documents is not None:
         wanted: dict[str, set[str]] = {}
-        for (_, _, chain), readable in zip(chunks, chunk_documents, strict=True):
-            wanted.setdefault(readable, set()).update(n for n in (*everywhere, *chain) if n in flagged and n in screened)
+        for i, ((_, _, chain), readable) in enumerate(zip(chunks, chunk_documents, strict=True)):
+            wanted.setdefault(readable, set()).update(
+                n for n in (*everywhere, *chain, *reaching(i)) if n in flagged and n in screened)
         for readable, names in wanted.items():
             ordered = sorted(names)
             for name, verdict in zip(ordered, screen_chunks(ordered, document_text=readable), strict=True):
                 scores[(readable, name)] = round(verdict.score, 4)
     for i, ((_, _, chain), found) in enumerate(zip(chunks, out, strict=True)):
-        names = sorted({name for name in (*everywhere, *chain) if name in flagged})
+        names = sorted({name for name in (*everywhere, *chain, *reaching(i)) if name in flagged})
         for name in names:
             score, reasons = flagged[name]
             if chunk_documents is not None:

@@ -143,15 +143,16 @@ def store_plan(plan: Plan) -> None:
             _title_records(document, plan, sections, before, heads_before)
             Section.objects.bulk_update(list(sections.values()), ["metadata"], batch_size=500)
         document.text = plan.parsed.text
-        # The content's title, under the policies just stored (overrides carried over included).
+        # The content's title and the section bearing it: shown to each reader who may read that section
+        # (kb.titles.reader_title).
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
-                              access=None if plan.reuse_sections else plan.access)
-        # Front matter tags join the upload's while every reader may read the root they are text of; their verdict, as
+                              title_key=plan.parsed.title_key)
+        # Front matter tags, listed to each reader of the root they are text of beside the upload's; their verdicts, as
         # screening read them (pipeline.screen). New content's front matter tags replace the document's when those are
         # held (kb.titles.tags_give_way): the typed ones go with them, never listed again.
         content_tags = [str(t) for t in plan.parsed.tags or ()]
         document_tags_give_way(document, content_tags, reuse=bool(plan.reuse_sections))
-        document_tags_follow(document, list(sections.values()), content_tags=content_tags, access=plan.access)
+        document_tags_follow(document, content_tags=content_tags)
         document.status, document.error = Document.Status.READY, ""
         document.metadata = {
             **document.metadata, **jsonable(plan.parsed.metadata), "ingested": fingerprint(document, plan.version),
@@ -159,7 +160,8 @@ def store_plan(plan: Plan) -> None:
         }
         document.metadata.pop(DECISIONS_KEPT, None)  # on the chunks now
         shown_follow(document, shown_before, now)  # a title or tags that followed the content (kb.changed)
-        document.save(update_fields=["text", "title", "tags", "status", "error", "metadata", "shown_changed_at"])
+        document.save(update_fields=["text", "title", "content_title", "title_section", "tags", "content_tags",
+                                     "status", "error", "metadata", "shown_changed_at"])
         Document.objects.filter(pk=document.pk).update(updated_at=now)  # the save's own clock would differ
 
 

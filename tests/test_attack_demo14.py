@@ -117,7 +117,7 @@ def test_a_tag_that_reads_as_an_instruction_to_a_model_is_refused(world):
     job.refresh_from_db()
     document.refresh_from_db()
     assert job.status == "failed" and "line 3" in job.error and PLANTED not in job.error, job.error
-    assert PLANTED not in document.tags
+    assert PLANTED not in document.tags + document.content_tags
     assert PLANTED not in _mcp_documents(world, "viewer")
 
     # Cut into short tags, the list reads as one; a chat template's role token is no label either.
@@ -135,7 +135,7 @@ def test_a_tag_that_reads_as_an_instruction_to_a_model_is_refused(world):
     assert kept.status_code == 201, kept.content
     plain = ingest_markdown(world.tenant, world.actors["editor"].membership, "Soup",
                             "---\ntags: [menu, canteen]\n---\n# Soup\n\nTomato.\n")
-    assert {"menu", "canteen"} <= set(plain.tags)
+    assert {"menu", "canteen"} <= set(plain.content_tags)  # a front matter's: shown to readers of the root
 
     # A tenant that turned screening off keeps its tags as typed (its choice, audited).
     ScreeningSettings.objects.update_or_create(tenant=world.tenant, defaults={"mode": "off"})

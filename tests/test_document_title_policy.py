@@ -94,7 +94,10 @@ def test_a_heading_restricted_after_upload_leaves_the_title(celery_worker, peopl
     tenant, alice, bob, carol = people
     document = _upload(bob)
     document.refresh_from_db()
-    assert document.title == SECRET  # nothing restricted: the heading is the title, as before
+    # Stored: "untitled" for every reader, the heading's title beside it for readers of its section (seventeenth
+    # session: the title is decided per reader, kb.titles.reader_title).
+    assert (document.title, document.content_title) == ("untitled", SECRET)
+    assert _titles(carol, document)["detail"] == SECRET  # nothing restricted: the heading is the title, as before
     heading = Section.objects.get(document=document, title=SECRET)
 
     _patch(alice, heading, "restricted")
@@ -105,7 +108,7 @@ def test_a_heading_restricted_after_upload_leaves_the_title(celery_worker, peopl
         assert seen["list"] == {"untitled"}, reader.name
         assert seen["hits"] == {"untitled"}, reader.name
         assert "Kestrel" not in seen["search"], reader.name
-    assert Document.objects.get(pk=document.pk).title == "untitled"
+    assert _titles(alice, document)["detail"] == SECRET  # alice reads the heading: its title, to her
 
     # Relaxed again: the upload rule shows the heading again, as it would at upload.
     _patch(alice, heading, "internal")
@@ -123,12 +126,12 @@ def test_the_rule_follows_a_document_default_and_a_replacement(celery_worker, pe
     root = Section.objects.get(document=document, parent=None)
     _patch(alice, root, "restricted")
     _settle(document)
-    assert Document.objects.get(pk=document.pk).title == SECRET
-    # ... until one section is opened to internal readers, who may then know of the document.
+    assert _titles(alice, document)["detail"] == SECRET
+    # ... and one section opened to internal readers, who may then know of the document: not to them.
     cafeteria = Section.objects.get(document=document, title="Cafeteria")
     _patch(alice, cafeteria, "internal")
     _settle(document)
-    assert Document.objects.get(pk=document.pk).title == "untitled"
+    assert _titles(alice, document)["detail"] == SECRET  # still hers: she reads the heading
     assert _titles(carol, document)["detail"] == "untitled"
 
     # The root back to inheriting, the heading restricted, then new content (no title given):
@@ -145,6 +148,7 @@ def test_the_rule_follows_a_document_default_and_a_replacement(celery_worker, pe
     assert job.status == "succeeded", job.error
     assert Document.objects.get(pk=document.pk).title == "untitled"
     assert "Kestrel" not in _titles(carol, document)["search"]
+    assert _titles(alice, document)["detail"] == SECRET
 
 
 def test_a_typed_title_is_the_uploaders(celery_worker, people):
@@ -168,7 +172,9 @@ def test_new_content_sent_with_the_shown_title_keeps_it_the_contents(celery_work
     )
     (job,) = wait_for_jobs([job.id])
     assert job.status == "succeeded", job.error
-    assert Document.objects.get(pk=document.pk).title == SECRET
+    stored = Document.objects.get(pk=document.pk)
+    assert (stored.title, stored.content_title) == ("untitled", SECRET)  # still the content's, not typed
+    assert _titles(carol, document)["detail"] == SECRET
     _patch(alice, Section.objects.get(document=document, title=SECRET), "restricted")
     _settle(document)
     assert _titles(carol, document)["detail"] == "untitled"

@@ -326,7 +326,7 @@ def test_a_planted_file_name_under_the_contents_own_title_is_released_as_the_sou
     with routed_to(f"nobody-{uuid.uuid4().hex[:8]}"):
         jobs_run(list(IngestionJob.objects.filter(document_id=pk).values_list("id", flat=True)))
     document = Document.objects.get(pk=pk)
-    assert document.status == "ready" and document.title == "Wombat handbook", (document.status, document.title)
+    assert document.status == "ready" and document.content_title == "Wombat handbook", (document.status, document.title)
     held["documents"]["handbook"] = document
     viewer = Actor("viewer", *held["members"]["viewer"]).client()
     try:

@@ -302,10 +302,11 @@ def document_replace_view(request, document_id):
             tags=None, access_level=_label(document.access_level),  # its tags stay, with their verdict
             groups=tuple(slugs[g] for g in document.access_groups if g in slugs),
         )
+        shown = shown_title_of(document)  # as the member is shown it (document_get's reader view)
         document, job = document_replace(document=document, created_by=member, upload=upload)
     except ApplicationError as exc:
         return _page(request, document, replace_form=form, replace_error=exc.message, status=exc.status_code)
-    messages.success(request, f"New content for “{shown_title_of(document)}” is being ingested.")
+    messages.success(request, f"New content for “{shown}” is being ingested.")
     return redirect(_job_url(job, document))
 
 

@@ -97,7 +97,7 @@ def _build(member, version) -> dict | None:
     job = versions.index_version_build_job(version=version)
     if job is None:
         return None
-    report = versions.index_version_build_report(job=job)
+    report = versions.index_version_build_report(job=job, reader=reader_for(member))  # titles as the member sees them
     named = {str(i) for i in document_list(member=member).filter(
         pk__in=[d["document_id"] for d in report["skipped"] + report["failed"]]
     ).values_list("pk", flat=True)}

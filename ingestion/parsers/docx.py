@@ -339,6 +339,7 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
         doc_title = (document.core_properties.title or "").strip()
     except (KeyError, ValueError, AttributeError):
         doc_title = ""
+    title_heading = None  # the Title paragraph the title is taken from, when the file's properties name none
     try:
         items = list(_iter_body(document.element.body, document._body))
         for item in items:
@@ -370,10 +371,10 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
                 pending_caption = None
             level = _heading_level(style)
             if level is not None:
-                if level == 0 and not doc_title:
-                    doc_title = text
                 # Title is level 0; shift so the builder's levels start at 1.
-                out.heading(level=level + 1, title=text)
+                heading = out.heading(level=level + 1, title=text)
+                if level == 0 and not doc_title:
+                    doc_title, title_heading = text, heading
                 out.hidden(paragraph_hidden)
                 continue
             out.hidden(paragraph_hidden)
@@ -397,7 +398,9 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     reject_unread_markers(text)  # the registry does too; first here, so a marker in the indexed text names its line
     reject_hidden_markers(_unindexed_text(document), where="text of the DOCX that is not indexed (a header, footer, "
                           "footnote, comment, text box, field code, tracked change or document property)")
-    return ParsedDocument(text=text, sections=sections, title=doc_title or None,
+    # The section bearing the title: the Title paragraph's own, or the root for the file's properties' title.
+    title_key = title_heading.key if title_heading is not None else sections[0].key
+    return ParsedDocument(text=text, sections=sections, title=doc_title or None, title_key=title_key,
                           metadata={"format": "docx", "tables": table_count})
 
 

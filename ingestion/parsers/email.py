@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage, Message
 
 from ingestion.parsers.access_markers import reject_hidden_markers, reject_unread_markers
-from ingestion.parsers.extracted_text import ExtractedText
+from ingestion.parsers.extracted_text import ExtractedText, Heading
 from ingestion.parsers.html import refuse_deep_nesting, strip_hidden_html
 from ingestion.parsers.registry import register
 from ingestion.parsers.visible_text import counted
@@ -353,16 +353,18 @@ def _unindexed_text(message: Message) -> Iterator[str]:
         yield message.get_payload()
 
 
-def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) -> None:
+def _emit_message(out: ExtractedText, mail: _Mail, *, level: int, title: str) -> Heading:
     metadata = {key.replace("-", "_"): mail.headers[key]
                 for key in ("from", "to", "cc", "date", "subject", "message-id", "in-reply-to") if key in mail.headers}
     if mail.defects:
         metadata["defects"] = sorted(set(mail.defects))
     context = mail.context()
-    out.heading(level=level, title=title, text=context or title, kind="message", metadata=metadata, context=context)
+    heading = out.heading(level=level, title=title, text=context or title, kind="message", metadata=metadata,
+                          context=context)
     out.hidden(mail.hidden)
     for paragraph in _BLANK_RUN_RE.split(mail.body):
         out.block(paragraph)
+    return heading
 
 
 def _title(mail: _Mail) -> str:
@@ -374,10 +376,11 @@ def parse_eml(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     """Parse one e-mail message into a ``message`` section of body paragraphs."""
     mail = _read(data)
     out = ExtractedText()
-    _emit_message(out, mail, level=1, title=_title(mail))
+    message = _emit_message(out, mail, level=1, title=_title(mail))
     text, sections = out.finish()
     _reject_unindexed_markers(text, [mail])
-    return ParsedDocument(text=text, sections=sections, title=mail.subject or None,
+    # The subject is the message's header, borne by its section.
+    return ParsedDocument(text=text, sections=sections, title=mail.subject or None, title_key=message.key,
                           metadata={"format": "eml", "messages": 1, **({"defects": sorted(set(mail.defects))}
                                                                       if mail.defects else {})})
 
@@ -466,4 +469,5 @@ def parse_mbox(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     text, sections = out.finish()
     _reject_unindexed_markers(text, mails)
     return ParsedDocument(text=text, sections=sections, title=os.path.basename(filename) if filename else None,
+                          title_key=sections[0].key,  # the file's name: the root bears it
                           metadata={"format": "mbox", "messages": len(mails), "threads": len(grouped)})

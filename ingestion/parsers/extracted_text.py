@@ -25,7 +25,7 @@ CELL_SEPARATOR = " | "
 
 
 @dataclass
-class _Heading:
+class Heading:
     level: int
     title: str
     text: str  # what goes into the document text (may be several lines, e.g. mail headers)
@@ -33,6 +33,7 @@ class _Heading:
     line: int | None
     metadata: dict
     context: str
+    key: str | None = None  # its section's key, once :meth:`ExtractedText.finish` built the tree
 
 
 @dataclass
@@ -67,14 +68,17 @@ class ExtractedText:
     """Collects headings, blocks and tables in document order; builds text and sections once."""
 
     def __init__(self) -> None:
-        self._items: list[_Heading | _Body | _Table | _Hidden] = []
+        self._items: list[Heading | _Body | _Table | _Hidden] = []
 
     def heading(self, *, level: int, title: str, text: str | None = None, kind: str = "heading",
-                line: int | None = None, metadata: dict | None = None, context: str = "") -> None:
-        """Open a section at heading ``level`` (1 = top); ``text`` is its heading line(s) in the text."""
+                line: int | None = None, metadata: dict | None = None, context: str = "") -> Heading:
+        """Open a section at heading ``level`` (1 = top); ``text`` is its heading line(s) in the text. Returns the
+        heading, whose ``key`` names its section after :meth:`finish` (a parser's ``ParsedDocument.title_key``)."""
         title = " ".join(title.split())
-        self._items.append(_Heading(level, title, (text if text is not None else title).strip(), kind, line,
-                                    metadata or {}, context))
+        heading = Heading(level, title, (text if text is not None else title).strip(), kind, line, metadata or {},
+                           context)
+        self._items.append(heading)
+        return heading
 
     def block(self, text: str, kind: str = "prose", *, embed_text: str | None = None, joinable: bool = True,
               metadata: dict | None = None) -> None:
@@ -152,13 +156,14 @@ class ExtractedText:
         for item, span in zip(self._items, spans, strict=True):
             if isinstance(item, _Hidden):
                 builder.current.hidden_chars_removed += item.count
-            elif isinstance(item, _Heading):
+            elif isinstance(item, Heading):
                 start, end = span  # type: ignore[misc]
                 section = builder.open_heading(level=item.level, title=item.title, start=start, heading_end=end,
                                                line=item.line)
                 section.kind = item.kind
                 section.metadata = item.metadata
                 section.context = item.context
+                item.key = section.key
             elif isinstance(item, _Body):
                 start, end = span  # type: ignore[misc]
                 builder.add_block(start, end, item.kind, embed_text=item.embed_text, joinable=item.joinable,

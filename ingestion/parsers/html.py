@@ -111,6 +111,7 @@ class _Extractor:
         self.list_item_depth = 0  # > 0 while inside a top-level <li>
         self.list_counters: list[int | None] = []  # per open ul/ol inside the item: None (ul) or next number
         self.first_h1: str | None = None
+        self.scopes: dict[Element, dict[str, Any]] = {}  # a folded heading's container scope (its section's event)
         self.li_nesting = 0  # open <li> elements
         self.content_roots = 0  # open article/section/main elements
         # Held in sets, lxml keeps handing out the same proxy objects for these elements.
@@ -308,6 +309,7 @@ class _Extractor:
             title = self.element_text(first, where="a heading", count=False)  # counted by heading()
             args.update(kind="heading", title=title, level=_HEADINGS[first.tag])
             self.folded.add(first)
+            self.scopes[first] = args
         self.events.append(_Event("open_scope", args))
 
     def close_scope(self) -> None:
@@ -318,12 +320,16 @@ class _Extractor:
         self.flush()
         hidden: list[str] = []
         title = _element_text(tag, where="a heading", visibility=self.visibility, hidden=hidden)
-        if tag.tag == "h1" and self.first_h1 is None and title:
+        first_h1 = tag.tag == "h1" and self.first_h1 is None and bool(title)
+        if first_h1:
             self.first_h1 = title
         start, end = self.emit(title) if title else (self.pos, self.pos)
         if tag not in self.folded:  # else its container already is its section
             self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
-                                                  "heading_end": end, "line": _line(tag), "policy": policy}))
+                                                  "heading_end": end, "line": _line(tag), "policy": policy,
+                                                  "first_h1": first_h1}))
+        elif first_h1:
+            self.scopes[tag]["first_h1"] = True  # its container's section bears the title
         for value in hidden:  # a hidden heading (or part of one) is the heading section's hidden text
             self.hide(value)
 
@@ -963,6 +969,7 @@ def parse_html_text(markup: str) -> ParsedDocument:
     text = "".join(extractor.parts)[: max(extractor.pos - 2, 0)]  # drop the last separator
     builder = SectionTreeBuilder(text)
     limit = len(text)
+    h1_key: str | None = None  # the first H1's own section: the one bearing the title (ParsedDocument.title_key)
     for event in extractor.events:
         args = event.args
         if event.kind == "hidden":
@@ -970,13 +977,15 @@ def parse_html_text(markup: str) -> ParsedDocument:
         elif event.kind == "block":
             builder.add_block(args["start"], args["end"], args["kind"])
         elif event.kind == "heading":
-            builder.open_heading(level=args["level"], title=args["title"], start=min(args["start"], limit),
-                                 heading_end=min(args["heading_end"], limit), line=args["line"],
-                                 policy=args["policy"])
+            section = builder.open_heading(level=args["level"], title=args["title"], start=min(args["start"], limit),
+                                           heading_end=min(args["heading_end"], limit), line=args["line"],
+                                           policy=args["policy"])
+            h1_key = section.key if args["first_h1"] else h1_key
         elif event.kind == "open_scope":
             start = min(args["start"], limit)
-            builder.open_scope(kind=args["kind"], start=start, line=args["line"], policy=args["policy"],
-                               strict=False, title=args["title"], level=args["level"])
+            section = builder.open_scope(kind=args["kind"], start=start, line=args["line"], policy=args["policy"],
+                                         strict=False, title=args["title"], level=args["level"])
+            h1_key = section.key if args.get("first_h1") else h1_key
         elif event.kind == "close_scope":
             pos = min(args["pos"], limit)
             builder.close_scope(boundary=pos, end=None, line=None)
@@ -990,7 +999,10 @@ def parse_html_text(markup: str) -> ParsedDocument:
         # <title> inside an element with a policy (<html data-access=...>): it belongs to that policy,
         # while a document's title is shown to every reader of any of its sections. Not used.
         title = ""
-    return ParsedDocument(text=text, sections=builder.finish(), title=title or extractor.first_h1)
+    sections = builder.finish()
+    # The section bearing the title: the root for the <title> (the head's), else the first H1's own.
+    return ParsedDocument(text=text, sections=sections, title=title or extractor.first_h1,
+                          title_key=sections[0].key if title else h1_key)
 
 
 @register(content_types=["text/html", "application/xhtml+xml"], extensions=[".html", ".htm", ".xhtml"],

@@ -204,6 +204,7 @@ class _MarkdownParser:
         self.builder = SectionTreeBuilder(text)
         self.title: str | None = None
         self.first_h1: str | None = None
+        self.first_h1_key: str | None = None  # its section: the one bearing the title (ParsedDocument.title_key)
         self.tags: tuple[str, ...] = ()
         self.tags_line: int | None = None
         self.default_policy: Policy | None = None
@@ -360,6 +361,7 @@ class _MarkdownParser:
             text=self.text,
             sections=sections,
             title=self.title or self.first_h1,
+            title_key=sections[0].key if self.title else self.first_h1_key,
             tags=self.tags,
             tags_line=self.tags_line,
             default_policy=self.default_policy,
@@ -379,9 +381,10 @@ class _MarkdownParser:
         title = _plain_inline(self.hidden.visible(inline, content) if self.hidden else content)
         level = int(token.tag[1])
         start, end = self.span(token.map)
-        self.builder.open_heading(level=level, title=title, start=start, heading_end=end, line=line, policy=policy)
+        section = self.builder.open_heading(level=level, title=title, start=start, heading_end=end, line=line,
+                                            policy=policy)
         if level == 1 and self.first_h1 is None:
-            self.first_h1 = title
+            self.first_h1, self.first_h1_key = title, section.key
 
     def leaf(self, token: Token) -> None:
         if token.map is None or token.type == "hr":

@@ -427,5 +427,6 @@ def parse_pdf(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     reject_unread_markers(text)  # the registry does too; first here, so a marker in the indexed text names its line
     reject_hidden_markers(unindexed, where="text of the PDF that is not indexed (a running header or footer, an "
                           "annotation, a form field or the document information)")
-    return ParsedDocument(text=text, sections=sections, title=title,
+    # The document information's title: the root bears it.
+    return ParsedDocument(text=text, sections=sections, title=title, title_key=sections[0].key,
                           metadata={"format": "pdf", "pages": len(pages), "outline": bool(placed)})
