@@ -464,6 +464,13 @@ def _source_detach(event, names: Names) -> tuple[Part, ...]:
     return (_actor(event), " detached ", _document(event, names), " from ", names.source(event.target_id))
 
 
+def _source_reattach(event, names: Names) -> tuple[Part, ...]:
+    if event.document_ids:  # the detached document, taken back by the source
+        return (_actor(event), " re-attached ", _document(event, names), " to ", names.source(event.target_id))
+    return (_actor(event), " re-attached a detached path of ", names.source(event.target_id),
+            " (its document deleted since)")
+
+
 def _screening_settings(event, names: Names) -> tuple[Part, ...]:
     details = _dict(event.details)
     before = _text(_dict(details.get("before")).get("screening")) or "unknown"
@@ -517,6 +524,7 @@ RENDERERS: dict[str, Renderer] = {
     Action.SOURCE_DELETE: _source_delete,
     Action.SOURCE_SYNC: _source_sync,
     Action.SOURCE_DETACH: _source_detach,
+    Action.SOURCE_REATTACH: _source_reattach,
     Action.SCREENING_SETTINGS: _screening_settings,
     Action.REVIEW_DECISION: _review_decision,
 }
@@ -556,6 +564,7 @@ ACTION_LABELS: dict[str, str] = {
     Action.SOURCE_DELETE: "Sources deleted",
     Action.SOURCE_SYNC: "Source syncs",
     Action.SOURCE_DETACH: "Documents detached from a source",
+    Action.SOURCE_REATTACH: "Detached paths re-attached to a source",
     Action.SCREENING_SETTINGS: "Screening settings changes",
     Action.REVIEW_DECISION: "Review decisions",
 }
