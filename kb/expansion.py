@@ -525,10 +525,11 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
                 continue
             truncated = True
             tokens = counter.count(_compose(pieces))
-        pieces, join_reasons = screen_joins(forest, whole_pieces, pieces, joins)
-        if not pieces:
-            continue
-        if len(pieces) != len(whole_pieces) or truncated:
+        served, join_reasons = screen_joins(forest, whole_pieces, pieces, joins)
+        if served is not pieces:  # a part left out by a flagged join
+            pieces = served
+            if not pieces:
+                continue
             tokens = counter.count(_compose(pieces))
         contexts.append(
             SearchContext(
