@@ -13,6 +13,7 @@ through :func:`accounts.policy.readable_heading_path`) or :func:`accounts.access
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import uuid
@@ -25,6 +26,7 @@ from django.db.models import Q
 
 from accounts.access import readable_q
 from accounts.policy import PathNode, Reader, can_read, readable_heading_path
+from kb.joins import JoinPart, JoinScreen
 from kb.models import TITLE_SCREENING, Chunk, ScreeningMode
 from kb.search_types import SearchContext, SearchHit
 from kb.titles import shown_title
@@ -519,25 +521,74 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
             whole.append((draft, pieces, counter.count(_compose(pieces))))
     contexts: list[SearchContext] = []
     remaining = budget
-    for index, (draft, pieces, tokens) in enumerate(whole):
+    joins = JoinScreen(forest.reader.tenant_id, forest.mode)  # one read: one bound (kb.joins)
+    for index, (draft, whole_pieces, tokens) in enumerate(whole):
         share = fair_shares([t for _, _, t in whole[index:]], remaining)[0]
         truncated = False
+        pieces = whole_pieces
         if tokens > share:
             pieces = _trim(pieces, draft.hits, counter, share)
             if not pieces:
                 continue
             truncated = True
             tokens = counter.count(_compose(pieces))
+        served, join_reasons = screen_joins(forest, whole_pieces, pieces, joins)
+        if served is not pieces:  # a part left out by a flagged join
+            pieces = served
+            if not pieces:
+                continue
+            tokens = counter.count(_compose(pieces))
         contexts.append(
             SearchContext(
                 section_id=draft.section_id, document_id=draft.document_id, document_title=draft.best.document_title,
                 heading_path=draft.heading_path, text=_compose(pieces), chunk_ids=[h.chunk_id for h in draft.hits],
                 score=draft.best.score, token_count=tokens,
-                spans=report_spans(pieces), truncated=truncated,
+                spans=report_spans(pieces), truncated=truncated, join_reasons=tuple(join_reasons),
             )
         )
         remaining -= tokens
     return contexts
+
+
+def screen_joins(forest: SectionForest, whole: list[Piece], pieces: list[Piece],
+                 joins: JoinScreen) -> tuple[list[Piece], list[str]]:
+    """``pieces`` (a context as served: ``whole``, or what :func:`_trim` kept of it) with the joins ingestion never
+    screened screened (:mod:`kb.joins`): two text pieces served one after the other were ingestion's neighbours when
+    they come from consecutive pieces of ``whole`` (or one), nothing of them left out between; they were screened
+    joined when their sections' policies are comparable. Any other join -- windows of a trimmed context, neighbours
+    of incomparable policies -- is screened now: a flagged one leaves the later piece out (quarantine; the titles
+    left over no text go with it) or is reported (``flag`` mode: the reasons returned)."""
+    if not joins.active:
+        return pieces, []
+    originals = [p for p in whole if not p.is_title]
+    starts = [p.start for p in originals]
+    texts = [i for i, p in enumerate(pieces) if not p.is_title]
+    parts: list[JoinPart] = []
+    last_origin: int | None = None
+    last: Piece | None = None
+    for position, i in enumerate(texts):
+        piece = pieces[i]
+        at = bisect.bisect_right(starts, piece.start) - 1
+        origin = at if at >= 0 and originals[at].section_id == piece.section_id \
+            and piece.end <= originals[at].end else None
+        neighbour = False
+        if last is not None and origin is not None and last_origin is not None:
+            before, this = originals[last_origin], originals[origin]
+            if origin == last_origin:
+                neighbour = not this.text[last.end - this.start:piece.start - this.start].strip()
+            elif origin == last_origin + 1:
+                neighbour = not before.text[last.end - before.start:].strip() \
+                    and not this.text[:piece.start - this.start].strip()
+        titled = position > 0 and any(pieces[k].is_title for k in range(texts[position - 1] + 1, i))
+        node = forest.nodes.get(piece.section_id)
+        parts.append(JoinPart(piece.text, (node.access_level, node.access_groups) if node else None, neighbour,
+                              "\n\n## \n\n" if titled else "\n\n"))
+        last, last_origin = piece, origin
+    dropped, reasons = joins.walk(parts)
+    if not dropped:
+        return pieces, reasons
+    gone = {texts[k] for k in dropped}
+    return titles_over_text(forest, [p for i, p in enumerate(pieces) if i not in gone]), reasons
 
 
 def _compose(pieces: list[Piece]) -> str:

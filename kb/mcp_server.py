@@ -153,7 +153,8 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
     the text: they must be of the same content (a replacement committed between would leave the old text's
     held chunks uncut), else the read is refused as changed."""
     from kb.expansion import Piece, cut_pieces
-    from kb.screening import held_spans
+    from kb.joins import JoinScreen
+    from kb.screening import held_spans, screening_mode
     from kb.selectors import DocumentChanged, document_sections_unchanged
 
     pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
@@ -162,7 +163,42 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
                                        section_ids=text.section_ids):
         raise DocumentChanged("the document changed while it was read; read it again")
     spans = [Piece(None, piece.start, piece.end, text=piece.text) for piece in pieces]
-    return [piece.text for piece in cut_pieces(spans, holes)]
+    served = cut_pieces(spans, holes)
+    dropped = _joins_left_out(served, text.bodies, JoinScreen(member.tenant_id, screening_mode(tenant_id=member.tenant_id)))
+    if dropped:  # a join read as an instruction: the later part left out (quarantine), as a held chunk is
+        served = cut_pieces(served, dropped)
+    return [piece.text for piece in served]
+
+
+def _joins_left_out(served, bodies, joins) -> list[tuple[int, int]]:
+    """The spans of the body parts of ``served`` (pieces, document offsets, in order) that a join screened when read
+    leaves out (``kb.joins``; quarantine): the parts are each piece's stretches inside one readable section's body
+    (``bodies``: start, end, level, groups); everything between two parts served was cut, unreadable, or no body (a
+    heading line), so two parts one after the other were ingestion's neighbours, screened joined when their
+    policies are comparable. The others -- sections whose group sets neither holds the other, read by a member of
+    both -- are screened now. In ``flag`` mode the text is served as it is (flagged chunks are, in this mode)."""
+    import bisect
+
+    from kb.joins import JoinPart
+
+    if not joins.active or not joins.holds:
+        return []
+    ends = [end for _, end, _, _ in bodies]  # sections' bodies do not overlap: sorted by start, so by end
+    parts, spans, between = [], [], ""
+    for piece in served:
+        cursor = piece.start
+        for start, end, level, groups in bodies[bisect.bisect_right(ends, piece.start):]:
+            if start >= piece.end:
+                break
+            lo, hi = max(start, piece.start), min(end, piece.end)
+            between += piece.text[cursor - piece.start:lo - piece.start]
+            parts.append(JoinPart(piece.text[lo - piece.start:hi - piece.start], (level, groups), True,
+                                  between if spans else "\n\n"))
+            spans.append((lo, hi))
+            between, cursor = "", hi
+        between += piece.text[cursor - piece.start:] + "\n\n"
+    dropped, _ = joins.walk(parts)
+    return sorted(spans[i] for i in dropped)
 
 
 def search_work(arguments: dict) -> Callable[[Membership, Caller], dict]:

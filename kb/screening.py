@@ -385,8 +385,9 @@ class Screened:
                 # The verdict's spans are offsets into the chunk's text: as document offsets here.
                 verdict["spans"] = [[start + a, start + b] for a, b in verdict.get("spans", ())]
                 chunks.append({"chunk_id": chunk_id, **verdict})
-        reasons = sorted({r for c in chunks for r in c["reasons"]})
-        return {"flagged": bool(chunks), "reasons": reasons, "chunks": chunks}
+        # And the joins of the context screened when read (``kb.joins``) that flagged and are served joined (flag mode).
+        reasons = sorted({*(r for c in chunks for r in c["reasons"]), *context.join_reasons})
+        return {"flagged": bool(chunks) or bool(context.join_reasons), "reasons": reasons, "chunks": chunks}
 
 
 # ----------------------------------------------------------------------------- the review queue

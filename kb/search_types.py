@@ -74,6 +74,8 @@ class SearchContext:
     # spans as document offsets; None when the tenant's screening mode is off.
     screening: dict | None = None
     spotlighted: str | None = None  # the context wrapped for a model (search(spotlight=True))
+    # The reasons of joins of this context screened when read and flagged, served joined (flag mode; kb.joins).
+    join_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -752,6 +752,9 @@ class ReadableText:
     length: int  # the whole text's
     readable_length: int  # how many of its characters the member may read
     section_ids: tuple[uuid.UUID, ...] = ()  # the document's sections it was read with (document_sections_unchanged)
+    # The body spans of the sections the member may read, with each section's policy: (start, end, access level,
+    # group ids), in document order -- where the joins an agent reads lie (``kb.joins``, ``kb.mcp_server._shown``).
+    bodies: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
 
 
 TEXT_CONTEXT_CHARS = 600
@@ -797,8 +800,12 @@ def document_readable_text(
             pieces[-1] = TextPiece(last.start, b, last.text + (text[a:b] if readable else ""), readable, selected)
         else:
             pieces.append(TextPiece(a, b, text[a:b] if readable else "", readable, selected))
+    bodies = sorted((start, end, row["access_level"], tuple(sorted(row["access_groups"] or ())))
+                    for row in rows if can_read(reader, level=row["access_level"], group_ids=row["access_groups"])
+                    for start, end in _body_spans(row, length) if end > start)
     return ReadableText(pieces=pieces, hidden_before=low, hidden_after=length - high, length=length,
-                        readable_length=sum(e - s for s, e in spans), section_ids=tuple(row["id"] for row in rows))
+                        readable_length=sum(e - s for s, e in spans), section_ids=tuple(row["id"] for row in rows),
+                        bodies=tuple(bodies))
 
 
 # ----------------------------------------------------------------------------- effective access (admins)
