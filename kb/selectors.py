@@ -219,7 +219,8 @@ def document_list(
     without any) -- never a level of a section hidden from them.
     """
     reader = reader_for(member)
-    documents = with_status_shown(_documents(reader), jobs_shown(member=member))
+    documents = with_status_shown(_documents(reader), jobs_shown(member=member),
+                                  every_job_shown=member.role == Role.ADMIN)
     if levels:
         readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
         documents = documents.annotate(
@@ -264,7 +265,8 @@ def document_get(*, member: Membership, document_id) -> Document:
     """One document the member can see, with readable counts and its time as the member may know it
     (``updated_at_shown``, as :func:`document_list`); otherwise NotFound."""
     pk = parse_uuid(document_id)
-    documents = with_status_shown(_documents(reader_for(member)), jobs_shown(member=member))
+    documents = with_status_shown(_documents(reader_for(member)), jobs_shown(member=member),
+                                  every_job_shown=member.role == Role.ADMIN)
     document = documents.filter(pk=pk).first() if pk else None
     if document is None:
         raise _not_found()

@@ -17,7 +17,20 @@ document whole from its creation on) is shown the column.
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Exists, F, OuterRef, Q, QuerySet, Subquery, TextField, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    CharField,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce, Left
 
 from kb.models import Document, IngestionJob
@@ -42,10 +55,20 @@ def _jobs_by_latest_event() -> QuerySet[IngestionJob]:
     )
 
 
-def with_status_shown(documents: QuerySet[Document], shown_jobs: QuerySet[IngestionJob]) -> QuerySet[Document]:
+def with_status_shown(
+    documents: QuerySet[Document], shown_jobs: QuerySet[IngestionJob], *, every_job_shown: bool = False,
+) -> QuerySet[Document]:
     """``documents`` annotated ``status_shown`` and ``error_shown``: the status and error as the member whose visible
     jobs are ``shown_jobs`` (``kb.selectors.jobs_shown``) may know them (see the module docstring). Fail closed: a
-    re-derivation is hidden unless it is among ``shown_jobs``."""
+    re-derivation is hidden unless it is among ``shown_jobs``. ``every_job_shown``: the member sees every job of the
+    tenant (an admin): the columns as they are.
+
+    Asked row by row only where the job that last set the status is a re-derivation (a ``CASE``: the rest read the
+    column), and then of that one job (``shown_jobs`` filtered by its id): asked of every job of the tenant at once
+    (``pk__in``), it was planned as a scan of the jobs table per document and made a partial reader's status filter
+    ten times slower (``bench.document_list_bench``, docs/benchmarks.md)."""
+    if every_job_shown:
+        return documents.annotate(status_shown=F("status"), error_shown=F("error"))
     latest = _jobs_by_latest_event()
     other = latest.exclude(_REDERIVE)
     other_status = Subquery(other.annotate(shown=Case(
@@ -54,9 +77,10 @@ def with_status_shown(documents: QuerySet[Document], shown_jobs: QuerySet[Ingest
     other_error = Subquery(other.annotate(shown=Case(
         When(status=IngestionJob.Status.FAILED, then=Left("error", ERROR_CHARS)), default=Value(""),
         output_field=TextField())).values("shown")[:1], output_field=TextField())
-    return documents.alias(status_job=Subquery(latest.values("pk")[:1])).alias(
-        status_hidden=Exists(IngestionJob.objects.filter(_REDERIVE, pk=OuterRef("status_job"))
-                             .exclude(pk__in=shown_jobs.order_by().values("pk"))),
+    last_rederives = Exists(IngestionJob.objects.filter(_REDERIVE, pk=OuterRef("status_job")))
+    shown = Exists(shown_jobs.order_by().filter(pk=OuterRef("status_job")))
+    return documents.alias(status_job=Subquery(latest.values("pk")[:1]), last_rederives=last_rederives).alias(
+        status_hidden=Case(When(last_rederives=True, then=~shown), default=Value(False), output_field=BooleanField()),
     ).annotate(
         status_shown=Case(When(status_hidden=True, then=Coalesce(other_status, Value(Document.Status.READY))),
                           default=F("status"), output_field=CharField()),
