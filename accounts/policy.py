@@ -262,46 +262,6 @@ def visible_heading_paths(nodes: Iterable[PathNode]) -> dict[Hashable, tuple[str
     return paths
 
 
-def content_title_shown(title: str, sections: Iterable[PathNode]) -> bool:
-    """Whether ``title``, taken from the content, may be the title of the document of ``sections``.
-
-    A document's title is shown to everyone who may read any one of its sections (the list, the
-    detail, every search hit's document title), so it may be the title of a section (a heading)
-    only when every reader of every section may read that section too: each section's effective
-    policy implies (:func:`policy_implies`) that of every section so titled. A title no section
-    bears (a front-matter ``title``, a file's own properties) is the document's own text, which lies
-    in its root section (the front matter is in the root's span): it is borne by the root
-    (:func:`document_text_shown`; found attacking the demo, fourteenth session: a confidential front
-    matter's ``title`` was shown to internal readers of a section widened through the API). With
-    markers only (which narrow) this is: no section so titled is stricter than the root; policies set
-    through the API may widen as well. Titles are compared on their first 500 characters (the stored
-    length of a document title).
-    """
-    key = title[:TITLE_CHARS]
-    nodes = list(sections)
-    bearers = [n for n in nodes if n.title[:TITLE_CHARS] == key] or [n for n in nodes if n.parent is None]
-    return _every_reader_reads(nodes, bearers)
-
-
-def document_text_shown(sections: Iterable[PathNode]) -> bool:
-    """Whether the document's own text -- what no section's heading bears: a front matter's ``title`` and
-    ``tags``, a file's properties -- may be shown wherever the document is listed (to everyone who may read any
-    one of its sections). It lies in the root section (the front matter is in the root's span; a file's
-    properties are the whole file's), so: every reader of any section may read the root -- each section's
-    effective policy implies the root's. Always so with markers only (which narrow); a policy set through the
-    API may widen a section past the root, or narrow the root."""
-    nodes = list(sections)
-    return _every_reader_reads(nodes, [n for n in nodes if n.parent is None])
-
-
-def _every_reader_reads(nodes: list[PathNode], bearers: Iterable[PathNode]) -> bool:
-    """Whether every reader of any of ``nodes`` may read each of ``bearers``."""
-    policies = {(n.level, tuple(sorted(n.group_ids))) for n in nodes}
-    borne = {(n.level, tuple(sorted(n.group_ids))) for n in bearers}
-    return all(policy_implies(*reader, *bearer) for bearer in borne for reader in policies)
-
-
-TITLE_CHARS = 500  # a document title's stored length
 
 
 # ----------------------------------------------------------------------------- a document's access view
@@ -320,8 +280,8 @@ class AccessNode:
 @dataclass(frozen=True)
 class DocumentAccess:
     """A document's access view (:func:`document_access`): for each section its effective policy and
-    the heading path every reader of it may read; which other sections' context lines it may carry;
-    whether a title from the content may be the document's."""
+    the heading path every reader of it may read; which other sections' context lines it may carry. (Which
+    title from the content a member is shown is decided per reader: ``kb.titles.reader_title``.)"""
 
     effective: dict[Hashable, Policy]
     heading_paths: dict[Hashable, tuple[str, ...]]
@@ -336,13 +296,6 @@ class DocumentAccess:
         own, other = self.effective.get(key), self.effective.get(source)
         return own is not None and other is not None and own.implies(other)
 
-    def title_shown(self, title: str) -> bool:
-        """:func:`content_title_shown` under these effective policies."""
-        return content_title_shown(title, self.nodes)
-
-    def own_text_shown(self) -> bool:
-        """:func:`document_text_shown` under these effective policies (a front matter's tags)."""
-        return document_text_shown(self.nodes)
 
 
 def document_access(nodes: Iterable[AccessNode], default: Policy) -> DocumentAccess:
@@ -350,8 +303,7 @@ def document_access(nodes: Iterable[AccessNode], default: Policy) -> DocumentAcc
     order, parents first; each with its own policy: a marker's or an override's) and its default
     policy: each section's effective policy (:func:`effective_policies`), its heading path as every
     reader of it may read (:func:`visible_heading_paths`), the context lines it may carry
-    (:meth:`DocumentAccess.context_allowed`) and whether a content title is shown
-    (:meth:`DocumentAccess.title_shown`).
+    (:meth:`DocumentAccess.context_allowed`).
 
     Ingestion (new and stored sections), re-derivation after a policy change, index builds and the
     upload preview all take their policies, paths, context and title from it.

@@ -56,6 +56,9 @@ def main() -> None:
                 Document.objects.filter(tenant=tenant, title__regex=digits).update(
                     title=old, content_title="Content title", title_section=Subquery(bearer), tags=["kestrel"],
                     content_tags=["kestrel"])
+            # Each bearer its document's one title candidate (a member is shown the first candidate they may read).
+            Section.objects.filter(tenant=tenant, pk__in=Document.objects.filter(tenant=tenant).values(
+                "title_section")).update(title_candidate="Content title")
         from django.db import connections
 
         from accounts.tenancy import owner_alias

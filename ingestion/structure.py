@@ -106,6 +106,10 @@ class ParsedDocument:
     # bears (a front matter's). None: the parser does not say (``kb.services.document_title_follow`` then takes the
     # first section titled so, else the root).
     title_key: str | None = None
+    # Every title a member may be shown, each with the key of the section bearing it, in document order: a front
+    # matter's (or the file's properties') on the root, then each H1 (Title paragraph) on its own section. A member is
+    # shown the first of a section they may read (``kb.titles.reader_title``). Empty: ``title`` at ``title_key`` alone.
+    title_candidates: list[tuple[str, str]] = field(default_factory=list)
     tags: tuple[str, ...] = ()
     tags_line: int | None = None  # the line of the front matter's ``tags:`` (its errors name it)
     # Document default from the file itself (front matter); None: use the upload's.

@@ -96,14 +96,16 @@ class SectionForest:
             cursor.execute(sql, [tenant, list(ids), tenant])
             rows = cursor.fetchall()
         for (sid, doc, parent, order, start, title, level, groups, spans, kind, document_title, record,
-             document_record, content_title, bearer_level, bearer_groups) in rows:
+             document_record, content_title, candidates) in rows:
             if sid in self.nodes and (sid in self._with_bodies or not bodies):
                 continue
-            # The document's title as this reader is shown it (kb.titles.reader_title): the content's where they
-            # may read the section bearing it, else the stored one ("untitled", or one the uploader typed).
-            if content_title and bearer_level is not None and can_read(
-                    self.reader, level=bearer_level, group_ids=tuple(bearer_groups or ())):
-                document_title = content_title
+            # The document's title as this reader is shown it (kb.titles.reader_title): the first title candidate of
+            # a section they may read, else the stored one ("untitled", or one the uploader typed).
+            if isinstance(candidates, str):
+                candidates = json.loads(candidates)
+            if content_title:
+                document_title = next((str(c[0]) for c in candidates or () if can_read(
+                    self.reader, level=int(c[1]), group_ids=tuple(c[2] or ()))), document_title)
             if isinstance(spans, str):  # Django leaves jsonb undecoded on raw cursors
                 spans = json.loads(spans)
             if self.mode is not None:
@@ -182,10 +184,13 @@ WITH RECURSIVE t AS (
 )
 SELECT s.id, s.document_id, s.parent_id, s."order", s.start, s.title, s.access_level, s.access_groups,
        {body}, s.kind, d.title, s.metadata -> '{record}', d.metadata -> '{record}',
-       d.content_title, b.access_level, b.access_groups
+       d.content_title,
+       CASE WHEN d.content_title <> '' THEN (
+           SELECT json_agg(json_build_array(c.title_candidate, c.access_level, c.access_groups) ORDER BY c."order")
+           FROM kb_section c WHERE c.document_id = d.id AND c.tenant_id = d.tenant_id AND c.title_candidate <> '')
+       END
 FROM t JOIN kb_section s ON s.id = t.id
 JOIN kb_document d ON d.id = s.document_id AND d.tenant_id = s.tenant_id
-LEFT JOIN kb_section b ON b.id = d.title_section AND b.document_id = d.id AND b.tenant_id = d.tenant_id
 """
 
 

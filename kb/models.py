@@ -172,6 +172,9 @@ class Section(models.Model):
     order = models.PositiveIntegerField()
     depth = models.PositiveSmallIntegerField(default=0)
     title = models.CharField(max_length=1000, blank=True, default="")
+    # The document's title this section bears ("" none): a front matter's on the root, an H1's on its own section. A
+    # member is shown the first, in document order, of a section they may read (``kb.titles.reader_title``).
+    title_candidate = models.CharField(max_length=500, blank=True, default="")
     heading_path = ArrayField(models.TextField(), default=list, blank=True)
     kind = models.CharField(max_length=32, default="prose")
     start = models.PositiveIntegerField()

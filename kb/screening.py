@@ -85,6 +85,7 @@ from kb.titles import (  # TITLES_KEY, flagging_titles: with the titles' records
     screening_mode,
     source_flagging,
     tags_flagging,
+    title_candidates,
     title_flagged,
     title_held,
     titles_digest,
@@ -627,7 +628,8 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     if not digest:
         return none
     sections = {s.pk: s for s in Section.objects.select_for_update().filter(document_id=document.pk)
-                .only("id", "parent_id", "title", "metadata", "access_level", "access_groups")}
+                .only("id", "parent_id", "order", "title", "title_candidate", "metadata", "access_level",
+                      "access_groups")}
     chain, node, seen = [], sections.get(chunk.section_id), set()
     while node is not None and node.pk not in seen:
         seen.add(node.pk)
@@ -635,19 +637,25 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
         node = sections.get(node.parent_id)
     record = (document.metadata or {}).get(TITLE_SCREENING)
     flagged = lambda title, record: title_flagged(title, record, ScreeningMode.FLAG)  # noqa: E731 -- in its record
-    named = (document.title, (document.metadata or {}).get(CONTENT_TITLE) or "")
+    candidates = title_candidates(document, sections.values())  # each shown to some readers of its section
+    content = (document.metadata or {}).get(CONTENT_TITLE) or ""
+    found = [title for _, title in candidates]
+    content = content[:500] if content[:500] in found else content  # as screening names it (pipeline.screen)
+    named = tuple(dict.fromkeys((document.title, content, *found)))
     # A title from the content flags the chunks every reader of which may read the section bearing it, the content's
     # tags those every reader of which may read the root (pipeline.screen): as screening decided, so here.
     policy = (chunk.access_level, tuple(chunk.access_groups or ()))
-    bearer = sections.get(document.title_section) if document.title_section is not None else None
+    bearers: dict[str, list] = {}
+    for section_id, title in candidates:
+        bearers.setdefault(title, []).append(sections.get(section_id))
     root = next((s for s in sections.values() if s.parent_id is None), None)
 
     def reaches(section) -> bool:
         return section is not None and policy_implies(*policy, section.access_level, section.access_groups or ())
 
-    content = named[1] if document.content_title and named[1] and named[1][:500] == document.content_title else ""
-    titles = [t for t in dict.fromkeys(named) if flagged(t, record) and t not in titles_unshown(document, named)
-              and (t != content or t == document.title or reaches(bearer))]
+    unshown = titles_unshown(document, named, list(bearers))
+    titles = [t for t in named if flagged(t, record) and t not in unshown
+              and (t not in bearers or t == document.title or any(reaches(b) for b in bearers[t]))]
     # A held source flags every chunk as a title does (pipeline.screen), under the text its verdict is kept under.
     source = [name for name, _ in filter(None, [source_flagging(document, named)])]
     # Held tags likewise (kb.titles.tags_flagging), under the name their verdict is kept under.
@@ -663,8 +671,12 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
         entry = {**_entry(title, record), "review": str(review)}
         return {**record, "titles": {**_entries(record), titles_digest([title]): entry}}
 
-    seen_content = bearer is not None and can_read(reader, level=bearer.access_level, group_ids=bearer.access_groups)
-    for name in [t for t in titles if t == document.title or (t == content and seen_content)] + source + tags:
+    def seen(title: str) -> bool:  # a candidate the reviewer may read the section of
+        return any(b is not None and can_read(reader, level=b.access_level, group_ids=b.access_groups)
+                   for b in bearers.get(title, ()))
+
+    seen_content = any(seen(t) for t in titles if t != document.title)
+    for name in [t for t in titles if t == document.title or seen(t)] + source + tags:
         record = decided(name, record)
     if record is not (document.metadata or {}).get(TITLE_SCREENING):
         document.metadata = {**document.metadata, TITLE_SCREENING: record}
@@ -673,7 +685,7 @@ def _titles_decide(member: Membership, document: Document, chunk: Chunk, review:
     for section in readable:
         section.metadata = {**section.metadata, TITLE_SCREENING: decided(section.title, section.metadata[TITLE_SCREENING])}
     Section.objects.bulk_update(readable, ["metadata"])
-    return {"document_title": document.title in titles or (seen_content and content in titles), "source": bool(source),
+    return {"document_title": document.title in titles or seen_content, "source": bool(source),
             "tags": bool(tags),
             "headings": len(readable)}
 

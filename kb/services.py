@@ -259,6 +259,7 @@ def document_access_of(sections: Sequence[Section], document: Document) -> Docum
 
 def document_title_follow(
     document: Document, sections: Sequence[Section], *, content_title: str | None = None, title_key: str | None = None,
+    candidates: Sequence[tuple[str, str]] | None = None,
 ) -> bool:
     """Record on ``document`` (in memory) the title its content gives and the section bearing it; True when its title
     or its record changed. Run where new content is stored (``pipeline.store``; the screening step and the upload
@@ -271,18 +272,26 @@ def document_title_follow(
     each read). A parser that names no bearer: the first section titled so (the title's first 500 characters), else the
     root -- never any other section with the same text. A title the uploader typed is the document's, for every
     reader; a document stored before titles were marked keeps its title unless it is a heading's, then the content's.
+
+    Each section's ``title_candidate`` (in memory) is the title it bears ("" none): a member is shown the first, in
+    document order, of a section they may read (``kb.titles.reader_title``) -- ``candidates`` (the parser's
+    ``ParsedDocument.title_candidates``: a front matter's title on the root, each H1 on its own section) when the first
+    of them is the bearer found here, else the bearer alone. ``content_title`` and ``title_section`` are the first.
     """
     metadata = document.metadata or {}
-    before = (document.title, document.content_title, document.title_section, metadata.get(CONTENT_TITLE))
+    before = (document.title, document.content_title, document.title_section, metadata.get(CONTENT_TITLE),
+              tuple(getattr(s, "title_candidate", "") for s in sections))
+    for section in sections:
+        section.title_candidate = ""
     if metadata.get(TITLE_GIVEN):
         document.content_title, document.title_section = "", None
-        return before[1:3] != ("", None)
+        return before[1:3] != ("", None) or any(before[4])
     if CONTENT_TITLE in metadata or document.title in ("", UNTITLED):
         candidate = metadata.get(CONTENT_TITLE, "") if content_title is None else content_title
     elif document.title == content_title or any(s.title[:500] == document.title for s in sections):
         candidate = document.title
     else:
-        return False
+        return any(before[4])
     ordered = sorted(sections, key=lambda s: s.order)
     bearer = None
     if candidate:
@@ -295,7 +304,17 @@ def document_title_follow(
     document.content_title = candidate[:500] if bearer is not None else ""
     document.title_section = bearer.id if bearer is not None else None
     document.metadata = {**metadata, CONTENT_TITLE: candidate}
-    return before != (document.title, document.content_title, document.title_section, candidate)
+    if bearer is not None:
+        by_key = {s.key: s for s in ordered}
+        listed = [(by_key[key], str(title)[:500]) for key, title in candidates or () if key in by_key and str(title).strip()]
+        listed.sort(key=lambda found: found[0].order)
+        if not listed or listed[0][0] is not bearer or listed[0][1] != document.content_title:
+            listed = [(bearer, document.content_title)]  # the bearer alone (a parser that lists none, a stored title)
+        for section, title in listed:
+            if not section.title_candidate:  # a section bears one title: its first
+                section.title_candidate = title
+    return before != (document.title, document.content_title, document.title_section, candidate,
+                      tuple(s.title_candidate for s in sections))
 
 
 def document_tags_listed(

@@ -177,19 +177,24 @@ def title_flagged(title: str, record, mode: str) -> bool:
 # ----------------------------------------------------------------------------- a title and tags per reader
 
 # The attributes a document row carries for one reader (:func:`reader_view`, or the annotations of
-# :func:`reader_annotations`): whether they may read the section bearing its content title, and its root (in SQL
-# asked only of a row with a content title, content tags: False on a row without, which shows none either way).
+# :func:`reader_annotations`): the content title they are shown ("" none: the first title candidate of a section they
+# may read), and whether they may read its root (in SQL asked only of a row with a content title, content tags: ""
+# and False on a row without, which shows none either way).
 TITLE_READ = "content_title_read"
 ROOT_READ = "content_tags_read"
 
 
 def reader_title(document: Document) -> str:
-    """The title of ``document`` as the reader it was read for is shown it (before screening): the content's
-    (``content_title``) when they may read the section bearing it (the row's :data:`TITLE_READ`, set by
-    :func:`reader_view` or :func:`reader_annotations`), else the stored title -- one the uploader typed, or "untitled".
-    A row read for no reader shows the stored title (fail closed). docs/security.md, "A title taken from a heading"."""
-    if document.content_title and getattr(document, TITLE_READ, False):
-        return document.content_title
+    """The title of ``document`` as the reader it was read for is shown it (before screening): the first title
+    candidate, in document order, of a section they may read (``Section.title_candidate``: a front matter's on the
+    root, each H1 on its own section; the row's :data:`TITLE_READ`, set by :func:`reader_view` or
+    :func:`reader_annotations`), else the stored title -- one the uploader typed, or "untitled". It depends on no
+    section they may not read: a hidden H1 before theirs, or a hidden root bearing a front matter's title, is not told
+    by an "untitled". A row read for no reader shows the stored title (fail closed). docs/security.md, "A title taken
+    from a heading"."""
+    shown = getattr(document, TITLE_READ, "")
+    if document.content_title and isinstance(shown, str) and shown:
+        return shown
     return document.title
 
 
@@ -202,10 +207,21 @@ def reader_tags(document: Document) -> list[str]:
     return tags
 
 
+def _first_candidate(reader, prefix: str = ""):
+    """The readable sections of the outer document that bear a title candidate, first in document order."""
+    from django.db.models import OuterRef
+
+    from accounts.access import readable_q
+
+    pk = f"{prefix}pk" if prefix else "pk"
+    return (Section.objects.filter(readable_q(reader), document_id=OuterRef(pk)).exclude(title_candidate="")
+            .order_by("order"))
+
+
 def reader_annotations(reader, prefix: str = "") -> dict:
     """Query expressions of :data:`TITLE_READ` and :data:`ROOT_READ` for ``reader`` on documents (``prefix``: reaching
-    them through a relation, ``"document__"``): the section bearing the content title, and the root, are ones the
-    reader may read (``accounts.access.readable_q``, the one SQL read rule).
+    them through a relation, ``"document__"``): the first title candidate of a section the reader may read, and
+    whether they may read the root (``accounts.access.readable_q``, the one SQL read rule).
 
     Each is a scalar subquery of one row, asked only of a document with a content title (tags): an ``EXISTS`` here
     was planned as a hashed subplan -- every readable section of the tenant read to answer a page of 25 rows, which
@@ -216,16 +232,13 @@ def reader_annotations(reader, prefix: str = "") -> dict:
     from accounts.access import readable_q
 
     pk = f"{prefix}pk" if prefix else "pk"
-    bearer = Section.objects.filter(readable_q(reader), pk=OuterRef(f"{prefix}title_section"), document_id=OuterRef(pk))
     root = Section.objects.filter(readable_q(reader), document_id=OuterRef(pk), parent_id__isnull=True)
-
-    def read(sections, unless: Q) -> Case:
-        found = Subquery(sections.order_by().values(found=Value(True))[:1], output_field=BooleanField())
-        return Case(When(unless, then=Value(False)), default=Coalesce(found, Value(False)),
-                    output_field=BooleanField())
-
-    return {TITLE_READ: read(bearer, Q(**{f"{prefix}title_section__isnull": True}) | Q(**{f"{prefix}content_title": ""})),
-            ROOT_READ: read(root, Q(**{f"{prefix}content_tags": []}))}
+    found = Subquery(root.order_by().values(found=Value(True))[:1], output_field=BooleanField())
+    title = Subquery(_first_candidate(reader, prefix).values("title_candidate")[:1], output_field=TextField())
+    return {TITLE_READ: Case(When(Q(**{f"{prefix}content_title": ""}), then=Value("")),
+                             default=Coalesce(title, Value("")), output_field=TextField()),
+            ROOT_READ: Case(When(Q(**{f"{prefix}content_tags": []}), then=Value(False)),
+                            default=Coalesce(found, Value(False)), output_field=BooleanField())}
 
 
 def reader_view(documents: Iterable[Document], reader) -> None:
@@ -236,24 +249,31 @@ def reader_view(documents: Iterable[Document], reader) -> None:
     rows = [d for d in documents if d is not None]
     if not rows:
         return
-    readable: dict[object, set] = {d.pk: set() for d in rows}
+    candidates: dict[object, list] = {d.pk: [] for d in rows}
     roots: dict[object, object] = {}
-    for doc, pk, parent in (Section.objects.filter(readable_q(reader), document_id__in=set(readable))
-                            .filter(Q(parent_id__isnull=True) | Q(pk__in=[d.title_section for d in rows if d.title_section]))
-                            .values_list("document_id", "pk", "parent_id")):
-        readable[doc].add(pk)
+    for doc, pk, parent, candidate in (
+            Section.objects.filter(readable_q(reader), document_id__in=set(candidates))
+            .filter(Q(parent_id__isnull=True) | ~Q(title_candidate="")).order_by("document_id", "order")
+            .values_list("document_id", "pk", "parent_id", "title_candidate")):
+        if candidate:
+            candidates[doc].append((pk, candidate))
         if parent is None:
             roots[doc] = pk
     for document in rows:
-        reader_reads(document, readable=readable[document.pk], root=roots.get(document.pk))
+        found = candidates[document.pk]
+        reader_reads(document, candidates=found, readable=[pk for pk, _ in found], root=roots.get(document.pk))
 
 
-def reader_reads(document: Document, *, readable: Iterable[object], root: object | None) -> None:
-    """Set :data:`TITLE_READ` and :data:`ROOT_READ` on ``document`` from the ids of its sections a reader may read
-    (``readable``; ``root``: its root's id, None when they may not read it) -- what :func:`reader_view` and
+def reader_reads(document: Document, *, candidates: Iterable[tuple[object, str]], readable: Iterable[object],
+                 root: object | None) -> None:
+    """Set :data:`TITLE_READ` and :data:`ROOT_READ` on ``document`` from its title candidates (each section's id and
+    ``title_candidate``, in document order; those without one may be left out) and the ids of its sections a reader
+    may read (``readable``; ``root``: its root's id, None when they may not read it) -- what :func:`reader_view` and
     :func:`reader_annotations` decide, on one row. The title and tags a reader is shown (:func:`reader_title`,
     :func:`reader_tags`) depend on nothing else: on no section they may not read."""
-    setattr(document, TITLE_READ, document.title_section is not None and document.title_section in set(readable))
+    readable = set(readable)
+    shown = next((title for pk, title in candidates if title and pk in readable), "")
+    setattr(document, TITLE_READ, shown if document.content_title else "")
     setattr(document, ROOT_READ, root is not None)
 
 
@@ -430,13 +450,24 @@ def tags_flagging(document: Document, tags: Iterable[str] | None = None) -> tupl
     return None
 
 
-def titles_unshown(document: Document, titles: Iterable[str]) -> set[str]:
+def titles_unshown(document: Document, titles: Iterable[str], candidates: Iterable[str] | None = None) -> set[str]:
     """Those of a document's ``titles`` (its title, the content's) that it shows no reader -- all but its title and
-    its content title (shown to readers of the section bearing it: :func:`reader_title`): the content's when the
-    uploader typed another, or when no section bears it. Screened for their own record, they flag no chunk
-    (``pipeline.screen.screen_document``) and a decision on a chunk decides none of them (``kb.screening``)."""
+    its title candidates (``candidates``: its sections' ``title_candidate``, each shown to some readers of its section:
+    :func:`reader_title`; by default its content title alone): the content's when the uploader typed another, or when
+    no section bears it. Screened for their own record, they flag no chunk (``pipeline.screen.screen_document``) and a
+    decision on a chunk decides none of them (``kb.screening``)."""
     content = document.content_title if document.title_section is not None else ""
-    return {t for t in titles if t != document.title and not (content and t[:500] == content)}
+    shown = {c for c in ([content] if candidates is None else candidates) if c} if content else set()
+    return {t for t in titles if t != document.title and t[:500] not in shown}
+
+
+def title_candidates(document: Document, sections: Iterable) -> list[tuple[object, str]]:
+    """The title candidates of ``document`` (rows with ``id``, ``order`` and ``title_candidate``): each bearing
+    section's id and its candidate, in document order; none when the document shows no content title."""
+    if not document.content_title or document.title_section is None:
+        return []
+    return [(s.id, s.title_candidate) for s in sorted(sections, key=lambda s: s.order)
+            if getattr(s, "title_candidate", "")]
 
 
 def tags_give_way(document: Document) -> bool:
@@ -615,9 +646,13 @@ def shown_title_sql(mode: str, prefix: str = "", *, reader=None):
     stored = _Shown(F(f"{prefix}title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))  # kept out: any mode
     if reader is None:
         return stored
-    content = _Shown(F(f"{prefix}content_title"), F(f"{prefix}metadata"), source=False, holds=_holds(mode))
-    read = reader_annotations(reader, prefix)[TITLE_READ]
-    return Case(When(Q(read) & ~Q(**{f"{prefix}content_title": ""}), then=content), default=stored,
+    from django.db.models import OuterRef, Subquery
+    from django.db.models.functions import Coalesce
+
+    # One scalar subquery of one row: the first candidate they may read, as shown under the document's record.
+    content = _Shown(F("title_candidate"), OuterRef(f"{prefix}metadata"), source=False, holds=_holds(mode))
+    first = Subquery(_first_candidate(reader, prefix).values(shown=content)[:1], output_field=TextField())
+    return Case(When(Q(**{f"{prefix}content_title": ""}), then=stored), default=Coalesce(first, stored),
                 output_field=TextField())
 
 

@@ -171,11 +171,12 @@ def document_preview(*, member: Membership, upload: Upload, deadline: float | No
     title = document.title
     if title == UNTITLED:  # as ingestion names it when it stores the sections, as the member would be shown it
         document_title_follow(document, plan.section_rows, content_title=plan.parsed.title or "",
-                              title_key=plan.parsed.title_key)
-        bearer = next((row for row in plan.section_rows if row.id == document.title_section), None)
-        if bearer is not None and can_read(reader_for(member), level=bearer.access_level,
-                                           group_ids=bearer.access_groups or ()):
-            title = document.content_title
+                              title_key=plan.parsed.title_key, candidates=plan.parsed.title_candidates)
+        # The first title candidate of a section the member may read (kb.titles.reader_title).
+        reader = reader_for(member)
+        title = next((row.title_candidate for row in sorted(plan.section_rows, key=lambda r: r.order)
+                      if document.content_title and row.title_candidate
+                      and can_read(reader, level=row.access_level, group_ids=row.access_groups or ())), title)
     return DocumentPreview(
         title=title, content_type=document.content_type,
         size_bytes=document.size_bytes, sha256=document.sha256, access_level=AccessLevel(document.access_level).label,

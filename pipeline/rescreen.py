@@ -38,11 +38,20 @@ from accounts.tenancy import owner_path, tenant_activate
 from kb.models import TITLE_SCREENING, Chunk, ChunkReview, Document, Section
 from kb.screening import flagging_titles
 from kb.services import CONTENT_TITLE
-from kb.titles import document_title_screen, source_flagging, tags_flagging, title_decisions, titles_unshown
+from kb.titles import (
+    document_title_screen,
+    source_flagging,
+    tags_flagging,
+    title_candidates,
+    title_decisions,
+    titles_unshown,
+)
 from pipeline.screen import (
     SCREENED_BY,
     SEAMS_KEY,
     ChunkSeams,
+    candidates_borne,
+    content_titles,
     head_decisions,
     head_records,
     head_records_follow,
@@ -157,12 +166,17 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
             if not chunks:
                 return
         sections = list(Section.objects.select_for_update().filter(tenant_id=tenant_id, document_id=document_id)
-                        .only("id", "parent_id", "title", "heading_path", "metadata", "start", "end", "access_level",
+                        .only("id", "parent_id", "order", "title", "title_candidate", "heading_path", "metadata",
+                              "start", "end", "access_level",
                               "access_groups", "kind", "body_spans"))
         chains = {s.id: tuple(s.heading_path or ()) for s in sections}  # the stored paths: readable by all
         texts = readable_document_texts(document.text, sections)  # what each chunk's readers may read
         policies = {s.id: (s.access_level, tuple(s.access_groups or ())) for s in sections}
-        titles = (document.title, (document.metadata or {}).get(CONTENT_TITLE, ""))
+        # The titles it may be shown under: the stored, the content's, and its sections' title candidates (a member
+        # is shown the first they may read, kb.titles.reader_title), each screened on its own.
+        candidates = title_candidates(document, sections)
+        titles = content_titles(document.title, (document.metadata or {}).get(CONTENT_TITLE, ""),
+                                [title for _, title in candidates])
         # The titles' and headings' own records, made again; a reviewer's decision stays with the same title.
         decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None),
                                    *(((s.metadata or {}).get(TITLE_SCREENING), (s.access_level, s.access_groups))
@@ -176,16 +190,14 @@ def _rescreen_document(tenant_id: int, document_id, version_id, stats: dict) -> 
         root = next((policies[s.id] for s in sections if s.parent_id is None), None)
         root_tags = (tags_flagging(document, [*(document.tags or ()), *document.content_tags])
                      if document.content_tags else None)
-        borne = {}
-        if document.content_title and document.title_section is not None and titles[1]:
-            borne[titles[1]] = reaching(chunk_policies, policies.get(document.title_section))
+        borne = candidates_borne(candidates, chunk_policies, policies)
         if root_tags is not None:
             borne[root_tags[0]] = reaching(chunk_policies, root)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_id, ())) for c in chunks], document_text=document.text,
             chunk_documents=[texts.get(c.section_id, "") for c in chunks],
             titles=titles, headings=[s.title for s in sections], source=source_flagging(document, titles),
-            tags=tags_flagging(document), unshown=titles_unshown(document, titles), root_tags=root_tags, borne=borne,
+            tags=tags_flagging(document), unshown=titles_unshown(document, titles, [title for _, title in candidates]), root_tags=root_tags, borne=borne,
             # The seams between consecutive chunks, under their sections' policies as stored (pipeline.screen), and
             # across the chunks that may be held: flagged, or kept out by a reviewer whatever their verdict now.
             seams=ChunkSeams([(c.start, c.end) for c in chunks], [policies.get(c.section_id) for c in chunks],

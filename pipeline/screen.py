@@ -18,6 +18,7 @@ from kb.titles import (
     source_entries_kept,
     source_flagging,
     tags_flagging,
+    title_candidates,
     title_record,
     titles_digest,
     titles_unshown,
@@ -44,7 +45,9 @@ from pipeline.plan import Plan
 # chunk is cut from what a model reads, and the chunks on either side of it reach it joined.
 # Since "borne" (seventeenth session), a title and tags from the content flag only the chunks every reader of which may
 # read the section bearing them (their readers alone are shown them: ``kb.titles.reader_title``).
-SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams2+borne"
+# Since "candidates" (seventeenth session), every title candidate (a front matter's, each H1) is screened and flags the
+# chunks every reader of which may read the section bearing it: a member is shown the first they may read.
+SCREENED_BY = f"{DETECTOR_VERSION}+titles3+readers2+tags+heads2+seams2+borne+candidates"
 
 
 def screen_plans(plans: list[Plan]) -> None:
@@ -56,10 +59,11 @@ def screen_plans(plans: list[Plan]) -> None:
         ids = {row.key: row.id for row in plan.section_rows}
         policies = {row.key: (row.access_level, tuple(row.access_groups or ())) for row in plan.section_rows}
         texts = readable_document_texts(plan.parsed.text, plan.section_rows)
-        titles = (plan.document.title, plan.parsed.title or "")
         shown = copy(plan.document)  # the titles it will show once stored (pipeline.store), and to whom
         document_title_follow(shown, plan.section_rows, content_title=plan.parsed.title or "",
-                              title_key=plan.parsed.title_key)
+                              title_key=plan.parsed.title_key, candidates=plan.parsed.title_candidates)
+        candidates = title_candidates(shown, plan.section_rows)
+        titles = planned_titles(plan)
         # A title or tags from the content are shown to the readers of the section bearing them (kb.titles.reader_title,
         # reader_tags): they flag the chunks every reader of which may read that section (as a heading flags the chunks
         # below it that every reader of may read it), no other (their readers are not all shown them).
@@ -68,14 +72,13 @@ def screen_plans(plans: list[Plan]) -> None:
         root = next((policies[row.key] for row in plan.section_rows if row.parent_id is None), None)
         typed_tags, content_tags = listed_tags(plan)
         root_tags = tags_flagging(plan.document, [*typed_tags, *content_tags]) if content_tags else None
-        borne = {}
-        if shown.content_title:
-            borne[plan.parsed.title] = reaching(chunk_policies, by_id.get(shown.title_section))
+        borne = candidates_borne(candidates, chunk_policies, by_id)
         if root_tags is not None:
             borne[root_tags[0]] = reaching(chunk_policies, root)
         screened = screen_document(
             [(c.text, c.embed_text, chains.get(c.section_key, ())) for c in plan.chunks],
-            document_text=plan.parsed.text, titles=titles, unshown=titles_unshown(shown, titles),
+            document_text=plan.parsed.text, titles=titles,
+            unshown=titles_unshown(shown, titles, [c for _, c in candidates]),
             chunk_documents=[texts.get(ids.get(c.section_key), "") for c in plan.chunks],
             headings=[s.title for s in plan.parsed.sections],
             source=source_flagging(plan.document, (plan.document.title, plan.parsed.title or "")),
@@ -176,6 +179,35 @@ def listed_tags(plan: Plan) -> tuple[list[str], list[str]]:
     document_tags_give_way(listed, content_tags, reuse=bool(plan.reuse_sections))
     typed, content, _ = document_tags_listed(listed, content_tags=content_tags)
     return typed, content
+
+
+def planned_titles(plan: Plan) -> tuple[str, ...]:
+    """The titles a planned document may be shown under, each screened on its own: the one typed (or "untitled"), the
+    content's, and every title candidate of its sections (``ParsedDocument.title_candidates``: a member is shown the
+    first of a section they may read, ``kb.titles.reader_title``) -- the candidates as stored (500 characters)."""
+    found = [str(title)[:500] for _, title in plan.parsed.title_candidates or () if str(title).strip()]
+    return content_titles(plan.document.title, plan.parsed.title or "", found)
+
+
+def content_titles(title: str, content: str, candidates: Sequence[str]) -> tuple[str, ...]:
+    """A document's titles to screen: ``title`` (the stored one), ``content`` (the content's) and ``candidates`` (its
+    title candidates, as stored: 500 characters), each once -- the content's as stored when it is a candidate (its
+    verdict is kept under those 500 characters; the whole of a longer one would be a title no section bears)."""
+    if content[:500] in candidates:
+        content = content[:500]
+    return tuple(dict.fromkeys((title, content, *candidates)))
+
+
+def candidates_borne(candidates: Sequence[tuple], chunk_policies: Sequence, policies: Mapping) -> dict[str, list[bool]]:
+    """Per title candidate (``kb.titles.title_candidates``: bearing section id, title), per chunk, whether every reader
+    of the chunk may read a section bearing it (``policies``: by section id) -- the chunks it flags (a member is shown
+    a candidate only where they may read its section; fail closed: whether they are shown an earlier one instead does
+    not narrow it). Two sections bearing the same title: either."""
+    borne: dict[str, list[bool]] = {}
+    for section_id, title in candidates:
+        flags = reaching(chunk_policies, policies.get(section_id))
+        borne[title] = [a or b for a, b in zip(borne.get(title, [False] * len(flags)), flags, strict=True)]
+    return borne
 
 
 def reaching(chunk_policies: Sequence, bearer: tuple | None) -> list[bool]:

@@ -29,7 +29,7 @@ from kb.titles import title_decisions
 from pipeline.claim import is_shadow
 from pipeline.embed import EmbeddingCache
 from pipeline.plan import BuildSkipped, Plan, chunk_id, jsonable, overrides_of, policy_snapshot
-from pipeline.screen import head_decisions, head_records_follow, screening_fields, title_records_follow
+from pipeline.screen import head_decisions, head_records_follow, planned_titles, screening_fields, title_records_follow
 
 
 class PolicyChanged(Exception):
@@ -145,8 +145,12 @@ def store_plan(plan: Plan) -> None:
         document.text = plan.parsed.text
         # The content's title and the section bearing it: shown to each reader who may read that section
         # (kb.titles.reader_title).
+        stored = {row.key: row.title_candidate for row in sections.values()}
         document_title_follow(document, list(sections.values()), content_title=plan.parsed.title or "",
-                              title_key=plan.parsed.title_key)
+                              title_key=plan.parsed.title_key, candidates=plan.parsed.title_candidates)
+        # Each section's title candidate (the first a member may read is their title): written where it changed.
+        Section.objects.bulk_update([row for row in sections.values() if row.title_candidate != stored[row.key]],
+                                    ["title_candidate"], batch_size=500)
         # Front matter tags, listed to each reader of the root they are text of beside the upload's; their verdicts, as
         # screening read them (pipeline.screen). New content's front matter tags replace the document's when those are
         # held (kb.titles.tags_give_way): the typed ones go with them, never listed again.
@@ -194,7 +198,7 @@ def _title_records(document: Document, plan: Plan, sections: dict, before: list,
     text (``heads_before``: ``pipeline.screen.head_decisions`` of the stored rows), likewise."""
     parsed = {s.key: s.title for s in plan.parsed.sections}
     decided = title_decisions([((document.metadata or {}).get(TITLE_SCREENING), None), *before])
-    title_records_follow(document, (plan.document.title, plan.parsed.title or ""),
+    title_records_follow(document, planned_titles(plan),
                          ((row, parsed.get(key, row.title)) for key, row in sections.items()), plan.title_screenings,
                          decided=decided)
     # Each section's head's verdict (pipeline.screen.head_records), as screened with the chunks.

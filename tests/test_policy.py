@@ -26,9 +26,7 @@ from accounts.policy import (
     UnknownAccessLevel,
     assignable_levels,
     can_read,
-    content_title_shown,
     document_access,
-    document_text_shown,
     effective_policies,
     parse_level,
     policy_implies,
@@ -121,41 +119,6 @@ def test_readable_heading_path_is_what_one_reader_may_read(clearance, groups):
         "Playbook",)
 
 
-@given(
-    st.lists(st.tuples(st.sampled_from(["", "Plan", "Keys"]), st.integers(0, 3),
-                       st.frozensets(st.integers(1, 3), max_size=2)), min_size=1, max_size=5),
-    st.sampled_from(["Plan", "Keys", "Front matter"]),
-)
-def test_a_content_title_is_shown_only_when_every_reader_may_read_its_sections(rows, title):
-    """The property behind ``content_title_shown``: whoever may read any section of the document
-    (and so sees its title) may read every section bearing that title -- the root, for a title no
-    section bears (a front matter's: text of the root)."""
-    nodes = [PathNode(i, None if i == 0 else 0, t, level, tuple(groups)) for i, (t, level, groups) in enumerate(rows)]
-    readers = [Reader(1, c, frozenset(g)) for c in range(4) for g in ((), (1,), (2,), (3,), (1, 2))]
-    bearers = [n for n in nodes if n.title == title] or nodes[:1]
-    leaks = any(
-        any(can_read(r, level=n.level, group_ids=n.group_ids) for n in nodes)
-        and not can_read(r, level=b.level, group_ids=b.group_ids)
-        for r in readers for b in bearers
-    )
-    assert content_title_shown(title, nodes) is not leaks
-    assert document_text_shown(nodes) is not any(
-        any(can_read(r, level=n.level, group_ids=n.group_ids) for n in nodes)
-        and not can_read(r, level=nodes[0].level, group_ids=nodes[0].group_ids) for r in readers)
-
-
-def test_content_title_shown_cases():
-    root, plan = PathNode("r", None, "", 1, ()), PathNode("p", "r", "Plan", 3, (1,))
-    assert not content_title_shown("Plan", [root, plan])  # a restricted heading of an internal document
-    assert content_title_shown("Front matter", [root, plan])  # no section bears it: the root's, read by every reader
-    wide = PathNode("w", "r", "Office", 1, ())
-    closed = PathNode("r", None, "", 2, ())
-    assert not content_title_shown("Front matter", [closed, wide])  # a section wider than the root: not shown
-    assert not document_text_shown([closed, wide]) and document_text_shown([root, plan])
-    assert content_title_shown("Plan", [PathNode("r", None, "", 3, (1,)), plan])  # every reader reads it
-    assert not content_title_shown("P" * 600, [root, PathNode("p", "r", "P" * 500, 3, ())])  # compared on 500
-
-
 _policies = st.one_of(st.none(), st.builds(Policy, st.integers(0, 3), st.frozensets(st.integers(1, 3), max_size=2)))
 
 
@@ -163,8 +126,7 @@ _policies = st.one_of(st.none(), st.builds(Policy, st.integers(0, 3), st.frozens
        st.builds(Policy, st.integers(0, 3), st.frozensets(st.integers(1, 3), max_size=2)))
 def test_a_documents_access_view_is_its_rules_in_one_place(rows, default):
     """``document_access`` gives each section the effective policy of the inheritance rule, the
-    heading path every reader may read, context only from sections every reader may read, and the
-    title rule -- whatever the tree."""
+    heading path every reader may read, context only from sections every reader may read -- whatever the tree."""
     nodes = [AccessNode(i, (parent % i) if i else None, title, own) for i, (parent, title, own) in enumerate(rows)]
     view = document_access(nodes, default)
     resolved = effective_policies((PolicyNode(n.key, n.parent, n.own) for n in nodes), default)
@@ -172,8 +134,6 @@ def test_a_documents_access_view_is_its_rules_in_one_place(rows, default):
     path_nodes = [PathNode(n.key, n.parent, n.title, int(view.effective[n.key].rank), view.effective[n.key].groups)
                   for n in nodes]
     assert view.heading_paths == visible_heading_paths(path_nodes)
-    for title in ("A", "B", "front matter"):
-        assert view.title_shown(title) is content_title_shown(title, path_nodes)
     for a in view.effective:
         assert view.context_allowed(a, a)
         for b in view.effective:

@@ -60,9 +60,11 @@ def test_a_content_title_is_filtered_and_sorted_as_each_reader_is_shown_it(celer
                              (str(mango.pk), "Mango notes")]
     assert titles(alice, title_shown__icontains="aardvark") == [(str(hidden.pk), "Aardvark merger")]
     assert document_ids_titled(member=alice.membership, text="Aardvark") == [hidden.pk]
-    # Carol does not: to her it is "untitled" -- it sorts as that, and its words find nothing.
-    assert titles(carol) == [(str(kiwi.pk), "Kiwi notes"), (str(mango.pk), "Mango notes"),
-                             (str(hidden.pk), "untitled")]
+    # Carol does not: to her it is the first H1 she may read ("Cafeteria") -- it sorts as that, and the hidden
+    # heading's words find nothing (nor does an "untitled" tell her a hidden H1 comes first).
+    assert titles(carol) == [(str(hidden.pk), "Cafeteria"), (str(kiwi.pk), "Kiwi notes"),
+                             (str(mango.pk), "Mango notes")]
+    assert titles(carol, title_shown__icontains="cafeteria") == [(str(hidden.pk), "Cafeteria")]
     assert titles(carol, title_shown__icontains="aardvark") == []
     assert document_ids_titled(member=carol.membership, text="Aardvark") == []
     # The console's filter and sort, as she uses them.
@@ -70,4 +72,4 @@ def test_a_content_title_is_filtered_and_sorted_as_each_reader_is_shown_it(celer
     page = browser.get("/documents/", {"q": "aardvark"})
     assert page.status_code == 200 and str(hidden.pk) not in page.content.decode()
     page = browser.get("/documents/", {"sort": "title"}).content.decode()
-    assert "Aardvark merger" not in page and page.index(str(mango.pk)) < page.index(str(hidden.pk))
+    assert "Aardvark merger" not in page and page.index(str(hidden.pk)) < page.index(str(kiwi.pk))  # as "Cafeteria"

@@ -340,6 +340,7 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
     except (KeyError, ValueError, AttributeError):
         doc_title = ""
     title_heading = None  # the Title paragraph the title is taken from, when the file's properties name none
+    titles: list = []
     try:
         items = list(_iter_body(document.element.body, document._body))
         for item in items:
@@ -375,6 +376,8 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
                 heading = out.heading(level=level + 1, title=text)
                 if level == 0 and not doc_title:
                     doc_title, title_heading = text, heading
+                if level == 0 and text.strip():
+                    titles.append((heading, text))  # each Title paragraph (ParsedDocument.title_candidates)
                 out.hidden(paragraph_hidden)
                 continue
             out.hidden(paragraph_hidden)
@@ -400,7 +403,10 @@ def parse_docx(data: bytes, *, filename: str | None = None) -> ParsedDocument:
                           "footnote, comment, text box, field code, tracked change or document property)")
     # The section bearing the title: the Title paragraph's own, or the root for the file's properties' title.
     title_key = title_heading.key if title_heading is not None else sections[0].key
+    candidates = [*([(sections[0].key, doc_title)] if doc_title and title_heading is None else []),
+                  *((heading.key, title) for heading, title in titles)]
     return ParsedDocument(text=text, sections=sections, title=doc_title or None, title_key=title_key,
+                          title_candidates=candidates,
                           metadata={"format": "docx", "tables": table_count})
 
 

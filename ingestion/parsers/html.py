@@ -323,13 +323,17 @@ class _Extractor:
         first_h1 = tag.tag == "h1" and self.first_h1 is None and bool(title)
         if first_h1:
             self.first_h1 = title
+        h1 = title if tag.tag == "h1" and title.strip() else ""  # a title candidate (ParsedDocument.title_candidates)
         start, end = self.emit(title) if title else (self.pos, self.pos)
         if tag not in self.folded:  # else its container already is its section
             self.events.append(_Event("heading", {"level": _HEADINGS[tag.tag], "title": title, "start": start,
                                                   "heading_end": end, "line": _line(tag), "policy": policy,
-                                                  "first_h1": first_h1}))
-        elif first_h1:
-            self.scopes[tag]["first_h1"] = True  # its container's section bears the title
+                                                  "first_h1": first_h1, "h1": h1}))
+        else:
+            if first_h1:
+                self.scopes[tag]["first_h1"] = True  # its container's section bears the title
+            if h1:
+                self.scopes[tag]["h1"] = h1
         for value in hidden:  # a hidden heading (or part of one) is the heading section's hidden text
             self.hide(value)
 
@@ -970,6 +974,7 @@ def parse_html_text(markup: str) -> ParsedDocument:
     builder = SectionTreeBuilder(text)
     limit = len(text)
     h1_key: str | None = None  # the first H1's own section: the one bearing the title (ParsedDocument.title_key)
+    h1s: list[tuple[str, str]] = []  # every H1's section and title (ParsedDocument.title_candidates)
     for event in extractor.events:
         args = event.args
         if event.kind == "hidden":
@@ -981,11 +986,13 @@ def parse_html_text(markup: str) -> ParsedDocument:
                                            heading_end=min(args["heading_end"], limit), line=args["line"],
                                            policy=args["policy"])
             h1_key = section.key if args["first_h1"] else h1_key
+            h1s += [(section.key, args["h1"])] if args.get("h1") else []
         elif event.kind == "open_scope":
             start = min(args["start"], limit)
             section = builder.open_scope(kind=args["kind"], start=start, line=args["line"], policy=args["policy"],
                                          strict=False, title=args["title"], level=args["level"])
             h1_key = section.key if args.get("first_h1") else h1_key
+            h1s += [(section.key, args["h1"])] if args.get("h1") else []
         elif event.kind == "close_scope":
             pos = min(args["pos"], limit)
             builder.close_scope(boundary=pos, end=None, line=None)
@@ -1002,7 +1009,8 @@ def parse_html_text(markup: str) -> ParsedDocument:
     sections = builder.finish()
     # The section bearing the title: the root for the <title> (the head's), else the first H1's own.
     return ParsedDocument(text=text, sections=sections, title=title or extractor.first_h1,
-                          title_key=sections[0].key if title else h1_key)
+                          title_key=sections[0].key if title else h1_key,
+                          title_candidates=[*([(sections[0].key, title)] if title else []), *h1s])
 
 
 @register(content_types=["text/html", "application/xhtml+xml"], extensions=[".html", ".htm", ".xhtml"],

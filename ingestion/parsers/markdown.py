@@ -205,6 +205,7 @@ class _MarkdownParser:
         self.title: str | None = None
         self.first_h1: str | None = None
         self.first_h1_key: str | None = None  # its section: the one bearing the title (ParsedDocument.title_key)
+        self.h1s: list[tuple[str, str]] = []  # every H1's section and title (ParsedDocument.title_candidates)
         self.tags: tuple[str, ...] = ()
         self.tags_line: int | None = None
         self.default_policy: Policy | None = None
@@ -362,6 +363,7 @@ class _MarkdownParser:
             sections=sections,
             title=self.title or self.first_h1,
             title_key=sections[0].key if self.title else self.first_h1_key,
+            title_candidates=[*([(sections[0].key, self.title)] if self.title else []), *self.h1s],
             tags=self.tags,
             tags_line=self.tags_line,
             default_policy=self.default_policy,
@@ -385,6 +387,8 @@ class _MarkdownParser:
                                             policy=policy)
         if level == 1 and self.first_h1 is None:
             self.first_h1, self.first_h1_key = title, section.key
+        if level == 1 and title.strip():
+            self.h1s.append((section.key, title))
 
     def leaf(self, token: Token) -> None:
         if token.map is None or token.type == "hr":
