@@ -50,10 +50,12 @@ def _jobs_and_titles(tenant, reader) -> None:
     Document.objects.filter(pk__in=[d.pk for d in documents[::10]]).update(status=Document.Status.FAILED,
                                                                            error="re-derivation failed")
     per_reader = "content_title" in {f.name for f in Document._meta.get_fields()}
+    section_fields = {f.name for f in Section._meta.get_fields()}
     for n, document in enumerate(documents):
         order = 0 if n % 2 == 0 else 1  # section 0 is internal (readable), 1 restricted (above the reader)
         title = f"Handbook {n}"
-        Section.objects.filter(document=document, order=order).update(title=title)
+        candidate = dict(title_candidate=title) if "title_candidate" in section_fields else {}
+        Section.objects.filter(document=document, order=order).update(title=title, **candidate)
         if per_reader:
             section = Section.objects.get(document=document, order=order)
             Document.objects.filter(pk=document.pk).update(content_title=title, title_section=section.pk)
