@@ -40,7 +40,7 @@ from console.membership import SESSION_KEY
 from ingestion.chunking.config import ChunkingConfig
 from kb import index_versions
 from kb.models import Chunk, IndexVersion, IngestionJob
-from sources.models import Source
+from sources.models import Source, SourceDetached
 from tests import factories
 from tests.api_helpers import ACTORS, flag_head, snapshot, table_digests
 from tests.conftest import SOURCE_ROOT
@@ -56,7 +56,7 @@ MEMBERS = ACTORS[1:]  # everyone who can sign in
 
 def console_snapshot() -> dict:
     """``tests.api_helpers.snapshot`` and what only the console can change too: index versions
-    (created, activated) and users' passwords."""
+    (created, activated), users' passwords, invitations, SCIM tokens, SSO, sources' detached paths."""
     return {
         **snapshot(),
         **table_digests({
@@ -65,6 +65,7 @@ def console_snapshot() -> dict:
             "invitations": Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at"),
             "scim_tokens": ScimToken.objects.values_list("id", "tenant_id", "revoked_at"),
             "sso": SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at"),
+            "detached_paths": SourceDetached.objects.values_list("id", "tenant_id", "source_id", "path"),
         }),
     }
 
@@ -149,7 +150,9 @@ def cworld(world, settings) -> ConsoleWorld:
         # A flagged chunk of the other tenant, in its review queue.
         "chunk": [_flag(Chunk.objects.get(section_id=world.other_doc.section_ids["intro"]))],
     }
-    Source.objects.create(tenant=world.tenant, name="wiki", kind="folder", path=str(SOURCE_ROOT / world.tenant.slug))
+    wiki = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder",
+                                 path=str(SOURCE_ROOT / world.tenant.slug))
+    SourceDetached.objects.create(tenant=world.tenant, source=wiki, path="gone.md", access_level=0)
     _flag(Chunk.objects.get(section_id=world.doc.section_ids["intro"]))
     return ConsoleWorld(world, job, batch, active, shadow, foreign)
 
@@ -269,9 +272,11 @@ class Case:
     query: Callable[[ConsoleWorld], str] = lambda w: ""
     data: Callable[[Ctx], dict] | None = None
     post: tuple[str, ...] | None = None
+    more: Callable[[ConsoleWorld], dict] | None = None  # the route's other path ids, always the tenant's own
 
     def url(self, w: ConsoleWorld, target=None) -> str:
         kwargs = {PARAM[self.kind]: target if target is not None else self.target(w)} if self.kind else {}
+        kwargs.update(self.more(w) if self.more else {})
         return reverse(f"console:{self.route}", kwargs=kwargs) + self.query(w)
 
 
@@ -483,6 +488,10 @@ _ROWS: list[tuple[str, Case]] = [
     ("source-progress", Case("source-progress", ADMIN_OF_IT, "source", lambda w: Source.objects.get(tenant=w.tenant).pk)),
     ("source-sync", Case("source-sync", ADMIN_POST_ONLY, "source", lambda w: Source.objects.get(tenant=w.tenant).pk,
                          data=lambda ctx: {}, post=E("302", "404", "403", "403", "403", "302*"))),
+    # Re-attaching a detached path (its id the tenant's own; the source's id is the one tried made-up and foreign).
+    ("source-reattach", Case("source-reattach", ADMIN_POST_ONLY, "source", lambda w: Source.objects.get(tenant=w.tenant).pk,
+                             data=lambda ctx: {}, post=E("302", "404", "403", "403", "403", "302*"),
+                             more=lambda w: {"detached_id": SourceDetached.objects.get(tenant=w.tenant).pk})),
     # Without force, activating a version that lacks documents is refused (409) and changes nothing.
     ("index-version-activate (refused)", Case("index-version-activate", ADMIN_OF_IT, "version",
                                               lambda w: w.shadow.short_id, data=lambda ctx: {},

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from accounts.policy import AccessLevel
+from accounts.policy import AccessLevel, Reader
 from accounts.services import group_create, tenant_create
 from kb.models import Chunk, Document, EmbeddingCacheEntry, IngestionJob, Section
 from kb.services import Upload, document_create, document_replace, document_set_access, section_set_access
+from kb.titles import reader_title, reader_view
 from tests.ingestion_helpers import POLICY_DOC, wait_for_jobs
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -34,7 +35,8 @@ def test_upload_runs_to_succeeded_with_embeddings_and_access_columns(celery_work
     assert job.status == "succeeded", job.error
     assert job.stage == "done" and job.total > 0 and job.done == job.total
     assert document.status == "ready"
-    assert "security" in document.tags  # front matter tags join the upload's
+    # A front matter's tags are the content's, kept apart from the upload's (listed to readers of the root).
+    assert "security" in document.content_tags and "security" not in document.tags
     chunks = list(Chunk.objects.filter(document=document).select_related("section"))
     assert chunks
     security = tenant.groups.get(slug="security-team")
@@ -138,6 +140,9 @@ def test_document_title_never_comes_from_a_stricter_heading(celery_worker, tenan
     secret = "# Project Nightjar <!-- access: restricted -->\nThe acquisition target.\n"
     document, job = _ingest(tenant, secret, title="")
     assert job.status == "succeeded", job.error
-    assert "Nightjar" not in document.title
+    internal = Reader(tenant_id=tenant.pk, clearance=AccessLevel.INTERNAL, group_ids=frozenset())
+    reader_view([document], internal)
+    assert "Nightjar" not in document.title and "Nightjar" not in reader_title(document)
     plain, job = _ingest(tenant, "# Onboarding guide\nWelcome aboard.\n", title="")
-    assert plain.title == "Onboarding guide"
+    reader_view([plain], internal)
+    assert reader_title(plain) == "Onboarding guide"
