@@ -51,6 +51,7 @@ browser:
 # tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
+	$(VENV)/bin/ruff check .
 	@mkdir -p .data/test && : > .data/test/db-tier.log
 	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 BULKHEAD_PG_NON_DURABLE=1 bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \

@@ -104,13 +104,15 @@ def main() -> None:
                 return response
 
             cases = {
-                "API documents list, first page": lambda: get(api, "/api/v1/documents/"),
-                "API documents list, ?status=failed": lambda: get(api, "/api/v1/documents/?status=failed"),
-                "console documents page": lambda: get(console, "/documents/"),
-                "console documents page, ?q=Handbook&sort=title":
-                    lambda: get(console, "/documents/?q=Handbook&sort=title"),
+                "API documents list, first page": (api, "/api/v1/documents/"),
+                "API documents list, ?status=failed": (api, "/api/v1/documents/?status=failed"),
+                "console documents page": (console, "/documents/"),
+                "console documents page, ?q=Handbook&sort=title": (console, "/documents/?q=Handbook&sort=title"),
             }
-            for name, run in cases.items():
+            for name, (client, url) in cases.items():
+                def run(client=client, url=url):
+                    return get(client, url)
+
                 run()  # warm
                 p50, p95 = p50_p95(run, args.repeat)
                 print(f"  {who}, {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")

@@ -18,7 +18,7 @@ from kb.models import Document, IngestionJob
 from kb.services import section_set_access
 from pipeline.services import jobs_run
 from tests.api_helpers import console_client, token_client
-from tests.test_attack_job_times import _section, world  # noqa: F401 -- the same document and members
+from tests.test_attack_job_times import _section, world  # noqa: F401 -- world is a fixture (the same document and members)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def _as_seen(member, document) -> dict:
     }
 
 
-def test_a_failed_rederivation_is_not_shown_to_a_reader_of_part_of_the_document(world):
+def test_a_failed_rederivation_is_not_shown_to_a_reader_of_part_of_the_document(world):  # noqa: F811 -- the imported fixture
     tenant, reader, whole, full, document, mine = world
     before = _as_seen(reader, document)
     assert before["api document"] == ("ready", "")
