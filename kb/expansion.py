@@ -263,6 +263,24 @@ def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> No
             wanted[i][1].gone = False
 
 
+def span_less(span: tuple[int, int], holes: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``span`` outside ``holes``, in order: how a held chunk is cut out of what is read
+    (:func:`cut_pieces`; ``pipeline.screen`` screens the seams as cut so)."""
+    parts = [span]
+    for hole_start, hole_end in holes:
+        kept = []
+        for start, end in parts:
+            if hole_end <= start or hole_start >= end:
+                kept.append((start, end))
+                continue
+            if start < hole_start:
+                kept.append((start, hole_start))
+            if hole_end < end:
+                kept.append((hole_end, end))
+        parts = kept
+    return parts
+
+
 def cut_pieces(pieces: Sequence[Piece], holes: Sequence[tuple[int, int]]) -> list[Piece]:
     """``pieces`` without the parts inside ``holes`` (document offsets): the spans of chunks that
     screening keeps out (``kb.screening.Screened``). A span piece is split around a hole (its text too, when it
@@ -276,18 +294,7 @@ def cut_pieces(pieces: Sequence[Piece], holes: Sequence[tuple[int, int]]) -> lis
             if not any(start <= piece.position < end for start, end in holes):
                 out.append(piece)
             continue
-        segments = [(piece.start, piece.end)]
-        for hole_start, hole_end in holes:
-            kept = []
-            for start, end in segments:
-                if hole_end <= start or hole_start >= end:
-                    kept.append((start, end))
-                    continue
-                if start < hole_start:
-                    kept.append((start, hole_start))
-                if hole_end < end:
-                    kept.append((hole_end, end))
-            segments = kept
+        segments = span_less((piece.start, piece.end), holes)
         if segments == [(piece.start, piece.end)]:
             out.append(piece)
             continue

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from accounts.policy import policy_implies
 from ingestion.screening import DETECTOR_VERSION, Seam, screen_chunks, screen_seams, seam_window
+from kb.expansion import span_less
 from kb.models import HEAD_SCREENING, TITLE_SCREENING, ChunkReview, Document, Section
 from kb.screening import TITLES_KEY, head_screened, section_heads
 from kb.services import document_tags_give_way, document_tags_listed, document_title_follow, text_digest
@@ -435,23 +436,6 @@ UNSCREENED_SEAM = "unscreened"
 MAX_SEAM_ROUNDS = 32
 
 
-def _less(span: tuple[int, int], holes: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The parts of ``span`` outside ``holes``, in order (as ``kb.expansion.cut_pieces`` cuts a held chunk out)."""
-    parts = [span]
-    for hole_start, hole_end in holes:
-        kept = []
-        for start, end in parts:
-            if hole_end <= start or hole_start >= end:
-                kept.append((start, end))
-                continue
-            if start < hole_start:
-                kept.append((start, hole_start))
-            if hole_end < end:
-                kept.append((hole_end, end))
-        parts = kept
-    return parts
-
-
 class SeamWalks:
     """The seams between a document's chunks that a model may read joined (:class:`ChunkSeams`), found by walks that
     go on as more chunks are flagged (:meth:`advance`), in the chunks' reading order (start, then the longer first:
@@ -551,8 +535,8 @@ class SeamWalks:
         a, b = self.position[first], self.position[second]
         between = [p for p in range(a + 1, b) if self._held[p]]
         spans = self.seams.spans
-        tail = _less(tuple(spans[first]), (spans[self.order[p]] for p in between if self._joins(a, p)))
-        head = _less(tuple(spans[second]), (spans[self.order[p]] for p in between if self._joins(b, p)))
+        tail = span_less(tuple(spans[first]), (spans[self.order[p]] for p in between if self._joins(a, p)))
+        head = span_less(tuple(spans[second]), (spans[self.order[p]] for p in between if self._joins(b, p)))
         if not tail or not head:
             return None
         return seam_window(text, tail[-1], head[0])
