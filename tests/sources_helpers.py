@@ -93,6 +93,21 @@ def wait_for_sync(sync_id, timeout: float = JOB_WAIT) -> SourceSync:
         time.sleep(0.2)
 
 
+def sync_now(actor, source) -> SourceSync:
+    """Start a sync of ``source`` as ``actor`` and wait for it and the ingestion it started (:func:`wait_for_sync`)."""
+    from sources.services import sync_start
+
+    sync, _ = sync_start(actor=actor, source=source)
+    return wait_for_sync(sync.pk)
+
+
+def keyword_found(client, word: str) -> bool:
+    """Whether ``word`` is anywhere in a keyword search's answer for ``client`` (an API client of a member)."""
+    answer = client.post("/api/v1/search/", {"query": word, "mode": "keyword", "top_k": 20}, format="json")
+    assert answer.status_code == 200, answer.content
+    return word in answer.content.decode()
+
+
 def synced_git_mirror(slug: str, files: dict[str, str]):
     """A tenant ``slug`` with an internal and a restricted admin, a local Git repository of ``files`` (``board/**``
     confidential, the rest internal) as a source synced once through its mirror (fetched anew): (tenant, internal

@@ -15,20 +15,9 @@ from accounts.services import membership_create, tenant_create
 from kb.models import Document
 from kb.services import document_set_access
 from sources.models import SourceItem
-from sources.services import source_create, source_update, sync_start
+from sources.services import source_create, source_update
 from tests.api_helpers import console_client, token_client
-from tests.sources_helpers import new_folder, wait_for_sync, write
-
-
-def _sync(top, source):
-    sync, _ = sync_start(actor=top, source=source)
-    return wait_for_sync(sync.pk)
-
-
-def _found(client, word: str) -> bool:
-    answer = client.post("/api/v1/search/", {"query": word, "mode": "keyword", "top_k": 20}, format="json")
-    assert answer.status_code == 200, answer.content
-    return word in answer.content.decode()
+from tests.sources_helpers import keyword_found, new_folder, sync_now, write
 
 
 @pytest.mark.django_db(transaction=True)
@@ -43,17 +32,17 @@ def test_a_detached_document_is_not_brought_back_by_the_next_sync_until_reattach
                  "open.md": "# Open\n\nThe lighthouse keeper waves.\n"})
     source = source_create(actor=top, tenant=tenant, kind="folder", name="plans", path=str(root),
                            access_level="internal")
-    sync = _sync(top, source)
+    sync = sync_now(top, source)
     assert (sync.status, sync.added) == ("succeeded", 2), (sync.error, sync.errors)
     reader, admin = token_client(viewer), token_client(top)
-    assert _found(reader, "walrus")
+    assert keyword_found(reader, "walrus")
 
     plans = Document.objects.get(tenant=tenant, source="plans.md")
     # The admin detaches the document (to stop it following the source) and narrows it.
     answer = admin.post(f"/api/v1/sources/{source.pk}/documents/{plans.pk}/detach/")
     assert answer.status_code == 204, answer.content
     document_set_access(actor=top, document=plans, access_level="restricted", groups=[])
-    assert not _found(reader, "walrus")
+    assert not keyword_found(reader, "walrus")
 
     # The next syncs -- the file edited, the source's access map changed -- leave the path alone: no new document, the
     # text not readable at the source's policy, the report says it was skipped as detached.
@@ -61,11 +50,11 @@ def test_a_detached_document_is_not_brought_back_by_the_next_sync_until_reattach
     for changes in ({}, {"access_map": [{"path": "plans.md", "access_level": "public", "groups": []}]}):
         if changes:
             source_update(actor=top, source=source, **changes)
-        sync = _sync(top, source)
+        sync = sync_now(top, source)
         assert (sync.status, sync.added, sync.skipped) == ("succeeded", 0, 1), (sync.error, sync.errors, sync.skips)
         assert Document.objects.filter(tenant=tenant).count() == 2
         assert not Document.objects.filter(tenant=tenant, metadata__source_id=source.pk, source="plans.md").exists()
-        assert not _found(reader, "walrus") and not _found(reader, "narwhal")
+        assert not keyword_found(reader, "walrus") and not keyword_found(reader, "narwhal")
         shown = admin.get(f"/api/v1/sources/{source.pk}/syncs/{sync.pk}/").json()
         assert [(s["path"], s["reason"].split(" ")[0]) for s in shown["skips"]] == [("plans.md", "detached")], shown
         preview = admin.get(f"/api/v1/sources/{source.pk}/preview/").json()
@@ -92,12 +81,12 @@ def test_a_detached_document_is_not_brought_back_by_the_next_sync_until_reattach
     answer = admin.post(f"/api/v1/sources/{source.pk}/detached/{detached_id}/reattach/")
     assert answer.status_code == 200, answer.content
     assert answer.json()["document_id"] == str(plans.pk)
-    sync = _sync(top, source)
+    sync = sync_now(top, source)
     assert (sync.status, sync.changed, sync.added, sync.skipped) == ("succeeded", 1, 0, 0), (sync.errors, sync.skips)
     plans.refresh_from_db()
     assert plans.metadata["source_id"] == source.pk and plans.access_level == AccessLevel.RESTRICTED
     assert Document.objects.filter(tenant=tenant).count() == 2
-    assert not _found(reader, "narwhal")
+    assert not keyword_found(reader, "narwhal")
     assert SourceItem.objects.get(source=source, path="plans.md").document_id == plans.pk
 
 
@@ -110,24 +99,24 @@ def test_a_detached_document_deleted_later_does_not_bring_its_path_back(celery_w
     root = new_folder(tenant, "detach17g-")
     write(root, {"memo.md": "# Memo\n\nThe pelican audit is due.\n"})
     source = source_create(actor=top, tenant=tenant, kind="folder", name="memos", path=str(root))
-    assert _sync(top, source).added == 1
+    assert sync_now(top, source).added == 1
     memo = Document.objects.get(tenant=tenant, source="memo.md")
     admin, reader = token_client(top), token_client(viewer)
     assert admin.post(f"/api/v1/sources/{source.pk}/documents/{memo.pk}/detach/").status_code == 204
     assert admin.delete(f"/api/v1/documents/{memo.pk}/").status_code == 204
 
-    sync = _sync(top, source)
+    sync = sync_now(top, source)
     assert (sync.status, sync.added, sync.skipped) == ("succeeded", 0, 1), (sync.errors, sync.skips)
-    assert not Document.objects.filter(tenant=tenant).exists() and not _found(reader, "pelican")
+    assert not Document.objects.filter(tenant=tenant).exists() and not keyword_found(reader, "pelican")
     listed = admin.get(f"/api/v1/sources/{source.pk}/detached/").json()["results"]
     assert [(d["path"], d["document_id"]) for d in listed] == [("memo.md", None)]
 
     # Re-attached with no document left: the next sync adds the path anew at the source's policy.
     answer = admin.post(f"/api/v1/sources/{source.pk}/detached/{listed[0]['id']}/reattach/")
     assert answer.status_code == 200 and answer.json()["document_id"] is None, answer.content
-    sync = _sync(top, source)
+    sync = sync_now(top, source)
     assert (sync.status, sync.added, sync.skipped) == ("succeeded", 1, 0), (sync.errors, sync.skips)
-    assert _found(reader, "pelican")
+    assert keyword_found(reader, "pelican")
     # A second re-attach of the same tombstone: it is gone (404).
     assert admin.post(f"/api/v1/sources/{source.pk}/detached/{listed[0]['id']}/reattach/").status_code == 404
 
