@@ -96,6 +96,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   library's API and attribute list, a logging utility's README with two Markdown tables of words, a
   deprecation library's API with diagrams drawn in a code block, a query-string library's long guide of
   options and code examples; each from its first character, cut at a paragraph boundary as above.
+* sixteenth round: the fifteenth round's rule continued after qs (``NPM``): only router and send of the
+  seven dependencies left qualify: a router's API (TypeScript declarations, option bullets, a section per
+  method, a list of tracing-context fields, cut at a paragraph boundary) and a file-streaming library's
+  option reference (one short section per option, an event list, examples), whole. Two annual reports
+  written by hand (``written/``): a hospital and hotel laundry group's (nine one-line paragraphs, six
+  bare-row tables, one blank line between blocks) and a ropeway and ski-lift maker's (nine one-line
+  paragraphs, six bare-row tables, numbered headings, no blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -272,12 +279,16 @@ NPM = {
     "npm-debug": ("npm/debug/README.md", "README.md", 20000),
     "npm-depd": ("npm/depd/README.md", "README.md", 20000),
     "npm-qs": ("npm/qs/README.md", "README.md", 20000),
+    # Sixteenth round: the same rule continued after qs; of the seven dependencies left (range-parser, router,
+    # send, serve-static, statuses, type-is, vary) only these two have a README of at least 8,192 bytes.
+    "npm-router": ("npm/router/README.md", "README.md", 20000),
+    "npm-send": ("npm/send/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
-# brewery, carehomes, coachbuilder: fifteenth.
+# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -299,6 +310,8 @@ WRITTEN = [
     "report-brewery",  # fifteenth round
     "report-carehomes",
     "report-coachbuilder",
+    "report-laundry",  # sixteenth round
+    "report-ropeways",
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
