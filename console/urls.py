@@ -50,6 +50,7 @@ urlpatterns = [
     path("documents/<uuid:document_id>/replace/", document.document_replace_view, name="document-replace"),
     path("documents/<uuid:document_id>/delete/", document.document_delete_view, name="document-delete"),
     path("documents/<uuid:document_id>/as/", access.document_as_member_view, name="document-as-member"),
+    path("documents/<uuid:document_id>/detach/", source_pages.document_detach, name="document-detach"),
     path("sections/<uuid:section_id>/access/", document.section_access, name="section-access"),
     path("sections/<uuid:section_id>/readers/", access.section_readers_view, name="section-readers"),
     path("jobs/", jobs.job_index, name="jobs"),

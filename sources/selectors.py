@@ -21,6 +21,7 @@ from accounts.policy import AccessLevel, Reader
 from accounts.selectors import reader_for
 from kb.models import Document, IngestionJob
 from kb.selectors import document_visible_q, reads_every_section
+from kb.services import SOURCE_ID
 from kb.web_slots import tenant_slot
 from sources import access
 from sources.crypto import CredentialsError, credentials_decrypt
@@ -30,11 +31,13 @@ from sources.services import (
     DETACHED,
     JOB_STATS_KEY,
     UNEXPECTED_LISTING,
+    DefaultWider,
     DocumentBudget,
     detached_paths,
     listing_error_access,
     listing_error_row,
     listing_os_error,
+    policy_kept,
     rename_plan,
     unreadable_reason,
 )
@@ -65,6 +68,15 @@ def source_get(*, member: Membership, source_id) -> Source:
         return Source.objects.get(tenant_id=member.tenant_id, pk=pk)
     except (ValueError, TypeError, Source.DoesNotExist):
         raise NotFound("source not found") from None
+
+
+def document_source(*, member: Membership, document: Document) -> Source | None:
+    """The source of the member's tenant that ``document`` belongs to (its ``metadata.source_id``), or None: a document
+    no source owns (uploaded, or detached)."""
+    source_id = (document.metadata or {}).get(SOURCE_ID)
+    if document.tenant_id != member.tenant_id or not isinstance(source_id, int) or isinstance(source_id, bool):
+        return None
+    return Source.objects.filter(tenant_id=member.tenant_id, pk=source_id).first()
 
 
 def sync_list(*, source: Source):
@@ -180,12 +192,14 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
     # The sync's own rename decision over what this source stored (``stored``: this source's items only).
     detached = detached or {}
     renames = rename_plan(listing, [e for e in entries if e.path not in detached], stored)
+    defaults = _document_defaults(source, stored)
     items = []
     for n, entry in enumerate(entries):
         if out_of_time(deadline):  # reading each changed item's content takes time too
             raise OutOfTime(f"after listing {len(listing.entries)} items and comparing {n} of them")
         shown = len(items) < PREVIEW_MAX_ITEMS
-        row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": ""}
+        row = {"path": entry.path, "action": "", "access_level": None, "groups": [], "reason": "", "renamed_from": "",
+               "default_kept": False, "source_access_level": None, "source_groups": []}
         item = stored.get(entry.path)
         if entry.path in detached:  # as the sync: skipped, shown as the policy and the detached document say
             try:
@@ -213,6 +227,7 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                 items.append(row)
             continue
         row.update(access_level=AccessLevel(level).name.lower(), groups=sorted(slugs.get(g, "?") for g in groups))
+        row.update(source_access_level=row["access_level"], source_groups=row["groups"])
         try:
             if item is None or not item.document_id:
                 # As the sync: a new path may take over a vanished one's document (read only if one is left).
@@ -221,15 +236,24 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                     row.update(action="rename", renamed_from=renamed.path,
                                reason="moved with edits: ingested again" if edited else "",
                                access=access.item_access((level, groups), document_id=renamed.document_id))
+                    # As the sync: the document is stored again (its default decided) only when edited or its
+                    # policy changed; else it moves as it is.
+                    policy_after(row, own=defaults.get(renamed.document_id), policy=(level, groups),
+                                 given=(renamed.access_level, renamed.access_groups), slugs=slugs,
+                                 stored_again=edited or _given(renamed) != (level, groups))
                 else:
                     row["action"] = "add"
             elif not shown:
                 continue  # past the shown rows only renames are worked out (so that no delete is listed wrongly)
-            elif item.version == entry.version and (item.access_level, tuple(sorted(item.access_groups))) == (level, groups):
-                row["action"] = "unchanged"
             else:
-                row["action"] = "unchanged" if content_hash(entry.read()) == item.content_hash and (
-                    item.access_level, tuple(sorted(item.access_groups))) == (level, groups) else "change"
+                if item.version == entry.version and entry.version and _given(item) == (level, groups):
+                    row["action"] = "unchanged"
+                else:
+                    row["action"] = "unchanged" if content_hash(entry.read()) == item.content_hash and _given(
+                        item) == (level, groups) else "change"
+                policy_after(row, own=defaults.get(item.document_id), policy=(level, groups),
+                             given=(item.access_level, item.access_groups), slugs=slugs,
+                             stored_again=row["action"] == "change")
         except Skip as exc:
             row.update(action="skip", reason=str(exc))
         except OSError as exc:
@@ -246,7 +270,8 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
             items.append(row)
     for path, item in sorted(renames.vanished.items()):
         items.append({"path": path, "action": "delete" if listing.complete else "keep (listing incomplete)",
-                      "access_level": None, "groups": [], "reason": "", "renamed_from": "",
+                      "access_level": None, "groups": [], "reason": "", "renamed_from": "", "default_kept": False,
+                      "source_access_level": None, "source_groups": [],
                       "access": access.item_access((item.access_level, item.access_groups),
                                                    document_id=item.document_id)})
     errors, budget = [], DocumentBudget()
@@ -255,6 +280,50 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                                         access_file=access_file, budget=budget))
     return {"error": access_file.error, "error_without_words": access_file_words(access_file), "items": items,
             "listed": len(entries), "errors": errors, "revision": listing.revision}
+
+
+def _key(level: int, groups) -> tuple[int, tuple]:
+    return int(level), tuple(sorted(groups or ()))
+
+
+def _given(item: SourceItem) -> tuple[int, tuple]:
+    """The policy the source gave ``item``'s path when it last stored it, compared as the sync compares it."""
+    return item.access_level, tuple(sorted(item.access_groups))
+
+
+def _document_defaults(source: Source, stored: dict) -> dict:
+    """The default policy of each document this source stored (id -> (level, sorted groups)): one query. The sync keeps
+    an admin's default for them (``sources.services.default_kept``), so the preview shows what the sync does."""
+    ids = {i.document_id for i in stored.values() if i.document_id}
+    if not ids:
+        return {}
+    return {pk: _key(level, groups) for pk, level, groups in Document.objects.filter(
+        tenant_id=source.tenant_id, pk__in=ids).values_list("pk", "access_level", "access_groups")}
+
+
+def policy_after(row: dict, *, own, policy, given, slugs: dict, stored_again: bool) -> None:
+    """A preview's ``row`` of a path stored as a document whose default policy is ``own`` (None: no such document --
+    the sync stores a new one at the source's ``policy``, as the row says already), as the sync leaves it.
+
+    Not ``stored_again`` (unchanged, a move as it is): the sync writes nothing of the document, so its default stays as
+    it is. Stored again (a change, a move with edits or a new policy): the sync's own decision
+    (``sources.services.policy_kept``, given the policy the source gave it last, ``given``) -- the source's policy, or
+    an admin's default kept, or the item fails (:class:`sources.services.DefaultWider`: ``fail`` with the sync's
+    reason; the document keeps its default and its content). ``access_level``/``groups`` are then the document's default
+    after the sync, ``default_kept`` whether that is not the source's (``source_access_level``/``source_groups``).
+    Who sees the row is unchanged: who may read the source's policy and see the document -- who sees its default on its
+    page too."""
+    if own is None:
+        return
+    after = own
+    if stored_again:
+        try:
+            after = policy_kept(own, given=given, policy=policy)
+        except DefaultWider as exc:
+            row.update(action="fail", reason=exc.message)
+    if _key(*after) != _key(*policy):
+        row.update(access_level=AccessLevel(after[0]).name.lower(), groups=sorted(slugs.get(g, "?") for g in after[1]),
+                   default_kept=True)
 
 
 def access_file_words(access_file: access.AccessFile) -> str:

@@ -181,7 +181,13 @@ class SyncStartedOutputSerializer(serializers.Serializer):
 
 class PreviewOutputSerializer(serializers.Serializer):
     error = serializers.CharField()
-    items = serializers.JSONField()  # the items the caller may see (sources.selectors.preview_shown)
+    # The items the caller may see (sources.selectors.preview_shown).
+    items = serializers.JSONField(help_text=(
+        "The items the caller may see, each {path, action, access_level, groups, reason, renamed_from, default_kept, "
+        "source_access_level, source_groups}. access_level/groups: the document's default policy after the sync -- "
+        "the source's policy for the path (source_access_level/source_groups), or, default_kept true, a default an "
+        "admin set on the document that the sync keeps; an item whose admin default is wider than the source now "
+        "gives the path is a fail (the sync's default_wider reason)."))
     counts = serializers.JSONField()  # of those items, by action
     hidden = serializers.IntegerField()  # items left out: the caller may not read them
     errors = serializers.JSONField()  # the listing's errors the caller may see

@@ -479,7 +479,17 @@ def default_kept(document: Document, *, given: tuple[int, Sequence[int]] | None,
     policy is no narrower than the one it gave before (the admin widened that very policy). Else -- the source now
     narrows the path past what the admin opened -- the item fails (:class:`DefaultWider`), nothing of it changed,
     and the old content keeps serving under the admin's default."""
-    own = (document.access_level, tuple(sorted(document.access_groups or ())))
+    return policy_kept((document.access_level, tuple(sorted(document.access_groups or ()))), given=given,
+                       policy=policy)
+
+
+def policy_kept(own: tuple[int, Sequence[int]], *, given: tuple[int, Sequence[int]] | None,
+                policy) -> tuple[int, tuple]:
+    """:func:`default_kept`'s decision, given the document's default policy ``own``: the policy a sync gives a document
+    it stores new content (or a new policy) for -- ``policy``, the source's, or ``own`` kept -- else
+    :class:`DefaultWider`. The preview asks it too (``sources.selectors._preview_of``), so that what it shows is what
+    the sync does."""
+    own = (int(own[0]), tuple(sorted(own[1] or ())))
     if given is None or _policy_key(*own) == _policy_key(*given):
         return policy
     if policy_implies(*own, *policy) or policy_implies(*given, *policy):
@@ -767,12 +777,14 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         return
     fields = dict(version=entry.version, etag=entry.etag, last_modified=entry.last_modified, content_hash=digest,
                   access_level=policy[0], access_groups=list(policy[1]), synced_by=sync.pk)
+    taken_over = None  # the document a new path takes over (a rename): who sees the item's error must see it too
     try:
         with transaction.atomic():
             if item is None or not item.document_id:
                 # A rename (the same content, or a Git move with edits): the same document, edited content re-ingested.
                 renamed, edited = run.renames.take(entry.path, digest)
                 if renamed is not None:
+                    taken_over = renamed.document_id
                     document = Document.objects.select_for_update().get(pk=renamed.document_id)
                     if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
                         document = run.store(entry, content, policy, document,
@@ -812,6 +824,10 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
             SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
             run.progress(n, changed=1)
     except DefaultWider as exc:  # its transaction undone: nothing of the item changed
+        # It tells of the document's default: a rename's is the document it takes over (found in the eighteenth
+        # session: the error of a new path failing to take a document over was shown to who may read the path alone).
+        if taken_over is not None:
+            shown_to = access.item_access(policy, document_id=taken_over)
         run.errors[entry.path] = {"path": entry.path, "error": exc.message, "access": shown_to}
         run.progress(n)
 

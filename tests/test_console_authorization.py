@@ -39,8 +39,9 @@ from console.forms import IndexVersionForm
 from console.membership import SESSION_KEY
 from ingestion.chunking.config import ChunkingConfig
 from kb import index_versions
-from kb.models import Chunk, IndexVersion, IngestionJob
-from sources.models import Source, SourceDetached
+from kb.models import Chunk, Document, IndexVersion, IngestionJob
+from kb.services import SOURCE_ID, SOURCE_PATH
+from sources.models import Source, SourceDetached, SourceItem
 from tests import factories
 from tests.api_helpers import ACTORS, flag_head, snapshot, table_digests
 from tests.conftest import SOURCE_ROOT
@@ -83,6 +84,7 @@ class ConsoleWorld:
     active: IndexVersion
     shadow: IndexVersion  # not active, never built
     foreign: dict[str, list]  # kind -> ids of the other tenant
+    synced: Document  # a document the tenant's source "wiki" synced (internal), to detach
 
     def __getattr__(self, name):
         return getattr(self.api, name)
@@ -153,8 +155,14 @@ def cworld(world, settings) -> ConsoleWorld:
     wiki = Source.objects.create(tenant=world.tenant, name="wiki", kind="folder",
                                  path=str(SOURCE_ROOT / world.tenant.slug))
     SourceDetached.objects.create(tenant=world.tenant, source=wiki, path="gone.md", access_level=0)
+    # A document the source synced (as its sync leaves one: the source's metadata, its item).
+    synced = factories.document(world.tenant, title="Wiki page", source="wiki.md", access_level=AccessLevel.INTERNAL,
+                                metadata={SOURCE_ID: wiki.pk, SOURCE_PATH: "wiki.md"})
+    factories.section(synced)
+    SourceItem.objects.create(tenant=world.tenant, source=wiki, path="wiki.md", document=synced, version="v1",
+                              content_hash="h", access_level=AccessLevel.INTERNAL, access_groups=[])
     _flag(Chunk.objects.get(section_id=world.doc.section_ids["intro"]))
-    return ConsoleWorld(world, job, batch, active, shadow, foreign)
+    return ConsoleWorld(world, job, batch, active, shadow, foreign, synced)
 
 
 # Made-up ids of each kind: unused, out of range, or not ids at all (where the route's converter lets them through).
@@ -353,6 +361,9 @@ _ROWS: list[tuple[str, Case]] = [
         post=E("302", "404", "404", "403", "403", "302*"))),
     ("document-delete", Case("document-delete", E("302", "404", "404", "403", "403", "200"), "document", _doc,
                              data=lambda ctx: {}, post=E("302", "404", "404", "403", "403", "302*"))),
+    # Detaching a synced document from its source (the API's detach: the tenant's admins, a document they can see).
+    ("document-detach", Case("document-detach", ADMIN_OF_IT, "document", lambda w: w.synced.id, data=lambda ctx: {},
+                             post=E("302", "404", "403", "403", "403", "302*"))),
     ("document-as-member", Case("document-as-member", ADMIN_OF_IT, "document", _doc,
                                 query=lambda w: f"?member={w.membership('viewer').pk}")),
     # GET: the section's access form (the document page fetches it when a row is opened).

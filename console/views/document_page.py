@@ -51,6 +51,7 @@ from kb.services import (
     section_set_access,
 )
 from kb.titles import shown_source_of, shown_tags_of, shown_title_of, title_flagged_of
+from sources.selectors import document_source
 
 editor_required = member_required(Role.EDITOR)
 
@@ -199,6 +200,8 @@ def _document_context(member, document: Document) -> dict:
         "default_groups": sorted(slugs.get(g, str(g)) for g in document.access_groups),
         "can_change": is_editor(member) and not change_refusal, "change_refusal": change_refusal,
         "admin": is_admin(member), "max_upload": settings.BULKHEAD_MAX_UPLOAD_BYTES,
+        # The source that owns it, for an admin ("Detach from its source…"; sources are the admins').
+        "document_source_row": document_source(member=member, document=document) if is_admin(member) else None,
     }
 
 

@@ -11,10 +11,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.errors import ApplicationError, NotFound
+from accounts.errors import ApplicationError, Conflict, NotFound
 from accounts.models import Membership, Role
 from accounts.policy import LEVEL_NAMES
 from console.membership import member_required
+from kb.selectors import document_get_for_change
+from kb.titles import shown_title_of
 from kb.web_slots import Busy
 from sources import selectors, services
 from sources.models import Source
@@ -169,3 +171,36 @@ def source_reattach(request, source_id: int, detached_id: int):
     messages.success(request, f"{detached.path} follows the source again: the next sync " + (
         "brings its document the source's content." if document is not None else "adds it as a new document."))
     return redirect("console:source", source_id=source.pk)
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def document_detach(request, document_id):
+    """Detach a synced document from its source, after a confirmation page: the API's
+    ``POST /api/v1/sources/{id}/documents/{document_id}/detach/`` -- the tenant's admins (others: the console's 403
+    page), a document they can see (``kb.selectors.document_get_for_change``; else the same 404 as a missing one, as
+    another tenant's), the source the document belongs to; ``sources.services.source_document_detach`` decides the
+    rest (409 while a sync of the source is unfinished) and records ``source.detach``. The document stays."""
+    member = request.member
+    try:
+        document = document_get_for_change(member=member, document_id=document_id)
+    except NotFound:
+        raise Http404("Not found.") from None
+    except ApplicationError as exc:  # never for an admin (they may change any document they see); fail closed
+        return _render(request, "console/documents/detail_detach.html",
+                       {"nav": "documents", "document": None, "error": exc.message}, exc.status_code)
+    source = selectors.document_source(member=member, document=document)
+    context = {"nav": "documents", "document": document, "source": source, "error": ""}
+    try:
+        if source is None:
+            raise Conflict("this document belongs to no source: there is nothing to detach it from")
+        if request.method == "GET":
+            return _render(request, "console/documents/detail_detach.html", context)
+        title = shown_title_of(document)
+        services.source_document_detach(actor=member, source=source, document=document)
+    except ApplicationError as exc:
+        return _render(request, "console/documents/detail_detach.html", {**context, "error": exc.message},
+                       exc.status_code)
+    messages.success(request, f"“{title}” was detached from the source {source.name}: it stays as it is, and the "
+                              "source's syncs leave its path alone until an admin re-attaches it on the source's page.")
+    return redirect("console:document", document_id=document.pk)

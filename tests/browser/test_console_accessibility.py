@@ -19,9 +19,12 @@ from ingestion.chunking.config import ChunkingConfig
 from kb.index_versions import index_version_create
 from kb.jobs import job_create
 from kb.models import Document, IngestionJob
+from kb.services import SOURCE_ID, SOURCE_PATH
+from sources.models import Source
 from tests.api_helpers import POLICY_SECTIONS, make_document
 from tests.bounds import JOB_WAIT
 from tests.browser.conftest import PASSWORD, choose_member, console_member, screenshot, sign_in
+from tests.conftest import SOURCE_ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -78,8 +81,16 @@ def world(transactional_db):
                status=IngestionJob.Status.SUCCEEDED, stage="done", done=6, total=6)
     shadow, _ = index_version_create(tenant=tenant, config=ChunkingConfig(target_tokens=128), name="small chunks")
     token, _ = api_token_create(membership=viewer, name="reporting script")
+    # A document a source owns (as its sync leaves one), for its "Detach from its source…" and the confirmation.
+    source = Source.objects.create(tenant=tenant, name="the handbook repository of the security team", kind="folder",
+                                   path=str(SOURCE_ROOT / tenant.slug))
+    synced = make_document(tenant, title="Synced handbook", default=AccessLevel.INTERNAL,
+                           source="handbooks/synced/a-long-synced-file-name-2024.md",
+                           sections=[("root", None, "", AccessLevel.INTERNAL, [], "Synced from the repository.")])
+    Document.objects.filter(pk=synced.pk).update(metadata={**synced.metadata, SOURCE_ID: source.pk,
+                                                            SOURCE_PATH: synced.source})
     return {"tenant": tenant, "admin": admin, "viewer": viewer, "document": document, "job": failed,
-            "shadow": shadow, "token": token}
+            "shadow": shadow, "token": token, "synced": synced}
 
 
 def _pages(world) -> dict[str, str]:
@@ -95,6 +106,8 @@ def _pages(world) -> dict[str, str]:
         "section-readers-incident": f"/sections/{ids['incident']}/readers/",
         "section-access-intro": f"/sections/{ids['intro']}/access/",
         "document-delete": f"/documents/{doc.pk}/delete/",
+        "document-synced": f"/documents/{world['synced'].pk}/",
+        "document-detach": f"/documents/{world['synced'].pk}/detach/",
         "jobs": "/jobs/",
         "job": f"/jobs/{world['job'].pk}/",
         "search-compare": "/search/?query=incident+response+on-call&mode=hybrid&expand=parent&expand_level=leaf"
