@@ -26,6 +26,7 @@ from django.utils import timezone
 from accounts.errors import ApplicationError
 from accounts.models import Group, Membership, Tenant, User
 from accounts.policy import AccessLevel, AccessNode, DocumentAccess, Policy, document_access, policy_implies
+from accounts.selectors import reader_for
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
@@ -48,6 +49,8 @@ from kb.titles import (
     document_tags_screen,
     document_title_screen,
     flagging_titles,
+    reader_title,
+    reader_view,
     releases_undone,
     tag_refused,
     tags_give_way,
@@ -185,7 +188,7 @@ def _document_write(
     elif upload.source:
         document.source = upload.source[:1000]
     title = upload.title[:500]
-    if title and title in (document.title, document.content_title) and CONTENT_TITLE in (document.metadata or {}):
+    if title and CONTENT_TITLE in (document.metadata or {}) and title in _titles_shown(document, created_by):
         title = ""  # new content sent with the title the content gave (the console's default): still the content's
     if title and title != UNTITLED:  # the uploader's own: no policy touches it
         document.title, document.content_title, document.title_section = title, "", None
@@ -219,6 +222,20 @@ def _document_write(
         details={"after": _document_view(document), **({"before": before} if before is not None else {})},
     )
     return document
+
+
+def _titles_shown(document: Document, member: Membership | None) -> tuple[str, ...]:
+    """The titles of ``document`` that, sent back with new content by ``member``, mean "the title the content gives":
+    its stored one and the one ``member`` is shown (``kb.titles.reader_title``: the first title candidate of a section
+    they may read); for an internal caller (None), who reads every title, the stored content title. Never a content
+    title the member may not read (found attacking the replace, eighteenth session): compared with the stored first
+    H1, an admin's replace with a typed guess of a restricted H1 kept the document titled by its content exactly when
+    the guess was right -- and re-sending the title they are shown pinned it for every reader exactly when a hidden H1
+    came first."""
+    if member is None:
+        return document.title, document.content_title
+    reader_view([document], reader_for(member))
+    return document.title, reader_title(document)
 
 
 def _without(metadata: dict, key: str) -> dict:
