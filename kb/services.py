@@ -188,7 +188,8 @@ def _document_write(
     elif upload.source:
         document.source = upload.source[:1000]
     title = upload.title[:500]
-    if title and CONTENT_TITLE in (document.metadata or {}) and title in _titles_shown(document, created_by):
+    if title and CONTENT_TITLE in (document.metadata or {}) \
+            and content_title_sent(document, title, _title_shown(document, created_by)):
         title = ""  # new content sent with the title the content gave (the console's default): still the content's
     if title and title != UNTITLED:  # the uploader's own: no policy touches it
         document.title, document.content_title, document.title_section = title, "", None
@@ -224,18 +225,25 @@ def _document_write(
     return document
 
 
-def _titles_shown(document: Document, member: Membership | None) -> tuple[str, ...]:
-    """The titles of ``document`` that, sent back with new content by ``member``, mean "the title the content gives":
-    its stored one and the one ``member`` is shown (``kb.titles.reader_title``: the first title candidate of a section
-    they may read); for an internal caller (None), who reads every title, the stored content title. Never a content
-    title the member may not read (found attacking the replace, eighteenth session): compared with the stored first
-    H1, an admin's replace with a typed guess of a restricted H1 kept the document titled by its content exactly when
-    the guess was right -- and re-sending the title they are shown pinned it for every reader exactly when a hidden H1
-    came first."""
+def content_title_sent(document: Document, title: str, shown: str) -> bool:
+    """Whether ``title``, sent with new content for ``document`` by a member shown it titled ``shown``, means "the
+    title the content gives" (the console's replace form sends the present title back): the document's stored title
+    or ``shown`` -- never a content title the member is not shown (found attacking the replace, eighteenth session:
+    compared with the stored content title, the first H1 whoever may read it, an internal admin's replace with a typed
+    guess of a restricted H1 kept the document titled by its content exactly when the guess was right; and re-sending
+    the title they are shown, their first readable H1, pinned it for every reader exactly when a hidden H1 came
+    first). Only a document whose title follows its content (``CONTENT_TITLE``) keeps it."""
+    return bool(title) and CONTENT_TITLE in (document.metadata or {}) and title in (document.title, shown)
+
+
+def _title_shown(document: Document, member: Membership | None) -> str:
+    """The content title ``member`` is shown of ``document`` (``kb.titles.reader_title``: the first title candidate of
+    a section they may read, else its stored title); to an internal caller (None), who reads every title, the stored
+    content title."""
     if member is None:
-        return document.title, document.content_title
+        return document.content_title
     reader_view([document], reader_for(member))
-    return document.title, reader_title(document)
+    return reader_title(document)
 
 
 def _without(metadata: dict, key: str) -> dict:

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from accounts.policy import Policy, Reader, can_read
 from ingestion.parsers.markdown import parse_markdown_text
 from kb.models import Document
-from kb.services import document_tags_listed, document_title_follow
+from kb.services import content_title_sent, document_tags_listed, document_title_follow
 from kb.titles import reader_reads, reader_tags, reader_title, title_candidates
 
 TITLES = ["Plan", "Keys", "Notes"]
@@ -56,6 +56,12 @@ def _reads(policy: Policy, reader: Reader) -> bool:
 
 def _shown(front, root_policy: Policy, headings, reader: Reader) -> tuple[str, list[str]]:
     """The title and tags ``reader`` is shown of the document: parsed, recorded as stored, read for them."""
+    document = _stored(front, root_policy, headings, reader)
+    return reader_title(document), reader_tags(document)
+
+
+def _stored(front, root_policy: Policy, headings, reader: Reader) -> Document:
+    """The document as stored, read for ``reader`` (``reader_title``, ``reader_tags`` answer for them)."""
     parsed = parse_markdown_text(_markdown(front, headings))
     assert len(parsed.sections) == 1 + len(headings)  # the root, then one section per heading, in order
     policies = [root_policy, *(policy for _, _, policy in headings)]
@@ -71,11 +77,11 @@ def _shown(front, root_policy: Policy, headings, reader: Reader) -> tuple[str, l
     readable = [row.id for row, policy in zip(rows, policies, strict=True) if _reads(policy, reader)]
     reader_reads(document, candidates=title_candidates(document, rows), readable=readable,
                  root=rows[0].id if _reads(root_policy, reader) else None)
-    return reader_title(document), reader_tags(document)
+    return document
 
 
-@given(front=FRONT, root=POLICIES, headings=HEADINGS, reader=READERS, data=st.data())
-def test_a_member_is_shown_a_title_and_tags_only_from_sections_they_may_read(front, root, headings, reader, data):
+def _twin(front, root, headings, reader: Reader, data) -> tuple:
+    """A twin of the document that differs only in what ``reader`` may not read (see the module docstring)."""
     twin_headings = []
     for level, title, policy in headings:
         if not _reads(policy, reader):  # hidden from the member: another title, another policy they may not read --
@@ -93,7 +99,28 @@ def test_a_member_is_shown_a_title_and_tags_only_from_sections_they_may_read(fro
         title = data.draw(st.one_of(st.none(), st.sampled_from(["Plan", "Handbook", "Ledger"])))  # or none
         twin_front = data.draw(st.one_of(st.none(), st.just(
             (title, data.draw(st.lists(st.sampled_from(["kestrel", "ledger"]), max_size=2, unique=True))))))
+    return twin_front, twin_root, twin_headings
+
+
+@given(front=FRONT, root=POLICIES, headings=HEADINGS, reader=READERS, data=st.data())
+def test_a_member_is_shown_a_title_and_tags_only_from_sections_they_may_read(front, root, headings, reader, data):
+    twin_front, twin_root, twin_headings = _twin(front, root, headings, reader, data)
     assert _shown(front, root, headings, reader) == _shown(twin_front, twin_root, twin_headings, reader)
+
+
+@given(front=FRONT, root=POLICIES, headings=HEADINGS, reader=READERS,
+       sent=st.sampled_from(["", "untitled", *TITLES, "Handbook", "Ledger"]), data=st.data())
+def test_a_title_sent_with_new_content_is_read_alike_for_documents_the_member_cannot_tell_apart(
+        front, root, headings, reader, sent, data):
+    """A replace's title, sent by the member, means "the content's title" (kept following the content) or is typed
+    for every reader (``kb.services.content_title_sent``, given the title the member is shown): found attacking the
+    replace (eighteenth session), it was compared with the stored content title -- a guess of a hidden H1 kept the
+    document content-titled exactly when it was right. Of twins the member cannot tell apart, the same answer."""
+    twin_front, twin_root, twin_headings = _twin(front, root, headings, reader, data)
+    answers = []
+    for document in (_stored(front, root, headings, reader), _stored(twin_front, twin_root, twin_headings, reader)):
+        answers.append(content_title_sent(document, sent, reader_title(document)))
+    assert answers[0] == answers[1]
 
 
 def test_a_hidden_heading_titled_as_the_title_is_not_its_bearer():
