@@ -128,6 +128,10 @@ class SourceItem(models.Model):
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     synced_by = models.UUIDField(null=True, blank=True)  # the sync that last wrote it (a resumed sync counts once)
+    # The default an admin set on the path's document that the syncs keep ({"level", "groups", "narrowing"}; null: the
+    # document follows the source): an admin's narrowing stays a bound after the document's default has met the
+    # source's (sources.services.admin_default).
+    admin_default = models.JSONField(null=True, blank=True, default=None)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -148,6 +152,7 @@ class SourceDetached(models.Model):
     document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    admin_default = models.JSONField(null=True, blank=True, default=None)  # the item's, handed back by a re-attach
     detached_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     detached_at = models.DateTimeField(auto_now_add=True)
 

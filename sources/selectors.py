@@ -240,7 +240,8 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                     # policy changed; else it moves as it is.
                     policy_after(row, own=defaults.get(renamed.document_id), policy=(level, groups),
                                  given=(renamed.access_level, renamed.access_groups), slugs=slugs,
-                                 stored_again=edited or _given(renamed) != (level, groups))
+                                 stored_again=edited or _given(renamed) != (level, groups),
+                                 recorded=renamed.admin_default)
                 else:
                     row["action"] = "add"
             elif not shown:
@@ -253,7 +254,7 @@ def _preview_of(source: Source, listing, stored: dict, slugs: dict, deadline: fl
                         item) == (level, groups) else "change"
                 policy_after(row, own=defaults.get(item.document_id), policy=(level, groups),
                              given=(item.access_level, item.access_groups), slugs=slugs,
-                             stored_again=row["action"] == "change")
+                             stored_again=row["action"] == "change", recorded=item.admin_default)
         except Skip as exc:
             row.update(action="skip", reason=str(exc))
         except OSError as exc:
@@ -301,15 +302,16 @@ def _document_defaults(source: Source, stored: dict) -> dict:
         tenant_id=source.tenant_id, pk__in=ids).values_list("pk", "access_level", "access_groups")}
 
 
-def policy_after(row: dict, *, own, policy, given, slugs: dict, stored_again: bool) -> None:
+def policy_after(row: dict, *, own, policy, given, slugs: dict, stored_again: bool, recorded: dict | None = None) -> None:
     """A preview's ``row`` of a path stored as a document whose default policy is ``own`` (None: no such document --
     the sync stores a new one at the source's ``policy``, as the row says already), as the sync leaves it.
 
     Not ``stored_again`` (unchanged, a move as it is): the sync writes nothing of the document, so its default stays as
     it is. Stored again (a change, a move with edits or a new policy): the sync's own decision
-    (``sources.services.policy_kept``, given the policy the source gave it last, ``given``) -- the source's policy, or
-    an admin's default kept, or the item fails (:class:`sources.services.DefaultWider`: ``fail`` with the sync's
-    reason; the document keeps its default and its content). ``access_level``/``groups`` are then the document's default
+    (``sources.services.policy_kept``, given the policy the source gave it last, ``given``, and the admin's default its
+    syncs keep, ``recorded``) -- the source's policy, an admin's default kept, the two met (an admin's narrowing and
+    the source's), or the item fails (:class:`sources.services.DefaultWider`: ``fail`` with the sync's reason; the
+    document keeps its default and its content). ``access_level``/``groups`` are then the document's default
     after the sync, ``default_kept`` whether that is not the source's (``source_access_level``/``source_groups``).
     Who sees the row is unchanged: who may read the source's policy and see the document -- who sees its default on its
     page too."""
@@ -318,7 +320,7 @@ def policy_after(row: dict, *, own, policy, given, slugs: dict, stored_again: bo
     after = own
     if stored_again:
         try:
-            after = policy_kept(own, given=given, policy=policy)
+            after, _ = policy_kept(own, given=given, policy=policy, recorded=recorded)
         except DefaultWider as exc:
             row.update(action="fail", reason=exc.message)
     if _key(*after) != _key(*policy):

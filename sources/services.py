@@ -277,16 +277,16 @@ def source_document_detach(*, actor: Membership | None, source: Source, document
     if metadata.get(SOURCE_ID) != source.pk:
         raise Conflict("the document does not belong to this source")
     items = list(SourceItem.objects.filter(source=source, document=document))
-    paths = {i.path: (i.access_level, i.access_groups) for i in items}
+    paths = {i.path: (i.access_level, i.access_groups, i.admin_default) for i in items}
     if not paths and metadata.get(SOURCE_PATH):  # no item left (never so, but fail closed): its path as recorded
-        paths[str(metadata[SOURCE_PATH])] = (document.access_level, list(document.access_groups or ()))
+        paths[str(metadata[SOURCE_PATH])] = (document.access_level, list(document.access_groups or ()), None)
     document.metadata = {k: v for k, v in metadata.items() if k not in (SOURCE_ID, SOURCE_PATH)}
     document.save(update_fields=["metadata"])
     SourceItem.objects.filter(pk__in=[i.pk for i in items]).delete()
-    for path, (level, groups) in paths.items():
+    for path, (level, groups, kept) in paths.items():
         SourceDetached.objects.update_or_create(
             source=source, path=path, defaults=dict(tenant_id=source.tenant_id, document=document, access_level=level,
-                                                    access_groups=list(groups),
+                                                    access_groups=list(groups), admin_default=kept,
                                                     detached_by=actor.user if actor else None))
     audit_record(action=Action.SOURCE_DETACH, actor=actor, tenant_id=source.tenant_id, target_type="source",
                  target_id=source.pk, document_ids=[document.pk], details={})
@@ -325,7 +325,8 @@ def source_path_reattach(*, actor: Membership | None, source: Source, detached: 
         document.save(update_fields=["metadata"])
         SourceItem.objects.create(tenant_id=source.tenant_id, source=source, path=detached.path, document=document,
                                   version="", etag="", last_modified="", content_hash="",
-                                  access_level=detached.access_level, access_groups=list(detached.access_groups))
+                                  access_level=detached.access_level, access_groups=list(detached.access_groups),
+                                  admin_default=detached.admin_default)
     audit_record(action=Action.SOURCE_REATTACH, actor=actor, tenant_id=source.tenant_id, target_type="source",
                  target_id=source.pk, document_ids=[document.pk] if document is not None else [],
                  details={"detached_at": detached.detached_at.isoformat()})
@@ -441,20 +442,23 @@ class _Run:
                       groups=[self.slugs[g] for g in policy[1]])
 
     def store(self, entry: Entry, content: bytes, policy, document: Document | None,
-              given: tuple[int, Sequence[int]] | None = None) -> Document:
+              given: tuple[int, Sequence[int]] | None = None,
+              recorded: dict | None = None) -> tuple[Document, dict | None]:
         """Store new content (or a new policy) of ``entry``. ``given``: the policy this source gave ``document`` when it
-        last stored it (its item's), so that a default an admin set since through the API is kept
-        (:func:`default_kept`)."""
+        last stored it, and ``recorded`` the admin's default its syncs keep (its item's ``admin_default``), so that a
+        default an admin set through the API is kept (:func:`default_kept`). The document, and the admin's default for
+        its item (None: it follows the source)."""
+        kept = None
         if document is not None:
             document = Document.objects.select_for_update().get(pk=document.pk)  # against a racing policy change
-            policy = default_kept(document, given=given, policy=policy)
+            policy, kept = default_kept(document, given=given, policy=policy, recorded=recorded)
         document, job = document_store_for_source(
             tenant=self.source.tenant, upload=self.upload(entry, content, policy), document=document,
             metadata={SOURCE_ID: self.source.pk, SOURCE_PATH: entry.path[:1000]},
             job_stats={JOB_STATS_KEY: str(self.sync.pk)},
         )
         enqueue_after_commit([job.id], lane=BULK)
-        return document
+        return document, kept
 
 
 class DefaultWider(ApplicationError):
@@ -468,35 +472,95 @@ def _policy_key(level: int, groups: Sequence[int]) -> tuple[int, frozenset]:
     return int(level), frozenset(groups)
 
 
-def default_kept(document: Document, *, given: tuple[int, Sequence[int]] | None, policy) -> tuple[int, tuple]:
-    """The default policy a sync gives ``document`` (locked) with new content or a new policy of its path.
-
-    The source's ``policy``, unless an admin set the document's default through the API since this source last
-    stored it (it is no longer ``given``, the policy the source gave it then): such a default survives syncs, as a
-    section's override does (found attacking sources, seventeenth session: a sync of an edit wrote the source's
-    policy over it, so a document an admin had narrowed to ``restricted`` was open to every ``internal`` reader
-    again at the next commit). It is kept when it narrows the source's policy (implies it), or when the source's
-    policy is no narrower than the one it gave before (the admin widened that very policy). Else -- the source now
-    narrows the path past what the admin opened -- the item fails (:class:`DefaultWider`), nothing of it changed,
-    and the old content keeps serving under the admin's default."""
-    return policy_kept((document.access_level, tuple(sorted(document.access_groups or ()))), given=given,
-                       policy=policy)
+def policy_meet(one: tuple[int, Sequence[int]], other: tuple[int, Sequence[int]]) -> tuple[int, tuple] | None:
+    """The widest policy that implies both (its readers may read each): the higher level, and the groups both name
+    (those of the one that names any, when the other names none); None when both name groups and share none (no
+    policy is within both)."""
+    mine, theirs = set(one[1] or ()), set(other[1] or ())
+    groups = mine & theirs if mine and theirs else mine | theirs
+    if mine and theirs and not groups:
+        return None
+    return max(int(one[0]), int(other[0])), tuple(sorted(groups))
 
 
-def policy_kept(own: tuple[int, Sequence[int]], *, given: tuple[int, Sequence[int]] | None,
-                policy) -> tuple[int, tuple]:
-    """:func:`default_kept`'s decision, given the document's default policy ``own``: the policy a sync gives a document
-    it stores new content (or a new policy) for -- ``policy``, the source's, or ``own`` kept -- else
-    :class:`DefaultWider`. The preview asks it too (``sources.selectors._preview_of``), so that what it shows is what
-    the sync does."""
+def _recorded_policy(recorded: dict) -> tuple[int, tuple]:
+    return int(recorded["level"]), tuple(sorted(int(g) for g in recorded.get("groups") or ()))
+
+
+def default_left(recorded: dict | None, given: tuple[int, Sequence[int]]) -> tuple[int, tuple]:
+    """The default the last sync that stored a document left it at: the source's policy ``given`` (no admin's default
+    ``recorded``), the admin's opening kept, or an admin's narrowing met with ``given`` (:func:`policy_kept`)."""
+    if not recorded:
+        return int(given[0]), tuple(sorted(given[1] or ()))
+    admin = _recorded_policy(recorded)
+    if recorded.get("narrowing"):
+        return policy_meet(admin, given) or admin
+    return admin
+
+
+def admin_default(own: tuple[int, Sequence[int]], *, given: tuple[int, Sequence[int]],
+                  recorded: dict | None) -> dict | None:
+    """The default an admin set on a synced document whose default is now ``own``, as its syncs keep it (its item's
+    ``admin_default``): ``recorded``, the one its syncs kept so far, while the document's default is where the last
+    sync left it (:func:`default_left`); else an admin set it since -- back to the source's policy ``given`` (the
+    document follows the source again: None), or to another: a **narrowing** when it implies ``given``, else an
+    **opening**. Recorded, a narrowing stays a bound after the document's default has met the source's (found attacking
+    sources, eighteenth session: told only by the default differing from the source's policy, an admin's narrowing to
+    ``confidential`` was forgotten once the source gave the path ``confidential`` too, and the next widening of the
+    source opened the document to every ``public`` reader)."""
     own = (int(own[0]), tuple(sorted(own[1] or ())))
-    if given is None or _policy_key(*own) == _policy_key(*given):
-        return policy
-    if policy_implies(*own, *policy) or policy_implies(*given, *policy):
-        return own
+    if _policy_key(*own) == _policy_key(*default_left(recorded, given)):
+        return recorded or None
+    if _policy_key(*own) == _policy_key(*given):
+        return None
+    return {"level": own[0], "groups": list(own[1]), "narrowing": policy_implies(*own, *given)}
+
+
+def default_kept(document: Document, *, given: tuple[int, Sequence[int]] | None, policy,
+                 recorded: dict | None = None) -> tuple[tuple[int, tuple], dict | None]:
+    """The default policy a sync gives ``document`` (locked) with new content or a new policy of its path, and the admin's
+    default its item keeps (:func:`admin_default`; None: the document follows the source).
+
+    The source's ``policy``, unless an admin set the document's default through the API since this source stored it
+    (``given``: the policy the source gave it then; ``recorded``: the admin's default the syncs kept so far): such a
+    default survives syncs, as a section's override does (found attacking sources, seventeenth session: a sync of an
+    edit wrote the source's policy over it, so a document an admin had narrowed to ``restricted`` was open to every
+    ``internal`` reader again at the next commit). An admin's **narrowing** is a bound: the document gets the narrower
+    of it and the source's policy (:func:`policy_meet`) -- the source's, where the source now narrows past it (found in
+    the eighteenth session: the item failed there, and the document stayed open at the admin's narrowing, wider than
+    the source said, until an admin set it again). An admin's **opening** is kept when the source's policy is no
+    narrower than the one it gave before (the admin widened that very policy); else -- the source now narrows the path
+    past what the admin opened, or no policy is within both -- the item fails (:class:`DefaultWider`), nothing of it
+    changed, and the old content keeps serving under the admin's default."""
+    return policy_kept((document.access_level, tuple(sorted(document.access_groups or ()))), given=given,
+                       policy=policy, recorded=recorded)
+
+
+def policy_kept(own: tuple[int, Sequence[int]], *, given: tuple[int, Sequence[int]] | None, policy,
+                recorded: dict | None = None) -> tuple[tuple[int, tuple], dict | None]:
+    """:func:`default_kept`'s decision, given the document's default policy ``own``: the policy a sync gives a document
+    it stores new content (or a new policy) for -- ``policy``, the source's, an admin's default kept, or the two met --
+    and the admin's default to record; else :class:`DefaultWider`. The preview asks it too
+    (``sources.selectors._preview_of``), so that what it shows is what the sync does."""
+    policy = (int(policy[0]), tuple(sorted(policy[1] or ())))
+    if given is None:
+        return policy, None
+    admin = admin_default(own, given=given, recorded=recorded)
+    if admin is None:
+        return policy, None
+    kept = _recorded_policy(admin)
+    if admin.get("narrowing"):
+        met = policy_meet(kept, policy)
+        if met is not None:
+            return met, admin
+        why = "shares no group with what"
+    elif policy_implies(*kept, *policy) or policy_implies(*given, *policy):
+        return kept, admin
+    else:
+        why = "is wider than"
     raise DefaultWider(
-        f"the document's default policy was set through the API ({_level_name(own[0])}"
-        f"{' and groups' if own[1] else ''}) and is wider than this source now gives the path "
+        f"the document's default policy was set through the API ({_level_name(kept[0])}"
+        f"{' and groups' if kept[1] else ''}) and {why} this source now gives the path "
         f"({_level_name(policy[0])}{' and groups' if policy[1] else ''}); it is not synced: an admin sets the "
         "document's policy again (to the source's, or narrower), and the next sync takes the new content")
 
@@ -787,8 +851,9 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                     taken_over = renamed.document_id
                     document = Document.objects.select_for_update().get(pk=renamed.document_id)
                     if edited or (renamed.access_level, tuple(sorted(renamed.access_groups))) != policy:
-                        document = run.store(entry, content, policy, document,
-                                             given=(renamed.access_level, renamed.access_groups))
+                        document, fields["admin_default"] = run.store(
+                            entry, content, policy, document, given=(renamed.access_level, renamed.access_groups),
+                            recorded=renamed.admin_default)
                     else:
                         shown_before = shown_fields(document)
                         document.source = entry.path[:1000]
@@ -811,7 +876,7 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                     SourceItem.objects.filter(pk=renamed.pk).update(path=entry.path, document=document, **fields)
                     run.progress(n, renamed=1)
                     return
-                document = run.store(entry, content, policy, None)
+                document, fields["admin_default"] = run.store(entry, content, policy, None)
                 if item is None:
                     SourceItem.objects.create(tenant_id=sync.tenant_id, source_id=sync.source_id, path=entry.path,
                                               document=document, **fields)
@@ -820,7 +885,9 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
                 run.progress(n, added=1)
                 return
             document = Document.objects.filter(pk=item.document_id).first()
-            document = run.store(entry, content, policy, document, given=(item.access_level, item.access_groups))
+            document, fields["admin_default"] = run.store(entry, content, policy, document,
+                                                          given=(item.access_level, item.access_groups),
+                                                          recorded=item.admin_default)
             SourceItem.objects.filter(pk=item.pk).update(document=document, **fields)
             run.progress(n, changed=1)
     except DefaultWider as exc:  # its transaction undone: nothing of the item changed

@@ -26,6 +26,7 @@ FILES = {
     "opened.md": "# Opened\n\nThe carousel turns at noon.\n",
     "plain.md": "# Plain\n\nThe kettle sings.\n",
     "moved.md": "# Moved\n\nThe ledger of the finance team.\n",
+    "bounded.md": "# Bounded\n\nThe vault of the mint.\n",
 }
 
 
@@ -63,19 +64,21 @@ def test_the_preview_shows_the_default_the_sync_keeps_or_its_failure(celery_work
     assert (sync.status, sync.added) == ("succeeded", len(FILES)), (sync.error, sync.errors)
     docs = {d.source: d for d in Document.objects.filter(tenant=tenant)}
 
-    # The admin narrows three synced documents (one to the finance group alone) and opens one.
+    # The admin narrows three synced documents and opens two (one to the finance group alone, at every level).
     document_set_access(actor=top, document=docs["narrowed.md"], access_level="confidential", groups=[])
     document_set_access(actor=top, document=docs["quiet.md"], access_level="confidential", groups=[])
-    document_set_access(actor=top, document=docs["moved.md"], access_level="confidential", groups=["finance"])
+    document_set_access(actor=top, document=docs["bounded.md"], access_level="confidential", groups=[])
+    document_set_access(actor=top, document=docs["moved.md"], access_level="public", groups=["finance"])
     document_set_access(actor=top, document=docs["opened.md"], access_level="public", groups=[])
     # At the source: two files edited, one moved into board/ (as it is), and the source narrows the opened file and
-    # board/ past what the admin set.
+    # board/ past what the admin opened, and the bounded file past the admin's narrowing.
     write(root, {"narrowed.md": FILES["narrowed.md"] + "\nThe narwhal fund too.\n",
                  "plain.md": FILES["plain.md"] + "\nThe teapot too.\n",
                  "opened.md": FILES["opened.md"] + "\nSecret brass.\n",
                  "moved.md": None, "board/moved.md": FILES["moved.md"]})
     source_update(actor=top, source=source, access_map=[
         {"path": "opened.md", "access_level": "restricted", "groups": []},
+        {"path": "bounded.md", "access_level": "restricted", "groups": []},
         {"path": "board/**", "access_level": "restricted", "groups": []}])
 
     rows = _rows(token_client(top).get(f"/api/v1/sources/{source.pk}/preview/"))
@@ -85,7 +88,10 @@ def test_the_preview_shows_the_default_the_sync_keeps_or_its_failure(celery_work
         "quiet.md": ("unchanged", "confidential", True, "internal"),  # nothing written: its default stays
         "plain.md": ("change", "internal", False, "internal"),
         "opened.md": ("fail", "public", True, "restricted"),  # the source narrows it past the admin's opening
-        "board/moved.md": ("fail", "confidential", True, "restricted"),  # the move would take the document past it
+        "board/moved.md": ("fail", "public", True, "restricted"),  # the move would take the document past it
+        # The source narrows past the admin's narrowing: the narrower of the two, the source's (a fail before, which
+        # left the document confidential).
+        "bounded.md": ("change", "restricted", False, "restricted"),
     }, rows
     assert rows["board/moved.md"]["groups"] == ["finance"] and rows["board/moved.md"]["renamed_from"] == "moved.md"
     for path in ("opened.md", "board/moved.md"):
@@ -104,7 +110,7 @@ def test_the_preview_shows_the_default_the_sync_keeps_or_its_failure(celery_work
     # plain file alone; the restricted admin outside finance is not told of the finance-only document's move.
     assert set(_rows(token_client(low).get(f"/api/v1/sources/{source.pk}/preview/"))) == {"plain.md"}
     assert set(_rows(token_client(board).get(f"/api/v1/sources/{source.pk}/preview/"))) == {
-        "narrowed.md", "quiet.md", "plain.md", "opened.md"}
+        "narrowed.md", "quiet.md", "plain.md", "opened.md", "bounded.md"}
     for member in (low, board):
         page = console_client(member).get(f"/sources/{source.pk}/?preview=1").content.decode()
         assert "moved.md" not in page and "finance" not in page, member.user.email
@@ -114,7 +120,7 @@ def test_the_preview_shows_the_default_the_sync_keeps_or_its_failure(celery_work
     preview = rows
     sync = sync_now(top, source)
     # Its two failed items end it "failed" (as any sync with a failed item); the rest synced.
-    assert (sync.status, sync.failed, sync.changed, sync.deleted) == ("failed", 2, 2, 0), (sync.error, sync.errors)
+    assert (sync.status, sync.failed, sync.changed, sync.deleted) == ("failed", 2, 3, 0), (sync.error, sync.errors)
     errors = {e["path"]: e["error"] for e in sync.errors}
     assert errors == {p: preview[p]["reason"] for p in ("opened.md", "board/moved.md")}, sync.errors
     for path, row in preview.items():
