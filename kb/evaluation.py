@@ -199,12 +199,14 @@ def evaluate_versions(
     progress: Callable[[str], None] | None = None,
     vectors: Sequence | None = None,
     deadline: float | None = None,
+    budget_fill: bool | None = None,
 ) -> list[VersionReport]:
     """Score every question on every version at every ``k`` (see the module docstring).
 
     ``k`` above the search's ``MAX_TOP_K`` is refused: a page the service would cut short
     would understate recall silently. With ``deadline`` (``time.monotonic()``) an evaluation still
-    running then stops with an ApplicationError naming how far it got.
+    running then stops with an ApplicationError naming how far it got. ``budget_fill``: the contexts' search
+    with it (``kb.search.search``; None, the search's default).
     """
     from kb.embedder import embedder
     from kb.retrieval import RETRIEVAL_MODES
@@ -256,6 +258,7 @@ def evaluate_versions(
                 own = search(
                     **common, top_k=k, expand=expand, filters=SearchFilters(document_ids=(q.document_id,)),
                     max_contexts=min(k, MAX_TOP_K), context_token_budget=budget,
+                    budget_fill=budget_fill if expand == "parent" else None,
                 )
                 score = score_question(q.spans, [(h.start, h.end) for h in own.results])
                 genre.setdefault(f"recall@{k}", []).append(score.recall)

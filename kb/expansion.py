@@ -72,6 +72,14 @@ class SectionForest:
         self.children: dict[uuid.UUID, list[SectionNode]] = defaultdict(list)
         self.document_titles: dict[uuid.UUID, str] = {}
         self._with_bodies: set[uuid.UUID] = set()
+        self._joins: JoinScreen | None = None
+
+    def join_screen(self) -> JoinScreen:
+        """The join screening of the read this forest serves (:mod:`kb.joins`): one per forest, so the contexts of
+        a search and its budget fill share one bound (:data:`kb.joins.MAX_JOIN_WINDOWS`)."""
+        if self._joins is None:
+            self._joins = JoinScreen(self.reader.tenant_id, self.mode)
+        return self._joins
 
     @classmethod
     def around(cls, reader: Reader, section_ids: Iterable[uuid.UUID], *, bodies: bool = True,
@@ -533,7 +541,7 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
             whole.append((draft, pieces, counter.count(_compose(pieces))))
     contexts: list[SearchContext] = []
     remaining = budget
-    joins = JoinScreen(forest.reader.tenant_id, forest.mode)  # one read: one bound (kb.joins)
+    joins = forest.join_screen()  # one read: one bound (kb.joins)
     for index, (draft, whole_pieces, tokens) in enumerate(whole):
         share = fair_shares([t for _, _, t in whole[index:]], remaining)[0]
         truncated = False
@@ -560,6 +568,71 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
         )
         remaining -= tokens
     return contexts
+
+
+def fill_contexts(
+    forest: SectionForest, contexts: Sequence[SearchContext], spare: Sequence[SearchHit], budget: int, holes: Holes
+) -> list[SearchContext]:
+    """The budget fill (issue 30, sixteenth round; ``kb.search.search(budget_fill=True)``): while ``contexts`` leave
+    part of ``budget`` unused, each of the ``spare`` hits (the ones ranked after the page, best first) adds its own
+    chunk's text as one more context -- when a context does not already hold all of that text (its paragraphs, the
+    whitespace at their ends aside) and its tokens fit what is left; one that does not fit is passed over and the
+    next tried. Only whole chunks, never trimmed; at most one context per spare hit.
+
+    A spare hit is a row the search's retrieval returned (the access rule and the screening mode in its SQL); its
+    section is checked readable again here (fail closed), its text is cut by ``holes`` and read through
+    :func:`fetch_texts`, and the joins inside it are screened as :func:`_finish` screens a context's."""
+    from ingestion.chunking.tokens import default_counter
+
+    counter = default_counter()
+    used = sum(c.token_count for c in contexts)
+    if used >= budget:
+        return []
+    covered: dict[uuid.UUID, list[tuple[int, int]]] = defaultdict(list)
+    for context in contexts:
+        covered[context.document_id].extend(context.spans)
+    candidates: list[tuple[SearchHit, SectionNode, list[Piece]]] = []
+    for hit in spare:
+        node = forest.nodes.get(hit.section_id)
+        if node is None or not forest.readable(node):
+            continue
+        spans = clip_to([(hit.start, hit.end)], node.body_spans)
+        candidates.append((hit, node, cut_pieces([Piece(node.id, s, e) for s, e in spans], holes(hit.document_id))))
+    fetch_texts(forest.reader.tenant_id, [(hit.document_id, p) for hit, _, pieces in candidates for p in pieces])
+    joins = forest.join_screen()  # the same bound as the contexts before
+    out: list[SearchContext] = []
+    for hit, node, pieces in candidates:
+        if used >= budget:
+            break
+        if any(p.gone for p in pieces):
+            continue  # the document was replaced since its sections were loaded
+        pieces = [p for p in pieces if p.text.strip()]
+        merged = merge_spans(covered[hit.document_id])
+        if all(any(s <= start and end <= e for s, e in merged) for start, end in map(_stripped, pieces)):
+            continue  # nothing of it that a context does not already hold (none at all: nothing to add)
+        served, join_reasons = screen_joins(forest, pieces, pieces, joins)
+        if not served:
+            continue
+        text = _compose(served)
+        tokens = counter.count(text)
+        if used + tokens > budget:
+            continue
+        out.append(
+            SearchContext(
+                section_id=node.id, document_id=hit.document_id, document_title=hit.document_title,
+                heading_path=forest.heading_path(node.id), text=text, chunk_ids=[hit.chunk_id], score=hit.score,
+                token_count=tokens, spans=report_spans(served), truncated=False, join_reasons=tuple(join_reasons),
+            )
+        )
+        used += tokens
+        covered[hit.document_id].extend(report_spans(served))
+    return out
+
+
+def _stripped(piece: Piece) -> tuple[int, int]:
+    """A text piece's span without the whitespace at its ends (a context's paragraphs are kept stripped)."""
+    lead = len(piece.text) - len(piece.text.lstrip())
+    return piece.start + lead, piece.start + len(piece.text.rstrip())
 
 
 def screen_joins(forest: SectionForest, whole: list[Piece], pieces: list[Piece],

@@ -599,7 +599,11 @@ class Retrieved:
 
 
 # A mode's candidates: (reader, version id, filters, query, query vector or None, top_k) -> Retrieved; called
-# with ``piece_weight=`` the version's (``IndexVersion.piece_weight``, 0 = no pieces).
+# with ``piece_weight=`` the version's (``IndexVersion.piece_weight``, 0 = no pieces) and ``spare=`` how many
+# candidates to give after the first ``top_k`` (0 = none; the search's budget fill, ``kb.search``), found as
+# deep as the page alone would be, so the first ``top_k`` are the same with or without them (vector mode without
+# pieces fetches ``top_k + spare`` nearest rows: the same first ``top_k`` on the exact plan, and on an HNSW plan
+# while ``top_k + spare`` is at most the 20 rows it fetches anyway).
 Retriever = Callable[..., Retrieved]
 
 
@@ -613,29 +617,31 @@ class RetrievalMode:
 
 
 def vector_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
-                piece_weight: float = 0.0) -> Retrieved:
-    """The nearest ``top_k``; with pieces, the best ``top_k`` of ``max(4 * top_k, 20)`` re-scored (:func:`by_pieces`)."""
+                piece_weight: float = 0.0, spare: int = 0) -> Retrieved:
+    """The nearest ``top_k``; with pieces, the best ``top_k`` of ``max(4 * top_k, 20)`` re-scored (:func:`by_pieces`).
+    ``spare`` more after them (see :data:`Retriever`)."""
     if not piece_weight:
-        rows, plan = vector_candidates(reader, version_id, filters, vector, top_k)
+        rows, plan = vector_candidates(reader, version_id, filters, vector, top_k + spare)
     else:
-        rows, plan = vector_candidates(reader, version_id, filters, vector, max(4 * top_k, 20))
+        rows, plan = vector_candidates(reader, version_id, filters, vector, max(4 * top_k, 20, top_k + spare))
         (rows,) = by_pieces(reader, version_id, filters, [rows], vector, piece_weight)
-        rows = sorted(rows, key=lambda r: (r.distance, r.id))[:top_k]
+        rows = sorted(rows, key=lambda r: (r.distance, r.id))[: top_k + spare]
     return Retrieved([(r, 1.0 - r.distance, i, None) for i, r in enumerate(rows, 1)], plan)
 
 
 def keyword_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
-                 piece_weight: float = 0.0) -> Retrieved:
-    """Full-text matches (no query vector: pieces play no part)."""
-    rows = keyword_candidates(reader, version_id, filters, query, top_k)
+                 piece_weight: float = 0.0, spare: int = 0) -> Retrieved:
+    """Full-text matches (no query vector: pieces play no part); ``spare`` more after the ``top_k``."""
+    rows = keyword_candidates(reader, version_id, filters, query, top_k + spare)
     return Retrieved([(r, float(r.rank), None, i) for i, r in enumerate(rows, 1)])
 
 
 def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector, top_k: int, *,
-                piece_weight: float = 0.0) -> Retrieved:
+                piece_weight: float = 0.0, spare: int = 0) -> Retrieved:
     """Both lists, each fetched deeper than the page (``max(4 * top_k, 20)``), fused as :data:`KEYWORD` says;
-    with pieces, every candidate's similarity re-scored first (:func:`by_pieces`)."""
-    depth = max(4 * top_k, 20)
+    with pieces, every candidate's similarity re-scored first (:func:`by_pieces`). ``spare`` more after the
+    ``top_k``, from the same fused list (the depth is the page's, so the first ``top_k`` are the same)."""
+    depth = max(4 * top_k, 20, top_k + spare)
     vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
     keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
     if piece_weight:
@@ -647,7 +653,7 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
                   keyword_relative=options.keyword_relative, convex=options.convex,
                   keyword_peak=options.keyword_peak)
-    return Retrieved(ranked[:top_k], plan)
+    return Retrieved(ranked[: top_k + spare], plan)
 
 
 # Every mode of ``kb.search_modes.MODES`` has its row here (tests/test_search_modes.py checks both ways).

@@ -30,11 +30,18 @@ from accounts.models import Membership
 from accounts.policy import bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
-from kb.expansion import SectionForest, expand_hits
+from kb.expansion import SectionForest, expand_hits, fill_contexts
 from kb.models import IndexVersion, ScreeningMode
 from kb.retrieval import RETRIEVAL_MODES
 from kb.screening import Screened, screening_mode, shown_screening
-from kb.search_modes import EXPAND_LEVELS, EXPANDS, MAX_QUERY_CHARS, MAX_TOP_K, MODES  # declared once
+from kb.search_modes import (  # declared once
+    DEFAULT_BUDGET_FILL,
+    EXPAND_LEVELS,
+    EXPANDS,
+    MAX_QUERY_CHARS,
+    MAX_TOP_K,
+    MODES,
+)
 from kb.search_types import SearchContext, SearchFilters, SearchHit, SearchResponse
 from kb.selectors import index_version_for_reading
 
@@ -114,6 +121,7 @@ def search(
     audit: bool = True,
     exclude_flagged: bool = False,
     spotlight: bool = False,
+    budget_fill: bool | None = None,
 ) -> SearchResponse:
     """Search the chunks ``member`` may read and expand the hits into authorized contexts.
 
@@ -129,6 +137,11 @@ def search(
     (``kb.screening.returnable_q``, in the SQL of every candidate query); a chunk that may not be
     returned is also cut out of every context built around other hits. ``exclude_flagged`` returns no
     flagged chunk at all; ``spotlight`` wraps each context for a model (:func:`spotlight_wrap`).
+
+    ``budget_fill`` (None: :data:`kb.search_modes.DEFAULT_BUDGET_FILL`, off): when the contexts of the ``top_k``
+    hits leave part of ``context_token_budget`` unused, the next ``top_k`` candidates of the same retrieval add
+    their own chunk's text as further contexts while it fits (:func:`kb.expansion.fill_contexts`): up to
+    ``top_k`` contexts beyond ``max_contexts``, never beyond the budget. The hits (``results``) are the same.
     """
     query = _validate(
         query=query, top_k=top_k, mode=mode, expand=expand, expand_level=expand_level, max_contexts=max_contexts,
@@ -147,22 +160,26 @@ def search(
         reader = bounded_reader(reader, reader_for(within))
     version = _resolve_version(member, index_version)
     retrieval = RETRIEVAL_MODES[mode]
+    fill = (DEFAULT_BUDGET_FILL if budget_fill is None else bool(budget_fill)) and expand != "none"
 
     vector = None
     if retrieval.embeds:
         vector = query_vector if query_vector is not None else embed_query(query)
         timings["embed"] = (time.perf_counter() - clock) * 1000
     clock = time.perf_counter()
-    retrieved = retrieval.retrieve(reader, version.pk, filters, query, vector, top_k, piece_weight=version.piece_weight)
+    retrieved = retrieval.retrieve(reader, version.pk, filters, query, vector, top_k, piece_weight=version.piece_weight,
+                                   spare=top_k if fill else 0)
     ranked, plan = retrieved.ranked[:top_k], retrieved.plan
+    spare = retrieved.ranked[top_k : 2 * top_k] if fill else []
     timings["retrieve"] = (time.perf_counter() - clock) * 1000
 
     clock = time.perf_counter()
-    forest = SectionForest.around(reader, {row.section_id for row, *_ in ranked}, bodies=expand != "none",
+    forest = SectionForest.around(reader, {row.section_id for row, *_ in [*ranked, *spare]}, bodies=expand != "none",
                                   mode=mode_name)  # titles as shown under the mode (kb.screening.shown_title)
-    screened = Screened.load(reader, version.pk, {row.document_id for row, *_ in ranked}, filters)
-    hits = [
-        SearchHit(
+    screened = Screened.load(reader, version.pk, {row.document_id for row, *_ in [*ranked, *spare]}, filters)
+
+    def as_hit(position: int, row, score, v_rank, k_rank) -> SearchHit:
+        return SearchHit(
             chunk_id=row.id, document_id=row.document_id, document_title=forest.document_titles.get(row.document_id, ""),
             section_id=row.section_id, heading_path=forest.heading_path(row.section_id),
             text=screened.cut_text(row.document_id, row.start, row.text),
@@ -170,12 +187,17 @@ def search(
             start=row.start, end=row.end, rank=position, ordinal=row.ordinal, vector_rank=v_rank,
             keyword_rank=k_rank, screening=shown_screening(mode_name, row.screening, row.review),
         )
-        for position, (row, score, v_rank, k_rank) in enumerate(ranked, 1)
-    ]
+
+    hits = [as_hit(position, *entry) for position, entry in enumerate(ranked, 1)]
     contexts = expand_hits(
         expand, forest, version.pk, hits, level=expand_level, neighbors=neighbors, max_contexts=max_contexts,
         budget=context_token_budget, holes=screened.holes,
     )
+    filled = []  # the budget fill's contexts: the next hits' own chunks
+    if spare and hits:
+        spare_hits = [as_hit(position, *entry) for position, entry in enumerate(spare, top_k + 1)]
+        filled = fill_contexts(forest, contexts, spare_hits, context_token_budget, screened.holes)
+        contexts = [*contexts, *filled]
     if mode_name != ScreeningMode.OFF:
         contexts = [replace(c, screening=screened.context_flags(c)) for c in contexts]
     spotlit = None
@@ -187,9 +209,10 @@ def search(
         audit_record_search(
             member=within or member, searched_as=member if within is not None else None, query=query, mode=mode,
             index_version_id=version.pk,
-            chunk_ids=[hit.chunk_id for hit in hits],
+            chunk_ids=[hit.chunk_id for hit in hits] + [cid for context in filled for cid in context.chunk_ids],
             section_ids=[hit.section_id for hit in hits] + [context.section_id for context in contexts],
-            document_ids=[hit.document_id for hit in hits], latency_ms=(time.perf_counter() - started) * 1000,
+            document_ids=[hit.document_id for hit in hits] + [context.document_id for context in filled],
+            latency_ms=(time.perf_counter() - started) * 1000,
         )
     return SearchResponse(
         results=hits, contexts=contexts, index_version_id=version.pk, mode=mode, expand=expand, plan=plan,

@@ -18,8 +18,13 @@ DEFAULT_EXPAND = "parent"
 DEFAULT_EXPAND_LEVEL = "leaf"
 MAX_TOP_K = 100
 MAX_QUERY_CHARS = 4000
+# The budget fill (issue 30, sixteenth round, docs/benchmarks.md): when the contexts of the first top_k hits leave
+# part of the context budget unused, the next top_k hits add their own chunk's text as further contexts while it
+# fits (``kb.search.search(budget_fill=...)``). Off until a read on held-out sources decides.
+DEFAULT_BUDGET_FILL = False
 
 __all__ = [
+    "DEFAULT_BUDGET_FILL",
     "DEFAULT_EXPAND",
     "DEFAULT_EXPAND_LEVEL",
     "DEFAULT_MODE",

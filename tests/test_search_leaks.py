@@ -3,7 +3,8 @@
 Hypothesis generates tenants, groups, members (random clearance and groups) and
 Markdown documents with random nested access markers (heading markers and regions),
 ingests them through the real pipeline (a real Celery worker, the real model), and
-then, for every member, every mode and every expansion, checks every returned text:
+then, for every member, every mode and every expansion (half the searches with the budget fill, whose
+contexts are further chunks that are not hits), checks every returned text:
 
 * each hit's span slices back to its text and lies in a body span of a readable section;
 * each context is made only of body spans of readable sections of one document of the
@@ -33,7 +34,7 @@ from accounts.policy import can_read
 from accounts.selectors import reader_for
 from accounts.services import group_create, membership_create, tenant_create
 from kb import retrieval
-from kb.models import Document, Section
+from kb.models import Chunk, Document, Section
 from kb.search import embed_query, search
 from kb.services import Upload, document_create
 from kb.tenant_indexes import tenant_index_build, tenant_index_drop
@@ -154,6 +155,7 @@ class Oracle:
         self.tenant = tenant
         self.documents = {d.id: d for d in documents}
         self.sections = list(Section.objects.filter(tenant=tenant))
+        self.chunk_sections = dict(Chunk.objects.filter(tenant=tenant).values_list("id", "section_id"))
         self.by_marker: dict[str, Section] = {}
         for section in self.sections:
             text = self.documents[section.document_id].text
@@ -210,7 +212,10 @@ def check_response(response, reader, oracle: Oracle, foreign_markers: set[str], 
         stats["contexts"] += 1
         document = oracle.documents.get(context.document_id)
         assert document is not None, "a context from another tenant's document"
-        assert set(context.chunk_ids) <= hit_ids
+        if not set(context.chunk_ids) <= hit_ids:  # the budget fill's: one chunk of a readable section, its own text
+            stats["filled"] += 1
+            (chunk_id,) = context.chunk_ids
+            assert oracle.chunk_sections.get(chunk_id) in readable_ids, "a fill context of an unreadable chunk"
         spans = [tuple(sp) for s in readable if s.document_id == document.id for sp in s.body_spans]
         remainder = context.text
         for start, end in context.spans:
@@ -291,7 +296,7 @@ def test_search_never_returns_unreadable_text(celery_worker):
                 for expand, level in EXPANSIONS:
                     response = search(member=member, query=query, top_k=8, mode=mode, expand=expand,
                                       expand_level=level, context_token_budget=400 if i % 2 else 4000,
-                                      query_vector=vector)
+                                      query_vector=vector, budget_fill=i % 2 == 0)
                     check_response(response, reader, oracle, foreign, stats)
                     if mode != "keyword" and response.results:
                         assert response.plan.split("+")[0] == plan, (plan, response.plan)
@@ -300,4 +305,4 @@ def test_search_never_returns_unreadable_text(celery_worker):
     run()
     assert all(stats[f"plan {plan}"] for plan in PLANS), stats  # every vector plan was exercised
     # Not vacuous: things were found, expanded, and some sections were hidden from someone.
-    assert stats["hits"] > 100 and stats["contexts"] > 50 and stats["unreadable"] > 20, stats
+    assert stats["hits"] > 100 and stats["contexts"] > 50 and stats["unreadable"] > 20 and stats["filled"], stats

@@ -49,6 +49,9 @@ class Command(BaseCommand):
                             help="with --mode vector --mode hybrid and --fusion: choose a hybrid variant "
                                  "leave-one-genre-out (must not lose to vector on recall@k or context recall)")
         parser.add_argument("--budget", type=int, default=1000, help="context token budget (default 1000)")
+        parser.add_argument("--budget-fill", action="store_true",
+                            help="also evaluate every mode and fusion with the budget fill (kb.search.search's "
+                                 "budget_fill: the next hits' own chunks while the contexts leave budget unused)")
         parser.add_argument("--json", dest="json_out", help="write the results as JSON here")
         parser.add_argument("--chart", help="write a PNG chart comparing the versions here")
         parser.add_argument("--load-corpora", metavar="DIR",
@@ -124,20 +127,23 @@ class Command(BaseCommand):
             vectors = list(embedder().embed([q.question for q in resolved]))
         reports = []
         default = retrieval.KEYWORD
+        fills = (None, True) if options.get("budget_fill") else (None,)
         for mode in options["mode"]:
             for text, values in (fusions if mode != "vector" else fusions[:1]):
-                retrieval.KEYWORD = dataclasses.replace(default, **values)
-                try:
-                    self.stderr.write(f"mode {mode} {text or '(default fusion)'}")
-                    batch = product.evaluate_versions(
-                        member=member, versions=chosen, questions=resolved, ks=ks, budget=options["budget"],
-                        mode=mode, progress=self.stderr.write, vectors=vectors,
-                    )
-                finally:
-                    retrieval.KEYWORD = default
-                for report in batch:
-                    report.fusion = text
-                reports.extend(batch)
+                for fill in fills:
+                    label = ",".join(x for x in (text, "budget_fill" if fill else "") if x)
+                    retrieval.KEYWORD = dataclasses.replace(default, **values)
+                    try:
+                        self.stderr.write(f"mode {mode} {label or '(default fusion)'}")
+                        batch = product.evaluate_versions(
+                            member=member, versions=chosen, questions=resolved, ks=ks, budget=options["budget"],
+                            mode=mode, progress=self.stderr.write, vectors=vectors, budget_fill=fill,
+                        )
+                    finally:
+                        retrieval.KEYWORD = default
+                    for report in batch:
+                        report.fusion = label
+                    reports.extend(batch)
         return reports
 
     def _loo(self, reports, k: int) -> None:
