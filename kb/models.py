@@ -204,6 +204,13 @@ class Section(models.Model):
             # document order: few sections of a tenant, all found without reading the others.
             models.Index(fields=["tenant", "document", "start"], condition=Q(**{f"metadata__{HEAD_SCREENING}__flagged": True}),
                          name="section_flagged_head_idx"),
+            # A reader's title (``kb.titles``: the first title candidate, in document order, of a section they may
+            # read) and whether they may read the root (a front matter's tags), asked once per document by a sort
+            # or a filter of titles or tags: each probe reads its document's one or few rows here, not its every
+            # section (eighteenth session, docs/benchmarks.md).
+            models.Index(fields=["document", "order"], condition=~Q(title_candidate=""),
+                         name="section_title_candidate_idx"),
+            models.Index(fields=["document"], condition=Q(parent__isnull=True), name="section_root_idx"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["document", "key"], name="section_unique_key"),

@@ -205,6 +205,15 @@ def _documents(reader: Reader) -> QuerySet[Document]:
     )
 
 
+def _with_status(documents: QuerySet[Document], member: Membership, reader: Reader) -> QuerySet[Document]:
+    """``documents`` with their status and error as ``member`` may know them (``kb.statuses.with_status_shown``):
+    the columns for an admin, who sees every job -- their visible jobs' query is built only for whom it decides
+    (building it was a tenth of the console's document page, eighteenth session)."""
+    if member.role == Role.ADMIN:
+        return with_status_shown(documents, every_job_shown=True)
+    return with_status_shown(documents, jobs_shown(member=member, reader=reader))
+
+
 def document_list(
     *, member: Membership, status: str = "", tag: str = "", content_type: str = "", source: str = "",
     levels: bool = False,
@@ -219,8 +228,7 @@ def document_list(
     without any) -- never a level of a section hidden from them.
     """
     reader = reader_for(member)
-    documents = with_status_shown(_documents(reader), jobs_shown(member=member),
-                                  every_job_shown=member.role == Role.ADMIN)
+    documents = _with_status(_documents(reader), member, reader)
     if levels:
         readable = Section.objects.filter(readable_q(reader), document=OuterRef("pk")).order_by()
         documents = documents.annotate(
@@ -265,9 +273,8 @@ def document_get(*, member: Membership, document_id) -> Document:
     """One document the member can see, with readable counts and its time as the member may know it
     (``updated_at_shown``, as :func:`document_list`); otherwise NotFound."""
     pk = parse_uuid(document_id)
-    documents = with_status_shown(_documents(reader_for(member)), jobs_shown(member=member),
-                                  every_job_shown=member.role == Role.ADMIN)
-    document = documents.filter(pk=pk).first() if pk else None
+    reader = reader_for(member)
+    document = _with_status(_documents(reader), member, reader).filter(pk=pk).first() if pk else None
     if document is None:
         raise _not_found()
     return document
@@ -412,7 +419,7 @@ def section_node(*, member: Membership, section: Section) -> SectionNode:
 # ----------------------------------------------------------------------------- jobs
 
 
-def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
+def jobs_shown(*, member: Membership, reader: Reader | None = None) -> QuerySet[IngestionJob]:
     """The jobs ``member`` may see, each annotated, in the same query, with
 
     * ``document_visible``: the member can see the job's document (:func:`document_visible_q`);
@@ -444,11 +451,13 @@ def jobs_shown(*, member: Membership) -> QuerySet[IngestionJob]:
     document a member reads only part of -- a replacement of a section above them, the re-derivation a policy
     change above them starts -- dated that change (written down as left open with the fifteenth session's change
     times, closed in the sixteenth: docs/security.md, "Job times").
+
+    ``reader``: ``member``'s (``accounts.selectors.reader_for``) when the caller has read it already.
     """
-    reader = reader_for(member)
+    reader = reader or reader_for(member)
     visible_document = Document.objects.filter(pk=OuterRef("document_id")).filter(document_visible_q(reader))
     # Whoever may read every section a document could hold (``reads_every_section``) may know any bytes' size.
-    everything = Q(pk__isnull=False) if reads_every_section(member) else Q(pk__in=[])
+    everything = Q(pk__isnull=False) if reads_every_section(member, reader=reader) else Q(pk__in=[])
     admin = Q(pk__isnull=False) if member.role == Role.ADMIN else Q(pk__in=[])
     jobs = IngestionJob.objects.filter(tenant_id=member.tenant_id).annotate(
         document_visible=Exists(visible_document),
@@ -550,14 +559,15 @@ def index_version_for_search(*, member: Membership, index_version_id) -> IndexVe
 # ----------------------------------------------------------------------------- one document, in detail
 
 
-def reads_every_section(member: Membership) -> bool:
+def reads_every_section(member: Membership, *, reader: Reader | None = None) -> bool:
     """Whether ``member`` may read every section any document of the tenant could hold: the top clearance
     and every group of the tenant (a document's markers only narrow its policy, so no line of it is above
     that). An error quotes a line of a document that failed, before its sections existed: only such a
-    member can be sure to be allowed to read whichever line it quotes."""
+    member can be sure to be allowed to read whichever line it quotes. ``reader``: ``member``'s, when read already."""
     if member.clearance != max(AccessLevel):
         return False
-    return set(Group.objects.filter(tenant_id=member.tenant_id).values_list("id", flat=True)) <= reader_for(member).group_ids
+    groups = (reader or reader_for(member)).group_ids
+    return set(Group.objects.filter(tenant_id=member.tenant_id).values_list("id", flat=True)) <= groups
 
 
 def error_in_full(*, member: Membership, job: IngestionJob) -> bool:

@@ -56,12 +56,12 @@ def _jobs_by_latest_event() -> QuerySet[IngestionJob]:
 
 
 def with_status_shown(
-    documents: QuerySet[Document], shown_jobs: QuerySet[IngestionJob], *, every_job_shown: bool = False,
+    documents: QuerySet[Document], shown_jobs: QuerySet[IngestionJob] | None = None, *, every_job_shown: bool = False,
 ) -> QuerySet[Document]:
     """``documents`` annotated ``status_shown`` and ``error_shown``: the status and error as the member whose visible
     jobs are ``shown_jobs`` (``kb.selectors.jobs_shown``) may know them (see the module docstring). Fail closed: a
     re-derivation is hidden unless it is among ``shown_jobs``. ``every_job_shown``: the member sees every job of the
-    tenant (an admin): the columns as they are.
+    tenant (an admin): the columns as they are (``shown_jobs`` is not read; without it and without this: an error).
 
     Asked row by row only where the job that last set the status is a re-derivation (a ``CASE``: the rest read the
     column), and then of that one job (``shown_jobs`` filtered by its id): asked of every job of the tenant at once
@@ -69,6 +69,8 @@ def with_status_shown(
     ten times slower (``bench.document_list_bench``, docs/benchmarks.md)."""
     if every_job_shown:
         return documents.annotate(status_shown=F("status"), error_shown=F("error"))
+    if shown_jobs is None:
+        raise ValueError("a member's status needs the jobs they may see (or every_job_shown)")
     latest = _jobs_by_latest_event()
     other = latest.exclude(_REDERIVE)
     other_status = Subquery(other.annotate(shown=Case(

@@ -20,6 +20,7 @@ Every canary must be seen by someone who may read it, so the pages crawled had r
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import string
@@ -241,6 +242,7 @@ class _Page(HTMLParser):
             self._select = None
 
 
+@functools.cache  # a path's route is fixed for the run: each path resolved once, not per link
 def _route(path: str) -> str | None:
     try:
         match = resolve(path)
@@ -287,6 +289,8 @@ class Crawl:
     pages: int = 0
     seen: dict[str, set[str]] = field(default_factory=dict)  # canary -> urls where it was shown
     leaks: list[str] = field(default_factory=list)
+    # canary -> whether the member may read it: asked once a crawl (crawling changes nothing), not once a page.
+    readable: dict[str, bool] = field(default_factory=dict)
 
 
 def crawl(w: CrawlWorld, member: Membership, query: str) -> Crawl:
@@ -341,7 +345,9 @@ def _inspect(w: CrawlWorld, result: Crawl, url: str, body: str) -> None:
         canary = w.canaries.get(token)
         if canary is None:
             continue
-        if canary.readable(member):
+        if token not in result.readable:
+            result.readable[token] = canary.readable(member)
+        if result.readable[token]:
             result.seen.setdefault(token, set()).add(url)
             continue
         whose = "another tenant's" if canary.tenant_id != member.tenant_id else "unreadable"

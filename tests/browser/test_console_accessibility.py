@@ -23,7 +23,7 @@ from kb.services import SOURCE_ID, SOURCE_PATH
 from sources.models import Source
 from tests.api_helpers import POLICY_SECTIONS, make_document
 from tests.bounds import JOB_WAIT
-from tests.browser.conftest import PASSWORD, choose_member, console_member, screenshot, sign_in
+from tests.browser.conftest import PASSWORD, VIEWPORT, choose_member, console_member, screenshot, sign_in
 from tests.conftest import SOURCE_ROOT
 
 pytestmark = pytest.mark.browser
@@ -140,43 +140,37 @@ def _fits(page, where: str) -> str | None:
     return None if width <= NARROW["width"] + 1 else f"{where}: {width} px wide, sticking out: {wide}"
 
 
-def test_every_page_fits_a_375px_screen(page, world):
-    page.set_viewport_size(NARROW)
+def test_every_page_fits_a_375px_screen_names_its_controls_and_says_levels_in_words(page, world):
+    """One walk of the pages, each loaded once and read at both widths (the layout is the style sheet's alone:
+    a page resized to 375 px lays out as one loaded at it): at the default width its controls' names and its
+    badges' words (and the README's pictures), then at 375 px its width (:func:`_fits`)."""
+    too_wide, unnamed, badges = [], {}, []
+
+    def read(where: str, *, levels: bool = True, picture: str = "") -> None:
+        if picture:
+            screenshot(page, picture)
+        unnamed[where] = page.evaluate(UNNAMED_CONTROLS)
+        if levels:
+            badges.extend(page.evaluate(LEVEL_BADGES))
+        page.set_viewport_size(NARROW)
+        too_wide.append(_fits(page, where))
+        page.set_viewport_size(VIEWPORT)
+
     page.goto("/sign-in/")
-    too_wide = [_fits(page, "/sign-in/")]
+    read("/sign-in/", levels=False, picture="sign-in")
     sign_in(page, "admin@acme.test", PASSWORD)
     page.wait_for_selector("#stat-documents")
-    for url in _pages(world).values():
-        _visit(page, url)
-        too_wide.append(_fits(page, url))
-    # The parts that htmx adds: the access preview of an upload; a minted token.
-    _preview(page, MARKED)
-    too_wide.append(_fits(page, "the upload's access preview"))
-    _mint(page, world)
-    too_wide.append(_fits(page, "a new token"))
-    too_wide = [w for w in too_wide if w]
-    assert not too_wide, "\n".join(too_wide)
-    assert page.evaluate("() => document.querySelector('.table-scroll').scrollWidth") > NARROW["width"]
-
-
-def test_every_control_is_named_and_every_level_is_said_in_words(page, world):
-    page.goto("/sign-in/")
-    screenshot(page, "sign-in")
-    unnamed = {"/sign-in/": page.evaluate(UNNAMED_CONTROLS)}
-    sign_in(page, "admin@acme.test", PASSWORD)
-    page.wait_for_selector("#stat-documents")
-    badges = []
     for name, url in _pages(world).items():
         _visit(page, url)
-        if name in SCREENSHOTS:
-            screenshot(page, name)
-        unnamed[url] = page.evaluate(UNNAMED_CONTROLS)
-        badges += page.evaluate(LEVEL_BADGES)
+        read(url, picture=name if name in SCREENSHOTS else "")
+    # The parts that htmx adds: the access preview of an upload; a minted token.
     _preview(page, MARKED)
-    unnamed["the upload's access preview"] = page.evaluate(UNNAMED_CONTROLS)
-    badges += page.evaluate(LEVEL_BADGES)
+    read("the upload's access preview")
     _mint(page, world)
-    unnamed["a new token"] = page.evaluate(UNNAMED_CONTROLS)
+    read("a new token", levels=False)
+    page.set_viewport_size(NARROW)
+    assert [w for w in too_wide if w] == []
+    assert page.evaluate("() => document.querySelector('.table-scroll').scrollWidth") > NARROW["width"]
     assert {where: found for where, found in unnamed.items() if found} == {}
     assert {level for level, _ in badges} == set(LEVELS)  # every level was on some page
     assert [(level, words) for level, words in badges if level != words] == []
