@@ -35,36 +35,14 @@ def main() -> None:
     parser.add_argument("--explain", action="store_true", help="print the first page's plans, before and now")
     args = parser.parse_args()
     _setup()
-    from django.db.models import Subquery
 
     from accounts.tenancy import acting_tenant
     from kb import selectors
-    from kb.models import Document, Section
     from kb.titles import TITLE_READ, screening_mode, shown_tags_sql
 
     tenant, reader = _build(args.documents, args.sections)
     try:
-        with acting_tenant(tenant.pk):
-            # A tree: the first section of each document its root, the others under it (the change-times bench
-            # leaves every section a root; the root's EXISTS would then find one of twenty).
-            root = Section.objects.filter(document_id=OuterRef("document_id"), order=0).values("pk")[:1]
-            Section.objects.filter(tenant=tenant, order__gt=0).update(parent_id=Subquery(root), depth=1)
-            # "Doc 0", "Doc 1", ...: half and half. The stored title is what the old rule gave every reader (the
-            # content's where every reader reads its bearer), so both shapes answer the same on the same rows.
-            for order, digits, old in ((0, "[02468]$", "Content title"), (1, "[13579]$", "untitled")):
-                bearer = Section.objects.filter(document_id=OuterRef("pk"), order=order).values("pk")[:1]
-                Document.objects.filter(tenant=tenant, title__regex=digits).update(
-                    title=old, content_title="Content title", title_section=Subquery(bearer), tags=["kestrel"],
-                    content_tags=["kestrel"])
-            # Each bearer its document's one title candidate (a member is shown the first candidate they may read).
-            Section.objects.filter(tenant=tenant, pk__in=Document.objects.filter(tenant=tenant).values(
-                "title_section")).update(title_candidate="Content title")
-        from django.db import connections
-
-        from accounts.tenancy import owner_alias
-
-        with connections[owner_alias()].cursor() as cursor:  # fresh planner statistics after the updates
-            cursor.execute("ANALYZE kb_document, kb_section")
+        titled(tenant)
         mode = screening_mode(tenant_id=tenant.pk)
         now = selectors.document_list(member=reader)
         before = _before(reader, mode)
@@ -103,6 +81,35 @@ def main() -> None:
     finally:
         with acting_tenant(tenant.pk):
             tenant.delete()
+
+
+def titled(tenant) -> None:
+    """Make the change-times bench's tenant (``bench.change_times_bench._build``) this bench's: a tree of sections,
+    a content title borne by each document's first (internal) or, in one document of two, second (restricted)
+    section -- its one title candidate -- and a front matter's tag; fresh planner statistics."""
+    from django.db import connections
+    from django.db.models import Subquery
+
+    from accounts.tenancy import acting_tenant, owner_alias
+    from kb.models import Document, Section
+
+    with acting_tenant(tenant.pk):
+        # A tree: the first section of each document its root, the others under it (the change-times bench
+        # leaves every section a root; the root's EXISTS would then find one of twenty).
+        root = Section.objects.filter(document_id=OuterRef("document_id"), order=0).values("pk")[:1]
+        Section.objects.filter(tenant=tenant, order__gt=0).update(parent_id=Subquery(root), depth=1)
+        # "Doc 0", "Doc 1", ...: half and half. The stored title is what the old rule gave every reader (the
+        # content's where every reader reads its bearer), so both shapes answer the same on the same rows.
+        for order, digits, old in ((0, "[02468]$", "Content title"), (1, "[13579]$", "untitled")):
+            bearer = Section.objects.filter(document_id=OuterRef("pk"), order=order).values("pk")[:1]
+            Document.objects.filter(tenant=tenant, title__regex=digits).update(
+                title=old, content_title="Content title", title_section=Subquery(bearer), tags=["kestrel"],
+                content_tags=["kestrel"])
+        # Each bearer its document's one title candidate (a member is shown the first candidate they may read).
+        Section.objects.filter(tenant=tenant, pk__in=Document.objects.filter(tenant=tenant).values(
+            "title_section")).update(title_candidate="Content title")
+    with connections[owner_alias()].cursor() as cursor:  # fresh planner statistics after the updates
+        cursor.execute("ANALYZE kb_document, kb_section")
 
 
 def _before(member, mode):
