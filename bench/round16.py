@@ -31,6 +31,22 @@ WEIGHT = 0.5  # the default's piece weight
 DEPTH = 20  # bench.transfer_suite.PIECES_DEPTH
 
 
+def _django() -> None:
+    """The embedded services started, Django set up and this process logged in as the tenants' owner."""
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+    from bulkhead import embedded_services
+
+    embedded_services.ensure_started()
+    import django
+
+    django.setup()
+    from accounts.tenancy import owner_login_for_this_process
+
+    owner_login_for_this_process()
+
+
 def looks_like_row_lookup(query: str) -> bool:
     return ROW_LOOKUP.search(query) is not None
 
@@ -175,18 +191,8 @@ def fill(tenant_slug: str, version_ref: str, golden: str, json_path: str | None,
          modes=("vector", "hybrid"), out=sys.stdout) -> None:
     """Per question and mode: context recall and tokens as the search gives them (k, budget, parent expansion),
     then with the fill (see the module docstring and the registration)."""
-    import os
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
-    from bulkhead import embedded_services
-
-    embedded_services.ensure_started()
-    import django
-
-    django.setup()
-    from accounts.tenancy import owner_login_for_this_process
-
-    owner_login_for_this_process()
+    _django()
     from accounts.selectors import tenant_get
     from bench.transfer_suite import paired_bootstrap
     from ingestion.chunking.tokens import default_counter
@@ -263,18 +269,8 @@ def fill_built(tenant_slug: str, golden: str, before: str, json_path: str | None
                budget: int = 1500, out=sys.stdout) -> None:
     """The option as built (``kb.search.search(budget_fill=True)``) on the questions and tenant of a ``fill`` run
     (``before``, its JSON: the same questions and modes, context recall without the fill), paired with it."""
-    import os
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
-    from bulkhead import embedded_services
-
-    embedded_services.ensure_started()
-    import django
-
-    django.setup()
-    from accounts.tenancy import owner_login_for_this_process
-
-    owner_login_for_this_process()
+    _django()
     from accounts.selectors import tenant_get
     from bench.transfer_suite import paired_bootstrap
     from ingestion.golden import load_questions
@@ -318,19 +314,9 @@ def fill_built(tenant_slug: str, golden: str, before: str, json_path: str | None
 def fill_time(tenant_slug: str, golden: str, *, n: int = 300, k: int = 5, budget: int = 1500, out=sys.stdout) -> None:
     """Wall time of one search in hybrid mode with parent contexts, without and with the fill, alternating per
     question over the first ``n`` questions (the query vectors precomputed; the machine's load applies to both)."""
-    import os
     import time
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
-    from bulkhead import embedded_services
-
-    embedded_services.ensure_started()
-    import django
-
-    django.setup()
-    from accounts.tenancy import owner_login_for_this_process
-
-    owner_login_for_this_process()
+    _django()
     from accounts.selectors import tenant_get
     from ingestion.golden import load_questions
     from kb.embedder import embedder
