@@ -1,7 +1,9 @@
 """A sync whose worker process is killed mid-sync resumes when the task is delivered again, with no
 item lost and none twice (issue 29). A real prefork worker on a queue of its own; its pool process
 is SIGKILLed while the sync is writing items. Ingestion is routed to a queue nobody serves: the
-sync's own bookkeeping is what is checked."""
+sync's own bookkeeping is what is checked. The sync runs in the worker process, so the worker's own
+bulk lane (where a sync's ingestion goes) is that queue too: else the session's main worker, if this
+process started one, would embed the 240 documents while the next tests wait for it."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 QUEUE = "sources-killed-test"
 FILES = 240
+NOBODY = f"nobody-{uuid.uuid4().hex[:8]}"
 
 
 def _pool_children(pid: int) -> list[int]:
@@ -35,9 +38,11 @@ def _pool_children(pid: int) -> list[int]:
 
 def test_a_sync_resumes_without_duplicates_after_its_worker_is_killed(worker_factory):
     previous = app.conf.task_routes
-    _set_routes(app, {SYNC_TASK: {"queue": QUEUE}, INGEST_TASK: {"queue": f"nobody-{uuid.uuid4().hex[:8]}"}})
+    _set_routes(app, {SYNC_TASK: {"queue": QUEUE}, INGEST_TASK: {"queue": NOBODY}})
     try:
-        worker = worker_factory("sources-killed", pool="prefork", queues=QUEUE)
+        worker = worker_factory(
+            "sources-killed", pool="prefork", queues=QUEUE, extra_env={"BULKHEAD_BULK_QUEUE": NOBODY}
+        )
         tenant = tenant_create(slug="src-killed", name="Killed")
         admin = membership_create(tenant=tenant, email="a@killed.example", role="admin", clearance="restricted")
         root = new_folder(tenant, "killed-")
