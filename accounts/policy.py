@@ -98,6 +98,19 @@ def policy_implies(
     return bool(inner) and inner <= outer
 
 
+def policy_meet(
+    one: tuple[int, Iterable[Hashable]], other: tuple[int, Iterable[Hashable]]
+) -> tuple[int, tuple] | None:
+    """The widest policy that implies both ``(level, groups)`` policies (:func:`policy_implies`: its readers may
+    read each): the higher level, and the groups both name (those of the one that names any, when the other names
+    none); None when both name groups and share none (no policy is within both). Groups come back sorted."""
+    mine, theirs = set(one[1] or ()), set(other[1] or ())
+    groups = mine & theirs if mine and theirs else mine | theirs
+    if mine and theirs and not groups:
+        return None
+    return max(int(one[0]), int(other[0])), tuple(sorted(groups))
+
+
 # ----------------------------------------------------------------------------- the policy value
 
 

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from accounts.errors import ApplicationError, Conflict, NotFound, PermissionRefused
 from accounts.models import Group, Membership, Role, Tenant
-from accounts.policy import AccessLevel, policy_implies
+from accounts.policy import AccessLevel, policy_implies, policy_meet
 from accounts.services import groups_by_slugs, parse_level
 from accounts.tenancy import owner_path, tenant_activate
 from audit.models import Action
@@ -470,17 +470,6 @@ class DefaultWider(ApplicationError):
 
 def _policy_key(level: int, groups: Sequence[int]) -> tuple[int, frozenset]:
     return int(level), frozenset(groups)
-
-
-def policy_meet(one: tuple[int, Sequence[int]], other: tuple[int, Sequence[int]]) -> tuple[int, tuple] | None:
-    """The widest policy that implies both (its readers may read each): the higher level, and the groups both name
-    (those of the one that names any, when the other names none); None when both name groups and share none (no
-    policy is within both)."""
-    mine, theirs = set(one[1] or ()), set(other[1] or ())
-    groups = mine & theirs if mine and theirs else mine | theirs
-    if mine and theirs and not groups:
-        return None
-    return max(int(one[0]), int(other[0])), tuple(sorted(groups))
 
 
 def _recorded_policy(recorded: dict) -> tuple[int, tuple]:

@@ -30,6 +30,7 @@ from accounts.policy import (
     effective_policies,
     parse_level,
     policy_implies,
+    policy_meet,
     readable_heading_path,
     visible_heading_paths,
 )
@@ -73,6 +74,25 @@ def test_implies_means_every_reader_of_the_inner_reads_the_outer(inner, outer, c
     assert inner.implies(outer) is policy_implies(inner.rank, inner.groups, outer.rank, outer.groups)
     if inner.implies(outer) and can_read(reader, level=inner.rank, group_ids=inner.groups):
         assert can_read(reader, level=outer.rank, group_ids=outer.groups)
+
+
+ALL_POLICIES = [(int(level), groups) for level in AccessLevel
+                for n in range(4) for groups in itertools.combinations((1, 2, 3), n)]
+
+
+@given(one=POLICIES, other=POLICIES)
+def test_the_meet_of_two_policies_is_the_widest_policy_within_both(one, other):
+    """``policy_meet`` (the bound a sync keeps an admin's narrowing at): it implies both, every policy that implies
+    both implies it, and it is None exactly when no policy implies both (two disjoint lists of groups)."""
+    meet = policy_meet((one.rank, one.groups), (other.rank, other.groups))
+    within = [p for p in ALL_POLICIES
+              if policy_implies(*p, one.rank, one.groups) and policy_implies(*p, other.rank, other.groups)]
+    if meet is None:
+        assert within == [] and one.groups and other.groups and not set(one.groups) & set(other.groups)
+        return
+    assert policy_implies(*meet, one.rank, one.groups) and policy_implies(*meet, other.rank, other.groups)
+    assert all(policy_implies(*p, *meet) for p in within)
+    assert meet == policy_meet((other.rank, other.groups), (one.rank, one.groups))
 
 
 def test_effective_policies_own_else_parent_else_default():

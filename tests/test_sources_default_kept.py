@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounts.policy import AccessLevel, policy_implies
+from accounts.policy import AccessLevel, policy_implies, policy_meet
 from sources.selectors import policy_after
-from sources.services import DefaultWider, admin_default, policy_kept, policy_meet
+from sources.services import DefaultWider, admin_default, policy_kept
 
 PUBLIC, INTERNAL, CONFIDENTIAL, RESTRICTED = (int(level) for level in (
     AccessLevel.PUBLIC, AccessLevel.INTERNAL, AccessLevel.CONFIDENTIAL, AccessLevel.RESTRICTED))
