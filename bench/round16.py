@@ -367,6 +367,25 @@ def fill_loso(json_path: str, key: str = "fill", out=sys.stdout) -> None:
               f"of {len(sources)} folds", file=out)
 
 
+def fill_pooled(json_paths: list[str], out=sys.stdout) -> None:
+    """The seventeenth round's adoption rule (docs/benchmarks.md): ``fill-built`` runs of held-out rounds pooled --
+    per mode, questions whose context recall is lower with the fill (in the last run, the new round's), and the
+    pooled gain with its paired bootstrap interval over questions."""
+    from bench.transfer_suite import paired_bootstrap
+
+    runs = [json.loads(Path(p).read_text(encoding="utf-8"))["rows"] for p in json_paths]
+    for mode in ("vector", "hybrid"):
+        for name, rows in [(p, [r for r in run if r["mode"] == mode]) for p, run in zip(json_paths, runs, strict=True)]:
+            base, built = np.array([r["context"] for r in rows]), np.array([r["built"] for r in rows])
+            print(f"{mode} {name}: {len(rows)} questions, {100 * base.mean():.2f} -> {100 * built.mean():.2f}, "
+                  f"gained {int((built > base + 1e-9).sum())}, lost {int((built < base - 1e-9).sum())}", file=out)
+        rows = [r for run in runs for r in run if r["mode"] == mode]
+        base, built = np.array([r["context"] for r in rows]), np.array([r["built"] for r in rows])
+        gain = paired_bootstrap(built, base)
+        print(f"{mode} pooled ({len(rows)} questions): {100 * base.mean():.2f} -> {100 * built.mean():.2f}, gain "
+              f"{100 * gain[0]:+.2f} [{100 * gain[1]:+.2f}, {100 * gain[2]:+.2f}]", file=out)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.round16", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -391,8 +410,12 @@ def main(argv: list[str] | None = None) -> None:
     c = sub.add_parser("fill-loso")
     c.add_argument("json_path")
     c.add_argument("--key", default="fill", choices=("fill", "built"))
+    e = sub.add_parser("fill-pooled")
+    e.add_argument("json_paths", nargs="+", help="fill-built runs' JSON, the new round's last")
     args = parser.parse_args(argv)
-    if args.command == "rowcap":
+    if args.command == "fill-pooled":
+        fill_pooled(args.json_paths)
+    elif args.command == "rowcap":
         rowcap(args.suite, args.json_path)
     elif args.command == "fill":
         fill(args.tenant, args.version, args.golden, args.json_path, modes=tuple(args.mode or ("vector", "hybrid")))
