@@ -292,7 +292,7 @@ NPM = {
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
-# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth.
+# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -316,6 +316,7 @@ WRITTEN = [
     "report-coachbuilder",
     "report-laundry",  # sixteenth round
     "report-ropeways",
+    "report-bakery",  # seventeenth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
