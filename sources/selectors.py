@@ -39,6 +39,7 @@ from sources.services import (
     listing_os_error,
     policy_kept,
     rename_plan,
+    source_path_policies,
     unreadable_reason,
 )
 
@@ -460,20 +461,65 @@ def syncs_rows_shown(*, member: Membership | None, syncs: Iterable[SourceSync],
 # ----------------------------------------------------------------------------- detached paths
 
 
-def _detached_row(detached: SourceDetached) -> dict:
-    return {"id": detached.pk, "path": detached.path,
-            "document_id": str(detached.document_id) if detached.document_id else None,
-            "detached_at": detached.detached_at,
-            # As a sync's skip of the path: the policy the source gave it when it was detached, and the document.
-            "access": access.item_access((detached.access_level, detached.access_groups),
-                                         document_id=detached.document_id)}
+def _detached_rows(source: Source, tombstones: list[SourceDetached]) -> list[dict]:
+    """The rows of ``tombstones`` (detached paths of ``source``), each with what decides who sees it (``access``):
+    every policy that applies to the path now or applied then (:func:`_detached_access`). Bounded whatever their
+    number: the source's policies for all the paths in one pass, the documents' defaults in one query, the last
+    finished sync's skips in one."""
+    if not tombstones:
+        return []
+    current = source_path_policies(source, [t.path for t in tombstones])
+    ids = {t.document_id for t in tombstones if t.document_id}
+    defaults = {pk: _key(level, groups) for pk, level, groups in Document.objects.filter(
+        tenant_id=source.tenant_id, pk__in=ids).values_list("pk", "access_level", "access_groups")} if ids else {}
+    last = (SourceSync.objects.filter(source=source, status__in=(SourceSync.Status.SUCCEEDED, SourceSync.Status.FAILED))
+            .order_by("-created_at").values_list("skips", flat=True).first()) or []
+    paths = {t.path for t in tombstones}
+    recorded = {r["path"]: r.get("access") for r in last
+                if isinstance(r, dict) and r.get("path") in paths and r.get("reason") == DETACHED}
+    return [{"id": t.pk, "path": t.path, "document_id": str(t.document_id) if t.document_id else None,
+             "detached_at": t.detached_at,
+             "access": _detached_access(t, current=current[t.path], own=defaults.get(t.document_id),
+                                        recorded=recorded.get(t.path, ()))}
+            for t in tombstones]
+
+
+def _detached_access(tombstone: SourceDetached, *, current, own, recorded) -> dict:
+    """What decides who sees a detached path (docs/sources.md, "Detached documents"): all of (``access.all_of``)
+    the policy the source gave it when it was detached (and the detached document, to be seen), the source's policy
+    for it now (``current``: :func:`sources.services.source_path_policies`; None, undecided, fails it closed), the
+    last sync's record of its skip, if it has one (``recorded``: it knows the access file's narrowing), an admin's
+    default the tombstone carries back to a re-attach, and, while the document is left (``own``: its default), that
+    default and the one a sync would give it after a re-attach (:func:`sources.services.policy_kept`). Found in the
+    nineteenth session: judged by the policy at the detach alone, a path the access map narrowed since was listed
+    (and re-attached) by an admin below it, while the sync's skip rows and the preview hid it."""
+    given = _key(tombstone.access_level, tombstone.access_groups)
+    records = [access.item_access(given, document_id=tombstone.document_id), access.item_access(current)]
+    if recorded != ():
+        records.append(recorded if isinstance(recorded, dict) else dict(access.UNDECIDED))
+    try:
+        if tombstone.admin_default:
+            admin = tombstone.admin_default
+            records.append(access.item_access(_key(int(admin["level"]), [int(g) for g in admin.get("groups") or ()])))
+        if own is not None:
+            records.append(access.item_access(own))
+            if current is not None:
+                try:
+                    after, _ = policy_kept(own, given=given, policy=current, recorded=tombstone.admin_default)
+                    records.append(access.item_access(after))
+                except DefaultWider:  # the item would fail, the document keep its default (``own``, above)
+                    pass
+    except (KeyError, TypeError, ValueError):  # an admin's default recorded unreadably: fail closed
+        return dict(access.UNDECIDED)
+    return access.all_of(records)
 
 
 def detached_list(*, member: Membership | None, source: Source) -> tuple[list[dict], int]:
-    """The paths of ``source`` an admin detached, as ``member`` may see them (:func:`rows_shown`: the policy the source
-    gave the path when it was detached and the detached document, if it is left), and how many others there are."""
-    rows = [_detached_row(d) for d in SourceDetached.objects.filter(source=source).order_by("path")]
-    return rows_shown(member=member, rows=rows)
+    """The paths of ``source`` an admin detached, as ``member`` may see them (:func:`rows_shown`: every policy that
+    applies to the path now or applied then, and the detached document, if it is left: :func:`_detached_access`),
+    and how many others there are."""
+    tombstones = list(SourceDetached.objects.filter(source=source).order_by("path"))
+    return rows_shown(member=member, rows=_detached_rows(source, tombstones))
 
 
 def detached_get(*, member: Membership | None, source: Source, detached_id) -> SourceDetached:
@@ -485,7 +531,8 @@ def detached_get(*, member: Membership | None, source: Source, detached_id) -> S
         detached = SourceDetached.objects.get(source=source, pk=pk)
     except (ValueError, TypeError, SourceDetached.DoesNotExist):
         raise NotFound("detached path not found") from None
-    shown, _ = rows_shown(member=member, rows=[_detached_row(detached)])
+    # As the list judges it (a re-attach asks this too: an admin who may not see it gets the same 404).
+    shown, _ = rows_shown(member=member, rows=_detached_rows(source, [detached]))
     if not shown:
         raise NotFound("detached path not found")
     return detached

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import PurePosixPath
@@ -707,6 +707,32 @@ def detached_paths(source: Source) -> dict[str, SourceDetached]:
     if not source.pk:
         return {}
     return {d.path: d for d in SourceDetached.objects.filter(source=source)}
+
+
+def source_path_policies(source: Source, paths: Iterable[str]) -> dict[str, tuple[int, tuple] | None]:
+    """The policy ``source`` gives each of ``paths`` now, decided as its sync decides an item's
+    (:func:`sources.access.item_policy`: its access map's first match, else its default), in one pass over the
+    source's settings. Without its access file, which only a listing reads (that narrowing is known from a sync's
+    record of the path). None -- undecided, fail closed -- for a path the source no longer selects
+    (include/exclude: no sync gives it a policy) and for every path when the access map cannot be read."""
+    paths = list(paths)
+    try:
+        rules = access.map_rules(source.access_map)
+        default = (int(source.access_level), tuple(sorted(int(g) for g in source.access_groups or ())))
+        for rule in rules:
+            access.glob_regex(rule.path)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return dict.fromkeys(paths)
+    found: dict[str, tuple[int, tuple] | None] = {}
+    for path in paths:
+        try:
+            if not access.path_selected(path, source.include or (), source.exclude or ()):
+                found[path] = None
+                continue
+            found[path] = access.item_policy(path, default=default, access_map=rules, access_file=access.AccessFile())
+        except ValueError:  # a glob refused (GlobError), an item's policy undecided (ItemAccessError)
+            found[path] = None
+    return found
 
 
 @dataclass

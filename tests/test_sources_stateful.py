@@ -16,7 +16,8 @@ internal viewer, an internal viewer in finance -- and an admin of a second tenan
 1. **No path above an admin.** Every sources answer an admin reads -- the API's preview, the source's detail and its
    last sync, every sync of the list (errors, skips), the detached paths -- names a path only when the admin may read
    a policy the source gives it now or gave it at a sync, and can see every document stored or detached at it (a
-   readable section); or when the path is the title or source of a document they can see. Content (an H1, a body, a restricted section)
+   readable section); or when the path is the title or source of a document they can see. The detached paths
+   more strictly: only when the admin may read **every** policy of the path, then and now (``check_detached``). Content (an H1, a body, a restricted section)
    is never in any of them. The sync's audit records (``source.*``) name no path.
 2. **No document above a member.** The documents list names only documents the member can see (a readable section).
    Editors and viewers are refused the sources API (403) and read nothing of it.
@@ -31,8 +32,8 @@ internal viewer, an internal viewer in finance -- and an admin of a second tenan
    sync did: the document's default after it (``access_level``/``groups``), a ``fail`` row's reason as the sync's
    error, a detached path skipped, a ``delete`` row's path gone.
 
-The previews are read after every step; the other answers after each step that changed a document, a detached path
-or the syncs. A sync's rows may name what that member was allowed at that sync, or is now (a row is judged as it was
+The previews and the detached paths are read after every step; the other answers after each step that changed a
+document, a detached path or the syncs. A sync's rows may name what that member was allowed at that sync, or is now (a row is judged as it was
 recorded, its document as it is now).
 
 Found by it (eighteenth session): invariant 4 broke twice on the rule before -- an admin's narrowing forgotten once the
@@ -206,15 +207,15 @@ class SourceMachine(RuleBasedStateMachine):
     def policy(self, level: str, groups) -> Policy:
         return int(AccessLevel[level.upper()]), frozenset(self.finance for _ in groups)
 
-    def source_policy(self, path: str) -> Policy:
+    def source_policy(self, path: str, access_file: bool = True) -> Policy:
         """The policy the source gives ``path`` now, read from the model: the map's first match (else the default),
-        then the access file's narrowing."""
+        then the access file's narrowing (unless ``access_file`` is False)."""
         policy = self.policy(*DEFAULTS[self.model.default])
         for glob, level, groups in MAPS[self.model.map]:
             if _glob_matches(glob, path):
                 policy = self.policy(level, groups)
                 break
-        if self.model.access_file and _glob_matches("d-*.md", path):
+        if access_file and self.model.access_file and _glob_matches("d-*.md", path):
             policy = self.policy("restricted", ("finance",))
         return policy
 
@@ -485,6 +486,11 @@ class SourceMachine(RuleBasedStateMachine):
             preview = self._read(person, f"{base}/preview/")
             shown = self.tokens(preview)
             assert shown <= allowed, (name, "preview", shown - allowed, preview)
+            # The detached paths after every step too: the source's policy (changed without a sync) decides them.
+            detached = self._read(person, f"{base}/detached/")
+            shown = self.tokens(detached)
+            assert shown <= allowed, (name, "detached", shown - allowed, detached)
+            self.check_detached(name, person, json.loads(detached))
             if not self.dirty:
                 continue
             detail = json.loads(self._read(person, f"{base}/"))
@@ -493,9 +499,6 @@ class SourceMachine(RuleBasedStateMachine):
                 then = self.model.allowed_at.get(sync["id"], {}).get(name, set())
                 shown = self.tokens(json.dumps(sync))
                 assert shown <= allowed | then, (name, "sync", shown - allowed - then, sync)
-            detached = self._read(person, f"{base}/detached/")
-            shown = self.tokens(detached)
-            assert shown <= allowed, (name, "detached", shown - allowed, detached)
         if not self.dirty:
             return
         for name, person in self.people.items():
@@ -508,6 +511,27 @@ class SourceMachine(RuleBasedStateMachine):
             assert not self.tokens(json.dumps(event.details, default=str)), (event.action, event.details)
         self.other_tenant_sees_nothing(base)
         self.dirty = False
+
+    def check_detached(self, name: str, person: Person, answer: dict):
+        """Invariant 1, strictly, for the detached paths (nineteenth session): a path is listed only to an admin who
+        may read **every** policy of it -- the one the source gave it at its detach (the tombstone's), the one the
+        source gives it now (its default and access map; the access file's narrowing counts from the sync that read
+        it, which only hides more) -- and, while its document is left, that document's default and the document
+        itself; the others are counted hidden. The top admin (every level and group) sees them all."""
+        tombstones = {t.pk: t for t in SourceDetached.objects.filter(source=self.source)}
+        assert len(answer["results"]) + answer["hidden"] == len(tombstones), (name, answer)
+        if person is self.people["top"]:
+            assert answer["hidden"] == 0, answer
+            return
+        for row in answer["results"]:
+            tombstone = tombstones[row["id"]]
+            document = Document.objects.filter(pk=tombstone.document_id).first() if tombstone.document_id else None
+            policies = [(tombstone.access_level, frozenset(tombstone.access_groups)),
+                        self.source_policy(tombstone.path, access_file=False)]
+            if document is not None:
+                policies.append((document.access_level, frozenset(document.access_groups)))
+            assert all(person.reads(p) for p in policies), (name, "detached", tombstone.path, policies)
+            assert document is None or self.sees(person, document), (name, "detached", tombstone.path)
 
     def other_tenant_sees_nothing(self, base: str):
         other = self.other.admin
