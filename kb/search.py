@@ -30,11 +30,11 @@ from accounts.models import Membership
 from accounts.policy import bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
+from kb import search_modes
 from kb.expansion import SectionForest, expand_hits, fill_contexts
 from kb.models import IndexVersion, ScreeningMode
 from kb.retrieval import RETRIEVAL_MODES
 from kb.screening import Screened, screening_mode, shown_screening
-from kb import search_modes
 from kb.search_modes import (  # declared once
     EXPAND_LEVELS,
     EXPANDS,
