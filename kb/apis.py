@@ -313,6 +313,7 @@ def search_answer(*, member, body, request=None) -> dict:
         filters=filters, index_version=version, max_contexts=data["max_contexts"],
         context_token_budget=data["context_token_budget"], expand_level=data["expand_level"],
         neighbors=data["neighbors"], exclude_flagged=data["exclude_flagged"], spotlight=data["spotlight"],
+        budget_fill=data["budget_fill"],  # None (absent or null): kb.search_modes.DEFAULT_BUDGET_FILL, read there
     )
     # With the request, citation links are absolute (the API); without it (MCP), site-relative.
     return SearchOutputSerializer(response, context={"request": request}).data

@@ -322,9 +322,13 @@ async def search_tool(
         description="Mark retrieved text as data (spotlighting): the text, document titles and headings "
                     "then come only inside each context's `spotlighted` block, between the answer's random "
                     "boundary lines (its `source:` line); citations keep their url.")] = None,
+    budget_fill: Annotated[bool | None, Field(
+        description="Budget fill: when the top_k hits' contexts leave part of `budget` unused, the next top_k "
+                    "hits add their own chunk's text as further contexts while each fits (never over `budget`; "
+                    "only with expand parent or neighbors). Omitted: the server's default.")] = None,
 ) -> dict[str, Any]:
     arguments = {"query": query, "mode": mode, "top_k": top_k, "expand": expand, "budget": budget,
-                 "filters": filters, "spotlight": spotlight}
+                 "filters": filters, "spotlight": spotlight, "budget_fill": budget_fill}
     return await _call(search_work(arguments))
 
 

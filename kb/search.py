@@ -30,12 +30,12 @@ from accounts.models import Membership
 from accounts.policy import bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
+from kb import search_modes
 from kb.expansion import SectionForest, expand_hits, fill_contexts
 from kb.models import IndexVersion, ScreeningMode
 from kb.retrieval import RETRIEVAL_MODES
 from kb.screening import Screened, screening_mode, shown_screening
 from kb.search_modes import (  # declared once
-    DEFAULT_BUDGET_FILL,
     EXPAND_LEVELS,
     EXPANDS,
     MAX_QUERY_CHARS,
@@ -160,7 +160,8 @@ def search(
         reader = bounded_reader(reader, reader_for(within))
     version = _resolve_version(member, index_version)
     retrieval = RETRIEVAL_MODES[mode]
-    fill = (DEFAULT_BUDGET_FILL if budget_fill is None else bool(budget_fill)) and expand != "none"
+    # The default read now, not at import: the one place a flip of it (or a test's) takes effect for every way in.
+    fill = (search_modes.DEFAULT_BUDGET_FILL if budget_fill is None else bool(budget_fill)) and expand != "none"
 
     vector = None
     if retrieval.embeds:

@@ -472,6 +472,13 @@ class SearchFiltersInputSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class NullableBooleanField(serializers.BooleanField):
+    """A boolean whose null is JSON's ``null`` (or the field left out) alone: DRF's nullable BooleanField also reads
+    ``""`` and ``"null"`` as null, so a stray string would silently mean "the server's default"."""
+
+    NULL_VALUES = {None}
+
+
 class SearchInputSerializer(serializers.Serializer):
     query = LimitedCharField(max_length=MAX_QUERY_CHARS)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
@@ -498,6 +505,15 @@ class SearchInputSerializer(serializers.Serializer):
         required=False, default=False,
         help_text="Wrap each context for a model between markers with a random boundary and its source, and "
                   "return the system-prompt snippet that says the wrapped text is data (docs/screening.md).",
+    )
+    budget_fill = NullableBooleanField(
+        required=False, allow_null=True, default=None,
+        help_text="The budget fill: when the contexts of the top_k hits leave part of context_token_budget unused, "
+                  "the next top_k hits of the same search (ranks top_k+1 to 2*top_k, as access-checked as the hits) "
+                  "add their own chunk's text as further contexts, in rank order, while each fits -- up to top_k "
+                  "more than max_contexts, never over context_token_budget; results (the hits) are the same. Only "
+                  "with expansion (expand parent or neighbors; with expand none it does nothing). Absent or null: "
+                  f"the server's default (on this server: {'on' if search_modes.DEFAULT_BUDGET_FILL else 'off'}).",
     )
 
     def to_internal_value(self, data):

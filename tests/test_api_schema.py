@@ -154,6 +154,12 @@ def test_schema_and_docs_are_served(client):
     # A job's progress is null where its document is one the caller can see no part of (its total is the size).
     progress = schema_response.json()["components"]["schemas"]["JobOutput"]["properties"]["progress"]
     assert progress["nullable"] is True and progress["allOf"] == [{"$ref": "#/components/schemas/JobProgress"}]
+    # The budget fill: optional, true, false or null (the server's default); what it does and its bounds described.
+    search_input = schema_response.json()["components"]["schemas"]["SearchInputRequest"]
+    fill = search_input["properties"]["budget_fill"]
+    assert (fill["type"], fill["nullable"]) == ("boolean", True) and "budget_fill" not in search_input["required"]
+    assert all(words in fill["description"] for words in ("never over context_token_budget", "expand none",
+                                                          "server's default"))
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"/static/drf_spectacular_sidecar/" in docs.content  # assets served locally, no CDN

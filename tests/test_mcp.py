@@ -188,7 +188,7 @@ def test_http_tools_errors_and_citations(live_server, world):
             assert set(tools) == {"search", "read_section", "list_documents"}
             assert tools["search"].input_schema["required"] == ["query"]
             assert set(tools["search"].input_schema["properties"]) == {
-                "query", "mode", "top_k", "expand", "budget", "filters", "spotlight"}
+                "query", "mode", "top_k", "expand", "budget", "filters", "spotlight", "budget_fill"}
             answer = _payload(await client.call_tool("search", {"query": "page canary", "mode": "keyword"}))
             context = answer["contexts"][0]
             citation = context["citation"]

@@ -74,3 +74,36 @@ def test_every_declared_mode_has_exactly_one_row_in_the_retrieval_table():
 
 def test_every_declared_way_to_expand_has_exactly_one_row_in_the_expansion_table():
     assert tuple(expansion.EXPANSIONS) == search_modes.EXPANDS
+
+
+def test_every_way_in_leaves_the_budget_fill_to_the_server_when_not_asked():
+    """The budget fill's default is one constant (``kb.search_modes.DEFAULT_BUDGET_FILL``), read by the engine: every
+    way in passes None when its caller says nothing -- a way in with a default of its own would not follow a flip."""
+    from bulkhead_client._client import _Operations
+
+    from kb.mcp_server import search_tool
+
+    assert inspect.signature(engine.search).parameters["budget_fill"].default is None
+    field = SearchInputSerializer().fields["budget_fill"]
+    assert not field.required and field.default is None
+    for body, value in (({}, None), ({"budget_fill": None}, None), ({"budget_fill": True}, True),
+                        ({"budget_fill": False}, False)):
+        given = SearchInputSerializer(data={"query": "q", **body})
+        assert given.is_valid(), given.errors
+        assert given.validated_data["budget_fill"] is value
+    assert inspect.signature(search_tool).parameters["budget_fill"].default is None
+    parser = argparse.ArgumentParser()
+    SearchCommand().add_arguments(parser)
+    assert parser.parse_args(["q", "--tenant", "t", "--as", "e"]).budget_fill is None
+    assert parser.parse_args(["q", "--tenant", "t", "--as", "e", "--no-budget-fill"]).budget_fill is False
+
+    class Sent(_Operations):
+        def _send(self, request):
+            return request.json
+
+    client = Sent()
+    assert inspect.signature(_Operations.search).parameters["budget_fill"].default is None
+    assert "budget_fill" not in client.search("q")  # not sent: the server's default
+    assert "budget_fill" not in client.search("q", budget_fill=None)
+    assert client.search("q", budget_fill=False)["budget_fill"] is False
+    assert client.search("q", budget_fill=True)["budget_fill"] is True

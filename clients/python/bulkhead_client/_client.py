@@ -106,12 +106,16 @@ class _Operations:
     def search(self, query: str, *, mode: str | None = None, top_k: int | None = None, expand: str | None = None,
                expand_level: str | None = None, neighbors: int | None = None, max_contexts: int | None = None,
                budget: int | None = None, filters: Mapping[str, Any] | None = None,
-               index_version: str | None = None, **options: Any) -> SearchResponse:
-        """Search what the token's member may read. ``budget``: the contexts' token budget. ``options``:
-        any other field of the search request, passed as is (a newer server's, say ``spotlight``)."""
+               index_version: str | None = None, budget_fill: bool | None = None, **options: Any) -> SearchResponse:
+        """Search what the token's member may read. ``budget``: the contexts' token budget. ``budget_fill``: when
+        the top ``top_k`` hits' contexts leave part of the budget unused, the next ``top_k`` hits add their own
+        chunk's text as further contexts while each fits (never over the budget; only with ``expand`` other than
+        ``"none"``); None (the default): not sent, the server's default. ``options``: any other field of the
+        search request, passed as is (a newer server's, say ``spotlight``)."""
         body = _clean({"query": query, "mode": mode, "top_k": top_k, "expand": expand, "expand_level": expand_level,
                        "neighbors": neighbors, "max_contexts": max_contexts, "context_token_budget": budget,
-                       "filters": dict(filters) if filters is not None else None, "index_version": index_version})
+                       "filters": dict(filters) if filters is not None else None, "index_version": index_version,
+                       "budget_fill": budget_fill})
         return self._send(_Request("POST", "/api/v1/search/", json={**body, **options}))
 
     # -- documents

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import textwrap
 
 from django.core.management.base import BaseCommand, CommandError
@@ -27,6 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--neighbors", type=int, default=1)
         parser.add_argument("--max-contexts", type=int, default=5)
         parser.add_argument("--budget", type=int, default=2000, help="context token budget")
+        parser.add_argument("--budget-fill", action=argparse.BooleanOptionalAction, default=None,
+                            help="the budget fill on or off (neither: the server's default)")
         parser.add_argument("--width", type=int, default=100, help="wrap text at this width")
 
     def handle(self, *args, **options):
@@ -37,6 +40,7 @@ class Command(BaseCommand):
                 member=member, query=options["query"], top_k=options["k"], mode=options["mode"],
                 expand=options["expand"], expand_level=options["level"], neighbors=options["neighbors"],
                 max_contexts=options["max_contexts"], context_token_budget=options["budget"],
+                budget_fill=options["budget_fill"],
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
@@ -57,7 +61,7 @@ class Command(BaseCommand):
         out(self.style.MIGRATE_HEADING(f"\n{len(response.contexts)} contexts ({response.expand})"))
         rank_of = {h.chunk_id: h.rank for h in response.results}
         for i, context in enumerate(response.contexts, 1):
-            hits = ", ".join(f"#{rank_of[c]}" for c in context.chunk_ids if c in rank_of)
+            hits = ", ".join(f"#{rank_of[c]}" for c in context.chunk_ids if c in rank_of) or "none (budget fill)"
             cut = ", truncated" if context.truncated else ""
             out(f"\n[{i}] {context.document_title}  [{' > '.join(context.heading_path) or '(no heading)'}]")
             out(f"    section {context.section_id}  hits {hits}  {context.token_count} tokens{cut}")
