@@ -145,9 +145,9 @@ def test_the_fill_keeps_every_bound_the_page_keeps(celery_worker, fill_world):
                             member=admin, **common)))
     assert seen_by_admin == {*secrets, OTHER_SECRET}  # not vacuous: each is a candidate for who may read it
     # The audit trail: every chunk it names for the internal member is one they may read.
-    from kb.models import Chunk
     from accounts.access import readable_q
     from accounts.selectors import reader_for
+    from kb.models import Chunk
 
     named = {c for e in AuditEvent.objects.filter(tenant_id=tenant.pk, action="search", membership_id=internal.pk)
              for c in e.chunk_ids}
