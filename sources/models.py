@@ -153,6 +153,10 @@ class SourceDetached(models.Model):
     access_level = models.PositiveSmallIntegerField(choices=LEVEL_CHOICES)
     access_groups = ArrayField(models.BigIntegerField(), default=list, blank=True)
     admin_default = models.JSONField(null=True, blank=True, default=None)  # the item's, handed back by a re-attach
+    # Who may see the path as the last sync that listed it decided (its skip row's ``sources.access.item_access``:
+    # the access file's narrowing, which only a listing reads); kept here, so a later sync that writes no row of the
+    # path (a failed listing, the file gone) does not forget it. None: no sync listed it since the detach.
+    skip_access = models.JSONField(null=True, blank=True, default=None)
     detached_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     detached_at = models.DateTimeField(auto_now_add=True)
 

@@ -465,22 +465,29 @@ def _detached_rows(source: Source, tombstones: list[SourceDetached]) -> list[dic
     """The rows of ``tombstones`` (detached paths of ``source``), each with what decides who sees it (``access``):
     every policy that applies to the path now or applied then (:func:`_detached_access`). Bounded whatever their
     number: the source's policies for all the paths in one pass, the documents' defaults in one query, the last
-    finished sync's skips in one."""
+    finished sync's skips in one (only for a tombstone without a sync's record of its own)."""
     if not tombstones:
         return []
     current = source_path_policies(source, [t.path for t in tombstones])
     ids = {t.document_id for t in tombstones if t.document_id}
     defaults = {pk: _key(level, groups) for pk, level, groups in Document.objects.filter(
         tenant_id=source.tenant_id, pk__in=ids).values_list("pk", "access_level", "access_groups")} if ids else {}
-    last = (SourceSync.objects.filter(source=source, status__in=(SourceSync.Status.SUCCEEDED, SourceSync.Status.FAILED))
-            .order_by("-created_at").values_list("skips", flat=True).first()) or []
-    paths = {t.path for t in tombstones}
+    # The sync's record of each path's skip, kept on its tombstone by every sync that lists the path (attack19: read
+    # from the last finished sync alone, a sync that wrote no row of the path -- a failed listing, the file gone --
+    # forgot an access file's narrowing). A tombstone no sync has written one on since: the last sync's row, if any.
+    paths = {t.path for t in tombstones if t.skip_access is None}
+    last = []
+    if paths:
+        last = (SourceSync.objects.filter(source=source, status__in=(SourceSync.Status.SUCCEEDED,
+                                                                     SourceSync.Status.FAILED))
+                .order_by("-created_at").values_list("skips", flat=True).first()) or []
     recorded = {r["path"]: r.get("access") for r in last
                 if isinstance(r, dict) and r.get("path") in paths and r.get("reason") == DETACHED}
     return [{"id": t.pk, "path": t.path, "document_id": str(t.document_id) if t.document_id else None,
              "detached_at": t.detached_at,
              "access": _detached_access(t, current=current[t.path], own=defaults.get(t.document_id),
-                                        recorded=recorded.get(t.path, ()))}
+                                        recorded=t.skip_access if t.skip_access is not None
+                                        else recorded.get(t.path, ()))}
             for t in tombstones]
 
 
@@ -488,7 +495,8 @@ def _detached_access(tombstone: SourceDetached, *, current, own, recorded) -> di
     """What decides who sees a detached path (docs/sources.md, "Detached documents"): all of (``access.all_of``)
     the policy the source gave it when it was detached (and the detached document, to be seen), the source's policy
     for it now (``current``: :func:`sources.services.source_path_policies`; None, undecided, fails it closed), the
-    last sync's record of its skip, if it has one (``recorded``: it knows the access file's narrowing), an admin's
+    record of its skip by the last sync that listed it, if one did (``recorded``: the tombstone's ``skip_access``; it
+    knows the access file's narrowing), an admin's
     default the tombstone carries back to a re-attach, and, while the document is left (``own``: its default), that
     default and the one a sync would give it after a re-attach (:func:`sources.services.policy_kept`). Found in the
     nineteenth session: judged by the policy at the detach alone, a path the access map narrowed since was listed

@@ -811,8 +811,10 @@ def _sync_entry(run: _Run, n: int, entry: Entry, item: SourceItem | None, defaul
         policy, refused = None, str(exc)
     detached = run.detached.get(entry.path)
     if detached is not None:  # nothing of it is read or written: the detached document stays as the admin left it
-        run.skips[entry.path] = {"path": entry.path, "reason": DETACHED,
-                                 "access": access.item_access(policy, document_id=detached.document_id)}
+        record = access.item_access(policy, document_id=detached.document_id)
+        run.skips[entry.path] = {"path": entry.path, "reason": DETACHED, "access": record}
+        # Kept on the tombstone too (the detached list reads it): the next sync may list no row of the path.
+        SourceDetached.objects.filter(pk=detached.pk).update(skip_access=record)
         run.progress(n)
         return
     if entry.skip:
