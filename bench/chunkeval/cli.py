@@ -60,15 +60,31 @@ def _sizes(arg: str) -> tuple[int, int]:
     return int(size), int(overlap or 0)
 
 
+def _delinked(chunker: ChunkerFn) -> ChunkerFn:
+    import dataclasses
+
+    from ingestion.chunking.links import without_link_targets
+
+    def chunk(text: str):
+        return [dataclasses.replace(c, embed_text=without_link_targets(c.embed_text)) for c in chunker(text)]
+
+    return chunk
+
+
 def make_chunker(name: str) -> tuple[str, ChunkerFn]:
     """Display name and chunking function for a chunker name (see module docstring)."""
     family, _, arg = name.partition(":")
     family = family.strip().lower()
     if family == "bulkhead":
-        # ``pieces=W`` is not a chunking option: bench.transfer_suite re-ranks by the chunks' pieces
-        config = _config_from_spec(",".join(i for i in arg.split(",") if i and not i.startswith("pieces=")))
+        # ``pieces=W`` is not a chunking option: bench.transfer_suite re-ranks by the chunks' pieces. ``delink=1``
+        # neither (issue 30's eighteenth round, scratch): each chunk's embedded text without link targets.
+        config = _config_from_spec(",".join(i for i in arg.split(",")
+                                            if i and not i.startswith(("pieces=", "delink="))))
         label = "bulkhead" + (f" ({arg})" if arg else "")
-        return label, baselines.structure_chunker(config)
+        chunker = baselines.structure_chunker(config)
+        if "delink=1" in arg.split(","):
+            return label, _delinked(chunker)
+        return label, chunker
     if family == "fixed":
         size, overlap = _sizes(arg or "200/0")
         return f"fixed {size}/{overlap}", baselines.fixed_windows(size, overlap)
