@@ -103,6 +103,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   written by hand (``written/``): a hospital and hotel laundry group's (nine one-line paragraphs, six
   bare-row tables, one blank line between blocks) and a ropeway and ski-lift maker's (nine one-line
   paragraphs, six bare-row tables, numbered headings, no blank line anywhere).
+* eighteenth round: fastify 5.12.8's direct dependencies (its ``latest``) in code-point order of their names,
+  scoped first, the same tests; the first three (``NPM``): @fastify/ajv-compiler (a compiler's README: a version
+  table, Ajv's default options in a code block, Fastify configuration examples, the standalone compiler's two
+  modes), whole; avvio (a plugin loader's guide and API: trees and lifecycles drawn with box characters in code
+  blocks, a nested table of contents, one short section per option, event and property) and fast-json-stringify
+  (a serializer's README: two benchmark outputs of about 45 lines each, an option list, two Markdown tables of
+  words, a section per schema keyword), each cut at a paragraph boundary.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -287,6 +294,13 @@ NPM = {
     # eighteen only cookies has a README of at least 8,192 bytes, so koa 3.3.0's own README makes up the number.
     "npm-cookies": ("npm/cookies/README.md", "README.md", 20000),
     "npm-koa": ("npm/koa/README.md", "README.md", 20000),
+    # Eighteenth round: fastify 5.12.8's dependencies (its ``latest``) in code-point order of their names (scoped
+    # first), the same tests, the first three: @fastify/ajv-compiler (8,378 bytes), then after @fastify/error,
+    # @fastify/fast-json-stringify-compiler, @fastify/proxy-addr and abstract-logging (all under 8,192 bytes)
+    # avvio and fast-json-stringify; all MIT.
+    "npm-fastify-ajv-compiler": ("npm/fastify-ajv-compiler/README.md", "README.md", 20000),
+    "npm-avvio": ("npm/avvio/README.md", "README.md", 20000),
+    "npm-fast-json-stringify": ("npm/fast-json-stringify/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
