@@ -63,7 +63,7 @@ def _sizes(arg: str) -> tuple[int, int]:
 def _delinked(chunker: ChunkerFn) -> ChunkerFn:
     import dataclasses
 
-    from ingestion.chunking.links import without_link_targets
+    from bench.chunkeval.delink import without_link_targets
 
     def chunk(text: str):
         return [dataclasses.replace(c, embed_text=without_link_targets(c.embed_text)) for c in chunker(text)]

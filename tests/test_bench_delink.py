@@ -1,4 +1,4 @@
-"""ingestion.chunking.links: link targets out of the embedded text (issue 30, eighteenth round)."""
+"""bench.chunkeval.delink: link targets out of the embedded text (issue 30, eighteenth round: tried and dropped)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingestion.chunking.links import without_link_targets
+from bench.chunkeval.delink import without_link_targets
 
 
 def test_a_link_keeps_its_text_and_an_image_its_alt():

@@ -1,4 +1,7 @@
-"""Link targets out of the text a model embeds (issue 30, eighteenth round; docs/benchmarks.md).
+"""Link targets out of the text a model embeds (issue 30, eighteenth round; docs/benchmarks.md): a candidate
+measured as a scratch (``bench.chunkeval``'s ``bulkhead:...,delink=1``) and **dropped** -- on the 96 development
+sources it lost recall (-0.2 [-0.6, +0.2]; 18 questions gained, 23 lost) and leave-one-source-out never chose it.
+Kept here with its record, not in the chunker.
 
 A chunk of documentation often says little and links a lot: badge lines, reference definitions, sponsor
 ``<a><img>`` lines, inline links. The embedding is a mean over the model's tokens, and a URL is many tokens
