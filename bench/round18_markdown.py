@@ -1,0 +1,105 @@
+"""Issue 30, a probe read for the next round (nineteenth session; docs/benchmarks.md "The Markdown path").
+
+The transfer suite reads every document as plain text (as ``kb_eval --load-corpora`` ingests it), but the product
+parses an upload named ``README.md`` as Markdown (sections under its headings, heading paths in the embedded text).
+This measures, on the ``.md`` documents whose Markdown parse keeps the text unchanged (so the golden spans still
+index it), the default through plain text, the default through the Markdown parser, and semchunk 200 -- per source,
+with the paired bootstrap. Not a candidate: nothing is chosen on it.
+
+    python -m bench.round18_markdown .data/dev96 .data/t18-suite
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def raw_offsets(raw: str, parsed: str) -> list[int]:
+    """For each character of ``parsed`` (and its end), its offset in ``raw``; ``parsed`` must be ``raw`` with
+    characters deleted (else ValueError)."""
+    import difflib
+
+    where: list[int] = []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, raw, parsed, autojunk=False).get_opcodes():
+        if op == "equal":
+            where.extend(range(a0, a1))
+        elif op in ("replace", "insert"):  # the kept characters of a block, matched in order (a subsequence)
+            i = a0
+            for ch in parsed[b0:b1]:
+                while i < a1 and raw[i] != ch:
+                    i += 1
+                if i == a1:
+                    raise ValueError(f"the parser did more than delete: {op} at {a0}")
+                where.append(i)
+                i += 1
+    if len(where) != len(parsed):
+        raise ValueError("alignment lost characters")
+    return [*where, len(raw)]
+
+
+def markdown_chunker():
+    """The default chunker on the Markdown parse of a text, its spans on the text's own characters."""
+    from bench.chunkeval.baselines import SpanChunk
+    from ingestion.chunking.chunker import chunk_document
+    from ingestion.chunking.config import ChunkingConfig
+    from ingestion.chunking.tokens import default_counter
+    from ingestion.parsers import parse
+
+    config, counter = ChunkingConfig(), default_counter()
+
+    def chunk(text: str):
+        doc = parse(text.encode("utf-8"), content_type="text/markdown")
+        where = raw_offsets(text, doc.text) if doc.text != text else None
+        out = []
+        for c in chunk_document(doc, config, counter):
+            start, end = (c.start, c.end) if where is None else (where[c.start], where[c.end - 1] + 1)
+            out.append(SpanChunk(start, end, c.embed_text))
+        return out
+
+    return chunk
+
+
+def main(suites: list[str]) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+    from bench.chunkeval.cli import make_chunker
+    from bench.chunkeval.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
+    from bench.transfer_suite import evaluate, load_suite, paired_bootstrap
+    from ingestion.chunking.tokens import DEFAULT_MODEL
+
+    questions, texts = [], {}
+    for suite in suites:
+        found, read = load_suite(Path(suite))
+        questions += found
+        texts.update(read)
+    markdown = markdown_chunker()
+    kept = {doc for doc in texts if doc.endswith(".md")}
+    questions = [q for q in questions if q.document in kept]
+    texts = {d: texts[d] for d in kept}
+    print(f"{len(kept)} Markdown documents, {len(questions)} questions")
+    embedder = CachedEmbedder(DEFAULT_MODEL, cache_dir=DEFAULT_CACHE_DIR)
+    chunkers = {"bulkhead (pieces=0.5)": make_chunker("bulkhead:pieces=0.5")[1],
+                "bulkhead markdown (pieces=0.5)": markdown,
+                "semchunk 200": make_chunker("semchunk:200")[1]}
+    runs = evaluate(questions, texts, chunkers, embedder, 5)
+    for run in runs:
+        print(f"{run.name}: R {100 * run.recall.mean():.1f} IoU {100 * run.iou.mean():.2f} chunks {run.chunks}")
+    for run in runs[1:]:
+        r, i = paired_bootstrap(run.recall, runs[0].recall), paired_bootstrap(run.iou, runs[0].iou)
+        print(f"{run.name} against plain: recall {100 * r[0]:+.1f} [{100 * r[1]:+.1f}, {100 * r[2]:+.1f}], IoU "
+              f"{100 * i[0]:+.2f} [{100 * i[1]:+.2f}, {100 * i[2]:+.2f}]")
+    by: dict[str, list[float]] = {}
+    for q, plain, md, semchunk in zip(questions, *(r.recall for r in runs), strict=True):
+        row = by.setdefault(q.source, [0, 0.0, 0.0, 0.0])
+        row[0] += 1
+        row[1] += plain
+        row[2] += md
+        row[3] += semchunk
+    for source, (n, plain, md, semchunk) in sorted(by.items()):
+        print(f"  {source} ({n}): plain {100 * plain / n:.1f}, markdown {100 * md / n:.1f}, "
+              f"semchunk {100 * semchunk / n:.1f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or [".data/dev96", ".data/t18-suite"])
