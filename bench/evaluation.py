@@ -166,14 +166,16 @@ def _wait(job_ids: Sequence, *, timeout: float, what: str) -> list[IngestionJob]
 @contextlib.contextmanager
 def corpora_tenant(
     *, directory: str | Path, configs: Sequence[tuple[str, object]], keep: bool = False,
-    out: Callable[[str], None] = print, timeout: float = 1800,
+    out: Callable[[str], None] = print, timeout: float = 1800, by_type: bool = False,
 ) -> Iterator[tuple[Tenant, Membership, list[IndexVersion]]]:
-    """A fresh tenant holding ``directory``'s files as plain-text documents, with an admin, and one
-    built index version per ``(name, ChunkingConfig)`` besides the active default; deleted afterwards
-    unless ``keep``. Ingestion and builds run on a private worker (see ``bench.private_worker``)."""
+    """A fresh tenant holding ``directory``'s files as plain-text documents (``by_type``: each as its name's type,
+    as an upload of it would be: ``README.md`` as Markdown), with an admin, and one built index version per
+    ``(name, ChunkingConfig)`` besides the active default; deleted afterwards unless ``keep``. Ingestion and builds
+    run on a private worker (see ``bench.private_worker``)."""
     from accounts.models import User
     from accounts.services import membership_create, tenant_create
     from bench.private_worker import private_worker
+    from ingestion.parsers import detect_content_type
     from kb.index_versions import index_version_active, index_version_build, index_version_create
     from kb.services import Upload, batch_create, document_delete
 
@@ -194,7 +196,9 @@ def corpora_tenant(
             started = time.perf_counter()
             uploads = [
                 Upload(content=p.read_bytes(), title=p.relative_to(root).as_posix(),
-                       source=p.relative_to(root).as_posix(), content_type="text/plain")
+                       source=p.relative_to(root).as_posix(),
+                       content_type=(detect_content_type(p.name, p.read_bytes()) or "text/plain") if by_type
+                       else "text/plain")
                 for p in files
             ]
             batch = batch_create(tenant=tenant, created_by=None, uploads=uploads)
@@ -228,3 +232,64 @@ def corpora_tenant(
                 document_delete(document=document)
             tenant.delete()
             User.objects.filter(email=email, memberships__isnull=True).delete()
+
+
+def raw_offsets(raw: str, parsed: str) -> list[int]:
+    """For each character of ``parsed`` (and its end), its offset in ``raw``; ``parsed`` must be ``raw`` with
+    characters deleted (a parser that leaves hidden text out: else ValueError). The blocks difflib finds equal are
+    taken as they are, the rest matched in order (the leftmost match); where that cannot finish, the whole text is
+    matched in order."""
+    import difflib
+
+    def greedy(where: list[int], i: int, chars: str) -> int:
+        for ch in chars:
+            while i < len(raw) and raw[i] != ch:
+                i += 1
+            if i == len(raw):
+                raise ValueError("the parser did more than delete")
+            where.append(i)
+            i += 1
+        return i
+
+    where: list[int] = []
+    i = 0
+    try:
+        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, raw, parsed, autojunk=False).get_opcodes():
+            if op == "equal" and a0 >= i:
+                where.extend(range(a0, a1))
+                i = a1
+            elif op != "delete":
+                i = greedy(where, i, parsed[b0:b1])
+    except ValueError:
+        where = []
+        greedy(where, 0, parsed)
+    return [*where, len(raw)]
+
+
+def golden_on_stored_text(questions, *, directory: str | Path, tenant) -> tuple[list, int]:
+    """``questions`` (spans on the files of ``directory``) with their spans on each document's stored text, where a
+    parser left hidden text out of it (``corpora_tenant(by_type=True)``); a span wholly in left-out text is dropped,
+    and a question left with none (no reader could be shown its answer) is dropped and counted."""
+    import bisect
+
+    from ingestion.golden import GoldenQuestion
+
+    stored = {d.source: d.text for d in Document.objects.filter(tenant=tenant).only("source", "text")}
+    offsets: dict[str, list[int] | None] = {}
+    out, dropped = [], 0
+    for q in questions:
+        if q.corpus_id not in offsets:
+            raw = (Path(directory) / q.corpus_id).read_text(encoding="utf-8")
+            text = stored.get(q.corpus_id)
+            offsets[q.corpus_id] = None if text is None or text == raw else raw_offsets(raw, text)
+        where = offsets[q.corpus_id]
+        if where is None:
+            out.append(q)
+            continue
+        spans = tuple((a, b) for a, b in ((bisect.bisect_left(where, s), bisect.bisect_left(where, e))
+                                          for s, e in q.spans) if b > a)
+        if spans:
+            out.append(GoldenQuestion(q.question, q.corpus_id, spans))
+        else:
+            dropped += 1
+    return out, dropped

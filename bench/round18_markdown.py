@@ -16,40 +16,10 @@ import sys
 from pathlib import Path
 
 
-def raw_offsets(raw: str, parsed: str) -> list[int]:
-    """For each character of ``parsed`` (and its end), its offset in ``raw``; ``parsed`` must be ``raw`` with
-    characters deleted (else ValueError). The blocks difflib finds equal are taken as they are, the rest matched in
-    order (the leftmost match); where that cannot finish, the whole text is matched in order."""
-    import difflib
-
-    def greedy(where: list[int], i: int, chars: str) -> int:
-        for ch in chars:
-            while i < len(raw) and raw[i] != ch:
-                i += 1
-            if i == len(raw):
-                raise ValueError("the parser did more than delete")
-            where.append(i)
-            i += 1
-        return i
-
-    where: list[int] = []
-    i = 0
-    try:
-        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, raw, parsed, autojunk=False).get_opcodes():
-            if op == "equal" and a0 >= i:
-                where.extend(range(a0, a1))
-                i = a1
-            elif op != "delete":
-                i = greedy(where, i, parsed[b0:b1])
-    except ValueError:
-        where = []
-        greedy(where, 0, parsed)
-    return [*where, len(raw)]
-
-
 def markdown_chunker():
     """The default chunker on the Markdown parse of a text, its spans on the text's own characters."""
     from bench.chunkeval.baselines import SpanChunk
+    from bench.evaluation import raw_offsets
     from ingestion.chunking.chunker import chunk_document
     from ingestion.chunking.config import ChunkingConfig
     from ingestion.chunking.tokens import default_counter

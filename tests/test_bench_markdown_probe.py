@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.round18_markdown import raw_offsets
+from bench.evaluation import raw_offsets
 
 
 @given(st.lists(st.tuples(st.sampled_from("ab c\\n<>-"), st.booleans()), max_size=60))

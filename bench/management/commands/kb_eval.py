@@ -61,6 +61,10 @@ class Command(BaseCommand):
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                             help="with --load-corpora: one more version, the default config with these keys")
         parser.add_argument("--keep", action="store_true", help="with --load-corpora: keep the tenant")
+        parser.add_argument("--by-type", action="store_true",
+                            help="with --load-corpora: ingest each file as its name's type (README.md as Markdown, as "
+                                 "an upload of it would be), not all as plain text; the golden spans are moved onto "
+                                 "the text each parser keeps")
 
     def handle(self, *args, **options):
         from accounts.tenancy import owner_login_for_this_process
@@ -82,6 +86,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         try:
             with self._tenant(options) as (tenant, member, chosen):
+                if options["by_type"]:
+                    questions, dropped = evaluation.golden_on_stored_text(
+                        questions, directory=options["load_corpora"], tenant=tenant)
+                    self.stderr.write(f"by type: {dropped} questions whose answer a parser leaves out, dropped")
                 resolved = product.golden_resolve(tenant=tenant, questions=questions)
                 self.stderr.write(f"{len(resolved)} questions, {len(chosen)} versions, k={ks}, as {member.user.email}")
                 reports = self._evaluate(options, member, chosen, resolved, ks, fusions)
@@ -170,6 +178,9 @@ class Command(BaseCommand):
         if options["load_corpora"]:
             if options["tenant"] or options["version"]:
                 raise CommandError("--load-corpora makes its own tenant; leave out --tenant and --version")
+        elif options["by_type"]:
+            raise CommandError("--by-type goes with --load-corpora")
+        if options["load_corpora"]:
             configs = [
                 (Path(path).stem, versions.index_version_config(base=versions.config_from_json_file(path)))
                 for path in options["config"]
@@ -177,7 +188,8 @@ class Command(BaseCommand):
             if options["set"]:
                 configs.append((" ".join(options["set"])[:100], versions.index_version_config(settings=options["set"])))
             with evaluation.corpora_tenant(
-                directory=options["load_corpora"], configs=configs, keep=options["keep"], out=self.stderr.write
+                directory=options["load_corpora"], configs=configs, keep=options["keep"], out=self.stderr.write,
+                by_type=options["by_type"]
             ) as (tenant, member, built):
                 yield tenant, member, built
             return
