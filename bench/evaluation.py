@@ -234,44 +234,13 @@ def corpora_tenant(
             User.objects.filter(email=email, memberships__isnull=True).delete()
 
 
-def raw_offsets(raw: str, parsed: str) -> list[int]:
-    """For each character of ``parsed`` (and its end), its offset in ``raw``; ``parsed`` must be ``raw`` with
-    characters deleted (a parser that leaves hidden text out: else ValueError). The blocks difflib finds equal are
-    taken as they are, the rest matched in order (the leftmost match); where that cannot finish, the whole text is
-    matched in order."""
-    import difflib
-
-    def greedy(where: list[int], i: int, chars: str) -> int:
-        for ch in chars:
-            while i < len(raw) and raw[i] != ch:
-                i += 1
-            if i == len(raw):
-                raise ValueError("the parser did more than delete")
-            where.append(i)
-            i += 1
-        return i
-
-    where: list[int] = []
-    i = 0
-    try:
-        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, raw, parsed, autojunk=False).get_opcodes():
-            if op == "equal" and a0 >= i:
-                where.extend(range(a0, a1))
-                i = a1
-            elif op != "delete":
-                i = greedy(where, i, parsed[b0:b1])
-    except ValueError:
-        where = []
-        greedy(where, 0, parsed)
-    return [*where, len(raw)]
-
-
 def golden_on_stored_text(questions, *, directory: str | Path, tenant) -> tuple[list, int]:
     """``questions`` (spans on the files of ``directory``) with their spans on each document's stored text, where a
     parser left hidden text out of it (``corpora_tenant(by_type=True)``); a span wholly in left-out text is dropped,
     and a question left with none (no reader could be shown its answer) is dropped and counted."""
     import bisect
 
+    from bench.chunkeval.baselines import raw_offsets
     from ingestion.golden import GoldenQuestion
 
     stored = {d.source: d.text for d in Document.objects.filter(tenant=tenant).only("source", "text")}

@@ -18,8 +18,7 @@ from pathlib import Path
 
 def markdown_chunker():
     """The default chunker on the Markdown parse of a text, its spans on the text's own characters."""
-    from bench.chunkeval.baselines import SpanChunk
-    from bench.evaluation import raw_offsets
+    from bench.chunkeval.baselines import SpanChunk, raw_offsets
     from ingestion.chunking.chunker import chunk_document
     from ingestion.chunking.config import ChunkingConfig
     from ingestion.chunking.tokens import default_counter

@@ -93,7 +93,7 @@ def evaluate(questions: Sequence[Question], texts: dict[str, str], chunkers: dic
         texts_of: dict[str, list[str]] = {}
         total = 0
         for doc, text in texts.items():
-            chunks = chunker(text)
+            chunks = chunker(text, doc) if getattr(chunker, "takes_name", False) else chunker(text)
             spans[doc] = [(c.start, c.end) for c in chunks]
             vectors[doc] = embedder.embed([c.embed_text for c in chunks])
             texts_of[doc] = [c.embed_text for c in chunks]

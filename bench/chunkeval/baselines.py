@@ -130,6 +130,62 @@ def structure_chunker(config: ChunkingConfig | None = None, content_type: str = 
     return chunk
 
 
+def raw_offsets(raw: str, parsed: str) -> list[int]:
+    """For each character of ``parsed`` (and its end), its offset in ``raw``; ``parsed`` must be ``raw`` with
+    characters deleted (a parser that leaves hidden text out: else ValueError). The blocks difflib finds equal are
+    taken as they are, the rest matched in order (the leftmost match); where that cannot finish, the whole text is
+    matched in order."""
+    import difflib
+
+    def greedy(where: list[int], i: int, chars: str) -> int:
+        for ch in chars:
+            while i < len(raw) and raw[i] != ch:
+                i += 1
+            if i == len(raw):
+                raise ValueError("the parser did more than delete")
+            where.append(i)
+            i += 1
+        return i
+
+    where: list[int] = []
+    i = 0
+    try:
+        for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, raw, parsed, autojunk=False).get_opcodes():
+            if op == "equal" and a0 >= i:
+                where.extend(range(a0, a1))
+                i = a1
+            elif op != "delete":
+                i = greedy(where, i, parsed[b0:b1])
+    except ValueError:
+        where = []
+        greedy(where, 0, parsed)
+    return [*where, len(raw)]
+
+
+def structure_chunker_by_type(config: ChunkingConfig | None = None):
+    """Our chunker as an upload of the file is chunked: parsed by its name's type (``README.md`` as Markdown, the
+    type :func:`ingestion.parsers.detect_content_type` gives, else plain text), then :func:`chunk_document`; the
+    chunks' spans on the file's own characters (a parser that leaves hidden text out only deletes: a chunk covers what
+    was deleted inside it). Called with the text and the document's name (``takes_name``)."""
+    from ingestion.parsers import detect_content_type, parse
+
+    config = config or ChunkingConfig()
+    counter = default_counter()
+
+    def chunk(text: str, name: str) -> list[SpanChunk]:
+        data = text.encode("utf-8")
+        doc = parse(data, content_type=detect_content_type(name.rsplit("/", 1)[-1], data) or "text/plain")
+        where = raw_offsets(text, doc.text) if doc.text != text else None
+        out = []
+        for c in chunk_document(doc, config, counter):
+            start, end = (c.start, c.end) if where is None else (where[c.start], where[c.end - 1] + 1)
+            out.append(SpanChunk(start, end, c.embed_text))
+        return out
+
+    chunk.takes_name = True
+    return chunk
+
+
 def default_chunkers() -> dict[str, ChunkerFn]:
     """Ours (default config) and the usual baselines (LangChain, fixed, semchunk, chonkie), in report order."""
     return {

@@ -78,9 +78,12 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
     if family == "bulkhead":
         # ``pieces=W`` is not a chunking option: bench.transfer_suite re-ranks by the chunks' pieces. ``delink=1``
         # neither (issue 30's eighteenth round, scratch): each chunk's embedded text without link targets.
+        # ``bytype=1``: each document parsed as its name's type, as an upload of it is (kb_transfer only).
         config = _config_from_spec(",".join(i for i in arg.split(",")
-                                            if i and not i.startswith(("pieces=", "delink="))))
+                                            if i and not i.startswith(("pieces=", "delink=", "bytype="))))
         label = "bulkhead" + (f" ({arg})" if arg else "")
+        if "bytype=1" in arg.split(","):
+            return label, baselines.structure_chunker_by_type(config)
         chunker = baselines.structure_chunker(config)
         if "delink=1" in arg.split(","):
             return label, _delinked(chunker)
