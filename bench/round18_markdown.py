@@ -16,30 +16,9 @@ import sys
 from pathlib import Path
 
 
-def markdown_chunker():
-    """The default chunker on the Markdown parse of a text, its spans on the text's own characters."""
-    from bench.chunkeval.baselines import SpanChunk, raw_offsets
-    from ingestion.chunking.chunker import chunk_document
-    from ingestion.chunking.config import ChunkingConfig
-    from ingestion.chunking.tokens import default_counter
-    from ingestion.parsers import parse
-
-    config, counter = ChunkingConfig(), default_counter()
-
-    def chunk(text: str):
-        doc = parse(text.encode("utf-8"), content_type="text/markdown")
-        where = raw_offsets(text, doc.text) if doc.text != text else None
-        out = []
-        for c in chunk_document(doc, config, counter):
-            start, end = (c.start, c.end) if where is None else (where[c.start], where[c.end - 1] + 1)
-            out.append(SpanChunk(start, end, c.embed_text))
-        return out
-
-    return chunk
-
-
 def main(suites: list[str]) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+    from bench.chunkeval.baselines import structure_chunker_by_type
     from bench.chunkeval.cli import make_chunker
     from bench.chunkeval.embedding_cache import DEFAULT_CACHE_DIR, CachedEmbedder
     from bench.transfer_suite import evaluate, load_suite, paired_bootstrap
@@ -50,7 +29,7 @@ def main(suites: list[str]) -> None:
         found, read = load_suite(Path(suite))
         questions += found
         texts.update(read)
-    markdown = markdown_chunker()
+    markdown = structure_chunker_by_type()  # each .md parsed as Markdown, as an upload of it is
     kept = {doc for doc in texts if doc.endswith(".md")}
     questions = [q for q in questions if q.document in kept]
     texts = {d: texts[d] for d in kept}
