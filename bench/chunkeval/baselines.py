@@ -114,9 +114,13 @@ def chonkie_recursive(size: int) -> ChunkerFn:
     return chunk
 
 
-def structure_chunker(config: ChunkingConfig | None = None, content_type: str = "text/plain") -> ChunkerFn:
-    """Our chunker: parse (plain text by default), then :func:`chunk_document`."""
+def structure_chunker(
+    config: ChunkingConfig | None = None, content_type: str = "text/plain", *, markdown_headings: bool = False
+) -> ChunkerFn:
+    """Our chunker: parse (plain text by default), then :func:`chunk_document`. ``markdown_headings``: the plain
+    parser with Markdown's ``#`` headings too (issue 30's candidate E, scratch)."""
     from ingestion.parsers import parse
+    from ingestion.parsers.plaintext import parse_text
 
     config = config or ChunkingConfig()
     counter = default_counter()
@@ -125,6 +129,8 @@ def structure_chunker(config: ChunkingConfig | None = None, content_type: str = 
         doc = parse(text.encode("utf-8"), content_type=content_type)
         if doc.text != text:
             raise ValueError("parser changed the document text; spans would not index the corpus")
+        if markdown_headings:
+            doc = parse_text(text, markdown_headings=True)
         return [SpanChunk(c.start, c.end, c.embed_text) for c in chunk_document(doc, config, counter)]
 
     return chunk

@@ -40,6 +40,9 @@ from ingestion.structure import ParsedDocument
 _ADORNMENT_RE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\Z")
 _WIKI_RE = re.compile(r"[ \t]*(?P<open>=(?:[ \t]?=)*)[ \t]+(?P<title>\S.*?)[ \t]+(?P<close>=(?:[ \t]?=)*)[ \t]*\Z")
 _NUMBERED_RE = re.compile(r"(?P<number>[1-9]\d{0,2}(?:\.\d{1,3})*)\.?[ \t]+(?P<title>\S.*)\Z")
+# A Markdown ATX heading (``## Title``, a closing run of ``#`` after a space dropped) and a code fence's line.
+_ATX_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<title>.*?)(?:[ \t]+#+)?[ \t]*\Z")
+_FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})")
 _MAX_TITLE_CHARS = 100
 _MAX_NUMBERED_LINE = 80
 _MAX_NUMBERED_WORDS = 12
@@ -51,7 +54,7 @@ class _Heading:
     last: int  # last line (underline or title)
     title_line: int
     title: str
-    style: tuple  # ("rst", char, overlined) | ("wiki", n) | ("num", n)
+    style: tuple  # ("rst", char, overlined) | ("wiki", n) | ("num", n) | ("atx", n)
 
 
 def _blank(line: str) -> bool:
@@ -124,13 +127,53 @@ def _numbered_heading(lines: list[str], i: int) -> _Heading | None:
     return _Heading(i, i, i, title, ("num", number.count(".") + 1))
 
 
-def find_headings(lines: list[str]) -> list[_Heading]:
-    """All unambiguous headings, in order, non-overlapping."""
+def _fenced(lines: list[str]) -> set[int]:
+    """The lines of fenced code blocks, fences included (CommonMark: a run of at least three backticks or tildes
+    after at most three spaces opens one; a run of the same character, at least as long, with nothing after it
+    closes it; an unclosed one runs to the end)."""
+    inside: set[int] = set()
+    opened: str | None = None
+    for n, line in enumerate(lines):
+        match = _FENCE_RE.match(line)
+        if opened is None:
+            if match and not (match["run"][0] == "`" and "`" in line[match.end():]):
+                opened = match["run"]
+                inside.add(n)
+        else:
+            inside.add(n)
+            if (match and match["run"][0] == opened[0] and len(match["run"]) >= len(opened)
+                    and not line[match.end():].strip()):
+                opened = None
+    return inside
+
+
+def _atx_headings(lines: list[str]) -> dict[int, _Heading]:
+    """Markdown ATX headings outside fenced code, by line: none next to another (a block of ``#`` comment lines is
+    not a run of headings), and none unless the text has at least two."""
+    fenced = _fenced(lines)
+    found: dict[int, _Heading | None] = {}
+    for n, line in enumerate(lines):
+        match = _ATX_RE.match(line) if n not in fenced else None
+        if match is None:
+            continue
+        title = match["title"].strip()
+        if any(ch.isalnum() for ch in title) and len(title) <= _MAX_TITLE_CHARS:
+            found[n] = _Heading(n, n, n, title, ("atx", len(match["hashes"])))
+        else:
+            found[n] = None  # still a `#` line: its neighbours are not headings either
+    lone = {n: h for n, h in found.items() if h is not None and n - 1 not in found and n + 1 not in found}
+    return lone if len(lone) >= 2 else {}
+
+
+def find_headings(lines: list[str], *, markdown_headings: bool = False) -> list[_Heading]:
+    """All unambiguous headings, in order, non-overlapping (Markdown's ``#`` headings too with
+    ``markdown_headings``)."""
     headings: list[_Heading] = []
     numbered: list[_Heading] = []
+    atx = _atx_headings(lines) if markdown_headings else {}
     i = 0
     while i < len(lines):
-        heading = _wiki_heading(lines, i) or _rst_heading(lines, i)
+        heading = atx.get(i) or _wiki_heading(lines, i) or _rst_heading(lines, i)
         if heading is None:
             candidate = _numbered_heading(lines, i)
             if candidate is not None:
@@ -162,11 +205,11 @@ def _levels(headings: list[_Heading]) -> list[int]:
     return levels
 
 
-def parse_text(text: str) -> ParsedDocument:
+def parse_text(text: str, *, markdown_headings: bool = False) -> ParsedDocument:
     """Build the section tree of already-decoded plain text (offsets index ``text``)."""
     index = LineIndex(text)
     lines = [index.line(i) for i in range(index.count)]
-    headings = find_headings(lines)
+    headings = find_headings(lines, markdown_headings=markdown_headings)
     levels = _levels(headings)
     heading_lines = {line for h in headings for line in range(h.first, h.last + 1)}
     one_per_line = not any(_blank(line) for n, line in enumerate(lines) if n not in heading_lines)
