@@ -110,6 +110,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   blocks, a nested table of contents, one short section per option, event and property) and fast-json-stringify
   (a serializer's README: two benchmark outputs of about 45 lines each, an option list, two Markdown tables of
   words, a section per schema keyword), each cut at a paragraph boundary.
+* nineteenth round: the eighteenth round's rule continued after fast-json-stringify, the next three (``NPM``):
+  find-my-way (an HTTP router's README: a table of contents, one paragraph and example per constructor option, a
+  compiler mode, path formats, the match order, ``off`` in four forms), cut at a paragraph boundary;
+  light-my-request (an injection library's README: nested option and response bullet lists, a benchmark output,
+  ``bindInject``, method chaining), whole; secure-json-parse (a ``JSON.parse`` replacement's README: two option
+  lists alike under ``parse`` and ``scan``, five benchmark outputs drawn as tables with box characters, the
+  BSD-3-Clause text), whole.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -301,6 +308,12 @@ NPM = {
     "npm-fastify-ajv-compiler": ("npm/fastify-ajv-compiler/README.md", "README.md", 20000),
     "npm-avvio": ("npm/avvio/README.md", "README.md", 20000),
     "npm-fast-json-stringify": ("npm/fast-json-stringify/README.md", "README.md", 20000),
+    # Nineteenth round: the same rule continued after fast-json-stringify, the next three: find-my-way (36,552
+    # bytes, MIT), light-my-request (14,070, BSD-3-Clause), then after pino, process-warning and rfdc (all under
+    # 8,192 bytes) secure-json-parse (15,885, BSD-3-Clause).
+    "npm-find-my-way": ("npm/find-my-way/README.md", "README.md", 20000),
+    "npm-light-my-request": ("npm/light-my-request/README.md", "README.md", 20000),
+    "npm-secure-json-parse": ("npm/secure-json-parse/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
