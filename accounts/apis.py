@@ -101,6 +101,25 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
             parameter["schema"].update(bounds.get(parameter["name"], {}))
         return parameters
 
+    def page_response(self, request, *, count: int, offset: int, limit: int, results: list, **more) -> Response:
+        """The paged lists' answer (``count``, ``next``, ``previous``, ``results``) for a page a selector cut itself
+        (its ``limit`` and ``offset`` read by :meth:`get_limit` and :meth:`get_offset`; its rows judged after the cut:
+        a source's detached paths), with ``more`` fields beside them."""
+        self.request, self.count, self.offset, self.limit = request, count, offset, limit
+        response = self.get_paginated_response(results)
+        response.data.update(more)
+        return response
+
+
+# A page's query parameters as StrictLimitOffsetPagination reads them, for the schema of a view whose answer the schema
+# generator does not page itself (the review queue's list, a source's detached paths).
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": StrictLimitOffsetPagination.max_limit},
+                     OpenApiParameter.QUERY, description="Number of results to return per page."),
+    OpenApiParameter("offset", {"type": "integer", "minimum": 0}, OpenApiParameter.QUERY,
+                     description="The initial index from which to return the results."),
+]
+
 
 class MemberAPIView(GenericAPIView):
     """Base of every API view: authenticated as one membership; members of any role by default.

@@ -15,7 +15,7 @@ from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
-from accounts.apis import MemberAPIView, StrictLimitOffsetPagination
+from accounts.apis import PAGE_PARAMETERS, MemberAPIView, StrictLimitOffsetPagination
 from accounts.errors import ApplicationError
 from accounts.models import Group
 from accounts.parsers import SafeJSONParser
@@ -324,14 +324,6 @@ def search_answer(*, member, body, request=None) -> dict:
 
 REVIEW_TAG = ["review"]
 REVIEW_TOTAL_HEADER = "X-Review-Total"
-# The review queue's page, as the paged lists' (accounts.apis.StrictLimitOffsetPagination, whose bounds and errors it
-# takes) in a list that stays a list.
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": StrictLimitOffsetPagination.max_limit},
-                     OpenApiParameter.QUERY, description="Number of results to return per page."),
-    OpenApiParameter("offset", {"type": "integer", "minimum": 0}, OpenApiParameter.QUERY,
-                     description="The initial index from which to return the results."),
-]
 
 
 class ScreeningSettingsApi(KbAPIView):

@@ -9,7 +9,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from accounts.api_fields import PageParameters
-from accounts.apis import MemberAPIView, id_parameter
+from accounts.apis import PAGE_PARAMETERS, MemberAPIView, id_parameter
 from accounts.errors import ApplicationError
 from accounts.permissions import IsAdmin
 from accounts.serializers import error_responses
@@ -163,14 +163,23 @@ class SourceDocumentDetachApi(MemberAPIView):
 
 
 class SourceDetachedListApi(MemberAPIView):
+    """A page of the source's detached paths (``?limit=&offset=``, as the other lists: 50 by default, at most 500),
+    newest detached first: of the page's detached paths, those you may read (``results``) and how many others
+    (``hidden``); ``count``: how many the source holds. A request reads and judges at most ``limit`` of them."""
+
     permission_classes = [IsAdmin]
+    query_parameters = PageParameters
 
     @extend_schema(tags=TAGS, summary="The source's detached paths (every sync skips them until re-attached)",
-                   parameters=[SOURCE_ID], responses={200: DetachedListOutputSerializer, **error_responses(404)})
+                   parameters=[SOURCE_ID, *PAGE_PARAMETERS],
+                   responses={200: DetachedListOutputSerializer, **error_responses(404)})
     def get(self, request, source_id: str):
         source = selectors.source_get(member=self.member, source_id=source_id)
-        rows, hidden = selectors.detached_list(member=self.member, source=source)
-        return Response({"results": DetachedOutputSerializer(rows, many=True).data, "hidden": hidden})
+        pages = self.paginator
+        limit, offset = pages.get_limit(request), pages.get_offset(request)
+        page = selectors.detached_page(member=self.member, source=source, offset=offset, limit=limit)
+        return pages.page_response(request, count=page.count, offset=page.offset, limit=page.limit,
+                                   results=DetachedOutputSerializer(page.rows, many=True).data, hidden=page.hidden)
 
 
 class SourceDetachedReattachApi(MemberAPIView):

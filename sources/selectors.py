@@ -522,12 +522,46 @@ def _detached_access(tombstone: SourceDetached, *, current, own, recorded) -> di
     return access.all_of(records)
 
 
-def detached_list(*, member: Membership | None, source: Source) -> tuple[list[dict], int]:
-    """The paths of ``source`` an admin detached, as ``member`` may see them (:func:`rows_shown`: every policy that
-    applies to the path now or applied then, and the detached document, if it is left: :func:`_detached_access`),
-    and how many others there are."""
-    tombstones = list(SourceDetached.objects.filter(source=source).order_by("path"))
-    return rows_shown(member=member, rows=_detached_rows(source, tombstones))
+# A page of a source's detached paths: as the API's other lists (accounts.apis.StrictLimitOffsetPagination, whose bounds
+# the API's page takes); the console's pages are this long.
+DETACHED_PAGE = 50
+DETACHED_PAGE_MAX = 500
+DETACHED_ORDER = ("-detached_at", "-id")  # newest first: never by path (a hidden row's place would tell where it sorts)
+
+
+@dataclass
+class DetachedPage:
+    """A page of a source's detached paths (:func:`detached_page`): the rows of the page's tombstones ``member`` may see,
+    how many of the page's tombstones are left out (``hidden``), and how many the source holds (``count``: what the
+    list told before pages, as its rows and ``hidden`` together)."""
+
+    rows: list[dict]
+    hidden: int
+    count: int
+    offset: int
+    limit: int
+
+
+def detached_page(*, member: Membership | None, source: Source, offset: int = 0,
+                  limit: int = DETACHED_PAGE) -> DetachedPage:
+    """Tombstones ``offset`` to ``offset + limit`` (``limit`` 1 to :data:`DETACHED_PAGE_MAX`) of ``source``'s detached
+    paths, newest first, as ``member`` may see them (:func:`rows_shown`: every policy that applies to the path now or
+    applied then, and the detached document, if it is left: :func:`_detached_access`); ``hidden``: the others of the
+    page.
+
+    Bounded, whatever the source holds: one COUNT, at most ``limit`` tombstones read and judged (their rows in the
+    queries of :func:`_detached_rows` and :func:`rows_shown`, the same number for one as for the page's most). Found
+    in the twentieth session: every tombstone of the source was read and judged on each request. A page is cut in
+    the order the tombstones were detached -- never by path: a page of fewer rows than it holds tombstones tells where
+    a hidden one is, and its place among paths would tell where its name sorts (docs/security.md, "never a row in
+    place"); its place among detaches tells when it was detached, which every admin reads dated in the audit trail
+    (each ``source.detach``, naming its source) and, from sync to sync, in the syncs' ``skips_hidden``."""
+    limit, offset = max(1, min(limit, DETACHED_PAGE_MAX)), max(0, offset)
+    tombstones = SourceDetached.objects.filter(source=source)
+    count = tombstones.count()
+    page = list(tombstones.order_by(*DETACHED_ORDER)[offset:offset + limit]) if offset < count else []
+    rows, hidden = rows_shown(member=member, rows=_detached_rows(source, page))
+    return DetachedPage(rows=rows, hidden=hidden, count=count, offset=offset, limit=limit)
 
 
 def detached_get(*, member: Membership | None, source: Source, detached_id) -> SourceDetached:

@@ -204,8 +204,14 @@ class DetachedOutputSerializer(serializers.Serializer):
 
 
 class DetachedListOutputSerializer(serializers.Serializer):
+    """A page of the source's detached paths, newest first: of the page's tombstones, those you may read
+    (``results``) and how many others (``hidden``)."""
+
+    count = serializers.IntegerField(help_text="How many detached paths the source holds (shown or not)")
+    next = serializers.URLField(allow_null=True, help_text="The next page; null on the last")
+    previous = serializers.URLField(allow_null=True, help_text="The previous page; null on the first")
     results = DetachedOutputSerializer(many=True)
-    hidden = serializers.IntegerField(help_text="Detached paths left out: you may not read them")
+    hidden = serializers.IntegerField(help_text="Detached paths of this page left out: you may not read them")
 
 
 class ReattachedOutputSerializer(serializers.Serializer):

@@ -182,15 +182,15 @@ def test_the_list_reads_a_bounded_number_of_queries_however_many_paths():
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from sources.selectors import detached_list
+    from sources.selectors import detached_page
 
     tenant, top, low, root, source = _setup("dq19-queries")
     _detach(top, source)
 
     def queries() -> int:
         with CaptureQueriesContext(connection) as captured:
-            rows, hidden = detached_list(member=low, source=source)
-        return len(captured), len(rows) + hidden
+            page = detached_page(member=low, source=source)
+        return len(captured), len(page.rows) + page.hidden
 
     one = queries()
     documents = [Document.objects.create(tenant=tenant, title=f"d{n}", source=f"x{n}.md") for n in range(19)]

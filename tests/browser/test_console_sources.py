@@ -87,3 +87,29 @@ def test_an_admin_detaches_a_synced_document_from_its_page_and_reattaches_it(pag
     assert SourceItem.objects.get(source=source, path="plans.md").document_id == plans.pk
     page.goto(f"/documents/{plans.pk}/")
     page.get_by_role("link", name="Detach from its source…").wait_for()
+
+
+def test_the_source_pages_detached_paths_a_page_at_a_time(page, world):
+    """Twentieth session: the table of detached paths is paged as the console's other lists (``?page=``, the
+    pager's Previous and Next), newest first; a path on the second page is re-attached from there."""
+    from accounts.policy import AccessLevel
+    from sources.selectors import DETACHED_PAGE
+
+    tenant, source = world["tenant"], world["source"]
+    paths = [f"old/p{n:03}.md" for n in range(DETACHED_PAGE + 5)]
+    for path in paths:
+        SourceDetached.objects.create(tenant=tenant, source=source, path=path, access_level=AccessLevel.INTERNAL)
+
+    sign_in(page, "admin@acme.test", PASSWORD)
+    page.goto(f"/sources/{source.pk}/")
+    rows = page.locator("#detached-paths tbody tr")
+    assert rows.count() == DETACHED_PAGE and rows.first.inner_text().startswith(paths[-1])
+    assert f"page 1 of 2 · {len(paths)} detached paths" in page.locator(".pager").inner_text()
+    page.get_by_role("link", name="Next →").click()
+    page.get_by_role("link", name="← Previous").wait_for()
+    seen = [r.split()[0] for r in rows.all_inner_texts()]
+    assert seen == paths[4::-1], seen  # the oldest five, newest first
+    rows.filter(has_text=paths[0]).get_by_role("button", name="Re-attach").click()
+    page.get_by_role("status").filter(has_text=f"{paths[0]} follows the source again").wait_for()
+    assert not SourceDetached.objects.filter(path=paths[0]).exists()
+    assert SourceDetached.objects.count() == len(paths) - 1
