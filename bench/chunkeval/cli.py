@@ -79,13 +79,16 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
         # ``pieces=W`` is not a chunking option: bench.transfer_suite re-ranks by the chunks' pieces. ``delink=1``
         # neither (issue 30's eighteenth round, scratch): each chunk's embedded text without link targets.
         # ``bytype=1``: each document parsed as its name's type, as an upload of it is (kb_transfer only).
-        # ``atx=1``: the plain parser with Markdown's ``#`` headings too (the twentieth session's candidate E).
+        # ``atx=0``: the plain parser without Markdown's ``#`` headings (before the twentieth session's candidate E was
+        # adopted); ``atx=1``: with them (the parser's default since).
         config = _config_from_spec(",".join(i for i in arg.split(",")
                                             if i and not i.startswith(("pieces=", "delink=", "bytype=", "atx="))))
         label = "bulkhead" + (f" ({arg})" if arg else "")
         if "bytype=1" in arg.split(","):
             return label, baselines.structure_chunker_by_type(config)
-        chunker = baselines.structure_chunker(config, markdown_headings="atx=1" in arg.split(","))
+        atx = {"atx=0": False, "atx=1": True}
+        chunker = baselines.structure_chunker(
+            config, markdown_headings=next((atx[i] for i in arg.split(",") if i in atx), None))
         if "delink=1" in arg.split(","):
             return label, _delinked(chunker)
         return label, chunker

@@ -12,6 +12,14 @@ The document text is the decoded file itself.  Recognised headings:
   final punctuation, capitalised title, followed by a paragraph rather than by
   another item of a list; the level is the number of components.  Accepted only
   when the document has at least two of them.
+* Markdown's ATX headings ``# Title`` to ``###### Title`` (a Markdown text posted
+  as plain text): at most three spaces before the ``#`` run, a space after it, a
+  title with a letter or digit (a closing ``#`` run dropped); the level is the
+  number of ``#``.  Never inside a fenced code block (backticks or tildes), never
+  next to another ``#`` line (a block of shell comments), and accepted only when
+  the document has at least two of them.  Nothing else of Markdown is read: a
+  file *named* ``.md`` goes to the Markdown parser, which also leaves hidden text
+  out; this only gives pasted Markdown its sections (issue 30, docs/benchmarks.md).
 
 A false heading is worse than a missed one (it cuts a section, and with it a
 chunk, in two), so every rule errs towards "paragraph".
@@ -165,7 +173,7 @@ def _atx_headings(lines: list[str]) -> dict[int, _Heading]:
     return lone if len(lone) >= 2 else {}
 
 
-def find_headings(lines: list[str], *, markdown_headings: bool = False) -> list[_Heading]:
+def find_headings(lines: list[str], *, markdown_headings: bool = True) -> list[_Heading]:
     """All unambiguous headings, in order, non-overlapping (Markdown's ``#`` headings too with
     ``markdown_headings``)."""
     headings: list[_Heading] = []
@@ -205,8 +213,9 @@ def _levels(headings: list[_Heading]) -> list[int]:
     return levels
 
 
-def parse_text(text: str, *, markdown_headings: bool = False) -> ParsedDocument:
-    """Build the section tree of already-decoded plain text (offsets index ``text``)."""
+def parse_text(text: str, *, markdown_headings: bool = True) -> ParsedDocument:
+    """Build the section tree of already-decoded plain text (offsets index ``text``). ``markdown_headings=False``:
+    without Markdown's ``#`` headings, as before the twentieth session (the benchmarks' reading of before)."""
     index = LineIndex(text)
     lines = [index.line(i) for i in range(index.count)]
     headings = find_headings(lines, markdown_headings=markdown_headings)

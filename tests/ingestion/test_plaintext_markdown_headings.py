@@ -1,4 +1,5 @@
-"""Markdown's ``#`` headings in plain text (issue 30's candidate E): ``parse_text(..., markdown_headings=True)``.
+"""Markdown's ``#`` headings in plain text (issue 30's candidate E, the plain parser's rule since the twentieth
+session; ``markdown_headings=False`` is the reading before).
 
 A Markdown text posted as plain text gets sections under its ATX headings -- outside fenced code, never a block of
 ``#`` lines (shell comments), and only when there are at least two of them.
@@ -50,10 +51,11 @@ def test_headings_levels_and_closing_hashes():
     assert [doc.text[b.start : b.end] for b in api.blocks] == ["Creates a jar."]
 
 
-def test_off_by_default_and_in_the_upload_parser():
-    assert titles(parse(README, markdown_headings=False)) == []
+def test_the_upload_parser_reads_them_and_the_reading_before_does_not():
     doc = parse_plaintext(README.encode())
-    assert len(doc.sections) == 1
+    assert_well_formed(doc)
+    assert titles(doc) == titles(parse(README))
+    assert titles(parse(README, markdown_headings=False)) == []
 
 
 def test_a_hash_line_in_fenced_code_is_not_a_heading():
@@ -114,3 +116,16 @@ def test_headings_are_lone_atx_lines_outside_fences(lines):
                   and not line[match.end():].strip()):
                 opened = None
         assert opened is None
+
+
+def test_a_heading_that_reads_as_an_access_marker_still_fails_the_document():
+    from ingestion.parsers import parse as parse_upload
+    from ingestion.structure import ParseError
+
+    text = "# Handbook\n\nIntro.\n\n# access: internal; groups: a\n\nSecret.\n\n# End\n\nx\n"
+    try:
+        parse_upload(text.encode(), content_type="text/plain")
+    except ParseError as error:
+        assert "line 5" in str(error), str(error)
+    else:
+        raise AssertionError("a marker-like heading in plain text was read as a title")
