@@ -37,7 +37,6 @@ hidden ranges are cut from the text, the spans and the context lines (imports, s
 from __future__ import annotations
 
 import ast
-import bisect
 import io
 import os
 import tokenize
@@ -47,7 +46,7 @@ from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import merge_ranges, remove_ranges, terminal_hidden
+from ingestion.parsers.visible_text import merge_ranges, remove_ranges, shown_slice, terminal_hidden
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
 MAX_CONTEXT_IMPORTS = 8
@@ -64,17 +63,7 @@ class _Source:
 
     def shown(self, start: int, end: int) -> str:
         """The text from ``start`` to ``end`` without what a terminal hides."""
-        if not self.hidden:
-            return self.text[start:end]
-        parts, at = [], start
-        for low, high in self.hidden[max(0, bisect.bisect_right(self.hidden, (start, start)) - 1):]:
-            if low >= end:
-                break
-            if high > at:
-                parts.append(self.text[at:max(at, low)])
-                at = max(at, high)
-        parts.append(self.text[at:end] if at < end else "")
-        return "".join(parts)
+        return shown_slice(self.text, self.hidden, start, end)
 
     def span(self, first: int, last: int) -> tuple[int, int]:
         """Offsets of 0-based lines ``first..last`` (inclusive), trimmed."""

@@ -34,14 +34,16 @@ all-whitespace) file is a valid document with no blocks.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import remove_ranges, terminal_hidden
+from ingestion.parsers.visible_text import merge_ranges, remove_ranges, shown_slice, terminal_hidden
 from ingestion.structure import ParsedDocument
 
 # docutils accepts any non-alphanumeric printable 7-bit character as adornment.
@@ -213,12 +215,34 @@ def _levels(headings: list[_Heading]) -> list[int]:
     return levels
 
 
-def parse_text(text: str, *, markdown_headings: bool = True) -> ParsedDocument:
+def _shown_titles(headings: list[_Heading], text: str, index: LineIndex, lines: list[str],
+                  hidden: Sequence[tuple[int, int]]) -> list[_Heading]:
+    """Each heading with its title as a terminal shows it (``hidden`` cut out); one whose title it hides whole (no
+    letter or digit left) is no heading. Found in the twentieth session: the structure is read on the file as
+    written, and a concealed run inside a title (``2. Sec ESC[8m...ESC[0m ond``) reached the title and every heading
+    path under it -- the model's text -- while the document text lost it."""
+    shown = []
+    for heading in headings:
+        at = lines[heading.title_line].find(heading.title)
+        if at < 0:  # every style's title is a slice of its line; were it not, no heading (less structure)
+            continue
+        start = index.start(heading.title_line) + at
+        title = shown_slice(text, hidden, start, start + len(heading.title)).strip()
+        if any(ch.isalnum() for ch in title):
+            shown.append(dataclasses.replace(heading, title=title))
+    return shown
+
+
+def parse_text(text: str, *, markdown_headings: bool = True,
+               hidden: Sequence[tuple[int, int]] = ()) -> ParsedDocument:
     """Build the section tree of already-decoded plain text (offsets index ``text``). ``markdown_headings=False``:
-    without Markdown's ``#`` headings, as before the twentieth session (the benchmarks' reading of before)."""
+    without Markdown's ``#`` headings, as before the twentieth session (the benchmarks' reading of before).
+    ``hidden``: what a terminal does not show of ``text`` (the caller cuts it after): the titles are what is shown."""
     index = LineIndex(text)
     lines = [index.line(i) for i in range(index.count)]
     headings = find_headings(lines, markdown_headings=markdown_headings)
+    if hidden:
+        headings = _shown_titles(headings, text, index, lines, merge_ranges(hidden))
     levels = _levels(headings)
     heading_lines = {line for h in headings for line in range(h.first, h.last + 1)}
     one_per_line = not any(_blank(line) for n, line in enumerate(lines) if n not in heading_lines)
@@ -267,4 +291,4 @@ def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocume
     hidden = terminal_hidden(text, carriage_returns=True)
     if hidden:
         reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
-    return remove_ranges(parse_text(text), hidden)
+    return remove_ranges(parse_text(text, hidden=hidden), hidden)

@@ -40,7 +40,7 @@ from ingestion.parsers.css_visibility import MIN_OPACITY
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import remove_ranges, terminal_hidden
+from ingestion.parsers.visible_text import merge_ranges, remove_ranges, shown_slice, terminal_hidden
 from ingestion.parsers.webvtt_hidden import CueSpan, StyleBlock, hidden_cue_text
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
@@ -276,7 +276,10 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     index, lines = _lines(text)
     if not lines or not re.match(r"WEBVTT([ \t].*)?$", lines[0].strip()):
         raise ParseError("not a WebVTT file: the first line must be 'WEBVTT'", line=1)
-    title = lines[0].strip()[len("WEBVTT"):].strip(" \t-") or None
+    # The title as a terminal shows the line (twentieth session: a concealed run there stayed in the title).
+    terminal = terminal_hidden(text)
+    shown = shown_slice(text, merge_ranges(terminal), index.start(0), index.end(0)).strip()
+    title = (shown[len("WEBVTT"):] if shown.startswith("WEBVTT") else "").strip(" \t-") or None
     header_end = 1
     while header_end < len(lines) and lines[header_end].strip():
         header_end += 1  # header metadata lines (Kind:, Language:) run up to the first blank line
@@ -295,7 +298,7 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     # Markers are checked on the file as uploaded (the registry sees only what is left): a marker in what is
     # cut still fails, with its line.
     reject_unread_markers(text)
-    return remove_ranges(doc, hidden.ranges + terminal_hidden(text))
+    return remove_ranges(doc, hidden.ranges + terminal)
 
 
 def _srt_unshown(text: str, index: LineIndex, cues: list[_Cue]) -> list[tuple[int, int]]:

@@ -277,6 +277,22 @@ def _innermost_sections(sections: Sequence[Section], positions: Sequence[int]) -
     return found
 
 
+def shown_slice(text: str, ranges: Sequence[tuple[int, int]], start: int, end: int) -> str:
+    """``text[start:end]`` without ``ranges`` (sorted and not overlapping, as :func:`merge_ranges` gives them): what
+    a reader is shown of that stretch once they are cut."""
+    if not ranges:
+        return text[start:end]
+    parts, at = [], start
+    for low, high in ranges[max(0, bisect.bisect_right(ranges, (start, start)) - 1):]:
+        if low >= end:
+            break
+        if high > at:
+            parts.append(text[at:max(at, low)])
+            at = max(at, high)
+    parts.append(text[at:end] if at < end else "")
+    return "".join(parts)
+
+
 def remove_ranges(doc: ParsedDocument, ranges: Iterable[tuple[int, int]]) -> ParsedDocument:
     """``doc`` with ``ranges`` of its text cut out, every span mapped onto the new text (in place).
 

@@ -2221,6 +2221,46 @@ def test_plain_text_a_terminal_does_not_show_never_reaches_the_model(hidden):
     assert_hidden(doc)
 
 
+_PLAIN_HEADINGS = {  # a heading style of the plain parser, with ``{}`` where the title's words go; two of each
+    "markdown-hash": "# {}\n\nFirst body.\n\n## Second heading\n\nSecond body.\n",
+    "wikitext": "= {} =\n\nFirst body.\n\n= Second heading =\n\nSecond body.\n",
+    "numbered": "1. {}\n\nFirst body.\n\n2. Second heading\n\nSecond body.\n",
+    "rst-overline": "{bar}\n{}\n{bar}\n\nFirst body.\n\nSecond heading\n==============\n\nSecond body.\n",
+}
+
+
+@pytest.mark.parametrize("hidden", [f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b[30;40m{PAYLOAD}\x1b[0m",
+                                    f"\x1b]0;{PAYLOAD}\x07", PAYLOAD + "\b" * len(PAYLOAD) + "Overwritten with a longer line"],
+                         ids=["conceal", "black-on-black", "osc-title", "backspace-overstrike"])
+@pytest.mark.parametrize("style", sorted(_PLAIN_HEADINGS))
+def test_plain_text_a_terminal_does_not_show_in_a_heading_never_reaches_a_title(style, hidden):
+    """Found in the twentieth session (reading the plain parser's new ``#`` headings; the numbered, wikitext and reST
+    ones had it too): the headings are found on the file as written, and a concealed run inside a title stayed in
+    the section's title and every heading path under it -- text the model reads -- while the document text lost it."""
+    title = f"{VISIBLE} {hidden} {AFTER}"
+    text = _PLAIN_HEADINGS[style].replace("{bar}", "=" * (len(title) + 2)).replace("{}", title)
+    doc = parsed(f"{_PADDING}{text}".encode(), "notes.txt")
+    assert_hidden(doc)
+    headings = [s for s in doc.sections if s.kind == "heading"]
+    if style == "numbered" and len(title) > 77:  # a numbered clause's line is at most 80 characters as written
+        assert not headings
+        return
+    (first, second) = headings
+    words = first.title.split()
+    assert (words[0], words[-1]) == (VISIBLE, AFTER) and PAYLOAD not in first.title, first.title
+    assert second.title == "Second heading"
+
+
+@pytest.mark.parametrize("hidden", [f"\x1b[8m{PAYLOAD}\x1b[0m", f"\x1b]0;{PAYLOAD}\x07"], ids=["conceal", "osc-title"])
+def test_webvtt_title_is_what_a_terminal_shows_of_its_first_line(hidden):
+    """Found in the twentieth session: a WebVTT file's title (its ``WEBVTT - ...`` line) kept a run a terminal
+    conceals, as the plain parser's headings did; the cues lost it."""
+    doc = parsed(f"WEBVTT - {VISIBLE} {hidden} {AFTER}\n\n00:00:01.000 --> 00:00:02.000\n{_PADDING}".encode(),
+                 "talk.vtt")
+    assert not reaches_model(doc, PAYLOAD), [t for t in model_texts(doc) if PAYLOAD in t]
+    assert doc.title.split() == [VISIBLE, AFTER]
+
+
 @pytest.mark.parametrize("line", [f"\x1b[31m{PAYLOAD}\x1b[0m", f"\x1b[38;5;8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[48;2;8;8;8m{PAYLOAD}\x1b[0m", f"\x1b[38:5:8m{PAYLOAD}\x1b[0m",
                                   f"\x1b[8;0m{PAYLOAD}", "".join(f"{c}\b{c}" for c in PAYLOAD),
