@@ -224,6 +224,9 @@ def test_markdown_hidden_payloads_never_reach_a_chunk(layout, payload, hiding, w
 
 UNICODE_FILES = {
     "note.txt": lambda rows: "\n\n".join(rows) + "\n",
+    # Each row a Markdown heading of plain text over a body (twentieth session: a hidden run in a heading line
+    # reached its title and heading paths).
+    "headed.txt": lambda rows: "".join(f"## {row}\n\nThe body under it.\n\n" for row in rows) + "## End\n\nx\n",
     "table.csv": lambda rows: "name,note\n" + "".join(f"r{i},{row}\n" for i, row in enumerate(rows)),
     "module.py": lambda rows: "".join(f"def f{i}():\n    return '{row}'\n\n\n" for i, row in enumerate(rows)),
     "talk.vtt": lambda rows: "WEBVTT\n\n" + "".join(
@@ -297,6 +300,7 @@ def test_terminal_control_strings_change_nothing_a_reader_sees(layout, strings, 
     assert doc.text == plain.text
     assert [b.embed_text for s in doc.sections for b in s.blocks] == \
         [b.embed_text for s in plain.sections for b in s.blocks]
+    assert [(s.title, s.heading_path) for s in doc.sections] == [(s.title, s.heading_path) for s in plain.sections]
 
 
 # -- WebVTT -----------------------------------------------------------------------------------------------
