@@ -117,6 +117,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   ``bindInject``, method chaining), whole; secure-json-parse (a ``JSON.parse`` replacement's README: two option
   lists alike under ``parse`` and ``scan``, five benchmark outputs drawn as tables with box characters, the
   BSD-3-Clause text), whole.
+* twentieth round: semver (``NPM``; a version parser's README: the CLI's help, range syntax (hyphen, X-, tilde and
+  caret ranges as ``:=`` bullet lists), a BNF grammar, function lists), cut at a paragraph boundary; by a new rule,
+  mocha 12.0.3's dependencies in code-point order, the first two: chokidar (a file watcher's README: options with
+  defaults in a code block and as nested bullets, a Markdown table of events, troubleshooting, a changelog), whole,
+  and diff (jsdiff's README: one bullet per function with indented option lists, long one-line paragraphs), cut at a
+  paragraph boundary.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -314,6 +320,13 @@ NPM = {
     "npm-find-my-way": ("npm/find-my-way/README.md", "README.md", 20000),
     "npm-light-my-request": ("npm/light-my-request/README.md", "README.md", 20000),
     "npm-secure-json-parse": ("npm/secure-json-parse/README.md", "README.md", 20000),
+    # Twentieth round: (a) semver 7.8.6 (25,669 bytes, ISC), the last of fastify 5.12.8's dependencies that the
+    # same rule reaches; (b) a new rule: mocha 12.0.3's dependencies (its ``latest``) in code-point order, the
+    # same tests, the first two: after browser-stdout (611 bytes), chokidar (12,946, MIT), then after debug (here)
+    # diff (35,757, BSD-3-Clause).
+    "npm-semver": ("npm/semver/README.md", "README.md", 20000),
+    "npm-chokidar": ("npm/chokidar/README.md", "README.md", 20000),
+    "npm-diff": ("npm/diff/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
