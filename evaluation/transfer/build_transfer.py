@@ -117,6 +117,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   ``bindInject``, method chaining), whole; secure-json-parse (a ``JSON.parse`` replacement's README: two option
   lists alike under ``parse`` and ``scan``, five benchmark outputs drawn as tables with box characters, the
   BSD-3-Clause text), whole.
+* twentieth round: a salt producer's annual report written by hand (``written/``: a rock-salt mine, brine fields,
+  white-salt works and storage in worked-out galleries and caverns; nine one-line paragraphs, six bare-row tables,
+  short headings, no blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -319,7 +322,7 @@ NPM = {
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
-# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth.
+# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -344,6 +347,7 @@ WRITTEN = [
     "report-laundry",  # sixteenth round
     "report-ropeways",
     "report-bakery",  # seventeenth round
+    "report-saltworks",  # twentieth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
