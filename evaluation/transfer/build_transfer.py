@@ -123,6 +123,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   defaults in a code block and as nested bullets, a Markdown table of events, troubleshooting, a changelog), whole,
   and diff (jsdiff's README: one bullet per function with indented option lists, long one-line paragraphs), cut at a
   paragraph boundary.
+* twentieth round: a salt producer's annual report written by hand (``written/``: a rock-salt mine, brine fields,
+  white-salt works and storage in worked-out galleries and caverns; nine one-line paragraphs, six bare-row tables,
+  short headings, no blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -332,7 +335,7 @@ NPM = {
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
-# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth.
+# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -357,6 +360,7 @@ WRITTEN = [
     "report-laundry",  # sixteenth round
     "report-ropeways",
     "report-bakery",  # seventeenth round
+    "report-saltworks",  # twentieth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
