@@ -90,6 +90,66 @@ def test_the_model_texts_of_the_hidden_text_tests_hold_the_title_candidates():
     assert VISIBLE in model_texts(doc) and reaches_model(doc, VISIBLE)
 
 
+# -- Python: a definition's name as a terminal shows it ---------------------------------------------------------
+
+_PADDING = "# An ordinary comment of visible words that a terminal shows as it is written.\n" * 20 + "\nimport os\n\n"
+_AFTER = "\n\ndef shown_function(x):\n    return os.sep\n"
+
+HIDDEN_DEFINITIONS = {
+    # a run concealed from a comment above the definition to a comment below it: cat shows none of the definition
+    "conceal-across-lines": f"# note \x1b[8m\ndef {PAYLOAD}(x):\n    return os.sep\n# \x1b[0m\n",
+    "black-on-black-across-lines": f"# note \x1b[30;40m\nclass {PAYLOAD}:\n    x = os.sep\n# \x1b[0m\n",
+    # a control string opened in a comment and ended in a later one (a terminal draws nothing of it)
+    "osc-across-lines": f"# note \x1b]0;\ndef {PAYLOAD}(x):\n    return os.sep\n# \x07\n",
+    # the definition's line erased by a comment at its end, or written over from its first column
+    "erased-line": f"def {PAYLOAD}(x):  # \x1b[2K\n    return os.sep\n",
+    "written-over": f"def {PAYLOAD}(x):  # \x1b[1Gdef other_name_written_over_it(x):  #\n    return os.sep\n",
+    "method-concealed": f"class Holder:\n    # \x1b[8m\n    def {PAYLOAD}(self):\n        return os.sep\n    # \x1b[0m\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN_DEFINITIONS))
+def test_python_a_definition_a_terminal_does_not_show_never_reaches_a_title(name):
+    """Found in the twentieth session (attack20): the code parser titled each function and class section, and every
+    heading path under it, with the ``ast`` node's name, found on the file as written; only the text, the spans and
+    the context lines (signatures, imports) were cut of what a terminal hides. A definition concealed from a comment
+    above it to one below (``ESC[8m`` ... ``ESC[0m``, a colour its background's, a control string), erased
+    (``ESC[2K``) or written over (``ESC[1G``) by a comment on its line: ``cat`` shows none of its name, the title and
+    the heading paths under it kept it -- text the model reads."""
+    doc = parsed(_PADDING + HIDDEN_DEFINITIONS[name] + _AFTER, "module.py")
+    assert_well_formed(doc)
+    assert not reaches_model(doc, PAYLOAD), [t for t in model_texts(doc) if PAYLOAD in t]
+    assert [s.title for s in doc.sections if s.kind in ("function", "class")][-1] == "shown_function"
+    hidden = [s for s in doc.sections if s.line is not None and s.kind in ("function", "class")
+              and s.title != "shown_function"]
+    assert hidden and all(PAYLOAD not in s.title for s in hidden)  # the section stays, its name is not shown
+
+
+def test_python_a_name_partly_written_over_keeps_what_a_terminal_shows_of_it():
+    """The part of a name a terminal still shows is the title (``ESC[1G`` then 7 columns: ``def Zan`` written over)."""
+    doc = parsed(_PADDING + f"def {PAYLOAD}(x):  # \x1b[1Gdef Vis\n    return os.sep\n" + _AFTER, "module.py")
+    (section, _) = [s for s in doc.sections if s.kind == "function"]
+    assert section.title == PAYLOAD[3:] and section.heading_path == ("module.py", PAYLOAD[3:])
+
+
+@pytest.mark.parametrize("source", [
+    "def café(x):{c}\n    return x\n",
+    "def \uff46\uff55\uff4e(x):{c}\n    return x\n",  # full-width letters: Python reads the name "fun" (NFKC)
+    "async def fetch(x):{c}\n    return x\n",
+    "@decorator(\n    1,\n)\ndef decorated(x):{c}\n    return x\n",
+    "class Spread({c}\n    Base,\n):\n    x = 1\n",
+    "def \\\n    continued(x):{c}\n    return x\n",
+    "def one_liner(x): return x{c}\n",
+])
+def test_python_titles_stay_the_names_when_a_terminal_hides_something_else(source):
+    """With a terminal's colour on the definition's own line (so the hidden ranges are looked at there), every name
+    is its ``ast`` name, as before."""
+    plain = parsed(source.format(c=""), "module.py")
+    doc = parsed(source.format(c="  # \x1b[31mred\x1b[0m comment"), "module.py")
+    assert [(s.title, s.heading_path) for s in doc.sections] == [(s.title, s.heading_path) for s in plain.sections]
+    assert len(doc.sections) == 2 and doc.sections[1].title
+
+
 # -- attacks that found nothing, kept as regressions -------------------------------------------------------------
 
 
