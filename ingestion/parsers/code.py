@@ -31,7 +31,8 @@ What a terminal hides (:func:`~ingestion.parsers.visible_text.terminal_hidden`: 
 conceal or colour as its background, backspace overstrikes) is cut, as from plain text (2026-12-03): an editor
 shows the escape character and the text after it, ``cat`` or ``less -R`` of the file shows neither -- the
 model gets only what every reader sees. The tree is built on the file as uploaded (its line numbers), then the
-hidden ranges are cut from the text, the spans and the context lines (imports, signatures).
+hidden ranges are cut from the text, the spans and the context lines (imports, signatures); a definition's title
+is its name as a terminal shows it (:func:`_shown_name`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
 import tokenize
+import unicodedata
 from dataclasses import dataclass, field
 
 from ingestion.parsers.access_markers import reject_unread_markers
@@ -52,6 +55,10 @@ from ingestion.structure import Block, ParsedDocument, ParseError, Section
 MAX_CONTEXT_IMPORTS = 8
 MAX_SIGNATURE_CHARS = 300
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# From a definition's ``col_offset``: ``def``, ``async def`` or ``class``, spaces or line continuations, and the name as
+# written (up to what may follow it: a parameter list, type parameters, bases, the colon).
+_CONTINUED = r"(?:[ \t\f]|\\(?:\r\n|\r|\n))+"
+_DEFINED_NAME_RE = re.compile(rf"(?:async{_CONTINUED})?(?:def|class){_CONTINUED}(?P<name>[^\s(\[:\\#]+)")
 
 
 @dataclass
@@ -107,6 +114,25 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, sour
         text = source.shown(source.index.start(node.lineno - 1), source.index.end(last))
     text = " ".join(text.split())
     return text if len(text) <= MAX_SIGNATURE_CHARS else text[: MAX_SIGNATURE_CHARS - 3] + "..."
+
+
+def _shown_name(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, source: _Source) -> str:
+    """The definition's name as a terminal shows it: its title and its part of the heading paths below it. Found in
+    the twentieth session (attack20): the title was ``node.name``, read on the file as written, and a definition
+    concealed from a comment above it to one below (``ESC[8m`` ... ``ESC[0m``, a control string), erased or written
+    over by a comment on its line reached the title and every heading path under it while ``cat`` showed none of it.
+    Python reads a name in NFKC, so the name as written is compared, and shown, so read; a name not found where its
+    node says (never seen) is shown only when nothing of its header is hidden."""
+    if not source.hidden:
+        return node.name
+    line = source.lines[node.lineno - 1]
+    column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "ignore"))  # col_offset counts UTF-8 bytes
+    match = _DEFINED_NAME_RE.match(source.text, source.index.start(node.lineno - 1) + column)
+    if match is None or unicodedata.normalize("NFKC", match["name"]) != node.name:
+        last = _header_last(node, source)
+        start, end = source.index.start(node.lineno - 1), source.index.end(node.lineno - 1 if last is None else last)
+        return node.name if source.shown(start, end) == source.text[start:end] else ""
+    return unicodedata.normalize("NFKC", source.shown(*match.span("name"))).strip()
 
 
 def _statement_blocks(source: _Source, first: int, last: int, statements: list[ast.stmt],
@@ -215,11 +241,12 @@ class _Builder:
                             *([node.returns] if getattr(node, "returns", None) is not None else [])])
         key = str(len(self.sections))
         context = _context(self.imports, used, [*outer_signatures, (key, signature)])
+        title = _shown_name(node, source)
         section = Section(
             key=key,
             parent=parent.key,
-            title=node.name,
-            heading_path=(*parent.heading_path, node.name) if parent.parent is not None else (self.filename, node.name),
+            title=title,
+            heading_path=(*parent.heading_path, title) if parent.parent is not None else (self.filename, title),
             kind="class" if is_class else "function",
             depth=parent.depth + 1,
             start=start,

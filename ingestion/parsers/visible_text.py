@@ -3,7 +3,7 @@
 Every parser's result passes through :func:`strip_invisible` (the registry wraps each
 parser with it, after the check for unread access markers, so a marker with an invisible
 character inside still fails). It removes from the document text, and from every string
-derived from it (titles, heading paths, table rows' embed text, context lines, metadata),
+derived from it (titles and title candidates, heading paths, table rows' embed text, context lines, metadata),
 the characters that render as nothing but that a model reads:
 
 * **tag characters** U+E0000-E007F (ASCII smuggled as invisible "tags"), always;
@@ -648,6 +648,9 @@ def strip_invisible(doc: ParsedDocument) -> ParsedDocument:
     """``doc`` without invisible characters in its text (spans mapped, counts added) or its strings (in place)."""
     remove_ranges(doc, invisible_ranges(doc.text))
     doc.title = clean_string(doc.title) if doc.title else doc.title
+    # Every title a member may be shown as the document's (twentieth session, attack20: left alone, a second H1 of tag
+    # characters reached its section's title candidate -- a reader's document title -- while its heading lost them).
+    doc.title_candidates = [(key, clean_string(title)) for key, title in doc.title_candidates]
     doc.tags = tuple(clean_string(tag) for tag in doc.tags)
     doc.metadata = _clean_value(doc.metadata)  # type: ignore[assignment]
     for section in doc.sections:

@@ -21,10 +21,12 @@ def parsed(data: bytes | str, filename: str) -> ParsedDocument:
 
 def model_texts(doc: ParsedDocument) -> list[str]:
     """Everything of ``doc`` that reaches the model or the keyword index: each chunk's embed text (the
-    keyword index is built from it), the document text (contexts are cut from it), titles and paths."""
+    keyword index is built from it), the document text (contexts are cut from it), titles and paths, and every title
+    a member may be shown as the document's (``title_candidates``: twentieth session, attack20)."""
     texts = [chunk.embed_text for chunk in chunk_document(doc, CONFIG, COUNTER)]
     texts.append(doc.text)
     texts.append(doc.title or "")
+    texts.extend(title for _, title in doc.title_candidates)
     for section in doc.sections:
         texts.append(section.title)
         texts.extend(section.heading_path)
@@ -39,6 +41,7 @@ def unflagged_texts(doc: ParsedDocument) -> list[str]:
     if not flagged:
         texts.append(doc.text)
     texts.append(doc.title or "")
+    texts.extend(title for _, title in doc.title_candidates)
     for section in doc.sections:
         if section.key not in flagged:
             texts.extend([section.title, *section.heading_path, section.context])
