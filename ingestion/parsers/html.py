@@ -853,6 +853,28 @@ def refuse_deep_nesting(markup: str) -> None:
     _refuse_if_too_deep(parser)
 
 
+# Void elements (HTML5: never any content) that libxml2's HTML parser does not close: it nests the text and elements
+# after them inside them, where a browser shows them after them.
+_NESTED_VOIDS = ("embed", "source", "track", "wbr", "keygen", "bgsound", "image")
+
+
+def _unnest_voids(root) -> None:
+    """Move what libxml2 nested inside a void element (:data:`_NESTED_VOIDS`) out after it, as a browser builds the
+    tree. Found in the twentieth session (attack20): ``<p>Body <embed src=x> words after</p>`` lost "words after",
+    nested in the ``embed`` that the extractor drops, in a heading's title too."""
+    for element in [e for e in root.iter(*_NESTED_VOIDS) if e.text or len(e)]:
+        parent = element.getparent()
+        if parent is None:
+            continue
+        children, tail = list(element), element.tail
+        element.tail, element.text = element.text, None
+        at = parent.index(element)
+        for offset, child in enumerate(children, start=1):
+            parent.insert(at + offset, child)  # moves it, with its own tail
+        last = children[-1] if children else element
+        last.tail = (last.tail or "") + (tail or "") or None
+
+
 def _refuse_if_too_deep(parser) -> None:
     for error in parser.error_log:
         if error.type_name == "ERR_RESOURCE_LIMIT":
@@ -907,6 +929,7 @@ def strip_hidden_html(markup: str, hidden: list[str]) -> str:
     except etree.ParserError:
         return ""  # nothing to read (e.g. only a comment)
     _refuse_if_too_deep(parser)
+    _unnest_voids(root)
     visibility = Visibility(root, either_scheme=True)  # a mail client may follow the message's colour scheme or not
     _check_carried_formatting(markup, root, visibility)
     removed = []
@@ -961,6 +984,7 @@ def parse_html_text(markup: str) -> ParsedDocument:
             return ParsedDocument(text="", sections=SectionTreeBuilder("").finish())
         raise ParseError(f"invalid HTML: {exc}") from None
     _refuse_if_too_deep(parser)
+    _unnest_voids(root)
     title_tag = root.find("head/title")
     _check_marker_names(root)
     visibility = Visibility(root)
