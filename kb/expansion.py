@@ -570,21 +570,6 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
     return contexts
 
 
-def fill_reserve(spare: Sequence[SearchHit], budget: int) -> int:
-    """The room the budget fill's hits take, reserved before the contexts grow (candidate F,
-    :data:`kb.search_modes.FILL_BEFORE_GROWTH`): the tokens of the ``spare`` hits' own texts, best first, while their
-    sum stays within half of ``budget`` (a hit that does not fit is passed over, as the fill passes it over)."""
-    from ingestion.chunking.tokens import default_counter
-
-    counter = default_counter()
-    reserved = 0
-    for hit in spare:
-        tokens = counter.count(hit.text)
-        if reserved + tokens <= budget // 2:
-            reserved += tokens
-    return reserved
-
-
 def fill_contexts(
     forest: SectionForest, contexts: Sequence[SearchContext], spare: Sequence[SearchHit], budget: int, holes: Holes
 ) -> list[SearchContext]:

@@ -31,7 +31,7 @@ from accounts.policy import bounded_reader
 from accounts.selectors import reader_for
 from audit.services import audit_record_search
 from kb import search_modes
-from kb.expansion import SectionForest, expand_hits, fill_contexts, fill_reserve
+from kb.expansion import SectionForest, expand_hits, fill_contexts
 from kb.models import IndexVersion, ScreeningMode
 from kb.retrieval import RETRIEVAL_MODES
 from kb.screening import Screened, screening_mode, shown_screening
@@ -190,15 +190,13 @@ def search(
         )
 
     hits = [as_hit(position, *entry) for position, entry in enumerate(ranked, 1)]
-    spare_hits = [as_hit(position, *entry) for position, entry in enumerate(spare, top_k + 1)] if hits else []
-    # Candidate F (off): the fill's room kept from the contexts, which would otherwise spend it growing first.
-    reserve = fill_reserve(spare_hits, context_token_budget) if search_modes.FILL_BEFORE_GROWTH else 0
     contexts = expand_hits(
         expand, forest, version.pk, hits, level=expand_level, neighbors=neighbors, max_contexts=max_contexts,
-        budget=context_token_budget - reserve, holes=screened.holes,
+        budget=context_token_budget, holes=screened.holes,
     )
     filled = []  # the budget fill's contexts: the next hits' own chunks
-    if spare_hits:
+    if spare and hits:
+        spare_hits = [as_hit(position, *entry) for position, entry in enumerate(spare, top_k + 1)]
         filled = fill_contexts(forest, contexts, spare_hits, context_token_budget, screened.holes)
         contexts = [*contexts, *filled]
     if mode_name != ScreeningMode.OFF:

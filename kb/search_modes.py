@@ -22,14 +22,9 @@ MAX_QUERY_CHARS = 4000
 # part of the context budget unused, the next top_k hits add their own chunk's text as further contexts while it
 # fits (``kb.search.search(budget_fill=...)``). Off until a read on held-out sources decides.
 DEFAULT_BUDGET_FILL = False
-# Issue 30's candidate F (registered in the twentieth session; docs/benchmarks.md "Twenty-first round"): with the
-# fill on, the contexts of the top_k hits are built with the budget less the room the fill's hits take (their own
-# chunks, best first, within half the budget), so they do not spend it growing first. Off: a candidate being read.
-FILL_BEFORE_GROWTH = False
 
 __all__ = [
     "DEFAULT_BUDGET_FILL",
-    "FILL_BEFORE_GROWTH",
     "DEFAULT_EXPAND",
     "DEFAULT_EXPAND_LEVEL",
     "DEFAULT_MODE",

@@ -194,33 +194,3 @@ def test_the_audit_trail_names_the_fill_chunks(celery_worker, office):
     assert filled
     (event,) = AuditEvent.objects.filter(tenant_id=tenant.pk, action="search")
     assert event.chunk_ids == hits + filled
-
-
-def test_the_fill_before_growth_keeps_its_room_from_the_contexts(celery_worker, office, monkeypatch):
-    """Candidate F (``kb.search_modes.FILL_BEFORE_GROWTH``, off by default; docs/benchmarks.md "Twenty-first round"):
-    with the fill on, the top hits' contexts are those the budget less the fill hits' room makes, the fill follows,
-    and the whole stays within the budget and the member's access; with the fill off nothing changes."""
-    from kb import search_modes
-    from kb.expansion import fill_reserve
-
-    _, members, document = office
-    # The archives' section is the top hits' one context, larger than these budgets: growth would spend them.
-    query = "staff ask the office desk about an archive box before they move it, and about refunds"
-    common = {"member": members["internal"], "query": query, "mode": "hybrid", "top_k": 2, "expand": "parent"}
-    plain = {budget: search(**common, context_token_budget=budget, budget_fill=True) for budget in (150, 250, 400)}
-    monkeypatch.setattr(search_modes, "FILL_BEFORE_GROWTH", True)
-    spare = search(**{**common, "top_k": 4, "expand": "none"}).results[2:]
-    changed = 0
-    for budget, before in plain.items():
-        reserve = fill_reserve(spare, budget)
-        assert 0 <= reserve <= budget // 2
-        with_f = search(**common, context_token_budget=budget, budget_fill=True)
-        grown = search(**common, context_token_budget=budget - reserve, budget_fill=False)
-        assert [h.chunk_id for h in with_f.results] == [h.chunk_id for h in before.results]
-        assert with_f.contexts[: len(grown.contexts)] == grown.contexts
-        assert sum(c.token_count for c in with_f.contexts) <= budget
-        assert not any(SECRET in c.text for c in with_f.contexts)
-        assert search(**common, context_token_budget=budget, budget_fill=False).contexts == \
-            search(**common, context_token_budget=budget).contexts
-        changed += with_f.contexts != before.contexts
-    assert changed, "not vacuous: keeping the room changes the contexts at some budget"
