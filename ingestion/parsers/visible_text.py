@@ -442,6 +442,16 @@ def _columns(char: str) -> int:
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
+def without_controls(text: str) -> str:
+    """``text`` without its terminal control sequences and strings (:data:`_CONTROL_RE`), what they conceal kept and
+    the line breaks inside them too (the lines stay numbered as the file's): the text a marker check reads besides
+    the file as written and the text shown (attack20b: ``ESC[8m# access: restricted ESC[0m`` starts its line on
+    neither)."""
+    if _CONTROL_START_RE.search(text) is None:
+        return text
+    return _CONTROL_RE.sub(lambda m: "\n" * m[0].count("\n"), text)
+
+
 def terminal_hidden(text: str, *, carriage_returns: bool = False) -> list[tuple[int, int]]:
     """What of a plain-text file a terminal never shows (found attacking hidden text, 2026-12-03; ``cat`` of the
     file draws none of it, and it reached the model): ANSI control sequences (``ESC [ ... m``: a colour, a
