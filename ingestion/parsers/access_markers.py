@@ -50,6 +50,7 @@ from functools import lru_cache
 
 from accounts.policy import LEVEL_NAMES, Policy, UnknownAccessLevel
 from accounts.policy import parse_level as level_named
+from ingestion.parsers.visible_text import without_controls
 from ingestion.structure import ParseError
 
 _OPEN_RE = re.compile(r"<!--[ \t]*access[ \t]*:(?P<body>[^\n]*?)-->", re.IGNORECASE)
@@ -408,7 +409,12 @@ def reject_unread_markers(text: str) -> None:
     something that looks like one: it would be silently ignored and the text get the upload's policy."""
     offset = find_unread_marker(text)
     if offset is None:
-        return
+        # Read without a terminal's control sequences too (attack20b): ``ESC[8m# access: restricted ESC[0m`` starts
+        # its line with the escape on the file as written, and is cut whole from the text a terminal shows.
+        text = without_controls(text)
+        offset = find_unread_marker(text)
+        if offset is None:
+            return
     line = text.count("\n", 0, offset) + 1
     excerpt = re.match(r".*?-->|[^\n>]*>?", text[offset : offset + 80])[0]
     raise ParseError(

@@ -43,13 +43,7 @@ from ingestion.parsers.access_markers import reject_unread_markers
 from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex, SectionTreeBuilder
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import (
-    merge_ranges,
-    remove_ranges,
-    shown_slice,
-    terminal_hidden,
-    without_controls,
-)
+from ingestion.parsers.visible_text import merge_ranges, remove_ranges, shown_slice, terminal_hidden
 from ingestion.structure import ParsedDocument
 
 # docutils accepts any non-alphanumeric printable 7-bit character as adornment.
@@ -297,5 +291,4 @@ def parse_plaintext(data: bytes, *, filename: str | None = None) -> ParsedDocume
     hidden = terminal_hidden(text, carriage_returns=True)
     if hidden:
         reject_unread_markers(text)  # on the file as written: a marker a terminal hides still fails, with its line
-        reject_unread_markers(without_controls(text))  # and one whose line starts with the escape that hides it
     return remove_ranges(parse_text(text, hidden=hidden), hidden)

@@ -444,9 +444,9 @@ def _columns(char: str) -> int:
 
 def without_controls(text: str) -> str:
     """``text`` without its terminal control sequences and strings (:data:`_CONTROL_RE`), what they conceal kept and
-    the line breaks inside them too (the lines stay numbered as the file's): the text a marker check reads besides
-    the file as written and the text shown (attack20b: ``ESC[8m# access: restricted ESC[0m`` starts its line on
-    neither)."""
+    the line breaks inside them too (the lines stay numbered as the file's): what
+    :func:`~ingestion.parsers.access_markers.reject_unread_markers` reads besides the text it is given (attack20b:
+    ``ESC[8m# access: restricted ESC[0m`` starts its line neither on the file as written nor in the text shown)."""
     if _CONTROL_START_RE.search(text) is None:
         return text
     return _CONTROL_RE.sub(lambda m: "\n" * m[0].count("\n"), text)
