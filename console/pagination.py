@@ -16,9 +16,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.core.paginator import Page, Paginator
 from django.db.models import IntegerField, Q, QuerySet
 from django.http import QueryDict
 
@@ -62,6 +65,22 @@ def page_number(value, default: int = 1) -> int:
     except (TypeError, ValueError):
         return default
     return number if 0 < number < 10**9 else default
+
+
+Cut = TypeVar("Cut")
+
+
+def selector_page(asked, size: int, fetch: Callable[[int], Cut]) -> tuple[Cut, Page]:
+    """A page a selector cuts itself (``fetch(offset)``: an object with its rows and the ``count`` of all), for
+    ``?page=`` = ``asked``: what is no page number is the nearest page, as Django's Paginator reads it, and a page
+    past the last is the last (fetched again). Returns the selector's page and the Paginator's page of numbers (no
+    rows) for the pager. The review queue's and a source's detached paths."""
+    number = page_number(asked)
+    cut = fetch((number - 1) * size)
+    page = Paginator(range(cut.count), size).get_page(asked)  # the page numbers: no rows
+    if page.number != number:
+        cut = fetch((page.number - 1) * size)
+    return cut, page
 
 
 def _field_name(term: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -21,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.errors import ApplicationError, NotFound
 from accounts.models import Role
 from console.membership import member_required
-from console.pagination import page_number
+from console.pagination import selector_page
 from kb import screening
 
 STATES = ("pending", "decided", "all")
@@ -64,12 +63,8 @@ def review_index(request):
     state = request.GET.get("state", "pending")
     if state not in STATES:
         state = "pending"
-    asked = request.GET.get("page")
-    number = page_number(asked)
-    queue = screening.review_page(member=member, state=state, offset=(number - 1) * screening.REVIEW_PAGE)
-    page = Paginator(range(queue.count), screening.REVIEW_PAGE).get_page(asked)  # the page numbers: no rows
-    if page.number != number:  # past the last page: the last one
-        queue = screening.review_page(member=member, state=state, offset=(page.number - 1) * screening.REVIEW_PAGE)
+    queue, page = selector_page(request.GET.get("page"), screening.REVIEW_PAGE,
+                                lambda offset: screening.review_page(member=member, state=state, offset=offset))
     rows = [{"item": item, "parts": highlighted(item.text, item.screening["spans"])} for item in queue.items]
     context = {
         "member": member, "nav": "review", "rows": rows, "state": state, "states": STATES,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import yaml
 from django import forms
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,7 +15,7 @@ from accounts.errors import ApplicationError, Conflict, NotFound
 from accounts.models import Membership, Role
 from accounts.policy import LEVEL_NAMES
 from console.membership import member_required
-from console.pagination import page_number
+from console.pagination import selector_page
 from kb.selectors import document_get_for_change
 from kb.titles import shown_title_of
 from kb.web_slots import Busy
@@ -141,14 +140,9 @@ def source_detail(request, source_id: int):
 def _detached_context(request, source: Source) -> dict:
     """The page of the source's detached paths ``?page=`` asks for (``selectors.DETACHED_PAGE`` tombstones, newest
     first; what is no page number is the nearest page, as Django's Paginator reads it, as the review queue's)."""
-    asked = request.GET.get("page")
-    number = page_number(asked)
-    detached = selectors.detached_page(member=request.member, source=source,
-                                       offset=(number - 1) * selectors.DETACHED_PAGE)
-    page = Paginator(range(detached.count), selectors.DETACHED_PAGE).get_page(asked)  # the page numbers: no rows
-    if page.number != number:  # past the last page: the last one
-        detached = selectors.detached_page(member=request.member, source=source,
-                                           offset=(page.number - 1) * selectors.DETACHED_PAGE)
+    detached, page = selector_page(
+        request.GET.get("page"), selectors.DETACHED_PAGE,
+        lambda offset: selectors.detached_page(member=request.member, source=source, offset=offset))
     return {"detached": detached, "page": page}
 
 
