@@ -126,6 +126,10 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
 * twentieth round: a salt producer's annual report written by hand (``written/``: a rock-salt mine, brine fields,
   white-salt works and storage in worked-out galleries and caverns; nine one-line paragraphs, six bare-row tables,
   short headings, no blank line anywhere).
+* twenty-second round: the twentieth round's rule (b) continued after diff (mocha 12.0.3's dependencies in code-point
+  order, ``NPM``): workerpool (a worker pool's README: the thread-pool pattern, loading, dynamic and dedicated
+  workers, the pool's options as bullets with nested values, the pool's, promise's and worker's functions, events,
+  abort listeners), cut at a paragraph boundary; the only one left that qualifies.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -330,6 +334,10 @@ NPM = {
     "npm-semver": ("npm/semver/README.md", "README.md", 20000),
     "npm-chokidar": ("npm/chokidar/README.md", "README.md", 20000),
     "npm-diff": ("npm/diff/README.md", "README.md", 20000),
+    # Twenty-second round: rule (b) continued after diff, the same tests, the next two: of the twelve left only
+    # workerpool (22,786 bytes, Apache-2.0), the last; glob and minimatch are under BlueOak-1.0.0, the other nine
+    # under 8,192 bytes, so mocha's dependencies are used up with one.
+    "npm-workerpool": ("npm/workerpool/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
