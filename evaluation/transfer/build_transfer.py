@@ -130,6 +130,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   order, ``NPM``): workerpool (a worker pool's README: the thread-pool pattern, loading, dynamic and dedicated
   workers, the pool's options as bullets with nested values, the pool's, promise's and worker's functions, events,
   abort listeners), cut at a paragraph boundary; the only one left that qualifies.
+* twenty-second round: a container-glass maker's annual report written by hand (``written/``: six furnaces at three
+  works, forming machines, a decorating plant, a plant for recycled glass and a sand quarry; nine one-line
+  paragraphs, six bare-row tables, short headings, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -343,7 +346,8 @@ NPM = {
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
-# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth.
+# brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
+# glassworks: twenty-second.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -369,6 +373,7 @@ WRITTEN = [
     "report-ropeways",
     "report-bakery",  # seventeenth round
     "report-saltworks",  # twentieth round
+    "report-glassworks",  # twenty-second round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
