@@ -5,11 +5,11 @@ short header block (``From:``, ``Date:``, ``Subject:`` lines: the section's
 heading, in its span but in no block) and then the body's paragraphs as
 ``prose`` blocks.
 
-* The body is the ``text/plain`` part when there is one (of several alternatives, the last: a client
-  shows that one), else the ``text/html``
-  part converted to text with BeautifulSoup, else the first ``text/*`` part; a
-  plain part with a word its HTML alternative does not show gives way to the HTML
-  part (a mail client shows that one: ``_plain_or_shown_html``).
+* The body is the part a mail client shows (``_shown_parts``, for the modern and the legacy parser alike):
+  the ``text/plain`` part when there is one (of several alternatives, the last: a client shows that one),
+  else the ``text/html`` part converted to text with BeautifulSoup, else another ``text/*`` part, else (a
+  last resort) an attached one; a plain part that does not say the words its HTML alternative shows, in
+  their order, gives way to the HTML part (a mail client shows that one: ``_plain_or_shown_html``).
   E-mail has no access markers: one in the text, or in an HTML body's comments
   or attributes, fails the document (see ``access_markers.reject_unread_markers``).
   Attachments are not indexed.

@@ -132,3 +132,37 @@ def test_email_a_plain_alternative_saying_what_the_html_shows_stays_with_its_lin
     assert "<https://example.com/q3>" not in doc.text  # the mailto link shows nothing: the HTML part is the body
     doc = parsed(_plain_and_html(plain.replace(" or mailto", " or write mailto"), html), "mail.eml")
     assert "<https://example.com/q3>" in doc.text and "mailto:ann@example.com" in doc.text
+
+
+# -- WebVTT -----------------------------------------------------------------------------------------------------------
+
+
+WEBVTT_ARROWS = {
+    # A cue's text ends at a line holding "-->"; it is the next cue's timing line, and one that does not parse is
+    # dropped with the lines after it up to a blank line (the WebVTT parser; Chromium; Firefox's vtt.js).
+    "arrow-in-a-line": f"{VISIBLE}\n{PAYLOAD} --> do this\nand {PAYLOAD} again",
+    "arrow-alone": f"{VISIBLE}\n-->\n{PAYLOAD}",
+    "arrow-glued": f"{VISIBLE}\nnote-->{PAYLOAD}",
+    "broken-timing": f"{VISIBLE}\n00:00:02.000 -> 00:00:03.000 --> x\n{PAYLOAD}",
+}
+
+
+@pytest.mark.parametrize("cue", WEBVTT_ARROWS.values(), ids=WEBVTT_ARROWS.keys())
+def test_webvtt_cue_text_after_a_line_holding_an_arrow_never_reaches_the_model(cue):
+    doc = parsed(f"WEBVTT\n\n00:00:01.000 --> 00:00:05.000\n{cue}\n\n00:00:06.000 --> 00:00:08.000\n{AFTER}\n",
+                 "talk.vtt")
+    assert_well_formed(doc)
+    assert not reaches_model(doc, PAYLOAD)
+    assert VISIBLE in doc.text and AFTER in doc.text
+    assert sum(section.hidden_chars_removed for section in doc.sections) >= len(PAYLOAD)
+
+
+def test_webvtt_a_timing_line_without_a_blank_line_still_starts_a_cue_and_a_marker_after_an_arrow_still_fails():
+    doc = parsed(f"WEBVTT\n\n00:00:01.000 --> 00:00:05.000\n{VISIBLE}\n00:00:06.000 --> 00:00:08.000\n{AFTER}\n",
+                 "talk.vtt")
+    assert [block.metadata["start"] for section in doc.sections for block in section.blocks] == [1.0, 6.0]
+    assert VISIBLE in doc.text and AFTER in doc.text
+    from ingestion.structure import ParseError
+
+    with pytest.raises(ParseError, match="line 5"):
+        parsed(f"WEBVTT\n\n00:00:01.000 --> 00:00:05.000\n{VISIBLE} -->\naccess: restricted\n", "talk.vtt")
