@@ -17,7 +17,8 @@ and titled ``Turns 1-24``.
 
 A malformed timing line is a :class:`ParseError` naming the line: skipping the cue
 would silently drop what was said, and a broken file is better fixed at the source.
-NOTE, STYLE and REGION blocks of WebVTT, and what else a player never shows (:mod:`webvtt_hidden`: tag
+NOTE, STYLE and REGION blocks of WebVTT, a cue's lines from one holding ``-->`` on (a player ends the cue there
+and drops a timing line that does not parse with what follows it), and what else a player never shows (:mod:`webvtt_hidden`: tag
 classes, cue text hidden by the STYLE blocks...), are cut from the document text once the structure is
 built on the file as written.  So is what a terminal never shows (ANSI conceal, a colour its background's,
 backspace overstrikes: :func:`~ingestion.parsers.visible_text.terminal_hidden`, as for plain text).
@@ -140,9 +141,13 @@ def _timing(line: str, number: int) -> tuple[float, float, str, str]:
     return start, end, match.group(1), match.group(2)
 
 
-def _cues(lines: list[str], first: int, *, vtt: bool, other_blocks: list[list[int]] | None = None) -> list[_Cue]:
+def _cues(lines: list[str], first: int, *, vtt: bool, other_blocks: list[list[int]] | None = None,
+          discarded: list[list[int]] | None = None) -> list[_Cue]:
     """The cues from line ``first`` on; a WebVTT file's NOTE, STYLE and REGION blocks (their line numbers)
-    are added to ``other_blocks``."""
+    are added to ``other_blocks``, and the cue text lines a player discards to ``discarded``: in WebVTT a line
+    holding ``-->`` ends the cue's text (the WebVTT parser, "collect a WebVTT block"; Chromium's, Firefox's
+    vtt.js) and is read as the next cue's timing line -- one that does not parse is dropped with the lines after
+    it up to a blank line, never shown (twenty-first session, attack21: they were the cue's text)."""
     cues = []
     for run in _blocks_of_lines(lines, first):
         head = lines[run[0]].strip()
@@ -161,6 +166,11 @@ def _cues(lines: list[str], first: int, *, vtt: bool, other_blocks: list[list[in
             raise ParseError(f"expected a cue timing line 'start --> end', found {head[:60]!r}", line=run[0] + 1)
         start, end, start_time, end_time = _timing(lines[run[timing_at]], run[timing_at])
         text_lines = run[timing_at + 1 :]
+        arrow = next((k for k, n in enumerate(text_lines) if "-->" in lines[n]), None) if vtt else None
+        if arrow is not None:
+            if discarded is not None:
+                discarded.append(text_lines[arrow:])
+            text_lines = text_lines[:arrow]
         if not text_lines:
             continue  # an empty cue says nothing
         cue_text = "\n".join(lines[n] for n in text_lines)
@@ -284,12 +294,13 @@ def parse_webvtt_text(text: str, *, filename: str = "") -> ParsedDocument:
     while header_end < len(lines) and lines[header_end].strip():
         header_end += 1  # header metadata lines (Kind:, Language:) run up to the first blank line
     other_blocks: list[list[int]] = []
-    cues = _cues(lines, header_end, vtt=True, other_blocks=other_blocks)
+    discarded: list[list[int]] = []
+    cues = _cues(lines, header_end, vtt=True, other_blocks=other_blocks, discarded=discarded)
     doc = _document(text, index, cues, filename=filename, title=title, fmt="vtt")
     # What a player never shows (webvtt_hidden): the header's metadata, NOTE/STYLE/REGION blocks, tag parts
     # it does not draw, cue text the STYLE blocks hide. Cut once the structure is built on the file as written.
     unshown = [(index.start(1), index.end(header_end - 1))] if header_end > 1 else []
-    unshown += [(index.start(run[0]), index.end(run[-1])) for run in other_blocks]
+    unshown += [(index.start(run[0]), index.end(run[-1])) for run in other_blocks + discarded]
     unshown += _cue_lines_unshown(index, lines, cues) + _never_shown(index, cues)
     styles = [StyleBlock(line=run[0], css="\n".join(lines[n] for n in run[1:])) for run in other_blocks
               if lines[run[0]].strip().startswith("STYLE")]

@@ -3370,9 +3370,9 @@ def test_email_a_plain_alternative_saying_more_than_the_html_one_never_reaches_t
 
 
 def test_email_a_plain_alternative_that_the_html_one_shows_stays():
-    """The plain part is still the body when the HTML part shows every word of it (its links' addresses
-    too, which a plain part writes out): no visible word is lost, nothing counted as hidden."""
-    plain = f"{VISIBLE}: the report is at <https://example.com/q3-report> ({PAYLOAD}).\n\n{AFTER}"
+    """The plain part is still the body when it says what the HTML part shows, in its order (the addresses of
+    the links it shows aside, which a plain part writes out): no visible word is lost, nothing counted as hidden."""
+    plain = f"{VISIBLE}: the report <https://example.com/q3-report> is at that link ({PAYLOAD}).\n\n{AFTER}"
     body = (f'<p><b>{VISIBLE}</b>: the <a href="https://example.com/q3-report">report</a> is at that link '
             f"({PAYLOAD}).</p><p>{AFTER}</p>")
     doc = parsed(_alternative_mail(plain, body), "mail.eml")

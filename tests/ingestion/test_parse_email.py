@@ -27,11 +27,16 @@ def test_real_mail_matches_golden_and_invariants(name):
     assert_matches_golden(doc, FIXTURES / name)
 
 
-@pytest.mark.parametrize("name", ["talon-gmail.eml", "talon-outlook.eml", "talon-android.eml"])
-def test_quoted_replies_are_not_indexed_again(name):
+@pytest.mark.parametrize(("name", "body"), [
+    ("talon-gmail.eml", "Hello"), ("talon-android.eml", "Hello"),
+    # Its plain part says "Hello", its HTML part -- what Outlook shows -- "Allo! Follow up MIME!" (twenty-first
+    # session: the plain part passed only because "Hello" is a word of the HTML's quoted text).
+    ("talon-outlook.eml", "Allo! Follow up MIME!"),
+])
+def test_quoted_replies_are_not_indexed_again(name, body):
     doc = parse_eml((FIXTURES / name).read_bytes(), filename=name)
     bodies = [doc.text[b.start : b.end] for s in doc.sections for b in s.blocks]
-    assert bodies == ["Hello"]
+    assert bodies == [body]
     assert "wrote:" not in doc.text and "> Hi" not in doc.text and "Original" not in doc.text
 
 
