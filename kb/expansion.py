@@ -459,8 +459,7 @@ def first_sentences(text: str, counter, budget: int) -> str:
 
 
 def parent_contexts(
-    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int, holes: Holes,
-    lift: bool = False,
+    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int, holes: Holes
 ) -> list[SearchContext]:
     drafts: dict[uuid.UUID, ContextDraft] = {}
     hits = [hit for hit in hits if hit.section_id in forest.nodes]  # else deleted since the hit was found
@@ -474,89 +473,7 @@ def parent_contexts(
                 heading_path=forest.heading_path(root.id), pieces=forest.readable_pieces(root),
             )
         draft.hits.append(hit)
-    contexts = _finish(forest, list(drafts.values())[:max_contexts], budget, holes)
-    return lift_contexts(forest, contexts, budget, holes) if lift else contexts
-
-
-@dataclass(frozen=True)
-class _Span:
-    """What :func:`_trim` reads of a hit: its span."""
-
-    start: int
-    end: int
-
-
-def lift_contexts(forest: SectionForest, contexts: list[SearchContext], budget: int, holes: Holes) -> list[SearchContext]:
-    """Candidate H (issue 30, twenty-third round; :data:`kb.search_modes.DEFAULT_LIFT`): what ``contexts`` leave of
-    ``budget`` is shared, best first and max-min fairly (:func:`fair_shares`, what one leaves going on to the next),
-    among the contexts that are whole; such a context is *lifted* to the root ``expand_level="parent"`` gives its
-    section (when that is another section and no context's root) and trimmed to its own tokens plus its share: the
-    whole section first (:func:`_trim`, the section's text as the one hit), then the parent's readable units around
-    it, the other contexts' text left out as holes, the joins screened as :func:`_finish` screens them. A lift is kept
-    only when it holds every character the context held and stays within its tokens plus its share: contexts only
-    gain text, within the budget. The parent's text is the reader's (:meth:`SectionForest.readable_pieces`), cut by
-    ``holes`` as every context is."""
-    from ingestion.chunking.tokens import default_counter
-
-    left = budget - sum(c.token_count for c in contexts)
-    roots = {c.section_id for c in contexts}
-    candidates: list[tuple[int, SectionNode]] = []
-    for index, context in enumerate(contexts):
-        if context.truncated or context.section_id not in forest.nodes:
-            continue
-        parent = forest.expansion_root(context.section_id, "parent")
-        if parent.id not in roots and all(parent.id != p.id for _, p in candidates):
-            candidates.append((index, parent))
-    if left <= 0 or not candidates:
-        return contexts
-    counter = default_counter()
-    forest.add_subtrees({parent.id for _, parent in candidates})
-    parents = {parent.id: cut_pieces(forest.readable_pieces(parent), holes(parent.document_id))
-               for _, parent in candidates}
-    fetch_texts(forest.reader.tenant_id, [(forest.nodes[pid].document_id, p) for pid, ps in parents.items() for p in ps])
-    out = list(contexts)
-
-    def whole_of(index: int, parent: SectionNode) -> list[Piece]:
-        others = [span for j, c in enumerate(out) if j != index and c.document_id == parent.document_id
-                  for span in c.spans]
-        pieces = cut_pieces(parents[parent.id], merge_spans(others))
-        if any(p.gone for p in parents[parent.id]):
-            return []  # the document was replaced since its sections were loaded
-        return titles_over_text(forest, [p for p in pieces if p.is_title or p.text.strip()])
-
-    extra = [max(counter.count(_compose(whole_of(i, parent))) - out[i].token_count, 0) for i, parent in candidates]
-    joins = forest.join_screen()
-    for position, (index, parent) in enumerate(candidates):
-        if left <= 0:
-            break
-        context = out[index]
-        allowed = context.token_count + fair_shares(extra[position:], left)[0]
-        whole = whole_of(index, parent)
-        chars = {p.start + k: ch for p in whole if not p.is_title for k, ch in enumerate(p.text)}
-        held = {k for s, e in context.spans for k in range(s, e) if not context_char_is_space(chars, k)}
-        if not whole or not held <= chars.keys():
-            continue  # some of its text is not in the parent as this reader reads it: no lift
-        tokens = counter.count(_compose(whole))
-        pieces = whole if tokens <= allowed else _trim(whole, [_Span(min(held), max(held) + 1)], counter, allowed)
-        served, join_reasons = screen_joins(forest, whole, pieces, joins)
-        covered = {k for p in served if not p.is_title for k in range(p.start, p.end)}
-        text = _compose(served)
-        tokens = counter.count(text)
-        if not held <= covered or tokens > allowed or tokens <= context.token_count:
-            continue
-        out[index] = SearchContext(
-            section_id=parent.id, document_id=context.document_id, document_title=context.document_title,
-            heading_path=forest.heading_path(parent.id), text=text, chunk_ids=context.chunk_ids, score=context.score,
-            token_count=tokens, spans=report_spans(served), truncated=served is not whole,
-            join_reasons=tuple(join_reasons),
-        )
-        left -= tokens - context.token_count
-    return out
-
-
-def context_char_is_space(chars: dict[int, str], k: int) -> bool:
-    """Whether offset ``k`` is whitespace in the parent's text (an offset outside it counts as text: it must be held)."""
-    return k in chars and chars[k].isspace()
+    return _finish(forest, list(drafts.values())[:max_contexts], budget, holes)
 
 
 def neighbor_contexts(
@@ -894,19 +811,19 @@ def _rejoin(units: list[Piece], paragraphs: list[Piece], owners: list[int]) -> l
 # ----------------------------------------------------------------------------- the ways to expand
 #
 # Every way of ``kb.search_modes.EXPANDS`` has its row here (tests/test_search_modes.py checks both ways):
-# (forest, index version id, hits best first, level, neighbours, max contexts, token budget, holes, lift)
-# -> contexts in the order of their best hit. Only ``parent`` lifts (candidate H, :func:`lift_contexts`).
+# (forest, index version id, hits best first, level, neighbours, max contexts, token budget, holes)
+# -> contexts in the order of their best hit.
 
 
-def _no_contexts(forest, version_id, hits, level, n, max_contexts, budget, holes, lift) -> list[SearchContext]:
+def _no_contexts(forest, version_id, hits, level, n, max_contexts, budget, holes) -> list[SearchContext]:
     return []
 
 
 EXPANSIONS: dict[str, Callable[..., list[SearchContext]]] = {
-    "parent": lambda forest, version_id, hits, level, n, max_contexts, budget, holes, lift: parent_contexts(
-        forest, hits, level, max_contexts, budget, holes, lift
+    "parent": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: parent_contexts(
+        forest, hits, level, max_contexts, budget, holes
     ),
-    "neighbors": lambda forest, version_id, hits, level, n, max_contexts, budget, holes, lift: neighbor_contexts(
+    "neighbors": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: neighbor_contexts(
         forest, version_id, hits, n, max_contexts, budget, holes
     ),
     "none": _no_contexts,
@@ -915,9 +832,9 @@ EXPANSIONS: dict[str, Callable[..., list[SearchContext]]] = {
 
 def expand_hits(
     expand: str, forest: SectionForest, version_id: uuid.UUID, hits: list[SearchHit], *, level: str, neighbors: int,
-    max_contexts: int, budget: int, holes: Holes, lift: bool = False,
+    max_contexts: int, budget: int, holes: Holes,
 ) -> list[SearchContext]:
     """The contexts of ``hits`` as ``expand`` (a key of :data:`EXPANSIONS`) grows them; none without hits."""
     if not hits:
         return []
-    return EXPANSIONS[expand](forest, version_id, hits, level, neighbors, max_contexts, budget, holes, lift)
+    return EXPANSIONS[expand](forest, version_id, hits, level, neighbors, max_contexts, budget, holes)

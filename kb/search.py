@@ -122,7 +122,6 @@ def search(
     exclude_flagged: bool = False,
     spotlight: bool = False,
     budget_fill: bool | None = None,
-    lift: bool | None = None,
 ) -> SearchResponse:
     """Search the chunks ``member`` may read and expand the hits into authorized contexts.
 
@@ -143,10 +142,6 @@ def search(
     hits leave part of ``context_token_budget`` unused, the next ``top_k`` candidates of the same retrieval add
     their own chunk's text as further contexts while it fits (:func:`kb.expansion.fill_contexts`): up to
     ``top_k`` contexts beyond ``max_contexts``, never beyond the budget. The hits (``results``) are the same.
-
-    ``lift`` (None: :data:`kb.search_modes.DEFAULT_LIFT`, off; ``expand="parent"`` only): what the contexts leave of
-    the budget lifts the whole ones to their parent section, never losing text they held
-    (:func:`kb.expansion.lift_contexts`).
     """
     query = _validate(
         query=query, top_k=top_k, mode=mode, expand=expand, expand_level=expand_level, max_contexts=max_contexts,
@@ -167,7 +162,6 @@ def search(
     retrieval = RETRIEVAL_MODES[mode]
     # The default read now, not at import: the one place a flip of it (or a test's) takes effect for every way in.
     fill = (search_modes.DEFAULT_BUDGET_FILL if budget_fill is None else bool(budget_fill)) and expand != "none"
-    lift = (search_modes.DEFAULT_LIFT if lift is None else bool(lift)) and expand == "parent"
 
     vector = None
     if retrieval.embeds:
@@ -198,7 +192,7 @@ def search(
     hits = [as_hit(position, *entry) for position, entry in enumerate(ranked, 1)]
     contexts = expand_hits(
         expand, forest, version.pk, hits, level=expand_level, neighbors=neighbors, max_contexts=max_contexts,
-        budget=context_token_budget, holes=screened.holes, lift=lift,
+        budget=context_token_budget, holes=screened.holes,
     )
     filled = []  # the budget fill's contexts: the next hits' own chunks
     if spare and hits:

@@ -22,16 +22,11 @@ MAX_QUERY_CHARS = 4000
 # part of the context budget unused, the next top_k hits add their own chunk's text as further contexts while it
 # fits (``kb.search.search(budget_fill=...)``). Off until a read on held-out sources decides.
 DEFAULT_BUDGET_FILL = False
-# Candidate H (issue 30, twenty-third round, docs/benchmarks.md): what the contexts leave of the budget lifts the whole
-# ones to their parent section (``kb.search.search(lift=...)``, ``kb.expansion.lift_contexts``). Off until its
-# registered read decides.
-DEFAULT_LIFT = False
 
 __all__ = [
     "DEFAULT_BUDGET_FILL",
     "DEFAULT_EXPAND",
     "DEFAULT_EXPAND_LEVEL",
-    "DEFAULT_LIFT",
     "DEFAULT_MODE",
     "EXPANDS",
     "EXPAND_LEVELS",
