@@ -133,6 +133,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
 * twenty-second round: a container-glass maker's annual report written by hand (``written/``: six furnaces at three
   works, forming machines, a decorating plant, a plant for recycled glass and a sand quarry; nine one-line
   paragraphs, six bare-row tables, short headings, one blank line between blocks).
+* twenty-third round: a new rule (mocha's dependencies used up): eslint 10.16.0's direct dependencies (its
+  ``latest``) in code-point order of their names, scoped first, the same tests, the first two (``NPM``):
+  @eslint/config-array (a config array's README: glob-matched config objects, ``files`` and ``ignores`` with
+  functions, subarrays and negated patterns, config functions, normalizing, ignored files and directories as two
+  near-identical bullet lists, caching) and @eslint/plugin-kit (a plugin toolkit's README: a comment parser's
+  directive and value formats, traversal steps, disable directives, a base class's members as bullets), both
+  whole, each ending in ESLint's sponsors as HTML logo links.
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -341,6 +348,12 @@ NPM = {
     # workerpool (22,786 bytes, Apache-2.0), the last; glob and minimatch are under BlueOak-1.0.0, the other nine
     # under 8,192 bytes, so mocha's dependencies are used up with one.
     "npm-workerpool": ("npm/workerpool/README.md", "README.md", 20000),
+    # Twenty-third round: a new rule, eslint 10.16.0's dependencies (its ``latest``) in code-point order of their
+    # names (scoped first), the same tests, the first two: after @eslint-community/eslint-utils (1,684 bytes) and
+    # @eslint-community/regexpp (5,663), @eslint/config-array (16,883, Apache-2.0), then after
+    # @eslint/config-helpers (6,326) and @eslint/core (3,413) @eslint/plugin-kit (11,910, Apache-2.0).
+    "npm-eslint-config-array": ("npm/eslint-config-array/README.md", "README.md", 20000),
+    "npm-eslint-plugin-kit": ("npm/eslint-plugin-kit/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
