@@ -140,6 +140,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   near-identical bullet lists, caching) and @eslint/plugin-kit (a plugin toolkit's README: a comment parser's
   directive and value formats, traversal steps, disable directives, a base class's members as bullets), both
   whole, each ending in ESLint's sponsors as HTML logo links.
+* twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
+  stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
+  one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -360,7 +363,7 @@ NPM = {
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
-# glassworks: twenty-second.
+# glassworks: twenty-second; seeds: twenty-third.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -387,6 +390,7 @@ WRITTEN = [
     "report-bakery",  # seventeenth round
     "report-saltworks",  # twentieth round
     "report-glassworks",  # twenty-second round
+    "report-seeds",  # twenty-third round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
