@@ -129,3 +129,60 @@ def test_a_truncated_context_is_exact_within_budget_and_holds_the_hits_that_fit(
         assert set().union(*(_own(text, h) for h in hits)) <= _covered(pieces)
     # Exactly that much: nothing may go to the text around a hit before every hit is in.
     assert set().union(*(_own(text, h) for h in hits)) <= _covered(_context(text, hits, need))
+
+
+# ----------------------------------------------------------------------------- candidate J: spare hits steer a cut
+#
+# Issue 30, twenty-fourth round (docs/benchmarks.md): a hit ranked after the page whose chunk lies inside a context
+# cut to its share keeps its own text there, taken in turn with the top hits' windows' growth -- and grows no window
+# of its own.
+
+
+def _long_text() -> str:
+    return "\n\n".join(
+        " ".join(f"Paragraph {p} says the {w} rose by {n} percent." for n, w in enumerate(WORDS)) for p in range(12)
+    )
+
+
+def test_a_secondary_hit_keeps_its_own_text_after_the_first_round_of_growth():
+    text = _long_text()
+    paragraphs = [m.span() for m in re.finditer(r"[^\n]+", text)]
+    top = _hit(*paragraphs[0], rank=1)
+    far = _hit(*paragraphs[9], rank=6)
+    budget = 3 * COUNTER.count(text[slice(*paragraphs[0])]) + 6
+    without = _trim([Piece(SECTION, 0, len(text), text=text)], [top], COUNTER, budget)
+    with_g = _trim([Piece(SECTION, 0, len(text), text=text)], [top], COUNTER, budget, [far])
+    assert _own(text, far) & _covered(without) == set()  # adjacency alone never reaches it
+    assert _own(text, far) <= _covered(with_g)
+    assert _own(text, top) <= _covered(with_g)  # the top hit's own text first, still
+    # No window of its own: what is kept beyond the two hits' paragraphs grows from the top hit (paragraph 1),
+    # never around the secondary one (paragraphs 8 and 10 stay out).
+    for neighbour in (paragraphs[8], paragraphs[10]):
+        assert set(range(*neighbour)) & _covered(with_g) == set()
+    assert set(range(*paragraphs[1])) <= _covered(with_g)
+    assert sum(COUNTER.count(p.text) + 1 for p in with_g) <= budget
+
+
+def test_a_secondary_hit_outside_the_pieces_or_too_large_adds_nothing():
+    text = _long_text()
+    paragraphs = [m.span() for m in re.finditer(r"[^\n]+", text)]
+    top = _hit(*paragraphs[0], rank=1)
+    budget = 2 * COUNTER.count(text[slice(*paragraphs[0])]) + 4
+    pieces = [Piece(SECTION, 0, paragraphs[5][1], text=text[: paragraphs[5][1]])]  # the reader's text ends there
+    outside = _hit(*paragraphs[9], rank=6)  # e.g. a chunk in text this reader may not read
+    too_large = _hit(paragraphs[2][0], paragraphs[5][1], rank=7)
+    plain = _trim(pieces, [top], COUNTER, budget)
+    assert [(p.start, p.end) for p in _trim(pieces, [top], COUNTER, budget, [outside, too_large])] == [
+        (p.start, p.end) for p in plain
+    ]
+
+
+def test_a_secondary_hit_waits_for_a_round_of_growth_around_the_top_hits():
+    text = _long_text()
+    paragraphs = [m.span() for m in re.finditer(r"[^\n]+", text)]
+    top = _hit(*paragraphs[0], rank=1)
+    far = _hit(*paragraphs[9], rank=6)
+    budget = 2 * COUNTER.count(text[slice(*paragraphs[0])]) + 4  # room for the top hit's paragraph and one more
+    kept = _covered(_trim([Piece(SECTION, 0, len(text), text=text)], [top], COUNTER, budget, [far]))
+    assert set(range(*paragraphs[1])) <= kept  # the paragraph next to the top hit comes first
+    assert _own(text, far) & kept == set()  # the secondary hit's turn came when nothing more fitted
