@@ -230,7 +230,6 @@ class ContextDraft:
     heading_path: list[str]
     pieces: list[Piece]
     hits: list = field(default_factory=list)  # SearchHit, best first
-    secondary: list = field(default_factory=list)  # spare SearchHits inside this context (candidate J), best first
 
     @property
     def best(self):
@@ -460,12 +459,8 @@ def first_sentences(text: str, counter, budget: int) -> str:
 
 
 def parent_contexts(
-    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int, holes: Holes,
-    secondary: Sequence[SearchHit] = (),
+    forest: SectionForest, hits: list[SearchHit], level: str, max_contexts: int, budget: int, holes: Holes
 ) -> list[SearchContext]:
-    """One context per expansion root of ``hits``, in the order of its best hit. ``secondary`` (candidate J, issue
-    30; :data:`kb.search_modes.DEFAULT_SPARE_STEER`): hits ranked after ``hits`` whose root is already one of these
-    contexts' roots join that context as secondary hits -- never a context of their own (see :func:`_trim`)."""
     drafts: dict[uuid.UUID, ContextDraft] = {}
     hits = [hit for hit in hits if hit.section_id in forest.nodes]  # else deleted since the hit was found
     forest.add_subtrees({forest.expansion_root(hit.section_id, level).id for hit in hits})
@@ -478,14 +473,7 @@ def parent_contexts(
                 heading_path=forest.heading_path(root.id), pieces=forest.readable_pieces(root),
             )
         draft.hits.append(hit)
-    kept = list(drafts.values())[:max_contexts]
-    kept_roots = {draft.section_id: draft for draft in kept}
-    for hit in secondary:  # best first; a spare hit in a deleted section or outside every kept root joins nothing
-        if hit.section_id in forest.nodes:
-            draft = kept_roots.get(forest.expansion_root(hit.section_id, level).id)
-            if draft is not None:
-                draft.secondary.append(hit)
-    return _finish(forest, kept, budget, holes)
+    return _finish(forest, list(drafts.values())[:max_contexts], budget, holes)
 
 
 def neighbor_contexts(
@@ -559,7 +547,7 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
         truncated = False
         pieces = whole_pieces
         if tokens > share:
-            pieces = _trim(pieces, draft.hits, counter, share, draft.secondary)
+            pieces = _trim(pieces, draft.hits, counter, share)
             if not pieces:
                 continue
             truncated = True
@@ -709,8 +697,7 @@ def cut_at(piece: Piece, cuts: Iterable[int]) -> list[Piece]:
     return out
 
 
-def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int,
-          secondary: Sequence[SearchHit] = ()) -> list[Piece]:
+def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int) -> list[Piece]:
     """Whole units around the hits within ``budget`` tokens (see :func:`_finish`).
 
     The units are the paragraphs, cut again where a hit's chunk starts or ends, so that each hit's
@@ -722,14 +709,9 @@ def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int,
     allows. When even the best hit's own text does not fit, its leading units and then whole
     leading sentences of the next one. Units of one paragraph that end up next to each other are
     joined again, so the context's text keeps the document's own paragraphs.
-
-    ``secondary`` (candidate J): in turn with growth -- after each round in which every window grows by one unit on
-    each side, the next secondary hit's own units (those inside its chunk's span; none when its chunk lies outside
-    these pieces), whole, if they fit (one that does not fit, or is held already, is passed over for the next); those
-    left when no window grows are tried in rank order. They grow no window of their own.
     """
     paragraphs = [p for piece in pieces for p in split_paragraphs(piece)]
-    cuts = [b for hit in [*hits, *secondary] for b in (hit.start, hit.end)]
+    cuts = [b for hit in hits for b in (hit.start, hit.end)]
     units: list[Piece] = []
     paragraph_of: list[int] = []
     for index, paragraph in enumerate(paragraphs):
@@ -774,18 +756,6 @@ def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int,
             kept.update(need)
             used += sum(cost[i] for i in need)
             windows.append([min(own_units), max(own_units)])
-    waiting = list(secondary)  # candidate J: one secondary hit after each round of growth, rank order
-
-    def take_secondary() -> None:
-        nonlocal used
-        while waiting:
-            hit = waiting.pop(0)
-            need = [i for i in spans if units[i].start < hit.end and hit.start < units[i].end and i not in kept]
-            if need and used + sum(cost[i] for i in need) <= budget:
-                kept.update(need)
-                used += sum(cost[i] for i in need)
-                return
-
     grown = True
     while grown:
         grown = False
@@ -800,9 +770,6 @@ def _trim(pieces: list[Piece], hits: list[SearchHit], counter, budget: int,
                     used += cost[nxt]
                     window[side] = nxt
                     grown = True
-        take_secondary()  # after each round of growth (and once more after the last: the rest in rank order)
-    while waiting:
-        take_secondary()
     # A title is kept only when text of its window follows: a trailing title says nothing useful.
     chosen: list[int] = []
     text_follows = False
@@ -844,19 +811,19 @@ def _rejoin(units: list[Piece], paragraphs: list[Piece], owners: list[int]) -> l
 # ----------------------------------------------------------------------------- the ways to expand
 #
 # Every way of ``kb.search_modes.EXPANDS`` has its row here (tests/test_search_modes.py checks both ways):
-# (forest, index version id, hits best first, level, neighbours, max contexts, token budget, holes, secondary hits)
-# -> contexts in the order of their best hit. Only ``parent`` reads the secondary hits (candidate J).
+# (forest, index version id, hits best first, level, neighbours, max contexts, token budget, holes)
+# -> contexts in the order of their best hit.
 
 
-def _no_contexts(forest, version_id, hits, level, n, max_contexts, budget, holes, secondary) -> list[SearchContext]:
+def _no_contexts(forest, version_id, hits, level, n, max_contexts, budget, holes) -> list[SearchContext]:
     return []
 
 
 EXPANSIONS: dict[str, Callable[..., list[SearchContext]]] = {
-    "parent": lambda forest, version_id, hits, level, n, max_contexts, budget, holes, secondary: parent_contexts(
-        forest, hits, level, max_contexts, budget, holes, secondary
+    "parent": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: parent_contexts(
+        forest, hits, level, max_contexts, budget, holes
     ),
-    "neighbors": lambda forest, version_id, hits, level, n, max_contexts, budget, holes, secondary: neighbor_contexts(
+    "neighbors": lambda forest, version_id, hits, level, n, max_contexts, budget, holes: neighbor_contexts(
         forest, version_id, hits, n, max_contexts, budget, holes
     ),
     "none": _no_contexts,
@@ -865,9 +832,9 @@ EXPANSIONS: dict[str, Callable[..., list[SearchContext]]] = {
 
 def expand_hits(
     expand: str, forest: SectionForest, version_id: uuid.UUID, hits: list[SearchHit], *, level: str, neighbors: int,
-    max_contexts: int, budget: int, holes: Holes, secondary: Sequence[SearchHit] = (),
+    max_contexts: int, budget: int, holes: Holes,
 ) -> list[SearchContext]:
     """The contexts of ``hits`` as ``expand`` (a key of :data:`EXPANSIONS`) grows them; none without hits."""
     if not hits:
         return []
-    return EXPANSIONS[expand](forest, version_id, hits, level, neighbors, max_contexts, budget, holes, secondary)
+    return EXPANSIONS[expand](forest, version_id, hits, level, neighbors, max_contexts, budget, holes)

@@ -122,7 +122,6 @@ def search(
     exclude_flagged: bool = False,
     spotlight: bool = False,
     budget_fill: bool | None = None,
-    spare_steer: bool | None = None,
 ) -> SearchResponse:
     """Search the chunks ``member`` may read and expand the hits into authorized contexts.
 
@@ -143,10 +142,6 @@ def search(
     hits leave part of ``context_token_budget`` unused, the next ``top_k`` candidates of the same retrieval add
     their own chunk's text as further contexts while it fits (:func:`kb.expansion.fill_contexts`): up to
     ``top_k`` contexts beyond ``max_contexts``, never beyond the budget. The hits (``results``) are the same.
-
-    ``spare_steer`` (None: :data:`kb.search_modes.DEFAULT_SPARE_STEER`, off; ``expand="parent"`` only): the next
-    ``top_k`` candidates that fall inside a context's root keep their own text in it, in turn with its windows' growth,
-    when it is cut to its share of the budget (:func:`kb.expansion.parent_contexts`). No new context, the same hits.
     """
     query = _validate(
         query=query, top_k=top_k, mode=mode, expand=expand, expand_level=expand_level, max_contexts=max_contexts,
@@ -167,7 +162,6 @@ def search(
     retrieval = RETRIEVAL_MODES[mode]
     # The default read now, not at import: the one place a flip of it (or a test's) takes effect for every way in.
     fill = (search_modes.DEFAULT_BUDGET_FILL if budget_fill is None else bool(budget_fill)) and expand != "none"
-    steer = (search_modes.DEFAULT_SPARE_STEER if spare_steer is None else bool(spare_steer)) and expand == "parent"
 
     vector = None
     if retrieval.embeds:
@@ -175,9 +169,9 @@ def search(
         timings["embed"] = (time.perf_counter() - clock) * 1000
     clock = time.perf_counter()
     retrieved = retrieval.retrieve(reader, version.pk, filters, query, vector, top_k, piece_weight=version.piece_weight,
-                                   spare=top_k if fill or steer else 0)
+                                   spare=top_k if fill else 0)
     ranked, plan = retrieved.ranked[:top_k], retrieved.plan
-    spare = retrieved.ranked[top_k : 2 * top_k] if fill or steer else []
+    spare = retrieved.ranked[top_k : 2 * top_k] if fill else []
     timings["retrieve"] = (time.perf_counter() - clock) * 1000
 
     clock = time.perf_counter()
@@ -196,13 +190,13 @@ def search(
         )
 
     hits = [as_hit(position, *entry) for position, entry in enumerate(ranked, 1)]
-    spare_hits = [as_hit(position, *entry) for position, entry in enumerate(spare, top_k + 1)]
     contexts = expand_hits(
         expand, forest, version.pk, hits, level=expand_level, neighbors=neighbors, max_contexts=max_contexts,
-        budget=context_token_budget, holes=screened.holes, secondary=spare_hits if steer else (),
+        budget=context_token_budget, holes=screened.holes,
     )
     filled = []  # the budget fill's contexts: the next hits' own chunks
-    if fill and spare_hits and hits:
+    if spare and hits:
+        spare_hits = [as_hit(position, *entry) for position, entry in enumerate(spare, top_k + 1)]
         filled = fill_contexts(forest, contexts, spare_hits, context_token_budget, screened.holes)
         contexts = [*contexts, *filled]
     if mode_name != ScreeningMode.OFF:

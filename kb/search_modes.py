@@ -22,17 +22,12 @@ MAX_QUERY_CHARS = 4000
 # part of the context budget unused, the next top_k hits add their own chunk's text as further contexts while it
 # fits (``kb.search.search(budget_fill=...)``). Off until a read on held-out sources decides.
 DEFAULT_BUDGET_FILL = False
-# Candidate J (issue 30, twenty-fourth round, docs/benchmarks.md): the next top_k hits that fall inside a context of
-# the first top_k (expand=parent) steer what that context keeps when it is cut to its share of the budget: their own
-# text in turn with the windows' growth (``kb.search.search(spare_steer=...)``). Off until its registered read decides.
-DEFAULT_SPARE_STEER = False
 
 __all__ = [
     "DEFAULT_BUDGET_FILL",
     "DEFAULT_EXPAND",
     "DEFAULT_EXPAND_LEVEL",
     "DEFAULT_MODE",
-    "DEFAULT_SPARE_STEER",
     "EXPANDS",
     "EXPAND_LEVELS",
     "MAX_QUERY_CHARS",

@@ -296,8 +296,7 @@ def test_search_never_returns_unreadable_text(celery_worker):
                 for expand, level in EXPANSIONS:
                     response = search(member=member, query=query, top_k=8, mode=mode, expand=expand,
                                       expand_level=level, context_token_budget=400 if i % 2 else 4000,
-                                      query_vector=vector, budget_fill=i % 2 == 0,
-                                      spare_steer=i % 2 == 1)  # candidate J where contexts are cut
+                                      query_vector=vector, budget_fill=i % 2 == 0)
                     check_response(response, reader, oracle, foreign, stats)
                     if mode != "keyword" and response.results:
                         assert response.plan.split("+")[0] == plan, (plan, response.plan)
