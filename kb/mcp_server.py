@@ -160,7 +160,7 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
     pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
     holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk, text=document.text)
     if not document_sections_unchanged(document_id=document.pk, tenant_id=member.tenant_id,
-                                       section_ids=text.section_ids):
+                                       sections=text.sections):
         raise DocumentChanged("the document changed while it was read; read it again")
     spans = [Piece(None, piece.start, piece.end, text=piece.text) for piece in pieces]
     served = cut_pieces(spans, holes)
