@@ -158,7 +158,7 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
     from kb.selectors import DocumentChanged, document_sections_unchanged
 
     pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
-    holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk, text=document.text)
+    holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk)
     if not document_sections_unchanged(document_id=document.pk, tenant_id=member.tenant_id,
                                        sections=text.sections):
         raise DocumentChanged("the document changed while it was read; read it again")
