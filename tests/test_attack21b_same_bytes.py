@@ -56,7 +56,7 @@ def _run_queued(document_id) -> None:
 
 
 @pytest.fixture
-def world():
+def world(unserved_queue):
     tenant = tenant_create(slug="same-bytes", name="Same bytes")
     admin, admin_key = member_with_token(tenant, "admin@same.example", "admin", "restricted")
     viewer, _ = member_with_token(tenant, "viewer@same.example", "viewer", "internal")
