@@ -50,6 +50,9 @@ class SectionNode:
     access_groups: tuple[int, ...]
     body_spans: tuple[tuple[int, int], ...]
     kind: str
+    # The row's version as loaded (PostgreSQL's ``xmin``: the transaction that wrote it), new at every write of the
+    # row; its text is read only while the row is still this version (:func:`fetch_texts`). "": never matches.
+    version: str = ""
 
 
 class SectionForest:
@@ -104,7 +107,7 @@ class SectionForest:
             cursor.execute(sql, [tenant, list(ids), tenant])
             rows = cursor.fetchall()
         for (sid, doc, parent, order, start, title, level, groups, spans, kind, document_title, record,
-             document_record, content_title, candidates) in rows:
+             document_record, content_title, candidates, version) in rows:
             if sid in self.nodes and (sid in self._with_bodies or not bodies):
                 continue
             # The document's title as this reader is shown it (kb.titles.reader_title): the first title candidate of
@@ -123,7 +126,7 @@ class SectionForest:
             self.document_titles[doc] = document_title
             self.nodes[sid] = SectionNode(
                 sid, doc, parent, order, start, title or "", level, tuple(groups or ()),
-                tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind,
+                tuple((int(s), int(e)) for s, e in (spans or ()) if int(e) > int(s)), kind, version,
             )
             self.path_nodes[sid] = PathNode(sid, parent, title or "", level, tuple(groups or ()))
             if bodies:
@@ -196,7 +199,8 @@ SELECT s.id, s.document_id, s.parent_id, s."order", s.start, s.title, s.access_l
        CASE WHEN d.content_title <> '' THEN (
            SELECT json_agg(json_build_array(c.title_candidate, c.access_level, c.access_groups) ORDER BY c."order")
            FROM kb_section c WHERE c.document_id = d.id AND c.tenant_id = d.tenant_id AND c.title_candidate <> '')
-       END
+       END,
+       s.xmin::text
 FROM t JOIN kb_section s ON s.id = t.id
 JOIN kb_document d ON d.id = s.document_id AND d.tenant_id = s.tenant_id
 """
@@ -213,7 +217,7 @@ class Piece:
     text: str = ""
     position: int = 0  # where a title piece sorts (its section's start)
     origin: tuple[int, int] | None = None  # the body span a paragraph was cut from
-    gone: bool = False  # its section was replaced after the spans were loaded: no text (fetch_texts)
+    gone: bool = False  # its section was written after the spans were loaded: no text (fetch_texts)
 
     @property
     def is_title(self) -> bool:
@@ -236,34 +240,40 @@ class ContextDraft:
         return self.hits[0]
 
 
-def fetch_texts(tenant_id: int, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> None:
+def fetch_texts(forest: SectionForest, pieces: Sequence[tuple[uuid.UUID, Piece]]) -> None:
     """Fill each span piece's text with ``document.text[start:end]``, in one query.
 
     Only the needed slices leave the database (documents can be megabytes); ``substr``
     counts characters, like Python's string indices.
 
-    The spans were loaded with their sections by an earlier statement. A replacement commits new
-    text and new sections together, so a span is read only if its section still exists in this
-    statement's snapshot; else the piece is marked ``gone`` (the old offsets would cut the new text,
-    whatever section sits there now -- found by the load harness, docs/reliability.md).
+    The spans were loaded with their sections (``forest``) by an earlier statement. A replacement commits new
+    text and new sections together, so a span is read only if its section is still, in this statement's
+    snapshot, the very row version it was loaded from (``SectionNode.version``); else the piece is marked
+    ``gone``. The old offsets would cut the new text, whatever section sits there now -- found by the load
+    harness, docs/reliability.md. The row's existence alone is not enough: the same bytes read another way (as
+    Markdown instead of plain text, which leaves an HTML comment out of the text) are new text under sections with
+    the *same ids* (keyed by the bytes and the section's place) and other offsets -- found attacking time, twenty-first
+    session. A section whose policy changed since is a new version too: no text of it is read under the old one.
     """
     wanted = [(doc, p) for doc, p in pieces if not p.is_title]
     if not wanted:
         return
     sql = (
         "SELECT s.i, substr(d.text, s.start + 1, s.stop - s.start) "
-        "FROM unnest(%s::uuid[], %s::uuid[], %s::int[], %s::int[], %s::int[]) AS s(doc, section, i, start, stop) "
+        "FROM unnest(%s::uuid[], %s::uuid[], %s::text[], %s::int[], %s::int[], %s::int[]) "
+        "AS s(doc, section, version, i, start, stop) "
         "JOIN kb_document d ON d.id = s.doc AND d.tenant_id = %s "
-        "JOIN kb_section sec ON sec.id = s.section AND sec.document_id = d.id"
+        "JOIN kb_section sec ON sec.id = s.section AND sec.document_id = d.id AND sec.xmin::text = s.version"
     )
     for _, piece in wanted:
         piece.gone = True
+    versions = [getattr(forest.nodes.get(p.section_id), "version", "") for _, p in wanted]
     with connection.cursor() as cursor:
         cursor.execute(
             sql,
             [
-                [doc for doc, _ in wanted], [p.section_id for _, p in wanted], list(range(len(wanted))),
-                [p.start for _, p in wanted], [p.end for _, p in wanted], tenant_id,
+                [doc for doc, _ in wanted], [p.section_id for _, p in wanted], versions, list(range(len(wanted))),
+                [p.start for _, p in wanted], [p.end for _, p in wanted], forest.reader.tenant_id,
             ],
         )
         for i, text in cursor.fetchall():
@@ -531,11 +541,11 @@ def _finish(forest: SectionForest, drafts: list[ContextDraft], budget: int, hole
     counter = default_counter()
     for draft in drafts:  # the text of chunks that may not be returned never enters a context
         draft.pieces = cut_pieces(draft.pieces, holes(draft.document_id))
-    fetch_texts(forest.reader.tenant_id, [(d.document_id, p) for d in drafts for p in d.pieces])
+    fetch_texts(forest, [(d.document_id, p) for d in drafts for p in d.pieces])
     whole: list[tuple[ContextDraft, list[Piece], int]] = []
     for draft in drafts:
         if any(p.gone for p in draft.pieces):
-            continue  # the document was replaced since its sections were loaded
+            continue  # a section was written since it was loaded (the document replaced, a policy changed)
         pieces = titles_over_text(forest, [p for p in draft.pieces if p.is_title or p.text.strip()])
         if pieces:
             whole.append((draft, pieces, counter.count(_compose(pieces))))
@@ -598,14 +608,14 @@ def fill_contexts(
             continue
         spans = clip_to([(hit.start, hit.end)], node.body_spans)
         candidates.append((hit, node, cut_pieces([Piece(node.id, s, e) for s, e in spans], holes(hit.document_id))))
-    fetch_texts(forest.reader.tenant_id, [(hit.document_id, p) for hit, _, pieces in candidates for p in pieces])
+    fetch_texts(forest, [(hit.document_id, p) for hit, _, pieces in candidates for p in pieces])
     joins = forest.join_screen()  # the same bound as the contexts before
     out: list[SearchContext] = []
     for hit, node, pieces in candidates:
         if used >= budget:
             break
         if any(p.gone for p in pieces):
-            continue  # the document was replaced since its sections were loaded
+            continue  # a section was written since it was loaded (the document replaced, a policy changed)
         pieces = [p for p in pieces if p.text.strip()]
         merged = merge_spans(covered[hit.document_id])
         if all(any(s <= start and end <= e for s, e in merged) for start, end in map(_stripped, pieces)):

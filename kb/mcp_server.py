@@ -158,9 +158,9 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
     from kb.selectors import DocumentChanged, document_sections_unchanged
 
     pieces = [piece for piece in text.pieces if piece.readable and (piece.selected or not selected)]
-    holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk, text=document.text)
+    holes = held_spans(tenant_id=member.tenant_id, document_id=document.pk)
     if not document_sections_unchanged(document_id=document.pk, tenant_id=member.tenant_id,
-                                       section_ids=text.section_ids):
+                                       sections=text.sections):
         raise DocumentChanged("the document changed while it was read; read it again")
     spans = [Piece(None, piece.start, piece.end, text=piece.text) for piece in pieces]
     served = cut_pieces(spans, holes)
@@ -168,6 +168,27 @@ def _shown(text, member: Membership, document, *, selected: bool = False) -> lis
     if dropped:  # a join read as an instruction: the later part left out (quarantine), as a held chunk is
         served = cut_pieces(served, dropped)
     return [piece.text for piece in served]
+
+
+def _read_shown(member: Membership, document, *, section=None) -> list[str]:
+    """The texts an agent is served of ``document`` (with ``section``: of that section alone, no context around it):
+    its readable text (``kb.selectors.document_readable_text``) as :func:`_shown` cuts it. Read again when a write
+    of its sections committed between the text and the held spans (a policy change or its rebuild writes them too:
+    ``kb.selectors.document_sections_unchanged`` compares the rows' versions), as the text itself is read again, at
+    most ``READ_ATTEMPTS`` times; then the read is refused as changed."""
+    from kb import selectors
+
+    for attempt in range(selectors.READ_ATTEMPTS):
+        if section is None:
+            text = selectors.document_readable_text(member=member, document=document)
+        else:
+            text = selectors.document_readable_text(member=member, document=document, section=section, context_chars=0)
+        try:
+            return _shown(text, member, document, selected=section is not None)
+        except selectors.DocumentChanged:
+            if attempt == selectors.READ_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _joins_left_out(served, bodies, joins) -> list[tuple[int, int]]:
@@ -236,8 +257,7 @@ def read_section_work(section_id: str) -> Callable[[Membership, Caller], dict]:
         section = selectors.section_get(member=member, section_id=section_id)  # NotFound unless readable
         document = section.document
         node = selectors.section_node(member=member, section=section)
-        text = selectors.document_readable_text(member=member, document=document, section=section, context_chars=0)
-        pieces = _shown(text, member, document, selected=True)
+        pieces = _read_shown(member, document, section=section)
         services.document_read_record(member=member, document=document, via=CHANNEL, section_id=section.pk)
         summaries = screening.section_screening_summaries(member=member, document_id=document.pk)
         data = SectionOutputSerializer(node, context={"group_slugs": selectors.group_slugs(member=member),
@@ -285,9 +305,8 @@ def document_work(document_id: str) -> Callable[[Membership, Caller], str]:
         from kb import selectors, services, titles
 
         document = selectors.document_get(member=member, document_id=document_id)
-        text = selectors.document_readable_text(member=member, document=document)
+        pieces = _read_shown(member, document)
         services.document_read_record(member=member, document=document, via=CHANNEL)
-        pieces = _shown(text, member, document)
         body = "\n\n".join(p.strip("\n") for p in pieces if p.strip())
         return json.dumps({
             "id": str(document.pk), "title": titles.shown_title_of(document), "source": titles.shown_source_of(document),

@@ -149,12 +149,15 @@ def shown_screening(mode: str, screening: dict, review: str = "") -> dict | None
     return {**_verdict(screening), "review": review or ""}
 
 
-def held_spans(*, tenant_id: int, document_id: uuid.UUID, text: str) -> list[tuple[int, int]]:
+def held_spans(*, tenant_id: int, document_id: uuid.UUID) -> list[tuple[int, int]]:
     """The spans (document offsets, merged) of a document's chunks in the active index version that
     search may not return under the tenant's mode: held for review, kept out; the lines of its held
-    headings (:func:`held_heading_spans`); the heads of its sections that are not known clean (:func:`held_heads`:
-    ``text`` is the document's, as the sections were read with); and the text of its sections without chunks
-    (:func:`unscreened_spans`).
+    headings (:func:`held_heading_spans`); the heads of its sections that are not known clean (:func:`held_heads`,
+    judged against the document's text read here, before its sections: a caller checks afterwards that the sections
+    are still the rows its own read saw -- ``kb.selectors.document_sections_unchanged`` -- so the text is theirs too.
+    A copy of the text the caller loaded earlier was not: found attacking time, twenty-first session, MCP's
+    ``read_section`` judged a replacement's heads against the old text, and a planted link title in a heading line
+    past its end was served whole); and the text of its sections without chunks (:func:`unscreened_spans`).
 
     For text read outside search -- MCP's ``read_section`` and document resource, which an agent reads
     as search's contexts -- so a held chunk's text is cut out there too, not only from contexts. Like
@@ -163,6 +166,7 @@ def held_spans(*, tenant_id: int, document_id: uuid.UUID, text: str) -> list[tup
     if version_id is None:
         return []
     mode = screening_mode(tenant_id=tenant_id)
+    text = Document.objects.filter(pk=document_id, tenant_id=tenant_id).values_list("text", flat=True).first() or ""
     # The held chunks and the sections without chunks in one statement (:func:`held_chunks_and_unscreened`).
     rows, unscreened = held_chunks_and_unscreened(tenant_id=tenant_id, version_id=version_id,
                                                   document_ids={document_id}, chunks=~returnable_q(mode))

@@ -44,6 +44,7 @@ from django.db.models import (
     Subquery,
     Value,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
 from accounts.access import readable_q
@@ -624,27 +625,33 @@ def section_chunks(*, member: Membership, section: Section) -> QuerySet[Chunk]:
 
 
 _SPAN_FIELDS = ("id", "parent_id", "order", "title", "kind", "start", "end", "body_spans", "access_level",
-                "access_groups")
+                "access_groups", "version")
+
+# A row's version as PostgreSQL keeps it: the transaction that wrote it (``xmin``), new at every write of the row --
+# an update, or a delete and an insert under the same id.
+_SECTION_VERSION = RawSQL('"kb_section"."xmin"::text', ())
 
 
 def _span_rows(document_id: uuid.UUID, tenant_id: int) -> list[dict]:
     return _titles_shown(
-        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).order_by("order"), _SPAN_FIELDS,
-        tenant_id,
+        Section.objects.filter(document_id=document_id, tenant_id=tenant_id).annotate(version=_SECTION_VERSION)
+        .order_by("order"), _SPAN_FIELDS, tenant_id,
     )
 
 
-# A replacement commits new text and new sections (new ids: keyed by the new bytes) together. Reads of a
-# document's text and its sections' offsets are two statements: a replacement committed between them would
-# let one content's offsets cut the other's text (found attacking the demo: an internal reader was served
-# restricted text). So the text is read only together with the proof, in its own statement, that the
-# document's sections are still those just read; else both are read again.
+# A replacement commits new text and new sections together. Reads of a document's text and its sections' offsets
+# are two statements: a replacement committed between them would let one content's offsets cut the other's text
+# (found attacking the demo: an internal reader was served restricted text). So the text is read only together
+# with the proof, in its own statement, that the document's sections are still the very rows just read -- each id
+# at the same row version; else both are read again. The ids alone are no proof (found attacking time, twenty-first
+# session): they are keyed by the bytes and the section's place, so the same bytes read another way (as Markdown
+# instead of plain text, an HTML comment left out of the text) are new text and offsets under the same ids.
 READ_ATTEMPTS = 5
 
 _TEXT_OF_SECTIONS = (
     "SELECT CASE WHEN same THEN d.text END, same FROM kb_document d, LATERAL (SELECT ARRAY("
-    "SELECT s.id FROM kb_section s WHERE s.document_id = d.id ORDER BY s.id) = ARRAY("
-    "SELECT unnest(%s::uuid[]) ORDER BY 1) AS same) check_ WHERE d.id = %s AND d.tenant_id = %s"
+    "SELECT s.id::text || ':' || s.xmin::text FROM kb_section s WHERE s.document_id = d.id ORDER BY 1) = ARRAY("
+    "SELECT unnest(%s::text[]) ORDER BY 1) AS same) check_ WHERE d.id = %s AND d.tenant_id = %s"
 )
 
 
@@ -652,20 +659,23 @@ class DocumentChanged(Conflict):
     code = "document_changed"
 
 
-def document_sections_unchanged(*, document_id: uuid.UUID, tenant_id: int, section_ids: Iterable[uuid.UUID]) -> bool:
-    """Whether the document's sections are exactly ``section_ids`` now (its content was not replaced since
-    they were read): a read that adds a statement of its own after :func:`document_text_and_span_rows`
-    (MCP's held spans) checks with this that it read the same content."""
-    return _text_of_sections(document_id, tenant_id, list(section_ids), with_text=False)[1]
+def document_sections_unchanged(*, document_id: uuid.UUID, tenant_id: int,
+                                sections: Iterable[tuple[uuid.UUID, str]]) -> bool:
+    """Whether the document's sections are exactly ``sections`` now -- (id, row version) pairs, as
+    :class:`ReadableText` holds them: its content was not replaced, nor a section written, since they were read. A
+    read that adds a statement of its own after :func:`document_text_and_span_rows` (MCP's held spans) checks with
+    this that it read the same content."""
+    return _text_of_sections(document_id, tenant_id, list(sections), with_text=False)[1]
 
 
-def _text_of_sections(document_id, tenant_id: int, section_ids: list, *, with_text: bool = True) -> tuple[str | None, bool]:
+def _text_of_sections(document_id, tenant_id: int, sections: list[tuple[uuid.UUID, str]], *,
+                      with_text: bool = True) -> tuple[str | None, bool]:
     sql = _TEXT_OF_SECTIONS if with_text else _TEXT_OF_SECTIONS.replace("CASE WHEN same THEN d.text END", "NULL")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [section_ids, document_id, tenant_id])
+        cursor.execute(sql, [[f"{sid}:{version}" for sid, version in sections], document_id, tenant_id])
         found = cursor.fetchone()
     if found is None:  # the document is gone: no text, and no section is still its own
-        return None, not section_ids
+        return None, not sections
     return found[0], bool(found[1])
 
 
@@ -675,7 +685,7 @@ def document_text_and_span_rows(*, document_id: uuid.UUID, tenant_id: int) -> tu
     meanwhile is no text and no rows; one replaced on every attempt is :class:`DocumentChanged` (409)."""
     for _ in range(READ_ATTEMPTS):
         rows = _span_rows(document_id, tenant_id)
-        text, same = _text_of_sections(document_id, tenant_id, [row["id"] for row in rows])
+        text, same = _text_of_sections(document_id, tenant_id, [(row["id"], row["version"]) for row in rows])
         if same:
             return (text, rows) if text is not None else ("", [])
     raise DocumentChanged("the document changed while it was read; read it again")
@@ -763,7 +773,8 @@ class ReadableText:
     hidden_after: int
     length: int  # the whole text's
     readable_length: int  # how many of its characters the member may read
-    section_ids: tuple[uuid.UUID, ...] = ()  # the document's sections it was read with (document_sections_unchanged)
+    # The document's sections it was read with, each (id, row version) (document_sections_unchanged).
+    sections: tuple[tuple[uuid.UUID, str], ...] = ()
     # The body spans of the sections the member may read, with each section's policy: (start, end, access level,
     # group ids), in document order -- where the joins an agent reads lie (``kb.joins``, ``kb.mcp_server._shown``).
     bodies: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
@@ -816,7 +827,8 @@ def document_readable_text(
                     for row in rows if can_read(reader, level=row["access_level"], group_ids=row["access_groups"])
                     for start, end in _body_spans(row, length) if end > start)
     return ReadableText(pieces=pieces, hidden_before=low, hidden_after=length - high, length=length,
-                        readable_length=sum(e - s for s, e in spans), section_ids=tuple(row["id"] for row in rows),
+                        readable_length=sum(e - s for s, e in spans),
+                        sections=tuple((row["id"], row["version"]) for row in rows),
                         bodies=tuple(bodies))
 
 
