@@ -140,6 +140,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   near-identical bullet lists, caching) and @eslint/plugin-kit (a plugin toolkit's README: a comment parser's
   directive and value formats, traversal steps, disable directives, a base class's members as bullets), both
   whole, each ending in ESLint's sponsors as HTML logo links.
+* twenty-fourth round: the twenty-third round's rule continued after @eslint/plugin-kit, the next two (``NPM``):
+  ajv (a JSON Schema validator's README: badges and sponsors' logos as HTML, a list of documentation links, a
+  benchmark chart link, feature bullets with nested standards, install, a getting-started example, changes,
+  conduct, security and support notes) and eslint-scope (a scope analyzer's README: ``analyze()``'s options as
+  bullets with defaults, a traversal example, the scope manager's properties and methods as bold-led bullets with
+  nested arguments, the scope, global-scope and variable objects' properties, ESLint's sponsors as HTML), both
+  whole.
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -357,6 +364,12 @@ NPM = {
     # @eslint/config-helpers (6,326) and @eslint/core (3,413) @eslint/plugin-kit (11,910, Apache-2.0).
     "npm-eslint-config-array": ("npm/eslint-config-array/README.md", "README.md", 20000),
     "npm-eslint-plugin-kit": ("npm/eslint-plugin-kit/README.md", "README.md", 20000),
+    # Twenty-fourth round: the same rule continued after @eslint/plugin-kit, the next two: after @humanfs/node
+    # (3,148 bytes), @humanwhocodes/module-importer (2,092), @humanwhocodes/retry (4,267) and @types/estree (458),
+    # ajv 8.20.0 (13,781, MIT), then after cross-spawn (6,674), debug (here) and escape-string-regexp (904)
+    # eslint-scope 9.1.2 (11,171, BSD-2-Clause).
+    "npm-ajv": ("npm/ajv/README.md", "README.md", 20000),
+    "npm-eslint-scope": ("npm/eslint-scope/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
