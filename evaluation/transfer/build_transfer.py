@@ -150,6 +150,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
+* twenty-fourth round: a woollen and worsted cloth maker's annual report written by hand (``written/``: a wool scour,
+  a combing works, spinning mills, a dyehouse, weaving mills for suiting, tweed and seat cloth, a finishing works;
+  nine one-line paragraphs, six bare-row tables, short headings, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -376,7 +379,7 @@ NPM = {
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
-# glassworks: twenty-second; seeds: twenty-third.
+# glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -404,6 +407,7 @@ WRITTEN = [
     "report-saltworks",  # twentieth round
     "report-glassworks",  # twenty-second round
     "report-seeds",  # twenty-third round
+    "report-textiles",  # twenty-fourth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
