@@ -176,6 +176,31 @@ def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
     tags_check(tenant=tenant, tags=upload.tags or ())
+    typed_text_check(upload=upload)
+
+
+def typed_text_check(*, upload: Upload) -> None:
+    """A typed title, a source (a file name, a path) or a tag holding a control character (but a tab or a line break)
+    or a character a reader does not see (``ingestion.parsers.visible_text.invisible_ranges``: tag characters,
+    zero-width ones, a reordering bidi override) is refused (400, ``details.field``, naming its place and the
+    character, never its words). Each is listed to every reader's agent -- a person sees nothing where a model reads
+    tag characters' sentence -- and the parsers clean a content's own title of both, never these (found attacking the
+    metadata, attack21c; a terminal's ``ESC[1m`` glued to a planted instruction's first word also broke the
+    screening's words, and the title passed as clean in quarantine mode)."""
+    import unicodedata
+
+    from ingestion.parsers.visible_text import invisible_ranges
+
+    typed = [("title", "title", upload.title), ("source", "source", upload.source),
+             *(("tags", f"tags[{i}]", tag) for i, tag in enumerate(upload.tags or ()))]
+    for field, place, text in typed:
+        found = next((c for c in text or "" if unicodedata.category(c) == "Cc" and c not in "\t\n\r"), None)
+        if found is None and (ranges := invisible_ranges(text or "")):
+            found = text[ranges[0][0]]
+        if found is not None:
+            raise ApplicationError(
+                f"{place} holds U+{ord(found):04X} ({unicodedata.name(found, 'a control character')}), which a reader "
+                "does not see as text and a model reads: remove it", details={"field": field})
 
 
 def tags_check(*, tenant: Tenant, tags: Sequence[str]) -> None:
@@ -809,6 +834,7 @@ __all__ = [
     "upload_check",
     "upload_content_type",
     "upload_declared_type",
+    "typed_text_check",
     "upload_size_check",
 ]
 
