@@ -30,8 +30,10 @@ from accounts.selectors import reader_for
 from accounts.services import parse_level, policy_from_names
 from audit.models import Action
 from audit.services import audit_record, audit_record_read
+from ingestion.structure import ParseError
 from kb import permissions, selectors
 from kb.changed import content_gone, shown_fields, shown_follow
+from kb.errors import UnsupportedContentType
 from kb.jobs import enqueue_after_commit, job_create, rescreen_after_commit
 from kb.models import (
     CONTENT_BY,
@@ -104,14 +106,31 @@ def upload_size_check(content: bytes) -> None:
         raise PayloadTooLarge(f"document is {len(content)} bytes; the limit is {limit} bytes")
 
 
-def upload_content_type(upload: Upload) -> str:
-    """The upload's content type: the declared one (unless a generic binary type), else sniffed."""
+def upload_declared_type(upload: Upload) -> str:
+    """The upload's content type as declared (unless a generic binary type), else sniffed: what the registry is asked
+    which parser reads the bytes (``kb.permissions.content_type_check``)."""
     from ingestion.parsers import detect_content_type
 
     declared = (upload.content_type or "").split(";", 1)[0].strip().lower()
     if declared and declared not in {"application/octet-stream", "binary/octet-stream"}:
         return declared
     return detect_content_type(upload.source or upload.title, upload.content) or "application/octet-stream"
+
+
+def upload_content_type(upload: Upload) -> str:
+    """The content type a document stores: the registered type the bytes are read by
+    (``ingestion.parsers.content_type_read`` of :func:`upload_declared_type`), never the declared string -- a
+    document's type is listed to every reader and their agents, unscreened, and the registry read an unknown ``text/``
+    flavour as plain text and an unknown type by the file name, so any 100 characters (a planted instruction,
+    invisible characters) were stored and listed as sent (found attacking the metadata, attack21c; a website's
+    ``Content-Type`` header too). None reads it: :class:`UnsupportedContentType` (fail closed; an upload was refused
+    before by :func:`upload_check`, a source's item by its content check)."""
+    from ingestion.parsers import content_type_read
+
+    try:
+        return content_type_read(upload_declared_type(upload), upload.source or None, upload.content)
+    except ParseError:
+        raise UnsupportedContentType("unsupported document content type: no parser reads it") from None
 
 
 def _acting(member: Membership | None) -> Membership | None:
@@ -152,11 +171,36 @@ def upload_check(*, member: Membership, tenant: Tenant, upload: Upload, document
     permissions.writer_check(member=member, tenant_id=tenant.pk)
     if document is not None:
         selectors.document_get_for_change(member=member, document_id=document.pk)
-    permissions.content_type_check(content_type=upload_content_type(upload), source=upload.source,
+    permissions.content_type_check(content_type=upload_declared_type(upload), source=upload.source,
                                    content=upload.content)
     policy = policy_from_names(tenant=tenant, access_level=upload.access_level, groups=upload.groups)
     permissions.policy_check_assignable(member=member, policy=policy)
     tags_check(tenant=tenant, tags=upload.tags or ())
+    typed_text_check(upload=upload)
+
+
+def typed_text_check(*, upload: Upload) -> None:
+    """A typed title, a source (a file name, a path) or a tag holding a control character (but a tab or a line break)
+    or a character a reader does not see (``ingestion.parsers.visible_text.invisible_ranges``: tag characters,
+    zero-width ones, a reordering bidi override) is refused (400, ``details.field``, naming its place and the
+    character, never its words). Each is listed to every reader's agent -- a person sees nothing where a model reads
+    tag characters' sentence -- and the parsers clean a content's own title of both, never these (found attacking the
+    metadata, attack21c; a terminal's ``ESC[1m`` glued to a planted instruction's first word also broke the
+    screening's words, and the title passed as clean in quarantine mode)."""
+    import unicodedata
+
+    from ingestion.parsers.visible_text import invisible_ranges
+
+    typed = [("title", "title", upload.title), ("source", "source", upload.source),
+             *(("tags", f"tags[{i}]", tag) for i, tag in enumerate(upload.tags or ()))]
+    for field, place, text in typed:
+        found = next((c for c in text or "" if unicodedata.category(c) == "Cc" and c not in "\t\n\r"), None)
+        if found is None and (ranges := invisible_ranges(text or "")):
+            found = text[ranges[0][0]]
+        if found is not None:
+            raise ApplicationError(
+                f"{place} holds U+{ord(found):04X} ({unicodedata.name(found, 'a control character')}), which a reader "
+                "does not see as text and a model reads: remove it", details={"field": field})
 
 
 def tags_check(*, tenant: Tenant, tags: Sequence[str]) -> None:
@@ -789,6 +833,8 @@ __all__ = [
     "section_set_access",
     "upload_check",
     "upload_content_type",
+    "upload_declared_type",
+    "typed_text_check",
     "upload_size_check",
 ]
 

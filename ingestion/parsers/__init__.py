@@ -12,6 +12,7 @@ import importlib
 from ingestion.parsers.registry import (
     SUPPORTED_CONTENT_TYPES,
     Parser,
+    content_type_read,
     detect_content_type,
     parse,
     parser_for,
@@ -57,6 +58,7 @@ __all__ = [
     "MissingParserModule",
     "SUPPORTED_CONTENT_TYPES",
     "Parser",
+    "content_type_read",
     "detect_content_type",
     "import_parser_modules",
     "parse",

@@ -179,21 +179,31 @@ def detect_content_type(filename: str | None, data: bytes) -> str | None:
 
 def parser_for(content_type: str | None = None, filename: str | None = None, data: bytes = b"") -> Parser:
     """The registered parser :func:`parse` would use; raises :class:`ParseError` if none."""
+    return _PARSERS[content_type_read(content_type, filename, data)]
+
+
+def content_type_read(content_type: str | None = None, filename: str | None = None, data: bytes = b"") -> str:
+    """The registered content type the bytes are read by (the key of :func:`parser_for`'s parser): the declared one
+    when a parser is registered for it, else the filename's extension's, else (no type, or a generic one) the bytes'
+    sniffed one, else -- an unknown flavour of text -- plain text. Raises :class:`ParseError` if none.
+
+    One of a closed set of names the server registers, never the caller's string: a document stores this, and it
+    is listed to every reader and their agents (docs/security.md, "A declared content type")."""
     declared = _normalize_type(content_type) if content_type else None
     if declared in _PARSERS:
-        return _PARSERS[declared]
+        return declared
     by_extension = _extension_type(filename)
     if by_extension in _PARSERS:
-        return _PARSERS[by_extension]
+        return by_extension
     if declared is None or declared in _GENERIC_TYPES:
         if unsupported_advice(filename, b"") is not None:  # named as a format no parser reads
             raise ParseError(f"unsupported content type {content_type!r} (filename {filename!r})")
         sniffed = _sniff(data)
         if sniffed in _PARSERS:
-            return _PARSERS[sniffed]
+            return sniffed
     elif declared.startswith("text/") and PLAIN_TEXT in _PARSERS:
         # Unknown flavours of text (text/x-log, text/x-rst ...) are still text.
-        return _PARSERS[PLAIN_TEXT]
+        return PLAIN_TEXT
     raise ParseError(f"unsupported content type {content_type!r} (filename {filename!r})")
 
 
