@@ -189,14 +189,12 @@ def typed_text_check(*, upload: Upload) -> None:
     screening's words, and the title passed as clean in quarantine mode)."""
     import unicodedata
 
-    from ingestion.parsers.visible_text import invisible_ranges
+    from ingestion.parsers.visible_text import unseen_character
 
     typed = [("title", "title", upload.title), ("source", "source", upload.source),
              *(("tags", f"tags[{i}]", tag) for i, tag in enumerate(upload.tags or ()))]
     for field, place, text in typed:
-        found = next((c for c in text or "" if unicodedata.category(c) == "Cc" and c not in "\t\n\r"), None)
-        if found is None and (ranges := invisible_ranges(text or "")):
-            found = text[ranges[0][0]]
+        found = unseen_character(text or "")
         if found is not None:
             raise ApplicationError(
                 f"{place} holds U+{ord(found):04X} ({unicodedata.name(found, 'a control character')}), which a reader "

@@ -487,3 +487,37 @@ def test_a_git_url_in_the_scp_like_form_is_ssh_and_a_local_path_with_a_colon_sta
     private = source_create(actor=admin, tenant=admin.tenant, kind="git", name="private", url=f"git@localhost:{repo}")
     sync = _run(private)
     assert sync.status == "failed" and "not public" in sync.error, sync.error
+
+
+# ----------------------------------------------------------------------------- a path a reader does not see whole
+
+
+@pytest.mark.parametrize("name", ["notes\u200b.md", "a\U000e0049\U000e0067.md", "x\u202eb.md", "log\x1b[8m.md"])
+def test_a_path_with_a_control_or_invisible_character_is_skipped_naming_the_character(admin, name):
+    # The path is the document's source and its last part its title, listed to every reader and their agents: a
+    # sync skips what an upload refuses (kb.services.typed_text_check), also a path it had stored before.
+    root = new_folder(admin.tenant, "unseen-")
+    write(root, {"plain.md": "# Plain\n\nvisible words\n", name: "# Hidden name\n\nbody words\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="unseen", path=str(root))
+    sync = _run(source)
+    assert _paths(source) == {"plain.md"}
+    assert (sync.added, sync.skipped) == (1, 1)
+    (skip,) = sync.skips
+    assert skip["path"] == name and "U+" in skip["reason"] and "body words" not in skip["reason"]
+    titles = set(Document.objects.filter(tenant=admin.tenant).values_list("title", flat=True))
+    assert titles == {"plain.md"}
+
+
+def test_a_path_stored_before_the_rule_is_skipped_and_its_document_goes(admin, monkeypatch):
+    import sources.services
+
+    root = new_folder(admin.tenant, "unseen-old-")
+    write(root, {"a\u200bb.md": "# Old\n\nold words\n"})
+    source = source_create(actor=admin, tenant=admin.tenant, kind="folder", name="unseen-old", path=str(root))
+    with monkeypatch.context() as patched:  # as a sync before the rule stored it
+        patched.setattr(sources.services, "_path_check", lambda path: "")
+        assert _run(source).added == 1
+    assert Document.objects.filter(metadata__source_id=source.pk).count() == 1
+    sync = _run(source)  # unchanged since, and still skipped: the path is checked before the unchanged shortcut
+    assert sync.skipped == 1 and sync.deleted == 1 and "U+200B" in sync.skips[0]["reason"]
+    assert not Document.objects.filter(metadata__source_id=source.pk).exists()

@@ -176,6 +176,19 @@ def shown_reordered(text: str, *, rtl: bool) -> bool:
     return _reorders(text, _RLO if rtl else _LRO)
 
 
+def unseen_character(text: str) -> str | None:
+    """The first character of a one-line name (a title, a path, a tag) that a reader does not see as text and a
+    model reads: a control character but a tab or a line break, else the first of :func:`invisible_ranges`; None
+    when there is none. For names given beside a content (typed at upload, a source's path), which no parser
+    cleans."""
+    import unicodedata
+
+    found = next((c for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r"), None)
+    if found is None and (ranges := invisible_ranges(text)):
+        found = text[ranges[0][0]]
+    return found
+
+
 def invisible_ranges(text: str) -> list[tuple[int, int]]:
     """Sorted, disjoint ``(start, end)`` ranges of ``text`` that render as nothing (see the module docstring)."""
     ranges: list[tuple[int, int]] = []
