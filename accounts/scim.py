@@ -391,8 +391,17 @@ def user_replace(*, membership: Membership, resource: ScimUser) -> Membership:
 
 @transaction.atomic
 def user_patch(*, membership: Membership, patch: dict, base: str) -> Membership:
+    """Apply a PATCH to the membership as it is now: its row is locked **before** it is read, so the operations
+    apply to what another request (a PATCH, a PUT, the console) committed meanwhile, never to what this request
+    read before. Found attacking identity (twenty-first session): the resource was built from the view's row and
+    written back whole once ``user_replace`` had the lock -- a person deprovisioned while a PATCH of their
+    display name was in flight was active again."""
     with SCIM_POLICY:
         operations = PatchOp[ScimUser].model_validate(patch, scim_ctx=Context.RESOURCE_PATCH_REQUEST)
+        membership = _user_memberships(membership.tenant).select_for_update(of=("self",)).filter(
+            pk=membership.pk).first()
+        if membership is None:  # removed meanwhile
+            raise NotFoundException(detail="no such user")
         resource = user_resource(membership, base)
         operations.patch(resource)
     return user_replace(membership=membership, resource=resource)
@@ -506,8 +515,15 @@ def group_replace(*, group: Group, resource: ScimGroup) -> Group:
 
 @transaction.atomic
 def group_patch(*, group: Group, patch: dict, base: str) -> Group:
+    """Apply a PATCH to the group as it is now: its row is locked **before** its members are read, so the
+    operations apply to what another SCIM request committed meanwhile. Found attacking identity (twenty-first
+    session): the members were read without a lock and written back whole once ``group_replace`` had it -- a
+    member removed while a PATCH adding another was in flight was back in the group."""
     with SCIM_POLICY:
         operations = PatchOp[ScimGroup].model_validate(patch, scim_ctx=Context.RESOURCE_PATCH_REQUEST)
+        group = Group.objects.select_for_update().filter(pk=group.pk).first()
+        if group is None:  # deleted meanwhile
+            raise NotFoundException(detail="no such group")
         resource = group_resource(group, base)
         operations.patch(resource)
     return group_replace(group=group, resource=resource)

@@ -1,0 +1,139 @@
+"""Found attacking identity (twenty-first session, attack21d).
+
+* A SCIM ``PATCH`` read the resource it patches before it took the row's lock: ``accounts.scim.user_patch`` and
+  ``group_patch`` built the resource from what the request had read (the view's row, and the group's members read
+  without a lock), applied the operations to it, and only then did ``user_replace`` / ``group_replace`` lock the row
+  and write the whole result back. A PATCH that ran while another one was in flight wrote back what it had read
+  before that one committed: a person deprovisioned (``active`` false) while the provider sent any other change of
+  them -- a display name, a title -- was active again, into the console and single sign-on; a person removed from a
+  group while another member was added to it was back in the group, reading what it opens. A removal did not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from django.db import connection, transaction
+from django.test import Client
+
+from accounts import scim
+from accounts.models import Group, Membership
+from accounts.models import GroupMembership as GroupLink
+from accounts.scim import scim_token_create
+from accounts.services import membership_create, tenant_create
+from accounts.tenancy import tenant_activate
+from tests.bounds import START_WAIT
+
+CT = "application/scim+json"
+PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+USER = "urn:ietf:params:scim:schemas:core:2.0:User"
+GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
+BASE = "http://testserver/scim/v2"
+
+# Whether a session waits for a lock this one holds (the lock manager's own answer; the statistics' snapshot, which a
+# transaction keeps, is cleared first so that a session connected since is seen).
+WAITING_FOR_THIS_SESSION = ("SELECT count(*) FROM (SELECT pg_stat_clear_snapshot()) AS cleared, pg_stat_activity "
+                            "WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))")
+
+
+def _scim(key: str):
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+    def call(method: str, path: str, body=None):
+        response = getattr(client, method)(f"/scim/v2/{path}", data=json.dumps(body) if body is not None else None,
+                                           content_type=CT)
+        return response.status_code, (json.loads(response.content) if response.content else None)
+
+    return call
+
+
+def _hold_until_waited_for(tenant_id: int, change, held: threading.Event, failures: list) -> None:
+    """In a session of its own: make ``change`` (a SCIM service call, which locks its row), keep the transaction
+    open until another session waits for a lock it holds, then commit. No time is assumed."""
+    try:
+        tenant_activate(tenant_id)
+        with transaction.atomic():
+            change()
+            held.set()
+            while True:
+                with connection.cursor() as cursor:
+                    cursor.execute(WAITING_FOR_THIS_SESSION)
+                    if cursor.fetchone()[0]:
+                        break
+    except Exception as exc:  # noqa: BLE001 - reported by the test
+        failures.append(exc)
+        held.set()
+    finally:
+        connection.close()
+
+
+def _while_held(tenant_id: int, change, request):
+    """``request()`` (a SCIM call) sent while ``change`` is made and not yet committed in another session; its
+    answer once both are done."""
+    held, failures = threading.Event(), []
+    holder = threading.Thread(target=_hold_until_waited_for, args=(tenant_id, change, held, failures))
+    holder.start()
+    assert held.wait(START_WAIT) and not failures, failures
+    answer = request()
+    holder.join(START_WAIT)
+    assert not holder.is_alive() and not failures, failures
+    return answer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_patch_in_flight_never_reactivates_a_person_deprovisioned_meanwhile():
+    """The provider deprovisions Ann (``active`` false) while a PATCH of her display name is in flight: the second
+    PATCH had read her active and wrote that back once the first committed -- Ann active again (her console and
+    single sign-on sessions back; her tokens, revoked by the deprovisioning, stayed revoked)."""
+    tenant = tenant_create(slug="patch-race", name="Race")
+    membership_create(tenant=tenant, email="admin@race.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    call = _scim(key)
+    status, body = call("post", "Users", {"schemas": [USER], "userName": "ann@race.example", "active": True,
+                                          "emails": [{"value": "ann@race.example", "primary": True}]})
+    assert status == 201, body
+    ann = Membership.objects.get(pk=int(body["id"]))
+
+    def deprovision():
+        scim.user_patch(membership=Membership.objects.get(pk=ann.pk), base=BASE, patch={
+            "schemas": [PATCH], "Operations": [{"op": "replace", "path": "active", "value": False}]})
+
+    status, body = _while_held(tenant.pk, deprovision, lambda: call("patch", f"Users/{ann.pk}", {
+        "schemas": [PATCH], "Operations": [{"op": "replace", "path": "displayName", "value": "Ann Lee"}]}))
+    assert status == 200, body
+    ann.refresh_from_db()
+    assert not ann.is_active, "a PATCH read before the deprovisioning committed made the person active again"
+    assert body["active"] is False and body["displayName"] == "Ann Lee", body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_patch_in_flight_never_puts_back_a_member_removed_meanwhile():
+    """The provider removes Bob from a group while a PATCH adding Carol to it is in flight: the second PATCH had
+    read the members with Bob and wrote them back with Carol once the first committed -- Bob in the group again."""
+    tenant = tenant_create(slug="group-race", name="Race")
+    membership_create(tenant=tenant, email="admin@race.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    call = _scim(key)
+    ids = {}
+    for name in ("ann", "bob", "carol"):
+        status, body = call("post", "Users", {"schemas": [USER], "userName": f"{name}@race.example", "active": True,
+                                              "emails": [{"value": f"{name}@race.example", "primary": True}]})
+        assert status == 201, body
+        ids[name] = body["id"]
+    status, body = call("post", "Groups", {"schemas": [GROUP], "displayName": "Deal Team",
+                                           "members": [{"value": ids["ann"]}, {"value": ids["bob"]}]})
+    assert status == 201, body
+    group_id = int(body["id"])
+
+    def remove_bob():
+        scim.group_patch(group=Group.objects.get(pk=group_id), base=BASE, patch={
+            "schemas": [PATCH], "Operations": [{"op": "remove", "path": f'members[value eq "{ids["bob"]}"]'}]})
+
+    status, body = _while_held(tenant.pk, remove_bob, lambda: call("patch", f"Groups/{group_id}", {
+        "schemas": [PATCH], "Operations": [{"op": "add", "path": "members", "value": [{"value": ids["carol"]}]}]}))
+    assert status == 200, body
+    members = set(GroupLink.objects.filter(group_id=group_id).values_list("membership_id", flat=True))
+    assert members == {int(ids["ann"]), int(ids["carol"])}, "the member removed meanwhile is back in the group"
+    assert {m["value"] for m in body["members"]} == {ids["ann"], ids["carol"]}, body
