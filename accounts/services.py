@@ -119,9 +119,18 @@ def policy_from_names(*, tenant: Tenant, access_level: str, groups: Iterable[str
 
 @transaction.atomic
 def membership_set_groups(*, membership: Membership, groups: Iterable[Group]) -> None:
+    """Make ``groups`` the membership's groups. Every group it is in or joins is locked first (in id order), as a
+    SCIM group write locks its group before it reads the members it writes back whole (``accounts.scim``): a change
+    here waits for one in flight and is never written over by it (found in the twenty-first session, attack21d's
+    left-open: a member removed in the console while a provider's PATCH of the group was in flight was back in it).
+    Callers lock the membership with ``no_key=True``: a SCIM write adding this member takes a key-share lock on it,
+    which a plain ``FOR UPDATE`` would make wait on a group lock the caller waits for."""
     groups = list(groups)
     if any(g.tenant_id != membership.tenant_id for g in groups):
         raise ApplicationError("groups must belong to the membership's tenant")
+    linked = set(GroupMembership.objects.filter(membership=membership).values_list("group_id", flat=True))
+    list(Group.objects.select_for_update().filter(pk__in=linked | {g.pk for g in groups}).order_by("pk")
+         .values_list("pk", flat=True))
     GroupMembership.objects.filter(membership=membership).exclude(group__in=groups).delete()
     existing = set(GroupMembership.objects.filter(membership=membership).values_list("group_id", flat=True))
     GroupMembership.objects.bulk_create(
@@ -469,7 +478,7 @@ def membership_update(
     ``acting`` is the admin making the change: an admin may not demote or deactivate
     themselves, so a tenant cannot lose its last admin by accident.
     """
-    membership = Membership.objects.select_for_update().select_related("user").get(pk=membership.pk)
+    membership = Membership.objects.select_for_update(no_key=True).select_related("user").get(pk=membership.pk)
     before = _membership_view(membership)
     was_minter = membership.role == Role.ADMIN and membership.is_active
     if acting is not None and acting.pk == membership.pk:

@@ -188,7 +188,7 @@ def sso_sign_in(*, config: SsoConfig, claims: dict, address: str = "") -> Member
                                                           address))
             raise PermissionRefused("this address belongs to another account at your identity provider")
         link = SsoIdentity.objects.create(tenant=tenant, issuer=issuer, subject=subject, membership=membership)
-    membership = Membership.objects.select_for_update().select_related("user", "tenant").get(pk=membership.pk)
+    membership = Membership.objects.select_for_update(no_key=True).select_related("user", "tenant").get(pk=membership.pk)
     if not membership.is_active or not membership.user.is_active:
         transaction.on_commit(lambda: _sign_in_failed(tenant, decision.email, "membership inactive", address))
         raise PermissionRefused("your membership of this tenant is not active")
@@ -204,8 +204,10 @@ def _apply(membership: Membership, decision: Decision) -> None:
     if membership.clearance != decision.clearance:
         membership.clearance = decision.clearance
         membership.save(update_fields=["clearance"])
-    managed = {g.slug: g for g in Group.objects.filter(tenant_id=membership.tenant_id,
-                                                       slug__in=decision.managed_slugs)}
+    # The managed groups locked (id order) before their members change, as a SCIM group write locks its group
+    # (``accounts.services.membership_set_groups`` says why).
+    managed = {g.slug: g for g in Group.objects.select_for_update().filter(
+        tenant_id=membership.tenant_id, slug__in=decision.managed_slugs).order_by("pk")}
     current = set(GroupMembership.objects.filter(membership=membership, group__in=managed.values())
                   .values_list("group__slug", flat=True))
     wanted = {slug for slug in decision.group_slugs if slug in managed}

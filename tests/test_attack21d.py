@@ -137,3 +137,76 @@ def test_a_patch_in_flight_never_puts_back_a_member_removed_meanwhile():
     members = set(GroupLink.objects.filter(group_id=group_id).values_list("membership_id", flat=True))
     assert members == {int(ids["ann"]), int(ids["carol"])}, "the member removed meanwhile is back in the group"
     assert {m["value"] for m in body["members"]} == {ids["ann"], ids["carol"]}, body
+
+
+# ----------------------------------------------------------------------------- the console's removal, the same race
+#
+# Left open by the attacker, closed after (the same session): the console (``accounts.services.membership_update``,
+# through ``membership_set_groups``) and single sign-on changed a group's members without the group's lock, so a
+# removal there that committed while a provider's PATCH of the group was between reading the members and writing
+# them back was written over. A statement hook holds the PATCH there -- at its write of the group's row, after it
+# read the members -- while the console's removal runs in a session of its own, until that removal has either
+# committed or waits for a lock the PATCH holds. No time is assumed.
+
+
+def _blocked_by(pid: int) -> bool:
+    """Whether a session waits for a lock session ``pid`` holds."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM (SELECT pg_stat_clear_snapshot()) AS cleared, pg_stat_activity "
+                       "WHERE %s = ANY(pg_blocking_pids(pid))", [pid])
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_console_removal_is_never_written_over_by_a_group_patch_in_flight():
+    from accounts.services import membership_update
+
+    tenant = tenant_create(slug="console-race", name="Race")
+    admin = membership_create(tenant=tenant, email="admin@race.example", role="admin", clearance="restricted")
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    call = _scim(key)
+    ids = {}
+    for name in ("ann", "bob", "carol"):
+        status, body = call("post", "Users", {"schemas": [USER], "userName": f"{name}@race.example", "active": True,
+                                              "emails": [{"value": f"{name}@race.example", "primary": True}]})
+        assert status == 201, body
+        ids[name] = int(body["id"])
+    status, body = call("post", "Groups", {"schemas": [GROUP], "displayName": "Deal Team",
+                                           "members": [{"value": str(ids["ann"])}, {"value": str(ids["bob"])}]})
+    assert status == 201, body
+    group_id = int(body["id"])
+    slug = Group.objects.get(pk=group_id).slug
+
+    finished, failures = threading.Event(), []
+
+    def remove_bob():  # the console's change, in a session of its own
+        try:
+            tenant_activate(tenant.pk)
+            membership_update(membership=Membership.objects.get(pk=ids["bob"]), acting=admin, group_slugs=[])
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+        finally:
+            finished.set()
+            connection.close()
+
+    console = threading.Thread(target=remove_bob)
+
+    def hook(execute, sql, params, many, context):
+        if sql.startswith('UPDATE "accounts_group" SET "name"') and not console.is_alive() and not finished.is_set():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                mine = cursor.fetchone()[0]
+            console.start()
+            while not (finished.is_set() or _blocked_by(mine)):  # committed, or waiting for this PATCH's lock
+                pass
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(hook):
+        status, body = call("patch", f"Groups/{group_id}", {"schemas": [PATCH], "Operations": [
+            {"op": "add", "path": "members", "value": [{"value": str(ids["carol"])}]}]})
+    assert status == 200, body
+    console.join(START_WAIT)
+    assert not console.is_alive() and finished.is_set() and not failures, failures
+    assert slug not in set(Membership.objects.get(pk=ids["bob"]).groups.values_list("slug", flat=True))
+    members = set(GroupLink.objects.filter(group_id=group_id).values_list("membership_id", flat=True))
+    assert members == {ids["ann"], ids["carol"]}, "the member the console removed meanwhile is back in the group"
