@@ -540,17 +540,26 @@ def review_decide(*, member: Membership, chunk_id, decision: str) -> ReviewItem 
         raise ApplicationError(f"decision must be one of {', '.join(DECISIONS)}; got {decision!r}",
                                code="invalid_decision")
     item = review_item_get(member=member, chunk_id=chunk_id)
-    chunk = Chunk.objects.select_related("document").get(pk=item.chunk_id)
+    # The chunk and its document read again, locked: a replacement or a deletion committed since the item was read
+    # leaves nothing to decide on -- the same NotFound as a made-up id (it was a DoesNotExist, a 500: found attacking
+    # time, twenty-first session, attack21b's left-alone).
+    chunk = Chunk.objects.select_related("document").filter(pk=item.chunk_id).first()
+    if chunk is None:
+        raise NotFound(NOT_FOUND_MESSAGE)
     details = {"decision": decision, "before": {"review": item.review}, "detector": item.screening["detector"]}
     if decision == "delete_document":
+        document = Document.objects.filter(pk=chunk.document_id).first()
+        if document is None:
+            raise NotFound(NOT_FOUND_MESSAGE)
         audit_record(action=Action.REVIEW_DECISION, actor=member, tenant_id=member.tenant_id, target_type="chunk",
                      target_id=chunk.pk, document_ids=[chunk.document_id], details=details)
-        document = Document.objects.get(pk=chunk.document_id)
         document_delete(document=document, actor=member)
         return None
     after = ChunkReview.RELEASED if decision == "release" else ChunkReview.KEPT_OUT
     # The document row first, as ingestion, the re-screen job and deletion lock it (its titles' record changes).
-    document = Document.objects.select_for_update().get(pk=chunk.document_id)
+    document = Document.objects.select_for_update().filter(pk=chunk.document_id).first()
+    if document is None or not Chunk.objects.filter(pk=chunk.pk).exists():
+        raise NotFound(NOT_FOUND_MESSAGE)
     titles_decided = _titles_decide(member, document, chunk, after)
     same = Chunk.objects.filter(
         tenant_id=member.tenant_id, document_id=chunk.document_id, content_hash=chunk.content_hash,

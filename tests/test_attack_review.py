@@ -407,3 +407,23 @@ def test_a_document_titles_release_does_not_bring_back_a_headings_release_undone
         assert shown_title_of(Section.objects.get(pk=section.pk)) == TITLE_HELD
     finally:
         Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+@pytest.mark.parametrize("decision", ["release", "keep_out", "delete_document"])
+def test_a_decision_on_a_chunk_replaced_after_it_was_read_is_not_found(twins, monkeypatch, decision):
+    # attack21b's left-alone (twenty-first session): a re-upload committing between the item's read and the chunk's
+    # was a DoesNotExist (a 500). The interleaving is made here: the item read, then the document deleted.
+    from accounts.errors import NotFound
+    from kb.services import document_delete
+
+    read = screening.review_item_get
+
+    def read_then_replaced(**kwargs):
+        item = read(**kwargs)
+        document_delete(document=Document.objects.get(pk=twins["document"].pk), actor=None)
+        return item
+
+    monkeypatch.setattr(screening, "review_item_get", read_then_replaced)
+    internal = _by_level(twins["flagged"])[1]
+    with pytest.raises(NotFound):
+        screening.review_decide(member=twins["low"], chunk_id=internal.pk, decision=decision)
