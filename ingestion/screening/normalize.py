@@ -84,9 +84,9 @@ def _mixed_script_word(match: re.Match[str]) -> str:
 # A terminal's control sequences (twenty-first session, screen21): "ESC[1mIgnore all previous instructions" scored 0.34,
 # unflagged -- "[1m" glued to the first word, and "1m" then read as leetspeak ("imignore"). The Markdown and HTML parsers
 # drop the ESC and keep "[1m", so a chunk carries the remnant. A sequence with its ESC (CSI: colours, cursor moves,
-# erasing), a lone ESC, and a colour or style code without it (SGR: digits and ";" before "m"; never "[m]" or "[3m]",
-# a unit in brackets) are read as the space a terminal draws of them -- a separator.
-_TERMINAL_CODE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b|\[(?:\d{1,3};)*\d{1,3}m(?!\])")
+# erasing; or the one-character C1 CSI), a lone ESC, and a colour or style code without its ESC (SGR: digits and ";"
+# before "m"; never "[m]" or "[3m]", a unit in brackets) are read as the space a terminal draws of them: a separator.
+_TERMINAL_CODE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b|\[(?:\d{1,3};)*\d{1,3}m(?!\])")
 
 
 def normalize(text: str) -> str:
@@ -475,25 +475,33 @@ def across_line_breaks(text: str, lines: list[str], rows: list[bool]) -> list[tu
     return found
 
 
-# Digits or underscores glued to the edge of a word, as written: normalising reads a leading digit as leetspeak ("00Ignore"
-# -> "ooignore", "12previous" -> "i2previous"), which hides the word behind two letters more.
-_GLUED_EDGE = re.compile(r"(?<!\w)[\d_]+([^\W\d_]{5,})(?!\w)|(?<!\w)([^\W\d_]{5,})[\d_]+(?!\w)")
+# Something glued to the front of a word, as written: digits or underscores ("1Ignore", "_Please") -- which normalising
+# would read as leetspeak ("00Ignore" -> "ooignore") -- or one lower-case letter before a capitalised word ("xPlease",
+# "xYour"); and digits or underscores after a key word ("Ignore00"). A model reads through the glue.
+_GLUED_FRONT = re.compile(r"(?<!\w)(?:[\d_]+|[a-z](?=[A-Z][a-z]))([^\W\d_]{3,})(?!\w)")
+_GLUED_BACK = re.compile(r"(?<!\w)([^\W\d_]{5,})[\d_]+(?!\w)")
 
 
 def _edges_unglued(raw: str) -> str | None:
-    """``raw`` (as written) with the digits and underscores glued to a key word's edge, or to a word one edit from it,
-    read as a space; None when there are none."""
+    """``raw`` (as written) with the digits, underscores or stray letter glued to the front of a word, and the digits
+    or underscores glued to the back of a key word (or a word one edit from one), read as a space; None when there are
+    none."""
     changed = False
 
-    def cut(match: re.Match[str]) -> str:
+    def front(match: re.Match[str]) -> str:
         nonlocal changed
-        word = match.group(1) or match.group(2)
+        changed = True
+        return f" {match.group(1)}"
+
+    def back(match: re.Match[str]) -> str:
+        nonlocal changed
+        word = match.group(1)
         if normalize(word) not in KEY_WORDS and _key_word_of(normalize(word)) is None:
             return match.group(0)
         changed = True
-        return f" {word} "
+        return f"{word} "
 
-    found = _GLUED_EDGE.sub(cut, raw)
+    found = _GLUED_BACK.sub(back, _GLUED_FRONT.sub(front, raw))
     return found if changed else None
 
 
