@@ -368,20 +368,14 @@ KEY_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "previous", 
 # the clean text of this machine uses (its packages' docs, this repository's: "forgot", "forge", "precious").
 _FORM_ENDINGS = ("s", "d", "r", "n")
 _REAL_NEIGHBOURS = frozenset({"forgot", "forge", "forged", "precious", "overrode", "pervious"})
-_GLUE_TOKEN = re.compile(r"\w{5,}")
+_WORD_RUN = re.compile(r"\w{5,}")
 _EDGE_GLUE = re.compile(r"^[\d_]+|[\d_]+$")
+_ASCII_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_DIGIT_OR_UNDERSCORE = re.compile(r"[\d_]")
 
 
 def _one_deletion(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
-
-
-# Every key word and every key word less one letter, to the key word: a word one edit from a key word is in it, or
-# one of its own one-letter deletions is (a substitution or a swap shares a deletion with the key word; checked after).
-_NEAR: dict[str, set[str]] = {}
-for _key in KEY_WORDS:
-    for _form in {_key} | _one_deletion(_key):
-        _NEAR.setdefault(_form, set()).add(_key)
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -394,27 +388,51 @@ def _one_edit(a: str, b: str) -> bool:
     return len(longer) == len(shorter) + 1 and shorter in _one_deletion(longer)
 
 
+def _real_form(word: str, key: str) -> bool:
+    return (word[:-1] == key and word[-1] in _FORM_ENDINGS) or key == word + "s" or word in _REAL_NEIGHBOURS
+
+
+def _one_edit_forms(key: str) -> set[str]:
+    """Every word of ASCII letters one edit from ``key``."""
+    forms = _one_deletion(key) | {key[:i] + key[i + 1] + key[i] + key[i + 2 :] for i in range(len(key) - 1)}
+    for i in range(len(key) + 1):
+        forms |= {key[:i] + letter + key[i:] for letter in _ASCII_LETTERS}
+        forms |= {key[:i] + letter + key[i + 1 :] for letter in _ASCII_LETTERS} if i < len(key) else set()
+    return forms
+
+
+# Every word of ASCII letters one edit from a key word that is neither a key word nor a real word, to the key word: a
+# word is looked up once (screening's cost: each unit's words are a set lookup; docs/benchmarks.md, twenty-first session).
+_MISSPELT: dict[str, str] = {
+    form: key for key in KEY_WORDS for form in sorted(_one_edit_forms(key))
+    if form not in KEY_WORDS and len(form) >= 5 and not _real_form(form, key)
+}
+_MISSPELT_WORDS = frozenset(_MISSPELT)  # a set: ``isdisjoint`` walks the smaller one (a dict it walks whole)
+
+
 def _key_word_of(token: str) -> str | None:
-    """The key word ``token`` is a glued or misspelt form of, or None (a key word as written, a real word)."""
-    core = _EDGE_GLUE.sub("", token)
+    """The key word ``token`` (normalised) is a glued or misspelt form of, or None (a key word as written, a real
+    word, another word)."""
+    core = _EDGE_GLUE.sub("", token) if not token.isalpha() else token
     if core in KEY_WORDS:
         return core if core != token else None
-    if core in _REAL_NEIGHBOURS or len(core) < 5:
+    if core.isascii():
+        return _MISSPELT.get(core)
+    if len(core) < 5 or not core.isalpha():
         return None
-    candidates = set(_NEAR.get(core, ()))
-    for shorter in _one_deletion(core):
-        candidates |= _NEAR.get(shorter, set())
-    for key in sorted(candidates):
-        real_form = core[:-1] == key and core[-1] in _FORM_ENDINGS or key == core + "s"
-        if not real_form and _one_edit(core, key):
-            return key
-    return None
+    return next((key for key in KEY_WORDS if _one_edit(core, key) and not _real_form(core, key)), None)
 
 
 def unglued(unit_text: str) -> str | None:
     """``unit_text`` (normalised) with each word that is a key word glued to digits or underscores, to a stray letter,
     or misspelt by one edit (:data:`KEY_WORDS`) read as the key word, or None when it holds none: the unit is scored as
     it is, and this as a unit too, over the same span (a verdict can only gain a flag)."""
+    words = set(_WORD_RUN.findall(unit_text))
+    if words.isdisjoint(_MISSPELT_WORDS) and (
+        (unit_text.isascii() and not _DIGIT_OR_UNDERSCORE.search(unit_text))
+        or all(word.isascii() and word.isalpha() for word in words)
+    ):
+        return None  # the common case: no word near a key word, none glued to digits or underscores
     changed = False
 
     def read(match: re.Match[str]) -> str:
@@ -425,7 +443,7 @@ def unglued(unit_text: str) -> str | None:
         changed = True
         return key
 
-    found = _GLUE_TOKEN.sub(read, unit_text)
+    found = _WORD_RUN.sub(read, unit_text)
     return found if changed else None
 
 
@@ -476,32 +494,29 @@ def across_line_breaks(text: str, lines: list[str], rows: list[bool]) -> list[tu
 
 
 # Something glued to the front of a word, as written: digits or underscores ("1Ignore", "_Please") -- which normalising
-# would read as leetspeak ("00Ignore" -> "ooignore") -- or one lower-case letter before a capitalised word ("xPlease",
-# "xYour"); and digits or underscores after a key word ("Ignore00"). A model reads through the glue.
-_GLUED_FRONT = re.compile(r"(?<!\w)(?:[\d_]+|[a-z](?=[A-Z][a-z]))([^\W\d_]{3,})(?!\w)")
-_GLUED_BACK = re.compile(r"(?<!\w)([^\W\d_]{5,})[\d_]+(?!\w)")
+# would read as leetspeak ("00Ignore" -> "ooignore") -- or one lower-case letter, before a capitalised word ("xPlease",
+# "xYour": a sentence's first word); and digits or underscores at either edge of a key word ("12previous", "Ignore00").
+# A model reads through the glue.
+_GLUED_FRONT = re.compile(r"(?<!\w)(?:[\d_]+|[a-z])(?=[A-Z][a-z]{2,}(?!\w))")
+_GLUED_KEY_WORD = re.compile(r"(?<!\w)[\d_]+([^\W\d_]{5,})(?!\w)|(?<!\w)([^\W\d_]{5,})[\d_]+(?!\w)")
 
 
 def _edges_unglued(raw: str) -> str | None:
-    """``raw`` (as written) with the digits, underscores or stray letter glued to the front of a word, and the digits
-    or underscores glued to the back of a key word (or a word one edit from one), read as a space; None when there are
-    none."""
-    changed = False
+    """``raw`` (as written) with the digits, underscores or stray letter glued to the front of a capitalised word, and
+    the digits or underscores glued to a key word's edge (or a word one edit from one), read as a space; None when
+    there are none."""
+    changed = 0
 
-    def front(match: re.Match[str]) -> str:
+    def key_word(match: re.Match[str]) -> str:
         nonlocal changed
-        changed = True
-        return f" {match.group(1)}"
-
-    def back(match: re.Match[str]) -> str:
-        nonlocal changed
-        word = match.group(1)
+        word = match.group(1) or match.group(2)
         if normalize(word) not in KEY_WORDS and _key_word_of(normalize(word)) is None:
             return match.group(0)
-        changed = True
-        return f"{word} "
+        changed += 1
+        return f" {word} "
 
-    found = _GLUED_BACK.sub(back, _GLUED_FRONT.sub(front, raw))
+    found, changed = _GLUED_FRONT.subn(" ", raw)
+    found = _GLUED_KEY_WORD.sub(key_word, found)
     return found if changed else None
 
 
