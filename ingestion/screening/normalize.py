@@ -7,7 +7,9 @@ unit keeps its (start, end) offsets in the chunk: they are the spans a verdict r
 ``normalize`` undoes what an attacker does to slip past keyword lists: compatibility forms and
 full-width letters (NFKC), invisible format characters inside words, letters borrowed from other
 scripts that look Latin (Cyrillic "а", Greek "ο"), leetspeak inside words ("1gn0re"), words
-spelled with spaces ("i g n o r e"). Text in a common encoding that decodes to readable text becomes
+spelled with spaces ("i g n o r e"), a terminal's colour codes ("ESC[1m", or the "[1m" a parser leaves), and -- as
+extra readings of a unit -- something glued to a word ("1Ignore", "_Please", "xYour") and the override's key words
+one edit off ("Ignoree", "Igonre"). Text in a common encoding that decodes to readable text becomes
 a unit of its own (with the encoded run's span): base64, base32, hex (bare, spaced, ``\\x``/``0x``),
 8-bit binary, percent-encoding, ``\\u`` escapes, Ascii85 (``<~ ~>``), Morse, ASCII smuggled in Unicode
 tag characters, and a line whose ROT13 or reversal reads as English where the line itself does not.
