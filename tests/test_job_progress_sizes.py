@@ -108,7 +108,7 @@ class _InProcess:
 
 
 def _client_jobs(people, who: str, job_ids: list[str]) -> list[dict]:
-    with _InProcess() as transport, Client("http://testserver", people[who][1], transport=transport) as kb:
+    with _InProcess() as transport, Client("http://testserver", people[who][1], transport=transport, allow_http=True) as kb:
         return [kb.get_job(job_id) for job_id in job_ids]
 
 

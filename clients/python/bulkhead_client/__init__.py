@@ -13,6 +13,7 @@ from bulkhead_client._client import AsyncClient, Client, RetryPolicy
 from bulkhead_client.errors import (
     AuthenticationError,
     BulkheadError,
+    MalformedAnswer,
     NotFound,
     PermissionDenied,
     RateLimited,
@@ -22,7 +23,7 @@ from bulkhead_client.errors import (
 from bulkhead_client.types import Document, Job, Page, SearchContext, SearchHit, SearchResponse
 
 __all__ = [
-    "AsyncClient", "AuthenticationError", "BulkheadError", "Client", "Document", "Job", "NotFound", "Page",
+    "AsyncClient", "AuthenticationError", "BulkheadError", "Client", "Document", "Job", "MalformedAnswer", "NotFound", "Page",
     "PermissionDenied", "RateLimited", "RetryPolicy", "SearchContext", "SearchHit", "SearchResponse", "Unavailable",
     "ValidationError", "citation_url",
 ]

@@ -12,7 +12,9 @@ would go with it) and raises too (code ``redirect``).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +24,7 @@ from urllib.parse import quote
 
 import httpx
 
-from bulkhead_client.errors import BulkheadError, error_for
+from bulkhead_client.errors import BulkheadError, error_for, json_of
 from bulkhead_client.types import Document, Job, Page, SearchResponse
 
 DEFAULT_TIMEOUT = 60.0
@@ -248,9 +250,42 @@ class _Operations:
         return self._send(_Request("PATCH", "/api/v1/audit/settings/", json=body))
 
 
+# RFC 9110's token68, what an Authorization credential may be (a Bulkhead key is ``bkh_`` and URL-safe base64).
+TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+
+
 def _headers(token: str) -> dict:
+    """The headers of every request. A token that is no token68 -- a line break read with it from a file, a
+    space, a character outside ASCII -- is refused here, naming no part of it: sent, the HTTP library refused it
+    with an error (and a debug log line) quoting the whole header, token included."""
+    if not isinstance(token, str) or not TOKEN68.fullmatch(token):
+        raise ValueError("the token is not one: a Bulkhead token is letters, digits, '-' and '_' only "
+                         "(no space or line break around it)")
     return {"Authorization": f"Token {token}", "Accept": "application/json",
             "User-Agent": "bulkhead-client/0.1"}
+
+
+def _base_url(base_url: str, allow_http: bool) -> str:
+    """``base_url`` checked before the token goes anywhere: ``https://``, or ``http://`` to this machine (a
+    loopback address or ``localhost``) -- plain HTTP to another host sends the token in clear, so it takes
+    ``allow_http=True``; never a user or password in it (httpx would send them as Basic credentials instead
+    of the token, and every citation URL would carry them). The error names no part of the URL."""
+    url = httpx.URL(base_url)
+    if url.userinfo:
+        raise ValueError("the base URL holds a user or password: give the server's address alone")
+    if url.scheme == "https" or (url.scheme == "http" and (allow_http or _loopback(url.host))):
+        if url.host:
+            return base_url.rstrip("/")
+    raise ValueError("the base URL must be https:// (or http:// to this machine, or with allow_http=True: "
+                     "the token would travel in clear)")
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host.lower().rstrip(".") in LOOPBACK_NAMES
 
 
 def _result(request: _Request, response: httpx.Response):
@@ -262,7 +297,7 @@ def _result(request: _Request, response: httpx.Response):
         return response.content
     if response.status_code == 204 or not response.content:
         return None
-    return response.json()
+    return json_of(response)
 
 
 def _retryable(status: int) -> bool:
@@ -276,9 +311,10 @@ class Client(_Operations):
     walk every page."""
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None):
+                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
+                 allow_http: bool = False):
         self.retry = retry or RetryPolicy()
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout,
+        self._http = httpx.Client(base_url=_base_url(base_url, allow_http), headers=_headers(token), timeout=timeout,
                                   transport=transport)
 
     def __enter__(self) -> Client:
@@ -351,10 +387,11 @@ class AsyncClient(_Operations):
     """The async client: the same methods as :class:`Client`, each awaited; ``async with`` it."""
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None):
+                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 allow_http: bool = False):
         self.retry = retry or RetryPolicy()
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=_headers(token), timeout=timeout,
-                                       transport=transport)
+        self._http = httpx.AsyncClient(base_url=_base_url(base_url, allow_http), headers=_headers(token),
+                                       timeout=timeout, transport=transport)
 
     async def __aenter__(self) -> AsyncClient:
         return self

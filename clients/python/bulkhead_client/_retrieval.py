@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from bulkhead_client import citation_url
+from bulkhead_client.errors import BulkheadError, MalformedAnswer
 
 # Metadata an uploader writes (a document's title, its headings): with spotlighting asked for, a model
 # reads them only on the block's ``source:`` line, inside the boundaries.
@@ -13,10 +15,66 @@ WRITTEN_BY_UPLOADERS = ("document_title", "heading_path")
 SPOTLIGHT_PROMPT = "spotlight_system_prompt"
 
 
+def search_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A retriever's search options: spotlighting asked for unless the caller says ``spotlight=False`` -- each
+    context's text then reaches the model between the answer's boundary lines, as data."""
+    return {"spotlight": True, **options}
+
+
+def contexts(answer: Any, options: Mapping[str, Any]) -> list[dict]:
+    """The answer's contexts, checked before any reaches a model: an answer of another shape (a hostile server,
+    a proxy's page) is :class:`MalformedAnswer`, never passed on; with spotlighting asked for, every context has
+    its block between the answer's boundary lines. A context screening flagged reaches a model only inside its
+    block: with spotlighting turned off it is :class:`BulkheadError` (code ``flagged_unmarked``) -- its text would
+    be plain context, a planted instruction among it (ask with ``exclude_flagged=True`` to leave them out)."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("contexts"), list):
+        raise MalformedAnswer(200, "the search answer has no list of contexts")
+    boundary = None
+    if options.get("spotlight"):
+        spotlight = answer.get("spotlight")
+        if not (isinstance(spotlight, dict) and isinstance(spotlight.get("boundary"), str) and spotlight["boundary"]
+                and isinstance(spotlight.get("system_prompt"), str)):
+            raise MalformedAnswer(200, "spotlighting was asked for and the answer has no boundary")
+        boundary = spotlight["boundary"]
+    for context in answer["contexts"]:
+        _check(context, boundary)
+    return answer["contexts"]
+
+
+def _check(context: Any, boundary: str | None) -> None:
+    if not isinstance(context, dict):
+        raise MalformedAnswer(200, "a search context is not an object")
+    for key in ("document_id", "section_id", "text"):
+        if not isinstance(context.get(key), str):
+            raise MalformedAnswer(200, f"a search context's {key} is not a string")
+    if not isinstance(context.get("document_title", ""), str):
+        raise MalformedAnswer(200, "a search context's document_title is not a string")
+    path = context.get("heading_path", [])
+    if not isinstance(path, list) or not all(isinstance(h, str) for h in path):
+        raise MalformedAnswer(200, "a search context's heading_path is not a list of strings")
+    score = context.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise MalformedAnswer(200, "a search context's score is not a number")
+    screening = context.get("screening")
+    if screening is not None and not (isinstance(screening, dict) and isinstance(screening.get("flagged"), bool)):
+        raise MalformedAnswer(200, "a search context's screening is not a verdict")
+    if boundary is not None:
+        block = context.get("spotlighted")
+        if not (isinstance(block, str) and block.startswith(f"<<<DATA {boundary}>>>\n")
+                and block.endswith(f"\n<<<END DATA {boundary}>>>")):
+            raise MalformedAnswer(200, "spotlighting was asked for and a context is not inside its boundary lines")
+    elif screening is not None and screening["flagged"]:
+        raise BulkheadError(200, "flagged_unmarked",
+                            f"section {context['section_id']} holds text screening flagged, and spotlighting is off: "
+                            "its text would reach the model as plain context (ask with spotlight=True, or with "
+                            "exclude_flagged=True to leave flagged text out)")
+
+
 def content(context: dict) -> str:
-    """The text a model reads of a context: with spotlighting asked for (``search_options={"spotlight": True}``),
-    its ``spotlighted`` block -- the text between the answer's random boundary lines, its source line first --
-    never the bare ``text`` (which a model would read as outside any data block); else its ``text``."""
+    """The text a model reads of a context (checked by :func:`contexts`): with spotlighting asked for (the
+    retrievers' default), its ``spotlighted`` block -- the text between the answer's random boundary lines, its
+    source line first -- never the bare ``text`` (which a model would read as outside any data block); else its
+    ``text``."""
     return context["spotlighted"] if spotlighted(context) else context["text"]
 
 

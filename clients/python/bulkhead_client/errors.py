@@ -43,15 +43,32 @@ class Unavailable(BulkheadError):
     """503 after the retries (the database or a worker is down)."""
 
 
+class MalformedAnswer(BulkheadError):
+    """An answer the client cannot read as the API's: not JSON (or nested past what a parser reads), or, for the
+    retrievers, a search answer of another shape -- a field of the wrong type, a spotlighted block asked for and
+    missing. Code ``malformed``; ``status`` is the answer's. Nothing of it is passed on."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(status, "malformed", message)
+
+
+def json_of(response: httpx.Response) -> Any:
+    """The answer's JSON, or :class:`MalformedAnswer` (never a ``ValueError`` or a ``RecursionError``)."""
+    try:
+        return response.json()
+    except (ValueError, RecursionError):  # a deeply nested body raises RecursionError from the JSON parser
+        raise MalformedAnswer(response.status_code, "the answer is not JSON the client can read") from None
+
+
 _BY_STATUS = {400: ValidationError, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound,
               429: RateLimited, 503: Unavailable}
 
 
 def error_for(response: httpx.Response) -> BulkheadError:
     try:
-        body = response.json()
+        body = json_of(response)
         error = body.get("error") if isinstance(body, dict) else None
-    except ValueError:
+    except MalformedAnswer:
         error = None
     if not isinstance(error, dict):
         error = {"code": "http_error", "message": response.reason_phrase or "error", "details": {}}

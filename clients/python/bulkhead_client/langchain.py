@@ -1,7 +1,8 @@
 """A LangChain retriever (``pip install "bulkhead-client[langchain]"``): each search context as a
 ``Document`` whose metadata holds its citation (document title, heading path, console URL) and the
-knowledge base's screening verdict, when the server gives one. With ``search_options={"spotlight": True}``
-the page content is the context's spotlighted block (``bulkhead_client._retrieval.content``)."""
+knowledge base's screening verdict, when the server gives one. Spotlighting is asked for unless
+``search_options={"spotlight": False}``: the page content is the context's spotlighted block
+(``bulkhead_client._retrieval.content``); a context screening flagged is never plain page content."""
 
 from __future__ import annotations
 
@@ -10,32 +11,37 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SecretStr
 
 from bulkhead_client import AsyncClient, Client
-from bulkhead_client._retrieval import content, metadata
+from bulkhead_client._retrieval import content, contexts, metadata, search_options
 
 
 class BulkheadRetriever(BaseRetriever):
     """``BulkheadRetriever(base_url=..., token=..., top_k=5)``; ``search_options`` go to every search
-    (e.g. ``{"mode": "keyword"}``)."""
+    (e.g. ``{"mode": "keyword"}``; spotlighting is on unless ``{"spotlight": False}``). The token is a
+    ``SecretStr``: never in the retriever's repr or in what LangChain serialises of it (a trace)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     base_url: str
-    token: str
+    token: SecretStr
     top_k: int = 5
     search_options: dict[str, Any] = Field(default_factory=dict)
+    allow_http: bool = False  # http:// to another host than this machine (the token in clear): see ``Client``
 
-    def _documents(self, answer: dict) -> list[Document]:
-        return [Document(page_content=content(c), metadata=metadata(self.base_url, c, answer)) for c in answer["contexts"]]
+    def _documents(self, answer: dict, options: dict) -> list[Document]:
+        return [Document(page_content=content(c), metadata=metadata(self.base_url, c, answer))
+                for c in contexts(answer, options)]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        with Client(self.base_url, self.token) as client:
-            return self._documents(client.search(query, top_k=self.top_k, **self.search_options))
+        options = search_options(self.search_options)
+        with Client(self.base_url, self.token.get_secret_value(), allow_http=self.allow_http) as client:
+            return self._documents(client.search(query, top_k=self.top_k, **options), options)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
-        async with AsyncClient(self.base_url, self.token) as client:
-            return self._documents(await client.search(query, top_k=self.top_k, **self.search_options))
+        options = search_options(self.search_options)
+        async with AsyncClient(self.base_url, self.token.get_secret_value(), allow_http=self.allow_http) as client:
+            return self._documents(await client.search(query, top_k=self.top_k, **options), options)

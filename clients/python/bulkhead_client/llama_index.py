@@ -1,6 +1,7 @@
 """A LlamaIndex retriever (``pip install "bulkhead-client[llama-index]"``): each search context as a
-``NodeWithScore`` whose node's metadata holds its citation and screening verdict. With spotlighting asked for
-(``spotlight=True``) the node's text is the context's spotlighted block, and the metadata an uploader wrote
+``NodeWithScore`` whose node's metadata holds its citation and screening verdict. With spotlighting (asked for
+unless ``spotlight=False``; a context screening flagged is never a plain node) the node's text is the context's
+spotlighted block, and the metadata an uploader wrote
 (title, headings) is kept out of what LlamaIndex gives the model (it prepends metadata to a node's text):
 a model reads them only inside the block."""
 
@@ -12,15 +13,26 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from bulkhead_client import AsyncClient, Client
-from bulkhead_client._retrieval import SPOTLIGHT_PROMPT, WRITTEN_BY_UPLOADERS, content, metadata, spotlighted
+from bulkhead_client._retrieval import (
+    SPOTLIGHT_PROMPT,
+    WRITTEN_BY_UPLOADERS,
+    content,
+    contexts,
+    metadata,
+    search_options,
+    spotlighted,
+)
 
 
 class BulkheadRetriever(BaseRetriever):
-    """``BulkheadRetriever(base_url, token, top_k=5, **search_options)``."""
+    """``BulkheadRetriever(base_url, token, top_k=5, allow_http=False, **search_options)`` (spotlighting on
+    unless ``spotlight=False``)."""
 
-    def __init__(self, base_url: str, token: str, *, top_k: int = 5, **search_options: Any):
+    def __init__(self, base_url: str, token: str, *, top_k: int = 5, allow_http: bool = False, **options: Any):
         super().__init__()
-        self.base_url, self.token, self.top_k, self.search_options = base_url, token, top_k, search_options
+        self.base_url, self.top_k, self.allow_http = base_url, top_k, allow_http
+        self.search_options = search_options(options)
+        self.token = token
 
     def _nodes(self, answer: dict) -> list[NodeWithScore]:
         return [
@@ -28,15 +40,15 @@ class BulkheadRetriever(BaseRetriever):
                                         metadata=metadata(self.base_url, c, answer),
                                         excluded_llm_metadata_keys=_excluded(c),
                                         excluded_embed_metadata_keys=_excluded(c)), score=c.get("score"))
-            for i, c in enumerate(answer["contexts"])
+            for i, c in enumerate(contexts(answer, self.search_options))
         ]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with Client(self.base_url, self.token) as client:
+        with Client(self.base_url, self.token, allow_http=self.allow_http) as client:
             return self._nodes(client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        async with AsyncClient(self.base_url, self.token) as client:
+        async with AsyncClient(self.base_url, self.token, allow_http=self.allow_http) as client:
             return self._nodes(await client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
 
