@@ -155,22 +155,35 @@ class SourceOutputSerializer(serializers.Serializer):
     def get_access_level(self, source) -> str:
         return AccessLevel(source.access_level).name.lower()
 
+    # A list's page of sources is read whole first (context ``listed``: ``selectors.sources_listed``), so that each
+    # source costs no query of its own; one source alone (created, changed, fetched) is read here.
+
+    def _listed(self, source) -> selectors.SourcesListed | None:
+        listed = self.context.get("listed")
+        return listed if listed is not None and source.pk in listed.documents else None
+
     def get_groups(self, source) -> list[str]:
         from accounts.models import Group
 
+        listed = self._listed(source)
+        if listed is not None:
+            return sorted(listed.slugs[g] for g in source.access_groups if g in listed.slugs)
         return sorted(Group.objects.filter(id__in=source.access_groups).values_list("slug", flat=True))
 
     def get_access_map(self, source) -> list[dict]:
-        return access_map_names(source)
+        listed = self._listed(source)
+        return access_map_names(source, listed.slugs if listed is not None else None)
 
     def get_has_credentials(self, source) -> bool:
         return bool(source.credentials)
 
     def get_documents(self, source) -> int:
-        return selectors.source_document_count(source)
+        listed = self._listed(source)
+        return listed.documents[source.pk] if listed is not None else selectors.source_document_count(source)
 
     def get_last_sync(self, source) -> dict | None:
-        sync = selectors.last_sync(source)
+        listed = self._listed(source)
+        sync = listed.last.get(source.pk) if listed is not None else selectors.last_sync(source)
         return SyncOutputSerializer(sync, context=self.context).data if sync else None
 
 

@@ -111,8 +111,11 @@ def _access_map_from_names(tenant: Tenant, entries: Sequence[dict]) -> list[dict
     return stored
 
 
-def access_map_names(source: Source) -> list[dict]:
-    slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
+def access_map_names(source: Source, slugs: dict[int, str] | None = None) -> list[dict]:
+    """The source's access map with its groups named: by ``slugs`` (id -> slug; a list's, read once for a page of
+    sources) or the tenant's groups read here."""
+    if slugs is None:
+        slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
     return [{"path": e["path"], "access_level": AccessLevel(e["level"]).name.lower(),
              "groups": sorted(slugs.get(g, "?") for g in e.get("groups") or ())} for e in source.access_map]
 
