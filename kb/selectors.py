@@ -878,13 +878,11 @@ class SectionAsMember:
 class DocumentAsMember:
     member: MemberSummary
     document_visible: bool  # whether the document is in the member's own list at all
-    sections: list[SectionAsMember]
+    sections: list[SectionAsMember]  # those of the page asked for (all of them, unpaged), in document order
     chunks: int
     chunks_readable: int
-
-    @property
-    def sections_readable(self) -> int:
-        return sum(1 for s in self.sections if s.readable)
+    sections_total: int  # of the whole document
+    sections_readable: int  # of the whole document, those the member may read
 
 
 EXCERPT_CHARS = 240
@@ -928,8 +926,11 @@ def _excerpt(text: str, row: dict) -> str:
     return excerpt if len(excerpt) <= EXCERPT_CHARS else excerpt[: EXCERPT_CHARS - 1].rstrip() + "…"
 
 
-def document_as_member(*, admin: Membership, member: Membership, document: Document) -> DocumentAsMember:
-    """Every section of ``document``, in order, as ``member`` sees it -- for ``admin``.
+def document_as_member(*, admin: Membership, member: Membership, document: Document, offset: int = 0,
+                       limit: int | None = None) -> DocumentAsMember:
+    """Every section of ``document``, in order, as ``member`` sees it -- for ``admin``; or, with ``limit``, the
+    ``limit`` sections from ``offset`` on (their paths, excerpts and reasons made for those alone; the counts are
+    the whole document's).
 
     ``admin`` must be an admin (else :class:`PermissionRefused`) who can see the document; the
     document and ``member`` must be of the admin's tenant (else NotFound). A section the member
@@ -960,7 +961,8 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
 
     totals, readable_counts = _chunk_counts(document.pk, admin.tenant_id, reader)
     sections = []
-    for row in rows:
+    shown_rows = rows[offset: offset + limit] if limit is not None else rows[offset:]
+    for row in shown_rows:
         level, groups = row["access_level"], row["access_groups"]
         readable = can_read(reader, level=level, group_ids=groups)
         shown = can_read(seen, level=level, group_ids=groups)
@@ -976,7 +978,8 @@ def document_as_member(*, admin: Membership, member: Membership, document: Docum
     visible = Document.objects.filter(pk=document.pk).filter(document_visible_q(reader)).exists()
     return DocumentAsMember(
         member=_summary(member, slugs), document_visible=visible, sections=sections,
-        chunks=sum(totals.values()), chunks_readable=sum(readable_counts.values()),
+        chunks=sum(totals.values()), chunks_readable=sum(readable_counts.values()), sections_total=len(rows),
+        sections_readable=sum(1 for r in rows if can_read(reader, level=r["access_level"], group_ids=r["access_groups"])),
     )
 
 

@@ -113,3 +113,60 @@ def test_the_lists_show_each_source_as_it_is_shown_alone():
         last = selectors.last_sync(source)
         expected = f'status-{selectors.sync_state(last)["status"]}' if last else "never"
         assert expected in row, (source.name, row)
+
+
+# ----------------------------------------------------------------------------- a document as a member, a page at a time
+
+
+def _long_document(slug: str, count: int):
+    """A tenant whose document holds ``count`` sections below its root, every third restricted; an admin of the top
+    clearance and an internal viewer."""
+    from accounts.policy import AccessLevel
+    from tests.api_helpers import make_document
+
+    tenant = tenant_create(slug=slug, name=slug)
+    admin = membership_create(tenant=tenant, email=f"admin@{slug}.example", role="admin", clearance="restricted")
+    viewer = membership_create(tenant=tenant, email=f"viewer@{slug}.example", role="viewer", clearance="internal")
+    sections = [("root", None, "", AccessLevel.INTERNAL, [], "Opening.")] + [
+        (f"s{n}", "root", f"Part {n}", AccessLevel.RESTRICTED if n % 3 == 2 else AccessLevel.INTERNAL, [], f"Body {n}.")
+        for n in range(count - 1)]
+    return admin, viewer, make_document(tenant, title="Long", sections=sections)
+
+
+@pytest.mark.django_db
+def test_a_document_as_a_member_is_shown_a_page_of_sections_at_a_time(monkeypatch):
+    """``GET /api/v1/documents/{id}/as/{member}/`` and the console's page made and sent every section of the document
+    -- up to 100,000 -- in one answer. Now the API answers at most ``SECTIONS_PAGE_MAX`` sections (past that a 400
+    saying how to page; ``?offset=&limit=``, ``X-Sections-Total``) and the console ``AS_MEMBER_PAGE`` a page; the
+    counts are still the whole document's."""
+    from console.views import effective_access
+    from kb import apis
+
+    monkeypatch.setattr(apis, "SECTIONS_PAGE_MAX", 5)
+    monkeypatch.setattr(effective_access, "AS_MEMBER_PAGE", 5)
+    admin, viewer, document = _long_document("c21f-as", 12)
+    api = token_client(admin)
+    url = f"/api/v1/documents/{document.pk}/as/{viewer.pk}/"
+
+    whole = api.get(url)
+    assert whole.status_code == 400 and whole.json()["error"]["code"] == "too_many_sections", whole.content
+    assert "has 12 sections" in whole.json()["error"]["message"]
+    pages = [api.get(url, {"offset": offset, "limit": 5}) for offset in (0, 5, 10)]
+    assert [p.status_code for p in pages] == [200] * 3 and {p["X-Sections-Total"] for p in pages} == {"12"}
+    assert [len(p.json()["sections"]) for p in pages] == [5, 5, 2]
+    listed = [s for p in pages for s in p.json()["sections"]]
+    assert [s["id"] for s in listed] == [str(document.section_ids[k]) for k in ["root"] + [f"s{n}" for n in range(11)]]
+    assert [s["readable"] for s in listed] == [True] + [n % 3 != 2 for n in range(11)]
+    for page in pages:  # the whole document's counts on every page
+        answer = page.json()
+        assert (answer["sections_readable"], answer["chunks"], answer["chunks_readable"]) == (9, 12, 9), answer
+    assert api.get(url, {"limit": 10_001}).status_code == 400  # past the maximum a page
+
+    # The console: a page of sections, each on exactly one page, the counts the whole document's.
+    console = console_client(admin)
+    shown = []
+    for number in (1, 2, 3):
+        html = console.get(f"/documents/{document.pk}/as/", {"member": viewer.pk, "page": number}).content.decode()
+        assert "Reads 9 of 12 sections" in html and f"page {number} of 3" in html, html
+        shown += [int(order) for order in re.findall(r'data-order="(\d+)"', html)]
+    assert shown == list(range(12))
