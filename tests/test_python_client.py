@@ -116,3 +116,21 @@ def test_retrievers(live_server, world):  # noqa: F811
                         r"#section-panel", meta["url"])
     assert meta["document_title"] in ("Acme policy", "Acme handbook") and "screening" in meta
     assert nodes[0].score is not None and nodes[0].node.metadata["url"].startswith(live_server.url)
+
+
+def test_client_reads_a_document_as_a_member_a_page_at_a_time(live_server, world):  # noqa: F811
+    # The API pages a document as one member sees it (twenty-first session: past 10,000 sections it refuses the whole);
+    # the client passes offset and limit as it does for the sections' list.
+    admin, key = world["members"]["security"]
+    viewer, _ = world["members"]["public"]
+    with Client(live_server.url, key) as kb:
+        document_id = kb.documents_page(limit=1)["results"][0]["id"]
+        whole = kb.document_as_member(document_id, viewer.pk)
+        pages = [kb.document_as_member(document_id, viewer.pk, offset=offset, limit=1)
+                 for offset in range(len(whole["sections"]))]
+        with pytest.raises(ClientValidationError) as invalid:
+            kb.document_as_member(document_id, viewer.pk, limit=0)
+    assert len(whole["sections"]) > 1
+    assert [s for page in pages for s in page["sections"]] == whole["sections"]
+    assert all(len(page["sections"]) == 1 for page in pages)
+    assert invalid.value.status == 400

@@ -170,8 +170,13 @@ class _Operations:
         body = _clean({"access_level": access_level, "groups": groups, "inherit": inherit})
         return self._send(_Request("PATCH", f"/api/v1/sections/{_segment(section_id)}/", json=body))
 
-    def document_as_member(self, document_id: str, membership_id: int) -> dict:
-        return self._send(_Request("GET", f"/api/v1/documents/{_segment(document_id)}/as/{_segment(membership_id)}/"))
+    def document_as_member(self, document_id: str, membership_id: int, *, offset: int | None = None,
+                           limit: int | None = None) -> dict:
+        """What a member sees of a document (admins): every section, or past 10,000 sections (the server then refuses
+        the whole: ``ValidationError`` code ``too_many_sections``) a page of ``limit`` from ``offset``."""
+        params = _clean({"offset": offset, "limit": limit})
+        return self._send(_Request("GET", f"/api/v1/documents/{_segment(document_id)}/as/{_segment(membership_id)}/",
+                                   params=params or None))
 
     def section_readers(self, section_id: str) -> dict:
         return self._send(_Request("GET", f"/api/v1/sections/{_segment(section_id)}/readers/"))
