@@ -8,6 +8,9 @@ The Django admin takes the owner path (``bulkhead.middleware.AdminOwnerPathMiddl
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from types import SimpleNamespace
+
 from django.conf import settings
 from django.db import DatabaseError, connection
 
@@ -41,3 +44,31 @@ class ApplicationRoleMiddleware:
         finally:
             if switched and connection.connection is not None:
                 _execute("RESET ROLE")
+
+
+@contextmanager
+def as_application_role(switch: bool = True):
+    """The test's own connection as the application's role for the block (``switch`` False: as it is, the owner) --
+    how a migration's data step is tried under row-level security as well as as the owner."""
+    if switch:
+        with connection.cursor() as cursor:
+            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
+            cursor.execute("SELECT current_user")
+            assert cursor.fetchone()[0] == settings.BULKHEAD_APP_DB_ROLE  # the block really runs as the role
+    try:
+        yield
+    finally:
+        if switch:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET ROLE")
+
+
+def run_data_step(step, *, as_role: bool, times: int = 2) -> None:
+    """A migration's ``RunPython`` function run ``times`` (as a rerun would) with the app registry and a stand-in for
+    the schema editor (what the steps read of it: its connection), as the application's role when ``as_role``."""
+    from django.apps import apps
+
+    editor = SimpleNamespace(connection=connection)
+    with as_application_role(as_role):
+        for _ in range(times):
+            step(apps, editor)

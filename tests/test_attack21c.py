@@ -19,6 +19,7 @@ from audit.models import AuditEvent
 from kb.models import Document, IngestionJob
 from kb.services import Upload, document_store_for_source
 from pipeline.services import jobs_run
+from tests.application_role import run_data_step
 
 pytest_plugins = ["tests.api_fixtures"]
 
@@ -90,9 +91,6 @@ def test_the_migration_gives_documents_stored_before_their_registered_type(world
     are read by (its source as the file name), tenant by tenant, the same when run again; a registered one stays."""
     import importlib
 
-    from django.apps import apps
-    from django.db import connection
-
     from tests import factories
 
     rows = {}
@@ -105,22 +103,7 @@ def test_the_migration_gives_documents_stored_before_their_registered_type(world
             Document.objects.filter(pk=document.pk).update(content_type=stray, source=source)
             rows[document.pk] = read
     migrate = importlib.import_module("kb.migrations.0017_content_type_as_registered").content_types_registered
-
-    class Editor:  # what the migration reads of its schema editor
-        pass
-
-    editor = Editor()
-    editor.connection = connection
-    if as_role:
-        with connection.cursor() as cursor:
-            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
-    try:
-        migrate(apps, editor)
-        migrate(apps, editor)
-    finally:
-        if as_role:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET ROLE")
+    run_data_step(migrate, as_role=as_role)  # twice: a rerun changes nothing
     assert dict(Document.objects.filter(pk__in=list(rows)).values_list("pk", "content_type")) == rows
 
 

@@ -30,6 +30,7 @@ from kb.models import Document, IngestionJob, Section, SectionGone
 from kb.services import Upload, document_create, document_replace, section_set_access
 from pipeline.services import jobs_run
 from tests.api_helpers import token_client
+from tests.application_role import as_application_role
 from tests.ingestion.hidden_payloads import pdf_with_outline, text_op
 
 PAST = datetime(2026, 1, 1, tzinfo=UTC)
@@ -183,15 +184,8 @@ def test_the_migration_cuts_the_stored_paths_of_long_headings_moving_no_time(wor
     for each in (document, elsewhere):  # as ingestion stored them before
         Section.objects.filter(document=each, title__startswith="Alpha").update(heading_path=[LONG])
         Section.objects.filter(document=each, title="Bravo").update(heading_path=[LONG, "Bravo"])
-    if as_role:
-        with connection.cursor() as cursor:
-            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
-    try:
-        _migrate(("kb", "0012_heading_paths_as_titles_are_stored"))
-    finally:
-        if as_role:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET ROLE")
+    with as_application_role(as_role):
+            _migrate(("kb", "0012_heading_paths_as_titles_are_stored"))
     _migrate(_latest("kb"))  # the later migrations, as the owner, for the code below
     for each in (document, elsewhere):
         assert _paths(each) == [[], [LONG[:1000]], [LONG[:1000], "Bravo"]]

@@ -33,6 +33,7 @@ from accounts.scim import scim_token_create
 from accounts.services import api_token_create, membership_create, tenant_create
 from accounts.tenancy import acting_tenant
 from audit.models import AuditEvent
+from tests.application_role import as_application_role
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "correct horse battery staple"
@@ -304,15 +305,8 @@ def test_the_migration_revokes_tokens_not_shown_minted_on_the_server(as_role, se
     assert _key_works(by_rogue_key) and _scim_key_works(scim_by_rogue_key) and _key_works(unrecorded_key)
     records_before = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
 
-    if as_role:
-        with connection.cursor() as cursor:
-            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
-    try:
-        _migrate(AFTER)
-    finally:
-        if as_role:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET ROLE")
+    with as_application_role(as_role):
+            _migrate(AFTER)
 
     assert {t.pk for t in ApiToken.objects.filter(revoked_at__isnull=False)} == {by_rogue.pk, unrecorded.pk, already.pk}
     assert {t.pk for t in ScimToken.objects.filter(revoked_at__isnull=False)} == {scim_by_rogue.pk}

@@ -13,7 +13,6 @@ import importlib
 import uuid
 
 import pytest
-from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test import override_settings
@@ -32,6 +31,7 @@ from kb.services import (
     section_set_access,
 )
 from pipeline.services import jobs_run
+from tests.application_role import run_data_step
 
 pytestmark = pytest.mark.django_db
 
@@ -138,22 +138,7 @@ def test_the_migration_fills_each_jobs_cause_from_its_marks(as_role, settings):
     expected = {**_every_creator("cause-fill-one"), **_every_creator("cause-fill-two")}
     IngestionJob.objects.filter(pk__in=list(expected)).update(cause=Cause.UPLOAD)
     fill = importlib.import_module("kb.migrations.0013_job_cause").fill_causes
-
-    class Editor:  # what the migration reads of its schema editor
-        pass
-
-    editor = Editor()
-    editor.connection = connection
-    if as_role:
-        with connection.cursor() as cursor:
-            cursor.execute(f'SET ROLE "{settings.BULKHEAD_APP_DB_ROLE}"')
-    try:
-        fill(apps, editor)
-        fill(apps, editor)
-    finally:
-        if as_role:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET ROLE")
+    run_data_step(fill, as_role=as_role)  # twice: a rerun changes nothing
     assert _causes(expected) == expected  # read as the owner: the role reads no tenant's rows outside the wall
 
 
