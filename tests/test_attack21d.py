@@ -11,12 +11,10 @@
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
 from django.db import connection, transaction
-from django.test import Client
 
 from accounts import scim
 from accounts.models import Group, Membership
@@ -25,8 +23,8 @@ from accounts.scim import scim_token_create
 from accounts.services import membership_create, tenant_create
 from accounts.tenancy import tenant_activate
 from tests.bounds import START_WAIT
+from tests.test_attack_scim import _scim
 
-CT = "application/scim+json"
 PATCH = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 GROUP = "urn:ietf:params:scim:schemas:core:2.0:Group"
@@ -38,15 +36,21 @@ WAITING_FOR_THIS_SESSION = ("SELECT count(*) FROM (SELECT pg_stat_clear_snapshot
                             "WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))")
 
 
-def _scim(key: str):
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
-
-    def call(method: str, path: str, body=None):
-        response = getattr(client, method)(f"/scim/v2/{path}", data=json.dumps(body) if body is not None else None,
-                                           content_type=CT)
-        return response.status_code, (json.loads(response.content) if response.content else None)
-
-    return call
+def _three_and_a_group(tenant):
+    """A SCIM caller for ``tenant``, Ann, Bob and Carol provisioned through it (their SCIM ids), and the group "Deal
+    Team" of Ann and Bob (its id)."""
+    _, key = scim_token_create(tenant=tenant, name="entra")
+    call = _scim(key)
+    ids = {}
+    for name in ("ann", "bob", "carol"):
+        status, body = call("post", "Users", {"schemas": [USER], "userName": f"{name}@race.example", "active": True,
+                                              "emails": [{"value": f"{name}@race.example", "primary": True}]})
+        assert status == 201, body
+        ids[name] = body["id"]
+    status, body = call("post", "Groups", {"schemas": [GROUP], "displayName": "Deal Team",
+                                           "members": [{"value": ids["ann"]}, {"value": ids["bob"]}]})
+    assert status == 201, body
+    return call, ids, int(body["id"])
 
 
 def _hold_until_waited_for(tenant_id: int, change, held: threading.Event, failures: list) -> None:
@@ -114,18 +118,7 @@ def test_a_patch_in_flight_never_puts_back_a_member_removed_meanwhile():
     read the members with Bob and wrote them back with Carol once the first committed -- Bob in the group again."""
     tenant = tenant_create(slug="group-race", name="Race")
     membership_create(tenant=tenant, email="admin@race.example", role="admin", clearance="restricted")
-    _, key = scim_token_create(tenant=tenant, name="entra")
-    call = _scim(key)
-    ids = {}
-    for name in ("ann", "bob", "carol"):
-        status, body = call("post", "Users", {"schemas": [USER], "userName": f"{name}@race.example", "active": True,
-                                              "emails": [{"value": f"{name}@race.example", "primary": True}]})
-        assert status == 201, body
-        ids[name] = body["id"]
-    status, body = call("post", "Groups", {"schemas": [GROUP], "displayName": "Deal Team",
-                                           "members": [{"value": ids["ann"]}, {"value": ids["bob"]}]})
-    assert status == 201, body
-    group_id = int(body["id"])
+    call, ids, group_id = _three_and_a_group(tenant)
 
     def remove_bob():
         scim.group_patch(group=Group.objects.get(pk=group_id), base=BASE, patch={
@@ -163,18 +156,8 @@ def test_a_console_removal_is_never_written_over_by_a_group_patch_in_flight():
 
     tenant = tenant_create(slug="console-race", name="Race")
     admin = membership_create(tenant=tenant, email="admin@race.example", role="admin", clearance="restricted")
-    _, key = scim_token_create(tenant=tenant, name="entra")
-    call = _scim(key)
-    ids = {}
-    for name in ("ann", "bob", "carol"):
-        status, body = call("post", "Users", {"schemas": [USER], "userName": f"{name}@race.example", "active": True,
-                                              "emails": [{"value": f"{name}@race.example", "primary": True}]})
-        assert status == 201, body
-        ids[name] = int(body["id"])
-    status, body = call("post", "Groups", {"schemas": [GROUP], "displayName": "Deal Team",
-                                           "members": [{"value": str(ids["ann"])}, {"value": str(ids["bob"])}]})
-    assert status == 201, body
-    group_id = int(body["id"])
+    call, scim_ids, group_id = _three_and_a_group(tenant)
+    ids = {name: int(pk) for name, pk in scim_ids.items()}
     slug = Group.objects.get(pk=group_id).slug
 
     finished, failures = threading.Event(), []
