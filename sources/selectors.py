@@ -102,8 +102,7 @@ def sync_state(sync: SourceSync) -> dict:
     """The sync as the API and the console show it: its own status until the listing and items are
     done, then ``running`` (stage ``ingesting``) while the pipeline works on its documents; a document
     whose ingestion failed counts as failed (its error is on the document, for those who may read it)."""
-    jobs = IngestionJob.objects.filter(**{f"stats__{JOB_STATS_KEY}": str(sync.pk)}).aggregate(**_JOB_COUNTS)
-    return _state_of(sync, jobs)
+    return sync_states([sync])[sync.pk]
 
 
 def sync_states(syncs: Iterable[SourceSync]) -> dict[uuid.UUID, dict]:
@@ -146,7 +145,7 @@ def last_syncs(sources: Iterable[Source]) -> dict[int, SourceSync]:
 
 
 def source_document_count(source: Source) -> int:
-    return SourceItem.objects.filter(source=source, document__isnull=False).count()
+    return source_document_counts([source])[source.pk]
 
 
 def source_document_counts(sources: Iterable[Source]) -> dict[int, int]:

@@ -512,7 +512,8 @@ def _edges_unglued(raw: str) -> str | None:
     def key_word(match: re.Match[str]) -> str:
         nonlocal changed
         word = match.group(1) or match.group(2)
-        if normalize(word) not in KEY_WORDS and _key_word_of(normalize(word)) is None:
+        read = normalize(word)
+        if read not in KEY_WORDS and _key_word_of(read) is None:
             return match.group(0)
         changed += 1
         return f" {word} "
