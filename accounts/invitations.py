@@ -258,10 +258,11 @@ def invitation_accept(*, key: str, password: str, address: str = "") -> Membersh
 
 def active_memberships_of(user: User) -> list[Membership]:
     """The user's active memberships they agreed to (``Membership.consented``): the tenants their password
-    opens, so the ones a reset is recorded in (and mailed for)."""
+    opens, so the ones a reset is recorded in (and mailed for), in id order: the order their tokens are revoked and
+    recorded in, the same on every run (unordered, PostgreSQL's order followed the rows' last update)."""
     acting_user_activate(user.pk)
     try:
-        return list(Membership.objects.select_related("user").filter(user=user, is_active=True, consented=True))
+        return list(Membership.objects.select_related("user").filter(user=user, is_active=True, consented=True).order_by("pk"))
     finally:
         acting_user_activate(None)
 
