@@ -147,6 +147,13 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   bullets with defaults, a traversal example, the scope manager's properties and methods as bold-led bullets with
   nested arguments, the scope, global-scope and variable objects' properties, ESLint's sponsors as HTML), both
   whole.
+* twenty-fifth round: the same rule continued after eslint-scope, the next two (``NPM``): espree (a JavaScript
+  parser's README: ``parse()`` and ``tokenize()`` with their output in HTML ``<details>``, four exported values, the
+  options in one commented code block, Esprima compatibility, differences from 2.x, known incompatibilities, a
+  question-style FAQ, ESLint's sponsors as HTML; whole) and file-entry-cache (a file-metadata cache's README: badges,
+  features, a table of contents, getting-started examples, breaking changes from v10 to v11 with migration code,
+  changes from v9 to v10, two option lists with defaults, the API as one-line bullets, the file descriptor, path
+  handling and portability examples; cut inside its path-security section).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -373,6 +380,11 @@ NPM = {
     # eslint-scope 9.1.2 (11,171, BSD-2-Clause).
     "npm-ajv": ("npm/ajv/README.md", "README.md", 20000),
     "npm-eslint-scope": ("npm/eslint-scope/README.md", "README.md", 20000),
+    # Twenty-fifth round: the same rule continued after eslint-scope, the next two: after eslint-visitor-keys
+    # (5,998 bytes) espree 11.2.0 (13,282, BSD-2-Clause), then after esquery (2,182), esutils (6,828) and
+    # fast-deep-equal (3,323) file-entry-cache 11.1.5 (28,117, MIT; cut).
+    "npm-espree": ("npm/espree/README.md", "README.md", 20000),
+    "npm-file-entry-cache": ("npm/file-entry-cache/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
