@@ -160,6 +160,10 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
 * twenty-fourth round: a woollen and worsted cloth maker's annual report written by hand (``written/``: a wool scour,
   a combing works, spinning mills, a dyehouse, weaving mills for suiting, tweed and seat cloth, a finishing works;
   nine one-line paragraphs, six bare-row tables, short headings, one blank line between blocks).
+* twenty-fifth round: a canal company's annual report written by hand (``written/``: a canal and river navigation
+  fed by five reservoirs and boreholes, water sold to a water company, industry and farmers, marinas, hire boats,
+  barge freight, a lock-gate yard, a hydro station in a weir; nine one-line paragraphs, six bare-row tables, headings
+  in Title Case, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -391,7 +395,7 @@ NPM = {
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
-# glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth.
+# glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -420,6 +424,7 @@ WRITTEN = [
     "report-glassworks",  # twenty-second round
     "report-seeds",  # twenty-third round
     "report-textiles",  # twenty-fourth round
+    "report-canal",  # twenty-fifth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
