@@ -68,8 +68,9 @@ class _Request:
 
 @dataclass
 class RetryPolicy:
-    """How many times a 429/503 (or, for idempotent calls, a lost connection) is tried again, and the
-    longest wait between tries (a ``Retry-After`` above it is waited for ``max_wait`` seconds)."""
+    """How many times a request is tried again (a 429; a 503 or a lost connection where it may be sent twice:
+    :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
+    ``max_wait`` seconds). Each bound finite and not negative, else :class:`ValueError`."""
 
     max_retries: int = 3
     backoff: float = 0.5
@@ -387,24 +388,26 @@ def _read(response: httpx.Response, limit: int) -> httpx.Response:
     (at once from a ``Content-Length`` above it), the connection closed without reading the rest."""
     if _too_long(response, limit):
         raise AnswerTooLarge(response.status_code, limit)
-    body = bytearray()
+    chunks, size = [], 0
     for chunk in response.iter_raw():
-        body += chunk
-        if len(body) > limit:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
             raise AnswerTooLarge(response.status_code, limit)
-    return _whole(response, bytes(body))
+    return _whole(response, b"".join(chunks))
 
 
 async def _aread(response: httpx.Response, limit: int) -> httpx.Response:
     """:func:`_read`, for the async client."""
     if _too_long(response, limit):
         raise AnswerTooLarge(response.status_code, limit)
-    body = bytearray()
+    chunks, size = [], 0
     async for chunk in response.aiter_raw():
-        body += chunk
-        if len(body) > limit:
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
             raise AnswerTooLarge(response.status_code, limit)
-    return _whole(response, bytes(body))
+    return _whole(response, b"".join(chunks))
 
 
 class _Walk:
