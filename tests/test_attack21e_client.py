@@ -40,6 +40,10 @@ SECRET = "bkh_abcd1234_" + "S3cr3tS3cr3tS3cr3t"
 
 @pytest.fixture
 def client(monkeypatch):
+    return checkout_client(monkeypatch)
+
+
+def checkout_client(monkeypatch):
     """This checkout's client package, whatever copy the environment installed."""
     monkeypatch.syspath_prepend(CLIENT)
     for name in [n for n in sys.modules if n == "bulkhead_client" or n.startswith("bulkhead_client.")]:

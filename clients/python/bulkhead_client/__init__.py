@@ -1,4 +1,5 @@
-"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429/503.
+"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429/503,
+bounded (answer size, pages).
 
     from bulkhead_client import Client
     with Client("http://127.0.0.1:8000", token="bkh_...") as kb:
@@ -11,10 +12,12 @@ come with the ``langchain`` and ``llama-index`` extras.
 
 from bulkhead_client._client import AsyncClient, Client, RetryPolicy
 from bulkhead_client.errors import (
+    AnswerTooLarge,
     AuthenticationError,
     BulkheadError,
     MalformedAnswer,
     NotFound,
+    PaginationError,
     PermissionDenied,
     RateLimited,
     Unavailable,
@@ -23,8 +26,8 @@ from bulkhead_client.errors import (
 from bulkhead_client.types import Document, Job, Page, SearchContext, SearchHit, SearchResponse
 
 __all__ = [
-    "AsyncClient", "AuthenticationError", "BulkheadError", "Client", "Document", "Job", "MalformedAnswer", "NotFound", "Page",
-    "PermissionDenied", "RateLimited", "RetryPolicy", "SearchContext", "SearchHit", "SearchResponse", "Unavailable",
+    "AnswerTooLarge", "AsyncClient", "AuthenticationError", "BulkheadError", "Client", "Document", "Job", "MalformedAnswer",
+    "NotFound", "Page", "PaginationError", "PermissionDenied", "RateLimited", "RetryPolicy", "SearchContext", "SearchHit", "SearchResponse", "Unavailable",
     "ValidationError", "citation_url",
 ]
 

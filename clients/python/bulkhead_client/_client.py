@@ -1,34 +1,50 @@
 """The REST API's client: one method per operation, sync (:class:`Client`) and async (:class:`AsyncClient`).
 
 Both share :class:`_Operations`: each method describes its request and hands it to ``_send``, which
-the sync client runs at once and the async client returns as a coroutine. Retries: a 429 or 503 is
-tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
-``max_retries`` times; a connection error is tried again the same way for idempotent methods only.
-Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
+the sync client runs at once and the async client returns as a coroutine. Retries (:func:`_retry_wait`): a 429
+is tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
+``max_retries`` times -- the server refuses it before any work; a 503 or a lost connection is tried again the same
+way only for a request that may be sent twice: an idempotent method (RFC 9110: GET, HEAD, PUT, DELETE, OPTIONS)
+or an operation the API documents as safe to repeat (``_Request.repeatable``) -- never an upload, a creation or
+a PATCH. Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
 error shape: ``code``, ``message``, ``details`` and the HTTP ``status``; a redirect is never followed (the token
-would go with it) and raises too (code ``redirect``).
+would go with it) and raises too (code ``redirect``). An answer's body is read as a stream and at most
+``max_response_bytes`` of it (:class:`AnswerTooLarge`); an ``iter_*`` walk reads at most ``max_pages`` pages and
+never the same page twice (:class:`PaginationError`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
+import json
 import math
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
-from bulkhead_client.errors import BulkheadError, error_for, json_of
+from bulkhead_client.errors import (
+    AnswerTooLarge,
+    BulkheadError,
+    MalformedAnswer,
+    PaginationError,
+    error_for,
+    json_of,
+)
 from bulkhead_client.types import Document, Job, Page, SearchResponse
 
 DEFAULT_TIMEOUT = 60.0
-IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # an answer's body, read at most (the largest is an audit export)
+DEFAULT_MAX_PAGES = 10_000  # pages of one iter_* walk (a million items at page_size=100)
+IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}  # RFC 9110, 9.2.2
 FINISHED = ("succeeded", "failed")
 
 
@@ -41,28 +57,66 @@ class _Request:
     files: dict | None = None
     data: dict | None = None
     raw: bool = False  # return the body's bytes, not its JSON
+    # A POST the API documents as safe to send twice (a search or a preview stores nothing; revoking a token again
+    # changes nothing): tried again after a 503 or a lost connection as an idempotent method is.
+    repeatable: bool = False
+
+    @property
+    def resendable(self) -> bool:
+        return self.method in IDEMPOTENT or self.repeatable
 
 
 @dataclass
 class RetryPolicy:
-    """How many times a 429/503 (or, for idempotent calls, a lost connection) is tried again, and the
-    longest wait between tries (a ``Retry-After`` above it is waited for ``max_wait`` seconds)."""
+    """How many times a request is tried again (a 429; a 503 or a lost connection where it may be sent twice:
+    :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
+    ``max_wait`` seconds). Each bound finite and not negative, else :class:`ValueError`."""
 
     max_retries: int = 3
     backoff: float = 0.5
     max_wait: float = 30.0
     sleep: Callable[[float], Any] | None = field(default=None, repr=False)  # tests and benchmarks count the waits
 
+    def __post_init__(self) -> None:
+        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
+            raise ValueError("max_retries must be a whole number, 0 or more")
+        for name in ("backoff", "max_wait"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+                raise ValueError(f"{name} must be a finite number of seconds, 0 or more")
+
     def wait_for(self, attempt: int, response: httpx.Response | None) -> float:
-        header = response.headers.get("Retry-After") if response is not None else None
-        if header:
-            try:
-                seconds = float(header)
-            except ValueError:
-                seconds = math.nan
-            if math.isfinite(seconds):  # "nan" or "inf" from a server: the back-off, never a crash or a wait forever
-                return min(max(seconds, 0.0), self.max_wait)
+        seconds = _retry_after(response.headers.get("Retry-After")) if response is not None else None
+        if seconds is not None:
+            return min(seconds, self.max_wait)
         return min(self.backoff * 2**attempt, self.max_wait)
+
+
+def _retry_after(header: str | None) -> float | None:
+    """A ``Retry-After`` in seconds (a number of seconds, or an HTTP date: RFC 9110, 10.2.3), never below 0;
+    None when it is neither -- ``nan`` or ``inf`` from a server is the back-off, never a crash or a wait forever."""
+    if not header:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(header).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def _retry_wait(retry: RetryPolicy, request: _Request, response: httpx.Response, attempt: int) -> float | None:
+    """How long to wait before sending ``request`` again after ``response``; None: not again. A 429 is the
+    server's refusal before any work (the per-token throttle and the busy slots answer before a view runs), so
+    it is tried again whatever the method; a 503 may come after the work was done (a database lost mid-request,
+    a proxy whose upstream timed out), so only a request that may be sent twice is."""
+    if attempt >= retry.max_retries:
+        return None
+    if response.status_code == 429 or (response.status_code == 503 and request.resendable):
+        return retry.wait_for(attempt, response)
+    return None
 
 
 def _segment(value: str | int) -> str:
@@ -118,7 +172,7 @@ class _Operations:
                        "neighbors": neighbors, "max_contexts": max_contexts, "context_token_budget": budget,
                        "filters": dict(filters) if filters is not None else None, "index_version": index_version,
                        "budget_fill": budget_fill})
-        return self._send(_Request("POST", "/api/v1/search/", json={**body, **options}))
+        return self._send(_Request("POST", "/api/v1/search/", json={**body, **options}, repeatable=True))
 
     # -- documents
     def documents_page(self, *, limit: int = 50, offset: int = 0, status: str | None = None, tag: str | None = None,
@@ -145,7 +199,7 @@ class _Operations:
         """What ingestion would make of an upload (sections, policies, chunk counts); stores nothing."""
         parts = _upload(content, title=title or "preview", content_type=content_type, source=None, tags=None,
                         access_level=access_level, groups=groups)
-        return self._send(_Request("POST", "/api/v1/documents/preview/", **parts))
+        return self._send(_Request("POST", "/api/v1/documents/preview/", **parts, repeatable=True))
 
     def replace_document(self, document_id: str, content: str | bytes | Path, *, title: str | None = None,
                          content_type: str | None = None, source: str | None = None,
@@ -219,7 +273,7 @@ class _Operations:
         return self._send(_Request("POST", "/api/v1/tokens/", json=body))
 
     def revoke_token(self, token_id: int) -> dict:
-        return self._send(_Request("POST", f"/api/v1/tokens/{_segment(token_id)}/revoke/"))
+        return self._send(_Request("POST", f"/api/v1/tokens/{_segment(token_id)}/revoke/", repeatable=True))
 
     # -- index versions (admins)
     def index_versions_page(self, *, limit: int = 50, offset: int = 0) -> Page[dict]:
@@ -267,7 +321,9 @@ def _headers(token: str) -> dict:
     if not isinstance(token, str) or not TOKEN68.fullmatch(token):
         raise ValueError("the token is not one: a Bulkhead token is letters, digits, '-' and '_' only "
                          "(no space or line break around it)")
-    return {"Authorization": f"Token {token}", "Accept": "application/json",
+    # identity: the body is read as it comes, at most max_response_bytes of it -- never a compressed answer that
+    # a few kilobytes of which decompress into gigabytes
+    return {"Authorization": f"Token {token}", "Accept": "application/json", "Accept-Encoding": "identity",
             "User-Agent": "bulkhead-client/0.1"}
 
 
@@ -293,6 +349,113 @@ def _loopback(host: str) -> bool:
         return host.lower().rstrip(".") in LOOPBACK_NAMES
 
 
+def _positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number, 1 or more")
+    return value
+
+
+def _arguments(request: _Request) -> dict:
+    return {"method": request.method, "url": request.path, "params": request.params, "json": request.json,
+            "files": request.files, "data": request.data}
+
+
+def _coded(response: httpx.Response) -> bool:
+    return response.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
+
+
+def _too_long(response: httpx.Response, limit: int) -> bool:
+    """Whether the answer says, before its body, that it is longer than ``limit``."""
+    declared = response.headers.get("Content-Length", "").strip()
+    return declared.isdigit() and int(declared) > limit
+
+
+def _whole(response: httpx.Response, body: bytes) -> httpx.Response:
+    """The streamed ``response`` with its body read. A body in a content coding (the client asks for none) is not
+    decoded: for a 2xx it is :class:`MalformedAnswer`, for another status the status's error without a body."""
+    if _coded(response):
+        if 200 <= response.status_code < 300:
+            raise MalformedAnswer(response.status_code, "the answer is compressed, and the client asked for it "
+                                                        "as it is (Accept-Encoding: identity)")
+        body = b""
+    headers = [(k, v) for k, v in response.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    return httpx.Response(response.status_code, headers=headers, content=body, request=response.request)
+
+
+def _read(response: httpx.Response, limit: int) -> httpx.Response:
+    """The answer's body, read chunk by chunk and at most ``limit`` bytes of it: :class:`AnswerTooLarge` past it
+    (at once from a ``Content-Length`` above it), the connection closed without reading the rest."""
+    if _too_long(response, limit):
+        raise AnswerTooLarge(response.status_code, limit)
+    chunks, size = [], 0
+    for chunk in response.iter_raw():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise AnswerTooLarge(response.status_code, limit)
+    return _whole(response, b"".join(chunks))
+
+
+async def _aread(response: httpx.Response, limit: int) -> httpx.Response:
+    """:func:`_read`, for the async client."""
+    if _too_long(response, limit):
+        raise AnswerTooLarge(response.status_code, limit)
+    chunks, size = [], 0
+    async for chunk in response.aiter_raw():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise AnswerTooLarge(response.status_code, limit)
+    return _whole(response, b"".join(chunks))
+
+
+class _Walk:
+    """The bounds of one ``iter_*`` walk: each page is the API's (``results`` a list, ``next`` a string or null),
+    at most ``max_pages`` of them, and none the same as one before (a server that ignores the offset would be
+    walked for ever). The walk asks by ``offset`` and never follows the answer's ``next`` link (whatever host it
+    names, nothing is sent there): only whether it is null."""
+
+    def __init__(self, max_pages: int):
+        self.max_pages, self.pages, self.offset, self.seen = max_pages, 0, 0, set()
+
+    def results(self, page: Any) -> list:
+        if not (isinstance(page, dict) and isinstance(page.get("results"), list)
+                and (page.get("next") is None or isinstance(page["next"], str))):
+            raise MalformedAnswer(200, f"the page at offset {self.offset} is not a page of the API's "
+                                       "(results a list, next a link or null)")
+        results = page["results"]
+        if results:
+            digest = hashlib.sha256(json.dumps(results, sort_keys=True, default=str).encode()).digest()
+            if digest in self.seen:
+                raise PaginationError(200, "page_repeated",
+                                      f"the page at offset {self.offset} is one the server gave before: it does not "
+                                      "page by offset, and the walk would not end", {"offset": self.offset})
+            self.seen.add(digest)
+        self.pages += 1
+        return results
+
+    def more(self, page: dict, results: list) -> bool:
+        """Whether to ask for the next page (``offset`` moved past ``results``); :class:`PaginationError` past
+        ``max_pages``."""
+        if not page["next"] or not results:
+            return False
+        if self.pages >= self.max_pages:
+            raise PaginationError(200, "too_many_pages",
+                                  f"the walk has read {self.max_pages} pages (max_pages) and the server says "
+                                  "there are more: page with the *_page methods, or raise max_pages",
+                                  {"max_pages": self.max_pages})
+        self.offset += len(results)
+        return True
+
+
+def _job(job: Any) -> Job:
+    """A job as :meth:`wait_for_job` reads it: an object with a ``status`` string, else :class:`MalformedAnswer`."""
+    if not (isinstance(job, dict) and isinstance(job.get("status"), str)):
+        raise MalformedAnswer(200, "the job is not one of the API's (an object with a status)")
+    return job
+
+
 def _result(request: _Request, response: httpx.Response):
     if not 200 <= response.status_code < 300:
         # A redirect is not followed (the token would go with it) and is no success either: a 3xx taken for one had
@@ -305,10 +468,6 @@ def _result(request: _Request, response: httpx.Response):
     return json_of(response)
 
 
-def _retryable(status: int) -> bool:
-    return status in (429, 503)
-
-
 class Client(_Operations):
     """The sync client. ``Client(base_url, token)``; use it as a context manager, or ``close()`` it.
 
@@ -317,8 +476,11 @@ class Client(_Operations):
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
                  retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
-                 allow_http: bool = False):
+                 allow_http: bool = False, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 max_pages: int = DEFAULT_MAX_PAGES):
         self.retry = retry or RetryPolicy()
+        self.max_response_bytes = _positive("max_response_bytes", max_response_bytes)
+        self.max_pages = _positive("max_pages", max_pages)
         self._http = httpx.Client(base_url=_base_url(base_url, allow_http), headers=_headers(token), timeout=timeout,
                                   transport=transport)
 
@@ -335,27 +497,24 @@ class Client(_Operations):
         attempt = 0
         while True:
             try:
-                response = self._http.request(request.method, request.path, params=request.params,
-                                              json=request.json, files=request.files, data=request.data)
+                with self._http.stream(**_arguments(request)) as response:
+                    wait = _retry_wait(self.retry, request, response, attempt)
+                    if wait is None:
+                        return _result(request, _read(response, self.max_response_bytes))
             except httpx.TransportError:
-                if request.method not in IDEMPOTENT or attempt >= self.retry.max_retries:
+                if not request.resendable or attempt >= self.retry.max_retries:
                     raise
-                (self.retry.sleep or time.sleep)(self.retry.wait_for(attempt, None))
-                attempt += 1
-                continue
-            if _retryable(response.status_code) and attempt < self.retry.max_retries:
-                (self.retry.sleep or time.sleep)(self.retry.wait_for(attempt, response))
-                attempt += 1
-                continue
-            return _result(request, response)
+                wait = self.retry.wait_for(attempt, None)
+            (self.retry.sleep or time.sleep)(wait)  # the answer closed, unread
+            attempt += 1
 
     def _pages(self, fetch: Callable[..., Page], page_size: int, **filters) -> Iterator[dict]:
-        offset = 0
+        walk = _Walk(self.max_pages)
         while True:
-            page = fetch(limit=page_size, offset=offset, **filters)
-            yield from page["results"]
-            offset += len(page["results"])
-            if not page.get("next") or not page["results"]:
+            page = fetch(limit=page_size, offset=walk.offset, **filters)
+            results = walk.results(page)
+            yield from results
+            if not walk.more(page, results):
                 return
 
     def iter_documents(self, *, page_size: int = 100, **filters) -> Iterator[Document]:
@@ -378,7 +537,7 @@ class Client(_Operations):
         """Poll a job until it succeeds or fails (``on_progress`` sees each state); TimeoutError past ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
-            job = self.get_job(job_id)
+            job = _job(self.get_job(job_id))
             if on_progress is not None:
                 on_progress(job)
             if job["status"] in FINISHED:
@@ -393,8 +552,11 @@ class AsyncClient(_Operations):
 
     def __init__(self, base_url: str, token: str, *, timeout: float = DEFAULT_TIMEOUT,
                  retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 allow_http: bool = False):
+                 allow_http: bool = False, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 max_pages: int = DEFAULT_MAX_PAGES):
         self.retry = retry or RetryPolicy()
+        self.max_response_bytes = _positive("max_response_bytes", max_response_bytes)
+        self.max_pages = _positive("max_pages", max_pages)
         self._http = httpx.AsyncClient(base_url=_base_url(base_url, allow_http), headers=_headers(token),
                                        timeout=timeout, transport=transport)
 
@@ -417,28 +579,25 @@ class AsyncClient(_Operations):
         attempt = 0
         while True:
             try:
-                response = await self._http.request(request.method, request.path, params=request.params,
-                                                    json=request.json, files=request.files, data=request.data)
+                async with self._http.stream(**_arguments(request)) as response:
+                    wait = _retry_wait(self.retry, request, response, attempt)
+                    if wait is None:
+                        return _result(request, await _aread(response, self.max_response_bytes))
             except httpx.TransportError:
-                if request.method not in IDEMPOTENT or attempt >= self.retry.max_retries:
+                if not request.resendable or attempt >= self.retry.max_retries:
                     raise
-                await self._pause(self.retry.wait_for(attempt, None))
-                attempt += 1
-                continue
-            if _retryable(response.status_code) and attempt < self.retry.max_retries:
-                await self._pause(self.retry.wait_for(attempt, response))
-                attempt += 1
-                continue
-            return _result(request, response)
+                wait = self.retry.wait_for(attempt, None)
+            await self._pause(wait)  # the answer closed, unread
+            attempt += 1
 
     async def _pages(self, fetch, page_size: int, **filters) -> AsyncIterator[dict]:
-        offset = 0
+        walk = _Walk(self.max_pages)
         while True:
-            page = await fetch(limit=page_size, offset=offset, **filters)
-            for item in page["results"]:
+            page = await fetch(limit=page_size, offset=walk.offset, **filters)
+            results = walk.results(page)
+            for item in results:
                 yield item
-            offset += len(page["results"])
-            if not page.get("next") or not page["results"]:
+            if not walk.more(page, results):
                 return
 
     def iter_documents(self, *, page_size: int = 100, **filters) -> AsyncIterator[Document]:
@@ -460,7 +619,7 @@ class AsyncClient(_Operations):
                            on_progress: Callable[[Job], Any] | None = None) -> Job:
         deadline = time.monotonic() + timeout
         while True:
-            job = await self.get_job(job_id)
+            job = _job(await self.get_job(job_id))
             if on_progress is not None:
                 on_progress(job)
             if job["status"] in FINISHED:

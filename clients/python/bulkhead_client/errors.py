@@ -52,6 +52,24 @@ class MalformedAnswer(BulkheadError):
         super().__init__(status, "malformed", message)
 
 
+class AnswerTooLarge(BulkheadError):
+    """An answer whose body is longer than the client reads (``max_response_bytes``; by default
+    :data:`~bulkhead_client._client.DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB): code ``too_large``, ``details["limit"]``
+    the limit in bytes. The client stops reading at the limit (or at once, from a ``Content-Length`` above it):
+    a server or a proxy answering without end never fills the application's memory."""
+
+    def __init__(self, status: int, limit: int):
+        super().__init__(status, "too_large",
+                         f"the answer is longer than the client reads ({limit} bytes, max_response_bytes): "
+                         "nothing of it is passed on", {"limit": limit})
+
+
+class PaginationError(BulkheadError):
+    """An ``iter_*`` walk that would not end: code ``too_many_pages`` past ``max_pages`` pages
+    (``details["max_pages"]``), ``page_repeated`` when the server answers a page it already gave (it ignores the
+    offset: the walk would go round for ever; ``details["offset"]``)."""
+
+
 def json_of(response: httpx.Response) -> Any:
     """The answer's JSON, or :class:`MalformedAnswer` (never a ``ValueError`` or a ``RecursionError``)."""
     try:
