@@ -101,16 +101,13 @@ def evaluate(questions: Sequence[Question], texts: dict[str, str], chunkers: dic
         if weight:
             # every chunk's pieces in one pass (cached once), not twenty at a time per question
             embedder.pieces([t for doc in texts for t in texts_of[doc]])
-        beta = option_value(name, "hub")
-        hubs = {doc: hub_scores(vectors[doc]) for doc in texts} if beta else {}
         recall = np.zeros(len(questions))
         iou = np.zeros(len(questions))
         for i, (q, v) in enumerate(zip(questions, qvec, strict=True)):
             sims = vectors[q.document] @ v
             order = np.lexsort((np.arange(len(sims)), -sims))[:k]
-            if weight or beta:
-                order = pieces_rerank(sims, v, embedder, texts_of[q.document], weight, k,
-                                      penalty=beta * hubs[q.document] if beta else None)
+            if weight:
+                order = pieces_rerank(sims, v, embedder, texts_of[q.document], weight, k)
             s = score_question(q.spans, [spans[q.document][j] for j in order])
             recall[i], iou[i] = s.recall, s.iou
         runs.append(Run(name, recall, iou, total))
@@ -120,48 +117,24 @@ def evaluate(questions: Sequence[Question], texts: dict[str, str], chunkers: dic
 PIECES_DEPTH = 20  # the candidates a hybrid search fetches for a page of 5 (kb.retrieval.hybrid_mode)
 
 
-def option_value(name: str, option: str) -> float:
-    """The value a chunker's display name gives a ranking option (``bulkhead (pieces=0.4,hub=0.5)``), else 0."""
+def pieces_weight(name: str) -> float:
+    """The piece weight a chunker's display name asks for (``bulkhead (pieces=0.4)``), else 0."""
     for part in name.replace("(", ",").replace(")", ",").split(","):
         key, _, value = part.strip().partition("=")
-        if key == option:
+        if key == "pieces":
             return float(value)
     return 0.0
 
 
-def pieces_weight(name: str) -> float:
-    """The piece weight a chunker's display name asks for (``bulkhead (pieces=0.4)``), else 0."""
-    return option_value(name, "pieces")
-
-
-HUB_NEIGHBOURS = 10  # candidate N's K (issue 30's twenty-fifth round): fixed before any run on the suite
-
-
-def hub_scores(vectors: np.ndarray, neighbours: int = HUB_NEIGHBOURS) -> np.ndarray:
-    """Each chunk's hub score: the mean cosine similarity to its ``neighbours`` most similar other chunks of
-    the document (all the others when fewer; 0 for a document of one chunk). The vectors are unit length."""
-    n = len(vectors)
-    if n < 2:
-        return np.zeros(n)
-    sims = vectors @ vectors.T
-    np.fill_diagonal(sims, -np.inf)
-    nearest = -np.sort(-sims, axis=1)[:, : min(neighbours, n - 1)]
-    return nearest.mean(axis=1)
-
-
-def pieces_rerank(sims: np.ndarray, query: np.ndarray, embedder, embed_texts: list[str], weight: float, k: int,
-                  penalty: np.ndarray | None = None):
+def pieces_rerank(sims: np.ndarray, query: np.ndarray, embedder, embed_texts: list[str], weight: float, k: int):
     """The top ``k`` of the first :data:`PIECES_DEPTH` chunks by cosine, re-ordered by
-    :func:`ingestion.pieces.piece_score` (each chunk's own similarity beside its best piece's), less each
-    chunk's ``penalty`` when given (candidate N: ``beta * hub``)."""
+    :func:`ingestion.pieces.piece_score` (each chunk's own similarity beside its best piece's)."""
     from ingestion.pieces import best_piece, piece_score
 
     depth = np.lexsort((np.arange(len(sims)), -sims))[:PIECES_DEPTH]
-    pieces = embedder.pieces([embed_texts[j] for j in depth]) if weight else [None] * len(depth)
-    scores = np.array([piece_score(float(sims[j]), best_piece(p, query) if p is not None else None, weight)
+    pieces = embedder.pieces([embed_texts[j] for j in depth])
+    scores = np.array([piece_score(float(sims[j]), best_piece(p, query), weight)
                        for j, p in zip(depth, pieces, strict=True)])
-    if penalty is not None:
-        scores = scores - penalty[depth]
     return depth[np.lexsort((np.arange(len(scores)), -scores))][:k]
 
 

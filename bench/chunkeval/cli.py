@@ -80,10 +80,9 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
         # neither (issue 30's eighteenth round, scratch): each chunk's embedded text without link targets.
         # ``bytype=1``: each document parsed as its name's type, as an upload of it is (kb_transfer only).
         # ``atx=0``: the plain parser without Markdown's ``#`` headings (before the twentieth session's candidate E was
-        # adopted); ``atx=1``: with them (the parser's default since). ``hub=B``: not a chunking option either
-        # (issue 30's twenty-fifth round, candidate N): bench.transfer_suite ranks a chunk down by B times its hub.
+        # adopted); ``atx=1``: with them (the parser's default since).
         config = _config_from_spec(",".join(i for i in arg.split(",")
-                                            if i and not i.startswith(("pieces=", "delink=", "bytype=", "atx=", "hub="))))
+                                            if i and not i.startswith(("pieces=", "delink=", "bytype=", "atx="))))
         label = "bulkhead" + (f" ({arg})" if arg else "")
         if "bytype=1" in arg.split(","):
             return label, baselines.structure_chunker_by_type(config)
