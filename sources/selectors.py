@@ -41,6 +41,7 @@ from sources.services import (
     policy_kept,
     rename_plan,
     source_path_policies,
+    stored_items,
     unreadable_reason,
 )
 
@@ -207,9 +208,7 @@ def _preview(source: Source) -> dict:
 
     deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
     detached = detached_paths(source)
-    stored = {}
-    if source.pk:  # as the sync: a detached path has no item, and one found anyway is left alone
-        stored = {i.path: i for i in SourceItem.objects.filter(source=source) if i.path not in detached}
+    stored = stored_items(source, detached) if source.pk else {}  # as the sync reads them
     slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
     with ExitStack() as stack:
         # At most BULKHEAD_PREVIEWS_PER_TENANT of the tenant's previews (these and uploads') at once: web threads are shared.

@@ -626,7 +626,7 @@ def sync_run(sync_id: str) -> str:
     t0 = time.perf_counter()
     run.detached = detached_paths(source)
     # A detached path has no item (its detach removed it); one found anyway is left alone, never deleted or renamed.
-    stored = {item.path: item for item in SourceItem.objects.filter(source=source) if item.path not in run.detached}
+    stored = stored_items(source, run.detached)
     try:
         web_stored = {}
         if source.kind == Source.Kind.WEB:
@@ -720,6 +720,15 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+def stored_items(source: Source, detached: dict[str, SourceDetached]) -> dict[str, SourceItem]:
+    """What the syncs of ``source`` stored, by path, in path order: the order a new path takes over the first vanished
+    item of its content in (:class:`RenamePlan`) and vanished items are deleted in, so the sync and its preview decide
+    alike, on every run (read in no order, PostgreSQL's order followed the items' last update). A detached path's
+    item (none: its detach removed it) is left out: one found anyway is left alone, never deleted or renamed."""
+    return {item.path: item for item in SourceItem.objects.filter(source=source).order_by("path")
+            if item.path not in detached}
 
 
 def detached_paths(source: Source) -> dict[str, SourceDetached]:

@@ -1,0 +1,55 @@
+"""What the product writes and shows in an order does not follow the order PostgreSQL happens to read rows in
+(twenty-second session; ``tests/row_order.py``: each test stores the row that should come first last and reads
+tables in their stored order, so a read without an order, or with ties in it, fails every run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from accounts.services import membership_create, tenant_create
+from audit.models import Action, AuditEvent
+from sources.models import Source, SourceItem, SourceSync
+from sources.selectors import source_preview
+from sources.services import source_create, sync_run
+from tests.row_order import store_last
+from tests.sources_helpers import new_folder, write
+
+pytestmark = pytest.mark.django_db
+
+
+def _sync(source: Source) -> SourceSync:
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+    sync_run(str(sync.pk))
+    sync.refresh_from_db()
+    assert sync.status == "succeeded", (sync.error, sync.errors)
+    return sync
+
+
+def test_a_source_sync_takes_over_and_deletes_vanished_items_in_path_order_as_its_preview_says(stored_order_reads):
+    """Two files of the same content vanish and a new path brings that content back: it takes over the first of
+    them in path order (its document kept), the preview naming the same one; the rest are deleted in path order,
+    one ``document.delete`` record each. Read in no order, the items came in stored order: the path written last
+    was taken over, and the preview and the sync could each name another."""
+    tenant = tenant_create(slug="order-src", name="order-src")
+    admin = membership_create(tenant=tenant, email="admin@order-src.example", role="admin", clearance="restricted")
+    root = new_folder(tenant, "order-")
+    same = "# Twins\n\nThe twin lanterns are lit at dusk.\n"
+    write(root, {"a.md": same, "b.md": same, "gone-1.md": "# One\n\nThe first ledger.\n",
+                 "gone-2.md": "# Two\n\nThe second ledger.\n"})
+    source = source_create(actor=admin, tenant=tenant, kind="folder", name="order", path=str(root),
+                           access_level="internal")
+    _sync(source)
+    documents = dict(SourceItem.objects.filter(source=source).values_list("path", "document_id"))
+    assert len(set(documents.values())) == 4, documents
+    store_last(SourceItem.objects.filter(source=source, path__in=["a.md", "gone-1.md"]))
+
+    write(root, {"a.md": None, "b.md": None, "gone-1.md": None, "gone-2.md": None, "c.md": same})
+    rows = {row["path"]: row for row in source_preview(member=admin, source=source)["items"]}
+    assert (rows["c.md"]["action"], rows["c.md"]["renamed_from"]) == ("rename", "a.md"), rows
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+    sync = _sync(source)
+    assert (sync.renamed, sync.deleted) == (1, 3), (sync.errors, sync.skips)
+    assert SourceItem.objects.get(source=source, path="c.md").document_id == documents["a.md"]
+    deleted = list(AuditEvent.objects.filter(pk__gt=records, action=Action.DOCUMENT_DELETE).order_by("pk")
+                   .values_list("target_id", flat=True))
+    assert deleted == [str(documents[path]) for path in ("b.md", "gone-1.md", "gone-2.md")], (deleted, documents)
