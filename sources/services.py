@@ -366,20 +366,21 @@ def sync_start(*, actor: Membership | None, source: Source) -> tuple[SourceSync,
 
 
 def syncs_tick(*, now=None) -> dict:
-    """Every tenant's (the owner path): re-send syncs nobody works on, and start those a schedule makes due."""
+    """Every tenant's (the owner path): re-send syncs nobody works on (oldest first), and start those a schedule makes
+    due (in the sources' id order: their records too). Read in no order, both followed the rows' last update."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.BULKHEAD_SOURCE_LEASE_SECONDS)
     resent, started = [], []
     with owner_path() as owner:
         with transaction.atomic(using=owner):
             stuck = list(SourceSync.objects.filter(status__in=UNFINISHED, heartbeat_at__lt=cutoff)
-                         .values_list("id", flat=True))
+                         .order_by("created_at", "id").values_list("id", flat=True))
             SourceSync.objects.filter(id__in=stuck).update(heartbeat_at=now)
         for sync_id in stuck:
             _send(str(sync_id))
             resent.append(str(sync_id))
-        for source in Source.objects.filter(schedule_minutes__isnull=False):
-            last = source.syncs.order_by("-created_at").first()
+        for source in Source.objects.filter(schedule_minutes__isnull=False).order_by("pk"):
+            last = source.syncs.order_by("-created_at", "-id").first()
             if last is None or last.created_at <= now - timedelta(minutes=source.schedule_minutes):
                 with transaction.atomic(using=owner):
                     if not source.syncs.filter(status__in=UNFINISHED).exists():

@@ -4,13 +4,16 @@ tables in their stored order, so a read without an order, or with ties in it, fa
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from accounts.services import membership_create, tenant_create
 from audit.models import Action, AuditEvent
 from sources.models import Source, SourceItem, SourceSync
 from sources.selectors import source_preview
-from sources.services import source_create, sync_run
+from sources.services import source_create, sync_run, syncs_tick
 from tests.row_order import store_last
 from tests.sources_helpers import new_folder, write
 
@@ -53,3 +56,30 @@ def test_a_source_sync_takes_over_and_deletes_vanished_items_in_path_order_as_it
     deleted = list(AuditEvent.objects.filter(pk__gt=records, action=Action.DOCUMENT_DELETE).order_by("pk")
                    .values_list("target_id", flat=True))
     assert deleted == [str(documents[path]) for path in ("b.md", "gone-1.md", "gone-2.md")], (deleted, documents)
+
+
+def test_the_sources_tick_starts_due_syncs_and_resends_stuck_ones_in_a_fixed_order(stored_order_reads):
+    """Two scheduled sources due and two syncs nobody works on: the tick starts the due ones in the sources' id order
+    (one ``source.sync`` record each, in that order) and re-sends the stuck ones oldest first. Read in no order, both
+    followed the rows' last update."""
+    tenant = tenant_create(slug="order-tick", name="order-tick")
+    admin = membership_create(tenant=tenant, email="admin@order-tick.example", role="admin", clearance="restricted")
+    due = [source_create(actor=admin, tenant=tenant, kind="folder", name=name, path=str(new_folder(tenant, "tick-")),
+                         access_level="internal", schedule_minutes=60) for name in ("first", "second")]
+    idle = [source_create(actor=admin, tenant=tenant, kind="folder", name=name, path=str(new_folder(tenant, "tick-")),
+                          access_level="internal") for name in ("stuck-1", "stuck-2")]
+    now = timezone.now()
+    stuck = [SourceSync.objects.create(tenant_id=tenant.pk, source=source, heartbeat_at=now - timedelta(days=1))
+             for source in idle]
+    # The second stuck one made the oldest, which stores it last; the first source stored last.
+    SourceSync.objects.filter(pk=stuck[1].pk).update(created_at=now - timedelta(days=1, minutes=1))
+    store_last(Source.objects.filter(pk=due[0].pk))
+    records = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first()
+
+    ticked = syncs_tick(now=now)
+
+    assert ticked["resent"] == [str(stuck[1].pk), str(stuck[0].pk)], (ticked, stuck)
+    assert ticked["started"] == [str(SourceSync.objects.get(source=source).pk) for source in due], ticked
+    recorded = list(AuditEvent.objects.filter(pk__gt=records, action=Action.SOURCE_SYNC).order_by("pk")
+                    .values_list("target_id", flat=True))
+    assert recorded == [str(source.pk) for source in due], recorded
