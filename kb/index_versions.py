@@ -119,7 +119,7 @@ def config_summary(config: Mapping) -> str:
 
 
 def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bool = True) -> QuerySet[IndexVersion]:
-    """The tenant's versions, active first then newest, with ``chunk_count`` and ``document_count``
+    """The tenant's versions, active first then newest (then by id: each once across the API's pages), with ``chunk_count`` and ``document_count``
     (``with_counts=False`` leaves them out, for a list of names).
 
     The counts are of the chunks ``reader`` may read, and the documents they belong to -- a member's view,
@@ -128,7 +128,7 @@ def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bo
     as the evaluation's figures once did). ``reader=None`` counts every chunk of the tenant: the command line,
     run by whoever holds the database."""
     if not with_counts:
-        return IndexVersion.objects.filter(tenant=tenant).order_by("-is_active", "-created_at")
+        return IndexVersion.objects.filter(tenant=tenant).order_by("-is_active", "-created_at", "-id")
     chunks = Chunk.objects.filter(index_version=OuterRef("pk"))
     if reader is not None:
         chunks = chunks.filter(readable_q(reader))
@@ -141,7 +141,7 @@ def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bo
             chunk_count=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
             document_count=Coalesce(Subquery(documents, output_field=IntegerField()), Value(0)),
         )
-        .order_by("-is_active", "-created_at")
+        .order_by("-is_active", "-created_at", "-id")
     )
 
 

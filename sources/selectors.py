@@ -83,7 +83,8 @@ def document_source(*, member: Membership, document: Document) -> Source | None:
 
 
 def sync_list(*, source: Source):
-    return source.syncs.order_by("-created_at")
+    """Newest first; syncs of one time by id (as :func:`last_syncs`): each once across the API's pages."""
+    return source.syncs.order_by("-created_at", "-id")
 
 
 def sync_get(*, source: Source, sync_id) -> SourceSync:
@@ -133,7 +134,7 @@ def _state_of(sync: SourceSync, jobs: dict) -> dict:
 
 
 def last_sync(source: Source) -> SourceSync | None:
-    return source.syncs.order_by("-created_at").first()
+    return source.syncs.order_by("-created_at", "-id").first()  # the first of sync_list, as last_syncs picks
 
 
 def last_syncs(sources: Iterable[Source]) -> dict[int, SourceSync]:

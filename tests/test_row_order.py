@@ -11,9 +11,13 @@ from django.utils import timezone
 
 from accounts.services import membership_create, tenant_create
 from audit.models import Action, AuditEvent
+from kb.index_versions import index_version_active
+from kb.models import IndexVersion
 from sources.models import Source, SourceItem, SourceSync
-from sources.selectors import source_preview
+from sources.selectors import last_sync, last_syncs, source_preview
 from sources.services import source_create, sync_run, syncs_tick
+from tests import factories
+from tests.api_helpers import token_client
 from tests.row_order import store_last
 from tests.sources_helpers import new_folder, write
 
@@ -83,3 +87,43 @@ def test_the_sources_tick_starts_due_syncs_and_resends_stuck_ones_in_a_fixed_ord
     recorded = list(AuditEvent.objects.filter(pk__gt=records, action=Action.SOURCE_SYNC).order_by("pk")
                     .values_list("target_id", flat=True))
     assert recorded == [str(source.pk) for source in due], recorded
+
+
+def _tied_pages(api, url: str, created: list, model) -> list[str]:
+    """The ids of the API list at ``url`` a page of one at a time, after the rows of ``created`` (made in that order)
+    were given one creation time and the one that sorts first (by id, newest first) was stored last."""
+    model.objects.filter(pk__in=[row.pk for row in created]).update(created_at=timezone.now())
+    first = max(created, key=lambda row: row.pk)
+    store_last(model.objects.filter(pk=first.pk))
+    pages, offset, count = [], 0, 1
+    while offset < count:
+        answer = api.get(f"{url}?limit=1&offset={offset}")
+        assert answer.status_code == 200, answer.content
+        pages += [row["id"] for row in answer.json()["results"]]
+        offset, count = offset + 1, answer.json()["count"]
+    return pages
+
+
+def test_a_sources_syncs_of_one_time_are_listed_newest_id_first_each_once_across_pages(stored_order_reads):
+    """A source's syncs in the API (newest first), two made at one time: by id then, so pages of one give each once,
+    and its last sync is the first of the list (the sources list's ``last_syncs`` already broke ties by id). Sorted
+    by their time alone, the tie followed the stored order."""
+    tenant = tenant_create(slug="order-syncs", name="order-syncs")
+    admin = membership_create(tenant=tenant, email="admin@order-syncs.example", role="admin", clearance="restricted")
+    source = source_create(actor=admin, tenant=tenant, kind="folder", name="syncs",
+                           path=str(new_folder(tenant, "syncs-")), access_level="internal")
+    syncs = [SourceSync.objects.create(tenant_id=tenant.pk, source=source, status="succeeded") for _ in range(2)]
+    pages = _tied_pages(token_client(admin), f"/api/v1/sources/{source.pk}/syncs/", syncs, SourceSync)
+    assert pages == [str(s.pk) for s in sorted(syncs, key=lambda s: s.pk, reverse=True)], (pages, syncs)
+    assert last_sync(source) == last_syncs([source])[source.pk] == max(syncs, key=lambda s: s.pk)
+
+
+def test_index_versions_of_one_time_are_listed_by_id_each_once_across_pages(stored_order_reads):
+    """The tenant's index versions in the API (active first, then newest), two shadow versions made at one time: by
+    id then, so pages of one give each once. Sorted by their time alone, the tie followed the stored order."""
+    tenant = tenant_create(slug="order-versions", name="order-versions")
+    admin = membership_create(tenant=tenant, email="admin@order-versions.example", role="admin", clearance="restricted")
+    active = index_version_active(tenant=tenant)
+    shadows = [factories.index_version(tenant, name=f"shadow {n}") for n in range(2)]
+    pages = _tied_pages(token_client(admin), "/api/v1/index-versions/", shadows, IndexVersion)
+    assert pages == [str(v.pk) for v in [active, *sorted(shadows, key=lambda v: v.pk, reverse=True)]], pages
