@@ -179,9 +179,10 @@ def index_version_build_job(*, version: IndexVersion) -> IngestionJob | None:
 
 
 def index_version_build_report(*, job: IngestionJob, reader: Reader | None = None) -> dict:
-    """Progress and outcome of a build job: done/total, and which documents were skipped or failed; their titles as
-    ``reader`` is shown them (``kb.titles.reader_title``; none: the stored titles, "untitled" for a content's)."""
-    children = IngestionJob.objects.filter(batch=job).select_related("document")
+    """Progress and outcome of a build job: done/total, and which documents were skipped or failed, in the order the
+    build made their jobs (read in no order, the lists followed the jobs' last update); their titles as ``reader`` is
+    shown them (``kb.titles.reader_title``; none: the stored titles, "untitled" for a content's)."""
+    children = IngestionJob.objects.filter(batch=job).select_related("document").order_by("created_at", "id")
     if reader is not None:
         children = children.annotate(**{f"document_{k}": v for k, v in reader_annotations(reader, "document__").items()})
         children = list(children)

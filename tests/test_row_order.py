@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from accounts.services import membership_create, tenant_create
 from audit.models import Action, AuditEvent
-from kb.index_versions import index_version_active
-from kb.models import IndexVersion
+from kb.index_versions import index_version_active, index_version_build_report
+from kb.models import Document, IndexVersion, IngestionJob
 from sources.models import Source, SourceItem, SourceSync
 from sources.selectors import last_sync, last_syncs, source_preview
 from sources.services import source_create, sync_run, syncs_tick
@@ -127,3 +127,28 @@ def test_index_versions_of_one_time_are_listed_by_id_each_once_across_pages(stor
     shadows = [factories.index_version(tenant, name=f"shadow {n}") for n in range(2)]
     pages = _tied_pages(token_client(admin), "/api/v1/index-versions/", shadows, IndexVersion)
     assert pages == [str(v.pk) for v in [active, *sorted(shadows, key=lambda v: v.pk, reverse=True)]], pages
+
+
+def test_an_index_builds_report_lists_skipped_and_failed_documents_in_the_order_their_jobs_were_made(
+        stored_order_reads):
+    """A build's report (API, console, ``kb_index``): the documents it skipped and those that failed, each list in the
+    order the build made their jobs -- the order of the documents it covers. Read in no order, it followed the jobs'
+    last update."""
+    tenant = tenant_create(slug="order-build", name="order-build")
+    version = factories.index_version(tenant, name="shadow")
+    build = IngestionJob.objects.create(tenant=tenant, kind=IngestionJob.Kind.REINDEX, index_version=version,
+                                        cause=IngestionJob.Cause.INDEX_BUILD, status=IngestionJob.Status.SUCCEEDED)
+    children = []
+    for n, outcome in enumerate(["skipped", "skipped", "failed", "failed"]):
+        document = factories.document(tenant, title=f"doc {n}", status=Document.Status.READY)
+        children.append(IngestionJob.objects.create(
+            tenant=tenant, document=document, batch=build, index_version=version, cause=IngestionJob.Cause.INDEX_BUILD,
+            status=IngestionJob.Status.FAILED if outcome == "failed" else IngestionJob.Status.SUCCEEDED,
+            error=f"error {n}" if outcome == "failed" else "", stats={"skipped": "content changed"} if n < 2 else {}))
+    # The first skipped and the first failed stored last, their jobs and their documents (a join may read either).
+    store_last(IngestionJob.objects.filter(pk__in=[children[0].pk, children[2].pk]))
+    store_last(Document.objects.filter(pk__in=[children[0].document_id, children[2].document_id]))
+
+    report = index_version_build_report(job=build)
+    assert [row["document_id"] for row in report["skipped"]] == [str(c.document_id) for c in children[:2]], report
+    assert [row["job_id"] for row in report["failed"]] == [str(c.pk) for c in children[2:]], report
