@@ -119,7 +119,7 @@ def config_summary(config: Mapping) -> str:
 
 
 def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bool = True) -> QuerySet[IndexVersion]:
-    """The tenant's versions, active first then newest, with ``chunk_count`` and ``document_count``
+    """The tenant's versions, active first then newest (then by id: each once across the API's pages), with ``chunk_count`` and ``document_count``
     (``with_counts=False`` leaves them out, for a list of names).
 
     The counts are of the chunks ``reader`` may read, and the documents they belong to -- a member's view,
@@ -128,7 +128,7 @@ def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bo
     as the evaluation's figures once did). ``reader=None`` counts every chunk of the tenant: the command line,
     run by whoever holds the database."""
     if not with_counts:
-        return IndexVersion.objects.filter(tenant=tenant).order_by("-is_active", "-created_at")
+        return IndexVersion.objects.filter(tenant=tenant).order_by("-is_active", "-created_at", "-id")
     chunks = Chunk.objects.filter(index_version=OuterRef("pk"))
     if reader is not None:
         chunks = chunks.filter(readable_q(reader))
@@ -141,7 +141,7 @@ def index_version_list(*, tenant: Tenant, reader: Reader | None, with_counts: bo
             chunk_count=Coalesce(Subquery(counted, output_field=IntegerField()), Value(0)),
             document_count=Coalesce(Subquery(documents, output_field=IntegerField()), Value(0)),
         )
-        .order_by("-is_active", "-created_at")
+        .order_by("-is_active", "-created_at", "-id")
     )
 
 
@@ -179,9 +179,10 @@ def index_version_build_job(*, version: IndexVersion) -> IngestionJob | None:
 
 
 def index_version_build_report(*, job: IngestionJob, reader: Reader | None = None) -> dict:
-    """Progress and outcome of a build job: done/total, and which documents were skipped or failed; their titles as
-    ``reader`` is shown them (``kb.titles.reader_title``; none: the stored titles, "untitled" for a content's)."""
-    children = IngestionJob.objects.filter(batch=job).select_related("document")
+    """Progress and outcome of a build job: done/total, and which documents were skipped or failed, in the order the
+    build made their jobs (read in no order, the lists followed the jobs' last update); their titles as ``reader`` is
+    shown them (``kb.titles.reader_title``; none: the stored titles, "untitled" for a content's)."""
+    children = IngestionJob.objects.filter(batch=job).select_related("document").order_by("created_at", "id")
     if reader is not None:
         children = children.annotate(**{f"document_{k}": v for k, v in reader_annotations(reader, "document__").items()})
         children = list(children)

@@ -41,6 +41,7 @@ from sources.services import (
     policy_kept,
     rename_plan,
     source_path_policies,
+    stored_items,
     unreadable_reason,
 )
 
@@ -82,7 +83,8 @@ def document_source(*, member: Membership, document: Document) -> Source | None:
 
 
 def sync_list(*, source: Source):
-    return source.syncs.order_by("-created_at")
+    """Newest first; syncs of one time by id (as :func:`last_syncs`): each once across the API's pages."""
+    return source.syncs.order_by("-created_at", "-id")
 
 
 def sync_get(*, source: Source, sync_id) -> SourceSync:
@@ -132,7 +134,7 @@ def _state_of(sync: SourceSync, jobs: dict) -> dict:
 
 
 def last_sync(source: Source) -> SourceSync | None:
-    return source.syncs.order_by("-created_at").first()
+    return source.syncs.order_by("-created_at", "-id").first()  # the first of sync_list, as last_syncs picks
 
 
 def last_syncs(sources: Iterable[Source]) -> dict[int, SourceSync]:
@@ -207,9 +209,7 @@ def _preview(source: Source) -> dict:
 
     deadline = time.monotonic() + settings.BULKHEAD_SOURCE_PREVIEW_SECONDS
     detached = detached_paths(source)
-    stored = {}
-    if source.pk:  # as the sync: a detached path has no item, and one found anyway is left alone
-        stored = {i.path: i for i in SourceItem.objects.filter(source=source) if i.path not in detached}
+    stored = stored_items(source, detached) if source.pk else {}  # as the sync reads them
     slugs = dict(Group.objects.filter(tenant_id=source.tenant_id).values_list("id", "slug"))
     with ExitStack() as stack:
         # At most BULKHEAD_PREVIEWS_PER_TENANT of the tenant's previews (these and uploads') at once: web threads are shared.

@@ -366,20 +366,21 @@ def sync_start(*, actor: Membership | None, source: Source) -> tuple[SourceSync,
 
 
 def syncs_tick(*, now=None) -> dict:
-    """Every tenant's (the owner path): re-send syncs nobody works on, and start those a schedule makes due."""
+    """Every tenant's (the owner path): re-send syncs nobody works on (oldest first), and start those a schedule makes
+    due (in the sources' id order: their records too). Read in no order, both followed the rows' last update."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.BULKHEAD_SOURCE_LEASE_SECONDS)
     resent, started = [], []
     with owner_path() as owner:
         with transaction.atomic(using=owner):
             stuck = list(SourceSync.objects.filter(status__in=UNFINISHED, heartbeat_at__lt=cutoff)
-                         .values_list("id", flat=True))
+                         .order_by("created_at", "id").values_list("id", flat=True))
             SourceSync.objects.filter(id__in=stuck).update(heartbeat_at=now)
         for sync_id in stuck:
             _send(str(sync_id))
             resent.append(str(sync_id))
-        for source in Source.objects.filter(schedule_minutes__isnull=False):
-            last = source.syncs.order_by("-created_at").first()
+        for source in Source.objects.filter(schedule_minutes__isnull=False).order_by("pk"):
+            last = source.syncs.order_by("-created_at", "-id").first()
             if last is None or last.created_at <= now - timedelta(minutes=source.schedule_minutes):
                 with transaction.atomic(using=owner):
                     if not source.syncs.filter(status__in=UNFINISHED).exists():
@@ -626,7 +627,7 @@ def sync_run(sync_id: str) -> str:
     t0 = time.perf_counter()
     run.detached = detached_paths(source)
     # A detached path has no item (its detach removed it); one found anyway is left alone, never deleted or renamed.
-    stored = {item.path: item for item in SourceItem.objects.filter(source=source) if item.path not in run.detached}
+    stored = stored_items(source, run.detached)
     try:
         web_stored = {}
         if source.kind == Source.Kind.WEB:
@@ -720,6 +721,15 @@ def _apply_listing(run: _Run, listing: Listing, stored: dict[str, SourceItem], t
     timings["deletions"] = round(time.perf_counter() - t1, 3)
     run.progress(len(entries))
     _finish(SourceSync.objects.get(pk=sync.pk), timings=timings)
+
+
+def stored_items(source: Source, detached: dict[str, SourceDetached]) -> dict[str, SourceItem]:
+    """What the syncs of ``source`` stored, by path, in path order: the order a new path takes over the first vanished
+    item of its content in (:class:`RenamePlan`) and vanished items are deleted in, so the sync and its preview decide
+    alike, on every run (read in no order, PostgreSQL's order followed the items' last update). A detached path's
+    item (none: its detach removed it) is left out: one found anyway is left alone, never deleted or renamed."""
+    return {item.path: item for item in SourceItem.objects.filter(source=source).order_by("path")
+            if item.path not in detached}
 
 
 def detached_paths(source: Source) -> dict[str, SourceDetached]:

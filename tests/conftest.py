@@ -23,6 +23,7 @@ from bulkhead.embedded_services import database_env
 from tests.bounds import START_WAIT
 from tests.mail_server import smtp_inbox  # noqa: F401 -- a fixture: a real SMTP server (issue 28)
 from tests.parallel import xdist_suffix, xdist_worker_number
+from tests.row_order import stored_order_reads  # noqa: F401 -- a fixture: tables read in their stored order
 
 # No timed tests: Hypothesis's default deadline (200 ms an example) failed a property test when the suite shared
 # two cores with other work (one example took 285 ms, its rerun 0.07 ms: "Unreliable test timings"). Speed is

@@ -122,16 +122,6 @@ def test_the_owners_password_change_ends_their_other_sessions_and_keeps_this_one
     assert console == 302 and api in (401, 403), (console, api)
 
 
-@pytest.fixture
-def stored_order_reads():
-    """PostgreSQL reads tables in their stored order for the test (no index scans), on the test's connection."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off")
-    yield
-    with connection.cursor() as cursor:
-        cursor.execute("RESET enable_indexscan; RESET enable_bitmapscan; RESET enable_indexonlyscan")
-
-
 @pytest.mark.parametrize("choice", ["revoke", "keep"])
 @pytest.mark.parametrize("how", ["reset", "change"])
 def test_a_new_password_revokes_the_persons_tokens_in_each_tenant_they_agreed_to(how, choice, stored_order_reads):
