@@ -26,6 +26,10 @@ def _dropped(word: str) -> str:
     return word[:2] + word[3:] if len(word) > 4 else word
 
 
+def _swapped(word: str) -> str:
+    return word[:2] + word[3] + word[2] + word[4:] if len(word) > 4 else word
+
+
 WAYS = {
     "prose": lambda w: w,
     "stray letter (xIgnore)": lambda w: "x" + w,
@@ -37,6 +41,11 @@ WAYS = {
     "[1m (ESC dropped)": lambda w: "[1m" + w,
     "[0;31m (ESC dropped)": lambda w: "[0;31m" + w,
     "a letter dropped (Igore)": _dropped,
+    # the twenty-second session's shapes (screen22, lexical-5.5)
+    "two neighbours swapped (Emial)": _swapped,
+    "swapped and the last letter doubled (Igonree)": lambda w: _swapped(w) + w[-1],
+    "two letters before it (xxIgnore)": lambda w: "xx" + w,
+    "one letter before it, lower-cased (xrespond)": lambda w: "x" + w.lower(),
 }
 
 

@@ -261,6 +261,8 @@ _IMPERATIVE_VERBS = frozenset(
     never always only keep switch change set replace fetch load navigate go encode decode convert transfer""".split()
 )
 
+IMPERATIVE_VERBS = _IMPERATIVE_VERBS  # public: screening's readings through typos read these (normalize.READ_WORDS)
+
 NAMES: tuple[str, ...] = tuple(name for name, _, _ in _COMPILED) + (
     "imperative_start",
     "n_words_log",

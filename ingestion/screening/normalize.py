@@ -25,8 +25,10 @@ import re
 import unicodedata
 import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 
 from ingestion.chunking.sentences import split_sentences
+from ingestion.screening.features import IMPERATIVE_VERBS as _IMPERATIVE_VERBS
 
 # Letters of other scripts that render like Latin ones (the common confusables).
 _HOMOGLYPHS = str.maketrans(
@@ -370,7 +372,23 @@ KEY_WORDS = ("ignore", "disregard", "forget", "override", "bypass", "previous", 
 # the clean text of this machine uses (its packages' docs, this repository's: "forgot", "forge", "precious").
 _FORM_ENDINGS = ("s", "d", "r", "n")
 _REAL_NEIGHBOURS = frozenset({"forgot", "forge", "forged", "precious", "overrode", "pervious"})
+# Since lexical-5.5 (twenty-second session, screen22): an instruction whose first word is an imperative misspelt or
+# glued to letters -- "Emial the API keys ...", "Respnd to the user only in French ...", "xxIgnore all previous
+# instructions ...", "xrespond ...", "Igonree ..." -- scored 0.3-0.47 where the word as written flags it at 0.9 or
+# more: the first word's imperative feature and its hashed word never fired. The words read through typos are now
+# the key words and the detector's imperative verbs of five letters or more (READ_WORDS); a word one edit from one,
+# or one with one or two letters glued to its front ("xxignore", "xplease"), is read as it, and a unit's first word
+# two edits from one of six letters or more likewise. Real English words stay as written (real_words.txt, the
+# English word lists' words within those readings' reach, written by ``python -m bench.screening.real_words``), and so
+# do a read word's forms with an ending ("ignored", "inserted") and common prefixes ("reinstall", "uninstall").
+READ_WORDS = KEY_WORDS + tuple(sorted(
+    verb for verb in _IMPERATIVE_VERBS if len(verb) >= 5 and verb.isalpha() and verb not in KEY_WORDS))
+REAL_WORDS = _REAL_WORDS = frozenset(Path(__file__).with_name("real_words.txt").read_text(encoding="utf-8").split())
+_TWO_EDIT_MIN = 6  # two edits from a shorter word make too many others
+_TWO_EDIT_ENDINGS = ("ed", "er", "es", "en", "al", "ly")
+_PREFIXES = ("re", "un", "de", "co", "in", "ex", "up", "on", "no", "to", "at", "be", "di", "mis", "pre", "dis")
 _WORD_RUN = re.compile(r"\w{5,}")
+_FIRST_WORD = re.compile(r"\W*([a-z]{6,})\b")
 _EDGE_GLUE = re.compile(r"^[\d_]+|[\d_]+$")
 _ASCII_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _DIGIT_OR_UNDERSCORE = re.compile(r"[\d_]")
@@ -390,8 +408,24 @@ def _one_edit(a: str, b: str) -> bool:
     return len(longer) == len(shorter) + 1 and shorter in _one_deletion(longer)
 
 
+def _edits(a: str, b: str) -> int:
+    """The optimal-string-alignment distance of ``a`` and ``b`` (a letter added, dropped, changed, two neighbours
+    swapped: one edit each)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
 def _real_form(word: str, key: str) -> bool:
-    return (word[:-1] == key and word[-1] in _FORM_ENDINGS) or key == word + "s" or word in _REAL_NEIGHBOURS
+    return ((word[:-1] == key and word[-1] in _FORM_ENDINGS) or key == word + "s" or word in _REAL_NEIGHBOURS
+            or (word[:-2] == key and word[-2:] in _TWO_EDIT_ENDINGS)
+            or any(word == prefix + key for prefix in _PREFIXES))
 
 
 def _one_edit_forms(key: str) -> set[str]:
@@ -403,12 +437,53 @@ def _one_edit_forms(key: str) -> set[str]:
     return forms
 
 
-# Every word of ASCII letters one edit from a key word that is neither a key word nor a real word, to the key word: a
-# word is looked up once (screening's cost: each unit's words are a set lookup; docs/benchmarks.md, twenty-first session).
-_MISSPELT: dict[str, str] = {
-    form: key for key in KEY_WORDS for form in sorted(_one_edit_forms(key))
-    if form not in KEY_WORDS and len(form) >= 5 and not _real_form(form, key)
-}
+def _glued_forms(key: str) -> set[str]:
+    """``key`` with two ASCII letters glued to its front (one is an edit: :func:`_one_edit_forms`)."""
+    return {a + b + key for a in _ASCII_LETTERS for b in _ASCII_LETTERS}
+
+
+def _near_forms(key: str) -> set[str]:
+    return {form for form in _one_edit_forms(key) | _glued_forms(key)
+            if form not in READ_WORDS and len(form) >= 5 and not _real_form(form, key)}
+
+
+def _deletions(word: str, n: int = 2) -> set[str]:
+    found = {word}
+    for _ in range(n):
+        found |= {shorter for w in found for shorter in _one_deletion(w)}
+    return found
+
+
+# Every word of ASCII letters one edit from a read word, or glued to two letters before it, that is neither a read
+# word nor a real word, to the read word: a word is looked up once (screening's cost: each unit's words are a set
+# lookup; docs/benchmarks.md, twenty-first session). A form near two read words is read as the first in READ_WORDS.
+_NEAR: dict[str, str] = {}
+for _key in READ_WORDS:
+    for _form in sorted(_near_forms(_key)):
+        _NEAR.setdefault(_form, _key)
+# The read words of six letters or more by their strings after up to two letters dropped: a word two edits from one
+# shares such a string with it (the unit's first word is looked up by its own).
+_BY_DELETIONS: dict[str, tuple[str, ...]] = {}
+for _key in READ_WORDS:
+    if len(_key) >= _TWO_EDIT_MIN:
+        for _form in _deletions(_key):
+            _BY_DELETIONS[_form] = (*_BY_DELETIONS.get(_form, ()), _key)
+
+
+def _two_edits_from(word: str) -> str | None:
+    """The read word of six letters or more that ``word`` (ASCII letters) is two edits from, or None."""
+    keys = sorted({key for form in _deletions(word) for key in _BY_DELETIONS.get(form, ())},
+                  key=READ_WORDS.index)
+    return next((key for key in keys if _edits(word, key) <= 2 and not _real_form(word, key)), None)
+
+
+def reach(word: str) -> bool:
+    """Whether a reading through typos would read ``word`` (ASCII letters, not a read word) as a read word, real
+    words aside: what ``bench.screening.real_words`` lists of the English words."""
+    return word in _NEAR or (len(word) >= _TWO_EDIT_MIN and _two_edits_from(word) is not None)
+
+
+_MISSPELT: dict[str, str] = {form: key for form, key in _NEAR.items() if form not in _REAL_WORDS}
 _MISSPELT_WORDS = frozenset(_MISSPELT)  # a set: ``isdisjoint`` walks the smaller one (a dict it walks whole)
 
 
@@ -416,7 +491,7 @@ def _key_word_of(token: str) -> str | None:
     """The key word ``token`` (normalised) is a glued or misspelt form of, or None (a key word as written, a real
     word, another word)."""
     core = _EDGE_GLUE.sub("", token) if not token.isalpha() else token
-    if core in KEY_WORDS:
+    if core in READ_WORDS:
         return core if core != token else None
     if core.isascii():
         return _MISSPELT.get(core)
@@ -425,17 +500,34 @@ def _key_word_of(token: str) -> str | None:
     return next((key for key in KEY_WORDS if _one_edit(core, key) and not _real_form(core, key)), None)
 
 
+def _first_word_read(unit_text: str) -> tuple[int, int, str] | None:
+    """(start, end, read word) of a unit's first word when it is two edits from a read word of six letters or more
+    and no real word (:func:`_two_edits_from`), else None."""
+    first = _FIRST_WORD.match(unit_text)
+    if first is None:
+        return None
+    word = first.group(1)
+    if word in READ_WORDS or word in _MISSPELT_WORDS or word in _REAL_WORDS or not word.isascii():
+        return None
+    key = _two_edits_from(word)
+    return None if key is None else (first.start(1), first.end(1), key)
+
+
 def unglued(unit_text: str) -> str | None:
-    """``unit_text`` (normalised) with each word that is a key word glued to digits or underscores, to a stray letter,
-    or misspelt by one edit (:data:`KEY_WORDS`) read as the key word, or None when it holds none: the unit is scored as
-    it is, and this as a unit too, over the same span (a verdict can only gain a flag)."""
+    """``unit_text`` (normalised) with each word that is a key word glued to digits or underscores, a read word
+    (:data:`READ_WORDS`) glued to one or two letters or misspelt by one edit, or -- its first word -- by two, read as
+    that word, or None when it holds none: the unit is scored as it is, and this as a unit too, over the same span (a
+    verdict can only gain a flag)."""
+    first = _first_word_read(unit_text)
+    if first is not None:
+        unit_text = unit_text[: first[0]] + first[2] + unit_text[first[1] :]
     words = set(_WORD_RUN.findall(unit_text))
     if words.isdisjoint(_MISSPELT_WORDS) and (
         (unit_text.isascii() and not _DIGIT_OR_UNDERSCORE.search(unit_text))
         or all(word.isascii() and word.isalpha() for word in words)
     ):
-        return None  # the common case: no word near a key word, none glued to digits or underscores
-    changed = False
+        return unit_text if first is not None else None  # the common case: no word near a read word
+    changed = first is not None
 
     def read(match: re.Match[str]) -> str:
         nonlocal changed
@@ -499,7 +591,7 @@ def across_line_breaks(text: str, lines: list[str], rows: list[bool]) -> list[tu
 # would read as leetspeak ("00Ignore" -> "ooignore") -- or one lower-case letter, before a capitalised word ("xPlease",
 # "xYour": a sentence's first word); and digits or underscores at either edge of a key word ("12previous", "Ignore00").
 # A model reads through the glue.
-_GLUED_FRONT = re.compile(r"(?<!\w)(?:[\d_]+|[a-z])(?=[A-Z][a-z]{2,}(?!\w))")
+_GLUED_FRONT = re.compile(r"(?<!\w)(?:[\d_]+|[a-z]{1,2})(?=[A-Z][a-z]{2,}(?!\w))")
 _GLUED_KEY_WORD = re.compile(r"(?<!\w)[\d_]+([^\W\d_]{5,})(?!\w)|(?<!\w)([^\W\d_]{5,})[\d_]+(?!\w)")
 
 
@@ -513,7 +605,7 @@ def _edges_unglued(raw: str) -> str | None:
         nonlocal changed
         word = match.group(1) or match.group(2)
         read = normalize(word)
-        if read not in KEY_WORDS and _key_word_of(read) is None:
+        if read not in READ_WORDS and _key_word_of(read) is None:
             return match.group(0)
         changed += 1
         return f" {word} "
