@@ -154,6 +154,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   features, a table of contents, getting-started examples, breaking changes from v10 to v11 with migration code,
   changes from v9 to v10, two option lists with defaults, the API as one-line bullets, the file descriptor, path
   handling and portability examples; cut inside its path-security section).
+* twenty-sixth round: the same rule continued after file-entry-cache, the next two (``NPM``): ignore (a gitignore
+  matcher's README: a badge table, usage examples, the methods with their arguments and TypeScript interfaces,
+  pathname conventions, options, known differences from git, upgrade notes; cut before its collaborators) and
+  optionator (an option parser's README: usage, four functions with arguments, returns and examples, the settings
+  format as one indented type block, property lists with defaults, the argument format; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -389,6 +394,12 @@ NPM = {
     # fast-deep-equal (3,323) file-entry-cache 11.1.5 (28,117, MIT; cut).
     "npm-espree": ("npm/espree/README.md", "README.md", 20000),
     "npm-file-entry-cache": ("npm/file-entry-cache/README.md", "README.md", 20000),
+    # Twenty-sixth round: the same rule continued after file-entry-cache, the next two: after find-up (6,172 bytes)
+    # and glob-parent (3,228) ignore 7.0.17 (20,103, MIT; cut), then after imurmurhash (4,763), is-glob (7,145),
+    # json-stable-stringify-without-jsonify (2,767), minimatch (BlueOak-1.0.0) and natural-compare (3,352)
+    # optionator 0.9.4 (15,047, MIT).
+    "npm-ignore": ("npm/ignore/README.md", "README.md", 20000),
+    "npm-optionator": ("npm/optionator/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
