@@ -169,6 +169,9 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   fed by five reservoirs and boreholes, water sold to a water company, industry and farmers, marinas, hire boats,
   barge freight, a lock-gate yard, a hydro station in a weir; nine one-line paragraphs, six bare-row tables, headings
   in Title Case, one blank line between blocks).
+* twenty-sixth round: a glasshouse grower's annual report written by hand (``written/``: tomatoes, cucumbers,
+  peppers and strawberries under glass, a nursery, an insectary, gas engines, heat from a sugar factory and a deep
+  well; nine one-line paragraphs, six bare-row tables, headings in capitals, two blank lines before each heading).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -406,7 +409,8 @@ NPM = {
 # dairy: fifth round; resort: sixth; port: seventh; airline: eighth; cement and hotels: ninth;
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
-# glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth.
+# glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
+# growers: twenty-sixth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -436,6 +440,7 @@ WRITTEN = [
     "report-seeds",  # twenty-third round
     "report-textiles",  # twenty-fourth round
     "report-canal",  # twenty-fifth round
+    "report-growers",  # twenty-sixth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
