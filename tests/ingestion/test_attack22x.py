@@ -103,3 +103,42 @@ def test_csv_cells_a_spreadsheet_shows_as_written_stay(cell):
     doc = parsed(_csv([["Item", "Note"], ["Tea", cell], ["Soup", AFTER]]), "table.csv")
     assert cell.strip() in doc.text and removed(doc) == 0
     assert f"Note: {cell.strip()}" in doc.sections[-1].blocks[0].embed_text
+
+
+# -- text formats a spreadsheet or word processor opens as a document ------------------------------------------------
+
+FLAT_ODS = f"""<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
+ <office:body><office:spreadsheet>
+  <table:table table:name="Shown"><table:table-row><table:table-cell office:value-type="string">
+   <text:p>{SHOWN}</text:p>
+   <office:annotation><text:p>{PAYLOAD} a comment</text:p></office:annotation>
+  </table:table-cell>
+  <table:table-cell table:formula="of:=IF(FALSE();&quot;{PAYLOAD}&quot;;1)" office:value-type="float" office:value="1">
+   <text:p>1</text:p></table:table-cell></table:table-row></table:table>
+ </office:spreadsheet></office:body></office:document>
+"""
+SYLK = f'ID;PWXL;N;E\nC;Y1;X1;K"{SHOWN}"\nC;Y1;X2;K1;EIF(FALSE,"{PAYLOAD}",1)\nE\n'
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("book.fods", FLAT_ODS), ("letter.fodt", FLAT_ODS), ("slides.fodp", FLAT_ODS), ("drawing.fodg", FLAT_ODS),
+    ("book.slk", SYLK), ("BOOK.FODS", FLAT_ODS),
+])
+def test_a_flat_opendocument_or_sylk_file_is_refused_not_read_as_text(name, content):
+    """Found attacking spreadsheets (attack22x): a flat OpenDocument file (``.fods``: LibreOffice's one-file XML) or
+    a SYLK file is text, so it was read as plain text -- every comment, formula and hidden sheet -- though a person
+    opens it in a spreadsheet (or word processor) and sees none of them. Refused by its name, as ``.ods`` is."""
+    from ingestion.parsers.registry import unsupported_advice
+
+    with pytest.raises(ParseError):
+        parsed(content, name)
+    what, advice = unsupported_advice(name, content.encode())
+    assert what and advice
+
+
+def test_flat_xml_named_as_text_is_read_as_the_text_it_is():
+    """Named ``.txt`` (or ``.xml``), the same bytes are what a text editor shows: read whole, as before."""
+    assert PAYLOAD in parsed(FLAT_ODS, "book.txt").text
