@@ -588,7 +588,11 @@ def _content_check(entry: Entry, content: bytes) -> str:
     try:
         parser_for(content_type, entry.path, content)
     except ParseError:
-        return f"binary or unsupported content ({content_type}: no parser reads it)"
+        # A website's type is its server's ``Content-Type`` header, any length and any character the HTTP client
+        # decodes (UTF-8 or Latin-1: tag characters, C1 controls); quoted as other remote text is, bounded and escaped
+        # to ASCII, at most 80 characters of it (twenty-second session, attack22x: it reached every admin whole).
+        quoted = ascii(content_type[:80])
+        return f"binary or unsupported content ({quoted[:80]}{'...' if len(quoted) > 80 else ''}: no parser reads it)"
     return ""
 
 

@@ -137,6 +137,12 @@ _UNREAD_EXTENSIONS: dict[str, tuple[str, str]] = {
     ".xlsx": ("an Excel workbook (.xlsx)", _EXPORT_CSV), ".xlsm": ("an Excel workbook (.xlsm)", _EXPORT_CSV),
     ".xls": ("an old Excel workbook (.xls)", _EXPORT_CSV), ".ods": ("a spreadsheet (.ods)", _EXPORT_CSV),
     ".numbers": ("a Numbers spreadsheet", _EXPORT_CSV),
+    # Text that a spreadsheet or word processor opens as a document, showing none of its comments, formulas or hidden
+    # sheets (twenty-second session, attack22x: read as plain text, all of them reached the model).
+    ".fods": ("a flat OpenDocument spreadsheet (.fods)", _EXPORT_CSV), ".slk": ("a SYLK spreadsheet", _EXPORT_CSV),
+    ".fodt": ("a flat OpenDocument text (.fodt)", "save it as .docx (or PDF) and upload that"),
+    ".fodp": ("a flat OpenDocument presentation (.fodp)", _EXPORT_PDF),
+    ".fodg": ("a flat OpenDocument drawing (.fodg)", _EXPORT_PDF),
     ".pptx": ("a PowerPoint presentation (.pptx)", _EXPORT_PDF), ".ppt": ("an old PowerPoint file (.ppt)", _EXPORT_PDF),
     ".key": ("a Keynote presentation", _EXPORT_PDF), ".doc": ("an old Word document (.doc)",
                                                                "save it as .docx (or PDF) and upload that"),

@@ -19,6 +19,10 @@ left out), huge cells (the csv field size limit is raised to the file size).  A
 row too long for the embedding model stays one ``table_row`` block; the chunker
 splits such a row on its raw text.  Only text that is not UTF-8 and a quote the
 csv module cannot parse raise :class:`ParseError`.
+
+What a reader never sees is cut (the file's line breaks kept), counted as hidden: what a terminal does not show, and
+a formula cell's text (:func:`runs_as_formula`) -- a spreadsheet opening the file runs it and shows what it computes,
+and a CSV holds no computed value to show instead.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import bisect
 import csv
 import io
 import os
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 
@@ -35,7 +41,7 @@ from ingestion.parsers.registry import register
 from ingestion.parsers.section_tree import LineIndex
 from ingestion.parsers.tables import column_names, serialize_row
 from ingestion.parsers.text_decoding import decode_text
-from ingestion.parsers.visible_text import terminal_hidden, terminal_shown
+from ingestion.parsers.visible_text import counted, cut_ranges, terminal_hidden, terminal_shown
 from ingestion.structure import Block, ParsedDocument, ParseError, Section
 
 SNIFF_CHARS = 64 * 1024
@@ -44,6 +50,86 @@ SCORE_ROWS = 200
 CLEAR_MARGIN = 0.1
 # Rows whose cells are checked for access markers together (access_markers.reject_cell_markers).
 _CHECKED_ROWS = 2000
+# What a spreadsheet (Excel, LibreOffice Calc, Google Sheets) opening a CSV runs as a formula: a cell starting with
+# one of these (the signs audit.exports quotes in its own CSV export).
+_FORMULA_SIGNS = frozenset("=+-@")
+# A signed number, which a spreadsheet shows as written (give or take its format): -5, +3.25, -1,234.50, -12%, -1e5.
+_SIGNED_NUMBER_RE = re.compile(r"[+-]\s*[$\u20ac\u00a3\u00a5]?\s*(?:\d[\d,.\u00a0 ]*|\.\d+)(?:[eE][+-]?\d+)?\s*%?")
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+
+def runs_as_formula(cell: str) -> bool:
+    """Whether a spreadsheet opening the CSV runs ``cell`` as a formula whose text holds words, so a person sees what it
+    computes (``=IF(FALSE,"words","ok")`` shows ``ok``, ``=LEN("words")`` a number) and never its words (twenty-second
+    session, attack22x). Its first sign is looked for past any whitespace or invisible format character and in its
+    fullwidth and small forms (NFKC), as the audit export's are: fail closed, also where a spreadsheet would show the
+    cell as text. A signed number is shown as written, and a cell of digits and signs alone (``=1+1``, ``--``, a phone
+    number ``+1 555 0100``) hides no words: both stay."""
+    if not cell or cell[0].isalnum():
+        return False
+    lead = 0
+    while lead < len(cell) and (cell[lead].isspace() or unicodedata.category(cell[lead]) == "Cf"):
+        lead += 1
+    if unicodedata.normalize("NFKC", cell[lead : lead + 1])[:1] not in _FORMULA_SIGNS:
+        return False
+    rest = cell[lead:].strip()
+    return _SIGNED_NUMBER_RE.fullmatch(rest) is None and any(unicodedata.category(c)[0] == "L" for c in rest)
+
+
+def _fields(text: str, start: int, end: int, delimiter: str) -> list[tuple[int, int, str]]:
+    """``(start, end, value)`` of each field of the record ``text[start:end]``, split as csv.reader splits it (Excel's
+    dialect, not strict: a closing quote's field goes on unquoted to the next delimiter)."""
+    fields = []
+    i = start
+    while True:
+        field_start, value = i, []
+        quoted = i < end and text[i] == '"'
+        i += quoted
+        while i < end:
+            char = text[i]
+            if quoted:
+                if char == '"':
+                    if i + 1 < end and text[i + 1] == '"':
+                        value.append('"')
+                        i += 2
+                        continue
+                    quoted = False
+                else:
+                    value.append(char)
+            elif char == delimiter or char in "\r\n":
+                break
+            else:
+                value.append(char)
+            i += 1
+        fields.append((field_start, i, "".join(value)))
+        if i < end and text[i] == delimiter:
+            i += 1
+            continue
+        return fields
+
+
+def _formula_cuts(text: str, start: int, end: int, delimiter: str, row: list[str],
+                  line: int) -> list[tuple[tuple[int, int], int]]:
+    """What to cut of the record ``text[start:end]`` (csv.reader's ``row``) so that its formula cells are empty, with
+    how much each counts: a field whole, or a quoted one's text but its quotes and line breaks (the file's line
+    numbers stay). Fails closed, with the line, where the record does not split as csv.reader split it."""
+    fields = _fields(text, start, end, delimiter)
+    if [value for _, _, value in fields] != row:
+        raise ParseError("a row holding a formula could not be split into its cells to leave the formula out", line=line)
+    cuts = []
+    for field_start, field_end, value in fields:
+        if not runs_as_formula(value):
+            continue
+        breaks = list(_LINE_BREAK_RE.finditer(text, field_start, field_end))
+        if not breaks:
+            cuts.append(((field_start, field_end), counted(value)))
+            continue
+        if text[field_end - 1] != '"':
+            raise ParseError("a formula cell over several lines goes on after its closing quote", line=line)
+        keep = [field_start + 1, *(edge for found in breaks for edge in found.span()), field_end - 1]
+        ranges = [(keep[k], keep[k + 1]) for k in range(0, len(keep), 2) if keep[k + 1] > keep[k]]
+        cuts.extend((piece, counted(text[piece[0]:piece[1]])) for piece in ranges)
+    return cuts
 
 
 class _LineFeed:
@@ -115,12 +201,14 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def parse_table_text(text: str, *, title: str, tabs: bool = False) -> ParsedDocument:
-    """Build the document of an already-decoded CSV/TSV text (offsets index ``text``)."""
+def parse_table_text(text: str, *, title: str, tabs: bool = False, delimiter: str | None = None,
+                     formulas: list | None = None) -> ParsedDocument:
+    """Build the document of an already-decoded CSV/TSV text (offsets index ``text``). With ``formulas`` (a list),
+    what to cut of the text to leave its formula cells out is added to it (:func:`_formula_cuts`)."""
     # Module-global, so only ever raised: a 1 MB cell is a valid cell.
     if csv.field_size_limit() < len(text) + 1:
         csv.field_size_limit(len(text) + 1)
-    delimiter = _delimiter(text, tabs)
+    delimiter = delimiter or _delimiter(text, tabs)
     feed = _LineFeed(text)
     reader = csv.reader(feed, delimiter=delimiter)
     root = Section(key="0", parent=None, title=title, heading_path=(), kind="document", depth=0,
@@ -135,11 +223,14 @@ def parse_table_text(text: str, *, title: str, tabs: bool = False) -> ParsedDocu
     checked: list[tuple[int, list[str]]] = []  # rows whose cells are not checked for markers yet
     try:
         for row in reader:
+            record_start = previous_end
             row_start, row_end = _trim(text, previous_end, feed.consumed)
             first_line = bisect.bisect_right(feed.starts, row_start)  # 1-based
             previous_end = feed.consumed
             if row_start >= row_end or not any(cell.strip() for cell in row):
                 continue
+            if formulas is not None and any(runs_as_formula(cell) for cell in row):
+                formulas.extend(_formula_cuts(text, record_start, feed.consumed, delimiter, row, first_line))
             checked.append((first_line, row))
             if len(checked) >= _CHECKED_ROWS:
                 reject_cell_markers(checked)
@@ -182,12 +273,23 @@ def _parse_shown(text: str, *, title: str, tabs: bool = False) -> ParsedDocument
     overstrikes -- :func:`~ingestion.parsers.visible_text.terminal_hidden`, as for plain text) never reaches the
     model. A spreadsheet shows that text; the model gets only what every reader sees. The rows and cells are read
     from the text shown (a row's embed text is built from its cells), the count of what went is the table's (or
-    the root's); a marker in what is cut still fails, with its line."""
-    if not terminal_hidden(text):
-        return parse_table_text(text, title=title, tabs=tabs)
-    reject_unread_markers(text)
-    shown, removed = terminal_shown(text)
-    doc = parse_table_text(shown, title=title, tabs=tabs)
+    the root's); a marker in what is cut still fails, with its line.
+
+    Then a formula cell's text (twenty-second session, attack22x): a spreadsheet shows what it computes, the text
+    shows the formula; the model gets neither (:func:`runs_as_formula`), the cell is read empty and its characters
+    are counted as hidden. Read again from the text without them, with the delimiter chosen on the file."""
+    removed = 0
+    if terminal_hidden(text):
+        reject_unread_markers(text)
+        text, removed = terminal_shown(text)
+    delimiter = _delimiter(text, tabs)
+    cuts: list[tuple[tuple[int, int], int]] = []
+    doc = parse_table_text(text, title=title, tabs=tabs, delimiter=delimiter, formulas=cuts)
+    if cuts:
+        reject_unread_markers(text)
+        doc = parse_table_text(cut_ranges(text, [piece for piece, _ in cuts]), title=title, tabs=tabs,
+                               delimiter=delimiter)
+        removed += sum(count for _, count in cuts)
     doc.sections[-1].hidden_chars_removed += removed
     return doc
 

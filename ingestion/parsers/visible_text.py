@@ -253,6 +253,11 @@ def _cut(text: str, ranges: Sequence[tuple[int, int]]) -> str:
     return "".join(pieces)
 
 
+def cut_ranges(text: str, ranges: Iterable[tuple[int, int]]) -> str:
+    """``text`` without the characters of ``ranges`` (any order; overlaps merged)."""
+    return _cut(text, merge_ranges(ranges))
+
+
 class OffsetMap:
     """Where an offset of the old text lands once ``ranges`` are cut out of it."""
 
