@@ -132,11 +132,6 @@ class KeywordFusion:
     far its first hit stands above the hit at this position, (1 - alpha) * (1 - rank_at / first rank): a
     flat keyword list (the query's terms common in every chunk) leaves the vector side's order; fewer
     hits than the position, the whole weight.
-
-    ``keep_vector_first`` (issue 30, twenty-sixth round's candidate O; 0 = off): when the vector list's first
-    candidate is not on the fused page of ``top_k``, it takes the page's last place (the candidates from there
-    move down one), so a page never drops the embedding's strongest candidate because the keyword side's terms
-    are common in the document (a README where every chunk says ``cache``).
     """
 
     parser: str = "websearch"
@@ -150,7 +145,6 @@ class KeywordFusion:
     keyword_relative: int = 0
     convex: float = 0.0
     keyword_peak: int = 0
-    keep_vector_first: int = 0
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -169,8 +163,6 @@ class KeywordFusion:
             raise ValueError(f"convex must be 0 (reciprocal rank fusion) or in (0, 1); got {self.convex!r}")
         if self.keyword_peak < 0 or (self.keyword_peak and not self.convex):
             raise ValueError("keyword_peak must be 0 or a position >= 1, and needs convex")
-        if self.keep_vector_first not in (0, 1):
-            raise ValueError(f"keep_vector_first must be 0 or 1; got {self.keep_vector_first!r}")
 
 
 GATE_TOP = 5
@@ -661,21 +653,7 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
                   keyword_relative=options.keyword_relative, convex=options.convex,
                   keyword_peak=options.keyword_peak)
-    if options.keep_vector_first:
-        ranked = vector_first_kept(ranked, vector_rows, top_k)
     return Retrieved(ranked[: top_k + spare], plan)
-
-
-def vector_first_kept(ranked: list[Ranked], vector_rows: list[Row], top_k: int) -> list[Ranked]:
-    """``ranked`` with the vector list's first candidate moved to place ``top_k`` when it is not among the first
-    ``top_k`` (``KeywordFusion.keep_vector_first``); as it is otherwise."""
-    if not vector_rows or top_k < 1:
-        return ranked
-    first = vector_rows[0].id
-    position = next((i for i, entry in enumerate(ranked) if entry[0].id == first), None)
-    if position is None or position < top_k:
-        return ranked
-    return [*ranked[: top_k - 1], ranked[position], *ranked[top_k - 1 : position], *ranked[position + 1 :]]
 
 
 # Every mode of ``kb.search_modes.MODES`` has its row here (tests/test_search_modes.py checks both ways).
