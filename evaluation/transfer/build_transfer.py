@@ -172,6 +172,10 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
 * twenty-sixth round: a glasshouse grower's annual report written by hand (``written/``: tomatoes, cucumbers,
   peppers and strawberries under glass, a nursery, an insectary, gas engines, heat from a sugar factory and a deep
   well; nine one-line paragraphs, six bare-row tables, headings in capitals, two blank lines before each heading).
+* twenty-seventh round: a salmon farmer's annual report written by hand (``written/``: salmon in sea lochs and the
+  Outer Isles, organic salmon, rainbow trout, halibut and salmon in tanks on land, hatcheries for smolts and for
+  lumpfish and wrasse, a harvest station, a smokehouse, a swarm of jellyfish; nine one-line paragraphs, six bare-row
+  tables, numbered headings, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -410,7 +414,7 @@ NPM = {
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
-# growers: twenty-sixth.
+# growers: twenty-sixth; salmon: twenty-seventh.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -441,6 +445,7 @@ WRITTEN = [
     "report-textiles",  # twenty-fourth round
     "report-canal",  # twenty-fifth round
     "report-growers",  # twenty-sixth round
+    "report-salmon",  # twenty-seventh round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
