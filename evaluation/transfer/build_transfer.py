@@ -159,6 +159,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   pathname conventions, options, known differences from git, upgrade notes; cut before its collaborators) and
   optionator (an option parser's README: usage, four functions with arguments, returns and examples, the settings
   format as one indented type block, property lists with defaults, the argument format; whole).
+* twenty-seventh round, rule (a'): webpack 5.113.0's dependencies (its ``latest``) in code-point order, scoped first,
+  the same tests, the first two (``NPM``): enhanced-resolve (a module resolver's README: install, the public API
+  with its call shapes, an arguments table and callback examples, the caching filesystem, exported plugins,
+  creating a resolver; cut before its resolver options) and minimizer-webpack-plugin (a minimizing plugin's
+  README: the built-in minimizers by language, getting started, source maps, the options ``test`` to ``minify``
+  with their types, defaults and examples; cut inside ``minify``'s function form).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -407,6 +413,13 @@ NPM = {
     # optionator 0.9.4 (15,047, MIT).
     "npm-ignore": ("npm/ignore/README.md", "README.md", 20000),
     "npm-optionator": ("npm/optionator/README.md", "README.md", 20000),
+    # Twenty-seventh round, rule (a'): webpack 5.113.0's dependencies (its ``latest``) in code-point order of their
+    # names (scoped first), the same tests, the first two: after @types/estree (458 bytes), @types/json-schema (622),
+    # @webassemblyjs/ast (4,788), @webassemblyjs/wasm-edit (1,359), @webassemblyjs/wasm-parser (577), browserslist
+    # (2,279) and chrome-trace-event (893) enhanced-resolve 5.27.2 (65,606, MIT; cut), then after events (2,314),
+    # graceful-fs (4,741) and mime-db (4,949) minimizer-webpack-plugin 5.14.1 (114,050, MIT; cut).
+    "npm-enhanced-resolve": ("npm/enhanced-resolve/README.md", "README.md", 20000),
+    "npm-minimizer-webpack-plugin": ("npm/minimizer-webpack-plugin/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
