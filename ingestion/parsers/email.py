@@ -28,10 +28,13 @@ heading, in its span but in no block) and then the body's paragraphs as
   ``message_id``, ``in_reply_to``; ``Section.context`` the ``From``/``Date``/
   ``Subject`` lines, repeated in every chunk's embed text.
 
-Broken MIME (a boundary that never appears, an undecodable charset, a bad
-header) is read best-effort, with the parser's defects listed in
-``metadata["defects"]``; only bytes with no e-mail headers at all, and an mbox
-with no messages, are a :class:`ParseError`.
+Broken MIME (an undecodable charset, a bad header, a missing closing delimiter) is read best-effort, with the
+parser's defects listed in ``metadata["defects"]``. A :class:`ParseError` naming the line: bytes with no e-mail
+headers at all, an mbox with no messages, MIME whose parts a mail client may read otherwise (a multipart whose
+boundary never appears, is not declared or is that of a part around it; a line beginning like a delimiter that is
+none: ``_check_boundaries``), more than :data:`MAX_MIME_PARTS` parts. ``text/enriched`` and ``text/richtext`` are
+read as a client shows them (``enriched_to_text``: no commands, no ``<param>``/``<comment>`` text), a ``Date`` only as
+the date it says (unreadable: left out), and a message with no text part has no body (its bytes are no text).
 """
 
 from __future__ import annotations
@@ -66,8 +69,16 @@ _ATTRIBUTION_HINT_RE = re.compile(r"wrote|schrieb|a écrit|escribió|напис�
 _ON_RE = re.compile(r"^\s*(on|am|le|el)\s", re.IGNORECASE)
 _OUTLOOK_FROM_RE = re.compile(r"^\s*\*?from:\*?\s", re.IGNORECASE)
 _OUTLOOK_NEXT_RE = re.compile(r"^\s*\*?(sent|date|to):\*?\s", re.IGNORECASE)
-_MIME_SCAFFOLD_RE = re.compile(r"^(--\S+|content-[\w-]+:.*|mime-version:.*)\s*$", re.IGNORECASE)
 _BLANK_RUN_RE = re.compile(r"\n\s*\n")
+# A message's MIME parts, itself and those of attached messages included (twenty-second session, attack22m: 50,000
+# empty parts, 1.8 MB, took 20 s to parse; a 25 MB upload would take minutes). Generous: real mail has tens.
+MAX_MIME_PARTS = 1000
+# text/enriched (RFC 1896) and text/richtext (RFC 1341): a command, ``<<`` (a "<"); ``<param>`` and ``<comment>``
+# text is not shown.
+_ENRICHED_TOKEN_RE = re.compile(r"<<|<(/?)([A-Za-z0-9-]{1,60})>")
+_RICHTEXT_TOKEN_RE = re.compile(r"<(/?)([A-Za-z0-9-]{1,60})>")
+_ENRICHED_UNSHOWN = frozenset({"param", "comment"})
+_RICH = ("html", "enriched", "richtext")
 _QUOTE_SELECTORS = ("blockquote", "div.gmail_quote", "div#divRplyFwdMsg", "div#appendonsend",
                     "div.moz-cite-prefix", "div.yahoo_quoted")
 
@@ -175,6 +186,45 @@ def html_to_text(html: str, hidden: list[str] | None = None, links: list[str] | 
     return "\n".join(lines)
 
 
+def enriched_to_text(text: str, hidden: list[str], *, richtext: bool = False) -> str:
+    """What a client shows of a ``text/enriched`` (or, ``richtext``, ``text/richtext``) part: its text without the
+    commands, ``<param>`` and ``<comment>`` text (appended to ``hidden``) left out, ``<<`` as ``<`` (``<lt>``,
+    ``<nl>`` and ``<np>`` in richtext), and in enriched text a single line break as a space (RFC 1896: one fewer).
+
+    Twenty-second session (attack22m): the part was read as it is, commands and parameters and all."""
+    out: list[str] = []
+    unshown = 0
+    position = 0
+    for match in (_RICHTEXT_TOKEN_RE if richtext else _ENRICHED_TOKEN_RE).finditer(text):
+        (hidden if unshown else out).append(text[position : match.start()])
+        position = match.end()
+        if match[0] == "<<":
+            (hidden if unshown else out).append("<")
+            continue
+        closing, command = match[1], match[2].lower()
+        if command in _ENRICHED_UNSHOWN:
+            unshown = max(0, unshown - 1) if closing else unshown + 1
+        elif richtext and not closing and not unshown:
+            out.append({"lt": "<", "nl": "\n", "np": "\n\n"}.get(command, ""))
+    (hidden if unshown else out).append(text[position:])
+    shown = "".join(out).replace("\r\n", "\n")
+    if richtext:
+        return shown
+    # RFC 1896: n line breaks in a row are n - 1; a single one is a space.
+    return re.sub(r"\n+", lambda run: " " if len(run[0]) == 1 else "\n" * (len(run[0]) - 1), shown)
+
+
+def _rendered(part: Message, hidden: list[str], links: list[str] | None = None) -> str:
+    """A text part as a client shows it: HTML and enriched text rendered, another subtype as it is."""
+    text = _part_text(part)
+    subtype = part.get_content_subtype()
+    if subtype == "html":
+        return html_to_text(text, hidden, links)
+    if subtype in ("enriched", "richtext"):
+        return enriched_to_text(text, hidden, richtext=subtype == "richtext")
+    return text
+
+
 def strip_quoted(text: str) -> str:
     """The body without quoted reply text (see the module docstring)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -219,7 +269,7 @@ def _words(text: str) -> list[str]:
     return _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def _plain_or_shown_html(plain: str, html: str, hidden: list[str]) -> str:
+def _plain_or_shown_html(plain: str, rich: Message, hidden: list[str]) -> str:
     """The body of a message with both a ``text/plain`` and a ``text/html`` alternative: the plain part while it
     says what the HTML part shows -- the same words in the same order, besides the addresses of the links a reader
     sees (a plain part writes them out; a reader sees them on hover) -- else the HTML part's visible text: a mail
@@ -228,10 +278,13 @@ def _plain_or_shown_html(plain: str, html: str, hidden: list[str]) -> str:
 
     Twenty-first session (attack21): the words were compared as sets, and every word of any ``href`` in the HTML
     source was allowed -- so a plain part holding words only a commented-out or hidden link's address held, or the
-    HTML's own words reordered, repeated or with some left out ("do not" dropped), was the body."""
+    HTML's own words reordered, repeated or with some left out ("do not" dropped), was the body.
+
+    ``rich`` is the HTML part, or the enriched one when a client shows that (twenty-second session, attack22m: a plain
+    part before a ``text/enriched`` alternative was the body whatever it said)."""
     html_hidden: list[str] = []
     links: list[str] = []
-    shown = strip_quoted(html_to_text(html, html_hidden, links))
+    shown = strip_quoted(_rendered(rich, html_hidden, links))
     quoted_plain = strip_quoted(plain)
     addresses = set(links)
     said = _URL_RE.sub(lambda match: " " if match[0] in addresses else match[0], quoted_plain)
@@ -288,27 +341,21 @@ def _get_body(message: Message, preferencelist: tuple[str, ...] | None, *, last_
 
 def _body(message: Message, hidden: list[str]) -> str:
     try:
-        part = _get_body(message, ("plain", "html"))
-        html_part = _get_body(message, ("html",))
-        # Else another text subtype a client shows (text/enriched...), else an attached text or message (decided:
-        # a client lists it and shows it on a click).
-        part = part or _get_body(message, None) or _get_body(message, None, last_resort=True)
+        plain = _get_body(message, ("plain",))
+        # The HTML or enriched part a client shows: the first of the walk (an alternative's from the last).
+        rich = next((shown for _, shown in _shown_parts(message, _RICH)), None)
+        # Else another text subtype a client shows, else an attached text or message (decided: a client lists it and
+        # shows it on a click).
+        part = plain or rich or _get_body(message, None) or _get_body(message, None, last_resort=True)
     except (KeyError, ValueError, TypeError, AttributeError, LookupError, IndexError):
-        part = html_part = None
+        part = rich = None
     if part is None:
-        # A multipart whose boundary never appears: the parser leaves the raw body as a string.
-        raw = message.get_payload()
-        if not isinstance(raw, str):
-            return ""
-        # Best effort: keep the parts' text, drop the boundary and part-header lines around it.
-        lines = [line for line in raw.splitlines() if not _MIME_SCAFFOLD_RE.match(line)]
-        return strip_quoted("\n".join(lines))
-    text = _part_text(part)
-    if part.get_content_subtype() == "html":
-        text = html_to_text(text, hidden)
-    elif html_part is not None and html_part is not part:
-        text = _plain_or_shown_html(text, _part_text(html_part), hidden)
-    return strip_quoted(text)
+        # No text part: a client shows an attachment or an image, never its bytes as text (twenty-second session,
+        # attack22m: an application/octet-stream body's raw lines were the text).
+        return ""
+    if part is plain and rich is not None:
+        return strip_quoted(_plain_or_shown_html(_part_text(part), rich, hidden))
+    return strip_quoted(_rendered(part, hidden))
 
 
 def _read(data: bytes) -> _Mail:
@@ -331,12 +378,92 @@ def _read(data: bytes) -> _Mail:
         return mail
 
 
+class _PartCounter:
+    """The parser's message factory, refusing a message of more than :data:`MAX_MIME_PARTS` parts as it reads them."""
+
+    def __init__(self, data: bytes, policy: email.policy.Policy) -> None:
+        self.data = data
+        self.factory = policy.message_factory or Message
+        self.made: list[Message] = []
+        self.probed = False
+
+    def __call__(self, policy: email.policy.Policy) -> Message:
+        part = self.factory(policy=policy)
+        if not self.probed:  # the parser makes one to learn the factory's signature
+            self.probed = True
+            return part
+        self.made.append(part)
+        if len(self.made) > MAX_MIME_PARTS:
+            raise ParseError(f"the e-mail has more than {MAX_MIME_PARTS:,} MIME parts", line=self._line())
+        return part
+
+    def _line(self) -> int | None:
+        """The line of the delimiter that starts the part beyond the limit."""
+        boundaries = {b for part in self.made if (b := part.get_boundary()) is not None}
+        delimiters = {f"--{boundary}" for boundary in boundaries}
+        seen = 1  # the message itself
+        for number, line in enumerate(_lines(self.data), start=1):
+            if line.rstrip(" \t") in delimiters:
+                seen += 1
+                if seen > MAX_MIME_PARTS:
+                    return number
+        return None
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("latin-1").splitlines()
+
+
+def _check_boundaries(message: Message, data: bytes) -> None:
+    """Fail where a mail client may read other parts than Python's parser: a multipart whose boundary never appears
+    (the parser leaves its body one string; a client shows nothing, or the raw text) or is that of a part around it
+    (Python reads its delimiters as the outer part's, Thunderbird as its own), or a line that begins with a
+    delimiter and is none (RFC 2046: a boundary may not begin any line of a part; a client matching it as a prefix
+    starts another part there). Twenty-second session (attack22m): the first was read as the raw lines of its parts
+    -- HTML source, hidden text and all -- and the second was text of the part before it."""
+    lines = _lines(data)
+    boundaries = []
+    for index, part in enumerate(p for p in message.walk() if p.get_content_maintype() == "multipart"):
+        boundary = part.get_boundary()
+        if boundary is None or not part.is_multipart():
+            declared = [n for n, line in enumerate(lines, start=1)
+                        if re.match(r"(?i)content-type\s*:\s*multipart/", line)]
+            # Its declaration: the lines naming its boundary that are no delimiter, this part's among them.
+            named = [n for n, line in enumerate(lines, start=1)
+                     if boundary and boundary in line and not line.startswith("--")]
+            where = named[boundaries.count(boundary):] or named or declared[index:] or declared or [None]
+            if boundary is None:
+                why = "declares no boundary"
+            elif any(line.rstrip(" \t") == f"--{boundary}" for line in lines):
+                why = "has the boundary of a part around it (a mail client may take its delimiters as its own)"
+            else:
+                why = "has a boundary that never appears"
+            raise ParseError(f"a {part.get_content_type()} part {why}: its parts cannot be told apart as a mail "
+                             "client would", line=where[0])
+        boundaries.append(boundary)
+    delimiters = {f"--{boundary}" + end for boundary in boundaries for end in ("", "--")}
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("--") and any(line.startswith(f"--{b}") for b in boundaries) and (
+            line.rstrip(" \t") not in delimiters
+        ):
+            raise ParseError("a line that begins like a MIME delimiter and is none: a mail client may start "
+                             "another part there", line=number)
+
+
 def _read_with(data: bytes, policy: email.policy.Policy) -> _Mail:
-    message = email.message_from_bytes(data, policy=policy)
+    message = email.message_from_bytes(data, _class=_PartCounter(data, policy), policy=policy)
     headers = {name: _header(message, name) for name in ("from", "to", "cc", "date", "subject", "message-id",
                                                        "in-reply-to", "references")}
     if not any(message.get(name) is not None for name in _KNOWN_HEADERS):
         raise ParseError("not an e-mail message: no e-mail headers (From, Subject, Date, ...) found", line=1)
+    _check_boundaries(message, data)
+    if headers["date"]:
+        # A client shows the date it reads, never the header's words (twenty-second session, attack22m: an
+        # unreadable Date was in every chunk's context as written).
+        try:
+            headers["date"] = email.utils.format_datetime(email.utils.parsedate_to_datetime(headers["date"]))
+        except (TypeError, ValueError, IndexError, OverflowError):
+            headers["date"] = ""
     defects = [type(d).__name__ for part in message.walk() for d in getattr(part, "defects", [])]
     hidden: list[str] = []
     try:
