@@ -32,7 +32,7 @@ def json_server(
             pass
 
     server = http.server.ThreadingHTTPServer((host, port), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     return server
 
 
@@ -65,5 +65,5 @@ def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> tuple[http.serve
     daemons), and the server's base URL; the caller shuts it down (``shutdown()``, ``server_close()``)."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

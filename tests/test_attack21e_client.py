@@ -77,7 +77,7 @@ class _Canned(BaseHTTPRequestHandler):
 def canned():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Canned)
     server.answer, server.seen = (200, b"{}"), []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     server.url = f"http://127.0.0.1:{server.server_port}"
     yield server
     server.shutdown()

@@ -81,7 +81,7 @@ def serve():
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
         server.script, server.asked, server.finished, server.sent = script, [], threading.Event(), 0
         server.url = f"http://127.0.0.1:{server.server_port}"
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         servers.append(server)
         return server
 

@@ -110,7 +110,7 @@ def test_a_retry_after_that_is_not_a_number_of_seconds_is_the_back_off(retriever
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Throttled)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     waits: list[float] = []
     try:
         with Client(f"http://127.0.0.1:{server.server_port}", "bkh_x",

@@ -213,7 +213,7 @@ def test_the_client_takes_a_redirect_for_an_error_never_for_success(status):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Moved)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_port}"
     calls = {
         "delete_document": lambda kb: kb.delete_document("d1"),

@@ -152,7 +152,7 @@ def test_a_git_host_that_rebinds_after_the_check_is_never_connected_to_its_new_a
     git_commit(served, {"guide.md": "# Guide\n\nThe pelican protocol.\n"})
     public = make_server(PUBLIC, port, make_wsgi_chain(DictBackend({"/repo.git": Repo(str(served))})),
                          handler_class=Quiet)
-    threading.Thread(target=public.serve_forever, daemon=True).start()
+    threading.Thread(target=public.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     name = "git.rebind.test"
     answers = rebinding_name(monkeypatch, name, port)
     loopback_is_the_internet(monkeypatch)
@@ -425,7 +425,7 @@ def test_a_source_preview_stops_a_git_fetch_at_its_deadline(admin, settings):
             pass
 
     server = make_server("127.0.0.1", 0, slow, handler_class=Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     try:
         source = source_create(actor=admin, tenant=admin.tenant, kind="git", name="slow-git",
                                url=f"http://127.0.0.1:{server.server_address[1]}/repo.git")

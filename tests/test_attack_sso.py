@@ -79,7 +79,7 @@ def test_a_provider_that_redirects_is_refused_and_the_redirect_never_followed(in
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     try:
         issuer = f"http://127.0.0.1:{server.server_address[1]}"
         tenant = tenant_create(slug="ssrf-redirect", name="Redirect")

@@ -283,7 +283,7 @@ def git_server():
             pass
 
     server = make_server("127.0.0.1", 0, guarded, handler_class=Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/repo.git"
     server.shutdown()
