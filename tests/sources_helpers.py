@@ -13,8 +13,8 @@ from dulwich.repo import Repo
 
 from accounts.models import Tenant
 from kb.models import IngestionJob
-from sources.models import SourceSync
-from sources.services import JOB_STATS_KEY
+from sources.models import Source, SourceSync
+from sources.services import JOB_STATS_KEY, sync_run
 from tests.bounds import JOB_WAIT
 from tests.conftest import SOURCE_ROOT
 
@@ -133,3 +133,12 @@ def synced_git_mirror(slug: str, files: dict[str, str]):
     sync = wait_for_sync(sync.pk)
     assert (sync.status, sync.added) == ("succeeded", len(files)), (sync.error, sync.errors, sync.skips)
     return tenant, internal, top, root, commit, source, cache
+
+
+def sync_inline(source: Source, expect: str = "succeeded") -> SourceSync:
+    """A sync of ``source`` run in this process (not through a worker), checked to have ended ``expect``."""
+    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
+    sync_run(str(sync.pk))
+    sync.refresh_from_db()
+    assert sync.status == expect, (sync.error, sync.errors)
+    return sync

@@ -11,17 +11,12 @@ from __future__ import annotations
 import pytest
 
 from sources.models import Source, SourceSync
-from sources.services import sync_run
-from tests.sources_helpers import write
+from tests.sources_helpers import sync_inline, write
 from tests.test_sources_detached_access import HIDDEN, SHOWN, _detach, _refused, _seen, _setup, _sync
 
 
 def _failed_sync(source: Source) -> SourceSync:
-    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
-    sync_run(str(sync.pk))
-    sync.refresh_from_db()
-    assert sync.status == "failed", (sync.error, sync.errors)
-    return sync
+    return sync_inline(source, expect="failed")
 
 
 @pytest.mark.django_db

@@ -15,21 +15,14 @@ from kb.index_versions import index_version_active, index_version_build_report
 from kb.models import Document, IndexVersion, IngestionJob
 from sources.models import Source, SourceItem, SourceSync
 from sources.selectors import last_sync, last_syncs, source_preview
-from sources.services import source_create, sync_run, syncs_tick
+from sources.services import source_create, syncs_tick
 from tests import factories
 from tests.api_helpers import token_client
 from tests.row_order import store_last
 from tests.sources_helpers import new_folder, write
+from tests.sources_helpers import sync_inline as _sync
 
 pytestmark = pytest.mark.django_db
-
-
-def _sync(source: Source) -> SourceSync:
-    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
-    sync_run(str(sync.pk))
-    sync.refresh_from_db()
-    assert sync.status == "succeeded", (sync.error, sync.errors)
-    return sync
 
 
 def test_a_source_sync_takes_over_and_deletes_vanished_items_in_path_order_as_its_preview_says(stored_order_reads):

@@ -18,18 +18,11 @@ from accounts.policy import AccessLevel
 from accounts.services import group_create, membership_create, tenant_create
 from kb.models import Document
 from kb.services import document_set_access
-from sources.models import Source, SourceDetached, SourceSync
-from sources.services import source_create, source_update, sync_run
+from sources.models import Source, SourceDetached
+from sources.services import source_create, source_update
 from tests.api_helpers import console_client, token_client
 from tests.sources_helpers import new_folder, write
-
-
-def _sync(source: Source) -> SourceSync:
-    sync = SourceSync.objects.create(tenant_id=source.tenant_id, source=source)
-    sync_run(str(sync.pk))
-    sync.refresh_from_db()
-    assert sync.status == "succeeded", (sync.error, sync.errors)
-    return sync
+from tests.sources_helpers import sync_inline as _sync
 
 
 def _setup(slug: str, **source_fields):
