@@ -39,14 +39,11 @@ def _setup(slug: str, golden: str, limit: int | None = None):
 
 
 def _variant(text: str):
-    from kb.retrieval import CHOSEN_FUSION, KeywordFusion
+    """``CHOSEN_FUSION`` with ``text``'s fields, read as ``kb_eval --fusion`` reads them."""
+    from bench.management.commands.kb_eval import Command
+    from kb.retrieval import CHOSEN_FUSION
 
-    fields = {f.name: f.type for f in KeywordFusion.__dataclass_fields__.values()}
-    values = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, _, value = item.partition("=")
-        values[key] = value if fields[key] == "str" else float(value) if fields[key] == "float" else int(value)
-    return replace(CHOSEN_FUSION, **values)
+    return replace(CHOSEN_FUSION, **Command._fusion(text))
 
 
 def read(slug: str, golden: str, out: str, variant: str) -> None:
