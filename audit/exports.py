@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import io
 import json
-import unicodedata
 from collections.abc import Iterable, Iterator
 
 from django.conf import settings
@@ -16,6 +15,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
 from audit.models import Action, AuditEvent
+from ingestion.parsers.tabular import formula_lead
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 COLUMNS = [
@@ -79,13 +79,8 @@ def _csv_cell(value) -> str:
     text = "" if value is None else str(value)
     # A spreadsheet would run a cell starting with these as a formula (CSV injection): quote it as text.
     # Searched text is a member's, so also what a spreadsheet may read as one: the same signs after any
-    # leading whitespace (every Unicode space and line break) or invisible format character (zero-width
-    # space, joiners, the byte-order mark), and their fullwidth and small forms (NFKC folds "＝", "﹦" to "=");
-    # a sign NFKC folds into several ("⩵" is "==") by the first of them.
-    lead = 0
-    while lead < len(text) and (text[lead].isspace() or unicodedata.category(text[lead]) == "Cf"):
-        lead += 1
-    first = unicodedata.normalize("NFKC", text[lead : lead + 1])[:1]
+    # leading whitespace or invisible format character, and their fullwidth and small forms (formula_lead).
+    _, first = formula_lead(text)
     return "'" + text if first in _FORMULA_STARTS or text[:1] in ("\t", "\r") else text
 
 

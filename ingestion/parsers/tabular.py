@@ -58,6 +58,17 @@ _SIGNED_NUMBER_RE = re.compile(r"[+-]\s*[$\u20ac\u00a3\u00a5]?\s*(?:\d[\d,.\u00a
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
+def formula_lead(text: str) -> tuple[int, str]:
+    """Where a spreadsheet looks for ``text``'s formula sign: the index past any leading whitespace (every Unicode
+    space and line break) or invisible format character (zero-width space, joiners, the byte-order mark), and the
+    character there in its NFKC form's first character (fullwidth and small forms: "＝", "﹦" are "="; "⩵" is "=";
+    "" at the end). One rule for cells read (:func:`runs_as_formula`) and cells written (the audit export)."""
+    lead = 0
+    while lead < len(text) and (text[lead].isspace() or unicodedata.category(text[lead]) == "Cf"):
+        lead += 1
+    return lead, unicodedata.normalize("NFKC", text[lead : lead + 1])[:1]
+
+
 def runs_as_formula(cell: str) -> bool:
     """Whether a spreadsheet opening the CSV runs ``cell`` as a formula whose text holds words, so a person sees what it
     computes (``=IF(FALSE,"words","ok")`` shows ``ok``, ``=LEN("words")`` a number) and never its words (twenty-second
@@ -67,10 +78,8 @@ def runs_as_formula(cell: str) -> bool:
     number ``+1 555 0100``) hides no words: both stay."""
     if not cell or cell[0].isalnum():
         return False
-    lead = 0
-    while lead < len(cell) and (cell[lead].isspace() or unicodedata.category(cell[lead]) == "Cf"):
-        lead += 1
-    if unicodedata.normalize("NFKC", cell[lead : lead + 1])[:1] not in _FORMULA_SIGNS:
+    lead, sign = formula_lead(cell)
+    if sign not in _FORMULA_SIGNS:
         return False
     rest = cell[lead:].strip()
     return _SIGNED_NUMBER_RE.fullmatch(rest) is None and any(unicodedata.category(c)[0] == "L" for c in rest)
