@@ -312,7 +312,7 @@ class _Server:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", f"from ingestion.limits import _serve; _serve({theirs.fileno()})"],
+                [sys.executable, "-c", f"from ingestion.limits import _serve; _serve({theirs.fileno()}, {os.getpid()})"],
                 stdin=subprocess.DEVNULL,
                 env=env,
                 close_fds=True,
@@ -486,19 +486,30 @@ def _set_server(server: _Server) -> None:
 # ----------------------------------------------------------------------------- the server's side
 
 
-def _serve(control_fd: int) -> None:
+def _serve(control_fd: int, parent_pid: int) -> None:
     """The parse server's main loop: a child per request, as many at once as the caller sends.
 
-    The loop waits for two things: a request's socket on the control socket (it forks a child
-    for it at once) and the end of a child (it sends that child's wait status on the child's
-    socket, then closes it). The control stream's end (the caller closed it, or died) ends it.
+    The loop waits for three things: a request's socket on the control socket (it forks a child
+    for it at once), the end of a child (it sends that child's wait status on the child's
+    socket, then closes it), and the end of the calling process ``parent_pid``. The control
+    stream's end (the caller closed it, or died) or the caller's end ends it; its children die
+    with it.
+
+    The caller's end is watched here, not with ``PR_SET_PDEATHSIG``: Linux sends that signal when the
+    *thread* that started the process ends, and a web server's request thread starts this server --
+    it was killed at the end of every such request, and the next request waited for a fresh one
+    (a console preview or Ingest then outlasted the page's wait on a loaded machine; CI, 2026-12-05).
+    The control socket alone is not enough: a process forked from the caller (a Celery pool child)
+    holds it open after the caller died.
     """
     control = socket.socket(fileno=control_fd)
     # Whatever a parser prints goes to the caller's stderr.
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C on the worker: the worker decides
-    _die_with_parent()
+    caller = _watch(parent_pid)
+    if os.getppid() != parent_pid:  # the caller ended before the watch began
+        return
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             __import__(name)
@@ -514,7 +525,9 @@ def _serve(control_fd: int) -> None:
     gc.collect()
     gc.freeze()  # children do not touch (and copy) the pages of what is loaded
     while True:
-        ready = select.select([control, wake_r], [], [])[0]
+        ready = select.select([control, wake_r, *caller], [], [], None if caller else _PARENT_POLL_SECONDS)[0]
+        if set(caller) & set(ready) or os.getppid() != parent_pid:
+            return  # the caller ended; the children die with this process
         if wake_r in ready:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_r, 512):
@@ -660,8 +673,24 @@ def _pickled_error(exc: BaseException) -> bytes:
         return pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}"), text), protocol=_PROTOCOL)
 
 
+# Where the kernel cannot tell the server of its caller's end (no pidfd), it looks this often.
+_PARENT_POLL_SECONDS = 1.0
+
+
+def _watch(pid: int) -> list[int]:
+    """A descriptor that becomes readable when process ``pid`` ends (a pidfd, Linux 5.3), or none:
+    then the server looks at its parent every ``_PARENT_POLL_SECONDS``."""
+    try:
+        return [os.pidfd_open(pid)]
+    except (AttributeError, OSError):
+        return []
+
+
 def _die_with_parent() -> None:
-    """Linux: get SIGKILL when the parent process dies (no orphaned server or runaway child)."""
+    """Linux: get SIGKILL when the parent process dies (no orphaned server or runaway child).
+
+    Only for a process started by a process's only thread (the server's children): the signal
+    comes when the starting *thread* ends."""
     if not sys.platform.startswith("linux"):
         return
     try:

@@ -97,6 +97,8 @@ def test_restricted_text_stays_hidden_until_an_admin_relaxes_it(page, another_pa
 
     # Ingest, and watch the job's progress bar to the end.
     page.get_by_role("button", name="Ingest").click()
+    page.wait_for_selector("#created-jobs, #preview-failed")  # the page says it when the answer did not come
+    assert page.locator("#preview-failed").count() == 0, page.locator("#preview").inner_text()
     page.locator("#created-jobs a").click()
     page.wait_for_selector("#job-progress[data-status=succeeded]", timeout=JOB_TIMEOUT_MS)
     assert page.locator("#job-stage").inner_text() == "done"

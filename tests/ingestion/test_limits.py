@@ -219,3 +219,64 @@ def test_a_child_can_run_below_the_servers_cpu_priority():
     base = run_limited(helpers.niceness, memory_bytes=GB, seconds=30)
     assert run_limited(helpers.niceness, memory_bytes=GB, seconds=30, nice=5) == min(base + 5, 19)
     assert run_limited(helpers.niceness, memory_bytes=GB, seconds=30) == base  # each child starts afresh
+
+
+def test_the_server_outlives_the_thread_that_started_it():
+    # CI (2026-12-05): a web server's request thread started the parse server, and the server asked
+    # Linux for SIGKILL at its parent's end (PR_SET_PDEATHSIG) -- which comes when the starting *thread*
+    # ends. So it died with every such request, and the next preview waited for a fresh one to import
+    # its parsers and tokenizer (a console Ingest outlasted the page's wait on a loaded machine).
+    import subprocess
+    import threading
+
+    limits.shutdown()
+    started = threading.Thread(target=run_limited, args=(helpers.add, 1, 1), kwargs={"memory_bytes": GB,
+                                                                                     "seconds": 30})
+    started.start()
+    started.join(START_WAIT)
+    process = limits._server().process
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(2)  # a window: with the signal the server was gone within milliseconds
+    assert run_limited(helpers.add, 2, 3, memory_bytes=GB, seconds=30) == 5
+    assert limits._server().process is process  # the same server answered
+
+
+def test_the_server_ends_with_its_caller_even_while_a_fork_of_the_caller_lives(tmp_path):
+    # Without the thread-bound signal the server watches its caller's process itself: a Celery pool child
+    # forked from the caller keeps the control socket open, so the socket's end alone would not tell it.
+    import subprocess
+    import sys
+
+    import psutil
+
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "from ingestion import limits\n"
+        "limits.run_limited(os.getpid, memory_bytes=1 << 30, seconds=60)  # the server is in its loop\n"
+        "print(limits._server().process.pid, flush=True)\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(600)\n"
+        "    os._exit(0)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    server = psutil.Process(int(caller.stdout.readline()))
+    caller.wait(START_WAIT)
+    survivors = [p for p in psutil.process_iter() if p.pid != server.pid and _is_sleeping_fork(p, script)]
+    assert survivors  # the fork that holds the control socket open
+    try:
+        server.wait(START_WAIT)  # psutil.TimeoutExpired when the server outlives its caller
+    finally:
+        for fork in survivors:
+            fork.kill()
+
+
+def _is_sleeping_fork(process, script) -> bool:
+    import psutil
+
+    try:
+        return str(script) in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
