@@ -165,6 +165,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   creating a resolver; cut before its resolver options) and minimizer-webpack-plugin (a minimizing plugin's
   README: the built-in minimizers by language, getting started, source maps, the options ``test`` to ``minify``
   with their types, defaults and examples; cut inside ``minify``'s function form).
+* twenty-eighth round, rule (a): rule (a') continued after minimizer-webpack-plugin (webpack 5.113.0's dependencies,
+  its ``latest``), the same tests, the next two (``NPM``): schema-utils (an options validator's README: ``validate``
+  and its three arguments, ``name``, ``baseDataPath`` and ``postFormatter`` with defaults and error output, loader
+  and plugin examples, precompiled schemas and their CLI, turning validation off; whole) and tapable (a hook library's
+  README: usage, the plugin API with tap options, ``withOptions``, hook types, the hook classes one by one with
+  examples, interception; cut before its interceptor handlers table).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -420,6 +426,11 @@ NPM = {
     # graceful-fs (4,741) and mime-db (4,949) minimizer-webpack-plugin 5.14.1 (114,050, MIT; cut).
     "npm-enhanced-resolve": ("npm/enhanced-resolve/README.md", "README.md", 20000),
     "npm-minimizer-webpack-plugin": ("npm/minimizer-webpack-plugin/README.md", "README.md", 20000),
+    # Twenty-eighth round, rule (a): rule (a') continued after minimizer-webpack-plugin (webpack 5.113.0, its
+    # ``latest``), the same tests, the next two: schema-utils 4.8.5 (8,982, MIT; whole) and tapable 2.3.4 (30,203,
+    # MIT; cut); watchpack and webpack-sources not needed.
+    "npm-schema-utils": ("npm/schema-utils/README.md", "README.md", 20000),
+    "npm-tapable": ("npm/tapable/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
