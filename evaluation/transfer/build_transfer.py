@@ -188,6 +188,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   Outer Isles, organic salmon, rainbow trout, halibut and salmon in tanks on land, hatcheries for smolts and for
   lumpfish and wrasse, a harvest station, a smokehouse, a swarm of jellyfish; nine one-line paragraphs, six bare-row
   tables, numbered headings, one blank line between blocks).
+* twenty-eighth round: a lifeboat and workboat builder's annual report written by hand (``written/``: all-weather
+  and inshore lifeboats for a rescue charity, pilot boats, wind farm crew boats and patrol boats of aluminium,
+  enclosed and free-fall lifeboats for ships and platforms with their davits, cruise-ship tenders, service bases, a
+  sea school, cracked welds and a closed yard; nine one-line paragraphs, six bare-row tables, headings in capitals,
+  one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -438,7 +443,7 @@ NPM = {
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
-# growers: twenty-sixth; salmon: twenty-seventh.
+# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -470,6 +475,7 @@ WRITTEN = [
     "report-canal",  # twenty-fifth round
     "report-growers",  # twenty-sixth round
     "report-salmon",  # twenty-seventh round
+    "report-lifeboats",  # twenty-eighth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
