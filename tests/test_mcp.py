@@ -435,3 +435,51 @@ def test_stdio_server(world):
                              timeout=START_WAIT, input=b"")
     assert started.returncode != 0 and b"not a valid API token" in started.stderr
     assert started.stdout == b""
+
+
+def test_stdio_server_recovers_from_a_lost_database_connection(world):
+    """Found hunting thread lifetimes: the stdio server's calls run on one thread for the process's life, which
+    no request ever starts or ends -- so its database connection was never checked again, and once PostgreSQL
+    dropped it (a restart, an idle timeout, an operator's pg_terminate_backend) every later call failed until the
+    server was restarted. Each call now starts as a request does: a connection that is broken or too old is
+    closed first, and the call opens a fresh one (acting for the token's tenant, as every call does)."""
+    from django.conf import settings
+    from django.db import connection
+
+    from bulkhead.embedded_services import database_env
+
+    _, key = world["members"]["confidential"]
+    env = {**os.environ, **database_env(), "REDIS_URL": settings.REDIS_URL,
+           "CACHE_URL": settings.CACHES["default"]["LOCATION"], "BULKHEAD_TOKEN": key,
+           "BULKHEAD_URL": "https://kb.example"}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "kb_mcp"], env=env, cwd=str(ROOT))
+
+    def cut_the_servers_connections() -> int:
+        from django.db import connections
+
+        try:
+            with connection.cursor() as cursor:  # the child's sessions: this database, the application's role
+                cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                               " WHERE datname = current_database() AND usename = %s AND pid <> pg_backend_pid()",
+                               [settings.BULKHEAD_APP_DB_ROLE])
+                return cursor.fetchone()[0]
+        finally:
+            connections.close_all()
+
+    async def run():
+        async with Client(params, read_timeout_seconds=JOB_WAIT) as client:
+            before = _payload(await client.call_tool("list_documents", {}))
+            cut = await _in_thread_result(cut_the_servers_connections)
+            after = await client.call_tool("list_documents", {})
+            again = await client.call_tool("list_documents", {})
+            return before, cut, after, again
+
+    before, cut, after, again = anyio.run(run)
+    assert cut >= 1  # the server's own session was among them
+    assert before["count"] == 2
+    assert _payload(after)["count"] == 2, after  # the very next call; without the check, this one and every later
+    assert _payload(again)["count"] == 2, again
+
+
+async def _in_thread_result(work):
+    return await anyio.to_thread.run_sync(work)

@@ -28,9 +28,16 @@ class _Throttle(TokenRateThrottle):
 
 
 def token_member(key: str) -> Membership:
-    """The token's membership, checked now (as the API checks each request), and its call counted."""
+    """The token's membership, checked now (as the API checks each request), and its call counted.
+
+    First of every call, on the calls' thread: its database connection is checked as a web request's is at its
+    start (``close_old_connections``: closed when broken or past ``CONN_MAX_AGE``, and the next query checks it).
+    That thread lives as long as the server and no request starts or ends on it, so without this a connection
+    PostgreSQL dropped (a restart, an idle timeout, ``pg_terminate_backend``) failed every later call."""
+    from django.db import close_old_connections
     from mcp.server.mcpserver.exceptions import ToolError
 
+    close_old_connections()
     token = api_token_authenticate(key)
     if token is None:
         raise ToolError("not authenticated: the token is invalid or revoked, or its member is deactivated")
