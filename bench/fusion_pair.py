@@ -1,5 +1,5 @@
-"""A fusion variant against the chosen one, per question, through the real search (issue 30, twenty-sixth and
-twenty-seventh rounds' candidates O and P; docs/benchmarks.md)::
+"""A fusion variant against the chosen one, per question, through the real search (issue 30, twenty-sixth to
+twenty-eighth rounds' candidates O, P and Q; docs/benchmarks.md)::
 
     python -m bench.fusion_pair read TENANT_SLUG GOLDEN.jsonl OUT.json KEY=VALUE[,KEY=VALUE]
     python -m bench.fusion_pair latency TENANT_SLUG GOLDEN.jsonl KEY=VALUE[,KEY=VALUE] [--questions 120]

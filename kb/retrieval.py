@@ -70,7 +70,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import Count, F, FloatField, Q, QuerySet, Value
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, FloatField, Q, QuerySet, Value
 from pgvector.django import CosineDistance
 
 from accounts.access import readable_q
@@ -112,6 +112,12 @@ class KeywordFusion:
     t -- counted inside the same access rule, so the weights say nothing about rows the reader
     cannot read. The terms are the operands of the query's ``plainto_tsquery`` (a hyphenated word's
     phrase stays one term); which chunks match is still the parser's query.
+    With 2 (issue 30, twenty-eighth round's candidate Q; hybrid only) the keyword rows are the same rows
+    as with 0 (chosen by the same rank, at the same depth), then re-scored and re-ordered by the same sum,
+    with N and n_t counted over the search's candidate pool instead of the tenant: the union of the vector
+    side's and the keyword side's candidates for this query, read again through the same access rule
+    (:func:`pool_weighted`), so the cost is bounded by the pool, not by the readable rows. Keyword mode,
+    which has no vector side, ranks as with 0.
 
     ``keyword_relative`` (issue 30, sixth round's losses; 0 = off): reciprocal rank fusion reads only
     positions, so a keyword hit whose rank is a small fraction of the first hit's (a badge URL that
@@ -155,8 +161,8 @@ class KeywordFusion:
             raise ValueError("normalization 0-63, rrf_k >= 1, keyword_weight >= 0, keyword_top >= 0")
         if self.keyword_gate not in (0, 1, 2):
             raise ValueError(f"keyword_gate must be 0, 1 or 2; got {self.keyword_gate!r}")
-        if self.keyword_idf not in (0, 1):
-            raise ValueError(f"keyword_idf must be 0 or 1; got {self.keyword_idf!r}")
+        if self.keyword_idf not in (0, 1, 2):
+            raise ValueError(f"keyword_idf must be 0, 1 or 2; got {self.keyword_idf!r}")
         if self.keyword_relative not in (0, 1):
             raise ValueError(f"keyword_relative must be 0 or 1; got {self.keyword_relative!r}")
         if not 0.0 <= self.convex < 1.0:
@@ -483,7 +489,7 @@ def keyword_candidates(
         return []
     tsquery = _ParsedTsQuery(text)
     qs = readable_chunks(reader, version_id, filters).filter(search_vector=tsquery)
-    if options.keyword_idf:
+    if options.keyword_idf == 1:  # 2 re-scores these rows over the candidate pool (pool_weighted)
         weights = term_weights(readable_chunks(reader, version_id, filters), query_terms(query))
         rank = sum(
             (Value(weight, output_field=FloatField()) * _term_rank(term, options) for term, weight in weights.items()),
@@ -501,6 +507,34 @@ def keyword_candidates(
     if vector is None:
         return [Row(*values[:9], rank=values[9]) for values in rows]
     return [Row(*values) for values in rows]
+
+
+def pool_weighted(
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector_rows: list[Row],
+    keyword_rows: list[Row], options: KeywordFusion,
+) -> list[Row]:
+    """The keyword rows re-scored by BM25's idf over the search's candidate pool (``keyword_idf=2``, see
+    :class:`KeywordFusion`): N the pool's rows (the vector rows' and the keyword rows' ids), n_t those matching
+    term t of :func:`query_terms`, each keyword row's rank sum over t of idf(t) * rank(row, t), best first (ties
+    by id). One statement, through :func:`readable_chunks` restricted to the pool's ids (the access rule in its
+    WHERE clause): only rows the reader may read under the search's filters are counted, and a keyword row it
+    does not return is dropped (fail closed)."""
+    terms = query_terms(query)
+    if not keyword_rows or not terms:
+        return keyword_rows
+    ids = sorted({row.id for row in vector_rows} | {row.id for row in keyword_rows})
+    columns = {}
+    for i, term in enumerate(terms):
+        columns[f"m{i}"] = ExpressionWrapper(Q(search_vector=_ParsedTsQuery(term)), output_field=BooleanField())
+        columns[f"r{i}"] = _term_rank(term, options)
+    pool = list(readable_chunks(reader, version_id, filters).filter(id__in=ids).annotate(**columns).values_list(
+        "id", *columns))
+    total = len(pool)
+    counts = [sum(1 for values in pool if values[1 + 2 * i]) for i in range(len(terms))]
+    weights = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts]
+    ranks = {values[0]: sum(w * float(values[2 + 2 * i]) for i, w in enumerate(weights)) for values in pool}
+    rescored = [replace(row, rank=ranks[row.id]) for row in keyword_rows if row.id in ranks]
+    return sorted(rescored, key=lambda row: (-row.rank, row.id))
 
 
 def _term_rank(text: str, options: KeywordFusion) -> SearchRank:
@@ -644,11 +678,13 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     depth = max(4 * top_k, 20, top_k + spare)
     vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
     keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
+    options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
+    if options.keyword_idf == 2:
+        keyword_rows = pool_weighted(reader, version_id, filters, query, vector_rows, keyword_rows, options)
     if piece_weight:
         vector_rows, keyword_rows = by_pieces(reader, version_id, filters, [vector_rows, keyword_rows], vector,
                                               piece_weight)
         vector_rows.sort(key=lambda r: (r.distance, r.id))
-    options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     ranked = fuse(vector_rows, keyword_rows, options.rrf_k, keyword_weight=options.keyword_weight,
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
                   keyword_relative=options.keyword_relative, convex=options.convex,

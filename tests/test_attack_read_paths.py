@@ -129,8 +129,8 @@ def _answers(world: dict) -> dict:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
 def test_a_readers_answers_do_not_move_with_the_words_they_may_not_read(celery_worker, monkeypatch):
-    worlds = {name: _world(name) for name in WORLDS}  # ingested once (the real worker), read under both fusions
-    for keyword_idf in (0, 1):
+    worlds = {name: _world(name) for name in WORLDS}  # ingested once (the real worker), read under each fusion
+    for keyword_idf in (0, 1, 2):
         monkeypatch.setattr(retrieval, "KEYWORD", replace(retrieval.CHOSEN_FUSION, keyword_idf=keyword_idf))
         retrieval.count_cache.clear()
         answers = {name: _answers(world) for name, world in worlds.items()}

@@ -260,3 +260,106 @@ def test_the_default_fusion_orders_candidates_by_convex_0_8():
     page = ranked([answer, near, *rest], [dataclasses.replace(strong, rank=0.050),
                                           dataclasses.replace(rest[0], rank=0.005)])
     assert strong.id in page[:5] and page.index(strong.id) < page.index(rest[1].id)
+
+
+def test_keyword_idf_takes_0_1_or_2_and_kb_eval_reads_2():
+    """``keyword_idf=2`` is the twenty-eighth round's Q (weights over the candidate pool); ``kb_eval --fusion`` and
+    ``bench.fusion_pair`` read it with the same parser."""
+    from bench.management.commands.kb_eval import Command
+
+    for value in (0, 1, 2):
+        assert KeywordFusion(keyword_idf=value).keyword_idf == value
+    for bad in (3, -1):
+        with pytest.raises(ValueError, match="keyword_idf must be 0, 1 or 2"):
+            KeywordFusion(keyword_idf=bad)
+    assert Command._fusion("keyword_idf=2") == {"keyword_idf": 2}
+    with pytest.raises(ValueError):
+        Command._fusion("keyword_idf=3")
+
+
+def _idf_world(slug: str):
+    from accounts.policy import AccessLevel
+    from accounts.selectors import reader_for
+    from accounts.services import membership_create, tenant_create
+    from tests import factories
+
+    tenant = tenant_create(slug=slug, name=slug)
+    version = factories.index_version(tenant, config_hash=f"test-{slug}", status="ready")
+    document = factories.document(tenant, text="x" * 200, access_level=0)
+    section = factories.section(document, key="0", access_level=AccessLevel.INTERNAL)
+    hidden = factories.section(document, key="1", access_level=AccessLevel.RESTRICTED)
+    reader = reader_for(membership_create(tenant=tenant, email=f"i@{slug}.io", role="viewer", clearance="internal"))
+    return reader, version, section, hidden
+
+
+def _chunks(section, version, texts, first=0):
+    from kb.models import EMBEDDING_DIMENSIONS
+    from tests import factories
+
+    out = []
+    for i, text in enumerate(texts, first):
+        embedding = [0.1] * EMBEDDING_DIMENSIONS
+        embedding[0] = 0.1 + 0.001 * i  # distinct distances: the vector side's order is fixed
+        out.append(factories.chunk(section, version, ordinal=i, start=0, end=1, text=text, embed_text=text,
+                                   embedding=embedding))
+    return out
+
+
+@pytest.mark.django_db
+def test_keyword_idf_2_weighs_terms_over_the_candidate_pool_not_the_tenant():
+    """Q re-scores the keyword side's rows by idf over the union of both sides' candidates: ``oauth``, in all
+    candidates but one, weighs little there (though rare in the tenant), so the one candidate holding ``pkce``
+    leads; counted over the reader's whole readable tenant (P), where forty other chunks say ``pkce``, the chunk
+    that repeats ``oauth`` would lead. The rows are the keyword side's own, and equal ranks go by id."""
+    from kb.search_types import SearchFilters
+
+    reader, version, section, _ = _idf_world("idfq-t")
+    k0, k1, k2, k3, v0, v1 = _chunks(section, version, [
+        "oauth oauth oauth oauth token list", "pkce", "oauth client", "oauth client", "oauth flask", "oauth django"])
+    _chunks(section, version, ["pkce pkce pkce"] * 40, first=100)  # readable, not candidates
+    filters, query = SearchFilters(), "Which oauth pkce?"
+    options = dataclasses.replace(retrieval.CHOSEN_FUSION, keyword_idf=2)
+    wanted = {k0.id, k1.id, k2.id, k3.id}
+    keyword = [r for r in retrieval.keyword_candidates(reader, version.pk, filters, query, 100, options=options)
+               if r.id in wanted]  # the keyword side's rows at a depth of four
+    assert keyword[0].id == k0.id  # ts_rank alone: the chunk that repeats the common term
+    vector = [Row(c.id, c.document_id, c.section_id, c.ordinal, 0, 1, c.text, distance=0.5) for c in (k1, v0, v1)]
+    rescored = retrieval.pool_weighted(reader, version.pk, filters, query, vector, keyword, options)
+    ties = sorted([k2.id, k3.id])
+    assert [r.id for r in rescored] == [k1.id, k0.id, *ties]
+    idf = {"oauth": math.log(1 + (6 - 5 + 0.5) / 5.5), "pkce": math.log(1 + (6 - 1 + 0.5) / 1.5)}  # the pool: 6
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT ts_rank(to_tsvector('english', 'pkce'), 'pkce'::tsquery)::float8")
+        one = cursor.fetchone()[0]
+    assert rescored[0].rank == pytest.approx(idf["pkce"] * one)
+    # P's weights, over every readable chunk (N = 46, pkce in 41): the other way round.
+    tenant = retrieval.term_weights(retrieval.readable_chunks(reader, version.pk, filters), ["'oauth'", "'pkce'"])
+    assert tenant["'oauth'"] > 5 * idf["oauth"] and tenant["'pkce'"] < idf["pkce"] / 10
+
+
+@pytest.mark.django_db
+def test_keyword_idf_2_answers_do_not_move_with_rows_the_reader_cannot_read(monkeypatch):
+    """Through ``hybrid_mode`` (the search's path): Q puts the chunk with the rare term first, and what a reader
+    gets -- rows, order, scores, both sides' positions -- is the same before restricted chunks are added, after,
+    and after their words change: the pool is counted through the reader's access rule, never the tenant's rows."""
+    from kb.models import EMBEDDING_DIMENSIONS, Chunk
+    from kb.search_types import SearchFilters
+
+    reader, version, section, hidden = _idf_world("idfq-leak")
+    chunks = _chunks(section, version, ["oauth oauth oauth oauth token list", "pkce", "oauth client",
+                                        "oauth server", "oauth flask", "oauth django"])
+    query, vector = "Which oauth pkce?", [0.1] * EMBEDDING_DIMENSIONS
+
+    def answer(idf: int) -> list:
+        monkeypatch.setattr(retrieval, "KEYWORD", dataclasses.replace(retrieval.CHOSEN_FUSION, keyword_idf=idf))
+        retrieval.count_cache.clear()
+        got = retrieval.hybrid_mode(reader, version.pk, SearchFilters(), query, vector, 5)
+        return [(row.id, round(score, 9), v, k) for row, score, v, k in got.ranked]
+
+    assert answer(0)[0][0] == chunks[0].id
+    before = answer(2)
+    assert before[0][0] == chunks[1].id
+    added = _chunks(hidden, version, ["pkce pkce"] * 30, first=100)
+    assert answer(2) == before
+    Chunk.objects.filter(id__in=[c.id for c in added]).update(embed_text="oauth token oauth list")
+    assert answer(2) == before
