@@ -475,7 +475,12 @@ def term_weights(qs: QuerySet[Chunk], terms: list[str]) -> dict[str, float]:
     if not terms:
         return {}
     total, counts = term_counts(qs, terms)
-    return {t: math.log(1 + (total - n + 0.5) / (n + 0.5)) for t, n in counts.items()}
+    return {t: bm25_idf(total, n) for t, n in counts.items()}
+
+
+def bm25_idf(total: int, matching: int) -> float:
+    """BM25's idf of a term ``matching`` of ``total`` rows hold: ln(1 + (N - n + 0.5) / (n + 0.5))."""
+    return math.log(1 + (total - matching + 0.5) / (matching + 0.5))
 
 
 def keyword_candidates(
@@ -531,7 +536,7 @@ def pool_weighted(
         "id", *columns))
     total = len(pool)
     counts = [sum(1 for values in pool if values[1 + 2 * i]) for i in range(len(terms))]
-    weights = [math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts]
+    weights = [bm25_idf(total, n) for n in counts]
     ranks = {values[0]: sum(w * float(values[2 + 2 * i]) for i, w in enumerate(weights)) for values in pool}
     rescored = [replace(row, rank=ranks[row.id]) for row in keyword_rows if row.id in ranks]
     return sorted(rescored, key=lambda row: (-row.rank, row.id))
