@@ -171,6 +171,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   and plugin examples, precompiled schemas and their CLI, turning validation off; whole) and tapable (a hook library's
   README: usage, the plugin API with tap options, ``withOptions``, hook types, the hook classes one by one with
   examples, interception; cut before its interceptor handlers table).
+* twenty-ninth round, rule (a): webpack's list continued after tapable (webpack 5.113.0), the first that qualifies,
+  then vite 8.4.1's dependencies (its ``latest``) in code-point order, the same tests, two in all (``NPM``):
+  webpack-sources (a source-map library's README: the ``Source`` base class and its methods, the source classes
+  with their constructor arguments, ``CachedSource``, ``ReplaceSource``, ``CompatSource``, a source-map helper;
+  whole) and picomatch (a glob matcher's README: why, usage, the API methods with params and examples, the options
+  tables and examples, basic globbing, matching against Bash; cut before its extglobs table).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -436,6 +442,11 @@ NPM = {
     # MIT; cut); watchpack and webpack-sources not needed.
     "npm-schema-utils": ("npm/schema-utils/README.md", "README.md", 20000),
     "npm-tapable": ("npm/tapable/README.md", "README.md", 20000),
+    # Twenty-ninth round, rule (a): webpack's list continued after tapable (webpack 5.113.0), after watchpack (6,723
+    # bytes) webpack-sources 3.7.1 (8,223, MIT; whole); then vite 8.4.1's dependencies (its ``latest``), after
+    # lightningcss (6,058; MPL-2.0) picomatch 4.0.7 (28,319, MIT; cut); postcss, rolldown and tinyglobby not needed.
+    "npm-webpack-sources": ("npm/webpack-sources/README.md", "README.md", 20000),
+    "npm-picomatch": ("npm/picomatch/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
