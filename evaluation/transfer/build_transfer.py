@@ -199,6 +199,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   enclosed and free-fall lifeboats for ships and platforms with their davits, cruise-ship tenders, service bases, a
   sea school, cracked welds and a closed yard; nine one-line paragraphs, six bare-row tables, headings in capitals,
   one blank line between blocks).
+* twenty-ninth round: a bell foundry's annual report written by hand (``written/``: church, carillon, clock and
+  great bells cast in loam at Quenby and tuned on lathes, handbells, tower clocks and their winders, bell frames,
+  bellhanging teams, a lost-wax art foundry, carillon offices at Utrecht and Philadelphia, a ringing school, a
+  flawed great bell recast and a closed clock works; nine one-line paragraphs, six bare-row tables, headings
+  underlined by ``=``, one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -454,7 +459,7 @@ NPM = {
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
-# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth.
+# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -487,6 +492,7 @@ WRITTEN = [
     "report-growers",  # twenty-sixth round
     "report-salmon",  # twenty-seventh round
     "report-lifeboats",  # twenty-eighth round
+    "report-bells",  # twenty-ninth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
