@@ -115,9 +115,12 @@ class KeywordFusion:
     With 2 (issue 30, twenty-eighth round's candidate Q; hybrid only) the keyword rows are the same rows
     as with 0 (chosen by the same rank, at the same depth), then re-scored and re-ordered by the same sum,
     with N and n_t counted over the search's candidate pool instead of the tenant: the union of the vector
-    side's and the keyword side's candidates for this query, read again through the same access rule
-    (:func:`pool_weighted`), so the cost is bounded by the pool, not by the readable rows. Keyword mode,
-    which has no vector side, ranks as with 0.
+    side's and the keyword side's candidates for this query, so the cost is bounded by the pool, not by the
+    readable rows. Computed (twenty-ninth round's R) without a statement of its own: the terms come with the
+    keyword side's parse (:func:`parsed_query_and_terms`), each term's match and rank as columns of the two
+    candidate queries the hybrid search runs anyway (:func:`_with_term_columns`, inside the same access rule),
+    the weights and ranks in Python (:func:`pool_rescored`); Q's two-statement form (:func:`pool_weighted`)
+    gives the same rows and ranks. Keyword mode, which has no vector side, ranks as with 0.
 
     ``keyword_relative`` (issue 30, sixth round's losses; 0 = off): reciprocal rank fusion reads only
     positions, so a keyword hit whose rank is a small fraction of the first hit's (a badge URL that
@@ -217,6 +220,9 @@ class Row:
     review: str = ""
     distance: float | None = None
     rank: float | None = None
+    # ``keyword_idf=2`` only: per query term, (whether the row's ``search_vector`` matches it, ts_rank of the row
+    # for it), read by the candidate query itself (:func:`_with_term_columns`); () on every other path.
+    terms: tuple[tuple[bool, float], ...] = ()
 
 
 # Chunk columns only: a join to documents gets planned as a loop over every document of the tenant
@@ -328,14 +334,16 @@ def readable_count(reader: Reader, version_id: uuid.UUID, filters: SearchFilters
     return count
 
 
-def vector_exact(qs: QuerySet[Chunk], vector, depth: int) -> list[Row]:
+def vector_exact(qs: QuerySet[Chunk], vector, depth: int, terms: TermColumns | None = None) -> list[Row]:
     """Exact nearest neighbours among ``qs``: index scans off, so the HNSW index cannot be used;
-    the readable rows come through a bitmap scan of the access index (or a seq scan) and a top-N sort."""
+    the readable rows come through a bitmap scan of the access index (or a seq scan) and a top-N sort.
+    With ``terms``, each row's term columns too, in the same statement (:func:`_with_term_columns`)."""
     with local_settings(enable_indexscan="off"):
-        return _ranked_rows(nearest(qs, vector, depth, tiebreak=True))
+        return _ranked_rows(nearest(qs, vector, depth, tiebreak=True, terms=terms is not None), terms)
 
 
-def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iterative: bool = True) -> list[Row]:
+def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iterative: bool = True,
+                terms: TermColumns | None = None) -> list[Row]:
     """Approximate nearest neighbours through the HNSW index with the filter inside the scan.
 
     With ``iterative`` (relaxed_order) the index scan continues past ``ef_search`` until the
@@ -343,23 +351,23 @@ def vector_hnsw(qs: QuerySet[Chunk], vector, depth: int, *, ef_search: int, iter
     the statement so the planner prefers the ordered index scan.
     """
     with local_settings(**hnsw_settings(depth, ef_search=ef_search, iterative=iterative)):
-        return _ranked_rows(nearest(qs, vector, depth))
+        return _ranked_rows(nearest(qs, vector, depth, terms=terms is not None), terms)
 
 
-def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False):
+def nearest(qs: QuerySet[Chunk], vector, depth: int, *, tiebreak: bool = False, terms: bool = False):
     """The ``depth`` rows of ``qs`` nearest to ``vector``: chunk columns and distance (the
     ranking statement of both plans; ``.explain()`` under :func:`hnsw_settings` shows which
-    HNSW index serves it)."""
+    HNSW index serves it); with ``terms``, ``search_vector`` last (:func:`_with_term_columns`)."""
     order = ("distance", "id") if tiebreak else ("distance",)
     return (
         qs.annotate(distance=CosineDistance("embedding", vector))
         .order_by(*order)
-        .values_list(*_ROW_FIELDS, "distance")[:depth]
+        .values_list(*_ROW_FIELDS, "distance", *((TERM_SOURCE,) if terms else ()))[:depth]
     )
 
 
-def _ranked_rows(ranked) -> list[Row]:
-    rows = [Row(*values) for values in ranked]
+def _ranked_rows(ranked, terms: TermColumns | None = None) -> list[Row]:
+    rows = [Row(*values) for values in ranked] if terms is None else _with_term_columns(ranked, terms)
     rows.sort(key=lambda r: (r.distance, r.id))  # relaxed_order is only approximately ordered
     return rows
 
@@ -405,22 +413,24 @@ def exact_threshold(total_rows: int) -> int:
 
 
 def vector_candidates(
-    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, vector, depth: int
+    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, vector, depth: int,
+    terms: TermColumns | None = None,
 ) -> tuple[list[Row], str]:
-    """The ``depth`` nearest readable chunks and the plan that found them (see module docstring)."""
+    """The ``depth`` nearest readable chunks and the plan that found them (see module docstring); with
+    ``terms`` (``keyword_idf=2``), each row's term columns, read by the same statement."""
     qs = readable_chunks(reader, version_id, filters)
     tenant_rows = serving_tenant_index_rows(reader.tenant_id)
     scanned = "hnsw" if tenant_rows is None else "tenant-hnsw"
     threshold = exact_threshold(index_rows() if tenant_rows is None else tenant_rows)
     count = readable_count(reader, version_id, filters, cap=threshold)
     if count <= threshold:
-        return (vector_exact(qs, vector, depth) if count else []), "exact"
+        return (vector_exact(qs, vector, depth, terms) if count else []), "exact"
     # Over-fetching and keeping the nearest (exactly re-sorted) lifts recall of the relaxed scan.
-    rows = vector_hnsw(qs, vector, max(depth, HNSW_MIN_FETCH), ef_search=HNSW_EF_SEARCH)[:depth]
+    rows = vector_hnsw(qs, vector, max(depth, HNSW_MIN_FETCH), ef_search=HNSW_EF_SEARCH, terms=terms)[:depth]
     # Short: refill exactly. (``count`` is capped at the threshold, so it cannot say how many rows
     # exist; a short page from a small threshold -- tests set it to 0 -- must still be refilled.)
     if len(rows) < depth:
-        return vector_exact(qs, vector, depth), f"{scanned}+exact"
+        return vector_exact(qs, vector, depth, terms), f"{scanned}+exact"
     return rows, scanned
 
 
@@ -456,8 +466,85 @@ def parsed_query(query: str, parser: str) -> str:
 def query_terms(query: str) -> list[str]:
     """The query's terms as tsquery texts: the operands of ``plainto_tsquery``'s AND (lexemes already
     normalised; a hyphenated word's ``'a-b' <-> ...`` phrase stays one operand). [] without lexemes."""
-    text = parsed_query(query, "plain")
-    return list(dict.fromkeys(term for term in text.split(" & ") if term)) if text else []
+    return _operands(parsed_query(query, "plain"))
+
+
+def _operands(plain: str) -> list[str]:
+    return list(dict.fromkeys(term for term in plain.split(" & ") if term)) if plain else []
+
+
+def parsed_query_and_terms(query: str, parser: str) -> tuple[str, list[str]]:
+    """:func:`parsed_query` and :func:`query_terms` of ``query`` from one statement (``keyword_idf=2``: the
+    terms come with the keyword side's own parse, no statement of their own)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT q::text, numnode(q), p::text, numnode(p) FROM {_PARSERS[parser]}('english', %s) AS q, "
+            "plainto_tsquery('english', %s) AS p", [query, query])
+        text, nodes, plain, plain_nodes = cursor.fetchone()
+    text = "" if not nodes else (or_query(text) if parser == "or" else text)
+    return text, _operands(plain if plain_nodes else "")
+
+
+@dataclass(frozen=True)
+class TermColumns:
+    """What a candidate query reads per term with ``keyword_idf=2``: the query's terms (:func:`query_terms`) and
+    the rank they are scored by (``options``' ``rank`` and ``normalization``, as :func:`_term_rank`)."""
+
+    terms: tuple[str, ...]
+    options: KeywordFusion
+
+    def sql(self, alias: str) -> tuple[str, list]:
+        """Per term, ``search_vector @@ term`` and the term's rank of ``alias``'s row: the SQL and its params
+        (the same expressions as ``Q(search_vector=...)`` and :func:`_term_rank` compile to)."""
+        function = "ts_rank_cd" if self.options.rank == "ts_rank_cd" else "ts_rank"
+        normalization = ", %s" if self.options.normalization else ""
+        columns, params = [], []
+        for term in self.terms:
+            columns += [f"{alias}.search_vector @@ %s::tsquery",
+                        f"{function}({alias}.search_vector, %s::tsquery{normalization})"]
+            params += [term, term, *([self.options.normalization] if self.options.normalization else [])]
+        return ", ".join(columns), params
+
+
+TERM_SOURCE = "search_vector"
+
+
+def _with_term_columns(values: QuerySet, terms: TermColumns) -> list[Row]:
+    """The rows of ``values`` (a ranked, sliced ``values_list`` of the :class:`Row` columns, then
+    ``search_vector``: :data:`TERM_SOURCE`) with their term
+    columns (``Row.terms``), in one statement: ``values`` unchanged as a subquery -- its WHERE clause (the access
+    rule, :func:`readable_chunks`), order and limit its own -- and the terms read on its rows only. A term column
+    in ``values`` itself would be computed for every row it ranks before the limit (PostgreSQL does not postpone
+    cheap functions past a sort), each call reading the row's stored ``search_vector`` again; here each kept row's
+    is read once (``|| ''::tsvector``, the same lexemes, positions and weights, in a subquery that is not
+    flattened: ``OFFSET 0``) and ranked per term."""
+    *fields, source = values._fields
+    if source != TERM_SOURCE:
+        raise ValueError(f"the term columns are read from {TERM_SOURCE}, the last column; got {source!r}")
+    inner, inner_params = values.query.get_compiler(using=values.db).as_sql()
+    shown = ", ".join(f'd."{name}"' for name in fields)
+    columns, params = terms.sql("c")
+    statement = (
+        f"SELECT {shown.replace('d.', 'c.')}, {columns} FROM (SELECT {shown}, d.search_vector || ''::tsvector "
+        f"AS search_vector FROM ({inner}) AS d OFFSET 0) AS c"
+    )
+    width = len(fields)
+    converters = []
+    for i, name in enumerate(fields):
+        if name in _ROW_FIELDS:
+            col = Chunk._meta.get_field(name).get_col(Chunk._meta.db_table)
+            found = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            converters += [(i, converter, col) for converter in found]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*params, *inner_params])
+        fetched = [list(values) for values in cursor.fetchall()]
+    rows = []
+    for values in fetched:
+        for i, converter, col in converters:
+            values[i] = converter(values[i], col, connection)
+        pairs = tuple((bool(values[j]), float(values[j + 1])) for j in range(width, len(values), 2))
+        rows.append(Row(*values[:width], terms=pairs))
+    return rows
 
 
 def term_counts(qs: QuerySet[Chunk], terms: list[str]) -> tuple[int, dict[str, int]]:
@@ -485,16 +572,18 @@ def bm25_idf(total: int, matching: int) -> float:
 
 def keyword_candidates(
     reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, depth: int, vector=None,
-    options: KeywordFusion | None = None,
+    options: KeywordFusion | None = None, *, parsed: str | None = None, terms: TermColumns | None = None,
 ) -> list[Row]:
-    """Full-text matches ranked as :data:`KEYWORD` says; a query without lexemes matches nothing."""
+    """Full-text matches ranked as :data:`KEYWORD` says; a query without lexemes matches nothing. ``parsed``: the
+    query already parsed by ``options.parser`` (:func:`parsed_query_and_terms`); ``terms`` (with ``vector``):
+    each row's term columns too, read by the same statement (:func:`_with_term_columns`)."""
     options = options or KEYWORD
-    text = parsed_query(query, options.parser)
+    text = parsed_query(query, options.parser) if parsed is None else parsed
     if not text:
         return []
     tsquery = _ParsedTsQuery(text)
     qs = readable_chunks(reader, version_id, filters).filter(search_vector=tsquery)
-    if options.keyword_idf == 1:  # 2 re-scores these rows over the candidate pool (pool_weighted)
+    if options.keyword_idf == 1:  # 2 re-scores these rows over the candidate pool (pool_rescored)
         weights = term_weights(readable_chunks(reader, version_id, filters), query_terms(query))
         rank = sum(
             (Value(weight, output_field=FloatField()) * _term_rank(term, options) for term, weight in weights.items()),
@@ -508,22 +597,39 @@ def keyword_candidates(
         fields = (*_ROW_FIELDS, "distance", "rank")
     else:
         fields = (*_ROW_FIELDS, "rank")
+    if terms is not None:
+        if vector is None:
+            raise ValueError("term columns are read with a query vector only (the hybrid search's candidates)")
+        rows = _with_term_columns(ranked.order_by("-rank", "id").values_list(*fields, TERM_SOURCE)[:depth], terms)
+        return sorted(rows, key=lambda row: (-row.rank, row.id))  # the statement's own order, kept explicitly
     rows = ranked.order_by("-rank", "id").values_list(*fields)[:depth]
     if vector is None:
         return [Row(*values[:9], rank=values[9]) for values in rows]
     return [Row(*values) for values in rows]
 
 
+def pool_rescored(vector_rows: list[Row], keyword_rows: list[Row]) -> list[Row]:
+    """The keyword rows re-scored by BM25's idf over the search's candidate pool (``keyword_idf=2``, see
+    :class:`KeywordFusion`), from the term columns both candidate queries read with their rows (``Row.terms``,
+    through :func:`readable_chunks`: the access rule in their WHERE clauses): N the pool's rows (the vector rows'
+    and the keyword rows' ids, each once), n_t those matching term t, each keyword row's rank sum over t of
+    idf(t) * rank(row, t), best first (ties by id). No statement of its own."""
+    if not keyword_rows or not keyword_rows[0].terms:
+        return keyword_rows
+    pool: dict[uuid.UUID, tuple[tuple[bool, float], ...]] = {}
+    for row in (*vector_rows, *keyword_rows):
+        pool.setdefault(row.id, row.terms)
+    return _rescored(keyword_rows, pool, len(keyword_rows[0].terms))
+
+
 def pool_weighted(
     reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector_rows: list[Row],
     keyword_rows: list[Row], options: KeywordFusion,
 ) -> list[Row]:
-    """The keyword rows re-scored by BM25's idf over the search's candidate pool (``keyword_idf=2``, see
-    :class:`KeywordFusion`): N the pool's rows (the vector rows' and the keyword rows' ids), n_t those matching
-    term t of :func:`query_terms`, each keyword row's rank sum over t of idf(t) * rank(row, t), best first (ties
-    by id). One statement, through :func:`readable_chunks` restricted to the pool's ids (the access rule in its
-    WHERE clause): only rows the reader may read under the search's filters are counted, and a keyword row it
-    does not return is dropped (fail closed)."""
+    """:func:`pool_rescored`'s scores with the terms and the pool read again, in two statements of their own
+    (:func:`query_terms`; the pool's rows through :func:`readable_chunks` restricted to its ids, a keyword row it
+    does not return dropped): the twenty-eighth round's Q as it was measured, kept as the reference the tests hold
+    the search's one-pass form to. The search does not call it."""
     terms = query_terms(query)
     if not keyword_rows or not terms:
         return keyword_rows
@@ -532,12 +638,21 @@ def pool_weighted(
     for i, term in enumerate(terms):
         columns[f"m{i}"] = ExpressionWrapper(Q(search_vector=_ParsedTsQuery(term)), output_field=BooleanField())
         columns[f"r{i}"] = _term_rank(term, options)
-    pool = list(readable_chunks(reader, version_id, filters).filter(id__in=ids).annotate(**columns).values_list(
-        "id", *columns))
+    pool = {
+        values[0]: tuple((values[1 + 2 * i], values[2 + 2 * i]) for i in range(len(terms)))
+        for values in readable_chunks(reader, version_id, filters).filter(id__in=ids).annotate(**columns)
+        .values_list("id", *columns)
+    }
+    return _rescored(keyword_rows, pool, len(terms))
+
+
+def _rescored(keyword_rows: list[Row], pool: dict[uuid.UUID, tuple], count: int) -> list[Row]:
+    """``keyword_rows`` re-scored over ``pool`` (id -> per term (matches, rank)), ``count`` terms; a keyword row
+    not in the pool dropped."""
     total = len(pool)
-    counts = [sum(1 for values in pool if values[1 + 2 * i]) for i in range(len(terms))]
+    counts = [sum(1 for pairs in pool.values() if pairs[i][0]) for i in range(count)]
     weights = [bm25_idf(total, n) for n in counts]
-    ranks = {values[0]: sum(w * float(values[2 + 2 * i]) for i, w in enumerate(weights)) for values in pool}
+    ranks = {cid: sum(w * float(pairs[i][1]) for i, w in enumerate(weights)) for cid, pairs in pool.items()}
     rescored = [replace(row, rank=ranks[row.id]) for row in keyword_rows if row.id in ranks]
     return sorted(rescored, key=lambda row: (-row.rank, row.id))
 
@@ -681,11 +796,17 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     with pieces, every candidate's similarity re-scored first (:func:`by_pieces`). ``spare`` more after the
     ``top_k``, from the same fused list (the depth is the page's, so the first ``top_k`` are the same)."""
     depth = max(4 * top_k, 20, top_k + spare)
-    vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
-    keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
-    if options.keyword_idf == 2:
-        keyword_rows = pool_weighted(reader, version_id, filters, query, vector_rows, keyword_rows, options)
+    if options.keyword_idf == 2:  # the terms with the keyword parse, their columns with both sides' rows
+        text, found = parsed_query_and_terms(query, options.parser)
+        terms = TermColumns(tuple(found), options) if found else None
+        vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth, terms)
+        keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector, options, parsed=text,
+                                          terms=terms)
+        keyword_rows = pool_rescored(vector_rows, keyword_rows)
+    else:
+        vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth)
+        keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector)
     if piece_weight:
         vector_rows, keyword_rows = by_pieces(reader, version_id, filters, [vector_rows, keyword_rows], vector,
                                               piece_weight)
