@@ -510,6 +510,10 @@ class TermColumns:
 
 
 TERM_SOURCE = "search_vector"
+# A query of more distinct terms than this is ranked as with ``keyword_idf=0``: each term is two columns of both
+# candidate queries (a 4,000-character query of short words has a thousand terms, past PostgreSQL's 1,664 columns
+# a statement may return: the search failed), and each column is work on every candidate row.
+MAX_WEIGHTED_TERMS = 64
 
 
 def _with_term_columns(values: QuerySet, terms: TermColumns) -> list[Row]:
@@ -802,7 +806,7 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
     options = KEYWORD  # read at call time: ``kb_eval --fusion`` swaps it for one evaluation
     if options.keyword_idf == 2:  # the terms with the keyword parse, their columns with both sides' rows
         text, found = parsed_query_and_terms(query, options.parser)
-        terms = TermColumns(tuple(found), options) if found else None
+        terms = TermColumns(tuple(found), options) if 0 < len(found) <= MAX_WEIGHTED_TERMS else None
         vector_rows, plan = vector_candidates(reader, version_id, filters, vector, depth, terms)
         keyword_rows = keyword_candidates(reader, version_id, filters, query, depth, vector, options, parsed=text,
                                           terms=terms)

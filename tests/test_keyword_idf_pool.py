@@ -104,3 +104,28 @@ def test_hybrid_with_keyword_idf_2_runs_no_more_statements_than_the_default(monk
 
     default, one_pass = statements(0), statements(2)
     assert len(one_pass) <= len(default), (len(one_pass), len(default))
+
+
+@pytest.mark.django_db
+def test_a_query_of_a_thousand_terms_is_answered_ranked_as_without_the_weights(monkeypatch):
+    """Found reviewing R as the default: each term is two columns of both candidate queries, and a 4,000-character
+    query of three-letter words (a thousand terms) passed PostgreSQL's 1,664 columns -- the search failed
+    (``target lists can have at most 1664 entries``). Past ``MAX_WEIGHTED_TERMS`` terms the keyword side ranks as
+    with ``keyword_idf=0``."""
+    import itertools
+
+    from kb.search_types import SearchFilters
+
+    reader, version, _, vector = _world("idfr-many")
+    words = ["".join(letters) for letters in itertools.product("bcdfghjklmnp", repeat=3)]
+    query = ("oauth token " + " ".join(words))[:4000]
+    assert len(retrieval.query_terms(query)) > 1664 // 2  # two columns a term: past the limit
+
+    def ranked(idf: int) -> list:
+        monkeypatch.setattr(retrieval, "KEYWORD", dataclasses.replace(retrieval.CHOSEN_FUSION, keyword_idf=idf))
+        retrieval.count_cache.clear()
+        got = retrieval.hybrid_mode(reader, version.pk, SearchFilters(), query, vector, 5)
+        return [(hit[0].id, hit[1]) for hit in got.ranked]
+
+    weighted = ranked(2)
+    assert weighted and weighted == ranked(0)
