@@ -177,6 +177,10 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   with their constructor arguments, ``CachedSource``, ``ReplaceSource``, ``CompatSource``, a source-map helper;
   whole) and picomatch (a glob matcher's README: why, usage, the API methods with params and examples, the options
   tables and examples, basic globbing, matching against Bash; cut before its extglobs table).
+* thirtieth round, rule (a): gulp 5.0.1's dependencies (its ``latest``) in code-point order, the same tests, the
+  first two (``NPM``): gulp-cli (a command-line tool's README: usage, custom task metadata, tasks, shell completion,
+  compilers, the environment, a configuration table and an HTML table of flags; whole) and undertaker (a task
+  registry's README: usage, the API methods, custom registries, sharing tasks and functionality; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -452,6 +456,11 @@ NPM = {
     # lightningcss (6,058; MPL-2.0) picomatch 4.0.7 (28,319, MIT; cut); postcss, rolldown and tinyglobby not needed.
     "npm-webpack-sources": ("npm/webpack-sources/README.md", "README.md", 20000),
     "npm-picomatch": ("npm/picomatch/README.md", "README.md", 20000),
+    # Thirtieth round, rule (a): gulp 5.0.1's dependencies (its ``latest``) in code-point order, the same tests, the
+    # first two: after glob-watcher (5,404 bytes) gulp-cli 3.1.0 (8,599, MIT; whole), then undertaker 2.0.0 (10,875,
+    # MIT; whole); vinyl-fs not needed.
+    "npm-gulp-cli": ("npm/gulp-cli/README.md", "README.md", 20000),
+    "npm-undertaker": ("npm/undertaker/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
