@@ -208,6 +208,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   bellhanging teams, a lost-wax art foundry, carillon offices at Utrecht and Philadelphia, a ringing school, a
   flawed great bell recast and a closed clock works; nine one-line paragraphs, six bare-row tables, headings
   underlined by ``=``, one blank line between blocks).
+* thirtieth round: a honey producer's and bee farmer's annual report written by hand (``written/``: honeybee
+  colonies kept in apiaries from bee farms and moved by night to orchards, fields and the heather, a honey house
+  that extracts and jars honey, heather honey pressed from the comb, a queen-rearing station, bumblebee nests for
+  glasshouses, a candle works, a meadery, a bee school, a foulbrood outbreak and a closed bee farm; nine one-line
+  paragraphs, six bare-row tables, two levels of numbered headings (``1.``, ``2.1``), one blank line between
+  blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -468,7 +474,7 @@ NPM = {
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
-# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth.
+# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -502,6 +508,7 @@ WRITTEN = [
     "report-salmon",  # twenty-seventh round
     "report-lifeboats",  # twenty-eighth round
     "report-bells",  # twenty-ninth round
+    "report-honey",  # thirtieth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
