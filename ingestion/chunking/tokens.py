@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -178,7 +179,17 @@ class HFTokenCounter:
         return self._tok
 
 
-@lru_cache(maxsize=1)
+# One load at a time (as ``ingestion.embedding.get_embedder``): ``lru_cache`` calls the function again for every
+# thread that misses before the first call returns, and each such thread kept a tokenizer of its own.
+_LOADING = threading.Lock()
+
+
 def default_counter() -> HFTokenCounter:
-    """The shared counter for the default model (loaded once per process)."""
+    """The shared counter for the default model (loaded once per process, whichever threads ask at the same time)."""
+    with _LOADING:
+        return _default_counter()
+
+
+@lru_cache(maxsize=1)
+def _default_counter() -> HFTokenCounter:
     return HFTokenCounter.from_model_dir(model_path())
