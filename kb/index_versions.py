@@ -170,10 +170,11 @@ def index_version_get(*, tenant: Tenant, ref: str) -> IndexVersion:
 
 
 def index_version_build_job(*, version: IndexVersion) -> IngestionJob | None:
-    """The version's latest build job, if it was ever built."""
+    """The version's latest build job, if it was ever built (of two made at one time, the newest by id, as
+    :func:`index_version_build` picks the build it resumes)."""
     return (
         IngestionJob.objects.filter(index_version=version, kind=IngestionJob.Kind.REINDEX)
-        .order_by("-created_at")
+        .order_by("-created_at", "-id")
         .first()
     )
 
@@ -267,7 +268,7 @@ def index_version_build(*, version: IndexVersion, created_by: User | None = None
     job = (
         IngestionJob.objects.select_for_update()
         .filter(index_version=version, kind=IngestionJob.Kind.REINDEX, status__in=UNFINISHED)
-        .order_by("-created_at")
+        .order_by("-created_at", "-id")
         .first()
     )
     if job is None:

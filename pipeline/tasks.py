@@ -8,7 +8,7 @@ import os
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from ingestion import limits
@@ -62,7 +62,10 @@ def rescreen_chunks(tenant_ids: list[int] | None = None) -> dict:
 
 
 def _send_rescreen() -> None:
-    """At worker start: queue the re-screen of what an older detector version screened (best effort)."""
+    """At worker start: queue the re-screen of what an older detector version screened (best effort).
+
+    Its connection is closed after: a prefork worker's main process runs no task, so nothing else would close it
+    (Celery's Django fixup closes connections around tasks), and it kept an idle owner-role session for its life."""
     if not settings.BULKHEAD_RESCREEN_AT_WORKER_START:
         return
     try:
@@ -73,6 +76,8 @@ def _send_rescreen() -> None:
             rescreen_chunks.delay(stale)
     except Exception:  # noqa: BLE001 - the next start (or kb_rescreen) tries again
         logger.exception("could not queue the re-screen of stale chunks at worker start")
+    finally:
+        connections.close_all()
 
 
 def _warm_model() -> None:

@@ -548,7 +548,7 @@ def _detached_rows(source: Source, tombstones: list[SourceDetached]) -> list[dic
     if paths:
         last = (SourceSync.objects.filter(source=source, status__in=(SourceSync.Status.SUCCEEDED,
                                                                      SourceSync.Status.FAILED))
-                .order_by("-created_at").values_list("skips", flat=True).first()) or []
+                .order_by("-created_at", "-id").values_list("skips", flat=True).first()) or []
     recorded = {r["path"]: r.get("access") for r in last
                 if isinstance(r, dict) and r.get("path") in paths and r.get("reason") == DETACHED}
     return [{"id": t.pk, "path": t.path, "document_id": str(t.document_id) if t.document_id else None,

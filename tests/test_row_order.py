@@ -9,13 +9,19 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.policy import AccessLevel
 from accounts.services import membership_create, tenant_create
 from audit.models import Action, AuditEvent
-from kb.index_versions import index_version_active, index_version_build_report
+from kb.index_versions import (
+    index_version_active,
+    index_version_build,
+    index_version_build_job,
+    index_version_build_report,
+)
 from kb.models import Document, IndexVersion, IngestionJob
-from sources.models import Source, SourceItem, SourceSync
-from sources.selectors import last_sync, last_syncs, source_preview
-from sources.services import source_create, syncs_tick
+from sources.models import Source, SourceDetached, SourceItem, SourceSync
+from sources.selectors import detached_page, last_sync, last_syncs, source_preview
+from sources.services import DETACHED, source_create, syncs_tick
 from tests import factories
 from tests.api_helpers import token_client
 from tests.row_order import store_last
@@ -145,3 +151,49 @@ def test_an_index_builds_report_lists_skipped_and_failed_documents_in_the_order_
     report = index_version_build_report(job=build)
     assert [row["document_id"] for row in report["skipped"]] == [str(c.document_id) for c in children[:2]], report
     assert [row["job_id"] for row in report["failed"]] == [str(c.pk) for c in children[2:]], report
+
+
+def test_an_index_versions_build_jobs_of_one_time_resolve_to_the_newest_id_for_the_page_and_the_resume(
+        stored_order_reads):
+    """A version with two unfinished build jobs made at one time (a resume raced a build): its page's job
+    (``index_version_build_job``) and the build a resume continues (``index_version_build``) are the same one, the
+    newest by id, as the codebase's other newest-first reads break ties. Sorted by their time alone, each followed
+    the stored order (the job written first)."""
+    tenant = tenant_create(slug="order-build-job", name="order-build-job")
+    version = factories.index_version(tenant, name="shadow")
+    jobs = [IngestionJob.objects.create(tenant=tenant, kind=IngestionJob.Kind.REINDEX, index_version=version,
+                                        cause=IngestionJob.Cause.INDEX_BUILD, status=IngestionJob.Status.RUNNING)
+            for _ in range(2)]
+    IngestionJob.objects.filter(pk__in=[job.pk for job in jobs]).update(created_at=timezone.now())
+    newest = max(jobs, key=lambda job: job.pk)
+    store_last(IngestionJob.objects.filter(pk=newest.pk))
+
+    assert index_version_build_job(version=version) == newest, jobs
+    assert index_version_build(version=version) == newest, jobs
+
+
+def test_a_detached_paths_record_comes_from_the_newest_id_of_the_last_finished_syncs_of_one_time(stored_order_reads):
+    """A detached path no sync has recorded on its tombstone is judged with the last finished sync's record of its
+    skip; two finished syncs made at one time, the newer by id narrowing the path to restricted: that one is the
+    record (the source's last sync, ``last_sync``), so a confidential admin is not shown the path. Sorted by their
+    time alone, the tie followed the stored order and the older record showed it."""
+    tenant = tenant_create(slug="order-skips", name="order-skips")
+    low = membership_create(tenant=tenant, email="low@order-skips.example", role="admin", clearance="confidential")
+    source = source_create(actor=low, tenant=tenant, kind="folder", name="skips",
+                           path=str(new_folder(tenant, "skips-")), access_level="internal")
+    SourceDetached.objects.create(tenant=tenant, source=source, path="gone.md", access_level=AccessLevel.INTERNAL)
+    assert detached_page(member=low, source=source).hidden == 0
+
+    def skip(level: AccessLevel) -> list[dict]:
+        return [{"path": "gone.md", "reason": DETACHED, "access": {"level": int(level), "groups": []}}]
+
+    syncs = [SourceSync.objects.create(tenant_id=tenant.pk, source=source, status=SourceSync.Status.SUCCEEDED)
+             for _ in range(2)]
+    SourceSync.objects.filter(pk__in=[s.pk for s in syncs]).update(created_at=timezone.now())
+    newest, older = sorted(syncs, key=lambda s: s.pk, reverse=True)
+    SourceSync.objects.filter(pk=older.pk).update(skips=skip(AccessLevel.INTERNAL))
+    SourceSync.objects.filter(pk=newest.pk).update(skips=skip(AccessLevel.RESTRICTED))  # stored last
+    assert last_sync(source) == newest
+
+    page = detached_page(member=low, source=source)
+    assert (page.rows, page.hidden) == ([], 1), page

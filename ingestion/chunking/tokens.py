@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import unicodedata
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -134,6 +135,11 @@ class HFTokenCounter:
         Words not seen before are counted in one call, joined by single spaces
         and attributed back through the token offsets (a tokenizer call per
         word costs ~30 us; one call over the joined words costs ~1 us a word).
+
+        Safe from several threads at once (the process shares :func:`default_counter`): the cache is only a memo,
+        touched by single dict calls (``get``, ``update``, ``clear``), and a text's counts are what this call read
+        or counted itself, never read back from the cache -- another thread's ``clear`` between the two (the cache
+        full) was a ``KeyError``. A word's count is the same whoever counts it, so a race costs a recount at most.
         """
         # findall/map stay in C; holding a match object per word (as a list of
         # finditer matches would) costs 3-4x more on a large text.
@@ -141,21 +147,18 @@ class HFTokenCounter:
         cache = self._words
         counts = list(map(cache.get, words))
         if None in counts:
-            missing = list(dict.fromkeys(w for w, c in zip(words, counts, strict=True) if c is None))
-            if len(cache) + len(missing) > _WORD_CACHE_LIMIT:
+            counted = self._count_words(list(dict.fromkeys(w for w, c in zip(words, counts, strict=True) if c is None)))
+            if len(cache) + len(counted) > _WORD_CACHE_LIMIT:
                 cache.clear()
-                # The words of this text that were cached went with the rest.
-                missing = list(dict.fromkeys(words))
-            self._count_words(missing)
-            counts = list(map(cache.__getitem__, words))
+            cache.update(counted)
+            counts = [counted[w] if c is None else c for w, c in zip(words, counts, strict=True)]
         starts = [m.start() for m in _WORD_RE.finditer(text)]
         return TokenIndex(starts, counts, exact=self.whitespace_additive)
 
-    def _count_words(self, words: list[str]) -> None:
+    def _count_words(self, words: list[str]) -> dict[str, int]:
+        """The content tokens of each of ``words`` (distinct), as each counts alone."""
         if not self.whitespace_additive:
-            for word, n in zip(words, self.count_batch(words), strict=True):
-                self._words[word] = n
-            return
+            return dict(zip(words, self.count_batch(words), strict=True))
         joined = " ".join(words)
         ends = list(accumulate(len(w) + 1 for w in words))  # exclusive end + 1 of each word
         counts = [0] * len(words)
@@ -164,8 +167,7 @@ class HFTokenCounter:
             while start >= ends[idx]:
                 idx += 1
             counts[idx] += 1
-        for word, n in zip(words, counts, strict=True):
-            self._words[word] = n
+        return dict(zip(words, counts, strict=True))
 
     def fits(self, text: str, max_tokens: int) -> bool:
         """Whether ``text`` plus the special tokens fits a model input of ``max_tokens``."""
@@ -177,7 +179,17 @@ class HFTokenCounter:
         return self._tok
 
 
-@lru_cache(maxsize=1)
+# One load at a time (as ``ingestion.embedding.get_embedder``): ``lru_cache`` calls the function again for every
+# thread that misses before the first call returns, and each such thread kept a tokenizer of its own.
+_LOADING = threading.Lock()
+
+
 def default_counter() -> HFTokenCounter:
-    """The shared counter for the default model (loaded once per process)."""
+    """The shared counter for the default model (loaded once per process, whichever threads ask at the same time)."""
+    with _LOADING:
+        return _default_counter()
+
+
+@lru_cache(maxsize=1)
+def _default_counter() -> HFTokenCounter:
     return HFTokenCounter.from_model_dir(model_path())

@@ -17,6 +17,7 @@ on the development set that ``python -m bench.screening build`` makes; see docs/
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -105,8 +106,20 @@ class Model:
         return token_part + feat_part + self.bias
 
 
-@lru_cache(maxsize=1)
+# One load at a time (as ``ingestion.embedding.get_embedder``): ``lru_cache`` calls the function again for every
+# thread that misses before the first call returns, and each such thread kept weights of its own.
+_LOADING = threading.Lock()
+
+
 def load_model(path: str = str(WEIGHTS_PATH)) -> Model:
+    """The detector's weights at ``path`` (the trained ones by default), loaded once per process whichever threads
+    ask at the same time; the last path asked for is kept."""
+    with _LOADING:
+        return _load_model(path)
+
+
+@lru_cache(maxsize=1)
+def _load_model(path: str) -> Model:
     with np.load(path, allow_pickle=False) as data:
         names = tuple(str(n) for n in data["names"])
         if names != F.NAMES:

@@ -148,3 +148,50 @@ def test_token_index_survives_the_word_cache_filling_up(monkeypatch):
     monkeypatch.setattr(tokens, "_WORD_CACHE_LIMIT", 4)
     text = "alpha beta delta epsilon"
     assert counter.token_index(text).count(0, len(text)) == COUNTER.count(text)
+
+
+def test_token_index_from_several_threads_at_once_counts_as_one_thread_does(monkeypatch):
+    """One counter (the process shares ``default_counter``) indexing texts from eight threads at once, its word cache
+    so small that it fills and is cleared all the time: every index equals the one-thread answer and none fails.
+    Before, a thread that found some of a text's words cached re-read them all after counting the others, and a
+    clear by another thread in between was a KeyError."""
+    import random
+    import sys
+    import threading
+
+    from ingestion.chunking import tokens
+
+    rng = random.Random(24)
+    letters = "abcdefghijklmnopqrstuvwxyzäöü東京"
+    vocabulary = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 12))) + rng.choice(["", ",", ".", "'s"])
+                  for _ in range(400)]
+    texts = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(5, 60))) for _ in range(48)]
+    expected = {text: COUNTER.token_index(text).cum for text in texts}
+    assert all(cum[-1] == COUNTER.count(text) for text, cum in expected.items())
+
+    counter = tokens.HFTokenCounter.from_model_dir(tokens.model_path())
+    monkeypatch.setattr(tokens, "_WORD_CACHE_LIMIT", 64)
+    start, wrong, failed = threading.Barrier(8), [], []
+
+    def work(seed: int) -> None:
+        order = random.Random(seed)
+        start.wait()
+        try:
+            for _ in range(150):
+                text = order.choice(texts)
+                if counter.token_index(text).cum != expected[text]:
+                    wrong.append(text)
+        except Exception as exc:  # noqa: BLE001 -- reported below, with the thread's seed
+            failed.append((seed, repr(exc)))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as CPython will: more interleavings per run
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert (failed, wrong) == ([], []), (failed[:3], wrong[:3])
