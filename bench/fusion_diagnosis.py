@@ -75,18 +75,24 @@ def _memoize_candidates(retrieval) -> None:
     vector_candidates, keyword_candidates = retrieval.vector_candidates, retrieval.keyword_candidates
     seen: dict = {}
 
+    def columns(terms):  # what a TermColumns reads (its terms, rank and normalisation), not the fusion it came with
+        return None if terms is None else (terms.terms, terms.options.rank, terms.options.normalization)
+
     def vector(reader, version_id, filters, vector, depth, *rest, **kw):
-        key = ("v", version_id, filters, vector.tobytes() if hasattr(vector, "tobytes") else repr(vector), depth, rest,
-               tuple(sorted(kw.items())))
+        key = ("v", version_id, filters, vector.tobytes() if hasattr(vector, "tobytes") else repr(vector), depth,
+               tuple(columns(r) if isinstance(r, retrieval.TermColumns) else r for r in rest),
+               tuple(sorted((k, columns(v) if isinstance(v, retrieval.TermColumns) else v) for k, v in kw.items())))
         if key not in seen:
             seen[key] = vector_candidates(reader, version_id, filters, vector, depth, *rest, **kw)
         return seen[key]
 
-    def keyword(reader, version_id, filters, query, depth, vector=None, options=None):
+    def keyword(reader, version_id, filters, query, depth, vector=None, options=None, *, parsed=None, terms=None):
         o = options or retrieval.KEYWORD
-        key = ("k", version_id, filters, query, depth, vector is None, o.parser, o.rank, o.normalization, o.keyword_idf)
+        key = ("k", version_id, filters, query, depth, vector is None, o.parser, o.rank, o.normalization, o.keyword_idf,
+               parsed, columns(terms))
         if key not in seen:
-            seen[key] = keyword_candidates(reader, version_id, filters, query, depth, vector, options)
+            seen[key] = keyword_candidates(reader, version_id, filters, query, depth, vector, options, parsed=parsed,
+                                           terms=terms)
         return seen[key]
 
     retrieval.vector_candidates, retrieval.keyword_candidates = vector, keyword
