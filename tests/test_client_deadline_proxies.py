@@ -1,10 +1,15 @@
-"""The Python client: the retrievers' limits (twenty-fourth client session).
+"""The Python client: a proxy's 502 and 504, and the retrievers' limits (twenty-fourth client session).
 
+* A 502 or a 504 -- nginx in front of a restarting gunicorn -- was no retry and a bare ``BulkheadError``: now they
+  are tried again as a 503 is, where the request may be sent twice (never an upload, a creation or a PATCH), and
+  raised as ``Unavailable``; the proxy's HTML page is not passed on, and no error's code or message is longer than
+  the client keeps (``MAX_CODE``, ``MAX_MESSAGE``), whoever wrote it.
 * The retrievers passed any ``top_k`` and budget to the server (a 400 at the first query; ``True`` as 1, ``"5"``
   as 5 in the LangChain one): now each is a whole number within the search API's bounds when the retriever is
   made, and again before each search.
 
-Every server is a real one on a socket.
+Every server is a real one on a socket; the clock is a fake one that the policy's ``sleep`` moves on: no test
+waits.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from collections.abc import Callable
 import pytest
 
 from tests.test_attack21e_client import SECRET, checkout_client
-from tests.test_attack22_client import _Scripted
+from tests.test_attack22_client import SENT_AGAIN, SENT_ONCE, _Scripted
 
+PROXY_PAGE = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
+              b"</center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n" + b"<!-- pad -->\r\n" * 40)
 SPOTLIT = json.dumps({"results": [], "contexts": [], "spotlight": {"boundary": "ab12", "system_prompt": "data"}})
 
 
@@ -61,6 +68,93 @@ def serve():
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+class FakeClock:
+    """A clock that only ``sleep`` (and a script standing for a slow try) moves on; ``waits`` what was slept."""
+
+    def __init__(self):
+        self.now, self.waits = 5000.0, []
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def policy(self, client, **bounds):
+        return client.RetryPolicy(sleep=self.sleep, **bounds)
+
+
+def _both(client, url: str, policy, call: Callable, **options):
+    """``call(kb)`` with the sync and the async client: what each raised (or answered)."""
+    outcomes = []
+    try:
+        with client.Client(url, SECRET, retry=policy, **options) as kb:
+            outcomes.append(call(kb))
+    except Exception as error:  # noqa: BLE001 -- compared by the test
+        outcomes.append(error)
+
+    async def the_async_client():
+        async with client.AsyncClient(url, SECRET, retry=policy, **options) as kb:
+            return await call(kb)
+
+    try:
+        outcomes.append(asyncio.run(the_async_client()))
+    except Exception as error:  # noqa: BLE001
+        outcomes.append(error)
+    return outcomes
+
+
+# ----------------------------------------------------------------------------- (b) a proxy's 502 and 504
+
+
+@pytest.mark.parametrize("name", [*SENT_ONCE, *SENT_AGAIN])
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_proxy_s_502_or_504_is_tried_again_only_where_it_may_be_sent_twice(client, serve, status, name):
+    server = serve(lambda h: h.send(status, PROXY_PAGE, {"Content-Type": "text/html"}))
+    clock = FakeClock()
+    for outcome in _both(client, server.url, clock.policy(client), {**SENT_ONCE, **SENT_AGAIN}[name]):
+        assert isinstance(outcome, client.Unavailable) and outcome.status == status
+        assert outcome.code == "http_error" and outcome.message in ("Bad Gateway", "Gateway Timeout")
+        assert "<" not in str(outcome) and outcome.details == {}
+    assert len(server.asked) == (2 if name in SENT_ONCE else 8), server.asked
+
+
+def test_a_restart_behind_the_proxy_is_waited_out(client, serve):
+    def restarting(handler):
+        statuses = (502, 504, 200, 502, 504, 200)
+        status = statuses[len(handler.server.asked) - 1]
+        handler.send(status, SPOTLIT.encode() if status == 200 else PROXY_PAGE)
+
+    server = serve(restarting)
+    clock = FakeClock()
+    outcomes = _both(client, server.url, clock.policy(client), lambda kb: kb.search("x", top_k=3))
+    assert [o["contexts"] for o in outcomes] == [[], []]
+    assert clock.waits == [0.5, 1.0] * 2  # the back-off: a proxy gives no Retry-After
+
+
+def test_an_error_s_code_and_message_are_bounded_whoever_wrote_them(client, serve):
+    huge = {"error": {"code": "c" * 100_000, "message": "<html>" + "m" * 1_000_000, "details": "<html>"}}
+
+    def answer(handler):
+        if handler.path.endswith("/reason/"):
+            handler.send_response(502, "<html>" + "r" * 2000)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+        else:
+            handler.send(502, json.dumps(huge).encode())
+
+    server = serve(answer)
+    clock = FakeClock()
+    policy = clock.policy(client, max_retries=0)
+    for outcome in _both(client, server.url, policy, lambda kb: kb.get_document("d1")):
+        assert isinstance(outcome, client.Unavailable)
+        assert len(outcome.code) == 100 and len(outcome.message) == 1000 and outcome.message.endswith("…")
+        assert outcome.details == {}
+    for outcome in _both(client, server.url, policy, lambda kb: kb.get_document("reason")):
+        assert isinstance(outcome, client.Unavailable) and outcome.message == "Bad Gateway"  # the status's, not its
 
 
 # ----------------------------------------------------------------------------- (c) the retrievers' limits

@@ -1,4 +1,4 @@
-"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429/503,
+"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429 and 502/503/504,
 bounded (answer size, pages).
 
     from bulkhead_client import Client

@@ -3,10 +3,10 @@
 Both share :class:`_Operations`: each method describes its request and hands it to ``_send``, which
 the sync client runs at once and the async client returns as a coroutine. Retries (:func:`_retry_wait`): a 429
 is tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
-``max_retries`` times -- the server refuses it before any work; a 503 or a lost connection is tried again the same
-way only for a request that may be sent twice: an idempotent method (RFC 9110: GET, HEAD, PUT, DELETE, OPTIONS)
-or an operation the API documents as safe to repeat (``_Request.repeatable``) -- never an upload, a creation or
-a PATCH. Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
+``max_retries`` times -- the server refuses it before any work; a 502, 503 or 504 (the server, or a proxy in front
+of it) or a lost connection is tried again the same way only for a request that may be sent twice: an idempotent
+method (RFC 9110: GET, HEAD, PUT, DELETE, OPTIONS) or an operation the API documents as safe to repeat
+(``_Request.repeatable``) -- never an upload, a creation or a PATCH. Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
 error shape: ``code``, ``message``, ``details`` and the HTTP ``status``; a redirect is never followed (the token
 would go with it) and raises too (code ``redirect``). An answer's body is read as a stream and at most
 ``max_response_bytes`` of it (:class:`AnswerTooLarge`); an ``iter_*`` walk reads at most ``max_pages`` pages and
@@ -45,6 +45,9 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # an answer's body, read at most (the largest is an audit export)
 DEFAULT_MAX_PAGES = 10_000  # pages of one iter_* walk (a million items at page_size=100)
 IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}  # RFC 9110, 9.2.2
+# Answers that may come after the work was done (the database lost mid-request; a proxy -- nginx in front of
+# gunicorn -- whose upstream restarted, 502, or did not answer in time, 504): tried again only where resendable.
+UNAVAILABLE = {502, 503, 504}
 FINISHED = ("succeeded", "failed")
 
 
@@ -58,7 +61,7 @@ class _Request:
     data: dict | None = None
     raw: bool = False  # return the body's bytes, not its JSON
     # A POST the API documents as safe to send twice (a search or a preview stores nothing; revoking a token again
-    # changes nothing): tried again after a 503 or a lost connection as an idempotent method is.
+    # changes nothing): tried again after a 502, 503, 504 or a lost connection as an idempotent method is.
     repeatable: bool = False
 
     @property
@@ -68,8 +71,8 @@ class _Request:
 
 @dataclass
 class RetryPolicy:
-    """How many times a request is tried again (a 429; a 503 or a lost connection where it may be sent twice:
-    :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
+    """How many times a request is tried again (a 429; a 502, 503, 504 or a lost connection where it may be sent
+    twice: :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
     ``max_wait`` seconds). Each bound finite and not negative, else :class:`ValueError`."""
 
     max_retries: int = 3
@@ -110,11 +113,11 @@ def _retry_after(header: str | None) -> float | None:
 def _retry_wait(retry: RetryPolicy, request: _Request, response: httpx.Response, attempt: int) -> float | None:
     """How long to wait before sending ``request`` again after ``response``; None: not again. A 429 is the
     server's refusal before any work (the per-token throttle and the busy slots answer before a view runs), so
-    it is tried again whatever the method; a 503 may come after the work was done (a database lost mid-request,
-    a proxy whose upstream timed out), so only a request that may be sent twice is."""
+    it is tried again whatever the method; a 502, 503 or 504 may come after the work was done (a database lost
+    mid-request, a proxy whose upstream restarted or timed out), so only a request that may be sent twice is."""
     if attempt >= retry.max_retries:
         return None
-    if response.status_code == 429 or (response.status_code == 503 and request.resendable):
+    if response.status_code == 429 or (response.status_code in UNAVAILABLE and request.resendable):
         return retry.wait_for(attempt, response)
     return None
 
