@@ -1,5 +1,10 @@
-"""The Python client: a proxy's 502 and 504, and the retrievers' limits (twenty-fourth client session).
+"""The Python client: a deadline for a whole call, a proxy's 502 and 504, and the retrievers' limits
+(twenty-fourth client session).
 
+* ``timeout`` bounds each connect, read and write; a call tried again (a 429 with ``Retry-After``, a 503, a lost
+  connection) could take ``max_retries`` x (timeout + wait) in all. ``RetryPolicy(total_timeout=...)`` now bounds
+  a call: no wait is waited that would reach the deadline (a ``Retry-After`` beyond it is the server's error at
+  once), and each try's timeouts are cut to what is left of it.
 * A 502 or a 504 -- nginx in front of a restarting gunicorn -- was no retry and a bare ``BulkheadError``: now they
   are tried again as a 503 is, where the request may be sent twice (never an upload, a creation or a PATCH), and
   raised as ``Unavailable``; the proxy's HTML page is not passed on, and no error's code or message is longer than
@@ -8,8 +13,8 @@
   as 5 in the LangChain one): now each is a whole number within the search API's bounds when the retriever is
   made, and again before each search.
 
-Every server is a real one on a socket; the clock is a fake one that the policy's ``sleep`` moves on: no test
-waits.
+Every server is a real one on a socket, but for the per-try timeouts (httpx's ``MockTransport``, which sees the
+timeouts each request carries); the clock is a fake one that the policy's ``sleep`` moves on: no test waits.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import threading
 from collections.abc import Callable
 
+import httpx
 import pytest
 
 from tests.test_attack21e_client import SECRET, checkout_client
@@ -84,7 +90,7 @@ class FakeClock:
         self.now += seconds
 
     def policy(self, client, **bounds):
-        return client.RetryPolicy(sleep=self.sleep, **bounds)
+        return client.RetryPolicy(sleep=self.sleep, clock=self.time, **bounds)
 
 
 def _both(client, url: str, policy, call: Callable, **options):
@@ -105,6 +111,90 @@ def _both(client, url: str, policy, call: Callable, **options):
     except Exception as error:  # noqa: BLE001
         outcomes.append(error)
     return outcomes
+
+
+# ----------------------------------------------------------------------------- (a) a deadline for a whole call
+
+
+def test_no_wait_is_waited_that_would_reach_the_deadline(client, serve):
+    """Retry-After 10, a deadline of 25 s: tries at 0, 10 and 20 s, then the third wait would end at 30 -- the
+    503 is raised at once, never slept on (five retries without the deadline)."""
+    server = serve(lambda h: h.send(503, b'{"error": {"code": "unavailable", "message": "down", "details": {}}}',
+                                    {"Retry-After": "10"}))
+    clock = FakeClock()
+    policy = clock.policy(client, max_retries=5, total_timeout=25)
+    for outcome in _both(client, server.url, policy, lambda kb: kb.get_document("d1")):
+        assert isinstance(outcome, client.Unavailable) and outcome.code == "unavailable"
+    assert clock.waits == [10.0, 10.0] * 2 and len(server.asked) == 6
+
+
+@pytest.mark.parametrize("name", ["search", "upload_document"])
+def test_a_retry_after_beyond_the_deadline_is_the_servers_error_at_once(client, serve, name):
+    server = serve(lambda h: h.send(429, b'{"error": {"code": "throttled", "message": "slow", "details": {}}}',
+                                    {"Retry-After": "100"}))
+    clock = FakeClock()
+    policy = clock.policy(client, max_wait=120, total_timeout=60)
+    for outcome in _both(client, server.url, policy, {**SENT_ONCE, **SENT_AGAIN}[name]):
+        assert isinstance(outcome, client.RateLimited) and outcome.retry_after == 100.0
+        assert outcome.code == "throttled"
+    assert clock.waits == [] and len(server.asked) == 2  # one try each, no sleep
+
+
+def test_a_lost_connection_is_not_tried_again_past_the_deadline(client, serve):
+    def hang_up(handler):
+        handler.close_connection = True
+
+    server = serve(hang_up)
+    clock = FakeClock()
+    policy = clock.policy(client, backoff=4, total_timeout=10)  # waits 4, then 8: 4 + 8 reaches 10
+    for outcome in _both(client, server.url, policy, SENT_AGAIN["search"]):
+        assert isinstance(outcome, httpx.TransportError)
+    assert clock.waits == [4.0, 4.0] and len(server.asked) == 4
+
+
+def test_the_time_a_try_takes_counts_against_the_deadline(client, serve):
+    clock = FakeClock()
+
+    def slow_then_unavailable(handler):
+        clock.now += 25  # the try took 25 s
+        handler.send(503, b"{}", {"Retry-After": "1"})
+
+    server = serve(slow_then_unavailable)
+    policy = clock.policy(client, max_retries=5, total_timeout=30)
+    for outcome in _both(client, server.url, policy, SENT_AGAIN["get_document"]):
+        assert isinstance(outcome, client.Unavailable)
+    assert clock.waits == [1.0, 1.0] and len(server.asked) == 4  # at 25 s a wait of 1; at 51 s none
+
+
+def test_each_try_s_timeouts_are_cut_to_what_is_left_of_the_deadline(client):
+    clock, seen = FakeClock(), []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.extensions["timeout"])
+        clock.now += 15
+        if len(seen) % 2:
+            return httpx.Response(503, headers={"Retry-After": "1"}, stream=httpx.ByteStream(b"{}"))
+        return httpx.Response(200, stream=httpx.ByteStream(b'{"id": "d1"}'))
+
+    transport = httpx.MockTransport(handler)
+    policy = clock.policy(client, total_timeout=20)
+    outcomes = _both(client, "http://127.0.0.1:9", policy, SENT_AGAIN["get_document"], transport=transport,
+                     timeout=60)
+    assert outcomes == [{"id": "d1"}] * 2
+    first = {"connect": 20.0, "read": 20.0, "write": 20.0, "pool": 20.0}
+    then = {"connect": 4.0, "read": 4.0, "write": 4.0, "pool": 4.0}  # 20 - 15 (the try) - 1 (the wait)
+    assert seen == [first, then, first, then]
+
+    seen.clear()
+    assert _both(client, "http://127.0.0.1:9", clock.policy(client), SENT_AGAIN["get_document"],
+                 transport=transport, timeout=60) == [{"id": "d1"}] * 2
+    assert seen[0] == {"connect": 60.0, "read": 60.0, "write": 60.0, "pool": 60.0}  # no deadline: the client's
+
+
+@pytest.mark.parametrize("total", [0, -1, float("nan"), float("inf"), True, "30"])
+def test_a_deadline_without_bounds_is_refused(client, total):
+    with pytest.raises(ValueError, match="total_timeout"):
+        client.RetryPolicy(total_timeout=total)
 
 
 # ----------------------------------------------------------------------------- (b) a proxy's 502 and 504
