@@ -1,5 +1,5 @@
-"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429/503,
-bounded (answer size, pages).
+"""A client of Bulkhead's REST API (``/api/v1/``): sync and async, paginated, retrying on 429 and 502/503/504,
+bounded (answer size, pages; a deadline per call when asked).
 
     from bulkhead_client import Client
     with Client("http://127.0.0.1:8000", token="bkh_...") as kb:

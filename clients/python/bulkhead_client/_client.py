@@ -3,14 +3,16 @@
 Both share :class:`_Operations`: each method describes its request and hands it to ``_send``, which
 the sync client runs at once and the async client returns as a coroutine. Retries (:func:`_retry_wait`): a 429
 is tried again after the server's ``Retry-After`` (or a growing back-off when it gives none), up to
-``max_retries`` times -- the server refuses it before any work; a 503 or a lost connection is tried again the same
-way only for a request that may be sent twice: an idempotent method (RFC 9110: GET, HEAD, PUT, DELETE, OPTIONS)
-or an operation the API documents as safe to repeat (``_Request.repeatable``) -- never an upload, a creation or
-a PATCH. Every other answer outside 2xx raises :class:`BulkheadError` (or a subclass) carrying the API's one
-error shape: ``code``, ``message``, ``details`` and the HTTP ``status``; a redirect is never followed (the token
-would go with it) and raises too (code ``redirect``). An answer's body is read as a stream and at most
-``max_response_bytes`` of it (:class:`AnswerTooLarge`); an ``iter_*`` walk reads at most ``max_pages`` pages and
-never the same page twice (:class:`PaginationError`).
+``max_retries`` times -- the server refuses it before any work; a 502, 503 or 504 (the server, or a proxy in front
+of it) or a lost connection is tried again the same way only for a request that may be sent twice: an idempotent
+method (RFC 9110: GET, HEAD, PUT, DELETE, OPTIONS) or an operation the API documents as safe to repeat
+(``_Request.repeatable``) -- never an upload, a creation or a PATCH. With ``RetryPolicy.total_timeout`` a call has
+a deadline (:class:`_Deadline`): no try is started after a wait that would reach it, and each try's connect, read
+and write timeouts are cut to what is left of it. Every other answer outside 2xx raises :class:`BulkheadError` (or
+a subclass) carrying the API's one error shape: ``code``, ``message``, ``details`` and the HTTP ``status``; a
+redirect is never followed (the token would go with it) and raises too (code ``redirect``). An answer's body is
+read as a stream and at most ``max_response_bytes`` of it (:class:`AnswerTooLarge`); an ``iter_*`` walk reads at
+most ``max_pages`` pages and never the same page twice (:class:`PaginationError`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # an answer's body, read at most (the largest is an audit export)
 DEFAULT_MAX_PAGES = 10_000  # pages of one iter_* walk (a million items at page_size=100)
 IDEMPOTENT = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS"}  # RFC 9110, 9.2.2
+# Answers that may come after the work was done (the database lost mid-request; a proxy -- nginx in front of
+# gunicorn -- whose upstream restarted, 502, or did not answer in time, 504): tried again only where resendable.
+UNAVAILABLE = {502, 503, 504}
 FINISHED = ("succeeded", "failed")
 
 
@@ -58,7 +63,7 @@ class _Request:
     data: dict | None = None
     raw: bool = False  # return the body's bytes, not its JSON
     # A POST the API documents as safe to send twice (a search or a preview stores nothing; revoking a token again
-    # changes nothing): tried again after a 503 or a lost connection as an idempotent method is.
+    # changes nothing): tried again after a 502, 503, 504 or a lost connection as an idempotent method is.
     repeatable: bool = False
 
     @property
@@ -68,14 +73,23 @@ class _Request:
 
 @dataclass
 class RetryPolicy:
-    """How many times a request is tried again (a 429; a 503 or a lost connection where it may be sent twice:
-    :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
-    ``max_wait`` seconds). Each bound finite and not negative, else :class:`ValueError`."""
+    """How many times a request is tried again (a 429; a 502, 503, 504 or a lost connection where it may be sent
+    twice: :func:`_retry_wait`), and the longest wait between tries (a ``Retry-After`` above it is waited for
+    ``max_wait`` seconds). Each bound finite and not negative, else :class:`ValueError`.
+
+    ``total_timeout`` (seconds, or None: no deadline) bounds one call, its tries and waits together, from the
+    moment it starts (an ``iter_*`` walk: each page): a wait that would reach the deadline is not waited -- the
+    call raises at once what the last try answered (a ``Retry-After`` beyond the deadline is the server's error at
+    once, never a sleep) -- and each try's connect, read and write timeouts are cut to what is left. ``clock``
+    (``time.monotonic`` when None) and ``sleep`` are for tests and benchmarks: a fake clock that ``sleep``
+    advances counts the waits and never waits."""
 
     max_retries: int = 3
     backoff: float = 0.5
     max_wait: float = 30.0
     sleep: Callable[[float], Any] | None = field(default=None, repr=False)  # tests and benchmarks count the waits
+    total_timeout: float | None = None
+    clock: Callable[[], float] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
@@ -84,6 +98,10 @@ class RetryPolicy:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
                 raise ValueError(f"{name} must be a finite number of seconds, 0 or more")
+        total = self.total_timeout
+        if total is not None and (isinstance(total, bool) or not isinstance(total, int | float)
+                                  or not 0 < total < math.inf):
+            raise ValueError("total_timeout must be a finite number of seconds above 0, or None")
 
     def wait_for(self, attempt: int, response: httpx.Response | None) -> float:
         seconds = _retry_after(response.headers.get("Retry-After")) if response is not None else None
@@ -107,16 +125,48 @@ def _retry_after(header: str | None) -> float | None:
     return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
-def _retry_wait(retry: RetryPolicy, request: _Request, response: httpx.Response, attempt: int) -> float | None:
-    """How long to wait before sending ``request`` again after ``response``; None: not again. A 429 is the
-    server's refusal before any work (the per-token throttle and the busy slots answer before a view runs), so
-    it is tried again whatever the method; a 503 may come after the work was done (a database lost mid-request,
-    a proxy whose upstream timed out), so only a request that may be sent twice is."""
+class _Deadline:
+    """One call's deadline (``RetryPolicy.total_timeout``; none when it is None), on the policy's clock."""
+
+    def __init__(self, retry: RetryPolicy):
+        self.clock = retry.clock or time.monotonic
+        self.end = None if retry.total_timeout is None else self.clock() + retry.total_timeout
+
+    def allows(self, wait: float) -> bool:
+        """Whether a try may start after waiting ``wait`` seconds: before the deadline, with time left for it."""
+        return self.end is None or self.clock() + wait < self.end
+
+    def timeout(self, client: httpx.Timeout) -> Any:  # an httpx.Timeout, or httpx.USE_CLIENT_DEFAULT
+        """The next try's timeouts: the client's, each cut to what is left of the deadline (a hundredth of a second
+        at least: a try is only started with time left, and a sleep may overrun it a little)."""
+        if self.end is None:
+            return httpx.USE_CLIENT_DEFAULT
+        left = max(self.end - self.clock(), 0.01)
+        return httpx.Timeout(connect=_cut(client.connect, left), read=_cut(client.read, left),
+                             write=_cut(client.write, left), pool=_cut(client.pool, left))
+
+
+def _cut(seconds: float | None, left: float) -> float:
+    return left if seconds is None else min(seconds, left)
+
+
+def _retry_wait(retry: RetryPolicy, request: _Request, response: httpx.Response | None, attempt: int,
+                deadline: _Deadline) -> float | None:
+    """How long to wait before sending ``request`` again after ``response`` (None: the connection was lost); None:
+    not again. A 429 is the server's refusal before any work (the per-token throttle and the busy slots answer
+    before a view runs), so it is tried again whatever the method; a 502, 503 or 504 may come after the work was
+    done (a database lost mid-request, a proxy whose upstream restarted or timed out), and so may a lost
+    connection, so only a request that may be sent twice is. Never a wait that would reach the deadline: the
+    call ends at once with what this try answered."""
     if attempt >= retry.max_retries:
         return None
-    if response.status_code == 429 or (response.status_code == 503 and request.resendable):
-        return retry.wait_for(attempt, response)
-    return None
+    if response is None or response.status_code in UNAVAILABLE:
+        if not request.resendable:
+            return None
+    elif response.status_code != 429:
+        return None
+    wait = retry.wait_for(attempt, response)
+    return wait if deadline.allows(wait) else None
 
 
 def _segment(value: str | int) -> str:
@@ -494,17 +544,18 @@ class Client(_Operations):
         self._http.close()
 
     def _send(self, request: _Request):
-        attempt = 0
+        attempt, deadline = 0, _Deadline(self.retry)
         while True:
             try:
-                with self._http.stream(**_arguments(request)) as response:
-                    wait = _retry_wait(self.retry, request, response, attempt)
+                with self._http.stream(**_arguments(request),
+                                       timeout=deadline.timeout(self._http.timeout)) as response:
+                    wait = _retry_wait(self.retry, request, response, attempt, deadline)
                     if wait is None:
                         return _result(request, _read(response, self.max_response_bytes))
             except httpx.TransportError:
-                if not request.resendable or attempt >= self.retry.max_retries:
+                wait = _retry_wait(self.retry, request, None, attempt, deadline)
+                if wait is None:
                     raise
-                wait = self.retry.wait_for(attempt, None)
             (self.retry.sleep or time.sleep)(wait)  # the answer closed, unread
             attempt += 1
 
@@ -576,17 +627,18 @@ class AsyncClient(_Operations):
             await asyncio.sleep(seconds)
 
     async def _send(self, request: _Request):
-        attempt = 0
+        attempt, deadline = 0, _Deadline(self.retry)
         while True:
             try:
-                async with self._http.stream(**_arguments(request)) as response:
-                    wait = _retry_wait(self.retry, request, response, attempt)
+                async with self._http.stream(**_arguments(request),
+                                             timeout=deadline.timeout(self._http.timeout)) as response:
+                    wait = _retry_wait(self.retry, request, response, attempt, deadline)
                     if wait is None:
                         return _result(request, await _aread(response, self.max_response_bytes))
             except httpx.TransportError:
-                if not request.resendable or attempt >= self.retry.max_retries:
+                wait = _retry_wait(self.retry, request, None, attempt, deadline)
+                if wait is None:
                     raise
-                wait = self.retry.wait_for(attempt, None)
             await self._pause(wait)  # the answer closed, unread
             attempt += 1
 

@@ -13,6 +13,45 @@ from bulkhead_client.errors import BulkheadError, MalformedAnswer
 WRITTEN_BY_UPLOADERS = ("document_title", "heading_path")
 # For the application's system prompt, not the model's context.
 SPOTLIGHT_PROMPT = "spotlight_system_prompt"
+# The search request's bounds on what a retriever is given (the server's SearchInputSerializer, kb/serializers.py:
+# top_k and max_contexts 1 to MAX_TOP_K, context_token_budget 1 to 100,000; ``budget`` is the client's name of it).
+# A value outside them is refused when the retriever is made, and again before each search, naming it -- never a
+# 400 at the first query, nor a value quietly clamped.
+MAX_TOP_K = 100
+MAX_BUDGET = 100_000
+LIMITS = {"top_k": (1, MAX_TOP_K), "max_contexts": (1, MAX_TOP_K), "budget": (1, MAX_BUDGET),
+          "context_token_budget": (1, MAX_BUDGET)}
+
+
+def limit(name: str, value: Any) -> int:
+    """``value`` of the search field ``name`` (a key of :data:`LIMITS`), a whole number within the API's bounds,
+    else :class:`ValueError` (a bool, a float or a string of digits too: nothing is converted)."""
+    low, high = LIMITS[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high} (the search API's bounds), "
+                         f"not {value!r:.40}")
+    return value
+
+
+def check_options(options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A retriever's search options, their limits checked (:func:`limit`): ``top_k`` is the retriever's own
+    argument, and the budget is given once (``budget`` or ``context_token_budget``). ``budget`` and ``max_contexts``
+    may be None (not sent: the server's default), as in ``Client.search``."""
+    if "top_k" in options:
+        raise ValueError("top_k is the retriever's own argument, not a search option")
+    if "budget" in options and "context_token_budget" in options:
+        raise ValueError("give the context budget once: budget or context_token_budget")
+    for name in ("max_contexts", "budget", "context_token_budget"):
+        if name in options and not (options[name] is None and name != "context_token_budget"):
+            limit(name, options[name])
+    return options
+
+
+def check_limits(top_k: Any, options: Mapping[str, Any]) -> None:
+    """Before a search: the retriever's ``top_k`` and its options within the API's bounds (its attributes may have
+    been changed since it was made)."""
+    limit("top_k", top_k)
+    check_options(options)
 
 
 def search_options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,8 @@
 """Errors: every answer of the API outside 2xx, with its one error shape
-(``{"error": {"code", "message", "details"}}``); a redirect, never followed, is one (code ``redirect``)."""
+(``{"error": {"code", "message", "details"}}``); a redirect, never followed, is one (code ``redirect``). An answer
+of another shape (a proxy's HTML page) is its status's error with code ``http_error`` and the status's reason as
+message; a code or a message is kept to at most :data:`MAX_CODE` and :data:`MAX_MESSAGE` characters, whoever
+wrote it."""
 
 from __future__ import annotations
 
@@ -7,6 +10,9 @@ import math
 from typing import Any
 
 import httpx
+
+MAX_CODE = 100  # the API's codes are words of a few dozen letters
+MAX_MESSAGE = 1000  # the API's messages are a sentence or two; a proxy's page is not passed on whole
 
 
 class BulkheadError(Exception):
@@ -40,7 +46,9 @@ class RateLimited(BulkheadError):
 
 
 class Unavailable(BulkheadError):
-    """503 after the retries (the database or a worker is down)."""
+    """503 after the retries (the database or a worker is down), or 502 or 504 from a proxy in front of the server
+    (its upstream restarting, or not answering in time): ``status`` says which. Tried again only for a request
+    that may be sent twice."""
 
 
 class MalformedAnswer(BulkheadError):
@@ -79,7 +87,7 @@ def json_of(response: httpx.Response) -> Any:
 
 
 _BY_STATUS = {400: ValidationError, 401: AuthenticationError, 403: PermissionDenied, 404: NotFound,
-              429: RateLimited, 503: Unavailable}
+              429: RateLimited, 502: Unavailable, 503: Unavailable, 504: Unavailable}
 
 
 def error_for(response: httpx.Response) -> BulkheadError:
@@ -102,5 +110,12 @@ def error_for(response: httpx.Response) -> BulkheadError:
     if retry_after is not None and not math.isfinite(retry_after):
         retry_after = None
     cls = _BY_STATUS.get(response.status_code, BulkheadError)
-    return cls(response.status_code, str(error.get("code", "")), str(error.get("message", "")),
-               error.get("details") or {}, retry_after)
+    details = error.get("details")
+    return cls(response.status_code, _bounded(error.get("code", ""), MAX_CODE),
+               _bounded(error.get("message", ""), MAX_MESSAGE), details if isinstance(details, dict) else {},
+               retry_after)
+
+
+def _bounded(value: Any, limit: int) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -11,16 +11,19 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, SecretStr
+from pydantic import ConfigDict, Field, SecretStr, field_validator
 
 from bulkhead_client import AsyncClient, Client
-from bulkhead_client._retrieval import content, contexts, metadata, search_options
+from bulkhead_client._retrieval import check_limits, check_options, content, contexts, limit, metadata, search_options
 
 
 class BulkheadRetriever(BaseRetriever):
     """``BulkheadRetriever(base_url=..., token=..., top_k=5)``; ``search_options`` go to every search
     (e.g. ``{"mode": "keyword"}``; spotlighting is on unless ``{"spotlight": False}``). The token is a
-    ``SecretStr``: never in the retriever's repr or in what LangChain serialises of it (a trace)."""
+    ``SecretStr``: never in the retriever's repr or in what LangChain serialises of it (a trace). ``top_k`` (1 to
+    100) and a budget in ``search_options`` (``budget`` or ``context_token_budget``, 1 to 100,000; ``max_contexts``
+    1 to 100) are whole numbers within the search API's bounds, else ``ValueError`` (pydantic's, naming the field)
+    before any request."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -30,12 +33,24 @@ class BulkheadRetriever(BaseRetriever):
     search_options: dict[str, Any] = Field(default_factory=dict)
     allow_http: bool = False  # http:// to another host than this machine (the token in clear): see ``Client``
 
+    @field_validator("top_k", mode="before")
+    @classmethod
+    def _top_k(cls, value: Any) -> int:
+        return limit("top_k", value)
+
+    @field_validator("search_options")
+    @classmethod
+    def _search_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_options(value)
+        return value
+
     def _documents(self, answer: dict, options: dict) -> list[Document]:
         return [Document(page_content=content(c), metadata=metadata(self.base_url, c, answer))
                 for c in contexts(answer, options)]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         options = search_options(self.search_options)
+        check_limits(self.top_k, options)
         with Client(self.base_url, self.token.get_secret_value(), allow_http=self.allow_http) as client:
             return self._documents(client.search(query, top_k=self.top_k, **options), options)
 
@@ -43,5 +58,6 @@ class BulkheadRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
         options = search_options(self.search_options)
+        check_limits(self.top_k, options)
         async with AsyncClient(self.base_url, self.token.get_secret_value(), allow_http=self.allow_http) as client:
             return self._documents(await client.search(query, top_k=self.top_k, **options), options)

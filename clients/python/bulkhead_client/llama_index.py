@@ -16,6 +16,7 @@ from bulkhead_client import AsyncClient, Client
 from bulkhead_client._retrieval import (
     SPOTLIGHT_PROMPT,
     WRITTEN_BY_UPLOADERS,
+    check_limits,
     content,
     contexts,
     metadata,
@@ -26,9 +27,12 @@ from bulkhead_client._retrieval import (
 
 class BulkheadRetriever(BaseRetriever):
     """``BulkheadRetriever(base_url, token, top_k=5, allow_http=False, **search_options)`` (spotlighting on
-    unless ``spotlight=False``)."""
+    unless ``spotlight=False``). ``top_k`` (1 to 100) and a budget among the options (``budget`` or
+    ``context_token_budget``, 1 to 100,000; ``max_contexts`` 1 to 100) are whole numbers within the search API's
+    bounds, else ``ValueError`` when it is made, and before each search."""
 
     def __init__(self, base_url: str, token: str, *, top_k: int = 5, allow_http: bool = False, **options: Any):
+        check_limits(top_k, options)
         super().__init__()
         self.base_url, self.top_k, self.allow_http = base_url, top_k, allow_http
         self.search_options = search_options(options)
@@ -44,10 +48,12 @@ class BulkheadRetriever(BaseRetriever):
         ]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        check_limits(self.top_k, self.search_options)
         with Client(self.base_url, self.token, allow_http=self.allow_http) as client:
             return self._nodes(client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        check_limits(self.top_k, self.search_options)
         async with AsyncClient(self.base_url, self.token, allow_http=self.allow_http) as client:
             return self._nodes(await client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
