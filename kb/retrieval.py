@@ -100,7 +100,8 @@ class KeywordFusion:
     hits that the vector side also retrieved (at the hybrid depth) are fused, so hybrid re-orders
     vector's candidates and never brings in one the embedding finds unrelated; 2 = the keyword
     weight is scaled by the share of the first ``GATE_TOP`` keyword hits that the vector side
-    also retrieved (weak agreement, a weak keyword side; none, vector alone).
+    also retrieved (weak agreement, a weak keyword side; none, vector alone) -- with ``convex`` the keyword
+    term of the score, (1 - alpha) x strength, is scaled so (issue 30, thirty-first round's W2).
 
     ``keyword_idf`` (issue 30, sixth round's losses; 0 = off): the keyword rank weighs each of the
     query's terms by how selective it is where the search looks. ``ts_rank`` has no document
@@ -680,7 +681,8 @@ def fuse(
     over the lists a chunk appears in; only the first ``keyword_top`` keyword rows count (0 = all).
     ``keyword_gate`` (see :class:`KeywordFusion`) weighs the keyword side by the vector side's agreement;
     ``keyword_relative`` scales each keyword row's term by its ``rank`` over the first keyword row's;
-    ``convex`` (alpha) replaces both terms by alpha * similarity + (1 - alpha) * rank / first rank."""
+    ``convex`` (alpha) replaces both terms by alpha * similarity + (1 - alpha) * keyword_weight * rank / first rank
+    (``keyword_weight`` as the gate left it: 1 unless set or gated)."""
     if keyword_top:
         keyword_rows = keyword_rows[:keyword_top]
     if keyword_gate and vector_rows:
@@ -711,7 +713,7 @@ def fuse(
         for cid, row in rows.items():
             similarity = 1.0 - row.distance if row.distance is not None else 0.0
             strength = keyword_rows[keyword_rank[cid] - 1].rank / top if cid in keyword_rank and top else 0.0
-            scores[cid] = convex * similarity + (1.0 - convex) * peak * strength
+            scores[cid] = convex * similarity + (1.0 - convex) * keyword_weight * peak * strength
     order = sorted(
         scores, key=lambda cid: (-scores[cid], min(vector_rank.get(cid, 10**9), keyword_rank.get(cid, 10**9)), cid)
     )

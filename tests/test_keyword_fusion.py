@@ -70,6 +70,26 @@ def test_fuse_keyword_gate_keeps_unbacked_keyword_hits_from_outvoting_the_vector
         KeywordFusion(keyword_gate=3)
 
 
+def test_fuse_keyword_gate_two_scales_the_convex_keyword_term_by_the_vector_sides_agreement():
+    vec = [_row(f"v{i}", 0.1 + 0.05 * i) for i in range(5)]  # similarities 0.9, 0.85, ... 0.7
+    stray = [_row(f"s{i}") for i in range(5)]  # keyword hits the vector side did not retrieve
+    for row in stray:
+        row.rank, row.distance = 1.0, 0.5
+    # No keyword hit of the head backed by the vector side: the keyword term is 0, vector's order stands.
+    alone = fuse(vec, stray, convex=0.8, keyword_gate=2)
+    assert [r.id for r, *_ in alone][:5] == [v.id for v in vec]
+    assert dict((r.id, s) for r, s, *_ in alone)[stray[0].id] == pytest.approx(0.8 * 0.5)
+    # Without the gate the same stray hits carry the whole keyword term.
+    assert dict((r.id, s) for r, s, *_ in fuse(vec, stray, convex=0.8))[stray[0].id] == pytest.approx(0.4 + 0.2)
+    # Half of the head backed (vec[3] and one stray): the keyword term is halved.
+    backed = dataclasses.replace(vec[3], rank=1.0)
+    half = dict((r.id, s) for r, s, *_ in fuse(vec, [backed, stray[0]], convex=0.8, keyword_gate=2))
+    assert half[vec[3].id] == pytest.approx(0.8 * 0.75 + 0.2 * 0.5)
+    assert half[stray[0].id] == pytest.approx(0.8 * 0.5 + 0.2 * 0.5)
+    # The default (gate 0, weight 1) is unchanged by the gate's weight.
+    assert retrieval.CHOSEN_FUSION.keyword_gate == 0 and retrieval.CHOSEN_FUSION.keyword_weight == 1.0
+
+
 def test_keyword_fusion_validates():
     with pytest.raises(ValueError):
         KeywordFusion(parser="phrase")
