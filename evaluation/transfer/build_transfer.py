@@ -563,16 +563,34 @@ def _span(text: str, quote: str, where: str) -> list[list[int]]:
     return [[start, start + len(quote)]]
 
 
+def _installed_or_committed(doc: str, read, installed: bool) -> str:
+    """A text the machine installs (a package's metadata or file, a Debian file): the committed copy under
+    ``corpora/`` where there is one -- installed packages drift with upgrades (fonttools', wcwidth's,
+    pyrate-limiter's and httpcore2's texts did), and the committed texts are the suite -- unless ``installed``
+    asks for the machine's (to add a source, or to see what drifted)."""
+    committed = HERE / "corpora" / doc
+    if not installed and committed.is_file():
+        return committed.read_text(encoding="utf-8")
+    return read()
+
+
 def main() -> None:
+    installed = "--installed" in sys.argv[1:]
     corpora: dict[str, str] = {}
     out: list[dict] = []
     for source, (dist, name, limit) in PACKAGES.items():
-        corpora[f"{source}/{name}"] = _cut(_metadata_body(dist), limit)
+        corpora[f"{source}/{name}"] = _installed_or_committed(
+            f"{source}/{name}", lambda dist=dist, limit=limit: _cut(_metadata_body(dist), limit), installed)
     for source, (dist, path, name, first, stop, limit) in WINDOWS.items():
-        body = _metadata_body(dist) if path is None else _package_file(path)
-        corpora[f"{source}/{name}"] = _window(body, first, stop, limit)
+        def read(dist=dist, path=path, first=first, stop=stop, limit=limit):
+            body = _metadata_body(dist) if path is None else _package_file(path)
+            return _window(body, first, stop, limit)
+
+        corpora[f"{source}/{name}"] = _installed_or_committed(f"{source}/{name}", read, installed)
     for source, (path, name, first, stop, limit) in DEBIAN.items():
-        corpora[f"{source}/{name}"] = _window(_debian_file(path), first, stop, limit)
+        corpora[f"{source}/{name}"] = _installed_or_committed(
+            f"{source}/{name}", lambda path=path, first=first, stop=stop, limit=limit: _window(
+                _debian_file(path), first, stop, limit), installed)
     for source, (path, name, limit) in NPM.items():
         corpora[f"{source}/{name}"] = _cut((HERE / path).read_text(encoding="utf-8"), limit)
     for source in WRITTEN:
