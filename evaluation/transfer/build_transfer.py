@@ -181,6 +181,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   first two (``NPM``): gulp-cli (a command-line tool's README: usage, custom task metadata, tasks, shell completion,
   compilers, the environment, a configuration table and an HTML table of flags; whole) and undertaker (a task
   registry's README: usage, the API methods, custom registries, sharing tasks and functionality; whole).
+* thirty-first round, rule (a): yargs 18.2.0's dependencies (its ``latest``) in code-point order, the same tests, the
+  first that qualifies, then axios 1.21.1's, two in all (``NPM``): yargs-parser (an option parser's README: examples
+  for Node.js, Deno, ESM and browsers, the ``parser`` and ``detailed`` API with their options and results, the
+  configuration settings each with its default, key and examples; whole) and form-data (a multipart form library's
+  README: usage, custom options, other ways of submitting, the methods, other libraries, notes; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -467,6 +472,12 @@ NPM = {
     # MIT; whole); vinyl-fs not needed.
     "npm-gulp-cli": ("npm/gulp-cli/README.md", "README.md", 20000),
     "npm-undertaker": ("npm/undertaker/README.md", "README.md", 20000),
+    # Thirty-first round, rule (a): yargs 18.2.0's dependencies (its ``latest``) in code-point order, the same tests,
+    # the first that qualifies: after cliui (3,364 bytes), escalade (6,993), get-caller-file (1,068), string-width
+    # (1,940) and y18n (3,215), yargs-parser 22.0.0 (11,916, ISC; whole); then axios 1.21.1's: after
+    # follow-redirects (7,734) form-data 4.0.6 (12,034, MIT; whole); https-proxy-agent and proxy-from-env not needed.
+    "npm-yargs-parser": ("npm/yargs-parser/README.md", "README.md", 20000),
+    "npm-form-data": ("npm/form-data/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
