@@ -219,6 +219,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   glasshouses, a candle works, a meadery, a bee school, a foulbrood outbreak and a closed bee farm; nine one-line
   paragraphs, six bare-row tables, two levels of numbered headings (``1.``, ``2.1``), one blank line between
   blocks).
+* thirty-first round: a pencil maker's annual report written by hand (``written/``: graphite and clay pressed into
+  leads and fired, colour leads mixed and dried, slats of incense cedar sawn in California and waxed at a slat mill,
+  pencils glued, shaped, painted and stamped at a works of 1898, artists' pencils and willow charcoal at a bobbin
+  mill, printed pencils, lime woods planted for British slats, a pencil museum, yellow colour pencils recalled for
+  a pigment's barium and a water-wheel mill closed; nine one-line paragraphs, six bare-row tables, section headings
+  in Markdown bold on their own lines (``**Chair's statement**``), one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -485,7 +491,8 @@ NPM = {
 # springs, timber and leasing: tenth; ferries: eleventh; waste: twelfth; railfreight: thirteenth; broadband, papermill, windfarm: fourteenth;
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
-# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth.
+# growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth;
+# pencils: thirty-first.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -520,6 +527,7 @@ WRITTEN = [
     "report-lifeboats",  # twenty-eighth round
     "report-bells",  # twenty-ninth round
     "report-honey",  # thirtieth round
+    "report-pencils",  # thirty-first round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
