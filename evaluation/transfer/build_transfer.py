@@ -186,6 +186,10 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   for Node.js, Deno, ESM and browsers, the ``parser`` and ``detailed`` API with their options and results, the
   configuration settings each with its default, key and examples; whole) and form-data (a multipart form library's
   README: usage, custom options, other ways of submitting, the methods, other libraries, notes; whole).
+* thirty-second round, rule (a): vinyl-fs at gulp 5.0.1's ``latest`` (read in the thirtieth round, not needed then),
+  then nodemon 3.1.14's dependencies (its ``latest``) in code-point order, the same tests, as many as needed to make
+  two; none of nodemon's qualifies, so one (``NPM``): vinyl-fs (a file system adapter's README: what Vinyl and a Vinyl
+  adapter are, usage, ``src``, ``dest`` and ``symlink`` with their options, symbolic links on Windows; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -484,6 +488,10 @@ NPM = {
     # follow-redirects (7,734) form-data 4.0.6 (12,034, MIT; whole); https-proxy-agent and proxy-from-env not needed.
     "npm-yargs-parser": ("npm/yargs-parser/README.md", "README.md", 20000),
     "npm-form-data": ("npm/form-data/README.md", "README.md", 20000),
+    # Thirty-second round, rule (a): vinyl-fs 4.0.2 at gulp 5.0.1's ``latest`` (13,077 bytes, MIT; whole); then
+    # nodemon 3.1.14's dependencies (its ``latest``) in code-point order: chokidar, debug and semver here, minimatch
+    # under BlueOak-1.0.0, the other six under 8,192 bytes, so none qualifies and the round has one.
+    "npm-vinyl-fs": ("npm/vinyl-fs/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
