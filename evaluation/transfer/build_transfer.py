@@ -229,6 +229,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   mill, printed pencils, lime woods planted for British slats, a pencil museum, yellow colour pencils recalled for
   a pigment's barium and a water-wheel mill closed; nine one-line paragraphs, six bare-row tables, section headings
   in Markdown bold on their own lines (``**Chair's statement**``), one blank line between blocks).
+* thirty-second round: a potter's annual report written by hand (``written/``: earthenware, vitrified hotel ware
+  and bone china made from ball clay dug at its own pit, china clay, stone and bone ash, slip pressed and cast,
+  ware fired twice in tunnel kilns, printed, gilded and painted by hand, stoneware cookware fired in electric kilns,
+  a museum with two bottle ovens, showrooms for hotels in New York and Dubai, a tunnel kiln's roof fallen in and a
+  works of 1868 closed; nine one-line paragraphs, six bare-row tables, section headings as a short line of their
+  own in sentence case (``Chair's statement``), one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -500,7 +506,7 @@ NPM = {
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
 # growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth;
-# pencils: thirty-first.
+# pencils: thirty-first; pottery: thirty-second.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -536,6 +542,7 @@ WRITTEN = [
     "report-bells",  # twenty-ninth round
     "report-honey",  # thirtieth round
     "report-pencils",  # thirty-first round
+    "report-pottery",  # thirty-second round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
