@@ -26,7 +26,7 @@ The document text is the decoded file itself.  Recognised headings:
   alone between blank lines (or opening the text), not indented, at most 80
   characters and 12 words, beginning with a capital letter (after an optional
   Markdown bold ``**``/``__`` wrapping, dropped from the title), not ending in
-  ``.,;:!?``, a dash or an ellipsis (past closing quotes and brackets), holding no `` | ``, and followed by a block that is not itself such
+  ``.,;:!?``, holding no `` | ``, and followed by a block that is not itself such
   a line (a list of short lines is no run of headings); accepted only when the
   text has at least two of them; level 1.
 
@@ -64,10 +64,6 @@ _ATX_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<title>.*?)(?:[ \t]+#+)?
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})")
 # A line heading's optional Markdown bold wrapping (``**Title**``, ``__Title__``): the title is what is inside.
 _BOLD_RE = re.compile(r"(?P<mark>\*\*|__)(?P<title>[^*_].*?)(?P=mark)\Z")
-# A line heading ends in none of these, looked at past closing quotes and brackets (a transcript's
-# ``AUDIENCE: Booo —`` and a quoted sentence are no headings).
-_FINAL = tuple(".,;:!?\u2014\u2013\u2026-")
-_CLOSERS = "\"')]}\u2019\u201d\u00bb"
 _MAX_TITLE_CHARS = 100
 _MAX_NUMBERED_LINE = 80
 # Issue 30's thirty-second round's candidate Y (docs/benchmarks.md): off until its rule adopts it.
@@ -201,8 +197,7 @@ def _line_candidate(lines: list[str], i: int) -> _Heading | None:
         return None
     bold = _BOLD_RE.match(text)
     title = bold["title"].strip() if bold else text
-    if (not title or not title[0].isupper() or title.rstrip(_CLOSERS)[-1:] in ("", *_FINAL)
-            or len(title.split()) > _MAX_NUMBERED_WORDS
+    if (not title or not title[0].isupper() or title[-1] in ".,;:!?" or len(title.split()) > _MAX_NUMBERED_WORDS
             or "**" in title or "__" in title):
         return None
     return _Heading(i, i, i, title, ("line", 1))
