@@ -115,12 +115,11 @@ def chonkie_recursive(size: int) -> ChunkerFn:
 
 
 def structure_chunker(
-    config: ChunkingConfig | None = None, content_type: str = "text/plain", *, markdown_headings: bool | None = None,
-    line_headings: bool | None = None,
+    config: ChunkingConfig | None = None, content_type: str = "text/plain", *, markdown_headings: bool | None = None
 ) -> ChunkerFn:
     """Our chunker: parse (plain text by default), then :func:`chunk_document`. ``markdown_headings`` (plain text
     only): the plain parser with (True) or without (False, the reading before the twentieth session) Markdown's
-    ``#`` headings; ``line_headings`` likewise for headings on a line of their own; None: as the parser does."""
+    ``#`` headings; None: as the parser does."""
     from ingestion.parsers import parse
     from ingestion.parsers.plaintext import parse_text
 
@@ -131,9 +130,8 @@ def structure_chunker(
         doc = parse(text.encode("utf-8"), content_type=content_type)
         if doc.text != text:
             raise ValueError("parser changed the document text; spans would not index the corpus")
-        if markdown_headings is not None or line_headings is not None:
-            doc = parse_text(text, **({} if markdown_headings is None else {"markdown_headings": markdown_headings}),
-                             **({} if line_headings is None else {"line_headings": line_headings}))
+        if markdown_headings is not None:
+            doc = parse_text(text, markdown_headings=markdown_headings)
         return [SpanChunk(c.start, c.end, c.embed_text) for c in chunk_document(doc, config, counter)]
 
     return chunk

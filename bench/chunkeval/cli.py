@@ -80,19 +80,15 @@ def make_chunker(name: str) -> tuple[str, ChunkerFn]:
         # neither (issue 30's eighteenth round, scratch): each chunk's embedded text without link targets.
         # ``bytype=1``: each document parsed as its name's type, as an upload of it is (kb_transfer only).
         # ``atx=0``: the plain parser without Markdown's ``#`` headings (before the twentieth session's candidate E was
-        # adopted); ``atx=1``: with them (the parser's default since). ``lines=1``: the plain parser with line headings
-        # (issue 30's thirty-second round's candidate Y); ``lines=0``: without them.
+        # adopted); ``atx=1``: with them (the parser's default since).
         config = _config_from_spec(",".join(i for i in arg.split(",")
-                                            if i and not i.startswith(("pieces=", "delink=", "bytype=", "atx=",
-                                                                       "lines="))))
+                                            if i and not i.startswith(("pieces=", "delink=", "bytype=", "atx="))))
         label = "bulkhead" + (f" ({arg})" if arg else "")
         if "bytype=1" in arg.split(","):
             return label, baselines.structure_chunker_by_type(config)
         atx = {"atx=0": False, "atx=1": True}
-        lines = {"lines=0": False, "lines=1": True}
         chunker = baselines.structure_chunker(
-            config, markdown_headings=next((atx[i] for i in arg.split(",") if i in atx), None),
-            line_headings=next((lines[i] for i in arg.split(",") if i in lines), None))
+            config, markdown_headings=next((atx[i] for i in arg.split(",") if i in atx), None))
         if "delink=1" in arg.split(","):
             return label, _delinked(chunker)
         return label, chunker

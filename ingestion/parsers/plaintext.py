@@ -21,15 +21,6 @@ The document text is the decoded file itself.  Recognised headings:
   file *named* ``.md`` goes to the Markdown parser, which also leaves hidden text
   out; this only gives pasted Markdown its sections (issue 30, docs/benchmarks.md).
 
-* With ``line_headings`` (issue 30's thirty-second round's candidate Y; off by
-  default), only in a text where no rule above finds a heading: a line standing
-  alone between blank lines (or opening the text), not indented, at most 80
-  characters and 12 words, beginning with a capital letter (after an optional
-  Markdown bold ``**``/``__`` wrapping, dropped from the title), not ending in
-  ``.,;:!?``, holding no `` | ``, and followed by a block that is not itself such
-  a line (a list of short lines is no run of headings); accepted only when the
-  text has at least two of them; level 1.
-
 A false heading is worse than a missed one (it cuts a section, and with it a
 chunk, in two), so every rule errs towards "paragraph".
 
@@ -62,12 +53,8 @@ _NUMBERED_RE = re.compile(r"(?P<number>[1-9]\d{0,2}(?:\.\d{1,3})*)\.?[ \t]+(?P<t
 # A Markdown ATX heading (``## Title``, a closing run of ``#`` after a space dropped) and a code fence's line.
 _ATX_RE = re.compile(r" {0,3}(?P<hashes>#{1,6})[ \t]+(?P<title>.*?)(?:[ \t]+#+)?[ \t]*\Z")
 _FENCE_RE = re.compile(r" {0,3}(?P<run>`{3,}|~{3,})")
-# A line heading's optional Markdown bold wrapping (``**Title**``, ``__Title__``): the title is what is inside.
-_BOLD_RE = re.compile(r"(?P<mark>\*\*|__)(?P<title>[^*_].*?)(?P=mark)\Z")
 _MAX_TITLE_CHARS = 100
 _MAX_NUMBERED_LINE = 80
-# Issue 30's thirty-second round's candidate Y (docs/benchmarks.md): off until its rule adopts it.
-LINE_HEADINGS = False
 _MAX_NUMBERED_WORDS = 12
 
 
@@ -188,45 +175,9 @@ def _atx_headings(lines: list[str]) -> dict[int, _Heading]:
     return lone if len(lone) >= 2 else {}
 
 
-def _line_candidate(lines: list[str], i: int) -> _Heading | None:
-    """Line ``i`` as a line heading by its own shape and its blank neighbours (module docstring), or None."""
-    line = lines[i]
-    text = line.strip()
-    if (not text or line[:1] in (" ", "\t") or len(text) > _MAX_NUMBERED_LINE or " | " in text
-            or (i >= 1 and not _blank(lines[i - 1])) or (i + 1 < len(lines) and not _blank(lines[i + 1]))):
-        return None
-    bold = _BOLD_RE.match(text)
-    title = bold["title"].strip() if bold else text
-    if (not title or not title[0].isupper() or title[-1] in ".,;:!?" or len(title.split()) > _MAX_NUMBERED_WORDS
-            or "**" in title or "__" in title):
-        return None
-    return _Heading(i, i, i, title, ("line", 1))
-
-
-def _line_headings(lines: list[str]) -> list[_Heading]:
-    """Line headings (module docstring): each followed by a block that is not one, and none unless two."""
-    candidates = {i: h for i in range(len(lines)) if (h := _line_candidate(lines, i)) is not None}
-    found = []
-    for i, heading in sorted(candidates.items()):
-        j = i + 1
-        while j < len(lines) and _blank(lines[j]):
-            j += 1
-        if j < len(lines) and j not in candidates:
-            found.append(heading)
-    return found if len(found) >= 2 else []
-
-
-def find_headings(lines: list[str], *, markdown_headings: bool = True, line_headings: bool = False) -> list[_Heading]:
+def find_headings(lines: list[str], *, markdown_headings: bool = True) -> list[_Heading]:
     """All unambiguous headings, in order, non-overlapping (Markdown's ``#`` headings too with
-    ``markdown_headings``; line headings with ``line_headings``, only where nothing else is found)."""
-    headings = _rule_headings(lines, markdown_headings=markdown_headings)
-    if not headings and line_headings:
-        return _line_headings(lines)
-    return headings
-
-
-def _rule_headings(lines: list[str], *, markdown_headings: bool) -> list[_Heading]:
-    """The headings of every rule but the line headings' (module docstring)."""
+    ``markdown_headings``)."""
     headings: list[_Heading] = []
     numbered: list[_Heading] = []
     atx = _atx_headings(lines) if markdown_headings else {}
@@ -282,15 +233,14 @@ def _shown_titles(headings: list[_Heading], text: str, index: LineIndex, lines: 
     return shown
 
 
-def parse_text(text: str, *, markdown_headings: bool = True, line_headings: bool = LINE_HEADINGS,
+def parse_text(text: str, *, markdown_headings: bool = True,
                hidden: Sequence[tuple[int, int]] = ()) -> ParsedDocument:
     """Build the section tree of already-decoded plain text (offsets index ``text``). ``markdown_headings=False``:
     without Markdown's ``#`` headings, as before the twentieth session (the benchmarks' reading of before).
-    ``line_headings``: headings on a line of their own where nothing else is found (module docstring).
     ``hidden``: what a terminal does not show of ``text`` (the caller cuts it after): the titles are what is shown."""
     index = LineIndex(text)
     lines = [index.line(i) for i in range(index.count)]
-    headings = find_headings(lines, markdown_headings=markdown_headings, line_headings=line_headings)
+    headings = find_headings(lines, markdown_headings=markdown_headings)
     if hidden:
         headings = _shown_titles(headings, text, index, lines, merge_ranges(hidden))
     levels = _levels(headings)
