@@ -72,14 +72,17 @@ def client(monkeypatch):
     return checkout_client(monkeypatch)
 
 
-@pytest.fixture
-def serve():
-    """``serve(script)``: a real HTTP server on a port of its own answering each request with ``script``."""
+def serving(handler, **fresh):
+    """A ``serve`` fixture's body: ``start(script)`` runs a real HTTP server on a port of its own whose ``handler``
+    answers each request with ``script`` (``server.asked`` for what it was asked; each of ``fresh`` a factory of
+    one more attribute per server); every server started is shut down after the test."""
     servers = []
 
     def start(script):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-        server.script, server.asked, server.finished, server.sent = script, [], threading.Event(), 0
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.script, server.asked = script, []
+        for name, make in fresh.items():
+            setattr(server, name, make())
         server.url = f"http://127.0.0.1:{server.server_port}"
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
         servers.append(server)
@@ -89,6 +92,12 @@ def serve():
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def serve():
+    """``serve(script)``: a real HTTP server on a port of its own answering each request with ``script``."""
+    yield from serving(_Scripted, finished=threading.Event, sent=int)
 
 
 def _flood(total: int, *, status: int = 200, declared: int | None = None):

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 
 import httpx
 import pytest
 
 from tests.test_attack21e_client import SECRET, checkout_client
-from tests.test_attack22_client import SENT_AGAIN, SENT_ONCE, _Scripted
+from tests.test_attack22_client import SENT_AGAIN, SENT_ONCE, _Scripted, serving
 
 PROXY_PAGE = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1>"
               b"</center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n" + b"<!-- pad -->\r\n" * 40)
@@ -58,22 +57,7 @@ def client(monkeypatch):
 @pytest.fixture
 def serve():
     """``serve(script)``: a real HTTP server on a port of its own answering each request with ``script``."""
-    from http.server import ThreadingHTTPServer
-
-    servers = []
-
-    def start(script):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorded)
-        server.script, server.asked = script, []
-        server.url = f"http://127.0.0.1:{server.server_port}"
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    yield from serving(_Recorded)
 
 
 class FakeClock:
