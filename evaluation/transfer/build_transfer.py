@@ -190,6 +190,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   then nodemon 3.1.14's dependencies (its ``latest``) in code-point order, the same tests, as many as needed to make
   two; none of nodemon's qualifies, so one (``NPM``): vinyl-fs (a file system adapter's README: what Vinyl and a Vinyl
   adapter are, usage, ``src``, ``dest`` and ``symlink`` with their options, symbolic links on Windows; whole).
+* thirty-third round, rule (a): sequelize 6.37.8's dependencies (its ``latest``) in code-point order, scoped first,
+  the same tests, the first two (``NPM``): inflection (a string inflector's README: where it comes from, the API list,
+  each function with its arguments and example code, credits and the licence; whole) and uuid (a UUID library's
+  README: quickstart, an API summary table, each method with a table of arguments and examples, version 8, the
+  command line, ``options`` for timestamp UUIDs, support, a known issue on React Native; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -498,6 +503,13 @@ NPM = {
     # nodemon 3.1.14's dependencies (its ``latest``) in code-point order: chokidar, debug and semver here, minimatch
     # under BlueOak-1.0.0, the other six under 8,192 bytes, so none qualifies and the round has one.
     "npm-vinyl-fs": ("npm/vinyl-fs/README.md", "README.md", 20000),
+    # Thirty-third round, rule (a): sequelize 6.37.8's dependencies (its ``latest``) in code-point order, the same
+    # tests, the first two: after @types/debug (2,253 bytes), @types/validator (1,024), debug (here) and dottie
+    # (2,454) inflection 3.0.2 (10,516, MIT; whole), then after lodash (1,105), moment (3,719), moment-timezone (2,700),
+    # pg-connection-string (4,932), retry-as-promised (1,538), semver (here), sequelize-pool (5,599) and
+    # toposort-class (3,061) uuid 14.0.3 (16,402, MIT; whole); validator and wkx not needed.
+    "npm-inflection": ("npm/inflection/README.md", "README.md", 20000),
+    "npm-uuid": ("npm/uuid/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
