@@ -240,6 +240,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   a museum with two bottle ovens, showrooms for hotels in New York and Dubai, a tunnel kiln's roof fallen in and a
   works of 1868 closed; nine one-line paragraphs, six bare-row tables, section headings as a short line of their
   own in sentence case (``Chair's statement``), one blank line between blocks).
+* thirty-third round: a slate quarry's annual report written by hand (``written/``: roofing slates split by hand
+  from blocks sawn or blasted from two quarries' faces, floor tiles, worktops, sills and headstones sawn and
+  lettered, aggregate and chippings crushed from the tips, a steam railway and caverns open to visitors, a quarry
+  face slid in January and a slab mill of 1884 closed; nine one-line paragraphs, six bare-row tables, one of them
+  with a ``Total`` row and units in its cells, section headings in Title Case ending in a colon on a line of their
+  own (``Chair's Statement:``), one blank line between blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -518,7 +524,7 @@ NPM = {
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
 # growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth;
-# pencils: thirty-first; pottery: thirty-second.
+# pencils: thirty-first; pottery: thirty-second; slate: thirty-third.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -555,6 +561,7 @@ WRITTEN = [
     "report-honey",  # thirtieth round
     "report-pencils",  # thirty-first round
     "report-pottery",  # thirty-second round
+    "report-slate",  # thirty-third round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
