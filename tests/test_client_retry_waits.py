@@ -4,6 +4,9 @@
   which the retries themselves already waited, was None on the ``RateLimited`` raised after them; a negative
   number was a negative wait (``time.sleep`` raises on it), a huge one a wait of centuries. Now both forms are
   read, never below 0 and at most :data:`bulkhead_client.errors.MAX_RETRY_AFTER` (a day).
+* The LangChain and LlamaIndex retrievers made their clients with the default ``RetryPolicy``: a caller could not
+  bound a search's retries or give it a deadline (``total_timeout``). Now both take ``retry`` (a ``RetryPolicy``,
+  or None: the default), anything else a ``ValueError`` naming it when the retriever is made.
 
 Every server is a real one on a socket (``tests.test_attack22_client.serving``).
 """
@@ -15,9 +18,9 @@ from email.utils import format_datetime
 
 import pytest
 
-from tests.test_attack21e_client import checkout_client
+from tests.test_attack21e_client import SECRET, checkout_client
 from tests.test_attack22_client import serving
-from tests.test_client_deadline_proxies import FakeClock, _both, _Recorded
+from tests.test_client_deadline_proxies import SPOTLIT, FakeClock, _both, _Recorded, _searches
 
 THROTTLED = b'{"error": {"code": "throttled", "message": "slow", "details": {}}}'
 
@@ -60,3 +63,44 @@ def test_a_retry_after_that_is_neither_form_is_none(client, serve, header):
     clock = FakeClock()
     for outcome in _both(client, server.url, clock.policy(client, max_retries=0), lambda kb: kb.get_document("d1")):
         assert isinstance(outcome, client.RateLimited) and outcome.retry_after is None, outcome
+
+
+def _retriever(framework: str, url: str, **options):
+    if framework == "langchain":
+        from bulkhead_client.langchain import BulkheadRetriever
+
+        return BulkheadRetriever(base_url=url, token=SECRET, **options)
+    from bulkhead_client.llama_index import BulkheadRetriever
+
+    return BulkheadRetriever(url, SECRET, **options)
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llama_index"])
+def test_a_retriever_searches_under_the_retry_policy_it_is_given(client, serve, framework):
+    server = serve(lambda h: h.send(503, b'{"error": {"code": "unavailable", "message": "down", "details": {}}}'))
+    clock = FakeClock()
+    policy = clock.policy(client, max_retries=2)
+    retriever = _retriever(framework, server.url, retry=policy)
+    assert retriever.retry is policy
+    for search in _searches(retriever):
+        with pytest.raises(client.Unavailable):
+            search()
+    assert clock.waits == [0.5, 1.0] * 2 and len(server.asked) == 6  # the policy's tries, sync and async
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llama_index"])
+def test_a_retriever_without_a_retry_policy_has_the_clients_default(client, serve, framework):
+    server = serve(lambda h: h.send(200, SPOTLIT.encode()))
+    for retriever in (_retriever(framework, server.url), _retriever(framework, server.url, retry=None)):
+        for search in _searches(retriever):
+            assert search() == []
+    assert len(server.asked) == 4 and not any("retry" in asked["json"] for asked in server.asked)
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llama_index"])
+@pytest.mark.parametrize("retry", [3, "3", True, {"max_retries": 1}], ids=["int", "str", "bool", "dict"])
+def test_a_retry_that_is_no_retry_policy_is_refused_when_the_retriever_is_made(client, serve, framework, retry):
+    server = serve(lambda h: h.send(200, SPOTLIT.encode()))
+    with pytest.raises(ValueError, match="retry"):
+        _retriever(framework, server.url, retry=retry)
+    assert server.asked == []
