@@ -1,5 +1,5 @@
 """``keyword_idf=2`` in one pass (R, ``kb.retrieval.pool_rescored``) against Q's two-statement form
-(``kb.retrieval.pool_weighted``, the search path as Q was measured), per question, through the real search
+(:func:`pool_weighted`, the search path as Q was measured), per question, through the real search
 (issue 30, twenty-ninth round's qualification; docs/benchmarks.md)::
 
     python -m bench.keyword_idf_same TENANT_SLUG GOLDEN.jsonl [TENANT_SLUG GOLDEN.jsonl ...]
@@ -17,6 +17,31 @@ import sys
 import time
 
 
+def pool_weighted(reader, version_id, filters, query, vector_rows, keyword_rows, options):
+    """``kb.retrieval.pool_rescored``'s scores with the terms and the pool read again, in two statements of their
+    own (``query_terms``; the pool's rows through ``readable_chunks`` restricted to its ids, a keyword row it does
+    not return dropped): the twenty-eighth round's Q as it was measured, kept as the reference the tests hold the
+    search's one-pass form to (tests/test_keyword_idf_pool.py). The search does not call it."""
+    from django.db.models import BooleanField, ExpressionWrapper
+
+    from kb import retrieval
+
+    terms = retrieval.query_terms(query)
+    if not keyword_rows or not terms:
+        return keyword_rows
+    ids = sorted({row.id for row in vector_rows} | {row.id for row in keyword_rows})
+    columns = {}
+    for i, term in enumerate(terms):
+        columns[f"m{i}"] = ExpressionWrapper(retrieval.term_matches(term), output_field=BooleanField())
+        columns[f"r{i}"] = retrieval.term_rank(term, options)
+    pool = {
+        values[0]: tuple((values[1 + 2 * i], values[2 + 2 * i]) for i in range(len(terms)))
+        for values in retrieval.readable_chunks(reader, version_id, filters).filter(id__in=ids).annotate(**columns)
+        .values_list("id", *columns)
+    }
+    return retrieval.rescored(keyword_rows, pool, len(terms))
+
+
 def _q_hybrid(reader, version_id, filters, query, vector, top_k, *, piece_weight=0.0, spare=0):
     """``kb.retrieval.hybrid_mode`` as the twenty-eighth round measured Q (at c2f24da)."""
     from kb import retrieval
@@ -25,7 +50,7 @@ def _q_hybrid(reader, version_id, filters, query, vector, top_k, *, piece_weight
     vector_rows, plan = retrieval.vector_candidates(reader, version_id, filters, vector, depth)
     keyword_rows = retrieval.keyword_candidates(reader, version_id, filters, query, depth, vector)
     options = retrieval.KEYWORD
-    keyword_rows = retrieval.pool_weighted(reader, version_id, filters, query, vector_rows, keyword_rows, options)
+    keyword_rows = pool_weighted(reader, version_id, filters, query, vector_rows, keyword_rows, options)
     if piece_weight:
         vector_rows, keyword_rows = retrieval.by_pieces(reader, version_id, filters, [vector_rows, keyword_rows],
                                                         vector, piece_weight)

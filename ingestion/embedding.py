@@ -99,6 +99,17 @@ def vectors_and_pieces(model, texts: Sequence[str], *, batch_size: int = 32) -> 
 _LOADING = threading.Lock()
 
 
+def _new_lock_after_fork() -> None:
+    """In a forked child, a lock of its own (as ``ingestion.chunking.tokens``'): one held by another thread at the
+    fork (a Celery pool child or a multiprocessing worker forked while a thread loads the model) stays held in the
+    child, where that thread does not exist."""
+    global _LOADING
+    _LOADING = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def get_embedder(path: str = "", device: str = "", batch_size: int = 32) -> Embedder:
     """The process-wide embedder for a model path/device (loaded on first use only, once, whichever
     threads ask at the same time).

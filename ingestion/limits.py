@@ -548,6 +548,7 @@ def _serve(control_fd: int, parent_pid: int) -> None:
         if not fds:
             continue
         channel = socket.socket(fileno=fds[0])
+        server_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             signal.set_wakeup_fd(-1)
@@ -557,7 +558,7 @@ def _serve(control_fd: int, parent_pid: int) -> None:
             control.close()
             for other in children.values():
                 other.close()
-            _child(channel)  # never returns
+            _child(channel, server_pid)  # never returns
         children[pid] = channel
 
 
@@ -597,10 +598,17 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _child(channel: socket.socket) -> None:
+# A parse child's exit status when its server ended before the child asked for the signal (no one reads it).
+_SERVER_ENDED_FIRST = 5
+
+
+def _child(channel: socket.socket, server_pid: int) -> None:
+    """One request, in a child the server ``server_pid`` forked (its pid read before the fork)."""
     code = 0
     try:
-        _die_with_parent()
+        if not _die_with_parent(server_pid):
+            code = _SERVER_ENDED_FIRST
+            return  # ends below, before a word to the caller
         fd = channel.fileno()
         _write_frame(fd, _PID, pickle.dumps(os.getpid(), protocol=_PROTOCOL))
         (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, None))
@@ -686,18 +694,21 @@ def _watch(pid: int) -> list[int]:
         return []
 
 
-def _die_with_parent() -> None:
-    """Linux: get SIGKILL when the parent process dies (no orphaned server or runaway child).
+def _die_with_parent(parent_pid: int) -> bool:
+    """Linux: get SIGKILL when the parent process dies (no orphaned server or runaway child); whether the parent
+    is still ``parent_pid`` (the process that forked this one, its pid read before the fork) once the signal is
+    asked for. A parent that ended before that sends no signal: this process is another's child already, and
+    should end at once.
 
     Only for a process started by a process's only thread (the server's children): the signal
     comes when the starting *thread* ends."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    return os.getppid() == parent_pid

@@ -70,7 +70,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, FloatField, Q, QuerySet, Value
+from django.db.models import Count, F, FloatField, Q, QuerySet, Value
 from pgvector.django import CosineDistance
 
 from accounts.access import readable_q
@@ -120,8 +120,9 @@ class KeywordFusion:
     readable rows. Computed (twenty-ninth round's R) without a statement of its own: the terms come with the
     keyword side's parse (:func:`parsed_query_and_terms`), each term's match and rank as columns of the two
     candidate queries the hybrid search runs anyway (:func:`_with_term_columns`, inside the same access rule),
-    the weights and ranks in Python (:func:`pool_rescored`); Q's two-statement form (:func:`pool_weighted`)
-    gives the same rows and ranks. Keyword mode, which has no vector side, ranks as with 0.
+    the weights and ranks in Python (:func:`pool_rescored`); Q's two-statement form
+    (``bench.keyword_idf_same.pool_weighted``) gives the same rows and ranks. Keyword mode, which has no vector
+    side, ranks as with 0.
 
     ``keyword_relative`` (issue 30, sixth round's losses; 0 = off): reciprocal rank fusion reads only
     positions, so a keyword hit whose rank is a small fraction of the first hit's (a badge URL that
@@ -492,14 +493,14 @@ def parsed_query_and_terms(query: str, parser: str) -> tuple[str, list[str]]:
 @dataclass(frozen=True)
 class TermColumns:
     """What a candidate query reads per term with ``keyword_idf=2``: the query's terms (:func:`query_terms`) and
-    the rank they are scored by (``options``' ``rank`` and ``normalization``, as :func:`_term_rank`)."""
+    the rank they are scored by (``options``' ``rank`` and ``normalization``, as :func:`term_rank`)."""
 
     terms: tuple[str, ...]
     options: KeywordFusion
 
     def sql(self, alias: str) -> tuple[str, list]:
         """Per term, ``search_vector @@ term`` and the term's rank of ``alias``'s row: the SQL and its params
-        (the same expressions as ``Q(search_vector=...)`` and :func:`_term_rank` compile to)."""
+        (the same expressions as ``Q(search_vector=...)`` and :func:`term_rank` compile to)."""
         function = "ts_rank_cd" if self.options.rank == "ts_rank_cd" else "ts_rank"
         normalization = ", %s" if self.options.normalization else ""
         columns, params = [], []
@@ -555,11 +556,16 @@ def _with_term_columns(values: QuerySet, terms: TermColumns) -> list[Row]:
     return rows
 
 
+def term_matches(term: str) -> Q:
+    """A chunk's ``search_vector`` matches ``term`` (a tsquery text, as :func:`query_terms` gives it)."""
+    return Q(search_vector=_ParsedTsQuery(term))
+
+
 def term_counts(qs: QuerySet[Chunk], terms: list[str]) -> tuple[int, dict[str, int]]:
     """The rows of ``qs`` and, per term, how many of them match it (one statement)."""
     counts = qs.aggregate(
         total=Count("id"),
-        **{f"t{i}": Count("id", filter=Q(search_vector=_ParsedTsQuery(t))) for i, t in enumerate(terms)},
+        **{f"t{i}": Count("id", filter=term_matches(t)) for i, t in enumerate(terms)},
     )
     return counts["total"], {t: counts[f"t{i}"] for i, t in enumerate(terms)}
 
@@ -594,11 +600,11 @@ def keyword_candidates(
     if options.keyword_idf == 1:  # 2 re-scores these rows over the candidate pool (pool_rescored)
         weights = term_weights(readable_chunks(reader, version_id, filters), query_terms(query))
         rank = sum(
-            (Value(weight, output_field=FloatField()) * _term_rank(term, options) for term, weight in weights.items()),
+            (Value(weight, output_field=FloatField()) * term_rank(term, options) for term, weight in weights.items()),
             Value(0.0, output_field=FloatField()),
         )
     else:
-        rank = _term_rank(text, options)
+        rank = term_rank(text, options)
     ranked = qs.annotate(rank=rank)
     if vector is not None:
         ranked = ranked.annotate(distance=CosineDistance("embedding", vector))
@@ -627,45 +633,22 @@ def pool_rescored(vector_rows: list[Row], keyword_rows: list[Row]) -> list[Row]:
     pool: dict[uuid.UUID, tuple[tuple[bool, float], ...]] = {}
     for row in (*vector_rows, *keyword_rows):
         pool.setdefault(row.id, row.terms)
-    return _rescored(keyword_rows, pool, len(keyword_rows[0].terms))
+    return rescored(keyword_rows, pool, len(keyword_rows[0].terms))
 
 
-def pool_weighted(
-    reader: Reader, version_id: uuid.UUID, filters: SearchFilters, query: str, vector_rows: list[Row],
-    keyword_rows: list[Row], options: KeywordFusion,
-) -> list[Row]:
-    """:func:`pool_rescored`'s scores with the terms and the pool read again, in two statements of their own
-    (:func:`query_terms`; the pool's rows through :func:`readable_chunks` restricted to its ids, a keyword row it
-    does not return dropped): the twenty-eighth round's Q as it was measured, kept as the reference the tests hold
-    the search's one-pass form to. The search does not call it."""
-    terms = query_terms(query)
-    if not keyword_rows or not terms:
-        return keyword_rows
-    ids = sorted({row.id for row in vector_rows} | {row.id for row in keyword_rows})
-    columns = {}
-    for i, term in enumerate(terms):
-        columns[f"m{i}"] = ExpressionWrapper(Q(search_vector=_ParsedTsQuery(term)), output_field=BooleanField())
-        columns[f"r{i}"] = _term_rank(term, options)
-    pool = {
-        values[0]: tuple((values[1 + 2 * i], values[2 + 2 * i]) for i in range(len(terms)))
-        for values in readable_chunks(reader, version_id, filters).filter(id__in=ids).annotate(**columns)
-        .values_list("id", *columns)
-    }
-    return _rescored(keyword_rows, pool, len(terms))
-
-
-def _rescored(keyword_rows: list[Row], pool: dict[uuid.UUID, tuple], count: int) -> list[Row]:
+def rescored(keyword_rows: list[Row], pool: dict[uuid.UUID, tuple], count: int) -> list[Row]:
     """``keyword_rows`` re-scored over ``pool`` (id -> per term (matches, rank)), ``count`` terms; a keyword row
     not in the pool dropped."""
     total = len(pool)
     counts = [sum(1 for pairs in pool.values() if pairs[i][0]) for i in range(count)]
     weights = [bm25_idf(total, n) for n in counts]
     ranks = {cid: sum(w * float(pairs[i][1]) for i, w in enumerate(weights)) for cid, pairs in pool.items()}
-    rescored = [replace(row, rank=ranks[row.id]) for row in keyword_rows if row.id in ranks]
-    return sorted(rescored, key=lambda row: (-row.rank, row.id))
+    rows = [replace(row, rank=ranks[row.id]) for row in keyword_rows if row.id in ranks]
+    return sorted(rows, key=lambda row: (-row.rank, row.id))
 
 
-def _term_rank(text: str, options: KeywordFusion) -> SearchRank:
+def term_rank(text: str, options: KeywordFusion) -> SearchRank:
+    """A chunk's keyword rank for the tsquery text ``text`` (``options``' ``rank`` and ``normalization``)."""
     return SearchRank(
         F("search_vector"), _ParsedTsQuery(text), cover_density=options.rank == "ts_rank_cd",
         normalization=options.normalization or None,

@@ -13,6 +13,7 @@ import uuid
 import pytest
 from django.db import connection
 
+from bench.keyword_idf_same import pool_weighted
 from kb import retrieval
 from kb.retrieval import KeywordFusion, Row, fuse, or_query, parsed_query
 
@@ -344,7 +345,7 @@ def test_keyword_idf_2_weighs_terms_over_the_candidate_pool_not_the_tenant():
                if r.id in wanted]  # the keyword side's rows at a depth of four
     assert keyword[0].id == k0.id  # ts_rank alone: the chunk that repeats the common term
     vector = [Row(c.id, c.document_id, c.section_id, c.ordinal, 0, 1, c.text, distance=0.5) for c in (k1, v0, v1)]
-    rescored = retrieval.pool_weighted(reader, version.pk, filters, query, vector, keyword, options)
+    rescored = pool_weighted(reader, version.pk, filters, query, vector, keyword, options)
     ties = sorted([k2.id, k3.id])
     assert [r.id for r in rescored] == [k1.id, k0.id, *ties]
     idf = {"oauth": math.log(1 + (6 - 5 + 0.5) / 5.5), "pkce": math.log(1 + (6 - 1 + 0.5) / 1.5)}  # the pool: 6

@@ -1,7 +1,7 @@
 """``keyword_idf=2`` computed in one pass (issue 30, twenty-ninth round's candidate R, kb.retrieval): the candidate
 pool's idf re-scoring read from term columns of the hybrid search's own candidate queries must give exactly what
-the twenty-eighth round's Q gave with two statements of its own (``kb.retrieval.pool_weighted``, kept as the
-reference), and must run no more statements than the default hybrid search."""
+the twenty-eighth round's Q gave with two statements of its own (``bench.keyword_idf_same.pool_weighted``, kept
+as the reference; no product code calls it), and must run no more statements than the default hybrid search."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from bench.keyword_idf_same import pool_weighted
 from kb import retrieval
 
 WORDS = ["oauth", "token", "client", "pkce", "server", "flask", "django", "scope", "grant", "refresh", "well-known",
@@ -54,7 +55,7 @@ def _keyword_side(reader, version, filters, query, vector, depth, options):
         reader, version.pk, filters, query, depth, vector, options, parsed=text, terms=terms))
     retrieval.count_cache.clear()
     q_vector, q_plan = retrieval.vector_candidates(reader, version.pk, filters, vector, depth)
-    q_keyword = retrieval.pool_weighted(reader, version.pk, filters, query, q_vector, retrieval.keyword_candidates(
+    q_keyword = pool_weighted(reader, version.pk, filters, query, q_vector, retrieval.keyword_candidates(
         reader, version.pk, filters, query, depth, vector, options), options)
     assert r_plan == q_plan
     assert [(row.id, row.distance) for row in r_vector] == [(row.id, row.distance) for row in q_vector]

@@ -184,6 +184,16 @@ class HFTokenCounter:
 _LOADING = threading.Lock()
 
 
+def _new_lock_after_fork() -> None:
+    """In a forked child, a lock of its own: one held by another thread at the fork (a load under way) stays held
+    in the child, where that thread does not exist, and its first call waited for ever."""
+    global _LOADING
+    _LOADING = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def default_counter() -> HFTokenCounter:
     """The shared counter for the default model (loaded once per process, whichever threads ask at the same time)."""
     with _LOADING:

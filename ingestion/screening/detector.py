@@ -16,6 +16,7 @@ on the development set that ``python -m bench.screening build`` makes; see docs/
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -109,6 +110,16 @@ class Model:
 # One load at a time (as ``ingestion.embedding.get_embedder``): ``lru_cache`` calls the function again for every
 # thread that misses before the first call returns, and each such thread kept weights of its own.
 _LOADING = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    """In a forked child, a lock of its own (as ``ingestion.chunking.tokens``'): one held by another thread at the
+    fork stays held in the child, where that thread does not exist."""
+    global _LOADING
+    _LOADING = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def load_model(path: str = str(WEIGHTS_PATH)) -> Model:

@@ -280,3 +280,59 @@ def _is_sleeping_fork(process, script) -> bool:
         return str(script) in " ".join(process.cmdline())
     except psutil.Error:
         return False
+
+
+def test_a_child_whose_server_ended_before_it_asked_for_the_signal_ends_at_once():
+    # The parse server forks a child, and the child asks Linux for SIGKILL at the server's end (PR_SET_PDEATHSIG).
+    # A server that ended between the fork and that request sends no signal: the child, an orphan, went on to read
+    # its request and parse under its limits alone. Here the server (a process standing for it) forks a child and
+    # ends first; the child runs the parse child's code only once it is another process's child. It must end at
+    # once, before it asks the caller for its request. The test's interpreter takes the orphan in
+    # (PR_SET_CHILD_SUBREAPER), so it is reaped there whatever happens.
+    import subprocess
+    import sys
+
+    from tests.bounds import JOB_WAIT
+
+    code = (
+        "import ctypes, os, select, signal, socket\n"
+        "from ingestion import limits\n"
+        "ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n"
+        "ours, theirs = socket.socketpair()\n"
+        "told_r, told_w = os.pipe()\n"
+        "server = os.fork()\n"
+        "if server == 0:\n"
+        "    ours.close()\n"
+        "    os.close(told_r)\n"
+        "    server_pid = os.getpid()\n"
+        "    child = os.fork()\n"
+        "    if child == 0:\n"
+        "        os.close(told_w)\n"
+        "        try:\n"
+        "            select.select([os.pidfd_open(server_pid)], [], [])  # until the server has ended\n"
+        "        except ProcessLookupError:\n"
+        "            pass  # ended and reaped already\n"
+        "        if os.getppid() == server_pid:\n"
+        "            os._exit(97)\n"
+        "        try:\n"
+        "            limits._child(theirs, server_pid)\n"
+        "        finally:\n"
+        "            os._exit(98)  # _child never returns, nor raises\n"
+        "    os.write(told_w, str(child).encode())\n"
+        "    os._exit(0)\n"
+        "theirs.close()\n"
+        "os.close(told_w)\n"
+        "child = int(os.read(told_r, 32))\n"
+        "os.waitpid(server, 0)\n"
+        f"said = ours.recv(64) if select.select([ours], [], [], {START_WAIT})[0] else None\n"
+        "if said != b'':\n"
+        "    os.kill(child, signal.SIGKILL)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "what = {b'': 'ENDED', None: 'STILL RUNNING'}.get(said, 'ASKED FOR ITS REQUEST')\n"
+        "print('CHILD', what, os.waitstatus_to_exitcode(status))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=os.getcwd(), capture_output=True, text=True,
+                         timeout=JOB_WAIT, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert run.returncode == 0, run.stderr[-3000:]
+    line = next(line for line in run.stdout.splitlines() if line.startswith("CHILD"))
+    assert line == f"CHILD ENDED {limits._SERVER_ENDED_FIRST}", line  # 97: never orphaned; 98: _child returned

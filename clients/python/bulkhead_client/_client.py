@@ -26,7 +26,6 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -40,6 +39,7 @@ from bulkhead_client.errors import (
     PaginationError,
     error_for,
     json_of,
+    retry_after,
 )
 from bulkhead_client.types import Document, Job, Page, SearchResponse
 
@@ -104,25 +104,10 @@ class RetryPolicy:
             raise ValueError("total_timeout must be a finite number of seconds above 0, or None")
 
     def wait_for(self, attempt: int, response: httpx.Response | None) -> float:
-        seconds = _retry_after(response.headers.get("Retry-After")) if response is not None else None
+        seconds = retry_after(response.headers.get("Retry-After")) if response is not None else None
         if seconds is not None:
             return min(seconds, self.max_wait)
         return min(self.backoff * 2**attempt, self.max_wait)
-
-
-def _retry_after(header: str | None) -> float | None:
-    """A ``Retry-After`` in seconds (a number of seconds, or an HTTP date: RFC 9110, 10.2.3), never below 0;
-    None when it is neither -- ``nan`` or ``inf`` from a server is the back-off, never a crash or a wait forever."""
-    if not header:
-        return None
-    try:
-        seconds = float(header)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(header).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(seconds, 0.0) if math.isfinite(seconds) else None
 
 
 class _Deadline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bulkhead_client import citation_url
+from bulkhead_client import RetryPolicy, citation_url
 from bulkhead_client.errors import BulkheadError, MalformedAnswer
 
 # Metadata an uploader writes (a document's title, its headings): with spotlighting asked for, a model
@@ -30,6 +30,14 @@ def limit(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValueError(f"{name} must be a whole number from {low} to {high} (the search API's bounds), "
                          f"not {value!r:.40}")
+    return value
+
+
+def retry_policy(value: Any) -> RetryPolicy | None:
+    """A retriever's ``retry``: the :class:`~bulkhead_client.RetryPolicy` its clients search under, or None (the
+    clients' default policy); anything else is :class:`ValueError` when the retriever is made."""
+    if value is not None and not isinstance(value, RetryPolicy):
+        raise ValueError(f"retry must be a bulkhead_client.RetryPolicy or None, not {type(value).__name__}")
     return value
 
 

@@ -7,12 +7,15 @@ wrote it."""
 from __future__ import annotations
 
 import math
+import time
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 MAX_CODE = 100  # the API's codes are words of a few dozen letters
 MAX_MESSAGE = 1000  # the API's messages are a sentence or two; a proxy's page is not passed on whole
+MAX_RETRY_AFTER = 86_400.0  # a server's wait, read at most a day (an application that sleeps on it wakes up)
 
 
 class BulkheadError(Exception):
@@ -42,7 +45,7 @@ class ValidationError(BulkheadError):
 
 
 class RateLimited(BulkheadError):
-    """429 after the retries: ``retry_after`` is the server's wait, in seconds."""
+    """429 after the retries: ``retry_after`` is the server's wait, in seconds (:func:`retry_after`)."""
 
 
 class Unavailable(BulkheadError):
@@ -103,17 +106,27 @@ def error_for(response: httpx.Response) -> BulkheadError:
         error = {"code": "redirect", "details": {"location": where},
                  "message": f"the server redirects to {where or 'another address'}; the client follows no redirect "
                             "(its token would go with it): give that address as the base URL"}
-    try:
-        retry_after = float(response.headers["Retry-After"]) if "Retry-After" in response.headers else None
-    except ValueError:
-        retry_after = None
-    if retry_after is not None and not math.isfinite(retry_after):
-        retry_after = None
     cls = _BY_STATUS.get(response.status_code, BulkheadError)
     details = error.get("details")
     return cls(response.status_code, _bounded(error.get("code", ""), MAX_CODE),
                _bounded(error.get("message", ""), MAX_MESSAGE), details if isinstance(details, dict) else {},
-               retry_after)
+               retry_after(response.headers.get("Retry-After")))
+
+
+def retry_after(header: str | None) -> float | None:
+    """A ``Retry-After`` in seconds: a number of seconds or an HTTP date (RFC 9110, 10.2.3), never below 0 (a date
+    gone by: at once) and at most :data:`MAX_RETRY_AFTER`; None when it is neither -- ``nan`` or ``inf`` from a
+    server is no wait the client reads (the retries' back-off), never a crash or a wait for ever."""
+    if not header:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(header).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER) if math.isfinite(seconds) else None
 
 
 def _bounded(value: Any, limit: int) -> str:

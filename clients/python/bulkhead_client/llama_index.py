@@ -12,7 +12,7 @@ from typing import Any
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from bulkhead_client import AsyncClient, Client
+from bulkhead_client import AsyncClient, Client, RetryPolicy
 from bulkhead_client._retrieval import (
     SPOTLIGHT_PROMPT,
     WRITTEN_BY_UPLOADERS,
@@ -20,21 +20,25 @@ from bulkhead_client._retrieval import (
     content,
     contexts,
     metadata,
+    retry_policy,
     search_options,
     spotlighted,
 )
 
 
 class BulkheadRetriever(BaseRetriever):
-    """``BulkheadRetriever(base_url, token, top_k=5, allow_http=False, **search_options)`` (spotlighting on
-    unless ``spotlight=False``). ``top_k`` (1 to 100) and a budget among the options (``budget`` or
+    """``BulkheadRetriever(base_url, token, top_k=5, allow_http=False, retry=None, **search_options)``
+    (spotlighting on unless ``spotlight=False``). ``top_k`` (1 to 100) and a budget among the options (``budget`` or
     ``context_token_budget``, 1 to 100,000; ``max_contexts`` 1 to 100) are whole numbers within the search API's
-    bounds, else ``ValueError`` when it is made, and before each search."""
+    bounds, else ``ValueError`` when it is made, and before each search. ``retry``: the ``RetryPolicy`` its
+    clients search under (None: the client's default), else ``ValueError``."""
 
-    def __init__(self, base_url: str, token: str, *, top_k: int = 5, allow_http: bool = False, **options: Any):
+    def __init__(self, base_url: str, token: str, *, top_k: int = 5, allow_http: bool = False,
+                 retry: RetryPolicy | None = None, **options: Any):
         check_limits(top_k, options)
+        retry = retry_policy(retry)
         super().__init__()
-        self.base_url, self.top_k, self.allow_http = base_url, top_k, allow_http
+        self.base_url, self.top_k, self.allow_http, self.retry = base_url, top_k, allow_http, retry
         self.search_options = search_options(options)
         self.token = token
 
@@ -49,12 +53,12 @@ class BulkheadRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         check_limits(self.top_k, self.search_options)
-        with Client(self.base_url, self.token, allow_http=self.allow_http) as client:
+        with Client(self.base_url, self.token, allow_http=self.allow_http, retry=self.retry) as client:
             return self._nodes(client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         check_limits(self.top_k, self.search_options)
-        async with AsyncClient(self.base_url, self.token, allow_http=self.allow_http) as client:
+        async with AsyncClient(self.base_url, self.token, allow_http=self.allow_http, retry=self.retry) as client:
             return self._nodes(await client.search(query_bundle.query_str, top_k=self.top_k, **self.search_options))
 
 
