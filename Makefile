@@ -73,14 +73,15 @@ test-unit: $(STAMP)
 
 # Two workers (see enqueue_jobs in kb/jobs.py): "fast" serves the interactive lane alone,
 # so a large document or a batch import on the bulk lane never holds up a small upload; "bulk"
-# serves both lanes. Refused while a demo or another `make worker` runs on this data folder; Ctrl-C,
+# serves both lanes. Refused while a demo or another `make worker` runs on this data folder, or while
+# its database has unapplied migrations (`manage.py migrate` sets it up); Ctrl-C,
 # or either worker exiting, stops both (bulkhead/launch.py).
 worker: $(STAMP)
 	@$(PY) -m bulkhead.launch worker
 
 # gunicorn on BULKHEAD_HOST:BULKHEAD_PORT (127.0.0.1:8000), 2 workers x 4 threads: at most 8
-# database connections, whatever the load. Refused while the port is taken or a demo or another
-# `make web` runs on this data folder.
+# database connections, whatever the load. Refused while the port is taken, a demo or another
+# `make web` runs on this data folder, or its database has unapplied migrations.
 web: $(STAMP)
 	@$(PY) -m bulkhead.launch web
 

@@ -11,6 +11,10 @@
 
 A refusal is :class:`Refused`; the entry points print ``Not started: <reason>`` and exit 1.
 
+``make web`` and ``make worker`` then check the database (:func:`database_ready`): migrated, or
+refused in one line naming what to do -- a web server or workers on a database without its tables
+would start and then fail every request and task. The demo migrates it instead.
+
 **Supervision** (:class:`Supervisor`): every process is started in a process group of its own and
 with a parent-death signal, and the supervisor ends them all -- with whatever they started (a
 gunicorn worker, a Celery pool or beat process, a parse server) -- whichever way it stops: Ctrl-C,
@@ -40,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bulkhead import embedded_services
+from bulkhead import embedded_services, schema_check
 
 BASE_DIR = embedded_services.BASE_DIR
 WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -182,6 +186,19 @@ def preflight(kind: str, roles: Sequence[str], *, host: str | None = None, port:
         held.release()
         raise
     return held
+
+
+def database_ready() -> None:
+    """Start (or reuse) the embedded servers the web server and the workers would start, and check that
+    the database is migrated (:mod:`bulkhead.schema_check`); else :class:`Refused`."""
+    import django
+
+    django.setup()
+    embedded_services.ensure_started()
+    try:
+        schema_check.require_migrated()
+    except schema_check.NotSetUp as exc:
+        raise Refused(str(exc)) from None
 
 
 def listen(host: str, port: int, *, command: str = "make demo") -> socket.socket:
@@ -408,6 +425,11 @@ def run(kind: str) -> int:
             held = preflight("web", ["web"], host=settings.BULKHEAD_HOST, port=settings.BULKHEAD_PORT, command=command)
         else:
             held = preflight("worker", ["worker"], command=command)
+        try:
+            database_ready()  # after the locks and the port: a refusal for those starts nothing
+        except BaseException:
+            held.release()
+            raise
     except Refused as exc:
         _say(f"Not started: {exc}", sys.stderr)
         return 1
