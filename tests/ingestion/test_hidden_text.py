@@ -1725,7 +1725,27 @@ DOCX_VECTORS = {
                                                              "</w14:solidFill>"),
     "text-fill-theme-background": lambda run, document: _text_fill(
         run, '<w14:solidFill><w14:schemeClr w14:val="bg1"/></w14:solidFill>'),
+    # Found attacking hidden text (twenty-fifth session, attack25): letters drawn as pictographs by a dingbat font --
+    # named by the run, by its character style, or as the theme's major font -- and a superscript at 2 pt (Word
+    # draws it at two thirds of that)
+    "dingbat-font": lambda run, document: setattr(run.font, "name", "Wingdings"),
+    "dingbat-font-in-a-character-style": lambda run, document: (
+        setattr(document.styles.add_style("Icons", 2).font, "name", "Webdings"), setattr(run, "style", "Icons")),
+    "dingbat-theme-font": lambda run, document: (_theme_major_font(document, "Wingdings 2"),
+                                                 set_run_property(run, "rFonts", asciiTheme="majorHAnsi")),
+    "superscript-at-2pt": lambda run, document: (setattr(run.font, "size", Pt(2)),
+                                                 setattr(run.font, "superscript", True)),
 }
+
+
+def _theme_major_font(document, typeface: str) -> None:
+    """The theme's major (headings) Latin typeface set to ``typeface``."""
+    import re
+
+    for rel in document.part.rels.values():
+        if rel.reltype.endswith("/theme"):
+            rel.target_part._blob = re.sub(rb'(<a:majorFont>\s*<a:latin typeface=")[^"]*', rb"\g<1>" + typeface.encode(),
+                                           rel.target_part.blob)
 
 
 @pytest.mark.parametrize("vector", sorted(DOCX_VECTORS))
@@ -1820,8 +1840,14 @@ def test_docx_a_line_height_that_shows_the_text_stays(attributes):
                            set_run_property(run, "color", val="000000")),
     lambda run, document: set_run_property(run, "szCs", val="1"),
     lambda run, document: (set_run_property(run, "cs", val="0"), set_run_property(run, "szCs", val="1")),
+    lambda run, document: setattr(run.font, "name", "Symbol"),  # Greek letters for Latin ones: still readable
+    lambda run, document: (setattr(document.styles.add_style("Icons", 2).font, "name", "Wingdings"),
+                           setattr(run, "style", "Icons"), setattr(run.font, "name", "Arial")),  # the run's own wins
+    lambda run, document: set_run_property(run, "rFonts", asciiTheme="majorHAnsi"),  # the theme's own major font
+    lambda run, document: (setattr(run.font, "size", Pt(3)), setattr(run.font, "subscript", True)),
 ], ids=["tinted-grey", "shaded-grey", "slightly-condensed", "expanded", "half-transparent-fill", "outlined",
-        "white-on-a-dense-pattern", "black-on-a-light-pattern", "complex-script-size-on-latin", "complex-script-off"])
+        "white-on-a-dense-pattern", "black-on-a-light-pattern", "complex-script-size-on-latin", "complex-script-off",
+        "symbol-font", "dingbat-font-overridden", "theme-major-font", "subscript-at-3pt"])
 def test_docx_tinted_and_spaced_text_a_reader_sees_stays(style_run):
     doc = parsed(docx_bytes(_docx_paragraph(style_run)), "report.docx")
     assert PAYLOAD in doc.text and removed(doc) == 0
