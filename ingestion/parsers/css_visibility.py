@@ -51,8 +51,8 @@ page itself says -- a browser would show the same:
   no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only,
   or of layers all sized 0 (``mask-size: 0``); a ``clip-path`` or every layer of a ``mask``/``mask-image`` drawn from
   the page's own SVG (``url(#id)`` naming a ``<clipPath>`` or ``<mask>``: this reader does not lay out SVG geometry,
-  so such text is removed, fail closed), a ``filter`` naming the page's SVG ``<filter>`` whose result is not the
-  text itself (:func:`_svg_filter_hides`);
+  so such text is removed, fail closed) or of nothing (a mask image that can never load), a ``filter`` naming the
+  page's SVG ``<filter>`` whose result is not the text itself (:func:`_svg_filter_hides`);
   an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
   ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours and ``light-dark()`` as the
@@ -2218,14 +2218,26 @@ class Visibility:
         return element if element is not None and element.tag == kind else None
 
     def _svg_masked(self, tokens: list) -> bool:
-        """Whether every layer of a ``mask``/``mask-image`` value is a ``url(#id)`` of the page's SVG ``<mask>``
-        (found attacking hidden text, twenty-fifth session: a mask of a black rectangle, an empty one, or a white one
-        sized by a zero-sized ``<svg>``'s viewport -- chromium draws none of the text; this reader does not lay out
-        the mask's geometry, so it removes the text, fail closed)."""
-        def images(layer: list) -> list:
-            return [t for t in layer if t.type == "url" or (t.type == "function" and t.lower_name == "url")]
+        """Whether every layer of a ``mask``/``mask-image`` value is a ``url()`` of this page alone -- ``url(#id)`` or
+        an empty ``url()`` (found attacking hidden text, twenty-fifth session). Naming the page's SVG ``<mask>`` (a
+        mask of a black rectangle, an empty one, a white one sized by a zero-sized ``<svg>``'s viewport: chromium
+        draws none of the text), it is removed fail closed: this reader does not lay out the mask's geometry. Naming
+        nothing, or an element that is no mask, it is an image that can never load, and a mask image that does not
+        load shows nothing of the element (chromium 156). A mask image elsewhere (a file, a ``data:`` image) is judged
+        visible, as before: it may load."""
+        def local(layer: list) -> bool:
+            images = [t for t in layer if t.type == "url" or (t.type == "function" and t.lower_name == "url")]
+            if len(images) != 1:
+                return False
+            token = images[0]
+            if token.type == "url":
+                target = token.value
+            else:
+                strings = [t.value for t in token.arguments if t.type == "string"]
+                target = strings[0] if len(strings) == 1 else ("" if not strings else None)
+            return target is not None and (not target.strip() or target.strip().startswith("#"))
 
-        return bool(tokens) and all(self._svg_reference(images(layer), "mask") is not None for layer in _layers(tokens))
+        return bool(tokens) and all(local(layer) for layer in _layers(tokens))
 
     def _proximity(self, scope: _Scope, element: etree._Element) -> float | None:
         """How many generations ``element`` is below the nearest root of ``scope`` (0: a root itself), None when it
@@ -2974,17 +2986,13 @@ _SOURCE = "sourcegraphic"
 
 
 def _svg_filter_hides(element: etree._Element | None, font_px: float) -> bool:
-    """Whether the page's SVG ``<filter>`` ``element`` (None: none named) may hide the text it filters: its region is
-    0 wide or high, or its last primitive (its result) is not one that draws the text itself -- an
+    """Whether the page's SVG ``<filter>`` ``element`` (None: none named) may hide the text it filters: its last
+    primitive (its result) is not one that draws the text itself -- an
     ``feDropShadow``, an ``feMerge`` whose last node is ``SourceGraphic``, an ``feComposite`` (``over``) or
     ``feBlend`` (``normal``) of ``SourceGraphic`` over something, or a blur under half the font size of it alone.
     A filter of no primitive is drawn as it is (chromium). Fail closed: the rest is judged hiding."""
     if element is None:
         return False
-    for side in ("width", "height"):
-        value = (element.get(side) or "").strip().rstrip("%")
-        if value and _float_or_none(value) == 0:
-            return True
     primitives = [child for child in element if isinstance(child.tag, str) and child.tag.startswith("fe")]
     if not primitives:
         return False

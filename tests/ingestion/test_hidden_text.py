@@ -287,8 +287,11 @@ HTML_VECTORS = {
     "svg-filter-offset-in-a-list": f'<style>.x{{filter:blur(0) url(#f)}}</style><svg width="0" height="0">'
                                    f'<filter id="f"><feOffset dx="5000"></feOffset></filter></svg>'
                                    f'<span class="x">{PAYLOAD}</span>',
-    "svg-filter-region-of-no-width": f'<svg width="0" height="0"><filter id="f" width="0"><feDropShadow>'
-                                     f'</feDropShadow></filter></svg><span style="filter:url(#f)">{PAYLOAD}</span>',
+    # ... and a mask image of this page that names nothing or no mask, or an empty url(): it can never load, and a mask
+    # image that does not load shows nothing (chromium 156; a mask image elsewhere may load: judged visible)
+    "mask-image-of-no-element": f'<span style="mask:url(#nowhere)">{PAYLOAD}</span>',
+    "mask-image-of-an-element-no-mask": f'<b id="b">x</b><span style="-webkit-mask-image:url(\'#b\')">{PAYLOAD}</span>',
+    "mask-image-empty-url": f'<span style="mask-image:url()">{PAYLOAD}</span>',
 }
 
 
@@ -963,8 +966,9 @@ def test_html_imports_nested_past_the_bound_fail_with_the_line_of_their_sheet():
     # a url() that names no SVG element of its kind is ignored by the browser; a filter whose result is the text itself
     # (twenty-fifth session; each drawn in chromium 156)
     f'<span style="clip-path:url(#nowhere)">{PAYLOAD}</span>',
-    f'<b id="c">x</b><span style="clip-path:url(#c);mask:url(#c);filter:url(#c)">{PAYLOAD}</span>',
-    f'<span style="mask-image:url(m.svg#m);clip-path:url(shapes.svg#c);filter:url(f.svg#f)">{PAYLOAD}</span>',
+    f'<b id="c">x</b><span style="clip-path:url(#c);filter:url(#c)">{PAYLOAD}</span>',
+    f'<span style="clip-path:url(shapes.svg#c);filter:url(f.svg#f)">{PAYLOAD}</span>',
+    f'<span style="mask:url(#nowhere), linear-gradient(black, black)">{PAYLOAD}</span>',  # a layer that shows
     f'<svg width="0" height="0"><filter id="f"></filter></svg><span style="filter:url(#f)">{PAYLOAD}</span>',
     f'<svg width="0" height="0"><filter id="f"><feDropShadow dx="2" dy="2"></feDropShadow></filter></svg>'
     f'<span style="filter:url(#f)">{PAYLOAD}</span>',
