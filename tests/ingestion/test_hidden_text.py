@@ -3637,6 +3637,12 @@ def _srt(cue: str, timing: str = "") -> str:
     _srt(f"{{\\an8 {PAYLOAD}}}x"),  # the override block itself is never drawn
     _srt(f'<font color="{PAYLOAD}" face="{PAYLOAD}">x</font>'),
     _srt("x", timing=f" X1:{PAYLOAD}"),
+    # drawn at no size by an override block's font size or scale (found attacking hidden text, twenty-fifth session,
+    # attack25: mpv, through libass, draws nothing; the text reached the model)
+    _srt(f"{{\\fs0}}{PAYLOAD}"),
+    _srt(f"{{\\fs1.5\\bord2}}{PAYLOAD}"),
+    _srt(f"{{\\fscx0}}{PAYLOAD}{{\\b1}} still"),
+    _srt(f"{{\\r\\fscy5}}{PAYLOAD}"),
 ])
 def test_srt_markup_and_transparent_text_never_reach_the_model(text):
     """Issue 24 (SRT): what a player reads and never draws -- ASS override blocks, font attributes, the rest of the
@@ -3645,7 +3651,9 @@ def test_srt_markup_and_transparent_text_never_reach_the_model(text):
 
 
 @pytest.mark.parametrize("cue", [f'<font color="#00000000">{PAYLOAD}</font>', f'<font color="black">{PAYLOAD}</font>',
-                                 f"{{\\1a&HFF&}}{PAYLOAD}", f"{{\\alpha&H80&}}{PAYLOAD}", f"<b>{PAYLOAD}</b>"])
+                                 f"{{\\1a&HFF&}}{PAYLOAD}", f"{{\\alpha&H80&}}{PAYLOAD}", f"<b>{PAYLOAD}</b>",
+                                 f"{{\\fs12\\fscx50}}{PAYLOAD}", f"{{\\fs0}}x{{\\r}}{PAYLOAD}",
+                                 f"{{\\fs0\\r}}{PAYLOAD}", f"{{\\fsp2}}{PAYLOAD}"])
 def test_srt_coloured_or_half_transparent_text_stays(cue):
     """Colour alone never hides SubRip text (an outline, a frame of any colour; FFmpeg keeps a colour's RGB only),
     nor a transparent fill with its outline drawn, nor half transparency."""
