@@ -49,7 +49,10 @@ page itself says -- a browser would show the same:
   most two both wide and high; ``clip-path`` ``inset()`` of 50% or more, a ``circle()``/``ellipse()``
   that small (radii in px; of percentages only 0%), a ``polygon()`` of no area or a ``path()`` that reaches
   no further than that or encloses nothing; a ``mask``/``mask-image`` of (nearly) transparent gradients only,
-  or of layers all sized 0 (``mask-size: 0``);
+  or of layers all sized 0 (``mask-size: 0``); a ``clip-path`` or every layer of a ``mask``/``mask-image`` drawn from
+  the page's own SVG (``url(#id)`` naming a ``<clipPath>`` or ``<mask>``: this reader does not lay out SVG geometry,
+  so such text is removed, fail closed) or of nothing (a mask image that can never load), a ``filter`` naming the
+  page's SVG ``<filter>`` whose result is not the text itself (:func:`_svg_filter_hides`);
   an element that starts past the last line of a line clamp (``-webkit-line-clamp`` on a vertical
   ``-webkit-box``, or ``line-clamp``, with overflow clipped), lines counted from forced breaks only. Colours in every CSS form a
   browser paints: ``lab``/``lch``/``oklab``/``oklch`` converted, system colours and ``light-dark()`` as the
@@ -2120,6 +2123,7 @@ class Visibility:
         self._meta_dark = not light and _meta_scheme_dark(root, prefers_dark)
         self._light: Visibility | None = None
         self._states: dict[etree._Element, _State] = {}
+        self._ids: dict[str, etree._Element] | None = None  # the page's ids (:meth:`_svg_reference`), read once
         # Declarative shadow roots: the hosts whose own text no slot shows, the children no slot shows.
         self._host_text_unslotted, self._unslotted = _shadow_unslotted(root)
         self._reasons: dict[int, str | None] = {}  # by id of a state (each kept alive in _states)
@@ -2186,6 +2190,54 @@ class Visibility:
         self._compute()
         if either_scheme and self.page_dark:  # the light reading too (its own second pass included)
             self._light = Visibility(root, screen_rules=screen_rules, light=True, at_rules=at_rules)
+
+    def _svg_reference(self, tokens: list, kind: str) -> etree._Element | None:
+        """The page's element of tag ``kind`` (``clippath``, ``mask``, ``filter``) that a value made of one
+        ``url(#id)`` names (the first element of that id, as ``getElementById``), else None: an id of the page's
+        own SVG. A reference to nothing or to another kind of element is ignored by the browser (drawn)."""
+        tokens = [t for t in tokens if t.type not in ("whitespace", "comment")]
+        if len(tokens) != 1:
+            return None
+        token = tokens[0]
+        if token.type == "url":
+            target = token.value
+        elif token.type == "function" and token.lower_name == "url":
+            strings = [t.value for t in token.arguments if t.type == "string"]
+            target = strings[0] if len(strings) == 1 else ""
+        else:
+            return None
+        if not target.startswith("#"):
+            return None  # a sheet elsewhere: not fetched, not evaluated
+        if self._ids is None:
+            self._ids = {}
+            for element in self.root.iter("*"):
+                name = element.get("id")
+                if name:
+                    self._ids.setdefault(name, element)
+        element = self._ids.get(target[1:].strip())
+        return element if element is not None and element.tag == kind else None
+
+    def _svg_masked(self, tokens: list) -> bool:
+        """Whether every layer of a ``mask``/``mask-image`` value is a ``url()`` of this page alone -- ``url(#id)`` or
+        an empty ``url()`` (found attacking hidden text, twenty-fifth session). Naming the page's SVG ``<mask>`` (a
+        mask of a black rectangle, an empty one, a white one sized by a zero-sized ``<svg>``'s viewport: chromium
+        draws none of the text), it is removed fail closed: this reader does not lay out the mask's geometry. Naming
+        nothing, or an element that is no mask, it is an image that can never load, and a mask image that does not
+        load shows nothing of the element (chromium 156). A mask image elsewhere (a file, a ``data:`` image) is judged
+        visible, as before: it may load."""
+        def local(layer: list) -> bool:
+            images = [t for t in layer if t.type == "url" or (t.type == "function" and t.lower_name == "url")]
+            if len(images) != 1:
+                return False
+            token = images[0]
+            if token.type == "url":
+                target = token.value
+            else:
+                strings = [t.value for t in token.arguments if t.type == "string"]
+                target = strings[0] if len(strings) == 1 else ("" if not strings else None)
+            return target is not None and (not target.strip() or target.strip().startswith("#"))
+
+        return bool(tokens) and all(local(layer) for layer in _layers(tokens))
 
     def _proximity(self, scope: _Scope, element: etree._Element) -> float | None:
         """How many generations ``element`` is below the nearest root of ``scope`` (0: a root itself), None when it
@@ -2663,6 +2715,13 @@ class Visibility:
             gone = gone or "masked"
         if _mask_of_no_size(tokens, font_px):
             gone = gone or "masked (a mask of no size)"
+        if self._svg_reference(tokens.get("clip-path", []), "clippath") is not None:
+            gone = gone or "clipped (by an SVG clip path)"
+        if any(self._svg_masked(tokens.get(name, [])) for name in _MASK_PROPERTIES):
+            gone = gone or "masked (by an SVG mask)"
+        if any(_svg_filter_hides(self._svg_reference([token], "filter"), font_px)
+               for token in tokens.get("filter", [])):
+            gone = gone or "filtered (by an SVG filter)"
         overflow = {_keyword(tokens.get(name, [])) for name in ("overflow", "overflow-x", "overflow-y")}
         # Paint containment clips what overflows the box, as overflow: hidden does.
         contained = any(t.type == "ident" and t.lower_value in ("paint", "strict", "content")
@@ -2917,6 +2976,49 @@ def _filters(tokens: list, font_px: float) -> tuple[tuple, bool, float]:
         elif name in ("invert", "brightness", "contrast", "grayscale"):
             operations.append((name, amount))
     return tuple(operations), blurred, opacity
+
+
+# An SVG filter's result that is the element's own text drawn again (twenty-fifth session): a drop shadow, a merge or
+# composite that draws the source graphic last, over whatever came before. Any other last primitive -- a flood, an
+# offset, a colour matrix, a lighting, an image -- may paint over the text or move it away (chromium 156: a white
+# ``feFlood``, an ``feColorMatrix`` of zeros, an ``feOffset`` of 5,000 px all hide it), and is not evaluated here.
+_SOURCE = "sourcegraphic"
+
+
+def _svg_filter_hides(element: etree._Element | None, font_px: float) -> bool:
+    """Whether the page's SVG ``<filter>`` ``element`` (None: none named) may hide the text it filters: its last
+    primitive (its result) is not one that draws the text itself -- an
+    ``feDropShadow``, an ``feMerge`` whose last node is ``SourceGraphic``, an ``feComposite`` (``over``) or
+    ``feBlend`` (``normal``) of ``SourceGraphic`` over something, or a blur under half the font size of it alone.
+    A filter of no primitive is drawn as it is (chromium). Fail closed: the rest is judged hiding."""
+    if element is None:
+        return False
+    primitives = [child for child in element if isinstance(child.tag, str) and child.tag.startswith("fe")]
+    if not primitives:
+        return False
+    last = primitives[-1]
+    source = (last.get("in") or (_SOURCE if len(primitives) == 1 else "")).strip().lower()
+    if last.tag == "fedropshadow":
+        return False
+    if last.tag == "femerge":
+        nodes = [node for node in last if node.tag == "femergenode"]
+        return not nodes or (nodes[-1].get("in") or "").strip().lower() != _SOURCE
+    if last.tag == "fecomposite":
+        return source != _SOURCE or (last.get("operator") or "over").strip().lower() != "over"
+    if last.tag == "feblend":
+        return source != _SOURCE or (last.get("mode") or "normal").strip().lower() != "normal"
+    if last.tag == "fegaussianblur" and len(primitives) == 1 and source == _SOURCE:
+        deviations = [_float_or_none(v) for v in (last.get("stddeviation") or "0").replace(",", " ").split()]
+        return None in deviations or max(deviations, default=0.0) >= font_px / 2  # type: ignore[type-var]
+    return True
+
+
+def _float_or_none(value: str) -> float | None:
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _filtered(color: Color, operations: tuple) -> Color:

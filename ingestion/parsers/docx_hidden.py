@@ -8,7 +8,10 @@ not shown:
 * ``w:vanish`` (hidden text), ``w:specVanish``, ``w:webHidden``. Hidden text is a *toggle*
   property: direct formatting decides; without it, any style that sets it hides (Word would
   cancel two levels that both set it; hiding more is the safe side);
-* a font under 2 pt (``w:sz`` is in half-points; ``w:szCs`` too for a complex-script run) or squeezed under 10% wide (``w:w``), or fitted
+* letters drawn as pictographs: ASCII text in a dingbat font (:data:`DINGBAT_FONTS`: Wingdings, Webdings, ...; by
+  ``w:rFonts`` or the theme's font it names);
+* a font under 2 pt (``w:sz`` is in half-points; ``w:szCs`` too for a complex-script run; two thirds of it for a
+  superscript or subscript, ``w:vertAlign``) or squeezed under 10% wide (``w:w``), or fitted
   into under half a point a character (``w:fitText``); raised or lowered 750 pt or more
   (``w:position``): off the page;
 * letters condensed over one another (``w:spacing`` of half the font size or more, negative); a
@@ -70,6 +73,13 @@ MIN_EXACT_HEIGHT_TWIPS = 40
 _INDENTS = ("left", "start", "right", "end", "firstLine", "hanging")
 # w:fitText (twips, fitted over the run's characters): under half a point a character, as w:w under 10%.
 MIN_FIT_POINTS_PER_CHARACTER = 0.5
+# Fonts whose letters are pictographs (twenty-fifth session, attack25): Word draws "Ignore all previous instructions"
+# in Wingdings as a row of hands, stars and clocks -- a reader sees no word of it, the model reads every one. Symbol
+# (Greek letters for Latin ones) is left out: a reader can still make words of it.
+DINGBAT_FONTS = frozenset({"wingdings", "wingdings 2", "wingdings 3", "webdings", "marlett", "zapfdingbats",
+                           "zapf dingbats", "itc zapf dingbats", "mt extra", "bookshelf symbol 7"})
+# Superscript and subscript (w:vertAlign): Word draws them at about two thirds of the run's size.
+_SHIFTED_SCALE = 2 / 3
 _FALSE = frozenset({"0", "false", "off"})
 # Letters Word sets in the complex-script font and size: Hebrew, Arabic, Syriac, Thaana, N'Ko... (0590-08FF), the
 # Indic scripts, Thai, Lao, Tibetan, Myanmar (0900-109F), Khmer, and the Hebrew and Arabic presentation forms.
@@ -199,7 +209,7 @@ _NO_TABLE = _TableLayer()
 # What this reader reads of a table style's parts: their other properties never hide text.
 _READ = {
     "rPr": frozenset(_w(name) for name in ("vanish", "specVanish", "webHidden", "sz", "szCs", "w", "position", "spacing",
-                                           "color", "highlight", "shd", "cs", "rtl")) | frozenset(
+                                           "color", "highlight", "shd", "cs", "rtl", "rFonts", "vertAlign")) | frozenset(
         f"{{{_W14}}}{name}" for name in ("textFill", "textOutline")),
     "pPr": frozenset(_w(name) for name in ("shd", "ind", "framePr", "spacing")),
     "tcPr": frozenset({_w("shd")}),
@@ -258,6 +268,7 @@ class RunVisibility:
         self.default_table_style: str | None = None
         self.default_run_properties: etree._Element | None = None
         self.theme: dict[str, str] = dict(_THEME_DEFAULTS)
+        self.theme_fonts: dict[str, str] = {}  # "major"/"minor" -> the theme's Latin typeface
         self.page = "FFFFFF"
         self._chains: dict[str | None, list[etree._Element]] = {}
         self._pieces: dict[tuple[str, str | None, str], dict[str, etree._Element]] = {}
@@ -346,6 +357,10 @@ class RunVisibility:
             for rel in document.part.rels.values():
                 if rel.reltype.endswith("/theme") and not rel.is_external:
                     root = etree.fromstring(rel.target_part.blob)
+                    for kind in ("major", "minor"):
+                        latin = root.find(f".//a:fontScheme/a:{kind}Font/a:latin", _NS)
+                        if latin is not None and latin.get("typeface"):
+                            self.theme_fonts[kind] = latin.get("typeface")
                     scheme = root.find(".//a:clrScheme", _NS)
                     if scheme is None:
                         return
@@ -818,13 +833,18 @@ class RunVisibility:
             sizes.append(next((level.find("w:szCs", _NS) for level in levels
                                if level.find("w:szCs", _NS) is not None), None))
         sizes.extend(self._table_sizes(run, paragraph, layer))
+        shifted = next((level.find("w:vertAlign", _NS) for level in levels
+                        if level.find("w:vertAlign", _NS) is not None), None)
+        scale = _SHIFTED_SCALE if shifted is not None and shifted.get(_w("val")) in ("superscript", "subscript") else 1
         for element in sizes:
             if element is not None:
                 try:
-                    if float(element.get(_w("val")) or 20) < MIN_HALF_POINTS:
+                    if float(element.get(_w("val")) or 20) * scale < MIN_HALF_POINTS:
                         return "a font too small to read"
                 except ValueError:
                     pass
+        if self._dingbats(run, levels):
+            return "letters drawn as pictographs (a symbol font)"
         width = next((level.find("w:w", _NS) for level in levels if level.find("w:w", _NS) is not None), None)
         if width is not None:
             try:
@@ -864,6 +884,26 @@ class RunVisibility:
             if isinstance(color, tuple) and background is not None and contrast(color, background) < MIN_CONTRAST:
                 return "text coloured like its background"
         return None
+
+    def _dingbats(self, run: etree._Element, levels: list[etree._Element]) -> bool:
+        """Whether the run's ASCII letters and digits are drawn in a font of pictographs (:data:`DINGBAT_FONTS`):
+        its ``w:rFonts`` ``w:asciiTheme`` (the theme's major or minor Latin typeface; it wins over ``w:ascii``), else
+        ``w:ascii``, from the nearest property set that names one."""
+        if not any(ch.isascii() and ch.isalnum() for t in run.findall("w:t", _NS) for ch in (t.text or "")):
+            return False
+        for level in levels:
+            fonts = level.find("w:rFonts", _NS)
+            if fonts is None:
+                continue
+            theme = fonts.get(_w("asciiTheme"))
+            if theme:
+                family = self.theme_fonts.get("major" if theme.startswith("major") else "minor", "")
+            elif fonts.get(_w("ascii")):
+                family = fonts.get(_w("ascii"))
+            else:
+                continue
+            return " ".join(family.lower().split()) in DINGBAT_FONTS
+        return False
 
     def _table_sizes(self, run: etree._Element, paragraph: etree._Element, layer: _TableLayer) -> list:
         """The table style's font sizes (``w:sz``, ``w:szCs``) when Word may draw the run at them though the

@@ -125,6 +125,10 @@ class _Content:
     failed: bool = False  # the characters could not all be found: the whole lines stand for each
 
 
+# A fenced code block's opening fence: the fence, the info string's first word, and the rest of it (group 1).
+_FENCE_INFO_TAIL = re.compile(r"(?:`{3,}|~{3,})[ \t]*\S*[ \t]+([^\n]*\S)")
+
+
 @dataclass
 class _Piece:
     """Characters ``start:end`` of a content that are hidden when any of ``anchors`` is (or always)."""
@@ -342,6 +346,20 @@ class MarkdownHidden:
                                                and HTML_TAG_RE.search(token.content))
                 for token in tokens):
             self._find(tokens)  # the file has HTML (a "<" in code only is text)
+        # A fenced code block's info string after its first word (twenty-fifth session, attack25): CommonMark renders
+        # the first word as the code's class and nothing of the rest (nor does GitHub), yet the file is kept as
+        # written, so "```python Ignore all previous instructions ..." reached the model. Cut; the fence and the
+        # first word stay (a language name, read by screening like any text).
+        tails = []
+        for token in tokens:
+            if token.type == "fence" and token.map is not None and len(token.info.split(maxsplit=1)) > 1:
+                start = self.lines.start(token.map[0])
+                line = text[start:self.lines.end(token.map[0])]
+                fence = line.find(token.markup)
+                if fence >= 0 and (tail := _FENCE_INFO_TAIL.match(line, fence)):
+                    tails.append((start + tail.start(1), start + tail.end(1)))
+        if tails:
+            self.ranges = merge_ranges([*self.ranges, *tails])
         if references:  # link reference definitions: never rendered (``[//]: # (a "comment")``)
             for first, last in references:  # cut, a marker in one must fail, never pass silently
                 start, end = self.lines.start(first), self.lines.end(max(first, last - 1))

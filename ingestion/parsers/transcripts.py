@@ -54,8 +54,24 @@ _TIMESTAMP_RE = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})(?:[.,](\d{1,3}))?")
 _TIMING_RE = re.compile(rf"\s*({_TIMESTAMP})\s*-->\s*({_TIMESTAMP})(?:\s+.*)?\s*")
 # SubRip markup: an ASS override block, or a <font> tag (group 1: its attributes).
 _SRT_MARKUP_RE = re.compile(r"\{\\[^}]*\}|<font(\s[^>]*)>", re.IGNORECASE)
-_SRT_ALPHA_RE = re.compile(r"\\(alpha|1a|3a|r)(?:&?H?([0-9a-fA-F]{1,2})&?)?", re.IGNORECASE)
 _SRT_ALPHA_HIDDEN = round(255 * (1 - MIN_OPACITY))  # 0xE6: an opacity under MIN_OPACITY
+# An override block's tags that decide whether its text is drawn, in the block's order: an alpha (``\\alpha``, fill
+# ``\\1a``, outline ``\\3a``), a reset (``\\r``), and (twenty-fifth session, attack25) the font size ``\\fs`` and its
+# scales ``\\fscx``/``\\fscy`` (percent): ``{\\fs0}`` or ``{\\fscx0}`` draws the text at no size in mpv (libass), as a
+# transparent one draws none.
+_SRT_TAG_RE = re.compile(r"\\(?P<size>fscx|fscy|fs)(?P<amount>\d+(?:\.\d*)?)"
+                         r"|\\(?P<name>alpha|1a|3a|r)(?:&?H?(?P<value>[0-9a-fA-F]{1,2})&?)?", re.IGNORECASE)
+_SRT_MIN_FONT = 2  # script pixels (SubRip converted by FFmpeg: 288 high, its default font 16): a smudge under it
+_SRT_MIN_SCALE = 10  # percent, as DOCX's w:w
+# What a cue's text is drawn with until a block sets it: fill and outline alpha, font size, scales.
+_SRT_DRAWN = {"1a": 0.0, "3a": 0.0, "fs": 16.0, "fscx": 100.0, "fscy": 100.0}
+
+
+def _srt_unseen(state: dict[str, float]) -> bool:
+    """Whether SubRip text drawn with ``state`` (:data:`_SRT_DRAWN`'s keys) shows nothing: fill and outline
+    transparent, or a font size or scale of (nearly) nothing."""
+    return (state["1a"] >= _SRT_ALPHA_HIDDEN and state["3a"] >= _SRT_ALPHA_HIDDEN) or state["fs"] < _SRT_MIN_FONT \
+        or min(state["fscx"], state["fscy"]) < _SRT_MIN_SCALE
 _VOICE_RE = re.compile(r"<v(?:\.[\w.-]+)?\s+([^>]+)>")
 _BRACKET_SPEAKER_RE = re.compile(r"\[([^\]\d][^\]]{0,40})\]")
 _COLON_SPEAKER_RE = re.compile(r"(?:>>\s*)?([^\W\d_][\w .'’-]{0,40}?)\s*:\s+\S")
@@ -324,26 +340,26 @@ def _srt_unshown(text: str, index: LineIndex, cues: list[_Cue]) -> list[tuple[in
     for cue in cues:
         start, end = index.start(cue.text_first), index.end(cue.text_last)
         body = text[start:end]
-        fill = outline = 0
+        state = dict(_SRT_DRAWN)
         position = 0
         for match in _SRT_MARKUP_RE.finditer(body):
-            if fill >= _SRT_ALPHA_HIDDEN and outline >= _SRT_ALPHA_HIDDEN and match.start() > position:
+            if _srt_unseen(state) and match.start() > position:
                 ranges.append((start + position, start + match.start()))
             position = match.end()
             if match[0].startswith("<"):
                 ranges.append((start + match.start(1), start + match.end(1)))
                 continue
             ranges.append((start + match.start(), start + match.end()))
-            for name, value in _SRT_ALPHA_RE.findall(match[0]):
-                if name.lower() == "r":
-                    fill = outline = 0
-                    continue
-                if not value:
-                    continue
-                alpha = int(value, 16)
-                fill = alpha if name.lower() in ("alpha", "1a") else fill
-                outline = alpha if name.lower() in ("alpha", "3a") else outline
-        if fill >= _SRT_ALPHA_HIDDEN and outline >= _SRT_ALPHA_HIDDEN and position < len(body):
+            for tag in _SRT_TAG_RE.finditer(match[0]):  # in the block's order: a \r resets what came before it
+                name = (tag["size"] or tag["name"]).lower()
+                if tag["size"]:
+                    state[name] = float(tag["amount"])
+                elif name == "r":
+                    state.update(_SRT_DRAWN)
+                elif tag["value"]:
+                    for part in ("1a", "3a") if name == "alpha" else (name,):
+                        state[part] = int(tag["value"], 16)
+        if _srt_unseen(state) and position < len(body):
             ranges.append((start + position, end))
     return ranges
 

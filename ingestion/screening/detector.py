@@ -30,7 +30,7 @@ from ingestion.screening import features as F
 from ingestion.screening.normalize import ACROSS_SCORE, Unit, units
 from ingestion.screening.seams import Seam, may_cross
 
-DETECTOR_VERSION = "lexical-5.5"
+DETECTOR_VERSION = "lexical-5.6"
 
 # The families a reason names, in the order docs/screening.md describes them.
 FAMILIES: tuple[str, ...] = (

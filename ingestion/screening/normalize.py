@@ -5,14 +5,16 @@ buried in a long chunk is scored on its own and not diluted by the ordinary text
 unit keeps its (start, end) offsets in the chunk: they are the spans a verdict reports.
 
 ``normalize`` undoes what an attacker does to slip past keyword lists: compatibility forms and
-full-width letters (NFKC), invisible format characters inside words, letters borrowed from other
+full-width letters (NFKC), small capitals and the negative circled, negative squared and regional-indicator letters
+(read as Latin ones), invisible format characters inside words, letters borrowed from other
 scripts that look Latin (Cyrillic "а", Greek "ο"), leetspeak inside words ("1gn0re"), words
 spelled with spaces ("i g n o r e"), a terminal's colour codes ("ESC[1m", or the "[1m" a parser leaves), and -- as
 extra readings of a unit -- something glued to a word ("1Ignore", "_Please", "xYour") and the override's key words
 one edit off ("Ignoree", "Igonre"). Text in a common encoding that decodes to readable text becomes
 a unit of its own (with the encoded run's span): base64, base32, hex (bare, spaced, ``\\x``/``0x``),
 8-bit binary, percent-encoding, ``\\u`` escapes, Ascii85 (``<~ ~>``), Morse, ASCII smuggled in Unicode
-tag characters, and a line whose ROT13 or reversal reads as English where the line itself does not.
+tag characters, base64 wrapped over lines (decoded joined), and a line whose ROT13 or reversal reads as English where
+the line itself does not. A unit holding character references is also read with them decoded.
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ _HOMOGLYPHS = str.maketrans(
         "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
     }
 )  # fmt: skip
+# Latin letters in forms NFKC leaves as they are (twenty-fifth session, attack25): small capitals ("ɪɢɴᴏʀᴇ ᴀʟʟ
+# ᴘʀᴇᴠɪᴏᴜꜱ ɪɴꜱᴛʀᴜᴄᴛɪᴏɴꜱ", what "fancy text" generators write; a person and a model read it as the words), the
+# negative circled and negative squared capitals and the regional indicator letters. Every one is a letter of the
+# Latin alphabet drawn another way, so each is read as that letter, in any word (NFKC already reads the circled,
+# squared, full-width and mathematical letters).
+_LETTERLIKE = str.maketrans(
+    {**dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ", "abcdefghijklmnopqrstuvwyz", strict=True)),
+     **{chr(0x1F150 + i): chr(0x61 + i) for i in range(26)},  # negative circled capitals
+     **{chr(0x1F170 + i): chr(0x61 + i) for i in range(26)},  # negative squared capitals
+     **{chr(0x1F1E6 + i): chr(0x61 + i) for i in range(26)}}  # regional indicator letters
+)
 # "@" is left alone: e-mail addresses matter more than "@ll".
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "$": "s"})
 _MIXED_WORD = re.compile(r"\b(?=[\w$]*[a-zA-Z])(?=[\w$]*[0-9$])[\w$]{3,}\b")
@@ -95,7 +108,7 @@ _TERMINAL_CODE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b|\[(?:\d{1,3}
 
 def normalize(text: str) -> str:
     """The text as an attacker meant it to be read (see the module docstring); lower-cased."""
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).translate(_LETTERLIKE)
     text = _TERMINAL_CODE.sub(" ", text)
     text = _delete_format_chars(text)
     # Only words that mix Latin with look-alikes are folded, so real Russian or Greek stays as it is.
@@ -216,6 +229,37 @@ def _rewritten_lines(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+# Base64 wrapped over lines (twenty-fifth session, attack25): a MIME body or a PEM block breaks it every 76 or 64
+# characters, and an attacker every 20 -- each line alone decodes to a fragment ("Ignore all prev") or is too short to
+# be tried, so no unit read the instruction. Two lines or more, each of base64 letters alone (padding on the last
+# only) and each but the last a multiple of four long, are decoded joined, with the run's span.
+_BASE64_LINE = re.compile(r"[ \t]*([A-Za-z0-9+/]{8,}={0,2})[ \t]*")
+
+
+def _wrapped_base64(text: str) -> list[tuple[int, int, str]]:
+    found = []
+    run: list[tuple[int, int, str]] = []  # (start, end, the line's base64)
+
+    def flush() -> None:
+        if len(run) >= 2:
+            blob = "".join(part for _, _, part in run)
+            decoded = _b64(blob) if len(blob) >= 24 else None
+            if decoded and _readable(decoded):
+                found.append((run[0][0], run[-1][1], decoded))
+        run.clear()
+
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        match = _BASE64_LINE.fullmatch(line)
+        if not match or (run and (len(run[-1][2]) % 4 or run[-1][2].endswith("="))):
+            flush()  # a line that is not base64, or one after a line that could only have been a run's last
+        if match:
+            run.append((start + match.start(1), start + match.end(1), match.group(1)))
+    flush()
+    return found
+
+
 def decoded_blobs(text: str) -> list[tuple[int, int, str]]:
     """(start, end, decoded text) for each run of ``text`` in a common encoding (base64, base32, hex,
     binary, percent-encoding, Morse, Unicode tag characters) that decodes to readable text, and each
@@ -227,6 +271,7 @@ def decoded_blobs(text: str) -> list[tuple[int, int, str]]:
             if decoded and _readable(decoded):
                 found.append((match.start(), match.end(), decoded))
     found += _rewritten_lines(text)
+    found += _wrapped_base64(text)
     found.sort()
     return found
 
@@ -342,6 +387,17 @@ _EMPHASIS_MARKS = re.compile(r"[*~`]+|(?<![^\W_])_+|_+(?![^\W_])")
 
 # Markup inside a word: a tag, a reference, a link's end or a mark with a letter or digit on each side.
 _INSIDE_A_WORD = re.compile(r"(?<=[^\W_])(?:</?[A-Za-z][^<>]*>|&#?[A-Za-z0-9]+;|\]\([^()\n]*\)|[*~`]+)(?=[^\W_])")
+
+
+def referenced(unit_text: str) -> str | None:
+    """``unit_text`` with its character references decoded, when it holds two or more (twenty-fifth session,
+    attack25): a Markdown chunk keeps them as written, and an instruction written all in references
+    (``&#73;&#103;&#110;...``, or its first word so) reads as plain text to a person and a model, while :func:`unmarked`
+    reads only a reference inside a word. Scored as a unit too, over the same span; else None."""
+    if len(_CHARACTER_REFERENCE.findall(unit_text, 0, MAX_UNIT_CHARS)) < 2:
+        return None
+    found = _CHARACTER_REFERENCE.sub(lambda m: html.unescape(m.group(0)), unit_text)
+    return found if found != unit_text else None
 
 
 def unmarked(unit_text: str) -> str | None:
@@ -650,6 +706,8 @@ def units(text: str) -> list[Unit]:
                 readings.append(spaced)
             if (plain := unmarked(text[start:end])) is not None:
                 readings.append(plain)
+            if (decoded := referenced(text[start:end])) is not None:
+                readings.append(decoded)
             for unit_text in _with_key_words(readings):
                 out.append(Unit(start, end, cells_as_text(unit_text) if row else unit_text))
         if row:
