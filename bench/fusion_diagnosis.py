@@ -106,7 +106,10 @@ def scores(args) -> None:
     default = retrieval.KEYWORD
     _memoize_candidates(retrieval)
     runs = {}
-    for mode, text in [("vector", "")] + [("hybrid", t) for t in args.fusion]:
+    plan = [("vector", "", None)] + [("hybrid", t, None) for t in args.fusion]
+    if args.budget_fill:  # each run again with the budget fill (kb.search.search(budget_fill=True)), after the rest
+        plan += [(mode, text, True) for mode, text, _ in plan[1:]] + [("vector", "", True)]
+    for mode, text, fill in plan:
         retrieval.KEYWORD = dataclasses.replace(default, **_fusion(text))
         rows = []
         try:
@@ -119,12 +122,14 @@ def scores(args) -> None:
                     budget=args.budget,
                     mode=mode,
                     vectors=[v],
+                    budget_fill=fill,
                 )
                 rows.append([report.excerpt[args.k]["all"]["recall"].mean, report.context["recall"].mean])
         finally:
             retrieval.KEYWORD = default
-        runs[f"{mode} {text}".strip()] = rows
-        print(f"{mode} {text or '(default)'}: done", file=sys.stderr)
+        name = " ".join(x for x in (mode, text, "fill" if fill else "") if x)
+        runs[name] = rows
+        print(f"{name}: done", file=sys.stderr)
     out = {
         "questions": [{"question": q.question, "source": evaluation.genre_of(q.corpus)} for q in questions],
         "runs": runs,
@@ -345,6 +350,9 @@ def main(argv=None) -> None:
         "--fusion", action="append", default=[], help='hybrid fusion variants ("" = the default), repeatable'
     )
     sub.choices["scores"].add_argument("--json", required=True)
+    sub.choices["scores"].add_argument(
+        "--budget-fill", action="store_true", help='each run again with the budget fill ("... fill"), vector last'
+    )
     sub.choices["losses"].add_argument("--mode", default="hybrid", choices=("vector", "keyword", "hybrid"))
     sub.choices["ranks"].add_argument("--with-fusion", default="", help="the fusion whose lists are shown")
     sub.add_parser("report").add_argument("--json", required=True, help="the JSON ``scores`` wrote")
