@@ -195,6 +195,11 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   each function with its arguments and example code, credits and the licence; whole) and uuid (a UUID library's
   README: quickstart, an API summary table, each method with a table of arguments and examples, version 8, the
   command line, ``options`` for timestamp UUIDs, support, a known issue on React Native; whole).
+* thirty-fourth round, rule (a): mongoose 9.13.2's dependencies (its ``latest``) in code-point order, scoped first,
+  the same tests, the first two (``NPM``): kareem (a hooks library's README: pre hooks, post hooks, ``wrap()``,
+  ``createWrapper()`` with ``getOptions``, ``clone()`` and ``merge()``, each as headed examples; whole) and mongodb (a
+  database driver's README: quick links, release integrity, bugs and support, compatibility, installation, driver
+  extensions, a quick start, error handling, nightly releases, experimental features; whole).
 * twenty-third round: a seed and plant-breeding company's annual report written by hand (``written/``: breeding
   stations for wheat, barley, vegetables, grass and rape, three seed plants, a seed laboratory and a gene bank; nine
   one-line paragraphs, six bare-row tables, short headings, no blank line anywhere).
@@ -516,6 +521,11 @@ NPM = {
     # toposort-class (3,061) uuid 14.0.3 (16,402, MIT; whole); validator and wkx not needed.
     "npm-inflection": ("npm/inflection/README.md", "README.md", 20000),
     "npm-uuid": ("npm/uuid/README.md", "README.md", 20000),
+    # Thirty-fourth round, rule (a): mongoose 9.13.2's dependencies (its ``latest``) in code-point order, scoped first,
+    # the same tests, the first two: after @standard-schema/spec (7,551 bytes) kareem 3.4.1 (10,360, Apache-2.0;
+    # whole), then mongodb 7.9.1 (18,238, Apache-2.0; whole); mpath, mquery, ms and sift not needed.
+    "npm-kareem": ("npm/kareem/README.md", "README.md", 20000),
+    "npm-mongodb": ("npm/mongodb/README.md", "README.md", 20000),
 }
 # Fourth round: two reports written by hand for this repository in the issue's two shapes (not by
 # shapes.py): ``written/<source>.txt``, copied verbatim; their questions are in questions.src.jsonl.
