@@ -251,6 +251,12 @@ Seventy-two sources, one folder each under ``corpora/`` (the folder is the sourc
   face slid in January and a slab mill of 1884 closed; nine one-line paragraphs, six bare-row tables, one of them
   with a ``Total`` row and units in its cells, section headings in Title Case ending in a colon on a line of their
   own (``Chair's Statement:``), one blank line between blocks).
+* thirty-fourth round: an organ builder's annual report written by hand (``written/``: new organs for churches,
+  concert halls and colleges, pipes cast from tin and lead and voiced by hand, cases of seasoned oak, old organs
+  restored, chamber organs hired to orchestras, organs tuned under yearly contracts, a museum of organs, a fire in
+  the pipe shop's loft in March and a tuning workshop of 1923 closed; nine one-line paragraphs, six bare-row tables,
+  section headings in capital letters on a line of their own (``CHAIR'S STATEMENT``), one blank line between
+  blocks).
 
 ``questions.jsonl``: question, document, spans and ``type`` ("doc", "para", "row",
 "mdrow": a cell of a Markdown table of words, "rstrow": a row of a reST grid table, "boxrow": a row of a table drawn with box characters, "chroma"); a quote of ``questions.src.jsonl`` must occur exactly once in its document.
@@ -534,7 +540,7 @@ NPM = {
 # brewery, carehomes, coachbuilder: fifteenth; laundry, ropeways: sixteenth; bakery: seventeenth; saltworks: twentieth;
 # glassworks: twenty-second; seeds: twenty-third; textiles: twenty-fourth; canal: twenty-fifth;
 # growers: twenty-sixth; salmon: twenty-seventh; lifeboats: twenty-eighth; bells: twenty-ninth; honey: thirtieth;
-# pencils: thirty-first; pottery: thirty-second; slate: thirty-third.
+# pencils: thirty-first; pottery: thirty-second; slate: thirty-third; organs: thirty-fourth.
 WRITTEN = [
     "report-hospital",
     "report-transit",
@@ -572,6 +578,7 @@ WRITTEN = [
     "report-pencils",  # thirty-first round
     "report-pottery",  # thirty-second round
     "report-slate",  # thirty-third round
+    "report-organs",  # thirty-fourth round
 ]
 DJANGO = ["timezones.txt", "checklist.txt", "signals.txt", "pagination.txt"]
 WIKI_CHARS = 40000
