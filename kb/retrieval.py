@@ -143,11 +143,6 @@ class KeywordFusion:
     far its first hit stands above the hit at this position, (1 - alpha) * (1 - rank_at / first rank): a
     flat keyword list (the query's terms common in every chunk) leaves the vector side's order; fewer
     hits than the position, the whole weight.
-
-    ``spare_order`` (issue 30, thirty-fourth round's candidate Z; hybrid only, and only with the search's budget
-    fill, which asks for spare hits): ``"fused"`` gives the fused list's next candidates after the page;
-    ``"vector"`` gives the candidates not on the page in the vector side's order (its ranks), then those only
-    the keyword side found, in fused order. The page itself is the same either way.
     """
 
     parser: str = "websearch"
@@ -161,7 +156,6 @@ class KeywordFusion:
     keyword_relative: int = 0
     convex: float = 0.0
     keyword_peak: int = 0
-    spare_order: str = "fused"
 
     def __post_init__(self):
         if self.parser not in ("websearch", "plain", "or"):
@@ -180,8 +174,6 @@ class KeywordFusion:
             raise ValueError(f"convex must be 0 (reciprocal rank fusion) or in (0, 1); got {self.convex!r}")
         if self.keyword_peak < 0 or (self.keyword_peak and not self.convex):
             raise ValueError("keyword_peak must be 0 or a position >= 1, and needs convex")
-        if self.spare_order not in ("fused", "vector"):
-            raise ValueError(f"spare_order must be fused or vector; got {self.spare_order!r}")
 
 
 GATE_TOP = 5
@@ -815,16 +807,7 @@ def hybrid_mode(reader: Reader, version_id: uuid.UUID, filters: SearchFilters, q
                   keyword_top=options.keyword_top, keyword_gate=options.keyword_gate,
                   keyword_relative=options.keyword_relative, convex=options.convex,
                   keyword_peak=options.keyword_peak)
-    if spare and options.spare_order == "vector":
-        return Retrieved(ranked[:top_k] + spare_in_vector_order(ranked[top_k:])[:spare], plan)
     return Retrieved(ranked[: top_k + spare], plan)
-
-
-def spare_in_vector_order(rest: list[Ranked]) -> list[Ranked]:
-    """The fused candidates after the page, the vector side's first (by its rank), then the keyword side's
-    alone (in fused order): ``KeywordFusion.spare_order = "vector"``."""
-    by_vector = sorted((entry for entry in rest if entry[2] is not None), key=lambda entry: entry[2])
-    return by_vector + [entry for entry in rest if entry[2] is None]
 
 
 # Every mode of ``kb.search_modes.MODES`` has its row here (tests/test_search_modes.py checks both ways).

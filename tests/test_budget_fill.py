@@ -15,8 +15,6 @@ confidential:
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -171,34 +169,13 @@ def test_the_fill_keeps_to_the_budget(celery_worker, office):
     within()
 
 
-def test_spare_hits_in_vector_order_keep_the_page_and_fill_by_vector_rank(celery_worker, office, monkeypatch):
-    """Candidate Z (``KeywordFusion.spare_order = "vector"``): hybrid's page and its contexts are the same; the
-    fill's contexts come from the candidates off the page in the vector side's order."""
-    _, members, _ = office
-    member = members["internal"]
-    common = {"member": member, "query": QUERY, "mode": "hybrid", "top_k": 2, "expand": "parent",
-              "context_token_budget": 1000}
-    without = search(**common, budget_fill=False)
-    fused = _fill_part(without, search(**common, budget_fill=True))
-    monkeypatch.setattr(retrieval, "KEYWORD", dataclasses.replace(retrieval.KEYWORD, spare_order="vector"))
-    assert search(**common, budget_fill=False).contexts == without.contexts
-    added = _fill_part(without, search(**common, budget_fill=True))
-    assert added
-    vector_rank = {h.chunk_id: h.rank for h in
-                   search(**{**common, "mode": "vector", "top_k": 20, "expand": "none"}).results}
-    ranks = [vector_rank[c.chunk_ids[0]] for c in added]
-    assert ranks == sorted(ranks)
-    assert [c.chunk_ids for c in added] != [c.chunk_ids for c in fused]  # not vacuous: the orders differ here
-
-
-def test_the_fill_never_returns_what_the_member_may_not_read(celery_worker, office, monkeypatch):
+def test_the_fill_never_returns_what_the_member_may_not_read(celery_worker, office):
     _, members, document = office
     query = "the office policy for the vault: staff ask the office desk"
     seen = {}
     for level, member in members.items():
         texts = []
-        for mode, order in (("vector", "fused"), ("keyword", "fused"), ("hybrid", "fused"), ("hybrid", "vector")):
-            monkeypatch.setattr(retrieval, "KEYWORD", dataclasses.replace(retrieval.KEYWORD, spare_order=order))
+        for mode in ("vector", "keyword", "hybrid"):
             for top_k in (1, 3, 6):
                 response = search(member=member, query=query, mode=mode, top_k=top_k, context_token_budget=4000,
                                   budget_fill=True, filters=SearchFilters(document_ids=(document.id,)))
