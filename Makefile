@@ -46,14 +46,20 @@ browser:
 # embedding model's own threads only spin against each other there (a third less CPU per embedding,
 # docs/benchmarks.md "The suite"). BULKHEAD_PG_NON_DURABLE=1: the test folder's PostgreSQL commits without
 # waiting for the disk (fsync, synchronous_commit and full_page_writes off; bulkhead/embedded_services.py):
-# its data is thrown away anyway; the demo's server keeps the defaults.
+# its data is thrown away anyway; the demo's server keeps the defaults. PYTHONDONTWRITEBYTECODE= (empty: unset):
+# where the environment says not to write bytecode (this project's Dockerfile does, and so did the machine the
+# twenty-fifth session measured on), every process compiled the checkout's modules again and pytest rewrote the
+# asserts of every test module and plugin again -- 7 of the 12 CPU-seconds each of the four pytest processes spends
+# collecting -- and every worker and server the tests start compiled what it imports; here the first process to
+# import a module caches it (__pycache__, git-ignored) for the others (docs/benchmarks.md, "The suite, twenty-fifth
+# session").
 # Either tier failing fails the target. The last lines printed are what failed in each
 # tier and each tier's result line, so that the tail of a CI log says what went wrong.
 test: $(STAMP) browser
 	$(PY) scripts/check_architecture.py
 	$(VENV)/bin/ruff check .
 	@mkdir -p .data/test && : > .data/test/db-tier.log
-	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 BULKHEAD_PG_NON_DURABLE=1 bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
+	@BULKHEAD_DATA_DIR=.data/test OMP_NUM_THREADS=1 BULKHEAD_PG_NON_DURABLE=1 PYTHONDONTWRITEBYTECODE= bash -c 'trap "$(PY) -m bulkhead.embedded_services stop >/dev/null 2>&1" EXIT; \
 		$(PY) -m pytest -m "not db" $(PYTEST_ARGS) > .data/test/unit-tier.log 2>&1 & unit_pid=$$!; \
 		db=0; $(PY) -m bulkhead.embedded_services start >/dev/null || db=$$?; \
 		if [ $$db = 0 ]; then $(PY) -m pytest -m db -n 3 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS) 2>&1 | tee .data/test/db-tier.log; db=$${PIPESTATUS[0]}; fi; \
@@ -69,7 +75,7 @@ test: $(STAMP) browser
 # forms): tests/conftest.py marks every test that uses the database "db". Starts no server.
 # Two processes, one per core (pytest-xdist).
 test-unit: $(STAMP)
-	$(PY) -m pytest -m "not db" -n 2 $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -m "not db" -n 2 $(PYTEST_ARGS)
 
 # Two workers (see enqueue_jobs in kb/jobs.py): "fast" serves the interactive lane alone,
 # so a large document or a batch import on the bulk lane never holds up a small upload; "bulk"

@@ -10,6 +10,11 @@ from celery import Celery
 from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bulkhead.settings")
+# Celery's Django fixup runs Django's system checks when a worker or beat imports its task modules and throws their
+# messages away: all it did was import the URLconf and every view (0.7 s of CPU at each start, a worker needing
+# neither; docs/benchmarks.md, "The suite, twenty-fifth session"). The checks are `manage.py check`'s (and run
+# before migrate); an operator who wants them at worker start too sets CELERY_SKIP_CHECKS= (empty).
+os.environ.setdefault("CELERY_SKIP_CHECKS", "1")
 
 app = Celery("bulkhead")
 app.config_from_object("django.conf:settings", namespace="CELERY")

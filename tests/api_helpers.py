@@ -6,6 +6,7 @@ signed-in test client (``console_client``)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db.models import F
@@ -146,6 +147,25 @@ POLICY_SECTIONS = [
 ]
 
 
+def _digest_statement(parts: dict) -> tuple[tuple[str, ...], str, tuple]:
+    """The names, the SQL and the parameters of one query that digests each of ``parts``' querysets (see
+    :func:`table_digests`)."""
+    selects, params = [], []
+    for queryset in parts.values():
+        sql, query_params = queryset.query.sql_with_params()
+        selects.append(f"(SELECT md5(coalesce(string_agg(r::text, ',' ORDER BY r::text), '')) FROM ({sql}) r)")
+        params.extend(query_params)
+    return tuple(parts), "SELECT " + ", ".join(selects), tuple(params)
+
+
+def _run_digests(names: tuple[str, ...], sql: str, params: tuple) -> dict[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return dict(zip(names, cursor.fetchone(), strict=True))
+
+
 def table_digests(parts: dict) -> dict[str, str]:
     """For each name, a digest of the rows its queryset (a ``values_list``) selects, in any order: two calls
     give equal digests exactly when the same rows (as sets of values) were selected.
@@ -153,24 +173,31 @@ def table_digests(parts: dict) -> dict[str, str]:
     Computed by PostgreSQL in one query (each row as text, sorted, hashed), so that a test which compares
     the database before and after each of a thousand requests does not load and sort every row in Python
     each time (the console's authorization matrix spent half its time in that)."""
-    from django.db import connection
-
-    selects, params = [], []
-    for queryset in parts.values():
-        sql, query_params = queryset.query.sql_with_params()
-        selects.append(f"(SELECT md5(coalesce(string_agg(r::text, ',' ORDER BY r::text), '')) FROM ({sql}) r)")
-        params.extend(query_params)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(selects), params)
-        return dict(zip(parts, cursor.fetchone(), strict=True))
+    return _run_digests(*_digest_statement(parts))
 
 
-def snapshot() -> dict:
-    """Everything a write through the API could change (token use times excepted), a digest per table
-    (:func:`table_digests`): equal snapshots, the same rows."""
+class TableDigests:
+    """:func:`table_digests` of a fixed set of querysets (those ``parts`` returns), compiled into its one query on the
+    first call and that query run again on every later one: the querysets and their SQL are the same each time, and
+    building and compiling them again was most of the test process's time of a snapshot (1.6 ms of 2.1, taken
+    before and after each of the console matrix's 1,250 requests; docs/benchmarks.md, "The suite, twenty-fifth
+    session")."""
+
+    def __init__(self, parts: Callable[[], dict]):
+        self._parts = parts
+        self._statement: tuple[tuple[str, ...], str, tuple] | None = None
+
+    def __call__(self) -> dict[str, str]:
+        if self._statement is None:
+            self._statement = _digest_statement(self._parts())
+        return _run_digests(*self._statement)
+
+
+def snapshot_parts() -> dict:
+    """The querysets :func:`snapshot` digests."""
     from sources.models import Source, SourceSync
 
-    return table_digests({
+    return {
         "documents": Document.objects.values_list("id", "title", "source", "sha256", "status", "access_level",
                                                   "access_groups", "tags"),
         # A head's review (kb.screening.head_review_decide) is in its section's metadata.
@@ -190,7 +217,16 @@ def snapshot() -> dict:
         "sources": Source.objects.values_list("id", "tenant_id", "name", "path", "exclude"),
         "source_syncs": SourceSync.objects.values_list("id", "status"),
         "screening_settings": ScreeningSettings.objects.values_list("tenant_id", "mode"),
-    })
+    }
+
+
+_snapshot = TableDigests(snapshot_parts)
+
+
+def snapshot() -> dict:
+    """Everything a write through the API could change (token use times excepted), a digest per table
+    (:func:`table_digests`): equal snapshots, the same rows."""
+    return _snapshot()
 
 
 EMAILS = [f"{name}@example.com" for name in ("other_tenant", "low_clearance", "viewer", "editor", "admin")]

@@ -43,7 +43,7 @@ from kb.models import Chunk, Document, IndexVersion, IngestionJob
 from kb.services import SOURCE_ID, SOURCE_PATH
 from sources.models import Source, SourceDetached, SourceItem
 from tests import factories
-from tests.api_helpers import ACTORS, flag_head, snapshot, table_digests
+from tests.api_helpers import ACTORS, TableDigests, flag_head, snapshot_parts
 from tests.conftest import SOURCE_ROOT
 
 pytest_plugins = ["tests.api_fixtures"]  # the `world` fixture
@@ -55,20 +55,26 @@ NEW_PASSWORD = "another horse battery staple"
 MEMBERS = ACTORS[1:]  # everyone who can sign in
 
 
+def _console_parts() -> dict:
+    return {
+        **snapshot_parts(),
+        "index_versions": IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name"),
+        "users": User.objects.values_list("id", "email", "password", "is_active"),
+        # Beside the snapshot's invitations (their role, clearance and groups), under a name of its own.
+        "invitation_ends": Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at"),
+        "scim_tokens": ScimToken.objects.values_list("id", "tenant_id", "revoked_at"),
+        "sso": SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at"),
+        "detached_paths": SourceDetached.objects.values_list("id", "tenant_id", "source_id", "path"),
+    }
+
+
+_console_snapshot = TableDigests(_console_parts)
+
+
 def console_snapshot() -> dict:
     """``tests.api_helpers.snapshot`` and what only the console can change too: index versions
     (created, activated), users' passwords, invitations, SCIM tokens, SSO, sources' detached paths."""
-    return {
-        **snapshot(),
-        **table_digests({
-            "index_versions": IndexVersion.objects.values_list("id", "tenant_id", "is_active", "status", "name"),
-            "users": User.objects.values_list("id", "email", "password", "is_active"),
-            "invitations": Invitation.objects.values_list("id", "tenant_id", "email", "revoked_at", "accepted_at"),
-            "scim_tokens": ScimToken.objects.values_list("id", "tenant_id", "revoked_at"),
-            "sso": SsoConfig.objects.values_list("tenant_id", "enabled", "issuer", "client_id", "updated_at"),
-            "detached_paths": SourceDetached.objects.values_list("id", "tenant_id", "source_id", "path"),
-        }),
-    }
+    return _console_snapshot()
 
 
 # ----------------------------------------------------------------------------- the world

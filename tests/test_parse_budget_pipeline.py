@@ -69,27 +69,27 @@ def test_a_small_document_that_makes_too_many_chunks_fails_before_embedding(work
     assert 20 <= stored <= 50 and EmbeddingCacheEntry.objects.filter(tenant=tenant).count() == stored  # none of many
 
 
-def test_deleting_a_document_stops_its_embedding(worker_factory):
-    """After DELETE the job of a big document went on embedding every chunk (found by an attack)."""
+def test_deleting_a_document_stops_its_embedding(celery_worker):
+    """After DELETE the job of a big document went on embedding every chunk (found by an attack). The session's
+    worker serves both lanes, one task at a time, and needs no setting of its own here: no worker of the test's own
+    (a worker's start is five CPU-seconds)."""
     import time
 
     from kb.models import EmbeddingCacheEntry, IngestionJob
     from kb.services import document_delete
 
     rows = 4000
-    with routed_to("delete-stops-test"):
-        worker_factory("delete-stops", queues="delete-stops-test")
-        tenant = tenant_create(slug="stop-co", name="Stop Co")
-        big, big_job = document_create(tenant=tenant, created_by=None, upload=Upload(
-            content=_rows_csv(rows, start=10_000_000), title="Rows", source="rows.csv", content_type="text/csv"))
-        while not IngestionJob.objects.filter(pk=big_job.pk, stage="embedding", done__gt=0).exists():
-            assert IngestionJob.objects.filter(pk=big_job.pk, status__in=["queued", "running"]).exists()
-            time.sleep(0.05)  # polling for a state, not timing anything
-        document_delete(document=big)
-        # The worker takes one task at a time: once the next one has run, the first has ended.
-        _, after_job = document_create(tenant=tenant, created_by=None, upload=Upload(
-            content=b"# Note\n\nCall the desk.\n", title="Note", content_type="text/markdown"))
-        (after_job,) = wait_for_jobs([after_job.id])
+    tenant = tenant_create(slug="stop-co", name="Stop Co")
+    big, big_job = document_create(tenant=tenant, created_by=None, upload=Upload(
+        content=_rows_csv(rows, start=10_000_000), title="Rows", source="rows.csv", content_type="text/csv"))
+    while not IngestionJob.objects.filter(pk=big_job.pk, stage="embedding", done__gt=0).exists():
+        assert IngestionJob.objects.filter(pk=big_job.pk, status__in=["queued", "running"]).exists()
+        time.sleep(0.05)  # polling for a state, not timing anything
+    document_delete(document=big)
+    # The worker takes one task at a time: once the next one has run, the first has ended.
+    _, after_job = document_create(tenant=tenant, created_by=None, upload=Upload(
+        content=b"# Note\n\nCall the desk.\n", title="Note", content_type="text/markdown"))
+    (after_job,) = wait_for_jobs([after_job.id])
     assert after_job.status == "succeeded", after_job.error
     embedded = EmbeddingCacheEntry.objects.filter(tenant=tenant).count()
     assert 0 < embedded < rows / 2, embedded
